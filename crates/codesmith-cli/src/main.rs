@@ -1,0 +1,3 @@
+//! The `codesmith` binary.
+
+fn main() {}

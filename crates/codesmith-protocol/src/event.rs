@@ -1,0 +1,100 @@
+//! Events flowing from the engine to a front end (`exec --json`, the terminal UI).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{StopReason, Usage};
+
+/// One event of a session, serialized as `{"type": "...", ...}` (one JSON line in `exec --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A session began or was resumed.
+    SessionStarted {
+        /// Session id (a safe path component).
+        session_id: String,
+        /// Provider name (`openai`, `anthropic`, `local`).
+        provider: String,
+        /// Model name.
+        model: String,
+        /// Canonical workspace path.
+        workspace: String,
+    },
+    /// A model round started (1-based within the task).
+    TurnStarted {
+        /// Round number.
+        turn: u32,
+    },
+    /// A piece of visible assistant text.
+    AssistantText {
+        /// The new text.
+        delta: String,
+    },
+    /// A piece of thinking text.
+    Thinking {
+        /// The new text.
+        delta: String,
+    },
+    /// The model asked for a tool call (after repair).
+    ToolCall {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments as parsed (or repaired) JSON.
+        arguments: serde_json::Value,
+    },
+    /// A tool call finished.
+    ToolResult {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+        /// False when the tool refused or failed.
+        ok: bool,
+        /// The text the model will read.
+        output: String,
+    },
+    /// A request failed transiently and will be retried.
+    Retry {
+        /// 1-based retry attempt.
+        attempt: u32,
+        /// Wait before the retry, in milliseconds.
+        wait_ms: u64,
+        /// Why.
+        reason: String,
+    },
+    /// A notice for the user (a stripped fake tool call, a recovered context, ...).
+    Notice {
+        /// Human-readable text.
+        message: String,
+    },
+    /// A model round ended.
+    TurnCompleted {
+        /// Round number.
+        turn: u32,
+        /// Why the response ended.
+        stop_reason: StopReason,
+        /// Usage of this round.
+        usage: Usage,
+    },
+    /// The claim verifier's verdict on the final turn.
+    Verdict(VerdictEvent),
+    /// A failure that ended the task.
+    Error {
+        /// Human-readable text saying what went wrong and what to do.
+        message: String,
+    },
+}
+
+/// A claim-verifier verdict, as emitted to front ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictEvent {
+    /// `verified_pass`, `verified_fail`, `verify_error` or `unsubstantiated`.
+    pub verdict: String,
+    /// The claim text that was matched.
+    pub claim: String,
+    /// The replayed command, if any.
+    pub command: Option<String>,
+    /// The replay's exit code, if it ran.
+    pub exit_code: Option<i32>,
+}

@@ -1,0 +1,156 @@
+//! The transcript: messages and their content blocks.
+
+use serde::{Deserialize, Serialize};
+
+/// Who said a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The person (or front end) giving the task; tool results also travel as user turns.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of the neutral transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who said it.
+    pub role: Role,
+    /// Ordered content blocks.
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    /// A user message holding one text block.
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Message { role: Role::User, content: vec![ContentBlock::Text { text: text.into() }] }
+    }
+
+    /// An assistant message holding one text block.
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        Message { role: Role::Assistant, content: vec![ContentBlock::Text { text: text.into() }] }
+    }
+
+    /// The concatenated text blocks of this message (thinking excluded).
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let ContentBlock::Text { text } = block {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The tool calls of this message, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|b| match b {
+            ContentBlock::ToolCall(call) => Some(call),
+            _ => None,
+        })
+    }
+}
+
+/// One block of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Visible text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The model's reasoning, stored as plain text without any vendor signature.
+    Thinking {
+        /// The reasoning text.
+        text: String,
+    },
+    /// A call the model asked for.
+    ToolCall(ToolCall),
+    /// The result of a call, sent back to the model.
+    ToolResult(ToolResult),
+}
+
+/// A tool call as the model sent it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider-assigned (or locally generated) call id; results refer to it.
+    pub id: String,
+    /// Tool name as the model spelled it (name repair happens in the engine).
+    pub name: String,
+    /// The raw JSON text of the arguments, exactly as received. It may be
+    /// malformed or truncated; the engine parses and repairs it.
+    pub arguments: String,
+}
+
+/// The result of one tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the [`ToolCall`] this answers.
+    pub call_id: String,
+    /// The text the model reads (usually the serialized result envelope).
+    pub content: String,
+    /// True when the tool refused or failed.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// Why a model response ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its turn.
+    EndTurn,
+    /// The model stopped to have tools run.
+    ToolUse,
+    /// The output-token cap was reached (OpenAI `length`, Anthropic `max_tokens`).
+    MaxTokens,
+    /// A stop sequence matched.
+    StopSequence,
+    /// The provider filtered the content.
+    ContentFilter,
+    /// The stream ended without its protocol's terminal signal.
+    Interrupted,
+    /// Any other reason, as the wire named it.
+    Other(String),
+}
+
+impl StopReason {
+    /// True when the output was cut at the token cap.
+    pub fn is_truncation(&self) -> bool {
+        matches!(self, StopReason::MaxTokens)
+    }
+}
+
+/// Token usage of one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens (including cached ones).
+    pub input_tokens: u64,
+    /// Generated tokens.
+    pub output_tokens: u64,
+    /// Prompt tokens served from a prefix cache, when the provider reports it.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another request's usage to this one.
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+    }
+}
+
+/// One entry of the tool catalogue sent to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Tool name (snake_case).
+    pub name: String,
+    /// Byte-stable description: when to use it, what to use it instead of, examples.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub input_schema: serde_json::Value,
+}

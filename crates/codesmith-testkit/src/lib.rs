@@ -1,0 +1,1 @@
+//! Test support: the scripted model server.

@@ -1,0 +1,16 @@
+//! CodeSmith's tools.
+//!
+//! Every tool implements [`Tool`] and answers with a [`ToolOutcome`]: either a
+//! [`ToolOutput`] or a typed [`Refusal`]. Both serialize into one envelope
+//! (`{"ok": true, "output", "meta"}` or `{"ok": false, "error": {code, message, hint, details}}`)
+//! that the model reads. The [`Registry`] holds the catalogue sorted by name.
+
+mod context;
+mod envelope;
+mod registry;
+mod tool;
+
+pub use context::ToolContext;
+pub use envelope::{ErrorCode, Refusal, ToolOutcome, ToolOutput, envelope_json};
+pub use registry::Registry;
+pub use tool::{Capability, Tool};
