@@ -24,12 +24,18 @@ pub struct Message {
 impl Message {
     /// A user message holding one text block.
     pub fn user_text(text: impl Into<String>) -> Self {
-        Message { role: Role::User, content: vec![ContentBlock::Text { text: text.into() }] }
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
     }
 
     /// An assistant message holding one text block.
     pub fn assistant_text(text: impl Into<String>) -> Self {
-        Message { role: Role::Assistant, content: vec![ContentBlock::Text { text: text.into() }] }
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
     }
 
     /// The concatenated text blocks of this message (thinking excluded).

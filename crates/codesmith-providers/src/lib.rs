@@ -7,4 +7,6 @@
 
 mod provider;
 
-pub use provider::{ChatRequest, EventStream, Provider, ProviderError, ProviderErrorKind, ProviderEvent};
+pub use provider::{
+    ChatRequest, EventStream, Provider, ProviderError, ProviderErrorKind, ProviderEvent,
+};

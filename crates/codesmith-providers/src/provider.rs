@@ -132,6 +132,11 @@ pub struct ProviderError {
 impl ProviderError {
     /// A new error of `kind` with `message`.
     pub fn new(kind: ProviderErrorKind, message: impl Into<String>) -> Self {
-        ProviderError { kind, message: message.into(), status: None, retry_after_ms: None }
+        ProviderError {
+            kind,
+            message: message.into(),
+            status: None,
+            retry_after_ms: None,
+        }
     }
 }

@@ -53,7 +53,12 @@ pub struct Refusal {
 impl Refusal {
     /// A refusal with no structured details beyond the message.
     pub fn new(code: ErrorCode, message: impl Into<String>, hint: impl Into<String>) -> Self {
-        Refusal { code, message: message.into(), hint: hint.into(), details: Map::new() }
+        Refusal {
+            code,
+            message: message.into(),
+            hint: hint.into(),
+            details: Map::new(),
+        }
     }
 
     /// Adds one structured detail.
@@ -84,7 +89,10 @@ pub struct ToolOutput {
 impl ToolOutput {
     /// An output with no meta.
     pub fn new(output: impl Into<Value>) -> Self {
-        ToolOutput { output: output.into(), meta: Map::new() }
+        ToolOutput {
+            output: output.into(),
+            meta: Map::new(),
+        }
     }
 
     /// Adds one meta entry.
