@@ -1,0 +1,221 @@
+//! Messages API SSE events → [`ProviderEvent`]s.
+//!
+//! `message_start` and `message_delta` carry usage (the latter cumulative
+//! output tokens and the `stop_reason`); content blocks stream text,
+//! thinking and tool-use input (`input_json_delta`). The terminal signal is
+//! `message_stop`; only then are the usage and [`ProviderEvent::Completed`]
+//! emitted. `ping` and unknown event types are skipped (the API may add
+//! event types); `error` events become a [`ProviderError`].
+
+use std::collections::HashMap;
+
+use codesmith_protocol::{StopReason, Usage};
+use serde_json::Value;
+
+use crate::provider::{ProviderError, ProviderEvent};
+use crate::sse::{SseDecoder, parse_json};
+use crate::taxonomy::error_from_stream;
+
+#[derive(Debug)]
+struct ToolBlock {
+    ordinal: usize,
+    got_input: bool,
+    initial_input: String,
+}
+
+/// Decoder state for one Messages stream.
+#[derive(Debug, Default)]
+pub(crate) struct AnthropicDecoder {
+    tools: HashMap<u64, ToolBlock>,
+    usage: Usage,
+    saw_usage: bool,
+    stop_reason: Option<String>,
+    terminated: bool,
+}
+
+impl SseDecoder for AnthropicDecoder {
+    fn event(&mut self, event: &str, data: &str) -> Result<Vec<ProviderEvent>, ProviderError> {
+        if self.terminated || data.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let value = parse_json("anthropic", data)?;
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event)
+            .to_string();
+        let mut out = Vec::new();
+        match kind.as_str() {
+            "message_start" => {
+                if let Some(usage) = value.pointer("/message/usage") {
+                    self.merge_usage(usage);
+                }
+            }
+            "content_block_start" => self.block_start(&value, &mut out),
+            "content_block_delta" => self.block_delta(&value, &mut out),
+            "content_block_stop" => self.block_stop(&value, &mut out),
+            "message_delta" => {
+                if let Some(reason) = value.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_string());
+                }
+                if let Some(usage) = value.get("usage") {
+                    self.merge_usage(usage);
+                }
+            }
+            "message_stop" => {
+                self.terminated = true;
+                if self.saw_usage {
+                    out.push(ProviderEvent::Usage(self.usage));
+                }
+                out.push(ProviderEvent::Completed {
+                    stop_reason: self.stop_reason.as_deref().map(map_stop_reason),
+                });
+            }
+            "error" => {
+                let error_type = value
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error");
+                let message = value
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)");
+                return Err(error_from_stream("anthropic", error_type, message));
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn is_terminated(&self) -> bool {
+        self.terminated
+    }
+}
+
+impl AnthropicDecoder {
+    fn block_start(&mut self, value: &Value, out: &mut Vec<ProviderEvent>) {
+        let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let Some(block) = value.get("content_block") else {
+            return;
+        };
+        match block.get("type").and_then(Value::as_str) {
+            Some("tool_use") | Some("server_tool_use") => {
+                let ordinal = self.tools.len();
+                let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
+                let name = block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let initial_input = block
+                    .get("input")
+                    .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+                    .map(Value::to_string)
+                    .unwrap_or_else(|| "{}".to_string());
+                self.tools.insert(
+                    index,
+                    ToolBlock {
+                        ordinal,
+                        got_input: false,
+                        initial_input,
+                    },
+                );
+                out.push(ProviderEvent::ToolCallStart {
+                    index: ordinal,
+                    id: id.to_string(),
+                    name: name.to_string(),
+                });
+            }
+            Some("text") => push_text(block.get("text"), out, ProviderEvent::TextDelta),
+            Some("thinking") => push_text(block.get("thinking"), out, ProviderEvent::ThinkingDelta),
+            _ => {}
+        }
+    }
+
+    fn block_delta(&mut self, value: &Value, out: &mut Vec<ProviderEvent>) {
+        let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let Some(delta) = value.get("delta") else {
+            return;
+        };
+        match delta.get("type").and_then(Value::as_str) {
+            Some("text_delta") => push_text(delta.get("text"), out, ProviderEvent::TextDelta),
+            Some("thinking_delta") => {
+                push_text(delta.get("thinking"), out, ProviderEvent::ThinkingDelta);
+            }
+            Some("input_json_delta") => {
+                let fragment = delta
+                    .get("partial_json")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if let Some(tool) = self.tools.get_mut(&index) {
+                    if !fragment.is_empty() {
+                        tool.got_input = true;
+                        out.push(ProviderEvent::ToolCallDelta {
+                            index: tool.ordinal,
+                            arguments: fragment.to_string(),
+                        });
+                    }
+                }
+            }
+            // signature_delta, citations_delta: nothing the neutral transcript keeps.
+            _ => {}
+        }
+    }
+
+    /// A tool block that streamed no input (a call without arguments) gets
+    /// the input from its start event, normally `{}`.
+    fn block_stop(&mut self, value: &Value, out: &mut Vec<ProviderEvent>) {
+        let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
+        if let Some(tool) = self.tools.get_mut(&index) {
+            if !tool.got_input {
+                tool.got_input = true;
+                out.push(ProviderEvent::ToolCallDelta {
+                    index: tool.ordinal,
+                    arguments: tool.initial_input.clone(),
+                });
+            }
+        }
+    }
+
+    /// Usage fields present in `usage` overwrite the stored ones (output
+    /// tokens in `message_delta` are cumulative). Input includes cache reads
+    /// and cache writes.
+    fn merge_usage(&mut self, usage: &Value) {
+        let num = |key: &str| usage.get(key).and_then(Value::as_u64);
+        let plain = num("input_tokens");
+        let read = num("cache_read_input_tokens");
+        let write = num("cache_creation_input_tokens");
+        if plain.is_some() || read.is_some() || write.is_some() {
+            let total = plain.unwrap_or(0) + read.unwrap_or(0) + write.unwrap_or(0);
+            if total > 0 || !self.saw_usage {
+                self.usage.input_tokens = total;
+                self.usage.cached_input_tokens = read.unwrap_or(0);
+            }
+        }
+        if let Some(output) = num("output_tokens") {
+            self.usage.output_tokens = output;
+        }
+        self.saw_usage = true;
+    }
+}
+
+fn push_text(
+    text: Option<&Value>,
+    out: &mut Vec<ProviderEvent>,
+    make: fn(String) -> ProviderEvent,
+) {
+    if let Some(text) = text.and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        out.push(make(text.to_string()));
+    }
+}
+
+/// Maps a wire `stop_reason` to a stop reason.
+pub(crate) fn map_stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" | "model_context_window_exceeded" => StopReason::MaxTokens,
+        "stop_sequence" => StopReason::StopSequence,
+        "refusal" => StopReason::ContentFilter,
+        other => StopReason::Other(other.to_string()),
+    }
+}

@@ -1,0 +1,127 @@
+//! The Anthropic Messages client.
+//!
+//! Requests are streamed and decoded by [`decode::AnthropicDecoder`]; the
+//! terminal signal is `message_stop`. Rendering is in [`render`].
+
+mod decode;
+mod render;
+
+use async_trait::async_trait;
+
+use crate::http::HttpClient;
+use crate::provider::{ChatRequest, EventStream, Provider, ProviderError};
+use crate::sse::decode_stream;
+use crate::taxonomy::error_from_response;
+
+pub(crate) use decode::AnthropicDecoder;
+
+/// The default base URL; requests go to `{base_url}/v1/messages`.
+pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+
+/// The API version sent as `anthropic-version`.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Output cap used when the request sets none (the Messages API requires one).
+pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 8192;
+
+/// Settings of an [`AnthropicProvider`], resolved by the caller.
+#[derive(Debug, Clone)]
+pub struct AnthropicConfig {
+    /// Base URL without the version segment (`https://api.anthropic.com`);
+    /// a URL ending in `/v1` is accepted too.
+    pub base_url: String,
+    /// API key sent as `x-api-key`; `None` sends no key header.
+    pub api_key: Option<String>,
+    /// `max_tokens` when the request has none; [`DEFAULT_ANTHROPIC_MAX_TOKENS`] by default.
+    pub default_max_tokens: u32,
+}
+
+impl AnthropicConfig {
+    /// A config for `base_url` with `api_key` and the default output cap.
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        AnthropicConfig {
+            base_url: base_url.into(),
+            api_key,
+            default_max_tokens: DEFAULT_ANTHROPIC_MAX_TOKENS,
+        }
+    }
+}
+
+/// The key from `ANTHROPIC_API_KEY` (empty counts as unset).
+pub fn anthropic_key_from_env() -> Option<String> {
+    std::env::var("ANTHROPIC_API_KEY")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+}
+
+/// An Anthropic Messages provider (name `anthropic`).
+#[derive(Debug, Clone)]
+pub struct AnthropicProvider {
+    config: AnthropicConfig,
+    endpoint: String,
+    http: HttpClient,
+}
+
+impl AnthropicProvider {
+    /// Builds the provider. No request is made.
+    ///
+    /// # Errors
+    /// `Internal` when the HTTP client cannot be built (TLS setup).
+    pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
+        let base = config.base_url.trim_end_matches('/');
+        let endpoint = if base.ends_with("/v1") {
+            format!("{base}/messages")
+        } else {
+            format!("{base}/v1/messages")
+        };
+        Ok(AnthropicProvider {
+            http: HttpClient::new("anthropic")?,
+            endpoint,
+            config,
+        })
+    }
+
+    /// The request body this provider would send for `request`.
+    pub fn render(&self, request: &ChatRequest) -> serde_json::Value {
+        render::render_request(request, self.config.default_max_tokens)
+    }
+}
+
+#[async_trait]
+impl Provider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let body = self.render(request);
+        let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_string())];
+        if let Some(key) = &self.config.api_key {
+            headers.push(("x-api-key", key.clone()));
+        }
+        let response = self
+            .http
+            .post_json("anthropic", &self.endpoint, &headers, &body)
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let text = response.text().await.unwrap_or_default();
+            return Err(error_from_response(
+                "anthropic",
+                status.as_u16(),
+                retry_after.as_deref(),
+                &text,
+            ));
+        }
+        Ok(decode_stream(
+            response.bytes_stream(),
+            AnthropicDecoder::default(),
+            "anthropic",
+        ))
+    }
+}

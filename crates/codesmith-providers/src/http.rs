@@ -1,0 +1,125 @@
+//! The HTTP client shared by the remote providers.
+//!
+//! Connect timeout only: a streamed response has no whole-request deadline
+//! (a long answer is legitimate); liveness is the idle watchdog's job in
+//! [`crate::complete()`]. Some CDN edges negotiate HTTP/2 and then fail at
+//! the protocol layer (seed 002, "The Cliff Edge"); the first such failure
+//! switches every later request of the process to HTTP/1.1.
+
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::provider::{ProviderError, ProviderErrorKind};
+use crate::taxonomy::{error_chain, error_from_transport};
+
+/// Time allowed to open a connection (TCP and TLS).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Sticky, process-wide: set after the first HTTP/2 protocol failure.
+static FORCE_HTTP1: AtomicBool = AtomicBool::new(false);
+
+/// Markers of an HTTP/2 protocol failure in an error chain (lower-case).
+const HTTP2_MARKERS: &[&str] = &[
+    "http2",
+    "h2 protocol",
+    "goaway",
+    "preface",
+    "frame with invalid size",
+];
+
+/// Two clients: the default (HTTP/2 allowed through ALPN) and HTTP/1.1-only.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpClient {
+    default: reqwest::Client,
+    http1: reqwest::Client,
+}
+
+impl HttpClient {
+    /// Builds both clients.
+    pub(crate) fn new(provider: &str) -> Result<Self, ProviderError> {
+        install_crypto_provider();
+        let build = |http1_only: bool| {
+            let mut builder = reqwest::Client::builder()
+                .connect_timeout(CONNECT_TIMEOUT)
+                .user_agent(concat!("codesmith/", env!("CARGO_PKG_VERSION")));
+            if http1_only {
+                builder = builder.http1_only();
+            }
+            builder.build().map_err(|e| {
+                ProviderError::new(
+                    ProviderErrorKind::Internal,
+                    format!(
+                        "{provider}: cannot build the HTTP client: {}",
+                        error_chain(&e)
+                    ),
+                )
+            })
+        };
+        Ok(HttpClient {
+            default: build(false)?,
+            http1: build(true)?,
+        })
+    }
+
+    /// Sends a POST with a JSON body and the given headers. On an HTTP/2
+    /// protocol failure, switches the process to HTTP/1.1 and replays once.
+    pub(crate) async fn post_json(
+        &self,
+        provider: &str,
+        url: &str,
+        headers: &[(&str, String)],
+        body: &serde_json::Value,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let bytes = serde_json::to_vec(body).map_err(|e| {
+            ProviderError::new(
+                ProviderErrorKind::InvalidRequest,
+                format!("{provider}: cannot serialize the request: {e}"),
+            )
+        })?;
+        let first_http1 = FORCE_HTTP1.load(Ordering::Relaxed);
+        match self.send(first_http1, url, headers, bytes.clone()).await {
+            Ok(response) => Ok(response),
+            Err(err) if !first_http1 && is_http2_failure(&err) => {
+                FORCE_HTTP1.store(true, Ordering::Relaxed);
+                self.send(true, url, headers, bytes)
+                    .await
+                    .map_err(|e| error_from_transport(provider, &e))
+            }
+            Err(err) => Err(error_from_transport(provider, &err)),
+        }
+    }
+
+    async fn send(
+        &self,
+        http1: bool,
+        url: &str,
+        headers: &[(&str, String)],
+        body: Vec<u8>,
+    ) -> Result<reqwest::Response, reqwest::Error> {
+        let client = if http1 { &self.http1 } else { &self.default };
+        let mut request = client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream");
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        request.body(body).send().await
+    }
+}
+
+/// True when the error chain looks like an HTTP/2 protocol failure.
+fn is_http2_failure(err: &reqwest::Error) -> bool {
+    let text = error_chain(err).to_lowercase();
+    HTTP2_MARKERS.iter().any(|m| text.contains(m))
+}
+
+/// Installs rustls' `ring` provider as the process default, once. A provider
+/// installed earlier by someone else is kept.
+fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}

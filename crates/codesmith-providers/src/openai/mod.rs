@@ -1,0 +1,188 @@
+//! The OpenAI-compatible Chat Completions client (OpenAI, DeepSeek,
+//! OpenRouter, vLLM, llama.cpp server, Ollama).
+//!
+//! Requests are streamed (`stream: true` with `stream_options.include_usage`)
+//! and decoded by [`decode::OpenAiDecoder`]; the neutral transcript is
+//! rendered per [`Vendor`] by [`render::render_request`].
+
+mod decode;
+mod render;
+
+use async_trait::async_trait;
+
+use crate::http::HttpClient;
+use crate::provider::{ChatRequest, EventStream, Provider, ProviderError};
+use crate::sse::decode_stream;
+use crate::taxonomy::error_from_response;
+
+pub(crate) use decode::OpenAiDecoder;
+
+/// The default base URL (OpenAI's public API, with the `/v1` segment).
+pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Placeholder `reasoning_content` for a DeepSeek thinking-mode tool round
+/// whose thinking text is empty (seed 002, "Takeover": the field must be
+/// present or the request is rejected with 400).
+pub const REASONING_PLACEHOLDER: &str = "(reasoning omitted)";
+
+/// The vendor behind an OpenAI-compatible endpoint, which decides the dialect
+/// details of a rendered request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vendor {
+    /// OpenAI itself: the cap is sent as `max_completion_tokens`;
+    /// `reasoning_content` is stripped.
+    OpenAi,
+    /// DeepSeek: assistant messages that carry tool calls get a
+    /// `reasoning_content` field (thinking text, or [`REASONING_PLACEHOLDER`]).
+    DeepSeek,
+    /// Any other compatible server: `max_tokens`; `reasoning_content` stripped.
+    Generic,
+}
+
+impl Vendor {
+    /// Guesses the vendor from a base URL's host (`deepseek` → DeepSeek,
+    /// `api.openai.com` → OpenAI, else Generic).
+    pub fn detect(base_url: &str) -> Vendor {
+        let lower = base_url.to_ascii_lowercase();
+        let host = lower
+            .split("://")
+            .nth(1)
+            .unwrap_or(&lower)
+            .split(['/', ':'])
+            .next()
+            .unwrap_or("");
+        if host.contains("deepseek") {
+            Vendor::DeepSeek
+        } else if host == "api.openai.com" {
+            Vendor::OpenAi
+        } else {
+            Vendor::Generic
+        }
+    }
+}
+
+/// Settings of an [`OpenAiProvider`], resolved by the caller (the CLI takes
+/// `--base-url`, `OPENAI_BASE_URL` or config, and the key from the
+/// environment or config; see [`openai_key_from_env`]).
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// Base URL including the version segment, e.g. `https://api.openai.com/v1`;
+    /// requests go to `{base_url}/chat/completions`.
+    pub base_url: String,
+    /// API key sent as `Authorization: Bearer …`; `None` sends no header
+    /// (local servers such as llama.cpp or Ollama).
+    pub api_key: Option<String>,
+    /// Dialect details; [`Vendor::detect`] of the base URL by default.
+    pub vendor: Vendor,
+}
+
+impl OpenAiConfig {
+    /// A config for `base_url` with `api_key`, the vendor detected from the URL.
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        let base_url = base_url.into();
+        let vendor = Vendor::detect(&base_url);
+        OpenAiConfig {
+            base_url,
+            api_key,
+            vendor,
+        }
+    }
+}
+
+/// The key for `base_url` from the environment: `DEEPSEEK_API_KEY` for a
+/// DeepSeek URL (falling back to `OPENAI_API_KEY`), else `OPENAI_API_KEY`.
+/// Empty values count as unset.
+pub fn openai_key_from_env(base_url: &str) -> Option<String> {
+    let get = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    match Vendor::detect(base_url) {
+        Vendor::DeepSeek => get("DEEPSEEK_API_KEY").or_else(|| get("OPENAI_API_KEY")),
+        Vendor::OpenAi | Vendor::Generic => get("OPENAI_API_KEY"),
+    }
+}
+
+/// An OpenAI-compatible Chat Completions provider (name `openai`).
+#[derive(Debug, Clone)]
+pub struct OpenAiProvider {
+    config: OpenAiConfig,
+    endpoint: String,
+    http: HttpClient,
+}
+
+impl OpenAiProvider {
+    /// Builds the provider. No request is made.
+    ///
+    /// # Errors
+    /// `Internal` when the HTTP client cannot be built (TLS setup).
+    pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
+        let endpoint = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+        Ok(OpenAiProvider {
+            http: HttpClient::new("openai")?,
+            endpoint,
+            config,
+        })
+    }
+
+    /// The request body this provider would send for `request` (for tests
+    /// and `--dry-run` style inspection).
+    pub fn render(&self, request: &ChatRequest) -> serde_json::Value {
+        render::render_request(request, self.config.vendor)
+    }
+}
+
+#[async_trait]
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let body = self.render(request);
+        let mut headers = Vec::new();
+        if let Some(key) = &self.config.api_key {
+            headers.push(("authorization", format!("Bearer {key}")));
+        }
+        let response = self
+            .http
+            .post_json("openai", &self.endpoint, &headers, &body)
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let text = response.text().await.unwrap_or_default();
+            return Err(error_from_response(
+                "openai",
+                status.as_u16(),
+                retry_after.as_deref(),
+                &text,
+            ));
+        }
+        Ok(decode_stream(
+            response.bytes_stream(),
+            OpenAiDecoder::default(),
+            "openai",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Vendor;
+
+    #[test]
+    fn vendor_is_detected_from_the_host() {
+        assert_eq!(
+            Vendor::detect("https://api.deepseek.com/v1"),
+            Vendor::DeepSeek
+        );
+        assert_eq!(Vendor::detect("https://api.openai.com/v1"), Vendor::OpenAi);
+        assert_eq!(Vendor::detect("http://127.0.0.1:8080/v1"), Vendor::Generic);
+        assert_eq!(
+            Vendor::detect("https://openrouter.ai/api/v1"),
+            Vendor::Generic
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! Neutral request → Chat Completions body.
+//!
+//! Rendering is a pure function of the request and the vendor, so the same
+//! history always gives the same bytes (prefix-cache discipline).
+
+use codesmith_protocol::{ContentBlock, Message, Role};
+use serde_json::{Map, Value, json};
+
+use super::{REASONING_PLACEHOLDER, Vendor};
+use crate::provider::ChatRequest;
+
+/// Renders `request` as a streaming Chat Completions body for `vendor`.
+pub(crate) fn render_request(request: &ChatRequest, vendor: Vendor) -> Value {
+    let mut messages = Vec::new();
+    if !request.system.is_empty() {
+        messages.push(json!({"role": "system", "content": request.system}));
+    }
+    for message in &request.messages {
+        match message.role {
+            Role::User => render_user(message, &mut messages),
+            Role::Assistant => messages.push(render_assistant(message, vendor)),
+        }
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert("messages".into(), Value::Array(messages));
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                }})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(max) = request.max_tokens {
+        let key = match vendor {
+            Vendor::OpenAi => "max_completion_tokens",
+            Vendor::DeepSeek | Vendor::Generic => "max_tokens",
+        };
+        body.insert(key.into(), json!(max));
+    }
+    if let Some(t) = request.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    if !request.stop.is_empty() {
+        body.insert("stop".into(), json!(request.stop));
+    }
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    Value::Object(body)
+}
+
+/// A user message: tool results first (as `tool` messages, which must follow
+/// the assistant's calls directly), then the text, if any.
+fn render_user(message: &Message, out: &mut Vec<Value>) {
+    let mut texts = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::ToolResult(result) => out.push(json!({
+                "role": "tool",
+                "tool_call_id": result.call_id,
+                "content": result.content,
+            })),
+            ContentBlock::Text { text } => texts.push(text.as_str()),
+            // A user turn carries neither thinking nor calls; nothing to send.
+            ContentBlock::Thinking { .. } | ContentBlock::ToolCall(_) => {}
+        }
+    }
+    if !texts.is_empty() {
+        out.push(json!({"role": "user", "content": texts.join("\n")}));
+    }
+}
+
+/// An assistant message: text, `tool_calls` with the raw argument strings,
+/// and `reasoning_content` only where the vendor requires it.
+fn render_assistant(message: &Message, vendor: Vendor) -> Value {
+    let mut text = String::new();
+    let mut thinking = String::new();
+    let mut calls = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text: t } => text.push_str(t),
+            ContentBlock::Thinking { text: t } => thinking.push_str(t),
+            ContentBlock::ToolCall(call) => calls.push(json!({
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            })),
+            // Results travel in user turns; never rendered from an assistant one.
+            ContentBlock::ToolResult(_) => {}
+        }
+    }
+    let mut out = Map::new();
+    out.insert("role".into(), json!("assistant"));
+    let content = if text.is_empty() && !calls.is_empty() {
+        Value::Null
+    } else {
+        json!(text)
+    };
+    out.insert("content".into(), content);
+    let has_calls = !calls.is_empty();
+    if has_calls {
+        out.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if vendor == Vendor::DeepSeek && has_calls {
+        let reasoning = if thinking.is_empty() {
+            REASONING_PLACEHOLDER.to_string()
+        } else {
+            thinking
+        };
+        out.insert("reasoning_content".into(), json!(reasoning));
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use codesmith_protocol::{ContentBlock, Message, Role, ToolCall, ToolResult, ToolSpec};
+    use serde_json::json;
+
+    use super::*;
+
+    fn request() -> ChatRequest {
+        ChatRequest {
+            model: "m".into(),
+            system: "sys".into(),
+            messages: vec![
+                Message::user_text("read a"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![
+                        ContentBlock::Thinking {
+                            text: String::new(),
+                        },
+                        ContentBlock::ToolCall(ToolCall {
+                            id: "c1".into(),
+                            name: "read_file".into(),
+                            arguments: r#"{"path":"a"}"#.into(),
+                        }),
+                    ],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![ContentBlock::ToolResult(ToolResult {
+                        call_id: "c1".into(),
+                        content: "ok".into(),
+                        is_error: false,
+                    })],
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "read_file".into(),
+                description: "Reads".into(),
+                input_schema: json!({"type": "object"}),
+            }],
+            max_tokens: Some(100),
+            temperature: None,
+            stop: vec![],
+        }
+    }
+
+    #[test]
+    fn renders_roles_calls_and_results() {
+        let body = render_request(&request(), Vendor::Generic);
+        assert_eq!(body["stream"], json!(true));
+        assert_eq!(body["stream_options"], json!({"include_usage": true}));
+        assert_eq!(body["max_tokens"], json!(100));
+        let m = &body["messages"];
+        assert_eq!(m[0], json!({"role": "system", "content": "sys"}));
+        assert_eq!(m[1], json!({"role": "user", "content": "read a"}));
+        assert_eq!(m[2]["content"], json!(null));
+        assert_eq!(
+            m[2]["tool_calls"][0]["function"]["arguments"],
+            json!(r#"{"path":"a"}"#)
+        );
+        assert!(m[2].get("reasoning_content").is_none());
+        assert_eq!(
+            m[3],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "ok"})
+        );
+        assert_eq!(body["tools"][0]["type"], json!("function"));
+        assert_eq!(
+            body["tools"][0]["function"]["parameters"],
+            json!({"type": "object"})
+        );
+    }
+
+    #[test]
+    fn deepseek_tool_rounds_carry_reasoning_content() {
+        let body = render_request(&request(), Vendor::DeepSeek);
+        assert_eq!(
+            body["messages"][2]["reasoning_content"],
+            json!(REASONING_PLACEHOLDER)
+        );
+        let body = render_request(&request(), Vendor::OpenAi);
+        assert_eq!(body["max_completion_tokens"], json!(100));
+        assert!(body["messages"][2].get("reasoning_content").is_none());
+    }
+}
