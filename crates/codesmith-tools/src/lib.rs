@@ -7,6 +7,8 @@
 
 mod context;
 mod envelope;
+pub mod fs;
+pub mod gate;
 mod registry;
 mod tool;
 

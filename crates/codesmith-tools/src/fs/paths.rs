@@ -1,0 +1,238 @@
+//! Workspace containment for model-supplied paths.
+//!
+//! Three stages (seed 002, "All file tools share one path boundary"):
+//! 1. the lexically normalized path must lie under the canonical workspace root;
+//! 2. a path that exists is canonicalized (following every symlink) and checked again;
+//! 3. a path that does not exist yet has its deepest existing ancestor canonicalized, the
+//!    missing tail re-appended, and the result checked again.
+//!
+//! A symlink whose target lies outside the workspace is refused with `OUTSIDE_WORKSPACE`,
+//! for reads as well as writes. A dangling symlink is followed lexically and its target is
+//! checked like a new path.
+
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use crate::{ErrorCode, Refusal};
+
+/// How many dangling symlinks in a row are followed before giving up.
+const MAX_LINK_HOPS: usize = 8;
+
+/// A model path resolved inside the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath {
+    /// The real location on disk: canonical for an existing path; for a new path, the
+    /// canonical deepest existing ancestor with the missing components re-appended.
+    pub abs: PathBuf,
+    /// The workspace-relative spelling of the path as the model gave it (normalized, `/`
+    /// separated, `.` for the root). Used in every message and result.
+    pub rel: String,
+    /// True when something exists at `abs` (file, directory or other).
+    pub exists: bool,
+}
+
+/// Resolves `model_path` (relative to `workspace`, or absolute) for reading or writing.
+///
+/// `workspace` is canonicalized here as well, so a caller passing a non-canonical root is
+/// still safe. An empty path or `.` means the workspace root.
+///
+/// Errors: `INVALID_ARGUMENTS` for a path containing NUL; `OUTSIDE_WORKSPACE` when any stage
+/// places the path outside the root (including through a symlink); `INTERNAL` (generic, no
+/// host detail) when the root itself cannot be canonicalized or a host error interrupts
+/// resolution.
+pub fn resolve(workspace: &Path, model_path: &str) -> Result<ResolvedPath, Refusal> {
+    if model_path.contains('\0') {
+        return Err(Refusal::new(
+            ErrorCode::InvalidArguments,
+            "The path contains a NUL character.",
+            "Pass a plain workspace-relative path such as \"src/main.rs\".",
+        )
+        .with("path", model_path.replace('\0', "\\0")));
+    }
+    let root = workspace.canonicalize().map_err(|_| Refusal::internal())?;
+    // Stage 1: lexical containment.
+    let joined = if Path::new(model_path).is_absolute() {
+        PathBuf::from(model_path)
+    } else {
+        root.join(model_path)
+    };
+    let lexical = normalize_lexically(&joined).ok_or_else(|| outside(model_path))?;
+    let rel_path = lexical
+        .strip_prefix(&root)
+        .map_err(|_| outside(model_path))?;
+    let rel = display_rel(rel_path);
+    // Stages 2 and 3.
+    let (abs, exists) = real_location(&lexical, 0).map_err(|e| match e {
+        Located::Io => Refusal::internal(),
+        Located::Loop => outside(model_path),
+    })?;
+    if !abs.starts_with(&root) {
+        return Err(outside(model_path));
+    }
+    Ok(ResolvedPath { abs, rel, exists })
+}
+
+enum Located {
+    Io,
+    Loop,
+}
+
+/// Stage 2 (exists: canonicalize) or stage 3 (deepest existing ancestor + tail).
+fn real_location(lexical: &Path, hops: usize) -> Result<(PathBuf, bool), Located> {
+    match lexical.canonicalize() {
+        Ok(c) => return Ok((c, true)),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            // e.g. ENOTDIR ("a/file.txt/x") or a symlink loop: no file can exist there.
+            if is_not_dir(&e) {
+                return Ok((lexical.to_path_buf(), false));
+            }
+            return Err(Located::Io);
+        }
+        Err(_) => {}
+    }
+    // A dangling symlink: follow it lexically and check its target like a new path.
+    if let Ok(meta) = std::fs::symlink_metadata(lexical)
+        && meta.file_type().is_symlink()
+    {
+        if hops >= MAX_LINK_HOPS {
+            return Err(Located::Loop);
+        }
+        let target = std::fs::read_link(lexical).map_err(|_| Located::Io)?;
+        let parent = lexical.parent().unwrap_or(lexical);
+        let next = normalize_lexically(&parent.join(target)).ok_or(Located::Loop)?;
+        return real_location(&next, hops + 1);
+    }
+    let mut tail = Vec::new();
+    let mut cur = lexical;
+    loop {
+        let Some(name) = cur.file_name() else {
+            return Err(Located::Io);
+        };
+        tail.push(name.to_os_string());
+        let Some(parent) = cur.parent() else {
+            return Err(Located::Io);
+        };
+        match parent.canonicalize() {
+            Ok(base) => {
+                let mut out = base;
+                for part in tail.iter().rev() {
+                    out.push(part);
+                }
+                return Ok((out, false));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => cur = parent,
+            Err(e) if is_not_dir(&e) => return Ok((lexical.to_path_buf(), false)),
+            Err(_) => return Err(Located::Io),
+        }
+    }
+}
+
+fn is_not_dir(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::NotADirectory
+}
+
+/// Resolves `.` and `..` without touching the disk. `None` when `..` climbs above `/`.
+pub fn normalize_lexically(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::Prefix(p) => out.push(p.as_os_str()),
+            Component::RootDir => out.push(Component::RootDir.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    Some(out)
+}
+
+fn display_rel(rel: &Path) -> String {
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// The `OUTSIDE_WORKSPACE` refusal for `model_path`.
+pub fn outside(model_path: &str) -> Refusal {
+    Refusal::new(
+        ErrorCode::OutsideWorkspace,
+        format!("The path \"{model_path}\" resolves outside the workspace."),
+        "Use a path inside the workspace, relative to its root (e.g. \"src/lib.rs\"); \
+         symlinks that lead outside the workspace are refused too.",
+    )
+    .with("path", model_path)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_normalization() {
+        assert_eq!(
+            normalize_lexically(Path::new("/a/b/../c/./d")).unwrap(),
+            PathBuf::from("/a/c/d")
+        );
+        assert!(normalize_lexically(Path::new("/..")).is_none());
+    }
+
+    #[test]
+    fn three_stages() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::write(ws.join("src/a.rs"), "x").unwrap();
+        let r = resolve(&ws, "src/a.rs").unwrap();
+        assert!(r.exists);
+        assert_eq!(r.rel, "src/a.rs");
+        let r = resolve(&ws, "./src/../src/new/deep.rs").unwrap();
+        assert!(!r.exists);
+        assert_eq!(r.rel, "src/new/deep.rs");
+        assert_eq!(resolve(&ws, "").unwrap().rel, ".");
+        let e = resolve(&ws, "../outside.txt").unwrap_err();
+        assert_eq!(e.code, ErrorCode::OutsideWorkspace);
+        let e = resolve(&ws, "/etc/passwd").unwrap_err();
+        assert_eq!(e.code, ErrorCode::OutsideWorkspace);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_leading_out_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("secret"), "s").unwrap();
+        std::os::unix::fs::symlink(&out, ws.join("link")).unwrap();
+        std::os::unix::fs::symlink(out.join("secret"), ws.join("file")).unwrap();
+        std::os::unix::fs::symlink(out.join("nope"), ws.join("dangling")).unwrap();
+        for p in [
+            "link/secret",
+            "file",
+            "link/new.txt",
+            "dangling",
+            "link/x/y.rs",
+        ] {
+            let e = resolve(&ws, p).unwrap_err();
+            assert_eq!(e.code, ErrorCode::OutsideWorkspace, "{p}");
+        }
+        // A link that stays inside is fine.
+        std::fs::write(ws.join("real.txt"), "r").unwrap();
+        std::os::unix::fs::symlink(ws.join("real.txt"), ws.join("alias.txt")).unwrap();
+        let r = resolve(&ws, "alias.txt").unwrap();
+        assert_eq!(r.rel, "alias.txt");
+        assert!(r.abs.ends_with("real.txt"));
+    }
+}

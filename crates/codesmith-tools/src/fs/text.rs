@@ -1,0 +1,222 @@
+//! Text files as the tools see them: UTF-8 only, BOM kept, line endings preserved.
+//!
+//! A CRLF file stays CRLF after every edit: text the model supplies (usually LF) is
+//! converted to the file's dominant ending with [`convert_line_endings`] before it is
+//! matched or inserted, so an edit never introduces mixed endings. A UTF-8 byte-order mark
+//! is stripped for matching and written back. A file that is not valid UTF-8 is refused by
+//! the text tools rather than corrupted ([`load_text`]).
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::fs::paths::ResolvedPath;
+use crate::{ErrorCode, Refusal};
+
+/// The UTF-8 byte-order mark.
+pub const BOM: &str = "\u{feff}";
+
+/// Largest file the text tools load: 10 MB (the grep size limit, seed 002).
+pub const MAX_TEXT_BYTES: u64 = 10 * 1024 * 1024;
+
+/// A file's line-ending convention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineEnding {
+    /// `\n`.
+    Lf,
+    /// `\r\n`.
+    Crlf,
+}
+
+impl LineEnding {
+    /// The ending as a string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineEnding::Lf => "\n",
+            LineEnding::Crlf => "\r\n",
+        }
+    }
+}
+
+/// A decoded text file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextFile {
+    /// The text without its BOM, with its line endings exactly as on disk.
+    pub text: String,
+    /// True when the file started with a UTF-8 BOM.
+    pub bom: bool,
+    /// The dominant line ending (see [`detect_line_ending`]).
+    pub ending: LineEnding,
+}
+
+impl TextFile {
+    /// Decodes `bytes`; `None` when they are not valid UTF-8.
+    pub fn decode(bytes: &[u8]) -> Option<TextFile> {
+        let s = std::str::from_utf8(bytes).ok()?;
+        let (text, bom) = match s.strip_prefix(BOM) {
+            Some(rest) => (rest, true),
+            None => (s, false),
+        };
+        Some(TextFile {
+            text: text.to_string(),
+            bom,
+            ending: detect_line_ending(text),
+        })
+    }
+
+    /// The bytes to write for `text` (BOM restored when the file had one). `text` should
+    /// already use [`TextFile::ending`].
+    pub fn encode(&self, text: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len() + 3);
+        if self.bom {
+            out.extend_from_slice(BOM.as_bytes());
+        }
+        out.extend_from_slice(text.as_bytes());
+        out
+    }
+}
+
+/// `Crlf` when `\r\n` terminates more lines than bare `\n`; otherwise `Lf` (also for a
+/// file without newlines).
+pub fn detect_line_ending(text: &str) -> LineEnding {
+    let newlines = memchr_count(text.as_bytes(), b'\n');
+    let crlf = text.matches("\r\n").count();
+    if crlf > 0 && crlf * 2 >= newlines {
+        LineEnding::Crlf
+    } else {
+        LineEnding::Lf
+    }
+}
+
+fn memchr_count(bytes: &[u8], b: u8) -> usize {
+    bytes.iter().filter(|&&x| x == b).count()
+}
+
+/// Rewrites every line break of `text` (`\r\n` or `\n`) as `ending`. Lone `\r` is left
+/// alone.
+pub fn convert_line_endings(text: &str, ending: LineEnding) -> String {
+    let lf = text.replace("\r\n", "\n");
+    match ending {
+        LineEnding::Lf => lf,
+        LineEnding::Crlf => lf.replace('\n', "\r\n"),
+    }
+}
+
+/// Lowercase hex SHA-256 of `bytes` (the digest `read_file` reports and `edit_file` checks).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut s = String::with_capacity(64);
+    for b in digest {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// A loaded text file with its raw-byte digest.
+#[derive(Debug, Clone)]
+pub struct LoadedText {
+    /// The decoded file.
+    pub file: TextFile,
+    /// SHA-256 (hex) of the bytes on disk, BOM included.
+    pub sha256: String,
+}
+
+/// Reads `path` as UTF-8 text for a text tool.
+///
+/// Errors: `NOT_FOUND` when nothing exists there; `INVALID_ARGUMENTS` for a directory or a
+/// file that is not UTF-8 (details `reason: "not_utf8"`); `TOO_LARGE` above
+/// [`MAX_TEXT_BYTES`]; `INTERNAL` for host errors.
+pub fn load_text(path: &ResolvedPath) -> Result<LoadedText, Refusal> {
+    let meta = match std::fs::metadata(&path.abs) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(&path.rel)),
+        Err(_) => return Err(Refusal::internal()),
+    };
+    if meta.is_dir() {
+        return Err(Refusal::new(
+            ErrorCode::InvalidArguments,
+            format!("\"{}\" is a directory, not a file.", path.rel),
+            "Use list_dir to see its entries, then name a file inside it.",
+        )
+        .with("path", path.rel.as_str()));
+    }
+    if meta.len() > MAX_TEXT_BYTES {
+        return Err(Refusal::new(
+            ErrorCode::TooLarge,
+            format!(
+                "\"{}\" is {} bytes; the text tools handle files up to {} bytes.",
+                path.rel,
+                meta.len(),
+                MAX_TEXT_BYTES
+            ),
+            "Use grep_files to find the part you need, or exec_shell for bulk processing.",
+        )
+        .with("path", path.rel.as_str())
+        .with("bytes", meta.len()));
+    }
+    let bytes = match std::fs::read(&path.abs) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(&path.rel)),
+        Err(_) => return Err(Refusal::internal()),
+    };
+    let sha256 = sha256_hex(&bytes);
+    let file = TextFile::decode(&bytes).ok_or_else(|| not_utf8(&path.rel))?;
+    Ok(LoadedText { file, sha256 })
+}
+
+/// `NOT_FOUND` for `rel`.
+pub fn not_found(rel: &str) -> Refusal {
+    Refusal::new(
+        ErrorCode::NotFound,
+        format!("No file exists at \"{rel}\"."),
+        "Check the spelling with file_search or list_dir; to create the file, use write_file.",
+    )
+    .with("path", rel)
+}
+
+/// The refusal for a file that is not UTF-8 text.
+pub fn not_utf8(rel: &str) -> Refusal {
+    Refusal::new(
+        ErrorCode::InvalidArguments,
+        format!("\"{rel}\" is not UTF-8 text; the text tools do not change it."),
+        "Leave binary or non-UTF-8 files alone, or convert them with a dedicated command.",
+    )
+    .with("path", rel)
+    .with("reason", "not_utf8")
+}
+
+/// Extension check helper: true when `path`'s file name is exactly `name`.
+pub fn file_name_is(path: &Path, name: &str) -> bool {
+    path.file_name().is_some_and(|n| n == name)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bom_and_endings() {
+        let f = TextFile::decode("\u{feff}a\r\nb\r\n".as_bytes()).unwrap();
+        assert!(f.bom);
+        assert_eq!(f.text, "a\r\nb\r\n");
+        assert_eq!(f.ending, LineEnding::Crlf);
+        assert_eq!(f.encode(&f.text), "\u{feff}a\r\nb\r\n".as_bytes());
+        assert_eq!(detect_line_ending("a\nb\n"), LineEnding::Lf);
+        assert_eq!(detect_line_ending("none"), LineEnding::Lf);
+        assert_eq!(
+            convert_line_endings("x\ny\r\nz", LineEnding::Crlf),
+            "x\r\ny\r\nz"
+        );
+        assert_eq!(convert_line_endings("x\r\ny\n", LineEnding::Lf), "x\ny\n");
+        assert!(TextFile::decode(&[0xff, 0xfe, b'a']).is_none());
+    }
+
+    #[test]
+    fn digest() {
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

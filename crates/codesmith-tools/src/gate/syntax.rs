@@ -1,0 +1,248 @@
+//! The regression-only syntax gate (seed 000).
+//!
+//! A write is refused only when the old content parsed and the new content does not. A
+//! file that was already broken, and a new file, always pass, so a broken workspace can
+//! still be repaired. Gated formats: Rust (`syn::parse_file`, full syntax), TOML and
+//! JSON; `Cargo.lock` is exempt; an empty Rust file is valid.
+
+use std::path::Path;
+
+use crate::{ErrorCode, Refusal};
+
+/// Longest offending line quoted in a refusal, in characters.
+const MAX_QUOTED_CHARS: usize = 200;
+
+/// A gated language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    /// `.rs`, parsed with `syn`.
+    Rust,
+    /// `.toml`, parsed with `toml`.
+    Toml,
+    /// `.json`, parsed with `serde_json`.
+    Json,
+}
+
+impl Lang {
+    /// The language's name as used in refusals.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::Rust => "Rust",
+            Lang::Toml => "TOML",
+            Lang::Json => "JSON",
+        }
+    }
+}
+
+/// The gated language of `path` by extension; `None` for other files and `Cargo.lock`.
+pub fn gated_language(path: &Path) -> Option<Lang> {
+    if path.file_name().is_some_and(|n| n == "Cargo.lock") {
+        return None;
+    }
+    match path.extension()?.to_str()? {
+        "rs" => Some(Lang::Rust),
+        "toml" => Some(Lang::Toml),
+        "json" => Some(Lang::Json),
+        _ => None,
+    }
+}
+
+/// Where and why a parse failed. `line` and `column` are 1-based.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseFailure {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column (in characters).
+    pub column: usize,
+    /// The parser's message, without any location suffix.
+    pub message: String,
+}
+
+/// Parses `text` as `lang`.
+pub fn check(lang: Lang, text: &str) -> Result<(), ParseFailure> {
+    match lang {
+        Lang::Rust => check_rust(text),
+        Lang::Toml => check_toml(text),
+        Lang::Json => check_json(text),
+    }
+}
+
+fn check_rust(text: &str) -> Result<(), ParseFailure> {
+    syn::parse_file(text).map(|_| ()).map_err(|e| {
+        let start = e.span().start();
+        ParseFailure {
+            line: start.line.max(1),
+            // proc-macro2 columns are 0-based (with span-locations).
+            column: start.column + 1,
+            message: e.to_string(),
+        }
+    })
+}
+
+fn check_toml(text: &str) -> Result<(), ParseFailure> {
+    match text.parse::<toml::Table>() {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let (line, column) = match e.span() {
+                Some(span) => line_col_at(text, span.start),
+                None => (1, 1),
+            };
+            Err(ParseFailure {
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            })
+        }
+    }
+}
+
+fn check_json(text: &str) -> Result<(), ParseFailure> {
+    match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let full = e.to_string();
+            // serde_json appends " at line L column C"; strip it so the location is
+            // stated once (seed 000).
+            let message = match full.rfind(" at line ") {
+                Some(i) => full[..i].to_string(),
+                None => full,
+            };
+            Err(ParseFailure {
+                line: e.line().max(1),
+                column: e.column().max(1),
+                message,
+            })
+        }
+    }
+}
+
+/// 1-based (line, column in characters) of byte offset `at` in `text`.
+fn line_col_at(text: &str, at: usize) -> (usize, usize) {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// The gate itself. `old` is the current content (`None` for a new file); `new` is the
+/// content about to be written. `rel` names the file in the refusal.
+///
+/// Errors: `PARSE_REJECTED` when `old` parsed as the file's language and `new` does not.
+/// The refusal names the language, the 1-based line and column, quotes the offending line
+/// (cut at a character boundary after 200 characters), and says the file was NOT modified.
+/// Details: `path`, `language`, `line`, `column`.
+pub fn gate(path: &Path, rel: &str, old: Option<&str>, new: &str) -> Result<(), Refusal> {
+    let Some(lang) = gated_language(path) else {
+        return Ok(());
+    };
+    let Some(old) = old else {
+        return Ok(());
+    };
+    if check(lang, old).is_err() {
+        return Ok(());
+    }
+    match check(lang, new) {
+        Ok(()) => Ok(()),
+        Err(f) => Err(reject(rel, lang, new, &f)),
+    }
+}
+
+fn reject(rel: &str, lang: Lang, new: &str, f: &ParseFailure) -> Refusal {
+    let line_text = new.lines().nth(f.line - 1).unwrap_or("");
+    let quoted = cut_chars(line_text.trim_end_matches('\r'), MAX_QUOTED_CHARS);
+    let message = format!(
+        "The edit to \"{rel}\" was refused: the file was valid {} before, but the new content \
+         does not parse (line {}, column {}: {}).\n{:>6}│ {}\nThe file was NOT modified.",
+        lang.name(),
+        f.line,
+        f.column,
+        f.message,
+        f.line,
+        quoted
+    );
+    Refusal::new(
+        ErrorCode::ParseRejected,
+        message,
+        "Fix the syntax error at that line and send the change again.",
+    )
+    .with("path", rel)
+    .with("language", lang.name())
+    .with("line", f.line)
+    .with("column", f.column)
+}
+
+/// `s` cut after `max` characters (never inside a character), with `…` when cut.
+pub fn cut_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn rs() -> &'static Path {
+        Path::new("src/lib.rs")
+    }
+
+    #[test]
+    fn rust_regression_rejected_with_location() {
+        let e = gate(
+            rs(),
+            "src/lib.rs",
+            Some("fn a() {}\n"),
+            "fn a() {}\nfn b( {}\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::ParseRejected);
+        assert!(e.message.contains("valid Rust"), "{}", e.message);
+        assert!(e.message.contains("line 2"), "{}", e.message);
+        assert!(e.message.contains("NOT modified"));
+        assert!(e.message.contains("fn b( {}"));
+        assert_eq!(e.details["line"], 2);
+    }
+
+    #[test]
+    fn broken_new_and_exempt_files_pass() {
+        assert!(gate(rs(), "x", Some("fn ("), "fn ((").is_ok());
+        assert!(gate(rs(), "x", None, "fn (").is_ok());
+        assert!(gate(Path::new("Cargo.lock"), "x", Some("a = 1"), "[[[").is_ok());
+        assert!(gate(Path::new("a.py"), "x", Some("x=1"), "def (").is_ok());
+        assert!(gate(rs(), "x", Some("fn a() {}"), "").is_ok());
+    }
+
+    #[test]
+    fn toml_and_json() {
+        let e = gate(
+            Path::new("a.toml"),
+            "a.toml",
+            Some("a = 1\n"),
+            "a = 1\nb = \n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("valid TOML"));
+        assert_eq!(e.details["line"], 2);
+        let e = gate(Path::new("a.json"), "a.json", Some("{}"), "{\n\"a\": }").unwrap_err();
+        assert!(e.message.contains("valid JSON"));
+        assert_eq!(e.message.matches("line 2").count(), 1, "{}", e.message);
+        assert!(!e.message.contains(" at line "), "{}", e.message);
+    }
+
+    #[test]
+    fn long_lines_cut_at_char_boundary() {
+        let long = "é".repeat(300);
+        let c = cut_chars(&long, 200);
+        assert_eq!(c.chars().count(), 201);
+        let old = "fn a() {}";
+        let new = format!("fn a() {{ let s = \"{long}\" ");
+        let e = gate(rs(), "a.rs", Some(old), &new).unwrap_err();
+        assert!(e.message.contains('…'));
+    }
+}
