@@ -1,0 +1,2 @@
+//! Local model benchmark (filled in below).
+fn main() {}

