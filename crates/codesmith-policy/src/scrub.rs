@@ -1,0 +1,222 @@
+//! Secret scrubber for error texts from HTTP services.
+//!
+//! Seed 002 ("Seven Notes on Settling Security Debt", note five, and the
+//! trust-boundary rules): an error body from a remote service may echo the
+//! request's credentials; before such text reaches the model, the transcript
+//! or a log, `Bearer …` tokens and API-key-shaped strings become
+//! [`REDACTED`]. Pure and allocation-light; text without anything to redact
+//! comes back unchanged.
+
+use std::borrow::Cow;
+
+/// The replacement for every secret.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Prefixes of well-known API key formats, with the minimum number of
+/// characters that must follow the prefix.
+const KEY_PREFIXES: &[(&str, usize)] = &[
+    ("sk-", 16),
+    ("sk_live_", 12),
+    ("sk_test_", 12),
+    ("rk_live_", 12),
+    ("ghp_", 20),
+    ("gho_", 20),
+    ("ghu_", 20),
+    ("ghs_", 20),
+    ("ghr_", 20),
+    ("github_pat_", 20),
+    ("glpat-", 16),
+    ("xoxb-", 10),
+    ("xoxp-", 10),
+    ("xoxa-", 10),
+    ("xoxr-", 10),
+    ("AKIA", 16),
+    ("ASIA", 16),
+    ("AIza", 30),
+    ("hf_", 20),
+    ("gsk_", 20),
+    ("eyJ", 20),
+];
+
+/// Names whose value (after `=` or `:`) is a secret.
+const SECRET_NAMES: &[&str] = &[
+    "api_key",
+    "apikey",
+    "api-key",
+    "x-api-key",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "client_secret",
+    "secret",
+    "password",
+    "passwd",
+    "token",
+    "auth_token",
+    "private_key",
+];
+
+fn is_run_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '~' | '+' | '/')
+}
+
+/// Byte ranges of maximal runs of token characters.
+fn runs(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (is_run_char(c), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, text.len()));
+    }
+    out
+}
+
+fn has_known_prefix(run: &str) -> bool {
+    KEY_PREFIXES
+        .iter()
+        .any(|(p, min)| run.strip_prefix(p).is_some_and(|rest| rest.len() >= *min))
+}
+
+/// A long mixed-case alphanumeric string: upper, lower and digit, 32+ chars of
+/// `[A-Za-z0-9_-]`. Lowercase hex digests and UUIDs do not qualify.
+fn is_high_entropy(run: &str) -> bool {
+    let b = run.as_bytes();
+    b.len() >= 32
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+        && b.iter().any(u8::is_ascii_uppercase)
+        && b.iter().any(u8::is_ascii_lowercase)
+        && b.iter().any(u8::is_ascii_digit)
+}
+
+fn is_scheme_word(run: &str) -> bool {
+    run.eq_ignore_ascii_case("bearer") || run.eq_ignore_ascii_case("basic")
+}
+
+fn is_secret_name(run: &str) -> bool {
+    let lower = run.to_ascii_lowercase();
+    SECRET_NAMES.iter().any(|n| {
+        lower == *n || lower.ends_with(&format!("_{n}")) || lower.ends_with(&format!("-{n}"))
+    })
+}
+
+/// True when the text between a name and a value is an assignment:
+/// optional quote, spaces, `=` or `:`, spaces, optional quote.
+fn is_assignment_gap(gap: &str) -> bool {
+    let g = gap.trim_start_matches(['"', '\'']).trim();
+    let Some(rest) = g.strip_prefix(['=', ':']) else {
+        return false;
+    };
+    rest.trim().trim_start_matches(['"', '\'']).is_empty()
+}
+
+/// Replaces `Bearer`/`Basic` credentials, API-key-shaped strings and values
+/// assigned to secret-looking names (`api_key=…`, `"token": "…"`) with
+/// [`REDACTED`]. Returns the input borrowed when nothing matched.
+pub fn scrub_secrets(text: &str) -> Cow<'_, str> {
+    let runs = runs(text);
+    let mut redact = vec![false; runs.len()];
+    for (i, &(s, e)) in runs.iter().enumerate() {
+        let run = &text[s..e];
+        if has_known_prefix(run) || is_high_entropy(run) {
+            redact[i] = true;
+        }
+        let Some(&(ns, ne)) = runs.get(i + 1) else {
+            continue;
+        };
+        let gap = &text[e..ns];
+        let scheme_then_token =
+            is_scheme_word(run) && !gap.is_empty() && gap.chars().all(char::is_whitespace);
+        let assigned_secret =
+            is_secret_name(run) && is_assignment_gap(gap) && !is_scheme_word(&text[ns..ne]);
+        if scheme_then_token || assigned_secret {
+            redact[i + 1] = true;
+        }
+    }
+    if !redact.contains(&true) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (&(s, e), _) in runs.iter().zip(&redact).filter(|(_, r)| **r) {
+        out.push_str(&text[last..s]);
+        out.push_str(REDACTED);
+        last = e;
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_tokens_are_redacted() {
+        let t = "401: invalid header Authorization: Bearer abc.DEF-123_xyz~+/ given";
+        assert_eq!(
+            scrub_secrets(t),
+            "401: invalid header Authorization: Bearer [REDACTED] given"
+        );
+        assert_eq!(scrub_secrets("bearer   tok123"), "bearer   [REDACTED]");
+        assert_eq!(scrub_secrets("Basic dXNlcjpwYXNz"), "Basic [REDACTED]");
+    }
+
+    #[test]
+    fn key_shaped_strings_are_redacted() {
+        let cases = [
+            "Incorrect API key provided: sk-proj-AbCdEf1234567890abcdef.",
+            "bad key sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+            "token ghp_ABCDEFGHIJKLMNOPQRSTuvwxyz0123456789 expired",
+            "key AKIAIOSFODNN7EXAMPLE denied",
+            "key=AIzaSyA-1234567890abcdefghijklmnopqrstu",
+            "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+            "opaque 4fT9kQ2zLm8Xc7Vb1Nw3Pq6Rs5Ty0UaZ trailing",
+        ];
+        for c in cases {
+            let out = scrub_secrets(c);
+            assert!(out.contains(REDACTED), "{c} -> {out}");
+            assert!(!out.contains("1234567890abc"), "{c} -> {out}");
+        }
+    }
+
+    #[test]
+    fn assigned_secrets_are_redacted() {
+        assert_eq!(
+            scrub_secrets("url?api_key=hunter2&x=1"),
+            "url?api_key=[REDACTED]&x=1"
+        );
+        assert_eq!(
+            scrub_secrets(r#"{"x-api-key": "short1", "model": "m"}"#),
+            r#"{"x-api-key": "[REDACTED]", "model": "m"}"#
+        );
+        assert_eq!(
+            scrub_secrets("OPENAI_API_KEY=abc"),
+            "OPENAI_API_KEY=[REDACTED]"
+        );
+        assert_eq!(scrub_secrets("password: p4ss"), "password: [REDACTED]");
+    }
+
+    #[test]
+    fn ordinary_text_is_untouched() {
+        for t in [
+            "404 Not Found: model gpt-4o-mini does not exist",
+            "commit 3f1c2a9b8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a is lowercase hex",
+            "id 123e4567-e89b-12d3-a456-426614174000",
+            "use sk-learn for that; the token is invalid",
+            "rate limited, retry after 20s",
+            "",
+        ] {
+            assert!(matches!(scrub_secrets(t), Cow::Borrowed(_)), "{t}");
+        }
+    }
+}
