@@ -76,10 +76,10 @@ impl CompleteOptions {
     /// The wait before retry number `retry` after `error`: the server's
     /// `Retry-After` (capped) when honoured, else the jittered backoff.
     pub fn retry_wait(&self, retry: u32, error: &ProviderError) -> Duration {
-        if self.honor_retry_after {
-            if let Some(ms) = error.retry_after_ms {
-                return Duration::from_millis(ms).min(self.max_retry_after);
-            }
+        if self.honor_retry_after
+            && let Some(ms) = error.retry_after_ms
+        {
+            return Duration::from_millis(ms).min(self.max_retry_after);
         }
         let base = self.backoff(retry).as_secs_f64();
         let jitter = self.jitter.clamp(0.0, 1.0);

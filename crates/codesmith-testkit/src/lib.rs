@@ -1,1 +1,35 @@
 //! Test support: the scripted model server.
+//!
+//! [`ScriptedServer`] is a real HTTP server on `127.0.0.1` that speaks both
+//! wire dialects CodeSmith's remote providers use — OpenAI Chat Completions
+//! (`POST …/chat/completions`) and Anthropic Messages (`POST …/messages`) —
+//! and plays a script: a queue of [`Scripted`] model turns (text, thinking,
+//! tool calls with raw argument strings, finish reason, usage, streamed as
+//! SSE in small pieces) and [`Fault`]s (HTTP errors with `Retry-After`,
+//! stalls, hangs, dropped connections). Every request is recorded for
+//! assertions.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! use codesmith_testkit::{Fault, Finish, Scripted, ScriptedServer};
+//!
+//! let server = ScriptedServer::start().await;
+//! server
+//!     .push(Fault::status(503))
+//!     .push(Scripted::text("partial answer").drop_after(2))
+//!     .push(Scripted::truncated_tool_call("c1", "exec_shell", r#"{"command": "rm -rf /tmp/le"#))
+//!     .push(Scripted::text("hi").with_thinking("let me think").finish(Finish::Omitted));
+//! let base_url = server.base_url(); // give this to the provider
+//! # let _ = base_url;
+//! let bodies = server.request_bodies(); // serde_json::Value per request
+//! # let _ = bodies;
+//! # }
+//! ```
+
+mod script;
+mod server;
+mod sse;
+
+pub use script::{Fault, Finish, Reply, Scripted, ScriptedCall};
+pub use server::{RecordedRequest, ScriptedServer};
+pub use sse::Dialect;

@@ -146,14 +146,14 @@ impl AnthropicDecoder {
                     .get("partial_json")
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                if let Some(tool) = self.tools.get_mut(&index) {
-                    if !fragment.is_empty() {
-                        tool.got_input = true;
-                        out.push(ProviderEvent::ToolCallDelta {
-                            index: tool.ordinal,
-                            arguments: fragment.to_string(),
-                        });
-                    }
+                if let Some(tool) = self.tools.get_mut(&index)
+                    && !fragment.is_empty()
+                {
+                    tool.got_input = true;
+                    out.push(ProviderEvent::ToolCallDelta {
+                        index: tool.ordinal,
+                        arguments: fragment.to_string(),
+                    });
                 }
             }
             // signature_delta, citations_delta: nothing the neutral transcript keeps.
@@ -165,14 +165,14 @@ impl AnthropicDecoder {
     /// the input from its start event, normally `{}`.
     fn block_stop(&mut self, value: &Value, out: &mut Vec<ProviderEvent>) {
         let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
-        if let Some(tool) = self.tools.get_mut(&index) {
-            if !tool.got_input {
-                tool.got_input = true;
-                out.push(ProviderEvent::ToolCallDelta {
-                    index: tool.ordinal,
-                    arguments: tool.initial_input.clone(),
-                });
-            }
+        if let Some(tool) = self.tools.get_mut(&index)
+            && !tool.got_input
+        {
+            tool.got_input = true;
+            out.push(ProviderEvent::ToolCallDelta {
+                index: tool.ordinal,
+                arguments: tool.initial_input.clone(),
+            });
         }
     }
 

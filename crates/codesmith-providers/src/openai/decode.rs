@@ -88,10 +88,10 @@ impl OpenAiDecoder {
                 break;
             }
         }
-        if let Some(text) = delta.get("content").and_then(Value::as_str) {
-            if !text.is_empty() {
-                out.push(ProviderEvent::TextDelta(text.to_string()));
-            }
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            out.push(ProviderEvent::TextDelta(text.to_string()));
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (position, call) in calls.iter().enumerate() {

@@ -1,0 +1,217 @@
+//! Scripted turns rendered as SSE events in each dialect.
+
+use serde_json::{Value, json};
+
+use crate::script::{Finish, Scripted};
+
+/// The wire dialect, chosen by the endpoint that was called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// OpenAI Chat Completions (`POST …/chat/completions`).
+    OpenAi,
+    /// Anthropic Messages (`POST …/messages`).
+    Anthropic,
+}
+
+/// One SSE event as text, and whether it carries content.
+#[derive(Debug, Clone)]
+pub(crate) struct SseEvent {
+    pub(crate) text: String,
+    pub(crate) content: bool,
+    pub(crate) terminal: bool,
+}
+
+impl SseEvent {
+    fn data(value: &Value, content: bool) -> Self {
+        SseEvent {
+            text: format!("data: {value}\n\n"),
+            content,
+            terminal: false,
+        }
+    }
+
+    fn named(name: &str, value: &Value, content: bool) -> Self {
+        SseEvent {
+            text: format!("event: {name}\ndata: {value}\n\n"),
+            content,
+            terminal: false,
+        }
+    }
+}
+
+/// Renders `turn` as the full SSE event list for `dialect`.
+pub(crate) fn render(turn: &Scripted, dialect: Dialect) -> Vec<SseEvent> {
+    match dialect {
+        Dialect::OpenAi => openai(turn),
+        Dialect::Anthropic => anthropic(turn),
+    }
+}
+
+fn pieces(text: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
+}
+
+fn usage_of(turn: &Scripted, content_events: usize) -> (u64, u64) {
+    turn.usage.unwrap_or((10, content_events.max(1) as u64))
+}
+
+fn openai(turn: &Scripted) -> Vec<SseEvent> {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0,
+               "model": "scripted", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut out = vec![SseEvent::data(
+        &chunk(json!({"role": "assistant"}), Value::Null),
+        false,
+    )];
+    for p in pieces(&turn.thinking, turn.chunk_chars) {
+        out.push(SseEvent::data(
+            &chunk(json!({"reasoning_content": p}), Value::Null),
+            true,
+        ));
+    }
+    for p in pieces(&turn.text, turn.chunk_chars) {
+        out.push(SseEvent::data(
+            &chunk(json!({"content": p}), Value::Null),
+            true,
+        ));
+    }
+    for (i, call) in turn.tool_calls.iter().enumerate() {
+        let head = json!({"tool_calls": [{"index": i, "id": call.id, "type": "function",
+                          "function": {"name": call.name, "arguments": ""}}]});
+        out.push(SseEvent::data(&chunk(head, Value::Null), true));
+        for p in pieces(&call.arguments, turn.chunk_chars) {
+            let d = json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]});
+            out.push(SseEvent::data(&chunk(d, Value::Null), true));
+        }
+    }
+    let finish = match turn.effective_finish() {
+        Finish::Stop => Some("stop".to_string()),
+        Finish::ToolCalls => Some("tool_calls".to_string()),
+        Finish::Length => Some("length".to_string()),
+        Finish::ContentFilter => Some("content_filter".to_string()),
+        Finish::Omitted => None,
+        Finish::Other(s) => Some(s),
+    };
+    if let Some(reason) = finish {
+        out.push(SseEvent::data(&chunk(json!({}), json!(reason)), false));
+    }
+    let content_events = out.iter().filter(|e| e.content).count();
+    let (input, output) = usage_of(turn, content_events);
+    let usage = json!({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": 0,
+                       "model": "scripted", "choices": [],
+                       "usage": {"prompt_tokens": input, "completion_tokens": output,
+                                 "total_tokens": input + output}});
+    out.push(SseEvent::data(&usage, false));
+    out.push(SseEvent {
+        text: "data: [DONE]\n\n".to_string(),
+        content: false,
+        terminal: true,
+    });
+    out
+}
+
+fn anthropic(turn: &Scripted) -> Vec<SseEvent> {
+    let mut body = Vec::new();
+    let mut index = 0usize;
+    if !turn.thinking.is_empty() {
+        body.push(SseEvent::named(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "thinking", "thinking": ""}}),
+            false,
+        ));
+        for p in pieces(&turn.thinking, turn.chunk_chars) {
+            body.push(block_delta(
+                index,
+                json!({"type": "thinking_delta", "thinking": p}),
+            ));
+        }
+        body.push(SseEvent::named(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "signature_delta", "signature": "scripted-signature"}}),
+            false,
+        ));
+        body.push(block_stop(index));
+        index += 1;
+    }
+    if !turn.text.is_empty() {
+        body.push(SseEvent::named(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "text", "text": ""}}),
+            false,
+        ));
+        for p in pieces(&turn.text, turn.chunk_chars) {
+            body.push(block_delta(index, json!({"type": "text_delta", "text": p})));
+        }
+        body.push(block_stop(index));
+        index += 1;
+    }
+    for call in &turn.tool_calls {
+        body.push(SseEvent::named(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": call.id, "name": call.name,
+                                      "input": {}}}),
+            true,
+        ));
+        for p in pieces(&call.arguments, turn.chunk_chars) {
+            body.push(block_delta(
+                index,
+                json!({"type": "input_json_delta", "partial_json": p}),
+            ));
+        }
+        body.push(block_stop(index));
+        index += 1;
+    }
+    let content_events = body.iter().filter(|e| e.content).count();
+    let (input, output) = usage_of(turn, content_events);
+    let mut out = vec![
+        SseEvent::named(
+            "message_start",
+            &json!({"type": "message_start", "message": {"id": "msg_scripted", "type": "message",
+                    "role": "assistant", "model": "scripted", "content": [], "stop_reason": null,
+                    "stop_sequence": null, "usage": {"input_tokens": input, "output_tokens": 1}}}),
+            false,
+        ),
+        SseEvent::named("ping", &json!({"type": "ping"}), false),
+    ];
+    out.extend(body);
+    let stop = match turn.effective_finish() {
+        Finish::Stop => json!("end_turn"),
+        Finish::ToolCalls => json!("tool_use"),
+        Finish::Length => json!("max_tokens"),
+        Finish::ContentFilter => json!("refusal"),
+        Finish::Omitted => Value::Null,
+        Finish::Other(s) => json!(s),
+    };
+    out.push(SseEvent::named(
+        "message_delta",
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+                "usage": {"output_tokens": output}}),
+        false,
+    ));
+    let mut stop_event = SseEvent::named("message_stop", &json!({"type": "message_stop"}), false);
+    stop_event.terminal = true;
+    out.push(stop_event);
+    out
+}
+
+fn block_delta(index: usize, delta: Value) -> SseEvent {
+    SseEvent::named(
+        "content_block_delta",
+        &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+        true,
+    )
+}
+
+fn block_stop(index: usize) -> SseEvent {
+    SseEvent::named(
+        "content_block_stop",
+        &json!({"type": "content_block_stop", "index": index}),
+        false,
+    )
+}
