@@ -12,3 +12,23 @@ pub use ssrf::{
     AddressGate, Cidr, FAKEIP_RANGE, MalformedLiteral, Restricted, RestrictedRange, classify,
     embedded_ipv4, is_localhost_name, parse_ip_literal, restricted_v4,
 };
+
+// Command safety, arity, exec-policy rules and approvals (issue 4).
+mod arity;
+mod catastrophic;
+mod classify;
+mod git_rules;
+mod net_commands;
+mod program_rules;
+mod safety_level;
+mod shell_parse;
+mod tool_rules;
+mod ws_path;
+
+pub use arity::{CanonicalPrefix, arity_entries, arity_of, canonical_prefix};
+pub use catastrophic::catastrophic_reason;
+pub use classify::{
+    Classification, MAX_COMMAND_BYTES, MAX_NESTING, Segment, classify_command,
+};
+pub use net_commands::{NETWORK_COMMANDS, NETWORK_REASON, needs_network};
+pub use safety_level::SafetyLevel;

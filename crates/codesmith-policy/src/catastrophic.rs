@@ -1,0 +1,142 @@
+//! The five catastrophic literals, checked on the raw text.
+//!
+//! Seed 002 ("Business Rules as a Goalkeeper") keeps this list short on
+//! purpose: `rm -rf /`, `rm -rf /*`, `rm -rf ~`, `rm -rf $HOME` and the fork
+//! bomb. Routine but risky commands (`shutdown`, `docker rm`, `killall`) go to
+//! approval instead. The check ignores the parse entirely, so a catastrophic
+//! shape is caught however deeply it is nested in quotes, `bash -c`, `$(…)`
+//! or here-documents, and even when the grammar cannot parse the command.
+//! The price is that quoting one of these literals as data (`echo "rm -rf /"`)
+//! is refused too.
+
+/// Returns why `raw` contains one of the five catastrophic literals, if it
+/// does. Flag order and spelling are normalised (`-rf`, `-fr`, `-r -f`,
+/// `--recursive --force`), as are quotes, `\` escapes, `${HOME}`, repeated
+/// slashes, full paths to `rm` and a trailing `--no-preserve-root`.
+pub fn catastrophic_reason(raw: &str) -> Option<&'static str> {
+    if is_fork_bomb(raw) {
+        return Some("matches a catastrophic pattern: the fork bomb");
+    }
+    let cleaned = raw
+        .replace("${HOME}", "$HOME")
+        .replace(['\'', '"', '\\'], "");
+    cleaned
+        .split([';', '&', '|', '\n', '(', ')', '`', '{', '}'])
+        .find_map(rm_piece_reason)
+}
+
+fn rm_piece_reason(piece: &str) -> Option<&'static str> {
+    let mut tokens = piece.split_whitespace();
+    while let Some(token) = tokens.next() {
+        if token.rsplit('/').next() != Some("rm") {
+            continue;
+        }
+        let (mut recursive, mut force) = (false, false);
+        let mut worst = None;
+        for arg in tokens.by_ref() {
+            if let Some(long) = arg.strip_prefix("--") {
+                recursive |= long == "recursive";
+                force |= long == "force";
+            } else if let Some(short) = arg.strip_prefix('-') {
+                recursive |= short.contains(['r', 'R']);
+                force |= short.contains('f');
+            } else if worst.is_none() {
+                worst = catastrophic_target(arg);
+            }
+        }
+        if recursive && force && worst.is_some() {
+            return worst;
+        }
+    }
+    None
+}
+
+fn catastrophic_target(arg: &str) -> Option<&'static str> {
+    let mut target = arg.to_string();
+    while target.contains("//") {
+        target = target.replace("//", "/");
+    }
+    match target.as_str() {
+        "/" => Some("matches a catastrophic pattern: rm -rf /"),
+        "/*" => Some("matches a catastrophic pattern: rm -rf /*"),
+        "~" | "~/" => Some("matches a catastrophic pattern: rm -rf ~"),
+        "$HOME" | "$HOME/" => Some("matches a catastrophic pattern: rm -rf $HOME"),
+        _ => None,
+    }
+}
+
+/// A function whose body pipes itself into itself in the background and is
+/// then called: `:(){ :|:& };:` or `bomb(){ bomb|bomb& };bomb`.
+fn is_fork_bomb(raw: &str) -> bool {
+    let squeezed: String = raw.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut search = 0;
+    while let Some(found) = squeezed[search..].find("(){") {
+        let open = search + found;
+        let name_start = squeezed[..open]
+            .rfind([';', '&', '|', '(', ')', '{', '}', '\'', '"'])
+            .map_or(0, |i| i + 1);
+        let name = squeezed[name_start..open].trim_start_matches("function");
+        let body = &squeezed[open + 3..];
+        if !name.is_empty()
+            && body.starts_with(&format!("{name}|{name}&"))
+            && body.contains(&format!("}};{name}"))
+        {
+            return true;
+        }
+        search = open + 3;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::catastrophic_reason;
+
+    #[test]
+    fn finds_the_five_literals_in_many_spellings() {
+        for raw in [
+            "rm -rf /",
+            "rm -rf /*",
+            "rm -rf ~",
+            "rm -rf $HOME",
+            "rm -rf ${HOME}",
+            "rm -fr /",
+            "rm -r -f /",
+            "rm   -rf   /",
+            "rm --recursive --force /",
+            "rm -rf -- /",
+            "rm -rf / --no-preserve-root",
+            "/bin/rm -Rf //",
+            "\\rm -rf ~/",
+            "rm -rf \"$HOME\"",
+            "bash -c 'rm -rf /'",
+            "sh -c \"bash -c \\\"rm -rf /*\\\"\"",
+            "echo $(rm -rf ~)",
+            "cd /tmp && sudo rm -rf /",
+            "bash <<EOF\nrm -rf $HOME\nEOF",
+            ":(){ :|:& };:",
+            ":() { : | : & } ; :",
+            "bomb(){ bomb|bomb& };bomb",
+        ] {
+            assert!(catastrophic_reason(raw).is_some(), "{raw}");
+        }
+    }
+
+    #[test]
+    fn leaves_ordinary_deletions_and_text_alone() {
+        for raw in [
+            "rm -rf ./build",
+            "rm -rf /tmp/x",
+            "rm -f /",
+            "rm -r ~/old",
+            "rm -rf ~/project/target",
+            "rm -rf $HOME/cache",
+            "git commit -m 'rm -rf is scary'",
+            "rm x; ls /",
+            "f(){ echo hi; }; f",
+            "ls -rf /",
+        ] {
+            assert!(catastrophic_reason(raw).is_none(), "{raw}");
+        }
+    }
+}

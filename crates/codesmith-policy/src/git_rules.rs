@@ -1,0 +1,225 @@
+//! Git sub-commands: which read, which change the work tree or history, and
+//! which discard work or reach the network.
+//!
+//! History-destroying shapes (`reset --hard`, `clean -f`, `checkout -- .`,
+//! `restore` of the work tree, `branch -D`, `stash drop|clear`,
+//! `push --force`) need approval; they are not on the catastrophic list
+//! (seed 002 keeps that list to five literals).
+
+use crate::SafetyLevel::{RequiresApproval, Safe, WorkspaceSafe};
+use crate::net_commands::NETWORK_REASON;
+use crate::program_rules::{PathJudge, Verdict};
+use crate::shell_parse::Word;
+
+const READ_ONLY: &[&str] = &[
+    "annotate",
+    "blame",
+    "cat-file",
+    "check-attr",
+    "check-ignore",
+    "cherry",
+    "count-objects",
+    "describe",
+    "diff",
+    "diff-files",
+    "diff-index",
+    "diff-tree",
+    "for-each-ref",
+    "fsck",
+    "grep",
+    "help",
+    "log",
+    "ls-files",
+    "ls-tree",
+    "merge-base",
+    "name-rev",
+    "range-diff",
+    "rev-list",
+    "rev-parse",
+    "shortlog",
+    "show",
+    "show-branch",
+    "show-ref",
+    "status",
+    "var",
+    "verify-commit",
+    "verify-tag",
+    "version",
+    "whatchanged",
+];
+
+const LOCAL_WRITES: &[&str] = &[
+    "add",
+    "am",
+    "apply",
+    "bisect",
+    "cherry-pick",
+    "commit",
+    "format-patch",
+    "init",
+    "maintenance",
+    "merge",
+    "mv",
+    "notes",
+    "pack-refs",
+    "rebase",
+    "revert",
+    "rm",
+    "sparse-checkout",
+    "switch",
+    "worktree",
+];
+
+const NETWORK: &[&str] = &[
+    "archive",
+    "clone",
+    "fetch",
+    "ls-remote",
+    "pull",
+    "push",
+    "request-pull",
+    "send-email",
+    "submodule",
+];
+
+/// Global options of `git` that take a value in the next word.
+const VALUE_OPTIONS: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
+
+/// Judges `git ARGS`.
+pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
+    let mut index = 0;
+    while index < args.len() {
+        let word = args[index].text.as_str();
+        if VALUE_OPTIONS.contains(&word) {
+            index += 2;
+        } else if word.starts_with('-') {
+            index += 1;
+        } else {
+            break;
+        }
+    }
+    let Some(sub) = args.get(index).map(|w| w.text.as_str()) else {
+        return Verdict::new(Safe, "prints git usage");
+    };
+    let rest: Vec<&str> = args[index + 1..].iter().map(|w| w.text.as_str()).collect();
+    let has = |flags: &[&str]| rest.iter().any(|w| flags.contains(w));
+    let short_has = |c: char| {
+        rest.iter()
+            .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(c))
+    };
+    match sub {
+        s if READ_ONLY.contains(&s) => Verdict::new(Safe, "reads repository state"),
+        "push"
+            if has(&[
+                "--force",
+                "-f",
+                "--force-with-lease",
+                "--mirror",
+                "--delete",
+                "-d",
+            ]) || rest
+                .iter()
+                .any(|w| w.starts_with("--force") || w.starts_with('+')) =>
+        {
+            Verdict::new(RequiresApproval, "force-pushes or deletes remote history")
+        }
+        s if NETWORK.contains(&s) => Verdict::new(RequiresApproval, NETWORK_REASON),
+        "reset" if has(&["--hard", "--merge", "--keep"]) => {
+            Verdict::new(RequiresApproval, "discards uncommitted changes")
+        }
+        "reset" => Verdict::new(WorkspaceSafe, "moves the branch or unstages files"),
+        "clean" if has(&["-n", "--dry-run"]) || short_has('n') => {
+            Verdict::new(Safe, "lists untracked files")
+        }
+        "clean" => Verdict::new(RequiresApproval, "deletes untracked files"),
+        "checkout"
+            if has(&[
+                "--", ".", "-f", "--force", "-B", "--ours", "--theirs", "-p", "--patch",
+            ]) =>
+        {
+            Verdict::new(RequiresApproval, "may overwrite uncommitted changes")
+        }
+        "checkout" => Verdict::new(WorkspaceSafe, "switches or creates a branch"),
+        "restore" if (has(&["--staged", "-S"]) && !has(&["--worktree", "-W"])) => {
+            Verdict::new(WorkspaceSafe, "unstages files")
+        }
+        "restore" => Verdict::new(RequiresApproval, "discards uncommitted changes"),
+        "switch" if has(&["--discard-changes", "-f", "--force", "-C", "--force-create"]) => {
+            Verdict::new(RequiresApproval, "may discard uncommitted changes")
+        }
+        "branch"
+            if has(&["-D", "-M", "-C", "-f", "--force"])
+                || (has(&["--delete", "-d"]) && has(&["--force"])) =>
+        {
+            Verdict::new(RequiresApproval, "deletes or overwrites a branch")
+        }
+        "branch" | "tag" => {
+            let lists = rest.is_empty()
+                || has(&[
+                    "-l",
+                    "--list",
+                    "-a",
+                    "-r",
+                    "-v",
+                    "-vv",
+                    "--all",
+                    "--show-current",
+                    "--contains",
+                    "--merged",
+                    "--no-merged",
+                    "-n",
+                ]);
+            if lists {
+                Verdict::new(Safe, "lists refs")
+            } else {
+                Verdict::new(WorkspaceSafe, "creates or deletes a local ref")
+            }
+        }
+        "stash" => match rest.iter().find(|w| !w.starts_with('-')).copied() {
+            Some("list" | "show") => Verdict::new(Safe, "reads stashes"),
+            Some("drop" | "clear") => Verdict::new(RequiresApproval, "discards stashed changes"),
+            _ => Verdict::new(WorkspaceSafe, "stashes or restores local changes"),
+        },
+        "remote" => match rest.iter().find(|w| !w.starts_with('-')).copied() {
+            None | Some("show" | "get-url") => Verdict::new(Safe, "reads remotes"),
+            Some("update" | "prune") => Verdict::new(RequiresApproval, NETWORK_REASON),
+            Some(_) => Verdict::new(WorkspaceSafe, "edits the repository's remotes"),
+        },
+        "config" => {
+            if has(&["--global", "--system"]) {
+                Verdict::new(
+                    RequiresApproval,
+                    "changes git configuration outside the workspace",
+                )
+            } else if has(&[
+                "--get",
+                "--get-all",
+                "--list",
+                "-l",
+                "--get-regexp",
+                "get",
+                "list",
+            ]) || rest.iter().filter(|w| !w.starts_with('-')).count() <= 1
+            {
+                Verdict::new(Safe, "reads git configuration")
+            } else {
+                Verdict::new(WorkspaceSafe, "changes the repository's configuration")
+            }
+        }
+        "reflog" => match rest.first().copied() {
+            Some("expire" | "delete") => Verdict::new(RequiresApproval, "deletes reflog entries"),
+            _ => Verdict::new(Safe, "reads the reflog"),
+        },
+        "gc" if rest.iter().any(|w| w.starts_with("--prune")) => {
+            Verdict::new(RequiresApproval, "prunes unreachable objects")
+        }
+        "gc" => Verdict::new(WorkspaceSafe, "compacts the repository"),
+        "prune" | "filter-branch" | "filter-repo" | "replace" | "update-ref" => {
+            Verdict::new(RequiresApproval, "rewrites or deletes repository history")
+        }
+        s if LOCAL_WRITES.contains(&s) => {
+            Verdict::new(WorkspaceSafe, "changes the local repository")
+        }
+        _ => Verdict::new(RequiresApproval, "unknown git sub-command"),
+    }
+}

@@ -1,0 +1,272 @@
+//! Which shell commands reach the network.
+//!
+//! Two tables (seed 003's shell network table): programs that exist to talk to
+//! the network (`curl`, `ssh`, `nmap`, …), and sub-commands of build and
+//! package tools that fetch or publish (`git push`, `cargo install`,
+//! `npm install`, `pip install`). Local sub-commands of the same tools
+//! (`git commit`, `cargo build`, `npm run`) are not listed.
+
+/// Reason attached to a command that needs the network.
+pub const NETWORK_REASON: &str = "may make network requests";
+
+/// Programs whose purpose is network access (sorted).
+pub const NETWORK_COMMANDS: &[&str] = &[
+    "aria2c",
+    "curl",
+    "dig",
+    "ftp",
+    "host",
+    "http",
+    "https",
+    "lftp",
+    "mosh",
+    "nc",
+    "ncat",
+    "netcat",
+    "nmap",
+    "nslookup",
+    "ping",
+    "rsync",
+    "scp",
+    "sftp",
+    "smbclient",
+    "socat",
+    "ssh",
+    "telnet",
+    "tftp",
+    "traceroute",
+    "wget",
+    "whois",
+];
+
+/// `(program, sub-command)` pairs that need the network; `*` means every
+/// sub-command of that program (sorted by program).
+const NETWORK_SUBCOMMANDS: &[(&str, &[&str])] = &[
+    (
+        "apt",
+        &[
+            "install",
+            "update",
+            "upgrade",
+            "full-upgrade",
+            "dist-upgrade",
+            "download",
+        ],
+    ),
+    (
+        "apt-get",
+        &[
+            "install",
+            "update",
+            "upgrade",
+            "dist-upgrade",
+            "download",
+            "source",
+        ],
+    ),
+    ("aws", &["*"]),
+    ("az", &["*"]),
+    (
+        "brew",
+        &["install", "update", "upgrade", "fetch", "reinstall", "tap"],
+    ),
+    (
+        "bun",
+        &[
+            "install", "i", "add", "update", "upgrade", "x", "create", "publish",
+        ],
+    ),
+    ("bundle", &["install", "update", "add"]),
+    (
+        "cargo",
+        &[
+            "install", "fetch", "update", "publish", "search", "login", "yank", "add", "owner",
+            "vendor",
+        ],
+    ),
+    (
+        "composer",
+        &["install", "update", "require", "create-project"],
+    ),
+    ("conda", &["install", "update", "create", "search"]),
+    ("deno", &["install", "upgrade"]),
+    ("dnf", &["install", "update", "upgrade", "download"]),
+    ("docker", &["pull", "push", "login", "search"]),
+    ("gcloud", &["*"]),
+    ("gem", &["install", "update", "push", "fetch"]),
+    ("gh", &["*"]),
+    (
+        "git",
+        &[
+            "fetch",
+            "pull",
+            "push",
+            "clone",
+            "ls-remote",
+            "submodule",
+            "archive",
+            "send-email",
+            "request-pull",
+        ],
+    ),
+    ("go", &["get", "install", "mod"]),
+    (
+        "helm",
+        &[
+            "install",
+            "upgrade",
+            "pull",
+            "push",
+            "repo",
+            "dependency",
+            "search",
+        ],
+    ),
+    ("kubectl", &["*"]),
+    (
+        "npm",
+        &[
+            "install", "i", "ci", "add", "update", "upgrade", "publish", "audit", "outdated",
+            "view", "info", "exec", "create", "init", "login", "search", "dedupe",
+        ],
+    ),
+    ("npx", &["*"]),
+    ("pip", &["install", "download", "search", "index"]),
+    ("pip3", &["install", "download", "search", "index"]),
+    (
+        "pipx",
+        &["install", "run", "upgrade", "reinstall", "inject"],
+    ),
+    (
+        "pnpm",
+        &[
+            "install", "i", "add", "update", "up", "publish", "audit", "outdated", "dlx", "create",
+            "fetch",
+        ],
+    ),
+    ("podman", &["pull", "push", "login", "search"]),
+    (
+        "poetry",
+        &["install", "add", "update", "lock", "publish", "search"],
+    ),
+    (
+        "rustup",
+        &[
+            "install",
+            "update",
+            "toolchain",
+            "target",
+            "component",
+            "self",
+        ],
+    ),
+    (
+        "terraform",
+        &["init", "plan", "apply", "destroy", "import", "refresh"],
+    ),
+    (
+        "uv",
+        &[
+            "sync", "add", "lock", "pip", "tool", "python", "publish", "run",
+        ],
+    ),
+    (
+        "yarn",
+        &[
+            "", "install", "add", "upgrade", "up", "publish", "dlx", "create", "info", "audit",
+            "outdated",
+        ],
+    ),
+    ("yum", &["install", "update", "upgrade", "download"]),
+];
+
+/// True when the simple command `argv` (program first, wrappers removed)
+/// needs the network: a program from [`NETWORK_COMMANDS`], or a sub-command
+/// that fetches or publishes (`git fetch|pull|push|clone`, `cargo install`,
+/// `npm install`, `pip install`, `docker pull`, …). `git commit`,
+/// `cargo build`, `npm run` and `pip list` do not.
+///
+/// The sub-command is the first word after the program that is not a flag;
+/// `python -m pip install` is treated as `pip install`.
+pub fn needs_network<S: AsRef<str>>(argv: &[S]) -> bool {
+    let words: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
+    let Some(program) = words.first().map(|p| p.rsplit('/').next().unwrap_or(p)) else {
+        return false;
+    };
+    if NETWORK_COMMANDS.binary_search(&program).is_ok() {
+        return true;
+    }
+    if program.starts_with("python") {
+        if let Some(i) = words.iter().position(|w| *w == "-m")
+            && words.get(i + 1) == Some(&"pip")
+        {
+            return needs_network(&words[i + 1..]);
+        }
+        return false;
+    }
+    let Ok(index) = NETWORK_SUBCOMMANDS.binary_search_by(|(p, _)| p.cmp(&program)) else {
+        return false;
+    };
+    let subcommands = NETWORK_SUBCOMMANDS[index].1;
+    let sub = words
+        .iter()
+        .skip(1)
+        .find(|w| !w.starts_with('-') && !w.starts_with('+'))
+        .copied()
+        .unwrap_or("");
+    subcommands.iter().any(|s| *s == "*" || *s == sub)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn net(command: &str) -> bool {
+        let argv: Vec<&str> = command.split_whitespace().collect();
+        needs_network(&argv)
+    }
+
+    #[test]
+    fn tables_are_sorted() {
+        assert!(NETWORK_COMMANDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(NETWORK_SUBCOMMANDS.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(NETWORK_COMMANDS.len() >= 20);
+    }
+
+    #[test]
+    fn network_subcommands_are_told_apart_from_local_ones() {
+        for yes in [
+            "curl https://x",
+            "/usr/bin/wget x",
+            "ssh host",
+            "git fetch",
+            "git pull --rebase",
+            "git push origin main",
+            "git clone url",
+            "cargo install ripgrep",
+            "npm install",
+            "npm i left-pad",
+            "pip install requests",
+            "python3 -m pip install x",
+            "yarn",
+            "docker pull alpine",
+            "kubectl get pods",
+        ] {
+            assert!(net(yes), "{yes}");
+        }
+        for no in [
+            "git commit -m x",
+            "git status",
+            "cargo build --release",
+            "cargo test",
+            "npm run build",
+            "npm test",
+            "pip list",
+            "python -m pytest",
+            "ls",
+            "docker ps",
+        ] {
+            assert!(!net(no), "{no}");
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Sub-command tables of package managers, build drivers and container
+//! tools. Local builds and tests are `WorkspaceSafe`; fetching, publishing and
+//! installing need approval ("may make network requests"); unknown
+//! sub-commands need approval too.
+
+use crate::SafetyLevel::{RequiresApproval, Safe, WorkspaceSafe};
+use crate::net_commands::NETWORK_REASON;
+use crate::program_rules::Verdict;
+use crate::shell_parse::Word;
+
+/// First word that is not a flag (or a `+toolchain`), or `""`.
+fn subcommand(args: &[Word]) -> &str {
+    args.iter()
+        .map(|w| w.text.as_str())
+        .find(|w| !w.starts_with('-') && !w.starts_with('+'))
+        .unwrap_or("")
+}
+
+fn table(sub: &str, safe: &[&str], local: &[&str], network: &[&str]) -> Verdict {
+    if safe.contains(&sub) {
+        Verdict::new(Safe, "reads project information")
+    } else if local.contains(&sub) {
+        Verdict::new(WorkspaceSafe, "builds, tests or edits the project")
+    } else if network.contains(&sub) {
+        Verdict::new(RequiresApproval, NETWORK_REASON)
+    } else {
+        Verdict::new(RequiresApproval, "unknown sub-command")
+    }
+}
+
+/// `cargo SUB`: `build`/`test`/`clippy` are local, `install`/`publish` fetch.
+pub(crate) fn cargo_verdict(args: &[Word]) -> Verdict {
+    table(
+        subcommand(args),
+        &[
+            "help",
+            "locate-project",
+            "metadata",
+            "pkgid",
+            "read-manifest",
+            "tree",
+            "verify-project",
+            "version",
+        ],
+        &[
+            "b", "bench", "build", "c", "check", "clean", "clippy", "d", "doc", "fix", "fmt",
+            "init", "new", "nextest", "package", "r", "remove", "rm", "run", "rustc", "rustdoc",
+            "t", "test",
+        ],
+        &[
+            "add",
+            "fetch",
+            "generate-lockfile",
+            "install",
+            "login",
+            "owner",
+            "publish",
+            "search",
+            "uninstall",
+            "update",
+            "vendor",
+            "yank",
+        ],
+    )
+}
+
+/// `npm`, `pnpm`, `yarn`, `bun`: scripts run locally, installs fetch.
+pub(crate) fn node_pm_verdict(args: &[Word]) -> Verdict {
+    table(
+        subcommand(args),
+        &[
+            "config", "explain", "help", "list", "ls", "why", "root", "bin", "prefix",
+        ],
+        &[
+            "build",
+            "dev",
+            "format",
+            "lint",
+            "pack",
+            "prune",
+            "rebuild",
+            "run",
+            "run-script",
+            "start",
+            "t",
+            "test",
+            "typecheck",
+            "version",
+        ],
+        &[
+            "", "add", "audit", "ci", "create", "dedupe", "dlx", "exec", "fetch", "i", "info",
+            "init", "install", "login", "outdated", "publish", "search", "up", "update", "upgrade",
+            "view", "x", "global",
+        ],
+    )
+}
+
+/// `pip`/`pip3`: queries are safe, installs fetch.
+pub(crate) fn pip_verdict(args: &[Word]) -> Verdict {
+    table(
+        subcommand(args),
+        &[
+            "check", "freeze", "help", "list", "show", "debug", "inspect",
+        ],
+        &[],
+        &[
+            "download",
+            "index",
+            "install",
+            "search",
+            "uninstall",
+            "wheel",
+        ],
+    )
+}
+
+/// `uv`, `poetry`, `pipx`, `conda`.
+pub(crate) fn python_pm_verdict(program: &str, args: &[Word]) -> Verdict {
+    let sub = subcommand(args);
+    match program {
+        "poetry" => table(
+            sub,
+            &["show", "check", "env", "version", "about"],
+            &["run", "build", "shell"],
+            &[
+                "add", "install", "lock", "publish", "remove", "search", "update",
+            ],
+        ),
+        "uv" => table(
+            sub,
+            &["help", "version", "tree"],
+            &["venv", "build", "format"],
+            &[
+                "add", "lock", "pip", "publish", "python", "remove", "run", "sync", "tool",
+            ],
+        ),
+        _ => table(
+            sub,
+            &["list", "info", "env"],
+            &[],
+            &[
+                "create",
+                "install",
+                "inject",
+                "reinstall",
+                "remove",
+                "run",
+                "update",
+                "upgrade",
+            ],
+        ),
+    }
+}
+
+/// `go SUB`.
+pub(crate) fn go_verdict(args: &[Word]) -> Verdict {
+    table(
+        subcommand(args),
+        &["doc", "env", "help", "list", "version"],
+        &[
+            "build", "clean", "fmt", "generate", "run", "test", "vet", "work",
+        ],
+        &["get", "install", "mod"],
+    )
+}
+
+/// `docker`/`podman`: inspection is safe, everything that starts, changes or
+/// moves containers and images needs approval.
+pub(crate) fn container_verdict(args: &[Word]) -> Verdict {
+    let sub = subcommand(args);
+    if ["pull", "push", "login", "search"].contains(&sub) {
+        return Verdict::new(RequiresApproval, NETWORK_REASON);
+    }
+    if [
+        "diff", "history", "images", "info", "inspect", "logs", "port", "ps", "stats", "top",
+        "version",
+    ]
+    .contains(&sub)
+    {
+        return Verdict::new(Safe, "inspects containers or images");
+    }
+    Verdict::new(
+        RequiresApproval,
+        "starts, changes or removes containers or images",
+    )
+}
+
+/// `rustup`: `show`/`which` read; the rest downloads toolchains.
+pub(crate) fn rustup_verdict(args: &[Word]) -> Verdict {
+    table(
+        subcommand(args),
+        &["show", "which", "help", "doc"],
+        &["override", "default"],
+        &[
+            "component",
+            "install",
+            "self",
+            "target",
+            "toolchain",
+            "update",
+            "run",
+        ],
+    )
+}
