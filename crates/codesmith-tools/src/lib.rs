@@ -10,6 +10,9 @@ mod envelope;
 pub mod fs;
 pub mod gate;
 mod registry;
+pub mod sandbox;
+pub mod shell;
+pub mod spill;
 mod tool;
 
 pub use context::ToolContext;

@@ -1,0 +1,94 @@
+//! The fail-closed gate in front of `codesmith sandbox run`.
+
+use std::fmt;
+
+use super::Backend;
+
+/// Refusal to run a command bare when policy requires a sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxRefusal {
+    /// Name of the backend that was selected.
+    pub backend: &'static str,
+}
+
+impl fmt::Display for SandboxRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "refusing to run: policy requires a sandbox, but the selected backend \"{}\" does \
+             not isolate commands on this host. Either install bubblewrap (for example \
+             `apt-get install bubblewrap`) and set sandbox = \"bwrap\", or run without \
+             isolation on purpose by setting sandbox = \"none\" in the user config or passing \
+             --no-sandbox",
+            self.backend
+        )
+    }
+}
+
+impl std::error::Error for SandboxRefusal {}
+
+/// The gate behind `codesmith sandbox run -- CMD` (seed 002, note two: better to refuse
+/// than to run bare).
+///
+/// `Ok(())` when `required` is false (the user opted out explicitly) or the backend really
+/// isolates; otherwise a [`SandboxRefusal`] whose message names the two ways out.
+pub fn require_isolation(backend: &dyn Backend, required: bool) -> Result<(), SandboxRefusal> {
+    if !required || backend.isolates() {
+        Ok(())
+    } else {
+        Err(SandboxRefusal {
+            backend: backend.name(),
+        })
+    }
+}
+
+/// Why [`run`] did not produce an exit status.
+#[derive(Debug)]
+pub enum RunError {
+    /// The gate refused (see [`require_isolation`]).
+    Refused(SandboxRefusal),
+    /// No command was given.
+    EmptyCommand,
+    /// The (wrapped) program could not be started.
+    Spawn(std::io::Error),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Refused(r) => r.fmt(f),
+            RunError::EmptyCommand => write!(f, "no command given: use `sandbox run -- CMD ARGS`"),
+            RunError::Spawn(e) => write!(f, "could not start the sandboxed command: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Runs `argv` under `backend` with inherited stdin/stdout/stderr, after the gate, and
+/// returns its exit code (128 + signal number when killed by a signal).
+///
+/// This is the body of `codesmith sandbox run -- CMD`: `required` is true unless the user
+/// explicitly chose `sandbox = "none"` or passed the opt-out flag.
+pub fn run(
+    backend: &dyn Backend,
+    scope: &super::Scope,
+    argv: Vec<std::ffi::OsString>,
+    required: bool,
+) -> Result<i32, RunError> {
+    require_isolation(backend, required).map_err(RunError::Refused)?;
+    if argv.is_empty() {
+        return Err(RunError::EmptyCommand);
+    }
+    let wrapped = backend.wrap(argv, scope);
+    let (program, args) = wrapped.split_first().ok_or(RunError::EmptyCommand)?;
+    let status = std::process::Command::new(program)
+        .args(args)
+        .current_dir(&scope.cwd)
+        .status()
+        .map_err(RunError::Spawn)?;
+    use std::os::unix::process::ExitStatusExt;
+    Ok(status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}

@@ -1,0 +1,186 @@
+//! Sandbox backends for shell commands.
+//!
+//! A [`Backend`] rewrites a command line so that it runs confined, and says honestly whether
+//! it confines anything at all (seed 002, "Seven Notes on Settling Security Debt", note one:
+//! a backend that cannot isolate must report `isolates() == false`, never pretend).
+//!
+//! - [`BwrapBackend`]: Linux bubblewrap. The workspace is writable, the rest of the file
+//!   system read-only, `/tmp` is a private scratch tmpfs, credential directories and key
+//!   files (`~/.ssh`, `~/.aws`, `~/.config/gh`, ...) are hidden behind empty mounts, and the
+//!   network is unshared unless the [`Scope`] allows it.
+//! - [`NoneBackend`]: runs the command as is and reports that it does not isolate.
+//!
+//! [`backend_from_name`] turns a config value into a backend; an unknown name is an error,
+//! never a silent fallback (note two). [`require_isolation`] is the gate behind
+//! `codesmith sandbox run`: it refuses to run bare when policy demands a sandbox.
+
+mod bwrap;
+mod gate;
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use bwrap::{BwrapBackend, credential_paths};
+pub use gate::{RunError, SandboxRefusal, require_isolation, run};
+
+/// What a confined command may touch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// Canonical workspace root: the only writable tree (besides a private `/tmp`).
+    pub workspace: PathBuf,
+    /// Directory the command starts in (inside the workspace).
+    pub cwd: PathBuf,
+    /// The user's home directory, whose credential paths are hidden. `None`: only the
+    /// absolute credential paths are considered.
+    pub user_home: Option<PathBuf>,
+    /// `$CODESMITH_HOME`; hidden from the command (approvals, spills, audit log).
+    pub codesmith_home: Option<PathBuf>,
+    /// True when the command may use the network.
+    pub network: bool,
+}
+
+/// Errors from choosing or using a backend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SandboxError {
+    /// The configured backend name is not one of `none`, `bwrap`, `auto`.
+    UnknownBackend(String),
+    /// The backend was named explicitly but cannot run on this host.
+    Unavailable {
+        /// Backend name.
+        backend: &'static str,
+        /// What is missing, and what to do.
+        reason: String,
+    },
+}
+
+impl fmt::Display for SandboxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SandboxError::UnknownBackend(name) => write!(
+                f,
+                "unknown sandbox backend {name:?}: use \"bwrap\", \"none\" or \"auto\""
+            ),
+            SandboxError::Unavailable { backend, reason } => {
+                write!(f, "sandbox backend {backend} is unavailable: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SandboxError {}
+
+/// One way of running a command confined (or not).
+pub trait Backend: Send + Sync + fmt::Debug {
+    /// Stable backend name (`"bwrap"`, `"none"`).
+    fn name(&self) -> &'static str;
+    /// True only when this backend really confines the child process on this host.
+    fn isolates(&self) -> bool;
+    /// Rewrites `argv` (program first) into the command line that runs it under `scope`.
+    fn wrap(&self, argv: Vec<OsString>, scope: &Scope) -> Vec<OsString>;
+}
+
+/// The backend that does not isolate: the command runs as the user, with full access.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoneBackend;
+
+impl Backend for NoneBackend {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+    fn isolates(&self) -> bool {
+        false
+    }
+    fn wrap(&self, argv: Vec<OsString>, _scope: &Scope) -> Vec<OsString> {
+        argv
+    }
+}
+
+/// Picks a backend by its config name.
+///
+/// - `"none"`: [`NoneBackend`].
+/// - `"bwrap"`: [`BwrapBackend`]; `Unavailable` when `bwrap` is missing or cannot create
+///   namespaces here (install bubblewrap, or set `sandbox = "none"` explicitly).
+/// - `"auto"`: bwrap when it works, otherwise none (whose `isolates()` is false, so the
+///   gate in [`require_isolation`] still refuses where isolation is required).
+///
+/// Any other name is `UnknownBackend`: a typo must not silently disable the sandbox.
+pub fn backend_from_name(name: &str) -> Result<Arc<dyn Backend>, SandboxError> {
+    match name {
+        "none" => Ok(Arc::new(NoneBackend)),
+        "bwrap" => BwrapBackend::detect()
+            .map(|b| Arc::new(b) as Arc<dyn Backend>)
+            .ok_or_else(|| SandboxError::Unavailable {
+                backend: "bwrap",
+                reason: "bwrap is not installed or cannot create namespaces here; install \
+                         bubblewrap, or set sandbox = \"none\" explicitly"
+                    .to_string(),
+            }),
+        "auto" => Ok(match BwrapBackend::detect() {
+            Some(b) => Arc::new(b),
+            None => Arc::new(NoneBackend),
+        }),
+        other => Err(SandboxError::UnknownBackend(other.to_string())),
+    }
+}
+
+/// The sandbox a session's shell commands run under: a backend plus the network switch.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    /// The backend.
+    pub backend: Arc<dyn Backend>,
+    /// True when commands may use the network. With a non-isolating backend the network is
+    /// physically reachable whatever this says; the flag then only drives hints.
+    pub network: bool,
+    /// The user's home directory whose credential paths are hidden (`$HOME` by default).
+    pub user_home: Option<PathBuf>,
+}
+
+impl Sandbox {
+    /// A sandbox over `backend` with the network allowed or not.
+    pub fn new(backend: Arc<dyn Backend>, network: bool) -> Self {
+        Sandbox {
+            backend,
+            network,
+            user_home: std::env::var_os("HOME").map(PathBuf::from),
+        }
+    }
+
+    /// No isolation, network reachable (the default for a [`crate::ToolContext`]).
+    pub fn none() -> Self {
+        Sandbox::new(Arc::new(NoneBackend), true)
+    }
+
+    /// True when the network is cut for real: an isolating backend with network off.
+    pub fn network_blocked(&self) -> bool {
+        self.backend.isolates() && !self.network
+    }
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox::none()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_backend_name_is_an_error() {
+        let err = backend_from_name("opensandbox2").unwrap_err();
+        assert_eq!(err, SandboxError::UnknownBackend("opensandbox2".into()));
+        assert!(err.to_string().contains("bwrap"));
+    }
+
+    #[test]
+    fn none_backend_says_it_does_not_isolate() {
+        let b = backend_from_name("none").unwrap();
+        assert_eq!(b.name(), "none");
+        assert!(!b.isolates());
+        assert!(!Sandbox::none().network_blocked());
+    }
+}

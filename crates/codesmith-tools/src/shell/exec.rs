@@ -1,0 +1,235 @@
+//! `exec_shell`: one foreground command.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::process::{self, Running};
+use super::wrap::{self, CwdChange};
+use super::{drift, network, rel, scope_for};
+use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput, spill};
+
+/// Default timeout in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// Largest accepted timeout in seconds (larger values are clamped).
+pub const MAX_TIMEOUT_SECS: u64 = 600;
+/// How long output pipes held open by leftover background processes are waited for.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+/// `exec_shell {command, timeout_secs?, cwd?}`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExecShell;
+
+const DESCRIPTION: &str = "Run one shell command with bash in the session's working \
+directory and return its exit code and combined stdout+stderr. Each call is a fresh process: \
+a `cd` carries over to the next call (when it stays inside the workspace), environment \
+variables do not, so repeat `export`/`source` lines in the same command. Default timeout 120 \
+s (max 600); on timeout the whole process group is killed. Output over 30,000 bytes keeps the \
+first 22,000 and last 8,000 bytes; the full text can be paged with retrieve_tool_result. For \
+servers, watchers and other long jobs use task_shell_start instead. Use read_file instead of \
+cat/head/tail/sed -n, edit_file instead of sed -i, write_file instead of heredocs, \
+grep_files/glob_files instead of grep -r/find, and fetch_url instead of curl/wget. Examples: \
+{\"command\": \"cargo test -p core 2>&1 | tail -50\"}; {\"command\": \"cd crates/core && cargo \
+build\", \"timeout_secs\": 300}; {\"command\": \"ls\", \"cwd\": \"docs\"}.";
+
+#[async_trait]
+impl Tool for ExecShell {
+    fn name(&self) -> &'static str {
+        "exec_shell"
+    }
+
+    fn description(&self) -> &'static str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The bash command line to run."},
+                "timeout_secs": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds before the command is killed (default 120, max 600)."},
+                "cwd": {"type": "string", "description": "Workspace-relative directory to run in for this call only (default: the session directory)."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    fn capability(&self) -> Capability {
+        Capability::ExecutesCode
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
+        let command = command_arg(&args)?;
+        let timeout = timeout_arg(&args)?;
+        let start_dir = start_dir(ctx, args.get("cwd"))?;
+        run(ctx, command, &start_dir, timeout).await
+    }
+}
+
+/// The required, non-empty `command` argument.
+pub(crate) fn command_arg(args: &Value) -> Result<&str, Refusal> {
+    match args.get("command").and_then(Value::as_str) {
+        Some(c) if !c.trim().is_empty() => Ok(c),
+        _ => Err(Refusal::new(
+            ErrorCode::InvalidArguments,
+            "The \"command\" argument is missing or empty.",
+            "Pass the command line as a string, e.g. {\"command\": \"cargo build\"}.",
+        )),
+    }
+}
+
+fn timeout_arg(args: &Value) -> Result<Duration, Refusal> {
+    let secs = match args.get("timeout_secs") {
+        None | Some(Value::Null) => DEFAULT_TIMEOUT_SECS,
+        Some(v) => match v.as_u64() {
+            Some(s) if s >= 1 => s.min(MAX_TIMEOUT_SECS),
+            _ => {
+                return Err(Refusal::new(
+                    ErrorCode::InvalidArguments,
+                    format!(
+                        "timeout_secs must be a whole number of seconds from 1 to 600, not {v}."
+                    ),
+                    "Omit it for the 120 s default, or pass e.g. {\"timeout_secs\": 300}.",
+                ));
+            }
+        },
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+/// The directory this call starts in: `cwd` resolved inside the workspace (relative to the
+/// session directory), or the session directory.
+pub(crate) fn start_dir(ctx: &ToolContext, cwd: Option<&Value>) -> Result<PathBuf, Refusal> {
+    let session = ctx.shell.cwd(&ctx.workspace);
+    let Some(raw) = cwd.and_then(Value::as_str) else {
+        return Ok(session);
+    };
+    let session_rel = rel(&ctx.workspace, &session);
+    let joined = if Path::new(raw).is_absolute() || session_rel == "." {
+        raw.to_string()
+    } else {
+        format!("{session_rel}/{raw}")
+    };
+    let resolved = ctx.resolve(&joined)?;
+    if !resolved.abs.is_dir() {
+        return Err(Refusal::new(
+            ErrorCode::NotFound,
+            format!("The directory {raw:?} does not exist."),
+            "Pass an existing workspace directory, or omit cwd to use the session directory.",
+        )
+        .with("cwd", raw));
+    }
+    Ok(resolved.abs)
+}
+
+/// Runs `command` starting in `start`, enforcing `timeout`, and builds the result.
+async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) -> ToolOutcome {
+    let sentinel = wrap::new_sentinel();
+    let script = wrap::wrap_script(command, &sentinel);
+    let scope = scope_for(ctx, start);
+    let mut running =
+        process::spawn(&ctx.sandbox, &scope, &script, start).map_err(|_| Refusal::internal())?;
+    let status = running.wait_for(timeout).await;
+    let Some(status) = status else {
+        return Err(timed_out(ctx, &mut running, &sentinel, timeout).await);
+    };
+    let complete = running.drain(DRAIN_GRACE).await;
+    let (raw, _) = process::lock(&running.output).text_from(0, true);
+    let (text, reported) = wrap::split_sentinel(&raw, &sentinel);
+    let exit_code = process::exit_code(status);
+    let elapsed = running.started.elapsed();
+
+    let mut notes = String::new();
+    let mut out = ToolOutput::default();
+    match wrap::adopt(&ctx.workspace, start, reported.as_deref()) {
+        CwdChange::Unchanged => {}
+        CwdChange::Adopted(dir) => {
+            let r = rel(&ctx.workspace, &dir);
+            notes.push_str(&format!("[Working directory is now {r}.]\n"));
+            out = out.with("cwd", r);
+            ctx.shell.set_cwd(dir);
+        }
+        CwdChange::Refused(dir) => notes.push_str(&format!(
+            "[The command ended in {dir}, outside the workspace; the working directory stays \
+             {}.]\n",
+            rel(&ctx.workspace, &ctx.shell.cwd(&ctx.workspace))
+        )),
+    }
+    if !complete {
+        notes.push_str(
+            "[A background process still holds the output open; later output is not shown. Use \
+             task_shell_start for long-running processes.]\n",
+        );
+    }
+    if exit_code != 0 && ctx.sandbox.network_blocked() && network::looks_network_blocked(&text) {
+        notes.push_str(network::NETWORK_BLOCKED_NOTE);
+        notes.push('\n');
+        out = out.with("network_blocked", true);
+    }
+    if exit_code == 0 {
+        let drifts = ctx
+            .shell
+            .drift
+            .probe(&ctx.workspace, &drift::tracked_reads(ctx));
+        notes.push_str(&drift::reminder_text(&drifts));
+    }
+    let (capped, reference) = spill::cap_output(&ctx.home, &text, Some(&text));
+    let mut body = capped.text;
+    if !notes.is_empty() {
+        if !body.is_empty() && !body.ends_with('\n') {
+            body.push('\n');
+        }
+        body.push_str(&notes);
+    }
+    out.output = Value::String(body);
+    out = out
+        .with("exit_code", exit_code)
+        .with("duration_ms", elapsed.as_millis() as u64);
+    if capped.omitted > 0 {
+        out = out
+            .with("truncated", true)
+            .with("omitted_bytes", capped.omitted);
+    }
+    if let Some(r) = reference {
+        out = out.with("ref", r);
+    }
+    Ok(out)
+}
+
+/// Kills the process group after a timeout and builds the `TIMEOUT` refusal with the output
+/// so far.
+async fn timed_out(
+    ctx: &ToolContext,
+    running: &mut Running,
+    sentinel: &str,
+    timeout: Duration,
+) -> Refusal {
+    let ran = running.started.elapsed();
+    running.kill_group();
+    let _ = running.wait_for(Duration::from_secs(2)).await;
+    running.drain(DRAIN_GRACE).await;
+    let (raw, _) = process::lock(&running.output).text_from(0, true);
+    let (text, _) = wrap::split_sentinel(&raw, sentinel);
+    let (capped, reference) = spill::cap_output(&ctx.home, &text, Some(&text));
+    let secs = timeout.as_secs();
+    let mut refusal = Refusal::new(
+        ErrorCode::Timeout,
+        format!(
+            "The command ran for {:.1} s and was killed at its {secs} s timeout (with every \
+             process it started); its output so far is in details.output.",
+            ran.as_secs_f64()
+        ),
+        "Raise timeout_secs (max 600), narrow the command, or run it with task_shell_start and \
+         poll it.",
+    )
+    .with("timeout_secs", secs)
+    .with("elapsed_ms", ran.as_millis() as u64)
+    .with("output", capped.text);
+    if let Some(r) = reference {
+        refusal = refusal.with("ref", r);
+    }
+    refusal
+}

@@ -1,0 +1,66 @@
+//! The shell tools: `exec_shell` (foreground, one `bash -c` per call) and the background
+//! trio `task_shell_start` / `task_shell_poll` / `task_shell_cancel`.
+//!
+//! Every command runs through the session's [`crate::sandbox::Sandbox`], in its own process
+//! group (a timeout or cancel kills the whole group), with stdout and stderr merged. Output
+//! over 30,000 bytes is cut to head + tail and spilled ([`crate::spill`]).
+
+pub mod drift;
+mod exec;
+pub mod network;
+mod process;
+mod tasks;
+pub mod wrap;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+pub use exec::{DEFAULT_TIMEOUT_SECS, ExecShell, MAX_TIMEOUT_SECS};
+pub use tasks::{MAX_RUNNING_TASKS, TaskShellCancel, TaskShellPoll, TaskShellStart, TaskTable};
+
+use crate::ToolContext;
+use crate::sandbox::Scope;
+
+/// Shell state of one session: the working directory that `cd` moves, the background
+/// tasks, and the drift probe's memory.
+#[derive(Debug, Default)]
+pub struct ShellSession {
+    cwd: Mutex<Option<PathBuf>>,
+    /// Background tasks started with `task_shell_start`.
+    pub tasks: TaskTable,
+    /// Which file drifts were already reported.
+    pub drift: drift::DriftProbe,
+}
+
+impl ShellSession {
+    /// The session directory: the last adopted `cd` target, or `workspace`.
+    pub fn cwd(&self, workspace: &Path) -> PathBuf {
+        let cwd = self.cwd.lock().unwrap_or_else(PoisonError::into_inner);
+        cwd.clone().unwrap_or_else(|| workspace.to_path_buf())
+    }
+
+    /// Sets the session directory (the caller has checked it is inside the workspace).
+    pub fn set_cwd(&self, dir: PathBuf) {
+        *self.cwd.lock().unwrap_or_else(PoisonError::into_inner) = Some(dir);
+    }
+}
+
+/// The sandbox scope for a command of `ctx` starting in `cwd`.
+pub(crate) fn scope_for(ctx: &ToolContext, cwd: &Path) -> Scope {
+    Scope {
+        workspace: ctx.workspace.clone(),
+        cwd: cwd.to_path_buf(),
+        user_home: ctx.sandbox.user_home.clone(),
+        codesmith_home: Some(ctx.home.clone()),
+        network: ctx.sandbox.network,
+    }
+}
+
+/// Workspace-relative spelling of `abs` (`.` for the root).
+pub(crate) fn rel(workspace: &Path, abs: &Path) -> String {
+    match abs.strip_prefix(workspace) {
+        Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
+        Ok(r) => r.to_string_lossy().into_owned(),
+        Err(_) => abs.to_string_lossy().into_owned(),
+    }
+}

@@ -1,0 +1,189 @@
+//! Spawning a shell command in its own process group and capturing its output.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
+
+use crate::sandbox::{Sandbox, Scope};
+
+/// Most bytes kept in memory per command; beyond it only a rolling tail is kept.
+const MAX_CAPTURE: usize = 32 * 1024 * 1024;
+/// Size of the rolling tail kept past [`MAX_CAPTURE`].
+const OVERFLOW_TAIL: usize = 64 * 1024;
+
+/// Output collected from stdout and stderr, in arrival order.
+#[derive(Debug, Default)]
+pub(crate) struct Captured {
+    data: Vec<u8>,
+    dropped: usize,
+    tail: Vec<u8>,
+}
+
+impl Captured {
+    fn push(&mut self, chunk: &[u8]) {
+        if self.dropped == 0 && self.data.len() + chunk.len() <= MAX_CAPTURE {
+            self.data.extend_from_slice(chunk);
+            return;
+        }
+        self.dropped += chunk.len();
+        self.tail.extend_from_slice(chunk);
+        if self.tail.len() > 2 * OVERFLOW_TAIL {
+            let cut = self.tail.len() - OVERFLOW_TAIL;
+            self.tail.drain(..cut);
+        }
+    }
+
+    /// Text from byte `from` on (lossy UTF-8), ending before an incomplete trailing
+    /// character unless `finished`. Returns the text and the new cursor.
+    pub(crate) fn text_from(&self, from: usize, finished: bool) -> (String, usize) {
+        let bytes = self.data.get(from..).unwrap_or(&[]);
+        let mut end = bytes.len();
+        if !finished {
+            if let Err(e) = std::str::from_utf8(bytes) {
+                if e.error_len().is_none() {
+                    end = e.valid_up_to();
+                }
+            }
+        }
+        let mut text = String::from_utf8_lossy(&bytes[..end]).into_owned();
+        if finished && self.dropped > 0 {
+            text.push_str(&format!(
+                "\n[... more than {MAX_CAPTURE} bytes of output; the rest was not kept except \
+                 this tail ...]\n"
+            ));
+            text.push_str(&String::from_utf8_lossy(&self.tail));
+        }
+        (text, from + end)
+    }
+}
+
+/// Shared handle on a command's captured output.
+pub(crate) type SharedOutput = Arc<Mutex<Captured>>;
+
+/// Locks captured output, recovering from a poisoned lock (the buffer has no invariant a
+/// panicking reader could break).
+pub(crate) fn lock(out: &SharedOutput) -> std::sync::MutexGuard<'_, Captured> {
+    out.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A running command.
+#[derive(Debug)]
+pub(crate) struct Running {
+    pub(crate) child: Child,
+    pgid: Option<i32>,
+    pub(crate) output: SharedOutput,
+    readers: Vec<JoinHandle<()>>,
+    pub(crate) started: Instant,
+}
+
+/// Starts `bash -c script` under the sandbox in `cwd`, in a new process group, with stdin
+/// closed and stdout/stderr captured.
+pub(crate) fn spawn(
+    sandbox: &Sandbox,
+    scope: &Scope,
+    script: &str,
+    cwd: &Path,
+) -> std::io::Result<Running> {
+    let argv: Vec<OsString> = vec!["bash".into(), "-c".into(), script.into()];
+    let argv = sandbox.backend.wrap(argv, scope);
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| std::io::Error::other("empty command line"))?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .process_group(0)
+        .kill_on_drop(true);
+    let started = Instant::now();
+    let mut child = cmd.spawn()?;
+    let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    let output: SharedOutput = Arc::default();
+    let mut readers = Vec::with_capacity(2);
+    if let Some(out) = child.stdout.take() {
+        readers.push(tokio::spawn(pump(out, output.clone())));
+    }
+    if let Some(err) = child.stderr.take() {
+        readers.push(tokio::spawn(pump(err, output.clone())));
+    }
+    Ok(Running {
+        child,
+        pgid,
+        output,
+        readers,
+        started,
+    })
+}
+
+async fn pump(mut pipe: impl AsyncRead + Unpin, output: SharedOutput) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => lock(&output).push(&buf[..n]),
+        }
+    }
+}
+
+impl Running {
+    /// Sends SIGKILL to the whole process group (the shell and everything it started).
+    pub(crate) fn kill_group(&mut self) {
+        if let Some(pgid) = self.pgid {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pgid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let _ = self.child.start_kill();
+    }
+
+    /// Waits for the shell to exit, at most `limit`; `None` on timeout.
+    pub(crate) async fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
+        match tokio::time::timeout(limit, self.child.wait()).await {
+            Ok(Ok(status)) => Some(status),
+            Ok(Err(_)) => None,
+            Err(_) => None,
+        }
+    }
+
+    /// Exit status if the shell has exited, without waiting.
+    pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Waits (at most `grace`) for the output pipes to reach end of file. Processes left in
+    /// the background may hold them open; their later output is then not collected.
+    /// Returns true when all output was collected.
+    pub(crate) async fn drain(&mut self, grace: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + grace;
+        for reader in &mut self.readers {
+            if tokio::time::timeout_at(deadline, &mut *reader)
+                .await
+                .is_err()
+            {
+                return false;
+            }
+        }
+        self.readers.clear();
+        true
+    }
+}
+
+/// Exit code of a status: the code, or 128 + signal when killed by a signal.
+pub(crate) fn exit_code(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}

@@ -1,0 +1,235 @@
+//! exec_shell and the background task tools, end to end (real bash, no sandbox).
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use codesmith_tools::shell::{ExecShell, TaskShellCancel, TaskShellPoll, TaskShellStart};
+use codesmith_tools::spill::{self, RetrieveToolResult};
+use codesmith_tools::{ErrorCode, Tool, ToolContext, ToolOutput};
+use serde_json::{Value, json};
+
+struct Fixture {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    ctx: ToolContext,
+}
+
+fn fixture() -> Fixture {
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(ws.path().canonicalize().unwrap(), home.path().to_path_buf());
+    Fixture {
+        _dirs: (ws, home),
+        ctx,
+    }
+}
+
+async fn sh(ctx: &ToolContext, args: Value) -> ToolOutput {
+    ExecShell.call(ctx, args).await.unwrap()
+}
+
+fn text(out: &ToolOutput) -> &str {
+    out.output.as_str().unwrap()
+}
+
+#[tokio::test]
+async fn output_exit_code_and_stderr_are_captured() {
+    let f = fixture();
+    let out = sh(&f.ctx, json!({"command": "echo out; echo err >&2; exit 3"})).await;
+    assert_eq!(text(&out), "out\nerr\n");
+    assert_eq!(out.meta["exit_code"], 3);
+    assert!(!text(&out).contains("__CODESMITH_CWD"));
+}
+
+#[tokio::test]
+async fn cd_inside_the_workspace_is_kept() {
+    let f = fixture();
+    std::fs::create_dir_all(f.ctx.workspace.join("a/b")).unwrap();
+    let out = sh(&f.ctx, json!({"command": "cd a/b"})).await;
+    assert_eq!(out.meta["cwd"], "a/b");
+    let out = sh(&f.ctx, json!({"command": "pwd"})).await;
+    assert_eq!(
+        text(&out).trim(),
+        f.ctx.workspace.join("a/b").to_str().unwrap()
+    );
+    // A relative cwd argument is one-shot and relative to the session directory.
+    std::fs::create_dir(f.ctx.workspace.join("a/b/c")).unwrap();
+    let out = sh(&f.ctx, json!({"command": "pwd", "cwd": "c"})).await;
+    assert!(text(&out).trim().ends_with("a/b/c"));
+    assert!(out.meta.get("cwd").is_none());
+    let out = sh(&f.ctx, json!({"command": "pwd"})).await;
+    assert!(text(&out).trim().ends_with("a/b"));
+}
+
+#[tokio::test]
+async fn cd_outside_the_workspace_is_refused() {
+    let f = fixture();
+    let out = sh(&f.ctx, json!({"command": "cd / && pwd"})).await;
+    assert!(text(&out).contains("outside the workspace"));
+    assert!(out.meta.get("cwd").is_none());
+    let out = sh(&f.ctx, json!({"command": "pwd"})).await;
+    assert_eq!(text(&out).trim(), f.ctx.workspace.to_str().unwrap());
+    let err = ExecShell
+        .call(&f.ctx, json!({"command": "pwd", "cwd": "../"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::OutsideWorkspace);
+}
+
+#[tokio::test]
+async fn environment_does_not_persist() {
+    let f = fixture();
+    sh(&f.ctx, json!({"command": "export CODESMITH_TEST_VAR=1"})).await;
+    let out = sh(
+        &f.ctx,
+        json!({"command": "echo \"[${CODESMITH_TEST_VAR:-unset}]\""}),
+    )
+    .await;
+    assert_eq!(text(&out), "[unset]\n");
+}
+
+#[tokio::test]
+async fn timeout_kills_the_process_group() {
+    let f = fixture();
+    let marker = f.ctx.workspace.join("survived");
+    let cmd = format!(
+        "echo started; (sleep 2; touch {}) & sleep 3",
+        marker.display()
+    );
+    let t0 = Instant::now();
+    let err = ExecShell
+        .call(&f.ctx, json!({"command": cmd, "timeout_secs": 1}))
+        .await
+        .unwrap_err();
+    assert!(
+        t0.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(err.code, ErrorCode::Timeout);
+    assert!(err.message.contains("1 s timeout"), "{}", err.message);
+    assert_eq!(err.details["output"], "started\n");
+    // The backgrounded subshell was in the group and died with it.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        !marker.exists(),
+        "a process of the group outlived the timeout"
+    );
+}
+
+#[tokio::test]
+async fn big_output_is_capped_spilled_and_retrievable() {
+    let f = fixture();
+    let out = sh(&f.ctx, json!({"command": "seq 1 20000"})).await;
+    let shown = text(&out);
+    assert!(shown.starts_with("1\n2\n3\n"));
+    assert!(shown.trim_end().ends_with("19999\n20000"));
+    assert!(shown.len() < 30_500);
+    assert_eq!(out.meta["truncated"], true);
+    let reference = out.meta["ref"].as_str().unwrap().to_string();
+    assert!(reference.contains(&std::process::id().to_string()));
+    assert!(shown.contains(&format!(
+        "retrieve_tool_result {{\"ref\": \"{reference}\"}}"
+    )));
+
+    let expected: String = (1..=20000).map(|i| format!("{i}\n")).collect();
+    let mut offset = 0u64;
+    let mut all = String::new();
+    loop {
+        let page = RetrieveToolResult
+            .call(&f.ctx, json!({"ref": reference, "offset": offset}))
+            .await
+            .unwrap();
+        all.push_str(page.output.as_str().unwrap());
+        match page.meta["next_offset"].as_u64() {
+            Some(n) => offset = n,
+            None => break,
+        }
+    }
+    assert_eq!(all, expected);
+    assert_eq!(spill::cleanup_old(&f.ctx.home).unwrap(), 0);
+}
+
+#[tokio::test]
+async fn background_task_start_poll_finish() {
+    let f = fixture();
+    let started = TaskShellStart
+        .call(&f.ctx, json!({"command": "echo one; sleep 0.3; echo two"}))
+        .await
+        .unwrap();
+    let id = started.meta["id"].as_str().unwrap().to_string();
+    let first = TaskShellPoll.call(&f.ctx, json!({"id": id})).await.unwrap();
+    let second = TaskShellPoll
+        .call(&f.ctx, json!({"id": id, "wait_secs": 3}))
+        .await
+        .unwrap();
+    assert_eq!(second.meta["status"], "exited");
+    assert_eq!(second.meta["exit_code"], 0);
+    let combined = format!("{}{}", text(&first), text(&second));
+    assert_eq!(combined, "one\ntwo\n");
+    let third = TaskShellPoll.call(&f.ctx, json!({"id": id})).await.unwrap();
+    assert_eq!(text(&third), "");
+    let err = TaskShellPoll
+        .call(&f.ctx, json!({"id": "task-999"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound);
+}
+
+#[tokio::test]
+async fn background_task_cancel_kills_it() {
+    let f = fixture();
+    let marker = f.ctx.workspace.join("late");
+    let cmd = format!("echo hi; sleep 2; touch {}", marker.display());
+    let started = TaskShellStart
+        .call(&f.ctx, json!({"command": cmd}))
+        .await
+        .unwrap();
+    let id = started.meta["id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let cancelled = TaskShellCancel
+        .call(&f.ctx, json!({"id": id}))
+        .await
+        .unwrap();
+    assert_eq!(cancelled.meta["status"], "cancelled");
+    assert_eq!(text(&cancelled), "hi\n");
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    assert!(!marker.exists());
+}
+
+#[tokio::test]
+async fn task_spills_only_when_final() {
+    let f = fixture();
+    let started = TaskShellStart
+        .call(&f.ctx, json!({"command": "seq 1 20000; sleep 0.5"}))
+        .await
+        .unwrap();
+    let id = started.meta["id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let running = TaskShellPoll.call(&f.ctx, json!({"id": id})).await.unwrap();
+    assert_eq!(running.meta["status"], "running");
+    assert!(running.meta.get("ref").is_none());
+    assert!(text(&running).contains("still running"));
+    assert!(!spill::spill_dir(&f.ctx.home).exists());
+    let done = TaskShellPoll
+        .call(&f.ctx, json!({"id": id, "wait_secs": 3}))
+        .await
+        .unwrap();
+    assert_eq!(done.meta["status"], "exited");
+    // The final poll has little new output, so nothing needs cutting or spilling.
+    assert!(done.meta.get("ref").is_none());
+
+    // A final poll that sees a big delta spills the task's whole output.
+    let started = TaskShellStart
+        .call(&f.ctx, json!({"command": "sleep 0.2; seq 1 20000"}))
+        .await
+        .unwrap();
+    let id = started.meta["id"].as_str().unwrap().to_string();
+    let done = TaskShellPoll
+        .call(&f.ctx, json!({"id": id, "wait_secs": 3}))
+        .await
+        .unwrap();
+    let reference = done.meta["ref"].as_str().unwrap();
+    let saved = std::fs::read_to_string(spill::spill_dir(&f.ctx.home).join(reference)).unwrap();
+    assert_eq!(saved.lines().count(), 20000);
+}
