@@ -9,11 +9,14 @@ mod context;
 mod envelope;
 pub mod fs;
 pub mod gate;
+pub mod instructions;
 mod registry;
 pub mod sandbox;
+pub mod sanitize;
 pub mod shell;
 pub mod spill;
 mod tool;
+pub mod trust;
 
 pub use context::ToolContext;
 pub use envelope::{ErrorCode, Refusal, ToolOutcome, ToolOutput, envelope_json};
