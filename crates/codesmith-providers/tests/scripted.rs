@@ -1,0 +1,458 @@
+//! The remote providers and `complete()` against the scripted model server:
+//! both dialects, every injected fault.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use codesmith_protocol::{Message, StopReason, ToolSpec, Usage};
+use codesmith_providers::{
+    AnthropicConfig, AnthropicProvider, AssistantResponse, ChatRequest, CompleteOptions,
+    OpenAiConfig, OpenAiProvider, Provider, ProviderError, ProviderErrorKind, StreamNotice,
+    complete,
+};
+use codesmith_testkit::{Fault, Finish, Scripted, ScriptedServer};
+use serde_json::json;
+
+const KEY: &str = "sk-test-0123456789abcdef";
+
+fn request(max_tokens: Option<u32>) -> ChatRequest {
+    ChatRequest {
+        model: "scripted-model".into(),
+        system: "You are a test.".into(),
+        messages: vec![Message::user_text("hello")],
+        tools: vec![ToolSpec {
+            name: "read_file".into(),
+            description: "Reads a file.".into(),
+            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }],
+        max_tokens,
+        temperature: None,
+        stop: vec![],
+    }
+}
+
+/// Millisecond-scale retry and watchdog settings.
+fn fast() -> CompleteOptions {
+    CompleteOptions {
+        base_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(100),
+        idle_timeout: Duration::from_millis(400),
+        idle_timeout_per_retry: Duration::from_millis(50),
+        ..CompleteOptions::default()
+    }
+}
+
+fn openai(server: &ScriptedServer) -> OpenAiProvider {
+    OpenAiProvider::new(OpenAiConfig::new(server.base_url(), Some(KEY.into()))).unwrap()
+}
+
+fn anthropic(server: &ScriptedServer) -> AnthropicProvider {
+    AnthropicProvider::new(AnthropicConfig::new(server.url(), Some(KEY.into()))).unwrap()
+}
+
+struct Run {
+    result: Result<AssistantResponse, ProviderError>,
+    notices: Vec<StreamNotice>,
+}
+
+impl Run {
+    fn ok(&self) -> &AssistantResponse {
+        match &self.result {
+            Ok(r) => r,
+            Err(e) => panic!("expected a response, got {:?}: {}", e.kind, e.message),
+        }
+    }
+
+    fn err(&self) -> &ProviderError {
+        match &self.result {
+            Ok(r) => panic!("expected an error, got {r:?}"),
+            Err(e) => e,
+        }
+    }
+
+    fn retries(&self) -> Vec<(u32, u64, String)> {
+        self.notices
+            .iter()
+            .filter_map(|n| match n {
+                StreamNotice::Retry {
+                    attempt,
+                    wait_ms,
+                    reason,
+                } => Some((*attempt, *wait_ms, reason.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn streamed_text(&self) -> String {
+        self.notices
+            .iter()
+            .filter_map(|n| match n {
+                StreamNotice::TextDelta(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+async fn run(provider: &dyn Provider, req: &ChatRequest, opts: &CompleteOptions) -> Run {
+    let mut notices = Vec::new();
+    let mut sink = |n: StreamNotice| notices.push(n);
+    let result = complete(provider, req, opts, &mut sink).await;
+    Run { result, notices }
+}
+
+fn full_turn() -> Scripted {
+    Scripted::text("Hello, wörld ✓ — ok")
+        .with_thinking("thinking 🤔 hard")
+        .with_tool_call("call_1", "read_file", r#"{"path":"src/ä.rs"}"#)
+        .with_tool_call("call_2", "read_file", r#"{"path":"b"}"#)
+        .usage(42, 17)
+}
+
+fn assert_full_turn(resp: &AssistantResponse) {
+    assert_eq!(resp.text, "Hello, wörld ✓ — ok");
+    assert_eq!(resp.thinking, "thinking 🤔 hard");
+    assert_eq!(resp.tool_calls.len(), 2);
+    assert_eq!(resp.tool_calls[0].call.id, "call_1");
+    assert_eq!(resp.tool_calls[0].call.name, "read_file");
+    assert_eq!(resp.tool_calls[0].call.arguments, r#"{"path":"src/ä.rs"}"#);
+    assert_eq!(resp.tool_calls[0].parsed, Some(json!({"path": "src/ä.rs"})));
+    assert_eq!(resp.tool_calls[1].call.id, "call_2");
+    assert_eq!(resp.stop_reason, StopReason::ToolUse);
+    assert_eq!(
+        resp.usage,
+        Usage {
+            input_tokens: 42,
+            output_tokens: 17,
+            cached_input_tokens: 0
+        }
+    );
+    assert!(!resp.interrupted);
+}
+
+#[tokio::test]
+async fn openai_decodes_text_thinking_tool_calls_and_usage() {
+    let server = ScriptedServer::start().await;
+    server.push(full_turn());
+    let run = run(&openai(&server), &request(Some(100)), &fast()).await;
+    assert_full_turn(run.ok());
+    assert_eq!(run.streamed_text(), "Hello, wörld ✓ — ok");
+    let sent = &server.requests()[0];
+    assert_eq!(sent.path, "/v1/chat/completions");
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(sent.body["stream"], json!(true));
+    assert_eq!(sent.body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(sent.body["model"], json!("scripted-model"));
+    assert_eq!(
+        sent.body["messages"][0],
+        json!({"role": "system", "content": "You are a test."})
+    );
+    assert_eq!(
+        sent.body["tools"][0]["function"]["name"],
+        json!("read_file")
+    );
+}
+
+#[tokio::test]
+async fn anthropic_decodes_text_thinking_tool_calls_and_usage() {
+    let server = ScriptedServer::start().await;
+    server.push(full_turn());
+    let run = run(&anthropic(&server), &request(Some(100)), &fast()).await;
+    assert_full_turn(run.ok());
+    let sent = &server.requests()[0];
+    assert_eq!(sent.path, "/v1/messages");
+    assert_eq!(sent.header("x-api-key"), Some(KEY));
+    assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(sent.body["system"], json!("You are a test."));
+    assert_eq!(sent.body["max_tokens"], json!(100));
+    assert_eq!(
+        sent.body["tools"][0]["input_schema"]["type"],
+        json!("object")
+    );
+}
+
+#[tokio::test]
+async fn anthropic_accepts_a_base_url_with_v1() {
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("hi"));
+    let provider = AnthropicProvider::new(AnthropicConfig::new(server.base_url(), None)).unwrap();
+    assert_eq!(
+        run(&provider, &request(None), &fast()).await.ok().text,
+        "hi"
+    );
+    assert_eq!(server.requests()[0].path, "/v1/messages");
+    assert_eq!(server.requests()[0].header("x-api-key"), None);
+}
+
+#[tokio::test]
+async fn rate_limit_429_honours_retry_after() {
+    let server = ScriptedServer::start().await;
+    server.push(Fault::status(429).retry_after(1));
+    server.push(Scripted::text("after the wait"));
+    let started = Instant::now();
+    let run = run(&openai(&server), &request(None), &fast()).await;
+    assert_eq!(run.ok().text, "after the wait");
+    let retries = run.retries();
+    assert_eq!(retries.len(), 1);
+    assert_eq!(retries[0].0, 1);
+    assert_eq!(retries[0].1, 1000, "Retry-After: 1 means a 1000 ms wait");
+    assert!(retries[0].2.contains("429"), "{}", retries[0].2);
+    assert!(started.elapsed() >= Duration::from_millis(1000));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn status_503_then_success() {
+    for anthropic_dialect in [false, true] {
+        let server = ScriptedServer::start().await;
+        server.push(Fault::status(503));
+        server.push(Scripted::text("recovered"));
+        let run = if anthropic_dialect {
+            run(&anthropic(&server), &request(None), &fast()).await
+        } else {
+            run(&openai(&server), &request(None), &fast()).await
+        };
+        assert_eq!(run.ok().text, "recovered");
+        assert_eq!(run.retries().len(), 1);
+        assert!(run.retries()[0].2.contains("HTTP 503"));
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn unauthorized_401_fails_at_once_with_a_clear_scrubbed_message() {
+    let server = ScriptedServer::start().await;
+    let body = r#"{"error":{"message":"Incorrect API key provided: sk-live-abcdef1234567890XYZ","type":"invalid_request_error"}}"#;
+    server.push(Fault::status(401).body(body));
+    server.push(Scripted::text("must not be reached"));
+    let run = run(&openai(&server), &request(None), &fast()).await;
+    let err = run.err();
+    assert_eq!(err.kind, ProviderErrorKind::Auth);
+    assert_eq!(err.status, Some(401));
+    assert!(err.message.contains("HTTP 401"), "{}", err.message);
+    assert!(
+        err.message.contains("Incorrect API key provided"),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("API key"), "{}", err.message);
+    assert!(
+        !err.message.contains("sk-live"),
+        "secret leaked: {}",
+        err.message
+    );
+    assert!(err.message.contains("[REDACTED]"), "{}", err.message);
+    assert!(run.retries().is_empty());
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn context_length_400_fails_at_once() {
+    let server = ScriptedServer::start().await;
+    let body = r#"{"error":{"message":"This model's maximum context length is 8192 tokens.","code":"context_length_exceeded"}}"#;
+    server.push(Fault::status(400).body(body));
+    let run = run(&openai(&server), &request(None), &fast()).await;
+    assert_eq!(run.err().kind, ProviderErrorKind::ContextLength);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn retries_are_bounded() {
+    let server = ScriptedServer::start().await;
+    for _ in 0..4 {
+        server.push(Fault::status(500));
+    }
+    server.push(Scripted::text("never"));
+    let run = run(&openai(&server), &request(None), &fast()).await;
+    let err = run.err();
+    assert_eq!(err.kind, ProviderErrorKind::Internal);
+    assert!(
+        err.message.contains("gave up after 3 retries"),
+        "{}",
+        err.message
+    );
+    let attempts: Vec<u32> = run.retries().iter().map(|r| r.0).collect();
+    assert_eq!(attempts, vec![1, 2, 3]);
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn stall_before_content_is_retried() {
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("too late").stall_before(1500));
+    server.push(Scripted::text("on time"));
+    let run = run(&openai(&server), &request(None), &fast()).await;
+    let resp = run.ok();
+    assert_eq!(resp.text, "on time");
+    assert!(!resp.interrupted);
+    assert_eq!(run.retries().len(), 1);
+    assert!(
+        run.retries()[0].2.contains("idle timeout"),
+        "{}",
+        run.retries()[0].2
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn stall_after_content_keeps_the_partial_answer() {
+    for anthropic_dialect in [false, true] {
+        let server = ScriptedServer::start().await;
+        server.push(Scripted::text("abcdefghijkl").stall_after(2, 1500));
+        server.push(Scripted::text("a retry must not happen"));
+        let run = if anthropic_dialect {
+            run(&anthropic(&server), &request(None), &fast()).await
+        } else {
+            run(&openai(&server), &request(None), &fast()).await
+        };
+        let resp = run.ok();
+        assert_eq!(resp.text, "abcdef");
+        assert!(resp.interrupted);
+        assert_eq!(resp.stop_reason, StopReason::Interrupted);
+        assert!(
+            resp.interruption
+                .as_deref()
+                .unwrap()
+                .contains("idle timeout")
+        );
+        assert!(run.retries().is_empty());
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn dropped_connection_without_terminal_signal_after_content_is_partial() {
+    for anthropic_dialect in [false, true] {
+        let server = ScriptedServer::start().await;
+        server.push(Scripted::text("abcdefghi").drop_after(1));
+        server.push(Scripted::text("a retry must not happen"));
+        let run = if anthropic_dialect {
+            run(&anthropic(&server), &request(None), &fast()).await
+        } else {
+            run(&openai(&server), &request(None), &fast()).await
+        };
+        let resp = run.ok();
+        assert_eq!(resp.text, "abc");
+        assert!(resp.interrupted);
+        assert_eq!(resp.stop_reason, StopReason::Interrupted);
+        assert!(run.retries().is_empty());
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn everything_but_the_terminal_signal_is_still_an_interruption() {
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("complete-looking").omit_terminal());
+    let run = run(&anthropic(&server), &request(None), &fast()).await;
+    let resp = run.ok();
+    assert_eq!(resp.text, "complete-looking");
+    assert!(resp.interrupted, "no message_stop means no clean end");
+}
+
+#[tokio::test]
+async fn nothing_received_is_retried_transparently() {
+    let server = ScriptedServer::start().await;
+    server.push(Fault::close());
+    server.push(Scripted::text("").omit_terminal());
+    server.push(Fault::hang(1500));
+    server.push(Scripted::text("third time lucky"));
+    let run = run(&openai(&server), &request(None), &fast()).await;
+    assert_eq!(run.ok().text, "third time lucky");
+    assert_eq!(run.retries().len(), 3);
+    assert_eq!(run.streamed_text(), "third time lucky");
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn length_finish_leaves_truncated_tool_call_unparsed() {
+    for anthropic_dialect in [false, true] {
+        let server = ScriptedServer::start().await;
+        let partial = r#"{"command": "rm -rf /tmp/leg"#;
+        server.push(
+            Scripted::truncated_tool_call("c1", "exec_shell", partial).with_tool_call(
+                "c2",
+                "read_file",
+                r#"{"path":"x"}"#,
+            ),
+        );
+        let run = if anthropic_dialect {
+            run(&anthropic(&server), &request(Some(64)), &fast()).await
+        } else {
+            run(&openai(&server), &request(Some(64)), &fast()).await
+        };
+        let resp = run.ok();
+        assert_eq!(resp.stop_reason, StopReason::MaxTokens);
+        assert!(!resp.interrupted);
+        assert_eq!(resp.tool_calls[0].call.arguments, partial);
+        assert_eq!(resp.tool_calls[0].parsed, None, "truncated marker");
+        assert_eq!(resp.tool_calls[1].parsed, Some(json!({"path": "x"})));
+    }
+}
+
+#[tokio::test]
+async fn omitted_stop_reason_is_derived() {
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::tool_call("c1", "read_file", "{}").finish(Finish::Omitted));
+    server.push(Scripted::text("long").finish(Finish::Omitted).usage(5, 50));
+    server.push(Scripted::text("short").finish(Finish::Omitted).usage(5, 3));
+    let provider = openai(&server);
+    let first = run(&provider, &request(Some(50)), &fast()).await;
+    assert_eq!(first.ok().stop_reason, StopReason::ToolUse);
+    let second = run(&provider, &request(Some(50)), &fast()).await;
+    assert_eq!(second.ok().stop_reason, StopReason::MaxTokens);
+    let third = run(&provider, &request(Some(50)), &fast()).await;
+    assert_eq!(third.ok().stop_reason, StopReason::EndTurn);
+}
+
+#[tokio::test]
+async fn exhausted_script_is_a_clear_error() {
+    let server = ScriptedServer::start().await;
+    let opts = CompleteOptions {
+        max_retries: 0,
+        ..fast()
+    };
+    let run = run(&openai(&server), &request(None), &opts).await;
+    let err = run.err();
+    assert_eq!(err.status, Some(500));
+    assert!(err.message.contains("script exhausted"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn deepseek_dialect_replays_reasoning_on_tool_rounds() {
+    use codesmith_protocol::{ContentBlock, Role, ToolCall, ToolResult};
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("done"));
+    let mut config = OpenAiConfig::new(server.base_url(), None);
+    config.vendor = codesmith_providers::Vendor::DeepSeek;
+    let provider = OpenAiProvider::new(config).unwrap();
+    let mut req = request(None);
+    req.messages.push(Message {
+        role: Role::Assistant,
+        content: vec![ContentBlock::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "read_file".into(),
+            arguments: r#"{"path":"a"}"#.into(),
+        })],
+    });
+    req.messages.push(Message {
+        role: Role::User,
+        content: vec![ContentBlock::ToolResult(ToolResult {
+            call_id: "c1".into(),
+            content: "text".into(),
+            is_error: false,
+        })],
+    });
+    assert_eq!(run(&provider, &req, &fast()).await.ok().text, "done");
+    let body = &server.request_bodies()[0];
+    assert_eq!(
+        body["messages"][2]["reasoning_content"],
+        json!("(reasoning omitted)")
+    );
+    assert_eq!(body["messages"][3]["role"], json!("tool"));
+}
