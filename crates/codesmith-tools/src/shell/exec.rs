@@ -164,7 +164,14 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
              task_shell_start for long-running processes.]\n",
         );
     }
-    if exit_code != 0 && ctx.sandbox.network_blocked() && network::looks_network_blocked(&text) {
+    if exit_code != 0
+        && network::blocked_by_policy(
+            ctx.sandbox.network_blocked(),
+            command,
+            &ctx.workspace,
+            &text,
+        )
+    {
         notes.push_str(network::NETWORK_BLOCKED_NOTE);
         notes.push('\n');
         out = out.with("network_blocked", true);

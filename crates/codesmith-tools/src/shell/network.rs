@@ -41,6 +41,27 @@ pub fn looks_network_blocked(output: &str) -> bool {
     })
 }
 
+/// True when some simple command of `command` needs the network (the policy crate's
+/// network table: `git fetch`, `cargo install`, `curl`, ... but not `git commit`).
+pub fn command_needs_network(command: &str, workspace: &std::path::Path) -> bool {
+    let ws = workspace.to_string_lossy();
+    codesmith_policy::classify_command(command, &ws)
+        .segments
+        .iter()
+        .any(|s| s.needs_network)
+}
+
+/// True when all three conditions of seed 002 hold: the sandbox really cut the network,
+/// the command needs the network, and the failure reads like a blocked connection.
+pub fn blocked_by_policy(
+    network_blocked: bool,
+    command: &str,
+    workspace: &std::path::Path,
+    output: &str,
+) -> bool {
+    network_blocked && looks_network_blocked(output) && command_needs_network(command, workspace)
+}
+
 /// The note appended to such a result.
 pub const NETWORK_BLOCKED_NOTE: &str = "[The sandbox policy blocks network access for shell \
 commands, so this connection failure will not go away by retrying or changing flags. Use \
@@ -67,6 +88,21 @@ mod tests {
         ));
         assert!(!looks_network_blocked(
             "error[E0425]: cannot find value `x`"
+        ));
+    }
+
+    #[test]
+    fn all_three_conditions_are_needed() {
+        let ws = std::path::Path::new("/ws");
+        let out = "fatal: unable to access 'https://x/': Could not resolve host: x";
+        assert!(blocked_by_policy(true, "git fetch origin", ws, out));
+        assert!(!blocked_by_policy(false, "git fetch origin", ws, out));
+        assert!(!blocked_by_policy(true, "git commit -m x", ws, out));
+        assert!(!blocked_by_policy(
+            true,
+            "git fetch origin",
+            ws,
+            "up to date"
         ));
     }
 }

@@ -37,6 +37,7 @@ enum State {
 
 #[derive(Debug)]
 struct Task {
+    command: String,
     running: Running,
     cursor: usize,
     state: State,
@@ -163,6 +164,7 @@ impl Tool for TaskShellStart {
         let running = process::spawn(&ctx.sandbox, &scope, &script, &start)
             .map_err(|_| Refusal::internal())?;
         let id = ctx.shell.tasks.insert(Task {
+            command: command.to_string(),
             running,
             cursor: 0,
             state: State::Running,
@@ -307,7 +309,13 @@ fn report(ctx: &ToolContext, id: &str, task: &mut Task) -> ToolOutput {
         let mut notes = String::new();
         if let State::Exited(code) = task.state {
             let (full, _) = process::lock(&task.running.output).text_from(0, true);
-            if code != 0 && ctx.sandbox.network_blocked() && network::looks_network_blocked(&full) {
+            let blocked = network::blocked_by_policy(
+                ctx.sandbox.network_blocked(),
+                &task.command,
+                &ctx.workspace,
+                &full,
+            );
+            if code != 0 && blocked {
                 notes.push_str(network::NETWORK_BLOCKED_NOTE);
                 notes.push('\n');
             }
