@@ -92,3 +92,132 @@ pub(crate) fn parse_json(provider: &str, data: &str) -> Result<serde_json::Value
         )
     })
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::convert::Infallible;
+
+    use codesmith_protocol::StopReason;
+    use futures::StreamExt;
+
+    use super::*;
+    use crate::anthropic::AnthropicDecoder;
+    use crate::openai::OpenAiDecoder;
+    use crate::reduce::{AssistantResponse, StreamReducer};
+
+    const OPENAI: &str = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"},\"finish_reason\":null}]}\n\n",
+        ": keep-alive comment\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"pensé 🤔\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"héllo \"},\"finish_reason\":null}]}\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"wörld ✓\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"pa\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"th\\\":\\\"ü\\\"}\"}}]},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":7,\"prompt_tokens_details\":{\"cached_tokens\":4}}}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    const ANTHROPIC: &str = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5,\"cache_read_input_tokens\":6,\"output_tokens\":1}}}\n\n",
+        "event: ping\ndata: {\"type\":\"ping\"}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"pensé 🤔\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"héllo wörld ✓\"}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"read_file\",\"input\":{}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\":\\\"ü\\\"}\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"tool_use\",\"id\":\"c2\",\"name\":\"list_dir\",\"input\":{}}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":3}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":7}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+
+    fn reduce<D: SseDecoder + Default>(chunks: Vec<Vec<u8>>) -> AssistantResponse {
+        let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
+        let events: Vec<_> =
+            futures::executor::block_on(decode_stream(bytes, D::default(), "test").collect());
+        let mut reducer = StreamReducer::new();
+        for event in events {
+            reducer.push(&event.unwrap());
+        }
+        reducer.finish(None)
+    }
+
+    /// Every split into two pieces, and every fixed piece size from 1 to 7
+    /// bytes (which cuts multi-byte characters), gives the one-shot result.
+    fn assert_chunking_invariant<D: SseDecoder + Default>(wire: &str) -> AssistantResponse {
+        let bytes = wire.as_bytes();
+        let whole = reduce::<D>(vec![bytes.to_vec()]);
+        for cut in 1..bytes.len() {
+            let split = vec![bytes[..cut].to_vec(), bytes[cut..].to_vec()];
+            assert_eq!(reduce::<D>(split), whole, "split at byte {cut}");
+        }
+        for size in 1..=7 {
+            let pieces = bytes.chunks(size).map(<[u8]>::to_vec).collect();
+            assert_eq!(reduce::<D>(pieces), whole, "pieces of {size} bytes");
+        }
+        whole
+    }
+
+    #[test]
+    fn openai_chunking_does_not_change_the_result() {
+        let resp = assert_chunking_invariant::<OpenAiDecoder>(OPENAI);
+        assert_eq!(resp.text, "héllo wörld ✓");
+        assert_eq!(resp.thinking, "pensé 🤔");
+        assert_eq!(resp.tool_calls[0].call.arguments, r#"{"path":"ü"}"#);
+        assert_eq!(resp.stop_reason, StopReason::ToolUse);
+        assert_eq!(resp.usage.input_tokens, 11);
+        assert_eq!(resp.usage.output_tokens, 7);
+        assert_eq!(resp.usage.cached_input_tokens, 4);
+        assert!(!resp.interrupted);
+    }
+
+    #[test]
+    fn anthropic_chunking_does_not_change_the_result() {
+        let resp = assert_chunking_invariant::<AnthropicDecoder>(ANTHROPIC);
+        assert_eq!(resp.text, "héllo wörld ✓");
+        assert_eq!(resp.thinking, "pensé 🤔");
+        assert_eq!(resp.tool_calls[0].call.arguments, r#"{"path":"ü"}"#);
+        assert_eq!(resp.tool_calls[1].call.name, "list_dir");
+        assert_eq!(resp.tool_calls[1].call.arguments, "{}");
+        assert_eq!(resp.stop_reason, StopReason::ToolUse);
+        assert_eq!(resp.usage.input_tokens, 11);
+        assert_eq!(resp.usage.cached_input_tokens, 6);
+        assert_eq!(resp.usage.output_tokens, 7);
+    }
+
+    #[test]
+    fn a_body_cut_before_the_terminal_signal_is_interrupted() {
+        let cut = OPENAI.find("data: [DONE]").unwrap();
+        let resp = reduce::<OpenAiDecoder>(vec![OPENAI.as_bytes()[..cut].to_vec()]);
+        assert!(resp.interrupted);
+        let cut = ANTHROPIC.find("event: message_stop").unwrap();
+        let resp = reduce::<AnthropicDecoder>(vec![ANTHROPIC.as_bytes()[..cut].to_vec()]);
+        assert!(resp.interrupted);
+    }
+
+    #[test]
+    fn stream_errors_are_typed() {
+        let wire = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        let bytes = futures::stream::iter([Ok::<_, Infallible>(wire.as_bytes().to_vec())]);
+        let events: Vec<_> = futures::executor::block_on(
+            decode_stream(bytes, AnthropicDecoder::default(), "anthropic").collect(),
+        );
+        let err = events[0].clone().unwrap_err();
+        assert_eq!(err.kind, ProviderErrorKind::Internal);
+        assert!(err.message.contains("Overloaded"));
+        let wire = "data: {\"error\":{\"message\":\"quota\",\"type\":\"insufficient_quota\"}}\n\n";
+        let bytes = futures::stream::iter([Ok::<_, Infallible>(wire.as_bytes().to_vec())]);
+        let events: Vec<_> = futures::executor::block_on(
+            decode_stream(bytes, OpenAiDecoder::default(), "openai").collect(),
+        );
+        assert_eq!(
+            events[0].clone().unwrap_err().kind,
+            ProviderErrorKind::RateLimit
+        );
+    }
+}
