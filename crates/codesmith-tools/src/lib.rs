@@ -5,6 +5,7 @@
 //! (`{"ok": true, "output", "meta"}` or `{"ok": false, "error": {code, message, hint, details}}`)
 //! that the model reads. The [`Registry`] holds the catalogue sorted by name.
 
+pub mod approvals;
 mod context;
 mod envelope;
 pub mod fs;

@@ -1,0 +1,26 @@
+//! Approvals: the session cache and the persistent "always allow" grants.
+//!
+//! Seed 002 ("Constitution, Disinfectant, and Approval Gates" and "Seven Notes on Settling
+//! Security Debt", notes six and the grant merge):
+//! - [`SessionApprovals`]: a denial fingerprints the exact input; an approval of a shell
+//!   command fingerprints its arity-aware prefixes, so approving `cargo build` covers
+//!   `cargo build --release`.
+//! - [`ApprovalStore`]: grants in `$CODESMITH_HOME/approvals.toml`, keyed by canonical
+//!   workspace path, mode 0600, written atomically and merged with what is on disk, with
+//!   tombstones so a grant removed elsewhere is not resurrected. Only shell prefixes, URL
+//!   hosts and patch path sets persist, never for a `Dangerous` command, and every stored
+//!   grant is re-checked against the current request when consulted. A corrupt file
+//!   degrades to an empty store with a warning.
+//! - Every lock here recovers from poisoning: the data are plain sets with no invariant a
+//!   panicking holder could break, and losing them would re-prompt forever.
+//!
+//! Approval mode `never` overrides every grant: the caller must not consult either cache in
+//! that mode.
+
+mod grant;
+mod session;
+mod store;
+
+pub use grant::{Grant, ShellRequest, exact_fingerprint, shell_request};
+pub use session::SessionApprovals;
+pub use store::{APPROVALS_FILE, ApprovalError, ApprovalStore};

@@ -1,0 +1,402 @@
+//! Persistent grants in `$CODESMITH_HOME/approvals.toml`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use codesmith_policy::SafetyLevel;
+use serde::{Deserialize, Serialize};
+
+use super::Grant;
+
+/// File name under `$CODESMITH_HOME`.
+pub const APPROVALS_FILE: &str = "approvals.toml";
+
+/// On-disk shape: `version = 1` and one table per canonical workspace path.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct ApprovalsFile {
+    #[serde(default = "one")]
+    version: u32,
+    #[serde(default)]
+    workspaces: BTreeMap<String, WorkspaceGrants>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct WorkspaceGrants {
+    #[serde(default)]
+    grants: BTreeSet<Grant>,
+    /// Tombstones: grants removed by some session, subtracted after every merge.
+    #[serde(default)]
+    removed: BTreeSet<Grant>,
+}
+
+impl ApprovalsFile {
+    /// Drops grants that carry a tombstone (a hand-edited or concurrently merged file).
+    fn subtract_tombstones(&mut self) {
+        for ws in self.workspaces.values_mut() {
+            let removed = ws.removed.clone();
+            ws.grants.retain(|g| !removed.contains(g));
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Add(String, Grant),
+    Remove(String, Grant),
+}
+
+impl Op {
+    fn apply(&self, file: &mut ApprovalsFile) {
+        match self {
+            Op::Add(ws, g) => {
+                let entry = file.workspaces.entry(ws.clone()).or_default();
+                entry.removed.remove(g);
+                entry.grants.insert(g.clone());
+            }
+            Op::Remove(ws, g) => {
+                let entry = file.workspaces.entry(ws.clone()).or_default();
+                entry.grants.remove(g);
+                entry.removed.insert(g.clone());
+            }
+        }
+    }
+}
+
+/// Why a grant was not stored.
+#[derive(Debug)]
+pub enum ApprovalError {
+    /// `Dangerous` commands never get a persistent grant.
+    Dangerous,
+    /// The grant is empty or malformed (e.g. an absolute or `..` patch path).
+    Malformed,
+    /// The workspace path cannot be canonicalized.
+    Workspace(std::io::Error),
+    /// Reading or writing the file failed.
+    Io(std::io::Error),
+}
+
+impl fmt::Display for ApprovalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ApprovalError::Dangerous => {
+                write!(f, "a dangerous command cannot be allowed permanently")
+            }
+            ApprovalError::Malformed => write!(f, "the grant is empty or malformed"),
+            ApprovalError::Workspace(e) => write!(f, "cannot resolve the workspace path: {e}"),
+            ApprovalError::Io(e) => write!(f, "cannot update {APPROVALS_FILE}: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ApprovalError {}
+
+#[derive(Debug, Default)]
+struct Inner {
+    file: ApprovalsFile,
+    warning: Option<String>,
+}
+
+/// Persistent grants of one CodeSmith home. Each change is merged into the file on disk
+/// at once (re-read, apply this change, subtract tombstones, write atomically with mode
+/// 0600), so concurrent sessions neither lose nor resurrect each other's grants.
+#[derive(Debug)]
+pub struct ApprovalStore {
+    path: PathBuf,
+    inner: Mutex<Inner>,
+}
+
+impl ApprovalStore {
+    /// Opens the store of `home` (the file need not exist). A file that cannot be read or
+    /// parsed degrades to an empty store; [`ApprovalStore::warning`] then says why.
+    pub fn open(home: &Path) -> Self {
+        let path = home.join(APPROVALS_FILE);
+        let (file, warning) = match load(&path) {
+            Ok(file) => (file, None),
+            Err(e) => (
+                ApprovalsFile::default(),
+                Some(format!("ignoring unreadable {}: {e}", path.display())),
+            ),
+        };
+        ApprovalStore {
+            path,
+            inner: Mutex::new(Inner { file, warning }),
+        }
+    }
+
+    /// Why the file was ignored at open, if it was.
+    pub fn warning(&self) -> Option<String> {
+        self.lock().warning.clone()
+    }
+
+    /// Path of the file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stores "always allow" for `grant` in `workspace`. `level` is the classifier's level
+    /// of the request being approved; `Dangerous` is refused.
+    ///
+    /// Errors: [`ApprovalError::Dangerous`], [`ApprovalError::Malformed`],
+    /// [`ApprovalError::Workspace`], [`ApprovalError::Io`] (nothing changed on disk).
+    pub fn grant(
+        &self,
+        workspace: &Path,
+        grant: Grant,
+        level: SafetyLevel,
+    ) -> Result<(), ApprovalError> {
+        if level == SafetyLevel::Dangerous {
+            return Err(ApprovalError::Dangerous);
+        }
+        if !grant.is_well_formed() {
+            return Err(ApprovalError::Malformed);
+        }
+        self.commit(Op::Add(key(workspace)?, grant))
+    }
+
+    /// Removes a grant (and records a tombstone so no other session's merge brings it back).
+    pub fn revoke(&self, workspace: &Path, grant: &Grant) -> Result<(), ApprovalError> {
+        self.commit(Op::Remove(key(workspace)?, grant.clone()))
+    }
+
+    /// The grants stored for `workspace`, as of the last open or change.
+    pub fn grants(&self, workspace: &Path) -> Vec<Grant> {
+        let Ok(k) = key(workspace) else {
+            return Vec::new();
+        };
+        let inner = self.lock();
+        inner
+            .file
+            .workspaces
+            .get(&k)
+            .map(|w| w.grants.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// True when a stored grant covers the current request. The request is re-checked
+    /// first: a `Dangerous` request or one without a grant (exact-only) is never covered,
+    /// whatever the file says.
+    pub fn allows(&self, workspace: &Path, request: Option<&Grant>, level: SafetyLevel) -> bool {
+        if level == SafetyLevel::Dangerous {
+            return false;
+        }
+        let Some(request) = request.filter(|g| g.is_well_formed()) else {
+            return false;
+        };
+        request.covered_by(&self.grants(workspace))
+    }
+
+    fn commit(&self, op: Op) -> Result<(), ApprovalError> {
+        let mut inner = self.lock();
+        let mut merged = load(&self.path).unwrap_or_else(|_| {
+            // Keep the unreadable file for the user instead of overwriting it.
+            let _ = std::fs::rename(&self.path, self.path.with_extension("toml.corrupt"));
+            ApprovalsFile::default()
+        });
+        op.apply(&mut merged);
+        merged.subtract_tombstones();
+        merged.version = 1;
+        save(&self.path, &merged).map_err(ApprovalError::Io)?;
+        inner.file = merged;
+        Ok(())
+    }
+}
+
+/// The canonical workspace path used as the key.
+fn key(workspace: &Path) -> Result<String, ApprovalError> {
+    let canonical = workspace.canonicalize().map_err(ApprovalError::Workspace)?;
+    Ok(canonical.to_string_lossy().into_owned())
+}
+
+fn load(path: &Path) -> Result<ApprovalsFile, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ApprovalsFile::default()),
+        Err(e) => return Err(e.to_string()),
+    };
+    let mut file: ApprovalsFile = toml::from_str(&text).map_err(|e| e.to_string())?;
+    file.subtract_tombstones();
+    Ok(file)
+}
+
+/// Temp file in the same directory (created 0600), fsync, rename.
+fn save(path: &Path, file: &ApprovalsFile) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let text = toml::to_string(file).map_err(std::io::Error::other)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::super::shell_request;
+    use super::*;
+
+    fn prefix(p: &str) -> Grant {
+        Grant::Shell {
+            prefixes: vec![p.to_string()],
+        }
+    }
+
+    #[test]
+    fn grants_persist_with_mode_0600() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let store = ApprovalStore::open(home.path());
+        let req = shell_request("cargo build", ws.path().to_str().unwrap());
+        store
+            .grant(ws.path(), req.grant.clone().unwrap(), req.level)
+            .unwrap();
+        store
+            .grant(
+                ws.path(),
+                Grant::url_host("Docs.RS"),
+                SafetyLevel::RequiresApproval,
+            )
+            .unwrap();
+        let mode = std::fs::metadata(store.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let reopened = ApprovalStore::open(home.path());
+        let release = shell_request("cargo build --release", "/x");
+        assert!(reopened.allows(ws.path(), release.grant.as_ref(), release.level));
+        assert!(reopened.allows(
+            ws.path(),
+            Some(&Grant::url_host("docs.rs")),
+            SafetyLevel::Safe
+        ));
+        // Keyed by workspace: another workspace has nothing.
+        let other = tempfile::tempdir().unwrap();
+        assert!(!reopened.allows(other.path(), release.grant.as_ref(), release.level));
+    }
+
+    #[test]
+    fn dangerous_is_never_persisted_or_allowed() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let store = ApprovalStore::open(home.path());
+        let err = store
+            .grant(ws.path(), prefix("rm -rf"), SafetyLevel::Dangerous)
+            .unwrap_err();
+        assert!(matches!(err, ApprovalError::Dangerous));
+        assert!(!store.path().exists());
+        // A hand-edited file granting a prefix still cannot cover a dangerous request.
+        store
+            .grant(ws.path(), prefix("curl"), SafetyLevel::RequiresApproval)
+            .unwrap();
+        let piped = shell_request("curl x | sh", "/x");
+        assert_eq!(piped.level, SafetyLevel::Dangerous);
+        assert!(!store.allows(ws.path(), Some(&prefix("curl")), piped.level));
+        assert!(!store.allows(
+            ws.path(),
+            piped.grant.as_ref(),
+            SafetyLevel::RequiresApproval
+        ));
+    }
+
+    #[test]
+    fn concurrent_stores_merge() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let a = ApprovalStore::open(home.path());
+        let b = ApprovalStore::open(home.path());
+        a.grant(ws.path(), prefix("cargo build"), SafetyLevel::WorkspaceSafe)
+            .unwrap();
+        b.grant(ws.path(), prefix("cargo test"), SafetyLevel::WorkspaceSafe)
+            .unwrap();
+        let c = ApprovalStore::open(home.path());
+        assert_eq!(
+            c.grants(ws.path()),
+            vec![prefix("cargo build"), prefix("cargo test")]
+        );
+    }
+
+    #[test]
+    fn save_does_not_resurrect_removed_grants() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let a = ApprovalStore::open(home.path());
+        a.grant(ws.path(), prefix("make"), SafetyLevel::WorkspaceSafe)
+            .unwrap();
+        // B loaded the grant, then A removes it; B's next save must not bring it back.
+        let b = ApprovalStore::open(home.path());
+        assert_eq!(b.grants(ws.path()), vec![prefix("make")]);
+        a.revoke(ws.path(), &prefix("make")).unwrap();
+        b.grant(ws.path(), prefix("cargo check"), SafetyLevel::WorkspaceSafe)
+            .unwrap();
+        let c = ApprovalStore::open(home.path());
+        assert_eq!(c.grants(ws.path()), vec![prefix("cargo check")]);
+        // Granting again lifts the tombstone.
+        b.grant(ws.path(), prefix("make"), SafetyLevel::WorkspaceSafe)
+            .unwrap();
+        assert!(
+            ApprovalStore::open(home.path())
+                .grants(ws.path())
+                .contains(&prefix("make"))
+        );
+    }
+
+    #[test]
+    fn corrupt_file_degrades_to_empty() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join(APPROVALS_FILE), "this is = = not toml").unwrap();
+        let store = ApprovalStore::open(home.path());
+        assert!(store.warning().is_some());
+        let ws = tempfile::tempdir().unwrap();
+        assert!(store.grants(ws.path()).is_empty());
+    }
+
+    #[test]
+    fn only_persistable_kinds_and_shapes() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let store = ApprovalStore::open(home.path());
+        for bad in [
+            Grant::patch_paths(&["../etc/passwd"]),
+            Grant::patch_paths(&["/abs"]),
+            Grant::Shell { prefixes: vec![] },
+            Grant::url_host(""),
+        ] {
+            assert!(matches!(
+                store.grant(ws.path(), bad, SafetyLevel::WorkspaceSafe),
+                Err(ApprovalError::Malformed)
+            ));
+        }
+        store
+            .grant(
+                ws.path(),
+                Grant::patch_paths(&["src/b.rs", "src/a.rs"]),
+                SafetyLevel::WorkspaceSafe,
+            )
+            .unwrap();
+        assert!(store.allows(
+            ws.path(),
+            Some(&Grant::patch_paths(&["src/a.rs", "src/b.rs"])),
+            SafetyLevel::WorkspaceSafe
+        ));
+    }
+}
