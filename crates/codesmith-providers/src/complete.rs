@@ -42,6 +42,10 @@ pub struct CompleteOptions {
     pub idle_timeout: Duration,
     /// Added to the idle window per retry already spent (default 30 s).
     pub idle_timeout_per_retry: Duration,
+    /// Retry only transient kinds (`Network`, `RateLimit`, `Timeout`)
+    /// instead of every retryable kind (default false; true for
+    /// [`CompleteOptions::background`]).
+    pub transient_only: bool,
 }
 
 impl Default for CompleteOptions {
@@ -55,11 +59,38 @@ impl Default for CompleteOptions {
             max_retry_after: Duration::from_millis(MAX_RETRY_AFTER_MS),
             idle_timeout: Duration::from_secs(120),
             idle_timeout_per_retry: Duration::from_secs(30),
+            transient_only: false,
         }
     }
 }
 
 impl CompleteOptions {
+    /// The smaller budget for background calls (compaction, titles), which
+    /// must not crowd the main turn (seed 002): 3 retries at 1 s → 2 s → 4 s,
+    /// transient kinds only, `Retry-After` capped at 4 s.
+    pub fn background() -> Self {
+        CompleteOptions {
+            max_delay: Duration::from_secs(4),
+            max_retry_after: Duration::from_secs(4),
+            transient_only: true,
+            ..CompleteOptions::default()
+        }
+    }
+
+    /// Whether `error` may be retried under these options.
+    pub fn should_retry(&self, error: &ProviderError) -> bool {
+        if self.transient_only {
+            matches!(
+                error.kind,
+                ProviderErrorKind::Network
+                    | ProviderErrorKind::RateLimit
+                    | ProviderErrorKind::Timeout
+            )
+        } else {
+            error.kind.is_retryable()
+        }
+    }
+
     /// The idle window after `retries_spent` retries: base + increment × retries.
     pub fn idle_timeout_for(&self, retries_spent: u32) -> Duration {
         self.idle_timeout
@@ -130,7 +161,7 @@ pub async fn complete(
             Ok(response) => return Ok(response),
             Err(error) => error,
         };
-        if !error.kind.is_retryable() {
+        if !opts.should_retry(&error) {
             return Err(error);
         }
         if retries >= opts.max_retries {
@@ -242,6 +273,19 @@ mod tests {
         assert_eq!(o.backoff(10), Duration::from_secs(60));
         assert_eq!(o.idle_timeout_for(0), Duration::from_secs(120));
         assert_eq!(o.idle_timeout_for(3), Duration::from_secs(210));
+    }
+
+    #[test]
+    fn background_budget_retries_only_transient_kinds() {
+        let bg = CompleteOptions::background();
+        let err = |kind| ProviderError::new(kind, "x");
+        assert!(bg.should_retry(&err(ProviderErrorKind::RateLimit)));
+        assert!(bg.should_retry(&err(ProviderErrorKind::Network)));
+        assert!(!bg.should_retry(&err(ProviderErrorKind::Internal)));
+        assert!(CompleteOptions::default().should_retry(&err(ProviderErrorKind::Internal)));
+        assert!(!CompleteOptions::default().should_retry(&err(ProviderErrorKind::Auth)));
+        assert_eq!(bg.backoff(3), Duration::from_secs(4));
+        assert_eq!(bg.backoff(4), Duration::from_secs(4));
     }
 
     #[test]

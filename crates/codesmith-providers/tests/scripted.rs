@@ -168,7 +168,7 @@ async fn anthropic_decodes_text_thinking_tool_calls_and_usage() {
     assert_eq!(sent.path, "/v1/messages");
     assert_eq!(sent.header("x-api-key"), Some(KEY));
     assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
-    assert_eq!(sent.body["system"], json!("You are a test."));
+    assert_eq!(sent.body["system"][0]["text"], json!("You are a test."));
     assert_eq!(sent.body["max_tokens"], json!(100));
     assert_eq!(
         sent.body["tools"][0]["input_schema"]["type"],

@@ -34,6 +34,9 @@ pub struct AnthropicConfig {
     pub api_key: Option<String>,
     /// `max_tokens` when the request has none; [`DEFAULT_ANTHROPIC_MAX_TOKENS`] by default.
     pub default_max_tokens: u32,
+    /// Mark the system prompt (and with it the tool catalogue before it) as
+    /// a prompt-cache prefix (`cache_control: ephemeral`). Default true.
+    pub cache_prompt: bool,
 }
 
 impl AnthropicConfig {
@@ -43,6 +46,7 @@ impl AnthropicConfig {
             base_url: base_url.into(),
             api_key,
             default_max_tokens: DEFAULT_ANTHROPIC_MAX_TOKENS,
+            cache_prompt: true,
         }
     }
 }
@@ -83,7 +87,11 @@ impl AnthropicProvider {
 
     /// The request body this provider would send for `request`.
     pub fn render(&self, request: &ChatRequest) -> serde_json::Value {
-        render::render_request(request, self.config.default_max_tokens)
+        render::render_request(
+            request,
+            self.config.default_max_tokens,
+            self.config.cache_prompt,
+        )
     }
 }
 

@@ -13,7 +13,15 @@ use serde_json::{Map, Value, json};
 use crate::provider::ChatRequest;
 
 /// Renders `request` as a streaming Messages body.
-pub(crate) fn render_request(request: &ChatRequest, default_max_tokens: u32) -> Value {
+///
+/// With `cache_prompt`, the system prompt is sent as one text block marked
+/// `cache_control: ephemeral`, so the byte-stable tools and system prompt
+/// form a cached prefix; the marker never moves between requests.
+pub(crate) fn render_request(
+    request: &ChatRequest,
+    default_max_tokens: u32,
+    cache_prompt: bool,
+) -> Value {
     let messages: Vec<Value> = request.messages.iter().filter_map(render_message).collect();
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
@@ -22,7 +30,13 @@ pub(crate) fn render_request(request: &ChatRequest, default_max_tokens: u32) -> 
         json!(request.max_tokens.unwrap_or(default_max_tokens)),
     );
     if !request.system.is_empty() {
-        body.insert("system".into(), json!(request.system));
+        let system = if cache_prompt {
+            json!([{"type": "text", "text": request.system,
+                    "cache_control": {"type": "ephemeral"}}])
+        } else {
+            json!(request.system)
+        };
+        body.insert("system".into(), system);
     }
     body.insert("messages".into(), Value::Array(messages));
     if !request.tools.is_empty() {
@@ -139,7 +153,13 @@ mod tests {
             temperature: None,
             stop: vec!["END".into()],
         };
-        let body = render_request(&request, 1234);
+        let cached = render_request(&request, 1234, true);
+        assert_eq!(
+            cached["system"][0]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert_eq!(cached["system"][0]["text"], json!("sys"));
+        let body = render_request(&request, 1234, false);
         assert_eq!(body["max_tokens"], json!(1234));
         assert_eq!(body["system"], json!("sys"));
         assert_eq!(body["stop_sequences"], json!(["END"]));

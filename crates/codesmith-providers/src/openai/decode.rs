@@ -67,7 +67,11 @@ impl SseDecoder for OpenAiDecoder {
         if let Some(delta) = choice.get("delta") {
             self.decode_delta(delta, &mut out);
         }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+        if let Some(reason) = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .filter(|r| !r.is_empty())
+        {
             self.finish_reason = Some(reason.to_string());
         }
         Ok(out)
