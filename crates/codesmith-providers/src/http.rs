@@ -111,8 +111,23 @@ impl HttpClient {
 
 /// True when the error chain looks like an HTTP/2 protocol failure.
 fn is_http2_failure(err: &reqwest::Error) -> bool {
-    let text = error_chain(err).to_lowercase();
+    mentions_http2_failure(&error_chain(err))
+}
+
+/// True when an error text names an HTTP/2 protocol failure (string
+/// matching: the h2 crate's error types are not a direct dependency, and a
+/// false positive costs only a switch to HTTP/1.1).
+fn mentions_http2_failure(text: &str) -> bool {
+    let text = text.to_lowercase();
     HTTP2_MARKERS.iter().any(|m| text.contains(m))
+}
+
+/// Records a failure seen while reading a response body: an HTTP/2
+/// protocol failure switches later requests of the process to HTTP/1.1.
+pub(crate) fn note_stream_failure(text: &str) {
+    if mentions_http2_failure(text) {
+        FORCE_HTTP1.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Installs rustls' `ring` provider as the process default, once. A provider
@@ -122,4 +137,18 @@ fn install_crypto_provider() {
     ONCE.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mentions_http2_failure;
+
+    #[test]
+    fn http2_failures_are_recognised() {
+        assert!(mentions_http2_failure(
+            "error sending request: http2 error: connection error detected: frame with invalid size"
+        ));
+        assert!(mentions_http2_failure("stream error received: GOAWAY"));
+        assert!(!mentions_http2_failure("connection refused (os error 111)"));
+    }
 }

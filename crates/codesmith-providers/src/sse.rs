@@ -67,6 +67,7 @@ where
                 },
                 Some(Err(err)) => {
                     let text = format!("{} stream broke: {err}", st.provider);
+                    crate::http::note_stream_failure(&text);
                     st.pending.push_back(Err(ProviderError::new(
                         ProviderErrorKind::Network,
                         scrub_secrets(&text),
