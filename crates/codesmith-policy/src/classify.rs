@@ -136,11 +136,9 @@ impl Ctx {
         let mut level = Safe;
         let mut reason = String::new();
         for segment in &self.segments {
-            if segment.level > level || reason.is_empty() {
-                if segment.level >= level {
-                    level = segment.level;
-                    reason = format!("`{}`: {}", segment.text, segment.reason);
-                }
+            if segment.level > level || (reason.is_empty() && segment.level >= level) {
+                level = segment.level;
+                reason = format!("`{}`: {}", segment.text, segment.reason);
             }
         }
         for (note_level, note) in &self.notes {
@@ -289,9 +287,9 @@ impl Ctx {
             p if interpreter_kind(p).is_some() => self.interpreter(p, args, command, depth),
             p => match program_verdict(p, args, self.judge()) {
                 Some(verdict) => verdict,
-                None if crate::net_commands::NETWORK_COMMANDS
-                    .binary_search(&p)
-                    .is_ok() =>
+                None if needs_network(
+                    &words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>(),
+                ) =>
                 {
                     Verdict::new(RequiresApproval, NETWORK_REASON)
                 }
@@ -315,6 +313,7 @@ impl Ctx {
     fn shell(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> Verdict {
         let mut index = 0;
         let mut wants_script = false;
+        let mut reads_stdin = false;
         while index < args.len() {
             let text = args[index].text.as_str();
             if text == "--" {
@@ -325,6 +324,9 @@ impl Ctx {
                 if !text.starts_with("--") && text.contains('c') {
                     wants_script = true;
                 }
+                if !text.starts_with("--") && text.contains('s') {
+                    reads_stdin = true;
+                }
                 if text == "-o" || text == "+o" || text == "-O" || text == "+O" {
                     index += 1;
                 }
@@ -333,7 +335,11 @@ impl Ctx {
             }
             break;
         }
-        let operand = args.get(index);
+        let operand = if reads_stdin && !wants_script {
+            None
+        } else {
+            args.get(index)
+        };
         if wants_script {
             let Some(script) = operand else {
                 return Verdict::new(RequiresApproval, "shell -c without a script");
@@ -396,6 +402,16 @@ impl Ctx {
 
     fn find(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> Verdict {
         let mut verdict = Verdict::new(Safe, "only searches");
+        // Paths found under roots inside the workspace stay inside it.
+        let roots: Vec<&Word> = args
+            .iter()
+            .take_while(|w| !w.text.starts_with('-') && w.text != "(" && w.text != "!")
+            .collect();
+        let judge = self.judge();
+        let found_inside = !roots.is_empty()
+            && roots
+                .iter()
+                .all(|r| judge.place(r) == crate::ws_path::PathPlace::Inside);
         let mut index = 0;
         while index < args.len() {
             let text = args[index].text.as_str();
@@ -409,7 +425,9 @@ impl Ctx {
                     let inner: Vec<Word> = args[start..end]
                         .iter()
                         .map(|w| {
-                            if w.text.contains("{}") {
+                            if w.text.contains("{}") && found_inside {
+                                Word::literal(&w.text.replace("{}", "./found"))
+                            } else if w.text.contains("{}") {
                                 Word {
                                     dynamic: true,
                                     ..w.clone()
@@ -599,8 +617,7 @@ fn unwrap(words: &[Word]) -> Unwrapped {
         query_only: false,
     };
     let mut rest: Vec<Word> = words.to_vec();
-    loop {
-        let Some(first) = rest.first() else { break };
+    while let Some(first) = rest.first() {
         if first.dynamic {
             break;
         }

@@ -14,9 +14,11 @@ pub use ssrf::{
 };
 
 // Command safety, arity, exec-policy rules and approvals (issue 4).
+mod approval;
 mod arity;
 mod catastrophic;
 mod classify;
+mod exec_rules;
 mod git_rules;
 mod net_commands;
 mod program_rules;
@@ -25,10 +27,12 @@ mod shell_parse;
 mod tool_rules;
 mod ws_path;
 
+pub use approval::{
+    ApprovalMode, Evaluation, approval_fingerprint, check_report, decide, denial_fingerprint,
+};
 pub use arity::{CanonicalPrefix, arity_entries, arity_of, canonical_prefix};
 pub use catastrophic::catastrophic_reason;
-pub use classify::{
-    Classification, MAX_COMMAND_BYTES, MAX_NESTING, Segment, classify_command,
-};
+pub use classify::{Classification, MAX_COMMAND_BYTES, MAX_NESTING, Segment, classify_command};
+pub use exec_rules::{Decision, MatchedRule, Rule, RuleEvaluation, RuleSource, Rules, RulesError};
 pub use net_commands::{NETWORK_COMMANDS, NETWORK_REASON, needs_network};
 pub use safety_level::SafetyLevel;

@@ -46,7 +46,9 @@ impl PathJudge<'_> {
     /// sink), otherwise `RequiresApproval` with a reason naming the problem.
     pub(crate) fn writes<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> Verdict {
         let mut worst = PathPlace::Sink;
+        let mut run_time = false;
         for path in paths {
+            run_time |= path.dynamic || path.text.starts_with('$');
             match self.place(path) {
                 PathPlace::System => worst = PathPlace::System,
                 PathPlace::Outside if worst != PathPlace::System => worst = PathPlace::Outside,
@@ -58,10 +60,12 @@ impl PathJudge<'_> {
             PathPlace::System => {
                 Verdict::new(RequiresApproval, "writes to a system or credential file")
             }
-            PathPlace::Outside => Verdict::new(RequiresApproval, "writes outside the workspace"),
-            PathPlace::Inside | PathPlace::Sink => {
-                Verdict::new(WorkspaceSafe, "writes only inside the workspace")
+            PathPlace::Outside if run_time => {
+                Verdict::new(RequiresApproval, "writes to a path only known at run time")
             }
+            PathPlace::Outside => Verdict::new(RequiresApproval, "writes outside the workspace"),
+            PathPlace::Inside => Verdict::new(WorkspaceSafe, "writes only inside the workspace"),
+            PathPlace::Sink => Verdict::new(Safe, "writes nothing that is kept"),
         }
     }
 }
@@ -355,10 +359,12 @@ fn rm_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
         return Verdict::new(WorkspaceSafe, "deletes nothing");
     }
     let verdict = judge.writes(targets);
-    if verdict.level == WorkspaceSafe {
-        Verdict::new(WorkspaceSafe, "deletes files inside the workspace")
-    } else {
-        Verdict::new(RequiresApproval, "deletes files outside the workspace")
+    match verdict.level {
+        Safe | WorkspaceSafe => Verdict::new(WorkspaceSafe, "deletes files inside the workspace"),
+        _ if verdict.reason.contains("run time") => {
+            Verdict::new(RequiresApproval, "deletes paths only known at run time")
+        }
+        _ => Verdict::new(RequiresApproval, "deletes files outside the workspace"),
     }
 }
 

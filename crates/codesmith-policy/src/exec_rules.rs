@@ -1,0 +1,395 @@
+//! Exec-policy rules: prefix rules with wildcard tokens, each `allow`, `ask`
+//! or `deny`, indexed by program name (seed 002, "Business Rules as a
+//! Goalkeeper" and "Seven Notes on Settling Security Debt", note three).
+//!
+//! The caller reads the files and passes their text: the user's
+//! `$CODESMITH_HOME/policy.toml` as [`RuleSource::User`] and the project's
+//! `.codesmith/policy.toml` as [`RuleSource::Project`]. A project is
+//! untrusted: its `allow` rules are dropped with a warning, so cloning a
+//! repository can add caution but never remove it.
+//!
+//! ```toml
+//! [[rule]]
+//! pattern = "git status"          # or ["git", "status"]
+//! decision = "allow"              # allow | ask | deny
+//! reason = "read-only"            # optional, shown to the user
+//!
+//! [[rule]]
+//! pattern = "cargo *"             # `*` matches exactly one word
+//! decision = "allow"
+//! ```
+//!
+//! A rule matches one simple command when its words equal the command's
+//! first words (`*` matching any single word); the command may have more
+//! words after them. Rules are matched per segment, so a wildcard never
+//! crosses `&&`, `||`, `;`, `|` or `&`.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Segment;
+
+/// The three-valued exec-policy verdict, ordered so the combined verdict
+/// of several matches is `.max()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Decision {
+    /// Run without asking.
+    #[serde(rename = "allow")]
+    Allow,
+    /// Ask a person first (refused when the approval mode is `never`).
+    #[serde(rename = "ask")]
+    AskUser,
+    /// Refuse without asking.
+    #[serde(rename = "deny")]
+    Deny,
+}
+
+impl Decision {
+    /// `allow`, `ask` or `deny`, as written in rule files and JSON reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::AskUser => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+/// Where a rule came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleSource {
+    /// The user's own policy file (trusted).
+    User,
+    /// The project's policy file (untrusted: `allow` rules are ignored).
+    Project,
+    /// Added by code, for example built-in defaults or tests (trusted).
+    Builtin,
+}
+
+/// One prefix rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    /// Words to match against the start of a simple command; `*` matches
+    /// exactly one word. Never empty; the first word is never `*`.
+    pub pattern: Vec<String>,
+    /// What to do when it matches.
+    pub decision: Decision,
+    /// Optional explanation from the rule file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Where it came from.
+    pub source: RuleSource,
+}
+
+impl Rule {
+    /// True when the rule's words match the start of `argv`.
+    pub fn matches<S: AsRef<str>>(&self, argv: &[S]) -> bool {
+        self.pattern.len() <= argv.len()
+            && self
+                .pattern
+                .iter()
+                .zip(argv)
+                .all(|(p, a)| p == "*" || p == a.as_ref())
+    }
+
+    /// The pattern words joined by spaces.
+    pub fn pattern_text(&self) -> String {
+        self.pattern.join(" ")
+    }
+}
+
+/// A rule file that could not be used. Nothing from that file is applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RulesError {
+    /// Which file.
+    pub source: RuleSource,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl std::fmt::Display for RulesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let file = match self.source {
+            RuleSource::User => "user policy file ($CODESMITH_HOME/policy.toml)",
+            RuleSource::Project => "project policy file (.codesmith/policy.toml)",
+            RuleSource::Builtin => "built-in policy",
+        };
+        write!(f, "invalid {file}: {}", self.message)
+    }
+}
+
+impl std::error::Error for RulesError {}
+
+/// The rule set, indexed by program name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rules {
+    by_program: HashMap<String, Vec<Rule>>,
+}
+
+/// One segment's match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MatchedRule {
+    /// Index of the segment in the classification.
+    pub segment: usize,
+    /// The rule's pattern, words joined by spaces.
+    pub pattern: String,
+    /// The rule's decision.
+    pub decision: Decision,
+    /// Where the rule came from.
+    pub source: RuleSource,
+    /// The rule's reason, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// What the rules say about a whole command line.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RuleEvaluation {
+    /// `Deny` if any segment is denied; else `AskUser` if any segment
+    /// matched an `ask` rule; else `Allow` if every segment is allowed; else
+    /// `None` (the rules have no opinion and the classifier decides).
+    pub decision: Option<Decision>,
+    /// Every rule that matched, in segment order.
+    pub matched: Vec<MatchedRule>,
+    /// Per segment: the strongest matching decision, if any.
+    pub per_segment: Vec<Option<Decision>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    #[serde(default)]
+    rule: Vec<RawRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    pattern: RawPattern,
+    decision: String,
+    reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawPattern {
+    Text(String),
+    Words(Vec<String>),
+}
+
+impl Rules {
+    /// An empty rule set (the classifier alone decides).
+    pub fn new() -> Self {
+        Rules::default()
+    }
+
+    /// Builds the rule set from the user's and the project's file text
+    /// (either may be absent). Returns the rules and the warnings to show
+    /// (ignored project `allow` rules).
+    ///
+    /// # Errors
+    /// [`RulesError`] when a file is not valid TOML, has unknown keys, an
+    /// empty pattern, a pattern starting with `*`, or a decision other than
+    /// `allow`, `ask` or `deny`.
+    pub fn from_sources(
+        user: Option<&str>,
+        project: Option<&str>,
+    ) -> Result<(Rules, Vec<String>), RulesError> {
+        let mut rules = Rules::new();
+        let mut warnings = Vec::new();
+        if let Some(text) = user {
+            warnings.extend(rules.add_toml(text, RuleSource::User)?);
+        }
+        if let Some(text) = project {
+            warnings.extend(rules.add_toml(text, RuleSource::Project)?);
+        }
+        Ok((rules, warnings))
+    }
+
+    /// Parses one rule file and adds its rules. All or nothing: on error no
+    /// rule of this file is added. Returns warnings for ignored rules.
+    ///
+    /// # Errors
+    /// See [`Rules::from_sources`].
+    pub fn add_toml(&mut self, text: &str, source: RuleSource) -> Result<Vec<String>, RulesError> {
+        let error = |message: String| RulesError { source, message };
+        let file: RuleFile =
+            toml::from_str(text).map_err(|e| error(e.to_string().trim().to_string()))?;
+        let mut accepted = Vec::new();
+        let mut warnings = Vec::new();
+        for (index, raw) in file.rule.into_iter().enumerate() {
+            let pattern: Vec<String> = match raw.pattern {
+                RawPattern::Text(text) => text.split_whitespace().map(str::to_string).collect(),
+                RawPattern::Words(words) => words,
+            };
+            let decision = match raw.decision.as_str() {
+                "allow" => Decision::Allow,
+                "ask" => Decision::AskUser,
+                "deny" => Decision::Deny,
+                other => {
+                    return Err(error(format!(
+                        "rule {}: decision {other:?} is not one of \"allow\", \"ask\", \"deny\"",
+                        index + 1
+                    )));
+                }
+            };
+            let rule = Rule {
+                pattern,
+                decision,
+                reason: raw.reason,
+                source,
+            };
+            validate(&rule).map_err(|m| error(format!("rule {}: {m}", index + 1)))?;
+            if source == RuleSource::Project && decision == Decision::Allow {
+                warnings.push(format!(
+                    "ignored allow rule `{}` from the project policy: a project may add ask and deny rules but never allow",
+                    rule.pattern_text()
+                ));
+                continue;
+            }
+            accepted.push(rule);
+        }
+        for rule in accepted {
+            self.insert(rule);
+        }
+        Ok(warnings)
+    }
+
+    /// Adds one rule built in code.
+    ///
+    /// # Errors
+    /// A message when the pattern is empty or starts with `*`.
+    pub fn add_rule(&mut self, rule: Rule) -> Result<(), String> {
+        validate(&rule)?;
+        if rule.source == RuleSource::Project && rule.decision == Decision::Allow {
+            return Err("a project rule may not allow".to_string());
+        }
+        self.insert(rule);
+        Ok(())
+    }
+
+    fn insert(&mut self, rule: Rule) {
+        let program = rule.pattern[0].clone();
+        self.by_program.entry(program).or_default().push(rule);
+    }
+
+    /// Number of rules.
+    pub fn len(&self) -> usize {
+        self.by_program.values().map(Vec::len).sum()
+    }
+
+    /// True when there are no rules.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Rules that match the simple command `argv`.
+    pub fn matching<S: AsRef<str>>(&self, argv: &[S]) -> Vec<&Rule> {
+        let Some(program) = argv.first() else {
+            return Vec::new();
+        };
+        self.by_program
+            .get(program.as_ref())
+            .map(|rules| rules.iter().filter(|r| r.matches(argv)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Applies the rules to every segment of a classified command line.
+    pub fn evaluate(&self, segments: &[Segment]) -> RuleEvaluation {
+        let mut out = RuleEvaluation::default();
+        for (index, segment) in segments.iter().enumerate() {
+            let matched = self.matching(&segment.argv);
+            let strongest = matched.iter().map(|r| r.decision).max();
+            out.per_segment.push(strongest);
+            out.matched.extend(matched.into_iter().map(|r| MatchedRule {
+                segment: index,
+                pattern: r.pattern_text(),
+                decision: r.decision,
+                source: r.source,
+                reason: r.reason.clone(),
+            }));
+        }
+        let any = |d: Decision| out.per_segment.contains(&Some(d));
+        out.decision = if any(Decision::Deny) {
+            Some(Decision::Deny)
+        } else if any(Decision::AskUser) {
+            Some(Decision::AskUser)
+        } else if !out.per_segment.is_empty()
+            && out.per_segment.iter().all(|d| *d == Some(Decision::Allow))
+        {
+            Some(Decision::Allow)
+        } else {
+            None
+        };
+        out
+    }
+}
+
+fn validate(rule: &Rule) -> Result<(), String> {
+    match rule.pattern.first() {
+        None => Err("the pattern is empty; write at least the program name".to_string()),
+        Some(first) if first == "*" => Err(
+            "the pattern starts with `*`; rules are indexed by program, so name the program first"
+                .to_string(),
+        ),
+        Some(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_string_and_array_patterns() {
+        let mut rules = Rules::new();
+        let warnings = rules
+            .add_toml(
+                "[[rule]]\npattern = \"git status\"\ndecision = \"allow\"\n\n[[rule]]\npattern = [\"cargo\", \"*\"]\ndecision = \"ask\"\nreason = \"builds\"\n",
+                RuleSource::User,
+            )
+            .unwrap();
+        assert!(warnings.is_empty());
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules.matching(&["git", "status", "-s"]).len(), 1);
+        assert!(rules.matching(&["git", "push"]).is_empty());
+        assert_eq!(rules.matching(&["cargo", "build"]).len(), 1);
+        assert!(rules.matching(&["cargo"]).is_empty());
+    }
+
+    #[test]
+    fn project_allow_rules_are_ignored_with_a_warning() {
+        let project = "[[rule]]\npattern = \"curl *\"\ndecision = \"allow\"\n[[rule]]\npattern = \"git push\"\ndecision = \"deny\"\n";
+        let (rules, warnings) = Rules::from_sources(None, Some(project)).unwrap();
+        assert_eq!(rules.len(), 1);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("curl *"), "{}", warnings[0]);
+    }
+
+    #[test]
+    fn bad_files_are_errors_that_say_what_to_fix() {
+        let cases = [
+            (
+                "[[rule]]\npattern = \"git\"\ndecision = \"alow\"\n",
+                "not one of",
+            ),
+            ("[[rule]]\npattern = \"\"\ndecision = \"deny\"\n", "empty"),
+            (
+                "[[rule]]\npattern = \"* x\"\ndecision = \"deny\"\n",
+                "starts with",
+            ),
+            (
+                "[[rule]]\npattern = \"git\"\ndecison = \"deny\"\n",
+                "unknown field",
+            ),
+            ("[[rule]\n", ""),
+        ];
+        for (text, needle) in cases {
+            let err = Rules::new().add_toml(text, RuleSource::User).unwrap_err();
+            assert!(err.to_string().contains(needle), "{err}");
+        }
+    }
+}

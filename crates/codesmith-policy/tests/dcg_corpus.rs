@@ -1,0 +1,144 @@
+//! The labelled destructive_command_guard corpus in
+//! `../shared/suites/dcg-command-corpus` (read in place, never copied).
+//!
+//! Their `deny` means "must not run without a person saying yes", so for us
+//! it must be `ask` or `deny`: no deny-labelled case may be decided `allow`
+//! (hard assertion). Allow-labelled cases that we send to `ask` are the cost
+//! of caution; the test prints the count. Skips with a note when the suite
+//! folder is absent.
+
+use std::path::{Path, PathBuf};
+
+use codesmith_policy::{ApprovalMode, Decision, Rules, decide};
+
+const WS: &str = "/home/dev/proj";
+
+struct Case {
+    file: String,
+    command: String,
+    expected: String,
+}
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/suites/dcg-command-corpus/tests/corpus")
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(&path, out);
+        } else if path.extension().is_some_and(|e| e == "toml") {
+            out.push(path);
+        }
+    }
+}
+
+fn load(dir: &Path) -> Vec<Case> {
+    let mut files = Vec::new();
+    collect(dir, &mut files);
+    files.sort();
+    let mut cases = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("corpus file is readable");
+        let value: toml::Value = toml::from_str(&text).expect("corpus file is TOML");
+        let name = file
+            .strip_prefix(dir)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        for case in value
+            .get("case")
+            .and_then(|c| c.as_array())
+            .into_iter()
+            .flatten()
+        {
+            let Some(command) = case.get("command").and_then(|c| c.as_str()) else {
+                continue; // hook_json cases carry no command
+            };
+            let expected = case
+                .get("expected")
+                .or_else(|| case.get("expected_decision"))
+                .and_then(|e| e.as_str())
+                .unwrap_or("")
+                .to_string();
+            cases.push(Case {
+                file: name.clone(),
+                command: command.to_string(),
+                expected,
+            });
+        }
+    }
+    cases
+}
+
+#[test]
+fn no_deny_labelled_case_is_allowed() {
+    let dir = corpus_dir();
+    if !dir.is_dir() {
+        eprintln!("note: {} is absent; corpus test skipped", dir.display());
+        return;
+    }
+    let cases = load(&dir);
+    assert!(
+        cases.len() > 300,
+        "expected the 354-case corpus, found {}",
+        cases.len()
+    );
+    let rules = Rules::new();
+    let mut leaks = Vec::new();
+    let (mut allow_total, mut deny_total) = (0, 0);
+    let (mut allow_to_ask, mut allow_to_deny, mut deny_to_ask, mut deny_to_deny) = (0, 0, 0, 0);
+    let mut cost = Vec::new();
+    for case in &cases {
+        let evaluation = decide(&case.command, WS, &rules, ApprovalMode::Suggest);
+        match (case.expected.as_str(), evaluation.decision) {
+            ("deny", Decision::Allow) => leaks.push(format!(
+                "{}: {:?} ({})",
+                case.file, case.command, evaluation.reason
+            )),
+            ("deny", Decision::AskUser) => deny_to_ask += 1,
+            ("deny", Decision::Deny) => deny_to_deny += 1,
+            ("allow", Decision::AskUser) => {
+                allow_to_ask += 1;
+                cost.push(format!("ask  {:?}: {}", case.command, evaluation.reason));
+            }
+            ("allow", Decision::Deny) => {
+                allow_to_deny += 1;
+                cost.push(format!("deny {:?}: {}", case.command, evaluation.reason));
+            }
+            _ => {}
+        }
+        match case.expected.as_str() {
+            "allow" => allow_total += 1,
+            "deny" => deny_total += 1,
+            _ => {}
+        }
+    }
+    println!(
+        "dcg corpus: {} cases ({allow_total} labelled allow, {deny_total} labelled deny)",
+        cases.len()
+    );
+    println!(
+        "deny-labelled: {deny_to_ask} ask, {deny_to_deny} deny, {} allow",
+        leaks.len()
+    );
+    println!(
+        "allow-labelled: {} allow, {allow_to_ask} ask, {allow_to_deny} deny (the cost of caution)",
+        allow_total - allow_to_ask - allow_to_deny
+    );
+    if std::env::var_os("DCG_CORPUS_VERBOSE").is_some() {
+        for line in &cost {
+            println!("  {line}");
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "deny-labelled cases decided allow:\n{}",
+        leaks.join("\n")
+    );
+}
