@@ -1,0 +1,318 @@
+//! `apply_patch`: several hunks over several files in one call, all or nothing (seed 002
+//! "Fifty Tools, One Slot": fuzz 0–50 with a carried offset, failure previews, reverse-order
+//! rollback). Parsing, matching and planning live in the pure `codesmith-patch` crate; this
+//! module adds the gates every writing tool passes: containment, per-path locks, freshness,
+//! the syntax gate, atomic writes.
+
+mod refusal;
+mod tx;
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use codesmith_patch::{FileChange, FileOp, MatchLevel, Patch, plan_parsed};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::fs::lock::path_locks;
+use crate::fs::paths::ResolvedPath;
+use crate::fs::text::{TextFile, load_text};
+use crate::gate::syntax;
+use crate::{Capability, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
+
+use super::args::{invalid, parse};
+use tx::Tx;
+
+const EXAMPLE: &str = r#"{"patch": "*** Begin Patch\n*** Update File: src/lib.rs\n@@ fn total() {\n-    a + b\n+    a + b + c\n*** End Patch\n"}"#;
+
+const DESCRIPTION: &str = "Apply several edits at once: many hunks in one file, or changes across \
+files that must land together (create, delete, rename, update). Use this instead of patch, git apply, \
+chains of sed -i, or shell heredocs; for one replacement in one file, edit_file is simpler. Two forms \
+are accepted. (1) A unified diff: `--- a/path`, `+++ b/path`, then `@@ -l,n +l,n @@` hunks; /dev/null \
+on one side creates or deletes the file. (2) The envelope: `*** Begin Patch`, then sections \
+`*** Update File: path` (optionally followed by `*** Move to: new/path`), `*** Add File: path` (every \
+content line starts with `+`) or `*** Delete File: path`, then `*** End Patch`; update hunks start \
+with `@@`, optionally `@@ <a line above the change>` to narrow the search. Hunk lines start with a \
+space (unchanged), `-` (removed) or `+` (added); give about 3 unchanged lines around each change, \
+copied from a read_file result without the line-number prefixes, and list hunks in file order. Hunks \
+are located by content: a stated line number may be off by up to 50 lines, and whitespace \
+differences are tolerated as a last resort. Each existing file the patch changes must have been \
+read in this session and be unchanged since. All or nothing: if any hunk or file fails, no file is \
+changed and the refusal shows the lines expected next to the file's current lines. CRLF files stay \
+CRLF; Rust/TOML/JSON files that parsed before must still parse.\n\
+Examples: {\"patch\": \"*** Begin Patch\\n*** Update File: src/lib.rs\\n@@ fn total() {\\n-    a + b\\n+    a + b + c\\n*** End Patch\\n\"}; \
+{\"patch\": \"--- a/README.md\\n+++ b/README.md\\n@@ -1,2 +1,2 @@\\n # Demo\\n-old line\\n+new line\\n\"}";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    patch: String,
+    #[serde(default)]
+    force_fresh: bool,
+}
+
+/// The `apply_patch` tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ApplyPatch;
+
+#[async_trait]
+impl Tool for ApplyPatch {
+    fn name(&self) -> &'static str {
+        "apply_patch"
+    }
+
+    fn description(&self) -> &'static str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "patch": {"type": "string", "description": "A unified diff, or a *** Begin Patch ... *** End Patch envelope."}
+            },
+            "required": ["patch"],
+            "additionalProperties": false
+        })
+    }
+
+    fn capability(&self) -> Capability {
+        Capability::WritesFiles
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
+        let args: Args = parse("apply_patch", args, EXAMPLE)?;
+        apply(ctx, &args)
+    }
+}
+
+/// The files a patch touches, resolved and loaded.
+struct Files {
+    /// By workspace-relative spelling.
+    resolved: HashMap<String, ResolvedPath>,
+    /// Current text of every existing path, by workspace-relative spelling.
+    loaded: HashMap<String, TextFile>,
+}
+
+fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
+    if args.force_fresh && !ctx.force_fresh_allowed {
+        return Err(invalid(
+            "force_fresh is only accepted by the one-shot `codesmith tool` command.",
+            "Read the files with read_file first, then apply the patch.",
+        ));
+    }
+    let mut patch = codesmith_patch::parse(&args.patch).map_err(refusal::parse)?;
+    let resolved = resolve_all(ctx, &mut patch)?;
+    let locks = path_locks(resolved.values().map(|p| p.abs.as_path()));
+    let _guards: Vec<_> = locks.iter().map(|l| l.lock()).collect();
+    let files = load_all(resolved)?;
+    if !args.force_fresh {
+        check_fresh(ctx, &patch, &files)?;
+    }
+    let read = |rel: &str| files.loaded.get(rel).map(|f| f.text.clone());
+    let changes = plan_parsed(&patch, &read).map_err(refusal::patch)?;
+    gate_all(&changes, &files)?;
+    let mut tx = Tx::new(ctx);
+    let mut lines = Vec::new();
+    let mut metas = Vec::new();
+    for change in &changes {
+        match write_one(&mut tx, change, &files) {
+            Ok((line, meta)) => {
+                lines.push(line);
+                metas.push(meta);
+            }
+            Err(refusal) => {
+                tx.rollback();
+                return Err(refusal);
+            }
+        }
+    }
+    Ok(summary(&changes, lines, metas, tx.created_dirs()))
+}
+
+/// Resolves every path (containment), and rewrites the patch to the workspace-relative
+/// spellings so absolute paths inside the workspace and `./x` forms work.
+fn resolve_all(
+    ctx: &ToolContext,
+    patch: &mut Patch,
+) -> Result<HashMap<String, ResolvedPath>, Refusal> {
+    let mut by_model: HashMap<String, ResolvedPath> = HashMap::new();
+    for p in patch.paths() {
+        by_model.insert(p.to_string(), ctx.resolve(p)?);
+    }
+    let rel = |p: &mut String| {
+        if let Some(r) = by_model.get(p.as_str()) {
+            *p = r.rel.clone();
+        }
+    };
+    for op in &mut patch.ops {
+        match op {
+            FileOp::Add { path, .. } | FileOp::Delete { path } => rel(path),
+            FileOp::Update { path, move_to, .. } => {
+                rel(path);
+                if let Some(dest) = move_to {
+                    rel(dest);
+                }
+            }
+        }
+    }
+    Ok(by_model.into_values().map(|r| (r.rel.clone(), r)).collect())
+}
+
+fn load_all(resolved: HashMap<String, ResolvedPath>) -> Result<Files, Refusal> {
+    let mut loaded = HashMap::new();
+    for (rel, path) in &resolved {
+        if path.rel == "." {
+            return Err(invalid(
+                "The patch names the workspace root instead of a file.",
+                "Give each section a file path such as \"src/main.rs\".",
+            ));
+        }
+        if path.abs.exists() {
+            loaded.insert(rel.clone(), load_text(path)?.file);
+        }
+    }
+    Ok(Files { resolved, loaded })
+}
+
+/// Every existing file the patch changes, deletes or overwrites must be fresh.
+fn check_fresh(ctx: &ToolContext, patch: &Patch, files: &Files) -> Result<(), Refusal> {
+    for rel in patch.paths() {
+        if let (Some(path), true) = (files.resolved.get(rel), files.loaded.contains_key(rel)) {
+            ctx.freshness.check(&path.abs, &path.rel)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs the syntax gate on every new text before anything is written.
+fn gate_all(changes: &[FileChange], files: &Files) -> Result<(), Refusal> {
+    for change in changes {
+        let (src, dest, text) = match change {
+            FileChange::Add { path, content } => (path, path, content),
+            FileChange::Update {
+                path,
+                new_content,
+                move_to,
+                ..
+            } => (path, move_to.as_ref().unwrap_or(path), new_content),
+            FileChange::Delete { .. } => continue,
+        };
+        if let Some(target) = files.resolved.get(dest) {
+            let old = files.loaded.get(src).map(|f| f.text.as_str());
+            syntax::gate(&target.abs, &target.rel, old, text)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_one(
+    tx: &mut Tx<'_>,
+    change: &FileChange,
+    files: &Files,
+) -> Result<(String, Value), Refusal> {
+    let path_of = |rel: &str| files.resolved.get(rel).ok_or_else(Refusal::internal);
+    match change {
+        FileChange::Add { path, content } => {
+            let target = path_of(path)?;
+            let old = files.loaded.get(path);
+            let report = tx.write(target, old, content)?;
+            let verb = if old.is_some() { "replaced" } else { "created" };
+            Ok((
+                format!("{verb} {path}"),
+                json!({"path": path, "action": verb, "sha256": report.sha256, "formatted": report.formatted}),
+            ))
+        }
+        FileChange::Update {
+            path,
+            new_content,
+            move_to,
+            hunks,
+        } => {
+            let dest = move_to.as_ref().unwrap_or(path);
+            let old = files.loaded.get(path);
+            let report = tx.write(path_of(dest)?, old, new_content)?;
+            if move_to.is_some() {
+                tx.remove(path_of(path)?)?;
+            }
+            let mut line = match move_to {
+                Some(d) => format!("moved {path} -> {d}"),
+                None => format!("updated {path}"),
+            };
+            if !hunks.is_empty() {
+                let n = hunks.len();
+                line.push_str(&format!(" ({n} hunk{})", if n == 1 { "" } else { "s" }));
+            }
+            for h in hunks.iter().filter(|h| h.level != MatchLevel::Exact) {
+                line.push_str(&format!(
+                    "; hunk {} matched at line {} only {}",
+                    h.hunk,
+                    h.line,
+                    loose_note(h.level)
+                ));
+            }
+            let hunks_json: Vec<Value> = hunks
+                .iter()
+                .map(|h| json!({"hunk": h.hunk, "line": h.line, "offset": h.offset, "match": level_id(h.level)}))
+                .collect();
+            Ok((
+                line,
+                json!({"path": path, "action": if move_to.is_some() { "moved" } else { "updated" },
+                       "moved_to": move_to, "sha256": report.sha256, "formatted": report.formatted,
+                       "hunks": hunks_json}),
+            ))
+        }
+        FileChange::Delete { path } => {
+            tx.remove(path_of(path)?)?;
+            Ok((
+                format!("deleted {path}"),
+                json!({"path": path, "action": "deleted"}),
+            ))
+        }
+    }
+}
+
+fn loose_note(level: MatchLevel) -> &'static str {
+    match level {
+        MatchLevel::Exact => "exactly",
+        MatchLevel::TrailingWhitespace => "when trailing whitespace was ignored",
+        MatchLevel::Whitespace => "when indentation and trailing whitespace were ignored",
+        MatchLevel::Punctuation => "when whitespace and typographic punctuation were ignored",
+    }
+}
+
+fn level_id(level: MatchLevel) -> &'static str {
+    match level {
+        MatchLevel::Exact => "exact",
+        MatchLevel::TrailingWhitespace => "trailing_whitespace",
+        MatchLevel::Whitespace => "whitespace",
+        MatchLevel::Punctuation => "punctuation",
+    }
+}
+
+fn summary(
+    changes: &[FileChange],
+    lines: Vec<String>,
+    metas: Vec<Value>,
+    created: Vec<String>,
+) -> ToolOutput {
+    let n = changes.len();
+    let mut msg = format!(
+        "Applied the patch ({n} file change{}):",
+        if n == 1 { "" } else { "s" }
+    );
+    for line in &lines {
+        msg.push_str("\n  ");
+        msg.push_str(line);
+    }
+    if !created.is_empty() {
+        let names: Vec<String> = created.iter().map(|d| format!("{d}/")).collect();
+        msg.push_str(&format!("\nCreated directories: {}.", names.join(", ")));
+    }
+    if metas.iter().any(|m| m["formatted"] == json!(true)) {
+        msg.push_str("\nSome Rust files were reformatted with rustfmt (they were rustfmt-clean before); re-read before quoting them.");
+    }
+    ToolOutput::new(msg)
+        .with("files", Value::Array(metas))
+        .with("created_directories", json!(created))
+}

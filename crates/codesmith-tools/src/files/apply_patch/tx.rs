@@ -1,0 +1,110 @@
+//! All-or-nothing writes: every touched path is backed up before its first write, and a
+//! failure restores them in reverse order (and removes directories the patch created).
+
+use std::fs;
+use std::io;
+use std::path::PathBuf;
+
+use crate::files::commit::{WriteReport, commit_text};
+use crate::fs::atomic::{create_parents, write_atomic};
+use crate::fs::paths::ResolvedPath;
+use crate::fs::text::TextFile;
+use crate::{Refusal, ToolContext};
+
+struct Backup {
+    abs: PathBuf,
+    /// Bytes before the first touch; `None` when nothing existed.
+    bytes: Option<Vec<u8>>,
+    /// Whether the session's read of it was fresh (restored after a rollback).
+    was_fresh: bool,
+}
+
+pub(super) struct Tx<'a> {
+    ctx: &'a ToolContext,
+    backups: Vec<Backup>,
+    created: Vec<(PathBuf, String)>,
+}
+
+impl<'a> Tx<'a> {
+    pub(super) fn new(ctx: &'a ToolContext) -> Self {
+        Tx {
+            ctx,
+            backups: Vec::new(),
+            created: Vec::new(),
+        }
+    }
+
+    fn backup(&mut self, path: &ResolvedPath) -> Result<(), Refusal> {
+        let bytes = match fs::read(&path.abs) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(_) => return Err(Refusal::internal()),
+        };
+        self.backups.push(Backup {
+            abs: path.abs.clone(),
+            bytes,
+            was_fresh: self.ctx.freshness.is_fresh(&path.abs),
+        });
+        Ok(())
+    }
+
+    /// Writes through the shared commit path (syntax gate, rustfmt, atomic write).
+    pub(super) fn write(
+        &mut self,
+        path: &ResolvedPath,
+        old: Option<&TextFile>,
+        text: &str,
+    ) -> Result<WriteReport, Refusal> {
+        self.backup(path)?;
+        let dirs = create_parents(&path.abs).map_err(|_| Refusal::internal())?;
+        for d in dirs {
+            let rel = relative_dir(path, &d);
+            self.created.push((d, rel));
+        }
+        commit_text(self.ctx, path, old, text)
+    }
+
+    pub(super) fn remove(&mut self, path: &ResolvedPath) -> Result<(), Refusal> {
+        self.backup(path)?;
+        fs::remove_file(&path.abs).map_err(|_| Refusal::internal())?;
+        self.ctx.freshness.forget(&path.abs);
+        Ok(())
+    }
+
+    /// Workspace-relative directories created so far, outermost first.
+    pub(super) fn created_dirs(&self) -> Vec<String> {
+        self.created.iter().map(|(_, rel)| rel.clone()).collect()
+    }
+
+    /// Undoes every write, newest first. Best effort: a failure to restore one file does
+    /// not stop the others.
+    pub(super) fn rollback(self) {
+        for b in self.backups.into_iter().rev() {
+            match b.bytes {
+                Some(bytes) => {
+                    if write_atomic(&b.abs, &bytes).is_ok() && b.was_fresh {
+                        self.ctx.freshness.mark_fresh(&b.abs);
+                    }
+                }
+                None => {
+                    let _ = fs::remove_file(&b.abs);
+                    self.ctx.freshness.forget(&b.abs);
+                }
+            }
+        }
+        for (dir, _) in self.created.into_iter().rev() {
+            let _ = fs::remove_dir(dir);
+        }
+    }
+}
+
+/// The workspace-relative spelling of `dir`, an ancestor of `path.abs`.
+fn relative_dir(path: &ResolvedPath, dir: &std::path::Path) -> String {
+    let below = path
+        .abs
+        .strip_prefix(dir)
+        .map(|r| r.components().count())
+        .unwrap_or(0);
+    let parts: Vec<&str> = path.rel.split('/').collect();
+    parts[..parts.len().saturating_sub(below)].join("/")
+}
