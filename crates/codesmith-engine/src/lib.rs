@@ -1,1 +1,24 @@
-//! The agent loop.
+//! The CodeSmith agent loop.
+//!
+//! An [`Engine`] runs tasks against a provider: it renders each request from
+//! the append-only [`Session`] transcript, streams the response, plans and
+//! dispatches tool calls through the gates (truncation, argument and name
+//! repair, loop guard, approval), and appends the results. Front ends consume
+//! [`codesmith_protocol::Event`]s; approvals come back through an [`Approver`].
+
+mod agent;
+pub mod approval;
+mod dispatch;
+mod gate;
+pub mod guard;
+pub mod prompt;
+pub mod repair;
+mod runtime;
+pub mod session;
+mod single;
+
+pub use agent::{Engine, EngineConfig, EngineError, TaskOutcome, TaskStatus};
+pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};
+pub use prompt::{PromptInputs, PromptStyle, system_prompt};
+pub use session::Session;
+pub use single::run_one;

@@ -1,0 +1,285 @@
+//! The agent loop: one task, many model rounds.
+
+use std::sync::Arc;
+
+use codesmith_protocol::{ContentBlock, Event, Message, Role, StopReason, Usage};
+use codesmith_providers::{
+    AssistantResponse, ChatRequest, CompleteOptions, Provider, ProviderError, StreamNotice,
+};
+use codesmith_tools::{Registry, ToolContext};
+
+use crate::approval::Approver;
+use crate::dispatch::dispatch_calls;
+use crate::guard::LoopGuard;
+use crate::repair::fake_calls::strip_fake_tool_calls;
+use crate::runtime::Runtime;
+use crate::session::{Session, SessionError};
+
+/// Settings of an engine, resolved once by the front end.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Model name sent to the provider.
+    pub model: String,
+    /// The session's system prompt (byte-stable).
+    pub system_prompt: String,
+    /// Maximum model rounds per task (`--max-turns`, default 50).
+    pub max_turns: u32,
+    /// Output-token cap per response, if any.
+    pub max_tokens: Option<u32>,
+    /// Approval mode.
+    pub approval: codesmith_policy::ApprovalMode,
+    /// Retry, backoff and watchdog settings for model requests.
+    pub complete: CompleteOptions,
+    /// Exec-policy rules (user and project files, already merged).
+    pub rules: codesmith_policy::Rules,
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskStatus {
+    /// The model ended its turn without tool calls.
+    Completed,
+    /// `max_turns` model rounds ran without the model finishing.
+    TurnLimit,
+    /// The loop guard ended the task after repeated failures.
+    TooManyFailures,
+    /// The stream was interrupted after content arrived; the partial answer is kept.
+    Interrupted,
+}
+
+/// The result of [`Engine::run_task`].
+#[derive(Debug, Clone)]
+pub struct TaskOutcome {
+    /// How it ended.
+    pub status: TaskStatus,
+    /// The final assistant text (forged tool calls stripped).
+    pub final_text: String,
+    /// Model rounds used.
+    pub turns: u32,
+    /// Total usage of the task.
+    pub usage: Usage,
+}
+
+/// Errors that end a task.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The provider failed after retries, or with an error that retrying cannot fix.
+    #[error("model request failed: {0}")]
+    Provider(#[from] ProviderError),
+    /// The transcript could not be written.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+/// An agent session bound to a provider, a tool registry and a transcript.
+pub struct Engine {
+    provider: Arc<dyn Provider>,
+    session: Session,
+    config: EngineConfig,
+    runtime: Runtime,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("session", &self.session.id())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// A new engine over `session` (fresh or resumed).
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        tools: Registry,
+        ctx: Arc<ToolContext>,
+        approver: Arc<dyn Approver>,
+        session: Session,
+        config: EngineConfig,
+    ) -> Self {
+        let runtime = Runtime {
+            tools,
+            ctx,
+            guard: LoopGuard::default(),
+            approvals: Default::default(),
+            approver,
+            mode: config.approval,
+            rules: Arc::new(config.rules.clone()),
+        };
+        Engine {
+            provider,
+            session,
+            config,
+            runtime,
+        }
+    }
+
+    /// The session.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Runs `task` until the model ends its turn without tool calls, the turn
+    /// limit is reached, or the loop guard stops it. Events go to `sink` as
+    /// they happen.
+    ///
+    /// # Errors
+    /// [`EngineError::Provider`] when the model cannot be reached after retries;
+    /// [`EngineError::Session`] when the transcript cannot be written.
+    pub async fn run_task(
+        &mut self,
+        task: &str,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<TaskOutcome, EngineError> {
+        self.session.push(Message::user_text(task))?;
+        let mut usage = Usage::default();
+        for turn in 1..=self.config.max_turns {
+            sink(Event::TurnStarted { turn });
+            let response = self.request(sink).await?;
+            let round_usage = response.usage;
+            usage.add(&round_usage);
+            let stop = response.stop_reason.clone();
+            let (message, final_text, calls) = assistant_message(response, sink);
+            self.session.push(message)?;
+            sink(Event::TurnCompleted {
+                turn,
+                stop_reason: stop.clone(),
+                usage: round_usage,
+            });
+            if calls.is_empty() {
+                let status = if stop == StopReason::Interrupted {
+                    TaskStatus::Interrupted
+                } else {
+                    TaskStatus::Completed
+                };
+                return Ok(TaskOutcome {
+                    status,
+                    final_text,
+                    turns: turn,
+                    usage,
+                });
+            }
+            let results = dispatch_calls(&mut self.runtime, calls, &stop, sink).await;
+            let content = results.into_iter().map(ContentBlock::ToolResult).collect();
+            self.session.push(Message {
+                role: Role::User,
+                content,
+            })?;
+            if self.runtime.guard.must_stop() {
+                return Ok(self.stopped(TaskStatus::TooManyFailures, turn, usage, sink));
+            }
+        }
+        Ok(self.stopped(TaskStatus::TurnLimit, self.config.max_turns, usage, sink))
+    }
+
+    fn stopped(
+        &self,
+        status: TaskStatus,
+        turns: u32,
+        usage: Usage,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> TaskOutcome {
+        let message = match status {
+            TaskStatus::TooManyFailures => format!(
+                "Stopped after {} consecutive failed tool calls; the model was not making progress.",
+                crate::guard::STOP_AFTER_FAILURES
+            ),
+            _ => format!(
+                "Stopped after {turns} model rounds without finishing (the turn limit). Raise it with --max-turns, \
+                 or resume the session to continue."
+            ),
+        };
+        sink(Event::Error {
+            message: message.clone(),
+        });
+        TaskOutcome {
+            status,
+            final_text: message,
+            turns,
+            usage,
+        }
+    }
+
+    /// One model request with retries, streaming deltas to `sink`.
+    async fn request(
+        &self,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<AssistantResponse, ProviderError> {
+        let request = ChatRequest {
+            model: self.config.model.clone(),
+            system: self.config.system_prompt.clone(),
+            messages: self.session.messages().to_vec(),
+            tools: self.runtime.tools.specs(),
+            max_tokens: self.config.max_tokens,
+            temperature: None,
+            stop: Vec::new(),
+        };
+        let mut on_notice = |notice: StreamNotice| sink(notice_event(notice));
+        codesmith_providers::complete(
+            self.provider.as_ref(),
+            &request,
+            &self.config.complete,
+            &mut on_notice,
+        )
+        .await
+    }
+}
+
+fn notice_event(notice: StreamNotice) -> Event {
+    match notice {
+        StreamNotice::TextDelta(delta) => Event::AssistantText { delta },
+        StreamNotice::ThinkingDelta(delta) => Event::Thinking { delta },
+        StreamNotice::Retry {
+            attempt,
+            wait_ms,
+            reason,
+        } => Event::Retry {
+            attempt,
+            wait_ms,
+            reason,
+        },
+    }
+}
+
+type PendingCalls = Vec<(codesmith_protocol::ToolCall, Option<serde_json::Value>)>;
+
+/// Builds the transcript message from a response; strips forged calls from its text.
+fn assistant_message(
+    response: AssistantResponse,
+    sink: &mut (dyn FnMut(Event) + Send),
+) -> (Message, String, PendingCalls) {
+    let mut content = Vec::new();
+    if !response.thinking.is_empty() {
+        content.push(ContentBlock::Thinking {
+            text: response.thinking,
+        });
+    }
+    let stripped = strip_fake_tool_calls(&response.text);
+    if stripped.removed > 0 {
+        sink(Event::Notice {
+            message: format!(
+                "Removed {} imitation tool call(s) from the model's text; only real tool calls are executed.",
+                stripped.removed
+            ),
+        });
+    }
+    if !stripped.text.is_empty() {
+        content.push(ContentBlock::Text {
+            text: stripped.text.clone(),
+        });
+    }
+    let mut calls = Vec::new();
+    for reduced in response.tool_calls {
+        content.push(ContentBlock::ToolCall(reduced.call.clone()));
+        calls.push((reduced.call, reduced.parsed));
+    }
+    (
+        Message {
+            role: Role::Assistant,
+            content,
+        },
+        stripped.text,
+        calls,
+    )
+}

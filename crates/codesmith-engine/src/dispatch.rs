@@ -1,0 +1,258 @@
+//! Dispatch: from the model's tool calls to tool results.
+//!
+//! Each call passes, in order: the truncation gate → argument repair → name
+//! repair → the loop guard → approval → execution → sanitizing and wrapping.
+//! Consecutive calls of read-only tools that support parallel use run
+//! together; results always come back in the order of the calls, and one
+//! failing call affects only its own result.
+
+use std::sync::Arc;
+
+use codesmith_protocol::{Event, StopReason, ToolCall, ToolResult};
+use codesmith_tools::{ErrorCode, Refusal, Tool, ToolOutcome, envelope_json};
+use serde_json::Value;
+
+use crate::gate::GateDecision;
+use crate::guard::GuardVerdict;
+use crate::repair::args::{RepairPolicy, repair_arguments};
+use crate::repair::names::{NameResolution, resolve_tool_name};
+use crate::runtime::Runtime;
+
+/// A call ready to run: resolved tool and parsed arguments.
+struct Prepared {
+    call: ToolCall,
+    tool: Arc<dyn Tool>,
+    args: Value,
+}
+
+/// A call after planning: either ready to run or already answered.
+enum Planned {
+    Run(Prepared),
+    Answered {
+        call: ToolCall,
+        name: String,
+        outcome: ToolOutcome,
+        counts: bool,
+    },
+}
+
+/// Runs every call of one assistant message and returns the results in call order.
+pub(crate) async fn dispatch_calls(
+    rt: &mut Runtime,
+    calls: Vec<(ToolCall, Option<Value>)>,
+    stop: &StopReason,
+    sink: &mut (dyn FnMut(Event) + Send),
+) -> Vec<ToolResult> {
+    let mut results = Vec::with_capacity(calls.len());
+    let mut batch: Vec<Prepared> = Vec::new();
+    for (call, parsed) in calls {
+        match plan(rt, call, parsed, stop, sink).await {
+            Planned::Run(p) if is_parallel(&p) => batch.push(p),
+            Planned::Run(p) => {
+                flush(rt, &mut batch, &mut results, sink).await;
+                let outcome = p.tool.call(&rt.ctx, p.args.clone()).await;
+                results.push(finish(
+                    rt,
+                    &p.call,
+                    p.tool.name(),
+                    p.tool.capability(),
+                    outcome,
+                    true,
+                    sink,
+                ));
+            }
+            Planned::Answered {
+                call,
+                name,
+                outcome,
+                counts,
+            } => {
+                flush(rt, &mut batch, &mut results, sink).await;
+                let capability = codesmith_tools::Capability::ReadOnly;
+                results.push(finish(rt, &call, &name, capability, outcome, counts, sink));
+            }
+        }
+    }
+    flush(rt, &mut batch, &mut results, sink).await;
+    results
+}
+
+fn is_parallel(p: &Prepared) -> bool {
+    p.tool.supports_parallel() && p.tool.capability() == codesmith_tools::Capability::ReadOnly
+}
+
+/// Runs the pending parallel batch concurrently and appends its results in order.
+async fn flush(
+    rt: &mut Runtime,
+    batch: &mut Vec<Prepared>,
+    results: &mut Vec<ToolResult>,
+    sink: &mut (dyn FnMut(Event) + Send),
+) {
+    if batch.is_empty() {
+        return;
+    }
+    let ctx = &rt.ctx;
+    let outcomes =
+        futures::future::join_all(batch.iter().map(|p| p.tool.call(ctx, p.args.clone()))).await;
+    for (p, outcome) in batch.drain(..).zip(outcomes) {
+        results.push(finish(
+            rt,
+            &p.call,
+            p.tool.name(),
+            p.tool.capability(),
+            outcome,
+            true,
+            sink,
+        ));
+    }
+}
+
+/// The planning pipeline for one call.
+async fn plan(
+    rt: &mut Runtime,
+    call: ToolCall,
+    parsed: Option<Value>,
+    stop: &StopReason,
+    sink: &mut (dyn FnMut(Event) + Send),
+) -> Planned {
+    let name = call.name.clone();
+    let answered = |call, outcome, counts| Planned::Answered {
+        call,
+        name: name.clone(),
+        outcome,
+        counts,
+    };
+    if parsed.is_none() && stop.is_truncation() {
+        return answered(call, Err(truncated_refusal(stop)), false);
+    }
+    let args = match parsed {
+        Some(v) => v,
+        None => repair_arguments(&call.arguments, RepairPolicy::RepairAllowed)
+            .map(|(v, _)| v)
+            .unwrap_or_else(|| Value::Object(Default::default())),
+    };
+    let tool = match resolve_tool_name(&call.name, &rt.tools.names()) {
+        NameResolution::Exact(n) | NameResolution::Repaired { to: n, .. } => rt.tools.get(&n),
+        NameResolution::Unknown { suggestions } => {
+            return answered(
+                call.clone(),
+                Err(unknown_tool(&call.name, &suggestions, &rt.tools.names())),
+                true,
+            );
+        }
+    };
+    let Some(tool) = tool else {
+        return answered(call, Err(Refusal::internal()), true);
+    };
+    if !args.is_object() {
+        let refusal = Refusal::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "The arguments of `{}` must be a JSON object; got {}.",
+                tool.name(),
+                kind_of(&args)
+            ),
+            "Send the arguments as an object, as in the examples of the tool description.",
+        );
+        return answered(call, Err(refusal), true);
+    }
+    sink(Event::ToolCall {
+        id: call.id.clone(),
+        name: tool.name().to_string(),
+        arguments: args.clone(),
+    });
+    if let GuardVerdict::Blocked(why) = rt.guard.check(tool.name(), &args) {
+        let refusal = Refusal::new(
+            ErrorCode::Denied,
+            why,
+            "Change approach: do not send this call again.",
+        );
+        return answered(call, Err(refusal), true);
+    }
+    match rt.gate(tool.as_ref(), &args).await {
+        GateDecision::Run => Planned::Run(Prepared { call, tool, args }),
+        GateDecision::Refuse(refusal) => answered(call, Err(refusal), true),
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The truncation gate's answer: the call was cut off at the output cap and was not run.
+fn truncated_refusal(stop: &StopReason) -> Refusal {
+    let reason = serde_json::to_value(stop)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string));
+    Refusal::new(
+        ErrorCode::InvalidArguments,
+        format!(
+            "This call was NOT executed: your response hit the output limit (stop reason: {}) while its \
+             arguments were being written, so they are incomplete.",
+            reason.as_deref().unwrap_or("max_tokens")
+        ),
+        "Send the complete call again. If its arguments are long (a big file or patch), split the work into \
+         several smaller calls.",
+    )
+    .with("stop_reason", reason.unwrap_or_else(|| "max_tokens".into()))
+    .with("executed", false)
+}
+
+fn unknown_tool(name: &str, suggestions: &[String], registered: &[&str]) -> Refusal {
+    let hint = if suggestions.is_empty() {
+        format!(
+            "Use one of the registered tools: {}.",
+            registered.join(", ")
+        )
+    } else {
+        format!(
+            "Did you mean {}? Registered tools: {}.",
+            suggestions.join(" or "),
+            registered.join(", ")
+        )
+    };
+    Refusal::new(
+        ErrorCode::NotFound,
+        format!("There is no tool named `{name}`."),
+        hint,
+    )
+    .with("did_you_mean", suggestions.to_vec())
+}
+
+/// Turns an outcome into the result the model reads, updating the loop guard
+/// and emitting the result event.
+fn finish(
+    rt: &mut Runtime,
+    call: &ToolCall,
+    name: &str,
+    capability: codesmith_tools::Capability,
+    outcome: ToolOutcome,
+    counts: bool,
+    sink: &mut (dyn FnMut(Event) + Send),
+) -> ToolResult {
+    let ok = outcome.is_ok();
+    let mut content = envelope_json(&outcome).to_string();
+    content = rt.clean_output(name, capability, content);
+    if counts && let Some(warning) = rt.guard.record(ok) {
+        content.push_str("\n\n");
+        content.push_str(&warning);
+    }
+    sink(Event::ToolResult {
+        id: call.id.clone(),
+        name: name.to_string(),
+        ok,
+        output: content.clone(),
+    });
+    ToolResult {
+        call_id: call.id.clone(),
+        content,
+        is_error: !ok,
+    }
+}

@@ -1,0 +1,69 @@
+//! The per-session runtime that tool dispatch works against: the tools, their
+//! context, the loop guard, approvals and the policy inputs.
+
+use std::sync::Arc;
+
+use codesmith_policy::{ApprovalMode, Decision, Rules};
+use codesmith_tools::{Capability, ErrorCode, Refusal, Registry, Tool, ToolContext};
+use serde_json::Value;
+
+use crate::approval::{ApprovalRequest, Approver, SessionApprovals};
+use crate::gate::Requirement;
+use crate::guard::LoopGuard;
+
+/// Everything tool dispatch needs for one session.
+pub(crate) struct Runtime {
+    pub(crate) tools: Registry,
+    pub(crate) ctx: Arc<ToolContext>,
+    pub(crate) guard: LoopGuard,
+    pub(crate) approvals: SessionApprovals,
+    pub(crate) approver: Arc<dyn Approver>,
+    pub(crate) mode: ApprovalMode,
+    pub(crate) rules: Arc<Rules>,
+}
+
+impl Runtime {
+    /// The requirement for a tool that executes code: the command policy
+    /// (classifier + exec-policy rules + approval mode) decides.
+    pub(crate) fn shell_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
+        let Some(command) = args.get("command").and_then(Value::as_str) else {
+            // No command: the tool's own validation reports the missing field.
+            return Requirement::Auto;
+        };
+        let workspace = self.ctx.workspace.to_string_lossy();
+        let eval = codesmith_policy::decide(command, &workspace, &self.rules, self.mode);
+        match eval.decision {
+            Decision::Allow => Requirement::Auto,
+            Decision::AskUser => Requirement::Ask {
+                request: ApprovalRequest {
+                    tool: tool.name().to_string(),
+                    summary: command.to_string(),
+                    reason: eval.reason.clone(),
+                    can_persist: eval.grant_persistable(),
+                },
+                prefix: codesmith_policy::approval_fingerprint(command, &workspace),
+                input: codesmith_policy::denial_fingerprint(command),
+            },
+            Decision::Deny => Requirement::Deny(
+                Refusal::new(
+                    ErrorCode::Denied,
+                    format!("`{command}` was refused by the command policy: {}.", eval.reason.trim_end_matches('.')),
+                    "Do not retry it or rephrase it to get around the policy. Use a safer command that does only \
+                     what the task needs, or explain to the user why it is needed.",
+                )
+                .with("level", eval.level.as_str())
+                .with("tool", tool.name()),
+            ),
+        }
+    }
+
+    /// Cleans a tool's serialized result before it enters the transcript.
+    pub(crate) fn clean_output(
+        &self,
+        _name: &str,
+        _capability: Capability,
+        content: String,
+    ) -> String {
+        content
+    }
+}
