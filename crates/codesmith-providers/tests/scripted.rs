@@ -37,8 +37,8 @@ fn fast() -> CompleteOptions {
     CompleteOptions {
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(100),
-        idle_timeout: Duration::from_millis(400),
-        idle_timeout_per_retry: Duration::from_millis(50),
+        idle_timeout: Duration::from_millis(800),
+        idle_timeout_per_retry: Duration::from_millis(100),
         ..CompleteOptions::default()
     }
 }
@@ -284,7 +284,7 @@ async fn retries_are_bounded() {
 #[tokio::test]
 async fn stall_before_content_is_retried() {
     let server = ScriptedServer::start().await;
-    server.push(Scripted::text("too late").stall_before(1500));
+    server.push(Scripted::text("too late").stall_before(2500));
     server.push(Scripted::text("on time"));
     let run = run(&openai(&server), &request(None), &fast()).await;
     let resp = run.ok();
@@ -303,7 +303,7 @@ async fn stall_before_content_is_retried() {
 async fn stall_after_content_keeps_the_partial_answer() {
     for anthropic_dialect in [false, true] {
         let server = ScriptedServer::start().await;
-        server.push(Scripted::text("abcdefghijkl").stall_after(2, 1500));
+        server.push(Scripted::text("abcdefghijkl").stall_after(2, 2500));
         server.push(Scripted::text("a retry must not happen"));
         let run = if anthropic_dialect {
             run(&anthropic(&server), &request(None), &fast()).await
@@ -360,7 +360,7 @@ async fn nothing_received_is_retried_transparently() {
     let server = ScriptedServer::start().await;
     server.push(Fault::close());
     server.push(Scripted::text("").omit_terminal());
-    server.push(Fault::hang(1500));
+    server.push(Fault::hang(2500));
     server.push(Scripted::text("third time lucky"));
     let run = run(&openai(&server), &request(None), &fast()).await;
     assert_eq!(run.ok().text, "third time lucky");
