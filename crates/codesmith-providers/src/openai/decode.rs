@@ -34,7 +34,11 @@ pub(crate) struct OpenAiDecoder {
     finish_reason: Option<String>,
     usage: Option<Usage>,
     terminated: bool,
+    last_key: Option<u64>,
 }
+
+/// Keys for calls sent without an `index` start here (far from real indexes).
+const UNINDEXED_BASE: u64 = 1 << 32;
 
 impl SseDecoder for OpenAiDecoder {
     fn event(&mut self, _event: &str, data: &str) -> Result<Vec<ProviderEvent>, ProviderError> {
@@ -104,11 +108,31 @@ impl OpenAiDecoder {
         }
     }
 
+    /// The key of the call a delta belongs to: its wire `index`, or, for
+    /// servers that omit it, the call with the same `id` (a new call when
+    /// the id is new), else the last call seen, else the array position.
+    fn call_key(&self, position: u64, call: &Value) -> u64 {
+        if let Some(index) = call.get("index").and_then(Value::as_u64) {
+            return index;
+        }
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        if let Some(id) = id {
+            let known = self
+                .calls
+                .iter()
+                .find(|(_, c)| c.id.as_deref() == Some(id))
+                .map(|(k, _)| *k);
+            return known.unwrap_or(UNINDEXED_BASE + self.calls.len() as u64);
+        }
+        self.last_key.unwrap_or(position)
+    }
+
     fn decode_call(&mut self, position: u64, call: &Value, out: &mut Vec<ProviderEvent>) {
-        let index = call
-            .get("index")
-            .and_then(Value::as_u64)
-            .unwrap_or(position);
+        let index = self.call_key(position, call);
+        self.last_key = Some(index);
         let next_ordinal = self.calls.len();
         let state = self.calls.entry(index).or_insert_with(|| CallState {
             ordinal: next_ordinal,
@@ -194,4 +218,56 @@ fn stream_error(error: &Value) -> ProviderError {
         .map(str::to_string)
         .unwrap_or_else(|| error.to_string());
     error_from_stream("openai", kind, &message)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn feed(decoder: &mut OpenAiDecoder, delta: &str) -> Vec<ProviderEvent> {
+        let chunk = format!(r#"{{"choices":[{{"index":0,"delta":{delta}}}]}}"#);
+        decoder.event("message", &chunk).unwrap()
+    }
+
+    #[test]
+    fn calls_without_index_are_told_apart_by_id() {
+        let mut d = OpenAiDecoder::default();
+        let a = r#"{"tool_calls":[{"id":"a","function":{"name":"f","arguments":"{}"}}]}"#;
+        let b = r#"{"tool_calls":[{"id":"b","function":{"name":"g","arguments":"{\"x\":1}"}}]}"#;
+        let mut events = feed(&mut d, a);
+        events.extend(feed(&mut d, b));
+        let starts: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                ProviderEvent::ToolCallStart { index, id, .. } => Some((*index, id.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(starts, vec![(0, "a".to_string()), (1, "b".to_string())]);
+    }
+
+    #[test]
+    fn arguments_before_the_name_are_held_back() {
+        let mut d = OpenAiDecoder::default();
+        let first = feed(
+            &mut d,
+            r#"{"tool_calls":[{"index":0,"function":{"arguments":"{\"p\""}}]}"#,
+        );
+        assert!(first.is_empty());
+        let second = feed(
+            &mut d,
+            r#"{"tool_calls":[{"index":0,"function":{"name":"read_file","arguments":":1}"}}]}"#,
+        );
+        assert!(
+            matches!(&second[0], ProviderEvent::ToolCallStart { name, .. } if name == "read_file")
+        );
+        assert_eq!(
+            second[1],
+            ProviderEvent::ToolCallDelta {
+                index: 0,
+                arguments: r#"{"p":1}"#.to_string()
+            }
+        );
+    }
 }
