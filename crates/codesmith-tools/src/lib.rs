@@ -8,10 +8,12 @@
 pub mod approvals;
 mod context;
 mod envelope;
+pub mod files;
 pub mod fs;
 pub mod gate;
 pub mod instructions;
 mod registry;
+pub mod search;
 pub mod sandbox;
 pub mod sanitize;
 pub mod shell;
@@ -21,5 +23,6 @@ pub mod trust;
 
 pub use context::ToolContext;
 pub use envelope::{ErrorCode, Refusal, ToolOutcome, ToolOutput, envelope_json};
+pub use files::{file_tools, register_file_tools};
 pub use registry::Registry;
 pub use tool::{Capability, Tool};

@@ -1,0 +1,113 @@
+//! The common write path: syntax gate → rustfmt → parents → atomic write → mark fresh.
+
+use serde_json::{Value, json};
+
+use crate::fs::atomic::{create_parents, write_atomic};
+use crate::fs::paths::ResolvedPath;
+use crate::fs::text::{LineEnding, TextFile, convert_line_endings, sha256_hex};
+use crate::gate::{rustfmt, syntax};
+use crate::{Refusal, ToolContext};
+
+/// What a committed write did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteReport {
+    /// Directories created for the file, workspace-relative, outermost first.
+    pub created_dirs: Vec<String>,
+    /// True when rustfmt changed the text that was written.
+    pub formatted: bool,
+    /// SHA-256 (hex) of the bytes now on disk.
+    pub sha256: String,
+    /// Bytes written (BOM included).
+    pub bytes: usize,
+    /// The text written (without BOM), after any rustfmt normalisation.
+    pub text: String,
+}
+
+impl WriteReport {
+    /// One sentence naming the created directories, or `None`.
+    pub fn created_note(&self) -> Option<String> {
+        if self.created_dirs.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = self.created_dirs.iter().map(|d| format!("{d}/")).collect();
+        Some(format!("Created directories: {}.", names.join(", ")))
+    }
+
+    /// The rustfmt disclosure, or `None`.
+    pub fn formatted_note(&self) -> Option<&'static str> {
+        self.formatted.then_some(
+            "The new content was reformatted with rustfmt (the file was rustfmt-clean before); \
+             re-read before quoting it.",
+        )
+    }
+
+    /// The created directories as a JSON array.
+    pub fn created_json(&self) -> Value {
+        json!(self.created_dirs)
+    }
+}
+
+/// Writes `new_text` to `path` through every write gate. Hold the path's lock
+/// ([`crate::fs::lock::path_lock`]) around the read that produced `old` and this call.
+///
+/// - `old`: the current file (`None` when creating). Its BOM is kept; `new_text` should
+///   already use its line ending (rustfmt output is converted back to CRLF when needed).
+/// - Syntax gate ([`syntax::gate`]): `PARSE_REJECTED`, nothing written.
+/// - rustfmt ([`rustfmt::normalize`]) when a Rust file was rustfmt-clean.
+/// - Missing parents are created and named in [`WriteReport::created_dirs`].
+/// - Atomic write ([`write_atomic`]); the file is then marked fresh in `ctx.freshness`.
+///
+/// Errors: `PARSE_REJECTED`; `INTERNAL` (generic) for host I/O errors.
+pub fn commit_text(
+    ctx: &ToolContext,
+    path: &ResolvedPath,
+    old: Option<&TextFile>,
+    new_text: &str,
+) -> Result<WriteReport, Refusal> {
+    syntax::gate(&path.abs, &path.rel, old.map(|f| f.text.as_str()), new_text)?;
+    let mut text = new_text.to_string();
+    let mut formatted = false;
+    if let Some(f) = rustfmt::normalize(&path.abs, old.map(|f| f.text.as_str()), new_text) {
+        let ending = old.map_or(LineEnding::Lf, |o| o.ending);
+        text = if ending == LineEnding::Crlf {
+            convert_line_endings(&f, ending)
+        } else {
+            f
+        };
+        formatted = text != new_text;
+    }
+    let created = create_parents(&path.abs).map_err(|_| Refusal::internal())?;
+    let bytes = match old {
+        Some(o) => o.encode(&text),
+        None => text.as_bytes().to_vec(),
+    };
+    write_atomic(&path.abs, &bytes).map_err(|_| Refusal::internal())?;
+    ctx.freshness.mark_fresh(&path.abs);
+    let created_dirs = created.iter().map(|d| rel_of(ctx, d, path)).collect();
+    Ok(WriteReport {
+        created_dirs,
+        formatted,
+        sha256: sha256_hex(&bytes),
+        bytes: bytes.len(),
+        text,
+    })
+}
+
+/// Workspace-relative spelling of a created directory: the prefix of `path.rel` with the
+/// same number of components as `dir` below the canonical root.
+fn rel_of(ctx: &ToolContext, dir: &std::path::Path, path: &ResolvedPath) -> String {
+    let depth_below_file = path
+        .abs
+        .strip_prefix(dir)
+        .map(|r| r.components().count())
+        .unwrap_or(0);
+    let parts: Vec<&str> = path.rel.split('/').collect();
+    let keep = parts.len().saturating_sub(depth_below_file);
+    if keep == 0 {
+        return dir
+            .strip_prefix(&ctx.workspace)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+    }
+    parts[..keep].join("/")
+}

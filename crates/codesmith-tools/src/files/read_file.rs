@@ -1,0 +1,155 @@
+//! `read_file`: one page of a text file, numbered, with the next call spelled out.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::fs::text::load_text;
+use crate::gate::syntax::cut_chars;
+use crate::{Capability, Tool, ToolContext, ToolOutcome, ToolOutput};
+
+use super::args::parse;
+
+/// Lines returned when `max_lines` is not given (seed 002/003).
+pub const DEFAULT_LINES: usize = 200;
+/// Hard cap on lines per call.
+pub const MAX_LINES: usize = 500;
+/// Hard cap on visible text per call, in bytes.
+pub const MAX_VISIBLE_BYTES: usize = 16 * 1024;
+
+const EXAMPLE: &str = r#"{"path": "src/main.rs"}"#;
+
+const DESCRIPTION: &str = "Read a UTF-8 text file from the workspace. Use this instead of cat, head, tail or \
+sed -n '..p' in the shell: it needs no approval and tells you how to read on. A small file (up to 200 \
+lines and 16 KB) comes back exactly as it is. A larger file, or any call with start_line or max_lines, \
+comes back one page at a time with numbered lines (`     7│ text`; the number and `│ ` are not part of \
+the file, never copy them into edit_file). A page is at most 500 lines and 16 KB (200 lines by default); \
+a cut page ends with the exact arguments for the next call. Reading past the end returns [NO CONTENT] \
+and the line count. meta.sha256 is the file's digest, which edit_file accepts as a freshness check. \
+Read a file before you edit or overwrite it.\n\
+Examples: {\"path\": \"src/main.rs\"} (first 200 lines); \
+{\"path\": \"src/big.rs\", \"start_line\": 201, \"max_lines\": 200} (the next page after a cut read)";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    start_line: Option<usize>,
+    max_lines: Option<usize>,
+}
+
+/// The `read_file` tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReadFile;
+
+#[async_trait]
+impl Tool for ReadFile {
+    fn name(&self) -> &'static str {
+        "read_file"
+    }
+
+    fn description(&self) -> &'static str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Workspace-relative file path."},
+                "start_line": {"type": "integer", "minimum": 1, "description": "1-based first line to show (default 1)."},
+                "max_lines": {"type": "integer", "minimum": 1, "maximum": MAX_LINES, "description": "Lines to show (default 200, at most 500)."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    fn capability(&self) -> Capability {
+        Capability::ReadOnly
+    }
+
+    fn supports_parallel(&self) -> bool {
+        true
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
+        let args: Args = parse("read_file", args, EXAMPLE)?;
+        read(ctx, &args)
+    }
+}
+
+fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
+    let path = ctx.resolve(&args.path)?;
+    let loaded = load_text(&path)?;
+    ctx.freshness.mark_fresh(&path.abs);
+    let text = &loaded.file.text;
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len();
+    let ranged = args.start_line.is_some() || args.max_lines.is_some();
+    let base = ToolOutput::new(Value::Null)
+        .with("path", path.rel.as_str())
+        .with("sha256", loaded.sha256.as_str())
+        .with("total_lines", total);
+    if !ranged && total <= DEFAULT_LINES && text.len() <= MAX_VISIBLE_BYTES {
+        return Ok(ToolOutput {
+            output: Value::String(text.clone()),
+            ..base.with("truncated", false)
+        });
+    }
+    let start = args.start_line.unwrap_or(1).max(1);
+    let max = args.max_lines.unwrap_or(DEFAULT_LINES).clamp(1, MAX_LINES);
+    if start > total {
+        let out = format!(
+            "[NO CONTENT] start_line={start} is past the end of \"{}\", which has {total} lines.",
+            path.rel
+        );
+        return Ok(ToolOutput {
+            output: Value::String(out),
+            ..base.with("truncated", false)
+        });
+    }
+    let (page, end) = render_page(&lines, start, max);
+    let mut out = page;
+    let truncated = end < total;
+    if truncated {
+        out.push_str(&format!(
+            "\n[Showing lines {start}-{end} of {total}. To continue, call read_file with \
+             path=\"{}\" start_line={} max_lines={max}]",
+            path.rel,
+            end + 1
+        ));
+    }
+    Ok(ToolOutput {
+        output: Value::String(out),
+        ..base
+            .with("start_line", start)
+            .with("end_line", end)
+            .with("truncated", truncated)
+    })
+}
+
+/// Numbers lines `start..` (1-based) until `max` lines or the byte cap; returns the page
+/// and the last line shown. The first line is always shown (cut if it alone is too long).
+fn render_page(lines: &[&str], start: usize, max: usize) -> (String, usize) {
+    let mut out = String::new();
+    let mut end = start - 1;
+    for (i, line) in lines.iter().enumerate().skip(start - 1).take(max) {
+        let n = i + 1;
+        let mut row = format!("{n:>6}│ {line}\n");
+        if out.len() + row.len() > MAX_VISIBLE_BYTES {
+            if end >= start {
+                break;
+            }
+            let room = MAX_VISIBLE_BYTES.saturating_sub(16);
+            let cut = cut_chars(line, room / 4);
+            row = format!("{n:>6}│ {cut} [line cut at {} characters]\n", room / 4);
+        }
+        out.push_str(&row);
+        end = n;
+    }
+    if out.ends_with('\n') {
+        out.pop();
+    }
+    (out, end)
+}

@@ -1,0 +1,145 @@
+//! `file_search`: find files by name with a glob.
+
+use async_trait::async_trait;
+use globset::{GlobBuilder, GlobMatcher};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::fs::text::not_found;
+use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
+
+use super::walk::{builder, rel};
+
+/// Paths shown when `max_results` is not given.
+pub const DEFAULT_RESULTS: usize = 20;
+/// Largest `max_results` honoured (smaller values are clamped up to 1).
+pub const MAX_RESULTS: usize = 200;
+
+const EXAMPLE: &str = r#"{"pattern": "*.rs"}"#;
+
+const DESCRIPTION: &str = "Find files by name with a glob pattern and get their workspace-relative paths, \
+sorted. Use this instead of find, fd, or ls -R in the shell. A pattern without `/` matches file names \
+anywhere (\"*.rs\", \"Cargo.toml\"); a pattern with `/` matches the path from the search root \
+(\"src/**/*.ts\"). It skips .git, node_modules, target, dist, build, __pycache__, .venv, *.min.js and \
+anything .gitignore ignores. All matches are counted before the list is cut at max_results (default 20, \
+1 to 200): meta.total_matches and meta.truncated say whether there is more.\n\
+Examples: {\"pattern\": \"*.rs\"}; {\"pattern\": \"**/tests/*.py\", \"path\": \"backend\", \"max_results\": 100}";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    pattern: String,
+    path: Option<String>,
+    max_results: Option<i64>,
+}
+
+/// The `file_search` tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FileSearch;
+
+#[async_trait]
+impl Tool for FileSearch {
+    fn name(&self) -> &'static str {
+        "file_search"
+    }
+
+    fn description(&self) -> &'static str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob over file names (\"*.rs\") or paths (\"src/**/*.ts\")."},
+                "path": {"type": "string", "description": "Directory to search, workspace-relative (default: the whole workspace)."},
+                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "description": "Paths to show (default 20, at most 200)."}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        })
+    }
+
+    fn capability(&self) -> Capability {
+        Capability::ReadOnly
+    }
+
+    fn supports_parallel(&self) -> bool {
+        true
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
+        let args: Args = crate::files::parse_args("file_search", args, EXAMPLE)?;
+        let path = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        if !path.exists {
+            return Err(not_found(&path.rel));
+        }
+        let glob = compile(&args.pattern)?;
+        let by_path = args.pattern.contains('/');
+        let max = args
+            .max_results
+            .unwrap_or(DEFAULT_RESULTS as i64)
+            .clamp(1, MAX_RESULTS as i64) as usize;
+        let root = ctx
+            .workspace
+            .canonicalize()
+            .map_err(|_| Refusal::internal())?;
+        let start = path.abs;
+        tokio::task::spawn_blocking(move || {
+            let mut found = Vec::new();
+            for entry in builder(&start, None).build().flatten() {
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
+                    continue;
+                }
+                let hit = if by_path {
+                    let below = entry.path().strip_prefix(&start).unwrap_or(entry.path());
+                    glob.is_match(below)
+                } else {
+                    glob.is_match(entry.file_name())
+                };
+                if hit {
+                    found.push(rel(&root, entry.path()));
+                }
+            }
+            found.sort();
+            render(found, max)
+        })
+        .await
+        .map_err(|_| Refusal::internal())
+    }
+}
+
+fn compile(pattern: &str) -> Result<GlobMatcher, Refusal> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| {
+            Refusal::new(
+                ErrorCode::InvalidArguments,
+                format!("The glob \"{pattern}\" is not valid: {e}"),
+                "Use a glob such as \"*.rs\", \"Cargo.toml\" or \"src/**/*.ts\".",
+            )
+            .with("pattern", pattern)
+        })
+}
+
+fn render(found: Vec<String>, max: usize) -> ToolOutput {
+    let total = found.len();
+    let shown: Vec<String> = found.into_iter().take(max).collect();
+    let truncated = total > shown.len();
+    let mut out = shown.join("\n");
+    if total == 0 {
+        out = "No files match.".to_string();
+    } else if truncated {
+        out.push_str(&format!(
+            "\n[{total} files match; showing the first {}. Raise max_results (up to 200) or use \
+             a narrower pattern or path.]",
+            shown.len()
+        ));
+    }
+    ToolOutput::new(out)
+        .with("total_matches", total)
+        .with("shown", shown.len())
+        .with("truncated", truncated)
+}

@@ -1,0 +1,922 @@
+//! Behaviour of the file tools, asserted on the serialized envelope the model reads.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::fs;
+use std::sync::Arc;
+
+use codesmith_tools::{Registry, ToolContext, envelope_json, register_file_tools};
+use serde_json::{Value, json};
+
+struct Ws {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    ctx: Arc<ToolContext>,
+    reg: Registry,
+}
+
+fn ws() -> Ws {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("ws")).unwrap();
+    let root = dir.path().join("ws").canonicalize().unwrap();
+    let ctx = Arc::new(ToolContext::new(root.clone(), dir.path().join("home")));
+    let mut reg = Registry::new();
+    register_file_tools(&mut reg);
+    Ws {
+        _dir: dir,
+        root,
+        ctx,
+        reg,
+    }
+}
+
+impl Ws {
+    async fn call(&self, tool: &str, args: Value) -> Value {
+        let t = self.reg.get(tool).unwrap();
+        envelope_json(&t.call(&self.ctx, args).await)
+    }
+
+    fn put(&self, rel: &str, content: impl AsRef<[u8]>) {
+        let p = self.root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, content).unwrap();
+    }
+
+    fn get(&self, rel: &str) -> String {
+        fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+
+    async fn read(&self, rel: &str) -> Value {
+        let v = self.call("read_file", json!({"path": rel})).await;
+        assert_eq!(v["ok"], true, "{v}");
+        v
+    }
+}
+
+fn ok(v: &Value) -> String {
+    assert_eq!(v["ok"], true, "{v}");
+    v["output"].as_str().unwrap().to_string()
+}
+
+/// Asserts a refusal envelope: code, message also inside details, a hint; returns the message.
+fn refused(v: &Value, code: &str) -> String {
+    assert_eq!(v["ok"], false, "{v}");
+    let e = &v["error"];
+    assert_eq!(e["code"], code, "{v}");
+    assert!(!e["hint"].as_str().unwrap().is_empty());
+    assert_eq!(e["details"]["message"], e["message"], "{v}");
+    assert_eq!(
+        v.as_object().unwrap().keys().collect::<Vec<_>>(),
+        vec!["error", "ok"]
+    );
+    e["message"].as_str().unwrap().to_string()
+}
+
+// ---------- read_file ----------
+
+#[tokio::test]
+async fn small_file_comes_back_verbatim_with_digest() {
+    let w = ws();
+    w.put("a.txt", "héllo 世界 🦀\nline2\n");
+    let v = w.read("a.txt").await;
+    assert_eq!(ok(&v), "héllo 世界 🦀\nline2\n");
+    assert_eq!(v["meta"]["total_lines"], 2);
+    assert_eq!(v["meta"]["sha256"].as_str().unwrap().len(), 64);
+}
+
+#[tokio::test]
+async fn large_file_is_numbered_and_says_how_to_continue() {
+    let w = ws();
+    let body: String = (1..=450).map(|i| format!("line {i}\n")).collect();
+    w.put("big.txt", &body);
+    let v = w.read("big.txt").await;
+    let out = ok(&v);
+    assert!(out.starts_with("     1│ line 1\n     2│ line 2"), "{out}");
+    assert!(out.contains("   200│ line 200"));
+    assert!(!out.contains("line 201\n"));
+    assert!(out.ends_with(
+        "To continue, call read_file with path=\"big.txt\" start_line=201 max_lines=200]"
+    ));
+    assert_eq!(v["meta"]["truncated"], true);
+    let v = w
+        .call(
+            "read_file",
+            json!({"path": "big.txt", "start_line": 401, "max_lines": 500}),
+        )
+        .await;
+    let out = ok(&v);
+    assert!(out.starts_with("   401│ line 401"));
+    assert!(out.ends_with("   450│ line 450"));
+    assert_eq!(v["meta"]["truncated"], false);
+    // Past the end: a sentinel, not an error.
+    let v = w
+        .call("read_file", json!({"path": "big.txt", "start_line": 900}))
+        .await;
+    let out = ok(&v);
+    assert!(out.starts_with("[NO CONTENT]"));
+    assert!(out.contains("450 lines"));
+}
+
+#[tokio::test]
+async fn caps_are_500_lines_and_16_kb() {
+    let w = ws();
+    let body: String = (1..=2000).map(|i| format!("{i}\n")).collect();
+    w.put("n.txt", &body);
+    let v = w
+        .call("read_file", json!({"path": "n.txt", "max_lines": 5000}))
+        .await;
+    assert_eq!(v["meta"]["end_line"], 500);
+    let wide: String = (1..=300)
+        .map(|i| format!("{i} {}\n", "x".repeat(100)))
+        .collect();
+    w.put("wide.txt", &wide);
+    let v = w
+        .call("read_file", json!({"path": "wide.txt", "max_lines": 300}))
+        .await;
+    let out = ok(&v);
+    let visible = out.split("\n[Showing").next().unwrap();
+    assert!(visible.len() <= 16 * 1024, "{}", visible.len());
+    let end = v["meta"]["end_line"].as_u64().unwrap();
+    assert!(end < 300);
+    assert!(out.contains(&format!("start_line={} max_lines=300", end + 1)));
+}
+
+#[tokio::test]
+async fn read_refusals() {
+    let w = ws();
+    refused(
+        &w.call("read_file", json!({"path": "nope.txt"})).await,
+        "NOT_FOUND",
+    );
+    refused(
+        &w.call("read_file", json!({"path": "../x"})).await,
+        "OUTSIDE_WORKSPACE",
+    );
+    refused(
+        &w.call("read_file", json!({"file": "x"})).await,
+        "INVALID_ARGUMENTS",
+    );
+    w.put("bin.dat", [0xffu8, 0xfe, 0x00, 0x41]);
+    let m = refused(
+        &w.call("read_file", json!({"path": "bin.dat"})).await,
+        "INVALID_ARGUMENTS",
+    );
+    assert!(m.contains("not UTF-8"));
+    let f = fs::File::create(w.root.join("huge.log")).unwrap();
+    f.set_len(11 * 1024 * 1024).unwrap();
+    refused(
+        &w.call("read_file", json!({"path": "huge.log"})).await,
+        "TOO_LARGE",
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn symlink_escapes_are_refused_for_read_and_write() {
+    let w = ws();
+    let outside = w.root.parent().unwrap().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("secret.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(&outside, w.root.join("out")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), w.root.join("s.txt")).unwrap();
+    refused(
+        &w.call("read_file", json!({"path": "s.txt"})).await,
+        "OUTSIDE_WORKSPACE",
+    );
+    refused(
+        &w.call("read_file", json!({"path": "out/secret.txt"})).await,
+        "OUTSIDE_WORKSPACE",
+    );
+    let v = w
+        .call("write_file", json!({"path": "out/new.txt", "content": "x"}))
+        .await;
+    refused(&v, "OUTSIDE_WORKSPACE");
+    assert!(!outside.join("new.txt").exists());
+    let v = w
+        .call(
+            "edit_file",
+            json!({"path": "s.txt", "search": "secret", "replace": "x"}),
+        )
+        .await;
+    refused(&v, "OUTSIDE_WORKSPACE");
+    assert_eq!(
+        fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "secret"
+    );
+}
+
+#[tokio::test]
+async fn vanished_root_is_internal_without_host_detail() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("gone");
+    let ctx = ToolContext::new(root.clone(), dir.path().join("home"));
+    let mut reg = Registry::new();
+    register_file_tools(&mut reg);
+    let tool = reg.get("read_file").unwrap();
+    let v = envelope_json(&tool.call(&ctx, json!({"path": "a.txt"})).await);
+    let m = refused(&v, "INTERNAL");
+    assert!(!v.to_string().contains(&*root.to_string_lossy()), "{v}");
+    assert!(!m.contains("No such file"));
+}
+
+// ---------- write_file ----------
+
+#[tokio::test]
+async fn write_creates_parents_and_names_them() {
+    let w = ws();
+    let v = w
+        .call(
+            "write_file",
+            json!({"path": "packags/core/src/lib.rs", "content": "pub fn a() {}\n"}),
+        )
+        .await;
+    let out = ok(&v);
+    assert!(out.contains("packags/"), "{out}");
+    assert_eq!(
+        v["meta"]["created_directories"],
+        json!(["packags", "packags/core", "packags/core/src"])
+    );
+    assert_eq!(w.get("packags/core/src/lib.rs"), "pub fn a() {}\n");
+}
+
+#[tokio::test]
+async fn overwrite_needs_a_read() {
+    let w = ws();
+    w.put("a.txt", "old\n");
+    let v = w
+        .call("write_file", json!({"path": "a.txt", "content": "new\n"}))
+        .await;
+    refused(&v, "ALREADY_EXISTS");
+    let v = w
+        .call(
+            "write_file",
+            json!({"path": "a.txt", "content": "new\n", "overwrite": true}),
+        )
+        .await;
+    refused(&v, "NOT_READ");
+    assert_eq!(w.get("a.txt"), "old\n");
+    w.read("a.txt").await;
+    let v = w
+        .call(
+            "write_file",
+            json!({"path": "a.txt", "content": "new\n", "overwrite": true}),
+        )
+        .await;
+    ok(&v);
+    assert_eq!(w.get("a.txt"), "new\n");
+    // Changed behind our back: stale.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    w.put("a.txt", "changed elsewhere\n");
+    let v = w
+        .call(
+            "write_file",
+            json!({"path": "a.txt", "content": "x\n", "overwrite": true}),
+        )
+        .await;
+    refused(&v, "STALE_READ");
+    // force_fresh is only for the one-shot command.
+    let v = w
+        .call(
+            "write_file",
+            json!({"path": "a.txt", "content": "x\n", "force_fresh": true}),
+        )
+        .await;
+    refused(&v, "INVALID_ARGUMENTS");
+}
+
+#[tokio::test]
+async fn one_shot_context_accepts_force_fresh() {
+    let w = ws();
+    w.put("a.txt", "old\n");
+    let ctx = ToolContext::one_shot(w.root.clone(), w.root.join("h"));
+    let t = w.reg.get("write_file").unwrap();
+    let args = json!({"path": "a.txt", "content": "new\n", "force_fresh": true});
+    ok(&envelope_json(&t.call(&ctx, args).await));
+    let t = w.reg.get("edit_file").unwrap();
+    let args = json!({"path": "a.txt", "search": "new", "replace": "newer", "force_fresh": true});
+    ok(&envelope_json(&t.call(&ctx, args).await));
+    assert_eq!(w.get("a.txt"), "newer\n");
+}
+
+#[tokio::test]
+async fn write_keeps_crlf_and_bom() {
+    let w = ws();
+    w.put("w.txt", "\u{feff}a\r\nb\r\n");
+    w.read("w.txt").await;
+    ok(&w
+        .call(
+            "write_file",
+            json!({"path": "w.txt", "content": "x\ny\nz\n"}),
+        )
+        .await);
+    assert_eq!(w.get("w.txt"), "\u{feff}x\r\ny\r\nz\r\n");
+}
+
+// ---------- edit_file ----------
+
+async fn edit(w: &Ws, args: Value) -> Value {
+    w.call("edit_file", args).await
+}
+
+#[tokio::test]
+async fn edit_exact_and_digest_chain() {
+    let w = ws();
+    w.put("a.txt", "alpha\nbeta\ngamma\n");
+    let r = w.read("a.txt").await;
+    let sha = r["meta"]["sha256"].as_str().unwrap().to_string();
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "beta", "replace": "BETA", "sha256": sha}),
+    )
+    .await;
+    let out = ok(&v);
+    assert!(out.contains("line 2"), "{out}");
+    assert_eq!(v["meta"]["match"], "exact");
+    let new_sha = v["meta"]["sha256"].as_str().unwrap().to_string();
+    assert_ne!(new_sha, sha);
+    assert_eq!(w.get("a.txt"), "alpha\nBETA\ngamma\n");
+    // Chain with the returned digest.
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "gamma", "replace": "G", "sha256": new_sha}),
+    )
+    .await;
+    ok(&v);
+    // An old digest is stale.
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "alpha", "replace": "A", "sha256": sha}),
+    )
+    .await;
+    refused(&v, "STALE_READ");
+    assert!(v["error"]["details"]["actual_sha256"].is_string());
+}
+
+#[tokio::test]
+async fn edit_requires_fresh_read() {
+    let w = ws();
+    w.put("a.txt", "one\n");
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "one", "replace": "two"}),
+    )
+    .await;
+    refused(&v, "NOT_READ");
+    w.read("a.txt").await;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    w.put("a.txt", "one!\n");
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "one", "replace": "two"}),
+    )
+    .await;
+    refused(&v, "STALE_READ");
+    // A correct sha256 stands in for a read.
+    let sha = codesmith_tools::fs::text::sha256_hex(b"one!\n");
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "one", "replace": "two", "sha256": sha}),
+    )
+    .await;
+    ok(&v);
+    let v = edit(&w, json!({"path": "zz.txt", "search": "a", "replace": "b"})).await;
+    refused(&v, "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn ambiguity_and_its_two_ways_out() {
+    let w = ws();
+    w.put("a.txt", "x = 1\ny = 2\nx = 1\nx = 1\n");
+    w.read("a.txt").await;
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "x = 1", "replace": "x = 9"}),
+    )
+    .await;
+    let m = refused(&v, "AMBIGUOUS_MATCH");
+    assert!(m.contains("matched 3 locations"), "{m}");
+    assert!(m.contains("replace_all=true"));
+    assert!(m.contains("occurrence=N (1..=3)"));
+    assert_eq!(v["error"]["details"]["matches"], 3);
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "x = 1", "replace": "x = 2", "occurrence": 2}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(w.get("a.txt"), "x = 1\ny = 2\nx = 2\nx = 1\n");
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "x = 1", "replace": "x = 0", "replace_all": true}),
+    )
+    .await;
+    assert_eq!(v["meta"]["replacements"], 2);
+    assert_eq!(w.get("a.txt"), "x = 0\ny = 2\nx = 2\nx = 0\n");
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "x = 0", "replace": "q", "occurrence": 5}),
+    )
+    .await;
+    refused(&v, "INVALID_ARGUMENTS");
+}
+
+#[tokio::test]
+async fn argument_rules() {
+    let w = ws();
+    w.put("a.txt", "x\n");
+    w.read("a.txt").await;
+    let v = edit(&w, json!({"path": "a.txt", "search": "x", "replace": "x"})).await;
+    assert!(refused(&v, "INVALID_ARGUMENTS").contains("identical"));
+    let v = edit(&w, json!({"path": "a.txt", "search": "x", "replace": "y", "replace_all": true, "occurrence": 1})).await;
+    assert!(refused(&v, "INVALID_ARGUMENTS").contains("cannot be used together"));
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "x", "replace": "y", "occurrence": 0}),
+    )
+    .await;
+    refused(&v, "INVALID_ARGUMENTS");
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search_start": "x", "replace": "y"}),
+    )
+    .await;
+    assert!(refused(&v, "INVALID_ARGUMENTS").contains("together"));
+    let v = edit(&w, json!({"path": "a.txt", "search": "x", "search_start": "x", "search_end": "x", "replace": "y"})).await;
+    refused(&v, "INVALID_ARGUMENTS");
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "nothing like it", "replace": "y"}),
+    )
+    .await;
+    refused(&v, "NO_MATCH");
+    assert!(v["error"]["hint"].as_str().unwrap().contains("read_file"));
+}
+
+#[tokio::test]
+async fn cjk_and_emoji_are_never_split() {
+    let w = ws();
+    w.put(
+        "c.txt",
+        "日本語のテキスト🦀🦀\n中文「引号」\n日本語のテキスト🦀🦀\n",
+    );
+    w.read("c.txt").await;
+    let v = edit(
+        &w,
+        json!({"path": "c.txt", "search": "🦀🦀\n中文", "replace": "🐍\n中文"}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(
+        w.get("c.txt"),
+        "日本語のテキスト🐍\n中文「引号」\n日本語のテキスト🦀🦀\n"
+    );
+    // Fallback scanning over multi-byte text.
+    let v = edit(
+        &w,
+        json!({"path": "c.txt", "search": "    中文「引号」", "replace": "中文"}),
+    )
+    .await;
+    assert_eq!(v["meta"]["match"], "leading_whitespace", "{v}");
+    assert_eq!(
+        w.get("c.txt"),
+        "日本語のテキスト🐍\n中文\n日本語のテキスト🦀🦀\n"
+    );
+}
+
+#[tokio::test]
+async fn crlf_stays_crlf() {
+    let w = ws();
+    w.put("win.txt", "one\r\ntwo\r\nthree\r\n");
+    w.read("win.txt").await;
+    let v = edit(
+        &w,
+        json!({"path": "win.txt", "search": "one\ntwo\n", "replace": "uno\ndos\nextra\n"}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(w.get("win.txt"), "uno\r\ndos\r\nextra\r\nthree\r\n");
+}
+
+#[tokio::test]
+async fn bom_is_kept_by_edits() {
+    let w = ws();
+    w.put("b.txt", "\u{feff}hello\n");
+    w.read("b.txt").await;
+    ok(&edit(
+        &w,
+        json!({"path": "b.txt", "search": "hello", "replace": "bye"}),
+    )
+    .await);
+    assert_eq!(w.get("b.txt"), "\u{feff}bye\n");
+}
+
+#[tokio::test]
+async fn tabs_vs_spaces_fallback_keeps_the_rest_of_the_file() {
+    let w = ws();
+    w.put("t.go", "func a() {\n\tx := 1\n\ty := 2\n}\n");
+    w.read("t.go").await;
+    let v = edit(&w, json!({"path": "t.go", "search": "    x := 1\n    y := 2", "replace": "\tx := 10\n\ty := 20"})).await;
+    assert!(ok(&v).contains("leading whitespace"));
+    assert_eq!(v["meta"]["match"], "leading_whitespace");
+    assert_eq!(w.get("t.go"), "func a() {\n\tx := 10\n\ty := 20\n}\n");
+}
+
+#[tokio::test]
+async fn curly_quotes_match_straight_quotes() {
+    let w = ws();
+    w.put("q.py", "print(\"it's -- done\")\nother()\n");
+    w.read("q.py").await;
+    let v = edit(
+        &w,
+        json!({"path": "q.py", "search": "print(“it’s — done”)", "replace": "print(\"ok\")"}),
+    )
+    .await;
+    assert_eq!(v["meta"]["match"], "punctuation", "{v}");
+    assert!(ok(&v).contains("typographic"));
+    assert_eq!(w.get("q.py"), "print(\"ok\")\nother()\n");
+}
+
+#[tokio::test]
+async fn copied_line_number_prefixes_are_stripped() {
+    let w = ws();
+    w.put("n.rs", "fn a() {}\nfn b() {}\nfn c() {}\n");
+    w.read("n.rs").await;
+    // This tool's own format, in search and replace.
+    let v = edit(&w, json!({"path": "n.rs", "search": "     2│ fn b() {}\n     3│ fn c() {}", "replace": "     2│ fn b2() {}\n     3│ fn c2() {}"})).await;
+    assert_eq!(v["meta"]["match"], "line_numbers", "{v}");
+    assert_eq!(w.get("n.rs"), "fn a() {}\nfn b2() {}\nfn c2() {}\n");
+    // cat -n.
+    let v = edit(
+        &w,
+        json!({"path": "n.rs", "search": "     1\tfn a() {}", "replace": "fn a1() {}"}),
+    )
+    .await;
+    ok(&v);
+    // grep -n, single line, right line number.
+    let v = edit(
+        &w,
+        json!({"path": "n.rs", "search": "3:fn c2() {}", "replace": "fn c3() {}"}),
+    )
+    .await;
+    ok(&v);
+    assert_eq!(w.get("n.rs"), "fn a1() {}\nfn b2() {}\nfn c3() {}\n");
+    // Single line whose number points elsewhere: refused.
+    let v = edit(
+        &w,
+        json!({"path": "n.rs", "search": "1:fn b2() {}", "replace": "x"}),
+    )
+    .await;
+    refused(&v, "NO_MATCH");
+    // Not strictly increasing: refused.
+    let v = edit(
+        &w,
+        json!({"path": "n.rs", "search": "     3│ fn b2() {}\n     2│ fn c3() {}", "replace": "x"}),
+    )
+    .await;
+    refused(&v, "NO_MATCH");
+}
+
+#[tokio::test]
+async fn anchor_mode_replaces_a_block() {
+    let w = ws();
+    w.put(
+        "a.rs",
+        "fn keep() {}\n\nfn old() {\n    let a = 1;\n    let b = 2;\n}\n\nfn tail() {}\n",
+    );
+    w.read("a.rs").await;
+    let v = edit(&w, json!({"path": "a.rs", "search_start": "fn old() {", "search_end": "}", "replace": "fn new() {}\n"})).await;
+    ok(&v);
+    assert_eq!(
+        w.get("a.rs"),
+        "fn keep() {}\n\nfn new() {}\n\nfn tail() {}\n"
+    );
+    let v = edit(
+        &w,
+        json!({"path": "a.rs", "search_start": "fn", "search_end": "}", "replace": "x"}),
+    )
+    .await;
+    let m = refused(&v, "AMBIGUOUS_MATCH");
+    assert!(m.contains("1..=3"), "{m}");
+    let v = edit(
+        &w,
+        json!({"path": "a.rs", "search_start": "fn zzz", "search_end": "}", "replace": "x"}),
+    )
+    .await;
+    refused(&v, "NO_MATCH");
+}
+
+#[tokio::test]
+async fn syntax_gate_refuses_regressions_only() {
+    let w = ws();
+    w.put("src/lib.rs", "fn a() {\n    let x = 1;\n}\n");
+    w.read("src/lib.rs").await;
+    let v = edit(
+        &w,
+        json!({"path": "src/lib.rs", "search": "let x = 1;\n}", "replace": "let x = 1;\n"}),
+    )
+    .await;
+    let m = refused(&v, "PARSE_REJECTED");
+    assert!(
+        m.contains("valid Rust") && m.contains("NOT modified"),
+        "{m}"
+    );
+    assert_eq!(v["error"]["details"]["language"], "Rust");
+    assert_eq!(w.get("src/lib.rs"), "fn a() {\n    let x = 1;\n}\n");
+    // An empty Rust file is valid.
+    ok(&w
+        .call("write_file", json!({"path": "src/lib.rs", "content": ""}))
+        .await);
+    // Already broken: a worse write still passes.
+    w.put("broken.rs", "fn (\n");
+    w.read("broken.rs").await;
+    ok(&edit(
+        &w,
+        json!({"path": "broken.rs", "search": "fn (", "replace": "fn ((("}),
+    )
+    .await);
+    // New broken file: passes.
+    ok(&w
+        .call("write_file", json!({"path": "new.json", "content": "{"}))
+        .await);
+    // JSON regression.
+    w.put("c.json", "{\"a\": 1}\n");
+    w.read("c.json").await;
+    let v = edit(
+        &w,
+        json!({"path": "c.json", "search": "1}", "replace": "1,,}"}),
+    )
+    .await;
+    let m = refused(&v, "PARSE_REJECTED");
+    assert!(m.contains("valid JSON"));
+    assert!(!m.contains(" at line "), "{m}");
+    // TOML regression; Cargo.lock exempt.
+    w.put("Cargo.toml", "[package]\nname = \"x\"\n");
+    w.read("Cargo.toml").await;
+    let v = edit(
+        &w,
+        json!({"path": "Cargo.toml", "search": "\"x\"", "replace": "\"x"}),
+    )
+    .await;
+    refused(&v, "PARSE_REJECTED");
+    w.put("Cargo.lock", "version = 3\n");
+    w.read("Cargo.lock").await;
+    ok(&edit(
+        &w,
+        json!({"path": "Cargo.lock", "search": "3", "replace": "[[["}),
+    )
+    .await);
+}
+
+#[tokio::test]
+async fn rustfmt_normalises_clean_files_and_says_so() {
+    if std::process::Command::new("rustfmt")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return;
+    }
+    let w = ws();
+    w.put("f.rs", "fn a() {}\n");
+    w.read("f.rs").await;
+    let v = edit(
+        &w,
+        json!({"path": "f.rs", "search": "fn a() {}", "replace": "fn a()   {  let x=1; }"}),
+    )
+    .await;
+    assert!(ok(&v).contains("rustfmt"), "{v}");
+    assert_eq!(v["meta"]["formatted"], true);
+    assert_eq!(w.get("f.rs"), "fn a() {\n    let x = 1;\n}\n");
+    // A messy file keeps the layout it was given.
+    w.put("m.rs", "fn   b( ) { }\n");
+    w.read("m.rs").await;
+    ok(&edit(
+        &w,
+        json!({"path": "m.rs", "search": "b( )", "replace": "c( )"}),
+    )
+    .await);
+    assert_eq!(w.get("m.rs"), "fn   c( ) { }\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_edits_of_one_file_both_survive() {
+    let w = ws();
+    let body: String = (0..200).map(|i| format!("value_{i} = {i}\n")).collect();
+    w.put("c.txt", &body);
+    w.read("c.txt").await;
+    let mut handles = Vec::new();
+    for i in 0..20 {
+        let ctx = w.ctx.clone();
+        let tool = w.reg.get("edit_file").unwrap();
+        handles.push(tokio::spawn(async move {
+            let args = json!({"path": "c.txt", "search": format!("value_{i} = {i}\n"), "replace": format!("value_{i} = edited\n")});
+            envelope_json(&tool.call(&ctx, args).await)
+        }));
+    }
+    for h in handles {
+        ok(&h.await.unwrap());
+    }
+    let now = w.get("c.txt");
+    for i in 0..20 {
+        assert!(
+            now.contains(&format!("value_{i} = edited\n")),
+            "edit {i} lost"
+        );
+    }
+}
+
+#[tokio::test]
+async fn non_utf8_files_are_refused_not_corrupted() {
+    let w = ws();
+    let bytes = [b'a', 0xe9, b'\n'];
+    w.put("latin1.txt", bytes);
+    let v = edit(
+        &w,
+        json!({"path": "latin1.txt", "search": "a", "replace": "b"}),
+    )
+    .await;
+    refused(&v, "INVALID_ARGUMENTS");
+    assert_eq!(fs::read(w.root.join("latin1.txt")).unwrap(), bytes);
+}
+
+// ---------- search tools ----------
+
+#[tokio::test]
+async fn grep_counts_then_truncates_and_skips() {
+    let w = ws();
+    for i in 0..30 {
+        w.put(&format!("src/f{i:02}.rs"), "needle one\nhay\nneedle two\n");
+    }
+    w.put("node_modules/x.js", "needle\n");
+    w.put("target/debug/x.rs", "needle\n");
+    w.put("app.min.js", "needle\n");
+    w.put(".gitignore", "ignored/\n");
+    w.put("ignored/x.txt", "needle\n");
+    w.put("bin.dat", b"needle\x00\x01\x02");
+    let v = w.call("grep_files", json!({"pattern": "needle"})).await;
+    let out = ok(&v);
+    assert_eq!(v["meta"]["total_matches"], 60, "{out}");
+    assert_eq!(v["meta"]["shown"], 60);
+    assert_eq!(v["meta"]["truncated"], false);
+    assert!(
+        out.starts_with("src/f00.rs:1: needle one\nsrc/f00.rs:3: needle two"),
+        "{out}"
+    );
+    for skipped in ["node_modules", "target", "min.js", "ignored", "bin.dat"] {
+        assert!(!out.contains(skipped), "{skipped}: {out}");
+    }
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "NEEDLE", "case_insensitive": true, "max_results": 5}),
+        )
+        .await;
+    assert_eq!(v["meta"]["total_matches"], 60);
+    assert_eq!(v["meta"]["shown"], 5);
+    assert_eq!(v["meta"]["truncated"], true);
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "needle", "max_results": 1000}),
+        )
+        .await;
+    assert_eq!(v["meta"]["shown"], 60);
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "two", "path": "src", "glob": "f0*.rs"}),
+        )
+        .await;
+    assert_eq!(v["meta"]["total_matches"], 10);
+    refused(
+        &w.call("grep_files", json!({"pattern": "(unclosed"})).await,
+        "INVALID_ARGUMENTS",
+    );
+    refused(
+        &w.call("grep_files", json!({"pattern": "x", "path": "nowhere"}))
+            .await,
+        "NOT_FOUND",
+    );
+    refused(
+        &w.call("grep_files", json!({"pattern": "x", "path": "/etc"}))
+            .await,
+        "OUTSIDE_WORKSPACE",
+    );
+}
+
+#[tokio::test]
+async fn grep_default_cap_is_100() {
+    let w = ws();
+    let body: String = (0..250).map(|i| format!("hit {i}\n")).collect();
+    w.put("many.txt", &body);
+    let v = w.call("grep_files", json!({"pattern": "hit"})).await;
+    assert_eq!(v["meta"]["total_matches"], 250);
+    assert_eq!(v["meta"]["shown"], 100);
+    assert!(ok(&v).contains("250 matching lines"));
+}
+
+#[tokio::test]
+async fn file_search_clamps_and_counts() {
+    let w = ws();
+    for i in 0..250 {
+        w.put(&format!("d/f{i:03}.rs"), "");
+    }
+    w.put("d/readme.md", "");
+    w.put("node_modules/pkg/index.rs", "");
+    let v = w.call("file_search", json!({"pattern": "*.rs"})).await;
+    assert_eq!(v["meta"]["total_matches"], 250);
+    assert_eq!(v["meta"]["shown"], 20);
+    assert!(ok(&v).starts_with("d/f000.rs\nd/f001.rs"));
+    let v = w
+        .call("file_search", json!({"pattern": "*.rs", "max_results": 0}))
+        .await;
+    assert_eq!(v["meta"]["shown"], 1);
+    let v = w
+        .call(
+            "file_search",
+            json!({"pattern": "*.rs", "max_results": 999}),
+        )
+        .await;
+    assert_eq!(v["meta"]["shown"], 200);
+    let v = w.call("file_search", json!({"pattern": "d/*.md"})).await;
+    assert_eq!(ok(&v), "d/readme.md");
+    refused(
+        &w.call("file_search", json!({"pattern": "[bad"})).await,
+        "INVALID_ARGUMENTS",
+    );
+}
+
+#[tokio::test]
+async fn list_dir_with_depth() {
+    let w = ws();
+    w.put("src/main.rs", "");
+    w.put("src/a/b.rs", "");
+    w.put("README.md", "");
+    w.put("node_modules/x/y.js", "");
+    let v = w.call("list_dir", json!({})).await;
+    assert_eq!(ok(&v), "README.md\nnode_modules/ (not listed)\nsrc/");
+    let v = w.call("list_dir", json!({"path": "src", "depth": 2})).await;
+    assert_eq!(ok(&v), "a/\na/b.rs\nmain.rs");
+    refused(
+        &w.call("list_dir", json!({"path": "README.md"})).await,
+        "INVALID_ARGUMENTS",
+    );
+}
+
+// ---------- catalogue ----------
+
+#[test]
+fn catalogue_is_sorted_stable_and_teaches() {
+    let mut reg = Registry::new();
+    register_file_tools(&mut reg);
+    let specs = reg.specs();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    let again = serde_json::to_string(&reg.specs()).unwrap();
+    assert_eq!(serde_json::to_string(&specs).unwrap(), again);
+    let instead = [
+        ("read_file", "cat"),
+        ("write_file", "heredoc"),
+        ("edit_file", "sed -i"),
+        ("grep_files", "grep -r"),
+        ("file_search", "find"),
+        ("list_dir", "ls"),
+    ];
+    for (name, word) in instead {
+        let s = specs.iter().find(|s| s.name == name).unwrap();
+        assert!(s.description.contains(word), "{name} should mention {word}");
+        assert!(
+            s.description.contains("Examples: {"),
+            "{name} needs examples"
+        );
+    }
+}
+
+#[test]
+fn every_code_serializes_in_the_envelope() {
+    use codesmith_tools::{ErrorCode, Refusal};
+    let codes = [
+        (ErrorCode::NotFound, "NOT_FOUND"),
+        (ErrorCode::AlreadyExists, "ALREADY_EXISTS"),
+        (ErrorCode::NoMatch, "NO_MATCH"),
+        (ErrorCode::AmbiguousMatch, "AMBIGUOUS_MATCH"),
+        (ErrorCode::OutsideWorkspace, "OUTSIDE_WORKSPACE"),
+        (ErrorCode::StaleRead, "STALE_READ"),
+        (ErrorCode::NotRead, "NOT_READ"),
+        (ErrorCode::ParseRejected, "PARSE_REJECTED"),
+        (ErrorCode::PatchFailed, "PATCH_FAILED"),
+        (ErrorCode::InvalidArguments, "INVALID_ARGUMENTS"),
+        (ErrorCode::TooLarge, "TOO_LARGE"),
+        (ErrorCode::Denied, "DENIED"),
+        (ErrorCode::Timeout, "TIMEOUT"),
+        (ErrorCode::Internal, "INTERNAL"),
+    ];
+    for (code, name) in codes {
+        let v = envelope_json(&Err(Refusal::new(code, "m", "h").with("n", 1)));
+        assert_eq!(
+            v,
+            json!({"ok": false, "error": {"code": name, "message": "m", "hint": "h", "details": {"n": 1, "message": "m"}}})
+        );
+    }
+}
