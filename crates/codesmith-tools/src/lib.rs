@@ -8,6 +8,7 @@
 pub mod approvals;
 mod context;
 mod envelope;
+pub mod fetch;
 pub mod files;
 pub mod fs;
 pub mod gate;

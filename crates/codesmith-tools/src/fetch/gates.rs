@@ -1,0 +1,350 @@
+//! The seven gates a URL passes before (and on every hop of) a fetch.
+//!
+//! Order from seed 002 ("House Rules for the Model", fetch_url): 1 scheme
+//! allowlist, 2 network policy, 3 localhost names, 4 IP literals (every form a
+//! URL parser accepts), 5 restricted ranges, 6 DNS with every address checked
+//! and the connection pinned, 7 redirects re-running all gates (in `mod.rs`).
+//! Gates 1–5 are synchronous and pure; gate 6 asks the injected resolver.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use codesmith_policy::{
+    AddressGate, NetworkDecision, NetworkPolicy, is_localhost_name, parse_ip_literal,
+};
+use url::{Host, Url};
+
+use super::resolve::Resolver;
+
+/// One of the seven gates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// 1: only `http` and `https` (and a URL that parses at all).
+    Scheme,
+    /// 2: the network policy says `deny`.
+    Policy,
+    /// 3: `localhost` and `*.localhost`.
+    Localhost,
+    /// 4: a numeric host that is not a valid address.
+    IpLiteral,
+    /// 5: an address in a restricted range.
+    RestrictedRange,
+    /// 6: DNS failed, or some resolved address is restricted.
+    Dns,
+    /// 7: too many redirects or a bad `Location`.
+    Redirect,
+}
+
+impl Gate {
+    /// Gate number, 1–7.
+    pub fn number(self) -> u8 {
+        match self {
+            Gate::Scheme => 1,
+            Gate::Policy => 2,
+            Gate::Localhost => 3,
+            Gate::IpLiteral => 4,
+            Gate::RestrictedRange => 5,
+            Gate::Dns => 6,
+            Gate::Redirect => 7,
+        }
+    }
+
+    /// Snake-case name used in refusals (`scheme`, `policy`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Gate::Scheme => "scheme",
+            Gate::Policy => "policy",
+            Gate::Localhost => "localhost",
+            Gate::IpLiteral => "ip_literal",
+            Gate::RestrictedRange => "restricted_range",
+            Gate::Dns => "dns",
+            Gate::Redirect => "redirect",
+        }
+    }
+}
+
+/// A gate's refusal: which gate and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateRefusal {
+    /// The gate that refused.
+    pub gate: Gate,
+    /// Why, in terms of the URL the caller gave.
+    pub reason: String,
+}
+
+impl GateRefusal {
+    fn new(gate: Gate, reason: impl Into<String>) -> Self {
+        GateRefusal {
+            gate,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for GateRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "gate {} ({}): {}",
+            self.gate.number(),
+            self.gate.name(),
+            self.reason
+        )
+    }
+}
+
+/// Where a URL that passed gates 1–5 points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A literal address (already checked by gate 5).
+    Literal(IpAddr),
+    /// A domain name still to resolve (gate 6), lowercase ASCII (punycode).
+    Domain(String),
+}
+
+/// Passed gates 1–5.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    /// The parsed URL.
+    pub url: Url,
+    /// Where it points.
+    pub target: Target,
+    /// The policy decision (never `Deny` here).
+    pub decision: NetworkDecision,
+}
+
+/// Parses `raw` and runs gates 1–5. No I/O.
+pub fn check_url(
+    raw: &str,
+    policy: &NetworkPolicy,
+    gate: &AddressGate,
+) -> Result<Checked, GateRefusal> {
+    check_raw_authority(raw)?;
+    let url = Url::parse(raw.trim()).map_err(|e| {
+        GateRefusal::new(
+            Gate::Scheme,
+            format!("'{raw}' is not an absolute URL ({e})"),
+        )
+    })?;
+    check_parsed(url, policy, gate)
+}
+
+/// Gate 1 on the text itself: the authority (between `//` and the first
+/// `/`, `?` or `#`) may not hold a backslash, whitespace or control
+/// character. URL parsers disagree on those (`http://a\\@b` is host `a` to a
+/// WHATWG parser and host `b` to others), so they are refused, not guessed.
+pub fn check_raw_authority(raw: &str) -> Result<(), GateRefusal> {
+    let raw = raw.trim();
+    let Some((_, rest)) = raw.split_once("//") else {
+        return Ok(());
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    match authority
+        .chars()
+        .find(|c| *c == '\\' || c.is_whitespace() || c.is_control())
+    {
+        Some(c) => Err(GateRefusal::new(
+            Gate::Scheme,
+            format!("the host part of '{raw}' contains {c:?}, which URL parsers read differently"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Runs gates 1–5 on an already parsed URL.
+pub fn check_parsed(
+    url: Url,
+    policy: &NetworkPolicy,
+    gate: &AddressGate,
+) -> Result<Checked, GateRefusal> {
+    // Gate 1: scheme allowlist.
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(GateRefusal::new(
+            Gate::Scheme,
+            format!(
+                "scheme '{}' is not allowed; only http and https are",
+                url.scheme()
+            ),
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(GateRefusal::new(
+            Gate::Scheme,
+            "credentials in the URL (user@host) are not allowed; send them in a header",
+        ));
+    }
+    let Some(host) = url
+        .host()
+        .filter(|h| !matches!(h, Host::Domain(d) if d.trim_matches('.').is_empty()))
+    else {
+        return Err(GateRefusal::new(Gate::Scheme, "the URL has no host"));
+    };
+    let host_text = url.host_str().unwrap_or_default().to_string();
+    // Gate 2: network policy (Prompt is settled by approval at dispatch time).
+    let decision = policy.decide(&host_text);
+    if decision == NetworkDecision::Deny {
+        return Err(GateRefusal::new(
+            Gate::Policy,
+            format!("network call to '{host_text}' blocked by network policy"),
+        ));
+    }
+    let literal = match host {
+        Host::Ipv4(a) => Some(IpAddr::V4(a)),
+        Host::Ipv6(a) => Some(IpAddr::V6(a)),
+        Host::Domain(d) => {
+            // Gate 3: localhost names.
+            if is_localhost_name(d) {
+                return Err(GateRefusal::new(
+                    Gate::Localhost,
+                    format!("host '{d}' is the local machine"),
+                ));
+            }
+            // Gate 4: numeric hosts the URL parser left as names.
+            parse_ip_literal(d).map_err(|e| GateRefusal::new(Gate::IpLiteral, e.to_string()))?
+        }
+    };
+    let target = match literal {
+        Some(ip) => {
+            // Gate 5: restricted ranges.
+            gate.check(ip).map_err(|r| {
+                GateRefusal::new(
+                    Gate::RestrictedRange,
+                    format!("host '{host_text}' is an IP literal: {r}"),
+                )
+            })?;
+            Target::Literal(ip)
+        }
+        None => Target::Domain(host_text.to_ascii_lowercase()),
+    };
+    Ok(Checked {
+        url,
+        target,
+        decision,
+    })
+}
+
+/// Gate 6: resolves `host`, checks every address with gate 5's table and
+/// returns the address to pin (the first one). Any restricted address
+/// refuses the whole name.
+pub async fn resolve_and_check(
+    host: &str,
+    port: u16,
+    resolver: &dyn Resolver,
+    gate: &AddressGate,
+) -> Result<IpAddr, GateRefusal> {
+    let addrs = resolver
+        .resolve(host, port)
+        .await
+        .map_err(|e| GateRefusal::new(Gate::Dns, format!("could not resolve '{host}' ({e})")))?;
+    let Some(first) = addrs.first().copied() else {
+        return Err(GateRefusal::new(
+            Gate::Dns,
+            format!("'{host}' resolved to no addresses"),
+        ));
+    };
+    for ip in &addrs {
+        gate.check(*ip)
+            .map_err(|r| GateRefusal::new(Gate::Dns, format!("'{host}' resolves to {r}")))?;
+    }
+    Ok(first)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use codesmith_policy::{HostPattern, NetworkDecision};
+
+    fn gate_of(raw: &str) -> Option<Gate> {
+        check_url(raw, &NetworkPolicy::default(), &AddressGate::new())
+            .err()
+            .map(|r| r.gate)
+    }
+
+    #[test]
+    fn gate1_scheme_allowlist() {
+        for raw in [
+            "file:///etc/passwd",
+            "ftp://example.com/",
+            "gopher://example.com/",
+            "data:text/plain,hi",
+            "javascript:alert(1)",
+            "example.com/path",
+            "",
+            "http://user:pw@example.com/",
+            "http://evil.com\\@127.0.0.1/",
+            "http://a b@example.com/",
+            "http://./",
+        ] {
+            assert_eq!(gate_of(raw), Some(Gate::Scheme), "{raw}");
+        }
+        assert_eq!(gate_of("https://example.com/"), None);
+        assert_eq!(gate_of("HTTP://example.com/"), None);
+    }
+
+    #[test]
+    fn gate2_policy_deny_only() {
+        let policy = NetworkPolicy::new(
+            NetworkDecision::Prompt,
+            vec![],
+            vec![HostPattern::parse(".evil.test").unwrap()],
+        );
+        let r = check_url("https://x.evil.test/", &policy, &AddressGate::new()).unwrap_err();
+        assert_eq!(r.gate, Gate::Policy);
+        assert!(r.to_string().contains("blocked by network policy"));
+        let ok = check_url("https://evil.test/", &policy, &AddressGate::new()).unwrap();
+        assert_eq!(ok.decision, NetworkDecision::Prompt);
+    }
+
+    #[test]
+    fn gate3_localhost_names() {
+        for raw in [
+            "http://localhost/",
+            "http://LOCALHOST:8080/",
+            "http://localhost./",
+            "http://api.localhost/",
+        ] {
+            assert_eq!(gate_of(raw), Some(Gate::Localhost), "{raw}");
+        }
+    }
+
+    #[test]
+    fn gate4_and_5_literal_forms() {
+        for raw in [
+            "http://127.0.0.1/",
+            "http://2130706433/",
+            "http://0177.0.0.1/",
+            "http://0x7f.1/",
+            "http://127.1/",
+            "http://[::1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://[::ffff:169.254.169.254]/",
+            "http://[64:ff9b::a9fe:a9fe]/",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://10.0.0.1/",
+            "http://100.64.1.1/",
+            "http://198.18.0.1/",
+            "http://0/",
+            "http://[fd12::1]/",
+            "http://①②⑦.0.0.1/",
+        ] {
+            assert_eq!(gate_of(raw), Some(Gate::RestrictedRange), "{raw}");
+        }
+        assert_eq!(gate_of("http://8.8.8.8/"), None);
+        assert_eq!(gate_of("http://[2606:4700::1111]/"), None);
+    }
+
+    #[test]
+    fn refusal_names_the_gate() {
+        let r = check_url(
+            "http://2130706433/",
+            &NetworkPolicy::default(),
+            &AddressGate::new(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            r.to_string(),
+            "gate 5 (restricted_range): host '127.0.0.1' is an IP literal: 127.0.0.1 is loopback"
+        );
+    }
+}
