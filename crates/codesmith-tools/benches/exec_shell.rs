@@ -1,0 +1,76 @@
+//! `exec_shell` harness overhead: `exec_shell {"command": "true"}` against spawning
+//! `bash -c true` directly. Target (issue 4): under 15 ms of overhead beyond the process.
+//!
+//! Run: `cargo bench -p codesmith-tools --bench exec_shell`.
+
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::time::{Duration, Instant};
+
+use codesmith_tools::shell::ExecShell;
+use codesmith_tools::{Tool, ToolContext};
+use serde_json::json;
+
+const RUNS: usize = 200;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn p90(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() * 9 / 10]
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(ws.path().canonicalize().unwrap(), home.path().to_path_buf());
+
+    let direct: Vec<Duration> = (0..RUNS)
+        .map(|_| {
+            let t = Instant::now();
+            let out = std::process::Command::new("bash")
+                .args(["-c", "true"])
+                .current_dir(ws.path())
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            t.elapsed()
+        })
+        .collect();
+
+    let harness: Vec<Duration> = (0..RUNS)
+        .map(|_| {
+            let t = Instant::now();
+            let out = rt
+                .block_on(ExecShell.call(&ctx, json!({"command": "true"})))
+                .unwrap();
+            assert_eq!(out.meta["exit_code"], 0);
+            t.elapsed()
+        })
+        .collect();
+
+    let (dm, hm) = (median(direct.clone()), median(harness.clone()));
+    println!("exec_shell `true`, {RUNS} runs each");
+    println!(
+        "  bash -c true (direct spawn): median {:>8.3} ms  p90 {:>8.3} ms",
+        dm.as_secs_f64() * 1e3,
+        p90(direct).as_secs_f64() * 1e3
+    );
+    println!(
+        "  exec_shell (harness):        median {:>8.3} ms  p90 {:>8.3} ms",
+        hm.as_secs_f64() * 1e3,
+        p90(harness).as_secs_f64() * 1e3
+    );
+    let overhead = hm.saturating_sub(dm);
+    println!(
+        "  harness overhead (median):   {:>8.3} ms  (target < 15 ms)",
+        overhead.as_secs_f64() * 1e3
+    );
+}
