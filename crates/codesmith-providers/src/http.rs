@@ -10,8 +10,11 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::provider::{ProviderError, ProviderErrorKind};
-use crate::taxonomy::{error_chain, error_from_transport};
+use futures::StreamExt;
+
+use crate::provider::{EventStream, ProviderError, ProviderErrorKind};
+use crate::sse::{SseDecoder, decode_stream};
+use crate::taxonomy::{error_chain, error_from_response, error_from_transport};
 
 /// Time allowed to open a connection (TCP and TLS).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -107,6 +110,45 @@ impl HttpClient {
         }
         request.body(body).send().await
     }
+}
+
+/// One streamed request: POST `body` to `endpoint`, map a non-success
+/// status to a typed error, decode a success with `decoder`. Every error
+/// text, from the response or later from the stream, has `secret` (the
+/// provider's own key) removed on top of the generic scrubbing.
+pub(crate) async fn open_stream<D: SseDecoder>(
+    http: &HttpClient,
+    provider: &'static str,
+    endpoint: &str,
+    headers: &[(&str, String)],
+    body: &serde_json::Value,
+    decoder: D,
+    secret: Option<&str>,
+) -> Result<EventStream, ProviderError> {
+    let secret = secret.filter(|s| !s.is_empty()).map(str::to_string);
+    let redact = move |mut err: ProviderError| {
+        if let Some(secret) = &secret {
+            err.message = err.message.replace(secret.as_str(), "[REDACTED]");
+        }
+        err
+    };
+    let response = http
+        .post_json(provider, endpoint, headers, body)
+        .await
+        .map_err(&redact)?;
+    let status = response.status();
+    if !status.is_success() {
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let text = response.text().await.unwrap_or_default();
+        let err = error_from_response(provider, status.as_u16(), retry_after.as_deref(), &text);
+        return Err(redact(err));
+    }
+    let events = decode_stream(response.bytes_stream(), decoder, provider);
+    Ok(events.map(move |item| item.map_err(&redact)).boxed())
 }
 
 /// True when the error chain looks like an HTTP/2 protocol failure.

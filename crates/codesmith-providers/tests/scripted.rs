@@ -456,3 +456,21 @@ async fn deepseek_dialect_replays_reasoning_on_tool_rounds() {
     );
     assert_eq!(body["messages"][3]["role"], json!("tool"));
 }
+
+#[tokio::test]
+async fn the_providers_own_key_never_appears_in_errors() {
+    let server = ScriptedServer::start().await;
+    server.push(Fault::status(403).body("key 'tiny-key' may not use this model"));
+    let provider =
+        AnthropicProvider::new(AnthropicConfig::new(server.url(), Some("tiny-key".into())))
+            .unwrap();
+    let run = run(&provider, &request(None), &fast()).await;
+    let err = run.err();
+    assert_eq!(err.kind, ProviderErrorKind::Authorization);
+    assert!(!err.message.contains("tiny-key"), "{}", err.message);
+    assert!(
+        err.message.contains("may not use this model"),
+        "{}",
+        err.message
+    );
+}

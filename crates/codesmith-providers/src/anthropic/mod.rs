@@ -8,10 +8,8 @@ mod render;
 
 use async_trait::async_trait;
 
-use crate::http::HttpClient;
+use crate::http::{HttpClient, open_stream};
 use crate::provider::{ChatRequest, EventStream, Provider, ProviderError};
-use crate::sse::decode_stream;
-use crate::taxonomy::error_from_response;
 
 pub(crate) use decode::AnthropicDecoder;
 
@@ -107,29 +105,15 @@ impl Provider for AnthropicProvider {
         if let Some(key) = &self.config.api_key {
             headers.push(("x-api-key", key.clone()));
         }
-        let response = self
-            .http
-            .post_json("anthropic", &self.endpoint, &headers, &body)
-            .await?;
-        let status = response.status();
-        if !status.is_success() {
-            let retry_after = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string);
-            let text = response.text().await.unwrap_or_default();
-            return Err(error_from_response(
-                "anthropic",
-                status.as_u16(),
-                retry_after.as_deref(),
-                &text,
-            ));
-        }
-        Ok(decode_stream(
-            response.bytes_stream(),
-            AnthropicDecoder::default(),
+        open_stream(
+            &self.http,
             "anthropic",
-        ))
+            &self.endpoint,
+            &headers,
+            &body,
+            AnthropicDecoder::default(),
+            self.config.api_key.as_deref(),
+        )
+        .await
     }
 }
