@@ -1,7 +1,7 @@
 //! Applying one file's hunks to its text, in memory.
 
 use crate::error::HunkFailure;
-use crate::matcher::{self, Found, MatchLevel, Seek};
+use crate::matcher::{self, Found, Haystack, MatchLevel, Seek};
 use crate::model::{Hunk, HunkLine};
 use crate::text::{Doc, DocLine, Eol};
 
@@ -29,6 +29,7 @@ pub(crate) fn apply_hunks(
 ) -> Result<(String, Vec<HunkReport>), Box<HunkFailure>> {
     let doc = Doc::parse(content);
     let texts = doc.texts();
+    let hay = Haystack::new(&texts);
     let mut cursor = 0usize;
     let mut offset = 0isize;
     let mut edits: Vec<(usize, usize, &[HunkLine])> = Vec::new();
@@ -38,16 +39,20 @@ pub(crate) fn apply_hunks(
             path,
             index: k + 1,
             hunk,
-            texts: &texts,
+            hay: &hay,
         };
+        let mut last_anchor = None;
         for anchor in &hunk.anchors {
             let seek = Seek {
                 cursor,
                 expected: None,
                 at_eof: false,
             };
-            match matcher::locate(&texts, &[anchor.as_str()], seek) {
-                Some(f) => cursor = f.pos + 1,
+            match matcher::locate(&hay, &[anchor.as_str()], seek) {
+                Some(f) => {
+                    last_anchor = Some(f.pos);
+                    cursor = f.pos + 1;
+                }
                 None => return Err(ctx.failure(cursor, None, Some(anchor))),
             }
         }
@@ -70,7 +75,12 @@ pub(crate) fn apply_hunks(
             expected,
             at_eof: hunk.at_eof,
         };
-        let Some((found, body)) = locate_hunk(&texts, &hunk.lines, seek) else {
+        // Models often repeat the `@@` anchor line as the hunk's first context line; the
+        // anchor line itself is then allowed to be part of the match.
+        let retry = last_anchor.map(|a| Seek { cursor: a, ..seek });
+        let located = locate_hunk(&hay, &hunk.lines, seek)
+            .or_else(|| retry.and_then(|s| locate_hunk(&hay, &hunk.lines, s)));
+        let Some((found, body)) = located else {
             return Err(ctx.failure(cursor, expected, None));
         };
         let len = old_len(body);
@@ -111,13 +121,13 @@ fn old_lines(body: &[HunkLine]) -> Vec<&str> {
 /// Locates a hunk body; when that fails and it ends in blank context lines (often an artifact
 /// of how the patch was written), tries again without them.
 fn locate_hunk<'h>(
-    texts: &[&str],
+    hay: &Haystack<'_>,
     body: &'h [HunkLine],
     seek: Seek,
 ) -> Option<(Found, &'h [HunkLine])> {
     let mut body = body;
     loop {
-        if let Some(f) = matcher::locate(texts, &old_lines(body), seek) {
+        if let Some(f) = matcher::locate(hay, &old_lines(body), seek) {
             return Some((f, body));
         }
         match body.split_last() {
@@ -162,7 +172,7 @@ struct Ctx<'a> {
     path: &'a str,
     index: usize,
     hunk: &'a Hunk,
-    texts: &'a [&'a str],
+    hay: &'a Haystack<'a>,
 }
 
 impl Ctx<'_> {
@@ -178,11 +188,11 @@ impl Ctx<'_> {
             None => old,
         };
         let near = expected.unwrap_or(cursor);
-        let guess = matcher::best_guess(self.texts, &pattern, near);
+        let guess = matcher::best_guess(self.hay.lines(), &pattern, near);
         let from = guess.saturating_sub(2);
-        let to = (guess + pattern.len().min(4) + 2).min(self.texts.len());
+        let to = (guess + pattern.len().min(4) + 2).min(self.hay.lines().len());
         let actual = (from..to)
-            .map(|i| (i + 1, self.texts[i].to_string()))
+            .map(|i| (i + 1, self.hay.lines()[i].to_string()))
             .collect();
         Box::new(HunkFailure {
             path: self.path.to_string(),
@@ -197,7 +207,7 @@ impl Ctx<'_> {
     }
 
     fn hint(&self, pattern: &[&str], cursor: usize, guess: usize) -> String {
-        if self.texts.is_empty() {
+        if self.hay.lines().is_empty() {
             return format!(
                 "{} is empty: add lines with a hunk of only `+` lines, or rewrite the file.",
                 self.path
@@ -209,7 +219,7 @@ impl Ctx<'_> {
                 expected: None,
                 at_eof: false,
             };
-            if let Some(f) = matcher::locate(self.texts, pattern, from_start)
+            if let Some(f) = matcher::locate(self.hay, pattern, from_start)
                 && f.pos < cursor
             {
                 return format!(

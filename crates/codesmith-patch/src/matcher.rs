@@ -8,6 +8,7 @@
 //! without a position is searched forward from the end of the previous hunk.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 /// How far (in lines, either side) a hunk is sought around the position its header states.
 pub const MAX_FUZZ: usize = 50;
@@ -74,27 +75,53 @@ pub(crate) struct Seek {
     pub(crate) at_eof: bool,
 }
 
-struct Pass<'a> {
-    file: Vec<Cow<'a, str>>,
-    pattern: Vec<Cow<'a, str>>,
+/// A file's lines with their normalized forms computed once per level, on first use, and
+/// shared by every hunk of the file.
+pub(crate) struct Haystack<'a> {
+    lines: &'a [&'a str],
+    views: [OnceCell<Vec<Cow<'a, str>>>; 4],
 }
 
-impl Pass<'_> {
+impl<'a> Haystack<'a> {
+    pub(crate) fn new(lines: &'a [&'a str]) -> Self {
+        Haystack {
+            lines,
+            views: Default::default(),
+        }
+    }
+
+    pub(crate) fn lines(&self) -> &'a [&'a str] {
+        self.lines
+    }
+
+    fn view(&self, level: MatchLevel) -> &[Cow<'a, str>] {
+        self.views[level as usize]
+            .get_or_init(|| self.lines.iter().map(|s| level.normalize(s)).collect())
+    }
+}
+
+struct Pass<'f, 'p> {
+    file: &'f [Cow<'f, str>],
+    pattern: Vec<Cow<'p, str>>,
+}
+
+impl Pass<'_, '_> {
     fn matches_at(&self, p: usize) -> bool {
         self.file[p..p + self.pattern.len()] == self.pattern[..]
     }
 }
 
-/// Finds `pattern` (non-empty) in `file`.
-pub(crate) fn locate(file: &[&str], pattern: &[&str], seek: Seek) -> Option<Found> {
+/// Finds `pattern` (non-empty) in `hay`.
+pub(crate) fn locate(hay: &Haystack<'_>, pattern: &[&str], seek: Seek) -> Option<Found> {
+    let n = hay.lines.len();
     let m = pattern.len();
-    if m == 0 || seek.cursor > file.len() || m > file.len() - seek.cursor {
+    if m == 0 || seek.cursor > n || m > n - seek.cursor {
         return None;
     }
-    let last = file.len() - m;
+    let last = n - m;
     for level in MatchLevel::ALL {
         let pass = Pass {
-            file: file.iter().map(|s| level.normalize(s)).collect(),
+            file: hay.view(level),
             pattern: pattern.iter().map(|s| level.normalize(s)).collect(),
         };
         let found = |pos| Some(Found { pos, level });
@@ -177,38 +204,59 @@ mod tests {
         file[40] = "x";
         file[160] = "x";
         // Stated position 150: the copy at 160 (distance 10) wins over the one at 40 (110).
-        let f = locate(&file, &["x"], seek(0, Some(150))).unwrap();
+        let f = locate(&Haystack::new(&file), &["x"], seek(0, Some(150))).unwrap();
         assert_eq!(f.pos, 160);
         // Stated position 60: 40 is 20 away.
-        assert_eq!(locate(&file, &["x"], seek(0, Some(60))).unwrap().pos, 40);
+        assert_eq!(
+            locate(&Haystack::new(&file), &["x"], seek(0, Some(60)))
+                .unwrap()
+                .pos,
+            40
+        );
         // Beyond the window with two candidates: ambiguous, refused.
-        assert_eq!(locate(&file, &["x"], seek(0, Some(100))), None);
+        assert_eq!(
+            locate(&Haystack::new(&file), &["x"], seek(0, Some(100))),
+            None
+        );
         // Beyond the window but unique: accepted.
-        assert_eq!(locate(&file, &["l5"], seek(0, Some(190))).unwrap().pos, 5);
+        assert_eq!(
+            locate(&Haystack::new(&file), &["l5"], seek(0, Some(190)))
+                .unwrap()
+                .pos,
+            5
+        );
     }
 
     #[test]
     fn never_matches_before_the_cursor() {
         let file = ["a", "b", "a", "b"];
-        assert_eq!(locate(&file, &["a", "b"], seek(1, None)).unwrap().pos, 2);
-        assert_eq!(locate(&file, &["a", "b"], seek(3, None)), None);
+        assert_eq!(
+            locate(&Haystack::new(&file), &["a", "b"], seek(1, None))
+                .unwrap()
+                .pos,
+            2
+        );
+        assert_eq!(
+            locate(&Haystack::new(&file), &["a", "b"], seek(3, None)),
+            None
+        );
     }
 
     #[test]
     fn loosens_step_by_step() {
         let file = ["fn a() {  ", "\tlet x = “q”;", "}"];
-        let f = locate(&file, &["fn a() {"], seek(0, None)).unwrap();
+        let f = locate(&Haystack::new(&file), &["fn a() {"], seek(0, None)).unwrap();
         assert_eq!(f.level, MatchLevel::TrailingWhitespace);
-        let f = locate(&file, &["    let x = “q”;"], seek(0, None)).unwrap();
+        let f = locate(&Haystack::new(&file), &["    let x = “q”;"], seek(0, None)).unwrap();
         assert_eq!(f.level, MatchLevel::Whitespace);
-        let f = locate(&file, &["let x = \"q\";"], seek(0, None)).unwrap();
+        let f = locate(&Haystack::new(&file), &["let x = \"q\";"], seek(0, None)).unwrap();
         assert_eq!((f.pos, f.level), (1, MatchLevel::Punctuation));
     }
 
     #[test]
     fn exact_beats_loose_even_when_farther() {
         let file = ["a ", "x", "a", "y"];
-        let f = locate(&file, &["a"], seek(0, Some(0))).unwrap();
+        let f = locate(&Haystack::new(&file), &["a"], seek(0, Some(0))).unwrap();
         assert_eq!((f.pos, f.level), (2, MatchLevel::Exact));
     }
 
@@ -220,7 +268,7 @@ mod tests {
             expected: None,
             at_eof: true,
         };
-        assert_eq!(locate(&file, &["a"], s).unwrap().pos, 2);
+        assert_eq!(locate(&Haystack::new(&file), &["a"], s).unwrap().pos, 2);
     }
 
     #[test]

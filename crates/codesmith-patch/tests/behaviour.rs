@@ -494,3 +494,13 @@ fn hunk_failure_in_a_later_file_writes_nothing() {
     assert!(apply_to_dir(dir.path(), patch).is_err());
     assert_eq!(fs::read_to_string(dir.path().join("a.txt")).unwrap(), "1\n");
 }
+
+#[test]
+fn anchor_repeated_as_first_context_line_still_matches() {
+    let old = "def a():\n    pass\ndef b():\n    pass\n";
+    let patch = "*** Begin Patch\n*** Update File: f.py\n@@ def b():\n def b():\n-    pass\n+    return 1\n*** End Patch";
+    assert_eq!(
+        updated(patch, "f.py", old),
+        "def a():\n    pass\ndef b():\n    return 1\n"
+    );
+}
