@@ -43,14 +43,11 @@ impl Captured {
     /// character unless `finished`. Returns the text and the new cursor.
     pub(crate) fn text_from(&self, from: usize, finished: bool) -> (String, usize) {
         let bytes = self.data.get(from..).unwrap_or(&[]);
-        let mut end = bytes.len();
-        if !finished {
-            if let Err(e) = std::str::from_utf8(bytes) {
-                if e.error_len().is_none() {
-                    end = e.valid_up_to();
-                }
-            }
-        }
+        let end = if finished {
+            bytes.len()
+        } else {
+            complete_len(bytes)
+        };
         let mut text = String::from_utf8_lossy(&bytes[..end]).into_owned();
         if finished && self.dropped > 0 {
             text.push_str(&format!(
@@ -61,6 +58,27 @@ impl Captured {
         }
         (text, from + end)
     }
+}
+
+/// Length of `bytes` without a UTF-8 sequence cut off at the end (a later read completes
+/// it).
+fn complete_len(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    for back in 1..=len.min(4) {
+        let b = bytes[len - back];
+        if b < 0x80 {
+            return len;
+        }
+        if b >= 0xC0 {
+            let width = match b {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                _ => 2,
+            };
+            return if back < width { len - back } else { len };
+        }
+    }
+    len
 }
 
 /// Shared handle on a command's captured output.
@@ -186,4 +204,19 @@ pub(crate) fn exit_code(status: ExitStatus) -> i32 {
     status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::complete_len;
+
+    #[test]
+    fn incomplete_trailing_char_waits_for_the_next_read() {
+        let e = "é".as_bytes();
+        assert_eq!(complete_len(b"ab"), 2);
+        assert_eq!(complete_len(&[b'a', e[0]]), 1);
+        assert_eq!(complete_len(&[b'a', e[0], e[1]]), 3);
+        let euro = "€".as_bytes();
+        assert_eq!(complete_len(&euro[..2]), 0);
+    }
 }
