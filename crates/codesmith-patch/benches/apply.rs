@@ -25,12 +25,12 @@ fn main() {
     for k in 0..20 {
         let at = 1_000 + k * 2_400;
         unified.push_str(&format!("@@ -{},7 +{},7 @@\n", at + 1 - 10, at + 1 - 10));
-        for j in at..at + 3 {
-            unified.push_str(&format!(" {}\n", lines[j]));
+        for line in &lines[at..at + 3] {
+            unified.push_str(&format!(" {line}\n"));
         }
         unified.push_str(&format!("-{}\n+    let changed_{k} = 0;\n", lines[at + 3]));
-        for j in at + 4..at + 7 {
-            unified.push_str(&format!(" {}\n", lines[j]));
+        for line in &lines[at + 4..at + 7] {
+            unified.push_str(&format!(" {line}\n"));
         }
     }
     let read = |_: &str| Some(file.clone());
