@@ -233,3 +233,25 @@ async fn task_spills_only_when_final() {
     let saved = std::fs::read_to_string(spill::spill_dir(&f.ctx.home).join(reference)).unwrap();
     assert_eq!(saved.lines().count(), 20000);
 }
+
+#[test]
+fn catalogue_is_byte_stable_and_teaches_alternatives() {
+    let mut registry = codesmith_tools::Registry::new();
+    codesmith_tools::shell::register_shell_tools(&mut registry);
+    assert_eq!(
+        registry.names(),
+        vec![
+            "exec_shell",
+            "retrieve_tool_result",
+            "task_shell_cancel",
+            "task_shell_poll",
+            "task_shell_start"
+        ]
+    );
+    let a = serde_json::to_string(&registry.specs()).unwrap();
+    let b = serde_json::to_string(&registry.specs()).unwrap();
+    assert_eq!(a, b);
+    let exec = registry.get("exec_shell").unwrap();
+    assert!(exec.description().contains("instead of"));
+    assert!(exec.description().contains("Examples:"));
+}

@@ -21,6 +21,25 @@ pub use tasks::{MAX_RUNNING_TASKS, TaskShellCancel, TaskShellPoll, TaskShellStar
 use crate::ToolContext;
 use crate::sandbox::Scope;
 
+/// The shell tools plus `retrieve_tool_result`: `exec_shell`, `retrieve_tool_result`,
+/// `task_shell_cancel`, `task_shell_poll`, `task_shell_start`.
+pub fn shell_tools() -> Vec<std::sync::Arc<dyn crate::Tool>> {
+    vec![
+        std::sync::Arc::new(ExecShell),
+        std::sync::Arc::new(crate::spill::RetrieveToolResult),
+        std::sync::Arc::new(TaskShellCancel),
+        std::sync::Arc::new(TaskShellPoll),
+        std::sync::Arc::new(TaskShellStart),
+    ]
+}
+
+/// Registers [`shell_tools`] in `registry`.
+pub fn register_shell_tools(registry: &mut crate::Registry) {
+    for tool in shell_tools() {
+        registry.register(tool);
+    }
+}
+
 /// Shell state of one session: the working directory that `cd` moves, the background
 /// tasks, and the drift probe's memory.
 #[derive(Debug, Default)]
