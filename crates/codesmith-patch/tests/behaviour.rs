@@ -504,3 +504,57 @@ fn anchor_repeated_as_first_context_line_still_matches() {
         "def a():\n    pass\ndef b():\n    return 1\n"
     );
 }
+
+#[test]
+fn arbitrary_input_never_panics() {
+    // A small deterministic generator over the tokens patches are made of.
+    const TOKENS: &[&str] = &[
+        "*** Begin Patch",
+        "*** End Patch",
+        "*** Update File: f",
+        "*** Add File: g",
+        "*** Delete File: f",
+        "*** Move to: h",
+        "*** End of File",
+        "@@",
+        "@@ a",
+        "@@ -1,2 +1,2 @@",
+        "@@ -0,0 +1 @@",
+        "@@ -99999999999999999999,1 +1 @@",
+        "--- a/f",
+        "+++ b/f",
+        "--- /dev/null",
+        "+++ /dev/null",
+        "\\ No newline at end of file",
+        " a",
+        "-a",
+        "+a",
+        " b",
+        "-b",
+        "+é漢🚀",
+        "",
+        "   ",
+        "EOF",
+        "apply_patch <<'EOF'",
+        "```",
+        "diff --git a/f b/h",
+        "rename from f",
+        "rename to h",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let fs = files(&[("f", "a\nb\na\r\nb"), ("h", "")]);
+    for _ in 0..20_000 {
+        let n = (next() % 12) as usize;
+        let text: Vec<&str> = (0..n)
+            .map(|_| TOKENS[(next() % TOKENS.len() as u64) as usize])
+            .collect();
+        let text = text.join(if next() % 5 == 0 { "\r\n" } else { "\n" });
+        let _ = run(&text, &fs);
+    }
+}
