@@ -18,29 +18,40 @@ use codesmith_tools::{Registry, ToolContext};
 use rmcp::ServiceExt;
 
 use crate::args::WorkspaceArg;
-use crate::exit::Exit;
+use crate::exit::{Exit, usage};
+use crate::{config, setup};
 
-/// `codesmith mcp [--workspace DIR]`: resolves the workspace and the CodeSmith home, then
-/// serves the built-in tools until the client closes stdin.
+/// `codesmith mcp [--workspace DIR]`: sets up the tools as `codesmith tool` does (user
+/// config, `[network]` policy, exec-policy rules, sandbox) and serves them until the client
+/// closes stdin. Setup warnings go to stderr; stdout carries only protocol messages.
 ///
-/// Exit: 0 when stdin closes, 2 when the workspace or home cannot be resolved, 1 when the
-/// transport fails.
+/// Exit: 0 when stdin closes, 2 when the workspace, home, config, rules or sandbox are
+/// unusable, 1 when the transport fails.
 pub async fn run(args: WorkspaceArg) -> Exit {
-    let workspace = match crate::config::workspace(args.workspace.as_deref()) {
-        Ok(w) => w,
-        Err(e) => return Exit::Usage(e),
+    let (registry, ctx, rules) = match setup(&args) {
+        Ok(parts) => parts,
+        Err(e) => return usage(e),
     };
-    let home = match crate::config::home_dir() {
-        Ok(h) => h,
-        Err(e) => return Exit::Usage(e),
-    };
-    let ctx = Arc::new(ToolContext::one_shot(workspace, home));
-    // TODO(lead): pass the user's and the project's exec-policy rules once the CLI loads them.
-    let rules = Rules::new();
-    match serve(codesmith_tools::builtin_registry(), ctx, rules).await {
+    match serve(registry, ctx, rules).await {
         Ok(()) => Exit::Ok,
         Err(e) => Exit::failed(e),
     }
+}
+
+/// The registry, one-shot tool context and exec-policy rules for `codesmith mcp`.
+fn setup(args: &WorkspaceArg) -> anyhow::Result<(Registry, Arc<ToolContext>, Rules)> {
+    let home = config::home_dir()?;
+    let workspace = config::workspace(args.workspace.as_deref())?;
+    let file = config::read_user_config(&home)?;
+    let mut warnings = Vec::new();
+    let registry = setup::registry(&file, &mut warnings);
+    let rules = config::load_rules(&home, &workspace, &mut warnings)?;
+    let sandbox = setup::sandbox(&file.sandbox.clone().unwrap_or_default())?;
+    for warning in warnings {
+        eprintln!("codesmith: {warning}");
+    }
+    let ctx = ToolContext::one_shot(workspace, home).with_sandbox(sandbox);
+    Ok((registry, Arc::new(ctx), rules))
 }
 
 /// Serves `registry` over MCP on stdin/stdout until the client closes stdin.
