@@ -32,16 +32,10 @@ pub fn spill_dir(home: &Path) -> PathBuf {
     home.join("tool_outputs")
 }
 
-/// True when `name` is a single safe path component: only `[A-Za-z0-9._-]`, 1 to 128 bytes,
-/// no dot at either end (seed 002, note four).
+/// True when `name` is a single safe path component: only `[A-Za-z0-9._-]`, bounded length,
+/// no dot at either end (seed 002, note four; the shared guard in `codesmith-policy`).
 pub fn is_safe_ref(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 128
-        && !name.starts_with('.')
-        && !name.ends_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    codesmith_policy::is_safe_name(name)
 }
 
 /// Text cut to head + tail.

@@ -127,3 +127,22 @@ async fn blocked_connection_gets_the_policy_note() {
             .contains("sandbox policy blocks network")
     );
 }
+
+#[tokio::test]
+async fn bwrap_timeout_kills_the_sandboxed_command() {
+    let Some(f) = fixture() else { return };
+    let marker = f.ctx.workspace.join("late");
+    let err = ExecShell
+        .call(
+            &f.ctx,
+            json!({"command": format!("sleep 2; touch {}", marker.display()), "timeout_secs": 1}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, codesmith_tools::ErrorCode::Timeout);
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert!(
+        !marker.exists(),
+        "the sandboxed command outlived its timeout"
+    );
+}

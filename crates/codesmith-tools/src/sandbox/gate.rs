@@ -92,3 +92,46 @@ pub fn run(
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::{NoneBackend, Scope};
+    use super::*;
+
+    fn scope() -> Scope {
+        Scope {
+            workspace: std::env::temp_dir(),
+            cwd: std::env::temp_dir(),
+            user_home: None,
+            codesmith_home: None,
+            network: false,
+        }
+    }
+
+    #[test]
+    fn refuses_to_run_bare_when_a_sandbox_is_required() {
+        let err = run(&NoneBackend, &scope(), vec!["true".into()], true).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("install bubblewrap"), "{msg}");
+        assert!(msg.contains("sandbox = \"none\""), "{msg}");
+    }
+
+    #[test]
+    fn explicit_opt_out_runs_unsandboxed() {
+        assert_eq!(
+            run(
+                &NoneBackend,
+                &scope(),
+                vec!["sh".into(), "-c".into(), "exit 7".into()],
+                false
+            )
+            .unwrap(),
+            7
+        );
+        assert!(matches!(
+            run(&NoneBackend, &scope(), vec![], false),
+            Err(RunError::EmptyCommand)
+        ));
+    }
+}
