@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use crate::provider::{EventStream, ProviderError, ProviderErrorKind};
-use crate::sse::{SseDecoder, decode_stream};
+use crate::sse::{SseDecoder, decode_stream, parse_json};
 use crate::taxonomy::{error_chain, error_from_response, error_from_transport};
 
 /// Time allowed to open a connection (TCP and TLS).
@@ -113,7 +113,9 @@ impl HttpClient {
 }
 
 /// One streamed request: POST `body` to `endpoint`, map a non-success
-/// status to a typed error, decode a success with `decoder`. Every error
+/// status to a typed error, decode a success with `decoder` (an
+/// `application/json` success, from a server that ignored `stream: true`,
+/// is decoded whole into the same events). Every error
 /// text, from the response or later from the stream, has `secret` (the
 /// provider's own key) removed on top of the generic scrubbing.
 pub(crate) async fn open_stream<D: SseDecoder>(
@@ -147,8 +149,26 @@ pub(crate) async fn open_stream<D: SseDecoder>(
         let err = error_from_response(provider, status.as_u16(), retry_after.as_deref(), &text);
         return Err(redact(err));
     }
+    if is_json(&response) {
+        let text = response
+            .text()
+            .await
+            .map_err(|e| redact(error_from_transport(provider, &e)))?;
+        let value = parse_json(provider, &text).map_err(&redact)?;
+        let events = D::decode_whole(&value).map_err(&redact)?;
+        return Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed());
+    }
     let events = decode_stream(response.bytes_stream(), decoder, provider);
     Ok(events.map(move |item| item.map_err(&redact)).boxed())
+}
+
+/// True when a success response is plain JSON rather than an event stream.
+fn is_json(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("application/json"))
 }
 
 /// True when the error chain looks like an HTTP/2 protocol failure.

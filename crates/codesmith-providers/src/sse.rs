@@ -21,6 +21,11 @@ pub(crate) trait SseDecoder: Send + 'static {
 
     /// True once the terminal signal was decoded; nothing more is read.
     fn is_terminated(&self) -> bool;
+
+    /// Decodes a whole, non-streamed JSON response (a server that ignored
+    /// `stream: true`) into the events a stream would have carried,
+    /// `Completed` included.
+    fn decode_whole(body: &serde_json::Value) -> Result<Vec<ProviderEvent>, ProviderError>;
 }
 
 struct State<S, D> {

@@ -474,3 +474,17 @@ async fn the_providers_own_key_never_appears_in_errors() {
         err.message
     );
 }
+
+#[tokio::test]
+async fn non_streaming_answers_are_decoded_too() {
+    for anthropic_dialect in [false, true] {
+        let server = ScriptedServer::start().await;
+        server.push(full_turn().non_streaming());
+        let run = if anthropic_dialect {
+            run(&anthropic(&server), &request(Some(100)), &fast()).await
+        } else {
+            run(&openai(&server), &request(Some(100)), &fast()).await
+        };
+        assert_full_turn(run.ok());
+    }
+}

@@ -47,6 +47,7 @@ pub struct Scripted {
     pub(crate) stall_after: Option<(usize, u64)>,
     pub(crate) drop_after: Option<usize>,
     pub(crate) omit_terminal: bool,
+    pub(crate) whole: bool,
 }
 
 impl Default for Scripted {
@@ -63,6 +64,7 @@ impl Default for Scripted {
             stall_after: None,
             drop_after: None,
             omit_terminal: false,
+            whole: false,
         }
     }
 }
@@ -173,6 +175,13 @@ impl Scripted {
     /// `message_stop`), then closes the connection.
     pub fn omit_terminal(mut self) -> Self {
         self.omit_terminal = true;
+        self
+    }
+
+    /// Answers with one plain JSON body (`application/json`), as a server
+    /// that ignores `stream: true` does, instead of an event stream.
+    pub fn non_streaming(mut self) -> Self {
+        self.whole = true;
         self
     }
 

@@ -16,7 +16,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use crate::script::{Fault, FaultKind, Reply, Scripted};
-use crate::sse::{Dialect, render};
+use crate::sse::{Dialect, render, render_whole};
 
 /// Largest request the server reads (headers plus body): 32 MiB.
 const MAX_REQUEST_BYTES: usize = 32 * 1024 * 1024;
@@ -203,6 +203,9 @@ async fn play_turn(
 ) -> std::io::Result<()> {
     if turn.stall_before_ms > 0 {
         tokio::time::sleep(Duration::from_millis(turn.stall_before_ms)).await;
+    }
+    if turn.whole {
+        return write_plain(stream, 200, None, &render_whole(turn, dialect)).await;
     }
     let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
     stream.write_all(head.as_bytes()).await?;

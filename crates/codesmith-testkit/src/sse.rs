@@ -47,6 +47,80 @@ pub(crate) fn render(turn: &Scripted, dialect: Dialect) -> Vec<SseEvent> {
     }
 }
 
+/// Renders `turn` as one non-streamed JSON response body for `dialect`.
+pub(crate) fn render_whole(turn: &Scripted, dialect: Dialect) -> String {
+    let (input, output) = usage_of(turn, 1);
+    let finish = turn.effective_finish();
+    match dialect {
+        Dialect::OpenAi => {
+            let calls: Vec<Value> = turn
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments}})
+                })
+                .collect();
+            let mut message = json!({"role": "assistant",
+                                     "content": if turn.text.is_empty() { Value::Null } else { json!(turn.text) }});
+            if !turn.thinking.is_empty() {
+                message["reasoning_content"] = json!(turn.thinking);
+            }
+            if !calls.is_empty() {
+                message["tool_calls"] = Value::Array(calls);
+            }
+            json!({"id": "chatcmpl-scripted", "object": "chat.completion", "created": 0,
+                   "model": "scripted",
+                   "choices": [{"index": 0, "message": message, "finish_reason": openai_finish(&finish)}],
+                   "usage": {"prompt_tokens": input, "completion_tokens": output,
+                             "total_tokens": input + output}})
+            .to_string()
+        }
+        Dialect::Anthropic => {
+            let mut content = Vec::new();
+            if !turn.thinking.is_empty() {
+                content.push(json!({"type": "thinking", "thinking": turn.thinking,
+                                    "signature": "scripted-signature"}));
+            }
+            if !turn.text.is_empty() {
+                content.push(json!({"type": "text", "text": turn.text}));
+            }
+            for c in &turn.tool_calls {
+                let input: Value = serde_json::from_str(&c.arguments).unwrap_or_else(|_| json!({}));
+                content
+                    .push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+            }
+            json!({"id": "msg_scripted", "type": "message", "role": "assistant",
+                   "model": "scripted", "content": content,
+                   "stop_reason": anthropic_stop(&finish), "stop_sequence": null,
+                   "usage": {"input_tokens": input, "output_tokens": output}})
+            .to_string()
+        }
+    }
+}
+
+fn openai_finish(finish: &Finish) -> Value {
+    match finish {
+        Finish::Stop => json!("stop"),
+        Finish::ToolCalls => json!("tool_calls"),
+        Finish::Length => json!("length"),
+        Finish::ContentFilter => json!("content_filter"),
+        Finish::Omitted => Value::Null,
+        Finish::Other(s) => json!(s),
+    }
+}
+
+fn anthropic_stop(finish: &Finish) -> Value {
+    match finish {
+        Finish::Stop => json!("end_turn"),
+        Finish::ToolCalls => json!("tool_use"),
+        Finish::Length => json!("max_tokens"),
+        Finish::ContentFilter => json!("refusal"),
+        Finish::Omitted => Value::Null,
+        Finish::Other(s) => json!(s),
+    }
+}
+
 fn pieces(text: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
@@ -86,16 +160,9 @@ fn openai(turn: &Scripted) -> Vec<SseEvent> {
             out.push(SseEvent::data(&chunk(d, Value::Null), true));
         }
     }
-    let finish = match turn.effective_finish() {
-        Finish::Stop => Some("stop".to_string()),
-        Finish::ToolCalls => Some("tool_calls".to_string()),
-        Finish::Length => Some("length".to_string()),
-        Finish::ContentFilter => Some("content_filter".to_string()),
-        Finish::Omitted => None,
-        Finish::Other(s) => Some(s),
-    };
-    if let Some(reason) = finish {
-        out.push(SseEvent::data(&chunk(json!({}), json!(reason)), false));
+    let finish = openai_finish(&turn.effective_finish());
+    if !finish.is_null() {
+        out.push(SseEvent::data(&chunk(json!({}), finish), false));
     }
     let content_events = out.iter().filter(|e| e.content).count();
     let (input, output) = usage_of(turn, content_events);
@@ -180,14 +247,7 @@ fn anthropic(turn: &Scripted) -> Vec<SseEvent> {
         SseEvent::named("ping", &json!({"type": "ping"}), false),
     ];
     out.extend(body);
-    let stop = match turn.effective_finish() {
-        Finish::Stop => json!("end_turn"),
-        Finish::ToolCalls => json!("tool_use"),
-        Finish::Length => json!("max_tokens"),
-        Finish::ContentFilter => json!("refusal"),
-        Finish::Omitted => Value::Null,
-        Finish::Other(s) => json!(s),
-    };
+    let stop = anthropic_stop(&turn.effective_finish());
     out.push(SseEvent::named(
         "message_delta",
         &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},

@@ -90,6 +90,62 @@ impl SseDecoder for AnthropicDecoder {
     fn is_terminated(&self) -> bool {
         self.terminated
     }
+
+    fn decode_whole(body: &Value) -> Result<Vec<ProviderEvent>, ProviderError> {
+        if body.get("type").and_then(Value::as_str) == Some("error") {
+            let error_type = body
+                .pointer("/error/type")
+                .and_then(Value::as_str)
+                .unwrap_or("error");
+            let message = body
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("(no message)");
+            return Err(error_from_stream("anthropic", error_type, message));
+        }
+        let mut out = Vec::new();
+        let blocks = body.get("content").and_then(Value::as_array);
+        let mut ordinal = 0;
+        for block in blocks.into_iter().flatten() {
+            match block.get("type").and_then(Value::as_str) {
+                Some("text") => push_text(block.get("text"), &mut out, ProviderEvent::TextDelta),
+                Some("thinking") => {
+                    push_text(
+                        block.get("thinking"),
+                        &mut out,
+                        ProviderEvent::ThinkingDelta,
+                    );
+                }
+                Some("tool_use") => {
+                    let field = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or_default();
+                    out.push(ProviderEvent::ToolCallStart {
+                        index: ordinal,
+                        id: field("id").to_string(),
+                        name: field("name").to_string(),
+                    });
+                    let input = block.get("input").map(Value::to_string);
+                    out.push(ProviderEvent::ToolCallDelta {
+                        index: ordinal,
+                        arguments: input.unwrap_or_else(|| "{}".to_string()),
+                    });
+                    ordinal += 1;
+                }
+                _ => {}
+            }
+        }
+        if let Some(usage) = body.get("usage") {
+            let mut decoder = AnthropicDecoder::default();
+            decoder.merge_usage(usage);
+            out.push(ProviderEvent::Usage(decoder.usage));
+        }
+        out.push(ProviderEvent::Completed {
+            stop_reason: body
+                .get("stop_reason")
+                .and_then(Value::as_str)
+                .map(map_stop_reason),
+        });
+        Ok(out)
+    }
 }
 
 impl AnthropicDecoder {

@@ -84,6 +84,29 @@ impl SseDecoder for OpenAiDecoder {
     fn is_terminated(&self) -> bool {
         self.terminated
     }
+
+    fn decode_whole(body: &Value) -> Result<Vec<ProviderEvent>, ProviderError> {
+        if let Some(error) = body.get("error") {
+            return Err(stream_error(error));
+        }
+        let mut out = Vec::new();
+        let message = body.pointer("/choices/0/message");
+        if let Some(message) = message {
+            let mut decoder = OpenAiDecoder::default();
+            decoder.decode_delta(message, &mut out);
+        }
+        if let Some(usage) = body.get("usage").filter(|u| !u.is_null()) {
+            out.push(ProviderEvent::Usage(parse_usage(usage)));
+        }
+        let reason = body
+            .pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+            .filter(|r| !r.is_empty());
+        out.push(ProviderEvent::Completed {
+            stop_reason: reason.map(map_finish_reason),
+        });
+        Ok(out)
+    }
 }
 
 impl OpenAiDecoder {
