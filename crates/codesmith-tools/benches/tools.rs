@@ -1,0 +1,213 @@
+//! File-tool benchmarks (bench binary, `harness = false`): prints figures against the
+//! targets in issue 3.
+//!
+//! - grep_files over a generated 100k-file tree vs `rg` on the same tree (target: ≤ 1.5×);
+//! - edit_file on a 50k-line file (target: < 20 ms);
+//! - the syntax gate on a 20k-line Rust file (target: < 30 ms).
+//!
+//! Run: `cargo bench -p codesmith-tools --bench tools`. The tree is generated once under
+//! the system temp directory and reused. The `rg` comparison is skipped when `rg` is not
+//! on PATH.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use codesmith_tools::gate::syntax;
+use codesmith_tools::search::grep_count;
+use codesmith_tools::{Registry, ToolContext, envelope_json, register_file_tools};
+use serde_json::json;
+
+const FILES: usize = 100_000;
+const PATTERN: &str = "needle_[0-9]+";
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn tree() -> PathBuf {
+    let root = std::env::temp_dir().join("codesmith-bench-tree-100k");
+    let marker = root.join(".complete");
+    if marker.exists() {
+        return root;
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    let t = Instant::now();
+    for i in 0..FILES {
+        let dir = root.join(format!("d{:03}/s{:02}", i / 1000, (i / 100) % 10));
+        if i % 100 == 0 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        let mut body = String::with_capacity(600);
+        for l in 0..12 {
+            body.push_str(&format!(
+                "fn item_{i}_{l}(x: u32) -> u32 {{ x * {l} + {i} }}\n"
+            ));
+        }
+        if i % 97 == 0 {
+            body.push_str(&format!("// needle_{i} marks this file\n"));
+        }
+        std::fs::write(dir.join(format!("f{i}.rs")), body).unwrap();
+    }
+    std::fs::write(&marker, "").unwrap();
+    eprintln!(
+        "generated {FILES} files in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    root
+}
+
+fn bench_grep() {
+    let root = tree();
+    let expected = FILES.div_ceil(97);
+    let _ = grep_count(&root, PATTERN).unwrap();
+    let have_rg = Command::new("rg").arg("--version").output().is_ok();
+    let rg = |flag: &str| {
+        let t = Instant::now();
+        let out = Command::new("rg")
+            .args([flag, "--no-messages", PATTERN])
+            .arg(&root)
+            .output()
+            .unwrap();
+        let el = t.elapsed();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let total: usize = if flag == "-c" {
+            text.lines()
+                .filter_map(|l| l.rsplit(':').next()?.parse::<usize>().ok())
+                .sum()
+        } else {
+            text.lines().count()
+        };
+        assert_eq!(total, expected);
+        el
+    };
+    if have_rg {
+        rg("-n");
+    }
+    // Interleaved runs, so machine load affects both sides alike.
+    let (mut ours, mut rg_n, mut rg_c) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..7 {
+        let t = Instant::now();
+        let n = grep_count(&root, PATTERN).unwrap();
+        ours.push(t.elapsed());
+        assert_eq!(n, expected);
+        if have_rg {
+            rg_n.push(rg("-n"));
+            rg_c.push(rg("-c"));
+        }
+    }
+    let ours = median(ours);
+    println!(
+        "grep_files, {FILES} files: {:.1} ms (median of 7)",
+        ms(ours)
+    );
+    if !have_rg {
+        println!("rg not installed: comparison skipped");
+        return;
+    }
+    let (rg_n, rg_c) = (median(rg_n), median(rg_c));
+    println!(
+        "rg -n (same output: path, line number, text), same tree: {:.1} ms; ratio {:.2} (target <= 1.5)",
+        ms(rg_n),
+        ours.as_secs_f64() / rg_n.as_secs_f64()
+    );
+    println!(
+        "rg -c (counts only), same tree: {:.1} ms; ratio {:.2}",
+        ms(rg_c),
+        ours.as_secs_f64() / rg_c.as_secs_f64()
+    );
+}
+
+fn bench_edit(rt: &tokio::runtime::Runtime) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let body: String = (0..50_000)
+        .map(|i| format!("line {i}: the quick brown fox jumps over the lazy dog\n"))
+        .collect();
+    std::fs::write(root.join("big.txt"), &body).unwrap();
+    let ctx = ToolContext::new(root.clone(), root.join(".home"));
+    let mut reg = Registry::new();
+    register_file_tools(&mut reg);
+    let read = reg.get("read_file").unwrap();
+    let edit = reg.get("edit_file").unwrap();
+    rt.block_on(async {
+        read.call(&ctx, json!({"path": "big.txt"})).await.unwrap();
+        let mut times = Vec::new();
+        for k in 0..21 {
+            let line = 1_000 + k * 2_000;
+            let args = json!({
+                "path": "big.txt",
+                "search": format!("line {line}: the quick"),
+                "replace": format!("line {line}: the slow"),
+            });
+            let t = Instant::now();
+            let out = edit.call(&ctx, args).await;
+            times.push(t.elapsed());
+            assert_eq!(envelope_json(&out)["ok"], true);
+        }
+        println!(
+            "edit_file, 50k-line file (read, match, atomic write with fsync): {:.2} ms median of 21 \
+             (target < 20)",
+            ms(median(times))
+        );
+    });
+}
+
+fn rust_source(lines: usize) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.lines().count() < lines {
+        s.push_str(&format!(
+            "/// Item {i}.\npub fn item_{i}(v: &[u32]) -> u32 {{\n    let mut acc = 0u32;\n    for x in v {{\n        if *x % 2 == 0 {{\n            acc = acc.wrapping_add(*x * {i});\n        }}\n    }}\n    acc\n}}\n\n"
+        ));
+        i += 1;
+    }
+    s
+}
+
+fn bench_gate() {
+    let old = rust_source(20_000);
+    let new = old.replacen("acc = 0u32", "acc = 1u32", 1);
+    let path = Path::new("src/big.rs");
+    let mut gate_times = Vec::new();
+    let mut parse_times = Vec::new();
+    for _ in 0..11 {
+        let t = Instant::now();
+        syntax::gate(path, "src/big.rs", Some(&old), &new).unwrap();
+        gate_times.push(t.elapsed());
+        let t = Instant::now();
+        syntax::check(syntax::Lang::Rust, &new).unwrap();
+        parse_times.push(t.elapsed());
+    }
+    println!(
+        "syntax gate, {}-line Rust file: {:.2} ms per gate (parses old and new), {:.2} ms per \
+         parse; median of 11 (target < 30)",
+        new.lines().count(),
+        ms(median(gate_times)),
+        ms(median(parse_times))
+    );
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    let want = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
+    if want("gate") {
+        bench_gate();
+    }
+    if want("edit") {
+        bench_edit(&rt);
+    }
+    if want("grep") {
+        bench_grep();
+    }
+}
