@@ -229,6 +229,14 @@ impl Ctx<'_> {
                 );
             }
         }
+        let copies = matcher::count(self.hay, pattern, cursor);
+        if copies > 1 {
+            return format!(
+                "These lines occur {copies} times in {} after the previous hunk and the @@ line number does not single one out (a copy is accepted more than {} lines away from the stated line only when it is unique): add unchanged lines around the change that differ between the copies, or correct the line numbers.",
+                self.path,
+                matcher::MAX_FUZZ
+            );
+        }
         format!(
             "Read {} again around line {} and copy the unchanged lines exactly as they are now (or regenerate this hunk from the current text); a hunk must match the file, give or take whitespace.",
             self.path,

@@ -155,6 +155,24 @@ pub(crate) fn locate(hay: &Haystack<'_>, pattern: &[&str], seek: Seek) -> Option
     None
 }
 
+/// How many times `pattern` occurs at or after `cursor`, comparing with surrounding whitespace
+/// ignored. Used only for failure hints.
+pub(crate) fn count(hay: &Haystack<'_>, pattern: &[&str], cursor: usize) -> usize {
+    let n = hay.lines.len();
+    let m = pattern.len();
+    if m == 0 || cursor > n || m > n - cursor {
+        return 0;
+    }
+    let pass = Pass {
+        file: hay.view(MatchLevel::Whitespace),
+        pattern: pattern
+            .iter()
+            .map(|s| MatchLevel::Whitespace.normalize(s))
+            .collect(),
+    };
+    (cursor..=n - m).filter(|&p| pass.matches_at(p)).count()
+}
+
 /// The index where `pattern` comes closest to matching (most lines equal ignoring surrounding
 /// whitespace), nearest to `near` among equals. Used only for failure messages.
 pub(crate) fn best_guess(file: &[&str], pattern: &[&str], near: usize) -> usize {

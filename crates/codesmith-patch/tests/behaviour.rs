@@ -79,7 +79,10 @@ fn beyond_the_window_only_a_unique_match_is_taken() {
     let dup = format!("{}dup\n{}dup\n", numbered(100), numbered(100));
     let patch = "--- a/f\n+++ b/f\n@@ -1,1 +1,1 @@\n-dup\n+X\n";
     let err = run(patch, &files(&[("f", &dup)])).unwrap_err();
-    assert!(matches!(err, PatchError::HunkFailed(_)), "{err:?}");
+    let PatchError::HunkFailed(f) = err else {
+        panic!("{err:?}")
+    };
+    assert!(f.hint.contains("occur 2 times"), "{}", f.hint);
 }
 
 #[test]

@@ -5,6 +5,5 @@
 //! - [`rustfmt`]: layout normalisation for Rust files that were rustfmt-clean; never
 //!   refuses, silently steps aside on any failure.
 
-pub mod boundaries;
 pub mod rustfmt;
 pub mod syntax;
