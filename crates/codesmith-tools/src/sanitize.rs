@@ -13,9 +13,11 @@
 //! arguments before they are forwarded; never to what the user typed.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 use unicode_general_category::{GeneralCategory, get_general_category};
+use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
 /// Most normalise-and-strip rounds before giving up with a warning.
@@ -166,10 +168,76 @@ impl StripCounts {
     }
 }
 
+/// Per-BMP-code-point bits, built once (65,536 lookups, a few milliseconds)
+/// so the common case costs one load per character.
+struct Tables {
+    /// Set when [`classify`] strips the code point.
+    strip: [u64; 1024],
+    /// Set when NFKC may change the code point or it needs reordering context
+    /// (NFKC quick check not `Yes`, or a nonzero combining class).
+    unstable: [u64; 1024],
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Box<Tables>> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let mut t = Box::new(Tables {
+            strip: [0; 1024],
+            unstable: [0; 1024],
+        });
+        for cp in 0..0x1_0000u32 {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let (word, bit) = ((cp >> 6) as usize, 1u64 << (cp & 63));
+            if classify(c).is_some() {
+                t.strip[word] |= bit;
+            }
+            if nfkc_unstable(c) {
+                t.unstable[word] |= bit;
+            }
+        }
+        t
+    })
+}
+
+fn bit(map: &[u64; 1024], cp: u32) -> bool {
+    map[(cp >> 6) as usize] & (1 << (cp & 63)) != 0
+}
+
+fn nfkc_unstable(c: char) -> bool {
+    canonical_combining_class(c) != 0 || is_nfkc_quick(std::iter::once(c)) != IsNormalized::Yes
+}
+
+/// True when NFKC might change `c` (false guarantees a text of such
+/// characters is already NFKC, per the UAX #15 quick check).
+fn needs_nfkc(c: char) -> bool {
+    let cp = c as u32;
+    if cp < 0x80 {
+        false
+    } else if cp < 0x1_0000 {
+        bit(&tables().unstable, cp)
+    } else {
+        nfkc_unstable(c)
+    }
+}
+
 /// The kind a character is stripped as, or `None` to keep it.
 fn strip_kind(c: char) -> Option<Kind> {
     let cp = c as u32;
     // Fast path: below U+0378 the only Cf/Co/Cn character is U+00AD.
+    if cp < 0x378 {
+        return (cp == 0xAD).then_some(Kind::Format);
+    }
+    if cp < 0x1_0000 && !bit(&tables().strip, cp) {
+        return None;
+    }
+    classify(c)
+}
+
+/// The full classification behind [`strip_kind`].
+fn classify(c: char) -> Option<Kind> {
+    let cp = c as u32;
     if cp < 0x378 {
         return (cp == 0xAD).then_some(Kind::Format);
     }
@@ -195,12 +263,11 @@ fn strip_kind(c: char) -> Option<Kind> {
 
 /// One round: NFKC when needed, then strip. Returns `None` when unchanged.
 fn round(text: &str, report: &mut SanitizeReport) -> Option<String> {
-    let normalized: Option<String> = match is_nfkc_quick(text.chars()) {
-        IsNormalized::Yes => None,
-        _ => {
-            let n: String = text.nfkc().collect();
-            (n != text).then_some(n)
-        }
+    let normalized: Option<String> = if text.chars().any(needs_nfkc) {
+        let n: String = text.nfkc().collect();
+        (n != text).then_some(n)
+    } else {
+        None
     };
     if normalized.is_some() {
         report.normalized = true;
@@ -375,6 +442,18 @@ mod tests {
         let (twice, r2) = clean(&once);
         assert_eq!(once, twice);
         assert!(r2.is_clean());
+    }
+
+    #[test]
+    fn fast_tables_agree_with_the_full_classification() {
+        for cp in 0..0x1_0000u32 {
+            if let Some(c) = char::from_u32(cp) {
+                assert_eq!(strip_kind(c), classify(c), "U+{cp:04X}");
+                if !needs_nfkc(c) {
+                    assert_eq!(c.to_string().nfkc().collect::<String>(), c.to_string());
+                }
+            }
+        }
     }
 
     #[test]

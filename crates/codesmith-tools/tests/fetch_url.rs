@@ -462,3 +462,22 @@ async fn bad_arguments_are_typed_refusals() {
         assert_eq!(env["error"]["code"], "INVALID_ARGUMENTS", "{args}");
     }
 }
+
+#[test]
+fn network_section_builds_policy_gate_and_warnings() {
+    let section: codesmith_policy::NetworkConfig = toml::from_str(
+        "default = \"alow\"\nallow = [\"docs.rs\", \"\"]\ndeny = [\".corp\"]\n\
+         trusted_fakeip_cidrs = [\"198.18.0.0/15\", \"10.0.0.0/8\"]\n",
+    )
+    .unwrap();
+    let (cfg, warnings) = FetchConfig::from_network_config(Some(&section));
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert_eq!(cfg.policy.decide("docs.rs"), NetworkDecision::Allow);
+    assert_eq!(cfg.policy.decide("db.corp"), NetworkDecision::Deny);
+    assert_eq!(cfg.policy.decide("other.org"), NetworkDecision::Prompt);
+    assert!(cfg.gate.check("198.18.1.1".parse().unwrap()).is_ok());
+    assert!(cfg.gate.check("10.1.1.1".parse().unwrap()).is_err());
+    let (missing, w) = FetchConfig::from_network_config(None);
+    assert!(w.is_empty());
+    assert_eq!(missing.policy.decide("docs.rs"), NetworkDecision::Prompt);
+}

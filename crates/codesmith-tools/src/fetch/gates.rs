@@ -135,7 +135,18 @@ pub fn check_url(
 /// WHATWG parser and host `b` to others), so they are refused, not guessed.
 pub fn check_raw_authority(raw: &str) -> Result<(), GateRefusal> {
     let raw = raw.trim();
-    let Some((_, rest)) = raw.split_once("//") else {
+    let after_scheme = match raw.split_once(':') {
+        Some((scheme, rest))
+            if !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) =>
+        {
+            rest
+        }
+        _ => raw,
+    };
+    let Some(rest) = after_scheme.strip_prefix("//") else {
         return Ok(());
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
@@ -275,11 +286,20 @@ mod tests {
             "http://evil.com\\@127.0.0.1/",
             "http://a b@example.com/",
             "http://./",
+            "//evil.test\\@127.0.0.1/",
         ] {
             assert_eq!(gate_of(raw), Some(Gate::Scheme), "{raw}");
         }
         assert_eq!(gate_of("https://example.com/"), None);
         assert_eq!(gate_of("HTTP://example.com/"), None);
+    }
+
+    #[test]
+    fn raw_authority_check_ignores_paths() {
+        assert!(check_raw_authority("/a//b\\c d").is_ok());
+        assert!(check_raw_authority("https://ok.test/x y\\z").is_ok());
+        assert!(check_raw_authority("https://a\\@b/").is_err());
+        assert!(check_raw_authority("//a b/").is_err());
     }
 
     #[test]

@@ -29,7 +29,7 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use codesmith_policy::{AddressGate, NetworkDecision, NetworkPolicy, scrub_secrets};
+use codesmith_policy::{AddressGate, NetworkConfig, NetworkDecision, NetworkPolicy, scrub_secrets};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -76,6 +76,22 @@ impl FetchConfig {
             resolver: Arc::new(SystemResolver),
             timeout: DEFAULT_TIMEOUT,
         }
+    }
+
+    /// Builds from the `[network]` config section (`None` when the section is
+    /// missing: default `prompt`, no fake-IP exemption). Returns the config
+    /// and warnings for patterns or CIDRs that were ignored.
+    pub fn from_network_config(section: Option<&NetworkConfig>) -> (Self, Vec<String>) {
+        let (policy, bad_patterns) = NetworkPolicy::from_config_checked(section);
+        let (gate, bad_cidrs) = AddressGate::from_config(section);
+        let mut warnings: Vec<String> = bad_patterns
+            .into_iter()
+            .map(|p| format!("[network] host pattern {p:?} ignored: not a host or .suffix pattern"))
+            .collect();
+        warnings.extend(bad_cidrs.into_iter().map(|c| {
+            format!("[network] trusted_fakeip_cidrs entry {c:?} ignored: only CIDRs inside 198.18.0.0/15 are accepted")
+        }));
+        (FetchConfig::new(policy, gate), warnings)
     }
 
     /// Replaces the resolver (tests script DNS answers with [`resolve::StaticResolver`]).
