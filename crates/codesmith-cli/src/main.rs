@@ -1,3 +1,30 @@
 //! The `codesmith` binary.
 
-fn main() {}
+mod args;
+mod commands;
+mod config;
+mod exit;
+mod local;
+mod progress;
+mod setup;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::Cli;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("codesmith: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    runtime.block_on(commands::run(cli.command)).report()
+}

@@ -32,6 +32,8 @@ pub struct EngineConfig {
     pub complete: CompleteOptions,
     /// Exec-policy rules (user and project files, already merged).
     pub rules: codesmith_policy::Rules,
+    /// The `[network]` policy (user config only; never from the project).
+    pub network: codesmith_policy::NetworkPolicy,
 }
 
 /// How a task ended.
@@ -106,6 +108,7 @@ impl Engine {
             approver,
             mode: config.approval,
             rules: Arc::new(config.rules.clone()),
+            network: Arc::new(config.network.clone()),
         };
         Engine {
             provider,

@@ -9,6 +9,8 @@
 use std::sync::Arc;
 
 use codesmith_protocol::{Event, StopReason, ToolCall, ToolResult};
+use codesmith_tools::sanitize::sanitize_json;
+use codesmith_tools::trust::{label_for_tool, wrap_external};
 use codesmith_tools::{ErrorCode, Refusal, Tool, ToolOutcome, envelope_json};
 use serde_json::Value;
 
@@ -51,15 +53,7 @@ pub(crate) async fn dispatch_calls(
             Planned::Run(p) => {
                 flush(rt, &mut batch, &mut results, sink).await;
                 let outcome = p.tool.call(&rt.ctx, p.args.clone()).await;
-                results.push(finish(
-                    rt,
-                    &p.call,
-                    p.tool.name(),
-                    p.tool.capability(),
-                    outcome,
-                    true,
-                    sink,
-                ));
+                results.push(finish_prepared(rt, &p, outcome, sink));
             }
             Planned::Answered {
                 call,
@@ -68,8 +62,7 @@ pub(crate) async fn dispatch_calls(
                 counts,
             } => {
                 flush(rt, &mut batch, &mut results, sink).await;
-                let capability = codesmith_tools::Capability::ReadOnly;
-                results.push(finish(rt, &call, &name, capability, outcome, counts, sink));
+                results.push(finish(rt, &call, &name, None, outcome, counts, sink));
             }
         }
     }
@@ -95,16 +88,19 @@ async fn flush(
     let outcomes =
         futures::future::join_all(batch.iter().map(|p| p.tool.call(ctx, p.args.clone()))).await;
     for (p, outcome) in batch.drain(..).zip(outcomes) {
-        results.push(finish(
-            rt,
-            &p.call,
-            p.tool.name(),
-            p.tool.capability(),
-            outcome,
-            true,
-            sink,
-        ));
+        results.push(finish_prepared(rt, &p, outcome, sink));
     }
+}
+
+/// [`finish`] for a call that ran: network-origin tools get their label.
+fn finish_prepared(
+    rt: &mut Runtime,
+    p: &Prepared,
+    outcome: ToolOutcome,
+    sink: &mut (dyn FnMut(Event) + Send),
+) -> ToolResult {
+    let label = label_for_tool(p.tool.name(), &p.args);
+    finish(rt, &p.call, p.tool.name(), label, outcome, true, sink)
 }
 
 /// The planning pipeline for one call.
@@ -226,20 +222,30 @@ fn unknown_tool(name: &str, suggestions: &[String], registered: &[&str]) -> Refu
     .with("did_you_mean", suggestions.to_vec())
 }
 
-/// Turns an outcome into the result the model reads, updating the loop guard
-/// and emitting the result event.
+/// Turns an outcome into the result the model reads: the envelope, sanitized
+/// (seed 002, "Disinfectant"), a loop-guard warning when failures pile up, and
+/// for network-origin tools the `<external_content>` wrapper labelled `label`.
+/// Updates the loop guard and emits the result event.
 fn finish(
     rt: &mut Runtime,
     call: &ToolCall,
     name: &str,
-    capability: codesmith_tools::Capability,
+    label: Option<String>,
     outcome: ToolOutcome,
     counts: bool,
     sink: &mut (dyn FnMut(Event) + Send),
 ) -> ToolResult {
     let ok = outcome.is_ok();
-    let mut content = envelope_json(&outcome).to_string();
-    content = rt.clean_output(name, capability, content);
+    let mut envelope = envelope_json(&outcome);
+    let report = sanitize_json(&mut envelope);
+    let mut content = envelope.to_string();
+    if let Some(note) = report.note() {
+        content.push('\n');
+        content.push_str(&note);
+    }
+    if let Some(label) = label {
+        content = wrap_external(&label, &content);
+    }
     if counts && let Some(warning) = rt.guard.record(ok) {
         content.push_str("\n\n");
         content.push_str(&warning);

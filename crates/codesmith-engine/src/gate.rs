@@ -83,7 +83,7 @@ impl Runtime {
         match tool.capability() {
             Capability::ReadOnly | Capability::WritesFiles => Requirement::Auto,
             Capability::ExecutesCode => self.shell_requirement(tool, args),
-            Capability::Network => Requirement::Auto,
+            Capability::Network => self.network_requirement(tool, args),
         }
     }
 }

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use codesmith_policy::{ApprovalMode, Decision, Rules};
-use codesmith_tools::{Capability, ErrorCode, Refusal, Registry, Tool, ToolContext};
+use codesmith_policy::{ApprovalMode, Decision, NetworkDecision, NetworkPolicy, Rules};
+use codesmith_tools::{ErrorCode, Refusal, Registry, Tool, ToolContext};
 use serde_json::Value;
 
 use crate::approval::{ApprovalRequest, Approver, SessionApprovals};
@@ -20,6 +20,7 @@ pub(crate) struct Runtime {
     pub(crate) approver: Arc<dyn Approver>,
     pub(crate) mode: ApprovalMode,
     pub(crate) rules: Arc<Rules>,
+    pub(crate) network: Arc<NetworkPolicy>,
 }
 
 impl Runtime {
@@ -57,13 +58,27 @@ impl Runtime {
         }
     }
 
-    /// Cleans a tool's serialized result before it enters the transcript.
-    pub(crate) fn clean_output(
-        &self,
-        _name: &str,
-        _capability: Capability,
-        content: String,
-    ) -> String {
-        content
+    /// The requirement for a network tool: the network policy's decision for
+    /// the URL's host. `prompt` asks (an approval covers the host); `deny` is
+    /// left to the tool, which refuses at execution naming the gate.
+    pub(crate) fn network_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
+        let Some(url) = args.get("url").and_then(Value::as_str) else {
+            return Requirement::Auto;
+        };
+        let host = codesmith_tools::trust::label_for_url(url);
+        match self.network.decide(&host) {
+            NetworkDecision::Allow | NetworkDecision::Deny => Requirement::Auto,
+            NetworkDecision::Prompt if self.mode == ApprovalMode::Auto => Requirement::Auto,
+            NetworkDecision::Prompt => Requirement::Ask {
+                request: ApprovalRequest {
+                    tool: tool.name().to_string(),
+                    summary: format!("fetch {url}"),
+                    reason: format!("The network policy asks before contacting {host}."),
+                    can_persist: true,
+                },
+                prefix: format!("host:{host}"),
+                input: format!("url:{url}"),
+            },
+        }
     }
 }

@@ -48,6 +48,7 @@ pub async fn run_one(
         approver: Arc::new(NoApprover),
         mode: ApprovalMode::Auto,
         rules: Arc::new(rules.clone()),
+        network: Arc::new(codesmith_policy::NetworkPolicy::default()),
     };
     match runtime.gate(tool.as_ref(), &args).await {
         GateDecision::Run => tool.call(&runtime.ctx, args).await,

@@ -6,6 +6,7 @@
 //! that the model reads. The [`Registry`] holds the catalogue sorted by name.
 
 pub mod approvals;
+mod builtin;
 mod context;
 mod envelope;
 pub mod fetch;
@@ -22,6 +23,7 @@ pub mod spill;
 mod tool;
 pub mod trust;
 
+pub use builtin::{builtin_registry, builtin_tools};
 pub use context::ToolContext;
 pub use envelope::{ErrorCode, Refusal, ToolOutcome, ToolOutput, envelope_json};
 pub use files::{file_tools, register_file_tools};

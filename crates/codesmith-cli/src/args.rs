@@ -1,0 +1,163 @@
+//! Command-line arguments (stage one: what the user typed, no side effects).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// CodeSmith: a terminal coding agent that keeps even a cheap model from wrecking your repository.
+#[derive(Debug, Parser)]
+#[command(name = "codesmith", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Sub-commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one task non-interactively and print the final answer.
+    Exec(ExecArgs),
+    /// Run one tool call and print its result envelope as one JSON line.
+    Tool(ToolArgs),
+    /// Serve the tools over MCP on stdio.
+    Mcp(WorkspaceArg),
+    /// Decide what the command policy says about a shell command.
+    Policy {
+        /// What to check.
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+    /// Run a command inside the sandbox.
+    Sandbox {
+        /// What to run.
+        #[command(subcommand)]
+        command: SandboxCommand,
+    },
+    /// Manage the embedded local model.
+    Model {
+        /// What to do.
+        #[command(subcommand)]
+        command: ModelCommand,
+    },
+}
+
+/// Which model provider to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderName {
+    /// OpenAI-compatible Chat Completions (OpenAI, DeepSeek, OpenRouter, vLLM, llama.cpp, Ollama).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+    /// The embedded local model (SmolLM2-135M-Instruct on the CPU).
+    Local,
+}
+
+/// Approval modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovalArg {
+    /// Run every call except what the command policy refuses outright.
+    Auto,
+    /// Ask for calls that need approval (in `exec`, nobody can answer: they are refused).
+    Suggest,
+    /// Refuse calls that need approval, even when a grant exists.
+    Never,
+}
+
+/// The workspace flag shared by several commands.
+#[derive(Debug, Clone, Args)]
+pub struct WorkspaceArg {
+    /// The repository to work on (default: the current directory).
+    #[arg(long, short = 'w', value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+/// Flags that select and configure the model.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// Model provider (default: from config.toml, else `local`).
+    #[arg(long)]
+    pub provider: Option<ProviderName>,
+    /// Model name, or a GGUF path for `local`.
+    #[arg(long, short = 'm')]
+    pub model: Option<String>,
+    /// Base URL of an OpenAI-compatible or Anthropic endpoint.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Approval mode (default: suggest).
+    #[arg(long)]
+    pub approval: Option<ApprovalArg>,
+}
+
+/// `codesmith exec`.
+#[derive(Debug, Clone, Args)]
+pub struct ExecArgs {
+    /// Workspace.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
+    /// Model selection.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Maximum model rounds for the task (default 50).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Print one JSON event per line on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Continue an earlier session (its id).
+    #[arg(long, value_name = "SESSION")]
+    pub resume: Option<String>,
+    /// The task.
+    #[arg(value_name = "TASK")]
+    pub task: String,
+}
+
+/// `codesmith tool`.
+#[derive(Debug, Clone, Args)]
+pub struct ToolArgs {
+    /// Tool name (e.g. read_file).
+    pub name: String,
+    /// Workspace.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
+    /// Arguments as a JSON object (default `{}`).
+    #[arg(value_name = "JSON-ARGS")]
+    pub args: Option<String>,
+}
+
+/// `codesmith policy ...`.
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Print the decision for COMMAND as one JSON object.
+    Check {
+        /// Workspace (for project rules and redirect targets).
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// The shell command.
+        command: String,
+    },
+}
+
+/// `codesmith sandbox ...`.
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Run CMD in the configured sandbox: `codesmith sandbox run -- CMD ARGS...`.
+    Run {
+        /// Workspace (writable inside the sandbox).
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// Allow network access inside the sandbox.
+        #[arg(long)]
+        allow_network: bool,
+        /// The command and its arguments.
+        #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+}
+
+/// `codesmith model ...`.
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Download, verify and cache the embedded default model.
+    Fetch,
+}

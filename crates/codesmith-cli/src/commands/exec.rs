@@ -1,0 +1,123 @@
+//! `codesmith exec`: run one task to completion without a person present.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use codesmith_engine::{Engine, EngineConfig, NoApprover, Session, TaskStatus};
+use codesmith_protocol::Event;
+
+use crate::args::ExecArgs;
+use crate::config;
+use crate::exit::{Exit, usage};
+use crate::progress::Progress;
+use crate::setup;
+
+/// Runs `codesmith exec`.
+pub async fn run(args: ExecArgs) -> Exit {
+    let resolved = match config::resolve(
+        args.workspace.workspace.as_deref(),
+        &args.model,
+        args.max_turns,
+    ) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    if args.task.trim().is_empty() {
+        return usage(anyhow::anyhow!(
+            "the task is empty: say what to do, e.g. codesmith exec \"fix the failing test\""
+        ));
+    }
+    let mut progress = Progress::new(args.json);
+    for warning in &resolved.warnings {
+        progress.show(&Event::Notice {
+            message: warning.clone(),
+        });
+    }
+    let provider = match setup::provider(&resolved, &mut |e| progress.show(&e)).await {
+        Ok(p) => p,
+        Err(setup::SetupError::Usage(e)) => return usage(e),
+        Err(setup::SetupError::Failed(e)) => return Exit::failed(e),
+    };
+    let session = match open_session(&resolved, args.resume.as_deref()) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
+    let ctx = match setup::tool_context(&resolved) {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
+    let mut warnings = Vec::new();
+    let tools = setup::registry(&resolved.file, &mut warnings);
+    let network = setup::network_policy(&resolved.file, &mut Vec::new());
+    for warning in warnings {
+        progress.show(&Event::Notice { message: warning });
+    }
+    let system_prompt = setup::system_prompt(&resolved);
+    let config = EngineConfig {
+        model: resolved.model.clone(),
+        system_prompt,
+        max_turns: resolved.max_turns,
+        max_tokens: setup::max_tokens(&resolved),
+        approval: resolved.approval,
+        complete: setup::complete_options(&resolved),
+        rules: resolved.rules.clone(),
+        network,
+    };
+    let mut engine = Engine::new(
+        provider,
+        tools,
+        Arc::new(ctx),
+        Arc::new(NoApprover),
+        session,
+        config,
+    );
+    progress.show(&Event::SessionStarted {
+        session_id: engine.session().id().to_string(),
+        provider: setup::provider_label(resolved.provider).to_string(),
+        model: resolved.model.clone(),
+        workspace: resolved.workspace.display().to_string(),
+    });
+    let mut sink = |e: Event| progress.show(&e);
+    let outcome = engine.run_task(&args.task, &mut sink).await;
+    finish(outcome, args.json, &mut progress)
+}
+
+fn open_session(resolved: &config::Resolved, resume: Option<&str>) -> Result<Session> {
+    let provider = setup::provider_label(resolved.provider);
+    Ok(match resume {
+        Some(id) => Session::open(&resolved.home, id)?,
+        None => Session::create(
+            &resolved.home,
+            &resolved.workspace,
+            provider,
+            &resolved.model,
+        )?,
+    })
+}
+
+fn finish(
+    outcome: Result<codesmith_engine::TaskOutcome, codesmith_engine::EngineError>,
+    json: bool,
+    progress: &mut Progress,
+) -> Exit {
+    match outcome {
+        Ok(o) => {
+            if !json {
+                println!("{}", o.final_text);
+            }
+            match o.status {
+                TaskStatus::Completed => Exit::Ok,
+                TaskStatus::Interrupted => Exit::failed(anyhow::anyhow!(
+                    "the model's answer was cut off; the partial answer is above"
+                )),
+                TaskStatus::TurnLimit | TaskStatus::TooManyFailures => Exit::Failed(None),
+            }
+        }
+        Err(e) => {
+            progress.show(&Event::Error {
+                message: e.to_string(),
+            });
+            Exit::Failed(None)
+        }
+    }
+}

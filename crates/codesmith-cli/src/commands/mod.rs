@@ -1,0 +1,26 @@
+//! One module per sub-command.
+
+pub mod exec;
+pub mod mcp;
+pub mod model;
+pub mod policy;
+pub mod sandbox;
+pub mod tool;
+
+use crate::args::Command;
+use crate::exit::Exit;
+
+/// Runs a parsed sub-command.
+pub async fn run(command: Command) -> Exit {
+    match command {
+        Command::Exec(args) => exec::run(args).await,
+        Command::Tool(args) => tool::run(args).await,
+        Command::Policy { command } => policy::run(command),
+        Command::Model { command } => model::run(command).await,
+        Command::Sandbox { command } => match sandbox::run(command) {
+            Ok(code) => Exit::Code(code),
+            Err(exit) => exit,
+        },
+        Command::Mcp(args) => mcp::run(args).await,
+    }
+}

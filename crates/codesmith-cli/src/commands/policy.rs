@@ -1,0 +1,32 @@
+//! `codesmith policy check [--workspace DIR] 'COMMAND'`: the policy's verdict as one JSON object.
+
+use crate::args::PolicyCommand;
+use crate::config;
+use crate::exit::{Exit, usage};
+
+/// Runs `codesmith policy ...`.
+pub fn run(command: PolicyCommand) -> Exit {
+    match command {
+        PolicyCommand::Check { workspace, command } => {
+            let (home, workspace) = match (
+                config::home_dir(),
+                config::workspace(workspace.workspace.as_deref()),
+            ) {
+                (Ok(h), Ok(w)) => (h, w),
+                (Err(e), _) | (_, Err(e)) => return usage(e),
+            };
+            let mut warnings = Vec::new();
+            let rules = match config::load_rules(&home, &workspace, &mut warnings) {
+                Ok(r) => r,
+                Err(e) => return usage(e),
+            };
+            for warning in warnings {
+                eprintln!("codesmith: {warning}");
+            }
+            let report =
+                codesmith_policy::check_report(&command, &workspace.to_string_lossy(), &rules);
+            println!("{report}");
+            Exit::Ok
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! Configuration (stage two): resolve flags, environment and config files once.
+//!
+//! Sources, highest first: command-line flags, environment variables, the user
+//! config `$CODESMITH_HOME/config.toml`. The project config
+//! `<workspace>/.codesmith/config.toml` is untrusted (anyone can commit one to a
+//! repository): it may only tighten the approval mode and the sandbox, and is
+//! ignored for credentials, endpoints, providers and the network policy.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use codesmith_policy::ApprovalMode;
+use serde::Deserialize;
+
+use crate::args::{ApprovalArg, ModelArgs, ProviderName};
+
+/// Default model rounds per task.
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+/// Default stream idle window (seed 002, "Failures, Recovery, and Takeover").
+pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
+
+/// `[openai]` / `[anthropic]` sections of the user config.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VendorSection {
+    /// API key (prefer the environment variable).
+    pub api_key: Option<String>,
+    /// Endpoint base URL.
+    pub base_url: Option<String>,
+    /// Default model for this vendor.
+    pub model: Option<String>,
+}
+
+/// `[sandbox]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// Backend name: `auto` (bwrap when it works, else none; the default), `bwrap` or `none`.
+    pub backend: Option<String>,
+    /// Refuse to run commands when no isolating backend exists (default false).
+    pub required: Option<bool>,
+    /// Let sandboxed commands use the network (default false).
+    pub network: Option<bool>,
+}
+
+/// The user config file, `$CODESMITH_HOME/config.toml`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// `openai`, `anthropic` or `local`.
+    pub provider: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// `auto`, `suggest` or `never`.
+    pub approval: Option<String>,
+    /// Model rounds per task.
+    pub max_turns: Option<u32>,
+    /// Stream idle window in seconds.
+    pub stream_idle_timeout_secs: Option<u64>,
+    /// OpenAI-compatible endpoint settings.
+    pub openai: Option<VendorSection>,
+    /// Anthropic settings.
+    pub anthropic: Option<VendorSection>,
+    /// Sandbox settings.
+    pub sandbox: Option<SandboxSection>,
+    /// Network policy for fetch_url (`default`, `allow`, `deny`, `trusted_fakeip_cidrs`).
+    pub network: Option<codesmith_policy::NetworkConfig>,
+}
+
+/// The project config: only the keys that may tighten.
+#[derive(Debug, Default, Clone, Deserialize)]
+pub struct ProjectConfig {
+    /// May only raise the approval mode.
+    pub approval: Option<String>,
+    /// May only require a sandbox.
+    pub sandbox: Option<SandboxSection>,
+    /// Everything else is ignored (with a warning).
+    #[serde(flatten)]
+    pub ignored: toml::Table,
+}
+
+/// Everything a command needs, resolved once.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// `$CODESMITH_HOME`.
+    pub home: PathBuf,
+    /// Canonical workspace.
+    pub workspace: PathBuf,
+    /// Provider.
+    pub provider: ProviderName,
+    /// Model name or GGUF path.
+    pub model: String,
+    /// Endpoint base URL (remote providers).
+    pub base_url: Option<String>,
+    /// API key (remote providers).
+    pub api_key: Option<String>,
+    /// Approval mode.
+    pub approval: ApprovalMode,
+    /// Model rounds per task.
+    pub max_turns: u32,
+    /// Stream idle window.
+    pub idle_timeout: Duration,
+    /// User config as read.
+    pub file: FileConfig,
+    /// Exec-policy rules from `$CODESMITH_HOME/policy.toml` and `.codesmith/policy.toml`.
+    pub rules: codesmith_policy::Rules,
+    /// The sandbox settings after the project config tightened them.
+    pub sandbox: SandboxSection,
+    /// Things the user should know (ignored project keys, ...).
+    pub warnings: Vec<String>,
+}
+
+/// `$CODESMITH_HOME`, default `~/.codesmith`.
+pub fn home_dir() -> Result<PathBuf> {
+    if let Some(home) = std::env::var_os("CODESMITH_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(home));
+    }
+    let user = std::env::var_os("HOME").filter(|v| !v.is_empty()).context(
+        "cannot find a home for CodeSmith's state: set CODESMITH_HOME (or HOME) to a writable directory",
+    )?;
+    Ok(PathBuf::from(user).join(".codesmith"))
+}
+
+/// The canonical workspace: `--workspace` or the current directory.
+pub fn workspace(arg: Option<&Path>) -> Result<PathBuf> {
+    let dir = match arg {
+        Some(p) => p.to_path_buf(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    let canonical = dir.canonicalize().with_context(|| {
+        format!(
+            "workspace {} does not exist; pass an existing directory with --workspace",
+            dir.display()
+        )
+    })?;
+    if !canonical.is_dir() {
+        bail!("workspace {} is not a directory", canonical.display());
+    }
+    Ok(canonical)
+}
+
+/// Reads the user config; a missing file is an empty config.
+pub fn read_user_config(home: &Path) -> Result<FileConfig> {
+    let path = home.join("config.toml");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => toml::from_str(&text)
+            .with_context(|| format!("{} is not valid: fix or remove it", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileConfig::default()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+fn read_project_config(workspace: &Path, warnings: &mut Vec<String>) -> ProjectConfig {
+    let path = workspace.join(".codesmith").join("config.toml");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return ProjectConfig::default();
+    };
+    match toml::from_str::<ProjectConfig>(&text) {
+        Ok(cfg) => {
+            for key in cfg.ignored.keys() {
+                warnings.push(format!(
+                    "ignored `{key}` in {}: project config may only tighten `approval` and `sandbox`",
+                    path.display()
+                ));
+            }
+            cfg
+        }
+        Err(e) => {
+            warnings.push(format!("ignored {}: {e}", path.display()));
+            ProjectConfig::default()
+        }
+    }
+}
+
+/// Parses an approval mode name.
+pub fn parse_approval(name: &str) -> Result<ApprovalMode> {
+    match name {
+        "auto" => Ok(ApprovalMode::Auto),
+        "suggest" => Ok(ApprovalMode::Suggest),
+        "never" => Ok(ApprovalMode::Never),
+        other => bail!("unknown approval mode {other:?}: use auto, suggest or never"),
+    }
+}
+
+fn approval_from_arg(arg: ApprovalArg) -> ApprovalMode {
+    match arg {
+        ApprovalArg::Auto => ApprovalMode::Auto,
+        ApprovalArg::Suggest => ApprovalMode::Suggest,
+        ApprovalArg::Never => ApprovalMode::Never,
+    }
+}
+
+fn parse_provider(name: &str) -> Result<ProviderName> {
+    match name {
+        "openai" => Ok(ProviderName::Openai),
+        "anthropic" => Ok(ProviderName::Anthropic),
+        "local" => Ok(ProviderName::Local),
+        other => bail!("unknown provider {other:?} in config.toml: use openai, anthropic or local"),
+    }
+}
+
+/// Resolves everything `exec` (and the UI) needs.
+pub fn resolve(
+    workspace_arg: Option<&Path>,
+    model: &ModelArgs,
+    max_turns: Option<u32>,
+) -> Result<Resolved> {
+    let home = home_dir()?;
+    let workspace = workspace(workspace_arg)?;
+    let file = read_user_config(&home)?;
+    let mut warnings = Vec::new();
+    let project = read_project_config(&workspace, &mut warnings);
+    let provider = match (model.provider, &file.provider) {
+        (Some(p), _) => p,
+        (None, Some(name)) => parse_provider(name)?,
+        (None, None) => ProviderName::Local,
+    };
+    let vendor = match provider {
+        ProviderName::Openai => file.openai.clone().unwrap_or_default(),
+        ProviderName::Anthropic => file.anthropic.clone().unwrap_or_default(),
+        ProviderName::Local => VendorSection::default(),
+    };
+    let model_name = model
+        .model
+        .clone()
+        .or_else(|| vendor.model.clone())
+        .or_else(|| file.model.clone())
+        .unwrap_or_else(|| default_model(provider).to_string());
+    let base_url = model
+        .base_url
+        .clone()
+        .or_else(|| env_base_url(provider))
+        .or_else(|| vendor.base_url.clone());
+    let api_key = api_key(provider, base_url.as_deref()).or_else(|| vendor.api_key.clone());
+    let approval = resolve_approval(model.approval, &file, &project)?;
+    let idle_secs = idle_timeout_secs(&file)?;
+    let rules = load_rules(&home, &workspace, &mut warnings)?;
+    let sandbox = tighten_sandbox(
+        file.sandbox.clone().unwrap_or_default(),
+        project.sandbox.as_ref(),
+    );
+    Ok(Resolved {
+        home,
+        workspace,
+        provider,
+        model: model_name,
+        base_url,
+        api_key,
+        approval,
+        max_turns: max_turns
+            .or(file.max_turns)
+            .unwrap_or(DEFAULT_MAX_TURNS)
+            .max(1),
+        idle_timeout: Duration::from_secs(idle_secs),
+        file,
+        rules,
+        sandbox,
+        warnings,
+    })
+}
+
+/// Reads the exec-policy rule files: the user's may allow, ask and deny; the
+/// project's may only ask and deny (its allow rules are ignored with a warning).
+pub fn load_rules(
+    home: &Path,
+    workspace: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<codesmith_policy::Rules> {
+    let read = |path: PathBuf| std::fs::read_to_string(path).ok();
+    let user = read(home.join("policy.toml"));
+    let project = read(workspace.join(".codesmith").join("policy.toml"));
+    let (rules, notes) = codesmith_policy::Rules::from_sources(user.as_deref(), project.as_deref())
+        .map_err(|e| anyhow::anyhow!("exec-policy rules are invalid: {e}"))?;
+    warnings.extend(notes);
+    Ok(rules)
+}
+
+/// The project may require a sandbox or cut its network, never the reverse.
+fn tighten_sandbox(mut user: SandboxSection, project: Option<&SandboxSection>) -> SandboxSection {
+    if let Some(p) = project {
+        if p.required == Some(true) {
+            user.required = Some(true);
+        }
+        if p.network == Some(false) {
+            user.network = Some(false);
+        }
+    }
+    user
+}
+
+fn resolve_approval(
+    flag: Option<ApprovalArg>,
+    file: &FileConfig,
+    project: &ProjectConfig,
+) -> Result<ApprovalMode> {
+    if let Some(arg) = flag {
+        return Ok(approval_from_arg(arg));
+    }
+    let base = file
+        .approval
+        .as_deref()
+        .map(parse_approval)
+        .transpose()?
+        .unwrap_or(ApprovalMode::Suggest);
+    // An unreadable project value cannot loosen anything: it is ignored.
+    let project = project
+        .approval
+        .as_deref()
+        .and_then(|a| parse_approval(a).ok());
+    Ok(project.map_or(base, |p| base.max(p)))
+}
+
+fn idle_timeout_secs(file: &FileConfig) -> Result<u64> {
+    match std::env::var("CODESMITH_STREAM_IDLE_TIMEOUT_SECS") {
+        Ok(v) if !v.is_empty() => v.parse::<u64>().ok().filter(|n| *n > 0).with_context(|| {
+            format!("CODESMITH_STREAM_IDLE_TIMEOUT_SECS={v:?} is not a positive number of seconds")
+        }),
+        _ => Ok(file
+            .stream_idle_timeout_secs
+            .unwrap_or(DEFAULT_IDLE_TIMEOUT_SECS)
+            .max(1)),
+    }
+}
+
+fn default_model(provider: ProviderName) -> &'static str {
+    match provider {
+        ProviderName::Openai => "gpt-4.1-mini",
+        ProviderName::Anthropic => "claude-sonnet-4-5",
+        ProviderName::Local => "smollm2-135m-instruct",
+    }
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn env_base_url(provider: ProviderName) -> Option<String> {
+    match provider {
+        ProviderName::Openai => env_nonempty("OPENAI_BASE_URL"),
+        ProviderName::Anthropic => env_nonempty("ANTHROPIC_BASE_URL"),
+        ProviderName::Local => None,
+    }
+}
+
+fn api_key(provider: ProviderName, base_url: Option<&str>) -> Option<String> {
+    match provider {
+        ProviderName::Openai => {
+            let deepseek = base_url.is_some_and(|u| u.contains("deepseek"));
+            if deepseek {
+                env_nonempty("DEEPSEEK_API_KEY").or_else(|| env_nonempty("OPENAI_API_KEY"))
+            } else {
+                env_nonempty("OPENAI_API_KEY").or_else(|| env_nonempty("DEEPSEEK_API_KEY"))
+            }
+        }
+        ProviderName::Anthropic => env_nonempty("ANTHROPIC_API_KEY"),
+        ProviderName::Local => None,
+    }
+}

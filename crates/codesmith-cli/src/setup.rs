@@ -1,0 +1,153 @@
+//! Building the engine's parts from a resolved configuration.
+
+use std::sync::Arc;
+
+use codesmith_engine::{PromptInputs, PromptStyle};
+use codesmith_policy::{AddressGate, NetworkPolicy};
+use codesmith_protocol::Event;
+use codesmith_providers::{
+    AnthropicConfig, AnthropicProvider, CompleteOptions, OpenAiConfig, OpenAiProvider, Provider,
+};
+use codesmith_tools::fetch::FetchConfig;
+use codesmith_tools::sandbox::Sandbox;
+use codesmith_tools::{Registry, ToolContext};
+
+use crate::args::ProviderName;
+use crate::config::{FileConfig, Resolved, SandboxSection};
+
+/// Output-token cap for the embedded model's responses.
+pub const LOCAL_MAX_TOKENS: u32 = 512;
+
+/// Why a provider could not be built.
+#[derive(Debug)]
+pub enum SetupError {
+    /// The configuration is wrong (exit 2).
+    Usage(anyhow::Error),
+    /// Something failed at run time, e.g. the model download (exit 1).
+    Failed(anyhow::Error),
+}
+
+/// The provider's short name.
+pub fn provider_label(p: ProviderName) -> &'static str {
+    match p {
+        ProviderName::Openai => "openai",
+        ProviderName::Anthropic => "anthropic",
+        ProviderName::Local => "local",
+    }
+}
+
+/// Builds the provider selected by `resolved`.
+pub async fn provider(
+    resolved: &Resolved,
+    on_event: &mut (dyn FnMut(Event) + Send),
+) -> Result<Arc<dyn Provider>, SetupError> {
+    match resolved.provider {
+        ProviderName::Openai => {
+            let base = resolved
+                .base_url
+                .clone()
+                .unwrap_or_else(|| "https://api.openai.com/v1".to_string());
+            let key = resolved.api_key.clone();
+            if key.is_none() && base.contains("api.openai.com") {
+                return Err(SetupError::Usage(anyhow::anyhow!(
+                    "no API key for OpenAI: set OPENAI_API_KEY (or [openai] api_key in config.toml), or pick \
+                     another provider with --provider"
+                )));
+            }
+            let p = OpenAiProvider::new(OpenAiConfig::new(base, key))
+                .map_err(|e| SetupError::Usage(e.into()))?;
+            Ok(Arc::new(p))
+        }
+        ProviderName::Anthropic => {
+            let base = resolved
+                .base_url
+                .clone()
+                .unwrap_or_else(|| "https://api.anthropic.com".to_string());
+            let Some(key) = resolved.api_key.clone() else {
+                return Err(SetupError::Usage(anyhow::anyhow!(
+                    "no API key for Anthropic: set ANTHROPIC_API_KEY (or [anthropic] api_key in config.toml)"
+                )));
+            };
+            let p = AnthropicProvider::new(AnthropicConfig::new(base, Some(key)))
+                .map_err(|e| SetupError::Usage(e.into()))?;
+            Ok(Arc::new(p))
+        }
+        ProviderName::Local => crate::local::provider(resolved, on_event).await,
+    }
+}
+
+/// The sandbox for shell commands, from `[sandbox]`.
+///
+/// # Errors
+/// An unknown backend name, or `bwrap` named explicitly where it cannot run:
+/// a typo must not silently disable the sandbox.
+pub fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
+    let name = section.backend.as_deref().unwrap_or("auto");
+    let backend = codesmith_tools::sandbox::backend_from_name(name)
+        .map_err(|e| anyhow::anyhow!("[sandbox] backend = {name:?}: {e}"))?;
+    Ok(Sandbox::new(backend, section.network.unwrap_or(false)))
+}
+
+/// The tool context for a session.
+///
+/// # Errors
+/// See [`sandbox`].
+pub fn tool_context(resolved: &Resolved) -> anyhow::Result<ToolContext> {
+    let ctx = ToolContext::new(resolved.workspace.clone(), resolved.home.clone());
+    Ok(ctx.with_sandbox(sandbox(&resolved.sandbox)?))
+}
+
+/// The network policy for fetch_url, from the user config only.
+pub fn network_policy(file: &FileConfig, warnings: &mut Vec<String>) -> NetworkPolicy {
+    let (policy, rejected) = NetworkPolicy::from_config_checked(file.network.as_ref());
+    for pattern in rejected {
+        warnings.push(format!(
+            "[network] ignored the host pattern {pattern:?}: it does not parse"
+        ));
+    }
+    policy
+}
+
+/// The built-in tool registry, with fetch_url under the user's network policy.
+pub fn registry(file: &FileConfig, warnings: &mut Vec<String>) -> Registry {
+    let policy = network_policy(file, warnings);
+    let (gate, notes) = AddressGate::from_config(file.network.as_ref());
+    warnings.extend(notes);
+    codesmith_tools::builtin_registry(FetchConfig::new(policy, gate))
+}
+
+/// The session's system prompt, with the workspace's AGENTS.md.
+pub fn system_prompt(resolved: &Resolved) -> String {
+    let user_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let limits = codesmith_tools::instructions::InstructionLimits::default();
+    let loaded = codesmith_tools::instructions::load_instructions(
+        &resolved.workspace,
+        user_home.as_deref(),
+        &limits,
+    );
+    let instructions = Some(loaded.render()).filter(|text| !text.trim().is_empty());
+    let style = if resolved.provider == ProviderName::Local {
+        PromptStyle::Compact
+    } else {
+        PromptStyle::Full
+    };
+    codesmith_engine::system_prompt(&PromptInputs {
+        workspace: &resolved.workspace,
+        project_instructions: instructions.as_deref(),
+        memory: None,
+        style,
+    })
+}
+
+/// The per-response output cap.
+pub fn max_tokens(resolved: &Resolved) -> Option<u32> {
+    (resolved.provider == ProviderName::Local).then_some(LOCAL_MAX_TOKENS)
+}
+
+/// Retry and watchdog settings.
+pub fn complete_options(resolved: &Resolved) -> CompleteOptions {
+    CompleteOptions {
+        idle_timeout: resolved.idle_timeout,
+        ..CompleteOptions::default()
+    }
+}

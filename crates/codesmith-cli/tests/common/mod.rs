@@ -1,0 +1,60 @@
+//! Helpers shared by the CLI's integration tests.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+/// Copies `src` into `dst` recursively.
+pub fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to);
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
+
+/// A fresh copy of the `calc` fixture project and an empty CodeSmith home.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/calc");
+        copy_tree(&fixture, &dir.path().join("ws"));
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Sandbox { dir }
+    }
+
+    pub fn ws(&self) -> PathBuf {
+        self.dir.path().join("ws")
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+}
+
+/// Runs the `codesmith` binary with `args`, CODESMITH_HOME set, a test API
+/// key, and a 60 s bound.
+pub async fn codesmith(home: &Path, args: &[&str]) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
+    cmd.args(args)
+        .env("CODESMITH_HOME", home)
+        .env("OPENAI_API_KEY", "sk-test-key-for-scripted-server")
+        .env("CODESMITH_STREAM_IDLE_TIMEOUT_SECS", "5")
+        .env_remove("OPENAI_BASE_URL")
+        .kill_on_drop(true);
+    tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("codesmith timed out")
+        .unwrap()
+}

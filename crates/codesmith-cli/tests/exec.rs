@@ -1,0 +1,313 @@
+//! `codesmith exec` end to end against the scripted model server (real HTTP, real SSE).
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use codesmith_testkit::{Fault, Scripted, ScriptedServer};
+use serde_json::Value;
+
+use common::{Sandbox, codesmith};
+
+fn tool_messages(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Every request must be a byte-for-byte extension of the previous one.
+fn assert_prefix_discipline(bodies: &[Value]) {
+    for pair in bodies.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        assert_eq!(
+            a["tools"].to_string(),
+            b["tools"].to_string(),
+            "tool catalog changed between requests"
+        );
+        let (ma, mb) = (
+            a["messages"].as_array().unwrap(),
+            b["messages"].as_array().unwrap(),
+        );
+        assert!(mb.len() > ma.len());
+        for (x, y) in ma.iter().zip(mb) {
+            assert_eq!(
+                x.to_string(),
+                y.to_string(),
+                "an earlier message was rewritten"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_reads_edits_runs_tests_and_answers() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "read_file",
+            r#"{"path": "calc.py"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c2",
+            "edit_file",
+            r#"{"path": "calc.py", "search": "return a - b", "replace": "return a + b"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c3",
+            "exec_shell",
+            r#"{"command": "python3 -m unittest discover -s tests -t ."}"#,
+        ))
+        .push(Scripted::text(
+            "Fixed add() in calc.py; both tests pass now.",
+        ));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &[
+            "exec",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "scripted",
+            "--approval",
+            "auto",
+            "Fix the failing test in this project",
+        ],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("both tests pass"));
+    let code = std::fs::read_to_string(ws.join("calc.py")).unwrap();
+    assert!(code.contains("return a + b") && !code.contains("return a - b"));
+
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 4);
+    assert_prefix_discipline(&bodies);
+    let results = tool_messages(&bodies[3]);
+    assert_eq!(results.len(), 3);
+    assert!(
+        results[0].contains("return a - b"),
+        "read_file result: {}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("\"ok\":true"),
+        "edit_file result: {}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("Ran 2 tests") && results[2].contains("OK"),
+        "exec_shell result: {}",
+        results[2]
+    );
+    // The session transcript is on disk.
+    let sessions: Vec<_> = std::fs::read_dir(sb.home().join("sessions"))
+        .unwrap()
+        .collect();
+    assert_eq!(sessions.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suggest_mode_refuses_unapproved_commands_with_a_hint() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "curl -s https://example.com/install.sh"}"#,
+        ))
+        .push(Scripted::text("I could not run it."));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &[
+            "exec",
+            "-w",
+            ws.to_str().unwrap(),
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.base_url(),
+            "do it",
+        ],
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_messages(&server.request_bodies()[1]);
+    assert!(
+        results[0].contains("DENIED") && results[0].contains("--approval auto"),
+        "{}",
+        results[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_mode_prints_one_event_per_line() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call("c1", "list_dir", "{}"))
+        .push(Scripted::text("Two files and a tests folder."));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &[
+            "exec",
+            "--json",
+            "-w",
+            ws.to_str().unwrap(),
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.base_url(),
+            "list",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0));
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    for expected in [
+        "session_started",
+        "turn_started",
+        "tool_call",
+        "tool_result",
+        "assistant_text",
+        "turn_completed",
+    ] {
+        assert!(
+            types.contains(&expected),
+            "{expected} missing from {types:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_codes_say_who_must_act() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(Fault::status(401).body(r#"{"error": {"message": "invalid api key"}}"#));
+    let ws = sb.ws();
+    let ws = ws.to_str().unwrap();
+    let failed = codesmith(
+        &sb.home(),
+        &[
+            "exec",
+            "-w",
+            ws,
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.base_url(),
+            "x",
+        ],
+    )
+    .await;
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(server.requests().len(), 1, "a 401 must not be retried");
+    let bad_ws = codesmith(
+        &sb.home(),
+        &[
+            "exec",
+            "-w",
+            "/nonexistent/dir",
+            "--provider",
+            "openai",
+            "x",
+        ],
+    )
+    .await;
+    assert_eq!(bad_ws.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad_ws.stderr).contains("--workspace"));
+    let bad_flag = codesmith(&sb.home(), &["exec", "--approval", "sometimes", "x"]).await;
+    assert_eq!(bad_flag.status.code(), Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_can_be_resumed() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("first answer"))
+        .push(Scripted::text("second answer"));
+    let ws = sb.ws();
+    let ws = ws.to_str().unwrap();
+    let base = server.base_url();
+    let first = codesmith(
+        &sb.home(),
+        &[
+            "exec",
+            "--json",
+            "-w",
+            ws,
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "one",
+        ],
+    )
+    .await;
+    let started: Value = serde_json::from_str(
+        String::from_utf8_lossy(&first.stdout)
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let id = started["session_id"].as_str().unwrap().to_string();
+    let second = codesmith(
+        &sb.home(),
+        &[
+            "exec",
+            "-w",
+            ws,
+            "--provider",
+            "openai",
+            "--base-url",
+            &base,
+            "--resume",
+            &id,
+            "two",
+        ],
+    )
+    .await;
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let bodies = server.request_bodies();
+    assert_prefix_discipline(&bodies);
+    let texts: Vec<String> = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("first answer")),
+        "{texts:?}"
+    );
+}

@@ -1,0 +1,343 @@
+//! `codesmith mcp` against real MCP clients: the Python `mcp` SDK (skipped with a note
+//! when it is not installed) and a raw JSON-RPC exchange over the binary's stdio.
+#![allow(clippy::unwrap_used)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Longest a whole client session may take before the test kills it.
+const HARD_LIMIT: Duration = Duration::from_secs(60);
+
+const BIN: &str = env!("CARGO_BIN_EXE_codesmith");
+
+/// A directory removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let dir = std::env::temp_dir().join(format!(
+            "codesmith-mcp-{tag}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir.canonicalize().unwrap())
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Waits for `child` at most `limit`, killing it after that.
+fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the child process ran longer than {limit:?} and was killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn python_mcp_available() -> bool {
+    Command::new("python3")
+        .args(["-c", "import mcp, anyio"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The client session the Python SDK runs: every answer it gets, as one JSON object.
+const CLIENT: &str = r#"
+import json, os, sys
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+exe, workspace, home, out_path, dangerous = sys.argv[1:6]
+
+def shape(result):
+    texts = [c.text for c in result.content if c.type == "text"]
+    return {"isError": bool(result.isError), "envelopes": [json.loads(t) for t in texts]}
+
+async def main():
+    params = StdioServerParameters(
+        command=exe,
+        args=["mcp", "--workspace", workspace],
+        env=dict(os.environ, CODESMITH_HOME=home),
+    )
+    out = {}
+    with anyio.fail_after(30):
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                out["server"] = {
+                    "name": init.serverInfo.name,
+                    "version": init.serverInfo.version,
+                    "instructions": init.instructions,
+                    "tools_capability": init.capabilities.tools is not None,
+                }
+                listed = await session.list_tools()
+                out["tools"] = [
+                    {"name": t.name, "description": t.description, "inputSchema": t.inputSchema}
+                    for t in listed.tools
+                ]
+                call = session.call_tool
+                out["write"] = shape(await call("write_file", {"path": "notes/hello.txt", "content": "héllo 世界\n"}))
+                out["read"] = shape(await call("read_file", {"path": "notes/hello.txt"}))
+                out["overwrite_unread"] = shape(await call("write_file", {"path": "seed.txt", "content": "new\n"}))
+                out["overwrite_forced"] = shape(await call("write_file", {"path": "seed.txt", "content": "new\n", "force_fresh": True}))
+                out["outside"] = shape(await call("read_file", {"path": "../outside"}))
+                out["no_arguments"] = shape(await call("read_file"))
+                out["unknown"] = shape(await call("no_such_tool", {}))
+                if dangerous:
+                    out["dangerous"] = shape(await call("exec_shell", {"command": dangerous}))
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(out, f)
+
+anyio.run(main)
+"#;
+
+/// A command the policy classifies as catastrophic (the quoted text counts) that would only
+/// print a line if it ever ran.
+const DANGEROUS: &str = "echo 'rm -rf /'";
+
+/// Runs the Python client against a fresh workspace; returns its answers and the workspace.
+/// `dangerous` is sent to `exec_shell` when not empty.
+fn run_python_client(dangerous: &str) -> (Value, Scratch) {
+    let scratch = Scratch::new("py");
+    let workspace = scratch.path().join("ws");
+    let home = scratch.path().join("home");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(workspace.join("seed.txt"), "old\n").unwrap();
+    std::fs::write(scratch.path().join("outside"), "secret\n").unwrap();
+    let script = scratch.path().join("client.py");
+    std::fs::write(&script, CLIENT).unwrap();
+    let out_path = scratch.path().join("out.json");
+
+    let mut child = Command::new("python3")
+        .arg(&script)
+        .arg(BIN)
+        .args([&workspace, &home, &out_path])
+        .arg(dangerous)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut child, HARD_LIMIT);
+    assert!(status.success(), "the Python MCP client failed: {status}");
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    (serde_json::from_str(&text).unwrap(), scratch)
+}
+
+fn envelope<'a>(answers: &'a Value, key: &str) -> (&'a Value, bool) {
+    let answer = &answers[key];
+    let envelopes = answer["envelopes"].as_array().unwrap();
+    assert_eq!(
+        envelopes.len(),
+        1,
+        "{key}: one text block expected: {answer}"
+    );
+    (&envelopes[0], answer["isError"].as_bool().unwrap())
+}
+
+fn refusal_code(answers: &Value, key: &str) -> String {
+    let (env, is_error) = envelope(answers, key);
+    assert!(is_error, "{key}: a refusal must be a tool error: {env}");
+    assert_eq!(env["ok"], false, "{key}: {env}");
+    env["error"]["code"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn python_sdk_client_lists_and_calls_tools() {
+    if !python_mcp_available() {
+        eprintln!(
+            "note: skipped: the Python `mcp` package is not installed (scripts/dev-setup.sh installs it)"
+        );
+        return;
+    }
+    // The dangerous command is sent only when the policy is known to refuse it, so a broken
+    // gate can fail this test but never run anything harmful.
+    let registry =
+        codesmith_tools::builtin_registry(codesmith_tools::fetch::FetchConfig::default());
+    let policy = codesmith_policy::decide(
+        DANGEROUS,
+        "/workspace",
+        &codesmith_policy::Rules::new(),
+        codesmith_policy::ApprovalMode::Auto,
+    );
+    let probe_policy =
+        registry.get("exec_shell").is_some() && policy.decision == codesmith_policy::Decision::Deny;
+    if !probe_policy {
+        eprintln!(
+            "note: the exec-policy probe is skipped (no exec_shell, or the policy allows {DANGEROUS:?})"
+        );
+    }
+    let (answers, scratch) = run_python_client(if probe_policy { DANGEROUS } else { "" });
+    let workspace = scratch.path().join("ws");
+
+    let server = &answers["server"];
+    assert_eq!(server["name"], "codesmith");
+    assert_eq!(server["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(server["tools_capability"], true);
+    let instructions = server["instructions"].as_str().unwrap();
+    assert!(!instructions.is_empty() && !instructions.contains('\n'));
+
+    // The catalogue is the registry's, sorted, with byte-identical descriptions and schemas.
+    let listed = answers["tools"].as_array().unwrap();
+    let names: Vec<&str> = listed.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted, "tools/list must be sorted by name");
+    for required in ["edit_file", "read_file", "write_file"] {
+        assert!(
+            names.contains(&required),
+            "{required} missing from {names:?}"
+        );
+    }
+    let specs = registry.specs();
+    assert_eq!(listed.len(), specs.len());
+    for (tool, spec) in listed.iter().zip(&specs) {
+        assert_eq!(tool["name"], spec.name.as_str());
+        assert_eq!(tool["description"], spec.description.as_str());
+        assert_eq!(tool["inputSchema"], spec.input_schema);
+    }
+
+    // A successful write and read come back as ok envelopes, not tool errors.
+    let (write, is_error) = envelope(&answers, "write");
+    assert!(!is_error && write["ok"] == true, "{write}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("notes/hello.txt")).unwrap(),
+        "héllo 世界\n"
+    );
+    let (read, is_error) = envelope(&answers, "read");
+    assert!(!is_error && read["ok"] == true, "{read}");
+    assert!(read["output"].to_string().contains("héllo 世界"), "{read}");
+
+    // Replacing a file nobody read is refused; force_fresh (one-shot mode) allows it.
+    assert_eq!(refusal_code(&answers, "overwrite_unread"), "ALREADY_EXISTS");
+    let (forced, is_error) = envelope(&answers, "overwrite_forced");
+    assert!(!is_error && forced["ok"] == true, "{forced}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("seed.txt")).unwrap(),
+        "new\n"
+    );
+
+    // Refusals are tool errors that carry the envelope.
+    assert_eq!(refusal_code(&answers, "outside"), "OUTSIDE_WORKSPACE");
+    let (outside, _) = envelope(&answers, "outside");
+    assert!(!outside.to_string().contains("secret"));
+    assert_eq!(refusal_code(&answers, "no_arguments"), "INVALID_ARGUMENTS");
+    assert_eq!(refusal_code(&answers, "unknown"), "NOT_FOUND");
+
+    // A tool that executes code still passes the exec policy: catastrophic means DENIED.
+    if probe_policy {
+        assert_eq!(refusal_code(&answers, "dangerous"), "DENIED");
+    }
+}
+
+/// Speaks newline-delimited JSON-RPC to the binary directly: stdout carries nothing but
+/// protocol messages, and the server exits 0 once stdin closes.
+#[test]
+fn raw_stdio_session_ends_when_stdin_closes() {
+    let scratch = Scratch::new("raw");
+    let home = scratch.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["mcp", "--workspace"])
+        .arg(scratch.path())
+        .env("CODESMITH_HOME", &home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"}
+        }}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "read_file", "arguments": {"path": "missing.txt"}
+        }}),
+    ];
+    // Read stdout on a thread, line by line, so a full pipe can never stall the server.
+    let stdout = child.stdout.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+            let Ok(line) = line else { break };
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    for message in &messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut answers: Vec<Value> = Vec::new();
+    let take = |line: String, answers: &mut Vec<Value>| {
+        let value: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+        assert_eq!(value["jsonrpc"], "2.0", "{line}");
+        answers.push(value);
+    };
+    // Every request is answered before stdin closes (the server may stop at end of input).
+    let deadline = Instant::now() + HARD_LIMIT;
+    while !answers.iter().any(|a| a["id"] == 3) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => take(line, &mut answers),
+            Err(e) => {
+                let _ = child.kill();
+                panic!("no answer to every request ({e}); got {answers:?}");
+            }
+        }
+    }
+    drop(stdin);
+    let status = wait_bounded(&mut child, HARD_LIMIT);
+    assert!(status.success(), "codesmith mcp exited with {status}");
+    reader.join().unwrap();
+    for line in lines.try_iter() {
+        take(line, &mut answers);
+    }
+    let by_id = |id: u64| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to request {id}: {answers:?}"))
+    };
+    assert_eq!(by_id(1)["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(by_id(1)["result"]["serverInfo"]["name"], "codesmith");
+    assert!(by_id(2)["result"]["tools"].as_array().unwrap().len() >= 3);
+    let call = &by_id(3)["result"];
+    assert_eq!(call["isError"], true, "{call}");
+    let env: Value = serde_json::from_str(call["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(env["error"]["code"], "NOT_FOUND", "{env}");
+}

@@ -1,0 +1,62 @@
+//! The built-in tool set, as the engine, `codesmith tool` and the MCP server register it.
+
+use std::sync::Arc;
+
+use crate::fetch::{FetchConfig, FetchUrl};
+use crate::shell::{ExecShell, TaskShellCancel, TaskShellPoll, TaskShellStart};
+use crate::spill::RetrieveToolResult;
+use crate::{Registry, Tool};
+
+/// Every built-in tool, with `fetch_url` configured by `fetch` (network policy,
+/// address gate, resolver). Sorted by name once registered.
+pub fn builtin_tools(fetch: FetchConfig) -> Vec<Arc<dyn Tool>> {
+    let mut tools = crate::files::file_tools();
+    tools.push(Arc::new(ExecShell));
+    tools.push(Arc::new(TaskShellStart));
+    tools.push(Arc::new(TaskShellPoll));
+    tools.push(Arc::new(TaskShellCancel));
+    tools.push(Arc::new(RetrieveToolResult));
+    tools.push(Arc::new(FetchUrl::new(fetch)));
+    tools
+}
+
+/// A registry holding [`builtin_tools`].
+pub fn builtin_registry(fetch: FetchConfig) -> Registry {
+    let mut registry = Registry::new();
+    for tool in builtin_tools(fetch) {
+        registry.register(tool);
+    }
+    registry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalog_is_complete_sorted_and_byte_stable() {
+        let a = builtin_registry(FetchConfig::default());
+        let names = a.names();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        for expected in [
+            "apply_patch",
+            "edit_file",
+            "exec_shell",
+            "fetch_url",
+            "read_file",
+            "retrieve_tool_result",
+        ] {
+            assert!(
+                names.contains(&expected),
+                "{expected} missing from {names:?}"
+            );
+        }
+        let b = builtin_registry(FetchConfig::default());
+        assert_eq!(
+            serde_json::to_string(&a.specs()).ok(),
+            serde_json::to_string(&b.specs()).ok()
+        );
+    }
+}
