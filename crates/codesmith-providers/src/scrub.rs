@@ -83,7 +83,7 @@ pub fn scrub_secrets(text: &str) -> String {
 /// True for a long run that mixes letters and digits and is not a path.
 fn looks_like_key(token: &str) -> bool {
     let core = token.trim_matches('/');
-    if core.len() < MIN_OPAQUE_KEY_LEN || core.contains("//") {
+    if core.len() < MIN_OPAQUE_KEY_LEN || core.contains("//") || is_uuid(core) {
         return false;
     }
     // A path-like run ("usr/lib/x86_64-linux-gnu") has short segments.
@@ -93,6 +93,16 @@ fn looks_like_key(token: &str) -> bool {
     let digits = core.bytes().any(|b| b.is_ascii_digit());
     let letters = core.bytes().any(|b| b.is_ascii_alphabetic());
     digits && letters
+}
+
+/// A canonical UUID (8-4-4-4-12 hex digits): request ids, kept for support.
+fn is_uuid(token: &str) -> bool {
+    let groups: Vec<&str> = token.split('-').collect();
+    groups.len() == 5
+        && groups
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]
@@ -136,7 +146,8 @@ mod tests {
     #[test]
     fn ordinary_text_is_untouched() {
         let text = "This model's maximum context length is 128000 tokens. \
-                    See /usr/lib/x86_64-linux-gnu/libssl.so and context_length_exceeded.";
+                    See /usr/lib/x86_64-linux-gnu/libssl.so and context_length_exceeded. \
+                    Request id 123e4567-e89b-12d3-a456-426614174000.";
         assert_eq!(scrub_secrets(text), text);
     }
 }
