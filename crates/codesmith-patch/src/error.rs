@@ -62,7 +62,8 @@ impl ParseError {
     }
 }
 
-/// A hunk that could not be located in its file.
+/// A hunk that could not be located in its file. `Display` gives the diagnostic (what was
+/// expected, what the file holds); the advice is in [`HunkFailure::hint`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HunkFailure {
     /// The file (the path as written in the patch).
@@ -103,14 +104,13 @@ impl fmt::Display for HunkFailure {
             writeln!(f, "    {line}")?;
         }
         if self.actual.is_empty() {
-            writeln!(f, "the file is empty")?;
-        } else {
-            writeln!(f, "the file near line {}:", self.best_guess_line)?;
-            for (n, line) in &self.actual {
-                writeln!(f, "{n:>6}│ {line}")?;
-            }
+            return write!(f, "the file is empty");
         }
-        write!(f, "hint: {}", self.hint)
+        write!(f, "the file near line {}:", self.best_guess_line)?;
+        for (n, line) in &self.actual {
+            write!(f, "\n{n:>6}│ {line}")?;
+        }
+        Ok(())
     }
 }
 
