@@ -314,3 +314,25 @@ async fn codex_scenarios_through_the_tool() {
     );
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+#[tokio::test]
+async fn moves_and_reports_loose_matches() {
+    let w = ws();
+    w.put("old/name.py", "def f():\n\treturn 1\n");
+    w.read("old/name.py").await;
+    let patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: old/name.py\n*** Move to: new/name.py\n@@ def f():\n-    return 1\n+\treturn 2\n*** End Patch\nEOF\n";
+    let v = w.patch(patch).await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(w.get("new/name.py"), "def f():\n\treturn 2\n");
+    assert!(!w.root.join("old/name.py").exists());
+    let out = v["output"].as_str().unwrap();
+    assert!(
+        out.contains("moved old/name.py -> new/name.py (1 hunk)"),
+        "{out}"
+    );
+    assert!(out.contains("indentation"), "{out}");
+    let f = &v["meta"]["files"][0];
+    assert_eq!(f["action"], "moved");
+    assert_eq!(f["hunks"][0]["match"], "whitespace");
+    assert_eq!(f["hunks"][0]["line"], 2);
+}
