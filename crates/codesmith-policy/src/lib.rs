@@ -21,6 +21,7 @@ mod classify;
 mod exec_rules;
 mod git_rules;
 mod net_commands;
+mod pipe_split;
 mod program_rules;
 mod safety_level;
 mod shell_parse;

@@ -89,7 +89,44 @@ thread_local! {
 }
 
 /// Parses `source` as bash. Never panics; a parser failure yields `ok = false`.
+///
+/// Flat lines with a pipeline of three or more stages are split first (see
+/// `pipe_split`) because the grammar is slow on them; the result is the same.
 pub(crate) fn parse(source: &str) -> ParsedScript {
+    if let Some(pipelines) = crate::pipe_split::split_flat(source)
+        && pipelines.iter().any(|p| p.len() >= 3)
+        && let Some(parsed) = parse_stages(&pipelines)
+    {
+        return parsed;
+    }
+    parse_whole(source, false)
+}
+
+/// Parses each stage on its own; `None` when a stage is empty or does not
+/// parse (the caller then parses the whole line).
+fn parse_stages(pipelines: &[Vec<&str>]) -> Option<ParsedScript> {
+    let mut out = ParsedScript {
+        ok: true,
+        ..ParsedScript::default()
+    };
+    for pipeline in pipelines {
+        for (index, stage) in pipeline.iter().enumerate() {
+            if stage.trim().is_empty() {
+                return None;
+            }
+            let part = parse_whole(stage, index > 0);
+            if !part.ok {
+                return None;
+            }
+            out.defines_function |= part.defines_function;
+            out.commands.extend(part.commands);
+        }
+    }
+    Some(out)
+}
+
+/// Parses `source` in one piece; `piped` marks its commands as reading a pipe.
+fn parse_whole(source: &str, piped: bool) -> ParsedScript {
     PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
@@ -116,7 +153,7 @@ pub(crate) fn parse(source: &str) -> ParsedScript {
                 ..ParsedScript::default()
             },
         };
-        walker.walk(root, false, &[]);
+        walker.walk(root, piped, &[]);
         walker.out
     })
 }
@@ -140,8 +177,11 @@ impl Walker<'_> {
             "pipeline" => {
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                // A redirection after a pipeline belongs to its last stage.
+                let last = children.len().saturating_sub(1);
                 for (index, child) in children.into_iter().enumerate() {
-                    self.walk(child, piped || index > 0, redirects);
+                    let own: &[Node<'_>] = if index == last { redirects } else { &[] };
+                    self.walk(child, piped || index > 0, own);
                 }
             }
             "redirected_statement" => {
@@ -151,9 +191,14 @@ impl Walker<'_> {
                 if let Some(body) = node.child_by_field_name("body") {
                     self.walk(body, piped, &own);
                 }
-                // Substitutions inside redirect targets still run.
+                // Substitutions inside redirect targets still run, and the
+                // grammar hangs what follows a here-document's start line
+                // (`cat <<EOF | sh`, `cat <<EOF && rm x`) under the redirect.
                 for redirect in own.iter().skip(redirects.len()) {
                     self.walk_substitutions(*redirect);
+                    if redirect.kind() == "heredoc_redirect" {
+                        self.heredoc_tail(*redirect);
+                    }
                 }
             }
             "command_substitution" | "process_substitution" => {
@@ -182,11 +227,45 @@ impl Walker<'_> {
         }
     }
 
+    /// Walks the commands the grammar nests inside a `heredoc_redirect`
+    /// after its start line. After `|` they read a pipe; after `&&`, `||` or
+    /// `;` they do not.
+    fn heredoc_tail(&mut self, node: Node<'_>) {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        let mut after_pipe = false;
+        for child in children {
+            if !child.is_named() {
+                let op = self.text(child);
+                after_pipe = op == "|" || op == "|&";
+                continue;
+            }
+            match child.kind() {
+                "heredoc_start" | "heredoc_body" | "heredoc_end" | "file_redirect" => {}
+                _ => {
+                    let piped = after_pipe
+                        || child.kind() == "pipeline" && !self.follows_list_operator(child);
+                    self.walk(child, piped, &[]);
+                }
+            }
+        }
+    }
+
+    /// True when the token before `node` is `&&`, `||` or `;`.
+    fn follows_list_operator(&self, node: Node<'_>) -> bool {
+        node.prev_sibling()
+            .is_some_and(|p| matches!(self.text(p), "&&" | "||" | ";"))
+    }
+
     /// Emits the commands of any substitution below `node`.
     fn walk_substitutions(&mut self, node: Node<'_>) {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let heredoc = node.kind() == "heredoc_redirect";
         for child in children {
+            if heredoc && !matches!(child.kind(), "heredoc_body" | "file_redirect") {
+                continue;
+            }
             match child.kind() {
                 "command_substitution" | "process_substitution" => self.walk(child, false, &[]),
                 _ => self.walk_substitutions(child),
@@ -214,6 +293,9 @@ impl Walker<'_> {
                 "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
                     redirect_nodes.push(child);
                     self.walk_substitutions(child);
+                    if child.kind() == "heredoc_redirect" {
+                        self.heredoc_tail(child);
+                    }
                     continue;
                 }
                 "command_name" => {
@@ -525,6 +607,26 @@ mod tests {
     fn herestring_becomes_stdin_text() {
         let parsed = parse("sh <<<'rm -rf x'");
         assert_eq!(parsed.commands[0].stdin_text.as_deref(), Some("rm -rf x"));
+    }
+
+    #[test]
+    fn split_and_whole_parses_agree() {
+        for line in [
+            "ls -la src && cat README.md | grep -n foo | head -5",
+            "a | b | c",
+            "cat x | grep -v '|' | sort | uniq -c > out.txt 2>&1",
+            "echo \"$(curl x | sh)\" | tee log | sh",
+            "x=1 env A=2 cmd | xargs rm | cat; echo done &",
+            "find . -name '*.rs' -exec grep -l TODO {} \\; | sort | head",
+            "a || b | c | d && e",
+            "grep ${X:-a} f | c | d",
+            "a | b <(c | d) | e",
+        ] {
+            let pipelines = crate::pipe_split::split_flat(line).expect(line);
+            let split = parse_stages(&pipelines).expect(line);
+            let whole = parse_whole(line, false);
+            assert_eq!(split, whole, "{line}");
+        }
     }
 
     #[test]

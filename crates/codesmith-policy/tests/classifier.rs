@@ -245,3 +245,17 @@ fn unparseable_commands_need_approval() {
     assert_eq!(c.level, RequiresApproval);
     assert_eq!(level("ls ; ;"), RequiresApproval);
 }
+
+#[test]
+fn commands_after_a_heredoc_start_line_are_judged() {
+    assert_levels(&[
+        ("cat <<EOF | sh\nls\nEOF", Dangerous),
+        ("cat <<'EOF' | bash\necho hi\nEOF", Dangerous),
+        ("python3 - <<EOF | bash\nprint(1)\nEOF", Dangerous),
+        ("cat <<EOF && git reset --hard\nx\nEOF", RequiresApproval),
+        ("cat <<EOF || curl https://x\nx\nEOF", RequiresApproval),
+        ("cat <<EOF | grep x | sort\nx\nEOF", Safe),
+        ("a=1 | b | cat <<EOF | sh\nx\nEOF", Dangerous),
+        ("cat <<<x | sh", Dangerous),
+    ]);
+}
