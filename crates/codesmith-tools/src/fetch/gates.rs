@@ -234,6 +234,9 @@ pub fn check_parsed(
     })
 }
 
+/// Longest wait for one name resolution.
+pub const DNS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Gate 6: resolves `host`, checks every address with gate 5's table and
 /// returns the address to pin (the first one). Any restricted address
 /// refuses the whole name.
@@ -243,9 +246,9 @@ pub async fn resolve_and_check(
     resolver: &dyn Resolver,
     gate: &AddressGate,
 ) -> Result<IpAddr, GateRefusal> {
-    let addrs = resolver
-        .resolve(host, port)
+    let addrs = tokio::time::timeout(DNS_TIMEOUT, resolver.resolve(host, port))
         .await
+        .map_err(|_| GateRefusal::new(Gate::Dns, format!("resolving '{host}' timed out")))?
         .map_err(|e| GateRefusal::new(Gate::Dns, format!("could not resolve '{host}' ({e})")))?;
     let Some(first) = addrs.first().copied() else {
         return Err(GateRefusal::new(
