@@ -561,3 +561,9 @@ fn arbitrary_input_never_panics() {
         let _ = run(&text, &fs);
     }
 }
+
+#[test]
+fn envelope_tolerates_blank_lines_and_bare_double_at_headers() {
+    let patch = "*** Begin Patch\n*** Update File: f\n\n@@ @@\n-a\n+b\n*** End Patch";
+    assert_eq!(updated(patch, "f", "a\n"), "b\n");
+}

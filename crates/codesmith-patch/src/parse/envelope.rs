@@ -156,7 +156,7 @@ impl<'a> Parser<'_, 'a> {
             if is_section_marker(t) {
                 break;
             }
-            if t.is_empty() && !hunks.is_empty() {
+            if t.is_empty() {
                 self.i += 1;
                 continue;
             }
@@ -215,8 +215,9 @@ impl<'a> Parser<'_, 'a> {
             if let Some(start) = super::unified::numbers_in_header(line.raw.trim()) {
                 hunk.old_start = start;
             } else {
+                // `@@ @@` (a unified header without numbers) carries no anchor.
                 let anchor = rest.trim();
-                if !anchor.is_empty() {
+                if !anchor.is_empty() && anchor != "@@" {
                     hunk.anchors.push(anchor.to_string());
                 }
             }
