@@ -119,3 +119,65 @@ impl ServerHandler for CodesmithServer {
         Ok(self.call(&request.name, request.arguments).await.into())
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn server(workspace: &std::path::Path) -> CodesmithServer {
+        let mut registry = Registry::new();
+        for tool in codesmith_tools::files::file_tools() {
+            registry.register(tool);
+        }
+        let ctx = ToolContext::one_shot(workspace.to_path_buf(), workspace.join(".home"));
+        CodesmithServer::new(registry, Arc::new(ctx), Rules::new())
+    }
+
+    fn envelope(result: &CallToolResult) -> Value {
+        assert_eq!(result.content.len(), 1);
+        let text = result.content[0].as_text().unwrap();
+        serde_json::from_str(&text.text).unwrap()
+    }
+
+    #[test]
+    fn the_catalogue_is_the_registry_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = server(dir.path());
+        let specs = server.registry.specs();
+        assert_eq!(server.catalogue.len(), specs.len());
+        for (tool, spec) in server.catalogue.iter().zip(&specs) {
+            assert_eq!(tool.name, spec.name);
+            assert_eq!(tool.description.as_deref(), Some(spec.description.as_str()));
+            assert_eq!(
+                Value::Object((*tool.input_schema).clone()),
+                spec.input_schema
+            );
+        }
+        let hint = |name: &str| {
+            let tool = server.get_tool(name).unwrap();
+            tool.annotations.and_then(|a| a.read_only_hint)
+        };
+        assert_eq!(hint("read_file"), Some(true));
+        assert_eq!(hint("write_file"), None);
+    }
+
+    #[tokio::test]
+    async fn results_and_refusals_carry_the_envelope() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().canonicalize().unwrap();
+        let server = server(&workspace);
+        let args = serde_json::json!({"path": "a.txt", "content": "x\n"});
+        let ok = server.call("write_file", args.as_object().cloned()).await;
+        assert_eq!(ok.is_error, Some(false));
+        assert_eq!(envelope(&ok)["ok"], true);
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("a.txt")).unwrap(),
+            "x\n"
+        );
+
+        let missing = server.call("read_file", None).await;
+        assert_eq!(missing.is_error, Some(true));
+        assert_eq!(envelope(&missing)["error"]["code"], "INVALID_ARGUMENTS");
+    }
+}
