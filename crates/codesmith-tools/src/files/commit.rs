@@ -1,5 +1,7 @@
 //! The common write path: syntax gate → rustfmt → parents → atomic write → mark fresh.
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use crate::fs::atomic::{create_parents, write_atomic};
@@ -19,8 +21,8 @@ pub struct WriteReport {
     pub sha256: String,
     /// Bytes written (BOM included).
     pub bytes: usize,
-    /// The text written (without BOM), after any rustfmt normalisation.
-    pub text: String,
+    /// Lines in the text written (after any rustfmt normalisation).
+    pub lines: usize,
 }
 
 impl WriteReport {
@@ -65,21 +67,22 @@ pub fn commit_text(
     new_text: &str,
 ) -> Result<WriteReport, Refusal> {
     syntax::gate(&path.abs, &path.rel, old.map(|f| f.text.as_str()), new_text)?;
-    let mut text = new_text.to_string();
+    let mut text = Cow::Borrowed(new_text);
     let mut formatted = false;
     if let Some(f) = rustfmt::normalize(&path.abs, old.map(|f| f.text.as_str()), new_text) {
         let ending = old.map_or(LineEnding::Lf, |o| o.ending);
-        text = if ending == LineEnding::Crlf {
+        let f = if ending == LineEnding::Crlf {
             convert_line_endings(&f, ending)
         } else {
             f
         };
-        formatted = text != new_text;
+        formatted = f != new_text;
+        text = Cow::Owned(f);
     }
     let created = create_parents(&path.abs).map_err(|_| Refusal::internal())?;
-    let bytes = match old {
-        Some(o) => o.encode(&text),
-        None => text.as_bytes().to_vec(),
+    let bytes: Cow<'_, [u8]> = match old {
+        Some(o) if o.bom => Cow::Owned(o.encode(&text)),
+        _ => Cow::Borrowed(text.as_bytes()),
     };
     write_atomic(&path.abs, &bytes).map_err(|_| Refusal::internal())?;
     ctx.freshness.mark_fresh(&path.abs);
@@ -89,7 +92,8 @@ pub fn commit_text(
         formatted,
         sha256: sha256_hex(&bytes),
         bytes: bytes.len(),
-        text,
+        lines: memchr::memchr_iter(b'\n', text.as_bytes()).count()
+            + usize::from(!text.is_empty() && !text.ends_with('\n')),
     })
 }
 

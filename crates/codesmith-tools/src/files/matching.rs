@@ -278,11 +278,7 @@ fn find_line_numbered(hay: &str, needle: &str, replace: &str) -> Option<Found> {
 
 /// 1-based line number of byte offset `at`.
 pub fn line_of(text: &str, at: usize) -> usize {
-    text.as_bytes()[..at]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count() + 1
 }
 
 #[cfg(test)]

@@ -113,9 +113,7 @@ fn write(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let verb = if exists { "Overwrote" } else { "Created" };
     let mut msg = format!(
         "{verb} \"{}\" ({} bytes, {} lines).",
-        path.rel,
-        report.bytes,
-        report.text.lines().count()
+        path.rel, report.bytes, report.lines
     );
     for note in [
         report.created_note(),
