@@ -73,4 +73,26 @@ fn main() {
         "  harness overhead (median):   {:>8.3} ms  (target < 15 ms)",
         overhead.as_secs_f64() * 1e3
     );
+
+    // For reference: the same call under the bubblewrap backend, when it works here.
+    if let Some(bwrap) = codesmith_tools::sandbox::BwrapBackend::detect() {
+        let sandbox = codesmith_tools::sandbox::Sandbox::new(std::sync::Arc::new(bwrap), false);
+        let ctx = ToolContext::new(ws.path().canonicalize().unwrap(), home.path().to_path_buf())
+            .with_sandbox(sandbox);
+        let boxed: Vec<Duration> = (0..RUNS / 4)
+            .map(|_| {
+                let t = Instant::now();
+                rt.block_on(ExecShell.call(&ctx, json!({"command": "true"})))
+                    .unwrap();
+                t.elapsed()
+            })
+            .collect();
+        println!(
+            "  exec_shell under bwrap:      median {:>8.3} ms  p90 {:>8.3} ms",
+            median(boxed.clone()).as_secs_f64() * 1e3,
+            p90(boxed).as_secs_f64() * 1e3
+        );
+    } else {
+        println!("  (bwrap unavailable: sandboxed figure skipped)");
+    }
 }

@@ -255,3 +255,13 @@ fn catalogue_is_byte_stable_and_teaches_alternatives() {
     assert!(exec.description().contains("instead of"));
     assert!(exec.description().contains("Examples:"));
 }
+
+#[tokio::test]
+async fn deleted_session_directory_falls_back_to_the_root() {
+    let f = fixture();
+    std::fs::create_dir(f.ctx.workspace.join("gone")).unwrap();
+    sh(&f.ctx, json!({"command": "cd gone"})).await;
+    std::fs::remove_dir(f.ctx.workspace.join("gone")).unwrap();
+    let out = sh(&f.ctx, json!({"command": "pwd"})).await;
+    assert_eq!(text(&out).trim(), f.ctx.workspace.to_str().unwrap());
+}

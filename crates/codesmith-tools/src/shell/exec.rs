@@ -103,7 +103,12 @@ fn timeout_arg(args: &Value) -> Result<Duration, Refusal> {
 /// The directory this call starts in: `cwd` resolved inside the workspace (relative to the
 /// session directory), or the session directory.
 pub(crate) fn start_dir(ctx: &ToolContext, cwd: Option<&Value>) -> Result<PathBuf, Refusal> {
-    let session = ctx.shell.cwd(&ctx.workspace);
+    let mut session = ctx.shell.cwd(&ctx.workspace);
+    if !session.is_dir() {
+        // The directory a `cd` moved to was deleted since: fall back to the root.
+        session = ctx.workspace.clone();
+        ctx.shell.set_cwd(session.clone());
+    }
     let Some(raw) = cwd.and_then(Value::as_str) else {
         return Ok(session);
     };
