@@ -166,6 +166,11 @@ impl Ctx {
             );
             return;
         }
+        if depth > 0
+            && let Some(reason) = catastrophic_reason(source)
+        {
+            self.note(Dangerous, reason.to_string());
+        }
         let parsed = parse(source);
         if !parsed.ok {
             self.parsed = false;
@@ -216,6 +221,13 @@ impl Ctx {
             level = redirect.level;
             reason = redirect.reason.to_string();
         }
+        // The catastrophic literals again, on the unquoted words.
+        if argv.first().is_some_and(|p| p == "rm")
+            && let Some(catastrophic) = catastrophic_reason(&argv.join(" "))
+        {
+            level = Dangerous;
+            reason = catastrophic.to_string();
+        }
         let prefix = canonical_prefix(&argv).text;
         self.segments.insert(
             index.min(self.segments.len()),
@@ -245,6 +257,11 @@ impl Ctx {
             .redirects
             .iter()
             .any(|r| r.kind == RedirectKind::Read && crate::ws_path::is_credential(&r.target.text));
+        if command.redirects.iter().any(|r| {
+            r.target.text.starts_with("/dev/tcp/") || r.target.text.starts_with("/dev/udp/")
+        }) {
+            return Verdict::new(RequiresApproval, NETWORK_REASON);
+        }
         if reads_credential {
             return Verdict::new(RequiresApproval, "reads a credential file");
         }

