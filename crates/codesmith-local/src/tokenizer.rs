@@ -75,7 +75,7 @@ impl LocalTokenizer {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let types: Vec<u32> = match content.metadata.get("tokenizer.ggml.token_type") {
-            Some(Value::Array(values)) => values.iter().map(|v| v.to_u32().unwrap_or(1)).collect(),
+            Some(Value::Array(values)) => values.iter().map(|v| integer(v).unwrap_or(1)).collect(),
             _ => Vec::new(),
         };
         let pre = content
@@ -85,6 +85,20 @@ impl LocalTokenizer {
             .map(String::as_str)
             .unwrap_or("gpt2");
         Self::build(tokens, merges, &types, pre)
+    }
+
+    /// Reads the GGUF header at `path` and builds its tokenizer.
+    ///
+    /// # Errors
+    /// [`LocalError::Io`] when the file cannot be opened, [`LocalError::Model`]
+    /// when it is not a GGUF, [`LocalError::Tokenizer`] as for [`Self::from_gguf`].
+    pub fn from_gguf_file(path: &std::path::Path) -> Result<Self, LocalError> {
+        let mut file = std::fs::File::open(path).map_err(|e| LocalError::io("opening", path, e))?;
+        let content = Content::read(&mut file).map_err(|e| LocalError::Model {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
+        Self::from_gguf(&content)
     }
 
     /// Builds the tokenizer from a vocabulary (index = id), its merges, the
@@ -197,6 +211,21 @@ impl LocalTokenizer {
     /// Number of tokens in the vocabulary.
     pub fn vocab_size(&self) -> usize {
         self.token_bytes.len()
+    }
+}
+
+/// A GGUF integer of any width as `u32` (token types are stored as `i32`).
+fn integer(value: &Value) -> Option<u32> {
+    match value {
+        Value::U8(v) => Some(u32::from(*v)),
+        Value::I8(v) => u32::try_from(*v).ok(),
+        Value::U16(v) => Some(u32::from(*v)),
+        Value::I16(v) => u32::try_from(*v).ok(),
+        Value::U32(v) => Some(*v),
+        Value::I32(v) => u32::try_from(*v).ok(),
+        Value::U64(v) => u32::try_from(*v).ok(),
+        Value::I64(v) => u32::try_from(*v).ok(),
+        _ => None,
     }
 }
 

@@ -1,0 +1,313 @@
+//! Rendering a [`ChatRequest`] into the model's ChatML token sequence.
+//!
+//! SmolLM2's own chat template is ChatML: `<|im_start|>role\n...<|im_end|>\n`
+//! per turn, ending with `<|im_start|>assistant\n`. Control tokens are
+//! inserted by id, never parsed out of text. The system turn gets a compact
+//! section teaching the `<tool_call>` form (see [`crate::toolcall`]); tool
+//! results come back as `<tool_response>` blocks in a user turn.
+
+use std::collections::VecDeque;
+
+use codesmith_protocol::{ContentBlock, Message, Role, ToolSpec};
+use codesmith_providers::ChatRequest;
+use serde_json::Value;
+
+use crate::error::LocalError;
+use crate::tokenizer::LocalTokenizer;
+use crate::toolcall::{CLOSE_TAG, OPEN_TAG};
+
+/// The system line SmolLM2's template uses when a conversation has none.
+const DEFAULT_SYSTEM: &str = "You are a helpful AI assistant named SmolLM, trained by Hugging Face";
+/// Longest one-line tool description in the catalogue, in characters.
+const SUMMARY_CHARS: usize = 90;
+/// How many generated assistant turns are remembered token-for-token.
+const REMEMBERED_TURNS: usize = 8;
+
+/// The system prompt as the local model sees it: the request's system text
+/// plus, when there are tools, a section teaching the `<tool_call>` form with
+/// one example and a one-line entry per tool (`name: summary (args, opt?)`).
+/// Byte-stable for a given input.
+pub fn render_system(system: &str, tools: &[ToolSpec]) -> String {
+    let mut out = if system.trim().is_empty() {
+        DEFAULT_SYSTEM.to_string()
+    } else {
+        system.trim_end().to_string()
+    };
+    if tools.is_empty() {
+        return out;
+    }
+    out.push_str("\n\n# Tools\nTo use a tool, write one block like this and stop:\n");
+    out.push_str(OPEN_TAG);
+    out.push_str(&example_call(tools));
+    out.push_str(CLOSE_TAG);
+    out.push_str(
+        "\nThe result comes back in <tool_response></tool_response>. \
+         Tools (name: use; arguments, ? = optional):",
+    );
+    for tool in tools {
+        out.push_str("\n- ");
+        out.push_str(&tool.name);
+        out.push_str(": ");
+        out.push_str(&summary(&tool.description));
+        out.push_str(" (");
+        out.push_str(&argument_names(&tool.input_schema).join(", "));
+        out.push(')');
+    }
+    out
+}
+
+/// The body of the example block: `read_file` or `list_dir` when offered,
+/// else the first tool with its required arguments set to `"..."`.
+fn example_call(tools: &[ToolSpec]) -> String {
+    let find = |name: &str| tools.iter().any(|t| t.name == name);
+    if find("read_file") {
+        return r#"{"name": "read_file", "arguments": {"path": "README.md"}}"#.to_string();
+    }
+    if find("list_dir") {
+        return r#"{"name": "list_dir", "arguments": {"path": "."}}"#.to_string();
+    }
+    let Some(tool) = tools.first() else {
+        return String::new();
+    };
+    let mut args = serde_json::Map::new();
+    for name in required(&tool.input_schema) {
+        args.insert(name, Value::String("...".to_string()));
+    }
+    serde_json::json!({"name": tool.name, "arguments": args}).to_string()
+}
+
+/// First line of a description, cut at its first sentence end and to
+/// [`SUMMARY_CHARS`] characters.
+fn summary(description: &str) -> String {
+    let line = description.trim().lines().next().unwrap_or("");
+    let sentence = match line.find(". ") {
+        Some(end) => &line[..=end],
+        None => line,
+    };
+    if sentence.chars().count() <= SUMMARY_CHARS {
+        return sentence.to_string();
+    }
+    let mut cut: String = sentence.chars().take(SUMMARY_CHARS - 3).collect();
+    cut.push_str("...");
+    cut
+}
+
+fn required(schema: &Value) -> Vec<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Argument names of a JSON-Schema object, required ones first (in
+/// `required` order), optional ones after with a `?` suffix.
+fn argument_names(schema: &Value) -> Vec<String> {
+    let required = required(schema);
+    let mut names = required.clone();
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for name in props.keys() {
+            if !required.contains(name) {
+                names.push(format!("{name}?"));
+            }
+        }
+    }
+    names
+}
+
+/// The text of an assistant turn: its text blocks, then each tool call as a
+/// `<tool_call>` block (thinking is not shown to the model).
+pub fn render_assistant(message: &Message) -> String {
+    let mut out = String::new();
+    for block in &message.content {
+        if let ContentBlock::Text { text } = block {
+            out.push_str(text);
+        }
+    }
+    for call in message.tool_calls() {
+        let name = serde_json::to_string(&call.name).unwrap_or_else(|_| "\"\"".to_string());
+        let args = call.arguments.trim();
+        let args = if args.is_empty() { "{}" } else { args };
+        out.push_str(OPEN_TAG);
+        out.push_str(&format!("{{\"name\": {name}, \"arguments\": {args}}}"));
+        out.push_str(CLOSE_TAG);
+    }
+    out
+}
+
+/// The text of a user turn: tool results as `<tool_response>` blocks, then
+/// any text.
+fn render_user(message: &Message) -> String {
+    let mut parts = Vec::new();
+    for block in &message.content {
+        if let ContentBlock::ToolResult(result) = block {
+            parts.push(format!(
+                "<tool_response>\n{}\n</tool_response>",
+                result.content
+            ));
+        }
+    }
+    for block in &message.content {
+        if let ContentBlock::Text { text } = block {
+            parts.push(text.clone());
+        }
+    }
+    parts.join("\n")
+}
+
+/// Token ids of assistant turns this provider generated, keyed by their
+/// rendered text, so that re-rendering history reproduces exactly the tokens
+/// already in the KV cache (re-tokenizing generated text can differ).
+#[derive(Debug, Default)]
+pub struct Remembered {
+    turns: VecDeque<(String, Vec<u32>)>,
+}
+
+impl Remembered {
+    /// Records that the assistant turn rendering to `text` was generated as `ids`.
+    pub fn insert(&mut self, text: String, ids: Vec<u32>) {
+        self.turns.retain(|(t, _)| *t != text);
+        if self.turns.len() == REMEMBERED_TURNS {
+            self.turns.pop_front();
+        }
+        self.turns.push_back((text, ids));
+    }
+
+    fn get(&self, text: &str) -> Option<&[u32]> {
+        self.turns
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, ids)| ids.as_slice())
+    }
+}
+
+/// Renders the whole request into prompt token ids, ending with the
+/// assistant header so the model answers next.
+///
+/// # Errors
+/// [`LocalError::Tokenizer`] when the tokenizer lacks the ChatML control
+/// tokens `<|im_start|>` / `<|im_end|>`.
+pub fn render_prompt(
+    tokenizer: &LocalTokenizer,
+    request: &ChatRequest,
+    remembered: &Remembered,
+) -> Result<Vec<u32>, LocalError> {
+    let control = |name: &str| {
+        tokenizer.token_id(name).ok_or_else(|| {
+            LocalError::Tokenizer(format!(
+                "the vocabulary has no `{name}`; it is not a ChatML model"
+            ))
+        })
+    };
+    let start = control("<|im_start|>")?;
+    let end = control("<|im_end|>")?;
+    let newline = tokenizer.encode("\n")?;
+    let mut ids = Vec::new();
+    let turn = |ids: &mut Vec<u32>, role: &str, body: Option<&[u32]>, text: &str| {
+        ids.push(start);
+        ids.extend(tokenizer.encode(&format!("{role}\n"))?);
+        match body {
+            Some(known) => ids.extend_from_slice(known),
+            None => ids.extend(tokenizer.encode(text)?),
+        }
+        ids.push(end);
+        ids.extend_from_slice(&newline);
+        Ok::<(), LocalError>(())
+    };
+    turn(
+        &mut ids,
+        "system",
+        None,
+        &render_system(&request.system, &request.tools),
+    )?;
+    for message in &request.messages {
+        match message.role {
+            Role::User => turn(&mut ids, "user", None, &render_user(message))?,
+            Role::Assistant => {
+                let text = render_assistant(message);
+                turn(&mut ids, "assistant", remembered.get(&text), &text)?;
+            }
+        }
+    }
+    ids.push(start);
+    ids.extend(tokenizer.encode("assistant\n")?);
+    Ok(ids)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use codesmith_protocol::ToolCall;
+
+    fn spec(name: &str, description: &str, schema: Value) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            input_schema: schema,
+        }
+    }
+
+    #[test]
+    fn system_section_lists_tools_compactly() {
+        let tools = vec![
+            spec(
+                "exec_shell",
+                "Run a shell command. Long explanation follows.\nMore lines.",
+                serde_json::json!({"type": "object", "properties": {"command": {}, "timeout_secs": {}}, "required": ["command"]}),
+            ),
+            spec(
+                "read_file",
+                "Read a text file",
+                serde_json::json!({"properties": {"path": {}, "max_lines": {}, "start_line": {}}, "required": ["path"]}),
+            ),
+        ];
+        let text = render_system("You are CodeSmith.", &tools);
+        assert!(text.starts_with("You are CodeSmith.\n\n# Tools\n"));
+        assert!(text.contains(
+            r#"<tool_call>{"name": "read_file", "arguments": {"path": "README.md"}}</tool_call>"#
+        ));
+        assert!(text.contains("\n- exec_shell: Run a shell command. (command, timeout_secs?)"));
+        assert!(text.contains("\n- read_file: Read a text file (path, max_lines?, start_line?)"));
+        assert_eq!(text, render_system("You are CodeSmith.", &tools));
+        assert_eq!(render_system("", &[]), DEFAULT_SYSTEM);
+    }
+
+    #[test]
+    fn assistant_turn_renders_calls_after_text() {
+        let message = Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Thinking {
+                    text: "hidden".into(),
+                },
+                ContentBlock::Text {
+                    text: "Looking.".into(),
+                },
+                ContentBlock::ToolCall(ToolCall {
+                    id: "c1".into(),
+                    name: "list_dir".into(),
+                    arguments: String::new(),
+                }),
+            ],
+        };
+        assert_eq!(
+            render_assistant(&message),
+            r#"Looking.<tool_call>{"name": "list_dir", "arguments": {}}</tool_call>"#
+        );
+    }
+
+    #[test]
+    fn long_summaries_are_cut_on_char_boundaries() {
+        let long = "é".repeat(200);
+        let cut = summary(&long);
+        assert_eq!(cut.chars().count(), SUMMARY_CHARS);
+        assert!(cut.ends_with("..."));
+    }
+}

@@ -1,0 +1,226 @@
+//! [`LocalProvider`]: the embedded model behind the [`Provider`] trait.
+//!
+//! Generation runs on a dedicated thread and streams events through a
+//! channel, like the remote providers' SSE streams. The loaded model and its
+//! KV cache stay in the provider between requests.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use codesmith_protocol::{StopReason, Usage};
+use codesmith_providers::{
+    ChatRequest, EventStream, Provider, ProviderError, ProviderErrorKind, ProviderEvent,
+};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+use crate::error::LocalError;
+use crate::fetch::ensure_model;
+use crate::model::{Finish, GenerateOptions, LocalModel};
+use crate::prompt::{Remembered, render_assistant, render_prompt};
+use crate::respond::Responder;
+
+/// The name of the default model (SmolLM2-135M-Instruct, fetched on first use).
+pub const DEFAULT_MODEL: &str = "smollm2-135m-instruct";
+/// Output-token cap when the request sets none.
+pub const DEFAULT_MAX_TOKENS: usize = 1024;
+/// Events buffered between the generation thread and the consumer.
+const CHANNEL_DEPTH: usize = 256;
+
+/// True when `model` names the default model rather than a GGUF path: empty,
+/// `default`, `local`, `smollm2` or [`DEFAULT_MODEL`] (any case).
+pub fn is_default_model(model: &str) -> bool {
+    let name = model.trim().to_ascii_lowercase();
+    matches!(name.as_str(), "" | "default" | "local" | "smollm2") || name == DEFAULT_MODEL
+}
+
+struct Loaded {
+    model: LocalModel,
+    remembered: Remembered,
+}
+
+/// The embedded local model as a [`Provider`] named `local`.
+///
+/// `ChatRequest::model` is either a default name (see [`is_default_model`]),
+/// fetched into `<home>/models/` on first use, or a path to a GGUF file.
+/// Requests are served one at a time; the model and its KV cache are kept
+/// between them, so a request that extends the previous one prefills only
+/// its new tokens.
+#[derive(Clone)]
+pub struct LocalProvider {
+    home: PathBuf,
+    slot: Arc<Mutex<Option<Loaded>>>,
+}
+
+impl std::fmt::Debug for LocalProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalProvider")
+            .field("home", &self.home)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LocalProvider {
+    /// A provider whose default model is cached under `home` (`$CODESMITH_HOME`).
+    /// Nothing is fetched or loaded until the first request (or [`Self::preload`]).
+    pub fn new(home: impl Into<PathBuf>) -> Self {
+        LocalProvider {
+            home: home.into(),
+            slot: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The GGUF path `model` refers to, fetching the default model if needed.
+    ///
+    /// # Errors
+    /// As [`ensure_model`]; [`LocalError::Model`] when a named path is not a file.
+    pub fn resolve_model(&self, model: &str) -> Result<PathBuf, LocalError> {
+        if is_default_model(model) {
+            return ensure_model(&self.home, &mut |_| {});
+        }
+        let path = PathBuf::from(model.trim());
+        if !path.is_file() {
+            return Err(LocalError::Model {
+                path,
+                detail: format!(
+                    "no such GGUF file; name an existing .gguf with `--model PATH` \
+                     or use the default `{DEFAULT_MODEL}`"
+                ),
+            });
+        }
+        Ok(path)
+    }
+
+    /// Fetches (if needed) and loads `model` now, so the first request does
+    /// not pay for it. Blocking: call it from a blocking context.
+    ///
+    /// # Errors
+    /// As [`Self::resolve_model`] and [`LocalModel::load`].
+    pub fn preload(&self, model: &str) -> Result<(), LocalError> {
+        let path = self.resolve_model(model)?;
+        let mut slot = lock(&self.slot);
+        load_into(&mut slot, &path)?;
+        Ok(())
+    }
+
+    /// Serves one request on the calling thread, sending events to `tx`.
+    fn serve(
+        &self,
+        request: &ChatRequest,
+        tx: &mpsc::Sender<Result<ProviderEvent, ProviderError>>,
+    ) {
+        let mut send = |event: ProviderEvent| tx.blocking_send(Ok(event)).is_ok();
+        if let Err(err) = self.generate(request, &mut send) {
+            let _ = tx.blocking_send(Err(err.into()));
+        }
+    }
+
+    fn generate(
+        &self,
+        request: &ChatRequest,
+        send: &mut dyn FnMut(ProviderEvent) -> bool,
+    ) -> Result<(), LocalError> {
+        let path = self.resolve_model(&request.model)?;
+        let mut slot = lock(&self.slot);
+        let loaded = load_into(&mut slot, &path)?;
+        let prompt = render_prompt(loaded.model.tokenizer(), request, &loaded.remembered)?;
+        let options = GenerateOptions {
+            max_tokens: request
+                .max_tokens
+                .map_or(DEFAULT_MAX_TOKENS, |n| n as usize)
+                .max(1),
+            temperature: request.temperature.map(f64::from),
+            seed: seed(),
+        };
+        let mut stops = request.stop.clone();
+        if !request.tools.is_empty() {
+            // A made-up tool result must never follow a call.
+            stops.push("<tool_response>".to_string());
+        }
+        let Loaded { model, remembered } = loaded;
+        let tokenizer = model.shared_tokenizer();
+        let mut responder = Responder::new(&tokenizer, stops, send);
+        let generation = model.generate(&prompt, &options, &mut |id| responder.on_token(id))?;
+        responder.finish();
+        if responder.stop_hit().is_none() {
+            remembered.insert(
+                render_assistant(&responder.message()),
+                generation.tokens.clone(),
+            );
+        }
+        let stop_reason = if !responder.calls().is_empty() {
+            StopReason::ToolUse
+        } else if matches!(generation.finish, Finish::MaxTokens | Finish::ContextFull) {
+            StopReason::MaxTokens
+        } else if responder
+            .stop_hit()
+            .is_some_and(|stop| request.stop.iter().any(|s| s == stop))
+        {
+            StopReason::StopSequence
+        } else {
+            StopReason::EndTurn
+        };
+        responder.emit(ProviderEvent::Usage(Usage {
+            input_tokens: generation.prompt_tokens as u64,
+            output_tokens: generation.tokens.len() as u64,
+            cached_input_tokens: generation.reused_tokens as u64,
+        }));
+        responder.emit(ProviderEvent::Completed {
+            stop_reason: Some(stop_reason),
+        });
+        Ok(())
+    }
+}
+
+fn lock(slot: &Mutex<Option<Loaded>>) -> MutexGuard<'_, Option<Loaded>> {
+    // A panic while generating leaves a usable model; at worst its cache is
+    // stale, and the prefix check rebuilds it.
+    slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Loads `path` into the slot unless it already holds that model.
+fn load_into<'a>(slot: &'a mut Option<Loaded>, path: &Path) -> Result<&'a mut Loaded, LocalError> {
+    if slot.as_ref().is_none_or(|l| l.model.path() != path) {
+        *slot = None;
+        let model = LocalModel::load(path)?;
+        *slot = Some(Loaded {
+            model,
+            remembered: Remembered::default(),
+        });
+    }
+    slot.as_mut()
+        .ok_or_else(|| LocalError::Inference("the model slot is empty".to_string()))
+}
+
+fn seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+#[async_trait]
+impl Provider for LocalProvider {
+    fn name(&self) -> &str {
+        "local"
+    }
+
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
+        let provider = self.clone();
+        let request = request.clone();
+        std::thread::Builder::new()
+            .name("codesmith-local".to_string())
+            .spawn(move || provider.serve(&request, &tx))
+            .map_err(|e| {
+                ProviderError::new(
+                    ProviderErrorKind::Internal,
+                    format!("cannot start the local model thread: {e}"),
+                )
+            })?;
+        let stream = futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        });
+        Ok(stream.boxed())
+    }
+}

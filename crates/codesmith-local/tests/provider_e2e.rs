@@ -1,0 +1,193 @@
+//! End to end: the real SmolLM2 model behind the `Provider` trait.
+//! Skipped when `CODESMITH_SKIP_LOCAL_MODEL=1`; otherwise the model is fetched
+//! once into the test home (see `common::test_home`).
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use codesmith_local::LocalProvider;
+use codesmith_protocol::{
+    ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
+};
+use codesmith_providers::{ChatRequest, Provider, ProviderEvent};
+use futures::StreamExt;
+
+/// Upper bound for one response on a loaded two-core machine.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(120);
+
+struct Response {
+    message: Message,
+    usage: Usage,
+    stop_reason: StopReason,
+}
+
+async fn run(provider: &LocalProvider, request: &ChatRequest) -> Response {
+    let mut stream = provider.stream(request).await.unwrap();
+    let mut text = String::new();
+    let mut calls: Vec<ToolCall> = Vec::new();
+    let mut usage = None;
+    let mut stop_reason = None;
+    while let Some(event) = tokio::time::timeout(RESPONSE_TIMEOUT, stream.next())
+        .await
+        .unwrap()
+    {
+        assert!(stop_reason.is_none(), "event after Completed");
+        match event.unwrap() {
+            ProviderEvent::TextDelta(delta) => text.push_str(&delta),
+            ProviderEvent::ToolCallStart { index, id, name } => {
+                assert_eq!(index, calls.len());
+                calls.push(ToolCall {
+                    id,
+                    name,
+                    arguments: String::new(),
+                });
+            }
+            ProviderEvent::ToolCallDelta { index, arguments } => {
+                calls[index].arguments.push_str(&arguments)
+            }
+            ProviderEvent::Usage(u) => usage = Some(u),
+            ProviderEvent::Completed {
+                stop_reason: reason,
+            } => stop_reason = reason,
+            ProviderEvent::ThinkingDelta(_) => panic!("the local model has no thinking channel"),
+        }
+    }
+    let mut content = Vec::new();
+    if !text.is_empty() {
+        content.push(ContentBlock::Text { text });
+    }
+    content.extend(calls.into_iter().map(ContentBlock::ToolCall));
+    Response {
+        message: Message {
+            role: Role::Assistant,
+            content,
+        },
+        usage: usage.expect("usage reported"),
+        stop_reason: stop_reason.expect("stream completed"),
+    }
+}
+
+fn tools() -> Vec<ToolSpec> {
+    let spec = |name: &str, description: &str, schema: serde_json::Value| ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        input_schema: schema,
+    };
+    vec![
+        spec(
+            "list_dir",
+            "List a directory.",
+            serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        ),
+        spec(
+            "read_file",
+            "Read a text file.",
+            serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_model_streams_and_reuses_its_cache() {
+    if common::skip_real_model("real_model_streams_and_reuses_its_cache") {
+        return;
+    }
+    let provider = LocalProvider::new(common::test_home());
+    let mut request = ChatRequest {
+        model: "smollm2-135m-instruct".into(),
+        system: "You are CodeSmith, a coding agent working in /tmp/demo.".into(),
+        messages: vec![Message::user_text(
+            "Read the README.md file of the project.",
+        )],
+        tools: tools(),
+        max_tokens: Some(64),
+        temperature: None,
+        stop: Vec::new(),
+    };
+    let first = run(&provider, &request).await;
+    assert!(first.usage.input_tokens > 50);
+    assert!(first.usage.output_tokens >= 1 && first.usage.output_tokens <= 64);
+    assert!(
+        !first.message.content.is_empty(),
+        "the model said something"
+    );
+    let calls: Vec<&ToolCall> = first.message.tool_calls().collect();
+    match first.stop_reason {
+        StopReason::ToolUse => assert!(!calls.is_empty()),
+        StopReason::EndTurn | StopReason::MaxTokens => assert!(calls.is_empty()),
+        other => panic!("unexpected stop reason {other:?}"),
+    }
+    eprintln!(
+        "first response ({:?}): {:?}",
+        first.stop_reason, first.message.content
+    );
+
+    // The next request extends the history: only its new tokens are prefilled.
+    request.messages.push(first.message.clone());
+    let reply = match calls.first() {
+        Some(call) => Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult(ToolResult {
+                call_id: call.id.clone(),
+                content: "# Demo\nA tiny demo project.".into(),
+                is_error: false,
+            })],
+        },
+        None => Message::user_text("Thanks. Now say hello."),
+    };
+    request.messages.push(reply);
+    request.max_tokens = Some(8);
+    let second = run(&provider, &request).await;
+    let previous = first.usage.input_tokens + first.usage.output_tokens;
+    assert!(
+        second.usage.cached_input_tokens + 1 >= previous,
+        "second turn reused {} of {} earlier tokens",
+        second.usage.cached_input_tokens,
+        previous
+    );
+    assert!(second.usage.input_tokens > second.usage.cached_input_tokens);
+    assert!(second.usage.output_tokens <= 8);
+
+    // A diverging history falls back to a full prefill and still works.
+    let fresh = ChatRequest {
+        messages: vec![Message::user_text("What is 2 + 2?")],
+        max_tokens: Some(3),
+        tools: Vec::new(),
+        ..request.clone()
+    };
+    let third = run(&provider, &fresh).await;
+    assert_eq!(third.usage.cached_input_tokens, 0);
+    assert!(third.usage.output_tokens <= 3);
+    if third.usage.output_tokens == 3 {
+        assert_eq!(third.stop_reason, StopReason::MaxTokens);
+    }
+}
+
+#[tokio::test]
+async fn a_missing_gguf_path_is_a_clear_error() {
+    let provider = LocalProvider::new(std::env::temp_dir().join("codesmith-local-no-home"));
+    let request = ChatRequest {
+        model: "/nonexistent/model.gguf".into(),
+        system: String::new(),
+        messages: vec![Message::user_text("hi")],
+        tools: Vec::new(),
+        max_tokens: Some(4),
+        temperature: None,
+        stop: Vec::new(),
+    };
+    let mut stream = provider.stream(&request).await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .unwrap()
+        .unwrap();
+    let err = first.unwrap_err();
+    assert!(
+        err.message.contains("/nonexistent/model.gguf"),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("--model PATH"), "{}", err.message);
+}
