@@ -625,6 +625,24 @@ fn program_name(text: &str) -> Option<&str> {
     }
 }
 
+/// Unicode dashes a pasted command may carry instead of `-`.
+const DASHES: &[char] = &[
+    '\u{2010}', '\u{2011}', '\u{2012}', '\u{2013}', '\u{2014}', '\u{2015}', '\u{2212}', '\u{FE63}',
+    '\u{FF0D}',
+];
+
+/// Judging copy of a word: Unicode dashes read as `-`, so `git reset ‐‐hard`
+/// is judged like `git reset --hard`.
+fn judging_word(word: &Word) -> Word {
+    if word.text.is_ascii() {
+        return word.clone();
+    }
+    Word {
+        text: word.text.replace(DASHES, "-"),
+        ..word.clone()
+    }
+}
+
 /// Peels wrappers off `words`.
 fn unwrap(words: &[Word]) -> Unwrapped {
     let mut out = Unwrapped {
@@ -633,7 +651,7 @@ fn unwrap(words: &[Word]) -> Unwrapped {
         verdict: None,
         query_only: false,
     };
-    let mut rest: Vec<Word> = words.to_vec();
+    let mut rest: Vec<Word> = words.iter().map(judging_word).collect();
     while let Some(first) = rest.first() {
         if first.dynamic {
             break;

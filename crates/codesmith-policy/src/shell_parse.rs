@@ -231,6 +231,7 @@ impl Walker<'_> {
     /// after its start line. After `|` they read a pipe; after `&&`, `||` or
     /// `;` they do not.
     fn heredoc_tail(&mut self, node: Node<'_>) {
+        let arguments = argument_children(node);
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
         let mut after_pipe = false;
@@ -238,6 +239,9 @@ impl Walker<'_> {
             if !child.is_named() {
                 let op = self.text(child);
                 after_pipe = op == "|" || op == "|&";
+                continue;
+            }
+            if arguments.contains(&child) {
                 continue;
             }
             match child.kind() {
@@ -355,6 +359,12 @@ impl Walker<'_> {
                         _ => {}
                     }
                 }
+                // Words after the start line's marker are the command's
+                // arguments (`cat <<EOF file.txt`); the grammar files them
+                // under the redirect.
+                for word in argument_children(node) {
+                    command.words.push(self.word(word));
+                }
             }
             "herestring_redirect" => {
                 let value = node
@@ -449,6 +459,13 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// Children of `node` in its `argument` field.
+fn argument_children(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = node.walk();
+    node.children_by_field_name("argument", &mut cursor)
+        .collect()
 }
 
 /// Removes backslash escapes from an unquoted word (`\g` → `g`, `\ ` → ` `).

@@ -289,3 +289,12 @@ fn more_bypass_shapes() {
         ("env -S 'rm -rf x'", RequiresApproval),
     ]);
 }
+
+#[test]
+fn grammar_quirks_do_not_hide_commands() {
+    assert_levels(&[
+        ("git reset \u{2010}\u{2010}hard", RequiresApproval),
+        ("bash <<-EOF\n\\trm -rf /etc\nEOF", RequiresApproval),
+        ("cat <<EOF notes.txt\nx\nEOF", Safe),
+    ]);
+}

@@ -142,3 +142,60 @@ fn no_deny_labelled_case_is_allowed() {
         leaks.join("\n")
     );
 }
+
+/// The e2e command fixtures of the same suite: `dangerous.txt` (every line
+/// must be blocked) and `EXPECT:command` lines in the other files. A
+/// `BLOCK` line must not be decided `allow`.
+#[test]
+fn e2e_fixtures_block_lines_are_not_allowed() {
+    let dir = corpus_dir().join("../e2e/fixtures/commands");
+    if !dir.is_dir() {
+        eprintln!("note: {} is absent; fixture test skipped", dir.display());
+        return;
+    }
+    let rules = Rules::new();
+    let mut leaks = Vec::new();
+    let (mut block, mut allow, mut allow_asked) = (0, 0, 0);
+    for name in [
+        "dangerous.txt",
+        "edge_cases.txt",
+        "heredocs.txt",
+        "safe.txt",
+    ] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap_or_default();
+        for line in text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        {
+            let (expect, command) = match line.split_once(':') {
+                Some((e @ ("BLOCK" | "ALLOW" | "WARN"), c)) => (e, c.replace("\\n", "\n")),
+                _ if name == "dangerous.txt" => ("BLOCK", line.to_string()),
+                _ if name == "safe.txt" => ("ALLOW", line.to_string()),
+                _ => continue,
+            };
+            let decision = decide(&command, WS, &rules, ApprovalMode::Suggest).decision;
+            match expect {
+                "BLOCK" => {
+                    block += 1;
+                    if decision == Decision::Allow {
+                        leaks.push(format!("{name}: {command:?}"));
+                    }
+                }
+                "ALLOW" => {
+                    allow += 1;
+                    allow_asked += usize::from(decision != Decision::Allow);
+                }
+                _ => {}
+            }
+        }
+    }
+    println!(
+        "dcg e2e fixtures: {block} block lines ({} allowed), {allow} allow lines ({allow_asked} asked or denied)",
+        leaks.len()
+    );
+    assert!(
+        leaks.is_empty(),
+        "BLOCK lines decided allow:\n{}",
+        leaks.join("\n")
+    );
+}
