@@ -1,6 +1,6 @@
 //! What an approval is keyed by.
 
-use codesmith_policy::{SafetyLevel, classify_command};
+use codesmith_policy::{SafetyLevel, approval_fingerprint, classify_command};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -60,59 +60,34 @@ impl Grant {
         }
     }
 
-    /// True when `self`, a stored grant, or the combination of single-prefix grants in
-    /// `stored`, covers `request`. A compound shell request is covered by an identical
-    /// compound grant, or when every one of its prefixes has a single-prefix grant.
+    /// True when one of `stored` is this grant. Shell grants compare their whole prefix
+    /// list, so a grant for `cargo build` covers `cargo build --release` but never
+    /// `cargo build && curl x` (the separator is never crossed).
     pub fn covered_by(&self, stored: &[Grant]) -> bool {
-        if stored.contains(self) {
-            return true;
-        }
-        match self {
-            Grant::Shell { prefixes } => prefixes.iter().all(|p| {
-                stored.iter().any(
-                    |g| matches!(g, Grant::Shell { prefixes: s } if s.len() == 1 && &s[0] == p),
-                )
-            }),
-            _ => false,
-        }
+        stored.contains(self)
     }
 }
 
-/// What the approval machinery needs to know about one shell command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellRequest {
-    /// The prefix grant for it, or `None` when only the exact input may be approved: a
-    /// `Dangerous` command, one the parser could not read, or one that redirects output
-    /// somewhere that needs approval.
-    pub grant: Option<Grant>,
-    /// The classifier's level.
-    pub level: SafetyLevel,
-    /// The exact-input fingerprint (for denials and exact approvals).
-    pub exact: String,
+/// The persistent grant for a shell command: its arity-aware prefixes, from the policy
+/// crate's [`approval_fingerprint`] (so the session cache and the store share one key).
+///
+/// `None` when only the exact input could be approved, which is never persisted: a
+/// `Dangerous` command, a line the parser could not read, or a redirection that writes
+/// somewhere needing approval.
+pub fn shell_grant(command: &str, workspace: &str) -> Option<Grant> {
+    if classify_command(command, workspace).level == SafetyLevel::Dangerous {
+        return None;
+    }
+    let fingerprint = approval_fingerprint(command, workspace);
+    let prefixes = fingerprint.strip_prefix(SHELL_PREFIX_KEY)?;
+    Some(Grant::Shell {
+        prefixes: prefixes.split(" ; ").map(str::to_string).collect(),
+    })
+    .filter(Grant::is_well_formed)
 }
 
-/// Classifies `command` (workspace root `workspace`) into its approval keys.
-pub fn shell_request(command: &str, workspace: &str) -> ShellRequest {
-    let c = classify_command(command, workspace);
-    let exact = exact_fingerprint("exec_shell", &Value::String(command.to_string()));
-    let redirects_need_approval = c
-        .segments
-        .iter()
-        .any(|s| s.redirect_level > SafetyLevel::WorkspaceSafe);
-    let grant = if c.level == SafetyLevel::Dangerous || !c.parsed || redirects_need_approval {
-        None
-    } else {
-        let mut prefixes: Vec<String> = c.segments.iter().map(|s| s.prefix.clone()).collect();
-        prefixes.sort();
-        prefixes.dedup();
-        Some(Grant::Shell { prefixes }).filter(Grant::is_well_formed)
-    };
-    ShellRequest {
-        grant,
-        level: c.level,
-        exact,
-    }
-}
+/// How the policy crate's prefix fingerprints start.
+const SHELL_PREFIX_KEY: &str = "shell-prefix:";
 
 /// The exact-input fingerprint of a tool call: `tool:<name>:<sha256 of the arguments as
 /// compact JSON with sorted keys>`.
@@ -147,32 +122,28 @@ mod tests {
 
     #[test]
     fn prefix_grant_covers_flag_variants_not_other_subcommands() {
-        let a = shell_request("cargo build", "/ws").grant.unwrap();
-        let b = shell_request("cargo build --release", "/ws").grant.unwrap();
-        let c = shell_request("cargo publish", "/ws").grant.unwrap();
+        let a = shell_grant("cargo build", "/ws").unwrap();
+        let b = shell_grant("cargo build --release", "/ws").unwrap();
+        let c = shell_grant("cargo publish", "/ws").unwrap();
         assert!(b.covered_by(std::slice::from_ref(&a)));
         assert!(!c.covered_by(std::slice::from_ref(&a)));
     }
 
     #[test]
-    fn compound_needs_every_prefix() {
-        let build = shell_request("cargo build", "/ws").grant.unwrap();
-        let both = shell_request("cargo build && curl -s x.sh", "/ws")
-            .grant
-            .unwrap();
+    fn compound_is_its_own_grant() {
+        let build = shell_grant("cargo build", "/ws").unwrap();
+        let both = shell_grant("cargo build && curl -s x.sh", "/ws").unwrap();
         assert!(!both.covered_by(std::slice::from_ref(&build)));
-        let test = shell_request("cargo test", "/ws").grant.unwrap();
-        let bt = shell_request("cargo build && cargo test -q", "/ws")
-            .grant
-            .unwrap();
-        assert!(bt.covered_by(&[build, test]));
+        let bt = shell_grant("cargo build && cargo test", "/ws").unwrap();
+        let bt2 = shell_grant("cargo build --release && cargo test -q", "/ws").unwrap();
+        assert!(bt2.covered_by(&[bt]));
     }
 
     #[test]
     fn dangerous_and_outside_redirects_get_no_prefix_grant() {
-        assert!(shell_request("curl x | sh", "/ws").grant.is_none());
-        assert!(shell_request("rm -rf /", "/ws").grant.is_none());
-        assert!(shell_request("echo x > /etc/passwd", "/ws").grant.is_none());
+        assert!(shell_grant("curl x | sh", "/ws").is_none());
+        assert!(shell_grant("rm -rf /", "/ws").is_none());
+        assert!(shell_grant("echo x > /etc/passwd", "/ws").is_none());
     }
 
     #[test]
@@ -185,8 +156,8 @@ mod tests {
     #[test]
     fn exact_fingerprints_differ_by_input() {
         assert_ne!(
-            shell_request("ls -a", "/ws").exact,
-            shell_request("ls -l", "/ws").exact
+            exact_fingerprint("t", &Value::from("ls -a")),
+            exact_fingerprint("t", &Value::from("ls -l"))
         );
     }
 }

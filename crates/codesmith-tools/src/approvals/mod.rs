@@ -4,7 +4,8 @@
 //! Security Debt", notes six and the grant merge):
 //! - [`SessionApprovals`]: a denial fingerprints the exact input; an approval of a shell
 //!   command fingerprints its arity-aware prefixes, so approving `cargo build` covers
-//!   `cargo build --release`.
+//!   `cargo build --release`. The shell keys are the policy crate's
+//!   `denial_fingerprint`/`approval_fingerprint`; other tools use [`exact_fingerprint`].
 //! - [`ApprovalStore`]: grants in `$CODESMITH_HOME/approvals.toml`, keyed by canonical
 //!   workspace path, mode 0600, written atomically and merged with what is on disk, with
 //!   tombstones so a grant removed elsewhere is not resurrected. Only shell prefixes, URL
@@ -21,6 +22,6 @@ mod grant;
 mod session;
 mod store;
 
-pub use grant::{Grant, ShellRequest, exact_fingerprint, shell_request};
+pub use grant::{Grant, exact_fingerprint, shell_grant};
 pub use session::SessionApprovals;
 pub use store::{APPROVALS_FILE, ApprovalError, ApprovalStore};

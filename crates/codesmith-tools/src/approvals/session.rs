@@ -3,18 +3,17 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::Grant;
+use codesmith_policy::{approval_fingerprint, denial_fingerprint};
 
 #[derive(Debug, Default)]
 struct Inner {
-    grants: Vec<Grant>,
-    approved_exact: HashSet<String>,
-    denied_exact: HashSet<String>,
+    approved: HashSet<String>,
+    denied: HashSet<String>,
 }
 
-/// Session approvals: approvals keyed by [`Grant`] (prefix-level for shell commands) or by
-/// exact input; denials keyed by exact input only, so denying `git push --force` does not
-/// block `git push`. Poison-tolerant.
+/// Session approvals keyed by fingerprint strings. Approvals use prefix-level keys for
+/// shell commands (so `cargo build` covers `cargo build --release`); denials use the exact
+/// input only (so denying `git push --force` does not block `git push`). Poison-tolerant.
 #[derive(Debug, Default)]
 pub struct SessionApprovals {
     inner: Mutex<Inner>,
@@ -30,68 +29,74 @@ impl SessionApprovals {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Remembers an approval of `grant` for the rest of the session.
-    pub fn approve(&self, grant: Grant) {
-        let mut inner = self.lock();
-        if !inner.grants.contains(&grant) {
-            inner.grants.push(grant);
+    /// Remembers an approval keyed by `fingerprint` for the rest of the session.
+    pub fn approve(&self, fingerprint: &str) {
+        self.lock().approved.insert(fingerprint.to_string());
+    }
+
+    /// Remembers a denial keyed by `fingerprint` (an exact-input key).
+    pub fn deny(&self, fingerprint: &str) {
+        self.lock().denied.insert(fingerprint.to_string());
+    }
+
+    /// True when `fingerprint` was approved in this session.
+    pub fn is_approved(&self, fingerprint: &str) -> bool {
+        self.lock().approved.contains(fingerprint)
+    }
+
+    /// True when `fingerprint` was denied in this session.
+    pub fn is_denied(&self, fingerprint: &str) -> bool {
+        self.lock().denied.contains(fingerprint)
+    }
+
+    /// Records the user's "yes for this session" to a shell command.
+    pub fn approve_shell(&self, command: &str, workspace: &str) {
+        self.approve(&approval_fingerprint(command, workspace));
+    }
+
+    /// Records the user's "no" to a shell command (this exact text only).
+    pub fn deny_shell(&self, command: &str) {
+        self.deny(&denial_fingerprint(command));
+    }
+
+    /// What this session already answered for a shell command: `Some(false)` when this
+    /// exact command was denied, `Some(true)` when its prefixes were approved, `None` when
+    /// the user must be asked. A denial wins over an approval.
+    pub fn shell_answer(&self, command: &str, workspace: &str) -> Option<bool> {
+        if self.is_denied(&denial_fingerprint(command)) {
+            Some(false)
+        } else if self.is_approved(&approval_fingerprint(command, workspace)) {
+            Some(true)
+        } else {
+            None
         }
-    }
-
-    /// Remembers an approval of exactly this input (`exact` from
-    /// [`super::exact_fingerprint`]); used where no grant applies.
-    pub fn approve_exact(&self, exact: &str) {
-        self.lock().approved_exact.insert(exact.to_string());
-    }
-
-    /// Remembers a denial of exactly this input.
-    pub fn deny(&self, exact: &str) {
-        let mut inner = self.lock();
-        inner.approved_exact.remove(exact);
-        inner.denied_exact.insert(exact.to_string());
-    }
-
-    /// True when this exact input was denied in this session.
-    pub fn is_denied(&self, exact: &str) -> bool {
-        self.lock().denied_exact.contains(exact)
-    }
-
-    /// True when the request (its grant, if it has one, and its exact fingerprint) was
-    /// approved in this session and not denied since.
-    pub fn is_approved(&self, grant: Option<&Grant>, exact: &str) -> bool {
-        let inner = self.lock();
-        if inner.denied_exact.contains(exact) {
-            return false;
-        }
-        inner.approved_exact.contains(exact) || grant.is_some_and(|g| g.covered_by(&inner.grants))
     }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::shell_request;
     use super::*;
 
     #[test]
     fn approval_covers_prefix_denial_is_exact() {
         let cache = SessionApprovals::new();
-        let approved = shell_request("cargo build", "/ws");
-        cache.approve(approved.grant.clone().unwrap());
-        let release = shell_request("cargo build --release", "/ws");
-        assert!(cache.is_approved(release.grant.as_ref(), &release.exact));
+        cache.approve_shell("cargo build", "/ws");
+        assert_eq!(
+            cache.shell_answer("cargo build --release", "/ws"),
+            Some(true)
+        );
+        assert_eq!(cache.shell_answer("cargo build && curl x", "/ws"), None);
 
-        let push_force = shell_request("git push --force", "/ws");
-        cache.deny(&push_force.exact);
-        let push = shell_request("git push", "/ws");
-        assert!(cache.is_denied(&push_force.exact));
-        assert!(!cache.is_denied(&push.exact));
+        cache.deny_shell("git push --force");
+        assert_eq!(cache.shell_answer("git push --force", "/ws"), Some(false));
+        assert_eq!(cache.shell_answer("git push", "/ws"), None);
     }
 
     #[test]
     fn survives_a_poisoned_lock() {
         let cache = std::sync::Arc::new(SessionApprovals::new());
-        cache.approve_exact("x");
+        cache.approve("x");
         let c = cache.clone();
         let _ = std::thread::spawn(move || {
             let _guard = c.inner.lock().unwrap();
@@ -99,7 +104,7 @@ mod tests {
         })
         .join();
         assert!(cache.inner.is_poisoned());
-        assert!(cache.is_approved(None, "x"));
+        assert!(cache.is_approved("x"));
         cache.deny("y");
         assert!(cache.is_denied("y"));
     }

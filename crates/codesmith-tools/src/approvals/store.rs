@@ -251,7 +251,7 @@ fn save(path: &Path, file: &ApprovalsFile) -> std::io::Result<()> {
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 
-    use super::super::shell_request;
+    use super::super::shell_grant;
     use super::*;
 
     fn prefix(p: &str) -> Grant {
@@ -265,9 +265,9 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let ws = tempfile::tempdir().unwrap();
         let store = ApprovalStore::open(home.path());
-        let req = shell_request("cargo build", ws.path().to_str().unwrap());
+        let grant = shell_grant("cargo build", ws.path().to_str().unwrap()).unwrap();
         store
-            .grant(ws.path(), req.grant.clone().unwrap(), req.level)
+            .grant(ws.path(), grant, SafetyLevel::WorkspaceSafe)
             .unwrap();
         store
             .grant(
@@ -282,8 +282,9 @@ mod tests {
             .mode();
         assert_eq!(mode & 0o777, 0o600);
         let reopened = ApprovalStore::open(home.path());
-        let release = shell_request("cargo build --release", "/x");
-        assert!(reopened.allows(ws.path(), release.grant.as_ref(), release.level));
+        let release = shell_grant("cargo build --release", "/x");
+        let level = SafetyLevel::WorkspaceSafe;
+        assert!(reopened.allows(ws.path(), release.as_ref(), level));
         assert!(reopened.allows(
             ws.path(),
             Some(&Grant::url_host("docs.rs")),
@@ -291,7 +292,7 @@ mod tests {
         ));
         // Keyed by workspace: another workspace has nothing.
         let other = tempfile::tempdir().unwrap();
-        assert!(!reopened.allows(other.path(), release.grant.as_ref(), release.level));
+        assert!(!reopened.allows(other.path(), release.as_ref(), level));
     }
 
     #[test]
@@ -308,14 +309,10 @@ mod tests {
         store
             .grant(ws.path(), prefix("curl"), SafetyLevel::RequiresApproval)
             .unwrap();
-        let piped = shell_request("curl x | sh", "/x");
-        assert_eq!(piped.level, SafetyLevel::Dangerous);
-        assert!(!store.allows(ws.path(), Some(&prefix("curl")), piped.level));
-        assert!(!store.allows(
-            ws.path(),
-            piped.grant.as_ref(),
-            SafetyLevel::RequiresApproval
-        ));
+        let level = codesmith_policy::classify_command("curl x | sh", "/x").level;
+        assert_eq!(level, SafetyLevel::Dangerous);
+        assert!(!store.allows(ws.path(), Some(&prefix("curl")), level));
+        assert!(shell_grant("curl x | sh", "/x").is_none());
     }
 
     #[test]
