@@ -16,10 +16,10 @@ impl fmt::Display for SandboxRefusal {
         write!(
             f,
             "refusing to run: policy requires a sandbox, but the selected backend \"{}\" does \
-             not isolate commands on this host. Either install bubblewrap (for example \
-             `apt-get install bubblewrap`) and set sandbox = \"bwrap\", or run without \
-             isolation on purpose by setting sandbox = \"none\" in the user config or passing \
-             --no-sandbox",
+             not isolate commands on this host. Two ways out: install bubblewrap (for example \
+             `apt-get install bubblewrap`) so the bwrap backend can run, or opt out of isolation \
+             explicitly with `[sandbox] backend = \"none\"` (or `required = false`) in the user \
+             config",
             self.backend
         )
     }
@@ -114,7 +114,7 @@ mod tests {
         let err = run(&NoneBackend, &scope(), vec!["true".into()], true).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("install bubblewrap"), "{msg}");
-        assert!(msg.contains("sandbox = \"none\""), "{msg}");
+        assert!(msg.contains("backend = \"none\""), "{msg}");
     }
 
     #[test]

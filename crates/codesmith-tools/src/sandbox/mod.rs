@@ -101,7 +101,7 @@ impl Backend for NoneBackend {
 ///
 /// - `"none"`: [`NoneBackend`].
 /// - `"bwrap"`: [`BwrapBackend`]; `Unavailable` when `bwrap` is missing or cannot create
-///   namespaces here (install bubblewrap, or set `sandbox = "none"` explicitly).
+///   namespaces here (install bubblewrap, or set `[sandbox] backend = "none"` explicitly).
 /// - `"auto"`: bwrap when it works, otherwise none (whose `isolates()` is false, so the
 ///   gate in [`require_isolation`] still refuses where isolation is required).
 ///
@@ -114,7 +114,7 @@ pub fn backend_from_name(name: &str) -> Result<Arc<dyn Backend>, SandboxError> {
             .ok_or_else(|| SandboxError::Unavailable {
                 backend: "bwrap",
                 reason: "bwrap is not installed or cannot create namespaces here; install \
-                         bubblewrap, or set sandbox = \"none\" explicitly"
+                         bubblewrap, or set backend = \"none\" explicitly"
                     .to_string(),
             }),
         "auto" => Ok(match BwrapBackend::detect() {
