@@ -121,6 +121,9 @@ async fn plan(
     if parsed.is_none() && stop.is_truncation() {
         return answered(call, Err(truncated_refusal(stop)), false);
     }
+    if *stop == StopReason::Interrupted {
+        return answered(call, Err(interrupted_refusal()), false);
+    }
     let args = match parsed {
         Some(v) => v,
         None => repair_arguments(&call.arguments, RepairPolicy::RepairAllowed)
@@ -198,6 +201,19 @@ fn truncated_refusal(stop: &StopReason) -> Refusal {
          several smaller calls.",
     )
     .with("stop_reason", reason.unwrap_or_else(|| "max_tokens".into()))
+    .with("executed", false)
+}
+
+/// A call from a response whose stream broke off before its terminal signal:
+/// its arguments may be incomplete, so it is never executed.
+fn interrupted_refusal() -> Refusal {
+    Refusal::new(
+        ErrorCode::InvalidArguments,
+        "This call was NOT executed: the response stream was cut off before it finished, so the call may be \
+         incomplete.",
+        "Send the call again in full.",
+    )
+    .with("stop_reason", "interrupted")
     .with("executed", false)
 }
 

@@ -8,6 +8,7 @@
 
 mod agent;
 pub mod approval;
+pub mod context;
 mod dispatch;
 mod gate;
 pub mod guard;

@@ -36,7 +36,16 @@ pub enum Record {
         /// The message.
         message: Message,
     },
-    /// A non-message fact: a compaction, a restore, a verdict.
+    /// The transcript was rewritten to fit the context window: from here on,
+    /// `messages` replaces everything before it (the old lines stay in the
+    /// file, so nothing is lost).
+    Compaction {
+        /// Which recovery stage produced it (`clear_tool_results`, `summary`, `trim`).
+        stage: String,
+        /// The transcript after the rewrite.
+        messages: Vec<Message>,
+    },
+    /// A non-message fact: a restore, a verdict.
     Note {
         /// What kind of note (`compaction`, `restore`, `verdict`, ...).
         kind: String,
@@ -146,13 +155,16 @@ impl Session {
             .find(|r| matches!(r, Record::Meta { .. }))
             .cloned()
             .ok_or_else(|| SessionError::Corrupt(path.display().to_string()))?;
-        let messages = records
-            .into_iter()
-            .filter_map(|r| match r {
-                Record::Message { message } => Some(message),
-                _ => None,
-            })
-            .collect();
+        let mut messages = Vec::new();
+        for record in records {
+            match record {
+                Record::Message { message } => messages.push(message),
+                Record::Compaction {
+                    messages: replaced, ..
+                } => messages = replaced,
+                Record::Meta { .. } | Record::Note { .. } => {}
+            }
+        }
         Ok(Session {
             id: id.to_string(),
             path,
@@ -191,6 +203,27 @@ impl Session {
         self.write(&record)?;
         if let Record::Message { message } = record {
             self.messages.push(message);
+        }
+        Ok(())
+    }
+
+    /// Replaces the transcript after a context recovery, recording what
+    /// replaced it; the earlier lines stay in the file.
+    ///
+    /// # Errors
+    /// [`SessionError::Io`]; the transcript in memory is then unchanged.
+    pub fn replace_messages(
+        &mut self,
+        stage: &str,
+        messages: Vec<Message>,
+    ) -> Result<(), SessionError> {
+        let record = Record::Compaction {
+            stage: stage.to_string(),
+            messages,
+        };
+        self.write(&record)?;
+        if let Record::Compaction { messages, .. } = record {
+            self.messages = messages;
         }
         Ok(())
     }
@@ -314,6 +347,21 @@ mod tests {
             Some(id.as_str())
         );
         assert_eq!(latest_session_for(home.path(), Path::new("/other")), None);
+    }
+
+    #[test]
+    fn a_compaction_replaces_the_transcript_on_load() {
+        let home = tempfile::tempdir().unwrap();
+        let mut s = Session::create(home.path(), Path::new("/w"), "openai", "m").unwrap();
+        s.push(Message::user_text("old")).unwrap();
+        s.replace_messages("summary", vec![Message::user_text("summary")])
+            .unwrap();
+        s.push(Message::assistant_text("new")).unwrap();
+        let id = s.id().to_string();
+        drop(s);
+        let s = Session::open(home.path(), &id).unwrap();
+        let texts: Vec<String> = s.messages().iter().map(Message::text).collect();
+        assert_eq!(texts, ["summary", "new"]);
     }
 
     #[test]

@@ -1,0 +1,286 @@
+//! The loop under injected faults, against the scripted model server (real
+//! HTTP, real SSE): truncated calls, malformed arguments, misspelled names,
+//! repeated calls, context overflow, interrupted streams, transient errors.
+
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use codesmith_engine::{Engine, EngineConfig, NoApprover, Session, TaskOutcome, TaskStatus};
+use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
+use codesmith_protocol::Event;
+use codesmith_providers::{CompleteOptions, OpenAiConfig, OpenAiProvider};
+use codesmith_testkit::{Fault, Scripted, ScriptedServer};
+use codesmith_tools::ToolContext;
+use codesmith_tools::fetch::FetchConfig;
+use serde_json::Value;
+
+struct Rig {
+    _dir: tempfile::TempDir,
+    ws: std::path::PathBuf,
+    server: ScriptedServer,
+}
+
+impl Rig {
+    async fn new() -> Rig {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws").canonicalize().unwrap_or_else(|_| {
+            std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+            dir.path().join("ws").canonicalize().unwrap()
+        });
+        std::fs::write(ws.join("notes.txt"), "alpha\nbeta\n").unwrap();
+        Rig {
+            _dir: dir,
+            ws,
+            server: ScriptedServer::start().await,
+        }
+    }
+
+    fn engine(&self) -> Engine {
+        let home = self.ws.parent().unwrap().join("home");
+        let provider = OpenAiProvider::new(OpenAiConfig::new(
+            self.server.base_url(),
+            Some("sk-test".into()),
+        ))
+        .unwrap();
+        let session = Session::create(&home, &self.ws, "openai", "scripted").unwrap();
+        let complete = CompleteOptions {
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(50),
+            max_retry_after: Duration::from_millis(50),
+            idle_timeout: Duration::from_secs(2),
+            ..CompleteOptions::default()
+        };
+        let config = EngineConfig {
+            model: "scripted".into(),
+            system_prompt: "test".into(),
+            max_turns: 10,
+            max_tokens: None,
+            approval: ApprovalMode::Auto,
+            complete,
+            rules: Rules::new(),
+            network: NetworkPolicy::default(),
+        };
+        let ctx = ToolContext::new(self.ws.clone(), home);
+        let tools = codesmith_tools::builtin_registry(FetchConfig::default());
+        Engine::new(
+            Arc::new(provider),
+            tools,
+            Arc::new(ctx),
+            Arc::new(NoApprover),
+            session,
+            config,
+        )
+    }
+
+    async fn run(&self, task: &str) -> (TaskOutcome, Vec<Event>) {
+        let mut engine = self.engine();
+        let mut events = Vec::new();
+        let outcome = engine
+            .run_task(task, &mut |e| events.push(e))
+            .await
+            .unwrap();
+        (outcome, events)
+    }
+
+    /// The tool-result texts of request `n`.
+    fn results(&self, n: usize) -> Vec<String> {
+        let body = &self.server.request_bodies()[n];
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+#[tokio::test]
+async fn a_truncated_shell_call_is_not_executed() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::truncated_tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "touch ran_marker && echo do"#,
+        ))
+        .push(Scripted::text("ok, I will resend later"));
+    let (outcome, _) = rig.run("clean up").await;
+    assert_eq!(outcome.status, TaskStatus::Completed);
+    assert!(
+        !rig.ws.join("ran_marker").exists(),
+        "the truncated command ran"
+    );
+    let result = &rig.results(1)[0];
+    assert!(
+        result.contains("NOT executed") && result.contains("max_tokens"),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn an_interrupted_response_runs_none_of_its_calls() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(
+            Scripted::tool_call("c1", "exec_shell", r#"{"command": "touch ran_marker"}"#)
+                .omit_terminal(),
+        )
+        .push(Scripted::text("done"));
+    let (outcome, _) = rig.run("do it").await;
+    assert_eq!(outcome.status, TaskStatus::Completed);
+    assert!(!rig.ws.join("ran_marker").exists());
+    assert!(rig.results(1)[0].contains("cut off"));
+}
+
+#[tokio::test]
+async fn malformed_but_complete_arguments_are_repaired() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::tool_call(
+            "c1",
+            "read_file",
+            "{\"path\": \"notes.txt\",}",
+        ))
+        .push(Scripted::text("read it"));
+    rig.run("read notes").await;
+    let result = &rig.results(1)[0];
+    assert!(
+        result.contains("\"ok\":true") && result.contains("beta"),
+        "{result}"
+    );
+}
+
+#[tokio::test]
+async fn tool_names_are_repaired_or_answered_with_did_you_mean() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::tool_call(
+            "c1",
+            "ReadFile",
+            r#"{"path": "notes.txt"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c2",
+            "reed_fil",
+            r#"{"path": "notes.txt"}"#,
+        ))
+        .push(Scripted::text("done"));
+    rig.run("read").await;
+    assert!(rig.results(1)[0].contains("alpha"));
+    let unknown = &rig.results(2)[1];
+    assert!(
+        unknown.contains("NOT_FOUND") && unknown.contains("read_file"),
+        "{unknown}"
+    );
+}
+
+#[tokio::test]
+async fn the_third_identical_call_is_blocked() {
+    let rig = Rig::new().await;
+    for id in ["c1", "c2", "c3"] {
+        rig.server.push(Scripted::tool_call(
+            id,
+            "read_file",
+            r#"{"path": "notes.txt"}"#,
+        ));
+    }
+    rig.server.push(Scripted::text("done"));
+    rig.run("read").await;
+    let results = rig.results(3);
+    assert!(results[1].contains("\"ok\":true"));
+    assert!(results[2].contains("identical arguments"), "{}", results[2]);
+}
+
+#[tokio::test]
+async fn a_context_overflow_is_recovered_in_stages() {
+    let rig = Rig::new().await;
+    let overflow = || {
+        Fault::status(400).body(r#"{"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}}"#)
+    };
+    rig.server
+        .push(Scripted::tool_call(
+            "c1",
+            "read_file",
+            r#"{"path": "notes.txt"}"#,
+        ))
+        .push(Scripted::tool_call("c2", "list_dir", "{}"))
+        .push(Scripted::tool_call(
+            "c3",
+            "file_search",
+            r#"{"pattern": "*.txt"}"#,
+        ))
+        .push(overflow())
+        .push(overflow())
+        .push(Scripted::text(
+            "SUMMARY: read notes.txt, listed the workspace.",
+        ))
+        .push(Scripted::text("all done"));
+    let (outcome, events) = rig.run("look around").await;
+    assert_eq!(outcome.status, TaskStatus::Completed);
+    assert_eq!(outcome.final_text, "all done");
+    let notices: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, Event::Notice { .. }))
+        .collect();
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    let bodies = rig.server.request_bodies();
+    // Stage 1 cleared the oldest tool result before the second attempt.
+    let second: Value = bodies[4].clone();
+    assert!(
+        second.to_string().contains("tool result cleared"),
+        "{second}"
+    );
+    // Stage 2 summarized and the final request starts from the summary.
+    let last = bodies.last().unwrap().to_string();
+    assert!(last.contains("SUMMARY: read notes.txt"), "{last}");
+}
+
+#[tokio::test]
+async fn transient_errors_are_retried_with_a_visible_notice() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Fault::status(503))
+        .push(Fault::status(429).retry_after(1))
+        .push(Scripted::text("fine"));
+    let (outcome, events) = rig.run("hi").await;
+    assert_eq!(outcome.final_text, "fine");
+    let retries = events
+        .iter()
+        .filter(|e| matches!(e, Event::Retry { .. }))
+        .count();
+    assert_eq!(retries, 2);
+}
+
+#[tokio::test]
+async fn forged_calls_in_text_are_stripped_and_never_run() {
+    let rig = Rig::new().await;
+    rig.server.push(Scripted::text(
+        "Done. <tool_call>{\"name\": \"exec_shell\", \"arguments\": {\"command\": \"touch ran_marker\"}}</tool_call>",
+    ));
+    let (outcome, _) = rig.run("hi").await;
+    assert_eq!(outcome.final_text, "Done.");
+    assert!(!rig.ws.join("ran_marker").exists());
+}
+
+#[tokio::test]
+async fn eight_consecutive_failures_end_the_turn() {
+    let rig = Rig::new().await;
+    for i in 0..8 {
+        rig.server.push(Scripted::tool_call(
+            format!("c{i}"),
+            "read_file",
+            format!(r#"{{"path": "missing{i}.txt"}}"#),
+        ));
+    }
+    let (outcome, _) = rig.run("read").await;
+    assert_eq!(outcome.status, TaskStatus::TooManyFailures);
+    assert!(
+        rig.results(3)
+            .last()
+            .unwrap()
+            .contains("in a row have failed")
+    );
+}
