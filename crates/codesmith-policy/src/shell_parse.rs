@@ -423,9 +423,11 @@ impl Walker<'_> {
                         word.substitution |= inner.substitution;
                     }
                 }
-                if word.text.is_empty() && raw.len() > 2 {
+                if word.text.is_empty() {
                     // Content the grammar did not split out (rare): keep it.
-                    word.text = unescape_double_quoted(&raw[1..raw.len() - 1]);
+                    let inner = raw.strip_prefix('"').unwrap_or(raw);
+                    let inner = inner.strip_suffix('"').unwrap_or(inner);
+                    word.text = unescape_double_quoted(inner);
                 }
                 word
             }

@@ -199,3 +199,45 @@ fn e2e_fixtures_block_lines_are_not_allowed() {
         leaks.join("\n")
     );
 }
+
+/// Every prefix of every corpus command (cut at character boundaries), and
+/// some hostile bytes, is classified without a panic.
+#[test]
+fn truncated_and_hostile_inputs_never_panic() {
+    let dir = corpus_dir();
+    let mut inputs: Vec<String> = if dir.is_dir() {
+        load(&dir).into_iter().map(|c| c.command).collect()
+    } else {
+        Vec::new()
+    };
+    inputs.extend(
+        [
+            "\"é",
+            "'é",
+            "$'\\",
+            "\\",
+            "a | | b",
+            "cat <<EOF | sh",
+            "$(((((((",
+            "`",
+            "${",
+            "echo \u{202e}evil\u{200b} | sh",
+            "rm -rf \u{0000}/",
+            "((x)) | a | b | c",
+        ]
+        .map(str::to_string),
+    );
+    let nested = format!("{}ls{}", "bash -c '".repeat(20), "'".repeat(20));
+    inputs.push(nested);
+    for input in &inputs {
+        let cuts: Vec<usize> = input
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([input.len()])
+            .collect();
+        let step = cuts.len().div_ceil(40).max(1);
+        for cut in cuts.into_iter().step_by(step) {
+            let _ = codesmith_policy::classify_command(&input[..cut], WS);
+        }
+    }
+}
