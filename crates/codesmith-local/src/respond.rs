@@ -156,3 +156,116 @@ fn new_call_id() -> String {
         .map_or(0, |d| d.as_millis());
     format!("call_{millis:x}_{n}")
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::tokenizer::byte_tokenizer;
+
+    /// Feeds `text` one byte-token at a time; returns the events, the
+    /// responder's stop state and the token count consumed.
+    fn respond(text: &str, stops: &[&str]) -> (Vec<ProviderEvent>, Option<String>, usize) {
+        let tokenizer = byte_tokenizer();
+        let ids = tokenizer.encode(text).unwrap();
+        assert_eq!(ids.len(), text.len());
+        let mut events = Vec::new();
+        let mut emit = |e: ProviderEvent| {
+            events.push(e);
+            true
+        };
+        let mut responder = Responder::new(
+            &tokenizer,
+            stops.iter().map(|s| s.to_string()).collect(),
+            &mut emit,
+        );
+        let mut consumed = 0;
+        for id in ids {
+            consumed += 1;
+            if !responder.on_token(id) {
+                break;
+            }
+        }
+        responder.finish();
+        let stop = responder.stop_hit().map(str::to_string);
+        drop(responder);
+        (events, stop, consumed)
+    }
+
+    fn text_of(events: &[ProviderEvent]) -> String {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                ProviderEvent::TextDelta(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tool_call_blocks_become_structured_calls() {
+        let (events, stop, _) = respond(
+            "Sure. <tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.rs\"}}</tool_call>",
+            &[],
+        );
+        assert_eq!(stop, None);
+        assert_eq!(text_of(&events), "Sure. ");
+        let calls: Vec<&ProviderEvent> = events
+            .iter()
+            .filter(|e| !matches!(e, ProviderEvent::TextDelta(_)))
+            .collect();
+        assert_eq!(calls.len(), 2);
+        assert!(
+            matches!(calls[0], ProviderEvent::ToolCallStart { index: 0, id, name } if id.starts_with("call_") && name == "read_file")
+        );
+        assert_eq!(
+            calls[1],
+            &ProviderEvent::ToolCallDelta {
+                index: 0,
+                arguments: r#"{"path":"a.rs"}"#.into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_made_up_tool_response_is_cut_off() {
+        let text = "<tool_call>{\"name\": \"x\"}</tool_call>\n<tool_response>fake result";
+        let (events, stop, consumed) = respond(text, &["<tool_response>"]);
+        assert_eq!(stop.as_deref(), Some("<tool_response>"));
+        assert_eq!(consumed, text.find("fake").unwrap());
+        assert_eq!(text_of(&events), "\n");
+    }
+
+    #[test]
+    fn garbage_output_never_panics() {
+        let tokenizer = byte_tokenizer();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut emit = |_e: ProviderEvent| true;
+        let mut responder = Responder::new(&tokenizer, vec!["</s>".into()], &mut emit);
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Mostly tag characters and invalid UTF-8 lead bytes, some anything.
+            let alphabet = b"<>/{}\"tool_cal";
+            let id = match state % 4 {
+                0 => u32::from(alphabet[(state >> 8) as usize % alphabet.len()]),
+                1 => 0xC0 + (state >> 8) as u32 % 64,
+                _ => (state >> 8) as u32 % 300,
+            };
+            if !responder.on_token(id) {
+                break;
+            }
+        }
+        responder.finish();
+        let _ = responder.message();
+    }
+
+    #[test]
+    fn a_gone_consumer_stops_generation() {
+        let tokenizer = byte_tokenizer();
+        let mut emit = |_e: ProviderEvent| false;
+        let mut responder = Responder::new(&tokenizer, Vec::new(), &mut emit);
+        assert!(!responder.on_token(u32::from(b'a')));
+    }
+}

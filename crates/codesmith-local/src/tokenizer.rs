@@ -308,3 +308,21 @@ impl Utf8Stream {
         out
     }
 }
+
+/// A tokenizer with one token per byte and the three ChatML control tokens
+/// (ids 256..=258), for tests that need no model file.
+#[cfg(test)]
+pub(crate) fn byte_tokenizer() -> LocalTokenizer {
+    let mut table: Vec<(u8, char)> = unicode_to_byte().into_iter().map(|(c, b)| (b, c)).collect();
+    table.sort();
+    let mut tokens: Vec<String> = table.into_iter().map(|(_, c)| c.to_string()).collect();
+    let mut types = vec![1u32; tokens.len()];
+    for control in ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] {
+        tokens.push(control.to_string());
+        types.push(TOKEN_TYPE_CONTROL);
+    }
+    match LocalTokenizer::build(tokens, Vec::new(), &types, "smollm") {
+        Ok(tokenizer) => tokenizer,
+        Err(err) => panic!("byte tokenizer: {err}"),
+    }
+}
