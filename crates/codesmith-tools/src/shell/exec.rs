@@ -29,10 +29,11 @@ variables do not, so repeat `export`/`source` lines in the same command. Default
 s (max 600); on timeout the whole process group is killed. Output over 30,000 bytes keeps the \
 first 22,000 and last 8,000 bytes; the full text can be paged with retrieve_tool_result. For \
 servers, watchers and other long jobs use task_shell_start instead. Use read_file instead of \
-cat/head/tail/sed -n, edit_file instead of sed -i, write_file instead of heredocs, \
-grep_files/glob_files instead of grep -r/find, and fetch_url instead of curl/wget. Examples: \
-{\"command\": \"cargo test -p core 2>&1 | tail -50\"}; {\"command\": \"cd crates/core && cargo \
-build\", \"timeout_secs\": 300}; {\"command\": \"ls\", \"cwd\": \"docs\"}.";
+cat/head/tail/sed -n, edit_file instead of sed -i, write_file instead of heredocs, grep_files \
+instead of grep -r, file_search/list_dir instead of find/ls -R, and fetch_url instead of \
+curl/wget. Examples: {\"command\": \"cargo test -p core 2>&1 | tail -50\"}; {\"command\": \
+\"cd crates/core && cargo build\", \"timeout_secs\": 300}; {\"command\": \"ls\", \"cwd\": \
+\"docs\"}.";
 
 #[async_trait]
 impl Tool for ExecShell {
