@@ -211,6 +211,14 @@ impl Ctx {
         {
             verdict = wrapper.clone();
         }
+        if argv
+            .iter()
+            .skip(1)
+            .any(|a| crate::ws_path::is_credential(a))
+            && verdict.level < RequiresApproval
+        {
+            verdict = Verdict::new(RequiresApproval, "touches a credential file");
+        }
         let network = !unwrapped.query_only && needs_network(&argv);
         if network && verdict.level < RequiresApproval {
             verdict = Verdict::new(RequiresApproval, NETWORK_REASON);

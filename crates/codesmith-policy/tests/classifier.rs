@@ -287,6 +287,10 @@ fn more_bypass_shapes() {
         ("ln -s /etc/passwd link", WorkspaceSafe),
         ("sudo -s", RequiresApproval),
         ("env -S 'rm -rf x'", RequiresApproval),
+        ("cp ~/.ssh/id_rsa ./key", RequiresApproval),
+        ("tar czf keys.tgz ~/.aws", RequiresApproval),
+        ("base64 ~/.ssh/id_ed25519", RequiresApproval),
+        ("expr 1 + 2", Safe),
     ]);
 }
 
