@@ -518,6 +518,17 @@ async fn tabs_vs_spaces_fallback_keeps_the_rest_of_the_file() {
     assert!(ok(&v).contains("leading whitespace"));
     assert_eq!(v["meta"]["match"], "leading_whitespace");
     assert_eq!(w.get("t.go"), "func a() {\n\tx := 10\n\ty := 20\n}\n");
+    // Spaces in both search and replace: the replacement takes the file's tabs.
+    let v = edit(
+        &w,
+        json!({"path": "t.go", "search": "    x := 10\n    y := 20", "replace": "    x := 11\n    if x > 0 {\n        y := 21\n    }"}),
+    )
+    .await;
+    assert_eq!(v["meta"]["match"], "leading_whitespace", "{v}");
+    assert_eq!(
+        w.get("t.go"),
+        "func a() {\n\tx := 11\n\tif x > 0 {\n\t\ty := 21\n\t}\n}\n"
+    );
 }
 
 #[tokio::test]

@@ -6,12 +6,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::fs::lock::path_lock;
-use crate::fs::text::{LineEnding, convert_line_endings, load_text};
+use crate::fs::text::{
+    LineEnding, TextFile, convert_line_endings, load_bytes, not_utf8, sha256_hex,
+};
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::args::{invalid, parse};
 use super::commit::commit_text;
-use super::matching::{Found, Span, Strategy, line_of, locate};
+use super::matching::{Found, Span, Strategy, line_of, locate, reindent};
 
 const EXAMPLE: &str = r#"{"path": "src/lib.rs", "search": "let x = 1;", "replace": "let x = 2;"}"#;
 
@@ -183,9 +185,11 @@ fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
     let path = ctx.resolve(&args.path)?;
     let lock = path_lock(&path.abs);
     let _guard = lock.lock();
-    let loaded = load_text(&path)?;
-    match &args.sha256 {
-        Some(expected) if !expected.eq_ignore_ascii_case(&loaded.sha256) => {
+    let bytes = load_bytes(&path)?;
+    let digest = args.sha256.as_ref().map(|_| sha256_hex(&bytes));
+    let file = TextFile::decode_owned(bytes).ok_or_else(|| not_utf8(&path.rel))?;
+    match (&args.sha256, &digest) {
+        (Some(expected), Some(actual)) if !expected.eq_ignore_ascii_case(actual) => {
             return Err(Refusal::new(
                 ErrorCode::StaleRead,
                 format!("\"{}\" does not have the sha256 you passed; it changed since you read it.", path.rel),
@@ -193,13 +197,13 @@ fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
             )
             .with("path", path.rel.as_str())
             .with("expected_sha256", expected.as_str())
-            .with("actual_sha256", loaded.sha256.as_str()));
+            .with("actual_sha256", actual.as_str()));
         }
-        Some(_) => {}
-        None if args.force_fresh => {}
-        None => ctx.freshness.check(&path.abs, &path.rel)?,
+        (Some(_), _) => {}
+        (None, _) if args.force_fresh => {}
+        (None, _) => ctx.freshness.check(&path.abs, &path.rel)?,
     }
-    let file = &loaded.file;
+    let file = &file;
     let replace = convert_line_endings(&args.replace, file.ending);
     let (found, replace) = match mode {
         Mode::Search(s) => search_mode(&file.text, s, &replace, file.ending, &path.rel)?,
@@ -266,10 +270,16 @@ fn search_mode(
                 .flatten()
         })
         .ok_or_else(|| no_match(rel, "search"))?;
-    let replace = found
+    let mut replace = found
         .stripped_replace
         .clone()
         .unwrap_or_else(|| replace.to_string());
+    if found.strategy == Strategy::LeadingWhitespace
+        && found.spans.len() == 1
+        && let Some(r) = reindent(&needle, &hay[found.spans[0].0..found.spans[0].1], &replace)
+    {
+        replace = r;
+    }
     Ok((found, replace))
 }
 

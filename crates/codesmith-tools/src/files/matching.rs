@@ -276,6 +276,66 @@ fn find_line_numbered(hay: &str, needle: &str, replace: &str) -> Option<Found> {
     })
 }
 
+/// Leading spaces and tabs of `line`.
+fn indent_of(line: &str) -> &str {
+    let n = line.len() - line.trim_start_matches([' ', '\t']).len();
+    &line[..n]
+}
+
+/// After a [`Strategy::LeadingWhitespace`] match: rewrites the replacement's indentation
+/// from the search text's style to the file's, so a tab-indented file does not get
+/// space-indented lines (and the reverse). `needle` is the search text, `matched` the
+/// file's matched text (starting at a line start). Returns `None` when nothing needs
+/// changing or the styles cannot be mapped.
+pub fn reindent(needle: &str, matched: &str, replace: &str) -> Option<String> {
+    let ni = indent_of(needle.lines().next()?);
+    let oi = indent_of(matched.lines().next()?);
+    if ni == oi {
+        return None;
+    }
+    let spaces = |s: &str| s.bytes().all(|b| b == b' ');
+    let tabs = |s: &str| s.bytes().all(|b| b == b'\t');
+    let convert: Box<dyn Fn(&str) -> String> = if !ni.is_empty()
+        && spaces(ni)
+        && !oi.is_empty()
+        && tabs(oi)
+        && ni.len().is_multiple_of(oi.len())
+    {
+        let unit = ni.len() / oi.len();
+        Box::new(move |ws: &str| {
+            let k = ws.bytes().filter(|&b| b == b' ').count();
+            let t = ws.bytes().filter(|&b| b == b'\t').count();
+            "\t".repeat(t + k / unit) + &" ".repeat(k % unit)
+        })
+    } else if !ni.is_empty()
+        && tabs(ni)
+        && !oi.is_empty()
+        && spaces(oi)
+        && oi.len().is_multiple_of(ni.len())
+    {
+        let unit = oi.len() / ni.len();
+        Box::new(move |ws: &str| ws.replace('\t', &" ".repeat(unit)))
+    } else {
+        let (ni, oi) = (ni.to_string(), oi.to_string());
+        Box::new(move |ws: &str| match ws.strip_prefix(ni.as_str()) {
+            Some(rest) => format!("{oi}{rest}"),
+            None => ws.to_string(),
+        })
+    };
+    let out: Vec<String> = replace
+        .split('\n')
+        .map(|line| {
+            if line.trim().is_empty() {
+                return line.to_string();
+            }
+            let ws = indent_of(line);
+            format!("{}{}", convert(ws), &line[ws.len()..])
+        })
+        .collect();
+    let out = out.join("\n");
+    (out != replace).then_some(out)
+}
+
 /// 1-based line number of byte offset `at`.
 pub fn line_of(text: &str, at: usize) -> usize {
     memchr::memchr_iter(b'\n', &text.as_bytes()[..at]).count() + 1
@@ -315,6 +375,23 @@ mod tests {
         let f = locate(hay2, "say(“it’s”);", "").unwrap();
         assert_eq!(f.strategy, Strategy::Punctuation);
         assert_eq!(&hay2[f.spans[0].0..f.spans[0].1], "say(\"it's\");");
+    }
+
+    #[test]
+    fn reindent_maps_styles() {
+        assert_eq!(
+            reindent("    a\n    b", "\ta\n\tb", "    x\n        y").as_deref(),
+            Some("\tx\n\t\ty")
+        );
+        assert_eq!(
+            reindent("\ta", "    a", "\tx\n\t\ty").as_deref(),
+            Some("    x\n        y")
+        );
+        assert_eq!(
+            reindent("a", "    a", "x\n  y").as_deref(),
+            Some("    x\n      y")
+        );
+        assert_eq!(reindent("\ta", "\ta", "\tx"), None);
     }
 
     #[test]
