@@ -78,6 +78,8 @@ pub struct Evaluation {
     pub segments: Vec<Segment>,
     /// One sentence saying why.
     pub reason: String,
+    /// False when the line could not be parsed as shell.
+    pub parsed: bool,
 }
 
 impl Evaluation {
@@ -86,6 +88,13 @@ impl Evaluation {
     /// a catastrophic command never shows the persistent tier).
     pub fn grant_persistable(&self) -> bool {
         self.level != Dangerous && self.decision != Decision::Deny
+    }
+
+    /// [`approval_fingerprint`] of `command` from this evaluation's
+    /// segments, without parsing again. `command` must be the line that was
+    /// evaluated.
+    pub fn approval_fingerprint(&self, command: &str) -> String {
+        fingerprint_from(command, &self.segments, self.parsed)
     }
 }
 
@@ -136,6 +145,7 @@ pub fn decide(command: &str, workspace: &str, rules: &Rules, mode: ApprovalMode)
         matched_rules: ruled.matched,
         segments: classification.segments,
         reason,
+        parsed: classification.parsed,
     }
 }
 
@@ -176,20 +186,16 @@ pub fn denial_fingerprint(command: &str) -> String {
 /// has no segments.
 pub fn approval_fingerprint(command: &str, workspace: &str) -> String {
     let classification = classify_command(command, workspace);
-    let exact = classification.segments.is_empty()
-        || !classification.parsed
-        || classification
-            .segments
-            .iter()
-            .any(|s| s.redirect_level > WorkspaceSafe);
+    fingerprint_from(command, &classification.segments, classification.parsed)
+}
+
+fn fingerprint_from(command: &str, segments: &[Segment], parsed: bool) -> String {
+    let exact =
+        segments.is_empty() || !parsed || segments.iter().any(|s| s.redirect_level > WorkspaceSafe);
     if exact {
         return denial_fingerprint(command);
     }
-    let prefixes: Vec<&str> = classification
-        .segments
-        .iter()
-        .map(|s| s.prefix.as_str())
-        .collect();
+    let prefixes: Vec<&str> = segments.iter().map(|s| s.prefix.as_str()).collect();
     format!("shell-prefix:{}", prefixes.join(" ; "))
 }
 

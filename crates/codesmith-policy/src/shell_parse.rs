@@ -648,6 +648,49 @@ mod tests {
         }
     }
 
+    /// Every corpus command the fast path accepts parses the same both ways.
+    #[test]
+    fn split_and_whole_parses_agree_on_the_dcg_corpus() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/suites/dcg-command-corpus/tests/corpus");
+        let mut stack = vec![dir];
+        let mut checked = 0;
+        while let Some(path) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&path) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                let Ok(value) = toml::from_str::<toml::Value>(&text) else {
+                    continue;
+                };
+                let cases = value.get("case").and_then(|c| c.as_array()).cloned();
+                for case in cases.unwrap_or_default() {
+                    let Some(line) = case.get("command").and_then(|c| c.as_str()) else {
+                        continue;
+                    };
+                    let Some(pipelines) = crate::pipe_split::split_flat(line) else {
+                        continue;
+                    };
+                    let Some(split) = parse_stages(&pipelines) else {
+                        continue;
+                    };
+                    let whole = parse_whole(line, false);
+                    if whole.ok {
+                        assert_eq!(split, whole, "{line}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        println!("fast path agreed with the whole parse on {checked} corpus commands");
+    }
+
     #[test]
     fn unterminated_quote_is_not_ok() {
         assert!(!parse("echo \"unterminated").ok);

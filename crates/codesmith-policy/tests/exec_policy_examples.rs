@@ -151,6 +151,15 @@ fn fingerprints_are_tight_for_denials_and_loose_for_approvals() {
         denial_fingerprint("rm -rf /tmp/x"),
         denial_fingerprint("rm -rf /tmp/y")
     );
+    let evaluation = decide("cargo build --release", WS, &Rules::new(), Suggest);
+    assert_eq!(
+        evaluation.approval_fingerprint("cargo build --release"),
+        approval_fingerprint("cargo build", WS)
+    );
+    assert_eq!(
+        approval_fingerprint("cargo build", WS),
+        "shell-prefix:cargo build"
+    );
 }
 
 #[test]
