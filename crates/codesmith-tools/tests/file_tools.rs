@@ -449,6 +449,14 @@ async fn argument_rules() {
     .await;
     refused(&v, "NO_MATCH");
     assert!(v["error"]["hint"].as_str().unwrap().contains("read_file"));
+    // A near miss names the closest line.
+    w.put("b.txt", "fn main() {\n    let total = compute(1, 2);\n}\n");
+    w.read("b.txt").await;
+    let args = json!({"path": "b.txt", "search": "let totl = compute(1, 2);", "replace": "y"});
+    let v = edit(&w, args).await;
+    refused(&v, "NO_MATCH");
+    assert_eq!(v["error"]["details"]["closest_line"], 2, "{v}");
+    assert!(v["error"]["hint"].as_str().unwrap().contains("line 2"));
 }
 
 #[tokio::test]

@@ -12,6 +12,7 @@ use crate::fs::text::{
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::args::{invalid, parse};
+use super::closest::closest_line;
 use super::commit::commit_text;
 use super::matching::{Found, Span, Strategy, line_of, locate, reindent};
 
@@ -269,7 +270,7 @@ fn search_mode(
                 .then(|| locate(hay, search, replace))
                 .flatten()
         })
-        .ok_or_else(|| no_match(rel, "search"))?;
+        .ok_or_else(|| no_match(rel, "search").with_closest(hay, search))?;
     let mut replace = found
         .stripped_replace
         .clone()
@@ -379,6 +380,21 @@ fn splice(hay: &str, spans: &[Span], replace: &str) -> String {
     }
     out.push_str(&hay[at..]);
     out
+}
+
+/// Adds the nearest line to a `NO_MATCH` refusal, when there is one.
+trait WithClosest {
+    fn with_closest(self, hay: &str, needle: &str) -> Self;
+}
+
+impl WithClosest for Refusal {
+    fn with_closest(mut self, hay: &str, needle: &str) -> Self {
+        if let Some((n, text)) = closest_line(hay, needle) {
+            self.hint = format!("The most similar line is line {n}: `{text}`. {}", self.hint);
+            self = self.with("closest_line", n).with("closest_text", text);
+        }
+        self
+    }
 }
 
 fn no_match(rel: &str, field: &str) -> Refusal {

@@ -3,6 +3,7 @@
 
 mod apply_patch;
 mod args;
+mod closest;
 pub mod commit;
 mod edit_file;
 pub mod matching;
