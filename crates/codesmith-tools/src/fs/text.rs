@@ -52,16 +52,18 @@ pub struct TextFile {
 impl TextFile {
     /// Decodes `bytes`; `None` when they are not valid UTF-8.
     pub fn decode(bytes: &[u8]) -> Option<TextFile> {
-        let s = std::str::from_utf8(bytes).ok()?;
-        let (text, bom) = match s.strip_prefix(BOM) {
-            Some(rest) => (rest, true),
-            None => (s, false),
-        };
-        Some(TextFile {
-            text: text.to_string(),
-            bom,
-            ending: detect_line_ending(text),
-        })
+        TextFile::decode_owned(bytes.to_vec())
+    }
+
+    /// Like [`TextFile::decode`], without copying `bytes`.
+    pub fn decode_owned(bytes: Vec<u8>) -> Option<TextFile> {
+        let mut text = String::from_utf8(bytes).ok()?;
+        let bom = text.starts_with(BOM);
+        if bom {
+            text.drain(..BOM.len());
+        }
+        let ending = detect_line_ending(&text);
+        Some(TextFile { text, bom, ending })
     }
 
     /// The bytes to write for `text` (BOM restored when the file had one). `text` should
@@ -79,17 +81,19 @@ impl TextFile {
 /// `Crlf` when `\r\n` terminates more lines than bare `\n`; otherwise `Lf` (also for a
 /// file without newlines).
 pub fn detect_line_ending(text: &str) -> LineEnding {
-    let newlines = memchr_count(text.as_bytes(), b'\n');
-    let crlf = text.matches("\r\n").count();
+    let bytes = text.as_bytes();
+    let (mut newlines, mut crlf) = (0usize, 0usize);
+    for i in memchr::memchr_iter(b'\n', bytes) {
+        newlines += 1;
+        if i > 0 && bytes[i - 1] == b'\r' {
+            crlf += 1;
+        }
+    }
     if crlf > 0 && crlf * 2 >= newlines {
         LineEnding::Crlf
     } else {
         LineEnding::Lf
     }
-}
-
-fn memchr_count(bytes: &[u8], b: u8) -> usize {
-    bytes.iter().filter(|&&x| x == b).count()
 }
 
 /// Rewrites every line break of `text` (`\r\n` or `\n`) as `ending`. Lone `\r` is left
@@ -127,6 +131,16 @@ pub struct LoadedText {
 /// file that is not UTF-8 (details `reason: "not_utf8"`); `TOO_LARGE` above
 /// [`MAX_TEXT_BYTES`]; `INTERNAL` for host errors.
 pub fn load_text(path: &ResolvedPath) -> Result<LoadedText, Refusal> {
+    let bytes = load_bytes(path)?;
+    let sha256 = sha256_hex(&bytes);
+    let file = TextFile::decode_owned(bytes).ok_or_else(|| not_utf8(&path.rel))?;
+    Ok(LoadedText { file, sha256 })
+}
+
+/// The raw bytes of the file at `path`, with the same checks and refusals as [`load_text`]
+/// except the UTF-8 check (`NOT_FOUND`, `INVALID_ARGUMENTS` for a directory, `TOO_LARGE`,
+/// `INTERNAL`).
+pub fn load_bytes(path: &ResolvedPath) -> Result<Vec<u8>, Refusal> {
     let meta = match std::fs::metadata(&path.abs) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(&path.rel)),
@@ -154,14 +168,11 @@ pub fn load_text(path: &ResolvedPath) -> Result<LoadedText, Refusal> {
         .with("path", path.rel.as_str())
         .with("bytes", meta.len()));
     }
-    let bytes = match std::fs::read(&path.abs) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(&path.rel)),
-        Err(_) => return Err(Refusal::internal()),
-    };
-    let sha256 = sha256_hex(&bytes);
-    let file = TextFile::decode(&bytes).ok_or_else(|| not_utf8(&path.rel))?;
-    Ok(LoadedText { file, sha256 })
+    match std::fs::read(&path.abs) {
+        Ok(b) => Ok(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found(&path.rel)),
+        Err(_) => Err(Refusal::internal()),
+    }
 }
 
 /// `NOT_FOUND` for `rel`.

@@ -5,5 +5,6 @@
 //! - [`rustfmt`]: layout normalisation for Rust files that were rustfmt-clean; never
 //!   refuses, silently steps aside on any failure.
 
+pub mod boundaries;
 pub mod rustfmt;
 pub mod syntax;

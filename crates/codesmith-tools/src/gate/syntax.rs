@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use super::boundaries::item_boundaries;
 use crate::{ErrorCode, Refusal};
 
 /// Longest offending line quoted in a refusal, in characters.
@@ -142,6 +143,9 @@ pub fn gate(path: &Path, rel: &str, old: Option<&str>, new: &str) -> Result<(), 
     let Some(old) = old else {
         return Ok(());
     };
+    if lang == Lang::Rust && rust_edit_is_neutral(old, new) {
+        return Ok(());
+    }
     if check(lang, old).is_err() {
         return Ok(());
     }
@@ -149,6 +153,62 @@ pub fn gate(path: &Path, rel: &str, old: Option<&str>, new: &str) -> Result<(), 
         Ok(()) => Ok(()),
         Err(f) => Err(reject(rel, lang, new, &f)),
     }
+}
+
+/// True when replacing `old` by `new` cannot change whether the file parses: the edit lies
+/// between two top-level item boundaries, and the old and new sections there both parse on
+/// their own as items. Then `new` parses exactly when `old` did, and the gate passes either
+/// way without parsing the whole file (see [`super::boundaries`]).
+pub fn rust_edit_is_neutral(old: &str, new: &str) -> bool {
+    let (start, old_end, _) = changed_region(old, new);
+    let Some(bounds) = item_boundaries(old) else {
+        return false;
+    };
+    let b1 = bounds
+        .iter()
+        .rev()
+        .find(|&&b| b <= start)
+        .copied()
+        .unwrap_or(0);
+    let b2 = bounds
+        .iter()
+        .find(|&&b| b >= old_end)
+        .copied()
+        .unwrap_or(old.len());
+    let delta = new.len() as isize - old.len() as isize;
+    let n2 = (b2 as isize + delta) as usize;
+    if n2 < b1 || n2 > new.len() || !new.is_char_boundary(n2) || !new.is_char_boundary(b1) {
+        return false;
+    }
+    let (old_mid, new_mid) = (&old[b1..b2], &new[b1..n2]);
+    // Whole-file constructs that are only valid at the start of a file.
+    let file_level = |s: &str| s.contains("#!") || s.contains("//!") || s.contains("/*!");
+    if b1 > 0 && (file_level(old_mid) || file_level(new_mid)) {
+        return false;
+    }
+    syn::parse_file(old_mid).is_ok() && syn::parse_file(new_mid).is_ok()
+}
+
+/// The changed region: common prefix length, and the ends of the differing parts in `old`
+/// and `new` (byte offsets on character boundaries).
+fn changed_region(old: &str, new: &str) -> (usize, usize, usize) {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let mut p = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while !old.is_char_boundary(p) {
+        p -= 1;
+    }
+    let max_s = a.len().min(b.len()) - p;
+    let mut s = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(max_s)
+        .take_while(|(x, y)| x == y)
+        .count();
+    while !old.is_char_boundary(a.len() - s) || !new.is_char_boundary(b.len() - s) {
+        s -= 1;
+    }
+    (p, a.len() - s, b.len() - s)
 }
 
 fn reject(rel: &str, lang: Lang, new: &str, f: &ParseFailure) -> Refusal {
@@ -233,6 +293,27 @@ mod tests {
         assert!(e.message.contains("valid JSON"));
         assert_eq!(e.message.matches("line 2").count(), 1, "{}", e.message);
         assert!(!e.message.contains(" at line "), "{}", e.message);
+    }
+
+    #[test]
+    fn neutral_edits_skip_the_full_parse_but_stay_sound() {
+        let old = "fn a() {}\nconst X: S = S {};\nfn b() { 1 }\n";
+        assert!(rust_edit_is_neutral(old, &old.replace("{ 1 }", "{ 2 }")));
+        // Removing a `;` after a struct literal: the section cut at the false boundary
+        // does not parse alone, so the full gate runs and refuses.
+        let new = old.replace("S {};", "S {}");
+        assert!(!rust_edit_is_neutral(old, &new));
+        assert!(gate(rs(), "a.rs", Some(old), &new).is_err());
+        // A broken new section is never neutral.
+        assert!(!rust_edit_is_neutral(old, &old.replace("{ 1 }", "{ 1 ")));
+        // Inner attributes mid-file are not neutral.
+        assert!(!rust_edit_is_neutral(
+            old,
+            &old.replace("fn b()", "#![allow(x)]\nfn b()")
+        ));
+        // Broken old file: the neutral check may pass; the gate passes anyway.
+        let broken = "fn a( {}\nfn b() {}\n";
+        assert!(gate(rs(), "a.rs", Some(broken), &broken.replace("b()", "c()")).is_ok());
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::fs::text::not_found;
 use crate::gate::syntax::cut_chars;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
-use super::walk::{builder, rel};
+use super::walk::{MAX_FILE_BYTES, builder, rel};
 
 /// Default and maximum number of matching lines shown.
 pub const MAX_RESULTS: usize = 100;
@@ -173,11 +173,17 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
+            let Ok(file) = std::fs::File::open(entry.path()) else {
+                return WalkState::Continue;
+            };
+            if file.metadata().map_or(true, |m| m.len() > MAX_FILE_BYTES) {
+                return WalkState::Continue;
+            }
             let mut lines = Vec::new();
             let mut count = 0usize;
-            let _ = searcher.search_path(
+            let _ = searcher.search_file(
                 &matcher,
-                entry.path(),
+                &file,
                 UTF8(|n, line| {
                     count += 1;
                     if lines.len() < max {
