@@ -823,6 +823,17 @@ async fn grep_counts_then_truncates_and_skips() {
 }
 
 #[tokio::test]
+async fn grep_skips_files_over_10_mb() {
+    let w = ws();
+    w.put("small.log", "needle\n");
+    let big = "needle\n".repeat(11 * 1024 * 1024 / 7 + 1);
+    w.put("big.log", big);
+    let v = w.call("grep_files", json!({"pattern": "needle"})).await;
+    assert_eq!(v["meta"]["total_matches"], 1, "{v}");
+    assert_eq!(ok(&v), "small.log:1: needle");
+}
+
+#[tokio::test]
 async fn grep_default_cap_is_100() {
     let w = ws();
     let body: String = (0..250).map(|i| format!("hit {i}\n")).collect();
