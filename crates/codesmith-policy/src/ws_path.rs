@@ -68,9 +68,7 @@ const CREDENTIALS: &[&str] = &[
 
 /// True when `path` names a credential store (`~/.ssh`, `~/.aws`, …).
 pub(crate) fn is_credential(path: &str) -> bool {
-    CREDENTIALS
-        .iter()
-        .any(|p| path == *p || path.starts_with(&format!("{p}/")))
+    CREDENTIALS.iter().any(|p| at_or_under(path, p))
 }
 
 /// Judges `path` as written in a command run from `cwd` (absolute, or `None`
@@ -80,11 +78,7 @@ pub(crate) fn place(path: &str, dynamic: bool, cwd: Option<&str>, workspace: &st
     if SINKS.contains(&path) || path.starts_with("/dev/fd/") {
         return PathPlace::Sink;
     }
-    if is_credential(path)
-        || HOME_SENSITIVE
-            .iter()
-            .any(|p| path == *p || path.starts_with(&format!("{p}/")))
-    {
+    if is_credential(path) || HOME_SENSITIVE.iter().any(|p| at_or_under(path, p)) {
         return PathPlace::System;
     }
     if dynamic || path.starts_with('~') || path.starts_with('$') || path.is_empty() {
@@ -109,6 +103,12 @@ pub(crate) fn place(path: &str, dynamic: bool, cwd: Option<&str>, workspace: &st
         return PathPlace::Inside;
     }
     PathPlace::Outside
+}
+
+/// True when `path` is `prefix` or a path below it (no allocation).
+fn at_or_under(path: &str, prefix: &str) -> bool {
+    path.strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Resolves `.` and `..` by text and drops repeated and trailing slashes.
