@@ -17,6 +17,7 @@ pub fn builtin_tools(fetch: FetchConfig) -> Vec<Arc<dyn Tool>> {
     tools.push(Arc::new(TaskShellCancel));
     tools.push(Arc::new(RetrieveToolResult));
     tools.push(Arc::new(FetchUrl::new(fetch)));
+    tools.push(Arc::new(crate::memory::Remember));
     tools
 }
 

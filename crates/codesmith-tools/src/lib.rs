@@ -14,6 +14,7 @@ pub mod files;
 pub mod fs;
 pub mod gate;
 pub mod instructions;
+pub mod memory;
 mod registry;
 pub mod sandbox;
 pub mod sanitize;
