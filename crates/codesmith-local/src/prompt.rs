@@ -36,12 +36,15 @@ pub fn render_system(system: &str, tools: &[ToolSpec]) -> String {
     if tools.is_empty() {
         return out;
     }
-    out.push_str("\n\n# Tools\nTo use a tool, write one block like this and stop:\n");
+    out.push_str(
+        "\n\n# Tools\nYou act by calling tools. To call a tool, reply with only a tool call, like this:\n",
+    );
     out.push_str(OPEN_TAG);
     out.push_str(&example_call(tools));
     out.push_str(CLOSE_TAG);
     out.push_str(
         "\nThe result comes back in <tool_response></tool_response>. \
+         When the task is done, reply with plain text.\n\
          Tools (name: use; arguments, ? = optional):",
     );
     for tool in tools {
@@ -56,15 +59,15 @@ pub fn render_system(system: &str, tools: &[ToolSpec]) -> String {
     out
 }
 
-/// The body of the example block: `read_file` or `list_dir` when offered,
+/// The body of the example block: `list_dir` or `read_file` when offered,
 /// else the first tool with its required arguments set to `"..."`.
 fn example_call(tools: &[ToolSpec]) -> String {
     let find = |name: &str| tools.iter().any(|t| t.name == name);
-    if find("read_file") {
-        return r#"{"name": "read_file", "arguments": {"path": "README.md"}}"#.to_string();
-    }
     if find("list_dir") {
         return r#"{"name": "list_dir", "arguments": {"path": "."}}"#.to_string();
+    }
+    if find("read_file") {
+        return r#"{"name": "read_file", "arguments": {"path": "README.md"}}"#.to_string();
     }
     let Some(tool) = tools.first() else {
         return String::new();
@@ -269,7 +272,7 @@ mod tests {
             ),
         ];
         let text = render_system("You are CodeSmith.", &tools);
-        assert!(text.starts_with("You are CodeSmith.\n\n# Tools\n"));
+        assert!(text.starts_with("You are CodeSmith.\n\n# Tools\nYou act by calling tools."));
         assert!(text.contains(
             r#"<tool_call>{"name": "read_file", "arguments": {"path": "README.md"}}</tool_call>"#
         ));

@@ -58,7 +58,7 @@ impl ToolCallParser {
                 let body: String = self.buf[..end].to_string();
                 self.buf.drain(..end + CLOSE_TAG.len());
                 self.inside = false;
-                out.push(Segment::Call(parse_call_body(&body)));
+                out.extend(parse_block(&body).into_iter().map(Segment::Call));
             } else if let Some(start) = self.buf.find(OPEN_TAG) {
                 if start > 0 {
                     out.push(Segment::Text(self.buf[..start].to_string()));
@@ -85,7 +85,7 @@ impl ToolCallParser {
             self.inside = false;
             let body = rest.trim_end();
             let body = body.strip_suffix("</tool_call").unwrap_or(body);
-            vec![Segment::Call(parse_call_body(body))]
+            parse_block(body).into_iter().map(Segment::Call).collect()
         } else if rest.is_empty() {
             Vec::new()
         } else {
@@ -104,6 +104,23 @@ pub(crate) fn partial_tag_suffix(text: &str, tag: &str) -> usize {
             text.is_char_boundary(text.len() - n) && tag.starts_with(&text[text.len() - n..])
         })
         .unwrap_or(0)
+}
+
+/// The calls in one block body: a single call object, or a JSON array of
+/// them (the list form some models were trained on; `[]` holds no call).
+pub fn parse_block(body: &str) -> Vec<ParsedCall> {
+    let trimmed = body.trim();
+    if trimmed.starts_with('[') {
+        if let Ok(Value::Array(items)) = serde_json::from_str::<Value>(trimmed) {
+            if items.iter().all(Value::is_object) {
+                return items
+                    .iter()
+                    .map(|item| parse_call_body(&item.to_string()))
+                    .collect();
+            }
+        }
+    }
+    vec![parse_call_body(body)]
 }
 
 /// Splits a block body into name and raw arguments.
@@ -314,6 +331,18 @@ mod tests {
         assert_eq!(got, vec![call("a", "{\"p\": 1}")]);
         let got = run(&["<tool_call>{\"name\": \"a\"}</tool_call>"]);
         assert_eq!(got, vec![call("a", "{}")]);
+    }
+
+    #[test]
+    fn a_json_list_of_calls_yields_each_call() {
+        let got = run(&[
+            "<tool_call>[\n{\"name\": \"a\", \"arguments\": {}},\n{\"name\": \"b\", \"arguments\": {\"x\": 1}}\n]</tool_call>",
+        ]);
+        assert_eq!(got, vec![call("a", "{}"), call("b", r#"{"x":1}"#)]);
+        assert_eq!(
+            run(&["<tool_call>[]</tool_call>ok"]),
+            vec![Segment::Text("ok".into())]
+        );
     }
 
     #[test]
