@@ -110,15 +110,14 @@ pub(crate) fn partial_tag_suffix(text: &str, tag: &str) -> usize {
 /// them (the list form some models were trained on; `[]` holds no call).
 pub fn parse_block(body: &str) -> Vec<ParsedCall> {
     let trimmed = body.trim();
-    if trimmed.starts_with('[') {
-        if let Ok(Value::Array(items)) = serde_json::from_str::<Value>(trimmed) {
-            if items.iter().all(Value::is_object) {
-                return items
-                    .iter()
-                    .map(|item| parse_call_body(&item.to_string()))
-                    .collect();
-            }
-        }
+    if trimmed.starts_with('[')
+        && let Ok(Value::Array(items)) = serde_json::from_str::<Value>(trimmed)
+        && items.iter().all(Value::is_object)
+    {
+        return items
+            .iter()
+            .map(|item| parse_call_body(&item.to_string()))
+            .collect();
     }
     vec![parse_call_body(body)]
 }
