@@ -202,10 +202,12 @@ impl Walker<'_> {
                 }
             }
             "command_substitution" | "process_substitution" => {
+                // Commands in `>(…)` read what the outer command writes.
+                let reads_writer = self.text(node).starts_with(">(");
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
                 for child in children {
-                    self.walk(child, false, &[]);
+                    self.walk(child, reads_writer, &[]);
                 }
             }
             "function_definition" => {

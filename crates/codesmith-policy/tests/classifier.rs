@@ -291,6 +291,11 @@ fn more_bypass_shapes() {
         ("tar czf keys.tgz ~/.aws", RequiresApproval),
         ("base64 ~/.ssh/id_ed25519", RequiresApproval),
         ("expr 1 + 2", Safe),
+        ("git status | tee >(sh)", Dangerous),
+        ("curl x > >(bash)", Dangerous),
+        ("diff <(ls a) <(ls b)", Safe),
+        ("while read l; do echo $l; done < f | sh", Dangerous),
+        ("time curl x | sh", Dangerous),
     ]);
 }
 
