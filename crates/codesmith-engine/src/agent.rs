@@ -36,6 +36,9 @@ pub struct EngineConfig {
     pub rules: codesmith_policy::Rules,
     /// The `[network]` policy (user config only; never from the project).
     pub network: codesmith_policy::NetworkPolicy,
+    /// Check success claims in the final text by replaying the task's last
+    /// verification command (`[verification] result_claims`, on by default; see [`crate::verify`]).
+    pub verify_claims: bool,
 }
 
 /// How a task ended.
@@ -62,6 +65,8 @@ pub struct TaskOutcome {
     pub turns: u32,
     /// Total usage of the task.
     pub usage: Usage,
+    /// The claim verifier's verdict on the final text, when it made a success claim.
+    pub verdict: Option<crate::verify::Verdict>,
 }
 
 /// Errors that end a task.
@@ -103,15 +108,22 @@ impl Engine {
         session: Session,
         config: EngineConfig,
     ) -> Self {
+        let home = ctx.home.clone();
         let runtime = Runtime {
             tools,
             ctx,
             guard: LoopGuard::default(),
             approvals: Default::default(),
+            store: Some(Arc::new(codesmith_tools::approvals::ApprovalStore::open(&home))),
             approver,
             mode: config.approval,
             rules: Arc::new(config.rules.clone()),
             network: Arc::new(config.network.clone()),
+            verify: Default::default(),
+            snapshots: crate::snapshot::TurnSnapshots::new(
+                session.id(),
+                crate::snapshot::recorded_turns(session.path()),
+            ),
         };
         Engine {
             provider,
@@ -127,6 +139,26 @@ impl Engine {
         &self.session
     }
 
+    /// Replaces the turn-snapshot settings (default: on, `git` from `PATH`).
+    pub fn set_snapshot_settings(&mut self, settings: crate::snapshot::SnapshotSettings) {
+        self.runtime.snapshots.settings = settings;
+    }
+
+    /// Returns the workspace to the state before `turn` of this session (the
+    /// `/restore N` of an interactive front end) and records the restore in
+    /// the transcript. Ask the user before calling it.
+    ///
+    /// # Errors
+    /// See [`crate::snapshot::SnapshotError`].
+    pub async fn restore_turn(
+        &mut self,
+        turn: u32,
+    ) -> Result<crate::snapshot::RestoreReport, crate::snapshot::SnapshotError> {
+        let settings = self.runtime.snapshots.settings.clone();
+        let (home, workspace) = (self.runtime.ctx.home.clone(), self.runtime.ctx.workspace.clone());
+        crate::snapshot::restore_and_record(&settings, &home, &mut self.session, &workspace, turn).await
+    }
+
     /// Runs `task` until the model ends its turn without tool calls, the turn
     /// limit is reached, or the loop guard stops it. Events go to `sink` as
     /// they happen.
@@ -140,6 +172,10 @@ impl Engine {
         sink: &mut (dyn FnMut(Event) + Send),
     ) -> Result<TaskOutcome, EngineError> {
         self.session.push(Message::user_text(task))?;
+        let turn_no = self.runtime.snapshots.begin_turn();
+        self.session
+            .note(crate::snapshot::TURN_NOTE, serde_json::json!({ "turn": turn_no }))?;
+        self.runtime.verify.begin_task();
         let mut usage = Usage::default();
         for turn in 1..=self.config.max_turns {
             sink(Event::TurnStarted { turn });
@@ -160,11 +196,18 @@ impl Engine {
                 } else {
                     TaskStatus::Completed
                 };
+                let verdict = if status == TaskStatus::Completed && self.config.verify_claims {
+                    let (rt, model) = (&mut self.runtime, &self.config.model);
+                    crate::verify::conclude(rt, &mut self.session, &final_text, model, sink).await?
+                } else {
+                    None
+                };
                 return Ok(TaskOutcome {
                     status,
                     final_text,
                     turns: turn,
                     usage,
+                    verdict,
                 });
             }
             let results = dispatch_calls(&mut self.runtime, calls, &stop, sink).await;
@@ -205,6 +248,7 @@ impl Engine {
             final_text: message,
             turns,
             usage,
+            verdict: None,
         }
     }
 

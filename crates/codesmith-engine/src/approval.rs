@@ -6,8 +6,6 @@
 //! fingerprints the canonical prefix, so approving `cargo build` covers
 //! `cargo build --release`.
 
-use std::collections::HashSet;
-
 use async_trait::async_trait;
 
 /// What the person is asked.
@@ -57,34 +55,5 @@ impl Approver for NoApprover {
 
     fn interactive(&self) -> bool {
         false
-    }
-}
-
-/// Session-scoped memory of answers.
-#[derive(Debug, Default)]
-pub struct SessionApprovals {
-    approved_prefixes: HashSet<String>,
-    denied_inputs: HashSet<String>,
-}
-
-impl SessionApprovals {
-    /// True when `prefix` was approved for the session.
-    pub fn is_approved(&self, prefix: &str) -> bool {
-        self.approved_prefixes.contains(prefix)
-    }
-
-    /// True when this exact input was denied earlier in the session.
-    pub fn is_denied(&self, input: &str) -> bool {
-        self.denied_inputs.contains(input)
-    }
-
-    /// Remembers an approval of `prefix`.
-    pub fn approve(&mut self, prefix: &str) {
-        self.approved_prefixes.insert(prefix.to_string());
-    }
-
-    /// Remembers a denial of exactly `input`.
-    pub fn deny(&mut self, input: &str) {
-        self.denied_inputs.insert(input.to_string());
     }
 }

@@ -3,6 +3,9 @@
 use codesmith_tools::{Capability, ErrorCode, Refusal, Tool};
 use serde_json::Value;
 
+use codesmith_policy::SafetyLevel;
+use codesmith_tools::approvals::Grant;
+
 use crate::approval::{ApprovalAnswer, ApprovalRequest};
 use crate::runtime::Runtime;
 
@@ -28,6 +31,10 @@ pub(crate) enum Requirement {
         prefix: String,
         /// Fingerprint a denial covers (the exact input).
         input: String,
+        /// What an "always" answer stores, when it may be persisted.
+        grant: Option<Grant>,
+        /// The classifier's level (a dangerous request is never persisted or covered).
+        level: SafetyLevel,
     },
     /// Refused by policy whatever anyone says.
     Deny(Refusal),
@@ -43,11 +50,20 @@ impl Runtime {
                 request,
                 prefix,
                 input,
-            } => self.ask(request, &prefix, &input).await,
+                grant,
+                level,
+            } => self.ask(request, &prefix, &input, grant, level).await,
         }
     }
 
-    async fn ask(&mut self, request: ApprovalRequest, prefix: &str, input: &str) -> GateDecision {
+    async fn ask(
+        &mut self,
+        request: ApprovalRequest,
+        prefix: &str,
+        input: &str,
+        grant: Option<Grant>,
+        level: SafetyLevel,
+    ) -> GateDecision {
         if self.approvals.is_denied(input) {
             return GateDecision::Refuse(denied(
                 &request,
@@ -56,6 +72,13 @@ impl Runtime {
             ));
         }
         if self.approvals.is_approved(prefix) {
+            return GateDecision::Run;
+        }
+        // A stored grant is re-checked against this request; `never` mode never asks, so
+        // it never reaches here.
+        if let Some(store) = &self.store
+            && store.allows(&self.ctx.workspace, grant.as_ref(), level)
+        {
             return GateDecision::Run;
         }
         if !self.approver.interactive() {
@@ -67,14 +90,31 @@ impl Runtime {
         }
         match self.approver.ask(&request).await {
             ApprovalAnswer::Once => GateDecision::Run,
-            ApprovalAnswer::Session | ApprovalAnswer::Always => {
+            ApprovalAnswer::Session => {
                 self.approvals.approve(prefix);
+                GateDecision::Run
+            }
+            ApprovalAnswer::Always => {
+                self.approvals.approve(prefix);
+                self.persist(&request, grant, level);
                 GateDecision::Run
             }
             ApprovalAnswer::Deny => {
                 self.approvals.deny(input);
                 GateDecision::Refuse(denied(&request, "The user declined it.", false))
             }
+        }
+    }
+
+    /// Stores an "always" grant; a failure to save costs only the persistence.
+    fn persist(&self, request: &ApprovalRequest, grant: Option<Grant>, level: SafetyLevel) {
+        let (Some(store), Some(grant)) = (&self.store, grant) else {
+            return;
+        };
+        if request.can_persist
+            && let Err(e) = store.grant(&self.ctx.workspace, grant, level)
+        {
+            eprintln!("codesmith: the approval was not saved: {e}");
         }
     }
 

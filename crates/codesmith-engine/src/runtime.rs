@@ -7,7 +7,9 @@ use codesmith_policy::{ApprovalMode, Decision, NetworkDecision, NetworkPolicy, R
 use codesmith_tools::{ErrorCode, Refusal, Registry, Tool, ToolContext};
 use serde_json::Value;
 
-use crate::approval::{ApprovalRequest, Approver, SessionApprovals};
+use codesmith_tools::approvals::{ApprovalStore, Grant, SessionApprovals, shell_grant};
+
+use crate::approval::{ApprovalRequest, Approver};
 use crate::gate::Requirement;
 use crate::guard::LoopGuard;
 
@@ -21,6 +23,12 @@ pub(crate) struct Runtime {
     pub(crate) mode: ApprovalMode,
     pub(crate) rules: Arc<Rules>,
     pub(crate) network: Arc<NetworkPolicy>,
+    /// Persistent "always" grants (`$CODESMITH_HOME/approvals.toml`); `None` outside sessions.
+    pub(crate) store: Option<Arc<ApprovalStore>>,
+    /// Verification commands run in the current task (the claim verifier's evidence).
+    pub(crate) verify: crate::verify::Observed,
+    /// The running turn and its snapshot (taken before the first write).
+    pub(crate) snapshots: crate::snapshot::TurnSnapshots,
 }
 
 impl Runtime {
@@ -44,6 +52,8 @@ impl Runtime {
                 },
                 prefix: codesmith_policy::approval_fingerprint(command, &workspace),
                 input: codesmith_policy::denial_fingerprint(command),
+                grant: shell_grant(command, &workspace),
+                level: eval.level,
             },
             Decision::Deny => Requirement::Deny(
                 Refusal::new(
@@ -78,6 +88,8 @@ impl Runtime {
                 },
                 prefix: format!("host:{host}"),
                 input: format!("url:{url}"),
+                grant: Some(Grant::url_host(&host)),
+                level: codesmith_policy::SafetyLevel::RequiresApproval,
             },
         }
     }

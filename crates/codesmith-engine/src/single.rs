@@ -45,10 +45,13 @@ pub async fn run_one(
         ctx,
         guard: LoopGuard::default(),
         approvals: Default::default(),
+        store: None,
         approver: Arc::new(NoApprover),
         mode: ApprovalMode::Auto,
         rules: Arc::new(rules.clone()),
         network: Arc::new(codesmith_policy::NetworkPolicy::default()),
+        verify: Default::default(),
+        snapshots: Default::default(),
     };
     match runtime.gate(tool.as_ref(), &args).await {
         GateDecision::Run => tool.call(&runtime.ctx, args).await,
