@@ -52,6 +52,7 @@ pub(crate) async fn dispatch_calls(
             Planned::Run(p) if is_parallel(&p) => batch.push(p),
             Planned::Run(p) => {
                 flush(rt, &mut batch, &mut results, sink).await;
+                rt.verify.observe(&p.call, p.tool.name(), &p.args, &rt.ctx);
                 let outcome = p.tool.call(&rt.ctx, p.args.clone()).await;
                 results.push(finish_prepared(rt, &p, outcome, sink));
             }

@@ -17,6 +17,7 @@ pub mod repair;
 mod runtime;
 pub mod session;
 mod single;
+pub mod verify;
 
 pub use agent::{Engine, EngineConfig, EngineError, TaskOutcome, TaskStatus};
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};

@@ -61,6 +61,7 @@ impl Rig {
             complete,
             rules: Rules::new(),
             network: NetworkPolicy::default(),
+            verify_claims: true,
         };
         let ctx = ToolContext::new(self.ws.clone(), home);
         let tools = codesmith_tools::builtin_registry(FetchConfig::default());

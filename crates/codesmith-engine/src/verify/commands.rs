@@ -1,0 +1,314 @@
+//! Which shell commands count as verification (seed 002, "All-Green Tests
+//! Only Count After a Replay"): a test class and a build class, matched on
+//! the leading words of each simple command.
+//!
+//! A command line is split into simple commands (`&&`, `||`, `;`, `|`, and
+//! nested `bash -c`), each judged on its own, so `cd crate && cargo test`
+//! qualifies. Leading `VAR=value` assignments and wrappers (`env`, `time`,
+//! `nice`, …) are stripped first. Bare `make` and `cargo clippy` are
+//! deliberately absent: the first also means `make install`/`make clean`,
+//! the second is a lint, not a build.
+
+use serde::Serialize;
+
+/// The kind of verification a command performs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CommandClass {
+    /// Runs a test suite (`cargo test`, `pytest`, …).
+    Test,
+    /// Builds or type-checks without running tests (`cargo build`, `tsc`, …).
+    Build,
+}
+
+impl CommandClass {
+    /// `test` or `build`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommandClass::Test => "test",
+            CommandClass::Build => "build",
+        }
+    }
+}
+
+/// Test-class prefixes, as program words after normalisation (the program
+/// is reduced to its file name; `python3.12` to `python`).
+pub const TEST_PREFIXES: &[&str] = &[
+    "cargo test",
+    "cargo nextest",
+    "pytest",
+    "py.test",
+    "python -m pytest",
+    "python -m unittest",
+    "go test",
+    "npm test",
+    "npm run test",
+    "pnpm test",
+    "pnpm run test",
+    "yarn test",
+    "yarn run test",
+    "bun test",
+    "deno test",
+    "npx jest",
+    "jest",
+    "npx vitest",
+    "vitest",
+    "mvn test",
+    "mvn verify",
+    "gradle test",
+    "gradlew test",
+    "dotnet test",
+    "ctest",
+    "make test",
+    "make check",
+    "tox",
+    "nox",
+    "rspec",
+    "bundle exec rspec",
+    "mix test",
+    "swift test",
+    "phpunit",
+    "cabal test",
+    "stack test",
+    "zig build test",
+    "bazel test",
+    "meson test",
+];
+
+/// Build-class prefixes, normalised like [`TEST_PREFIXES`].
+pub const BUILD_PREFIXES: &[&str] = &[
+    "cargo build",
+    "cargo check",
+    "go build",
+    "npm run build",
+    "pnpm build",
+    "pnpm run build",
+    "yarn build",
+    "yarn run build",
+    "tsc",
+    "mvn package",
+    "mvn compile",
+    "gradle build",
+    "gradlew build",
+    "dotnet build",
+    "cmake --build",
+    "make all",
+    "ninja",
+    "msbuild",
+    "swift build",
+    "zig build",
+    "bazel build",
+    "cabal build",
+    "stack build",
+    "mix compile",
+];
+
+/// The class of `command`, or `None` when no simple command in it is a
+/// verification command. A test segment anywhere makes the whole line
+/// `Test`; otherwise a build segment makes it `Build`.
+pub fn classify(command: &str) -> Option<CommandClass> {
+    let mut found = None;
+    for argv in segments(command) {
+        match class_of_argv(&argv) {
+            Some(CommandClass::Test) => return Some(CommandClass::Test),
+            Some(CommandClass::Build) => found = Some(CommandClass::Build),
+            None => {}
+        }
+    }
+    found
+}
+
+/// The class of one simple command's words.
+pub fn class_of_argv<S: AsRef<str>>(argv: &[S]) -> Option<CommandClass> {
+    let words = normalized(argv);
+    if words.is_empty() {
+        return None;
+    }
+    if TEST_PREFIXES.iter().any(|p| starts_with(&words, p)) {
+        return Some(CommandClass::Test);
+    }
+    if BUILD_PREFIXES.iter().any(|p| starts_with(&words, p)) {
+        return Some(CommandClass::Build);
+    }
+    None
+}
+
+/// The simple commands of `command` as word lists: the command policy's
+/// parse when it succeeds, else a plain split on `&&`, `||`, `;` and `|`.
+fn segments(command: &str) -> Vec<Vec<String>> {
+    let parsed = codesmith_policy::classify_command(command, "/");
+    if parsed.parsed && !parsed.segments.is_empty() {
+        return parsed.segments.into_iter().map(|s| s.argv).collect();
+    }
+    command
+        .split(['&', '|', ';', '\n'])
+        .map(|seg| seg.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+/// Drops leading `VAR=value` words, reduces the program to its file name
+/// and versioned Python names to `python`.
+fn normalized<S: AsRef<str>>(argv: &[S]) -> Vec<String> {
+    let mut words: Vec<String> = argv
+        .iter()
+        .map(|w| w.as_ref().to_string())
+        .skip_while(|w| is_assignment(w))
+        .collect();
+    if let Some(first) = words.first_mut() {
+        let base = first.rsplit('/').next().unwrap_or(first).to_string();
+        *first = if is_python(&base) {
+            "python".to_string()
+        } else {
+            base
+        };
+    }
+    words
+}
+
+fn is_assignment(word: &str) -> bool {
+    match word.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }
+        None => false,
+    }
+}
+
+fn is_python(name: &str) -> bool {
+    name.strip_prefix("python")
+        .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+fn starts_with(words: &[String], prefix: &str) -> bool {
+    let mut n = 0;
+    for (i, p) in prefix.split(' ').enumerate() {
+        if words.get(i).map(String::as_str) != Some(p) {
+            return false;
+        }
+        n = i + 1;
+    }
+    n > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_classes_are_large_enough() {
+        assert!(TEST_PREFIXES.len() >= 20, "{}", TEST_PREFIXES.len());
+        assert!(BUILD_PREFIXES.len() >= 14, "{}", BUILD_PREFIXES.len());
+    }
+
+    #[test]
+    fn test_commands_are_recognised() {
+        for cmd in [
+            "cargo test",
+            "cargo test -p core -- --nocapture",
+            "cargo nextest run",
+            "pytest -q tests/",
+            "python -m pytest",
+            "python3 -m pytest -x",
+            "/usr/bin/python3.12 -m unittest discover",
+            "go test ./...",
+            "npm test",
+            "pnpm test",
+            "yarn test",
+            "npx jest src",
+            "npx vitest run",
+            "mvn test",
+            "gradle test",
+            "./gradlew test",
+            "dotnet test",
+            "ctest --output-on-failure",
+            "make test",
+            "tox -e py311",
+            "rspec spec/",
+            "bundle exec rspec",
+            "mix test",
+            "swift test",
+            "vendor/bin/phpunit",
+            "zig build test",
+        ] {
+            assert_eq!(classify(cmd), Some(CommandClass::Test), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn build_commands_are_recognised() {
+        for cmd in [
+            "cargo build --release",
+            "cargo check --all-targets",
+            "go build ./...",
+            "npm run build",
+            "tsc --noEmit",
+            "mvn package -DskipTests",
+            "gradle build",
+            "dotnet build",
+            "cmake --build build",
+            "make all",
+            "ninja -C out",
+            "swift build",
+            "zig build",
+        ] {
+            assert_eq!(classify(cmd), Some(CommandClass::Build), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn other_commands_are_not_verification() {
+        for cmd in [
+            "make",
+            "make install",
+            "make clean",
+            "cargo clippy --all-targets",
+            "cargo fmt",
+            "ls -la",
+            "echo cargo test",
+            "python3 -c 'print(1)'",
+            "git status",
+            "npm install",
+            "",
+        ] {
+            assert_eq!(classify(cmd), None, "{cmd:?}");
+        }
+    }
+
+    #[test]
+    fn compound_commands_are_judged_by_segment() {
+        assert_eq!(
+            classify("cd crates/core && cargo test"),
+            Some(CommandClass::Test)
+        );
+        assert_eq!(
+            classify("cargo build; cargo test 2>&1 | tail -50"),
+            Some(CommandClass::Test)
+        );
+        assert_eq!(
+            classify("cargo fmt && cargo check"),
+            Some(CommandClass::Build)
+        );
+        assert_eq!(
+            classify("bash -c 'go test ./...'"),
+            Some(CommandClass::Test)
+        );
+    }
+
+    #[test]
+    fn leading_assignments_are_stripped() {
+        assert_eq!(
+            classify("RUST_BACKTRACE=1 cargo test"),
+            Some(CommandClass::Test)
+        );
+        assert_eq!(
+            classify("CI=1 NODE_ENV=test npm test"),
+            Some(CommandClass::Test)
+        );
+        assert_eq!(
+            class_of_argv(&["FOO=bar", "cargo", "build"]),
+            Some(CommandClass::Build)
+        );
+    }
+}

@@ -1,0 +1,157 @@
+//! The claim verifier (seed 002, "All-Green Tests Only Count After a
+//! Replay").
+//!
+//! When a task's final assistant text claims success ("all tests pass",
+//! "编译成功", …; see [`claim`]), the most recent verification command the
+//! model ran with `exec_shell` in this task (see [`commands`]) is replayed
+//! through the session's own gate and tool, with the same command, cwd and
+//! timeout and no new permission. The verdict is appended to the tail of the
+//! transcript as a runtime event (never inserted earlier, so the prefix cache
+//! survives), written to the ledger (see [`ledger`]) and emitted as
+//! [`codesmith_protocol::Event::Verdict`].
+//!
+//! The verifier does not act on its verdict: it rewrites no prompt and
+//! touches no approval; reconciling is left to the model's next turn.
+
+pub mod claim;
+pub mod commands;
+pub mod ledger;
+mod observed;
+mod replay;
+pub mod verdict;
+
+use codesmith_protocol::{Event, Message};
+
+pub use claim::{Claim, ClaimKind};
+pub use commands::CommandClass;
+pub use ledger::{LedgerEntry, VerdictStats};
+pub(crate) use observed::Observed;
+pub use observed::REPLAYABLE_TOOL;
+pub use verdict::{Evidence, Verdict, VerdictKind};
+
+use self::observed::Observation;
+use self::replay::{Replay, replay};
+use crate::runtime::Runtime;
+use crate::session::{Session, SessionError};
+
+/// Checks `final_text` of a completed task and records the verdict: appended
+/// to the tail of `session` as a runtime event, written to the ledger under
+/// the tool context's home, and sent to `sink`. `None` when the text makes
+/// no success claim.
+///
+/// # Errors
+/// The transcript could not be written. (A ledger failure is only logged.)
+pub(crate) async fn conclude(
+    rt: &mut Runtime,
+    session: &mut Session,
+    final_text: &str,
+    model: &str,
+    sink: &mut (dyn FnMut(Event) + Send),
+) -> Result<Option<Verdict>, SessionError> {
+    let Some(verdict) = check(rt, final_text).await else {
+        return Ok(None);
+    };
+    session.push(Message::user_text(verdict.runtime_event_text()))?;
+    ledger::append(
+        &rt.ctx.home,
+        &LedgerEntry {
+            timestamp: ledger::now_rfc3339(),
+            verdict: verdict.verdict.as_str().to_string(),
+            claim: verdict.claim.clone(),
+            command: verdict.evidence.as_ref().map(|e| e.command.clone()),
+            exit_code: verdict.evidence.as_ref().and_then(|e| e.exit_code),
+            model: model.to_string(),
+        },
+    );
+    sink(Event::Verdict(verdict.event()));
+    Ok(Some(verdict))
+}
+
+/// The verdict on `final_text`, replaying when there is something to replay.
+async fn check(rt: &mut Runtime, final_text: &str) -> Option<Verdict> {
+    let claim = claim::detect(final_text)?;
+    let Some(obs) = rt.verify.latest_for(claim.kind).cloned() else {
+        return Some(unsubstantiated(claim));
+    };
+    let outcome = replay(rt, &obs).await;
+    Some(judge(claim, &obs, outcome))
+}
+
+fn unsubstantiated(claim: Claim) -> Verdict {
+    let note = format!(
+        "You claimed success ({:?}) but ran no {} command in this task, so there is no evidence \
+         behind the claim. Run the verification command, or say that it was not run.",
+        claim.text,
+        match claim.kind {
+            ClaimKind::Tests => "test",
+            ClaimKind::Build => "build or test",
+        }
+    );
+    Verdict {
+        verdict: VerdictKind::Unsubstantiated,
+        dimension: "result",
+        claim_kind: claim.kind,
+        claim: claim.text,
+        evidence: None,
+        failure_type: Some("no-evidence"),
+        note,
+    }
+}
+
+fn judge(claim: Claim, obs: &Observation, outcome: Replay) -> Verdict {
+    let (verdict, exit_code, output, failure_type, note) = match outcome {
+        Replay::Exited { code: 0, output } => (
+            VerdictKind::VerifiedPass,
+            Some(0),
+            output,
+            None,
+            format!(
+                "The engine replayed `{}`; it exited 0. The claim stands.",
+                obs.command
+            ),
+        ),
+        Replay::Exited { code, output } => (
+            VerdictKind::VerifiedFail,
+            Some(code),
+            output,
+            Some(match obs.class {
+                CommandClass::Test => "test-failure",
+                CommandClass::Build => "build-failure",
+            }),
+            format!(
+                "The engine replayed `{}` after your claim; it exited {code}, so the claim does not \
+                 hold. Look at the output and reconcile before reporting success again.",
+                obs.command
+            ),
+        ),
+        Replay::Failed {
+            failure_type,
+            why,
+            output,
+        } => (
+            VerdictKind::VerifyError,
+            None,
+            output,
+            Some(failure_type),
+            format!(
+                "The engine could not replay `{}` to check the claim: {why}. The claim is neither \
+                 confirmed nor refuted.",
+                obs.command
+            ),
+        ),
+    };
+    Verdict {
+        verdict,
+        dimension: "result",
+        claim_kind: claim.kind,
+        claim: claim.text,
+        evidence: Some(Evidence {
+            command: obs.command.clone(),
+            call_id: obs.call_id.clone(),
+            exit_code,
+            output_head: verdict::output_head(&output),
+        }),
+        failure_type,
+        note,
+    }
+}
