@@ -206,6 +206,39 @@ fn bench_gate() {
     );
 }
 
+/// The slow path: an edit inside one item spanning the whole file (`mod big { … }`), so the
+/// section re-parse cannot apply and the whole file is parsed. The first gate parses old and
+/// new; a chained gate finds the old text in the recently-valid cache and parses once.
+fn bench_gate_whole_file() {
+    let body = rust_source(20_000);
+    let mut cur = format!("mod big {{\n{body}}}\n");
+    let path = Path::new("src/big.rs");
+    let mut chained = Vec::new();
+    for k in 0..6 {
+        let next = cur.replacen(
+            &format!("acc.wrapping_add(*x * {k})"),
+            &format!("acc.wrapping_sub(*x * {k})"),
+            1,
+        );
+        assert_ne!(next, cur);
+        let t = Instant::now();
+        syntax::gate(path, "src/big.rs", Some(&cur), &next).unwrap();
+        if k > 0 {
+            chained.push(t.elapsed());
+        } else {
+            println!(
+                "syntax gate, edit inside one 20k-line item, first call (parses old and new): {:.2} ms",
+                ms(t.elapsed())
+            );
+        }
+        cur = next;
+    }
+    println!(
+        "syntax gate, edit inside one 20k-line item, chained edits (old known valid, one parse): {:.2} ms median of 5",
+        ms(median(chained))
+    );
+}
+
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -215,6 +248,7 @@ fn main() {
     let want = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
     if want("gate") {
         bench_gate();
+        bench_gate_whole_file();
     }
     if want("edit") {
         bench_edit(&rt);

@@ -5,7 +5,11 @@
 //! still be repaired. Gated formats: Rust (`syn::parse_file`, full syntax), TOML and
 //! JSON; `Cargo.lock` is exempt; an empty Rust file is valid.
 
+use std::collections::VecDeque;
 use std::path::Path;
+use std::sync::{Mutex, OnceLock, PoisonError};
+
+use sha2::{Digest, Sha256};
 
 use super::boundaries::item_boundaries;
 use crate::{ErrorCode, Refusal};
@@ -69,7 +73,7 @@ pub fn check(lang: Lang, text: &str) -> Result<(), ParseFailure> {
 }
 
 fn check_rust(text: &str) -> Result<(), ParseFailure> {
-    syn::parse_file(text).map(|_| ()).map_err(|e| {
+    let result = syn::parse_file(text).map(|_| ()).map_err(|e| {
         let start = e.span().start();
         ParseFailure {
             line: start.line.max(1),
@@ -77,7 +81,11 @@ fn check_rust(text: &str) -> Result<(), ParseFailure> {
             column: start.column + 1,
             message: e.to_string(),
         }
-    })
+    });
+    // With span-locations, every parse adds its line table to a thread-local source map
+    // that is never shrunk; no span outlives this function, so drop it.
+    proc_macro2::extra::invalidate_current_thread_spans();
+    result
 }
 
 fn check_toml(text: &str) -> Result<(), ParseFailure> {
@@ -146,13 +154,59 @@ pub fn gate(path: &Path, rel: &str, old: Option<&str>, new: &str) -> Result<(), 
     if lang == Lang::Rust && rust_edit_is_neutral(old, new) {
         return Ok(());
     }
-    if check(lang, old).is_err() {
+    if !parses(lang, old) {
         return Ok(());
     }
     match check(lang, new) {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            remember_valid(lang, new);
+            Ok(())
+        }
         Err(f) => Err(reject(rel, lang, new, &f)),
     }
+}
+
+/// Texts recently seen to parse, keyed by language and SHA-256, so the content written by
+/// one gated edit need not be parsed again as the "old" side of the next.
+const VALID_CACHE: usize = 32;
+
+type ValidCache = Mutex<VecDeque<(Lang, [u8; 32])>>;
+
+fn valid_cache() -> &'static ValidCache {
+    static CACHE: OnceLock<ValidCache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(VecDeque::with_capacity(VALID_CACHE)))
+}
+
+fn key(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+fn remember_valid(lang: Lang, text: &str) {
+    let k = (lang, key(text));
+    let mut cache = valid_cache().lock().unwrap_or_else(PoisonError::into_inner);
+    if !cache.contains(&k) {
+        if cache.len() == VALID_CACHE {
+            cache.pop_front();
+        }
+        cache.push_back(k);
+    }
+}
+
+/// True when `text` parses as `lang` (answered from the cache when possible).
+fn parses(lang: Lang, text: &str) -> bool {
+    let k = (lang, key(text));
+    if valid_cache()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .contains(&k)
+    {
+        return true;
+    }
+    let ok = check(lang, text).is_ok();
+    if ok {
+        remember_valid(lang, text);
+    }
+    ok
 }
 
 /// True when replacing `old` by `new` cannot change whether the file parses: the edit lies
@@ -180,13 +234,18 @@ pub fn rust_edit_is_neutral(old: &str, new: &str) -> bool {
     if n2 < b1 || n2 > new.len() || !new.is_char_boundary(n2) || !new.is_char_boundary(b1) {
         return false;
     }
+    if (b2 - b1) * 2 > old.len() {
+        // The section is most of the file: the whole-file path, whose old side is often
+        // cached, is cheaper.
+        return false;
+    }
     let (old_mid, new_mid) = (&old[b1..b2], &new[b1..n2]);
     // Whole-file constructs that are only valid at the start of a file.
     let file_level = |s: &str| s.contains("#!") || s.contains("//!") || s.contains("/*!");
     if b1 > 0 && (file_level(old_mid) || file_level(new_mid)) {
         return false;
     }
-    syn::parse_file(old_mid).is_ok() && syn::parse_file(new_mid).is_ok()
+    check_rust(old_mid).is_ok() && check_rust(new_mid).is_ok()
 }
 
 /// The changed region: common prefix length, and the ends of the differing parts in `old`
