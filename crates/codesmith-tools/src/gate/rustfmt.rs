@@ -6,11 +6,14 @@
 //! non-zero exit, timeout, non-UTF-8 output) silently keeps the content as given. This
 //! module never refuses a write; only [`crate::gate::syntax`] does.
 
+use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
 
 /// Cap on the one-time `rustfmt --version` probe.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -46,12 +49,56 @@ pub fn normalize(path: &Path, old: Option<&str>, new: &str) -> Option<String> {
     if old.is_empty() || new.is_empty() || !available() {
         return None;
     }
-    let old_formatted = format(old)?;
-    if old_formatted != old {
+    if !is_clean(old) {
         return None;
     }
     let formatted = format(new)?;
+    remember_clean(&formatted);
     (formatted != new).then_some(formatted)
+}
+
+/// Hashes of texts known to be rustfmt output, so a chain of edits formats once per edit.
+const CLEAN_CACHE: usize = 32;
+
+type CleanCache = Mutex<VecDeque<[u8; 32]>>;
+
+fn clean_cache() -> &'static CleanCache {
+    static CACHE: OnceLock<CleanCache> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(VecDeque::with_capacity(CLEAN_CACHE)))
+}
+
+fn key(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+fn remember_clean(text: &str) {
+    let k = key(text);
+    let mut cache = clean_cache().lock().unwrap_or_else(PoisonError::into_inner);
+    if !cache.contains(&k) {
+        if cache.len() == CLEAN_CACHE {
+            cache.pop_front();
+        }
+        cache.push_back(k);
+    }
+}
+
+/// True when `text` is rustfmt-clean (from the cache, or by formatting it).
+fn is_clean(text: &str) -> bool {
+    let k = key(text);
+    if clean_cache()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .contains(&k)
+    {
+        return true;
+    }
+    match format(text) {
+        Some(f) if f == text => {
+            remember_clean(text);
+            true
+        }
+        _ => false,
+    }
 }
 
 /// Runs rustfmt with `args`, feeding `stdin`, within `cap`. `None` on any failure.
