@@ -40,6 +40,14 @@ pub enum Command {
         #[command(subcommand)]
         command: ModelCommand,
     },
+    /// Check the installation and configuration; every finding says what to do next.
+    Doctor(DoctorArgs),
+    /// Tidy long-lived memory (MEMORY.md and its topic files).
+    Memory {
+        /// What to do.
+        #[command(subcommand)]
+        command: MemoryCommand,
+    },
 }
 
 /// Which model provider to use.
@@ -160,4 +168,42 @@ pub enum SandboxCommand {
 pub enum ModelCommand {
     /// Download, verify and cache the embedded default model.
     Fetch,
+}
+
+/// `codesmith doctor`.
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// Workspace whose project config and policy are checked.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
+    /// Print one JSON object (stable schema, for CI) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// After the checks, ask the configured model to explain the findings (advice only).
+    #[arg(long)]
+    pub analyze: bool,
+}
+
+/// `codesmith memory ...`.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Tidy MEMORY.md: drop duplicate and dead pointers, report orphans (dry run by default).
+    Consolidate(ConsolidateArgs),
+}
+
+/// `codesmith memory consolidate`.
+#[derive(Debug, Clone, Args)]
+pub struct ConsolidateArgs {
+    /// Write the result (after saving MEMORY.md.bak); without it, print a diff only.
+    #[arg(long)]
+    pub apply: bool,
+    /// Also ask the configured model for a rewritten index (kept only if it validates).
+    #[arg(long)]
+    pub llm: bool,
+    /// Consolidate the project memory (`.codesmith/memory/`) instead of the user's.
+    #[arg(long)]
+    pub project: bool,
+    /// Workspace (with --project).
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
 }

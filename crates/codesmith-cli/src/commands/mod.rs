@@ -1,7 +1,9 @@
 //! One module per sub-command.
 
+pub mod doctor;
 pub mod exec;
 pub mod mcp;
+pub mod memory;
 pub mod model;
 pub mod policy;
 pub mod sandbox;
@@ -22,5 +24,7 @@ pub async fn run(command: Command) -> Exit {
             Err(exit) => exit,
         },
         Command::Mcp(args) => mcp::run(args).await,
+        Command::Doctor(args) => doctor::run(args).await,
+        Command::Memory { command } => memory::run(command).await,
     }
 }
