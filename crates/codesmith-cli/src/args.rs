@@ -34,6 +34,12 @@ pub enum Command {
         #[command(subcommand)]
         command: SandboxCommand,
     },
+    /// Read the claim verifier's ledger of verdicts.
+    Verify {
+        /// What to do.
+        #[command(subcommand)]
+        command: VerifyCommand,
+    },
     /// Manage the embedded local model.
     Model {
         /// What to do.
@@ -206,4 +212,44 @@ pub struct ConsolidateArgs {
     /// Workspace (with --project).
     #[command(flatten)]
     pub workspace: WorkspaceArg,
+}
+
+/// `codesmith verify ...`.
+#[derive(Debug, Subcommand)]
+pub enum VerifyCommand {
+    /// Counts per verdict and the claim-match rate, from `$CODESMITH_HOME/evolution/verdicts.jsonl`.
+    Stats(VerifyStatsArgs),
+}
+
+/// `codesmith verify stats`.
+#[derive(Debug, Clone, Args)]
+pub struct VerifyStatsArgs {
+    /// Print one JSON object (`verified_pass`, `verified_fail`, `verify_error`, `unsubstantiated`,
+    /// `claim_match_rate`) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `codesmith sessions ...`.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List the sessions under $CODESMITH_HOME, newest first.
+    List {
+        /// Print one JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Return the workspace to its state before TURN of SESSION (asks first).
+    Restore {
+        /// Session id (as printed by `codesmith sessions list`).
+        session: String,
+        /// Turn number (1 is the session's first task).
+        turn: u32,
+        /// Workspace to restore (default: the session's own workspace).
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// Do not ask for confirmation (needed when stdin is not a terminal).
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
 }

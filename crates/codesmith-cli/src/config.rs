@@ -44,6 +44,25 @@ pub struct SandboxSection {
     pub network: Option<bool>,
 }
 
+/// `[verification]`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerificationSection {
+    /// Replay the task's last test/build command when the final answer claims success
+    /// (default true; seed 002, "All-Green Tests Only Count After a Replay").
+    pub result_claims: Option<bool>,
+}
+
+impl FileConfig {
+    /// Whether the claim verifier runs: `[verification] result_claims`, default true.
+    pub fn verify_claims(&self) -> bool {
+        self.verification
+            .as_ref()
+            .and_then(|v| v.result_claims)
+            .unwrap_or(true)
+    }
+}
+
 /// The user config file, `$CODESMITH_HOME/config.toml`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,6 +85,8 @@ pub struct FileConfig {
     pub sandbox: Option<SandboxSection>,
     /// Network policy for fetch_url (`default`, `allow`, `deny`, `trusted_fakeip_cidrs`).
     pub network: Option<codesmith_policy::NetworkConfig>,
+    /// The claim verifier (`result_claims`).
+    pub verification: Option<VerificationSection>,
 }
 
 /// The project config: only the keys that may tighten.

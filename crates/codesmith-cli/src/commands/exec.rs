@@ -62,6 +62,7 @@ pub async fn run(args: ExecArgs) -> Exit {
         complete: setup::complete_options(&resolved),
         rules: resolved.rules.clone(),
         network,
+        verify_claims: resolved.file.verify_claims(),
     };
     let mut engine = Engine::new(
         provider,

@@ -8,6 +8,7 @@ pub mod model;
 pub mod policy;
 pub mod sandbox;
 pub mod tool;
+pub mod verify;
 
 use crate::args::Command;
 use crate::exit::Exit;
@@ -18,6 +19,7 @@ pub async fn run(command: Command) -> Exit {
         Command::Exec(args) => exec::run(args).await,
         Command::Tool(args) => tool::run(args).await,
         Command::Policy { command } => policy::run(command),
+        Command::Verify { command } => verify::run(command),
         Command::Model { command } => model::run(command).await,
         Command::Sandbox { command } => match sandbox::run(command) {
             Ok(code) => Exit::Code(code),
