@@ -155,8 +155,12 @@ impl Engine {
         turn: u32,
     ) -> Result<crate::snapshot::RestoreReport, crate::snapshot::SnapshotError> {
         let settings = self.runtime.snapshots.settings.clone();
-        let (home, workspace) = (self.runtime.ctx.home.clone(), self.runtime.ctx.workspace.clone());
-        crate::snapshot::restore_and_record(&settings, &home, &mut self.session, &workspace, turn).await
+        let (home, workspace) = (
+            self.runtime.ctx.home.clone(),
+            self.runtime.ctx.workspace.clone(),
+        );
+        crate::snapshot::restore_and_record(&settings, &home, &mut self.session, &workspace, turn)
+            .await
     }
 
     /// Runs `task` until the model ends its turn without tool calls, the turn
@@ -173,8 +177,10 @@ impl Engine {
     ) -> Result<TaskOutcome, EngineError> {
         self.session.push(Message::user_text(task))?;
         let turn_no = self.runtime.snapshots.begin_turn();
-        self.session
-            .note(crate::snapshot::TURN_NOTE, serde_json::json!({ "turn": turn_no }))?;
+        self.session.note(
+            crate::snapshot::TURN_NOTE,
+            serde_json::json!({ "turn": turn_no }),
+        )?;
         self.runtime.verify.begin_task();
         let mut usage = Usage::default();
         for turn in 1..=self.config.max_turns {

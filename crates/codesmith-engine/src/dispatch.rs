@@ -52,6 +52,9 @@ pub(crate) async fn dispatch_calls(
             Planned::Run(p) if is_parallel(&p) => batch.push(p),
             Planned::Run(p) => {
                 flush(rt, &mut batch, &mut results, sink).await;
+                if writes(&p) {
+                    rt.snapshots.before_write(&rt.ctx, sink).await;
+                }
                 rt.verify.observe(&p.call, p.tool.name(), &p.args, &rt.ctx);
                 let outcome = p.tool.call(&rt.ctx, p.args.clone()).await;
                 results.push(finish_prepared(rt, &p, outcome, sink));
@@ -69,6 +72,15 @@ pub(crate) async fn dispatch_calls(
     }
     flush(rt, &mut batch, &mut results, sink).await;
     results
+}
+
+/// Calls that may change the workspace: the turn's snapshot is taken before the first.
+fn writes(p: &Prepared) -> bool {
+    use codesmith_tools::Capability;
+    matches!(
+        p.tool.capability(),
+        Capability::WritesFiles | Capability::ExecutesCode
+    )
 }
 
 fn is_parallel(p: &Prepared) -> bool {

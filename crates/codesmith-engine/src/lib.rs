@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod repair;
 mod runtime;
 pub mod session;
+pub mod snapshot;
 mod single;
 pub mod verify;
 

@@ -1,0 +1,544 @@
+//! Turn snapshots and rollback: the last wall (seed 002, "Constitution,
+//! Disinfectant, and Approval Gates": side-git snapshots, `/restore N`).
+//!
+//! Before a turn's first write, the workspace's tracked and untracked files
+//! (everything `.gitignore` does not exclude) are committed into a side git
+//! repository at `$CODESMITH_HOME/snapshots/<workspace-hash>/`, under the ref
+//! `refs/codesmith/<session>/<turn>`. The user's own `.git` is never read for
+//! state nor written: git runs with `GIT_DIR`, `GIT_WORK_TREE` and
+//! `GIT_INDEX_FILE` aimed at the side repository (see `git.rs`).
+//!
+//! [`SideRepo::restore`] puts the workspace back as it was in a snapshot:
+//! files changed since are rewritten, files created since are removed, files
+//! deleted since come back. Ignored files are left alone. The state just
+//! before the restore is itself committed first, so a restore can be undone.
+//!
+//! A missing or failing `git` never fails a turn: the engine skips the
+//! snapshot with a notice.
+
+mod git;
+mod turn;
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::session::{Record, Session, SessionError};
+use git::SideGit;
+
+pub(crate) use turn::TurnSnapshots;
+
+/// How long one git command of a snapshot or restore may run (60 s).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Hex digits of the SHA-256 of the workspace path used as its directory name (16).
+pub const HASH_HEX_LEN: usize = 16;
+
+/// Where the side repositories live under `$CODESMITH_HOME`.
+pub const SNAPSHOTS_DIR: &str = "snapshots";
+
+/// Attributes forced on every path so that snapshots and restores are byte
+/// exact: no end-of-line conversion, no clean/smudge filters, no `$Id$`.
+/// `$GIT_DIR/info/attributes` outranks the workspace's `.gitattributes`.
+const ATTRIBUTES: &str = "* -text -filter -ident !eol !working-tree-encoding\n";
+
+/// Snapshot settings, resolved once by the front end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotSettings {
+    /// Take snapshots at all (default `true`).
+    pub enabled: bool,
+    /// The git program (default `git`, found on `PATH`).
+    pub git: PathBuf,
+    /// Bound on each git command (default [`DEFAULT_TIMEOUT`]).
+    pub timeout: Duration,
+}
+
+impl Default for SnapshotSettings {
+    fn default() -> Self {
+        SnapshotSettings {
+            enabled: true,
+            git: PathBuf::from("git"),
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+/// Why a snapshot or restore could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// The git program could not be started.
+    #[error(
+        "git is not available ({program} could not be started); install git to get turn snapshots"
+    )]
+    GitMissing {
+        /// The program that was tried.
+        program: String,
+    },
+    /// A git command exited with an error.
+    #[error("git {command} failed in the snapshot repository: {message}")]
+    Git {
+        /// The git sub-command.
+        command: String,
+        /// The head of its stderr (at most 400 bytes).
+        message: String,
+    },
+    /// A git command ran longer than the timeout.
+    #[error("git {command} took longer than {secs} s; the snapshot was abandoned")]
+    Timeout {
+        /// The git sub-command.
+        command: String,
+        /// The timeout in seconds.
+        secs: u64,
+    },
+    /// The session id is not a safe name.
+    #[error(
+        "invalid session id {0:?}: use the id printed when the session started (letters, digits, '.', '_', '-')"
+    )]
+    InvalidSession(String),
+    /// There is no snapshot for that session and turn.
+    #[error("{}", no_snapshot_message(.session, *.turn, .available))]
+    NoSnapshot {
+        /// Session id.
+        session: String,
+        /// Requested turn.
+        turn: u32,
+        /// The turns of this session that do have a snapshot, ascending.
+        available: Vec<u32>,
+    },
+    /// Writing the restore note into the transcript failed (the files were restored).
+    #[error("the workspace was restored, but the transcript note failed: {0}")]
+    Record(#[from] SessionError),
+    /// A local file operation failed.
+    #[error("snapshot storage failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn no_snapshot_message(session: &str, turn: u32, available: &[u32]) -> String {
+    let list = if available.is_empty() {
+        "it has none for this workspace (a turn gets one only when it writes)".to_string()
+    } else {
+        let turns: Vec<String> = available.iter().map(u32::to_string).collect();
+        format!("snapshots exist for turns {}", turns.join(", "))
+    };
+    format!("no snapshot of turn {turn} in session {session:?}: {list}")
+}
+
+/// A snapshot that was taken.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Snapshot {
+    /// Session id.
+    pub session: String,
+    /// Turn number (1-based, counted over the whole session).
+    pub turn: u32,
+    /// The commit id in the side repository.
+    pub commit: String,
+    /// The ref naming it (`refs/codesmith/<session>/<turn>`).
+    pub reference: String,
+}
+
+/// What a restore changes (or, from [`SideRepo::preview`], would change).
+/// Paths are relative to the workspace, `/`-separated, sorted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RestoreReport {
+    /// Session id.
+    pub session: String,
+    /// The turn whose snapshot is restored.
+    pub turn: u32,
+    /// The snapshot commit.
+    pub commit: String,
+    /// Files changed since the snapshot, rewritten to their old content.
+    pub restored: Vec<String>,
+    /// Files created since the snapshot, removed.
+    pub removed: Vec<String>,
+    /// Files deleted since the snapshot, brought back.
+    pub recreated: Vec<String>,
+    /// The commit holding the workspace as it was just before the restore
+    /// (`None` in a preview).
+    pub backup: Option<String>,
+}
+
+impl RestoreReport {
+    /// True when the workspace already matches the snapshot.
+    pub fn is_empty(&self) -> bool {
+        self.restored.is_empty() && self.removed.is_empty() && self.recreated.is_empty()
+    }
+}
+
+/// The short hex SHA-256 ([`HASH_HEX_LEN`] digits) of the canonical form of
+/// `workspace` (the path as given when it cannot be canonicalized).
+pub fn workspace_hash(workspace: &Path) -> String {
+    let canonical = canonical(workspace);
+    let digest = Sha256::digest(canonical.to_string_lossy().as_bytes());
+    let mut hex = String::with_capacity(HASH_HEX_LEN);
+    for byte in digest.iter().take(HASH_HEX_LEN / 2) {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    hex
+}
+
+/// The side repository of `workspace`: `<home>/snapshots/<workspace-hash>`.
+pub fn side_repo_dir(home: &Path, workspace: &Path) -> PathBuf {
+    home.join(SNAPSHOTS_DIR).join(workspace_hash(workspace))
+}
+
+/// The ref of a turn's snapshot: `refs/codesmith/<session>/<turn>`.
+pub fn turn_ref(session: &str, turn: u32) -> String {
+    format!("refs/codesmith/{session}/{turn}")
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The side repository of one workspace.
+#[derive(Debug, Clone)]
+pub struct SideRepo {
+    git: SideGit,
+}
+
+impl SideRepo {
+    /// The side repository for `workspace` under `home` (nothing is created yet).
+    pub fn new(settings: &SnapshotSettings, home: &Path, workspace: &Path) -> Self {
+        SideRepo {
+            git: SideGit {
+                program: settings.git.clone(),
+                dir: side_repo_dir(home, workspace),
+                workspace: canonical(workspace),
+                timeout: settings.timeout,
+            },
+        }
+    }
+
+    /// The side repository's directory.
+    pub fn dir(&self) -> &Path {
+        &self.git.dir
+    }
+
+    /// Commits the workspace's non-ignored files as the snapshot of `turn`
+    /// of `session`, replacing an earlier snapshot of the same turn.
+    ///
+    /// # Errors
+    /// [`SnapshotError::InvalidSession`], [`SnapshotError::GitMissing`],
+    /// [`SnapshotError::Git`], [`SnapshotError::Timeout`], [`SnapshotError::Io`].
+    pub async fn take(&self, session: &str, turn: u32) -> Result<Snapshot, SnapshotError> {
+        check_session(session)?;
+        self.prepare().await?;
+        let tree = self.stage_workspace().await?;
+        let commit = self
+            .commit(
+                &tree,
+                &format!("codesmith snapshot: session {session}, before turn {turn}"),
+            )
+            .await?;
+        let reference = turn_ref(session, turn);
+        self.git.run(&["update-ref", &reference, &commit]).await?;
+        Ok(Snapshot {
+            session: session.to_string(),
+            turn,
+            commit,
+            reference,
+        })
+    }
+
+    /// The turns of `session` that have a snapshot, ascending (empty when the
+    /// side repository does not exist yet).
+    ///
+    /// # Errors
+    /// As [`SideRepo::take`].
+    pub async fn turns(&self, session: &str) -> Result<Vec<u32>, SnapshotError> {
+        check_session(session)?;
+        if !self.exists() {
+            return Ok(Vec::new());
+        }
+        let prefix = format!("refs/codesmith/{session}/");
+        let out = self
+            .git
+            .text(&["for-each-ref", "--format=%(refname)", &prefix])
+            .await?;
+        let mut turns: Vec<u32> = out
+            .lines()
+            .filter_map(|r| r.strip_prefix(&prefix)?.parse().ok())
+            .collect();
+        turns.sort_unstable();
+        Ok(turns)
+    }
+
+    /// What [`SideRepo::restore`] would change, without changing the workspace.
+    ///
+    /// # Errors
+    /// [`SnapshotError::NoSnapshot`] and those of [`SideRepo::take`].
+    pub async fn preview(&self, session: &str, turn: u32) -> Result<RestoreReport, SnapshotError> {
+        let commit = self.resolve(session, turn).await?;
+        self.prepare().await?;
+        self.stage_workspace().await?;
+        self.report(session, turn, commit).await
+    }
+
+    /// Returns the workspace to the snapshot of `turn` of `session`. The
+    /// state just before is committed first (see [`RestoreReport::backup`]).
+    ///
+    /// # Errors
+    /// [`SnapshotError::NoSnapshot`] and those of [`SideRepo::take`]; a git
+    /// failure during the checkout can leave the workspace partly restored,
+    /// and the backup commit still holds the state before.
+    pub async fn restore(&self, session: &str, turn: u32) -> Result<RestoreReport, SnapshotError> {
+        let commit = self.resolve(session, turn).await?;
+        self.prepare().await?;
+        let current = self.stage_workspace().await?;
+        let mut report = self.report(session, turn, commit.clone()).await?;
+        let backup = self
+            .commit(
+                &current,
+                &format!("codesmith: workspace before restoring {session} turn {turn}"),
+            )
+            .await?;
+        let backup_ref = format!("refs/codesmith-backup/{session}/{}", unix_millis());
+        self.git.run(&["update-ref", &backup_ref, &backup]).await?;
+        self.git
+            .run(&["read-tree", "-m", "-u", &current, &commit])
+            .await?;
+        report.backup = Some(backup);
+        Ok(report)
+    }
+
+    fn exists(&self) -> bool {
+        self.git.dir.join("HEAD").is_file()
+    }
+
+    /// The commit of a turn's snapshot.
+    async fn resolve(&self, session: &str, turn: u32) -> Result<String, SnapshotError> {
+        let available = self.turns(session).await?;
+        if !available.contains(&turn) {
+            return Err(SnapshotError::NoSnapshot {
+                session: session.to_string(),
+                turn,
+                available,
+            });
+        }
+        let spec = format!("{}^{{commit}}", turn_ref(session, turn));
+        self.git.text(&["rev-parse", "--verify", "-q", &spec]).await
+    }
+
+    /// Creates the side repository if needed and refreshes its exclude and
+    /// attribute files.
+    async fn prepare(&self) -> Result<(), SnapshotError> {
+        if !self.exists() {
+            fs::create_dir_all(&self.git.dir)?;
+            self.git.run(&["init", "-q", "--template="]).await?;
+            fs::write(
+                self.git.dir.join("codesmith-workspace"),
+                format!("{}\n", self.git.workspace.display()),
+            )?;
+        }
+        let info = self.git.dir.join("info");
+        fs::create_dir_all(&info)?;
+        fs::write(info.join("attributes"), ATTRIBUTES)?;
+        let excludes = self.excludes().await;
+        fs::write(info.join("exclude"), excludes)?;
+        Ok(())
+    }
+
+    /// The user's exclude patterns the side repository must honour besides
+    /// the workspace's `.gitignore` files: the workspace's `.git/info/exclude`,
+    /// the user's global excludes file, and the side repository itself when
+    /// `$CODESMITH_HOME` lies inside the workspace.
+    async fn excludes(&self) -> String {
+        let mut out = String::from("# written by codesmith: the user's exclude patterns\n");
+        let ws = &self.git.workspace;
+        for file in [
+            Some(ws.join(".git").join("info").join("exclude")),
+            global_excludes_file(&self.git.program).await,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let Ok(text) = fs::read_to_string(&file) {
+                out.push_str(&text);
+                out.push('\n');
+            }
+        }
+        let snapshots = canonical(&self.git.dir);
+        if let Some(parent) = snapshots.parent()
+            && let Ok(rel) = parent.strip_prefix(ws)
+            && !rel.as_os_str().is_empty()
+        {
+            out.push_str(&format!("/{}/\n", rel.to_string_lossy().replace('\\', "/")));
+        }
+        out
+    }
+
+    /// Stages the workspace into the side index and returns its tree id.
+    async fn stage_workspace(&self) -> Result<String, SnapshotError> {
+        self.git.run(&["add", "-A"]).await?;
+        self.git.text(&["write-tree"]).await
+    }
+
+    async fn commit(&self, tree: &str, message: &str) -> Result<String, SnapshotError> {
+        self.git
+            .text(&["commit-tree", "--no-gpg-sign", "-m", message, tree])
+            .await
+    }
+
+    /// The differences between the staged workspace and `commit`.
+    async fn report(
+        &self,
+        session: &str,
+        turn: u32,
+        commit: String,
+    ) -> Result<RestoreReport, SnapshotError> {
+        let out = self
+            .git
+            .run(&[
+                "diff-index",
+                "--cached",
+                "--no-renames",
+                "--name-status",
+                "-z",
+                &commit,
+            ])
+            .await?;
+        let mut report = RestoreReport {
+            session: session.to_string(),
+            turn,
+            commit,
+            restored: Vec::new(),
+            removed: Vec::new(),
+            recreated: Vec::new(),
+            backup: None,
+        };
+        let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
+        while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+            let path = String::from_utf8_lossy(path).into_owned();
+            match status.first() {
+                Some(b'A') => report.removed.push(path),
+                Some(b'D') => report.recreated.push(path),
+                _ => report.restored.push(path),
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// The user's global excludes file: `core.excludesFile` from the global git
+/// config, else git's default `$XDG_CONFIG_HOME/git/ignore` (`~/.config/git/ignore`).
+async fn global_excludes_file(program: &Path) -> Option<PathBuf> {
+    let query = tokio::process::Command::new(program)
+        .args(["config", "--global", "--path", "--get", "core.excludesFile"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    if let Ok(Ok(out)) = tokio::time::timeout(Duration::from_secs(5), query).await {
+        let value = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if out.status.success() && !value.is_empty() {
+            return Some(PathBuf::from(value));
+        }
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(config.join("git").join("ignore"))
+}
+
+fn check_session(session: &str) -> Result<(), SnapshotError> {
+    if codesmith_policy::is_safe_name(session) {
+        Ok(())
+    } else {
+        Err(SnapshotError::InvalidSession(session.to_string()))
+    }
+}
+
+fn unix_millis() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+/// Snapshots `workspace` for `turn` of `session` with the default settings.
+///
+/// # Errors
+/// As [`SideRepo::take`].
+pub async fn take(
+    home: &Path,
+    workspace: &Path,
+    session: &str,
+    turn: u32,
+) -> Result<Snapshot, SnapshotError> {
+    SideRepo::new(&SnapshotSettings::default(), home, workspace)
+        .take(session, turn)
+        .await
+}
+
+/// Restores `workspace` to the snapshot of `turn` of `session` with the
+/// default settings. Does not write the transcript; see [`restore_and_record`].
+///
+/// # Errors
+/// As [`SideRepo::restore`].
+pub async fn restore(
+    home: &Path,
+    workspace: &Path,
+    session: &str,
+    turn: u32,
+) -> Result<RestoreReport, SnapshotError> {
+    SideRepo::new(&SnapshotSettings::default(), home, workspace)
+        .restore(session, turn)
+        .await
+}
+
+/// Restores `workspace` to the snapshot of `turn` of the open `session` and
+/// appends a `restore` note (the [`RestoreReport`] plus an RFC 3339 `at`) to
+/// its transcript.
+///
+/// # Errors
+/// As [`SideRepo::restore`]; [`SnapshotError::Record`] when the files were
+/// restored but the note could not be written.
+pub async fn restore_and_record(
+    settings: &SnapshotSettings,
+    home: &Path,
+    session: &mut Session,
+    workspace: &Path,
+    turn: u32,
+) -> Result<RestoreReport, SnapshotError> {
+    let id = session.id().to_string();
+    let report = SideRepo::new(settings, home, workspace)
+        .restore(&id, turn)
+        .await?;
+    let mut data = serde_json::to_value(&report).map_err(std::io::Error::other)?;
+    if let Some(map) = data.as_object_mut() {
+        let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
+        map.insert("at".into(), at.into());
+        map.insert("workspace".into(), workspace.display().to_string().into());
+    }
+    session.note("restore", data)?;
+    Ok(report)
+}
+
+/// The note kind that marks the start of a turn in the transcript.
+pub const TURN_NOTE: &str = "turn";
+
+/// The highest turn number recorded in a session file by [`TURN_NOTE`]
+/// notes (0 when none); unreadable lines are skipped.
+pub fn recorded_turns(session_file: &Path) -> u32 {
+    let Ok(file) = fs::File::open(session_file) else {
+        return 0;
+    };
+    BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|line| line.contains("\"note\""))
+        .filter_map(|line| match serde_json::from_str(&line) {
+            Ok(Record::Note { kind, data }) if kind == TURN_NOTE => {
+                data.get("turn").and_then(serde_json::Value::as_u64)
+            }
+            _ => None,
+        })
+        .max()
+        .and_then(|t| u32::try_from(t).ok())
+        .unwrap_or(0)
+}

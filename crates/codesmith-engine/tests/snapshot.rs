@@ -1,0 +1,437 @@
+//! Turn snapshots and rollback: the side repository round trip against a
+//! real user git repository, and the engine hook driven through the scripted
+//! model server.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codesmith_engine::snapshot::{SideRepo, SnapshotError, SnapshotSettings, recorded_turns};
+use codesmith_engine::{Engine, EngineConfig, NoApprover, Session};
+use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
+use codesmith_protocol::Event;
+use codesmith_providers::{CompleteOptions, OpenAiConfig, OpenAiProvider};
+use codesmith_testkit::{Scripted, ScriptedServer};
+use codesmith_tools::ToolContext;
+use codesmith_tools::fetch::FetchConfig;
+
+fn git(ws: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(ws)
+        .args(["-c", "user.name=t", "-c", "user.email=t@localhost"])
+        .args([
+            "-c",
+            "commit.gpgSign=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Every file under `dir` with its bytes, sorted by path.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().to_path_buf();
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn write(ws: &Path, rel: &str, content: &str) {
+    let path = ws.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+fn read(ws: &Path, rel: &str) -> String {
+    std::fs::read_to_string(ws.join(rel)).unwrap()
+}
+
+struct Dirs {
+    _tmp: tempfile::TempDir,
+    ws: PathBuf,
+    home: PathBuf,
+}
+
+fn dirs() -> Dirs {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let ws = ws.canonicalize().unwrap();
+    let home = tmp.path().join("home");
+    Dirs {
+        _tmp: tmp,
+        ws,
+        home,
+    }
+}
+
+/// A user repository with a commit, an untracked file and ignored files.
+fn user_repo(ws: &Path) {
+    git(ws, &["init", "-q"]);
+    write(ws, ".gitignore", "*.log\ntarget/\n");
+    write(ws, "src/a.txt", "a1\n");
+    write(ws, "b.txt", "b1\n");
+    write(ws, "keep.txt", "k1\n");
+    git(ws, &["add", "."]);
+    git(ws, &["commit", "-q", "-m", "init"]);
+    write(ws, "untracked.txt", "u1\n");
+    write(ws, "debug.log", "log1\n");
+    write(ws, "target/out.bin", "bin1\n");
+}
+
+#[tokio::test]
+async fn a_round_trip_restores_edits_creations_and_deletions_and_leaves_the_users_git_alone() {
+    let d = dirs();
+    user_repo(&d.ws);
+    let git_before = tree(&d.ws.join(".git"));
+    let status_before = git(&d.ws, &["--no-optional-locks", "status", "--porcelain"]);
+    let head_before = git(&d.ws, &["rev-parse", "HEAD"]);
+
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    let snap = repo.take("s-1", 1).await.unwrap();
+    assert_eq!(snap.reference, "refs/codesmith/s-1/1");
+    assert!(repo.dir().starts_with(d.home.join("snapshots")));
+
+    // What the agent does during the turn.
+    write(&d.ws, "src/a.txt", "a2 broken\n");
+    std::fs::remove_file(d.ws.join("b.txt")).unwrap();
+    std::fs::remove_file(d.ws.join("untracked.txt")).unwrap();
+    write(&d.ws, "new/dir/c.txt", "created\n");
+    write(&d.ws, "debug.log", "log2\n");
+    write(&d.ws, "fresh.log", "ignored and new\n");
+
+    let preview = repo.preview("s-1", 1).await.unwrap();
+    assert_eq!(preview.restored, ["src/a.txt"]);
+    assert_eq!(preview.removed, ["new/dir/c.txt"]);
+    assert_eq!(preview.recreated, ["b.txt", "untracked.txt"]);
+    assert_eq!(preview.backup, None);
+    assert_eq!(
+        read(&d.ws, "src/a.txt"),
+        "a2 broken\n",
+        "a preview changed the workspace"
+    );
+
+    let report = repo.restore("s-1", 1).await.unwrap();
+    assert_eq!(report.restored, preview.restored);
+    assert!(report.backup.is_some());
+    assert_eq!(read(&d.ws, "src/a.txt"), "a1\n");
+    assert_eq!(read(&d.ws, "b.txt"), "b1\n");
+    assert_eq!(read(&d.ws, "untracked.txt"), "u1\n");
+    assert_eq!(read(&d.ws, "keep.txt"), "k1\n");
+    assert!(!d.ws.join("new/dir/c.txt").exists());
+    assert!(
+        !d.ws.join("new").exists(),
+        "emptied directories stay behind"
+    );
+    // Ignored files are neither restored nor removed.
+    assert_eq!(read(&d.ws, "debug.log"), "log2\n");
+    assert_eq!(read(&d.ws, "fresh.log"), "ignored and new\n");
+    assert_eq!(read(&d.ws, "target/out.bin"), "bin1\n");
+
+    // The user's repository: same HEAD, same status, not one byte of .git changed.
+    assert_eq!(git(&d.ws, &["rev-parse", "HEAD"]), head_before);
+    assert_eq!(
+        git(&d.ws, &["--no-optional-locks", "status", "--porcelain"]),
+        status_before
+    );
+    assert!(
+        tree(&d.ws.join(".git")) == git_before,
+        "the user's .git changed"
+    );
+
+    // Restoring again is a no-op.
+    assert!(repo.preview("s-1", 1).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_restore_is_byte_exact_despite_eol_attributes() {
+    let d = dirs();
+    write(&d.ws, ".gitattributes", "* text eol=crlf\n");
+    write(&d.ws, "lf.txt", "one\ntwo\n");
+    std::fs::write(d.ws.join("crlf.txt"), b"x\r\ny\r\n").unwrap();
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    repo.take("s", 3).await.unwrap();
+    write(&d.ws, "lf.txt", "changed\n");
+    std::fs::write(d.ws.join("crlf.txt"), b"changed").unwrap();
+    repo.restore("s", 3).await.unwrap();
+    assert_eq!(std::fs::read(d.ws.join("lf.txt")).unwrap(), b"one\ntwo\n");
+    assert_eq!(std::fs::read(d.ws.join("crlf.txt")).unwrap(), b"x\r\ny\r\n");
+}
+
+#[tokio::test]
+async fn the_backup_of_a_restore_can_be_restored_too() {
+    let d = dirs();
+    write(&d.ws, "f.txt", "before\n");
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    repo.take("s", 1).await.unwrap();
+    write(&d.ws, "f.txt", "after\n");
+    let report = repo.restore("s", 1).await.unwrap();
+    assert_eq!(read(&d.ws, "f.txt"), "before\n");
+    let side = repo.dir().to_path_buf();
+    let out = Command::new("git")
+        .env("GIT_DIR", &side)
+        .args(["cat-file", "-p"])
+        .arg(format!("{}:f.txt", report.backup.unwrap()))
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, b"after\n");
+}
+
+#[tokio::test]
+async fn unknown_turns_and_bad_ids_are_typed_errors() {
+    let d = dirs();
+    write(&d.ws, "f.txt", "x\n");
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    assert!(matches!(
+        repo.restore("s", 1).await,
+        Err(SnapshotError::NoSnapshot { ref available, .. }) if available.is_empty()
+    ));
+    repo.take("s", 2).await.unwrap();
+    repo.take("s", 5).await.unwrap();
+    let err = repo.restore("s", 4).await.unwrap_err();
+    assert!(err.to_string().contains("turns 2, 5"), "{err}");
+    assert_eq!(repo.turns("s").await.unwrap(), [2, 5]);
+    assert!(repo.turns("other").await.unwrap().is_empty());
+    for bad in ["../x", "a/b", ".hidden", ""] {
+        assert!(
+            matches!(
+                repo.take(bad, 1).await,
+                Err(SnapshotError::InvalidSession(_))
+            ),
+            "{bad}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_missing_git_is_reported_not_panicked() {
+    let d = dirs();
+    write(&d.ws, "f.txt", "x\n");
+    let settings = SnapshotSettings {
+        git: PathBuf::from("/nonexistent/codesmith-no-git"),
+        ..SnapshotSettings::default()
+    };
+    let err = SideRepo::new(&settings, &d.home, &d.ws)
+        .take("s", 1)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SnapshotError::GitMissing { .. }), "{err}");
+    assert!(err.to_string().contains("install git"));
+}
+
+#[tokio::test]
+async fn a_home_inside_the_workspace_is_not_snapshotted() {
+    let d = dirs();
+    write(&d.ws, "f.txt", "x\n");
+    let home = d.ws.join(".codesmith-home");
+    let repo = SideRepo::new(&SnapshotSettings::default(), &home, &d.ws);
+    repo.take("s", 1).await.unwrap();
+    repo.take("s", 2).await.unwrap();
+    write(&d.ws, "f.txt", "y\n");
+    let report = repo.preview("s", 2).await.unwrap();
+    assert_eq!(report.restored, ["f.txt"]);
+    assert!(report.removed.is_empty(), "{report:?}");
+}
+
+// ---------------------------------------------------------------- engine hook
+
+struct Rig {
+    d: Dirs,
+    server: ScriptedServer,
+}
+
+impl Rig {
+    async fn new() -> Rig {
+        let d = dirs();
+        write(&d.ws, "notes.txt", "alpha\nbeta\n");
+        Rig {
+            d,
+            server: ScriptedServer::start().await,
+        }
+    }
+
+    fn engine(&self) -> Engine {
+        let provider = OpenAiProvider::new(OpenAiConfig::new(
+            self.server.base_url(),
+            Some("sk-test".into()),
+        ))
+        .unwrap();
+        let session = Session::create(&self.d.home, &self.d.ws, "openai", "scripted").unwrap();
+        let config = EngineConfig {
+            model: "scripted".into(),
+            system_prompt: "test".into(),
+            max_turns: 10,
+            max_tokens: None,
+            approval: ApprovalMode::Auto,
+            complete: CompleteOptions {
+                idle_timeout: Duration::from_secs(2),
+                ..CompleteOptions::default()
+            },
+            rules: Rules::new(),
+            network: NetworkPolicy::default(),
+            verify_claims: false,
+        };
+        let ctx = ToolContext::new(self.d.ws.clone(), self.d.home.clone());
+        Engine::new(
+            Arc::new(provider),
+            codesmith_tools::builtin_registry(FetchConfig::default()),
+            Arc::new(ctx),
+            Arc::new(NoApprover),
+            session,
+            config,
+        )
+    }
+
+    /// Scripts one task that reads then overwrites `notes.txt`.
+    fn script_overwrite(&self, content: &str) {
+        let args = serde_json::json!({"path": "notes.txt", "content": content, "overwrite": true});
+        self.server
+            .push(
+                Scripted::tool_call("r1", "read_file", r#"{"path": "notes.txt"}"#).with_tool_call(
+                    "w1",
+                    "write_file",
+                    args.to_string(),
+                ),
+            )
+            .push(Scripted::text("done"));
+    }
+}
+
+async fn run(engine: &mut Engine, task: &str) -> Vec<Event> {
+    let mut events = Vec::new();
+    engine
+        .run_task(task, &mut |e| events.push(e))
+        .await
+        .unwrap();
+    events
+}
+
+#[tokio::test]
+async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
+    let rig = Rig::new().await;
+    let mut engine = rig.engine();
+    rig.script_overwrite("gamma\n");
+    let events = run(&mut engine, "rewrite notes").await;
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Notice { .. })),
+        "a successful snapshot is silent: {events:?}"
+    );
+    assert_eq!(read(&rig.d.ws, "notes.txt"), "gamma\n");
+
+    // Turn 2 creates a file with a shell command.
+    rig.server
+        .push(Scripted::tool_call(
+            "s1",
+            "exec_shell",
+            r#"{"command": "echo made > made.txt"}"#,
+        ))
+        .push(Scripted::text("made"));
+    run(&mut engine, "make a file").await;
+    assert!(rig.d.ws.join("made.txt").exists());
+
+    // A turn that only reads takes no snapshot.
+    rig.server
+        .push(Scripted::tool_call(
+            "r9",
+            "read_file",
+            r#"{"path": "notes.txt"}"#,
+        ))
+        .push(Scripted::text("read"));
+    run(&mut engine, "just read").await;
+
+    let id = engine.session().id().to_string();
+    let repo = SideRepo::new(&SnapshotSettings::default(), &rig.d.home, &rig.d.ws);
+    assert_eq!(repo.turns(&id).await.unwrap(), [1, 2]);
+
+    let report = engine.restore_turn(2).await.unwrap();
+    assert_eq!(report.removed, ["made.txt"]);
+    assert!(!rig.d.ws.join("made.txt").exists());
+    assert_eq!(
+        read(&rig.d.ws, "notes.txt"),
+        "gamma\n",
+        "turn 1's edit stays"
+    );
+
+    engine.restore_turn(1).await.unwrap();
+    assert_eq!(read(&rig.d.ws, "notes.txt"), "alpha\nbeta\n");
+
+    // The transcript records three turns and both restores.
+    let path = engine.session().path().to_path_buf();
+    assert_eq!(recorded_turns(&path), 3);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let restores: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "note" && v["kind"] == "restore")
+        .collect();
+    assert_eq!(restores.len(), 2);
+    assert_eq!(restores[1]["data"]["turn"], 1);
+    assert_eq!(restores[1]["data"]["restored"][0], "notes.txt");
+
+    // A resumed session goes on counting turns.
+    drop(engine);
+    let session = Session::open(&rig.d.home, &id).unwrap();
+    assert_eq!(recorded_turns(session.path()), 3);
+}
+
+#[tokio::test]
+async fn without_git_the_turn_goes_on_with_one_notice() {
+    let rig = Rig::new().await;
+    let mut engine = rig.engine();
+    engine.set_snapshot_settings(SnapshotSettings {
+        git: PathBuf::from("/nonexistent/codesmith-no-git"),
+        ..SnapshotSettings::default()
+    });
+    rig.script_overwrite("gamma\n");
+    let events = run(&mut engine, "rewrite notes").await;
+    assert_eq!(
+        read(&rig.d.ws, "notes.txt"),
+        "gamma\n",
+        "the write still happened"
+    );
+    let notices: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Notice { message } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].contains("Snapshot of turn 1 skipped"),
+        "{}",
+        notices[0]
+    );
+}
+
+#[tokio::test]
+async fn disabled_snapshots_take_nothing() {
+    let rig = Rig::new().await;
+    let mut engine = rig.engine();
+    engine.set_snapshot_settings(SnapshotSettings {
+        enabled: false,
+        ..SnapshotSettings::default()
+    });
+    rig.script_overwrite("gamma\n");
+    run(&mut engine, "rewrite notes").await;
+    assert!(!rig.d.home.join("snapshots").exists());
+}
