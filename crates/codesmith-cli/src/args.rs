@@ -40,12 +40,6 @@ pub enum Command {
         #[command(subcommand)]
         command: VerifyCommand,
     },
-    /// Read the claim verifier's ledger of verdicts.
-    Verify {
-        /// What to do.
-        #[command(subcommand)]
-        command: VerifyCommand,
-    },
     /// Manage the embedded local model.
     Model {
         /// What to do.
@@ -258,20 +252,4 @@ pub enum SessionsCommand {
         #[arg(long, short = 'y')]
         yes: bool,
     },
-}
-
-/// `codesmith verify ...`.
-#[derive(Debug, Subcommand)]
-pub enum VerifyCommand {
-    /// Counts per verdict and the claim-match rate, from `$CODESMITH_HOME/evolution/verdicts.jsonl`.
-    Stats(VerifyStatsArgs),
-}
-
-/// `codesmith verify stats`.
-#[derive(Debug, Clone, Args)]
-pub struct VerifyStatsArgs {
-    /// Print one JSON object (`verified_pass`, `verified_fail`, `verify_error`, `unsubstantiated`,
-    /// `claim_match_rate`) instead of text.
-    #[arg(long)]
-    pub json: bool,
 }
