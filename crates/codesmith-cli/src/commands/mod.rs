@@ -7,6 +7,7 @@ pub mod memory;
 pub mod model;
 pub mod policy;
 pub mod sandbox;
+pub mod sessions;
 pub mod tool;
 pub mod verify;
 
@@ -26,6 +27,7 @@ pub async fn run(command: Command) -> Exit {
             Err(exit) => exit,
         },
         Command::Mcp(args) => mcp::run(args).await,
+        Command::Sessions { command } => sessions::run(command).await,
         Command::Doctor(args) => doctor::run(args).await,
         Command::Memory { command } => memory::run(command).await,
     }

@@ -1,0 +1,359 @@
+//! `codesmith sessions list` and `codesmith sessions restore SESSION TURN`.
+//!
+//! A restore puts the workspace back as it was before a turn, from the side
+//! repository snapshots (`codesmith_engine::snapshot`); it asks first, and
+//! the restore is recorded in the session's transcript.
+
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, anyhow};
+use codesmith_engine::Session;
+use codesmith_engine::session::{Record, SessionError, sessions_dir};
+use codesmith_engine::snapshot::{
+    RestoreReport, SideRepo, SnapshotError, SnapshotSettings, restore_and_record,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::args::SessionsCommand;
+use crate::config;
+use crate::exit::{Exit, usage};
+
+/// At most this many paths are printed per kind of change.
+const SHOWN_PATHS: usize = 20;
+
+/// Runs `codesmith sessions ...`.
+pub async fn run(command: SessionsCommand) -> Exit {
+    match command {
+        SessionsCommand::List { json } => list(json),
+        SessionsCommand::Restore {
+            session,
+            turn,
+            workspace,
+            yes,
+        } => restore(&session, turn, workspace.workspace.as_deref(), yes).await,
+    }
+}
+
+/// One line of `sessions list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Session id.
+    pub id: String,
+    /// RFC 3339 creation time.
+    pub created: String,
+    /// The workspace the session worked on.
+    pub workspace: String,
+    /// Transcript messages appended to the file.
+    pub messages: usize,
+}
+
+fn list(json: bool) -> Exit {
+    let home = match config::home_dir() {
+        Ok(h) => h,
+        Err(e) => return usage(e),
+    };
+    let sessions = summaries(&home);
+    if json {
+        match serde_json::to_string(&sessions) {
+            Ok(text) => println!("{text}"),
+            Err(e) => return Exit::failed(e.into()),
+        }
+    } else if sessions.is_empty() {
+        println!("no sessions under {}", sessions_dir(&home).display());
+    } else {
+        print!("{}", table(&sessions));
+    }
+    Exit::Ok
+}
+
+/// The sessions under `home`, newest first; files that are not sessions are skipped.
+pub fn summaries(home: &Path) -> Vec<Summary> {
+    let Ok(entries) = std::fs::read_dir(sessions_dir(home)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Summary> = entries
+        .flatten()
+        .filter_map(|e| summary(&e.path()))
+        .collect();
+    out.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| b.id.cmp(&a.id)));
+    out
+}
+
+/// Only the tag of a record, so counting does not build whole messages.
+#[derive(Deserialize)]
+struct Tag {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+fn summary(path: &Path) -> Option<Summary> {
+    if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+        return None;
+    }
+    let id = path.file_stem()?.to_str()?.to_string();
+    if !codesmith_policy::is_safe_name(&id) {
+        return None;
+    }
+    let mut lines = BufReader::new(std::fs::File::open(path).ok()?).lines();
+    let Record::Meta {
+        created_at,
+        workspace,
+        ..
+    } = serde_json::from_str(&lines.next()?.ok()?).ok()?
+    else {
+        return None;
+    };
+    let messages = lines
+        .map_while(Result::ok)
+        .filter(|l| serde_json::from_str::<Tag>(l).is_ok_and(|t| t.kind == "message"))
+        .count();
+    Some(Summary {
+        id,
+        created: created_at,
+        workspace,
+        messages,
+    })
+}
+
+fn table(sessions: &[Summary]) -> String {
+    let width = sessions
+        .iter()
+        .map(|s| s.id.len())
+        .max()
+        .unwrap_or(2)
+        .max(2);
+    let mut out = format!(
+        "{:<width$}  {:<20}  {:>8}  WORKSPACE\n",
+        "ID", "CREATED", "MESSAGES"
+    );
+    for s in sessions {
+        out.push_str(&format!(
+            "{:<width$}  {:<20}  {:>8}  {}\n",
+            s.id, s.created, s.messages, s.workspace
+        ));
+    }
+    out
+}
+
+async fn restore(id: &str, turn: u32, workspace: Option<&Path>, yes: bool) -> Exit {
+    if !codesmith_policy::is_safe_name(id) {
+        return usage(anyhow!(
+            "invalid session id {id:?}: use an id from `codesmith sessions list`"
+        ));
+    }
+    let home = match config::home_dir() {
+        Ok(h) => h,
+        Err(e) => return usage(e),
+    };
+    let mut session = match Session::open(&home, id) {
+        Ok(s) => s,
+        Err(e @ (SessionError::InvalidId(_) | SessionError::NotFound(..))) => {
+            return usage(anyhow!("{e}; see `codesmith sessions list`"));
+        }
+        Err(e) => return Exit::failed(e.into()),
+    };
+    let workspace = match restore_workspace(&session, workspace) {
+        Ok(w) => w,
+        Err(e) => return usage(e),
+    };
+    let settings = SnapshotSettings::default();
+    let plan = match SideRepo::new(&settings, &home, &workspace)
+        .preview(id, turn)
+        .await
+    {
+        Ok(p) => p,
+        Err(e) => return snapshot_exit(e),
+    };
+    if plan.is_empty() {
+        println!(
+            "{} already matches the state before turn {turn}; nothing to restore.",
+            workspace.display()
+        );
+        return Exit::Ok;
+    }
+    eprint!("{}", describe(&plan, &workspace));
+    let stdin = std::io::stdin();
+    let tty = stdin.is_terminal();
+    match confirm(yes, tty, &mut stdin.lock(), &mut std::io::stderr()) {
+        Ok(true) => {}
+        Ok(false) => return Exit::failed(anyhow!("restore cancelled; nothing was changed")),
+        Err(e) => return usage(e),
+    }
+    match restore_and_record(&settings, &home, &mut session, &workspace, turn).await {
+        Ok(report) => {
+            println!("{}", done_line(&report, &workspace));
+            Exit::Ok
+        }
+        Err(e) => snapshot_exit(e),
+    }
+}
+
+/// `--workspace` when given, else the workspace recorded in the session.
+fn restore_workspace(session: &Session, arg: Option<&Path>) -> anyhow::Result<PathBuf> {
+    if arg.is_some() {
+        return config::workspace(arg);
+    }
+    let Record::Meta { workspace, .. } = session.meta() else {
+        return Err(anyhow!(
+            "the session has no workspace recorded; pass --workspace DIR"
+        ));
+    };
+    config::workspace(Some(Path::new(workspace)))
+        .context("the session's workspace is gone; pass --workspace DIR")
+}
+
+fn snapshot_exit(e: SnapshotError) -> Exit {
+    match e {
+        SnapshotError::NoSnapshot { .. } | SnapshotError::InvalidSession(_) => usage(e.into()),
+        other => Exit::failed(other.into()),
+    }
+}
+
+/// Whether to go ahead: `--yes`, or a "y"/"yes" typed on a terminal. Without
+/// a terminal and without `--yes`, an error that says how to proceed.
+pub fn confirm(
+    yes: bool,
+    tty: bool,
+    input: &mut dyn BufRead,
+    prompt: &mut dyn Write,
+) -> anyhow::Result<bool> {
+    if yes {
+        return Ok(true);
+    }
+    if !tty {
+        return Err(anyhow!(
+            "refusing to restore without confirmation: stdin is not a terminal; re-run with --yes to restore"
+        ));
+    }
+    write!(prompt, "Restore these files? [y/N] ")?;
+    prompt.flush()?;
+    let mut answer = String::new();
+    input.read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// The change list shown before asking.
+pub fn describe(plan: &RestoreReport, workspace: &Path) -> String {
+    let mut out = format!(
+        "Restoring {} to its state before turn {} of session {}:\n",
+        workspace.display(),
+        plan.turn,
+        plan.session
+    );
+    for (label, paths) in [
+        ("changed since, rewritten", &plan.restored),
+        ("created since, removed", &plan.removed),
+        ("deleted since, brought back", &plan.recreated),
+    ] {
+        if paths.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("  {} file(s) {label}:\n", paths.len()));
+        for path in paths.iter().take(SHOWN_PATHS) {
+            out.push_str(&format!("    {path}\n"));
+        }
+        if paths.len() > SHOWN_PATHS {
+            out.push_str(&format!("    … and {} more\n", paths.len() - SHOWN_PATHS));
+        }
+    }
+    out.push_str("Ignored files (.gitignore) are left as they are.\n");
+    out
+}
+
+fn done_line(report: &RestoreReport, workspace: &Path) -> String {
+    let mut line = format!(
+        "Restored {} to before turn {} of session {}: {} rewritten, {} removed, {} brought back.",
+        workspace.display(),
+        report.turn,
+        report.session,
+        report.restored.len(),
+        report.removed.len(),
+        report.recreated.len()
+    );
+    if let Some(backup) = &report.backup {
+        line.push_str(&format!(
+            " The state before the restore is kept in the snapshot repository as commit {backup}."
+        ));
+    }
+    line
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confirmation_needs_yes_or_a_terminal_answer() {
+        let mut sink = Vec::new();
+        assert!(confirm(true, false, &mut &b""[..], &mut sink).unwrap());
+        let err = confirm(false, false, &mut &b"y\n"[..], &mut sink).unwrap_err();
+        assert!(err.to_string().contains("--yes"), "{err}");
+        assert!(confirm(false, true, &mut &b"yes\n"[..], &mut sink).unwrap());
+        assert!(!confirm(false, true, &mut &b"\n"[..], &mut sink).unwrap());
+        assert!(!confirm(false, true, &mut &b"nope\n"[..], &mut sink).unwrap());
+        assert!(String::from_utf8(sink).unwrap().contains("[y/N]"));
+    }
+
+    #[test]
+    fn sessions_are_listed_newest_first_with_message_counts() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = sessions_dir(home.path());
+        std::fs::create_dir_all(&dir).unwrap();
+        let meta = |id: &str, at: &str| {
+            format!(
+                r#"{{"type":"meta","session_id":"{id}","created_at":"{at}","workspace":"/w","provider":"openai","model":"m"}}"#
+            )
+        };
+        let msg = r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}"#;
+        let note = r#"{"type":"note","kind":"turn","data":{"turn":1}}"#;
+        std::fs::write(
+            dir.join("old.jsonl"),
+            format!(
+                "{}\n{msg}\n{note}\n{msg}\n",
+                meta("old", "2026-01-01T00:00:00Z")
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("new.jsonl"),
+            format!(
+                "{}\n{{\"type\":\"mess\n",
+                meta("new", "2026-02-01T00:00:00Z")
+            ),
+        )
+        .unwrap();
+        std::fs::write(dir.join("junk.jsonl"), "not json\n").unwrap();
+        std::fs::write(dir.join("notes.txt"), "x").unwrap();
+        let list = summaries(home.path());
+        let ids: Vec<&str> = list.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["new", "old"]);
+        assert_eq!(list[0].messages, 0);
+        assert_eq!(list[1].messages, 2);
+        let text = table(&list);
+        assert!(text.starts_with("ID "), "{text}");
+        assert!(text.contains("2026-01-01T00:00:00Z"), "{text}");
+    }
+
+    #[test]
+    fn the_description_caps_long_lists() {
+        let plan = RestoreReport {
+            session: "s".into(),
+            turn: 2,
+            commit: "c".into(),
+            restored: (0..25).map(|i| format!("f{i}")).collect(),
+            removed: vec!["new.txt".into()],
+            recreated: Vec::new(),
+            backup: None,
+        };
+        let text = describe(&plan, Path::new("/w"));
+        assert!(text.contains("25 file(s) changed since"), "{text}");
+        assert!(text.contains("… and 5 more"), "{text}");
+        assert!(text.contains("new.txt"));
+        assert!(!text.contains("brought back"));
+    }
+}
