@@ -1,0 +1,193 @@
+//! `codesmith doctor` end to end: a bare machine, a broken config, and `--analyze`
+//! against the scripted model server (advice, and a 500 that leaves one skipped line).
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use codesmith_testkit::{Fault, Scripted, ScriptedServer};
+use serde_json::Value;
+
+/// Runs `codesmith` with only CODESMITH_HOME set: no keys, no endpoints.
+async fn bare(home: &Path, args: &[&str]) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
+    cmd.args(args)
+        .env("CODESMITH_HOME", home)
+        .kill_on_drop(true);
+    for var in [
+        "OPENAI_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "CODESMITH_STREAM_IDLE_TIMEOUT_SECS",
+    ] {
+        cmd.env_remove(var);
+    }
+    tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+fn dirs() -> (tempfile::TempDir, String, String) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    std::fs::create_dir_all(d.path().join("ws")).unwrap();
+    let home = d.path().join("home").to_str().unwrap().to_string();
+    let ws = d.path().join("ws").to_str().unwrap().to_string();
+    (d, home, ws)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_configured_gives_actionable_hints() {
+    let (_d, home, ws) = dirs();
+    let out = bare(Path::new(&home), &["doctor", "--json", "--workspace", &ws]).await;
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let has_error = v["status"] == "error";
+    assert_eq!(out.status.code(), Some(i32::from(has_error)), "{v:#}");
+    let findings = v["findings"].as_array().unwrap();
+    for f in findings {
+        if f["status"] == "warn" || f["status"] == "error" {
+            assert!(f["hint"].is_string(), "no hint: {f}");
+        }
+    }
+    let by_id = |id: &str| findings.iter().find(|f| f["id"] == id).unwrap().clone();
+    for id in [
+        "version",
+        "config.user",
+        "config.sources",
+        "keys.openai",
+        "tools.python",
+        "sandbox.backend",
+        "mcp.servers",
+    ] {
+        by_id(id);
+    }
+    assert_eq!(by_id("network.endpoint")["status"], "skip");
+    assert_eq!(by_id("keys.openai")["status"], "skip");
+    let model = by_id("model.embedded");
+    assert_eq!(model["status"], "warn");
+    assert!(
+        model["hint"]
+            .as_str()
+            .unwrap()
+            .contains("codesmith model fetch")
+    );
+    assert!(Path::new(&home).join("doctor-cache.json").is_file());
+
+    let text = bare(Path::new(&home), &["doctor", "--workspace", &ws]).await;
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert_eq!(text.status.code(), out.status.code());
+    assert!(stdout.contains("Embedded model"), "{stdout}");
+    assert!(
+        stdout.contains("-> run `codesmith model fetch`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("All checks complete:"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_config_is_an_error_and_exits_1() {
+    let (_d, home, ws) = dirs();
+    std::fs::write(
+        Path::new(&home).join("config.toml"),
+        "provder = \"openai\"\n",
+    )
+    .unwrap();
+    let out = bare(Path::new(&home), &["doctor", "--json", "--workspace", &ws]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "config.user")
+        .unwrap()
+        .clone();
+    assert_eq!(f["status"], "error");
+    assert!(f["summary"].as_str().unwrap().contains("provder"), "{f}");
+}
+
+/// A home whose provider is the scripted server, and a project config with an ignored key
+/// (so there is a warning to analyze).
+fn remote_setup(server: &ScriptedServer) -> (tempfile::TempDir, String, String) {
+    let (d, home, ws) = dirs();
+    let config = format!(
+        "provider = \"openai\"\nmodel = \"scripted\"\n[openai]\nbase_url = \"{}\"\napi_key = \"sk-test-doctor\"\n",
+        server.base_url()
+    );
+    std::fs::write(Path::new(&home).join("config.toml"), config).unwrap();
+    std::fs::create_dir_all(Path::new(&ws).join(".codesmith")).unwrap();
+    std::fs::write(
+        Path::new(&ws).join(".codesmith/config.toml"),
+        "provider = \"openai\"\n",
+    )
+    .unwrap();
+    (d, home, ws)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_prints_advice_after_the_checks() {
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text(
+        "The project config tries to pick a provider.\nMove it to the user config.",
+    ));
+    let (_d, home, ws) = remote_setup(&server);
+    let plain = bare(Path::new(&home), &["doctor", "--workspace", &ws]).await;
+    let out = bare(
+        Path::new(&home),
+        &["doctor", "--analyze", "--workspace", &ws],
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let plain = String::from_utf8_lossy(&plain.stdout);
+    assert!(
+        stdout.starts_with(plain.as_ref()),
+        "deterministic part changed:\n{stdout}"
+    );
+    assert!(
+        stdout.contains("Analysis (advice from the model"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  Move it to the user config."), "{stdout}");
+    let endpoint = stdout
+        .lines()
+        .find(|l| l.contains("DNS and TCP ok"))
+        .is_some();
+    assert!(endpoint, "{stdout}");
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 1);
+    let tools = &bodies[0]["tools"];
+    assert!(
+        tools.is_null() || tools.as_array().unwrap().is_empty(),
+        "{tools}"
+    );
+    assert!(bodies[0].to_string().contains("config.project"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_failure_leaves_one_skipped_line() {
+    let server = ScriptedServer::start().await;
+    server.push(Fault::status(500));
+    let (_d, home, ws) = remote_setup(&server);
+    let out = bare(
+        Path::new(&home),
+        &["doctor", "--analyze", "--workspace", &ws],
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let skipped: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("analysis skipped"))
+        .collect();
+    assert_eq!(skipped.len(), 1, "{stdout}");
+    assert!(skipped[0].starts_with("· analysis skipped: "), "{stdout}");
+    assert!(!stdout.contains("Analysis (advice"), "{stdout}");
+    let json = bare(Path::new(&home), &["doctor", "--json", "--workspace", &ws]).await;
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json.status.code(), out.status.code());
+    assert!(v["findings"].is_array());
+}
