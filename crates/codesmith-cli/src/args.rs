@@ -40,6 +40,12 @@ pub enum Command {
         #[command(subcommand)]
         command: VerifyCommand,
     },
+    /// List sessions, or roll the workspace back to the state before a turn.
+    Sessions {
+        /// What to do.
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
     /// Manage the embedded local model.
     Model {
         /// What to do.
