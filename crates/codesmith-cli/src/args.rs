@@ -8,9 +8,35 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(name = "codesmith", version, about)]
 pub struct Cli {
-    /// What to do.
+    /// What to do (none: open the interactive terminal UI).
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// Options of the interactive terminal UI (used when no sub-command is given).
+    #[command(flatten)]
+    pub ui: UiArgs,
+}
+
+/// Flags of the interactive terminal UI (`codesmith` with no sub-command, and `codesmith resume`).
+#[derive(Debug, Clone, Args)]
+pub struct UiArgs {
+    /// Workspace.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
+    /// Model selection.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Colour theme (default: from COLORFGBG, else dark).
+    #[arg(long, value_name = "THEME")]
+    pub theme: Option<ThemeArg>,
+}
+
+/// Colour themes of the terminal UI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ThemeArg {
+    /// Light text on a dark background.
+    Dark,
+    /// Dark text on a light background.
+    Light,
 }
 
 /// Sub-commands.
@@ -34,6 +60,8 @@ pub enum Command {
         #[command(subcommand)]
         command: SandboxCommand,
     },
+    /// Reopen the last session in this workspace in the terminal UI.
+    Resume(UiArgs),
     /// Read the claim verifier's ledger of verdicts.
     Verify {
         /// What to do.

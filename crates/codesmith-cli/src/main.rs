@@ -7,6 +7,7 @@ mod exit;
 mod local;
 mod progress;
 mod setup;
+mod tui;
 
 use std::process::ExitCode;
 
@@ -26,5 +27,5 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(commands::run(cli.command)).report()
+    runtime.block_on(commands::run(cli.command, cli.ui)).report()
 }

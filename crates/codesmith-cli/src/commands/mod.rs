@@ -11,12 +11,16 @@ pub mod sessions;
 pub mod tool;
 pub mod verify;
 
-use crate::args::Command;
+use crate::args::{Command, UiArgs};
 use crate::exit::Exit;
 
-/// Runs a parsed sub-command.
-pub async fn run(command: Command) -> Exit {
+/// Runs a parsed sub-command; none opens the terminal UI with `ui`.
+pub async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
+    let Some(command) = command else {
+        return crate::tui::run(ui, crate::tui::Start::New).await;
+    };
     match command {
+        Command::Resume(args) => crate::tui::run(args, crate::tui::Start::Latest).await,
         Command::Exec(args) => exec::run(args).await,
         Command::Tool(args) => tool::run(args).await,
         Command::Policy { command } => policy::run(command),

@@ -1,0 +1,701 @@
+//! The UI state and its reducer: engine events and key presses in, a state
+//! the view draws out. No I/O here.
+
+use std::time::Instant;
+
+use codesmith_engine::{ApprovalAnswer, ApprovalRequest};
+use codesmith_protocol::{ContentBlock, Event, Message, Role};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::text::Line;
+use serde_json::Value;
+
+use super::approval::Prompt;
+use super::input::{Editor, EditorAction};
+use super::slash::{self, Parsed, Slash};
+use super::status::Status;
+use super::theme::Theme;
+
+/// How a tool call stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolStatus {
+    /// Dispatched, no result yet.
+    Running,
+    /// Finished successfully.
+    Ok,
+    /// Refused or failed: `CODE: message` from the result envelope.
+    Failed(String),
+}
+
+/// One tool call in the transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolEntry {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// The argument a person recognises the call by (path, command, pattern, URL).
+    pub key_arg: String,
+    /// Diff lines of a file edit: `-` removed, `+` added, others context.
+    pub diff: Vec<String>,
+    /// Status.
+    pub status: ToolStatus,
+    /// The result text the model reads (shown when tool results are expanded).
+    pub output: String,
+}
+
+/// One entry of the transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// What the user typed.
+    User(String),
+    /// Assistant text (Markdown), possibly still streaming.
+    Assistant(String),
+    /// Thinking text.
+    Thinking(String),
+    /// A tool call and its result.
+    Tool(ToolEntry),
+    /// A notice from the engine or the UI.
+    Notice(String),
+    /// An error.
+    Error(String),
+    /// Output of a slash command or a welcome message.
+    Info(Vec<String>),
+    /// A claim-verifier verdict.
+    Verdict {
+        /// `verified_pass`, `verified_fail`, `verify_error` or `unsubstantiated`.
+        verdict: String,
+        /// The replayed command, if any.
+        command: Option<String>,
+    },
+}
+
+/// What the controller must do after a key press.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Nothing beyond redrawing.
+    None,
+    /// Send this task to the engine.
+    Task(String),
+    /// Run this slash command.
+    Slash(Slash),
+    /// Answer the pending approval.
+    Answer(ApprovalAnswer),
+    /// Interrupt the running turn.
+    Interrupt,
+    /// Leave the UI.
+    Quit,
+}
+
+/// Claim-verifier verdicts seen in this UI, for `/verify`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VerdictCounts {
+    /// `verified_pass`.
+    pub pass: u32,
+    /// `verified_fail`.
+    pub fail: u32,
+    /// `verify_error`.
+    pub error: u32,
+    /// `unsubstantiated`.
+    pub unsubstantiated: u32,
+}
+
+/// The whole UI state.
+#[derive(Debug)]
+pub struct App {
+    /// The transcript.
+    pub entries: Vec<Entry>,
+    /// Rendered rows per entry at [`App::rendered_width`]; `None` means stale.
+    pub rendered: Vec<Option<Vec<Line<'static>>>>,
+    /// The width `rendered` was made for.
+    pub rendered_width: u16,
+    /// The input box.
+    pub editor: Editor,
+    /// The status line.
+    pub status: Status,
+    /// Colours.
+    pub theme: Theme,
+    /// Session id.
+    pub session_id: String,
+    /// True while the engine runs a task.
+    pub running: bool,
+    /// The approval prompt on screen, if any.
+    pub approval: Option<Prompt>,
+    /// Inputs typed while a task ran, sent when it ends.
+    pub queued: Vec<String>,
+    /// Show thinking text in full.
+    pub show_thinking: bool,
+    /// Show tool results under each call.
+    pub expand_tools: bool,
+    /// Transcript rows scrolled up from the bottom.
+    pub scroll: usize,
+    /// A Ctrl-C on an idle prompt was pressed: the next one quits.
+    pub quit_armed: bool,
+    /// Verdict counts for `/verify`.
+    pub verdicts: VerdictCounts,
+}
+
+impl App {
+    /// A fresh UI.
+    pub fn new(theme: Theme, status: Status) -> Self {
+        App {
+            entries: Vec::new(),
+            rendered: Vec::new(),
+            rendered_width: 0,
+            editor: Editor::default(),
+            status,
+            theme,
+            session_id: String::new(),
+            running: false,
+            approval: None,
+            queued: Vec::new(),
+            show_thinking: false,
+            expand_tools: false,
+            scroll: 0,
+            quit_armed: false,
+            verdicts: VerdictCounts::default(),
+        }
+    }
+
+    /// Appends an entry.
+    pub fn push(&mut self, entry: Entry) {
+        self.entries.push(entry);
+        self.rendered.push(None);
+    }
+
+    /// Marks every entry for re-rendering (after a toggle or theme change).
+    pub fn invalidate(&mut self) {
+        self.rendered.iter_mut().for_each(|r| *r = None);
+    }
+
+    /// Empties the transcript.
+    pub fn clear_transcript(&mut self) {
+        self.entries.clear();
+        self.rendered.clear();
+        self.scroll = 0;
+    }
+
+    /// Shows lines of information (slash-command output).
+    pub fn info(&mut self, lines: Vec<String>) {
+        self.push(Entry::Info(lines));
+    }
+
+    /// Shows a notice.
+    pub fn notice(&mut self, message: impl Into<String>) {
+        self.push(Entry::Notice(message.into()));
+    }
+
+    /// Applies one engine event.
+    pub fn apply(&mut self, event: Event) {
+        if !matches!(event, Event::Retry { .. }) {
+            self.status.retry = None;
+        }
+        match event {
+            Event::SessionStarted {
+                session_id,
+                provider,
+                model,
+                ..
+            } => {
+                self.session_id = session_id;
+                self.status.provider = provider;
+                self.status.model = model;
+            }
+            Event::TurnStarted { .. } => {}
+            Event::AssistantText { delta } => self.append_text(delta, false),
+            Event::Thinking { delta } => self.append_text(delta, true),
+            Event::ToolCall {
+                id,
+                name,
+                arguments,
+            } => self.push(Entry::Tool(ToolEntry {
+                key_arg: key_argument(&arguments),
+                diff: edit_diff(&name, &arguments),
+                id,
+                name,
+                status: ToolStatus::Running,
+                output: String::new(),
+            })),
+            Event::ToolResult { id, ok, output, .. } => self.tool_result(&id, ok, output),
+            Event::Retry {
+                attempt,
+                wait_ms,
+                reason,
+            } => self
+                .status
+                .set_retry(attempt, wait_ms, &reason, Instant::now()),
+            Event::Notice { message } => self.notice(message),
+            Event::TurnCompleted { usage, .. } => {
+                self.status.usage.add(&usage);
+                if usage.input_tokens > 0 {
+                    self.status.context_tokens = usage.input_tokens + usage.output_tokens;
+                }
+            }
+            Event::Verdict(v) => {
+                let counts = &mut self.verdicts;
+                match v.verdict.as_str() {
+                    "verified_pass" => counts.pass += 1,
+                    "verified_fail" => counts.fail += 1,
+                    "verify_error" => counts.error += 1,
+                    _ => counts.unsubstantiated += 1,
+                }
+                self.push(Entry::Verdict {
+                    verdict: v.verdict,
+                    command: v.command,
+                });
+            }
+            Event::Error { message } => self.push(Entry::Error(message)),
+        }
+    }
+
+    fn append_text(&mut self, delta: String, thinking: bool) {
+        let last = self.entries.len().checked_sub(1);
+        let target = match (last.map(|i| &mut self.entries[i]), thinking) {
+            (Some(Entry::Assistant(text)), false) | (Some(Entry::Thinking(text)), true) => text,
+            _ => {
+                self.push(if thinking {
+                    Entry::Thinking(delta)
+                } else {
+                    Entry::Assistant(delta)
+                });
+                return;
+            }
+        };
+        target.push_str(&delta);
+        if let Some(i) = last {
+            self.rendered[i] = None;
+        }
+    }
+
+    fn tool_result(&mut self, id: &str, ok: bool, output: String) {
+        let found = self
+            .entries
+            .iter_mut()
+            .enumerate()
+            .rev()
+            .find_map(|(i, e)| match e {
+                Entry::Tool(t) if t.id == id && t.status == ToolStatus::Running => Some((i, t)),
+                _ => None,
+            });
+        if let Some((i, tool)) = found {
+            tool.status = if ok {
+                ToolStatus::Ok
+            } else {
+                ToolStatus::Failed(error_line(&output))
+            };
+            tool.output = output;
+            self.rendered[i] = None;
+        }
+    }
+
+    /// Shows a stored transcript (a resumed session): user text, assistant
+    /// text and thinking, and tool calls with their results.
+    pub fn load_history(&mut self, messages: &[Message]) {
+        for m in messages {
+            for block in &m.content {
+                match (block, m.role) {
+                    (ContentBlock::Text { text }, Role::User) => {
+                        self.push(Entry::User(text.clone()))
+                    }
+                    (ContentBlock::Text { text }, Role::Assistant) => {
+                        self.push(Entry::Assistant(text.clone()));
+                    }
+                    (ContentBlock::Thinking { text }, _) => {
+                        self.push(Entry::Thinking(text.clone()))
+                    }
+                    (ContentBlock::ToolCall(call), _) => {
+                        let arguments =
+                            serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+                        self.apply(Event::ToolCall {
+                            id: call.id.clone(),
+                            name: call.name.clone(),
+                            arguments,
+                        });
+                    }
+                    (ContentBlock::ToolResult(r), _) => {
+                        self.tool_result(&r.call_id, !r.is_error, r.content.clone());
+                    }
+                }
+            }
+        }
+        self.finish_running_tools("no result recorded");
+    }
+
+    /// Records the user's task and marks a task running.
+    pub fn start_task(&mut self, text: &str) {
+        self.push(Entry::User(text.to_string()));
+        self.running = true;
+        self.scroll = 0;
+    }
+
+    /// The engine finished the task (an error or a stop is already shown by its event).
+    pub fn task_finished(&mut self) {
+        self.running = false;
+        self.approval = None;
+        self.status.retry = None;
+        self.finish_running_tools("not run");
+    }
+
+    /// The user interrupted the task.
+    pub fn interrupted(&mut self) {
+        self.task_finished();
+        self.notice("interrupted: the turn was stopped; the session is kept (type to continue)");
+        self.quit_armed = true;
+    }
+
+    fn finish_running_tools(&mut self, why: &str) {
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if let Entry::Tool(t) = e
+                && t.status == ToolStatus::Running
+            {
+                t.status = ToolStatus::Failed(why.to_string());
+                self.rendered[i] = None;
+            }
+        }
+    }
+
+    /// Shows an approval prompt.
+    pub fn ask(&mut self, request: ApprovalRequest) {
+        self.approval = Some(Prompt::new(request));
+        self.scroll = 0;
+    }
+
+    /// Handles a key press.
+    pub fn on_key(&mut self, key: KeyEvent) -> Action {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('c') {
+            return self.ctrl_c();
+        }
+        self.quit_armed = false;
+        if self.approval.is_some() {
+            return self.approval_key(key);
+        }
+        match key.code {
+            KeyCode::Char('d') if ctrl && self.editor.is_empty() && !self.running => {
+                return Action::Quit;
+            }
+            KeyCode::Char('o') if ctrl => {
+                self.expand_tools = !self.expand_tools;
+                self.invalidate();
+                return Action::None;
+            }
+            KeyCode::Char('t') if ctrl => {
+                self.show_thinking = !self.show_thinking;
+                self.invalidate();
+                return Action::None;
+            }
+            KeyCode::PageUp => {
+                self.scroll = self.scroll.saturating_add(10);
+                return Action::None;
+            }
+            KeyCode::PageDown => {
+                self.scroll = self.scroll.saturating_sub(10);
+                return Action::None;
+            }
+            _ => {}
+        }
+        match self.editor.handle_key(key) {
+            EditorAction::Submit(text) => self.submit(text),
+            EditorAction::Edited | EditorAction::Ignored => Action::None,
+        }
+    }
+
+    fn ctrl_c(&mut self) -> Action {
+        if self.running {
+            self.approval = None;
+            return Action::Interrupt;
+        }
+        if !self.editor.is_empty() {
+            self.editor.clear();
+            return Action::None;
+        }
+        if self.quit_armed {
+            return Action::Quit;
+        }
+        self.quit_armed = true;
+        self.notice("press Ctrl-C again to quit");
+        Action::None
+    }
+
+    fn approval_key(&mut self, key: KeyEvent) -> Action {
+        let Some(prompt) = self.approval.as_mut() else {
+            return Action::None;
+        };
+        let answer = match key.code {
+            KeyCode::Esc => Some(ApprovalAnswer::Deny),
+            KeyCode::Enter => Some(prompt.selected_answer()),
+            KeyCode::Left | KeyCode::Up => {
+                prompt.move_selection(-1);
+                None
+            }
+            KeyCode::Right | KeyCode::Down | KeyCode::Tab => {
+                prompt.move_selection(1);
+                None
+            }
+            KeyCode::Char(c) => prompt.answer_for(c),
+            _ => None,
+        };
+        match answer {
+            Some(a) => {
+                let label = match a {
+                    ApprovalAnswer::Once => "approved once",
+                    ApprovalAnswer::Session => "approved for this session",
+                    ApprovalAnswer::Always => "approved always",
+                    ApprovalAnswer::Deny => "denied",
+                };
+                let summary = first_line(&prompt.request.summary, 60);
+                self.approval = None;
+                self.notice(format!("{label}: {summary}"));
+                Action::Answer(a)
+            }
+            None => Action::None,
+        }
+    }
+
+    fn submit(&mut self, text: String) -> Action {
+        match slash::parse(&text) {
+            Parsed::Command(cmd) => Action::Slash(cmd),
+            Parsed::Unknown { name, suggestion } => {
+                let hint = suggestion.map_or_else(
+                    || "type /help for the list".to_string(),
+                    |s| format!("did you mean /{s}?"),
+                );
+                self.notice(format!("unknown command /{name}: {hint}"));
+                Action::None
+            }
+            Parsed::Text(task) if self.running => {
+                self.notice("queued: it will be sent when the current turn ends");
+                self.queued.push(task);
+                Action::None
+            }
+            Parsed::Text(task) => Action::Task(task),
+        }
+    }
+}
+
+/// The argument a person recognises a call by: command, path, pattern or URL,
+/// on one line, at most 100 characters.
+pub fn key_argument(args: &Value) -> String {
+    for key in [
+        "command",
+        "path",
+        "file_path",
+        "pattern",
+        "url",
+        "query",
+        "id",
+    ] {
+        if let Some(v) = args.get(key).and_then(Value::as_str) {
+            return first_line(v, 100);
+        }
+    }
+    String::new()
+}
+
+fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let mut out: String = line.chars().take(max).collect();
+    if line.chars().count() > max || text.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Diff lines for a file edit: `edit_file` search/replace pairs, `write_file`
+/// content as additions, `apply_patch` patch lines as given.
+pub fn edit_diff(name: &str, args: &Value) -> Vec<String> {
+    let s = |k: &str| args.get(k).and_then(Value::as_str);
+    match name {
+        "edit_file" => {
+            let mut out = Vec::new();
+            if let Some(search) = s("search").or(s("old_string")).or(s("old")) {
+                out.extend(search.lines().map(|l| format!("-{l}")));
+            }
+            if let Some(replace) = s("replace").or(s("new_string")).or(s("new")) {
+                out.extend(replace.lines().map(|l| format!("+{l}")));
+            }
+            out
+        }
+        "write_file" => s("content")
+            .map(|c| c.lines().map(|l| format!("+{l}")).collect())
+            .unwrap_or_default(),
+        "apply_patch" => s("patch")
+            .or(s("input"))
+            .map(|p| {
+                p.lines()
+                    .filter(|l| l.starts_with(['+', '-', '@']) && !l.starts_with("***"))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// `CODE: message` from a tool-result envelope's first line, or its first 160 characters.
+pub fn error_line(output: &str) -> String {
+    let first = output.lines().next().unwrap_or_default();
+    let parsed: Option<Value> = serde_json::from_str(first).ok();
+    let field = |p: &str| {
+        parsed
+            .as_ref()
+            .and_then(|v| v.pointer(p))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    match (field("/error/code"), field("/error/message")) {
+        (Some(code), Some(msg)) => first_line(&format!("{code}: {msg}"), 160),
+        _ => first_line(first, 160),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::super::theme::ThemeKind;
+    use super::*;
+    use codesmith_protocol::{StopReason, Usage, VerdictEvent};
+
+    fn app() -> App {
+        App::new(
+            Theme::new(ThemeKind::Dark),
+            Status::new("openai", "gpt-4.1-mini", "suggest", "none", false),
+        )
+    }
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    #[test]
+    fn streamed_text_joins_one_entry_and_tools_get_results() {
+        let mut a = app();
+        a.start_task("fix it");
+        for d in ["Hel", "lo"] {
+            a.apply(Event::AssistantText { delta: d.into() });
+        }
+        a.apply(Event::ToolCall {
+            id: "c1".into(),
+            name: "exec_shell".into(),
+            arguments: serde_json::json!({"command": "cargo test\n--all"}),
+        });
+        a.apply(Event::ToolResult {
+            id: "c1".into(),
+            name: "exec_shell".into(),
+            ok: false,
+            output: r#"{"ok":false,"error":{"code":"DENIED","message":"no"}}"#.into(),
+        });
+        a.apply(Event::AssistantText {
+            delta: "Done".into(),
+        });
+        assert_eq!(a.entries[1], Entry::Assistant("Hello".into()));
+        let Entry::Tool(t) = &a.entries[2] else {
+            panic!("tool entry expected: {:?}", a.entries[2]);
+        };
+        assert_eq!(t.key_arg, "cargo test…");
+        assert_eq!(t.status, ToolStatus::Failed("DENIED: no".into()));
+        assert_eq!(a.entries[3], Entry::Assistant("Done".into()));
+        assert_eq!(a.rendered.len(), a.entries.len());
+    }
+
+    #[test]
+    fn usage_retry_and_verdicts_update_the_status() {
+        let mut a = app();
+        a.apply(Event::Retry {
+            attempt: 1,
+            wait_ms: 1000,
+            reason: "HTTP 429".into(),
+        });
+        assert!(a.status.retry.is_some());
+        a.apply(Event::TurnCompleted {
+            turn: 1,
+            stop_reason: StopReason::EndTurn,
+            usage: Usage {
+                input_tokens: 900,
+                output_tokens: 100,
+                cached_input_tokens: 0,
+            },
+        });
+        assert!(a.status.retry.is_none());
+        assert_eq!(a.status.context_tokens, 1000);
+        a.apply(Event::Verdict(VerdictEvent {
+            verdict: "verified_fail".into(),
+            claim: "tests pass".into(),
+            command: Some("cargo test".into()),
+            exit_code: Some(101),
+        }));
+        assert_eq!(a.verdicts.fail, 1);
+    }
+
+    #[test]
+    fn ctrl_c_interrupts_then_quits() {
+        let mut a = app();
+        a.start_task("long job");
+        assert_eq!(a.on_key(ctrl('c')), Action::Interrupt);
+        a.interrupted();
+        assert!(!a.running);
+        assert_eq!(a.on_key(ctrl('c')), Action::Quit);
+        // On a fresh idle prompt the first press only arms.
+        let mut b = app();
+        assert_eq!(b.on_key(ctrl('c')), Action::None);
+        assert_eq!(b.on_key(ctrl('c')), Action::Quit);
+    }
+
+    #[test]
+    fn approval_keys_answer_and_typing_while_running_queues() {
+        let mut a = app();
+        a.start_task("t");
+        a.ask(ApprovalRequest {
+            tool: "exec_shell".into(),
+            summary: "rm -rf build".into(),
+            reason: "deletes".into(),
+            can_persist: false,
+        });
+        assert_eq!(
+            a.on_key(key(KeyCode::Char('a'))),
+            Action::None,
+            "no always here"
+        );
+        assert_eq!(
+            a.on_key(key(KeyCode::Char('s'))),
+            Action::Answer(ApprovalAnswer::Session)
+        );
+        assert!(a.approval.is_none());
+        for c in "next".chars() {
+            a.on_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(a.on_key(key(KeyCode::Enter)), Action::None);
+        assert_eq!(a.queued, ["next"]);
+    }
+
+    #[test]
+    fn slash_input_becomes_commands_or_hints() {
+        let mut a = app();
+        for c in "/clera".chars() {
+            a.on_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(a.on_key(key(KeyCode::Enter)), Action::None);
+        assert_eq!(
+            a.entries.last(),
+            Some(&Entry::Notice(
+                "unknown command /clera: did you mean /clear?".into()
+            ))
+        );
+        for c in "/quit".chars() {
+            a.on_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(a.on_key(key(KeyCode::Enter)), Action::Slash(Slash::Quit));
+    }
+
+    #[test]
+    fn edit_diffs_are_extracted() {
+        let d = edit_diff(
+            "edit_file",
+            &serde_json::json!({"path":"a.py","search":"a - b","replace":"a + b"}),
+        );
+        assert_eq!(d, ["-a - b", "+a + b"]);
+    }
+}

@@ -1,0 +1,291 @@
+//! The engine side of the UI: a tokio task that owns the [`Engine`], runs
+//! submitted tasks, stops one on interrupt while keeping the session, and
+//! rebuilds the engine when the model, the approval mode or the session changes.
+
+use std::sync::Arc;
+
+use codesmith_engine::{Approver, Engine, EngineConfig, Session};
+use codesmith_policy::ApprovalMode;
+use codesmith_protocol::{ContentBlock, Event, Message, Role, ToolResult};
+use codesmith_providers::Provider;
+use codesmith_tools::ToolContext;
+use tokio::sync::mpsc;
+
+use crate::config::Resolved;
+use crate::setup;
+
+/// What the UI asks the engine task to do.
+#[derive(Debug)]
+pub enum Submission {
+    /// Run a task in the current session.
+    Task(String),
+    /// Rebuild the engine with other settings or another session.
+    Rebuild(Rebuild),
+}
+
+/// Which session the rebuilt engine uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionChoice {
+    /// The current one.
+    Keep,
+    /// A fresh one.
+    New,
+    /// An existing one, by id.
+    Open(String),
+}
+
+/// Settings for a rebuilt engine; `None` keeps the current value.
+#[derive(Debug, Clone)]
+pub struct Rebuild {
+    /// New model name.
+    pub model: Option<String>,
+    /// New approval mode.
+    pub approval: Option<ApprovalMode>,
+    /// Session to use.
+    pub session: SessionChoice,
+}
+
+/// What the engine task reports back.
+#[derive(Debug)]
+pub enum ToUi {
+    /// An engine event.
+    Event(Event),
+    /// The task ended (its final state was shown through events).
+    Done,
+    /// The task was interrupted; the session is kept and consistent.
+    Interrupted,
+    /// The engine was rebuilt.
+    Switched {
+        /// Session id now in use.
+        session_id: String,
+        /// The session's transcript, when another session was opened.
+        history: Option<Vec<Message>>,
+        /// Model now in use.
+        model: String,
+        /// Approval mode now in use.
+        approval: ApprovalMode,
+    },
+    /// A rebuild failed; the previous engine is still in use.
+    Failed(String),
+}
+
+/// The handle the UI keeps.
+#[derive(Debug, Clone)]
+pub struct Driver {
+    submit: mpsc::UnboundedSender<Submission>,
+    interrupt: mpsc::UnboundedSender<()>,
+}
+
+impl Driver {
+    /// Sends a submission; false when the engine task is gone.
+    pub fn send(&self, submission: Submission) -> bool {
+        self.submit.send(submission).is_ok()
+    }
+
+    /// Interrupts the running task, if any.
+    pub fn interrupt(&self) {
+        let _ = self.interrupt.send(());
+    }
+}
+
+/// Everything needed to (re)build an engine.
+pub struct Parts {
+    /// The resolved configuration.
+    pub resolved: Resolved,
+    /// The model provider.
+    pub provider: Arc<dyn Provider>,
+    /// The tool context (workspace, home, sandbox).
+    pub ctx: Arc<ToolContext>,
+    /// The approver routing questions to the UI.
+    pub approver: Arc<dyn Approver>,
+}
+
+impl Parts {
+    fn config(&self) -> EngineConfig {
+        let r = &self.resolved;
+        EngineConfig {
+            model: r.model.clone(),
+            system_prompt: setup::system_prompt(r),
+            max_turns: r.max_turns,
+            max_tokens: setup::max_tokens(r),
+            approval: r.approval,
+            complete: setup::complete_options(r),
+            rules: r.rules.clone(),
+            network: setup::network_policy(&r.file, &mut Vec::new()),
+            verify_claims: r.file.verify_claims(),
+        }
+    }
+
+    /// A new engine over `session`.
+    pub fn engine(&self, session: Session) -> Engine {
+        let tools = setup::registry(&self.resolved.file, &mut Vec::new());
+        Engine::new(
+            self.provider.clone(),
+            tools,
+            self.ctx.clone(),
+            self.approver.clone(),
+            session,
+            self.config(),
+        )
+    }
+
+    fn create_session(&self) -> anyhow::Result<Session> {
+        let r = &self.resolved;
+        Ok(Session::create(
+            &r.home,
+            &r.workspace,
+            setup::provider_label(r.provider),
+            &r.model,
+        )?)
+    }
+}
+
+/// Starts the engine task over `session`; events come back on the returned receiver.
+pub fn spawn(parts: Parts, session: Session) -> (Driver, mpsc::UnboundedReceiver<ToUi>) {
+    let (submit, rx) = mpsc::unbounded_channel();
+    let (interrupt, irx) = mpsc::unbounded_channel();
+    let (tx, ui_rx) = mpsc::unbounded_channel();
+    let engine = parts.engine(session);
+    tokio::spawn(worker(engine, parts, rx, irx, tx));
+    (Driver { submit, interrupt }, ui_rx)
+}
+
+async fn worker(
+    engine: Engine,
+    mut parts: Parts,
+    mut rx: mpsc::UnboundedReceiver<Submission>,
+    mut irx: mpsc::UnboundedReceiver<()>,
+    tx: mpsc::UnboundedSender<ToUi>,
+) {
+    let mut engine = Some(engine);
+    while let Some(submission) = rx.recv().await {
+        let Some(current) = engine.take() else { break };
+        let next = match submission {
+            Submission::Task(task) => run_task(current, &parts, &task, &mut irx, &tx).await,
+            Submission::Rebuild(r) => rebuild(current, &mut parts, r, &tx),
+        };
+        match next {
+            Ok(e) => engine = Some(e),
+            Err(e) => {
+                let _ = tx.send(ToUi::Event(Event::Error {
+                    message: format!("the session cannot continue: {e:#}; restart codesmith"),
+                }));
+                let _ = tx.send(ToUi::Done);
+                break;
+            }
+        }
+    }
+}
+
+async fn run_task(
+    mut engine: Engine,
+    parts: &Parts,
+    task: &str,
+    irx: &mut mpsc::UnboundedReceiver<()>,
+    tx: &mpsc::UnboundedSender<ToUi>,
+) -> anyhow::Result<Engine> {
+    while irx.try_recv().is_ok() {}
+    let events = tx.clone();
+    let mut sink = move |e: Event| {
+        let _ = events.send(ToUi::Event(e));
+    };
+    let finished = tokio::select! {
+        outcome = engine.run_task(task, &mut sink) => Some(outcome),
+        _ = irx.recv() => None,
+    };
+    match finished {
+        Some(Ok(_)) => {
+            let _ = tx.send(ToUi::Done);
+            Ok(engine)
+        }
+        Some(Err(e)) => {
+            let _ = tx.send(ToUi::Event(Event::Error {
+                message: e.to_string(),
+            }));
+            let _ = tx.send(ToUi::Done);
+            Ok(engine)
+        }
+        None => {
+            let id = engine.session().id().to_string();
+            drop(engine);
+            let mut session = Session::open(&parts.resolved.home, &id)?;
+            close_interrupted_turn(&mut session)?;
+            let _ = tx.send(ToUi::Interrupted);
+            Ok(parts.engine(session))
+        }
+    }
+}
+
+/// After an interrupt, makes the transcript well-formed for the next request:
+/// calls without results get an error result, and an assistant note closes the turn.
+pub fn close_interrupted_turn(session: &mut Session) -> anyhow::Result<()> {
+    let dangling: Vec<String> = match session.messages().last() {
+        Some(m) if m.role == Role::Assistant => m.tool_calls().map(|c| c.id.clone()).collect(),
+        _ => Vec::new(),
+    };
+    if !dangling.is_empty() {
+        let content = dangling
+            .into_iter()
+            .map(|call_id| {
+                ContentBlock::ToolResult(ToolResult {
+                    call_id,
+                    content: "The user interrupted the turn before this call finished; it may \
+                              not have run."
+                        .to_string(),
+                    is_error: true,
+                })
+            })
+            .collect();
+        session.push(Message {
+            role: Role::User,
+            content,
+        })?;
+    }
+    if session
+        .messages()
+        .last()
+        .is_some_and(|m| m.role == Role::User)
+    {
+        session.push(Message::assistant_text("(The user interrupted this turn.)"))?;
+    }
+    Ok(())
+}
+
+fn rebuild(
+    engine: Engine,
+    parts: &mut Parts,
+    r: Rebuild,
+    tx: &mpsc::UnboundedSender<ToUi>,
+) -> anyhow::Result<Engine> {
+    let id = engine.session().id().to_string();
+    let old = (parts.resolved.model.clone(), parts.resolved.approval);
+    if let Some(model) = r.model {
+        parts.resolved.model = model;
+    }
+    if let Some(mode) = r.approval {
+        parts.resolved.approval = mode;
+    }
+    drop(engine);
+    let home = parts.resolved.home.clone();
+    let opened = match &r.session {
+        SessionChoice::Keep => Session::open(&home, &id).map_err(Into::into),
+        SessionChoice::New => parts.create_session(),
+        SessionChoice::Open(other) => Session::open(&home, other).map_err(Into::into),
+    };
+    let session = match opened {
+        Ok(s) => s,
+        Err(e) => {
+            (parts.resolved.model, parts.resolved.approval) = old;
+            let _ = tx.send(ToUi::Failed(format!("{e:#}")));
+            return Ok(parts.engine(Session::open(&home, &id)?));
+        }
+    };
+    let history = matches!(r.session, SessionChoice::Open(_)).then(|| session.messages().to_vec());
+    let _ = tx.send(ToUi::Switched {
+        session_id: session.id().to_string(),
+        history,
+        model: parts.resolved.model.clone(),
+        approval: parts.resolved.approval,
+    });
+    Ok(parts.engine(session))
+}

@@ -1,0 +1,245 @@
+//! The interactive terminal UI: `codesmith` with no sub-command, and `codesmith resume`.
+//!
+//! A full-screen ratatui app when stdout is a terminal; line mode (tasks read
+//! from stdin, events printed as lines) otherwise. The engine runs on its own
+//! tokio task ([`driver`]); the UI consumes its events and answers its
+//! approval questions ([`approval::UiApprover`]).
+
+pub mod app;
+pub mod approval;
+pub mod control;
+pub mod driver;
+pub mod input;
+pub mod markdown;
+pub mod plain;
+pub mod slash;
+pub mod status;
+pub mod theme;
+pub mod tty;
+pub mod view;
+pub mod wrap;
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use anyhow::Context;
+use codesmith_engine::Session;
+use codesmith_protocol::Event;
+use tokio::sync::mpsc;
+
+use crate::args::{ThemeArg, UiArgs};
+use crate::config::{self, Resolved};
+use crate::exit::{Exit, usage};
+use crate::progress::Progress;
+use crate::setup;
+
+/// Which session the UI opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// A new session.
+    New,
+    /// The most recently used session of this workspace (`codesmith resume`).
+    Latest,
+}
+
+/// Everything the UI loops need besides the engine channels.
+pub struct Ui {
+    /// The resolved configuration as started.
+    pub resolved: Resolved,
+    /// The UI state.
+    pub app: app::App,
+    /// The engine handle.
+    pub driver: driver::Driver,
+    /// Engine events and replies.
+    pub events: mpsc::UnboundedReceiver<driver::ToUi>,
+    /// Approval questions.
+    pub asks: mpsc::UnboundedReceiver<approval::Asked>,
+    /// The transcript of a resumed session, to show first.
+    pub history: Vec<codesmith_protocol::Message>,
+}
+
+/// Opens the UI.
+pub async fn run(args: UiArgs, start: Start) -> Exit {
+    let resolved = match config::resolve(args.workspace.workspace.as_deref(), &args.model, None) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    let mut progress = Progress::new(false);
+    for warning in &resolved.warnings {
+        progress.show(&Event::Notice {
+            message: warning.clone(),
+        });
+    }
+    let provider = match setup::provider(&resolved, &mut |e| progress.show(&e)).await {
+        Ok(p) => p,
+        Err(setup::SetupError::Usage(e)) => return usage(e),
+        Err(setup::SetupError::Failed(e)) => return Exit::failed(e),
+    };
+    let session = match open_session(&resolved, start) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
+    let ctx = match setup::tool_context(&resolved) {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
+    let backend = ctx.sandbox.backend.clone();
+    let theme = theme::Theme::new(match args.theme {
+        Some(ThemeArg::Light) => theme::ThemeKind::Light,
+        Some(ThemeArg::Dark) => theme::ThemeKind::Dark,
+        None => theme::ThemeKind::detect(std::env::var("COLORFGBG").ok().as_deref()),
+    });
+    let status = status::Status::new(
+        setup::provider_label(resolved.provider),
+        &resolved.model,
+        resolved.approval.as_str(),
+        backend.name(),
+        backend.isolates(),
+    );
+    let mut app = app::App::new(theme, status);
+    app.session_id = session.id().to_string();
+    let history = session.messages().to_vec();
+    let (ask_tx, asks) = mpsc::unbounded_channel();
+    let parts = driver::Parts {
+        resolved: resolved.clone(),
+        provider,
+        ctx: Arc::new(ctx),
+        approver: Arc::new(approval::UiApprover::new(ask_tx)),
+    };
+    let (driver, events) = driver::spawn(parts, session);
+    let ui = Ui {
+        resolved,
+        app,
+        driver,
+        events,
+        asks,
+        history,
+    };
+    let session_id = ui.app.session_id.clone();
+    let exit = if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        tty::run(ui).await
+    } else {
+        plain::run(ui).await
+    };
+    if matches!(exit, Exit::Ok) {
+        eprintln!("codesmith: session {session_id} saved; continue it with `codesmith resume`");
+    }
+    exit
+}
+
+fn open_session(resolved: &Resolved, start: Start) -> anyhow::Result<Session> {
+    match start {
+        Start::New => Ok(Session::create(
+            &resolved.home,
+            &resolved.workspace,
+            setup::provider_label(resolved.provider),
+            &resolved.model,
+        )?),
+        Start::Latest => {
+            let id =
+                codesmith_engine::session::latest_session_for(&resolved.home, &resolved.workspace)
+                    .with_context(|| {
+                        format!(
+                            "no session to resume in {}: run `codesmith` to start one",
+                            resolved.workspace.display()
+                        )
+                    })?;
+            Ok(Session::open(&resolved.home, &id)?)
+        }
+    }
+}
+
+impl Ui {
+    /// Facts for slash commands.
+    pub fn facts(&self) -> control::Facts<'_> {
+        control::Facts {
+            resolved: &self.resolved,
+            model: &self.app.status.model,
+            approval: &self.app.status.approval,
+            session_id: &self.app.session_id,
+            sandbox: (&self.app.status.sandbox, self.app.status.isolates),
+            verdicts: self.app.verdicts,
+            running: self.app.running,
+        }
+    }
+
+    /// Applies an engine reply to the state; returns the next queued task to
+    /// send, if the engine became idle and one is waiting.
+    pub fn on_engine(&mut self, msg: driver::ToUi) -> Option<String> {
+        let app = &mut self.app;
+        match msg {
+            driver::ToUi::Event(e) => app.apply(e),
+            driver::ToUi::Done => app.task_finished(),
+            driver::ToUi::Interrupted => {
+                app.interrupted();
+                app.queued.clear();
+            }
+            driver::ToUi::Switched {
+                session_id,
+                history,
+                model,
+                approval,
+            } => {
+                let changed_session = session_id != app.session_id;
+                if let Some(messages) = history {
+                    app.clear_transcript();
+                    app.load_history(&messages);
+                } else if changed_session {
+                    app.clear_transcript();
+                }
+                app.session_id = session_id.clone();
+                app.status.model = model.clone();
+                app.status.approval = approval.as_str().to_string();
+                app.info(vec![format!(
+                    "session {session_id} · model {model} · approval {}",
+                    approval.as_str()
+                )]);
+            }
+            driver::ToUi::Failed(message) => app.push(app::Entry::Error(message)),
+        }
+        if app.running {
+            return None;
+        }
+        (!app.queued.is_empty()).then(|| app.queued.remove(0))
+    }
+
+    /// Sends a task to the engine and shows it.
+    pub fn send_task(&mut self, task: String) {
+        self.app.start_task(&task);
+        if !self.driver.send(driver::Submission::Task(task)) {
+            self.app.task_finished();
+            self.app.push(app::Entry::Error(
+                "the engine stopped; restart codesmith".into(),
+            ));
+        }
+    }
+
+    /// Runs a slash command; true when the UI should quit.
+    pub fn slash(&mut self, cmd: slash::Slash) -> bool {
+        match control::run(cmd, &self.facts()) {
+            control::Reply::Lines(lines) => self.app.info(lines),
+            control::Reply::Quit => return true,
+            control::Reply::Rebuild(r, lines) => {
+                if !lines.is_empty() {
+                    self.app.info(lines);
+                }
+                self.driver.send(driver::Submission::Rebuild(r));
+            }
+        }
+        false
+    }
+
+    /// The welcome lines.
+    pub fn welcome(&self) -> Vec<String> {
+        vec![
+            format!(
+                "CodeSmith · {} · session {}",
+                self.resolved.workspace.display(),
+                self.app.session_id
+            ),
+            "Type a task and press Enter. /help lists commands; Ctrl-C twice quits.".to_string(),
+        ]
+    }
+}
+#[cfg(test)]
+mod snapshots;

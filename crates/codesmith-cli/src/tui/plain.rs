@@ -1,0 +1,201 @@
+//! Line mode, for when stdout is not a terminal: tasks and slash commands are
+//! read from stdin one line at a time; events are printed as lines on stdout;
+//! approval questions are asked on stdout and answered with a line on stdin
+//! (`y`, `s`, `a` or `n`; end of input is "no").
+
+use std::io::Write;
+
+use codesmith_engine::ApprovalAnswer;
+use codesmith_protocol::Event;
+use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
+
+use super::Ui;
+use super::app::{edit_diff, error_line, key_argument};
+use super::approval::{Asked, Prompt};
+use super::driver::{Submission, ToUi};
+use super::slash::{self, Parsed};
+use crate::exit::Exit;
+
+/// Runs line mode until end of input or `/quit`.
+pub async fn run(mut ui: Ui) -> Exit {
+    let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+    say(&ui.welcome().join("\n"));
+    while let Ok(Some(line)) = stdin.next_line().await {
+        let line = line.trim_end().to_string();
+        if line.trim().is_empty() {
+            continue;
+        }
+        match slash::parse(&line) {
+            Parsed::Command(cmd) => {
+                let rebuilding = matches!(
+                    super::control::run(cmd.clone(), &ui.facts()),
+                    super::control::Reply::Rebuild(..)
+                );
+                let before = ui.app.entries.len();
+                if ui.slash(cmd) {
+                    break;
+                }
+                print_info(&ui, before);
+                if rebuilding {
+                    wait(&mut ui, &mut stdin).await;
+                }
+            }
+            Parsed::Unknown { name, suggestion } => say(&format!(
+                "unknown command /{name}{}",
+                suggestion.map_or(String::new(), |s| format!(": did you mean /{s}?"))
+            )),
+            Parsed::Text(task) => {
+                ui.app.start_task(&task);
+                if !ui.driver.send(Submission::Task(task)) {
+                    return Exit::failed(anyhow::anyhow!("the engine stopped"));
+                }
+                wait(&mut ui, &mut stdin).await;
+            }
+        }
+    }
+    Exit::Ok
+}
+
+fn print_info(ui: &Ui, from: usize) {
+    for e in &ui.app.entries[from..] {
+        match e {
+            super::app::Entry::Info(lines) => say(&lines.join("\n")),
+            super::app::Entry::Error(m) => say(&format!("error: {m}")),
+            super::app::Entry::Notice(m) => say(&format!("note: {m}")),
+            _ => {}
+        }
+    }
+}
+
+/// Prints events until the engine is idle again.
+async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
+    let mut text_open = false;
+    loop {
+        tokio::select! {
+            msg = ui.events.recv() => {
+                let Some(msg) = msg else { return };
+                let before = ui.app.entries.len();
+                let done = matches!(msg, ToUi::Done | ToUi::Interrupted | ToUi::Switched { .. } | ToUi::Failed(_));
+                if let ToUi::Event(e) = &msg {
+                    text_open = print_event(e, text_open);
+                }
+                ui.on_engine(msg);
+                if !matches!(ui.app.entries.last(), Some(super::app::Entry::Assistant(_))) {
+                    print_info(ui, before.min(ui.app.entries.len()));
+                }
+                if done {
+                    if text_open {
+                        say("");
+                    }
+                    return;
+                }
+            }
+            asked = ui.asks.recv() => {
+                let Some(asked) = asked else { continue };
+                if text_open {
+                    say("");
+                    text_open = false;
+                }
+                answer(asked, stdin).await;
+            }
+        }
+    }
+}
+
+async fn answer(asked: Asked, stdin: &mut Lines<BufReader<Stdin>>) {
+    let prompt = Prompt::new(asked.request);
+    let keys: Vec<String> = prompt
+        .choices()
+        .iter()
+        .map(|c| format!("{} = {}", c.key, c.label))
+        .collect();
+    say(&format!(
+        "approve {}: {}\n  why: {}\n  answer {}",
+        prompt.request.tool,
+        prompt.request.summary,
+        prompt.request.reason,
+        keys.join(", ")
+    ));
+    let reply = match stdin.next_line().await {
+        Ok(Some(line)) => line
+            .trim()
+            .chars()
+            .next()
+            .and_then(|c| prompt.answer_for(c))
+            .unwrap_or(ApprovalAnswer::Deny),
+        _ => ApprovalAnswer::Deny,
+    };
+    say(&format!("  → {reply:?}"));
+    let _ = asked.reply.send(reply);
+}
+
+/// Prints one event; returns whether assistant text is mid-line.
+fn print_event(event: &Event, text_open: bool) -> bool {
+    let mut out = std::io::stdout().lock();
+    let close = |out: &mut std::io::StdoutLock<'_>| {
+        if text_open {
+            let _ = writeln!(out);
+        }
+    };
+    let open = match event {
+        Event::AssistantText { delta } => {
+            let _ = write!(out, "{delta}");
+            true
+        }
+        Event::ToolCall {
+            name, arguments, ..
+        } => {
+            close(&mut out);
+            let _ = writeln!(out, "● {name} {}", key_argument(arguments));
+            for l in edit_diff(name, arguments).iter().take(20) {
+                let _ = writeln!(out, "    {l}");
+            }
+            false
+        }
+        Event::ToolResult {
+            ok: false, output, ..
+        } => {
+            close(&mut out);
+            let _ = writeln!(out, "  ✗ {}", error_line(output));
+            false
+        }
+        Event::Retry {
+            attempt,
+            wait_ms,
+            reason,
+        } => {
+            close(&mut out);
+            let secs = *wait_ms as f64 / 1000.0;
+            let _ = writeln!(
+                out,
+                "↻ retrying (attempt {attempt}) in {secs:.1}s: {reason}"
+            );
+            false
+        }
+        Event::Verdict(v) => {
+            close(&mut out);
+            let cmd = v.command.as_deref().unwrap_or("no command");
+            let _ = writeln!(out, "verdict: {} ({cmd})", v.verdict);
+            false
+        }
+        Event::Notice { message } => {
+            close(&mut out);
+            let _ = writeln!(out, "note: {message}");
+            false
+        }
+        Event::Error { message } => {
+            close(&mut out);
+            let _ = writeln!(out, "error: {message}");
+            false
+        }
+        _ => text_open,
+    };
+    let _ = out.flush();
+    open
+}
+
+fn say(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
+}

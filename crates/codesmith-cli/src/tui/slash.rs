@@ -1,0 +1,174 @@
+//! Slash commands typed at the prompt: parsing, help text and "did you mean".
+
+/// A parsed slash command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slash {
+    /// `/help`: list the commands and keys.
+    Help,
+    /// `/model [NAME]`: show or switch the model (same provider).
+    Model(Option<String>),
+    /// `/approval [auto|suggest|never]`: show or switch the approval mode.
+    Approval(Option<String>),
+    /// `/compact`: summarise older history to free context.
+    Compact,
+    /// `/restore N`: roll the workspace back to checkpoint N.
+    Restore(Option<String>),
+    /// `/verify`: claim-verifier statistics.
+    Verify,
+    /// `/memory`: show remembered facts for this workspace.
+    Memory,
+    /// `/sessions`: list sessions of this workspace.
+    Sessions,
+    /// `/resume ID`: switch to another session.
+    Resume(Option<String>),
+    /// `/doctor`: check the setup.
+    Doctor,
+    /// `/clear`: start a fresh session and clear the screen.
+    Clear,
+    /// `/quit`: leave.
+    Quit,
+}
+
+/// Command names with a one-line description, in help order.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("help", "list commands and keys"),
+    ("model", "[NAME] show or switch the model"),
+    (
+        "approval",
+        "[auto|suggest|never] show or switch the approval mode",
+    ),
+    ("compact", "summarise older history to free context"),
+    ("restore", "N roll files back to checkpoint N"),
+    ("verify", "claim-verifier statistics"),
+    ("memory", "facts remembered for this workspace"),
+    ("sessions", "list sessions of this workspace"),
+    ("resume", "ID switch to another session"),
+    ("doctor", "check provider, sandbox and paths"),
+    ("clear", "start a fresh session and clear the screen"),
+    (
+        "quit",
+        "leave (also Ctrl-C twice, or Ctrl-D on an empty prompt)",
+    ),
+];
+
+/// Key bindings shown by `/help`.
+pub const KEYS: &[(&str, &str)] = &[
+    ("Enter", "send"),
+    ("Alt-Enter, Shift-Enter, Ctrl-J", "new line"),
+    ("↑ / ↓", "previous / next input"),
+    ("PgUp / PgDn", "scroll the transcript"),
+    ("Ctrl-O", "expand or collapse tool results"),
+    ("Ctrl-T", "show or hide thinking"),
+    (
+        "Ctrl-C",
+        "interrupt the running turn; twice on an idle prompt quits",
+    ),
+];
+
+/// The outcome of reading a line that starts with `/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parsed {
+    /// Not a slash command: send it to the model as typed.
+    Text(String),
+    /// A known command.
+    Command(Slash),
+    /// An unknown command, with the nearest known name if one is close.
+    Unknown {
+        /// What was typed (without the slash).
+        name: String,
+        /// The closest known command.
+        suggestion: Option<&'static str>,
+    },
+}
+
+/// Reads one submitted input. A leading `//` sends the rest, starting with `/`, as text.
+pub fn parse(input: &str) -> Parsed {
+    let trimmed = input.trim();
+    if let Some(rest) = trimmed.strip_prefix("//") {
+        return Parsed::Text(format!("/{rest}"));
+    }
+    let Some(body) = trimmed.strip_prefix('/') else {
+        return Parsed::Text(input.to_string());
+    };
+    let mut words = body.split_whitespace();
+    let name = words.next().unwrap_or_default().to_lowercase();
+    let arg = {
+        let rest: Vec<&str> = words.collect();
+        (!rest.is_empty()).then(|| rest.join(" "))
+    };
+    let cmd = match name.as_str() {
+        "help" | "?" => Slash::Help,
+        "model" => Slash::Model(arg),
+        "approval" | "approvals" => Slash::Approval(arg),
+        "compact" => Slash::Compact,
+        "restore" => Slash::Restore(arg),
+        "verify" => Slash::Verify,
+        "memory" => Slash::Memory,
+        "sessions" => Slash::Sessions,
+        "resume" => Slash::Resume(arg),
+        "doctor" => Slash::Doctor,
+        "clear" | "new" => Slash::Clear,
+        "quit" | "exit" | "q" => Slash::Quit,
+        _ => {
+            return Parsed::Unknown {
+                suggestion: suggest(&name),
+                name,
+            };
+        }
+    };
+    Parsed::Command(cmd)
+}
+
+/// The known command closest to `name`, if it is plausibly a typo of it.
+pub fn suggest(name: &str) -> Option<&'static str> {
+    COMMANDS
+        .iter()
+        .map(|(cmd, _)| (*cmd, strsim::jaro_winkler(name, cmd)))
+        .filter(|(cmd, score)| *score >= 0.8 || (cmd.starts_with(name) && !name.is_empty()))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(cmd, _)| cmd)
+}
+
+/// The `/help` text, one entry per line.
+pub fn help_lines() -> Vec<String> {
+    let mut lines = vec!["Commands:".to_string()];
+    for (name, what) in COMMANDS {
+        lines.push(format!("  /{name:<9} {what}"));
+    }
+    lines.push("Keys:".to_string());
+    for (key, what) in KEYS {
+        lines.push(format!("  {key:<31} {what}"));
+    }
+    lines.push("Start a message with // to send text that begins with /.".to_string());
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands_and_arguments() {
+        assert_eq!(parse("/help"), Parsed::Command(Slash::Help));
+        assert_eq!(
+            parse(" /model gpt-4o "),
+            Parsed::Command(Slash::Model(Some("gpt-4o".into())))
+        );
+        assert_eq!(parse("/restore"), Parsed::Command(Slash::Restore(None)));
+        assert_eq!(parse("fix it"), Parsed::Text("fix it".into()));
+        assert_eq!(parse("//etc/hosts?"), Parsed::Text("/etc/hosts?".into()));
+    }
+
+    #[test]
+    fn unknown_commands_get_a_suggestion() {
+        assert_eq!(
+            parse("/modle"),
+            Parsed::Unknown {
+                name: "modle".into(),
+                suggestion: Some("model")
+            }
+        );
+        assert_eq!(suggest("sess"), Some("sessions"));
+        assert_eq!(suggest("zzzzzz"), None);
+    }
+}

@@ -1,0 +1,217 @@
+//! Rendering tests: key screens drawn on ratatui's test backend at 80×24,
+//! asserted on the buffer's text.
+
+#![allow(clippy::unwrap_used)]
+
+use codesmith_engine::ApprovalRequest;
+use codesmith_protocol::{Event, StopReason, Usage};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::app::App;
+use super::status::Status;
+use super::theme::{Theme, ThemeKind};
+use super::view;
+
+fn app() -> App {
+    let mut a = App::new(
+        Theme::new(ThemeKind::Dark),
+        Status::new("openai", "gpt-4.1-mini", "suggest", "none", false),
+    );
+    a.session_id = "20261129-132000-abcdef".into();
+    a.info(vec![
+        "CodeSmith · /work/calc · session 20261129-132000-abcdef".into(),
+        "Type a task and press Enter. /help lists commands; Ctrl-C twice quits.".into(),
+    ]);
+    a
+}
+
+fn screen(app: &mut App) -> Vec<String> {
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|f| view::draw(f, app)).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    (0..buf.area.height)
+        .map(|y| {
+            (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+fn find(rows: &[String], needle: &str) -> usize {
+    rows.iter()
+        .position(|r| r.contains(needle))
+        .unwrap_or_else(|| panic!("{needle:?} not on screen:\n{}", rows.join("\n")))
+}
+
+#[test]
+fn empty_screen_shows_welcome_input_and_status() {
+    let rows = screen(&mut app());
+    assert!(rows[0].starts_with("CodeSmith · /work/calc"));
+    assert_eq!(find(&rows, "Ask for a change, or /help"), 21);
+    assert!(rows[20].starts_with("┌ › message, /help"), "{}", rows[20]);
+    assert!(rows[22].starts_with("└"));
+    let status = &rows[23];
+    assert!(
+        status.starts_with("openai gpt-4.1-mini │ 0 tok $0.00 │ ctx 0"),
+        "{status}"
+    );
+    assert!(
+        status.contains("approval suggest │ no isolation"),
+        "{status}"
+    );
+}
+
+#[test]
+fn streaming_answer_renders_markdown_at_the_bottom() {
+    let mut a = app();
+    a.start_task("explain calc.py");
+    for d in [
+        "The **add** fu",
+        "nction:\n```python\ndef add(a, b):\n",
+        "    return a - b\n```\nIt subtracts",
+    ] {
+        a.apply(Event::AssistantText { delta: d.into() });
+    }
+    let rows = screen(&mut a);
+    let user = find(&rows, "› explain calc.py");
+    let answer = find(&rows, "The add function:");
+    assert!(answer > user);
+    assert_eq!(rows[answer + 1], "┌── python");
+    assert_eq!(rows[answer + 2], "│ def add(a, b):");
+    assert_eq!(rows[answer + 3], "│     return a - b");
+    assert_eq!(rows[answer + 4], "└────");
+    assert_eq!(rows[answer + 5], "It subtracts");
+    assert!(
+        rows[20].contains("working… Ctrl-C interrupts"),
+        "{}",
+        rows[20]
+    );
+}
+
+#[test]
+fn tool_calls_show_status_and_coloured_diffs() {
+    let mut a = app();
+    a.start_task("fix it");
+    a.apply(Event::ToolCall {
+        id: "c1".into(),
+        name: "edit_file".into(),
+        arguments: serde_json::json!({"path": "calc.py", "search": "return a - b", "replace": "return a + b"}),
+    });
+    a.apply(Event::ToolResult {
+        id: "c1".into(),
+        name: "edit_file".into(),
+        ok: true,
+        output: "{\"ok\":true}".into(),
+    });
+    a.apply(Event::ToolCall {
+        id: "c2".into(),
+        name: "exec_shell".into(),
+        arguments: serde_json::json!({"command": "python3 -m unittest"}),
+    });
+    let rows = screen(&mut a);
+    let edit = find(&rows, "● edit_file calc.py");
+    assert_eq!(rows[edit + 1], "    -return a - b");
+    assert_eq!(rows[edit + 2], "    +return a + b");
+    find(&rows, "◌ exec_shell python3 -m unittest …");
+    a.apply(Event::ToolResult {
+        id: "c2".into(),
+        name: "exec_shell".into(),
+        ok: false,
+        output: r#"{"ok":false,"error":{"code":"TIMEOUT","message":"ran past 120 s"}}"#.into(),
+    });
+    let rows = screen(&mut a);
+    let shell = find(&rows, "✗ exec_shell python3 -m unittest");
+    assert_eq!(rows[shell + 1], "  └ TIMEOUT: ran past 120 s");
+}
+
+#[test]
+fn approval_prompt_shows_command_reason_and_choices() {
+    let mut a = app();
+    a.start_task("clean up");
+    a.ask(ApprovalRequest {
+        tool: "exec_shell".into(),
+        summary: "rm -rf build".into(),
+        reason: "deletes files recursively".into(),
+        can_persist: false,
+    });
+    let rows = screen(&mut a);
+    let top = find(&rows, "Allow exec_shell?");
+    assert!(
+        rows[top + 1].starts_with("│$ rm -rf build   "),
+        "{}",
+        rows[top + 1]
+    );
+    assert!(rows[top + 1].ends_with('│') && rows[top + 1].chars().count() == 80);
+    assert!(rows[top + 2].starts_with("│why: deletes files recursively"));
+    assert!(
+        rows[top + 3].starts_with("│[y] yes, once  [s] yes, this session  [n] no"),
+        "{}",
+        rows[top + 3]
+    );
+    assert!(!rows[top + 3].contains("always"));
+    find(&rows, "answer the prompt above");
+    a.approval = None;
+    a.ask(ApprovalRequest {
+        tool: "fetch_url".into(),
+        summary: "fetch https://docs.rs".into(),
+        reason: "the network policy asks".into(),
+        can_persist: true,
+    });
+    let rows = screen(&mut a);
+    find(&rows, "[a] always");
+}
+
+#[test]
+fn status_line_and_retry_banner_at_80x24() {
+    let mut a = app();
+    a.apply(Event::TurnCompleted {
+        turn: 1,
+        stop_reason: StopReason::EndTurn,
+        usage: Usage {
+            input_tokens: 52_000,
+            output_tokens: 1_200,
+            cached_input_tokens: 0,
+        },
+    });
+    a.apply(Event::Retry {
+        attempt: 2,
+        wait_ms: 4_000,
+        reason: "HTTP 503 from the provider".into(),
+    });
+    let rows = screen(&mut a);
+    assert_eq!(
+        rows[23],
+        "openai gpt-4.1-mini │ 53.2k tok $0.02 │ ctx 5% │ approval suggest │ no isolation"
+    );
+    let banner = find(
+        &rows,
+        "↻ retrying (attempt 2) in 4s: HTTP 503 from the provider",
+    );
+    assert_eq!(banner, 19);
+}
+
+#[test]
+fn long_transcripts_scroll_and_keep_the_latest_rows() {
+    let mut a = app();
+    for i in 0..60 {
+        a.notice(format!("line {i}"));
+    }
+    let rows = screen(&mut a);
+    assert!(rows[19].contains("line 59"), "{}", rows[19]);
+    a.scroll = 10;
+    let rows = screen(&mut a);
+    assert!(rows[19].contains("line 49"), "{}", rows[19]);
+    find(&rows, "10 more rows (PgDn)");
+}
+
+#[test]
+fn light_theme_renders_the_same_text() {
+    let mut a = app();
+    a.theme = Theme::new(ThemeKind::Light);
+    let rows = screen(&mut a);
+    assert!(rows[23].starts_with("openai gpt-4.1-mini"));
+}

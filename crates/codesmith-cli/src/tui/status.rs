@@ -1,0 +1,221 @@
+//! The status line: provider and model, usage and cost, context fill, approval
+//! mode, sandbox state, and the retry banner while the engine waits to retry.
+
+use std::time::{Duration, Instant};
+
+use codesmith_protocol::Usage;
+use ratatui::text::{Line, Span};
+
+use super::theme::Theme;
+
+/// A retry the engine announced: shown until its wait is over or the next event arrives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryBanner {
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// When the retry fires.
+    pub until: Instant,
+    /// Why the last request failed.
+    pub reason: String,
+}
+
+/// Everything the status line shows.
+#[derive(Debug, Clone)]
+pub struct Status {
+    /// Provider short name (`openai`, `anthropic`, `local`).
+    pub provider: String,
+    /// Model name.
+    pub model: String,
+    /// Usage summed over the session's rounds seen in this UI.
+    pub usage: Usage,
+    /// Prompt tokens of the latest round: how full the context is.
+    pub context_tokens: u64,
+    /// `auto`, `suggest` or `never`.
+    pub approval: String,
+    /// Sandbox backend name (`bwrap`, `none`).
+    pub sandbox: String,
+    /// Whether the backend really isolates commands on this host.
+    pub isolates: bool,
+    /// The retry banner, while one is pending.
+    pub retry: Option<RetryBanner>,
+}
+
+impl Status {
+    /// A status for a fresh session.
+    pub fn new(provider: &str, model: &str, approval: &str, sandbox: &str, isolates: bool) -> Self {
+        Status {
+            provider: provider.to_string(),
+            model: model.to_string(),
+            usage: Usage::default(),
+            context_tokens: 0,
+            approval: approval.to_string(),
+            sandbox: sandbox.to_string(),
+            isolates,
+            retry: None,
+        }
+    }
+
+    /// The status line, fitted to `width` cells by dropping the least useful parts.
+    pub fn line(&self, theme: &Theme, width: usize) -> Line<'static> {
+        let mut parts = vec![format!("{} {}", self.provider, self.model)];
+        let tokens = self.usage.input_tokens + self.usage.output_tokens;
+        let mut usage = format!("{} tok", compact(tokens));
+        if let Some(cost) = estimated_cost(&self.provider, &self.model, &self.usage) {
+            usage.push_str(&format!(" ${cost:.2}"));
+        }
+        parts.push(usage);
+        parts.push(match context_window(&self.provider, &self.model) {
+            Some(window) if self.context_tokens > 0 => {
+                format!("ctx {}%", (self.context_tokens * 100 / window).min(100))
+            }
+            _ => format!("ctx {}", compact(self.context_tokens)),
+        });
+        parts.push(format!("approval {}", self.approval));
+        parts.push(if self.isolates {
+            format!("sandbox {}", self.sandbox)
+        } else {
+            "no isolation".to_string()
+        });
+        // Too wide: drop context fill, then usage, then the approval mode.
+        let mut text = parts.join(" │ ");
+        for drop in [2, 1, 1] {
+            if text.chars().count() <= width || parts.len() <= drop + 1 {
+                break;
+            }
+            parts.remove(drop);
+            text = parts.join(" │ ");
+        }
+        let text: String = text.chars().take(width).collect();
+        let pad = width.saturating_sub(text.chars().count());
+        Line::from(Span::styled(
+            format!("{text}{}", " ".repeat(pad)),
+            theme.status,
+        ))
+    }
+
+    /// The retry banner text at `now`, if a retry is pending.
+    pub fn retry_text(&self, now: Instant) -> Option<String> {
+        let r = self.retry.as_ref()?;
+        let left = r.until.saturating_duration_since(now);
+        Some(format!(
+            "↻ retrying (attempt {}) in {}s: {}",
+            r.attempt,
+            left.as_secs() + u64::from(left.subsec_millis() > 0),
+            r.reason
+        ))
+    }
+
+    /// Starts the retry banner for a wait of `wait_ms` from `now`.
+    pub fn set_retry(&mut self, attempt: u32, wait_ms: u64, reason: &str, now: Instant) {
+        self.retry = Some(RetryBanner {
+            attempt,
+            until: now + Duration::from_millis(wait_ms),
+            reason: reason.to_string(),
+        });
+    }
+}
+
+/// `1234` → `1.2k`, `2_500_000` → `2.5M`.
+pub fn compact(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=99_999 => format!("{:.1}k", n as f64 / 1e3),
+        100_000..=999_999 => format!("{}k", n / 1_000),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// List prices in USD per million (input, output) tokens for models whose
+/// price is known; `None` otherwise (the line then shows tokens only). The
+/// embedded model runs locally and costs nothing.
+pub fn price_per_million(provider: &str, model: &str) -> Option<(f64, f64)> {
+    if provider == "local" {
+        return Some((0.0, 0.0));
+    }
+    const TABLE: &[(&str, f64, f64)] = &[
+        ("gpt-4.1-nano", 0.10, 0.40),
+        ("gpt-4.1-mini", 0.40, 1.60),
+        ("gpt-4.1", 2.00, 8.00),
+        ("gpt-4o-mini", 0.15, 0.60),
+        ("gpt-4o", 2.50, 10.00),
+        ("claude-haiku-4-5", 1.00, 5.00),
+        ("claude-sonnet-4", 3.00, 15.00),
+        ("claude-opus-4", 15.00, 75.00),
+        ("deepseek-chat", 0.27, 1.10),
+    ];
+    TABLE
+        .iter()
+        .find(|(prefix, _, _)| model.starts_with(prefix))
+        .map(|(_, i, o)| (*i, *o))
+}
+
+/// The session's estimated cost in USD, when the model's price is known.
+pub fn estimated_cost(provider: &str, model: &str, usage: &Usage) -> Option<f64> {
+    let (input, output) = price_per_million(provider, model)?;
+    Some((usage.input_tokens as f64 * input + usage.output_tokens as f64 * output) / 1e6)
+}
+
+/// Context window in tokens for well-known model families.
+pub fn context_window(provider: &str, model: &str) -> Option<u64> {
+    if provider == "local" {
+        return Some(8_192);
+    }
+    if model.starts_with("gpt-4.1") {
+        Some(1_047_576)
+    } else if model.starts_with("gpt-4o") || model.starts_with("deepseek") {
+        Some(128_000)
+    } else if model.starts_with("claude") {
+        Some(200_000)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::theme::ThemeKind;
+    use super::super::wrap::line_text;
+    use super::*;
+
+    #[test]
+    fn line_is_honest_about_isolation_and_fits_80_columns() {
+        let theme = Theme::new(ThemeKind::Dark);
+        let mut s = Status::new("openai", "gpt-4.1-mini", "suggest", "none", false);
+        s.usage = Usage {
+            input_tokens: 120_000,
+            output_tokens: 3_000,
+            cached_input_tokens: 0,
+        };
+        s.context_tokens = 10_476;
+        let text = line_text(&s.line(&theme, 80));
+        assert_eq!(text.chars().count(), 80);
+        assert!(text.contains("openai gpt-4.1-mini"), "{text}");
+        assert!(text.contains("123k tok $0.05 │ ctx 1%"), "{text}");
+        assert!(text.contains("no isolation"), "{text}");
+        s.isolates = true;
+        s.sandbox = "bwrap".into();
+        assert!(line_text(&s.line(&theme, 80)).contains("sandbox bwrap"));
+        // Narrow terminals drop the middle parts first.
+        let narrow = line_text(&s.line(&theme, 30));
+        assert!(narrow.starts_with("openai gpt-4.1-mini"), "{narrow}");
+    }
+
+    #[test]
+    fn unknown_models_show_tokens_only() {
+        assert_eq!(
+            estimated_cost("openai", "scripted", &Usage::default()),
+            None
+        );
+        assert_eq!(compact(1234), "1.2k");
+    }
+
+    #[test]
+    fn retry_banner_counts_down() {
+        let now = Instant::now();
+        let mut s = Status::new("openai", "m", "auto", "none", false);
+        s.set_retry(2, 2_500, "rate limited (429)", now);
+        let text = s.retry_text(now).unwrap_or_default();
+        assert_eq!(text, "↻ retrying (attempt 2) in 3s: rate limited (429)");
+        assert!(s.retry_text(now + Duration::from_secs(9)).is_some());
+    }
+}

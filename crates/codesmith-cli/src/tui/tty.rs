@@ -1,0 +1,175 @@
+//! The full-screen loop: terminal setup and teardown, and one `select!` over
+//! key presses, engine events, approval questions and a countdown tick.
+
+use std::collections::VecDeque;
+use std::io::Stdout;
+use std::time::Duration;
+
+use codesmith_engine::ApprovalAnswer;
+use crossterm::event::{
+    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream, KeyEventKind,
+};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use futures::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::sync::oneshot;
+
+use super::Ui;
+use super::app::Action;
+use super::approval::Asked;
+use super::view;
+use crate::exit::Exit;
+
+/// Most engine messages applied before the screen is redrawn.
+const DRAIN_BATCH: usize = 256;
+
+struct TerminalGuard;
+
+impl TerminalGuard {
+    fn enter() -> std::io::Result<Self> {
+        enable_raw_mode()?;
+        let guard = TerminalGuard;
+        execute!(
+            std::io::stdout(),
+            EnterAlternateScreen,
+            EnableBracketedPaste
+        )?;
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        let _ = execute!(
+            std::io::stdout(),
+            DisableBracketedPaste,
+            LeaveAlternateScreen
+        );
+        let _ = disable_raw_mode();
+    }
+}
+
+/// Runs the full-screen UI until the user quits.
+pub async fn run(mut ui: Ui) -> Exit {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = execute!(
+            std::io::stdout(),
+            DisableBracketedPaste,
+            LeaveAlternateScreen
+        );
+        let _ = disable_raw_mode();
+        hook(info);
+    }));
+    let guard = match TerminalGuard::enter() {
+        Ok(g) => g,
+        Err(e) => return Exit::failed(anyhow::anyhow!("cannot set up the terminal: {e}")),
+    };
+    let mut terminal = match Terminal::new(CrosstermBackend::new(std::io::stdout())) {
+        Ok(t) => t,
+        Err(e) => return Exit::failed(anyhow::anyhow!("cannot set up the terminal: {e}")),
+    };
+    let result = event_loop(&mut ui, &mut terminal).await;
+    drop(terminal);
+    drop(guard);
+    match result {
+        Ok(()) => Exit::Ok,
+        Err(e) => Exit::failed(anyhow::anyhow!("terminal error: {e}")),
+    }
+}
+
+async fn event_loop(
+    ui: &mut Ui,
+    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
+) -> std::io::Result<()> {
+    let welcome = ui.welcome();
+    ui.app.info(welcome);
+    let history = std::mem::take(&mut ui.history);
+    ui.app.load_history(&history);
+    let mut keys = EventStream::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut pending: Option<oneshot::Sender<ApprovalAnswer>> = None;
+    let mut waiting: VecDeque<Asked> = VecDeque::new();
+    loop {
+        terminal.draw(|f| view::draw(f, &mut ui.app))?;
+        tokio::select! {
+            key = keys.next() => match key {
+                Some(Ok(ev)) => {
+                    if handle_terminal(ui, ev, &mut pending) {
+                        return Ok(());
+                    }
+                }
+                Some(Err(e)) => return Err(e),
+                None => return Ok(()),
+            },
+            msg = ui.events.recv() => {
+                let Some(msg) = msg else { return Ok(()) };
+                let mut next = ui.on_engine(msg);
+                for _ in 0..DRAIN_BATCH {
+                    match ui.events.try_recv() {
+                        Ok(m) => next = ui.on_engine(m).or(next),
+                        Err(_) => break,
+                    }
+                }
+                if !ui.app.running {
+                    pending = None;
+                    waiting.clear();
+                }
+                if let Some(task) = next {
+                    ui.send_task(task);
+                }
+            }
+            asked = ui.asks.recv() => {
+                if let Some(asked) = asked {
+                    waiting.push_back(asked);
+                }
+            }
+            _ = tick.tick(), if ui.app.status.retry.is_some() => {}
+        }
+        if pending.is_none()
+            && let Some(asked) = waiting.pop_front()
+        {
+            ui.app.ask(asked.request);
+            pending = Some(asked.reply);
+        }
+    }
+}
+
+/// Handles one terminal event; true to quit.
+fn handle_terminal(
+    ui: &mut Ui,
+    ev: TermEvent,
+    pending: &mut Option<oneshot::Sender<ApprovalAnswer>>,
+) -> bool {
+    match ev {
+        TermEvent::Key(key) if key.kind != KeyEventKind::Release => match ui.app.on_key(key) {
+            Action::None => false,
+            Action::Quit => true,
+            Action::Task(task) => {
+                ui.send_task(task);
+                false
+            }
+            Action::Slash(cmd) => ui.slash(cmd),
+            Action::Answer(answer) => {
+                if let Some(reply) = pending.take() {
+                    let _ = reply.send(answer);
+                }
+                false
+            }
+            Action::Interrupt => {
+                *pending = None;
+                ui.driver.interrupt();
+                false
+            }
+        },
+        TermEvent::Paste(text) if ui.app.approval.is_none() => {
+            ui.app.editor.paste(&text);
+            false
+        }
+        _ => false,
+    }
+}

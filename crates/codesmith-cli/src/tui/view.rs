@@ -1,0 +1,311 @@
+//! Drawing the UI: transcript, retry banner, approval prompt, input box, status line.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+use unicode_width::UnicodeWidthStr;
+
+use super::app::{App, Entry, ToolEntry, ToolStatus};
+use super::markdown;
+use super::theme::Theme;
+use super::wrap::wrap_line;
+
+/// Most input rows shown at once (the box scrolls to the cursor beyond that).
+pub const MAX_INPUT_ROWS: usize = 6;
+/// Most diff lines shown under an edit while tool results are collapsed.
+pub const DIFF_PREVIEW_LINES: usize = 8;
+/// Most result lines shown under a call while tool results are expanded.
+pub const RESULT_LINES: usize = 30;
+
+/// Draws the whole screen.
+pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
+    let area = frame.area();
+    let input_rows = app.editor.lines().len().clamp(1, MAX_INPUT_ROWS) as u16 + 2;
+    let approval_rows = app
+        .approval
+        .as_ref()
+        .map_or(0, |p| approval_lines(app, p, area.width).len() as u16 + 2);
+    let retry = app.status.retry_text(Instant::now());
+    let [transcript, banner, approval, input, status] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(u16::from(retry.is_some())),
+        Constraint::Length(approval_rows),
+        Constraint::Length(input_rows),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_transcript(frame, app, transcript);
+    if let Some(text) = retry {
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                text,
+                app.theme.warn.add_modifier(Modifier::BOLD),
+            )),
+            banner,
+        );
+    }
+    if app.approval.is_some() {
+        draw_approval(frame, app, approval);
+    }
+    draw_input(frame, app, input);
+    frame.render_widget(
+        Paragraph::new(app.status.line(&app.theme, status.width as usize)),
+        status,
+    );
+}
+
+fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
+    if app.rendered_width != area.width {
+        app.invalidate();
+        app.rendered_width = area.width;
+    }
+    let width = area.width as usize;
+    for i in 0..app.entries.len() {
+        if app.rendered[i].is_none() {
+            let rows = entry_lines(app, i)
+                .iter()
+                .flat_map(|l| wrap_line(l, width))
+                .collect();
+            app.rendered[i] = Some(rows);
+        }
+    }
+    let height = area.height as usize;
+    // Walk back from the bottom, collecting only the rows that can show.
+    let total: usize = app.rendered.iter().flatten().map(Vec::len).sum();
+    let max_scroll = total.saturating_sub(height);
+    app.scroll = app.scroll.min(max_scroll);
+    let skip_bottom = app.scroll;
+    let mut rows: Vec<Line<'static>> = Vec::with_capacity(height);
+    let mut skipped = 0;
+    'outer: for entry in app.rendered.iter().rev().flatten() {
+        for row in entry.iter().rev() {
+            if skipped < skip_bottom {
+                skipped += 1;
+                continue;
+            }
+            rows.push(row.clone());
+            if rows.len() == height {
+                break 'outer;
+            }
+        }
+    }
+    rows.reverse();
+    frame.render_widget(Paragraph::new(rows), area);
+    if app.scroll > 0 {
+        let hint = format!(" ↓ {} more rows (PgDn) ", app.scroll);
+        let w = (hint.width() as u16).min(area.width);
+        let r = Rect::new(area.right() - w, area.bottom().saturating_sub(1), w, 1);
+        frame.render_widget(Paragraph::new(Span::styled(hint, app.theme.warn)), r);
+    }
+}
+
+/// The logical (unwrapped) lines of entry `i`.
+fn entry_lines(app: &App, i: usize) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let gap = i > 0;
+    let mut out = Vec::new();
+    match &app.entries[i] {
+        Entry::User(text) => {
+            if gap {
+                out.push(Line::default());
+            }
+            for (n, line) in text.split('\n').enumerate() {
+                let prefix = if n == 0 { "› " } else { "  " };
+                out.push(Line::styled(format!("{prefix}{line}"), t.user));
+            }
+        }
+        Entry::Assistant(text) => {
+            if gap {
+                out.push(Line::default());
+            }
+            out.extend(markdown::render(text.trim_matches('\n'), t));
+        }
+        Entry::Thinking(text) => {
+            let text = text.trim();
+            let style = t.dim.add_modifier(Modifier::ITALIC);
+            if app.show_thinking {
+                out.extend(text.lines().map(|l| Line::styled(format!("┊ {l}"), style)));
+            } else {
+                let n = text.lines().count();
+                out.push(Line::styled(
+                    format!("┊ thinking ({n} lines, Ctrl-T to show)"),
+                    style,
+                ));
+            }
+        }
+        Entry::Tool(tool) => out.extend(tool_lines(tool, app.expand_tools, t)),
+        Entry::Notice(msg) => out.push(Line::styled(format!("ℹ {msg}"), t.warn)),
+        Entry::Error(msg) => out.push(Line::styled(format!("✗ {msg}"), t.error)),
+        Entry::Info(lines) => {
+            out.extend(lines.iter().map(|l| Line::styled(l.clone(), t.dim)));
+        }
+        Entry::Verdict { verdict, command } => {
+            let style = if verdict == "verified_pass" {
+                t.ok
+            } else {
+                t.error
+            };
+            let cmd = command.as_deref().unwrap_or("no command");
+            out.push(Line::styled(format!("⚖ {verdict} ({cmd})"), style));
+        }
+    }
+    out
+}
+
+fn tool_lines(tool: &ToolEntry, expand: bool, t: &Theme) -> Vec<Line<'static>> {
+    let (marker, marker_style) = match &tool.status {
+        ToolStatus::Running => ("◌", t.warn),
+        ToolStatus::Ok => ("●", t.ok),
+        ToolStatus::Failed(_) => ("✗", t.error),
+    };
+    let mut head = vec![
+        Span::styled(format!("{marker} "), marker_style),
+        Span::styled(tool.name.clone(), t.heading),
+        Span::styled(format!(" {}", tool.key_arg), t.text),
+    ];
+    if tool.status == ToolStatus::Running {
+        head.push(Span::styled(" …", t.dim));
+    }
+    let mut out = vec![Line::from(head)];
+    if let ToolStatus::Failed(why) = &tool.status {
+        out.push(Line::styled(format!("  └ {why}"), t.error));
+    }
+    let limit = if expand {
+        usize::MAX
+    } else {
+        DIFF_PREVIEW_LINES
+    };
+    for l in tool.diff.iter().take(limit) {
+        let style = match l.chars().next() {
+            Some('-') => t.error,
+            Some('+') => t.added,
+            _ => t.dim,
+        };
+        out.push(Line::styled(format!("    {l}"), style));
+    }
+    if tool.diff.len() > limit {
+        let more = tool.diff.len() - limit;
+        out.push(Line::styled(
+            format!("    … {more} more lines (Ctrl-O)"),
+            t.dim,
+        ));
+    }
+    if expand && !tool.output.is_empty() {
+        let lines: Vec<&str> = tool.output.lines().collect();
+        for l in lines.iter().take(RESULT_LINES) {
+            out.push(Line::styled(format!("  │ {l}"), t.dim));
+        }
+        if lines.len() > RESULT_LINES {
+            let more = lines.len() - RESULT_LINES;
+            out.push(Line::styled(format!("  │ … {more} more lines"), t.dim));
+        }
+    }
+    out
+}
+
+fn approval_lines(app: &App, prompt: &super::approval::Prompt, width: u16) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let inner = width.saturating_sub(2) as usize;
+    let mut lines = Vec::new();
+    for l in prompt.request.summary.lines().take(4) {
+        lines.extend(wrap_line(&Line::styled(format!("$ {l}"), t.heading), inner));
+    }
+    if prompt.request.summary.lines().count() > 4 {
+        lines.push(Line::styled("  …", t.dim));
+    }
+    let why = Line::styled(format!("why: {}", prompt.request.reason), t.text);
+    lines.extend(wrap_line(&why, inner));
+    let mut spans = Vec::new();
+    for (i, c) in prompt.choices().iter().enumerate() {
+        let style = if i == prompt.selected {
+            t.warn.add_modifier(Modifier::REVERSED)
+        } else {
+            t.warn
+        };
+        spans.push(Span::styled(format!("[{}] {}", c.key, c.label), style));
+        spans.push(Span::raw("  "));
+    }
+    lines.extend(wrap_line(&Line::from(spans), inner));
+    lines
+}
+
+fn draw_approval(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(prompt) = &app.approval else { return };
+    let lines = approval_lines(app, prompt, area.width);
+    let title = format!(" Allow {}? ", prompt.request.tool);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(app.theme.warn)
+        .title(Span::styled(
+            title,
+            app.theme.warn.add_modifier(Modifier::BOLD),
+        ));
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let t = &app.theme;
+    let title = if app.approval.is_some() {
+        " answer the prompt above ".to_string()
+    } else if app.running {
+        " working… Ctrl-C interrupts ".to_string()
+    } else {
+        " › message, /help ".to_string()
+    };
+    let border = if app.running { t.dim } else { Style::default() };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(border)
+        .title(Span::styled(title, t.dim));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let (row, col) = app.editor.cursor();
+    let rows = inner.height as usize;
+    let first = (row + 1).saturating_sub(rows);
+    let width = inner.width as usize;
+    let mut lines = Vec::new();
+    let mut cursor = None;
+    for (i, text) in app.editor.lines().iter().enumerate().skip(first).take(rows) {
+        let expanded = text.replace('\t', "    ");
+        let shown = if i == row {
+            let before: String = text
+                .chars()
+                .take(col)
+                .collect::<String>()
+                .replace('\t', "    ");
+            let x = before.width();
+            let offset = (x + 1).saturating_sub(width);
+            cursor = Some((x - offset, i - first));
+            skip_cells(&expanded, offset)
+        } else {
+            expanded
+        };
+        lines.push(Line::styled(shown, t.text));
+    }
+    if app.editor.is_empty() && !app.running && app.approval.is_none() {
+        lines = vec![Line::styled("Ask for a change, or /help", t.dim)];
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+    if app.approval.is_none()
+        && let Some((x, y)) = cursor
+    {
+        frame.set_cursor_position(Position::new(inner.x + x as u16, inner.y + y as u16));
+    }
+}
+
+fn skip_cells(text: &str, cells: usize) -> String {
+    let mut used = 0;
+    text.chars()
+        .skip_while(|c| {
+            if used >= cells {
+                return false;
+            }
+            used += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+            true
+        })
+        .collect()
+}

@@ -1,0 +1,179 @@
+//! The terminal UI end to end: the real binary inside tmux, against the
+//! scripted model server. Skipped when tmux is not installed.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use codesmith_testkit::{Scripted, ScriptedServer};
+
+use common::Sandbox;
+
+/// A tmux server of our own (its own socket), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn available() -> bool {
+        Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    fn start(command: &str) -> Tmux {
+        let socket = format!("codesmith-tui-test-{}", std::process::id());
+        let t = Tmux { socket };
+        let ok = t
+            .cmd(&[
+                "new-session",
+                "-d",
+                "-x",
+                "80",
+                "-y",
+                "24",
+                "-s",
+                "cs",
+                command,
+            ])
+            .status
+            .success();
+        assert!(ok, "tmux new-session failed");
+        t
+    }
+
+    fn cmd(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "cs"];
+        args.extend_from_slice(keys);
+        self.cmd(&args);
+    }
+
+    fn text(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", "cs", "-l", text]);
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.cmd(&["capture-pane", "-p", "-t", "cs"]).stdout).into_owned()
+    }
+
+    fn alive(&self) -> bool {
+        self.cmd(&["has-session", "-t", "cs"]).status.success()
+    }
+
+    /// Waits (at most 20 s) until the screen contains `needle`.
+    async fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{needle:?} never appeared; screen:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn ui_command(home: &Path, ws: &Path, base_url: &str) -> String {
+    format!(
+        "env CODESMITH_HOME={} OPENAI_API_KEY=sk-test CODESMITH_STREAM_IDLE_TIMEOUT_SECS=5 \
+         TERM=xterm-256color {} --workspace {} --provider openai --base-url {} --model scripted \
+         --approval suggest",
+        shell_quote(&home.display().to_string()),
+        shell_quote(env!("CARGO_BIN_EXE_codesmith")),
+        shell_quote(&ws.display().to_string()),
+        shell_quote(base_url),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_task_approval_edit_answer_and_quit() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c0",
+            "read_file",
+            r#"{"path": "calc.py"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c1",
+            "edit_file",
+            r#"{"path": "calc.py", "search": "return a - b", "replace": "return a + b"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c2",
+            "exec_shell",
+            r#"{"command": "rm -rf build && python3 -m unittest discover -s tests -t ."}"#,
+        ))
+        .push(Scripted::text(
+            "Fixed **add()** in calc.py; both tests pass now.",
+        ));
+    let ws = sb.ws();
+    let tmux = Tmux::start(&ui_command(&sb.home(), &ws, &server.base_url()));
+    tmux.wait_for("message, /help").await;
+    tmux.text("Fix the failing test");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Allow exec_shell?").await;
+    assert!(screen.contains("› Fix the failing test"), "{screen}");
+    assert!(screen.contains("● read_file calc.py"), "{screen}");
+    assert!(screen.contains("● edit_file calc.py"), "{screen}");
+    assert!(screen.contains("-return a - b"), "{screen}");
+    assert!(screen.contains("+return a + b"), "{screen}");
+    assert!(screen.contains("[y] yes, once"), "{screen}");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("both tests pass now").await;
+    assert!(screen.contains("approved once"), "{screen}");
+    assert!(screen.contains("Fixed add() in calc.py"), "{screen}");
+    assert!(screen.contains("openai scripted"), "{screen}");
+    let code = std::fs::read_to_string(ws.join("calc.py")).unwrap();
+    assert!(code.contains("return a + b"), "{code}");
+    // The shell result reached the model.
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 4);
+    assert!(bodies[3].to_string().contains("Ran 2 tests"));
+    // Ctrl-C twice on the idle prompt quits.
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("press Ctrl-C again to quit").await;
+    tmux.keys(&["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux.alive() {
+        assert!(
+            Instant::now() < deadline,
+            "the UI did not quit:\n{}",
+            tmux.screen()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
