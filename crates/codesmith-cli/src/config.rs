@@ -77,6 +77,8 @@ pub struct FileConfig {
     pub max_turns: Option<u32>,
     /// Stream idle window in seconds.
     pub stream_idle_timeout_secs: Option<u64>,
+    /// Output-token cap per model response (default: the provider's; 512 for `local`).
+    pub max_output_tokens: Option<u32>,
     /// OpenAI-compatible endpoint settings.
     pub openai: Option<VendorSection>,
     /// Anthropic settings.

@@ -141,7 +141,8 @@ pub fn system_prompt(resolved: &Resolved) -> String {
 
 /// The per-response output cap.
 pub fn max_tokens(resolved: &Resolved) -> Option<u32> {
-    (resolved.provider == ProviderName::Local).then_some(LOCAL_MAX_TOKENS)
+    let default = (resolved.provider == ProviderName::Local).then_some(LOCAL_MAX_TOKENS);
+    resolved.file.max_output_tokens.or(default)
 }
 
 /// Retry and watchdog settings.

@@ -28,6 +28,8 @@ pub async fn run(args: ExecArgs) -> Exit {
         ));
     }
     let mut progress = Progress::new(args.json);
+    // Spilled outputs older than 7 days are removed at start-up; a failure costs nothing.
+    let _ = codesmith_tools::spill::cleanup_old(&resolved.home);
     for warning in &resolved.warnings {
         progress.show(&Event::Notice {
             message: warning.clone(),
