@@ -11,7 +11,10 @@ use std::time::Duration;
 
 use codesmith_engine::verify::ledger::{ledger_path, read_entries, read_stats};
 use codesmith_engine::verify::{VerdictKind, verdict::RUNTIME_EVENT_OPEN};
-use codesmith_engine::{Engine, EngineConfig, NoApprover, Session, TaskOutcome};
+use codesmith_engine::{
+    ApprovalAnswer, ApprovalRequest, Approver, Engine, EngineConfig, NoApprover, Session,
+    TaskOutcome,
+};
 use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
 use codesmith_protocol::Event;
 use codesmith_providers::{CompleteOptions, OpenAiConfig, OpenAiProvider};
@@ -59,6 +62,25 @@ impl Rig {
     }
 
     fn engine(&self, verify_claims: bool) -> Engine {
+        self.engine_with(verify_claims, ApprovalMode::Auto, Arc::new(NoApprover))
+    }
+
+    fn engine_with(
+        &self,
+        verify_claims: bool,
+        approval: ApprovalMode,
+        approver: Arc<dyn Approver>,
+    ) -> Engine {
+        self.engine_full(verify_claims, approval, approver, Rules::new())
+    }
+
+    fn engine_full(
+        &self,
+        verify_claims: bool,
+        approval: ApprovalMode,
+        approver: Arc<dyn Approver>,
+        rules: Rules,
+    ) -> Engine {
         let provider = OpenAiProvider::new(OpenAiConfig::new(
             self.server.base_url(),
             Some("sk-test".into()),
@@ -77,9 +99,9 @@ impl Rig {
             system_prompt: "test".into(),
             max_turns: 10,
             max_tokens: None,
-            approval: ApprovalMode::Auto,
+            approval,
             complete,
-            rules: Rules::new(),
+            rules,
             network: NetworkPolicy::default(),
             verify_claims,
         };
@@ -88,7 +110,7 @@ impl Rig {
             Arc::new(provider),
             codesmith_tools::builtin_registry(FetchConfig::default()),
             Arc::new(ctx),
-            Arc::new(NoApprover),
+            approver,
             session,
             config,
         )
@@ -359,4 +381,46 @@ async fn the_verifier_can_be_turned_off() {
     assert_eq!(outcome.verdict, None);
     assert!(verdict_events(&events).is_empty());
     assert!(!ledger_path(&rig.home).exists());
+}
+
+/// Says "yes, this once" to every request and counts them.
+#[derive(Default)]
+struct OnceApprover {
+    asked: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl Approver for OnceApprover {
+    async fn ask(&self, _request: &ApprovalRequest) -> ApprovalAnswer {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        ApprovalAnswer::Once
+    }
+
+    fn interactive(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_replay_never_asks_for_a_new_approval() {
+    let rig = Rig::new().await;
+    rig.shell("c1", json!({"command": TEST_COMMAND}))
+        .say("All tests pass.");
+    let approver = Arc::new(OnceApprover::default());
+    // A user rule makes the test command ask first.
+    let mut rules = Rules::new();
+    rules
+        .add_toml(
+            "[[rule]]\npattern = \"python3 -m unittest\"\ndecision = \"ask\"\n",
+            codesmith_policy::RuleSource::User,
+        )
+        .unwrap();
+    let mut engine = rig.engine_full(true, ApprovalMode::Suggest, approver.clone(), rules);
+    let (outcome, _) = run(&mut engine, "test").await;
+    // The original was approved once; the replay would need a new yes.
+    assert_eq!(approver.asked.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let verdict = outcome.verdict.unwrap();
+    assert_eq!(verdict.verdict, VerdictKind::VerifyError, "{verdict:?}");
+    assert_eq!(verdict.failure_type, Some("denied"));
+    assert_eq!(verdict.evidence.unwrap().exit_code, None);
 }

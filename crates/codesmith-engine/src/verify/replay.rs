@@ -31,7 +31,8 @@ pub(crate) enum Replay {
 
 /// Runs `obs` again: same arguments, same session directory. The gate is
 /// consulted without asking anybody: a command that would need a fresh
-/// approval, or that policy refuses, is not run. The session directory is
+/// approval (one approved "once" included), or that policy refuses, is not
+/// run; session approvals and stored grants that cover it still apply. The session directory is
 /// restored afterwards, so a `cd` in the replay does not leak.
 pub(crate) async fn replay(rt: &mut Runtime, obs: &Observation) -> Replay {
     let Some(tool) = rt.tools.get(REPLAYABLE_TOOL) else {
@@ -60,8 +61,19 @@ fn refused_without_asking(
     match rt.requirement(tool, args) {
         Requirement::Auto => None,
         Requirement::Deny(refusal) => Some(refusal.message),
-        Requirement::Ask { prefix, input, .. } => {
-            if !rt.approvals.is_denied(&input) && rt.approvals.is_approved(&prefix) {
+        Requirement::Ask {
+            prefix,
+            input,
+            grant,
+            level,
+            ..
+        } => {
+            let granted = rt.approvals.is_approved(&prefix)
+                || rt
+                    .store
+                    .as_ref()
+                    .is_some_and(|s| s.allows(&rt.ctx.workspace, grant.as_ref(), level));
+            if !rt.approvals.is_denied(&input) && granted {
                 None
             } else {
                 Some("replaying it would need a new approval, and a replay never asks".into())
