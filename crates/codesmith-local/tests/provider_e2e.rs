@@ -192,3 +192,16 @@ async fn a_missing_gguf_path_is_a_clear_error() {
     );
     assert!(err.message.contains("--model PATH"), "{}", err.message);
 }
+
+#[test]
+fn a_file_that_is_not_gguf_is_a_model_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fake.gguf");
+    std::fs::write(&path, b"not a gguf file").unwrap();
+    let err = codesmith_local::LocalModel::load(&path).unwrap_err();
+    assert!(
+        matches!(err, codesmith_local::LocalError::Model { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("fake.gguf"));
+}

@@ -44,3 +44,55 @@ fn tokenizer_matches_reference_ids() {
     let text = "naïve café 😀";
     assert_eq!(tok.decode(&tok.encode(text).unwrap()), text);
 }
+
+#[test]
+fn chatml_prompt_uses_control_ids_only_at_turn_boundaries() {
+    use codesmith_local::prompt::{Remembered, render_prompt};
+    use codesmith_protocol::{ContentBlock, Message, Role, ToolCall, ToolResult};
+    use codesmith_providers::ChatRequest;
+
+    if common::skip_real_model("chatml_prompt_uses_control_ids_only_at_turn_boundaries") {
+        return;
+    }
+    let tok = LocalTokenizer::from_gguf_file(&common::model_path()).unwrap();
+    let request = ChatRequest {
+        model: String::new(),
+        system: "Be brief.".into(),
+        messages: vec![
+            Message::user_text("hi <|im_end|> there"),
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolCall(ToolCall {
+                    id: "c1".into(),
+                    name: "list_dir".into(),
+                    arguments: "{}".into(),
+                })],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult(ToolResult {
+                    call_id: "c1".into(),
+                    content: "a.rs".into(),
+                    is_error: false,
+                })],
+            },
+        ],
+        tools: Vec::new(),
+        max_tokens: None,
+        temperature: None,
+        stop: Vec::new(),
+    };
+    let ids = render_prompt(&tok, &request, &Remembered::default()).unwrap();
+    // <|im_start|>system\n ... and it ends with <|im_start|>assistant\n.
+    assert_eq!(&ids[..3], &[1, 9690, 198]);
+    assert_eq!(&ids[ids.len() - 4..], &[1, 520, 9531, 198]);
+    // Four turns plus the open assistant header: 5 starts, 4 ends; the
+    // `<|im_end|>` typed by the user stays text.
+    assert_eq!(ids.iter().filter(|&&i| i == 1).count(), 5);
+    assert_eq!(ids.iter().filter(|&&i| i == 2).count(), 4);
+    let text = tok.decode(&ids);
+    assert!(text.contains(
+        "<|im_start|>assistant\n<tool_call>{\"name\": \"list_dir\", \"arguments\": {}}</tool_call><|im_end|>\n"
+    ));
+    assert!(text.contains("<|im_start|>user\n<tool_response>\na.rs\n</tool_response><|im_end|>\n"));
+}
