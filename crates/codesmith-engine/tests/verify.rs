@@ -424,3 +424,18 @@ async fn a_replay_never_asks_for_a_new_approval() {
     assert_eq!(verdict.failure_type, Some("denied"));
     assert_eq!(verdict.evidence.unwrap().exit_code, None);
 }
+
+#[tokio::test]
+async fn a_background_command_is_never_replayed() {
+    let rig = Rig::new().await;
+    rig.shell(
+        "c1",
+        json!({"command": format!("nohup {TEST_COMMAND} > test.log 2>&1")}),
+    )
+    .say("All tests pass.");
+    let mut engine = rig.engine(true);
+    let (outcome, _) = run(&mut engine, "test in the background").await;
+    let verdict = outcome.verdict.unwrap();
+    assert_eq!(verdict.verdict, VerdictKind::Unsubstantiated);
+    assert_eq!(verdict.evidence, None);
+}

@@ -118,6 +118,22 @@ pub fn classify(command: &str) -> Option<CommandClass> {
     found
 }
 
+/// True when `command` starts something in the background (a lone `&`,
+/// `nohup`, `setsid`, `disown`): such a command is never replayed, since a
+/// replay would launch another detached process. Conservative: a `&` inside
+/// quotes also counts.
+pub fn is_background(command: &str) -> bool {
+    let cleaned = command
+        .replace("&&", " ")
+        .replace(">&", " ")
+        .replace("&>", " ")
+        .replace("|&", " ");
+    cleaned.contains('&')
+        || command
+            .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
+            .any(|w| matches!(w, "nohup" | "setsid" | "disown"))
+}
+
 /// The class of one simple command's words.
 pub fn class_of_argv<S: AsRef<str>>(argv: &[S]) -> Option<CommandClass> {
     let words = normalized(argv);
@@ -294,6 +310,26 @@ mod tests {
             classify("bash -c 'go test ./...'"),
             Some(CommandClass::Test)
         );
+    }
+
+    #[test]
+    fn background_commands_are_recognised() {
+        for cmd in [
+            "cargo test &",
+            "nohup cargo test > log 2>&1",
+            "cargo test & sleep 1",
+            "setsid make test",
+        ] {
+            assert!(is_background(cmd), "{cmd}");
+        }
+        for cmd in [
+            "cargo test 2>&1 | tail",
+            "cd a && cargo test",
+            "make test &> log",
+            "cargo test |& tee log",
+        ] {
+            assert!(!is_background(cmd), "{cmd}");
+        }
     }
 
     #[test]

@@ -7,10 +7,11 @@ use codesmith_tools::ToolContext;
 use serde_json::Value;
 
 use super::claim::ClaimKind;
-use super::commands::{CommandClass, classify};
+use super::commands::{CommandClass, classify, is_background};
 
 /// The only tool whose calls are replayed. Background commands
-/// (`task_shell_start`) are never recorded, so never replayed.
+/// (`task_shell_start`, or an `exec_shell` line that detaches something; see
+/// [`super::commands::is_background`]) are never recorded, so never replayed.
 pub const REPLAYABLE_TOOL: &str = "exec_shell";
 
 /// One verification command as it ran.
@@ -50,6 +51,9 @@ impl Observed {
         let Some(command) = args.get("command").and_then(Value::as_str) else {
             return;
         };
+        if is_background(command) {
+            return;
+        }
         let Some(class) = classify(command) else {
             return;
         };
