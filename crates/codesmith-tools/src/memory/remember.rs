@@ -91,7 +91,12 @@ impl Tool for Remember {
             Some(_) => return Err(invalid("`topic` must be a string")),
         };
         let scope = parse_scope(&args)?;
-        let dir = memory_dir(scope, &ctx.home, &ctx.workspace);
+        let dir = match scope {
+            Scope::User => memory_dir(scope, &ctx.home, &ctx.workspace),
+            // The project store lives in the workspace: the same containment as any write,
+            // so a `.codesmith` symlink cannot send the fact outside.
+            Scope::Project => ctx.resolve(".codesmith/memory")?.abs,
+        };
         let done = append_fact(&dir, fact, topic).map_err(refusal)?;
         let scope_name = if scope == Scope::User {
             "user"
@@ -125,7 +130,11 @@ mod tests {
     #[tokio::test]
     async fn remembers_once_per_scope() {
         let d = tempfile::tempdir().unwrap();
-        let ctx = ToolContext::new(d.path().join("ws"), d.path().join("home"));
+        std::fs::create_dir_all(d.path().join("ws")).unwrap();
+        let ctx = ToolContext::new(
+            d.path().canonicalize().unwrap().join("ws"),
+            d.path().join("home"),
+        );
         let out = Remember
             .call(
                 &ctx,
@@ -151,6 +160,23 @@ mod tests {
             .await
             .unwrap();
         assert!(d.path().join("home/memory/MEMORY.md").is_file());
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn project_memory_cannot_escape_the_workspace() {
+        let d = tempfile::tempdir().unwrap();
+        let (ws, outside) = (d.path().join("ws"), d.path().join("outside"));
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join(".codesmith")).unwrap();
+        let ctx = ToolContext::new(ws.canonicalize().unwrap(), d.path().join("home"));
+        let e = Remember
+            .call(&ctx, json!({"fact": "x", "scope": "project"}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::OutsideWorkspace);
+        assert!(!outside.join("memory").exists());
     }
 
     #[tokio::test]
