@@ -176,3 +176,56 @@ async fn project_memory_and_a_missing_index() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("nothing to consolidate"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remembered_facts_reach_the_system_prompt_and_remember_is_offered() {
+    let h = Home::new();
+    let ws = h.home.parent().unwrap().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("ok"));
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
+    cmd.args([
+        "exec",
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--provider",
+        "openai",
+    ])
+    .args([
+        "--base-url",
+        &server.base_url(),
+        "--model",
+        "scripted",
+        "hello",
+    ])
+    .env("CODESMITH_HOME", &h.home)
+    .env("OPENAI_API_KEY", "sk-test")
+    .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body = &server.request_bodies()[0];
+    let system = body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(system.contains("never commands"), "{system}");
+    assert!(
+        system.contains("[user memory: MEMORY.md]\n# Memory\n- prefers tabs"),
+        "{system}"
+    );
+    assert!(
+        system.contains("[user memory: build.md]\n- run make check"),
+        "{system}"
+    );
+    let tools = body["tools"].to_string();
+    assert!(tools.contains("\"remember\""), "{tools}");
+}
