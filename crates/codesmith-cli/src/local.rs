@@ -19,8 +19,13 @@ pub async fn provider(
         let home = resolved.home.clone();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let fetch = tokio::task::spawn_blocking(move || {
+            let mut last_step = None;
             codesmith_local::ensure_model(&home, &mut |p| {
-                let _ = tx.send(crate::commands::model::describe(&p));
+                let step = quarter_step(&p);
+                if step.is_none() || step != last_step {
+                    last_step = step;
+                    let _ = tx.send(crate::commands::model::describe(&p));
+                }
             })
         });
         while let Some(line) = rx.recv().await {
@@ -61,5 +66,23 @@ pub async fn provider(
         Err(e) => Err(SetupError::Failed(anyhow::anyhow!(
             "the model load task failed: {e}"
         ))),
+    }
+}
+
+/// For long steps (extraction, conversion), which quarter of the work `p`
+/// reports, so only one notice per quarter is shown; `None` for the others.
+fn quarter_step(p: &codesmith_local::FetchProgress) -> Option<(u8, u64)> {
+    use codesmith_local::FetchProgress as P;
+    let quarter = |done: u64, total: u64| {
+        if total == 0 {
+            4
+        } else {
+            done.saturating_mul(4) / total
+        }
+    };
+    match p {
+        P::Extracting { done, total } => Some((0, quarter(*done, *total))),
+        P::Converting { done, total } => Some((1, quarter(*done as u64, *total as u64))),
+        _ => None,
     }
 }

@@ -64,7 +64,7 @@ async fn exec_runs_the_embedded_model_end_to_end() {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
     let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
-    assert_eq!(types.first(), Some(&"session_started"), "{types:?}");
+    assert!(types.contains(&"session_started"), "{types:?}");
     assert!(
         types.contains(&"turn_completed"),
         "no model round completed: {types:?}; stderr: {stderr}"
