@@ -134,7 +134,8 @@ pub fn system_prompt(resolved: &Resolved) -> String {
     codesmith_engine::system_prompt(&PromptInputs {
         workspace: &resolved.workspace,
         project_instructions: instructions.as_deref(),
-        memory: codesmith_tools::memory::load_memory(&resolved.home, &resolved.workspace).as_deref(),
+        memory: codesmith_tools::memory::load_memory(&resolved.home, &resolved.workspace)
+            .as_deref(),
         style,
     })
 }
