@@ -58,7 +58,7 @@ impl Runtime {
             Decision::Deny => Requirement::Deny(
                 Refusal::new(
                     ErrorCode::Denied,
-                    format!("`{command}` was refused by the command policy: {}.", eval.reason.trim_end_matches('.')),
+                    format!("The command policy refused this command: {}.", eval.reason.trim_end_matches('.')),
                     "Do not retry it or rephrase it to get around the policy. Use a safer command that does only \
                      what the task needs, or explain to the user why it is needed.",
                 )
