@@ -184,14 +184,14 @@ fn negated(before: &str, english: bool) -> bool {
 }
 
 /// The sentence of `original` around byte offset `at` of its lower-cased
-/// form (lower-casing can change byte lengths, so the cut is made on the
-/// lower-cased text when the two differ).
+/// form. Lower-casing can change a character's byte length; when any
+/// character does, offsets do not line up and the cut is made on the
+/// lower-cased text instead.
 fn sentence_around(lower: &str, original: &str, at: usize) -> String {
-    let source = if lower.len() == original.len() {
-        original
-    } else {
-        lower
-    };
+    let aligned = original
+        .chars()
+        .all(|c| c.to_lowercase().map(char::len_utf8).sum::<usize>() == c.len_utf8());
+    let source = if aligned { original } else { lower };
     let is_break = |c: char| matches!(c, '.' | '!' | '?' | '\n' | '。' | '！' | '？');
     let start = source[..at]
         .rfind(is_break)
@@ -274,6 +274,28 @@ mod tests {
         assert_eq!(claim.text, "修改完成，所有测试通过");
         assert_eq!(detect("项目编译成功").unwrap().kind, ClaimKind::Build);
         assert!(detect("测试全部通过！").is_some());
+    }
+
+    #[test]
+    fn case_folding_that_changes_lengths_does_not_panic() {
+        // 'İ' lower-cases to two characters; 'ẞ' to a shorter one.
+        for text in [
+            "İİİ ẞ All tests pass. İ",
+            "ẞẞ — ALL TESTS PASS",
+            "Ωmega: tests pass",
+        ] {
+            let claim = detect(text).unwrap();
+            assert!(claim.text.to_lowercase().contains("tests pass"), "{text}");
+        }
+    }
+
+    #[test]
+    fn no_input_panics() {
+        let text = "İẞ测试通过。Not all tests pass, 编译成功！build succeeded\n\u{0}ǅ all green";
+        for (i, _) in text.char_indices() {
+            let _ = detect(&text[..i]);
+            let _ = detect(&text[i..]);
+        }
     }
 
     #[test]
