@@ -73,13 +73,7 @@ pub async fn provider(
 /// reports, so only one notice per quarter is shown; `None` for the others.
 fn quarter_step(p: &codesmith_local::FetchProgress) -> Option<(u8, u64)> {
     use codesmith_local::FetchProgress as P;
-    let quarter = |done: u64, total: u64| {
-        if total == 0 {
-            4
-        } else {
-            done.saturating_mul(4) / total
-        }
-    };
+    let quarter = |done: u64, total: u64| done.saturating_mul(4).checked_div(total).unwrap_or(4);
     match p {
         P::Extracting { done, total } => Some((0, quarter(*done, *total))),
         P::Converting { done, total } => Some((1, quarter(*done as u64, *total as u64))),
