@@ -184,7 +184,9 @@ impl Engine {
         self.runtime.verify.begin_task();
         let mut usage = Usage::default();
         for turn in 1..=self.config.max_turns {
-            sink(Event::TurnStarted { turn });
+            let estimated_input_tokens =
+                context::estimate_tokens(&self.config.system_prompt, self.session.messages());
+            sink(Event::TurnStarted { turn, estimated_input_tokens });
             let response = self.request_with_recovery(sink).await?;
             let round_usage = response.usage;
             usage.add(&round_usage);

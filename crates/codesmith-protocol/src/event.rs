@@ -23,6 +23,10 @@ pub enum Event {
     TurnStarted {
         /// Round number.
         turn: u32,
+        /// Estimated input tokens of the request about to be sent (about four
+        /// bytes of text per token), for context-fill displays.
+        #[serde(default)]
+        estimated_input_tokens: u64,
     },
     /// A piece of visible assistant text.
     AssistantText {
