@@ -65,6 +65,16 @@ impl FreshnessTracker {
         seen.remove(abs);
     }
 
+    /// Every file read so far with the fingerprint it had when read, sorted by path
+    /// (the shell's drift probe re-stats them after a command).
+    pub fn entries(&self) -> Vec<(PathBuf, Fingerprint)> {
+        let seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out: Vec<(PathBuf, Fingerprint)> =
+            seen.iter().map(|(p, f)| (p.clone(), *f)).collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
     /// True when `abs` was read and has not changed since.
     pub fn is_fresh(&self, abs: &Path) -> bool {
         self.check(abs, "").is_ok()

@@ -81,14 +81,9 @@ pub fn reminder_text(drifts: &[Drift]) -> String {
         .collect()
 }
 
-/// The files this session has read, with the fingerprint taken at read time.
-///
-/// HOOK: the freshness tracker (`crate::fs::freshness::FreshnessTracker`) does not yet
-/// expose its entries; until it gains an accessor returning `(canonical path, Fingerprint)`
-/// pairs, this returns nothing and the probe is inert in production (the probe logic itself
-/// is tested with explicit entries).
-pub fn tracked_reads(_ctx: &crate::ToolContext) -> Vec<(PathBuf, Fingerprint)> {
-    Vec::new()
+/// The files the session has read, with the fingerprints they had when read.
+pub fn tracked_reads(ctx: &crate::ToolContext) -> Vec<(PathBuf, Fingerprint)> {
+    ctx.freshness.entries()
 }
 
 #[cfg(test)]
