@@ -27,5 +27,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime.block_on(commands::run(cli.command, cli.ui)).report()
+    runtime
+        .block_on(commands::run(cli.command, cli.ui))
+        .report()
 }

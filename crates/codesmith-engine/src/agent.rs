@@ -114,7 +114,9 @@ impl Engine {
             ctx,
             guard: LoopGuard::default(),
             approvals: Default::default(),
-            store: Some(Arc::new(codesmith_tools::approvals::ApprovalStore::open(&home))),
+            store: Some(Arc::new(codesmith_tools::approvals::ApprovalStore::open(
+                &home,
+            ))),
             approver,
             mode: config.approval,
             rules: Arc::new(config.rules.clone()),
@@ -186,7 +188,10 @@ impl Engine {
         for turn in 1..=self.config.max_turns {
             let estimated_input_tokens =
                 context::estimate_tokens(&self.config.system_prompt, self.session.messages());
-            sink(Event::TurnStarted { turn, estimated_input_tokens });
+            sink(Event::TurnStarted {
+                turn,
+                estimated_input_tokens,
+            });
             let response = self.request_with_recovery(sink).await?;
             let round_usage = response.usage;
             usage.add(&round_usage);

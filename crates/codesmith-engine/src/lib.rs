@@ -16,8 +16,8 @@ pub mod prompt;
 pub mod repair;
 mod runtime;
 pub mod session;
-pub mod snapshot;
 mod single;
+pub mod snapshot;
 pub mod verify;
 
 pub use agent::{Engine, EngineConfig, EngineError, TaskOutcome, TaskStatus};

@@ -24,7 +24,10 @@ mod tests {
     #[test]
     fn vendor_keys_are_redacted() {
         let s = scrub_secrets("Incorrect API key provided: sk-proj-AbCdEf1234567890xyz.");
-        assert!(s.starts_with("Incorrect API key provided: [REDACTED]"), "{s}");
+        assert!(
+            s.starts_with("Incorrect API key provided: [REDACTED]"),
+            "{s}"
+        );
         assert!(!s.contains("AbCdEf"), "{s}");
         let s = scrub_secrets("key sk-ant-api03-aaaaBBBB1111cccc2222-dddd rejected");
         assert_eq!(s, "key [REDACTED] rejected");
