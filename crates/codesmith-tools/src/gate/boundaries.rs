@@ -8,15 +8,39 @@
 //! because it requires both the old and the new middle section to parse on their own as a
 //! sequence of items, which a section cut at a false boundary does not.
 
+/// A region whose contents are a sequence of items: the file itself, or the body of an
+/// inline `mod name { … }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Container {
+    /// Byte range of the contents: `(0, len)` for the file; for a module, from just after
+    /// its `{` to its `}`.
+    pub body: (usize, usize),
+    /// Offsets just after each `}` or `;` directly inside the contents, ascending.
+    pub bounds: Vec<usize>,
+}
+
 /// Offsets just after each depth-0 `}` or `;` in `src`, ascending. `None` when the lexer
 /// loses track (unbalanced brackets, unterminated literal or comment).
 pub fn item_boundaries(src: &str) -> Option<Vec<usize>> {
+    item_containers(src).map(|mut c| c.swap_remove(0).bounds)
+}
+
+/// The file (always first) and every inline module body, with their item boundaries.
+/// `None` when the lexer loses track.
+pub fn item_containers(src: &str) -> Option<Vec<Container>> {
     let b = src.as_bytes();
-    let mut out = Vec::new();
-    let mut depth: i64 = 0;
+    let mut containers = vec![Container {
+        body: (0, src.len()),
+        bounds: Vec::new(),
+    }];
+    // Open brackets; for `{`, the container it opens (if it is a module body).
+    let mut stack: Vec<(u8, Option<usize>)> = Vec::new();
+    // 0: nothing, 1: saw `mod`, 2: saw `mod name`.
+    let mut mod_state = 0u8;
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
+        let c = b[i];
+        match c {
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 i = memchr_from(b, b'\n', i).unwrap_or(b.len());
                 continue;
@@ -25,6 +49,15 @@ pub fn item_boundaries(src: &str) -> Option<Vec<usize>> {
                 i = skip_block_comment(b, i)?;
                 continue;
             }
+            c if c.is_ascii_whitespace() => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let was_mod = mod_state;
+        mod_state = 0;
+        match c {
             b'"' => {
                 i = skip_string(b, i + 1)?;
                 continue;
@@ -34,34 +67,70 @@ pub fn item_boundaries(src: &str) -> Option<Vec<usize>> {
                     i = end;
                     continue;
                 }
-                i = skip_ident(b, i);
+                let end = skip_ident(b, i);
+                mod_state = if was_mod == 1 { 2 } else { 0 };
+                i = end;
                 continue;
             }
             b'\'' => {
                 i = skip_quote(src, i);
                 continue;
             }
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' => depth -= 1,
-            b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    out.push(i + 1);
+            b'{' => {
+                let opened = (was_mod == 2).then(|| {
+                    containers.push(Container {
+                        body: (i + 1, i + 1),
+                        bounds: Vec::new(),
+                    });
+                    containers.len() - 1
+                });
+                stack.push((b'{', opened));
+            }
+            b'(' | b'[' => stack.push((c, None)),
+            b')' | b']' | b'}' => {
+                let open = match c {
+                    b')' => b'(',
+                    b']' => b'[',
+                    _ => b'{',
+                };
+                let (kind, opened) = stack.pop()?;
+                if kind != open {
+                    return None;
+                }
+                if let Some(k) = opened {
+                    containers[k].body.1 = i;
+                }
+                if c == b'}' {
+                    push_bound(&mut containers, &stack, i + 1);
                 }
             }
-            b';' if depth == 0 => out.push(i + 1),
-            c if c == b'_' || c.is_ascii_alphanumeric() => {
-                i = skip_ident(b, i);
+            b';' => push_bound(&mut containers, &stack, i + 1),
+            c if c == b'_' || c.is_ascii_alphanumeric() || c >= 0x80 => {
+                let end = skip_ident(b, i);
+                mod_state = if &b[i..end] == b"mod" {
+                    1
+                } else if was_mod == 1 {
+                    2
+                } else {
+                    0
+                };
+                i = end;
                 continue;
             }
             _ => {}
         }
-        if depth < 0 {
-            return None;
-        }
         i += 1;
     }
-    (depth == 0).then_some(out)
+    stack.is_empty().then_some(containers)
+}
+
+/// Records `at` as a boundary of the container directly around it, if any.
+fn push_bound(containers: &mut [Container], stack: &[(u8, Option<usize>)], at: usize) {
+    match stack.last() {
+        None => containers[0].bounds.push(at),
+        Some((b'{', Some(k))) => containers[*k].bounds.push(at),
+        Some(_) => {}
+    }
 }
 
 fn memchr_from(b: &[u8], c: u8, from: usize) -> Option<usize> {
@@ -188,6 +257,23 @@ fn skip_quote(src: &str, i: usize) -> usize {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn module_bodies_are_containers() {
+        let src = "mod a {\n    fn x() {}\n    mod b { struct S; }\n}\nfn y() {}\n";
+        let c = item_containers(src).unwrap();
+        assert_eq!(c.len(), 3);
+        assert_eq!(c[0].bounds.len(), 2);
+        assert_eq!(
+            &src[c[1].body.0..c[1].body.1],
+            "\n    fn x() {}\n    mod b { struct S; }\n"
+        );
+        assert_eq!(c[1].bounds.len(), 2);
+        assert_eq!(&src[c[2].body.0..c[2].body.1], " struct S; ");
+        // `mod` in a path or a call is not a module body.
+        let c = item_containers("fn f() { m::mod_x(); }\n").unwrap();
+        assert_eq!(c.len(), 1);
+    }
 
     #[test]
     fn finds_item_ends_and_skips_literals() {

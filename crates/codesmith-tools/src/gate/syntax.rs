@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use sha2::{Digest, Sha256};
 
-use super::boundaries::item_boundaries;
+use super::boundaries::item_containers;
 use crate::{ErrorCode, Refusal};
 
 /// Longest offending line quoted in a refusal, in characters.
@@ -215,20 +215,30 @@ fn parses(lang: Lang, text: &str) -> bool {
 /// way without parsing the whole file (see [`super::boundaries`]).
 pub fn rust_edit_is_neutral(old: &str, new: &str) -> bool {
     let (start, old_end, _) = changed_region(old, new);
-    let Some(bounds) = item_boundaries(old) else {
+    let Some(containers) = item_containers(old) else {
         return false;
     };
-    let b1 = bounds
+    // The innermost item container (file or inline module body) holding the whole change.
+    let Some(c) = containers
+        .iter()
+        .filter(|c| c.body.0 <= start && old_end <= c.body.1)
+        .min_by_key(|c| c.body.1 - c.body.0)
+    else {
+        return false;
+    };
+    let b1 = c
+        .bounds
         .iter()
         .rev()
         .find(|&&b| b <= start)
         .copied()
-        .unwrap_or(0);
-    let b2 = bounds
+        .unwrap_or(c.body.0);
+    let b2 = c
+        .bounds
         .iter()
         .find(|&&b| b >= old_end)
         .copied()
-        .unwrap_or(old.len());
+        .unwrap_or(c.body.1);
     let delta = new.len() as isize - old.len() as isize;
     let n2 = (b2 as isize + delta) as usize;
     if n2 < b1 || n2 > new.len() || !new.is_char_boundary(n2) || !new.is_char_boundary(b1) {
@@ -369,6 +379,15 @@ mod tests {
         assert!(!rust_edit_is_neutral(
             old,
             &old.replace("fn b()", "#![allow(x)]\nfn b()")
+        ));
+        // Inside an inline module: only the touched section is parsed, still sound.
+        let m = "mod t {\n    fn a() {}\n    fn b() { 1 }\n}\n";
+        assert!(rust_edit_is_neutral(m, &m.replace("{ 1 }", "{ 2 }")));
+        assert!(!rust_edit_is_neutral(m, &m.replace("{ 1 }", "{ 1 ")));
+        assert!(gate(rs(), "a.rs", Some(m), &m.replace("{ 1 }\n}", "{ 1 }\n")).is_err());
+        assert!(!rust_edit_is_neutral(
+            m,
+            &m.replace("fn b()", "#![x]\nfn b()")
         ));
         // Broken old file: the neutral check may pass; the gate passes anyway.
         let broken = "fn a( {}\nfn b() {}\n";
