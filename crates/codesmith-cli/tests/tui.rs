@@ -7,6 +7,7 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use codesmith_testkit::{Scripted, ScriptedServer};
@@ -27,7 +28,9 @@ impl Tmux {
     }
 
     fn start(command: &str) -> Tmux {
-        let socket = format!("codesmith-tui-test-{}", std::process::id());
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let socket = format!("codesmith-tui-test-{}-{n}", std::process::id());
         let t = Tmux { socket };
         let ok = t
             .cmd(&[
@@ -167,6 +170,49 @@ async fn tui_task_approval_edit_answer_and_quit() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("press Ctrl-C again to quit").await;
     tmux.keys(&["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux.alive() {
+        assert!(
+            Instant::now() < deadline,
+            "the UI did not quit:\n{}",
+            tmux.screen()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_ctrl_c_interrupts_a_stalled_turn_and_keeps_the_session() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("this answer never arrives").stall_before(15_000))
+        .push(Scripted::text("Second answer after the interrupt."));
+    let ws = sb.ws();
+    let tmux = Tmux::start(&ui_command(&sb.home(), &ws, &server.base_url()));
+    tmux.wait_for("message, /help").await;
+    tmux.text("first task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("working… Ctrl-C interrupts").await;
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("interrupted: the turn was stopped").await;
+    tmux.text("second task");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Second answer after the interrupt.").await;
+    assert!(screen.contains("› first task"), "{screen}");
+    // The second request carries the first task, closed by an interrupt note.
+    let bodies = server.request_bodies();
+    let last = bodies.last().unwrap().to_string();
+    assert!(
+        last.contains("first task") && last.contains("interrupted"),
+        "{last}"
+    );
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
     let deadline = Instant::now() + Duration::from_secs(10);
     while tmux.alive() {
         assert!(

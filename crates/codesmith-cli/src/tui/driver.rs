@@ -289,3 +289,48 @@ fn rebuild(
     });
     Ok(parts.engine(session))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use codesmith_protocol::ToolCall;
+
+    use super::*;
+
+    #[test]
+    fn interrupted_calls_get_results_and_the_turn_is_closed() {
+        let home = tempfile::tempdir().unwrap();
+        let mut s = Session::create(home.path(), home.path(), "openai", "m").unwrap();
+        s.push(Message::user_text("task")).unwrap();
+        s.push(Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolCall(ToolCall {
+                id: "c1".into(),
+                name: "exec_shell".into(),
+                arguments: "{}".into(),
+            })],
+        })
+        .unwrap();
+        close_interrupted_turn(&mut s).unwrap();
+        let m = s.messages();
+        assert_eq!(m.len(), 4);
+        assert!(
+            matches!(&m[2].content[0], ContentBlock::ToolResult(r) if r.call_id == "c1" && r.is_error)
+        );
+        assert_eq!(m[3].role, Role::Assistant);
+        // Reopened from disk, the repair is there too.
+        let id = s.id().to_string();
+        drop(s);
+        assert_eq!(Session::open(home.path(), &id).unwrap().messages().len(), 4);
+    }
+
+    #[test]
+    fn a_turn_interrupted_before_any_answer_is_closed_once() {
+        let home = tempfile::tempdir().unwrap();
+        let mut s = Session::create(home.path(), home.path(), "openai", "m").unwrap();
+        s.push(Message::user_text("task")).unwrap();
+        close_interrupted_turn(&mut s).unwrap();
+        close_interrupted_turn(&mut s).unwrap();
+        assert_eq!(s.messages().len(), 2);
+    }
+}
