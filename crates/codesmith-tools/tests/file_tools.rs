@@ -298,6 +298,50 @@ async fn one_shot_context_accepts_force_fresh() {
 }
 
 #[tokio::test]
+async fn write_under_a_file_is_refused_clearly() {
+    let w = ws();
+    w.put("a.txt", "x");
+    let v = w
+        .call("write_file", json!({"path": "a.txt/b.txt", "content": "y"}))
+        .await;
+    assert!(refused(&v, "INVALID_ARGUMENTS").contains("is a file"));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn writing_through_an_inside_symlink_keeps_the_link() {
+    let w = ws();
+    w.put("real.txt", "one\n");
+    std::os::unix::fs::symlink(w.root.join("real.txt"), w.root.join("alias.txt")).unwrap();
+    w.read("alias.txt").await;
+    let v = w
+        .call(
+            "edit_file",
+            json!({"path": "alias.txt", "search": "one", "replace": "two"}),
+        )
+        .await;
+    assert!(ok(&v).contains("\"alias.txt\""));
+    assert!(
+        fs::symlink_metadata(w.root.join("alias.txt"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(w.get("real.txt"), "two\n");
+}
+
+#[tokio::test]
+async fn crlf_pages_show_no_carriage_returns() {
+    let w = ws();
+    let body: String = (1..=300).map(|i| format!("l{i}\r\n")).collect();
+    w.put("w.txt", &body);
+    let v = w
+        .call("read_file", json!({"path": "w.txt", "max_lines": 2}))
+        .await;
+    assert!(ok(&v).starts_with("     1│ l1\n     2│ l2\n["), "{v}");
+}
+
+#[tokio::test]
 async fn write_keeps_crlf_and_bom() {
     let w = ws();
     w.put("w.txt", "\u{feff}a\r\nb\r\n");

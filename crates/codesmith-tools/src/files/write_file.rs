@@ -88,6 +88,20 @@ fn write(ctx: &ToolContext, args: &Args) -> ToolOutcome {
             "Name a file inside the directory, e.g. \"dir/file.txt\".",
         ));
     }
+    if let Some(file) = file_ancestor(&path.abs) {
+        let shown = file
+            .strip_prefix(&ctx.workspace)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        return Err(invalid(
+            format!(
+                "\"{}\" cannot be created: \"{shown}\" is a file, not a directory.",
+                path.rel
+            ),
+            "Choose a path whose parent directories are directories (check with list_dir).",
+        )
+        .with("path", path.rel.as_str()));
+    }
     let lock = path_lock(&path.abs);
     let _guard = lock.lock();
     let exists = path.abs.exists();
@@ -132,6 +146,18 @@ fn write(ctx: &ToolContext, args: &Args) -> ToolOutcome {
         .with("created", !exists)
         .with("created_directories", report.created_json())
         .with("formatted", report.formatted))
+}
+
+/// The nearest existing ancestor of `abs`, when it is not a directory.
+fn file_ancestor(abs: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut cur = abs.parent()?;
+    loop {
+        match std::fs::metadata(cur) {
+            Ok(m) if m.is_dir() => return None,
+            Ok(_) => return Some(cur.to_path_buf()),
+            Err(_) => cur = cur.parent()?,
+        }
+    }
 }
 
 fn already_exists(rel: &str) -> Refusal {
