@@ -295,6 +295,12 @@ async fn one_shot_context_accepts_force_fresh() {
     let args = json!({"path": "a.txt", "search": "new", "replace": "newer", "force_fresh": true});
     ok(&envelope_json(&t.call(&ctx, args).await));
     assert_eq!(w.get("a.txt"), "newer\n");
+    // Without it, the refusal says how to get through in one-shot mode.
+    let args = json!({"path": "a.txt", "search": "newer", "replace": "x"});
+    let fresh_ctx = ToolContext::one_shot(w.root.clone(), w.root.join("h"));
+    let v = envelope_json(&t.call(&fresh_ctx, args).await);
+    refused(&v, "NOT_READ");
+    assert!(v["error"]["hint"].as_str().unwrap().contains("force_fresh"));
 }
 
 #[tokio::test]

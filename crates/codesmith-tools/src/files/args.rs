@@ -25,3 +25,22 @@ pub(crate) fn parse<T: DeserializeOwned>(
 pub(crate) fn invalid(message: impl Into<String>, hint: impl Into<String>) -> Refusal {
     Refusal::new(ErrorCode::InvalidArguments, message, hint)
 }
+
+/// The freshness check of a writing tool. In one-shot mode (`codesmith tool`), where a read
+/// cannot carry over between invocations, the hint names `force_fresh` as the way through.
+pub(crate) fn check_fresh(
+    ctx: &crate::ToolContext,
+    abs: &std::path::Path,
+    rel: &str,
+) -> Result<(), Refusal> {
+    ctx.freshness.check(abs, rel).map_err(|mut r| {
+        if ctx.force_fresh_allowed {
+            r.hint = format!(
+                "{} In a one-shot call, pass \"force_fresh\": true instead (edit_file also \
+                 accepts the file's current sha256).",
+                r.hint
+            );
+        }
+        r
+    })
+}

@@ -11,7 +11,7 @@ use crate::fs::text::{
 };
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
-use super::args::{invalid, parse};
+use super::args::{check_fresh, invalid, parse};
 use super::closest::closest_line;
 use super::commit::commit_text;
 use super::matching::{Found, Span, Strategy, line_of, locate, reindent};
@@ -202,7 +202,7 @@ fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
         }
         (Some(_), _) => {}
         (None, _) if args.force_fresh => {}
-        (None, _) => ctx.freshness.check(&path.abs, &path.rel)?,
+        (None, _) => check_fresh(ctx, &path.abs, &path.rel)?,
     }
     let file = &file;
     let replace = convert_line_endings(&args.replace, file.ending);

@@ -8,7 +8,7 @@ use crate::fs::lock::path_lock;
 use crate::fs::text::{convert_line_endings, load_text};
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
-use super::args::{invalid, parse};
+use super::args::{check_fresh, invalid, parse};
 use super::commit::commit_text;
 
 const EXAMPLE: &str = r#"{"path": "src/util.rs", "content": "pub fn one() -> u32 {\n    1\n}\n"}"#;
@@ -113,7 +113,7 @@ fn write(ctx: &ToolContext, args: &Args) -> ToolOutcome {
             if !args.overwrite {
                 return Err(already_exists(&path.rel));
             }
-            ctx.freshness.check(&path.abs, &path.rel)?;
+            check_fresh(ctx, &path.abs, &path.rel)?;
         }
         Some(loaded.file)
     } else {
