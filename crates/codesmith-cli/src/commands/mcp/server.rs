@@ -74,20 +74,40 @@ fn catalogue(registry: &Registry) -> Vec<Tool> {
         .specs()
         .into_iter()
         .map(|spec| {
-            let schema = match spec.input_schema {
-                Value::Object(map) => map,
-                _ => JsonObject::from_iter([("type".to_string(), Value::String("object".into()))]),
-            };
+            let capability = registry.get(&spec.name).map(|t| t.capability());
+            let schema = mcp_schema(spec.input_schema, capability);
             let mut tool = Tool::new(spec.name.clone(), spec.description, schema);
-            let read_only = registry
-                .get(&spec.name)
-                .is_some_and(|t| t.capability() == Capability::ReadOnly);
+            let read_only = capability == Some(Capability::ReadOnly);
             if read_only {
                 tool.annotations = Some(ToolAnnotations::new().read_only(true));
             }
             tool
         })
         .collect()
+}
+
+/// What an MCP caller may send beyond the model's schema: a caller here has no
+/// read history between calls, so the writing tools also accept `force_fresh`
+/// (the same one-shot rule as `codesmith tool`). The model's own catalogue
+/// never shows it.
+pub(crate) const FORCE_FRESH_DOC: &str = "Stand in for a prior read_file of this file (an MCP caller has no \
+read history between calls). The write still fails if the file changed in a way the arguments do not expect.";
+
+/// The model's schema, plus `force_fresh` for tools that write files.
+pub(crate) fn mcp_schema(schema: Value, capability: Option<Capability>) -> JsonObject {
+    let mut map = match schema {
+        Value::Object(map) => map,
+        _ => JsonObject::from_iter([("type".to_string(), Value::String("object".into()))]),
+    };
+    if capability == Some(Capability::WritesFiles)
+        && let Some(Value::Object(props)) = map.get_mut("properties")
+    {
+        props.insert(
+            "force_fresh".to_string(),
+            serde_json::json!({"type": "boolean", "description": FORCE_FRESH_DOC}),
+        );
+    }
+    map
 }
 
 impl ServerHandler for CodesmithServer {
@@ -149,10 +169,18 @@ mod tests {
         for (tool, spec) in server.catalogue.iter().zip(&specs) {
             assert_eq!(tool.name, spec.name);
             assert_eq!(tool.description.as_deref(), Some(spec.description.as_str()));
+            let capability = server.registry.get(&spec.name).map(|t| t.capability());
             assert_eq!(
                 Value::Object((*tool.input_schema).clone()),
-                spec.input_schema
+                Value::Object(mcp_schema(spec.input_schema.clone(), capability))
             );
+            if capability == Some(Capability::WritesFiles) {
+                assert!(
+                    tool.input_schema["properties"].get("force_fresh").is_some(),
+                    "{}",
+                    tool.name
+                );
+            }
         }
         let hint = |name: &str| {
             let tool = server.get_tool(name).unwrap();
