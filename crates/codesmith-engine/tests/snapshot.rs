@@ -417,10 +417,37 @@ async fn without_git_the_turn_goes_on_with_one_notice() {
         .collect();
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(
-        notices[0].contains("Snapshot of turn 1 skipped"),
+        notices[0].contains("Snapshot of turn 1 skipped")
+            && notices[0].contains("off for the rest"),
         "{}",
         notices[0]
     );
+    // The next turn does not try (and warn) again.
+    rig.script_overwrite("delta\n");
+    let events = run(&mut engine, "again").await;
+    assert!(!events.iter().any(|e| matches!(e, Event::Notice { .. })));
+    assert_eq!(read(&rig.d.ws, "notes.txt"), "delta\n");
+}
+
+#[tokio::test]
+async fn a_slow_git_times_out_and_a_stale_index_lock_is_cleared() {
+    let d = dirs();
+    write(&d.ws, "f.txt", "x\n");
+    let quick = SnapshotSettings {
+        timeout: Duration::from_millis(1),
+        ..SnapshotSettings::default()
+    };
+    let err = SideRepo::new(&quick, &d.home, &d.ws)
+        .take("s", 1)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SnapshotError::Timeout { .. }), "{err}");
+    // A git killed mid-way leaves index.lock behind; the next snapshot goes on.
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    repo.take("s", 1).await.unwrap();
+    std::fs::write(repo.dir().join("index.lock"), "").unwrap();
+    repo.take("s", 2).await.unwrap();
+    assert_eq!(repo.turns("s").await.unwrap(), [1, 2]);
 }
 
 #[tokio::test]

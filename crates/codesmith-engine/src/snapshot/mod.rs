@@ -94,6 +94,14 @@ pub enum SnapshotError {
         /// The timeout in seconds.
         secs: u64,
     },
+    /// Another CodeSmith process kept the side repository locked for longer than the timeout.
+    #[error(
+        "the snapshot repository {dir} is busy (another codesmith process is using it); try again"
+    )]
+    Busy {
+        /// The side repository.
+        dir: String,
+    },
     /// The session id is not a safe name.
     #[error(
         "invalid session id {0:?}: use the id printed when the session started (letters, digits, '.', '_', '-')"
@@ -226,7 +234,7 @@ impl SideRepo {
     /// [`SnapshotError::Git`], [`SnapshotError::Timeout`], [`SnapshotError::Io`].
     pub async fn take(&self, session: &str, turn: u32) -> Result<Snapshot, SnapshotError> {
         check_session(session)?;
-        self.prepare().await?;
+        let _lock = self.prepare().await?;
         let tree = self.stage_workspace().await?;
         let commit = self
             .commit(
@@ -273,7 +281,7 @@ impl SideRepo {
     /// [`SnapshotError::NoSnapshot`] and those of [`SideRepo::take`].
     pub async fn preview(&self, session: &str, turn: u32) -> Result<RestoreReport, SnapshotError> {
         let commit = self.resolve(session, turn).await?;
-        self.prepare().await?;
+        let _lock = self.prepare().await?;
         self.stage_workspace().await?;
         self.report(session, turn, commit).await
     }
@@ -287,7 +295,7 @@ impl SideRepo {
     /// and the backup commit still holds the state before.
     pub async fn restore(&self, session: &str, turn: u32) -> Result<RestoreReport, SnapshotError> {
         let commit = self.resolve(session, turn).await?;
-        self.prepare().await?;
+        let _lock = self.prepare().await?;
         let current = self.stage_workspace().await?;
         let mut report = self.report(session, turn, commit.clone()).await?;
         let backup = self
@@ -323,11 +331,13 @@ impl SideRepo {
         self.git.text(&["rev-parse", "--verify", "-q", &spec]).await
     }
 
-    /// Creates the side repository if needed and refreshes its exclude and
-    /// attribute files.
-    async fn prepare(&self) -> Result<(), SnapshotError> {
+    /// Creates the side repository if needed, locks it against other
+    /// CodeSmith processes (the returned file holds the lock) and refreshes
+    /// its exclude and attribute files.
+    async fn prepare(&self) -> Result<fs::File, SnapshotError> {
+        fs::create_dir_all(&self.git.dir)?;
+        let lock = self.lock().await?;
         if !self.exists() {
-            fs::create_dir_all(&self.git.dir)?;
             self.git.run(&["init", "-q", "--template="]).await?;
             fs::write(
                 self.git.dir.join("codesmith-workspace"),
@@ -339,7 +349,38 @@ impl SideRepo {
         fs::write(info.join("attributes"), ATTRIBUTES)?;
         let excludes = self.excludes().await;
         fs::write(info.join("exclude"), excludes)?;
-        Ok(())
+        Ok(lock)
+    }
+
+    /// Takes the side repository's lock file, waiting at most the git timeout.
+    /// Holding it, any `index.lock` left behind is from a git that was killed
+    /// (a timeout) and is removed.
+    async fn lock(&self) -> Result<fs::File, SnapshotError> {
+        let path = self.git.dir.join("codesmith.lock");
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)?;
+        let deadline = tokio::time::Instant::now() + self.git.timeout;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(fs::TryLockError::WouldBlock) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(SnapshotError::Busy {
+                        dir: self.git.dir.display().to_string(),
+                    });
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(SnapshotError::Io(e)),
+            }
+        }
+        match fs::remove_file(self.git.dir.join("index.lock")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SnapshotError::Io(e)),
+            _ => Ok(file),
+        }
     }
 
     /// The user's exclude patterns the side repository must honour besides

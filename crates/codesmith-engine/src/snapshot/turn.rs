@@ -4,7 +4,7 @@
 use codesmith_protocol::Event;
 use codesmith_tools::ToolContext;
 
-use super::{SideRepo, SnapshotSettings};
+use super::{SideRepo, SnapshotError, SnapshotSettings};
 
 /// Which turn of which session is running, and whether it has been snapshot.
 /// The default has no turn running, so it never snapshots (one-off tool calls).
@@ -46,13 +46,28 @@ impl TurnSnapshots {
         }
         self.attempted = true;
         let repo = SideRepo::new(&self.settings, &ctx.home, &ctx.workspace);
-        if let Err(e) = repo.take(&self.session, self.turn).await {
-            sink(Event::Notice {
-                message: format!(
-                    "Snapshot of turn {} skipped: {e}. This turn cannot be rolled back with `sessions restore`.",
-                    self.turn
-                ),
-            });
+        let Err(e) = repo.take(&self.session, self.turn).await else {
+            return;
+        };
+        // Without git, or with a workspace too big to snapshot in time, later
+        // turns would only fail (or wait) the same way.
+        let give_up = matches!(
+            e,
+            SnapshotError::GitMissing { .. } | SnapshotError::Timeout { .. }
+        );
+        let rest = if give_up {
+            " Snapshots are off for the rest of this session."
+        } else {
+            ""
+        };
+        if give_up {
+            self.settings.enabled = false;
         }
+        sink(Event::Notice {
+            message: format!(
+                "Snapshot of turn {} skipped: {e}. This turn cannot be rolled back with `sessions restore`.{rest}",
+                self.turn
+            ),
+        });
     }
 }
