@@ -200,7 +200,14 @@ impl App {
                 self.status.provider = provider;
                 self.status.model = model;
             }
-            Event::TurnStarted { .. } => {}
+            Event::TurnStarted {
+                estimated_input_tokens,
+                ..
+            } => {
+                if estimated_input_tokens > 0 {
+                    self.status.context_tokens = estimated_input_tokens;
+                }
+            }
             Event::AssistantText { delta } => self.append_text(delta, false),
             Event::Thinking { delta } => self.append_text(delta, true),
             Event::ToolCall {

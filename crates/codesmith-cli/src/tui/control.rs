@@ -4,14 +4,18 @@ use std::path::Path;
 
 use codesmith_engine::session::{Record, sessions_dir};
 
+use codesmith_engine::verify::ledger::read_stats;
+use codesmith_tools::memory::{INDEX_FILE, project_memory_dir, user_memory_dir};
+use futures::future::BoxFuture;
+
 use super::app::VerdictCounts;
-use super::driver::{Rebuild, SessionChoice};
+use super::driver::{Rebuild, SessionChoice, Submission};
 use super::slash::{self, Slash};
+use crate::args::{DoctorArgs, WorkspaceArg};
 use crate::config::{self, Resolved};
 use crate::setup;
 
 /// What a slash command asks of the UI.
-#[derive(Debug, Clone)]
 pub enum Reply {
     /// Show these lines.
     Lines(Vec<String>),
@@ -19,6 +23,22 @@ pub enum Reply {
     Rebuild(Rebuild, Vec<String>),
     /// Leave.
     Quit,
+    /// Send this to the engine task (its answer arrives as lines).
+    Submit(Submission),
+    /// Show the lines this future produces when it is done.
+    Later(BoxFuture<'static, Vec<String>>),
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reply::Lines(l) => f.debug_tuple("Lines").field(l).finish(),
+            Reply::Rebuild(r, l) => f.debug_tuple("Rebuild").field(r).field(l).finish(),
+            Reply::Quit => f.write_str("Quit"),
+            Reply::Submit(s) => f.debug_tuple("Submit").field(s).finish(),
+            Reply::Later(_) => f.write_str("Later(..)"),
+        }
+    }
 }
 
 /// Facts about the session that slash commands report.
@@ -32,8 +52,6 @@ pub struct Facts<'a> {
     pub approval: &'a str,
     /// Session id now in use.
     pub session_id: &'a str,
-    /// Sandbox backend name and whether it isolates.
-    pub sandbox: (&'a str, bool),
     /// Verdicts seen in this UI.
     pub verdicts: VerdictCounts,
     /// True while a task runs.
@@ -109,61 +127,100 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
             Vec::new(),
         ),
         Slash::Sessions => Reply::Lines(sessions(facts)),
-        Slash::Verify => Reply::Lines(verify(facts.verdicts)),
-        Slash::Doctor => Reply::Lines(doctor(facts)),
+        Slash::Verify => Reply::Lines(verify(facts)),
+        Slash::Doctor => doctor(facts),
         Slash::Compact => not_yet(
             "/compact",
             "the engine compacts on its own when the context is full",
         ),
-        Slash::Restore(_) => not_yet("/restore", "checkpoints are not recorded yet"),
-        Slash::Memory => not_yet("/memory", "workspace memory is not built yet"),
+        Slash::Restore(arg) => restore(arg.as_deref()),
+        Slash::Memory => Reply::Lines(memory(facts.resolved)),
     }
+}
+
+/// `/restore N` previews; `/restore N yes` applies.
+fn restore(arg: Option<&str>) -> Reply {
+    let mut words = arg.unwrap_or_default().split_whitespace();
+    let turn = words.next().and_then(|w| w.parse::<u32>().ok());
+    let apply = words.next().is_some_and(|w| w == "yes" || w == "y");
+    match turn {
+        Some(turn) if turn > 0 => Reply::Submit(Submission::Restore { turn, apply }),
+        _ => Reply::Lines(vec![
+            "usage: /restore N (N = the turn to go back before; previews, then /restore N yes applies)"
+                .to_string(),
+        ]),
+    }
+}
+
+/// The two memory indexes (user and project), each up to 15 lines.
+fn memory(r: &Resolved) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (label, dir) in [
+        ("user", user_memory_dir(&r.home)),
+        ("project", project_memory_dir(&r.workspace)),
+    ] {
+        let path = dir.join(INDEX_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                lines.push(format!("{label} memory ({}):", path.display()));
+                lines.extend(text.lines().take(15).map(|l| format!("  {l}")));
+                let more = text.lines().count().saturating_sub(15);
+                if more > 0 {
+                    lines.push(format!("  … {more} more lines"));
+                }
+            }
+            Err(_) => lines.push(format!("{label} memory: none ({})", path.display())),
+        }
+    }
+    lines.push("tidy it with `codesmith memory consolidate`".to_string());
+    lines
 }
 
 fn not_yet(name: &str, why: &str) -> Reply {
     Reply::Lines(vec![format!("{name} is not available yet: {why}.")])
 }
 
-fn verify(v: VerdictCounts) -> Vec<String> {
-    vec![
+fn verify(f: &Facts<'_>) -> Vec<String> {
+    let v = f.verdicts;
+    let mut lines = vec![
         "claim-verifier verdicts in this UI:".to_string(),
         format!(
             "  verified_pass {}  verified_fail {}  verify_error {}  unsubstantiated {}",
             v.pass, v.fail, v.error, v.unsubstantiated
         ),
-        "(a ledger across sessions is not available yet)".to_string(),
-    ]
+    ];
+    match read_stats(&f.resolved.home) {
+        Ok(stats) => {
+            lines.push("all sessions (the verdict ledger):".to_string());
+            lines.extend(
+                crate::commands::verify::stats_text(&stats)
+                    .lines()
+                    .map(|l| format!("  {l}")),
+            );
+        }
+        Err(e) => lines.push(format!("cannot read the verdict ledger: {e}")),
+    }
+    lines
 }
 
-fn doctor(f: &Facts<'_>) -> Vec<String> {
-    let r = f.resolved;
-    let (backend, isolates) = f.sandbox;
-    let key = match r.provider {
-        crate::args::ProviderName::Local => "not needed",
-        _ if r.api_key.is_some() => "set",
-        _ => "MISSING",
+fn doctor(f: &Facts<'_>) -> Reply {
+    let args = DoctorArgs {
+        workspace: WorkspaceArg {
+            workspace: Some(f.resolved.workspace.clone()),
+        },
+        json: false,
+        analyze: false,
     };
-    vec![
-        format!("workspace  {}", r.workspace.display()),
-        format!("home       {}", r.home.display()),
-        format!(
-            "provider   {} · model {} · base URL {}",
-            setup::provider_label(r.provider),
-            f.model,
-            r.base_url.as_deref().unwrap_or("default")
-        ),
-        format!("API key    {key}"),
-        format!(
-            "sandbox    {backend}{}",
-            if isolates {
-                " (isolates commands)"
-            } else {
-                ": no isolation, commands run as you"
-            }
-        ),
-        format!("approval   {}", f.approval),
-        "(the full `codesmith doctor` checks are not available yet)".to_string(),
-    ]
+    Reply::Later(Box::pin(async move {
+        let findings = crate::commands::doctor::collect(&args).await;
+        let mut lines = vec!["doctor:".to_string()];
+        lines.extend(
+            crate::commands::doctor::report::to_text(&findings)
+                .lines()
+                .map(str::to_string),
+        );
+        lines
+    }))
 }
 
 /// Sessions of this workspace, newest first: `id  created  provider/model`.

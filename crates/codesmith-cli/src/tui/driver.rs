@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use codesmith_engine::snapshot::{SideRepo, SnapshotSettings};
 use codesmith_engine::{Approver, Engine, EngineConfig, Session};
 use codesmith_policy::ApprovalMode;
 use codesmith_protocol::{ContentBlock, Event, Message, Role, ToolResult};
@@ -21,6 +22,14 @@ pub enum Submission {
     Task(String),
     /// Rebuild the engine with other settings or another session.
     Rebuild(Rebuild),
+    /// `/restore N`: show what restoring the workspace to before turn N would
+    /// change, or (with `apply`) do it and record it in the session.
+    Restore {
+        /// Turn number (1-based, as recorded in the session).
+        turn: u32,
+        /// False: preview only.
+        apply: bool,
+    },
 }
 
 /// Which session the rebuilt engine uses.
@@ -67,6 +76,8 @@ pub enum ToUi {
     },
     /// A rebuild failed; the previous engine is still in use.
     Failed(String),
+    /// Lines to show (the answer to a submission that is not a task).
+    Lines(Vec<String>),
 }
 
 /// The handle the UI keeps.
@@ -163,6 +174,12 @@ async fn worker(
         let next = match submission {
             Submission::Task(task) => run_task(current, &parts, &task, &mut irx, &tx).await,
             Submission::Rebuild(r) => rebuild(current, &mut parts, r, &tx),
+            Submission::Restore { turn, apply } => {
+                let mut current = current;
+                let lines = restore(&mut current, &parts, turn, apply).await;
+                let _ = tx.send(ToUi::Lines(lines));
+                Ok(current)
+            }
         };
         match next {
             Ok(e) => engine = Some(e),
@@ -213,6 +230,41 @@ async fn run_task(
             let _ = tx.send(ToUi::Interrupted);
             Ok(parts.engine(session))
         }
+    }
+}
+
+async fn restore(engine: &mut Engine, parts: &Parts, turn: u32, apply: bool) -> Vec<String> {
+    let workspace = &parts.resolved.workspace;
+    if apply {
+        return match engine.restore_turn(turn).await {
+            Ok(r) => vec![format!(
+                "restored {} to before turn {turn}: {} rewritten, {} removed, {} brought back{}",
+                workspace.display(),
+                r.restored.len(),
+                r.removed.len(),
+                r.recreated.len(),
+                r.backup
+                    .map(|b| format!("; the state before the restore is kept as commit {b}"))
+                    .unwrap_or_default()
+            )],
+            Err(e) => vec![format!("restore failed: {e}")],
+        };
+    }
+    let settings = SnapshotSettings::default();
+    let repo = SideRepo::new(&settings, &parts.resolved.home, workspace);
+    match repo.preview(engine.session().id(), turn).await {
+        Ok(plan) if plan.is_empty() => vec![format!(
+            "the workspace already matches its state before turn {turn}; nothing to restore"
+        )],
+        Ok(plan) => {
+            let mut lines: Vec<String> = crate::commands::sessions::describe(&plan, workspace)
+                .lines()
+                .map(str::to_string)
+                .collect();
+            lines.push(format!("type /restore {turn} yes to restore these files"));
+            lines
+        }
+        Err(e) => vec![format!("cannot restore turn {turn}: {e}")],
     }
 }
 

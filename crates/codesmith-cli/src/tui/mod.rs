@@ -56,6 +56,23 @@ pub struct Ui {
     pub asks: mpsc::UnboundedReceiver<approval::Asked>,
     /// The transcript of a resumed session, to show first.
     pub history: Vec<codesmith_protocol::Message>,
+    /// Where slash commands that take a while deliver their lines.
+    pub later_tx: mpsc::UnboundedSender<Vec<String>>,
+    /// Lines from slash commands that took a while.
+    pub later: mpsc::UnboundedReceiver<Vec<String>>,
+}
+
+/// What became of a slash command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlashDone {
+    /// Its output is shown.
+    Shown,
+    /// Leave the UI.
+    Quit,
+    /// Its answer comes from the engine task ([`driver::ToUi`]).
+    AwaitEngine,
+    /// Its lines come on [`Ui::later`].
+    AwaitLater,
 }
 
 /// Opens the UI.
@@ -107,6 +124,7 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         approver: Arc::new(approval::UiApprover::new(ask_tx)),
     };
     let (driver, events) = driver::spawn(parts, session);
+    let (later_tx, later) = mpsc::unbounded_channel();
     let ui = Ui {
         resolved,
         app,
@@ -114,6 +132,8 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         events,
         asks,
         history,
+        later_tx,
+        later,
     };
     let session_id = ui.app.session_id.clone();
     let exit = if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
@@ -157,7 +177,6 @@ impl Ui {
             model: &self.app.status.model,
             approval: &self.app.status.approval,
             session_id: &self.app.session_id,
-            sandbox: (&self.app.status.sandbox, self.app.status.isolates),
             verdicts: self.app.verdicts,
             running: self.app.running,
         }
@@ -196,6 +215,7 @@ impl Ui {
                 )]);
             }
             driver::ToUi::Failed(message) => app.push(app::Entry::Error(message)),
+            driver::ToUi::Lines(lines) => app.info(lines),
         }
         if app.running {
             return None;
@@ -214,19 +234,32 @@ impl Ui {
         }
     }
 
-    /// Runs a slash command; true when the UI should quit.
-    pub fn slash(&mut self, cmd: slash::Slash) -> bool {
+    /// Runs a slash command.
+    pub fn slash(&mut self, cmd: slash::Slash) -> SlashDone {
         match control::run(cmd, &self.facts()) {
             control::Reply::Lines(lines) => self.app.info(lines),
-            control::Reply::Quit => return true,
+            control::Reply::Quit => return SlashDone::Quit,
             control::Reply::Rebuild(r, lines) => {
                 if !lines.is_empty() {
                     self.app.info(lines);
                 }
                 self.driver.send(driver::Submission::Rebuild(r));
+                return SlashDone::AwaitEngine;
+            }
+            control::Reply::Submit(submission) => {
+                self.driver.send(submission);
+                return SlashDone::AwaitEngine;
+            }
+            control::Reply::Later(future) => {
+                let tx = self.later_tx.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(future.await);
+                });
+                self.app.info(vec!["working on it…".to_string()]);
+                return SlashDone::AwaitLater;
             }
         }
-        false
+        SlashDone::Shown
     }
 
     /// The welcome lines.

@@ -9,11 +9,11 @@ use codesmith_engine::ApprovalAnswer;
 use codesmith_protocol::Event;
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
-use super::Ui;
 use super::app::{edit_diff, error_line, key_argument};
 use super::approval::{Asked, Prompt};
 use super::driver::{Submission, ToUi};
 use super::slash::{self, Parsed};
+use super::{SlashDone, Ui};
 use crate::exit::Exit;
 
 /// Runs line mode until end of input or `/quit`.
@@ -27,17 +27,18 @@ pub async fn run(mut ui: Ui) -> Exit {
         }
         match slash::parse(&line) {
             Parsed::Command(cmd) => {
-                let rebuilding = matches!(
-                    super::control::run(cmd.clone(), &ui.facts()),
-                    super::control::Reply::Rebuild(..)
-                );
                 let before = ui.app.entries.len();
-                if ui.slash(cmd) {
-                    break;
-                }
+                let done = ui.slash(cmd);
                 print_info(&ui, before);
-                if rebuilding {
-                    wait(&mut ui, &mut stdin).await;
+                match done {
+                    SlashDone::Quit => break,
+                    SlashDone::Shown => {}
+                    SlashDone::AwaitEngine => wait(&mut ui, &mut stdin).await,
+                    SlashDone::AwaitLater => {
+                        if let Some(lines) = ui.later.recv().await {
+                            say(&lines.join("\n"));
+                        }
+                    }
                 }
             }
             Parsed::Unknown { name, suggestion } => say(&format!(
@@ -75,7 +76,7 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
             msg = ui.events.recv() => {
                 let Some(msg) = msg else { return };
                 let before = ui.app.entries.len();
-                let done = matches!(msg, ToUi::Done | ToUi::Interrupted | ToUi::Switched { .. } | ToUi::Failed(_));
+                let done = !matches!(msg, ToUi::Event(_));
                 if let ToUi::Event(e) = &msg {
                     text_open = print_event(e, text_open);
                 }

@@ -128,6 +128,11 @@ async fn event_loop(
                     waiting.push_back(asked);
                 }
             }
+            lines = ui.later.recv() => {
+                if let Some(lines) = lines {
+                    ui.app.info(lines);
+                }
+            }
             _ = tick.tick(), if ui.app.status.retry.is_some() => {}
         }
         if pending.is_none()
@@ -153,7 +158,7 @@ fn handle_terminal(
                 ui.send_task(task);
                 false
             }
-            Action::Slash(cmd) => ui.slash(cmd),
+            Action::Slash(cmd) => ui.slash(cmd) == super::SlashDone::Quit,
             Action::Answer(answer) => {
                 if let Some(reply) = pending.take() {
                     let _ = reply.send(answer);
