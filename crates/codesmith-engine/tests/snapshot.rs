@@ -110,6 +110,12 @@ async fn a_round_trip_restores_edits_creations_and_deletions_and_leaves_the_user
     let snap = repo.take("s-1", 1).await.unwrap();
     assert_eq!(snap.reference, "refs/codesmith/s-1/1");
     assert!(repo.dir().starts_with(d.home.join("snapshots")));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(repo.dir()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "the side repository is private");
+    }
 
     // What the agent does during the turn.
     write(&d.ws, "src/a.txt", "a2 broken\n");

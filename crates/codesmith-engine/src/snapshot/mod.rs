@@ -336,6 +336,7 @@ impl SideRepo {
     /// its exclude and attribute files.
     async fn prepare(&self) -> Result<fs::File, SnapshotError> {
         fs::create_dir_all(&self.git.dir)?;
+        private(&self.git.dir)?;
         let lock = self.lock().await?;
         if !self.exists() {
             self.git.run(&["init", "-q", "--template="]).await?;
@@ -484,6 +485,19 @@ async fn global_excludes_file(program: &Path) -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
     Some(config.join("git").join("ignore"))
+}
+
+/// Snapshots hold copies of workspace files (perhaps `.env` files the user
+/// never committed): the side repository is readable by its owner only.
+#[cfg(unix)]
+fn private(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+}
+
+#[cfg(not(unix))]
+fn private(_dir: &Path) -> std::io::Result<()> {
+    Ok(())
 }
 
 fn check_session(session: &str) -> Result<(), SnapshotError> {
