@@ -223,3 +223,97 @@ async fn tui_ctrl_c_interrupts_a_stalled_turn_and_keeps_the_session() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Runs the UI with stdin and stdout as pipes (line mode), feeding `input`.
+async fn line_mode(home: &Path, args: &[&str], input: &str) -> std::process::Output {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args(args)
+        .env("CODESMITH_HOME", home)
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("CODESMITH_STREAM_IDLE_TIMEOUT_SECS", "5")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("line mode timed out")
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "rm -rf build && sed -i 's/return a - b/return a + b/' calc.py"}"#,
+        ))
+        .push(Scripted::text("Fixed add() with sed."))
+        .push(Scripted::text("Still here."));
+    let ws = sb.ws();
+    let url = server.base_url();
+    let ws_arg = ws.to_str().unwrap();
+    let flags = [
+        "--workspace",
+        ws_arg,
+        "--provider",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "scripted",
+        "--approval",
+        "suggest",
+    ];
+    let out = line_mode(
+        &sb.home(),
+        &flags,
+        "Fix the failing test\ny\n/modle\n/quit\n",
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("approve exec_shell: rm -rf build"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("why: `rm -rf build`: deletes recursively"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Fixed add() with sed."), "{stdout}");
+    assert!(stdout.contains("did you mean /model?"), "{stdout}");
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "no escape sequences in line mode: {stdout:?}"
+    );
+    let code = std::fs::read_to_string(ws.join("calc.py")).unwrap();
+    assert!(code.contains("return a + b"), "{code}");
+
+    // `codesmith resume` picks that session up again.
+    let mut resume = vec!["resume"];
+    resume.extend_from_slice(&flags);
+    let out = line_mode(&sb.home(), &resume, "go on\n").await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("resumed: "), "{stdout}");
+    assert!(
+        stdout.contains("last answer: Fixed add() with sed."),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Still here."), "{stdout}");
+    let last = server.request_bodies().pop().unwrap().to_string();
+    assert!(
+        last.contains("Fix the failing test") && last.contains("go on"),
+        "{last}"
+    );
+}

@@ -1,12 +1,13 @@
 //! Line mode, for when stdout is not a terminal: tasks and slash commands are
 //! read from stdin one line at a time; events are printed as lines on stdout;
 //! approval questions are asked on stdout and answered with a line on stdin
-//! (`y`, `s`, `a` or `n`; end of input is "no").
+//! (`y`, `s`, `a` or `n`; end of input is "no"). Ctrl-C (SIGINT) interrupts
+//! a running task, and leaves when none runs.
 
 use std::io::Write;
 
 use codesmith_engine::ApprovalAnswer;
-use codesmith_protocol::Event;
+use codesmith_protocol::{Event, Message, Role};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use super::app::{edit_diff, error_line, key_argument};
@@ -20,7 +21,17 @@ use crate::exit::Exit;
 pub async fn run(mut ui: Ui) -> Exit {
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
     say(&ui.welcome().join("\n"));
-    while let Ok(Some(line)) = stdin.next_line().await {
+    if let Some(summary) = resumed_summary(&ui.history) {
+        say(&summary);
+    }
+    loop {
+        let line = tokio::select! {
+            line = stdin.next_line() => match line {
+                Ok(Some(line)) => line,
+                _ => break,
+            },
+            _ = tokio::signal::ctrl_c() => break,
+        };
         let line = line.trim_end().to_string();
         if line.trim().is_empty() {
             continue;
@@ -57,6 +68,31 @@ pub async fn run(mut ui: Ui) -> Exit {
     Exit::Ok
 }
 
+/// One line about a resumed session: how many messages, and the last answer.
+fn resumed_summary(history: &[Message]) -> Option<String> {
+    if history.is_empty() {
+        return None;
+    }
+    let last = history
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant && !m.text().trim().is_empty())
+        .map(|m| m.text());
+    let mut out = format!("resumed: {} earlier messages", history.len());
+    if let Some(text) = last {
+        let first: String = text
+            .trim()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(200)
+            .collect();
+        out.push_str(&format!("; last answer: {first}"));
+    }
+    Some(out)
+}
+
 fn print_info(ui: &Ui, from: usize) {
     for e in &ui.app.entries[from..] {
         match e {
@@ -90,6 +126,9 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
                     }
                     return;
                 }
+            }
+            _ = tokio::signal::ctrl_c() => {
+                ui.driver.interrupt();
             }
             asked = ui.asks.recv() => {
                 let Some(asked) = asked else { continue };
