@@ -165,6 +165,16 @@ async fn real_model_streams_and_reuses_its_cache() {
     if third.usage.output_tokens == 3 {
         assert_eq!(third.stop_reason, StopReason::MaxTokens);
     }
+
+    // History that differs from what was generated (an edited answer) still
+    // reuses the cache up to the end of the previous prompt.
+    let mut edited = fresh.clone();
+    edited
+        .messages
+        .push(Message::assistant_text("An edited answer."));
+    edited.messages.push(Message::user_text("And 3 + 3?"));
+    let fourth = run(&provider, &edited).await;
+    assert_eq!(fourth.usage.cached_input_tokens, third.usage.input_tokens);
 }
 
 #[tokio::test]
