@@ -38,7 +38,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "[auto|suggest|never] show or switch the approval mode",
     ),
     ("compact", "summarise older history (not available yet)"),
-    ("restore", "N [yes] preview, then roll files back to before turn N"),
+    (
+        "restore",
+        "N [yes] preview, then roll files back to before turn N",
+    ),
     ("verify", "claim-verifier statistics"),
     ("memory", "facts remembered for this workspace"),
     ("sessions", "list sessions of this workspace"),

@@ -215,3 +215,48 @@ fn light_theme_renders_the_same_text() {
     let rows = screen(&mut a);
     assert!(rows[23].starts_with("openai gpt-4.1-mini"));
 }
+
+#[test]
+fn a_large_paste_scrolls_the_input_box_to_the_cursor() {
+    let mut a = app();
+    let text: Vec<String> = (1..=40).map(|i| format!("pasted line {i}")).collect();
+    a.editor.paste(&text.join("\n"));
+    let rows = screen(&mut a);
+    let top = find(&rows, "message (40 lines; Enter sends)");
+    assert_eq!(top, 15);
+    assert_eq!(
+        rows[16],
+        "│pasted line 35                                                                │"
+    );
+    assert!(rows[21].starts_with("│pasted line 40"));
+}
+
+#[test]
+fn a_resumed_session_shows_its_history() {
+    use codesmith_protocol::{ContentBlock, Message, Role, ToolCall, ToolResult};
+    let mut a = app();
+    a.load_history(&[
+        Message::user_text("fix calc"),
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolCall(ToolCall {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"calc.py"}"#.into(),
+            })],
+        },
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult(ToolResult {
+                call_id: "c1".into(),
+                content: "def add".into(),
+                is_error: false,
+            })],
+        },
+        Message::assistant_text("All fixed."),
+    ]);
+    let rows = screen(&mut a);
+    let user = find(&rows, "› fix calc");
+    assert_eq!(rows[user + 1], "● read_file calc.py");
+    assert_eq!(rows[user + 3], "All fixed.");
+}

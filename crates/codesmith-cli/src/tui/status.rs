@@ -65,9 +65,10 @@ impl Status {
         }
         parts.push(usage);
         parts.push(match context_window(&self.provider, &self.model) {
-            Some(window) if self.context_tokens > 0 => {
-                format!("ctx {}%", (self.context_tokens * 100 / window).min(100))
-            }
+            Some(window) if self.context_tokens > 0 => match self.context_tokens * 100 / window {
+                0 => "ctx <1%".to_string(),
+                pct => format!("ctx {}%", pct.min(100)),
+            },
             _ => format!("ctx {}", compact(self.context_tokens)),
         });
         parts.push(format!("approval {}", self.approval));

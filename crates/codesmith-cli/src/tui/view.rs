@@ -253,6 +253,11 @@ fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
         " answer the prompt above ".to_string()
     } else if app.running {
         " working… Ctrl-C interrupts ".to_string()
+    } else if app.editor.lines().len() > MAX_INPUT_ROWS {
+        format!(
+            " › message ({} lines; Enter sends) ",
+            app.editor.lines().len()
+        )
     } else {
         " › message, /help ".to_string()
     };
