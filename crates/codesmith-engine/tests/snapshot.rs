@@ -258,6 +258,27 @@ async fn a_home_inside_the_workspace_is_not_snapshotted() {
     assert!(report.removed.is_empty(), "{report:?}");
 }
 
+#[tokio::test]
+async fn ignore_rules_above_a_sub_directory_workspace_are_honoured() {
+    let d = dirs();
+    git(&d.ws, &["init", "-q"]);
+    write(&d.ws, ".gitignore", "node_modules/\n/pkg/dist/\n");
+    let sub = d.ws.join("pkg");
+    write(&sub, "index.js", "v1\n");
+    write(&sub, "node_modules/dep/x.js", "dep\n");
+    write(&sub, "dist/out.js", "built\n");
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &sub);
+    repo.take("s", 1).await.unwrap();
+    std::fs::remove_dir_all(sub.join("node_modules")).unwrap();
+    write(&sub, "dist/out.js", "rebuilt\n");
+    write(&sub, "index.js", "v2\n");
+    let report = repo.restore("s", 1).await.unwrap();
+    assert_eq!(report.restored, ["index.js"]);
+    assert!(report.recreated.is_empty(), "{report:?}");
+    assert!(!sub.join("node_modules").exists());
+    assert_eq!(read(&sub, "dist/out.js"), "rebuilt\n");
+}
+
 // ---------------------------------------------------------------- engine hook
 
 struct Rig {

@@ -17,6 +17,7 @@
 //! snapshot with a notice.
 
 mod git;
+mod ignore;
 mod turn;
 
 use std::fs;
@@ -386,8 +387,9 @@ impl SideRepo {
 
     /// The user's exclude patterns the side repository must honour besides
     /// the workspace's `.gitignore` files: the workspace's `.git/info/exclude`,
-    /// the user's global excludes file, and the side repository itself when
-    /// `$CODESMITH_HOME` lies inside the workspace.
+    /// the user's global excludes file, the ignore files above the workspace
+    /// when it lies inside a bigger repository (see `ignore.rs`), and the side
+    /// repository itself when `$CODESMITH_HOME` lies inside the workspace.
     async fn excludes(&self) -> String {
         let mut out = String::from("# written by codesmith: the user's exclude patterns\n");
         let ws = &self.git.workspace;
@@ -403,6 +405,7 @@ impl SideRepo {
                 out.push('\n');
             }
         }
+        out.push_str(&ignore::inherited_patterns(ws));
         let snapshots = canonical(&self.git.dir);
         if let Some(parent) = snapshots.parent()
             && let Ok(rel) = parent.strip_prefix(ws)
