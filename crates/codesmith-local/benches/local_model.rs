@@ -76,7 +76,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &mut |_| true,
     )?;
     model.reset();
-    let first = model.generate(&prompt, &options, &mut |_| true)?;
+    let cpu_start = cpu_seconds();
+    let mut cpu_first_token = None;
+    let first = model.generate(&prompt, &options, &mut |_| {
+        cpu_first_token.get_or_insert_with(cpu_seconds);
+        true
+    })?;
+    let cpu_end = cpu_seconds();
+    let cpu_prefill = cpu_first_token.unwrap_or(cpu_end) - cpu_start;
+    let cpu_decode = cpu_end - cpu_first_token.unwrap_or(cpu_end);
     let prefill_tps =
         (first.prompt_tokens - first.reused_tokens) as f64 / first.prefill_time.as_secs_f64();
     let decode_tps = first.tokens.len().saturating_sub(1) as f64 / first.decode_time.as_secs_f64();
@@ -140,6 +148,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         second.prefill_time.as_secs_f64()
     );
     println!(
+        "  CPU time:            prefill {:.1} tokens per CPU-second, decode {:.1} tokens per CPU-second \
+         (what one uncontended core would reach with CANDLE_NUM_THREADS=1)",
+        (first.prompt_tokens - first.reused_tokens) as f64 / cpu_prefill,
+        first.tokens.len().saturating_sub(1) as f64 / cpu_decode
+    );
+    println!(
         "  budgets: load<1s {} | decode>=50 {} | prefill>=120 {} | suffix-only {}",
         ok(best_load < 1.0),
         ok(decode_tps >= 50.0),
@@ -169,6 +183,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         third.tokens.len()
     );
     Ok(())
+}
+
+/// User + system CPU time of this process in seconds (Linux `/proc`; NaN elsewhere).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the
+    // 12th and 13th of them, in clock ticks (100 per second on Linux).
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+    match (ticks(11), ticks(12)) {
+        (Some(user), Some(system)) => (user + system) / 100.0,
+        _ => f64::NAN,
+    }
 }
 
 fn ok(pass: bool) -> &'static str {
