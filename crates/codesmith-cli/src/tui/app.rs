@@ -108,6 +108,8 @@ pub struct App {
     pub rendered: Vec<Option<Vec<Line<'static>>>>,
     /// The width `rendered` was made for.
     pub rendered_width: u16,
+    /// Transcript rows at the last draw (keeps a scrolled-up view still while text streams in).
+    pub rendered_total: usize,
     /// The input box.
     pub editor: Editor,
     /// The status line.
@@ -141,6 +143,7 @@ impl App {
             entries: Vec::new(),
             rendered: Vec::new(),
             rendered_width: 0,
+            rendered_total: 0,
             editor: Editor::default(),
             status,
             theme,

@@ -206,6 +206,11 @@ fn long_transcripts_scroll_and_keep_the_latest_rows() {
     let rows = screen(&mut a);
     assert!(rows[19].contains("line 49"), "{}", rows[19]);
     find(&rows, "10 more rows (PgDn)");
+    // New rows arriving below do not move a scrolled-up view.
+    a.notice("line 60");
+    let rows = screen(&mut a);
+    assert!(rows[19].contains("line 49"), "{}", rows[19]);
+    find(&rows, "11 more rows (PgDn)");
 }
 
 #[test]

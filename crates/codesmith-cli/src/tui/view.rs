@@ -59,7 +59,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
 }
 
 fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
-    if app.rendered_width != area.width {
+    let resized = app.rendered_width != area.width;
+    if resized {
         app.invalidate();
         app.rendered_width = area.width;
     }
@@ -76,6 +77,10 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
     let height = area.height as usize;
     // Walk back from the bottom, collecting only the rows that can show.
     let total: usize = app.rendered.iter().flatten().map(Vec::len).sum();
+    if app.scroll > 0 && !resized && total > app.rendered_total {
+        app.scroll += total - app.rendered_total;
+    }
+    app.rendered_total = total;
     let max_scroll = total.saturating_sub(height);
     app.scroll = app.scroll.min(max_scroll);
     let skip_bottom = app.scroll;
