@@ -279,6 +279,46 @@ async fn ignore_rules_above_a_sub_directory_workspace_are_honoured() {
     assert_eq!(read(&sub, "dist/out.js"), "rebuilt\n");
 }
 
+#[tokio::test]
+async fn a_directory_replaced_by_a_file_comes_back() {
+    let d = dirs();
+    write(&d.ws, "dir/x.txt", "x\n");
+    write(&d.ws, "plain", "file\n");
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    repo.take("s", 1).await.unwrap();
+    std::fs::remove_dir_all(d.ws.join("dir")).unwrap();
+    write(&d.ws, "dir", "now a file\n");
+    std::fs::remove_file(d.ws.join("plain")).unwrap();
+    write(&d.ws, "plain/inner.txt", "now a dir\n");
+    repo.restore("s", 1).await.unwrap();
+    assert_eq!(read(&d.ws, "dir/x.txt"), "x\n");
+    assert_eq!(read(&d.ws, "plain"), "file\n");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn modes_and_symlinks_come_back() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = dirs();
+    write(&d.ws, "run.sh", "#!/bin/sh\n");
+    std::fs::set_permissions(d.ws.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("run.sh", d.ws.join("link")).unwrap();
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    repo.take("s", 1).await.unwrap();
+    std::fs::set_permissions(d.ws.join("run.sh"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::remove_file(d.ws.join("link")).unwrap();
+    repo.restore("s", 1).await.unwrap();
+    let mode = std::fs::metadata(d.ws.join("run.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111);
+    assert_eq!(
+        std::fs::read_link(d.ws.join("link")).unwrap(),
+        Path::new("run.sh")
+    );
+}
+
 // ---------------------------------------------------------------- engine hook
 
 struct Rig {
