@@ -191,6 +191,20 @@ impl LocalModel {
         options: &GenerateOptions,
         on_token: &mut dyn FnMut(u32) -> bool,
     ) -> Result<Generation, LocalError> {
+        let result = self.run(prompt, options, on_token);
+        if result.is_err() {
+            // A failed forward pass may have left a half-updated cache.
+            self.reset();
+        }
+        result
+    }
+
+    fn run(
+        &mut self,
+        prompt: &[u32],
+        options: &GenerateOptions,
+        on_token: &mut dyn FnMut(u32) -> bool,
+    ) -> Result<Generation, LocalError> {
         if prompt.is_empty() || prompt.len() >= self.context_length {
             return Err(LocalError::ContextLength {
                 tokens: prompt.len(),
