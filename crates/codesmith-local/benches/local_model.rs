@@ -28,6 +28,12 @@ fn home() -> PathBuf {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this
+    // binary without it, and should not spend a minute measuring.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("local_model bench skipped: run it with `cargo bench`");
+        return Ok(());
+    }
     if std::env::var("CODESMITH_SKIP_LOCAL_MODEL").is_ok_and(|v| v == "1") {
         println!("local_model bench skipped: CODESMITH_SKIP_LOCAL_MODEL=1");
         return Ok(());
