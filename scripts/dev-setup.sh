@@ -2,6 +2,7 @@
 # Installs what CodeSmith's tests use beyond Rust itself. Idempotent; safe to rerun.
 #  - bubblewrap: the Linux sandbox backend (tests skip the sandbox cases without it)
 #  - ripgrep: the benchmark's reference for grep_files
+#  - tmux: drives the terminal UI in its end-to-end test (skipped without it)
 #  - the Python MCP SDK: the real MCP client the MCP server is tested with
 set -euo pipefail
 
@@ -20,7 +21,7 @@ apt_install() {
   fi
 }
 
-if have apt-get; then apt_install bubblewrap ripgrep || echo "dev-setup: apt install failed; continuing" >&2; fi
+if have apt-get; then apt_install bubblewrap ripgrep tmux || echo "dev-setup: apt install failed; continuing" >&2; fi
 
 if ! python3 -c 'import mcp' >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check 'mcp>=1.2,<2' \
