@@ -134,6 +134,8 @@ pub struct App {
     pub quit_armed: bool,
     /// Verdict counts for `/verify`.
     pub verdicts: VerdictCounts,
+    /// When the running task started, and the session usage then.
+    pub task_started: Option<(Instant, codesmith_protocol::Usage)>,
 }
 
 impl App {
@@ -156,6 +158,7 @@ impl App {
             scroll: 0,
             quit_armed: false,
             verdicts: VerdictCounts::default(),
+            task_started: None,
         }
     }
 
@@ -335,10 +338,27 @@ impl App {
         self.push(Entry::User(text.to_string()));
         self.running = true;
         self.scroll = 0;
+        self.task_started = Some((Instant::now(), self.status.usage));
+    }
+
+    /// The engine finished the task normally: a dim summary line (time, tokens).
+    pub fn task_done(&mut self) {
+        if let Some((started, usage)) = self.task_started {
+            let secs = started.elapsed().as_secs_f64();
+            let now = self.status.usage;
+            let tokens = (now.input_tokens + now.output_tokens)
+                .saturating_sub(usage.input_tokens + usage.output_tokens);
+            self.info(vec![format!(
+                "─ done in {secs:.1}s · {} tokens",
+                super::status::compact(tokens)
+            )]);
+        }
+        self.task_finished();
     }
 
     /// The engine finished the task (an error or a stop is already shown by its event).
     pub fn task_finished(&mut self) {
+        self.task_started = None;
         self.running = false;
         self.approval = None;
         self.status.retry = None;
@@ -638,6 +658,29 @@ mod tests {
             exit_code: Some(101),
         }));
         assert_eq!(a.verdicts.fail, 1);
+    }
+
+    #[test]
+    fn a_finished_task_gets_a_summary_line_and_an_interrupted_one_does_not() {
+        let mut a = app();
+        a.start_task("t");
+        a.apply(Event::TurnCompleted {
+            turn: 1,
+            stop_reason: StopReason::EndTurn,
+            usage: Usage {
+                input_tokens: 1_500,
+                output_tokens: 500,
+                cached_input_tokens: 0,
+            },
+        });
+        a.task_done();
+        let Some(Entry::Info(lines)) = a.entries.last() else {
+            panic!("summary expected: {:?}", a.entries.last());
+        };
+        assert!(lines[0].starts_with("─ done in ") && lines[0].ends_with(" · 2.0k tokens"));
+        a.start_task("u");
+        a.interrupted();
+        assert!(matches!(a.entries.last(), Some(Entry::Notice(n)) if n.starts_with("interrupted")));
     }
 
     #[test]

@@ -188,7 +188,7 @@ impl Ui {
         let app = &mut self.app;
         match msg {
             driver::ToUi::Event(e) => app.apply(e),
-            driver::ToUi::Done => app.task_finished(),
+            driver::ToUi::Done => app.task_done(),
             driver::ToUi::Interrupted => {
                 app.interrupted();
                 app.queued.clear();

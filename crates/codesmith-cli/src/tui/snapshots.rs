@@ -141,14 +141,14 @@ fn approval_prompt_shows_command_reason_and_choices() {
     let rows = screen(&mut a);
     let top = find(&rows, "Allow exec_shell?");
     assert!(
-        rows[top + 1].starts_with("│$ rm -rf build   "),
+        rows[top + 1].starts_with("│ $ rm -rf build   "),
         "{}",
         rows[top + 1]
     );
     assert!(rows[top + 1].ends_with('│') && rows[top + 1].chars().count() == 80);
-    assert!(rows[top + 2].starts_with("│why: deletes files recursively"));
+    assert!(rows[top + 2].starts_with("│ why: deletes files recursively"));
     assert!(
-        rows[top + 3].starts_with("│[y] yes, once  [s] yes, this session  [n] no"),
+        rows[top + 3].starts_with("│ [y] yes, once  [s] yes, this session  [n] no"),
         "{}",
         rows[top + 3]
     );

@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders, Padding, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
 use super::app::{App, Entry, ToolEntry, ToolStatus};
@@ -214,7 +214,7 @@ fn tool_lines(tool: &ToolEntry, expand: bool, t: &Theme) -> Vec<Line<'static>> {
 
 fn approval_lines(app: &App, prompt: &super::approval::Prompt, width: u16) -> Vec<Line<'static>> {
     let t = &app.theme;
-    let inner = width.saturating_sub(2) as usize;
+    let inner = width.saturating_sub(4) as usize;
     let mut lines = Vec::new();
     for l in prompt.request.summary.lines().take(4) {
         lines.extend(wrap_line(&Line::styled(format!("$ {l}"), t.heading), inner));
@@ -244,6 +244,7 @@ fn draw_approval(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let title = format!(" Allow {}? ", prompt.request.tool);
     let block = Block::default()
         .borders(Borders::ALL)
+        .padding(Padding::horizontal(1))
         .border_style(app.theme.warn)
         .title(Span::styled(
             title,
