@@ -539,6 +539,8 @@ pub fn edit_diff(name: &str, args: &Value) -> Vec<String> {
             let mut out = Vec::new();
             if let Some(search) = s("search").or(s("old_string")).or(s("old")) {
                 out.extend(search.lines().map(|l| format!("-{l}")));
+            } else if let (Some(start), Some(end)) = (s("search_start"), s("search_end")) {
+                out.extend([format!("-{start}"), "-…".to_string(), format!("-{end}")]);
             }
             if let Some(replace) = s("replace").or(s("new_string")).or(s("new")) {
                 out.extend(replace.lines().map(|l| format!("+{l}")));

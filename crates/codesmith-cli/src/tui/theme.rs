@@ -59,7 +59,7 @@ impl Theme {
     pub fn new(kind: ThemeKind) -> Theme {
         let (fg, dim, accent, code) = match kind {
             ThemeKind::Dark => (Color::Reset, Color::DarkGray, Color::Cyan, Color::Yellow),
-            ThemeKind::Light => (Color::Reset, Color::Gray, Color::Blue, Color::Magenta),
+            ThemeKind::Light => (Color::Reset, Color::DarkGray, Color::Blue, Color::Magenta),
         };
         let status_bg = match kind {
             ThemeKind::Dark => Color::DarkGray,
