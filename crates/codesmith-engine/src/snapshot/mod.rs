@@ -314,8 +314,12 @@ impl SideRepo {
         Ok(report)
     }
 
+    /// True when the side repository is fully initialised: a `git init` killed by
+    /// the timeout can leave `HEAD` without `config` or `objects/`, and then the
+    /// next snapshot runs `git init` again (which is safe on a partial repository).
     fn exists(&self) -> bool {
-        self.git.dir.join("HEAD").is_file()
+        let dir = &self.git.dir;
+        dir.join("HEAD").is_file() && dir.join("config").is_file() && dir.join("objects").is_dir()
     }
 
     /// The commit of a turn's snapshot.
