@@ -265,3 +265,41 @@ fn a_resumed_session_shows_its_history() {
     assert_eq!(rows[user + 1], "● read_file calc.py");
     assert_eq!(rows[user + 3], "All fixed.");
 }
+
+#[test]
+fn thinking_is_collapsed_until_ctrl_t_and_tool_results_expand_with_ctrl_o() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut a = app();
+    a.start_task("why?");
+    a.apply(Event::Thinking {
+        delta: "first thought\nsecond thought".into(),
+    });
+    a.apply(Event::ToolCall {
+        id: "c1".into(),
+        name: "read_file".into(),
+        arguments: serde_json::json!({"path": "calc.py"}),
+    });
+    a.apply(Event::ToolResult {
+        id: "c1".into(),
+        name: "read_file".into(),
+        ok: true,
+        output: "1\tdef add(a, b):\n2\t    return a - b".into(),
+    });
+    let rows = screen(&mut a);
+    find(&rows, "┊ thinking (2 lines, Ctrl-T to show)");
+    assert!(!rows.iter().any(|r| r.contains("def add")));
+    let dim = {
+        let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        t.draw(|f| view::draw(f, &mut a)).unwrap();
+        let buf = t.backend().buffer().clone();
+        let y = rows.iter().position(|r| r.contains("┊ thinking")).unwrap() as u16;
+        buf[(2, y)].fg
+    };
+    assert_eq!(dim, a.theme.dim.fg.unwrap());
+    a.on_key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL));
+    a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let rows = screen(&mut a);
+    let t = find(&rows, "┊ first thought");
+    assert_eq!(rows[t + 1], "┊ second thought");
+    find(&rows, "  │ 1    def add(a, b):");
+}
