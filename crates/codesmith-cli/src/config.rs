@@ -44,6 +44,14 @@ pub struct SandboxSection {
     pub network: Option<bool>,
 }
 
+/// `[snapshots]`: only the user config can switch them off.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotsSection {
+    /// Snapshot the workspace before each turn's first write (default true).
+    pub enabled: Option<bool>,
+}
+
 /// `[verification]`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,6 +97,8 @@ pub struct FileConfig {
     pub network: Option<codesmith_policy::NetworkConfig>,
     /// The claim verifier (`result_claims`).
     pub verification: Option<VerificationSection>,
+    /// Turn snapshots (`enabled`, default true).
+    pub snapshots: Option<SnapshotsSection>,
 }
 
 /// The project config: only the keys that may tighten.

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use codesmith_engine::{PromptInputs, PromptStyle};
+use codesmith_engine::snapshot::SnapshotSettings;
+use codesmith_engine::{Approver, Engine, EngineConfig, PromptInputs, PromptStyle, Session};
 use codesmith_policy::{AddressGate, NetworkPolicy};
 use codesmith_protocol::Event;
 use codesmith_providers::{
@@ -152,4 +153,45 @@ pub fn complete_options(resolved: &Resolved) -> CompleteOptions {
         idle_timeout: resolved.idle_timeout,
         ..CompleteOptions::default()
     }
+}
+
+/// The engine settings for a session.
+pub fn engine_config(resolved: &Resolved, warnings: &mut Vec<String>) -> EngineConfig {
+    EngineConfig {
+        model: resolved.model.clone(),
+        system_prompt: system_prompt(resolved),
+        max_turns: resolved.max_turns,
+        max_tokens: max_tokens(resolved),
+        approval: resolved.approval,
+        complete: complete_options(resolved),
+        rules: resolved.rules.clone(),
+        network: network_policy(&resolved.file, warnings),
+        verify_claims: resolved.file.verify_claims(),
+    }
+}
+
+/// An engine over `session` with the built-in tools and the configured
+/// snapshots; configuration warnings are added to `warnings`.
+pub fn engine(
+    resolved: &Resolved,
+    provider: Arc<dyn Provider>,
+    ctx: Arc<ToolContext>,
+    approver: Arc<dyn Approver>,
+    session: Session,
+    warnings: &mut Vec<String>,
+) -> Engine {
+    let tools = registry(&resolved.file, warnings);
+    let config = engine_config(resolved, &mut Vec::new());
+    let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
+    let enabled = resolved
+        .file
+        .snapshots
+        .as_ref()
+        .and_then(|s| s.enabled)
+        .unwrap_or(true);
+    engine.set_snapshot_settings(SnapshotSettings {
+        enabled,
+        ..SnapshotSettings::default()
+    });
+    engine
 }

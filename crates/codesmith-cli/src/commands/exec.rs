@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use codesmith_engine::{Engine, EngineConfig, NoApprover, Session, TaskStatus};
+use codesmith_engine::{NoApprover, Session, TaskStatus};
 use codesmith_protocol::Event;
 
 use crate::args::ExecArgs;
@@ -49,31 +49,17 @@ pub async fn run(args: ExecArgs) -> Exit {
         Err(e) => return usage(e),
     };
     let mut warnings = Vec::new();
-    let tools = setup::registry(&resolved.file, &mut warnings);
-    let network = setup::network_policy(&resolved.file, &mut Vec::new());
-    for warning in warnings {
-        progress.show(&Event::Notice { message: warning });
-    }
-    let system_prompt = setup::system_prompt(&resolved);
-    let config = EngineConfig {
-        model: resolved.model.clone(),
-        system_prompt,
-        max_turns: resolved.max_turns,
-        max_tokens: setup::max_tokens(&resolved),
-        approval: resolved.approval,
-        complete: setup::complete_options(&resolved),
-        rules: resolved.rules.clone(),
-        network,
-        verify_claims: resolved.file.verify_claims(),
-    };
-    let mut engine = Engine::new(
+    let mut engine = setup::engine(
+        &resolved,
         provider,
-        tools,
         Arc::new(ctx),
         Arc::new(NoApprover),
         session,
-        config,
+        &mut warnings,
     );
+    for warning in warnings {
+        progress.show(&Event::Notice { message: warning });
+    }
     progress.show(&Event::SessionStarted {
         session_id: engine.session().id().to_string(),
         provider: setup::provider_label(resolved.provider).to_string(),

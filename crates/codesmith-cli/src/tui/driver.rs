@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use codesmith_engine::snapshot::{SideRepo, SnapshotSettings};
-use codesmith_engine::{Approver, Engine, EngineConfig, Session};
+use codesmith_engine::{Approver, Engine, Session};
 use codesmith_policy::ApprovalMode;
 use codesmith_protocol::{ContentBlock, Event, Message, Role, ToolResult};
 use codesmith_providers::Provider;
@@ -112,31 +112,15 @@ pub struct Parts {
 }
 
 impl Parts {
-    fn config(&self) -> EngineConfig {
-        let r = &self.resolved;
-        EngineConfig {
-            model: r.model.clone(),
-            system_prompt: setup::system_prompt(r),
-            max_turns: r.max_turns,
-            max_tokens: setup::max_tokens(r),
-            approval: r.approval,
-            complete: setup::complete_options(r),
-            rules: r.rules.clone(),
-            network: setup::network_policy(&r.file, &mut Vec::new()),
-            verify_claims: r.file.verify_claims(),
-        }
-    }
-
     /// A new engine over `session`.
     pub fn engine(&self, session: Session) -> Engine {
-        let tools = setup::registry(&self.resolved.file, &mut Vec::new());
-        Engine::new(
+        setup::engine(
+            &self.resolved,
             self.provider.clone(),
-            tools,
             self.ctx.clone(),
             self.approver.clone(),
             session,
-            self.config(),
+            &mut Vec::new(),
         )
     }
 
