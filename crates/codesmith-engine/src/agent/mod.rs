@@ -4,8 +4,7 @@ use std::sync::Arc;
 
 use codesmith_protocol::{ContentBlock, Event, Message, Role, StopReason, Usage};
 use codesmith_providers::{
-    AssistantResponse, ChatRequest, CompleteOptions, Provider, ProviderError, ProviderErrorKind,
-    StreamNotice,
+    AssistantResponse, ChatRequest, CompleteOptions, Provider, ProviderError, StreamNotice,
 };
 use codesmith_tools::{Registry, ToolContext};
 
@@ -16,6 +15,8 @@ use crate::guard::LoopGuard;
 use crate::repair::fake_calls::strip_fake_tool_calls;
 use crate::runtime::Runtime;
 use crate::session::{Session, SessionError};
+
+mod recovery;
 
 /// Settings of an engine, resolved once by the front end.
 #[derive(Debug, Clone)]
@@ -263,88 +264,6 @@ impl Engine {
             usage,
             verdict: None,
         }
-    }
-
-    /// One model request; on a context-length error, at most two recovery
-    /// stages run and the request is sent again (see [`crate::context`]).
-    async fn request_with_recovery(
-        &mut self,
-        sink: &mut (dyn FnMut(Event) + Send),
-    ) -> Result<AssistantResponse, EngineError> {
-        let mut stage = 0;
-        loop {
-            match self.request(sink).await {
-                Err(e) if e.kind == ProviderErrorKind::ContextLength && stage < 2 => {
-                    stage += 1;
-                    self.recover_context(stage, sink).await?;
-                }
-                other => return Ok(other?),
-            }
-        }
-    }
-
-    /// Recovery stage 1 clears old tool results (or, when there are none,
-    /// goes straight on); stage 2 compacts with a summary, or trims locally
-    /// when no summary can be had.
-    async fn recover_context(
-        &mut self,
-        stage: u32,
-        sink: &mut (dyn FnMut(Event) + Send),
-    ) -> Result<(), EngineError> {
-        let messages = self.session.messages().to_vec();
-        if stage == 1
-            && let Some(cleared) = context::clear_old_tool_results(&messages)
-        {
-            sink(Event::Notice {
-                message: "The context window is full: cleared old tool results.".into(),
-            });
-            self.session
-                .replace_messages("clear_tool_results", cleared)?;
-            return Ok(());
-        }
-        let Some(cut) = context::tail_start(&messages) else {
-            return Ok(());
-        };
-        let (stage_name, replaced) = match self.summarize(&messages[..cut]).await {
-            Some(summary) => ("summary", context::compacted(&summary, &messages, cut)),
-            None => ("trim", context::trimmed(&messages, cut)),
-        };
-        sink(Event::Notice {
-            message: format!(
-                "The context window is full: compacted {cut} earlier messages ({stage_name})."
-            ),
-        });
-        self.session.replace_messages(stage_name, replaced)?;
-        Ok(())
-    }
-
-    /// Asks the model for a summary of `older`, through the circuit breaker
-    /// and the background retry budget. `None` when it cannot be had.
-    async fn summarize(&mut self, older: &[Message]) -> Option<String> {
-        let now = std::time::Instant::now();
-        if !self.breaker.allows(now) {
-            return None;
-        }
-        let request = ChatRequest {
-            model: self.config.model.clone(),
-            system: context::SUMMARY_PROMPT.to_string(),
-            messages: vec![Message::user_text(context::transcript_text(older))],
-            tools: Vec::new(),
-            max_tokens: Some(1024),
-            temperature: None,
-            stop: Vec::new(),
-        };
-        let opts = CompleteOptions {
-            idle_timeout: self.config.complete.idle_timeout,
-            ..CompleteOptions::background()
-        };
-        let result =
-            codesmith_providers::complete(self.provider.as_ref(), &request, &opts, &mut |_| {})
-                .await;
-        let summary = result.ok().map(|r| r.text).filter(|t| !t.trim().is_empty());
-        self.breaker
-            .record(summary.is_some(), std::time::Instant::now());
-        summary
     }
 
     /// One model request with retries, streaming deltas to `sink`.
