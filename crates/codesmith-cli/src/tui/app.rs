@@ -136,6 +136,24 @@ pub struct App {
     pub verdicts: VerdictCounts,
     /// When the running task started, and the session usage then.
     pub task_started: Option<(Instant, codesmith_protocol::Usage)>,
+    /// Rows of the answer being streamed, rendered one finished line at a time.
+    pub stream: Option<StreamCache>,
+}
+
+/// The finished lines of a streaming answer, already rendered and wrapped,
+/// so each new delta costs only its own line, not the whole answer again.
+#[derive(Debug, Clone)]
+pub struct StreamCache {
+    /// Index of the entry.
+    pub entry: usize,
+    /// Width the rows were wrapped to.
+    pub width: usize,
+    /// Bytes of the entry's text rendered into `rows` (always at a line start).
+    pub settled: usize,
+    /// Markdown state after the settled lines.
+    pub renderer: super::markdown::Renderer,
+    /// Rows of the settled lines (with the leading gap row).
+    pub rows: Vec<Line<'static>>,
 }
 
 impl App {
@@ -159,22 +177,31 @@ impl App {
             quit_armed: false,
             verdicts: VerdictCounts::default(),
             task_started: None,
+            stream: None,
         }
     }
 
     /// Appends an entry.
     pub fn push(&mut self, entry: Entry) {
+        // A streamed answer that is no longer last gets one whole render.
+        if let Some(cache) = self.stream.take()
+            && let Some(r) = self.rendered.get_mut(cache.entry)
+        {
+            *r = None;
+        }
         self.entries.push(entry);
         self.rendered.push(None);
     }
 
     /// Marks every entry for re-rendering (after a toggle or theme change).
     pub fn invalidate(&mut self) {
+        self.stream = None;
         self.rendered.iter_mut().for_each(|r| *r = None);
     }
 
     /// Empties the transcript.
     pub fn clear_transcript(&mut self) {
+        self.stream = None;
         self.entries.clear();
         self.rendered.clear();
         self.scroll = 0;
@@ -359,6 +386,12 @@ impl App {
     /// The engine finished the task (an error or a stop is already shown by its event).
     pub fn task_finished(&mut self) {
         self.task_started = None;
+        // The streamed answer is rendered once more as a whole (trailing blank lines trimmed).
+        if self.stream.take().is_some()
+            && let Some(last) = self.rendered.last_mut()
+        {
+            *last = None;
+        }
         self.running = false;
         self.approval = None;
         self.status.retry = None;

@@ -60,33 +60,39 @@ const KEYWORDS: &[&str] = &[
 
 /// Renders `text` into logical lines (not yet wrapped to a width).
 pub fn render(text: &str, theme: &Theme) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
-    let mut fence: Option<String> = None;
-    for raw in text.split('\n') {
+    let mut r = Renderer::default();
+    text.split('\n').map(|raw| r.line(raw, theme)).collect()
+}
+
+/// A line-at-a-time renderer: it remembers whether it is inside a fenced code
+/// block, so a streaming answer can be rendered one finished line at a time.
+#[derive(Debug, Clone, Default)]
+pub struct Renderer {
+    fence: Option<String>,
+}
+
+impl Renderer {
+    /// Renders the next line (without its newline).
+    pub fn line(&mut self, raw: &str, theme: &Theme) -> Line<'static> {
         let trimmed = raw.trim_start();
         if let Some(rest) = trimmed.strip_prefix("```") {
-            match fence {
-                Some(_) => {
-                    fence = None;
-                    out.push(Line::styled("└────", theme.dim));
-                }
+            return match self.fence.take() {
+                Some(_) => Line::styled("└────", theme.dim),
                 None => {
                     let lang = rest.trim().to_string();
-                    out.push(Line::styled(format!("┌── {lang}"), theme.dim));
-                    fence = Some(lang);
+                    let line = Line::styled(format!("┌── {lang}"), theme.dim);
+                    self.fence = Some(lang);
+                    line
                 }
-            }
-            continue;
+            };
         }
-        if fence.is_some() {
+        if self.fence.is_some() {
             let mut spans = vec![Span::styled("│ ", theme.dim)];
             spans.extend(highlight(raw, theme));
-            out.push(Line::from(spans));
-            continue;
+            return Line::from(spans);
         }
-        out.push(block_line(raw, theme));
+        block_line(raw, theme)
     }
-    out
 }
 
 fn block_line(raw: &str, theme: &Theme) -> Line<'static> {

@@ -303,3 +303,23 @@ fn thinking_is_collapsed_until_ctrl_t_and_tool_results_expand_with_ctrl_o() {
     assert_eq!(rows[t + 1], "┊ second thought");
     find(&rows, "  │ 1    def add(a, b):");
 }
+
+#[test]
+fn streaming_line_by_line_renders_the_same_rows_as_a_whole_render() {
+    let text = "Intro with **bold** and a long line that wraps past eighty columns of the terminal for sure.\n\n```rust\nfn main() {\n    let s = \"str\"; // note\n}\n```\n- item one\n- item two\nThe end";
+    let mut a = app();
+    a.start_task("go");
+    let chars: Vec<char> = text.chars().collect();
+    let mut streamed = Vec::new();
+    for chunk in chars.chunks(3) {
+        a.apply(Event::AssistantText {
+            delta: chunk.iter().collect(),
+        });
+        streamed = screen(&mut a);
+    }
+    assert!(a.stream.is_some(), "the streaming path was used");
+    a.task_finished();
+    let whole = screen(&mut a);
+    assert_eq!(streamed[..19], whole[..19]);
+    find(&whole, "│     let s = \"str\"; // note");
+}

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Padding, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
-use super::app::{App, Entry, ToolEntry, ToolStatus};
+use super::app::{App, Entry, StreamCache, ToolEntry, ToolStatus};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::wrap_line;
@@ -65,12 +65,18 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
         app.rendered_width = area.width;
     }
     let width = area.width as usize;
+    let last = app.entries.len().saturating_sub(1);
     for i in 0..app.entries.len() {
         if app.rendered[i].is_none() {
-            let rows = entry_lines(app, i)
-                .iter()
-                .flat_map(|l| wrap_line(l, width))
-                .collect();
+            let rows = if i == last && app.running && matches!(app.entries[i], Entry::Assistant(_))
+            {
+                streaming_rows(app, i, width)
+            } else {
+                entry_lines(app, i)
+                    .iter()
+                    .flat_map(|l| wrap_line(l, width))
+                    .collect()
+            };
             app.rendered[i] = Some(rows);
         }
     }
@@ -106,6 +112,45 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, area: Rect) {
         let r = Rect::new(area.right() - w, area.bottom().saturating_sub(1), w, 1);
         frame.render_widget(Paragraph::new(Span::styled(hint, app.theme.warn)), r);
     }
+}
+
+/// Rows of the answer still streaming in entry `i`: finished lines come from
+/// the cache and only new ones are rendered; the unfinished last line is
+/// rendered on its own each time.
+fn streaming_rows(app: &mut App, i: usize, width: usize) -> Vec<Line<'static>> {
+    let Entry::Assistant(text) = &app.entries[i] else {
+        return Vec::new();
+    };
+    let theme = app.theme;
+    let mut cache = match app.stream.take() {
+        Some(c) if c.entry == i && c.width == width && c.settled <= text.len() => c,
+        _ => StreamCache {
+            entry: i,
+            width,
+            settled: text.len() - text.trim_start_matches('\n').len(),
+            renderer: markdown::Renderer::default(),
+            rows: if i > 0 {
+                vec![Line::default()]
+            } else {
+                Vec::new()
+            },
+        },
+    };
+    while let Some(nl) = text[cache.settled..].find('\n') {
+        let line = cache
+            .renderer
+            .line(&text[cache.settled..cache.settled + nl], &theme);
+        cache.rows.extend(wrap_line(&line, width));
+        cache.settled += nl + 1;
+    }
+    let mut rows = cache.rows.clone();
+    let tail = &text[cache.settled..];
+    if !tail.is_empty() {
+        let line = cache.renderer.clone().line(tail, &theme);
+        rows.extend(wrap_line(&line, width));
+    }
+    app.stream = Some(cache);
+    rows
 }
 
 /// The logical (unwrapped) lines of entry `i`.
