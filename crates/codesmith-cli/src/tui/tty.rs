@@ -55,14 +55,19 @@ impl Drop for TerminalGuard {
 
 /// Runs the full-screen UI until the user quits.
 pub async fn run(mut ui: Ui) -> Exit {
+    // A panic on the UI's own thread ends the UI: give the terminal back first
+    // so the message is readable. Panics of other tasks leave the screen alone.
+    let ui_thread = std::thread::current().id();
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let _ = execute!(
-            std::io::stdout(),
-            DisableBracketedPaste,
-            LeaveAlternateScreen
-        );
-        let _ = disable_raw_mode();
+        if std::thread::current().id() == ui_thread {
+            let _ = execute!(
+                std::io::stdout(),
+                DisableBracketedPaste,
+                LeaveAlternateScreen
+            );
+            let _ = disable_raw_mode();
+        }
         hook(info);
     }));
     let guard = match TerminalGuard::enter() {
@@ -94,6 +99,7 @@ async fn event_loop(
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     let mut pending: Option<oneshot::Sender<ApprovalAnswer>> = None;
     let mut waiting: VecDeque<Asked> = VecDeque::new();
+    let mut engine_gone = false;
     loop {
         terminal.draw(|f| view::draw(f, &mut ui.app))?;
         tokio::select! {
@@ -106,8 +112,15 @@ async fn event_loop(
                 Some(Err(e)) => return Err(e),
                 None => return Ok(()),
             },
-            msg = ui.events.recv() => {
-                let Some(msg) = msg else { return Ok(()) };
+            msg = ui.events.recv(), if !engine_gone => {
+                let Some(msg) = msg else {
+                    engine_gone = true;
+                    ui.app.task_finished();
+                    ui.app.push(super::app::Entry::Error(
+                        "the engine stopped unexpectedly; quit and restart codesmith (the session is saved)".into(),
+                    ));
+                    continue;
+                };
                 let mut next = ui.on_engine(msg);
                 for _ in 0..DRAIN_BATCH {
                     match ui.events.try_recv() {
@@ -123,7 +136,7 @@ async fn event_loop(
                     ui.send_task(task);
                 }
             }
-            asked = ui.asks.recv() => {
+            asked = ui.asks.recv(), if !engine_gone => {
                 if let Some(asked) = asked {
                     waiting.push_back(asked);
                 }
