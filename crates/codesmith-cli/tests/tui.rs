@@ -317,3 +317,47 @@ async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
         "{last}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_model_and_approval_rebuild_the_engine_in_the_same_session() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("ok"));
+    let ws = sb.ws();
+    let url = server.base_url();
+    let args = [
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--provider",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "scripted",
+    ];
+    let input = "/model other-model\n/approval never\n/approval sometimes\n/sessions\nhi\n/quit\n";
+    let out = line_mode(&sb.home(), &args, input).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("model other-model · approval suggest"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("model other-model · approval never"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("unknown approval mode \"sometimes\""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("← current"), "{stdout}");
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 1);
+    assert_eq!(bodies[0]["model"], "other-model");
+    // Still one session on disk: the rebuilds kept it.
+    let sessions = std::fs::read_dir(sb.home().join("sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(sessions, 1);
+}

@@ -81,6 +81,12 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
         {
             busy()
         }
+        Slash::Model(Some(_)) if facts.resolved.provider == crate::args::ProviderName::Local => {
+            Reply::Lines(vec![
+                "the embedded model cannot be switched inside a session: restart with --model PATH.gguf"
+                    .to_string(),
+            ])
+        }
         Slash::Model(Some(name)) => Reply::Rebuild(
             Rebuild {
                 model: Some(name),
