@@ -8,10 +8,12 @@ use std::time::Duration;
 use codesmith_engine::ApprovalAnswer;
 use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream, KeyEventKind,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::execute;
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    supports_keyboard_enhancement,
 };
 use futures::StreamExt;
 use ratatui::Terminal;
@@ -27,23 +29,40 @@ use crate::exit::Exit;
 /// Most engine messages applied before the screen is redrawn.
 const DRAIN_BATCH: usize = 256;
 
-struct TerminalGuard;
+/// Raw mode, the alternate screen and bracketed paste while alive; where the
+/// terminal speaks the kitty keyboard protocol, also unambiguous key codes
+/// (so Shift-Enter is told apart from Enter).
+struct TerminalGuard {
+    enhanced_keys: bool,
+}
 
 impl TerminalGuard {
     fn enter() -> std::io::Result<Self> {
         enable_raw_mode()?;
-        let guard = TerminalGuard;
+        let mut guard = TerminalGuard {
+            enhanced_keys: false,
+        };
         execute!(
             std::io::stdout(),
             EnterAlternateScreen,
             EnableBracketedPaste
         )?;
+        if supports_keyboard_enhancement().unwrap_or(false) {
+            guard.enhanced_keys = execute!(
+                std::io::stdout(),
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )
+            .is_ok();
+        }
         Ok(guard)
     }
 }
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
+        if self.enhanced_keys {
+            let _ = execute!(std::io::stdout(), PopKeyboardEnhancementFlags);
+        }
         let _ = execute!(
             std::io::stdout(),
             DisableBracketedPaste,
