@@ -159,6 +159,7 @@ async fn tui_task_approval_edit_answer_and_quit() {
     let screen = tmux.wait_for("both tests pass now").await;
     assert!(screen.contains("approved once"), "{screen}");
     assert!(screen.contains("Fixed add() in calc.py"), "{screen}");
+    assert!(screen.contains("· exit"), "{screen}");
     assert!(screen.contains("openai scripted"), "{screen}");
     let code = std::fs::read_to_string(ws.join("calc.py")).unwrap();
     assert!(code.contains("return a + b"), "{code}");

@@ -596,6 +596,32 @@ pub fn edit_diff(name: &str, args: &Value) -> Vec<String> {
     }
 }
 
+/// The result envelope (`{"ok":…,"output":…,"meta":…}`), when the text is one.
+fn envelope(output: &str) -> Option<Value> {
+    serde_json::from_str::<Value>(output)
+        .ok()
+        .or_else(|| serde_json::from_str(output.lines().next()?).ok())
+        .filter(|v| v.get("ok").is_some())
+}
+
+/// A few words on a successful result: a shell command's exit code and time.
+pub fn result_summary(output: &str) -> Option<String> {
+    let meta = envelope(output)?.get("meta").cloned()?;
+    let exit = meta.get("exit_code").and_then(Value::as_i64)?;
+    let mut out = format!("exit {exit}");
+    if let Some(ms) = meta.get("duration_ms").and_then(Value::as_u64) {
+        out.push_str(&format!(" · {:.1}s", ms as f64 / 1000.0));
+    }
+    Some(out)
+}
+
+/// The readable part of a result: the envelope's `output` text, else the whole text.
+pub fn result_text(output: &str) -> String {
+    envelope(output)
+        .and_then(|v| v.get("output").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| output.to_string())
+}
+
 /// `CODE: message` from a tool-result envelope's first line, or its first 160 characters.
 pub fn error_line(output: &str) -> String {
     let first = output.lines().next().unwrap_or_default();
@@ -776,6 +802,16 @@ mod tests {
             a.on_key(key(KeyCode::Char(c)));
         }
         assert_eq!(a.on_key(key(KeyCode::Enter)), Action::Slash(Slash::Quit));
+    }
+
+    #[test]
+    fn shell_results_summarise_exit_code_and_time() {
+        let out =
+            r#"{"ok":true,"output":"Ran 2 tests\nOK","meta":{"exit_code":0,"duration_ms":1250}}"#;
+        assert_eq!(result_summary(out).as_deref(), Some("exit 0 · 1.2s"));
+        assert_eq!(result_text(out), "Ran 2 tests\nOK");
+        assert_eq!(result_summary("plain text"), None);
+        assert_eq!(result_text("plain text"), "plain text");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Padding, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
-use super::app::{App, Entry, StreamCache, ToolEntry, ToolStatus};
+use super::app::{App, Entry, StreamCache, ToolEntry, ToolStatus, result_summary, result_text};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::wrap_line;
@@ -220,6 +220,11 @@ fn tool_lines(tool: &ToolEntry, expand: bool, t: &Theme) -> Vec<Line<'static>> {
     if tool.status == ToolStatus::Running {
         head.push(Span::styled(" …", t.dim));
     }
+    if tool.status == ToolStatus::Ok
+        && let Some(summary) = result_summary(&tool.output)
+    {
+        head.push(Span::styled(format!(" · {summary}"), t.dim));
+    }
     let mut out = vec![Line::from(head)];
     if let ToolStatus::Failed(why) = &tool.status {
         out.push(Line::styled(format!("  └ {why}"), t.error));
@@ -245,7 +250,8 @@ fn tool_lines(tool: &ToolEntry, expand: bool, t: &Theme) -> Vec<Line<'static>> {
         ));
     }
     if expand && !tool.output.is_empty() {
-        let lines: Vec<&str> = tool.output.lines().collect();
+        let text = result_text(&tool.output);
+        let lines: Vec<&str> = text.lines().collect();
         for l in lines.iter().take(RESULT_LINES) {
             out.push(Line::styled(format!("  │ {l}"), t.dim));
         }
