@@ -323,3 +323,24 @@ fn streaming_line_by_line_renders_the_same_rows_as_a_whole_render() {
     assert_eq!(streamed[..19], whole[..19]);
     find(&whole, "│     let s = \"str\"; // note");
 }
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    let mut a = app();
+    a.start_task("a task with a rather long description");
+    a.apply(Event::AssistantText {
+        delta: "日本語 text ```\ncode".into(),
+    });
+    a.ask(ApprovalRequest {
+        tool: "exec_shell".into(),
+        summary: "rm -rf build\nsecond line".into(),
+        reason: "deletes".into(),
+        can_persist: true,
+    });
+    a.editor.paste("typed\ttext");
+    for (w, h) in [(1, 1), (2, 3), (10, 4), (20, 6), (300, 100)] {
+        a.scroll = 3;
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        terminal.draw(|f| view::draw(f, &mut a)).unwrap();
+    }
+}
