@@ -446,6 +446,13 @@ impl App {
                 self.invalidate();
                 return Action::None;
             }
+            KeyCode::Tab if self.editor.text().starts_with('/') => {
+                let text = self.editor.text();
+                if let [only] = slash::completions(&text)[..] {
+                    self.editor.set_text(&format!("/{only} "));
+                }
+                return Action::None;
+            }
             KeyCode::PageUp => {
                 self.scroll = self.scroll.saturating_add(10);
                 return Action::None;
@@ -812,6 +819,19 @@ mod tests {
         assert_eq!(result_text(out), "Ran 2 tests\nOK");
         assert_eq!(result_summary("plain text"), None);
         assert_eq!(result_text("plain text"), "plain text");
+    }
+
+    #[test]
+    fn tab_completes_a_unique_slash_command() {
+        let mut a = app();
+        for c in "/ver".chars() {
+            a.on_key(key(KeyCode::Char(c)));
+        }
+        a.on_key(key(KeyCode::Tab));
+        assert_eq!(a.editor.text(), "/verify ");
+        a.editor.set_text("/re");
+        a.on_key(key(KeyCode::Tab));
+        assert_eq!(a.editor.text(), "/re", "ambiguous: restore, resume");
     }
 
     #[test]

@@ -132,6 +132,22 @@ pub fn suggest(name: &str) -> Option<&'static str> {
         .map(|(cmd, _)| cmd)
 }
 
+/// Known commands starting with what is typed after the `/` (for hints and Tab).
+/// Empty unless `typed` is a lone `/word` (no spaces, one line).
+pub fn completions(typed: &str) -> Vec<&'static str> {
+    let Some(word) = typed.strip_prefix('/') else {
+        return Vec::new();
+    };
+    if word.contains(char::is_whitespace) || word.starts_with('/') {
+        return Vec::new();
+    }
+    COMMANDS
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| name.starts_with(word))
+        .collect()
+}
+
 /// The `/help` text, one entry per line.
 pub fn help_lines() -> Vec<String> {
     let mut lines = vec!["Commands:".to_string()];
@@ -160,6 +176,15 @@ mod tests {
         assert_eq!(parse("/restore"), Parsed::Command(Slash::Restore(None)));
         assert_eq!(parse("fix it"), Parsed::Text("fix it".into()));
         assert_eq!(parse("//etc/hosts?"), Parsed::Text("/etc/hosts?".into()));
+    }
+
+    #[test]
+    fn completions_match_the_typed_prefix() {
+        assert_eq!(completions("/m"), ["model", "memory"]);
+        assert_eq!(completions("/res"), ["restore", "resume"]);
+        assert!(completions("/model x").is_empty());
+        assert!(completions("fix").is_empty());
+        assert_eq!(completions("/").len(), COMMANDS.len());
     }
 
     #[test]

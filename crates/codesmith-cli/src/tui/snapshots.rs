@@ -344,3 +344,16 @@ fn tiny_terminals_do_not_panic() {
         terminal.draw(|f| view::draw(f, &mut a)).unwrap();
     }
 }
+
+#[test]
+fn typing_a_slash_command_shows_what_it_may_become() {
+    let mut a = app();
+    a.editor.set_text("/m");
+    find(&screen(&mut a), "┌ /model /memory ");
+    a.editor.set_text("/ver");
+    find(&screen(&mut a), "┌ /verify (Tab completes) ");
+    a.editor.set_text("/zz");
+    find(&screen(&mut a), "┌ unknown command: /help lists them ");
+    a.editor.set_text("//etc");
+    find(&screen(&mut a), "┌ › message, /help ");
+}

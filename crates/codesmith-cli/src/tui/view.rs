@@ -310,6 +310,8 @@ fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
         " answer the prompt above ".to_string()
     } else if app.running {
         " working… Ctrl-C interrupts ".to_string()
+    } else if let Some(hint) = slash_hint(&app.editor.text()) {
+        hint
     } else if app.editor.lines().len() > MAX_INPUT_ROWS {
         format!(
             " › message ({} lines; Enter sends) ",
@@ -356,6 +358,29 @@ fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
         && let Some((x, y)) = cursor
     {
         frame.set_cursor_position(Position::new(inner.x + x as u16, inner.y + y as u16));
+    }
+}
+
+/// The input title while a slash command is being typed: what it may become.
+fn slash_hint(text: &str) -> Option<String> {
+    let matches = super::slash::completions(text);
+    match matches.len() {
+        0 if text.starts_with('/')
+            && !text.starts_with("//")
+            && !text.contains(char::is_whitespace) =>
+        {
+            Some(" unknown command: /help lists them ".to_string())
+        }
+        0 => None,
+        1 => Some(format!(" /{} (Tab completes) ", matches[0])),
+        _ => Some(format!(
+            " {} ",
+            matches
+                .iter()
+                .map(|m| format!("/{m}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )),
     }
 }
 
