@@ -57,6 +57,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
 /// Key bindings shown by `/help`.
 pub const KEYS: &[(&str, &str)] = &[
     ("Enter", "send"),
+    ("Tab", "complete a /command"),
     ("Alt-Enter, Shift-Enter, Ctrl-J", "new line"),
     ("↑ / ↓", "previous / next input"),
     ("PgUp / PgDn", "scroll the transcript"),
