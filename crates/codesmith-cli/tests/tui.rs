@@ -294,6 +294,20 @@ async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
     assert!(stdout.contains("Fixed add() with sed."), "{stdout}");
     assert!(stdout.contains("did you mean /model?"), "{stdout}");
     assert!(
+        stdout.contains("Fixed add() with sed.\n─ done in "),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.matches("─ done in ").count(),
+        1,
+        "printed once: {stdout}"
+    );
+    assert_eq!(
+        stdout.matches("did you mean").count(),
+        1,
+        "printed once: {stdout}"
+    );
+    assert!(
         !stdout.contains('\u{1b}'),
         "no escape sequences in line mode: {stdout:?}"
     );

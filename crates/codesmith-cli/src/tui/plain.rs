@@ -117,13 +117,12 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
                     text_open = print_event(e, text_open);
                 }
                 ui.on_engine(msg);
-                if !matches!(ui.app.entries.last(), Some(super::app::Entry::Assistant(_))) {
-                    print_info(ui, before.min(ui.app.entries.len()));
-                }
                 if done {
                     if text_open {
                         say("");
                     }
+                    // Events were printed as they came; what the end adds is shown here.
+                    print_info(ui, before.min(ui.app.entries.len()));
                     return;
                 }
             }
