@@ -234,6 +234,14 @@ fn a_large_paste_scrolls_the_input_box_to_the_cursor() {
         "│pasted line 35                                                                │"
     );
     assert!(rows[21].starts_with("│pasted line 40"));
+    // Sent, it shows collapsed in the transcript.
+    let text = a.editor.text();
+    a.editor.clear();
+    a.start_task(&text);
+    let rows = screen(&mut a);
+    let first = find(&rows, "› pasted line 1");
+    assert_eq!(rows[first + 7], "  pasted line 8");
+    assert_eq!(rows[first + 8], "  … 32 more lines (Ctrl-O)");
 }
 
 #[test]

@@ -18,6 +18,8 @@ use super::wrap::wrap_line;
 pub const MAX_INPUT_ROWS: usize = 6;
 /// Most diff lines shown under an edit while tool results are collapsed.
 pub const DIFF_PREVIEW_LINES: usize = 8;
+/// Most lines of a long (pasted) user message shown while collapsed.
+pub const USER_LINES: usize = 8;
 /// Most result lines shown under a call while tool results are expanded.
 pub const RESULT_LINES: usize = 30;
 
@@ -163,9 +165,22 @@ fn entry_lines(app: &App, i: usize) -> Vec<Line<'static>> {
             if gap {
                 out.push(Line::default());
             }
-            for (n, line) in text.split('\n').enumerate() {
+            let lines: Vec<&str> = text.split('\n').collect();
+            let shown = if app.expand_tools || lines.len() <= USER_LINES {
+                lines.len()
+            } else {
+                USER_LINES
+            };
+            for (n, line) in lines.iter().take(shown).enumerate() {
                 let prefix = if n == 0 { "› " } else { "  " };
                 out.push(Line::styled(format!("{prefix}{line}"), t.user));
+            }
+            if shown < lines.len() {
+                let more = lines.len() - shown;
+                out.push(Line::styled(
+                    format!("  … {more} more lines (Ctrl-O)"),
+                    t.dim,
+                ));
             }
         }
         Entry::Assistant(text) => {
