@@ -61,7 +61,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Alt-Enter, Shift-Enter, Ctrl-J", "new line"),
     ("↑ / ↓", "previous / next input"),
     ("PgUp / PgDn", "scroll the transcript"),
-    ("Ctrl-O", "expand or collapse tool results"),
+    (
+        "Ctrl-O",
+        "expand or collapse tool results and long messages",
+    ),
     ("Ctrl-T", "show or hide thinking"),
     (
         "Ctrl-C",
