@@ -52,6 +52,7 @@ impl Tmux {
 
     fn cmd(&self, args: &[&str]) -> std::process::Output {
         Command::new("tmux")
+            .env("TERM", "xterm-256color")
             .arg("-L")
             .arg(&self.socket)
             .args(args)
