@@ -285,3 +285,32 @@ async fn eight_consecutive_failures_end_the_turn() {
             .contains("in a row have failed")
     );
 }
+
+#[tokio::test]
+async fn a_manual_compaction_summarizes_the_older_turns() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::tool_call(
+            "c1",
+            "read_file",
+            r#"{"path": "notes.txt"}"#,
+        ))
+        .push(Scripted::tool_call("c2", "list_dir", "{}"))
+        .push(Scripted::text("looked"))
+        .push(Scripted::text("SUMMARY: the user looked at notes.txt."));
+    let mut engine = rig.engine();
+    engine.run_task("look", &mut |_| {}).await.unwrap();
+    let folded = engine.compact(&mut |_| {}).await.unwrap();
+    assert!(folded > 0);
+    let after = engine.session().messages();
+    assert!(
+        after.iter().all(|m| m.text() != "look"),
+        "the folded task is gone"
+    );
+    assert_eq!(after.last().unwrap().text(), "looked", "the tail is kept");
+    assert!(
+        after[0].text().contains("SUMMARY: the user looked"),
+        "{:?}",
+        after[0]
+    );
+}

@@ -45,27 +45,52 @@ impl Engine {
                 .replace_messages("clear_tool_results", cleared)?;
             return Ok(());
         }
+        self.compact_older(false, "The context window is full", sink)
+            .await
+            .map(|_| ())
+    }
+
+    /// `/compact`: summarizes the older turns now, whatever the circuit
+    /// breaker says (a manual compaction is always allowed), or trims them when
+    /// no summary can be had. Returns how many messages were folded away (0
+    /// when the transcript is too short to compact).
+    ///
+    /// # Errors
+    /// [`EngineError::Session`] when the transcript cannot be written.
+    pub async fn compact(
+        &mut self,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<usize, EngineError> {
+        self.compact_older(true, "Compacted on request", sink).await
+    }
+
+    /// Stage two: everything before the kept tail becomes a summary (or a trim note).
+    async fn compact_older(
+        &mut self,
+        manual: bool,
+        why: &str,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<usize, EngineError> {
+        let messages = self.session.messages().to_vec();
         let Some(cut) = context::tail_start(&messages) else {
-            return Ok(());
+            return Ok(0);
         };
-        let (stage_name, replaced) = match self.summarize(&messages[..cut]).await {
+        let (stage_name, replaced) = match self.summarize(&messages[..cut], manual).await {
             Some(summary) => ("summary", context::compacted(&summary, &messages, cut)),
             None => ("trim", context::trimmed(&messages, cut)),
         };
         sink(Event::Notice {
-            message: format!(
-                "The context window is full: compacted {cut} earlier messages ({stage_name})."
-            ),
+            message: format!("{why}: compacted {cut} earlier messages ({stage_name})."),
         });
         self.session.replace_messages(stage_name, replaced)?;
-        Ok(())
+        Ok(cut)
     }
 
     /// Asks the model for a summary of `older`, through the circuit breaker
     /// and the background retry budget. `None` when it cannot be had.
-    async fn summarize(&mut self, older: &[Message]) -> Option<String> {
+    async fn summarize(&mut self, older: &[Message], manual: bool) -> Option<String> {
         let now = std::time::Instant::now();
-        if !self.breaker.allows(now) {
+        if !manual && !self.breaker.allows(now) {
             return None;
         }
         let request = ChatRequest {
