@@ -52,16 +52,44 @@ fn rm_piece_reason(piece: &str) -> Option<&'static str> {
 }
 
 fn catastrophic_target(arg: &str) -> Option<&'static str> {
-    let mut target = arg.to_string();
-    while target.contains("//") {
-        target = target.replace("//", "/");
-    }
+    let target = normalize_target(arg);
     match target.as_str() {
         "/" => Some("matches a catastrophic pattern: rm -rf /"),
         "/*" => Some("matches a catastrophic pattern: rm -rf /*"),
         "~" | "~/" => Some("matches a catastrophic pattern: rm -rf ~"),
         "$HOME" | "$HOME/" => Some("matches a catastrophic pattern: rm -rf $HOME"),
         _ => None,
+    }
+}
+
+/// Lexically normalises a path argument so spellings of the same target
+/// compare equal: repeated slashes collapse, `.` components vanish and `..`
+/// climbs (never above the root or the home prefix): `/.`, `/usr/..` and `//`
+/// are all `/`; `~/.` is `~`; `$HOME/tmp/..` is `$HOME`.
+fn normalize_target(arg: &str) -> String {
+    let (root, rest) = if let Some(rest) = arg.strip_prefix('/') {
+        ("/", rest)
+    } else if let Some(rest) = arg.strip_prefix("$HOME") {
+        ("$HOME", rest)
+    } else if let Some(rest) = arg.strip_prefix('~') {
+        ("~", rest)
+    } else {
+        return arg.to_string();
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in rest.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    match (root, parts.is_empty()) {
+        (_, true) => root.to_string(),
+        ("/", false) => format!("/{}", parts.join("/")),
+        (_, false) => format!("{root}/{}", parts.join("/")),
     }
 }
 
@@ -91,6 +119,27 @@ fn is_fork_bomb(raw: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::catastrophic_reason;
+
+    #[test]
+    fn dot_spellings_of_the_root_and_home_are_the_same_target() {
+        for raw in [
+            "rm -rf /.",
+            "rm -rf /usr/..",
+            "rm -rf /./",
+            "rm -rf ~/.",
+            "rm -rf $HOME/x/..",
+        ] {
+            assert!(catastrophic_reason(raw).is_some(), "{raw}");
+        }
+        for raw in [
+            "rm -rf /tmp/x",
+            "rm -rf ./build",
+            "rm -rf ~/project/target",
+            "rm -rf /usr/../tmp",
+        ] {
+            assert!(catastrophic_reason(raw).is_none(), "{raw}");
+        }
+    }
 
     #[test]
     fn finds_the_five_literals_in_many_spellings() {

@@ -228,7 +228,12 @@ pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
             {
                 Verdict::new(Safe, "reads git configuration")
             } else {
-                Verdict::new(WorkspaceSafe, "changes the repository's configuration")
+                // Config can name commands git runs later, outside any sandbox
+                // (core.fsmonitor, core.hooksPath, core.pager, `!` aliases).
+                Verdict::new(
+                    RequiresApproval,
+                    "changes git configuration, which can make git run commands later",
+                )
             }
         }
         "reflog" => match rest.first().copied() {
