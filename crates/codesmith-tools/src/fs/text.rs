@@ -154,6 +154,15 @@ pub fn load_bytes(path: &ResolvedPath) -> Result<Vec<u8>, Refusal> {
         )
         .with("path", path.rel.as_str()));
     }
+    if !meta.is_file() {
+        // A FIFO, socket or device would block the read forever or never end.
+        return Err(Refusal::new(
+            ErrorCode::InvalidArguments,
+            format!("\"{}\" is not a regular file (a pipe, socket or device).", path.rel),
+            "The file tools read and write regular files only; leave this path alone.",
+        )
+        .with("path", path.rel.as_str()));
+    }
     if meta.len() > MAX_TEXT_BYTES {
         return Err(Refusal::new(
             ErrorCode::TooLarge,

@@ -100,6 +100,17 @@ pub(crate) struct Running {
     pub(crate) started: Instant,
 }
 
+/// True for environment variables that hold credentials and must not reach a
+/// command the model runs (where it could print them into the transcript):
+/// names containing `KEY`, `SECRET`, `TOKEN`, `PASSWORD` or `CREDENTIAL`, in any
+/// case (`OPENAI_API_KEY`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, ...).
+pub(crate) fn is_secret_env_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"]
+        .iter()
+        .any(|w| upper.contains(w))
+}
+
 /// Starts `bash -c script` under the sandbox in `cwd`, in a new process group, with stdin
 /// closed and stdout/stderr captured.
 pub(crate) fn spawn(
@@ -124,6 +135,11 @@ pub(crate) fn spawn(
         .env("GIT_TERMINAL_PROMPT", "0")
         .process_group(0)
         .kill_on_drop(true);
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(is_secret_env_name) {
+            cmd.env_remove(&name);
+        }
+    }
     let started = Instant::now();
     let mut child = cmd.spawn()?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
