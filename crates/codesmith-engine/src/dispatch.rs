@@ -11,12 +11,12 @@ use std::sync::Arc;
 use codesmith_protocol::{Event, StopReason, ToolCall, ToolResult};
 use codesmith_tools::sanitize::sanitize_json;
 use codesmith_tools::trust::{label_for_tool, wrap_external};
-use codesmith_tools::{ErrorCode, Refusal, Tool, ToolOutcome, envelope_json};
+use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolOutcome, envelope_json};
 use serde_json::Value;
 
 use crate::gate::GateDecision;
 use crate::guard::GuardVerdict;
-use crate::repair::args::{RepairPolicy, repair_arguments};
+use crate::repair::args::{RepairPolicy, Rung, repair_arguments};
 use crate::repair::names::{NameResolution, resolve_tool_name};
 use crate::runtime::Runtime;
 
@@ -116,7 +116,8 @@ fn finish_prepared(
     finish(rt, &p.call, p.tool.name(), label, outcome, true, sink)
 }
 
-/// The planning pipeline for one call.
+/// The planning pipeline for one call. Every call gets a `tool_call` event
+/// (with the resolved name when there is one) before its result.
 async fn plan(
     rt: &mut Runtime,
     call: ToolCall,
@@ -124,38 +125,87 @@ async fn plan(
     stop: &StopReason,
     sink: &mut (dyn FnMut(Event) + Send),
 ) -> Planned {
-    let name = call.name.clone();
-    let answered = |call, outcome, counts| Planned::Answered {
-        call,
-        name: name.clone(),
-        outcome,
-        counts,
-    };
+    match check(rt, &call, parsed, stop) {
+        Ok((tool, args)) => {
+            sink(Event::ToolCall {
+                id: call.id.clone(),
+                name: tool.name().to_string(),
+                arguments: args.clone(),
+            });
+            if let GuardVerdict::Blocked(why) = rt.guard.check(tool.name(), &args) {
+                let refusal = Refusal::new(
+                    ErrorCode::Denied,
+                    why,
+                    "Change approach: do not send this call again.",
+                );
+                let name = tool.name().to_string();
+                return Planned::Answered {
+                    call,
+                    name,
+                    outcome: Err(refusal),
+                    counts: true,
+                };
+            }
+            match rt.gate(tool.as_ref(), &args).await {
+                GateDecision::Run => Planned::Run(Prepared { call, tool, args }),
+                GateDecision::Refuse(refusal) => {
+                    let name = tool.name().to_string();
+                    Planned::Answered {
+                        call,
+                        name,
+                        outcome: Err(refusal),
+                        counts: true,
+                    }
+                }
+            }
+        }
+        Err((refusal, counts)) => {
+            let raw = serde_json::from_str(&call.arguments)
+                .unwrap_or(Value::String(call.arguments.clone()));
+            sink(Event::ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: raw,
+            });
+            let name = call.name.clone();
+            Planned::Answered {
+                call,
+                name,
+                outcome: Err(refusal),
+                counts,
+            }
+        }
+    }
+}
+
+/// The gates before the loop guard: truncation, interruption, argument
+/// repair, name repair and the argument shape. An error carries the refusal
+/// and whether it counts as a failed call for the loop guard.
+fn check(
+    rt: &Runtime,
+    call: &ToolCall,
+    parsed: Option<Value>,
+    stop: &StopReason,
+) -> Result<(Arc<dyn Tool>, Value), (Refusal, bool)> {
     if parsed.is_none() && stop.is_truncation() {
-        return answered(call, Err(truncated_refusal(stop)), false);
+        return Err((truncated_refusal(stop), false));
     }
     if *stop == StopReason::Interrupted {
-        return answered(call, Err(interrupted_refusal()), false);
+        return Err((interrupted_refusal(), false));
     }
-    let args = match parsed {
-        Some(v) => v,
+    let (args, rung) = match parsed {
+        Some(v) => (v, Rung::Strict),
         None => repair_arguments(&call.arguments, RepairPolicy::RepairAllowed)
-            .map(|(v, _)| v)
-            .unwrap_or_else(|| Value::Object(Default::default())),
+            .unwrap_or_else(|| (Value::Object(Default::default()), Rung::Strict)),
     };
-    let tool = match resolve_tool_name(&call.name, &rt.tools.names()) {
+    let names = rt.tools.names();
+    let tool = match resolve_tool_name(&call.name, &names) {
         NameResolution::Exact(n) | NameResolution::Repaired { to: n, .. } => rt.tools.get(&n),
         NameResolution::Unknown { suggestions } => {
-            return answered(
-                call.clone(),
-                Err(unknown_tool(&call.name, &suggestions, &rt.tools.names())),
-                true,
-            );
+            return Err((unknown_tool(&call.name, &suggestions, &names), true));
         }
     };
-    let Some(tool) = tool else {
-        return answered(call, Err(Refusal::internal()), true);
-    };
+    let tool = tool.ok_or_else(|| (Refusal::internal(), true))?;
     if !args.is_object() {
         let refusal = Refusal::new(
             ErrorCode::InvalidArguments,
@@ -166,25 +216,27 @@ async fn plan(
             ),
             "Send the arguments as an object, as in the examples of the tool description.",
         );
-        return answered(call, Err(refusal), true);
+        return Err((refusal, true));
     }
-    sink(Event::ToolCall {
-        id: call.id.clone(),
-        name: tool.name().to_string(),
-        arguments: args.clone(),
-    });
-    if let GuardVerdict::Blocked(why) = rt.guard.check(tool.name(), &args) {
-        let refusal = Refusal::new(
-            ErrorCode::Denied,
-            why,
-            "Change approach: do not send this call again.",
-        );
-        return answered(call, Err(refusal), true);
+    if tool.capability() == Capability::ExecutesCode
+        && matches!(rung, Rung::ClosedBrackets | Rung::SurplusClosers)
+    {
+        return Err((unfinished_command(), true));
     }
-    match rt.gate(tool.as_ref(), &args).await {
-        GateDecision::Run => Planned::Run(Prepared { call, tool, args }),
-        GateDecision::Refuse(refusal) => answered(call, Err(refusal), true),
-    }
+    Ok((tool, args))
+}
+
+/// A command whose arguments only parsed after closing an unclosed string or
+/// bracket looks exactly like a call cut off mid-way; running the repaired
+/// text would run something the model never finished writing.
+fn unfinished_command() -> Refusal {
+    Refusal::new(
+        ErrorCode::InvalidArguments,
+        "This command was NOT run: its arguments were unfinished JSON (an unclosed string or bracket), so the \
+         command may be cut short.",
+        "Send the complete call again, with valid JSON arguments.",
+    )
+    .with("executed", false)
 }
 
 fn kind_of(v: &Value) -> &'static str {

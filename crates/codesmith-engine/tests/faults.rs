@@ -314,3 +314,30 @@ async fn a_manual_compaction_summarizes_the_older_turns() {
         after[0]
     );
 }
+
+#[tokio::test]
+async fn an_unfinished_shell_command_is_not_repaired_into_a_run() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "touch ran_marker"#,
+        ))
+        .push(Scripted::text("ok"));
+    let (_, events) = rig.run("do it").await;
+    assert!(
+        !rig.ws.join("ran_marker").exists(),
+        "a repaired command ran"
+    );
+    assert!(
+        rig.results(1)[0].contains("NOT run"),
+        "{}",
+        rig.results(1)[0]
+    );
+    let calls = events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolCall { .. }))
+        .count();
+    assert_eq!(calls, 1, "every result has its tool_call event");
+}

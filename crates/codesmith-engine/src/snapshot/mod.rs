@@ -359,7 +359,7 @@ impl SideRepo {
     }
 
     /// Takes the side repository's lock file, waiting at most the git timeout.
-    /// Holding it, any `index.lock` left behind is from a git that was killed
+    /// Holding it, any git lock file left behind is from a git that was killed
     /// (a timeout) and is removed.
     async fn lock(&self) -> Result<fs::File, SnapshotError> {
         let path = self.git.dir.join("codesmith.lock");
@@ -383,10 +383,17 @@ impl SideRepo {
                 Err(fs::TryLockError::Error(e)) => return Err(SnapshotError::Io(e)),
             }
         }
-        match fs::remove_file(self.git.dir.join("index.lock")) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SnapshotError::Io(e)),
-            _ => Ok(file),
+        // Holding the lock, no other git of ours runs here: any git lock file
+        // (index.lock, config.lock, HEAD.lock, ...) is from one that was killed.
+        for stale in ["index.lock", "config.lock", "HEAD.lock", "packed-refs.lock"] {
+            match fs::remove_file(self.git.dir.join(stale)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(SnapshotError::Io(e));
+                }
+                _ => {}
+            }
         }
+        Ok(file)
     }
 
     /// The user's exclude patterns the side repository must honour besides
