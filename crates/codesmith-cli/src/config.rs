@@ -265,8 +265,12 @@ pub fn resolve(
         .clone()
         .or_else(|| env_base_url(provider))
         .or_else(|| vendor.base_url.clone());
+    if let Some(url) = &base_url {
+        check_base_url(url)?;
+    }
     let api_key = api_key(provider, base_url.as_deref()).or_else(|| vendor.api_key.clone());
     let approval = resolve_approval(model.approval, &file, &project)?;
+    warn_loosening(&project, approval, &mut warnings);
     let idle_secs = idle_timeout_secs(&file)?;
     let rules = load_rules(&home, &workspace, &mut warnings)?;
     let sandbox = tighten_sandbox(
@@ -388,5 +392,48 @@ fn api_key(provider: ProviderName, base_url: Option<&str>) -> Option<String> {
         }
         ProviderName::Anthropic => env_nonempty("ANTHROPIC_API_KEY"),
         ProviderName::Local => None,
+    }
+}
+
+/// A base URL must be an absolute `http` or `https` URL; anything else is a
+/// configuration error, not a network failure to retry.
+fn check_base_url(url: &str) -> Result<()> {
+    match url::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
+        Ok(u) => bail!(
+            "the base URL {url:?} uses {:?}: it must be an http(s) URL like https://api.openai.com/v1 \
+             (fix --base-url, the *_BASE_URL variable or config.toml)",
+            u.scheme()
+        ),
+        Err(e) => bail!(
+            "the base URL {url:?} is not a URL ({e}): use one like https://api.openai.com/v1 \
+             (fix --base-url, the *_BASE_URL variable or config.toml)"
+        ),
+    }
+}
+
+/// Says so when the project config tried to loosen what it may only tighten.
+fn warn_loosening(project: &ProjectConfig, approval: ApprovalMode, warnings: &mut Vec<String>) {
+    let file = ".codesmith/config.toml";
+    if let Some(asked) = project.approval.as_deref() {
+        match parse_approval(asked) {
+            Ok(mode) if mode < approval => warnings.push(format!(
+                "ignored approval = {asked:?} in {file}: a project may only tighten the approval mode"
+            )),
+            Err(_) => warnings.push(format!("ignored approval = {asked:?} in {file}: not auto, suggest or never")),
+            Ok(_) => {}
+        }
+    }
+    if let Some(sandbox) = &project.sandbox {
+        if sandbox.backend.is_some() {
+            warnings.push(format!(
+                "ignored [sandbox] backend in {file}: only your own config.toml chooses it"
+            ));
+        }
+        if sandbox.required == Some(false) || sandbox.network == Some(true) {
+            warnings.push(format!(
+                "ignored a loosening [sandbox] setting in {file}: a project may only tighten it"
+            ));
+        }
     }
 }

@@ -130,18 +130,24 @@ impl Runtime {
 
 /// The DENIED refusal for a call that needed approval and did not get it.
 pub(crate) fn denied(request: &ApprovalRequest, why: &str, headless: bool) -> Refusal {
+    let way_out = if request.tool == "fetch_url" {
+        "rerun with `--approval auto`, or allow the host under [network] allow in config.toml"
+    } else {
+        "rerun with `--approval auto`, or add an allow rule to the exec policy (policy.toml)"
+    };
     let hint = if headless {
-        "Do not retry it and do not work around it with another tool. Continue without it, or tell the user \
-         it needs approval: rerun with `--approval auto`, or add an allow rule to the exec policy."
+        format!(
+            "Do not retry it and do not work around it with another tool. Continue without it, or tell the \
+             user it needs approval: {way_out}."
+        )
     } else {
         "Do not retry it and do not work around it with another tool; continue without it or ask the user."
+            .to_string()
     };
+    let reason = request.reason.trim_end_matches('.');
     Refusal::new(
         ErrorCode::Denied,
-        format!(
-            "`{}` was not run: {} {}",
-            request.summary, request.reason, why
-        ),
+        format!("`{}` was not run: {reason}. {why}", request.summary),
         hint,
     )
     .with("tool", request.tool.clone())

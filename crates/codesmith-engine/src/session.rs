@@ -63,7 +63,7 @@ pub enum SessionError {
     )]
     InvalidId(String),
     /// No session file with that id.
-    #[error("no session {0:?} under {1}; list sessions with `ls {1}`")]
+    #[error("no session {0:?} under {1}; list sessions with `codesmith sessions list`")]
     NotFound(String, String),
     /// Another process holds the session.
     #[error("session {0:?} is open in another codesmith process; close it first")]
@@ -278,6 +278,20 @@ pub fn latest_session_for(home: &Path, workspace: &Path) -> Option<String> {
         }
     }
     best.map(|(_, id)| id)
+}
+
+/// The provider and model a session was created with, read from its meta
+/// line without opening (or locking) it; `None` for an unknown or unsafe id.
+pub fn session_model(home: &Path, id: &str) -> Option<(String, String)> {
+    if !codesmith_policy::is_safe_name(id) {
+        return None;
+    }
+    match first_record(&sessions_dir(home).join(format!("{id}.jsonl")))? {
+        Record::Meta {
+            provider, model, ..
+        } => Some((provider, model)),
+        _ => None,
+    }
 }
 
 fn first_record(path: &Path) -> Option<Record> {

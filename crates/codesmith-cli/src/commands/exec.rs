@@ -13,7 +13,8 @@ use crate::progress::Progress;
 use crate::setup;
 
 /// Runs `codesmith exec`.
-pub async fn run(args: ExecArgs) -> Exit {
+pub async fn run(mut args: ExecArgs) -> Exit {
+    keep_resumed_model(&mut args);
     let resolved = match config::resolve(
         args.workspace.workspace.as_deref(),
         &args.model,
@@ -104,9 +105,55 @@ fn finish(
         }
         Err(e) => {
             progress.show(&Event::Error {
-                message: e.to_string(),
+                message: with_next_step(&e),
             });
             Exit::Failed(None)
         }
+    }
+}
+
+/// The error with what to do about it, by who must act.
+fn with_next_step(e: &codesmith_engine::EngineError) -> String {
+    use codesmith_providers::ProviderErrorKind as K;
+    let codesmith_engine::EngineError::Provider(p) = e else {
+        return e.to_string();
+    };
+    let next = match p.kind {
+        K::Network | K::Timeout => {
+            "Check that the server is running and that --base-url (or *_BASE_URL / config.toml) is right; \
+             `codesmith doctor` checks the endpoint."
+        }
+        K::Auth => {
+            "Check the API key (OPENAI_API_KEY, DEEPSEEK_API_KEY or ANTHROPIC_API_KEY, or config.toml)."
+        }
+        K::Authorization => {
+            "The key may not use this model or endpoint: pick another --model or check the account."
+        }
+        K::RateLimit => {
+            "The provider is rate-limiting this key: wait a while, then resume with --resume."
+        }
+        K::ContextLength => {
+            "The conversation no longer fits the model's context: start a new session."
+        }
+        _ => "Try again later, then resume the session with --resume.",
+    };
+    format!("{e}. {next}")
+}
+
+/// A resumed session keeps its provider and model unless the flags name others.
+fn keep_resumed_model(args: &mut ExecArgs) {
+    let (Some(id), Ok(home)) = (args.resume.as_deref(), config::home_dir()) else {
+        return;
+    };
+    let Some((provider, model)) = codesmith_engine::session::session_model(&home, id) else {
+        return;
+    };
+    if args.model.provider.is_none() {
+        args.model.provider =
+            <crate::args::ProviderName as clap::ValueEnum>::from_str(&provider, true).ok();
+    }
+    let same_provider = args.model.provider.map(setup::provider_label) == Some(provider.as_str());
+    if args.model.model.is_none() && same_provider {
+        args.model.model = Some(model);
     }
 }

@@ -88,6 +88,8 @@ pub struct Engine {
     config: EngineConfig,
     runtime: Runtime,
     breaker: CircuitBreaker,
+    /// Estimated tokens of the tool catalogue (constant within a session).
+    catalog_tokens: u64,
 }
 
 impl std::fmt::Debug for Engine {
@@ -110,6 +112,8 @@ impl Engine {
         config: EngineConfig,
     ) -> Self {
         let home = ctx.home.clone();
+        let catalog_bytes = serde_json::to_string(&tools.specs()).map_or(0, |t| t.len());
+        let catalog_tokens = (catalog_bytes as u64).div_ceil(4);
         let runtime = Runtime {
             tools,
             ctx,
@@ -134,6 +138,7 @@ impl Engine {
             config,
             runtime,
             breaker: CircuitBreaker::default(),
+            catalog_tokens,
         }
     }
 
@@ -188,7 +193,8 @@ impl Engine {
         let mut usage = Usage::default();
         for turn in 1..=self.config.max_turns {
             let estimated_input_tokens =
-                context::estimate_tokens(&self.config.system_prompt, self.session.messages());
+                context::estimate_tokens(&self.config.system_prompt, self.session.messages())
+                    + self.catalog_tokens;
             sink(Event::TurnStarted {
                 turn,
                 estimated_input_tokens,
@@ -205,6 +211,13 @@ impl Engine {
                 usage: round_usage,
             });
             if calls.is_empty() {
+                if stop.is_truncation() {
+                    sink(Event::Notice {
+                        message: "The answer was cut off at the output-token limit; raise max_output_tokens \
+                                  in config.toml or ask the model to continue."
+                            .into(),
+                    });
+                }
                 let status = if stop == StopReason::Interrupted {
                     TaskStatus::Interrupted
                 } else {

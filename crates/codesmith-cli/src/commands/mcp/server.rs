@@ -55,12 +55,17 @@ impl CodesmithServer {
     }
 
     /// Runs one call and shapes its envelope as an MCP tool result: text content holding
-    /// the envelope JSON, `isError` set when the tool refused. Missing arguments are `{}`.
+    /// the sanitized envelope JSON, `isError` set when the tool refused. Missing arguments
+    /// are `{}`.
     pub async fn call(&self, name: &str, arguments: Option<JsonObject>) -> CallToolResult {
         let args = Value::Object(arguments.unwrap_or_default());
         let ctx = Arc::clone(&self.ctx);
         let outcome = codesmith_engine::run_one(&self.registry, ctx, &self.rules, name, args).await;
-        let text = vec![ContentBlock::text(envelope_json(&outcome).to_string())];
+        // The host's model reads this: sanitized like every result in a session
+        // (NFKC; bidi controls, zero-width, Tag-block and private-use characters stripped).
+        let mut envelope = envelope_json(&outcome);
+        codesmith_tools::sanitize::sanitize_json(&mut envelope);
+        let text = vec![ContentBlock::text(envelope.to_string())];
         match outcome {
             Ok(_) => CallToolResult::success(text),
             Err(_) => CallToolResult::error(text),
