@@ -158,7 +158,10 @@ pub fn load_bytes(path: &ResolvedPath) -> Result<Vec<u8>, Refusal> {
         // A FIFO, socket or device would block the read forever or never end.
         return Err(Refusal::new(
             ErrorCode::InvalidArguments,
-            format!("\"{}\" is not a regular file (a pipe, socket or device).", path.rel),
+            format!(
+                "\"{}\" is not a regular file (a pipe, socket or device).",
+                path.rel
+            ),
             "The file tools read and write regular files only; leave this path alone.",
         )
         .with("path", path.rel.as_str()));
