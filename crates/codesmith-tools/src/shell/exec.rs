@@ -158,11 +158,18 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
             out = out.with("cwd", r);
             ctx.shell.set_cwd(dir);
         }
-        CwdChange::Refused(dir) => notes.push_str(&format!(
-            "[The command ended in {dir}, outside the workspace; the working directory stays \
-             {}.]\n",
-            rel(&ctx.workspace, &ctx.shell.cwd(&ctx.workspace))
-        )),
+        CwdChange::Refused(dir) => {
+            let stays = rel(&ctx.workspace, &ctx.shell.cwd(&ctx.workspace));
+            let stays = if stays == "." {
+                "the workspace root".to_string()
+            } else {
+                stays
+            };
+            notes.push_str(&format!(
+                "[The command ended in {dir}, outside the workspace; the working directory stays \
+                 {stays}.]\n"
+            ));
+        }
     }
     if !complete {
         notes.push_str(
