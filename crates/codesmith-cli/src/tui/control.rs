@@ -135,10 +135,7 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
         Slash::Sessions => Reply::Lines(sessions(facts)),
         Slash::Verify => Reply::Lines(verify(facts)),
         Slash::Doctor => doctor(facts),
-        Slash::Compact => not_yet(
-            "/compact",
-            "the engine compacts on its own when the context is full",
-        ),
+        Slash::Compact => Reply::Submit(Submission::Compact),
         Slash::Restore(arg) => restore(arg.as_deref()),
         Slash::Memory => Reply::Lines(memory(facts.resolved)),
     }
@@ -180,10 +177,6 @@ fn memory(r: &Resolved) -> Vec<String> {
     }
     lines.push("tidy it with `codesmith memory consolidate`".to_string());
     lines
-}
-
-fn not_yet(name: &str, why: &str) -> Reply {
-    Reply::Lines(vec![format!("{name} is not available yet: {why}.")])
 }
 
 fn verify(f: &Facts<'_>) -> Vec<String> {

@@ -30,6 +30,8 @@ pub enum Submission {
         /// False: preview only.
         apply: bool,
     },
+    /// `/compact`: summarise the older turns now.
+    Compact,
 }
 
 /// Which session the rebuilt engine uses.
@@ -158,6 +160,20 @@ async fn worker(
         let next = match submission {
             Submission::Task(task) => run_task(current, &parts, &task, &mut irx, &tx).await,
             Submission::Rebuild(r) => rebuild(current, &mut parts, r, &tx),
+            Submission::Compact => {
+                let mut current = current;
+                let events = tx.clone();
+                let mut sink = move |e: Event| {
+                    let _ = events.send(ToUi::Event(e));
+                };
+                let line = match current.compact(&mut sink).await {
+                    Ok(0) => "nothing to compact yet: the session is still short".to_string(),
+                    Ok(n) => format!("compacted {n} earlier messages"),
+                    Err(e) => format!("compaction failed: {e}"),
+                };
+                let _ = tx.send(ToUi::Lines(vec![line]));
+                Ok(current)
+            }
             Submission::Restore { turn, apply } => {
                 let mut current = current;
                 let lines = restore(&mut current, &parts, turn, apply).await;

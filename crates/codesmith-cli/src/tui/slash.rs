@@ -37,7 +37,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "approval",
         "[auto|suggest|never] show or switch the approval mode",
     ),
-    ("compact", "summarise older history (not available yet)"),
+    ("compact", "summarise older history now to free context"),
     (
         "restore",
         "N [yes] preview, then roll files back to before turn N",
