@@ -4,16 +4,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
-use codesmith_engine::{Engine, EngineConfig, NoApprover, Session, TaskOutcome, TaskStatus};
-use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
+use codesmith_engine::{Engine, TaskOutcome, TaskStatus};
 use codesmith_protocol::Event;
-use codesmith_providers::{CompleteOptions, OpenAiConfig, OpenAiProvider};
 use codesmith_testkit::{Fault, Scripted, ScriptedServer};
-use codesmith_tools::ToolContext;
-use codesmith_tools::fetch::FetchConfig;
 use serde_json::Value;
 
 struct Rig {
@@ -39,40 +34,11 @@ impl Rig {
 
     fn engine(&self) -> Engine {
         let home = self.ws.parent().unwrap().join("home");
-        let provider = OpenAiProvider::new(OpenAiConfig::new(
-            self.server.base_url(),
-            Some("sk-test".into()),
-        ))
-        .unwrap();
-        let session = Session::create(&home, &self.ws, "openai", "scripted").unwrap();
-        let complete = CompleteOptions {
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_millis(50),
-            max_retry_after: Duration::from_millis(50),
-            idle_timeout: Duration::from_secs(2),
-            ..CompleteOptions::default()
-        };
-        let config = EngineConfig {
-            model: "scripted".into(),
-            system_prompt: "test".into(),
-            max_turns: 10,
-            max_tokens: None,
-            approval: ApprovalMode::Auto,
-            complete,
-            rules: Rules::new(),
-            network: NetworkPolicy::default(),
+        let setup = common::Setup {
             verify_claims: true,
+            ..common::Setup::default()
         };
-        let ctx = ToolContext::new(self.ws.clone(), home);
-        let tools = codesmith_tools::builtin_registry(FetchConfig::default());
-        Engine::new(
-            Arc::new(provider),
-            tools,
-            Arc::new(ctx),
-            Arc::new(NoApprover),
-            session,
-            config,
-        )
+        common::engine(&self.server, &self.ws, &home, setup)
     }
 
     async fn run(&self, task: &str) -> (TaskOutcome, Vec<Event>) {

@@ -4,19 +4,16 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::Duration;
 
 use codesmith_engine::snapshot::{SideRepo, SnapshotError, SnapshotSettings, recorded_turns};
-use codesmith_engine::{Engine, EngineConfig, NoApprover, Session};
-use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
+use codesmith_engine::{Engine, Session};
 use codesmith_protocol::Event;
-use codesmith_providers::{CompleteOptions, OpenAiConfig, OpenAiProvider};
 use codesmith_testkit::{Scripted, ScriptedServer};
-use codesmith_tools::ToolContext;
-use codesmith_tools::fetch::FetchConfig;
 
 fn git(ws: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
@@ -337,34 +334,11 @@ impl Rig {
     }
 
     fn engine(&self) -> Engine {
-        let provider = OpenAiProvider::new(OpenAiConfig::new(
-            self.server.base_url(),
-            Some("sk-test".into()),
-        ))
-        .unwrap();
-        let session = Session::create(&self.d.home, &self.d.ws, "openai", "scripted").unwrap();
-        let config = EngineConfig {
-            model: "scripted".into(),
-            system_prompt: "test".into(),
-            max_turns: 10,
-            max_tokens: None,
-            approval: ApprovalMode::Auto,
-            complete: CompleteOptions {
-                idle_timeout: Duration::from_secs(2),
-                ..CompleteOptions::default()
-            },
-            rules: Rules::new(),
-            network: NetworkPolicy::default(),
-            verify_claims: false,
-        };
-        let ctx = ToolContext::new(self.d.ws.clone(), self.d.home.clone());
-        Engine::new(
-            Arc::new(provider),
-            codesmith_tools::builtin_registry(FetchConfig::default()),
-            Arc::new(ctx),
-            Arc::new(NoApprover),
-            session,
-            config,
+        common::engine(
+            &self.server,
+            &self.d.ws,
+            &self.d.home,
+            common::Setup::default(),
         )
     }
 

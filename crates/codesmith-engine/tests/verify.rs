@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,15 +14,11 @@ use std::time::Duration;
 use codesmith_engine::verify::ledger::{ledger_path, read_entries, read_stats};
 use codesmith_engine::verify::{VerdictKind, verdict::RUNTIME_EVENT_OPEN};
 use codesmith_engine::{
-    ApprovalAnswer, ApprovalRequest, Approver, Engine, EngineConfig, NoApprover, Session,
-    TaskOutcome,
+    ApprovalAnswer, ApprovalRequest, Approver, Engine, NoApprover, TaskOutcome,
 };
-use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
+use codesmith_policy::{ApprovalMode, Rules};
 use codesmith_protocol::Event;
-use codesmith_providers::{CompleteOptions, OpenAiConfig, OpenAiProvider};
 use codesmith_testkit::{Scripted, ScriptedServer};
-use codesmith_tools::ToolContext;
-use codesmith_tools::fetch::FetchConfig;
 use serde_json::{Value, json};
 
 /// A unittest module that passes while `flag.txt` says `ok`, and sleeps
@@ -81,39 +79,14 @@ impl Rig {
         approver: Arc<dyn Approver>,
         rules: Rules,
     ) -> Engine {
-        let provider = OpenAiProvider::new(OpenAiConfig::new(
-            self.server.base_url(),
-            Some("sk-test".into()),
-        ))
-        .unwrap();
-        let session = Session::create(&self.home, &self.ws, "openai", "scripted").unwrap();
-        let complete = CompleteOptions {
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_millis(50),
-            max_retry_after: Duration::from_millis(50),
-            idle_timeout: Duration::from_secs(5),
-            ..CompleteOptions::default()
-        };
-        let config = EngineConfig {
-            model: "scripted".into(),
-            system_prompt: "test".into(),
-            max_turns: 10,
-            max_tokens: None,
+        let setup = common::Setup {
             approval,
-            complete,
-            rules,
-            network: NetworkPolicy::default(),
-            verify_claims,
-        };
-        let ctx = ToolContext::new(self.ws.clone(), self.home.clone());
-        Engine::new(
-            Arc::new(provider),
-            codesmith_tools::builtin_registry(FetchConfig::default()),
-            Arc::new(ctx),
             approver,
-            session,
-            config,
-        )
+            rules,
+            verify_claims,
+            idle_timeout: Duration::from_secs(5),
+        };
+        common::engine(&self.server, &self.ws, &self.home, setup)
     }
 
     fn shell(&self, id: &str, args: Value) -> &Self {

@@ -1,0 +1,72 @@
+//! The engine every integration test builds: the OpenAI client against the
+//! scripted model server, the built-in tools on a temporary workspace, and
+//! millisecond-scale retry delays.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codesmith_engine::{Approver, Engine, EngineConfig, NoApprover, Session};
+use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
+use codesmith_providers::{CompleteOptions, OpenAiConfig, OpenAiProvider};
+use codesmith_testkit::ScriptedServer;
+use codesmith_tools::ToolContext;
+use codesmith_tools::fetch::FetchConfig;
+
+/// What varies between the tests' engines.
+pub struct Setup {
+    pub approval: ApprovalMode,
+    pub approver: Arc<dyn Approver>,
+    pub rules: Rules,
+    pub verify_claims: bool,
+    pub idle_timeout: Duration,
+}
+
+impl Default for Setup {
+    fn default() -> Self {
+        Setup {
+            approval: ApprovalMode::Auto,
+            approver: Arc::new(NoApprover),
+            rules: Rules::new(),
+            verify_claims: false,
+            idle_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// A fresh session on `ws` (state under `home`) talking to `server`.
+pub fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> Engine {
+    let provider =
+        OpenAiProvider::new(OpenAiConfig::new(server.base_url(), Some("sk-test".into()))).unwrap();
+    let session = Session::create(home, ws, "openai", "scripted").unwrap();
+    let complete = CompleteOptions {
+        base_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(50),
+        max_retry_after: Duration::from_millis(50),
+        idle_timeout: setup.idle_timeout,
+        ..CompleteOptions::default()
+    };
+    let config = EngineConfig {
+        model: "scripted".into(),
+        system_prompt: "test".into(),
+        max_turns: 10,
+        max_tokens: None,
+        approval: setup.approval,
+        complete,
+        rules: setup.rules,
+        network: NetworkPolicy::default(),
+        verify_claims: setup.verify_claims,
+    };
+    let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
+    let tools = codesmith_tools::builtin_registry(FetchConfig::default());
+    Engine::new(
+        Arc::new(provider),
+        tools,
+        Arc::new(ctx),
+        setup.approver,
+        session,
+        config,
+    )
+}
