@@ -30,6 +30,6 @@ mod script;
 mod server;
 mod sse;
 
-pub use script::{Fault, Finish, Reply, Scripted, ScriptedCall};
+pub use script::{Fault, Finish, MAX_PACE_MS, Reply, Scripted, ScriptedCall};
 pub use server::{RecordedRequest, ScriptedServer};
 pub use sse::Dialect;

@@ -1,5 +1,9 @@
 //! What the scripted server plays: scripted turns and faults.
 
+/// Largest gap [`Scripted::pace_ms`] accepts between two SSE events: 1 s
+/// (a slower pace belongs in [`Scripted::stall_after`]).
+pub const MAX_PACE_MS: u64 = 1_000;
+
 /// How a scripted turn says it ended, rendered in each dialect's spelling.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finish {
@@ -44,6 +48,7 @@ pub struct Scripted {
     pub(crate) chunk_chars: usize,
     pub(crate) write_bytes: usize,
     pub(crate) stall_before_ms: u64,
+    pub(crate) pace_ms: u64,
     pub(crate) stall_after: Option<(usize, u64)>,
     pub(crate) drop_after: Option<usize>,
     pub(crate) omit_terminal: bool,
@@ -61,6 +66,7 @@ impl Default for Scripted {
             chunk_chars: 3,
             write_bytes: 16,
             stall_before_ms: 0,
+            pace_ms: 0,
             stall_after: None,
             drop_after: None,
             omit_terminal: false,
@@ -154,6 +160,16 @@ impl Scripted {
     /// the response headers.
     pub fn stall_before(mut self, ms: u64) -> Self {
         self.stall_before_ms = ms;
+        self
+    }
+
+    /// Spaces the SSE events `ms` milliseconds apart (start to start), so a
+    /// turn streams at a steady rate: with one token per event
+    /// ([`Scripted::chunk_chars`]), `pace_ms(5)` is 200 tokens/s. Default 0
+    /// sends events back to back; values above [`MAX_PACE_MS`] are clamped.
+    /// A late event is not made up for by sending the next ones early.
+    pub fn pace_ms(mut self, ms: u64) -> Self {
+        self.pace_ms = ms.min(MAX_PACE_MS);
         self
     }
 

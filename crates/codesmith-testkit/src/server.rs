@@ -211,9 +211,13 @@ async fn play_turn(
     stream.write_all(head.as_bytes()).await?;
     stream.flush().await?;
     let mut content_sent = 0usize;
+    let mut pace = pacer(turn.pace_ms);
     for event in render(turn, dialect) {
         if event.terminal && turn.omit_terminal {
             break;
+        }
+        if let Some(pace) = pace.as_mut() {
+            pace.tick().await;
         }
         write_pieces(stream, event.text.as_bytes(), turn.write_bytes).await?;
         if event.content {
@@ -229,6 +233,17 @@ async fn play_turn(
         }
     }
     stream.shutdown().await
+}
+
+/// The clock of a paced turn: the first tick is immediate, the next ones
+/// `ms` apart; a missed tick delays the schedule instead of bursting.
+fn pacer(ms: u64) -> Option<tokio::time::Interval> {
+    if ms == 0 {
+        return None;
+    }
+    let mut interval = tokio::time::interval(Duration::from_millis(ms));
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    Some(interval)
 }
 
 async fn write_pieces(stream: &mut TcpStream, bytes: &[u8], size: usize) -> std::io::Result<()> {

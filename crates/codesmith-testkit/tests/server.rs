@@ -61,3 +61,58 @@ async fn faults_and_exhaustion_are_visible() {
     let unknown = post(&server, "/v2/other", "{}").await;
     assert!(unknown.starts_with("HTTP/1.1 404"));
 }
+
+#[tokio::test]
+async fn pacing_spaces_the_events() {
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("abcd").chunk_chars(1).pace_ms(60));
+    let mut stream = TcpStream::connect(server.addr()).await.unwrap();
+    let body = "{}";
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let start = std::time::Instant::now();
+    // When each complete SSE event arrived (the head ends in "\r\n\r\n", not "\n\n").
+    let mut arrivals = Vec::new();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let read_all = async {
+        loop {
+            let n = stream.read(&mut chunk).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            let events = String::from_utf8_lossy(&buf).matches("\n\n").count();
+            while arrivals.len() < events {
+                arrivals.push(start.elapsed());
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(3), read_all)
+        .await
+        .expect("a paced turn of 8 events at 60 ms finishes well within 3 s");
+    let text = String::from_utf8(buf).unwrap();
+    assert!(text.ends_with("data: [DONE]\n\n"));
+    // role, a, b, c, d, finish, usage, [DONE]: 8 events, 7 gaps.
+    assert_eq!(arrivals.len(), 8, "{text}");
+    for pair in arrivals.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap.as_millis() >= 45,
+            "events only {gap:?} apart: {arrivals:?}"
+        );
+    }
+    assert!(arrivals[7] - arrivals[0] >= std::time::Duration::from_millis(7 * 55));
+}
+
+#[test]
+fn pacing_is_clamped() {
+    let paced = Scripted::text("x").pace_ms(u64::MAX);
+    assert_eq!(
+        paced,
+        Scripted::text("x").pace_ms(codesmith_testkit::MAX_PACE_MS)
+    );
+}
