@@ -45,6 +45,10 @@ pub fn describe(p: &FetchProgress) -> String {
             )
         }
         FetchProgress::Verified => "model: SHA-256 digest verified".to_string(),
+        FetchProgress::Converting { done, total } => {
+            format!("model: converting weights to Q8_0 (once), {done}/{total} tensors")
+        }
+        FetchProgress::Ready(path) => format!("model: ready at {}", path.display()),
         other => format!("model: {other:?}"),
     }
 }
