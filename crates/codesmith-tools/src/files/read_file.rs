@@ -143,7 +143,12 @@ fn render_page(lines: &[&str], start: usize, max: usize) -> (String, usize) {
             }
             let room = MAX_VISIBLE_BYTES.saturating_sub(16);
             let cut = cut_chars(line, room / 4);
-            row = format!("{n:>6}│ {cut} [line cut at {} characters]\n", room / 4);
+            let shown = room / 4;
+            row = format!(
+                "{n:>6}│ {cut} [line cut at {shown} characters; to see the rest run exec_shell \
+                 `sed -n '{n}p' FILE | cut -c{}-`]\n",
+                shown + 1
+            );
         }
         out.push_str(&row);
         end = n;
