@@ -380,17 +380,16 @@ fn env_base_url(provider: ProviderName) -> Option<String> {
     }
 }
 
+/// The key from the environment, by the providers' own rule (one rule for
+/// both the CLI and the clients): `DEEPSEEK_API_KEY` for a DeepSeek URL,
+/// else `OPENAI_API_KEY`; `ANTHROPIC_API_KEY` for Anthropic.
 fn api_key(provider: ProviderName, base_url: Option<&str>) -> Option<String> {
+    use codesmith_providers::{
+        DEFAULT_OPENAI_BASE_URL, anthropic_key_from_env, openai_key_from_env,
+    };
     match provider {
-        ProviderName::Openai => {
-            let deepseek = base_url.is_some_and(|u| u.contains("deepseek"));
-            if deepseek {
-                env_nonempty("DEEPSEEK_API_KEY").or_else(|| env_nonempty("OPENAI_API_KEY"))
-            } else {
-                env_nonempty("OPENAI_API_KEY").or_else(|| env_nonempty("DEEPSEEK_API_KEY"))
-            }
-        }
-        ProviderName::Anthropic => env_nonempty("ANTHROPIC_API_KEY"),
+        ProviderName::Openai => openai_key_from_env(base_url.unwrap_or(DEFAULT_OPENAI_BASE_URL)),
+        ProviderName::Anthropic => anthropic_key_from_env(),
         ProviderName::Local => None,
     }
 }

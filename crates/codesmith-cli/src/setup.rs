@@ -47,9 +47,11 @@ pub async fn provider(
             let base = resolved
                 .base_url
                 .clone()
-                .unwrap_or_else(|| "https://api.openai.com/v1".to_string());
+                .unwrap_or_else(|| codesmith_providers::DEFAULT_OPENAI_BASE_URL.to_string());
             let key = resolved.api_key.clone();
-            if key.is_none() && base.contains("api.openai.com") {
+            if key.is_none()
+                && codesmith_providers::Vendor::detect(&base) == codesmith_providers::Vendor::OpenAi
+            {
                 return Err(SetupError::Usage(anyhow::anyhow!(
                     "no API key for OpenAI: set OPENAI_API_KEY (or [openai] api_key in config.toml), or pick \
                      another provider with --provider"
@@ -63,7 +65,7 @@ pub async fn provider(
             let base = resolved
                 .base_url
                 .clone()
-                .unwrap_or_else(|| "https://api.anthropic.com".to_string());
+                .unwrap_or_else(|| codesmith_providers::DEFAULT_ANTHROPIC_BASE_URL.to_string());
             let Some(key) = resolved.api_key.clone() else {
                 return Err(SetupError::Usage(anyhow::anyhow!(
                     "no API key for Anthropic: set ANTHROPIC_API_KEY (or [anthropic] api_key in config.toml)"
