@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use codesmith_engine::snapshot::SnapshotSettings;
 use codesmith_engine::{Approver, Engine, EngineConfig, PromptInputs, PromptStyle, Session};
-use codesmith_policy::{AddressGate, NetworkPolicy};
+use codesmith_policy::{AddressGate, NetworkPolicy, Rules};
 use codesmith_protocol::Event;
 use codesmith_providers::{
     AnthropicConfig, AnthropicProvider, CompleteOptions, OpenAiConfig, OpenAiProvider, Provider,
@@ -196,4 +196,27 @@ pub fn engine(
         ..SnapshotSettings::default()
     });
     engine
+}
+
+/// What `codesmith tool` and `codesmith mcp` run against: the built-in tools,
+/// a one-shot context (writers accept `force_fresh`) in the configured sandbox,
+/// and the exec-policy rules. Configuration warnings go to stderr.
+///
+/// # Errors
+/// An unusable home, workspace, config, rule file or sandbox (usage errors).
+pub fn one_shot(
+    workspace: Option<&std::path::Path>,
+) -> anyhow::Result<(Registry, Arc<ToolContext>, Rules)> {
+    let home = crate::config::home_dir()?;
+    let workspace = crate::config::workspace(workspace)?;
+    let file = crate::config::read_user_config(&home)?;
+    let mut warnings = Vec::new();
+    let registry = registry(&file, &mut warnings);
+    let rules = crate::config::load_rules(&home, &workspace, &mut warnings)?;
+    let sandbox = sandbox(&file.sandbox.clone().unwrap_or_default())?;
+    for warning in warnings {
+        eprintln!("codesmith: {warning}");
+    }
+    let ctx = ToolContext::one_shot(workspace, home).with_sandbox(sandbox);
+    Ok((registry, Arc::new(ctx), rules))
 }

@@ -19,7 +19,7 @@ use rmcp::ServiceExt;
 
 use crate::args::WorkspaceArg;
 use crate::exit::{Exit, usage};
-use crate::{config, setup};
+use crate::setup;
 
 /// `codesmith mcp [--workspace DIR]`: sets up the tools as `codesmith tool` does (user
 /// config, `[network]` policy, exec-policy rules, sandbox) and serves them until the client
@@ -28,7 +28,7 @@ use crate::{config, setup};
 /// Exit: 0 when stdin closes, 2 when the workspace, home, config, rules or sandbox are
 /// unusable, 1 when the transport fails.
 pub async fn run(args: WorkspaceArg) -> Exit {
-    let (registry, ctx, rules) = match setup(&args) {
+    let (registry, ctx, rules) = match setup::one_shot(args.workspace.as_deref()) {
         Ok(parts) => parts,
         Err(e) => return usage(e),
     };
@@ -36,22 +36,6 @@ pub async fn run(args: WorkspaceArg) -> Exit {
         Ok(()) => Exit::Ok,
         Err(e) => Exit::failed(e),
     }
-}
-
-/// The registry, one-shot tool context and exec-policy rules for `codesmith mcp`.
-fn setup(args: &WorkspaceArg) -> anyhow::Result<(Registry, Arc<ToolContext>, Rules)> {
-    let home = config::home_dir()?;
-    let workspace = config::workspace(args.workspace.as_deref())?;
-    let file = config::read_user_config(&home)?;
-    let mut warnings = Vec::new();
-    let registry = setup::registry(&file, &mut warnings);
-    let rules = config::load_rules(&home, &workspace, &mut warnings)?;
-    let sandbox = setup::sandbox(&file.sandbox.clone().unwrap_or_default())?;
-    for warning in warnings {
-        eprintln!("codesmith: {warning}");
-    }
-    let ctx = ToolContext::one_shot(workspace, home).with_sandbox(sandbox);
-    Ok((registry, Arc::new(ctx), rules))
 }
 
 /// Serves `registry` over MCP on stdin/stdout until the client closes stdin.
