@@ -44,3 +44,20 @@ pub(crate) fn check_fresh(
         r
     })
 }
+
+/// Refuses `force_fresh` outside one-shot callers (`codesmith tool`, MCP): in a
+/// model session it would skip the read-before-write gate. `next_step` is the
+/// hint, e.g. "Read the file with read_file first, then edit it."
+pub(crate) fn allow_force_fresh(
+    ctx: &crate::ToolContext,
+    requested: bool,
+    next_step: &str,
+) -> Result<(), Refusal> {
+    if requested && !ctx.force_fresh_allowed {
+        return Err(invalid(
+            "force_fresh is only accepted from one-shot callers (`codesmith tool`, the MCP server), not in a session.",
+            next_step,
+        ));
+    }
+    Ok(())
+}

@@ -177,12 +177,11 @@ fn pick(args: &Args) -> Pick {
 }
 
 fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
-    if args.force_fresh && !ctx.force_fresh_allowed {
-        return Err(invalid(
-            "force_fresh is only accepted by the one-shot `codesmith tool` command.",
-            "Read the file with read_file first, then edit it.",
-        ));
-    }
+    crate::files::args::allow_force_fresh(
+        ctx,
+        args.force_fresh,
+        "Read the file with read_file first, then edit it.",
+    )?;
     let path = ctx.resolve(&args.path)?;
     let lock = path_lock(&path.abs);
     let _guard = lock.lock();

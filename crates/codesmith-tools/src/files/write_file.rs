@@ -72,12 +72,11 @@ impl Tool for WriteFile {
 }
 
 fn write(ctx: &ToolContext, args: &Args) -> ToolOutcome {
-    if args.force_fresh && !ctx.force_fresh_allowed {
-        return Err(invalid(
-            "force_fresh is only accepted by the one-shot `codesmith tool` command.",
-            "Read the file with read_file first, then write it.",
-        ));
-    }
+    crate::files::args::allow_force_fresh(
+        ctx,
+        args.force_fresh,
+        "Read the file with read_file first, then write it.",
+    )?;
     let path = ctx.resolve(&args.path)?;
     if path.rel == "." || path.abs.is_dir() {
         return Err(invalid(

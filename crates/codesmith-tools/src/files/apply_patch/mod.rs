@@ -95,12 +95,11 @@ struct Files {
 }
 
 fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
-    if args.force_fresh && !ctx.force_fresh_allowed {
-        return Err(invalid(
-            "force_fresh is only accepted by the one-shot `codesmith tool` command.",
-            "Read the files with read_file first, then apply the patch.",
-        ));
-    }
+    crate::files::args::allow_force_fresh(
+        ctx,
+        args.force_fresh,
+        "Read the files with read_file first, then apply the patch.",
+    )?;
     let mut patch = codesmith_patch::parse(&args.patch).map_err(refusal::parse)?;
     let resolved = resolve_all(ctx, &mut patch)?;
     let locks = path_locks(resolved.values().map(|p| p.abs.as_path()));
