@@ -4,6 +4,7 @@ mod network;
 mod safe_name;
 mod scrub;
 mod ssrf;
+mod terminal;
 
 pub use network::{HostPattern, NetworkConfig, NetworkDecision, NetworkPolicy, normalize_host};
 pub use safe_name::{MAX_SAFE_NAME_LEN, UnsafeName, check_safe_name, is_safe_name, join_safe};
@@ -12,6 +13,7 @@ pub use ssrf::{
     AddressGate, Cidr, FAKEIP_RANGE, MalformedLiteral, Restricted, RestrictedRange, classify,
     embedded_ipv4, is_localhost_name, parse_ip_literal, restricted_v4,
 };
+pub use terminal::{TerminalSafe, screen_text, terminal_safe, visible_controls};
 
 // Command safety, arity, exec-policy rules and approvals (issue 4).
 mod approval;

@@ -1,0 +1,430 @@
+//! Text from untrusted sources that may carry terminal control sequences.
+//!
+//! A model's words are shaped by what it read, a file name is whatever its
+//! author chose, and command output is written for a terminal. Any of them may
+//! contain bytes that drive the terminal instead of being shown by it: OSC 52
+//! writes the clipboard, OSC 8 makes a link whose target differs from its
+//! text, OSC 0/2 set the window title, CSI sequences clear the screen, move the
+//! cursor or conceal text (SGR 8), a carriage return draws over a line, and a
+//! bidi control reorders what a reader sees (Trojan Source, CVE-2021-42574).
+//!
+//! One parser reads them all: the `vte` crate, the VT500-series state machine
+//! of Paul Flo Williams' "A parser for DEC's ANSI-compatible video terminals"
+//! (<https://vt100.net/emu/dec_ansi_parser>), the one Alacritty uses. It has
+//! two outputs:
+//!
+//! - [`terminal_safe`] and its streaming form [`TerminalSafe`], for text
+//!   shown to a person: every escape sequence (CSI, OSC, DCS, SOS/PM/APC and
+//!   two-byte `ESC x`) is removed, a CR directly before LF is dropped, and
+//!   every other C0/C1 control, DEL, and each invisible character (bidi
+//!   controls, zero-width characters, the Tag block, other format characters)
+//!   is shown as its Rust escape (`\u{202e}`). Newline and tab stay.
+//! - [`screen_text`], for text the model reads: sequences and controls are
+//!   removed, and carriage-return, backspace and erase-in-line overdraw is
+//!   resolved to what the terminal would finally show on each line (a
+//!   progress bar becomes its last state). Invisible Unicode is left to the
+//!   model-side sanitizer, which runs on every tool result.
+//!
+//! [`visible_controls`] is the exact form, for text a person must judge
+//! character by character (a command in an approval prompt, a file name):
+//! nothing is removed, every control and invisible character is shown as its
+//! escape, so an `ESC ] 52` a command would print is seen, not hidden.
+//!
+//! Limits: an escape sequence that is never terminated (an OSC without BEL
+//! or ST) swallows the rest of the text, as it would on a terminal; nothing
+//! of it is shown or executed. Bytes that are not UTF-8 become U+FFFD.
+
+use std::borrow::Cow;
+
+use unicode_general_category::{GeneralCategory, get_general_category};
+use vte::{Params, Parser, Perform};
+
+/// Makes `text` safe to print on a terminal: escape sequences removed,
+/// controls and invisible characters shown as `\u{…}`, CRLF made LF.
+/// Text with nothing to change comes back borrowed.
+///
+/// Example: `"a\x1b]52;c;ZWNobyBwd25lZA==\x07b\u{202e}"` becomes
+/// `"ab\\u{202e}"`.
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    if text.chars().all(|c| !needs_display_change(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut filter = TerminalSafe::new();
+    let mut out = filter.push(text);
+    out.push_str(&filter.finish());
+    Cow::Owned(out)
+}
+
+/// Streaming form of [`terminal_safe`]: feed deltas with [`push`], then call
+/// [`finish`]. An escape sequence split across deltas is removed whole; a CR
+/// at the end of a delta waits for the next one (it may be a CRLF).
+/// Concatenating every `push` and the `finish` equals [`terminal_safe`] of
+/// the concatenated input, however it was split.
+///
+/// [`push`]: TerminalSafe::push
+/// [`finish`]: TerminalSafe::finish
+pub struct TerminalSafe {
+    parser: Parser,
+    display: Display,
+}
+
+impl std::fmt::Debug for TerminalSafe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TerminalSafe")
+            .field("pending_cr", &self.display.pending_cr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for TerminalSafe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TerminalSafe {
+    /// A filter in the ground state (no sequence open).
+    pub fn new() -> Self {
+        TerminalSafe {
+            parser: Parser::new(),
+            display: Display::default(),
+        }
+    }
+
+    /// Filters one delta; returns what may be printed now.
+    pub fn push(&mut self, delta: &str) -> String {
+        self.parser.advance(&mut self.display, delta.as_bytes());
+        std::mem::take(&mut self.display.out)
+    }
+
+    /// Ends the stream: a trailing lone CR is shown as `\u{d}`; an unfinished
+    /// escape sequence is dropped.
+    pub fn finish(mut self) -> String {
+        if self.display.pending_cr {
+            push_escape(&mut self.display.out, '\r');
+        }
+        self.display.out
+    }
+}
+
+/// Shows every control character except newline and tab, DEL, and every
+/// invisible character as its escape (`\u{1b}`, `\u{202e}`); removes
+/// nothing. For text a person approves or must identify exactly: commands,
+/// file names, paths. Text with nothing to show comes back borrowed.
+pub fn visible_controls(text: &str) -> Cow<'_, str> {
+    if text.chars().all(|c| !needs_display_change(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if c == '\n' || c == '\t' || !needs_display_change(c) {
+            out.push(c);
+        } else {
+            push_escape(&mut out, c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// What a terminal would finally show for `text`, as plain lines for the
+/// model: escape sequences and control characters (except newline and tab)
+/// removed; carriage return, backspace, erase-in-line (`CSI K`) and the
+/// horizontal cursor moves (`CSI C`, `CSI D`, `CSI G`) applied to the line
+/// they are on, so `"10%\r55%\r100%\n"` reads `"100%\n"`. Columns count
+/// characters, not cells. Text with nothing to change comes back borrowed.
+///
+/// Example: `"\x1b[31mRED\x1b[0m\n\x1b]0;title\x07x\n"` becomes
+/// `"RED\nx\n"`.
+pub fn screen_text(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_terminal_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut screen = Screen {
+        out: String::with_capacity(text.len()),
+        ..Screen::default()
+    };
+    let mut parser: Parser = Parser::new();
+    parser.advance(&mut screen, text.as_bytes());
+    screen.flush_line();
+    Cow::Owned(screen.out)
+}
+
+/// True for a character a terminal acts on instead of showing: C0 and C1
+/// controls (newline and tab included) and DEL.
+fn is_terminal_control(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// True when `c` must not reach a terminal as it is.
+fn needs_display_change(c: char) -> bool {
+    if c.is_ascii() {
+        return is_terminal_control(c);
+    }
+    is_terminal_control(c) || is_invisible(c)
+}
+
+/// Characters that change how text reads while showing nothing themselves:
+/// bidi controls and marks, zero-width characters, the BOM, the Tag block
+/// (all general category Cf), line and paragraph separators, variation
+/// selectors other than the emoji ones (U+FE0E, U+FE0F), the combining
+/// grapheme joiner, and the Hangul fillers that render as blank letters.
+fn is_invisible(c: char) -> bool {
+    match c as u32 {
+        0xFE0E | 0xFE0F => false,
+        0x034F | 0x115F | 0x1160 | 0x3164 | 0xFFA0 | 0xFE00..=0xFE0D | 0xE0100..=0xE01EF => true,
+        _ => matches!(
+            get_general_category(c),
+            GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        ),
+    }
+}
+
+/// Appends `c` as a Rust escape (`\u{202e}`).
+fn push_escape(out: &mut String, c: char) {
+    out.extend(c.escape_unicode());
+}
+
+/// The [`Perform`] behind [`TerminalSafe`]: sequences fall through the
+/// default (empty) handlers and so are removed.
+#[derive(Default)]
+struct Display {
+    out: String,
+    pending_cr: bool,
+}
+
+impl Display {
+    fn flush_cr(&mut self) {
+        if self.pending_cr {
+            self.pending_cr = false;
+            push_escape(&mut self.out, '\r');
+        }
+    }
+}
+
+impl Perform for Display {
+    fn print(&mut self, c: char) {
+        self.flush_cr();
+        if needs_display_change(c) {
+            push_escape(&mut self.out, c);
+        } else {
+            self.out.push(c);
+        }
+    }
+
+    fn execute(&mut self, byte: u8) {
+        match byte {
+            b'\n' => {
+                self.pending_cr = false;
+                self.out.push('\n');
+            }
+            b'\r' => {
+                self.flush_cr();
+                self.pending_cr = true;
+            }
+            b'\t' => {
+                self.flush_cr();
+                self.out.push('\t');
+            }
+            // C0 controls, and C1 controls (U+0080–U+009F arrive as their
+            // low byte).
+            other => {
+                self.flush_cr();
+                push_escape(&mut self.out, char::from(other));
+            }
+        }
+    }
+}
+
+/// The [`Perform`] behind [`screen_text`]: one line of cells and a cursor.
+#[derive(Default)]
+struct Screen {
+    out: String,
+    line: Vec<char>,
+    col: usize,
+}
+
+impl Screen {
+    fn put(&mut self, c: char) {
+        while self.line.len() < self.col {
+            self.line.push(' ');
+        }
+        if self.col < self.line.len() {
+            self.line[self.col] = c;
+        } else {
+            self.line.push(c);
+        }
+        self.col += 1;
+    }
+
+    fn flush_line(&mut self) {
+        self.out.extend(self.line.drain(..));
+        self.col = 0;
+    }
+}
+
+/// The first parameter of a CSI sequence, or `default` when absent or 0.
+fn first_param(params: &Params, default: usize) -> usize {
+    match params.iter().next().and_then(|p| p.first().copied()) {
+        Some(0) | None => default,
+        Some(n) => usize::from(n),
+    }
+}
+
+impl Perform for Screen {
+    fn print(&mut self, c: char) {
+        if c != '\u{7f}' {
+            self.put(c);
+        }
+    }
+
+    fn execute(&mut self, byte: u8) {
+        match byte {
+            b'\n' => {
+                self.flush_line();
+                self.out.push('\n');
+            }
+            b'\r' => self.col = 0,
+            b'\t' => self.put('\t'),
+            0x08 => self.col = self.col.saturating_sub(1),
+            _ => {}
+        }
+    }
+
+    fn csi_dispatch(&mut self, params: &Params, intermediates: &[u8], ignore: bool, action: char) {
+        if ignore || !intermediates.is_empty() {
+            return;
+        }
+        match action {
+            'K' => {
+                let mode = params
+                    .iter()
+                    .next()
+                    .and_then(|p| p.first().copied())
+                    .unwrap_or(0);
+                match mode {
+                    0 => self.line.truncate(self.col),
+                    1 => {
+                        let end = (self.col + 1).min(self.line.len());
+                        self.line[..end].iter_mut().for_each(|c| *c = ' ');
+                    }
+                    2 => self.line.clear(),
+                    _ => {}
+                }
+            }
+            'C' => self.col += first_param(params, 1),
+            'D' => self.col = self.col.saturating_sub(first_param(params, 1)),
+            'G' => self.col = first_param(params, 1) - 1,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Every hostile thing the terminal outputs must neutralise.
+    const HOSTILE: &str = "Done.\x1b]52;c;ZWNobyBwd25lZA==\x07 See \
+        \x1b]8;;https://evil.example/\x1b\\docs\x1b]8;;\x1b\\.\x1b[2J\x1b[H\x1b[8mhidden\x1b[0m\
+        \x07 fake\rreal \u{202e}txt.exe\n";
+
+    #[test]
+    fn display_removes_every_sequence_and_shows_controls() {
+        assert_eq!(
+            terminal_safe(HOSTILE),
+            "Done. See docs.hidden\\u{7} fake\\u{d}real \\u{202e}txt.exe\n"
+        );
+    }
+
+    #[test]
+    fn display_keeps_plain_text_borrowed_and_crlf_as_lf() {
+        let plain = "naïve café\tok\n日本語 🎉❤\u{fe0f}\n";
+        assert!(matches!(terminal_safe(plain), Cow::Borrowed(_)));
+        assert_eq!(terminal_safe("a\r\nb\r\n"), "a\nb\n");
+        assert_eq!(terminal_safe("a\r"), "a\\u{d}");
+        assert_eq!(
+            terminal_safe("x\u{9b}31my\u{7f}\u{200b}\u{e0041}\u{2028}"),
+            "x\\u{9b}31my\\u{7f}\\u{200b}\\u{e0041}\\u{2028}"
+        );
+        // DCS, APC, PM, SOS and two-byte escapes (RIS full reset).
+        assert_eq!(
+            terminal_safe("a\x1bP1$r0m\x1b\\b\x1b_apc\x1b\\c\x1b^pm\x1b\\d\x1bce"),
+            "abcde"
+        );
+        // An unterminated OSC shows nothing of itself.
+        assert_eq!(terminal_safe("ok\x1b]52;c;AAAA"), "ok");
+    }
+
+    #[test]
+    fn streaming_equals_one_shot_at_every_split() {
+        let input = format!("{HOSTILE}ü\r\n\x1b[38;5;196mx\x1b[0m\r");
+        let whole = terminal_safe(&input).into_owned();
+        let bytes = input.as_bytes();
+        for a in 0..=bytes.len() {
+            for b in a..=bytes.len() {
+                // Split on char boundaries only (the input is &str).
+                let (Ok(p), Ok(q), Ok(r)) = (
+                    std::str::from_utf8(&bytes[..a]),
+                    std::str::from_utf8(&bytes[a..b]),
+                    std::str::from_utf8(&bytes[b..]),
+                ) else {
+                    continue;
+                };
+                let mut f = TerminalSafe::new();
+                let mut got = f.push(p);
+                got.push_str(&f.push(q));
+                got.push_str(&f.push(r));
+                got.push_str(&f.finish());
+                assert_eq!(got, whole, "split at {a}/{b}");
+            }
+        }
+        // No output of a partial sequence ever contains ESC.
+        let mut f = TerminalSafe::new();
+        for c in input.chars() {
+            let piece = f.push(&c.to_string());
+            assert!(
+                !piece.contains('\x1b') && !piece.contains('\x07'),
+                "{piece:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn visible_controls_removes_nothing() {
+        let cmd = "printf '\x1b]52;c;ZWNobw==\x07' # \u{202e}";
+        assert_eq!(
+            visible_controls(cmd),
+            "printf '\\u{1b}]52;c;ZWNobw==\\u{7}' # \\u{202e}"
+        );
+        assert!(matches!(visible_controls("ls -la\n"), Cow::Borrowed(_)));
+        assert_eq!(visible_controls("a\rb"), "a\\u{d}b");
+    }
+
+    #[test]
+    fn screen_text_is_what_the_terminal_finally_shows() {
+        assert_eq!(
+            screen_text("\x1b[31mRED\x1b[0m\n\x1b]0;title\x07x\n"),
+            "RED\nx\n"
+        );
+        assert_eq!(screen_text("10%\r55%\r100%\n"), "100%\n");
+        assert_eq!(screen_text("abcdef\rxy\n"), "xycdef\n");
+        assert_eq!(screen_text("long line\r\x1b[Kok\n"), "ok\n");
+        assert_eq!(screen_text("abc\x1b[2K\rz"), "z");
+        assert_eq!(screen_text("a\r\nb\r\n"), "a\nb\n");
+        assert_eq!(screen_text("b\x08_o\x08_\n"), "__\n");
+        assert_eq!(screen_text("ab\x1b[1Dc\x1b[3Gd\x1b[2Ce"), "acd  e");
+        assert_eq!(
+            screen_text("bell\x07 del\x7f nul\0 c1\u{85}\n"),
+            "bell del nul c1\n"
+        );
+        assert_eq!(
+            screen_text("\x1b]8;;http://x/\x1b\\link\x1b]8;;\x1b\\ \x1bP+q\x1b\\"),
+            "link "
+        );
+        let plain = "ok\ttabs\nüñí\n";
+        assert!(matches!(screen_text(plain), Cow::Borrowed(_)));
+    }
+}
