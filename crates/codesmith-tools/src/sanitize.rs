@@ -11,6 +11,15 @@
 //!
 //! Apply to tool output before it enters the transcript and to MCP tool
 //! arguments before they are forwarded; never to what the user typed.
+//!
+//! Text written for a terminal (shell and background-task output, fetched
+//! text, pages of a spilled output) passes a first stage where it is produced,
+//! before it is capped: [`codesmith_policy::screen_text`] removes escape
+//! sequences and control characters and resolves carriage-return overdraw (in
+//! [`crate::spill::cap_output`], `retrieve_tool_result` and `fetch_url`). This
+//! module is the second stage, run on every result by the one finishing path.
+//! ASCII control characters are left alone here: JSON escaping keeps them
+//! inert, and a file's bytes are shown as they are.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;

@@ -93,12 +93,19 @@ pub fn write_spill(home: &Path, text: &str) -> std::io::Result<String> {
     Ok(name)
 }
 
-/// Caps `shown` to the shell budget. When it is cut and `full` is given, `full` (the whole
-/// output the cut text belongs to; usually `shown` itself) is spilled and the marker names
-/// the ref to pass to `retrieve_tool_result`. `full == None` (a running task's poll) cuts
-/// without saving and says the full output is saved when the task ends. Returns the capped
-/// text and the spill ref, if one was written.
+/// Turns raw terminal output into what the model reads, then caps it to the shell budget.
+///
+/// `shown` is reduced by [`codesmith_policy::screen_text`] first: escape sequences and
+/// control characters are removed and carriage-return overdraw is resolved to what a
+/// terminal would finally show, so colours, titles and progress bars neither reach the model
+/// nor eat the budget. When the result is cut and `full` is given, `full` (the whole raw
+/// output the cut text belongs to; usually `shown` itself) is spilled byte for byte, escapes
+/// included, and the marker names the ref to pass to `retrieve_tool_result`. `full == None`
+/// (a running task's poll) cuts without saving and says the full output is saved when the
+/// task ends. Returns the capped text and the spill ref, if one was written.
 pub fn cap_output(home: &Path, shown: &str, full: Option<&str>) -> (Capped, Option<String>) {
+    let shown = codesmith_policy::screen_text(shown);
+    let shown = shown.as_ref();
     if shown.len() <= OUTPUT_CAP {
         return (
             head_tail(shown, HEAD_BYTES, TAIL_BYTES, |_| String::new()),
@@ -231,8 +238,9 @@ impl Tool for RetrieveToolResult {
 }
 
 /// One page of `text` starting at byte `offset` (moved forward to a char boundary), at most
-/// `limit` bytes (moved back to a char boundary, at least one char). Past the end the page
-/// is `[NO CONTENT]`, not an error.
+/// `limit` bytes (moved back to a char boundary, at least one char). Offsets count the saved
+/// (raw) bytes; the page itself is reduced by [`codesmith_policy::screen_text`], like the
+/// output it was cut from. Past the end the page is `[NO CONTENT]`, not an error.
 fn page(text: &str, offset: usize, limit: usize) -> ToolOutput {
     let total = text.len();
     if offset >= total {
@@ -256,7 +264,7 @@ fn page(text: &str, offset: usize, limit: usize) -> ToolOutput {
             .map_or(total, |c| start + c.len_utf8());
     }
     let next = if end < total { json!(end) } else { Value::Null };
-    ToolOutput::new(&text[start..end])
+    ToolOutput::new(codesmith_policy::screen_text(&text[start..end]).as_ref())
         .with("total_bytes", total)
         .with("offset", start)
         .with("next_offset", next)
@@ -316,6 +324,32 @@ mod tests {
                 .unwrap()
                 .starts_with("[NO CONTENT]")
         );
+    }
+
+    #[test]
+    fn escapes_never_reach_the_model_but_stay_in_the_spill() {
+        let home = tempfile::tempdir().unwrap();
+        let raw = "\x1b[31mRED\x1b[0m\n\x1b]0;title\x07x\n";
+        let (capped, reference) = cap_output(home.path(), raw, Some(raw));
+        assert_eq!(capped.text, "RED\nx\n");
+        assert!(reference.is_none());
+        // A progress bar of many redraws is one line, far under the budget.
+        let bar: String = (0..=20_000).map(|i| format!("\r{i:>5}/20000")).collect();
+        let (capped, reference) = cap_output(home.path(), &bar, Some(&bar));
+        assert_eq!(capped.text, "20000/20000");
+        assert!(reference.is_none());
+        // Cut output spills the raw bytes; pages of it are reduced again.
+        let big: String = (0..5000)
+            .map(|i| format!("\x1b[32mline {i:05}\x1b[0m\n"))
+            .collect();
+        let (capped, reference) = cap_output(home.path(), &big, Some(&big));
+        let reference = reference.unwrap();
+        assert!(capped.text.starts_with("line 00000\nline 00001\n"));
+        assert!(!capped.text.contains('\x1b'));
+        let saved = std::fs::read(spill_dir(home.path()).join(&reference)).unwrap();
+        assert_eq!(saved, big.as_bytes());
+        let p = page(&big, 0, 40);
+        assert_eq!(p.output.as_str().unwrap(), "line 00000\nline 00001\n");
     }
 
     #[test]

@@ -71,6 +71,12 @@ fn response(path: &str, port: u16) -> (u16, &'static str, String, Option<String>
             None,
         ),
         "/boom" => (503, "text/plain", text("overloaded"), None),
+        "/escapes" => (
+            200,
+            "text/plain",
+            text("\x1b]0;title\x07\x1b[31mred\x1b[0m\n10%\r100%\n"),
+            None,
+        ),
         "/big" => (200, "text/plain", "0123456789".repeat(5000), None),
         "/see-other" => (303, "text/plain", String::new(), Some("/ok".into())),
         _ => (404, "text/plain", text("unknown path"), None),
@@ -239,6 +245,18 @@ async fn html_is_reduced_and_errors_are_not_tool_failures() {
     .await;
     assert_eq!(env["output"]["status"], 503);
     assert_eq!(env["output"]["success"], false);
+}
+
+#[tokio::test]
+async fn fetched_text_has_no_terminal_escapes() {
+    let s = serve().await;
+    let h = harness();
+    let (_, env) = call(
+        &h,
+        json!({"url": format!("http://pinned.test:{}/escapes", s.port)}),
+    )
+    .await;
+    assert_eq!(env["output"]["body"], "red\n100%\n");
 }
 
 #[tokio::test]

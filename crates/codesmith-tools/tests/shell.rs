@@ -265,3 +265,60 @@ async fn deleted_session_directory_falls_back_to_the_root() {
     let out = sh(&f.ctx, json!({"command": "pwd"})).await;
     assert_eq!(text(&out).trim(), f.ctx.workspace.to_str().unwrap());
 }
+
+/// The printf from the bug report: colours and a title escape reach the model as plain
+/// lines; a cut output's spill keeps every raw byte.
+#[tokio::test]
+async fn terminal_escapes_never_reach_the_model() {
+    let f = fixture();
+    let cmd = r"printf '\033[31mRED\033[0m\n\033]0;title\007x\n'";
+    let out = sh(&f.ctx, json!({"command": cmd})).await;
+    assert_eq!(text(&out), "RED\nx\n");
+    // A progress bar redrawn with carriage returns is its last state.
+    let out = sh(
+        &f.ctx,
+        json!({"command": r"for i in 10 50 100; do printf '\r%3d%%' $i; done; printf ' done\n'"}),
+    )
+    .await;
+    assert_eq!(text(&out), "100% done\n");
+    // Oversized coloured output: the model's view has no ESC, the spill has all of them.
+    let out = sh(
+        &f.ctx,
+        json!({"command": r"for i in $(seq 1 4000); do printf '\033[32mok %05d\033[0m\n' $i; done"}),
+    )
+    .await;
+    assert!(!text(&out).contains('\x1b'));
+    assert!(
+        text(&out).starts_with("ok 00001\nok 00002\n"),
+        "{}",
+        text(&out)
+    );
+    let reference = out.meta["ref"].as_str().unwrap();
+    let saved = std::fs::read(spill::spill_dir(&f.ctx.home).join(reference)).unwrap();
+    assert!(saved.starts_with(b"\x1b[32mok 00001\x1b[0m\n"));
+    assert_eq!(saved.iter().filter(|b| **b == 0x1b).count(), 8000);
+    let page = RetrieveToolResult
+        .call(&f.ctx, json!({"ref": reference, "limit": 36}))
+        .await
+        .unwrap();
+    assert_eq!(text(&page), "ok 00001\nok 00002\n");
+}
+
+#[tokio::test]
+async fn background_task_output_is_reduced_too() {
+    let f = fixture();
+    let started = TaskShellStart
+        .call(
+            &f.ctx,
+            json!({"command": r"printf '\033[1mbold\033[0m\a\n\033]52;c;cHduZWQ=\007done\n'"}),
+        )
+        .await
+        .unwrap();
+    let id = started.meta["id"].as_str().unwrap().to_string();
+    let done = TaskShellPoll
+        .call(&f.ctx, json!({"id": id, "wait_secs": 3}))
+        .await
+        .unwrap();
+    assert_eq!(done.meta["status"], "exited");
+    assert_eq!(text(&done), "bold\ndone\n");
+}

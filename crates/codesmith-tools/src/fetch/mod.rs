@@ -469,7 +469,12 @@ impl FetchUrl {
         let (raw, raw_cut) = read_capped(resp, body::RAW_READ_CAP)
             .await
             .map_err(|e| transport_refusal(url, &e))?;
-        let text = body::to_text(&raw, content_type.as_deref());
+        // A page or text file may carry terminal escapes; the model reads the text a
+        // terminal would show (the spill keeps this reduced text too, so offsets agree).
+        let mut text = body::to_text(&raw, content_type.as_deref());
+        if let std::borrow::Cow::Owned(screen) = codesmith_policy::screen_text(&text) {
+            text = screen;
+        }
         let (shown, cut) = body::cut(&text, max_bytes);
         let mut shown = shown.to_string();
         let mut spill_ref = None;
