@@ -13,7 +13,9 @@ pub use ssrf::{
     AddressGate, Cidr, FAKEIP_RANGE, MalformedLiteral, Restricted, RestrictedRange, classify,
     embedded_ipv4, is_localhost_name, parse_ip_literal, restricted_v4,
 };
-pub use terminal::{TerminalSafe, screen_text, terminal_safe, visible_controls};
+pub use terminal::{
+    BLANK_RUN, TerminalSafe, screen_text, terminal_safe, visible_controls, visible_line,
+};
 
 // Command safety, arity, exec-policy rules and approvals (issue 4).
 mod approval;

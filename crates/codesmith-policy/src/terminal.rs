@@ -97,7 +97,7 @@ impl TerminalSafe {
         std::mem::take(&mut self.display.out)
     }
 
-    /// Ends the stream: a trailing lone CR is shown as `\u{d}`; an unfinished
+    /// Ends the stream: a trailing lone CR is shown as `\r`; an unfinished
     /// escape sequence is dropped.
     pub fn finish(mut self) -> String {
         if self.display.pending_cr {
@@ -124,6 +124,60 @@ pub fn visible_controls(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Blank runs at least this long are collapsed by [`visible_line`].
+pub const BLANK_RUN: usize = 4;
+
+/// One line of [`visible_controls`] for a person to judge at a glance (a
+/// command in a progress line or an approval prompt, a file name): newline
+/// and tab are shown as `\n` and `\t` too, a run of [`BLANK_RUN`] or more
+/// blanks becomes `[… N blanks …]` so spaces cannot push the rest off the
+/// screen, and past `max_chars` characters the middle is elided, never the
+/// end (which is where a dangerous `; rm -rf ~` would hide).
+///
+/// Example: `visible_line("echo ok" + 200 spaces + "; rm -rf ~", 80)` is
+/// `"echo ok[… 200 blanks …]; rm -rf ~"`.
+pub fn visible_line(text: &str, max_chars: usize) -> String {
+    let mut chars: Vec<String> = Vec::with_capacity(text.len());
+    let mut blanks = 0usize;
+    let flush = |chars: &mut Vec<String>, blanks: &mut usize| {
+        if *blanks >= BLANK_RUN {
+            chars.push(format!("[… {blanks} blanks …]"));
+        } else {
+            chars.extend(std::iter::repeat_n(" ".to_string(), *blanks));
+        }
+        *blanks = 0;
+    };
+    for c in text.chars() {
+        if c == ' ' {
+            blanks += 1;
+            continue;
+        }
+        flush(&mut chars, &mut blanks);
+        if needs_display_change(c) || c == '\n' || c == '\t' || is_odd_blank(c) {
+            chars.push(c.escape_default().to_string());
+        } else {
+            chars.push(c.to_string());
+        }
+    }
+    flush(&mut chars, &mut blanks);
+    if chars.len() > max_chars.max(3) {
+        let keep = max_chars.max(3) - 1;
+        let head = keep / 2;
+        let tail = keep - head;
+        let mut out: String = chars[..head].concat();
+        out.push('…');
+        out.push_str(&chars[chars.len() - tail..].concat());
+        return out;
+    }
+    chars.concat()
+}
+
+/// Space characters other than U+0020 (no-break, en, em, ideographic, …),
+/// which look like a space but are not one to a shell.
+fn is_odd_blank(c: char) -> bool {
+    c != ' ' && get_general_category(c) == GeneralCategory::SpaceSeparator
 }
 
 /// What a terminal would finally show for `text`, as plain lines for the
@@ -181,9 +235,9 @@ fn is_invisible(c: char) -> bool {
     }
 }
 
-/// Appends `c` as a Rust escape (`\u{202e}`).
+/// Appends `c` as a Rust escape (`\r`, `\u{1b}`, `\u{202e}`).
 fn push_escape(out: &mut String, c: char) {
-    out.extend(c.escape_unicode());
+    out.extend(c.escape_default());
 }
 
 /// The [`Perform`] behind [`TerminalSafe`]: sequences fall through the
@@ -335,7 +389,7 @@ mod tests {
     fn display_removes_every_sequence_and_shows_controls() {
         assert_eq!(
             terminal_safe(HOSTILE),
-            "Done. See docs.hidden\\u{7} fake\\u{d}real \\u{202e}txt.exe\n"
+            "Done. See docs.hidden\\u{7} fake\\rreal \\u{202e}txt.exe\n"
         );
     }
 
@@ -344,7 +398,7 @@ mod tests {
         let plain = "naïve café\tok\n日本語 🎉❤\u{fe0f}\n";
         assert!(matches!(terminal_safe(plain), Cow::Borrowed(_)));
         assert_eq!(terminal_safe("a\r\nb\r\n"), "a\nb\n");
-        assert_eq!(terminal_safe("a\r"), "a\\u{d}");
+        assert_eq!(terminal_safe("a\r"), "a\\r");
         assert_eq!(
             terminal_safe("x\u{9b}31my\u{7f}\u{200b}\u{e0041}\u{2028}"),
             "x\\u{9b}31my\\u{7f}\\u{200b}\\u{e0041}\\u{2028}"
@@ -400,7 +454,29 @@ mod tests {
             "printf '\\u{1b}]52;c;ZWNobw==\\u{7}' # \\u{202e}"
         );
         assert!(matches!(visible_controls("ls -la\n"), Cow::Borrowed(_)));
-        assert_eq!(visible_controls("a\rb"), "a\\u{d}b");
+        assert_eq!(visible_controls("a\rb"), "a\\rb");
+    }
+
+    #[test]
+    fn visible_line_shows_the_dangerous_end() {
+        let cmd = format!("echo ok{}; rm -rf ~", " ".repeat(200));
+        assert_eq!(visible_line(&cmd, 80), "echo ok[… 200 blanks …]; rm -rf ~");
+        assert_eq!(
+            visible_line("a   b\tc\nd\u{a0}e", 80),
+            "a   b\\tc\\nd\\u{a0}e"
+        );
+        assert_eq!(
+            visible_line("printf '\x1b]52;c;AA\x07'\r\u{202e}", 80),
+            "printf '\\u{1b}]52;c;AA\\u{7}'\\r\\u{202e}"
+        );
+        let long = format!("{}; rm -rf ~", "x".repeat(300));
+        let shown = visible_line(&long, 40);
+        assert_eq!(shown.chars().count(), 40);
+        assert!(
+            shown.ends_with("; rm -rf ~") && shown.starts_with("xxx"),
+            "{shown}"
+        );
+        assert!(shown.contains('…'));
     }
 
     #[test]
