@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+use codesmith_policy::terminal_safe;
+
 /// How a command ended.
 #[derive(Debug)]
 pub enum Exit {
@@ -26,12 +28,13 @@ impl Exit {
         match self {
             Exit::Ok => ExitCode::SUCCESS,
             Exit::Failed(None) => ExitCode::from(1),
+            // An error may quote a file name, a command or a provider's message.
             Exit::Failed(Some(e)) => {
-                eprintln!("codesmith: {e:#}");
+                eprintln!("codesmith: {}", terminal_safe(&format!("{e:#}")));
                 ExitCode::from(1)
             }
             Exit::Usage(e) => {
-                eprintln!("codesmith: {e:#}");
+                eprintln!("codesmith: {}", terminal_safe(&format!("{e:#}")));
                 ExitCode::from(2)
             }
             Exit::Code(code) => code,

@@ -2,8 +2,10 @@
 
 use std::io::{IsTerminal, Write};
 
+use codesmith_policy::{terminal_safe, visible_line};
 use codesmith_protocol::Event;
-use serde_json::Value;
+
+use crate::tui::app::{error_line, key_argument};
 
 /// Where events go while a task runs.
 #[derive(Debug)]
@@ -56,6 +58,9 @@ fn human(event: &Event, tty: bool, thinking_shown: &mut bool) {
         let _ = write!(err, "\r\x1b[2K");
         *thinking_shown = false;
     }
+    // Everything quoted from the model, a tool, a file or a provider is made
+    // safe first; CodeSmith's own colours are added after, on a terminal only.
+    let paint = Paint::for_stderr(tty);
     match event {
         Event::SessionStarted {
             session_id,
@@ -63,7 +68,13 @@ fn human(event: &Event, tty: bool, thinking_shown: &mut bool) {
             model,
             ..
         } => {
-            let _ = writeln!(err, "codesmith: session {session_id} ({provider}, {model})");
+            let _ = writeln!(
+                err,
+                "codesmith: session {} ({}, {})",
+                safe(session_id),
+                safe(provider),
+                safe(model)
+            );
         }
         Event::TurnStarted { .. } if tty => {
             let _ = write!(err, "⋯ thinking");
@@ -72,12 +83,18 @@ fn human(event: &Event, tty: bool, thinking_shown: &mut bool) {
         Event::ToolCall {
             name, arguments, ..
         } => {
-            let _ = writeln!(err, "● {name} {}", key_argument(arguments));
+            let _ = writeln!(
+                err,
+                "{} {} {}",
+                paint.bold("●"),
+                visible_line(name, 60),
+                key_argument(arguments)
+            );
         }
         Event::ToolResult {
             ok: false, output, ..
         } => {
-            let _ = writeln!(err, "  ✗ {}", error_line(output));
+            let _ = writeln!(err, "  {}", paint.red(&format!("✗ {}", error_line(output))));
         }
         Event::Retry {
             attempt,
@@ -86,58 +103,67 @@ fn human(event: &Event, tty: bool, thinking_shown: &mut bool) {
         } => {
             let _ = writeln!(
                 err,
-                "↻ retry {attempt} in {:.1}s: {reason}",
-                *wait_ms as f64 / 1000.0
+                "↻ retry {attempt} in {:.1}s: {}",
+                *wait_ms as f64 / 1000.0,
+                safe(reason)
             );
         }
         Event::Notice { message } => {
-            let _ = writeln!(err, "ℹ {message}");
+            let _ = writeln!(err, "ℹ {}", safe(message));
         }
         Event::Verdict(v) => {
             let _ = writeln!(
                 err,
                 "verdict: {} ({})",
-                v.verdict,
-                v.command.as_deref().unwrap_or("no command")
+                safe(&v.verdict),
+                v.command
+                    .as_deref()
+                    .map_or("no command".to_string(), |c| visible_line(c, 100))
             );
         }
         Event::Error { message } => {
-            let _ = writeln!(err, "error: {message}");
+            let _ = writeln!(err, "{} {}", paint.red("error:"), safe(message));
         }
         _ => {}
     }
 }
 
-/// The argument a person recognises a call by: path, command, pattern or URL.
-fn key_argument(args: &Value) -> String {
-    for key in ["command", "path", "pattern", "url", "id", "ref"] {
-        if let Some(v) = args.get(key).and_then(Value::as_str) {
-            let one_line: String = v
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .chars()
-                .take(100)
-                .collect();
-            return one_line;
-        }
-    }
-    String::new()
+/// `text` made safe for the terminal.
+fn safe(text: &str) -> std::borrow::Cow<'_, str> {
+    terminal_safe(text)
 }
 
-fn error_line(output: &str) -> String {
-    let parsed: Option<Value> =
-        serde_json::from_str(output.lines().next().unwrap_or_default()).ok();
-    let code = parsed
-        .as_ref()
-        .and_then(|v| v.pointer("/error/code"))
-        .and_then(Value::as_str)
-        .unwrap_or("ERROR");
-    let msg = parsed
-        .as_ref()
-        .and_then(|v| v.pointer("/error/message"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let msg: String = msg.chars().take(160).collect();
-    format!("{code}: {msg}")
+/// CodeSmith's own colours: only on a terminal, and never when `NO_COLOR` is
+/// set to a non-empty value (<https://no-color.org>).
+#[derive(Debug, Clone, Copy)]
+pub struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    /// Colours for stderr when it is a terminal and `NO_COLOR` is unset.
+    pub fn for_stderr(tty: bool) -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Paint {
+            on: tty && !no_color,
+        }
+    }
+
+    fn wrap(self, sgr: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{sgr}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// `text` (already made safe) in bold.
+    pub fn bold(self, text: &str) -> String {
+        self.wrap("1", text)
+    }
+
+    /// `text` (already made safe) in red.
+    pub fn red(self, text: &str) -> String {
+        self.wrap("31", text)
+    }
 }

@@ -93,7 +93,8 @@ fn finish(
     match outcome {
         Ok(o) => {
             if !json {
-                println!("{}", o.final_text);
+                // The answer is attacker-influenced: nothing in it may drive the terminal.
+                println!("{}", codesmith_policy::terminal_safe(&o.final_text));
             }
             match o.status {
                 TaskStatus::Completed => Exit::Ok,

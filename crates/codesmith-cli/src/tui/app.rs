@@ -543,7 +543,9 @@ impl App {
 }
 
 /// The argument a person recognises a call by: command, path, pattern or URL,
-/// on one line, at most 100 characters.
+/// as [`codesmith_policy::visible_line`] shows it (one line, controls and
+/// invisible characters visible, blank runs collapsed, at most 100
+/// characters with the middle elided, never the end).
 pub fn key_argument(args: &Value) -> String {
     for key in [
         "command",
@@ -553,9 +555,10 @@ pub fn key_argument(args: &Value) -> String {
         "url",
         "query",
         "id",
+        "ref",
     ] {
         if let Some(v) = args.get(key).and_then(Value::as_str) {
-            return first_line(v, 100);
+            return codesmith_policy::visible_line(v, 100);
         }
     }
     String::new()
@@ -571,8 +574,20 @@ fn first_line(text: &str, max: usize) -> String {
 }
 
 /// Diff lines for a file edit: `edit_file` search/replace pairs, `write_file`
-/// content as additions, `apply_patch` patch lines as given.
+/// content as additions, `apply_patch` patch lines as given, each with its
+/// controls and invisible characters shown ([`codesmith_policy::visible_controls`]):
+/// what will be written, exactly, and nothing the terminal acts on.
 pub fn edit_diff(name: &str, args: &Value) -> Vec<String> {
+    raw_diff(name, args)
+        .into_iter()
+        .map(|l| match codesmith_policy::visible_controls(&l) {
+            std::borrow::Cow::Borrowed(_) => l,
+            std::borrow::Cow::Owned(shown) => shown,
+        })
+        .collect()
+}
+
+fn raw_diff(name: &str, args: &Value) -> Vec<String> {
     let s = |k: &str| args.get(k).and_then(Value::as_str);
     match name {
         "edit_file" => {
@@ -640,10 +655,11 @@ pub fn error_line(output: &str) -> String {
             .and_then(Value::as_str)
             .map(str::to_string)
     };
-    match (field("/error/code"), field("/error/message")) {
-        (Some(code), Some(msg)) => first_line(&format!("{code}: {msg}"), 160),
-        _ => first_line(first, 160),
-    }
+    let line = match (field("/error/code"), field("/error/message")) {
+        (Some(code), Some(msg)) => format!("{code}: {msg}"),
+        _ => first.to_string(),
+    };
+    first_line(&codesmith_policy::terminal_safe(&line), 160)
 }
 
 #[cfg(test)]
@@ -693,7 +709,8 @@ mod tests {
         let Entry::Tool(t) = &a.entries[2] else {
             panic!("tool entry expected: {:?}", a.entries[2]);
         };
-        assert_eq!(t.key_arg, "cargo test…");
+        // Every line of the command shows: a second line may be the one that matters.
+        assert_eq!(t.key_arg, "cargo test\\n--all");
         assert_eq!(t.status, ToolStatus::Failed("DENIED: no".into()));
         assert_eq!(a.entries[3], Entry::Assistant("Done".into()));
         assert_eq!(a.rendered.len(), a.entries.len());

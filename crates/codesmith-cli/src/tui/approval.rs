@@ -48,6 +48,11 @@ impl Approver for UiApprover {
     }
 }
 
+/// Most command lines an approval prompt shows (the first half and the last half).
+pub const COMMAND_LINES: usize = 4;
+/// Most characters of one command line in an approval prompt (the middle is elided).
+pub const COMMAND_LINE_CHARS: usize = 400;
+
 /// One choice of an approval prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Choice {
@@ -75,6 +80,33 @@ impl Prompt {
             request,
             selected: 0,
         }
+    }
+
+    /// The command (the request's summary) as the prompt shows it: each line
+    /// prefixed `$ ` and passed through [`codesmith_policy::visible_line`]
+    /// (controls and invisible characters shown, blank runs collapsed, at most
+    /// [`COMMAND_LINE_CHARS`] characters with the middle elided). Past
+    /// [`COMMAND_LINES`] lines the middle lines give way to a `… N more lines …`
+    /// marker: the last lines, where a dangerous part would hide, always show.
+    pub fn command_lines(&self) -> Vec<String> {
+        let all: Vec<&str> = self.request.summary.lines().collect();
+        let (head, tail) = if all.len() > COMMAND_LINES {
+            (COMMAND_LINES / 2, COMMAND_LINES - COMMAND_LINES / 2)
+        } else {
+            (all.len(), 0)
+        };
+        let line = |l: &str| {
+            format!(
+                "$ {}",
+                codesmith_policy::visible_line(l, COMMAND_LINE_CHARS)
+            )
+        };
+        let mut out: Vec<String> = all[..head].iter().map(|l| line(l)).collect();
+        if tail > 0 {
+            out.push(format!("  … {} more lines …", all.len() - head - tail));
+            out.extend(all[all.len() - tail..].iter().map(|l| line(l)));
+        }
+        out
     }
 
     /// The choices: yes once, yes for this session, always (only when a
@@ -150,6 +182,24 @@ mod tests {
         assert_eq!(p.choices().len(), 3);
         let p = Prompt::new(request(true));
         assert_eq!(p.answer_for('A'), Some(ApprovalAnswer::Always));
+    }
+
+    #[test]
+    fn command_lines_show_controls_and_keep_the_end() {
+        let mut req = request(false);
+        req.summary = format!(
+            "printf '\x1b]52;c;cHduZWQ=\x07'{}; rm -rf ~ \u{202e}",
+            " ".repeat(300)
+        );
+        assert_eq!(
+            Prompt::new(req.clone()).command_lines(),
+            ["$ printf '\\u{1b}]52;c;cHduZWQ=\\u{7}'[… 300 blanks …]; rm -rf ~ \\u{202e}"]
+        );
+        req.summary = "a\nb\nc\nd\ne\nrm -rf ~".into();
+        assert_eq!(
+            Prompt::new(req).command_lines(),
+            ["$ a", "$ b", "  … 2 more lines …", "$ e", "$ rm -rf ~"]
+        );
     }
 
     #[test]

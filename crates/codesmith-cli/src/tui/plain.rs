@@ -7,6 +7,7 @@
 use std::io::Write;
 
 use codesmith_engine::ApprovalAnswer;
+use codesmith_policy::{TerminalSafe, terminal_safe};
 use codesmith_protocol::{Event, Message, Role};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
@@ -107,6 +108,7 @@ fn print_info(ui: &Ui, from: usize) {
 /// Prints events until the engine is idle again.
 async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
     let mut text_open = false;
+    let mut answer_filter = TerminalSafe::new();
     loop {
         tokio::select! {
             msg = ui.events.recv() => {
@@ -114,12 +116,12 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
                 let before = ui.app.entries.len();
                 let done = !matches!(msg, ToUi::Event(_));
                 if let ToUi::Event(e) = &msg {
-                    text_open = print_event(e, text_open);
+                    text_open = print_event(e, text_open, &mut answer_filter);
                 }
                 ui.on_engine(msg);
                 if done {
                     if text_open {
-                        say("");
+                        end_answer(&mut answer_filter);
                     }
                     // Events were printed as they came; what the end adds is shown here.
                     print_info(ui, before.min(ui.app.entries.len()));
@@ -132,7 +134,7 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
             asked = ui.asks.recv() => {
                 let Some(asked) = asked else { continue };
                 if text_open {
-                    say("");
+                    end_answer(&mut answer_filter);
                     text_open = false;
                 }
                 answer(asked, stdin).await;
@@ -149,9 +151,9 @@ async fn answer(asked: Asked, stdin: &mut Lines<BufReader<Stdin>>) {
         .map(|c| format!("{} = {}", c.key, c.label))
         .collect();
     say(&format!(
-        "approve {}: {}\n  why: {}\n  answer {}",
-        prompt.request.tool,
-        prompt.request.summary,
+        "approve {}:\n  {}\n  why: {}\n  answer {}",
+        codesmith_policy::visible_line(&prompt.request.tool, 60),
+        prompt.command_lines().join("\n  "),
         prompt.request.reason,
         keys.join(", ")
     ));
@@ -168,24 +170,41 @@ async fn answer(asked: Asked, stdin: &mut Lines<BufReader<Stdin>>) {
     let _ = asked.reply.send(reply);
 }
 
-/// Prints one event; returns whether assistant text is mid-line.
-fn print_event(event: &Event, text_open: bool) -> bool {
+/// Ends an answer printed as it streamed: what the filter held back (a CR
+/// that was not part of a CRLF) and the line end.
+fn end_answer(filter: &mut TerminalSafe) {
+    let rest = std::mem::take(filter).finish();
     let mut out = std::io::stdout().lock();
-    let close = |out: &mut std::io::StdoutLock<'_>| {
+    let _ = writeln!(out, "{rest}");
+    let _ = out.flush();
+}
+
+/// Prints one event; returns whether assistant text is mid-line. Assistant
+/// text streams through `filter`, so an escape sequence split across deltas
+/// is removed whole; every other quoted text is made safe line by line.
+fn print_event(event: &Event, text_open: bool, filter: &mut TerminalSafe) -> bool {
+    let mut out = std::io::stdout().lock();
+    let mut close = |out: &mut std::io::StdoutLock<'_>| {
         if text_open {
-            let _ = writeln!(out);
+            let rest = std::mem::take(&mut *filter).finish();
+            let _ = writeln!(out, "{rest}");
         }
     };
     let open = match event {
         Event::AssistantText { delta } => {
-            let _ = write!(out, "{delta}");
+            let _ = write!(out, "{}", filter.push(delta));
             true
         }
         Event::ToolCall {
             name, arguments, ..
         } => {
             close(&mut out);
-            let _ = writeln!(out, "● {name} {}", key_argument(arguments));
+            let _ = writeln!(
+                out,
+                "● {} {}",
+                codesmith_policy::visible_line(name, 60),
+                key_argument(arguments)
+            );
             for l in edit_diff(name, arguments).iter().take(20) {
                 let _ = writeln!(out, "    {l}");
             }
@@ -207,24 +226,27 @@ fn print_event(event: &Event, text_open: bool) -> bool {
             let secs = *wait_ms as f64 / 1000.0;
             let _ = writeln!(
                 out,
-                "↻ retrying (attempt {attempt}) in {secs:.1}s: {reason}"
+                "↻ retrying (attempt {attempt}) in {secs:.1}s: {}",
+                terminal_safe(reason)
             );
             false
         }
         Event::Verdict(v) => {
             close(&mut out);
-            let cmd = v.command.as_deref().unwrap_or("no command");
-            let _ = writeln!(out, "verdict: {} ({cmd})", v.verdict);
+            let cmd = v.command.as_deref().map_or("no command".to_string(), |c| {
+                codesmith_policy::visible_line(c, 100)
+            });
+            let _ = writeln!(out, "verdict: {} ({cmd})", terminal_safe(&v.verdict));
             false
         }
         Event::Notice { message } => {
             close(&mut out);
-            let _ = writeln!(out, "note: {message}");
+            let _ = writeln!(out, "note: {}", terminal_safe(message));
             false
         }
         Event::Error { message } => {
             close(&mut out);
-            let _ = writeln!(out, "error: {message}");
+            let _ = writeln!(out, "error: {}", terminal_safe(message));
             false
         }
         _ => text_open,
@@ -233,8 +255,10 @@ fn print_event(event: &Event, text_open: bool) -> bool {
     open
 }
 
+/// Prints `text` and a line end, made safe for the terminal: slash-command
+/// output quotes session names, memory, file names and provider messages.
 fn say(text: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}");
+    let _ = writeln!(out, "{}", terminal_safe(text));
     let _ = out.flush();
 }

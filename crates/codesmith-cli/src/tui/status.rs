@@ -86,7 +86,10 @@ impl Status {
             parts.remove(drop);
             text = parts.join(" │ ");
         }
-        let text: String = text.chars().take(width).collect();
+        let text: String = codesmith_policy::terminal_safe(&text)
+            .chars()
+            .take(width)
+            .collect();
         let pad = width.saturating_sub(text.chars().count());
         Line::from(Span::styled(
             format!("{text}{}", " ".repeat(pad)),
@@ -111,7 +114,8 @@ impl Status {
         self.retry = Some(RetryBanner {
             attempt,
             until: now + Duration::from_millis(wait_ms),
-            reason: reason.to_string(),
+            // A provider's message: shown, never acted on by the terminal.
+            reason: codesmith_policy::visible_line(reason, 200),
         });
     }
 }

@@ -282,11 +282,13 @@ fn approval_lines(app: &App, prompt: &super::approval::Prompt, width: u16) -> Ve
     let t = &app.theme;
     let inner = width.saturating_sub(4) as usize;
     let mut lines = Vec::new();
-    for l in prompt.request.summary.lines().take(4) {
-        lines.extend(wrap_line(&Line::styled(format!("$ {l}"), t.heading), inner));
-    }
-    if prompt.request.summary.lines().count() > 4 {
-        lines.push(Line::styled("  …", t.dim));
+    for l in prompt.command_lines() {
+        let style = if l.starts_with("$ ") {
+            t.heading
+        } else {
+            t.dim
+        };
+        lines.extend(wrap_line(&Line::styled(l, style), inner));
     }
     let why = Line::styled(format!("why: {}", prompt.request.reason), t.text);
     lines.extend(wrap_line(&why, inner));
@@ -307,7 +309,10 @@ fn approval_lines(app: &App, prompt: &super::approval::Prompt, width: u16) -> Ve
 fn draw_approval(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(prompt) = &app.approval else { return };
     let lines = approval_lines(app, prompt, area.width);
-    let title = format!(" Allow {}? ", prompt.request.tool);
+    let title = format!(
+        " Allow {}? ",
+        codesmith_policy::visible_line(&prompt.request.tool, 40)
+    );
     let block = Block::default()
         .borders(Borders::ALL)
         .padding(Padding::horizontal(1))

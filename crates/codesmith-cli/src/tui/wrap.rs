@@ -7,20 +7,24 @@ use unicode_width::UnicodeWidthChar;
 /// Splits `line` into rows of at most `width` cells, breaking after the last
 /// space that fits, or mid-word when a word is wider than the row. Tabs count
 /// as four spaces. An empty line stays one empty row.
+///
+/// Every span passes [`codesmith_policy::terminal_safe`] first, the filter the
+/// line-oriented outputs use, so escape sequences never become cells and
+/// controls and invisible characters show as `\u{…}`; a control character
+/// that still remains (a newline inside a span) is dropped.
 pub fn wrap_line(line: &Line<'_>, width: usize) -> Vec<Line<'static>> {
     let width = width.max(1);
-    let cells: Vec<(char, Style)> = line
-        .spans
-        .iter()
-        .flat_map(|s| {
-            let style = line.style.patch(s.style);
-            s.content.chars().flat_map(move |c| {
-                let n = if c == '\t' { 4 } else { 1 };
-                std::iter::repeat_n((if c == '\t' { ' ' } else { c }, style), n)
-            })
-        })
-        .filter(|(c, _)| !c.is_control())
-        .collect();
+    let mut cells: Vec<(char, Style)> = Vec::new();
+    for s in &line.spans {
+        let style = line.style.patch(s.style);
+        for c in codesmith_policy::terminal_safe(&s.content).chars() {
+            match c {
+                '\t' => cells.extend(std::iter::repeat_n((' ', style), 4)),
+                c if c.is_control() => {}
+                c => cells.push((c, style)),
+            }
+        }
+    }
     if cells.is_empty() {
         return vec![Line::default()];
     }
@@ -94,6 +98,15 @@ mod tests {
         let rows = wrap_line(&Line::from("abcdefghij"), 4);
         assert_eq!(texts(&rows), ["abcd", "efgh", "ij"]);
         assert_eq!(wrap_line(&Line::default(), 10).len(), 1);
+    }
+
+    #[test]
+    fn escapes_never_become_cells() {
+        let rows = wrap_line(
+            &Line::from("a\x1b]52;c;cHduZWQ=\x07b\x1b[2J\x1b[8mc\u{202e}d\x07"),
+            80,
+        );
+        assert_eq!(texts(&rows), ["abc\\u{202e}d\\u{7}"]);
     }
 
     #[test]
