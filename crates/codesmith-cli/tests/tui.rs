@@ -285,7 +285,7 @@ async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.contains("approve exec_shell: rm -rf build"),
+        stdout.contains("approve exec_shell:\n  $ rm -rf build"),
         "{stdout}"
     );
     assert!(

@@ -365,3 +365,61 @@ fn typing_a_slash_command_shows_what_it_may_become() {
     a.editor.set_text("//etc");
     find(&screen(&mut a), "┌ › message, /help ");
 }
+
+/// Every cell of the screen, for checking that nothing a terminal acts on is in it.
+fn cells(app: &mut App, w: u16, h: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| view::draw(f, app)).unwrap();
+    let buf = terminal.backend().buffer().clone();
+    buf.content().iter().map(|c| c.symbol()).collect()
+}
+
+#[test]
+fn hostile_answer_file_name_and_command_are_inert_on_screen() {
+    // OSC 52, OSC 8, clear screen, cursor moves, conceal, a bell, a CR drawing over the
+    // line and a right-to-left override, streamed in pieces that split the sequences.
+    let answer = "Done.\u{1b}]52;c;ZWNobyBwd25lZA==\u{7} See \u{1b}]8;;https://evil.example/\u{1b}\\docs\
+                  \u{1b}]8;;\u{1b}\\.\u{1b}[2J\u{1b}[H\u{1b}[3A\u{1b}[8mhidden\u{1b}[0m\u{7} fake \
+                  prompt$ \rreal \u{202e}txt.exe";
+    let mut a = app();
+    a.start_task("summarise");
+    a.apply(Event::ToolCall {
+        id: "c1".into(),
+        name: "read_file".into(),
+        arguments: serde_json::json!({"path": "notes\u{1b}]52;c;cHduZWQ=\u{7}\u{202e}txt.exe"}),
+    });
+    let chars: Vec<char> = answer.chars().collect();
+    for piece in chars.chunks(3) {
+        a.apply(Event::AssistantText {
+            delta: piece.iter().collect(),
+        });
+    }
+    a.ask(ApprovalRequest {
+        tool: "exec_shell".into(),
+        summary: format!(
+            "rm -rf build\u{1b}[8m{}; printf '\u{1b}]52;c;cHduZWQ=\u{7}'",
+            " ".repeat(200)
+        ),
+        reason: "deletes files recursively".into(),
+        can_persist: false,
+    });
+    let rows = screen(&mut a);
+    let call = find(&rows, "read_file");
+    assert_eq!(
+        rows[call],
+        "◌ read_file notes\\u{1b}]52;c;cHduZWQ=\\u{7}\\u{202e}txt.exe …"
+    );
+    find(
+        &rows,
+        "Done. See docs.hidden\\u{7} fake prompt$ \\rreal \\u{202e}txt.exe",
+    );
+    let top = find(&rows, "Allow exec_shell?");
+    assert_eq!(
+        rows[top + 1],
+        "│ $ rm -rf build\\u{1b}[8m[… 200 blanks …]; printf '\\u{1b}]52;c;cHduZWQ=\\u{7}'  │"
+    );
+    let all = cells(&mut a, 80, 24);
+    for bad in ['\u{1b}', '\u{7}', '\r', '\u{202e}'] {
+        assert!(!all.contains(bad), "{bad:?} on screen");
+    }
+}

@@ -1,0 +1,272 @@
+//! Nothing the model, a file name or a command says can drive the user's terminal: a
+//! scripted answer and tool calls full of control sequences reach `exec`'s stdout (a pipe
+//! and a pty), its progress lines and the UI's line mode with none of them active. The
+//! exact bytes written are asserted.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use codesmith_testkit::{Scripted, ScriptedServer};
+
+use common::{Sandbox, codesmith};
+
+/// OSC 52 (clipboard), OSC 8 (a link lying about its target), clear screen, cursor home and
+/// up, conceal (SGR 8), a bell, a carriage return that draws over the line, and a
+/// right-to-left override.
+const ANSWER: &str = "Done.\u{1b}]52;c;ZWNobyBwd25lZA==\u{7} See \
+    \u{1b}]8;;https://evil.example/\u{1b}\\docs\u{1b}]8;;\u{1b}\\.\u{1b}[2J\u{1b}[H\u{1b}[3A\
+    \u{1b}[8mhidden\u{1b}[0m\u{7} fake prompt$ \rreal \u{202e}txt.exe";
+
+/// What a terminal may be shown of [`ANSWER`]: every sequence removed, the rest visible.
+const ANSWER_SHOWN: &str = "Done. See docs.hidden\\u{7} fake prompt$ \\rreal \\u{202e}txt.exe";
+
+/// A file name and a command carrying the same kinds of bytes (JSON-escaped arguments).
+const EVIL_PATH: &str = r#"{"path": "notes\u001b]52;c;cHduZWQ=\u0007\u202etxt.exe"}"#;
+const EVIL_COMMAND: &str = r#"{"command": "echo ok\u001b[2J\u001b[8m\rtrue                                                                                                    ; echo tail"}"#;
+
+fn assert_inert(bytes: &[u8], what: &str) {
+    let text = String::from_utf8_lossy(bytes);
+    for (needle, name) in [
+        ("\u{1b}", "ESC"),
+        ("\u{7}", "BEL"),
+        ("\r", "CR"),
+        ("\u{202e}", "RLO"),
+        ("\u{9b}", "CSI (C1)"),
+    ] {
+        assert!(!text.contains(needle), "{name} reached {what}: {text:?}");
+    }
+}
+
+fn script(server: &ScriptedServer) {
+    server
+        .push(Scripted::tool_call("c1", "read_file", EVIL_PATH))
+        .push(Scripted::tool_call("c2", "exec_shell", EVIL_COMMAND))
+        .push(Scripted::text(ANSWER).chunk_chars(3));
+}
+
+fn exec_args<'a>(ws: &'a str, url: &'a str) -> Vec<&'a str> {
+    vec![
+        "exec",
+        "--workspace",
+        ws,
+        "--provider",
+        "openai",
+        "--base-url",
+        url,
+        "--model",
+        "scripted",
+        "--approval",
+        "auto",
+        "Summarise the notes",
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_to_a_pipe_writes_only_inert_bytes() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    script(&server);
+    let ws = sb.ws();
+    let url = server.base_url();
+    let out = codesmith(&sb.home(), &exec_args(ws.to_str().unwrap(), &url)).await;
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{ANSWER_SHOWN}\n")
+    );
+    assert_inert(&out.stderr, "stderr");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(lines[0].starts_with("codesmith: session "), "{stderr}");
+    assert_eq!(
+        lines[1],
+        "● read_file notes\\u{1b}]52;c;cHduZWQ=\\u{7}\\u{202e}txt.exe"
+    );
+    assert!(
+        lines[2].starts_with("  ✗ NOT_FOUND: ") && lines[2].contains("notes"),
+        "{stderr}"
+    );
+    assert_eq!(
+        lines[3],
+        "● exec_shell echo ok\\u{1b}[2J\\u{1b}[8m\\rtrue[… 100 blanks …]; echo tail"
+    );
+    assert_eq!(lines.len(), 4, "{stderr}");
+    // The model saw the command's output as a terminal would show it: no escapes, and the
+    // carriage return let `true` draw over `ok`.
+    let bodies = server.request_bodies();
+    let shell_result = bodies[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        shell_result.contains(r#""output":"true\ntail\n""#),
+        "{shell_result}"
+    );
+}
+
+/// Runs `sh_command` under a pseudo-terminal (`script -qec`) and returns what the
+/// terminal received, or `None` when `script` is missing.
+async fn under_pty(home: &std::path::Path, sh_command: &str, no_color: bool) -> Option<Vec<u8>> {
+    if which("script").is_none() {
+        eprintln!("SKIPPED: `script` (util-linux) is not installed; the pty case did not run");
+        return None;
+    }
+    let mut cmd = tokio::process::Command::new("script");
+    cmd.args(["-qec", sh_command, "/dev/null"])
+        .env("CODESMITH_HOME", home)
+        .env("OPENAI_API_KEY", "sk-test-key-for-scripted-server")
+        .env("CODESMITH_STREAM_IDLE_TIMEOUT_SECS", "5")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("script timed out")
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    Some(out.stdout)
+}
+
+fn which(program: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_on_a_terminal_writes_only_inert_bytes_and_its_own_colours() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    let ws = sb.ws();
+    let url = server.base_url();
+    let args: Vec<String> = exec_args(ws.to_str().unwrap(), &url)
+        .iter()
+        .map(|a| quote(a))
+        .collect();
+    let bin = quote(env!("CARGO_BIN_EXE_codesmith"));
+    let line = format!("{bin} {}", args.join(" "));
+
+    // stdout on the terminal: the answer, with the pty's CRLF line end.
+    script(&server);
+    let Some(stdout) = under_pty(&sb.home(), &format!("{line} 2>/dev/null"), false).await else {
+        return;
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&stdout),
+        format!("{ANSWER_SHOWN}\r\n")
+    );
+
+    // stderr on the terminal: CodeSmith's own erase-line and colours, nothing else.
+    script(&server);
+    let stderr = under_pty(&sb.home(), &format!("{line} >/dev/null"), false)
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&stderr).to_string();
+    assert!(
+        text.contains("\u{1b}[1m●\u{1b}[0m read_file notes\\u{1b}]52;"),
+        "{text:?}"
+    );
+    let own = [
+        "\r\u{1b}[2K",
+        "\u{1b}[1m",
+        "\u{1b}[31m",
+        "\u{1b}[0m",
+        "\r\n",
+    ];
+    let rest = own.iter().fold(text.clone(), |t, s| t.replace(s, "\n"));
+    assert_inert(rest.as_bytes(), "stderr on a terminal");
+
+    // NO_COLOR: only the erase of the transient "thinking" line is left.
+    script(&server);
+    let stderr = under_pty(&sb.home(), &format!("{line} >/dev/null"), true)
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&stderr).to_string();
+    let rest = text.replace("\r\u{1b}[2K", "\n").replace("\r\n", "\n");
+    assert_inert(rest.as_bytes(), "stderr with NO_COLOR");
+    assert!(rest.contains("\n● read_file notes\\u{1b}]52;"), "{rest:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn line_mode_streams_the_answer_and_asks_with_the_exact_command() {
+    use tokio::io::AsyncWriteExt;
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call("c1", "read_file", EVIL_PATH))
+        .push(Scripted::tool_call(
+            "c2",
+            "exec_shell",
+            r#"{"command": "rm -rf build\u001b[8m                                                  ; printf '\u001b]52;c;cHduZWQ=\u0007'"}"#,
+        ))
+        .push(Scripted::text(ANSWER).chunk_chars(2));
+    let ws = sb.ws();
+    let url = server.base_url();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args([
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "scripted",
+            "--approval",
+            "suggest",
+        ])
+        .env("CODESMITH_HOME", sb.home())
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("CODESMITH_STREAM_IDLE_TIMEOUT_SECS", "5")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"Summarise the notes\nn\n/quit\n")
+        .await
+        .unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("line mode timed out")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_inert(&out.stdout, "line mode");
+    assert!(
+        stdout.contains("● read_file notes\\u{1b}]52;c;cHduZWQ=\\u{7}\\u{202e}txt.exe\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "approve exec_shell:\n  $ rm -rf build\\u{1b}[8m[… 50 blanks …]; \
+             printf '\\u{1b}]52;c;cHduZWQ=\\u{7}'\n  why: "
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("\n{ANSWER_SHOWN}\n")), "{stdout}");
+}
