@@ -127,7 +127,10 @@ async fn consolidate(args: &ConsolidateArgs) -> Result<(), Exit> {
         Chosen::Tidy => {}
         Chosen::Proposal => println!("llm: the proposed index passed validation"),
         Chosen::Fallback(reason) => {
-            println!("llm: proposal discarded ({reason}); keeping the deterministic result")
+            println!(
+                "llm: proposal discarded ({}); keeping the deterministic result",
+                codesmith_policy::terminal_safe(reason)
+            )
         }
     }
     if result == original {
@@ -135,7 +138,11 @@ async fn consolidate(args: &ConsolidateArgs) -> Result<(), Exit> {
         return Ok(());
     }
     if !args.apply {
-        print!("{}", unified_diff(&original, &result, &index_path));
+        // Memory lines were written by a model: shown, never acted on by the terminal.
+        print!(
+            "{}",
+            codesmith_policy::terminal_safe(&unified_diff(&original, &result, &index_path))
+        );
         println!("dry run: nothing written; pass --apply to write (a backup is kept)");
         return Ok(());
     }
@@ -149,17 +156,19 @@ async fn consolidate(args: &ConsolidateArgs) -> Result<(), Exit> {
 }
 
 fn print_report(t: &Tidy) {
+    let safe = codesmith_policy::terminal_safe;
+    let name = |n: &str| codesmith_policy::visible_line(n, 200);
     for line in &t.duplicates {
-        println!("tidy: dropped duplicate pointer: {line}");
+        println!("tidy: dropped duplicate pointer: {}", safe(line));
     }
     for line in &t.dead {
-        println!("tidy: dropped pointer to a missing file: {line}");
+        println!("tidy: dropped pointer to a missing file: {}", safe(line));
     }
-    for name in &t.orphans {
-        println!("tidy: orphan topic file (kept, not indexed): {name}");
+    for n in &t.orphans {
+        println!("tidy: orphan topic file (kept, not indexed): {}", name(n));
     }
-    for name in &t.pointed_twice {
-        println!("tidy: {name} is named by more than one pointer line");
+    for n in &t.pointed_twice {
+        println!("tidy: {} is named by more than one pointer line", name(n));
     }
     let fits = if t.budget.fits() { "within" } else { "OVER" };
     println!(

@@ -21,7 +21,7 @@ pub fn run(command: PolicyCommand) -> Exit {
                 Err(e) => return usage(e),
             };
             for warning in warnings {
-                eprintln!("codesmith: {warning}");
+                eprintln!("codesmith: {}", codesmith_policy::terminal_safe(&warning));
             }
             let report =
                 codesmith_policy::check_report(&command, &workspace.to_string_lossy(), &rules);

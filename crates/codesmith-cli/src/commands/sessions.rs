@@ -62,7 +62,8 @@ fn list(json: bool) -> Exit {
     } else if sessions.is_empty() {
         println!("no sessions under {}", sessions_dir(&home).display());
     } else {
-        print!("{}", table(&sessions));
+        // First lines of tasks and models' names are quoted: shown, never acted on.
+        print!("{}", codesmith_policy::terminal_safe(&table(&sessions)));
     }
     Exit::Ok
 }
@@ -172,7 +173,10 @@ async fn restore(id: &str, turn: u32, workspace: Option<&Path>, yes: bool) -> Ex
         );
         return Exit::Ok;
     }
-    eprint!("{}", describe(&plan, &workspace));
+    eprint!(
+        "{}",
+        codesmith_policy::terminal_safe(&describe(&plan, &workspace))
+    );
     let stdin = std::io::stdin();
     let tty = stdin.is_terminal();
     match confirm(yes, tty, &mut stdin.lock(), &mut std::io::stderr()) {
@@ -182,7 +186,10 @@ async fn restore(id: &str, turn: u32, workspace: Option<&Path>, yes: bool) -> Ex
     }
     match restore_and_record(&settings, &home, &mut session, &workspace, turn).await {
         Ok(report) => {
-            println!("{}", done_line(&report, &workspace));
+            println!(
+                "{}",
+                codesmith_policy::terminal_safe(&done_line(&report, &workspace))
+            );
             Exit::Ok
         }
         Err(e) => snapshot_exit(e),

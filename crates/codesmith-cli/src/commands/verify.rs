@@ -33,7 +33,8 @@ fn stats(json: bool) -> Exit {
     if json {
         println!("{}", stats_json(&stats));
     } else {
-        print!("{}", stats_text(&stats));
+        // Commands in the ledger came from a model: shown, never acted on.
+        print!("{}", codesmith_policy::terminal_safe(&stats_text(&stats)));
     }
     if stats.skipped_lines > 0 {
         eprintln!(

@@ -27,10 +27,16 @@ pub async fn run(args: DoctorArgs) -> Exit {
     if args.json {
         println!("{}", report::to_json(&findings));
     } else {
-        print!("{}", report::to_text(&findings));
+        // Findings quote endpoints' replies and file names: shown, never acted on.
+        print!(
+            "{}",
+            codesmith_policy::terminal_safe(&report::to_text(&findings))
+        );
     }
     if args.analyze {
         let advice = analyze::run(&findings, args.workspace.workspace.as_deref()).await;
+        // The advice is a model's answer.
+        let advice = codesmith_policy::terminal_safe(&advice);
         if args.json {
             eprint!("{advice}");
         } else {
