@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use codesmith_testkit::{Scripted, ScriptedServer};
 
-use common::{Sandbox, codesmith};
+use common::{Sandbox, codesmith, line_mode};
 
 /// OSC 52 (clipboard), OSC 8 (a link lying about its target), clear screen, cursor home and
 /// up, conceal (SGR 8), a bell, a carriage return that draws over the line, and a
@@ -209,7 +209,6 @@ async fn exec_on_a_terminal_writes_only_inert_bytes_and_its_own_colours() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn line_mode_streams_the_answer_and_asks_with_the_exact_command() {
-    use tokio::io::AsyncWriteExt;
     let sb = Sandbox::new();
     let server = ScriptedServer::start().await;
     server
@@ -222,38 +221,19 @@ async fn line_mode_streams_the_answer_and_asks_with_the_exact_command() {
         .push(Scripted::text(ANSWER).chunk_chars(2));
     let ws = sb.ws();
     let url = server.base_url();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
-        .args([
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--provider",
-            "openai",
-            "--base-url",
-            &url,
-            "--model",
-            "scripted",
-            "--approval",
-            "suggest",
-        ])
-        .env("CODESMITH_HOME", sb.home())
-        .env("OPENAI_API_KEY", "sk-test")
-        .env("CODESMITH_STREAM_IDLE_TIMEOUT_SECS", "5")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin
-        .write_all(b"Summarise the notes\nn\n/quit\n")
-        .await
-        .unwrap();
-    drop(stdin);
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("line mode timed out")
-        .unwrap();
+    let args = [
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--provider",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "scripted",
+        "--approval",
+        "suggest",
+    ];
+    let out = line_mode(&sb.home(), &args, "Summarise the notes\nn\n/quit\n").await;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert_inert(&out.stdout, "line mode");

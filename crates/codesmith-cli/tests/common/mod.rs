@@ -58,3 +58,26 @@ pub async fn codesmith(home: &Path, args: &[&str]) -> Output {
         .expect("codesmith timed out")
         .unwrap()
 }
+
+/// Runs the UI with stdin and stdout as pipes (line mode), feeding `input`.
+pub async fn line_mode(home: &Path, args: &[&str], input: &str) -> std::process::Output {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args(args)
+        .env("CODESMITH_HOME", home)
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("CODESMITH_STREAM_IDLE_TIMEOUT_SECS", "5")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("line mode timed out")
+        .unwrap()
+}
