@@ -74,6 +74,10 @@ pub struct Renderer {
 impl Renderer {
     /// Renders the next line (without its newline).
     pub fn line(&mut self, raw: &str, theme: &Theme) -> Line<'static> {
+        // The same filter as every line-oriented output, before any Markdown is
+        // read: a sequence cannot hide inside link or emphasis syntax.
+        let safe = codesmith_policy::terminal_safe(raw);
+        let raw = safe.as_ref();
         let trimmed = raw.trim_start();
         if let Some(rest) = trimmed.strip_prefix("```") {
             return match self.fence.take() {
