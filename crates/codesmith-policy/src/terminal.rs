@@ -46,7 +46,7 @@ use vte::{Params, Parser, Perform};
 /// Example: `"a\x1b]52;c;ZWNobyBwd25lZA==\x07b\u{202e}"` becomes
 /// `"ab\\u{202e}"`.
 pub fn terminal_safe(text: &str) -> Cow<'_, str> {
-    if text.chars().all(|c| !needs_display_change(c)) {
+    if !has_control_byte(text) && (text.is_ascii() || !text.chars().any(is_invisible)) {
         return Cow::Borrowed(text);
     }
     let mut filter = TerminalSafe::new();
@@ -112,7 +112,7 @@ impl TerminalSafe {
 /// nothing. For text a person approves or must identify exactly: commands,
 /// file names, paths. Text with nothing to show comes back borrowed.
 pub fn visible_controls(text: &str) -> Cow<'_, str> {
-    if text.chars().all(|c| !needs_display_change(c)) {
+    if !has_control_byte(text) && (text.is_ascii() || !text.chars().any(is_invisible)) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -190,7 +190,7 @@ fn is_odd_blank(c: char) -> bool {
 /// Example: `"\x1b[31mRED\x1b[0m\n\x1b]0;title\x07x\n"` becomes
 /// `"RED\nx\n"`.
 pub fn screen_text(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_terminal_control) {
+    if !has_control_byte(text) {
         return Cow::Borrowed(text);
     }
     let mut screen = Screen {
@@ -201,6 +201,19 @@ pub fn screen_text(text: &str) -> Cow<'_, str> {
     parser.advance(&mut screen, text.as_bytes());
     screen.flush_line();
     Cow::Owned(screen.out)
+}
+
+/// True when `text` holds a C0 control other than newline and tab, DEL, or a
+/// C1 control (U+0080–U+009F, encoded `C2 80`–`C2 9F`). A byte scan: the fast
+/// path for the common, clean text.
+fn has_control_byte(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| match b {
+        b'\n' | b'\t' => false,
+        0x00..=0x1F | 0x7F => true,
+        0xC2 => bytes.get(i + 1).is_some_and(|n| (0x80..=0x9F).contains(n)),
+        _ => false,
+    })
 }
 
 /// True for a character a terminal acts on instead of showing: C0 and C1
@@ -443,6 +456,17 @@ mod tests {
                 !piece.contains('\x1b') && !piece.contains('\x07'),
                 "{piece:?}"
             );
+        }
+    }
+
+    #[test]
+    fn byte_scan_agrees_with_the_char_classes() {
+        for cp in 0..0x3000u32 {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let s = format!("a{c}b");
+            assert_eq!(has_control_byte(&s), is_terminal_control(c), "U+{cp:04X}");
         }
     }
 
