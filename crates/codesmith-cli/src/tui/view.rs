@@ -214,7 +214,9 @@ fn entry_lines(app: &App, i: usize) -> Vec<Line<'static>> {
             } else {
                 t.error
             };
-            let cmd = command.as_deref().unwrap_or("no command");
+            let cmd = command.as_deref().map_or("no command".to_string(), |c| {
+                codesmith_policy::visible_line(c, 100)
+            });
             out.push(Line::styled(format!("⚖ {verdict} ({cmd})"), style));
         }
     }
