@@ -180,6 +180,49 @@ fn is_odd_blank(c: char) -> bool {
     c != ' ' && get_general_category(c) == GeneralCategory::SpaceSeparator
 }
 
+/// Most bytes [`unfinished_sequence_start`] holds back: a sequence left open
+/// longer than this is treated as data that will never end.
+pub const MAX_OPEN_SEQUENCE: usize = 4096;
+
+/// The byte index where an escape sequence that `text` ends in the middle of
+/// begins, or `None` when `text` ends outside any sequence (or the open one is
+/// longer than [`MAX_OPEN_SEQUENCE`]). For output read while it is still being
+/// written: hold the tail back until the rest arrives, so a sequence is never
+/// split between two reads.
+pub fn unfinished_sequence_start(text: &str) -> Option<usize> {
+    let start = text.rfind('\x1b')?;
+    if text.len() - start > MAX_OPEN_SEQUENCE {
+        return None;
+    }
+    /// Records whether any sequence ended.
+    #[derive(Default)]
+    struct Ended(bool);
+    impl Perform for Ended {
+        fn csi_dispatch(&mut self, _: &Params, _: &[u8], _: bool, _: char) {
+            self.0 = true;
+        }
+        fn esc_dispatch(&mut self, _: &[u8], _: bool, _: u8) {
+            self.0 = true;
+        }
+        fn osc_dispatch(&mut self, _: &[&[u8]], _: bool) {
+            self.0 = true;
+        }
+        fn unhook(&mut self) {
+            self.0 = true;
+        }
+        fn execute(&mut self, byte: u8) {
+            // CAN and SUB abort a sequence.
+            self.0 |= byte == 0x18 || byte == 0x1A;
+        }
+    }
+    let mut ended = Ended::default();
+    let mut parser: Parser = Parser::new();
+    parser.advance(&mut ended, &text.as_bytes()[start..]);
+    // A string sequence (OSC, DCS, SOS/PM/APC) ended by ST (`ESC \`) has that
+    // ESC as its last one, and parsing from it dispatches the ST.
+    (!ended.0).then_some(start)
+}
+
 /// What a terminal would finally show for `text`, as plain lines for the
 /// model: escape sequences and control characters (except newline and tab)
 /// removed; carriage return, backspace, erase-in-line (`CSI K`) and the
@@ -468,6 +511,19 @@ mod tests {
             let s = format!("a{c}b");
             assert_eq!(has_control_byte(&s), is_terminal_control(c), "U+{cp:04X}");
         }
+    }
+
+    #[test]
+    fn open_sequences_at_the_end_are_found() {
+        assert_eq!(unfinished_sequence_start("ok\n"), None);
+        assert_eq!(unfinished_sequence_start("ok\x1b[31mred"), None);
+        assert_eq!(unfinished_sequence_start("ok\x1b[3"), Some(2));
+        assert_eq!(unfinished_sequence_start("ok\x1b"), Some(2));
+        assert_eq!(unfinished_sequence_start("ok\x1b]0;tit"), Some(2));
+        assert_eq!(unfinished_sequence_start("ok\x1b]0;title\x07x"), None);
+        assert_eq!(unfinished_sequence_start("a\x1b]8;;u\x1b\\b"), None);
+        let long = format!("a\x1b]0;{}", "x".repeat(MAX_OPEN_SEQUENCE));
+        assert_eq!(unfinished_sequence_start(&long), None);
     }
 
     #[test]

@@ -322,3 +322,26 @@ async fn background_task_output_is_reduced_too() {
     assert_eq!(done.meta["status"], "exited");
     assert_eq!(text(&done), "bold\ndone\n");
 }
+
+#[tokio::test]
+async fn a_sequence_split_between_polls_is_removed_whole() {
+    let f = fixture();
+    let started = TaskShellStart
+        .call(
+            &f.ctx,
+            json!({"command": r"printf 'a\033[3'; sleep 1; printf '1mred\n'"}),
+        )
+        .await
+        .unwrap();
+    let id = started.meta["id"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let running = TaskShellPoll.call(&f.ctx, json!({"id": id})).await.unwrap();
+    assert_eq!(running.meta["status"], "running");
+    assert_eq!(text(&running), "a");
+    let done = TaskShellPoll
+        .call(&f.ctx, json!({"id": id, "wait_secs": 3}))
+        .await
+        .unwrap();
+    assert_eq!(done.meta["status"], "exited");
+    assert_eq!(text(&done), "red\n");
+}

@@ -289,7 +289,19 @@ impl Tool for TaskShellCancel {
 fn report(ctx: &ToolContext, id: &str, task: &mut Task) -> ToolOutput {
     let finished = task.state != State::Running;
     let first_final = finished && !task.reported_final;
-    let (delta, cursor) = process::lock(&task.running.output).text_from(task.cursor, finished);
+    let (mut delta, mut cursor) =
+        process::lock(&task.running.output).text_from(task.cursor, finished);
+    if !finished {
+        // An escape sequence still being written waits for the next poll, so it is
+        // removed whole instead of leaving its tail as text.
+        if let Some(open) = codesmith_policy::unfinished_sequence_start(&delta) {
+            let held = delta.len() - open;
+            if !delta[open..].contains('\u{FFFD}') {
+                delta.truncate(open);
+                cursor -= held;
+            }
+        }
+    }
     task.cursor = cursor;
     let (capped, reference) = if first_final {
         let (full, _) = process::lock(&task.running.output).text_from(0, true);
