@@ -1,11 +1,18 @@
 //! Per-session state shared by tool calls.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
-use crate::Refusal;
+use crate::fs::beneath::Root;
 use crate::fs::freshness::FreshnessTracker;
-use crate::fs::paths::{ResolvedPath, resolve};
+use crate::fs::paths::{ResolvedPath, resolve_in};
+use crate::{ErrorCode, Refusal};
+
+/// Directory names inside the workspace that the file tools never write: `.git` (a hook,
+/// or a `core.fsmonitor` line in its config, runs at the user's next `git status`,
+/// outside any sandbox) and `.codesmith` (the project's safety configuration). Matched
+/// against every component of the path as given and of its real location.
+pub const PROTECTED_DIRS: [&str; 2] = [".git", ".codesmith"];
 
 /// What a tool call may know about its session: the workspace root and the
 /// CodeSmith home. Session-scoped trackers (freshness, shell cwd) live here too.
@@ -27,6 +34,9 @@ pub struct ToolContext {
     pub shell: crate::shell::ShellSession,
     /// The sandbox shell commands run under (default: none, which does not isolate).
     pub sandbox: crate::sandbox::Sandbox,
+    /// The held handle of the workspace directory, opened on first use; every file tool
+    /// opens paths below it (see [`crate::fs::beneath`]).
+    root: OnceLock<Arc<Root>>,
 }
 
 impl ToolContext {
@@ -39,6 +49,7 @@ impl ToolContext {
             force_fresh_allowed: false,
             shell: crate::shell::ShellSession::default(),
             sandbox: crate::sandbox::Sandbox::none(),
+            root: OnceLock::new(),
         }
     }
 
@@ -58,9 +69,89 @@ impl ToolContext {
     }
 
     /// Resolves a model-supplied path inside the workspace (three-stage containment, see
-    /// [`crate::fs::paths::resolve`]). Errors: `OUTSIDE_WORKSPACE`, `INVALID_ARGUMENTS`,
+    /// [`crate::fs::paths::resolve`]) below the held workspace handle. A path inside
+    /// `$CODESMITH_HOME` (when that lies in the workspace) is refused too: the user's
+    /// approvals, policy and memory are not the model's to read or change.
+    ///
+    /// Errors: `OUTSIDE_WORKSPACE`, `INVALID_ARGUMENTS`, `DENIED` (CodeSmith's home),
     /// `INTERNAL`.
     pub fn resolve(&self, model_path: &str) -> Result<ResolvedPath, Refusal> {
-        resolve(&self.workspace, model_path)
+        let path = resolve_in(&self.root()?, model_path)?;
+        if let Ok(home) = self.home.canonicalize()
+            && path.abs.starts_with(&home)
+        {
+            return Err(Refusal::new(
+                ErrorCode::Denied,
+                format!(
+                    "\"{}\" is inside CodeSmith's own home ($CODESMITH_HOME): its approvals, \
+                     policy and memory are not changed or read by tools.",
+                    path.rel
+                ),
+                "Leave this directory alone; ask the user if the task needs a change there.",
+            )
+            .with("path", path.rel.as_str()));
+        }
+        Ok(path)
     }
+
+    /// Like [`ToolContext::resolve`], for a path a file tool is about to create, change or
+    /// delete: anything under a [`PROTECTED_DIRS`] directory (`.git/`, `.codesmith/`) is
+    /// refused with `DENIED`, whether named directly or reached through a symlink.
+    ///
+    /// Errors: those of [`ToolContext::resolve`]; `DENIED` for a protected path.
+    pub fn resolve_for_write(&self, model_path: &str) -> Result<ResolvedPath, Refusal> {
+        let path = self.resolve(model_path)?;
+        let hit =
+            protected_component(Path::new(&path.rel)).or_else(|| protected_component(&path.inner));
+        if let Some(dir) = hit {
+            return Err(Refusal::new(
+                ErrorCode::Denied,
+                format!(
+                    "\"{}\" is under {dir}/, which the file tools do not write: {}",
+                    path.rel,
+                    if dir == ".git" {
+                        "a hook or config line there would run on the user's machine at their next git command."
+                    } else {
+                        "it holds the project's CodeSmith safety configuration."
+                    }
+                ),
+                format!(
+                    "This change needs the user's approval: ask the user to make it, or run it with \
+                     exec_shell, where it asks for approval. Do not try another path to {dir}/."
+                ),
+            )
+            .with("path", path.rel.as_str())
+            .with("protected", dir));
+        }
+        Ok(path)
+    }
+
+    /// `$CODESMITH_HOME`, canonical, when it lies inside the workspace: the directory the
+    /// walking tools (`list_dir`, `grep_files`, `file_search`) never enter.
+    pub fn private_home(&self) -> Option<PathBuf> {
+        let home = self.home.canonicalize().ok()?;
+        let ws = self.workspace.canonicalize().ok()?;
+        (home.starts_with(&ws)).then_some(home)
+    }
+
+    /// The held workspace handle, opened on first use.
+    fn root(&self) -> Result<Arc<Root>, Refusal> {
+        if let Some(root) = self.root.get() {
+            return Ok(Arc::clone(root));
+        }
+        let canonical = self
+            .workspace
+            .canonicalize()
+            .map_err(|_| Refusal::internal())?;
+        let root = Arc::new(Root::open(&canonical).map_err(|_| Refusal::internal())?);
+        Ok(Arc::clone(self.root.get_or_init(|| root)))
+    }
+}
+
+/// The first [`PROTECTED_DIRS`] name among the components of `path`.
+fn protected_component(path: &Path) -> Option<&'static str> {
+    path.components().find_map(|c| match c {
+        Component::Normal(n) => PROTECTED_DIRS.iter().copied().find(|p| n == *p),
+        _ => None,
+    })
 }

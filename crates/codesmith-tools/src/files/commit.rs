@@ -4,7 +4,6 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
-use crate::fs::atomic::{create_parents, write_atomic};
 use crate::fs::paths::ResolvedPath;
 use crate::fs::text::{LineEnding, TextFile, convert_line_endings, sha256_hex};
 use crate::gate::{rustfmt, syntax};
@@ -57,7 +56,7 @@ impl WriteReport {
 /// - Syntax gate ([`syntax::gate`]): `PARSE_REJECTED`, nothing written.
 /// - rustfmt ([`rustfmt::normalize`]) when a Rust file was rustfmt-clean.
 /// - Missing parents are created and named in [`WriteReport::created_dirs`].
-/// - Atomic write ([`write_atomic`]); the file is then marked fresh in `ctx.freshness`.
+/// - Atomic write below the workspace handle ([`ResolvedPath::write_atomic`]); the file is then marked fresh in `ctx.freshness`.
 ///
 /// Errors: `PARSE_REJECTED`; `INTERNAL` (generic) for host I/O errors.
 pub fn commit_text(
@@ -79,12 +78,12 @@ pub fn commit_text(
         formatted = f != new_text;
         text = Cow::Owned(f);
     }
-    let created = create_parents(&path.abs).map_err(|_| Refusal::internal())?;
+    let created = path.create_parents().map_err(|_| Refusal::internal())?;
     let bytes: Cow<'_, [u8]> = match old {
         Some(o) if o.bom => Cow::Owned(o.encode(&text)),
         _ => Cow::Borrowed(text.as_bytes()),
     };
-    write_atomic(&path.abs, &bytes).map_err(|_| Refusal::internal())?;
+    path.write_atomic(&bytes).map_err(|_| Refusal::internal())?;
     ctx.freshness.mark_fresh(&path.abs);
     let created_dirs = created.iter().map(|d| rel_of(ctx, d, path)).collect();
     Ok(WriteReport {

@@ -182,7 +182,7 @@ fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
         args.force_fresh,
         "Read the file with read_file first, then edit it.",
     )?;
-    let path = ctx.resolve(&args.path)?;
+    let path = ctx.resolve_for_write(&args.path)?;
     let lock = path_lock(&path.abs);
     let _guard = lock.lock();
     let bytes = load_bytes(&path)?;

@@ -77,7 +77,7 @@ fn write(ctx: &ToolContext, args: &Args) -> ToolOutcome {
         args.force_fresh,
         "Read the file with read_file first, then write it.",
     )?;
-    let path = ctx.resolve(&args.path)?;
+    let path = ctx.resolve_for_write(&args.path)?;
     if path.rel == "." || path.abs.is_dir() {
         return Err(invalid(
             format!(

@@ -1,12 +1,16 @@
 //! File-system helpers shared by every file tool (and by `apply_patch`).
 //!
 //! - [`paths`]: three-stage workspace containment (seed 002, "path boundary").
+//! - [`beneath`]: every open, create, rename and unlink relative to a held handle of the
+//!   workspace (`openat2` `RESOLVE_BENEATH`, or an `O_NOFOLLOW` walk), so a checked path
+//!   cannot be redirected by a symlink swapped in after the check.
 //! - [`atomic`]: temp file in the same directory, fsync, rename, permissions kept.
 //! - [`lock`]: a process-wide, poison-tolerant lock per canonical path (seed 004).
 //! - [`text`]: UTF-8 decoding, BOM and line-ending detection and preservation.
 //! - [`freshness`]: the read-before-write tracker keyed by canonical path (mtime + length).
 
 pub mod atomic;
+pub mod beneath;
 pub mod freshness;
 pub mod lock;
 pub mod paths;

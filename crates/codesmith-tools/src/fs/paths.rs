@@ -12,7 +12,9 @@
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
+use crate::fs::beneath::Root;
 use crate::{ErrorCode, Refusal};
 
 /// How many dangling symlinks in a row are followed before giving up.
@@ -29,6 +31,48 @@ pub struct ResolvedPath {
     pub rel: String,
     /// True when something exists at `abs` (file, directory or other).
     pub exists: bool,
+    /// The held handle of the workspace root every operation on this path goes through
+    /// (see [`crate::fs::beneath`]).
+    pub root: Arc<Root>,
+    /// `abs` relative to the root: the location that was checked, opened below the
+    /// handle and never re-resolved from `/`.
+    pub inner: PathBuf,
+}
+
+impl ResolvedPath {
+    /// Opens the file for reading below the workspace handle ([`Root::open_read`]).
+    ///
+    /// Errors: host I/O errors; see [`crate::fs::beneath::is_escape`].
+    pub fn open_read(&self) -> io::Result<std::fs::File> {
+        self.root.open_read(&self.inner)
+    }
+
+    /// Replaces the file atomically below the workspace handle ([`Root::write_atomic`]).
+    ///
+    /// Errors: host I/O errors (the target is untouched).
+    pub fn write_atomic(&self, bytes: &[u8]) -> io::Result<()> {
+        self.root.write_atomic(&self.inner, bytes)
+    }
+
+    /// Creates the missing parent directories below the workspace handle and returns
+    /// them as real locations (`root/...`), outermost first ([`Root::create_parents`]).
+    ///
+    /// Errors: host I/O errors, including a level that is a symlink or a file.
+    pub fn create_parents(&self) -> io::Result<Vec<PathBuf>> {
+        Ok(self
+            .root
+            .create_parents(&self.inner)?
+            .into_iter()
+            .map(|d| self.root.path().join(d))
+            .collect())
+    }
+
+    /// Removes the file below the workspace handle ([`Root::remove_file`]).
+    ///
+    /// Errors: host I/O errors.
+    pub fn remove_file(&self) -> io::Result<()> {
+        self.root.remove_file(&self.inner)
+    }
 }
 
 /// Resolves `model_path` (relative to `workspace`, or absolute) for reading or writing.
@@ -41,6 +85,15 @@ pub struct ResolvedPath {
 /// host detail) when the root itself cannot be canonicalized or a host error interrupts
 /// resolution.
 pub fn resolve(workspace: &Path, model_path: &str) -> Result<ResolvedPath, Refusal> {
+    let root = workspace.canonicalize().map_err(|_| Refusal::internal())?;
+    let root = Root::open(&root).map_err(|_| Refusal::internal())?;
+    resolve_in(&Arc::new(root), model_path)
+}
+
+/// Like [`resolve`], below an already held workspace handle (its path is canonical).
+///
+/// Errors: as [`resolve`].
+pub fn resolve_in(handle: &Arc<Root>, model_path: &str) -> Result<ResolvedPath, Refusal> {
     if model_path.contains('\0') {
         return Err(Refusal::new(
             ErrorCode::InvalidArguments,
@@ -49,7 +102,7 @@ pub fn resolve(workspace: &Path, model_path: &str) -> Result<ResolvedPath, Refus
         )
         .with("path", model_path.replace('\0', "\\0")));
     }
-    let root = workspace.canonicalize().map_err(|_| Refusal::internal())?;
+    let root = handle.path().to_path_buf();
     // Stage 1: lexical containment.
     let joined = if Path::new(model_path).is_absolute() {
         PathBuf::from(model_path)
@@ -66,10 +119,16 @@ pub fn resolve(workspace: &Path, model_path: &str) -> Result<ResolvedPath, Refus
         Located::Io => Refusal::internal(),
         Located::Loop => outside(model_path),
     })?;
-    if !abs.starts_with(&root) {
+    let Ok(inner) = abs.strip_prefix(&root).map(Path::to_path_buf) else {
         return Err(outside(model_path));
-    }
-    Ok(ResolvedPath { abs, rel, exists })
+    };
+    Ok(ResolvedPath {
+        abs,
+        rel,
+        exists,
+        root: Arc::clone(handle),
+        inner,
+    })
 }
 
 enum Located {

@@ -180,11 +180,28 @@ pub fn load_bytes(path: &ResolvedPath) -> Result<Vec<u8>, Refusal> {
         .with("path", path.rel.as_str())
         .with("bytes", meta.len()));
     }
-    match std::fs::read(&path.abs) {
-        Ok(b) => Ok(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not_found(&path.rel)),
-        Err(_) => Err(Refusal::internal()),
+    // The checks above name the file; the read itself goes through the workspace handle,
+    // so a symlink swapped in since the check cannot make it read outside.
+    let file = match path.open_read() {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(&path.rel)),
+        Err(e) if crate::fs::beneath::is_escape(&e) => {
+            return Err(crate::fs::paths::outside(&path.rel));
+        }
+        Err(_) => return Err(Refusal::internal()),
+    };
+    match file.metadata() {
+        Ok(m) if m.is_file() && m.len() <= MAX_TEXT_BYTES => {}
+        Ok(_) => return Err(Refusal::internal()),
+        Err(_) => return Err(Refusal::internal()),
     }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_TEXT_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(|_| Refusal::internal())?;
+    Ok(bytes)
 }
 
 /// `NOT_FOUND` for `rel`.

@@ -85,9 +85,10 @@ impl Tool for FileSearch {
             .canonicalize()
             .map_err(|_| Refusal::internal())?;
         let start = path.abs;
+        let skip = ctx.private_home();
         tokio::task::spawn_blocking(move || {
             let mut found = Vec::new();
-            for entry in builder(&start, None).build().flatten() {
+            for entry in builder(&start, None, skip).build().flatten() {
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     continue;
                 }

@@ -13,6 +13,7 @@ use ignore::overrides::OverrideBuilder;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::fs::beneath::Root;
 use crate::fs::text::not_found;
 use crate::gate::syntax::cut_chars;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
@@ -96,6 +97,7 @@ impl Tool for GrepFiles {
         let request = Request {
             root,
             start: path.abs,
+            skip: ctx.private_home(),
             matcher: matcher(&args)?,
             glob: args.glob.clone(),
             max: args
@@ -129,6 +131,8 @@ fn matcher(args: &Args) -> Result<RegexMatcher, Refusal> {
 pub(crate) struct Request {
     pub(crate) root: PathBuf,
     pub(crate) start: PathBuf,
+    /// A directory never searched (CodeSmith's home inside the workspace).
+    pub(crate) skip: Option<PathBuf>,
     pub(crate) matcher: RegexMatcher,
     pub(crate) glob: Option<String>,
     pub(crate) max: usize,
@@ -142,7 +146,7 @@ struct FileHits {
 
 /// Runs the search. Public to the crate for the benchmark.
 pub(crate) fn grep(req: &Request) -> ToolOutcome {
-    let mut walker = builder(&req.start, None);
+    let mut walker = builder(&req.start, None, req.skip.clone());
     if let Some(glob) = &req.glob {
         let mut ob = OverrideBuilder::new(&req.start);
         ob.add(glob).map_err(|e| {
@@ -157,6 +161,10 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
     let total = AtomicUsize::new(0);
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let max = req.max;
+    // Files are opened below a handle of the workspace, so a directory swapped for a
+    // symlink during the walk cannot make the search read outside.
+    let handle = Root::open(&req.root).map_err(|_| Refusal::internal())?;
+    let handle = &handle;
     walker.build_parallel().run(|| {
         let matcher = req.matcher.clone();
         let mut searcher = SearcherBuilder::new()
@@ -173,7 +181,10 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            let Ok(file) = std::fs::File::open(entry.path()) else {
+            let Ok(inner) = entry.path().strip_prefix(root) else {
+                return WalkState::Continue;
+            };
+            let Ok(file) = handle.open_read(inner) else {
                 return WalkState::Continue;
             };
             if file.metadata().map_or(true, |m| m.len() > MAX_FILE_BYTES) {
@@ -251,6 +262,7 @@ pub fn grep_count(root: &Path, pattern: &str) -> Result<usize, Refusal> {
     let req = Request {
         root: root.to_path_buf(),
         start: root.to_path_buf(),
+        skip: None,
         matcher: RegexMatcherBuilder::new()
             .line_terminator(Some(b'\n'))
             .build(pattern)

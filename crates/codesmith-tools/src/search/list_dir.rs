@@ -83,15 +83,21 @@ impl Tool for ListDir {
             .clamp(1, MAX_DEPTH as i64) as usize;
         let start = path.abs.clone();
         let shown_rel = path.rel.clone();
-        tokio::task::spawn_blocking(move || list(&start, &shown_rel, depth))
+        let skip = ctx.private_home();
+        tokio::task::spawn_blocking(move || list(&start, &shown_rel, depth, skip))
             .await
             .map_err(|_| Refusal::internal())
     }
 }
 
-fn list(start: &std::path::Path, shown_rel: &str, depth: usize) -> ToolOutput {
+fn list(
+    start: &std::path::Path,
+    shown_rel: &str,
+    depth: usize,
+    skip: Option<std::path::PathBuf>,
+) -> ToolOutput {
     let mut entries = Vec::new();
-    for entry in builder(start, Some(depth)).build().flatten() {
+    for entry in builder(start, Some(depth), skip).build().flatten() {
         if entry.depth() == 0 {
             continue;
         }

@@ -1,6 +1,6 @@
 //! The shared walker configuration.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ignore::{DirEntry, WalkBuilder};
 
@@ -31,7 +31,10 @@ pub(crate) fn excluded(entry: &DirEntry) -> bool {
 }
 
 /// A walker over `root` with the common rules; `depth` limits descent when given.
-pub(crate) fn builder(root: &Path, depth: Option<usize>) -> WalkBuilder {
+///
+/// `skip` is a directory never entered (CodeSmith's home when it lies in the workspace,
+/// see [`crate::ToolContext::private_home`]).
+pub(crate) fn builder(root: &Path, depth: Option<usize>, skip: Option<PathBuf>) -> WalkBuilder {
     let mut b = WalkBuilder::new(root);
     b.hidden(false)
         .git_ignore(true)
@@ -42,7 +45,7 @@ pub(crate) fn builder(root: &Path, depth: Option<usize>) -> WalkBuilder {
         .require_git(false)
         .follow_links(false)
         .max_depth(depth)
-        .filter_entry(|e| !excluded(e));
+        .filter_entry(move |e| !excluded(e) && skip.as_deref().is_none_or(|s| e.path() != s));
     b
 }
 

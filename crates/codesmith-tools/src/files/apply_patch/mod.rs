@@ -137,7 +137,7 @@ fn resolve_all(
 ) -> Result<HashMap<String, ResolvedPath>, Refusal> {
     let mut by_model: HashMap<String, ResolvedPath> = HashMap::new();
     for p in patch.paths() {
-        by_model.insert(p.to_string(), ctx.resolve(p)?);
+        by_model.insert(p.to_string(), ctx.resolve_for_write(p)?);
     }
     let rel = |p: &mut String| {
         if let Some(r) = by_model.get(p.as_str()) {

@@ -1,18 +1,16 @@
 //! All-or-nothing writes: every touched path is backed up before its first write, and a
 //! failure restores them in reverse order (and removes directories the patch created).
 
-use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::PathBuf;
 
 use crate::files::commit::{WriteReport, commit_text};
-use crate::fs::atomic::{create_parents, write_atomic};
 use crate::fs::paths::ResolvedPath;
 use crate::fs::text::TextFile;
 use crate::{Refusal, ToolContext};
 
 struct Backup {
-    abs: PathBuf,
+    path: ResolvedPath,
     /// Bytes before the first touch; `None` when nothing existed.
     bytes: Option<Vec<u8>>,
     /// Whether the session's read of it was fresh (restored after a rollback).
@@ -22,7 +20,9 @@ struct Backup {
 pub(super) struct Tx<'a> {
     ctx: &'a ToolContext,
     backups: Vec<Backup>,
-    created: Vec<(PathBuf, String)>,
+    /// Directories the patch created: the path whose parents they are, the real location
+    /// and the workspace-relative spelling.
+    created: Vec<(ResolvedPath, PathBuf, String)>,
 }
 
 impl<'a> Tx<'a> {
@@ -35,13 +35,17 @@ impl<'a> Tx<'a> {
     }
 
     fn backup(&mut self, path: &ResolvedPath) -> Result<(), Refusal> {
-        let bytes = match fs::read(&path.abs) {
-            Ok(b) => Some(b),
+        let bytes = match path.open_read() {
+            Ok(mut f) => {
+                let mut b = Vec::new();
+                f.read_to_end(&mut b).map_err(|_| Refusal::internal())?;
+                Some(b)
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(_) => return Err(Refusal::internal()),
         };
         self.backups.push(Backup {
-            abs: path.abs.clone(),
+            path: path.clone(),
             bytes,
             was_fresh: self.ctx.freshness.is_fresh(&path.abs),
         });
@@ -56,24 +60,24 @@ impl<'a> Tx<'a> {
         text: &str,
     ) -> Result<WriteReport, Refusal> {
         self.backup(path)?;
-        let dirs = create_parents(&path.abs).map_err(|_| Refusal::internal())?;
+        let dirs = path.create_parents().map_err(|_| Refusal::internal())?;
         for d in dirs {
             let rel = relative_dir(path, &d);
-            self.created.push((d, rel));
+            self.created.push((path.clone(), d, rel));
         }
         commit_text(self.ctx, path, old, text)
     }
 
     pub(super) fn remove(&mut self, path: &ResolvedPath) -> Result<(), Refusal> {
         self.backup(path)?;
-        fs::remove_file(&path.abs).map_err(|_| Refusal::internal())?;
+        path.remove_file().map_err(|_| Refusal::internal())?;
         self.ctx.freshness.forget(&path.abs);
         Ok(())
     }
 
     /// Workspace-relative directories created so far, outermost first.
     pub(super) fn created_dirs(&self) -> Vec<String> {
-        self.created.iter().map(|(_, rel)| rel.clone()).collect()
+        self.created.iter().map(|(_, _, rel)| rel.clone()).collect()
     }
 
     /// Undoes every write, newest first. Best effort: a failure to restore one file does
@@ -82,18 +86,20 @@ impl<'a> Tx<'a> {
         for b in self.backups.into_iter().rev() {
             match b.bytes {
                 Some(bytes) => {
-                    if write_atomic(&b.abs, &bytes).is_ok() && b.was_fresh {
-                        self.ctx.freshness.mark_fresh(&b.abs);
+                    if b.path.write_atomic(&bytes).is_ok() && b.was_fresh {
+                        self.ctx.freshness.mark_fresh(&b.path.abs);
                     }
                 }
                 None => {
-                    let _ = fs::remove_file(&b.abs);
-                    self.ctx.freshness.forget(&b.abs);
+                    let _ = b.path.remove_file();
+                    self.ctx.freshness.forget(&b.path.abs);
                 }
             }
         }
-        for (dir, _) in self.created.into_iter().rev() {
-            let _ = fs::remove_dir(dir);
+        for (path, dir, _) in self.created.into_iter().rev() {
+            if let Ok(inner) = dir.strip_prefix(path.root.path()) {
+                let _ = path.root.remove_dir(inner);
+            }
         }
     }
 }

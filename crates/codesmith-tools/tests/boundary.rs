@@ -1,0 +1,194 @@
+//! The workspace boundary of the file tools under attack: a racing symlink swap, the
+//! protected `.git/` and `.codesmith/` directories, and CodeSmith's own home.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use codesmith_tools::{Registry, ToolContext, envelope_json, register_file_tools};
+use serde_json::{Value, json};
+
+fn registry() -> Registry {
+    let mut reg = Registry::new();
+    register_file_tools(&mut reg);
+    reg
+}
+
+async fn call(reg: &Registry, ctx: &ToolContext, tool: &str, args: Value) -> Value {
+    envelope_json(&reg.get(tool).unwrap().call(ctx, args).await)
+}
+
+/// Every regular file below `dir`, recursively (symlinks are not followed).
+fn files_below(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push(e.path().display().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A thread swaps a workspace directory with a symlink to an outside directory in a tight
+/// loop (`renameat2(RENAME_EXCHANGE)`) while 1,000 writes aim into that directory: every
+/// write lands inside the workspace or is refused; nothing appears outside.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn symlink_swap_race_writes_nothing_outside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let ws = base.join("ws");
+    let outside = base.join("outside");
+    fs::create_dir_all(ws.join("d")).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("s")).unwrap();
+    let ctx = ToolContext::one_shot(ws.clone(), base.join("home"));
+    let reg = registry();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let (a, b) = (ws.join("d"), ws.join("s"));
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                rustix::fs::renameat_with(
+                    rustix::fs::CWD,
+                    &a,
+                    rustix::fs::CWD,
+                    &b,
+                    rustix::fs::RenameFlags::EXCHANGE,
+                )
+                .unwrap();
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let (mut written, mut refused) = (0, 0);
+    for i in 0..1000 {
+        // Alternate new files, nested new directories and overwrites of one file.
+        let args = match i % 3 {
+            0 => json!({"path": format!("d/f{i}.txt"), "content": "x\n"}),
+            1 => json!({"path": format!("d/n{i}/g.txt"), "content": "y\n"}),
+            _ => json!({"path": "d/same.txt", "content": format!("{i}\n"), "force_fresh": true}),
+        };
+        let v = call(&reg, &ctx, "write_file", args).await;
+        if v["ok"] == true {
+            written += 1;
+        } else {
+            refused += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    let leaked = files_below(&outside);
+    eprintln!("race: {swaps} swaps, {written} writes landed, {refused} refused");
+    assert!(leaked.is_empty(), "files written outside: {leaked:?}");
+    assert!(swaps > 0);
+    assert_eq!(written + refused, 1000);
+}
+
+#[tokio::test]
+async fn writes_under_git_and_codesmith_are_denied_with_an_approval_hint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().canonicalize().unwrap().join("ws");
+    fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(ws.join(".git"), ws.join("g")).unwrap();
+    let ctx = ToolContext::one_shot(ws.clone(), tmp.path().join("home"));
+    let reg = registry();
+    let attempts = [
+        (
+            "write_file",
+            json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch /tmp/pwned\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": ".codesmith/policy.toml", "content": "x = 1\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "g/hooks/post-checkout", "content": "#!/bin/sh\n"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": ".git/config", "search": "[core]", "replace": "[core]\n\tfsmonitor = evil", "force_fresh": true}),
+        ),
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: .codesmith/config.toml\n+approval = \"auto\"\n*** End Patch\n"}),
+        ),
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: ok.txt\n+fine\n*** Add File: sub/.git/hooks/pre-push\n+x\n*** End Patch\n"}),
+        ),
+    ];
+    for (tool, args) in attempts {
+        let v = call(&reg, &ctx, tool, args.clone()).await;
+        assert_eq!(v["ok"], false, "{tool} {args}: {v}");
+        assert_eq!(v["error"]["code"], "DENIED", "{v}");
+        assert!(
+            v["error"]["hint"].as_str().unwrap().contains("approval"),
+            "{v}"
+        );
+    }
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert!(!ws.join("g/hooks/post-checkout").exists());
+    assert!(!ws.join(".codesmith/config.toml").exists());
+    assert!(!ws.join("ok.txt").exists(), "apply_patch is all or nothing");
+    assert_eq!(
+        fs::read_to_string(ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    // Reading them is still fine.
+    let v = call(&reg, &ctx, "read_file", json!({"path": ".git/config"})).await;
+    assert_eq!(v["ok"], true, "{v}");
+}
+
+#[tokio::test]
+async fn codesmith_home_inside_the_workspace_is_refused_to_every_file_tool() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().canonicalize().unwrap().join("ws");
+    let home = ws.join("state");
+    fs::create_dir_all(&home).unwrap();
+    fs::write(home.join("approvals.toml"), "").unwrap();
+    let ctx = ToolContext::one_shot(ws.clone(), home.clone());
+    let reg = registry();
+    for (tool, args) in [
+        ("read_file", json!({"path": "state/approvals.toml"})),
+        (
+            "write_file",
+            json!({"path": "state/policy.toml", "content": "x = 1\n"}),
+        ),
+        ("list_dir", json!({"path": "state"})),
+    ] {
+        let v = call(&reg, &ctx, tool, args).await;
+        assert_eq!(v["ok"], false, "{tool}: {v}");
+        assert_eq!(v["error"]["code"], "DENIED", "{v}");
+    }
+    assert!(!home.join("policy.toml").exists());
+    // The walking tools do not enter it either.
+    fs::write(home.join("secret.txt"), "needle-in-home\n").unwrap();
+    let v = call(
+        &reg,
+        &ctx,
+        "grep_files",
+        json!({"pattern": "needle-in-home"}),
+    )
+    .await;
+    assert!(!v.to_string().contains("secret.txt"), "{v}");
+    let v = call(&reg, &ctx, "list_dir", json!({"path": ".", "depth": 3})).await;
+    assert!(!v.to_string().contains("approvals.toml"), "{v}");
+}
