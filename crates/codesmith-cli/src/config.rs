@@ -140,14 +140,23 @@ pub struct Resolved {
     pub rules: codesmith_policy::Rules,
     /// The sandbox settings after the project config tightened them.
     pub sandbox: SandboxSection,
-    /// Things the user should know (ignored project keys, ...).
+    /// Things the user should know (ignored project keys, skipped instruction files, ...).
     pub warnings: Vec<String>,
+    /// AGENTS.md / CLAUDE.md as loaded once at start-up (skipped files are in `warnings`).
+    pub instructions: codesmith_tools::instructions::Instructions,
 }
 
-/// `$CODESMITH_HOME`, default `~/.codesmith`.
+/// `$CODESMITH_HOME`, default `~/.codesmith`. A relative `CODESMITH_HOME` is made
+/// absolute against the current directory here, at start-up, so a later change of
+/// directory (a shell `cd`, a spawned tool) cannot move CodeSmith's state.
 pub fn home_dir() -> Result<PathBuf> {
     if let Some(home) = std::env::var_os("CODESMITH_HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(home));
+        let home = PathBuf::from(home);
+        if home.is_relative() {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            return Ok(cwd.join(home));
+        }
+        return Ok(home);
     }
     let user = std::env::var_os("HOME").filter(|v| !v.is_empty()).context(
         "cannot find a home for CodeSmith's state: set CODESMITH_HOME (or HOME) to a writable directory",
@@ -170,7 +179,59 @@ pub fn workspace(arg: Option<&Path>) -> Result<PathBuf> {
     if !canonical.is_dir() {
         bail!("workspace {} is not a directory", canonical.display());
     }
+    check_workspace_scope(&canonical)?;
     Ok(canonical)
+}
+
+/// Refuses a workspace that would hand the model the user's own files: `/`, `$HOME`, or
+/// any directory containing `$HOME` or `$CODESMITH_HOME` (its approvals, policy and
+/// memory would become workspace files). The error says to choose the project directory.
+fn check_workspace_scope(canonical: &Path) -> Result<()> {
+    let canon = |p: PathBuf| p.canonicalize().unwrap_or(p);
+    let user_home = std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .map(|h| canon(PathBuf::from(h)));
+    let codesmith_home = home_dir().ok().map(canon);
+    let what = if canonical.parent().is_none() {
+        Some("the file-system root".to_string())
+    } else if user_home.as_deref() == Some(canonical) {
+        Some("your home directory ($HOME)".to_string())
+    } else if let Some(h) = user_home.as_deref().filter(|h| h.starts_with(canonical)) {
+        Some(format!(
+            "a directory that contains your home directory {}",
+            h.display()
+        ))
+    } else {
+        codesmith_home
+            .as_deref()
+            .filter(|h| h.starts_with(canonical))
+            .map(|h| {
+                format!(
+                    "a directory that contains CodeSmith's home {} ($CODESMITH_HOME)",
+                    h.display()
+                )
+            })
+    };
+    if let Some(what) = what {
+        bail!(
+            "workspace {} is {what}: the model could read and change your own files, keys and \
+             CodeSmith's approvals there. Choose the project directory instead (cd into it, or \
+             pass --workspace DIR)",
+            canonical.display()
+        );
+    }
+    Ok(())
+}
+
+/// The project's `.codesmith/` directory, unless it is (through a symlink) the user's own
+/// `$CODESMITH_HOME` or lies inside it: the user's files are never read as project
+/// configuration.
+pub fn project_dir(workspace: &Path, home: &Path) -> Option<PathBuf> {
+    let dir = workspace.join(".codesmith");
+    match (dir.canonicalize(), home.canonicalize()) {
+        (Ok(d), Ok(h)) if d.starts_with(&h) => None,
+        _ => Some(dir),
+    }
 }
 
 /// Reads the user config; a missing file is an empty config.
@@ -184,8 +245,11 @@ pub fn read_user_config(home: &Path) -> Result<FileConfig> {
     }
 }
 
-fn read_project_config(workspace: &Path, warnings: &mut Vec<String>) -> ProjectConfig {
-    let path = workspace.join(".codesmith").join("config.toml");
+fn read_project_config(workspace: &Path, home: &Path, warnings: &mut Vec<String>) -> ProjectConfig {
+    let Some(dir) = project_dir(workspace, home) else {
+        return ProjectConfig::default();
+    };
+    let path = dir.join("config.toml");
     let Ok(text) = std::fs::read_to_string(&path) else {
         return ProjectConfig::default();
     };
@@ -243,7 +307,19 @@ pub fn resolve(
     let workspace = workspace(workspace_arg)?;
     let file = read_user_config(&home)?;
     let mut warnings = Vec::new();
-    let project = read_project_config(&workspace, &mut warnings);
+    let project = read_project_config(&workspace, &home, &mut warnings);
+    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let instructions = codesmith_tools::instructions::load_instructions(
+        &workspace,
+        user_home.as_deref(),
+        &codesmith_tools::instructions::InstructionLimits::default(),
+    );
+    warnings.extend(
+        instructions
+            .warnings
+            .iter()
+            .map(|w| format!("instructions: {w}")),
+    );
     let provider = match (model.provider, &file.provider) {
         (Some(p), _) => p,
         (None, Some(name)) => parse_provider(name)?,
@@ -294,6 +370,7 @@ pub fn resolve(
         rules,
         sandbox,
         warnings,
+        instructions,
     })
 }
 
@@ -306,7 +383,7 @@ pub fn load_rules(
 ) -> Result<codesmith_policy::Rules> {
     let read = |path: PathBuf| std::fs::read_to_string(path).ok();
     let user = read(home.join("policy.toml"));
-    let project = read(workspace.join(".codesmith").join("policy.toml"));
+    let project = project_dir(workspace, home).and_then(|d| read(d.join("policy.toml")));
     let (rules, notes) = codesmith_policy::Rules::from_sources(user.as_deref(), project.as_deref())
         .map_err(|e| anyhow::anyhow!("exec-policy rules are invalid: {e}"))?;
     warnings.extend(notes);

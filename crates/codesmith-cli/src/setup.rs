@@ -121,14 +121,7 @@ pub fn registry(file: &FileConfig, warnings: &mut Vec<String>) -> Registry {
 
 /// The session's system prompt, with the workspace's AGENTS.md.
 pub fn system_prompt(resolved: &Resolved) -> String {
-    let user_home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let limits = codesmith_tools::instructions::InstructionLimits::default();
-    let loaded = codesmith_tools::instructions::load_instructions(
-        &resolved.workspace,
-        user_home.as_deref(),
-        &limits,
-    );
-    let instructions = Some(loaded.render()).filter(|text| !text.trim().is_empty());
+    let instructions = Some(resolved.instructions.render()).filter(|text| !text.trim().is_empty());
     let style = if resolved.provider == ProviderName::Local {
         PromptStyle::Compact
     } else {

@@ -270,10 +270,12 @@ fn python_sdk_client_lists_and_calls_tools() {
 fn raw_stdio_session_ends_when_stdin_closes() {
     let scratch = Scratch::new("raw");
     let home = scratch.path().join("home");
+    let workspace = scratch.path().join("ws");
     std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
     let mut child = Command::new(BIN)
         .args(["mcp", "--workspace"])
-        .arg(scratch.path())
+        .arg(&workspace)
         .env("CODESMITH_HOME", &home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

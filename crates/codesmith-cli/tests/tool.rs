@@ -31,8 +31,10 @@ fn tool(
 #[test]
 fn credentials_in_the_environment_never_reach_shell_commands() {
     let dir = tempfile::tempdir().unwrap();
+    // CodeSmith's home may not lie inside the workspace.
+    let home = tempfile::tempdir().unwrap();
     let (code, v) = tool(
-        &dir.path().join("h"),
+        home.path(),
         dir.path(),
         "exec_shell",
         r#"{"command": "env"}"#,
@@ -53,26 +55,92 @@ fn credentials_in_the_environment_never_reach_shell_commands() {
 #[test]
 fn fifos_and_other_special_files_are_refused_not_waited_on() {
     let dir = tempfile::tempdir().unwrap();
+    // CodeSmith's home may not lie inside the workspace.
+    let home = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pipe");
     let status = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
         .unwrap();
     assert!(status.success());
-    let (code, v) = tool(
-        &dir.path().join("h"),
-        dir.path(),
-        "read_file",
-        r#"{"path": "pipe"}"#,
-    );
+    let (code, v) = tool(home.path(), dir.path(), "read_file", r#"{"path": "pipe"}"#);
     assert_eq!(code, Some(0));
     assert_eq!(v["ok"], false, "{v}");
     assert_eq!(v["error"]["code"], "INVALID_ARGUMENTS", "{v}");
     let (_, w) = tool(
-        &dir.path().join("h"),
+        home.path(),
         dir.path(),
         "write_file",
         r#"{"path": "pipe", "content": "x", "force_fresh": true}"#,
     );
     assert_eq!(w["ok"], false, "{w}");
+}
+
+#[test]
+fn a_workspace_that_is_or_contains_a_home_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let user_home = base.join("user");
+    let state = base.join("state");
+    std::fs::create_dir_all(user_home.join("project")).unwrap();
+    std::fs::create_dir_all(&state).unwrap();
+    let run = |ws: &std::path::Path, home_env: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+            .args([
+                "tool",
+                "list_dir",
+                "--workspace",
+                ws.to_str().unwrap(),
+                "{}",
+            ])
+            .env("CODESMITH_HOME", &state)
+            .env("HOME", home_env)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for (ws, why) in [
+        (user_home.clone(), "home directory"),
+        (base.clone(), "contains your home"),
+        (std::path::PathBuf::from("/"), "file-system root"),
+    ] {
+        let out = run(&ws, &user_home);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{ws:?}: {err}");
+        assert!(
+            err.contains(why) && err.contains("Choose the project directory"),
+            "{err}"
+        );
+    }
+    // The workspace contains $CODESMITH_HOME (the user's home is elsewhere).
+    let out = run(&base, std::path::Path::new("/nonexistent-user-home"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("CODESMITH_HOME"), "{err}");
+    // The project directory inside the home is fine.
+    let out = run(&user_home.join("project"), &user_home);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_relative_codesmith_home_is_made_absolute_at_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    // `rel-home` does not exist yet; made absolute against the starting directory it lies
+    // inside the workspace, which is refused. Kept relative it would escape the check.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args(["tool", "list_dir", "--workspace", ".", "{}"])
+        .env("CODESMITH_HOME", "rel-home")
+        .env("HOME", "/nonexistent-user-home")
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("CODESMITH_HOME"), "{err}");
 }

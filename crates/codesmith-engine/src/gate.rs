@@ -121,7 +121,8 @@ impl Runtime {
     /// What policy requires for this call, before anybody is asked.
     pub(crate) fn requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
         match tool.capability() {
-            Capability::ReadOnly | Capability::WritesFiles => Requirement::Auto,
+            Capability::ReadOnly => Requirement::Auto,
+            Capability::WritesFiles => self.write_requirement(tool, args),
             Capability::ExecutesCode => self.shell_requirement(tool, args),
             Capability::Network => self.network_requirement(tool, args),
         }
@@ -130,10 +131,15 @@ impl Runtime {
 
 /// The DENIED refusal for a call that needed approval and did not get it.
 pub(crate) fn denied(request: &ApprovalRequest, why: &str, headless: bool) -> Refusal {
-    let way_out = if request.tool == "fetch_url" {
-        "rerun with `--approval auto`, or allow the host under [network] allow in config.toml"
-    } else {
-        "rerun with `--approval auto`, or add an allow rule to the exec policy (policy.toml)"
+    let way_out = match request.tool.as_str() {
+        "fetch_url" => {
+            "rerun with `--approval auto`, or allow the host under [network] allow in config.toml"
+        }
+        "remember" | "write_file" | "edit_file" | "apply_patch" => {
+            "run it in an interactive session (`--approval suggest`) and approve it, or rerun \
+             with `--approval auto`"
+        }
+        _ => "rerun with `--approval auto`, or add an allow rule to the exec policy (policy.toml)",
     };
     let hint = if headless {
         format!(

@@ -93,4 +93,135 @@ impl Runtime {
             },
         }
     }
+
+    /// The requirement for a tool that writes files. Most writes run without asking (the
+    /// turn's snapshot can undo them); a write that outlives the session and reaches
+    /// beyond it needs a person in `suggest`:
+    /// - `remember` with scope `"user"` (the default), which reaches every later session
+    ///   in every workspace;
+    /// - a write to an instruction file (`AGENTS.md`, `CLAUDE.md`), which every later
+    ///   session of this project obeys.
+    ///
+    /// `auto` runs them; `never` refuses them.
+    pub(crate) fn write_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
+        let Some((summary, reason)) = persistent_write(tool.name(), args) else {
+            return Requirement::Auto;
+        };
+        let request = ApprovalRequest {
+            tool: tool.name().to_string(),
+            summary: summary.clone(),
+            reason,
+            can_persist: false,
+        };
+        match self.mode {
+            ApprovalMode::Auto => Requirement::Auto,
+            ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
+                &request,
+                "The approval mode is `never`.",
+                true,
+            )),
+            ApprovalMode::Suggest => Requirement::Ask {
+                request,
+                prefix: format!("write:{summary}"),
+                input: format!("write:{}:{args}", tool.name()),
+                grant: None,
+                level: codesmith_policy::SafetyLevel::RequiresApproval,
+            },
+        }
+    }
+}
+
+/// What a file-writing call changes beyond this session, as (summary, reason), or `None`
+/// for an ordinary workspace write. Unreadable arguments are left to the tool's own
+/// validation, except a `remember` scope, which defaults to the user's memory.
+fn persistent_write(tool: &str, args: &Value) -> Option<(String, String)> {
+    if tool == "remember" {
+        let scope = args.get("scope").and_then(Value::as_str).unwrap_or("user");
+        if scope == "project" {
+            return None;
+        }
+        let fact = args.get("fact").and_then(Value::as_str).unwrap_or("");
+        return Some((
+            format!("remember (user memory): {fact}"),
+            "User memory is read by every later session in every workspace.".to_string(),
+        ));
+    }
+    let paths: Vec<&str> = match tool {
+        "write_file" | "edit_file" => args
+            .get("path")
+            .and_then(Value::as_str)
+            .into_iter()
+            .collect(),
+        "apply_patch" => args
+            .get("patch")
+            .and_then(Value::as_str)
+            .map(patch_paths)
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let hit = paths.into_iter().find(|p| is_instruction_file(p))?;
+    Some((
+        format!("{tool} {hit}"),
+        format!("{hit} holds instructions every later session of this project follows."),
+    ))
+}
+
+/// The paths named in a patch's header lines (envelope and unified forms), as written.
+fn patch_paths(patch: &str) -> Vec<&str> {
+    const HEADERS: [&str; 6] = [
+        "*** Add File:",
+        "*** Update File:",
+        "*** Delete File:",
+        "*** Move to:",
+        "--- ",
+        "+++ ",
+    ];
+    patch
+        .lines()
+        .filter_map(|line| {
+            HEADERS
+                .iter()
+                .find_map(|h| line.strip_prefix(h))
+                .map(str::trim)
+        })
+        .collect()
+}
+
+/// True when the last component of `path` is an instruction file name (any case: the
+/// file system may not distinguish).
+fn is_instruction_file(path: &str) -> bool {
+    let name = path
+        .trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(path)
+        .split('\t')
+        .next()
+        .unwrap_or("");
+    codesmith_tools::instructions::INSTRUCTION_NAMES
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn persistent_writes_are_recognised() {
+        assert!(persistent_write("remember", &json!({"fact": "x"})).is_some());
+        assert!(persistent_write("remember", &json!({"fact": "x", "scope": "user"})).is_some());
+        assert!(persistent_write("remember", &json!({"fact": "x", "scope": "project"})).is_none());
+        assert!(persistent_write("write_file", &json!({"path": "AGENTS.md"})).is_some());
+        assert!(persistent_write("edit_file", &json!({"path": "./docs/claude.md"})).is_some());
+        assert!(persistent_write("write_file", &json!({"path": "src/agents.rs"})).is_none());
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Update File: b.rs\n*** Move to: AGENTS.md\n*** End Patch\n";
+        assert!(persistent_write("apply_patch", &json!({"patch": patch})).is_some());
+        let diff = "--- a/CLAUDE.md\t2020-01-01\n+++ b/CLAUDE.md\n@@ -1 +1 @@\n-a\n+b\n";
+        assert!(persistent_write("apply_patch", &json!({"patch": diff})).is_some());
+        let plain =
+            "*** Begin Patch\n*** Add File: notes.md\n+AGENTS.md is mentioned\n*** End Patch\n";
+        assert!(persistent_write("apply_patch", &json!({"patch": plain})).is_none());
+    }
 }

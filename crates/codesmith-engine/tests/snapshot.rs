@@ -123,8 +123,8 @@ async fn a_round_trip_restores_edits_creations_and_deletions_and_leaves_the_user
     write(&d.ws, "fresh.log", "ignored and new\n");
 
     let preview = repo.preview("s-1", 1).await.unwrap();
-    assert_eq!(preview.restored, ["src/a.txt"]);
-    assert_eq!(preview.removed, ["new/dir/c.txt"]);
+    assert_eq!(preview.restored, ["debug.log", "src/a.txt"]);
+    assert_eq!(preview.removed, ["fresh.log", "new/dir/c.txt"]);
     assert_eq!(preview.recreated, ["b.txt", "untracked.txt"]);
     assert_eq!(preview.backup, None);
     assert_eq!(
@@ -145,9 +145,9 @@ async fn a_round_trip_restores_edits_creations_and_deletions_and_leaves_the_user
         !d.ws.join("new").exists(),
         "emptied directories stay behind"
     );
-    // Ignored files are neither restored nor removed.
-    assert_eq!(read(&d.ws, "debug.log"), "log2\n");
-    assert_eq!(read(&d.ws, "fresh.log"), "ignored and new\n");
+    // Small ignored files are captured like the rest; build output is left alone.
+    assert_eq!(read(&d.ws, "debug.log"), "log1\n");
+    assert!(!d.ws.join("fresh.log").exists());
     assert_eq!(read(&d.ws, "target/out.bin"), "bin1\n");
 
     // The user's repository: same HEAD, same status, not one byte of .git changed.
@@ -314,6 +314,94 @@ async fn modes_and_symlinks_come_back() {
         std::fs::read_link(d.ws.join("link")).unwrap(),
         Path::new("run.sh")
     );
+}
+
+#[tokio::test]
+async fn an_ignored_env_file_deleted_in_a_turn_comes_back() {
+    let d = dirs();
+    user_repo(&d.ws);
+    write(&d.ws, ".gitignore", "*.log\ntarget/\n.env\nnode_modules/\n");
+    write(&d.ws, ".env", "API_TOKEN=local-only\n");
+    write(&d.ws, "node_modules/dep/index.js", "dep\n");
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    let snap = repo.take("s", 1).await.unwrap();
+    assert!(snap.skipped.is_empty(), "{:?}", snap.skipped);
+    assert!(repo.holds(&snap.commit, ".env").await);
+    assert!(repo.holds(&snap.commit, "src").await);
+    assert!(!repo.holds(&snap.commit, "node_modules/dep/index.js").await);
+    assert!(!repo.holds(&snap.commit, "target/out.bin").await);
+    std::fs::remove_file(d.ws.join(".env")).unwrap();
+    std::fs::remove_dir_all(d.ws.join("node_modules")).unwrap();
+    let report = repo.restore("s", 1).await.unwrap();
+    assert_eq!(report.recreated, [".env"]);
+    assert_eq!(read(&d.ws, ".env"), "API_TOKEN=local-only\n");
+    assert!(
+        !d.ws.join("node_modules").exists(),
+        "build output is not captured"
+    );
+}
+
+#[tokio::test]
+async fn nested_repositories_never_break_a_snapshot_or_a_restore() {
+    let d = dirs();
+    user_repo(&d.ws);
+    // An empty nested repository (no commit): `git add` alone fails on it.
+    write(&d.ws, "empty/file.txt", "e1\n");
+    git(&d.ws.join("empty"), &["init", "-q"]);
+    // A nested repository with a commit: captured as plain files, not a gitlink.
+    write(&d.ws, "vendor/lib/x.c", "x1\n");
+    git(&d.ws.join("vendor/lib"), &["init", "-q"]);
+    git(&d.ws.join("vendor/lib"), &["add", "."]);
+    git(&d.ws.join("vendor/lib"), &["commit", "-q", "-m", "v"]);
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    let snap = repo.take("s", 1).await.unwrap();
+    assert!(repo.holds(&snap.commit, "empty/file.txt").await);
+    assert!(repo.holds(&snap.commit, "vendor/lib/x.c").await);
+    assert!(!repo.holds(&snap.commit, "vendor/lib/.git").await);
+    write(&d.ws, "empty/file.txt", "e2\n");
+    std::fs::remove_file(d.ws.join("vendor/lib/x.c")).unwrap();
+    // The model turns a plain directory into a repository during the turn.
+    git(&d.ws.join("src"), &["init", "-q"]);
+    write(&d.ws, "src/a.txt", "a2\n");
+    let report = repo.restore("s", 1).await.unwrap();
+    assert!(
+        report.restored.contains(&"empty/file.txt".to_string()),
+        "{report:?}"
+    );
+    assert_eq!(read(&d.ws, "empty/file.txt"), "e1\n");
+    assert_eq!(read(&d.ws, "vendor/lib/x.c"), "x1\n");
+    assert_eq!(read(&d.ws, "src/a.txt"), "a1\n");
+    // The nested repositories themselves are untouched.
+    assert!(d.ws.join("vendor/lib/.git/HEAD").is_file());
+    assert!(d.ws.join("src/.git/HEAD").is_file());
+    // And a later snapshot and restore still work.
+    repo.take("s", 2).await.unwrap();
+    write(&d.ws, "src/a.txt", "a3\n");
+    repo.restore("s", 2).await.unwrap();
+    assert_eq!(read(&d.ws, "src/a.txt"), "a1\n");
+}
+
+#[tokio::test]
+async fn a_file_too_large_is_skipped_with_a_note_and_the_rest_is_captured() {
+    let d = dirs();
+    write(&d.ws, "small.txt", "s1\n");
+    let big = d.ws.join("huge.bin");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(codesmith_engine::snapshot::MAX_FILE_BYTES + 1)
+        .unwrap();
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    let snap = repo.take("s", 1).await.unwrap();
+    assert_eq!(snap.skipped.len(), 1, "{:?}", snap.skipped);
+    assert!(
+        snap.skipped[0].starts_with("huge.bin"),
+        "{:?}",
+        snap.skipped
+    );
+    assert!(!repo.holds(&snap.commit, "huge.bin").await);
+    write(&d.ws, "small.txt", "s2\n");
+    repo.restore("s", 1).await.unwrap();
+    assert_eq!(read(&d.ws, "small.txt"), "s1\n");
+    assert!(big.exists(), "a skipped file is left alone");
 }
 
 // ---------------------------------------------------------------- engine hook
@@ -503,4 +591,24 @@ async fn disabled_snapshots_take_nothing() {
     rig.script_overwrite("gamma\n");
     run(&mut engine, "rewrite notes").await;
     assert!(!rig.d.home.join("snapshots").exists());
+}
+
+#[tokio::test]
+async fn an_env_file_a_turn_deletes_comes_back_with_restore() {
+    let rig = Rig::new().await;
+    write(&rig.d.ws, ".gitignore", ".env\n");
+    write(&rig.d.ws, ".env", "DB_PASSWORD=only-copy\n");
+    let mut engine = rig.engine();
+    rig.server
+        .push(Scripted::tool_call(
+            "s1",
+            "exec_shell",
+            r#"{"command": "rm -f .env"}"#,
+        ))
+        .push(Scripted::text("cleaned"));
+    run(&mut engine, "clean up").await;
+    assert!(!rig.d.ws.join(".env").exists());
+    let report = engine.restore_turn(1).await.unwrap();
+    assert_eq!(report.recreated, [".env"]);
+    assert_eq!(read(&rig.d.ws, ".env"), "DB_PASSWORD=only-copy\n");
 }

@@ -8,6 +8,9 @@
 //! - `@include PATH` lines pull in another file only when the target, after
 //!   canonicalisation (so symlinks cannot escape), lies inside the including
 //!   file's own directory subtree. Directives inside code fences are text.
+//! - Every instruction file, top-level ones included, is read only when its canonical
+//!   path stays inside the directory it was found in; a symlink that leads out is skipped
+//!   with a warning.
 //! - Include depth and total size are bounded.
 //!
 //! Files are concatenated outermost first, so the instructions nearest the
@@ -121,6 +124,17 @@ pub fn load_instructions(
         let Ok(canon) = fs::canonicalize(&path) else {
             continue;
         };
+        // A symlinked AGENTS.md (say, to ~/.ssh/id_rsa in a cloned repository) must not
+        // send what it points at to the provider: the real file has to stay in the
+        // directory it was found in.
+        if !canon.starts_with(&dir) {
+            loader.out.warnings.push(format!(
+                "{}: skipped, it is a symlink to {} outside its directory",
+                path.display(),
+                canon.display()
+            ));
+            continue;
+        }
         let mut stack = Vec::new();
         if let Some(text) = loader.expand(&canon, 0, &mut stack) {
             loader.out.files.push(InstructionFile { path, text });
@@ -386,5 +400,34 @@ mod tests {
         let got = load_instructions(&ws, Some(&home), &small);
         assert!(got.truncated);
         assert_eq!(got.files[0].text.len(), 1000);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_agents_md_leading_out_is_skipped() {
+        let (root, home, ws) = setup();
+        write(
+            &home.join(".ssh/id_rsa"),
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+        );
+        std::os::unix::fs::symlink(home.join(".ssh/id_rsa"), ws.join("AGENTS.md")).unwrap();
+        std::os::unix::fs::symlink(root.path().join("nope"), ws.join("CLAUDE.md")).unwrap();
+        let got = load_instructions(&ws, Some(&home), &InstructionLimits::default());
+        assert!(!got.render().contains("PRIVATE KEY"), "{}", got.render());
+        assert!(got.files.is_empty());
+        assert!(
+            got.warnings
+                .iter()
+                .any(|w| w.contains("AGENTS.md: skipped")),
+            "{:?}",
+            got.warnings
+        );
+        // A symlink that stays in its directory is still read.
+        fs::remove_file(ws.join("AGENTS.md")).unwrap();
+        write(&ws.join("docs/rules.md"), "inside rules");
+        std::os::unix::fs::symlink(ws.join("docs/rules.md"), ws.join("AGENTS.md")).unwrap();
+        let got = load_instructions(&ws, Some(&home), &InstructionLimits::default());
+        assert_eq!(got.files.len(), 1);
+        assert_eq!(got.files[0].text, "inside rules");
     }
 }

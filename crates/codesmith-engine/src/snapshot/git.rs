@@ -55,10 +55,36 @@ impl SideGit {
     /// started, [`SnapshotError::Timeout`], [`SnapshotError::Git`] on a
     /// non-zero exit (with the head of stderr).
     pub(crate) async fn run(&self, args: &[&str]) -> Result<Vec<u8>, SnapshotError> {
+        self.run_input(args, None).await
+    }
+
+    /// Like [`SideGit::run`], with `input` written to git's standard input (for
+    /// `--stdin-paths`, `--index-info` and `--pathspec-from-file=-`).
+    pub(crate) async fn run_input(
+        &self,
+        args: &[&str],
+        input: Option<Vec<u8>>,
+    ) -> Result<Vec<u8>, SnapshotError> {
         let mut cmd = self.command();
         cmd.args(args);
+        if input.is_some() {
+            cmd.stdin(Stdio::piped());
+        }
         let what = args.first().copied().unwrap_or("git").to_string();
-        let output = match tokio::time::timeout(self.timeout, cmd.output()).await {
+        let run = async {
+            let mut child = cmd.spawn()?;
+            if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+                // Written concurrently with reading the output, so a large input cannot
+                // deadlock against a full stdout pipe.
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    let _ = stdin.write_all(&bytes).await;
+                    let _ = stdin.shutdown().await;
+                });
+            }
+            child.wait_with_output().await
+        };
+        let output = match tokio::time::timeout(self.timeout, run).await {
             Err(_) => {
                 return Err(SnapshotError::Timeout {
                     command: what,

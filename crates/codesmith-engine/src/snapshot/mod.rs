@@ -2,7 +2,9 @@
 //! Disinfectant, and Approval Gates": side-git snapshots, `/restore N`).
 //!
 //! Before a turn's first write, the workspace's tracked and untracked files
-//! (everything `.gitignore` does not exclude) are committed into a side git
+//! (everything `.gitignore` does not exclude), small ignored files outside
+//! build-output directories (`.env`), and the working files of nested git
+//! repositories (see `capture.rs`) are committed into a side git
 //! repository at `$CODESMITH_HOME/snapshots/<workspace-hash>/`, under the ref
 //! `refs/codesmith/<session>/<turn>`. The user's own `.git` is never read for
 //! state nor written: git runs with `GIT_DIR`, `GIT_WORK_TREE` and
@@ -10,15 +12,19 @@
 //!
 //! [`SideRepo::restore`] puts the workspace back as it was in a snapshot:
 //! files changed since are rewritten, files created since are removed, files
-//! deleted since come back. Ignored files are left alone. The state just
+//! deleted since come back. Ignored files the snapshot did not capture (build
+//! output, large ones) are left alone. The state just
 //! before the restore is itself committed first, so a restore can be undone.
 //!
 //! A missing or failing `git` never fails a turn: the engine skips the
 //! snapshot with a notice.
 
+mod capture;
 mod git;
 mod ignore;
 mod turn;
+
+pub use capture::{MAX_EXTRA_FILES, MAX_FILE_BYTES, MAX_IGNORED_FILE_BYTES, REGENERABLE_DIRS};
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -147,6 +153,8 @@ pub struct Snapshot {
     pub commit: String,
     /// The ref naming it (`refs/codesmith/<session>/<turn>`).
     pub reference: String,
+    /// Files left out of the snapshot, each with the reason (too large, too many).
+    pub skipped: Vec<String>,
 }
 
 /// What a restore changes (or, from [`SideRepo::preview`], would change).
@@ -236,7 +244,7 @@ impl SideRepo {
     pub async fn take(&self, session: &str, turn: u32) -> Result<Snapshot, SnapshotError> {
         check_session(session)?;
         let _lock = self.prepare().await?;
-        let tree = self.stage_workspace().await?;
+        let (tree, skipped) = self.stage_workspace().await?;
         let commit = self
             .commit(
                 &tree,
@@ -250,7 +258,21 @@ impl SideRepo {
             turn,
             commit,
             reference,
+            skipped,
         })
+    }
+
+    /// True when the snapshot `commit` holds the workspace path `rel` (a file, or a
+    /// directory with at least one captured file), so deleting or overwriting it can be
+    /// undone with `sessions restore`. `rel` is workspace-relative, `/`-separated.
+    /// Any git failure answers `false` (fail closed: "not held").
+    pub async fn holds(&self, commit: &str, rel: &str) -> bool {
+        let rel = rel.trim_start_matches("./").trim_end_matches('/');
+        if rel.is_empty() || rel == "." {
+            return true;
+        }
+        let spec = format!("{commit}:{rel}");
+        self.git.run(&["cat-file", "-e", &spec]).await.is_ok()
     }
 
     /// The turns of `session` that have a snapshot, ascending (empty when the
@@ -297,7 +319,7 @@ impl SideRepo {
     pub async fn restore(&self, session: &str, turn: u32) -> Result<RestoreReport, SnapshotError> {
         let commit = self.resolve(session, turn).await?;
         let _lock = self.prepare().await?;
-        let current = self.stage_workspace().await?;
+        let (current, _) = self.stage_workspace().await?;
         let mut report = self.report(session, turn, commit.clone()).await?;
         let backup = self
             .commit(
@@ -427,10 +449,88 @@ impl SideRepo {
         out
     }
 
-    /// Stages the workspace into the side index and returns its tree id.
-    async fn stage_workspace(&self) -> Result<String, SnapshotError> {
-        self.git.run(&["add", "-A"]).await?;
-        self.git.text(&["write-tree"]).await
+    /// Stages the workspace into the side index and returns its tree id and the files
+    /// left out (see `capture.rs`).
+    async fn stage_workspace(&self) -> Result<(String, Vec<String>), SnapshotError> {
+        let listed = self
+            .git
+            .run(&["ls-files", "-z", "-c", "-o", "--exclude-standard"])
+            .await?;
+        let ignored = self
+            .git
+            .run(&[
+                "ls-files",
+                "-z",
+                "-o",
+                "-i",
+                "--exclude-standard",
+                "--directory",
+            ])
+            .await?;
+        let own = self.own_dir();
+        let plan = capture::Plan::build(&self.git.workspace, &listed, &ignored, own.as_deref());
+        if plan.exclude.is_empty() {
+            self.git.run(&["add", "-A"]).await?;
+        } else {
+            let mut specs = b".\0".to_vec();
+            let mut stale = Vec::new();
+            for path in &plan.exclude {
+                specs.extend_from_slice(format!(":(exclude,literal){path}\0").as_bytes());
+                stale.extend_from_slice(format!(":(literal){path}\0").as_bytes());
+            }
+            let from_stdin = ["--pathspec-from-file=-", "--pathspec-file-nul"];
+            self.git
+                .run_input(&[&["add", "-A"][..], &from_stdin].concat(), Some(specs))
+                .await?;
+            // Entries a previous snapshot stored under an excluded path (a directory that
+            // has become a repository, a file that has grown too large) are dropped.
+            let rm = ["rm", "--cached", "-r", "-q", "-f", "--ignore-unmatch"];
+            self.git
+                .run_input(&[&rm[..], &from_stdin].concat(), Some(stale))
+                .await?;
+        }
+        if !plan.extras.is_empty() {
+            let mut paths = Vec::new();
+            for (path, _) in &plan.extras {
+                paths.extend_from_slice(path.as_bytes());
+                paths.push(b'\n');
+            }
+            let shas = self
+                .git
+                .run_input(
+                    &["hash-object", "-w", "--no-filters", "--stdin-paths"],
+                    Some(paths),
+                )
+                .await?;
+            let shas = String::from_utf8_lossy(&shas);
+            let mut info = Vec::new();
+            for ((path, exec), sha) in plan.extras.iter().zip(shas.lines()) {
+                let mode = if *exec { "100755" } else { "100644" };
+                info.extend_from_slice(format!("{mode} {sha}\t{path}\0").as_bytes());
+            }
+            self.git
+                .run_input(&["update-index", "--add", "-z", "--index-info"], Some(info))
+                .await?;
+            // Entries made from `--index-info` carry no stat data; a refresh records it so
+            // that a later `read-tree -m -u` sees them up to date. Entries that differ
+            // are fine (the next staging updates them).
+            match self.git.run(&["update-index", "-q", "--refresh"]).await {
+                Err(SnapshotError::Git { .. }) | Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let tree = self.git.text(&["write-tree"]).await?;
+        Ok((tree, plan.skipped))
+    }
+
+    /// The side repositories' directory relative to the workspace, with a trailing `/`,
+    /// when `$CODESMITH_HOME` lies inside the workspace.
+    fn own_dir(&self) -> Option<String> {
+        let snapshots = canonical(&self.git.dir);
+        let parent = snapshots.parent()?;
+        let rel = parent.strip_prefix(&self.git.workspace).ok()?;
+        (!rel.as_os_str().is_empty())
+            .then(|| format!("{}/", rel.to_string_lossy().replace('\\', "/")))
     }
 
     async fn commit(&self, tree: &str, message: &str) -> Result<String, SnapshotError> {

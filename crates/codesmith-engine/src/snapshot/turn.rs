@@ -4,7 +4,7 @@
 use codesmith_protocol::Event;
 use codesmith_tools::ToolContext;
 
-use super::{SideRepo, SnapshotError, SnapshotSettings};
+use super::{SideRepo, Snapshot, SnapshotError, SnapshotSettings};
 
 /// Which turn of which session is running, and whether it has been snapshot.
 /// The default has no turn running, so it never snapshots (one-off tool calls).
@@ -14,6 +14,8 @@ pub(crate) struct TurnSnapshots {
     session: String,
     turn: u32,
     attempted: bool,
+    /// The running turn's snapshot, once taken.
+    current: Option<Snapshot>,
 }
 
 impl TurnSnapshots {
@@ -24,6 +26,7 @@ impl TurnSnapshots {
             session: session.to_string(),
             turn: past_turns,
             attempted: false,
+            current: None,
         }
     }
 
@@ -31,6 +34,7 @@ impl TurnSnapshots {
     pub(crate) fn begin_turn(&mut self) -> u32 {
         self.turn = self.turn.saturating_add(1);
         self.attempted = false;
+        self.current = None;
         self.turn
     }
 
@@ -46,8 +50,21 @@ impl TurnSnapshots {
         }
         self.attempted = true;
         let repo = SideRepo::new(&self.settings, &ctx.home, &ctx.workspace);
-        let Err(e) = repo.take(&self.session, self.turn).await else {
-            return;
+        let e = match repo.take(&self.session, self.turn).await {
+            Ok(snapshot) => {
+                if !snapshot.skipped.is_empty() {
+                    sink(Event::Notice {
+                        message: format!(
+                            "Snapshot of turn {} left out: {}. Changes to them cannot be rolled back with `sessions restore`.",
+                            self.turn,
+                            snapshot.skipped.join("; ")
+                        ),
+                    });
+                }
+                self.current = Some(snapshot);
+                return;
+            }
+            Err(e) => e,
         };
         // Without git, or with a workspace too big to snapshot in time, later
         // turns would only fail (or wait) the same way.
@@ -69,5 +86,20 @@ impl TurnSnapshots {
                 self.turn
             ),
         });
+    }
+
+    /// True when the running turn's snapshot holds the workspace path `rel`
+    /// (workspace-relative, `/`-separated), so deleting or overwriting it now can be
+    /// undone with `sessions restore`. `false` when no snapshot was taken this turn
+    /// (none yet, snapshots off, or it failed) or git cannot answer: callers such as the
+    /// command policy treat "not held" as "ask first".
+    #[allow(dead_code)] // The command policy's deletion rule is its first caller.
+    pub(crate) async fn holds(&self, ctx: &ToolContext, rel: &str) -> bool {
+        let Some(snapshot) = &self.current else {
+            return false;
+        };
+        SideRepo::new(&self.settings, &ctx.home, &ctx.workspace)
+            .holds(&snapshot.commit, rel)
+            .await
     }
 }
