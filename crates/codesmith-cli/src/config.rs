@@ -223,6 +223,22 @@ fn check_workspace_scope(canonical: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The first notice of a session whose project carries memory: what the `remember` tool
+/// (scope `project`) wrote in an earlier session is loaded into this one, so the user sees
+/// that it is there and where to review it.
+fn project_memory_note(workspace: &Path) -> Option<String> {
+    let index = codesmith_tools::memory::project_memory_dir(workspace).join("MEMORY.md");
+    let text = std::fs::read_to_string(&index).ok()?;
+    let facts = text.lines().filter(|l| !l.trim().is_empty()).count();
+    (facts > 0).then(|| {
+        format!(
+            "project memory: {} ({facts} lines, written by earlier sessions or committed to the \
+             repository) is loaded into this session as facts; review it there",
+            index.display()
+        )
+    })
+}
+
 /// The project's `.codesmith/` directory, unless it is (through a symlink) the user's own
 /// `$CODESMITH_HOME` or lies inside it: the user's files are never read as project
 /// configuration.
@@ -320,6 +336,9 @@ pub fn resolve(
             .iter()
             .map(|w| format!("instructions: {w}")),
     );
+    if let Some(note) = project_memory_note(&workspace) {
+        warnings.push(note);
+    }
     let provider = match (model.provider, &file.provider) {
         (Some(p), _) => p,
         (None, Some(name)) => parse_provider(name)?,

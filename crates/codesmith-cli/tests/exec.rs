@@ -311,3 +311,59 @@ async fn a_session_can_be_resumed() {
         "{texts:?}"
     );
 }
+
+/// A cloned repository with `AGENTS.md -> ~/.ssh/id_rsa` sends nothing of the key to the
+/// provider; the user is told the file was skipped, and project memory is announced.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlinked_agents_md_sends_nothing_and_project_memory_is_announced() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    let key = sb.dir.path().join("fakehome/.ssh/id_rsa");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(
+        &key,
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&key, ws.join("AGENTS.md")).unwrap();
+    std::fs::create_dir_all(ws.join(".codesmith/memory")).unwrap();
+    std::fs::write(
+        ws.join(".codesmith/memory/MEMORY.md"),
+        "- tests run with make check\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("Nothing to do."));
+    let out = codesmith(
+        &sb.home(),
+        &[
+            "exec",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "scripted",
+            "say hi",
+        ],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(stderr.contains("AGENTS.md: skipped"), "{stderr}");
+    assert!(stderr.contains("project memory:"), "{stderr}");
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 1);
+    let sent = bodies[0].to_string();
+    assert!(
+        !sent.contains("PRIVATE KEY") && !sent.contains("b3BlbnNzaC1rZXkt"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("make check"),
+        "project memory is in the prompt"
+    );
+}

@@ -194,8 +194,24 @@ impl Root {
         }
         #[cfg(not(unix))]
         {
-            let _ = (name, parent);
-            crate::fs::atomic::write_atomic(&self.path.join(rel), bytes)
+            use std::io::Write;
+            let _ = name;
+            let dir = self.path.join(parent);
+            let old = std::fs::metadata(self.path.join(rel))
+                .ok()
+                .map(|m| m.permissions());
+            let mut tmp = tempfile::Builder::new()
+                .prefix(".codesmith-")
+                .suffix(".tmp")
+                .tempfile_in(&dir)?;
+            tmp.write_all(bytes)?;
+            tmp.flush()?;
+            if let Some(p) = old {
+                tmp.as_file().set_permissions(p)?;
+            }
+            tmp.as_file().sync_all()?;
+            tmp.persist(self.path.join(rel)).map_err(|e| e.error)?;
+            Ok(())
         }
     }
 
