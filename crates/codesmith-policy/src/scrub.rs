@@ -1,4 +1,5 @@
-//! Secret scrubber for error texts from HTTP services.
+//! Secret scrubber for error texts from HTTP services, and the filter that keeps secrets
+//! out of the environment of the commands the model runs.
 //!
 //! Seed 002 ("Seven Notes on Settling Security Debt", note five, and the
 //! trust-boundary rules): an error body from a remote service may echo the
@@ -119,10 +120,77 @@ fn is_assignment_gap(gap: &str) -> bool {
     rest.trim().trim_start_matches(['"', '\'']).is_empty()
 }
 
-/// Replaces `Bearer`/`Basic` credentials, API-key-shaped strings and values
-/// assigned to secret-looking names (`api_key=…`, `"token": "…"`) with
-/// [`REDACTED`]. Returns the input borrowed when nothing matched.
+/// Byte ranges of the passwords in URL userinfo (`scheme://user:PASSWORD@host`).
+fn url_passwords(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("://") {
+        let start = from + at + 3;
+        let auth_end = text[start..]
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace() || c == '"')
+            .map_or(text.len(), |i| start + i);
+        let authority = &text[start..auth_end];
+        if let Some(atsign) = authority.rfind('@')
+            && let Some(colon) = authority[..atsign].find(':')
+            && colon + 1 < atsign
+        {
+            out.push((start + colon + 1, start + atsign));
+        }
+        from = start;
+    }
+    out
+}
+
+/// Replaces `Bearer`/`Basic` credentials, API-key-shaped strings, values
+/// assigned to secret-looking names (`api_key=…`, `"token": "…"`) and passwords
+/// in URL userinfo (`postgres://user:…@host`) with [`REDACTED`]. Returns the
+/// input borrowed when nothing matched.
 pub fn scrub_secrets(text: &str) -> Cow<'_, str> {
+    let passwords = url_passwords(text);
+    if passwords.is_empty() {
+        return scrub_tokens(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (s, e) in passwords {
+        out.push_str(&text[last..s]);
+        out.push_str(REDACTED);
+        last = e;
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(scrub_tokens(&out).into_owned())
+}
+
+/// Names of environment variables that hold credentials (any case): containing `KEY`,
+/// `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD`, `CREDENTIAL` or `DATABASE_URL`, or ending in
+/// `_PAT`, `_AUTH` or `_DSN` (`OPENAI_API_KEY`, `GITHUB_TOKEN`, `SENTRY_DSN`, ...).
+pub fn is_secret_env_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "KEY",
+        "SECRET",
+        "TOKEN",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "DATABASE_URL",
+    ]
+    .iter()
+    .any(|w| upper.contains(w))
+        || ["_PAT", "_AUTH", "_DSN"].iter().any(|s| upper.ends_with(s))
+        || upper == "PAT"
+        || upper == "DSN"
+}
+
+/// True when an environment variable must not reach a command the model runs (where it
+/// could print it into the transcript): a secret name ([`is_secret_env_name`]), or a value
+/// the scrubber would redact — a token shape (`ghp_…`, `sk-…`, `xox…`, `hf_…`, `AKIA…`),
+/// `Bearer …`, or a URL with a password in its userinfo.
+pub fn is_secret_env(name: &str, value: &str) -> bool {
+    is_secret_env_name(name) || matches!(scrub_secrets(value), Cow::Owned(_))
+}
+
+fn scrub_tokens(text: &str) -> Cow<'_, str> {
     let runs = runs(text);
     let mut redact = vec![false; runs.len()];
     for (i, &(s, e)) in runs.iter().enumerate() {
@@ -204,6 +272,49 @@ mod tests {
             "OPENAI_API_KEY=[REDACTED]"
         );
         assert_eq!(scrub_secrets("password: p4ss"), "password: [REDACTED]");
+    }
+
+    #[test]
+    fn url_passwords_are_redacted() {
+        assert_eq!(
+            scrub_secrets("connect postgres://app:hunter2@db:5432/x failed"),
+            "connect postgres://app:[REDACTED]@db:5432/x failed"
+        );
+        assert!(matches!(
+            scrub_secrets("https://user@example.com/a:b@c"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn secret_environment_by_name_and_by_value() {
+        for (n, v) in [
+            ("OPENAI_API_KEY", "x"),
+            ("GITLAB_PAT", "x"),
+            ("NPM_AUTH", "x"),
+            ("SENTRY_DSN", "x"),
+            ("DATABASE_URL", "sqlite:x"),
+            ("MY_DB", "postgres://u:pw@h/db"),
+            ("GH", "ghp_ABCDEFGHIJKLMNOPQRSTuvwxyz0123456789"),
+            ("X", "sk-proj-AbCdEf1234567890abcdef"),
+            ("SLACK", "xoxb-1234567890-abcdefghij"),
+            ("HF", "hf_ABCDEFGHIJKLMNOPQRSTUVWX"),
+            ("AWS", "AKIAIOSFODNN7EXAMPLE"),
+            ("HDR", "Bearer abc.def"),
+        ] {
+            assert!(is_secret_env(n, v), "{n}={v}");
+        }
+        for (n, v) in [
+            ("PATH", "/usr/local/bin:/usr/bin:/root/.cargo/bin"),
+            ("HOME", "/root"),
+            ("LANG", "C.UTF-8"),
+            ("TERM", "xterm-256color"),
+            ("CARGO_TARGET_DIR", "/work/target-shared"),
+            ("HTTP_PROXY", "http://proxy:3128"),
+            ("LS_COLORS", "rs=0:di=01;34:ln=01;36"),
+        ] {
+            assert!(!is_secret_env(n, v), "{n}={v}");
+        }
     }
 
     #[test]

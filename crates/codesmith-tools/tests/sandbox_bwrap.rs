@@ -152,3 +152,252 @@ async fn bwrap_timeout_kills_the_sandboxed_command() {
         "the sandboxed command outlived its timeout"
     );
 }
+
+fn exit_code(out: &ToolOutput) -> i64 {
+    out.meta["exit_code"].as_i64().unwrap()
+}
+
+fn text(out: &ToolOutput) -> String {
+    out.output.as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn no_capabilities_and_no_remount_even_for_root() {
+    let Some(f) = fixture() else { return };
+    let out = sh(
+        &f.ctx,
+        "grep ^CapEff /proc/self/status; grep ^CapBnd /proc/self/status; \
+         if mount -o remount,rw / 2>/dev/null; then echo REMOUNTED; fi; \
+         if umount /tmp 2>/dev/null; then echo UNMOUNTED; fi; \
+         if echo x > /usr/codesmith-escape 2>/dev/null; then echo WROTE; fi"
+            .to_string(),
+    )
+    .await;
+    let t = text(&out);
+    assert!(t.contains("CapEff:\t0000000000000000"), "{t}");
+    assert!(t.contains("CapBnd:\t0000000000000000"), "{t}");
+    assert!(!t.contains("REMOUNTED"), "{t}");
+    assert!(!t.contains("UNMOUNTED"), "{t}");
+    assert!(!t.contains("WROTE"), "{t}");
+    assert!(!std::path::Path::new("/usr/codesmith-escape").exists());
+}
+
+#[tokio::test]
+async fn host_unix_sockets_are_unreachable_without_network() {
+    let Some(f) = fixture() else { return };
+    let mut paths = vec![std::env::temp_dir().join(format!("cs-sock-{}", std::process::id()))];
+    if std::fs::metadata("/run").is_ok_and(|m| !m.permissions().readonly()) {
+        paths.push(format!("/run/cs-sock-{}", std::process::id()).into());
+    }
+    let mut listeners = Vec::new();
+    for p in &paths {
+        let _ = std::fs::remove_file(p);
+        if let Ok(l) = std::os::unix::net::UnixListener::bind(p) {
+            // The listener is reachable from the host itself, so the test can fail.
+            assert!(std::os::unix::net::UnixStream::connect(p).is_ok());
+            listeners.push((p.clone(), l));
+        }
+    }
+    assert!(!listeners.is_empty(), "no test listener could be bound");
+    for (p, _) in &listeners {
+        let out = sh(
+            &f.ctx,
+            format!(
+                "python3 -c \"import socket,sys; s=socket.socket(socket.AF_UNIX); \
+                 s.connect('{}'); print('CONNECTED')\" 2>&1 | tail -1",
+                p.display()
+            ),
+        )
+        .await;
+        assert!(
+            !text(&out).contains("CONNECTED"),
+            "{}: {}",
+            p.display(),
+            text(&out)
+        );
+    }
+    for (p, _) in &listeners {
+        let _ = std::fs::remove_file(p);
+    }
+    let out = sh(&f.ctx, "ls -A /run | wc -l".to_string()).await;
+    assert_eq!(text(&out).trim(), "0");
+}
+
+#[tokio::test]
+async fn git_metadata_that_runs_code_is_read_only_and_porcelain_works() {
+    let Some(f) = fixture() else { return };
+    let setup = std::process::Command::new("git")
+        .args(["init", "-q", "-b", "main"])
+        .current_dir(&f.ctx.workspace)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(setup.success());
+    std::fs::create_dir_all(f.ctx.workspace.join(".codesmith")).unwrap();
+    let out = sh(
+        &f.ctx,
+        "if echo '[core] fsmonitor = evil' >> .git/config 2>/dev/null; then echo CONFIG_WRITTEN; fi; \
+         if echo 'touch /tmp/pwned' > .git/hooks/pre-commit 2>/dev/null; then echo HOOK_WRITTEN; fi; \
+         if echo x > .git/info/attributes 2>/dev/null; then echo INFO_WRITTEN; fi; \
+         if echo x > .codesmith/policy.toml 2>/dev/null; then echo POLICY_WRITTEN; fi; \
+         echo hello > a.txt && git add a.txt && \
+         git -c user.name=t -c user.email=t@t commit -qm first && git status --short && \
+         git log --oneline | wc -l"
+            .to_string(),
+    )
+    .await;
+    let t = text(&out);
+    for w in [
+        "CONFIG_WRITTEN",
+        "HOOK_WRITTEN",
+        "INFO_WRITTEN",
+        "POLICY_WRITTEN",
+    ] {
+        assert!(!t.contains(w), "{w}: {t}");
+    }
+    assert_eq!(exit_code(&out), 0, "{t}");
+    assert_eq!(t.lines().last(), Some("1"), "{t}");
+    let config = std::fs::read_to_string(f.ctx.workspace.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"));
+    assert!(!f.ctx.workspace.join(".git/hooks/pre-commit").exists());
+}
+
+#[tokio::test]
+async fn masks_hold_when_the_workspace_is_home() {
+    let Some(mut f) = fixture() else { return };
+    let ws = f.ctx.workspace.clone();
+    for (rel, body) in [
+        (".ssh/id_ed25519", "PLANTED-SSH"),
+        (".aws/credentials", "PLANTED-AWS"),
+        (".config/git/credentials", "PLANTED-GIT"),
+        (".vault-token", "PLANTED-VAULT"),
+        (".cache/huggingface/token", "PLANTED-HF"),
+        (".bash_history", "PLANTED-HISTORY"),
+        (".env", "PLANTED-ENV"),
+        (".claude/creds", "PLANTED-CLAUDE"),
+    ] {
+        std::fs::create_dir_all(ws.join(rel).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(rel), body).unwrap();
+    }
+    std::fs::write(ws.join("ordinary.txt"), "ORDINARY").unwrap();
+    f.ctx.sandbox.user_home = Some(ws.clone());
+    let ctx = &f.ctx;
+    let out = sh(
+        ctx,
+        "cat .ssh/id_ed25519 .aws/credentials .config/git/credentials .vault-token \
+         .cache/huggingface/token .bash_history .env .claude/creds ordinary.txt 2>/dev/null; true"
+            .to_string(),
+    )
+    .await;
+    let t = text(&out);
+    assert!(!t.contains("PLANTED"), "{t}");
+    assert!(t.contains("ORDINARY"), "{t}");
+    // $CODESMITH_HOME is hidden too, wherever it lies.
+    std::fs::write(ctx.home.join("approvals.toml"), "SECRET-APPROVALS").unwrap();
+    let out = sh(
+        ctx,
+        format!("cat {}/approvals.toml 2>&1; true", ctx.home.display()),
+    )
+    .await;
+    assert!(!text(&out).contains("SECRET-APPROVALS"), "{}", text(&out));
+}
+
+#[tokio::test]
+async fn commands_join_the_resource_bounds() {
+    let Some(f) = fixture() else { return };
+    let out = sh(&f.ctx, "ulimit -u; ulimit -c".to_string()).await;
+    let t = text(&out);
+    let mut lines = t.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            codesmith_tools::sandbox::limits::MAX_PROCESSES
+                .to_string()
+                .as_str()
+        )
+    );
+    assert_eq!(lines.next(), Some("0"));
+    let bounds = codesmith_tools::sandbox::limits::bounds();
+    if nix_root() {
+        // Root's RLIMIT_NPROC is not enforced: the cgroup must bound it.
+        assert!(
+            bounds.cgroup_pids.is_some() || std::env::var_os("CI").is_none(),
+            "no pids cgroup for root: {}",
+            bounds.describe()
+        );
+    }
+    if bounds.cgroup_pids.is_some() {
+        let out = sh(&f.ctx, "grep -c codesmith- /proc/self/cgroup".to_string()).await;
+        assert_ne!(text(&out).trim(), "0", "{}", text(&out));
+    }
+}
+
+fn nix_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
+#[tokio::test]
+async fn the_ordinary_loop_works_inside_cargo_python_git() {
+    let Some(f) = fixture() else { return };
+    let ws = &f.ctx.workspace;
+    std::fs::create_dir_all(ws.join("tiny/src")).unwrap();
+    std::fs::write(
+        ws.join("tiny/Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("tiny/src/lib.rs"),
+        "pub fn two() -> u8 { 2 }\n#[cfg(test)]\nmod t { #[test] fn two() { assert_eq!(super::two(), 2); } }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("test_math.py"),
+        "def test_add():\n    assert 1 + 1 == 2\n\nif __name__ == '__main__':\n    test_add()\n    print('1 passed')\n",
+    )
+    .unwrap();
+    let out = ExecShell
+        .call(
+            &f.ctx,
+            json!({"command": "cd tiny && unset CARGO_TARGET_DIR && cargo build --offline -q && \
+                    cargo test --offline -q 2>&1 | grep 'test result' && cd .. && \
+                    python3 -c 'print(6*7)' && python3 test_math.py && \
+                    git init -q && git add test_math.py && \
+                    git -c user.name=t -c user.email=t@t commit -qm one && git status --short tiny | head -1",
+                   "timeout_secs": 300}),
+        )
+        .await
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(exit_code(&out), 0, "{t}");
+    assert!(t.contains("test result: ok. 1 passed"), "{t}");
+    assert!(t.contains("42\n1 passed"), "{t}");
+    assert!(t.contains("?? tiny/"), "{t}");
+}
+
+#[tokio::test]
+async fn self_test_reports_every_item_holding() {
+    let Some(f) = fixture() else { return };
+    let items = codesmith_tools::sandbox::self_test(f.ctx.sandbox.backend.as_ref()).unwrap();
+    let ids: Vec<&str> = items.iter().map(|i| i.id).collect();
+    assert_eq!(
+        ids,
+        [
+            "caps",
+            "userns",
+            "git_readonly",
+            "masks",
+            "host_sockets",
+            "bounds"
+        ]
+    );
+    for i in &items {
+        // User namespaces may be forbidden by the host; everything else must hold.
+        if i.id != "userns" {
+            assert!(i.holds, "{}: {}", i.id, i.detail);
+        }
+    }
+}

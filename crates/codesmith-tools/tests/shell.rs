@@ -345,3 +345,30 @@ async fn a_sequence_split_between_polls_is_removed_whole() {
     assert_eq!(done.meta["status"], "exited");
     assert_eq!(text(&done), "red\n");
 }
+
+#[tokio::test]
+async fn required_sandbox_without_isolation_refuses_shell_commands() {
+    let f = fixture();
+    let ctx = ToolContext::new(f.ctx.workspace.clone(), f.ctx.home.clone())
+        .with_sandbox(codesmith_tools::sandbox::Sandbox::none().with_required(true));
+    let marker = f.ctx.workspace.join("ran");
+    let cmd = format!("touch {}", marker.display());
+    let err = ExecShell
+        .call(&ctx, json!({"command": cmd}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Denied);
+    assert!(err.hint.contains("install bubblewrap"), "{}", err.hint);
+    assert!(err.hint.contains("required = false"), "{}", err.hint);
+    let err = TaskShellStart
+        .call(&ctx, json!({"command": cmd}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Denied);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!marker.exists(), "a refused command ran");
+    // Not required: the same command runs bare.
+    let out = sh(&f.ctx, json!({"command": cmd})).await;
+    assert_eq!(out.meta["exit_code"], 0);
+    assert!(marker.exists());
+}

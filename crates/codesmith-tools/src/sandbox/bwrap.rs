@@ -1,14 +1,29 @@
 //! The bubblewrap backend (Linux).
+//!
+//! What a command under it gets (see `bwrap(1)` for each flag):
+//! - no capabilities (`--cap-drop ALL`), and where the kernel allows a user namespace, an
+//!   unprivileged uid (`--unshare-user --uid 65534` when the harness runs as root) from which
+//!   no further user namespace can be made (`--disable-userns`); a new session, PID, IPC and
+//!   UTS namespace, and death with the harness (`--die-with-parent`);
+//! - the system directories read-only, a private `/tmp` and `/run`, a minimal `/dev`, a new
+//!   `/proc`; `/sys` only for the CPU list; no host `/run`, `/var/run`, `$XDG_RUNTIME_DIR`
+//!   or agent sockets (`SSH_AUTH_SOCK`, `GPG_AGENT_INFO`);
+//! - the workspace read-write, except `.git/config`, `.git/hooks/`, `.git/info/` and
+//!   `.codesmith/`, which are read-only (a hook or `core.fsmonitor` written there would run
+//!   at the user's next `git status`, outside any sandbox);
+//! - credential masks mounted last, so a workspace that is or contains `$HOME` cannot
+//!   expose them;
+//! - the process-count and memory bounds of [`super::limits`].
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use super::{Backend, Scope};
+use super::{Backend, Scope, limits};
 
 /// Directories under the user's home that hold credentials; each is covered by an empty
-/// tmpfs inside the sandbox (seed 002: credentials are not mounted at all).
+/// tmpfs inside the sandbox (credentials are not mounted at all).
 const CREDENTIAL_DIRS: &[&str] = &[
     ".ssh",
     ".aws",
@@ -19,52 +34,221 @@ const CREDENTIAL_DIRS: &[&str] = &[
     ".azure",
     ".config/gcloud",
     ".password-store",
+    ".codex",
+    ".claude",
+    ".config/github-copilot",
+    ".huggingface",
 ];
 
-/// Files under the user's home that hold tokens or keys; each is covered by `/dev/null`.
+/// Files under the user's home that hold tokens, keys or typed history; each is covered by
+/// `/dev/null`.
 const CREDENTIAL_FILES: &[&str] = &[
     ".netrc",
     ".git-credentials",
+    ".config/git/credentials",
     ".npmrc",
     ".pypirc",
     ".cargo/credentials",
     ".cargo/credentials.toml",
     ".config/hub",
+    ".vault-token",
+    ".pgpass",
+    ".cache/huggingface/token",
+    ".terraform.d/credentials.tfrc.json",
+    ".claude.json",
+    ".env",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".local/share/fish/fish_history",
 ];
 
-/// Bubblewrap: workspace writable, everything else read-only, credentials hidden, network
-/// unshared unless allowed, a fresh PID namespace that dies with the parent.
+/// Workspace paths bound read-only over the writable workspace. Git porcelain still works:
+/// the index, refs, objects, logs and `COMMIT_EDITMSG` stay writable.
+const READ_ONLY_IN_WORKSPACE: &[&str] = &[
+    ".git/config",
+    ".git/config.worktree",
+    ".git/hooks",
+    ".git/info",
+    ".codesmith",
+];
+
+/// Top-level entries of `/` that are never bound from the host: replaced by fresh mounts
+/// (`/dev`, `/proc`, `/tmp`, `/run`), reduced (`/sys`), or of no use to a build.
+const NOT_FROM_HOST: &[&str] = &[
+    "dev",
+    "proc",
+    "sys",
+    "tmp",
+    "run",
+    "lost+found",
+    "boot",
+    "media",
+    "mnt",
+];
+
+/// The uid and gid a root harness maps to inside the user namespace (`nobody`).
+const UNPRIVILEGED_ID: u32 = 65534;
+
+/// What the installed `bwrap` can do here, probed once per process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BwrapFeatures {
+    /// A user namespace can be made (`--unshare-user`): the command runs under an
+    /// unprivileged uid when the harness is root.
+    pub userns: bool,
+    /// `--disable-userns` is supported: no further user namespace inside.
+    pub disable_userns: bool,
+}
+
+/// The outcome of probing `bwrap` on this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BwrapProbe {
+    /// No `bwrap` on `PATH` (install the `bubblewrap` package).
+    NotInstalled,
+    /// `bwrap` exists but cannot create its namespaces here.
+    Broken {
+        /// The program found.
+        program: PathBuf,
+        /// Its first line of complaint (stderr), for the report.
+        reason: String,
+    },
+    /// `bwrap` works, with these features.
+    Works {
+        /// The program found.
+        program: PathBuf,
+        /// What it can do.
+        features: BwrapFeatures,
+    },
+}
+
+/// Probes `bwrap` once per process: the full set of flags first, then without
+/// `--disable-userns`, then without a user namespace (where the kernel or a container
+/// forbids one; capabilities are still dropped).
+pub fn probe() -> &'static BwrapProbe {
+    static PROBE: OnceLock<BwrapProbe> = OnceLock::new();
+    PROBE.get_or_init(|| {
+        let Some(program) = find_on_path("bwrap") else {
+            return BwrapProbe::NotInstalled;
+        };
+        let tries = [
+            BwrapFeatures {
+                userns: true,
+                disable_userns: true,
+            },
+            BwrapFeatures {
+                userns: true,
+                disable_userns: false,
+            },
+            BwrapFeatures {
+                userns: false,
+                disable_userns: false,
+            },
+        ];
+        let mut reason = String::new();
+        for features in tries {
+            let mut args = privilege_args(features);
+            args.extend(
+                [
+                    "--unshare-net",
+                    "--unshare-pid",
+                    "--ro-bind",
+                    "/",
+                    "/",
+                    "--dev",
+                    "/dev",
+                    "--proc",
+                    "/proc",
+                    "--",
+                    "true",
+                ]
+                .map(OsString::from),
+            );
+            match Command::new(&program)
+                .args(&args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .output()
+            {
+                Ok(out) if out.status.success() => {
+                    return BwrapProbe::Works { program, features };
+                }
+                Ok(out) => {
+                    if reason.is_empty() {
+                        reason = String::from_utf8_lossy(&out.stderr)
+                            .lines()
+                            .next()
+                            .unwrap_or("exited with an error")
+                            .to_string();
+                    }
+                }
+                Err(e) => reason = e.to_string(),
+            }
+        }
+        BwrapProbe::Broken { program, reason }
+    })
+}
+
+/// The flags that take privileges away, for `features`.
+fn privilege_args(features: BwrapFeatures) -> Vec<OsString> {
+    let mut args: Vec<OsString> = ["--cap-drop", "ALL", "--new-session", "--die-with-parent"]
+        .map(OsString::from)
+        .to_vec();
+    if features.userns {
+        args.push("--unshare-user".into());
+        if nix_is_root() {
+            let id = UNPRIVILEGED_ID.to_string();
+            args.extend(["--uid".into(), id.clone().into(), "--gid".into(), id.into()]);
+        }
+        if features.disable_userns {
+            args.push("--disable-userns".into());
+        }
+    }
+    args
+}
+
+fn nix_is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Bubblewrap: see the module documentation for what a command gets.
 #[derive(Debug, Clone)]
 pub struct BwrapBackend {
     program: PathBuf,
+    features: BwrapFeatures,
 }
 
 impl BwrapBackend {
-    /// A backend using the `bwrap` at `program` (not probed).
+    /// A backend using the `bwrap` at `program` (not probed; no user namespace assumed).
     pub fn with_program(program: PathBuf) -> Self {
-        BwrapBackend { program }
+        BwrapBackend {
+            program,
+            features: BwrapFeatures {
+                userns: false,
+                disable_userns: false,
+            },
+        }
     }
 
-    /// The `bwrap` on `PATH`, if it exists and can create its namespaces here (probed once
-    /// per process by running `true` under it).
+    /// The `bwrap` on `PATH`, if it exists and can create its namespaces here (see
+    /// [`probe`]).
     pub fn detect() -> Option<Self> {
-        static PROBE: OnceLock<Option<PathBuf>> = OnceLock::new();
-        PROBE
-            .get_or_init(|| {
-                let program = find_on_path("bwrap")?;
-                let ok = Command::new(&program)
-                    .args(["--ro-bind", "/", "/", "--unshare-net", "--unshare-pid"])
-                    .args(["--dev", "/dev", "--proc", "/proc", "--", "true"])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
-                    .map(|s| s.success())
-                    .unwrap_or(false);
-                ok.then_some(program)
-            })
-            .clone()
-            .map(BwrapBackend::with_program)
+        match probe() {
+            BwrapProbe::Works { program, features } => Some(BwrapBackend {
+                program: program.clone(),
+                features: *features,
+            }),
+            _ => None,
+        }
+    }
+
+    /// What this backend's `bwrap` can do here.
+    pub fn features(&self) -> BwrapFeatures {
+        self.features
     }
 }
 
@@ -78,42 +262,126 @@ impl Backend for BwrapBackend {
     }
 
     fn wrap(&self, argv: Vec<OsString>, scope: &Scope) -> Vec<OsString> {
-        let mut out: Vec<OsString> = vec![self.program.clone().into()];
-        let mut push = |args: &[&dyn AsRef<std::ffi::OsStr>]| {
+        let bounds = limits::bounds();
+        let mut out: Vec<OsString> = bounds.join_prefix();
+        out.push(self.program.clone().into());
+        out.extend(privilege_args(self.features));
+        let mut push = |args: &[&dyn AsRef<OsStr>]| {
             out.extend(args.iter().map(|a| a.as_ref().to_os_string()));
         };
-        push(&[&"--die-with-parent", &"--new-session", &"--unshare-pid"]);
-        push(&[&"--unshare-ipc", &"--unshare-uts"]);
+        push(&[&"--unshare-pid", &"--unshare-ipc", &"--unshare-uts"]);
         if !scope.network {
             push(&[&"--unshare-net"]);
         }
+        for (entry, link) in root_entries() {
+            match link {
+                Some(target) => push(&[&"--symlink", &target, &entry]),
+                None => push(&[&"--ro-bind", &entry, &entry]),
+            }
+        }
+        push(&[&"--dev", &"/dev", &"--proc", &"/proc"]);
+        push(&[&"--tmpfs", &"/tmp", &"--tmpfs", &"/run"]);
         push(&[
-            &"--ro-bind",
-            &"/",
-            &"/",
-            &"--dev",
-            &"/dev",
-            &"--proc",
-            &"/proc",
+            &"--ro-bind-try",
+            &"/sys/devices/system/cpu",
+            &"/sys/devices/system/cpu",
         ]);
-        push(&[&"--tmpfs", &"/tmp"]);
+        if Path::new("/var/run").is_dir() && !Path::new("/var/run").is_symlink() {
+            push(&[&"--tmpfs", &"/var/run"]);
+        }
+        push(&[&"--bind", &scope.workspace, &scope.workspace]);
+        for rel in READ_ONLY_IN_WORKSPACE {
+            let path = scope.workspace.join(rel);
+            if path.exists() {
+                push(&[&"--ro-bind", &path, &path]);
+            } else if rel.starts_with(".git/")
+                && !rel.ends_with("config.worktree")
+                && scope.workspace.join(".git").is_dir()
+            {
+                // A hooks or info directory that does not exist yet is created empty and
+                // read-only, so the command cannot create it either.
+                push(&[&"--tmpfs", &path, &"--remount-ro", &path]);
+            }
+        }
         for path in credential_paths(scope) {
             if path.is_dir() {
-                push(&[&"--tmpfs", &path]);
+                push(&[&"--tmpfs", &path, &"--remount-ro", &path]);
             } else {
                 push(&[&"--ro-bind", &"/dev/null", &path]);
             }
         }
-        push(&[&"--bind", &scope.workspace, &scope.workspace]);
+        for path in agent_sockets(scope) {
+            push(&[&"--ro-bind", &"/dev/null", &path]);
+        }
+        push(&[
+            &"--unsetenv",
+            &"SSH_AUTH_SOCK",
+            &"--unsetenv",
+            &"GPG_AGENT_INFO",
+        ]);
         push(&[&"--chdir", &scope.cwd, &"--"]);
+        out.extend(bounds.rlimit_prefix());
         out.extend(argv);
         out
     }
 }
 
+/// Top-level entries of `/` to bind read-only: `(path, Some(target))` for a symlink
+/// (recreated as one, e.g. `/bin -> usr/bin`), `(path, None)` for a directory.
+fn root_entries() -> Vec<(PathBuf, Option<PathBuf>)> {
+    let Ok(dir) = std::fs::read_dir("/") else {
+        return vec![(PathBuf::from("/usr"), None), (PathBuf::from("/etc"), None)];
+    };
+    let mut out: Vec<(PathBuf, Option<PathBuf>)> = dir
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| !NOT_FROM_HOST.contains(&n))
+        })
+        .filter_map(|e| {
+            let path = e.path();
+            let kind = e.file_type().ok()?;
+            if kind.is_symlink() {
+                Some((path.clone(), Some(std::fs::read_link(&path).ok()?)))
+            } else if kind.is_dir() {
+                Some((path, None))
+            } else {
+                None
+            }
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Agent sockets named by the environment (`SSH_AUTH_SOCK`, `GPG_AGENT_INFO`) that would
+/// otherwise be visible: outside `/tmp` and `/run` (replaced wholesale) and outside the
+/// credential masks.
+fn agent_sockets(scope: &Scope) -> Vec<PathBuf> {
+    let masks = credential_paths(scope);
+    ["SSH_AUTH_SOCK", "GPG_AGENT_INFO"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .filter_map(|v| {
+            // GPG_AGENT_INFO is `path:pid:protocol`.
+            let s = v.to_string_lossy();
+            let path = s.split(':').next().unwrap_or("").to_string();
+            PathBuf::from(path).canonicalize().ok()
+        })
+        .filter(|p| {
+            !p.starts_with("/tmp")
+                && !p.starts_with("/run")
+                && !masks.iter().any(|m| p.starts_with(m))
+                && !p.is_dir()
+        })
+        .collect()
+}
+
 /// The existing credential paths (canonical) that the bwrap backend hides for `scope`:
-/// the fixed home-relative list plus `$CODESMITH_HOME`. Paths that contain the workspace
-/// are skipped (the workspace is mounted over them anyway).
+/// the fixed home-relative list plus `$CODESMITH_HOME` (wherever it lies, the workspace
+/// included). Paths that contain the workspace are skipped: masking them would hide the
+/// workspace itself.
 pub fn credential_paths(scope: &Scope) -> Vec<PathBuf> {
     let mut found = Vec::new();
     if let Some(home) = &scope.user_home {
@@ -131,7 +399,15 @@ pub fn credential_paths(scope: &Scope) -> Vec<PathBuf> {
         .collect();
     canonical.sort();
     canonical.dedup();
-    canonical
+    // A path under an earlier (directory) mask is hidden already, and its mount point
+    // could not be made inside the read-only mask.
+    let mut kept: Vec<PathBuf> = Vec::with_capacity(canonical.len());
+    for p in canonical {
+        if !kept.iter().any(|k| p.starts_with(k) && p != *k) {
+            kept.push(p);
+        }
+    }
+    kept
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {

@@ -16,14 +16,17 @@
 
 mod bwrap;
 mod gate;
+pub mod limits;
+mod selftest;
 
 use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use bwrap::{BwrapBackend, credential_paths};
+pub use bwrap::{BwrapBackend, BwrapFeatures, BwrapProbe, credential_paths, probe};
 pub use gate::{RunError, SandboxRefusal, require_isolation, run};
+pub use selftest::{SelfTest, self_test};
 
 /// What a confined command may touch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,6 +138,10 @@ pub struct Sandbox {
     pub network: bool,
     /// The user's home directory whose credential paths are hidden (`$HOME` by default).
     pub user_home: Option<PathBuf>,
+    /// True when commands must not run unless the backend isolates them (`[sandbox]
+    /// required`): `exec_shell` and `task_shell_start` then refuse through
+    /// [`require_isolation`], the same gate as `codesmith sandbox run`.
+    pub required: bool,
 }
 
 impl Sandbox {
@@ -144,10 +151,76 @@ impl Sandbox {
             backend,
             network,
             user_home: std::env::var_os("HOME").map(PathBuf::from),
+            required: false,
         }
     }
 
-    /// No isolation, network reachable (the default for a [`crate::ToolContext`]).
+    /// The same sandbox with `[sandbox] required` set to `required`.
+    pub fn with_required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// The gate in front of every shell command: [`require_isolation`] over this
+    /// sandbox's backend and `required` flag.
+    ///
+    /// # Errors
+    /// A [`SandboxRefusal`] naming the two ways out when isolation is required and the
+    /// backend does not isolate.
+    pub fn admit(&self) -> Result<(), SandboxRefusal> {
+        require_isolation(self.backend.as_ref(), self.required)
+    }
+
+    /// One line for the user when commands run without isolation (`None` when they are
+    /// isolated): what that means and how to change it.
+    pub fn unisolated_notice(&self) -> Option<String> {
+        (!self.backend.isolates()).then(|| {
+            format!(
+                "shell commands run WITHOUT a sandbox (backend \"{}\"): they can read and \
+                 write everything your user can. {}",
+                self.backend.name(),
+                match probe() {
+                    BwrapProbe::NotInstalled => {
+                        "Install bubblewrap (apt-get install bubblewrap) to isolate them, or \
+                         set [sandbox] required = true to refuse them."
+                    }
+                    _ => "Run `codesmith doctor` to see why bwrap cannot isolate them here.",
+                }
+            )
+        })
+    }
+}
+
+/// Marks this process non-dumpable (`prctl(PR_SET_DUMPABLE, 0)`, see `prctl(2)`): no core
+/// dump, no ptrace attach, and `/proc/<pid>/environ` and `/proc/<pid>/mem` become readable
+/// by root only, so a command run without a sandbox under a non-root user cannot read the
+/// harness's keys from there. Returns false where the call is unavailable.
+pub fn mark_non_dumpable() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        nix::sys::prctl::set_dumpable(false).is_ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// True when this process is non-dumpable (see [`mark_non_dumpable`]).
+pub fn is_non_dumpable() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        nix::sys::prctl::get_dumpable().is_ok_and(|d| !d)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+impl Sandbox {
+    /// No isolation, network reachable, not required (the default for a
+    /// [`crate::ToolContext`]).
     pub fn none() -> Self {
         Sandbox::new(Arc::new(NoneBackend), true)
     }

@@ -135,7 +135,7 @@ pub(crate) fn start_dir(ctx: &ToolContext, cwd: Option<&Value>) -> Result<PathBu
 async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) -> ToolOutcome {
     let sentinel = wrap::new_sentinel();
     let script = wrap::wrap_script(command, &sentinel);
-    let scope = scope_for(ctx, start);
+    let scope = scope_for(ctx, start)?;
     let mut running =
         process::spawn(&ctx.sandbox, &scope, &script, start).map_err(|_| Refusal::internal())?;
     let status = running.wait_for(timeout).await;

@@ -64,15 +64,35 @@ impl ShellSession {
     }
 }
 
-/// The sandbox scope for a command of `ctx` starting in `cwd`.
-pub(crate) fn scope_for(ctx: &ToolContext, cwd: &Path) -> Scope {
-    Scope {
+/// The sandbox scope for a command of `ctx` starting in `cwd`, after the sandbox's gate
+/// ([`crate::sandbox::Sandbox::admit`]): no scope, so no command, when `[sandbox] required`
+/// is set and the backend does not isolate.
+///
+/// # Errors
+/// `DENIED`, naming the two ways out (install bubblewrap; or `required = false` in the
+/// user config).
+pub(crate) fn scope_for(ctx: &ToolContext, cwd: &Path) -> Result<Scope, crate::Refusal> {
+    ctx.sandbox.admit().map_err(|refusal| {
+        crate::Refusal::new(
+            crate::ErrorCode::Denied,
+            format!(
+                "Shell commands are refused: [sandbox] required = true, but the sandbox backend \
+                 \"{}\" does not isolate commands on this host.",
+                refusal.backend
+            ),
+            "Do not retry: tell the user. Two ways out: install bubblewrap (apt-get install \
+             bubblewrap), or set required = false under [sandbox] in the user config \
+             ($CODESMITH_HOME/config.toml).",
+        )
+        .with("backend", refusal.backend)
+    })?;
+    Ok(Scope {
         workspace: ctx.workspace.clone(),
         cwd: cwd.to_path_buf(),
         user_home: ctx.sandbox.user_home.clone(),
         codesmith_home: Some(ctx.home.clone()),
         network: ctx.sandbox.network,
-    }
+    })
 }
 
 /// Workspace-relative spelling of `abs` (`.` for the root).

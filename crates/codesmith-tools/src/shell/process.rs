@@ -100,17 +100,6 @@ pub(crate) struct Running {
     pub(crate) started: Instant,
 }
 
-/// True for environment variables that hold credentials and must not reach a
-/// command the model runs (where it could print them into the transcript):
-/// names containing `KEY`, `SECRET`, `TOKEN`, `PASSWORD` or `CREDENTIAL`, in any
-/// case (`OPENAI_API_KEY`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, ...).
-pub(crate) fn is_secret_env_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"]
-        .iter()
-        .any(|w| upper.contains(w))
-}
-
 /// Starts `bash -c script` under the sandbox in `cwd`, in a new process group, with stdin
 /// closed and stdout/stderr captured.
 pub(crate) fn spawn(
@@ -135,9 +124,14 @@ pub(crate) fn spawn(
         .env("GIT_TERMINAL_PROMPT", "0")
         .process_group(0)
         .kill_on_drop(true);
-    for (name, _) in std::env::vars_os() {
-        if name.to_str().is_some_and(is_secret_env_name) {
-            cmd.env_remove(&name);
+    // Secrets by name and by value (the one scrubber of codesmith-policy); a variable
+    // that is not valid UTF-8 cannot be judged and is dropped too.
+    for (name, value) in std::env::vars_os() {
+        match (name.to_str(), value.to_str()) {
+            (Some(n), Some(v)) if !codesmith_policy::is_secret_env(n, v) => {}
+            _ => {
+                cmd.env_remove(&name);
+            }
         }
     }
     let started = Instant::now();
