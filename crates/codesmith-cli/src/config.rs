@@ -44,6 +44,22 @@ pub struct SandboxSection {
     pub network: Option<bool>,
 }
 
+impl SandboxSection {
+    /// Whether sessions (`exec`, the UI, `tool`, `mcp`) refuse shell commands that nothing
+    /// isolates: `required`, default false.
+    pub fn required_in_sessions(&self) -> bool {
+        self.required.unwrap_or(false)
+    }
+
+    /// Whether `codesmith sandbox run` refuses to run bare: `required`, default true unless
+    /// the backend is explicitly `none` (asking for a sandboxed run and getting a bare one
+    /// would be a lie).
+    pub fn required_for_sandbox_run(&self) -> bool {
+        self.required
+            .unwrap_or(self.backend.as_deref() != Some("none"))
+    }
+}
+
 /// `[snapshots]`: only the user config can switch them off.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

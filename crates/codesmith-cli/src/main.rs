@@ -16,6 +16,9 @@ use clap::Parser;
 use crate::args::Cli;
 
 fn main() -> ExitCode {
+    // Before anything reads a key: a command run without a sandbox (as another, non-root
+    // user) must not read this process's environment or memory through /proc.
+    codesmith_tools::sandbox::mark_non_dumpable();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -79,7 +79,9 @@ pub async fn provider(
     }
 }
 
-/// The sandbox for shell commands, from `[sandbox]`.
+/// The sandbox for shell commands, from `[sandbox]`, with `required` set as
+/// [`SandboxSection::required_in_sessions`] says: the shell tools refuse through its gate
+/// ([`Sandbox::admit`]) when isolation is required and the backend cannot isolate.
 ///
 /// # Errors
 /// An unknown backend name, or `bwrap` named explicitly where it cannot run:
@@ -88,7 +90,8 @@ pub fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
     let name = section.backend.as_deref().unwrap_or("auto");
     let backend = codesmith_tools::sandbox::backend_from_name(name)
         .map_err(|e| anyhow::anyhow!("[sandbox] backend = {name:?}: {e}"))?;
-    Ok(Sandbox::new(backend, section.network.unwrap_or(false)))
+    Ok(Sandbox::new(backend, section.network.unwrap_or(false))
+        .with_required(section.required_in_sessions()))
 }
 
 /// The tool context for a session.

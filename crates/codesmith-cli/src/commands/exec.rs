@@ -49,6 +49,13 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         Ok(c) => c,
         Err(e) => return usage(e),
     };
+    if let Some(notice) = ctx.sandbox.unisolated_notice() {
+        // Once, at start: on stderr whatever the output mode, and as an event.
+        if args.json {
+            eprintln!("codesmith: {notice}");
+        }
+        progress.show(&Event::Notice { message: notice });
+    }
     let mut warnings = Vec::new();
     let mut engine = setup::engine(
         &resolved,

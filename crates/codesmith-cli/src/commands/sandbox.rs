@@ -25,9 +25,9 @@ pub fn run(command: SandboxCommand) -> Result<ExitCode, Exit> {
     let workspace = config::workspace(workspace.workspace.as_deref()).map_err(usage)?;
     let file = config::read_user_config(&home).map_err(usage)?;
     let section = file.sandbox.clone().unwrap_or_default();
-    let explicit_none = section.backend.as_deref() == Some("none");
-    let required = section.required.unwrap_or(!explicit_none);
-    let sandbox = setup::sandbox(&section).map_err(usage)?;
+    let sandbox = setup::sandbox(&section)
+        .map_err(usage)?
+        .with_required(section.required_for_sandbox_run());
     let scope = Scope {
         workspace: workspace.clone(),
         cwd: workspace,
@@ -36,7 +36,7 @@ pub fn run(command: SandboxCommand) -> Result<ExitCode, Exit> {
         network: allow_network || section.network.unwrap_or(false),
     };
     let argv: Vec<OsString> = command.into_iter().map(OsString::from).collect();
-    match codesmith_tools::sandbox::run(sandbox.backend.as_ref(), &scope, argv, required) {
+    match codesmith_tools::sandbox::run(&sandbox, &scope, argv) {
         Ok(code) => Ok(ExitCode::from(
             u8::try_from(code.clamp(0, 255)).unwrap_or(1),
         )),

@@ -101,6 +101,7 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         Err(e) => return usage(e),
     };
     let backend = ctx.sandbox.backend.clone();
+    let unisolated = ctx.sandbox.unisolated_notice();
     let theme = theme::Theme::new(match args.theme {
         Some(ThemeArg::Light) => theme::ThemeKind::Light,
         Some(ThemeArg::Dark) => theme::ThemeKind::Dark,
@@ -114,6 +115,9 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         backend.isolates(),
     );
     let mut app = app::App::new(theme, status);
+    if let Some(notice) = unisolated {
+        app.notice(notice);
+    }
     app.session_id = session.id().to_string();
     let history = session.messages().to_vec();
     let (ask_tx, asks) = mpsc::unbounded_channel();

@@ -1,4 +1,5 @@
-//! The fail-closed gate in front of `codesmith sandbox run`.
+//! The fail-closed gate in front of every sandboxed command: the shell tools and
+//! `codesmith sandbox run`.
 
 use std::fmt;
 
@@ -17,9 +18,8 @@ impl fmt::Display for SandboxRefusal {
             f,
             "refusing to run: policy requires a sandbox, but the selected backend \"{}\" does \
              not isolate commands on this host. Two ways out: install bubblewrap (for example \
-             `apt-get install bubblewrap`) so the bwrap backend can run, or opt out of isolation \
-             explicitly with `[sandbox] backend = \"none\"` (or `required = false`) in the user \
-             config",
+             `apt-get install bubblewrap`) so the bwrap backend can run, or set `required = false` \
+             under [sandbox] in the user config ($CODESMITH_HOME/config.toml)",
             self.backend
         )
     }
@@ -65,18 +65,18 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
-/// Runs `argv` under `backend` with inherited stdin/stdout/stderr, after the gate, and
-/// returns its exit code (128 + signal number when killed by a signal).
+/// Runs `argv` under `sandbox` with inherited stdin/stdout/stderr, after the gate
+/// ([`super::Sandbox::admit`], the same one the shell tools pass), and returns its exit
+/// code (128 + signal number when killed by a signal).
 ///
-/// This is the body of `codesmith sandbox run -- CMD`: `required` is true unless the user
-/// explicitly chose `sandbox = "none"` or passed the opt-out flag.
+/// This is the body of `codesmith sandbox run -- CMD`.
 pub fn run(
-    backend: &dyn Backend,
+    sandbox: &super::Sandbox,
     scope: &super::Scope,
     argv: Vec<std::ffi::OsString>,
-    required: bool,
 ) -> Result<i32, RunError> {
-    require_isolation(backend, required).map_err(RunError::Refused)?;
+    sandbox.admit().map_err(RunError::Refused)?;
+    let backend = sandbox.backend.as_ref();
     if argv.is_empty() {
         return Err(RunError::EmptyCommand);
     }
@@ -96,7 +96,7 @@ pub fn run(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::super::{NoneBackend, Scope};
+    use super::super::{Sandbox, Scope};
     use super::*;
 
     fn scope() -> Scope {
@@ -111,26 +111,27 @@ mod tests {
 
     #[test]
     fn refuses_to_run_bare_when_a_sandbox_is_required() {
-        let err = run(&NoneBackend, &scope(), vec!["true".into()], true).unwrap_err();
+        let sandbox = Sandbox::none().with_required(true);
+        let err = run(&sandbox, &scope(), vec!["true".into()]).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("install bubblewrap"), "{msg}");
-        assert!(msg.contains("backend = \"none\""), "{msg}");
+        assert!(msg.contains("required = false"), "{msg}");
     }
 
     #[test]
     fn explicit_opt_out_runs_unsandboxed() {
+        let sandbox = Sandbox::none();
         assert_eq!(
             run(
-                &NoneBackend,
+                &sandbox,
                 &scope(),
                 vec!["sh".into(), "-c".into(), "exit 7".into()],
-                false
             )
             .unwrap(),
             7
         );
         assert!(matches!(
-            run(&NoneBackend, &scope(), vec![], false),
+            run(&sandbox, &scope(), vec![]),
             Err(RunError::EmptyCommand)
         ));
     }

@@ -450,23 +450,210 @@ pub async fn tools(home: &Path) -> Vec<Finding> {
     out
 }
 
-/// `sandbox.backend`: the configured backend exists and whether it truly isolates.
-pub fn sandbox(section: &SandboxSection) -> Finding {
-    let id = "sandbox.backend";
-    let name = section.backend.as_deref().unwrap_or("auto");
-    let required = section.required.unwrap_or(false);
-    match codesmith_tools::sandbox::backend_from_name(name) {
-        Err(e) => Finding::new(id, Status::Error, format!("[sandbox] backend = {name:?}: {e}"))
-            .hint("install bubblewrap, or set [sandbox] backend = \"auto\" or \"none\" in config.toml"),
-        Ok(b) if b.isolates() => {
-            let net = if section.network.unwrap_or(false) { "network allowed" } else { "network off" };
-            Finding::new(id, Status::Ok, format!("backend {} isolates shell commands (workspace writable, rest read-only, {net})", b.name()))
-        }
-        Ok(b) if required => Finding::new(id, Status::Error, format!("backend {} does not isolate, but [sandbox] required = true: shell commands will be refused", b.name()))
-            .hint("install bubblewrap (Linux) so `auto` finds it, or set required = false"),
-        Ok(b) => Finding::new(id, Status::Warn, format!("backend {} does not isolate: shell commands run with your full permissions", b.name()))
-            .hint("install bubblewrap (Linux: sudo apt install bubblewrap) so the `auto` backend isolates; set [sandbox] required = true to refuse unconfined runs"),
+/// `sandbox.*`: what really happens to shell commands on this machine, item by item.
+///
+/// - `sandbox.bwrap`: bubblewrap missing (install it), installed but unable to create its
+///   namespaces here (a container or kernel setting), or working (with or without a user
+///   namespace).
+/// - `sandbox.backend`: the effective backend and what `required` makes of it: commands
+///   isolated, refused (`DENIED`), or run bare.
+/// - `sandbox.caps`, `.userns`, `.git_readonly`, `.masks`, `.host_sockets`, `.bounds`:
+///   the self-test's items, observed by running a probe under the backend.
+/// - `sandbox.dumpable`: whether this process is non-dumpable.
+pub fn sandbox(section: &SandboxSection) -> Vec<Finding> {
+    use codesmith_tools::sandbox::{BwrapProbe, probe};
+    let mut out = Vec::new();
+    if cfg!(target_os = "linux") {
+        out.push(match probe() {
+            BwrapProbe::NotInstalled => Finding::new(
+                "sandbox.bwrap",
+                Status::Warn,
+                "bwrap is not installed: shell commands cannot be isolated",
+            )
+            .hint("apt-get install bubblewrap (or dnf install bubblewrap)"),
+            BwrapProbe::Broken { program, reason } => Finding::new(
+                "sandbox.bwrap",
+                Status::Warn,
+                format!(
+                    "bwrap is installed ({}) but does not work here: {reason}",
+                    program.display()
+                ),
+            )
+            .hint(
+                "the host forbids the namespaces bwrap needs (often a container without \
+                 --privileged or with a seccomp profile, or kernel.unprivileged_userns_clone=0 \
+                 for a non-root user); run codesmith where namespaces are allowed",
+            ),
+            BwrapProbe::Works { program, features } => Finding::new(
+                "sandbox.bwrap",
+                Status::Ok,
+                format!(
+                    "bwrap works ({}): capabilities dropped, {}",
+                    program.display(),
+                    if features.userns {
+                        "user namespace with an unprivileged uid"
+                    } else {
+                        "no user namespace here (the kernel or container forbids it)"
+                    }
+                ),
+            ),
+        });
     }
+    let name = section.backend.as_deref().unwrap_or("auto");
+    let required = section.required_in_sessions();
+    let net = if section.network.unwrap_or(false) {
+        "network allowed"
+    } else {
+        "network off"
+    };
+    let backend = match codesmith_tools::sandbox::backend_from_name(name) {
+        Err(e) => {
+            out.push(
+                Finding::new(
+                    "sandbox.backend",
+                    Status::Error,
+                    format!("[sandbox] backend = {name:?}: {e}"),
+                )
+                .hint("install bubblewrap, or set [sandbox] backend = \"auto\" or \"none\" in config.toml"),
+            );
+            out.push(dumpable());
+            return out;
+        }
+        Ok(b) => b,
+    };
+    out.push(if backend.isolates() {
+        Finding::new(
+            "sandbox.backend",
+            Status::Ok,
+            format!(
+                "backend {} isolates shell commands (workspace writable, system read-only, {net})",
+                backend.name()
+            ),
+        )
+    } else if required {
+        Finding::new(
+            "sandbox.backend",
+            Status::Error,
+            format!(
+                "backend {} does not isolate and [sandbox] required = true: exec_shell and \
+                 task_shell_start refuse every command (DENIED)",
+                backend.name()
+            ),
+        )
+        .hint("install bubblewrap (apt-get install bubblewrap), or set required = false under [sandbox] in config.toml")
+    } else {
+        Finding::new(
+            "sandbox.backend",
+            Status::Warn,
+            format!(
+                "backend {} does not isolate: shell commands run with your full permissions",
+                backend.name()
+            ),
+        )
+        .hint("install bubblewrap (apt-get install bubblewrap) so the `auto` backend isolates; set [sandbox] required = true to refuse unconfined runs")
+    });
+    if backend.isolates() {
+        match codesmith_tools::sandbox::self_test(backend.as_ref()) {
+            Ok(items) => {
+                for item in items {
+                    // A user namespace is extra depth; the host may forbid it.
+                    let failing = if item.id == "userns" {
+                        Status::Warn
+                    } else {
+                        Status::Error
+                    };
+                    let f = Finding::new(
+                        &format!("sandbox.{}", item.id),
+                        if item.holds { Status::Ok } else { failing },
+                        item.detail,
+                    );
+                    out.push(if item.holds {
+                        f
+                    } else {
+                        f.hint(self_test_hint(item.id))
+                    });
+                }
+            }
+            Err(e) => out.push(
+                Finding::new(
+                    "sandbox.selftest",
+                    Status::Error,
+                    format!("the sandbox self-test did not run: {e}"),
+                )
+                .hint("run `codesmith sandbox run -- true` to see the error"),
+            ),
+        }
+    }
+    out.push(dumpable());
+    out
+}
+
+fn self_test_hint(id: &str) -> &'static str {
+    match id {
+        "userns" => {
+            "the kernel or container forbids user namespaces; capabilities are still dropped"
+        }
+        "bounds" => {
+            "run as root with a writable cgroup (v1 pids/memory, or v2 with delegation), or as a non-root user"
+        }
+        _ => {
+            "this bwrap does not hold here; report it, and set [sandbox] required = true to refuse commands meanwhile"
+        }
+    }
+}
+
+/// `sandbox.dumpable`: the harness is non-dumpable, so a command run bare as another user
+/// cannot read its environment (keys) through `/proc`.
+fn dumpable() -> Finding {
+    if codesmith_tools::sandbox::is_non_dumpable() {
+        Finding::new(
+            "sandbox.dumpable",
+            Status::Ok,
+            "codesmith is non-dumpable: its /proc environ and memory are readable by root only",
+        )
+    } else {
+        Finding::new(
+            "sandbox.dumpable",
+            Status::Warn,
+            "codesmith could not mark itself non-dumpable",
+        )
+        .hint("only Linux supports prctl(PR_SET_DUMPABLE); keep keys out of the environment of untrusted commands")
+    }
+}
+
+/// `keys.config_mode`: a `config.toml` that holds an API key is readable by its owner only
+/// (mode 0600).
+pub fn config_mode(home: &Path, file: Option<&FileConfig>) -> Option<Finding> {
+    use std::os::unix::fs::PermissionsExt;
+    let file = file?;
+    let has_key = [file.openai.as_ref(), file.anthropic.as_ref()]
+        .iter()
+        .flatten()
+        .any(|s| s.api_key.as_deref().is_some_and(|k| !k.trim().is_empty()));
+    if !has_key {
+        return None;
+    }
+    let path = home.join("config.toml");
+    let mode = std::fs::metadata(&path).ok()?.permissions().mode() & 0o777;
+    Some(if mode & 0o077 == 0 {
+        Finding::new(
+            "keys.config_mode",
+            Status::Ok,
+            format!("config.toml holds a key and is private (mode {mode:o})"),
+        )
+    } else {
+        Finding::new(
+            "keys.config_mode",
+            Status::Warn,
+            format!(
+                "config.toml holds an API key and is readable by others (mode {mode:o})"
+            ),
+        )
+        .hint(format!(
+            "chmod 600 {} — or better, move the key to the environment (OPENAI_API_KEY / ANTHROPIC_API_KEY)",
+            path.display()
+        ))
+    })
 }
 
 /// `mcp.servers`: MCP client servers are not configurable yet.

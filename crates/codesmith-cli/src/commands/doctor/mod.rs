@@ -78,10 +78,11 @@ pub async fn collect(args: &DoctorArgs) -> Vec<Finding> {
     out.push(checks::sources(&home, ws));
     let inputs = inputs(&home, ws, file, &mut out);
     out.extend(checks::keys(&inputs));
+    out.extend(checks::config_mode(&home, inputs.file.as_ref()));
     out.push(endpoint(&inputs).await);
     out.push(checks::embedded_model(&inputs).await);
     out.extend(checks::tools(&home).await);
-    out.push(checks::sandbox(&inputs.sandbox));
+    out.extend(checks::sandbox(&inputs.sandbox));
     out.push(checks::mcp());
     out
 }
