@@ -103,11 +103,11 @@ impl Session {
         model: &str,
     ) -> Result<Self, SessionError> {
         let dir = sessions_dir(home);
-        fs::create_dir_all(&dir)?;
+        codesmith_tools::private::create_dir_all(&dir)?;
         let created_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         let id = new_session_id();
         let path = dir.join(format!("{id}.jsonl"));
-        let file = OpenOptions::new()
+        let file = codesmith_tools::private::open_options()
             .create_new(true)
             .append(true)
             .open(&path)?;
@@ -340,6 +340,18 @@ fn new_session_id() -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn session_files_are_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let ch = home.path().join("csh");
+        let s = Session::create(&ch, Path::new("/work/ws"), "openai", "m").unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&ch), 0o700);
+        assert_eq!(mode(&sessions_dir(&ch)), 0o700);
+        assert_eq!(mode(s.path()), 0o600);
+    }
 
     #[test]
     fn a_session_round_trips_and_survives_a_torn_line() {

@@ -15,6 +15,7 @@ pub mod fs;
 pub mod gate;
 pub mod instructions;
 pub mod memory;
+pub mod private;
 mod registry;
 pub mod sandbox;
 pub mod sanitize;

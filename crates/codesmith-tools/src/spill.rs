@@ -79,7 +79,7 @@ pub fn head_tail(text: &str, head: usize, tail: usize, marker: impl Fn(usize) ->
 pub fn write_spill(home: &Path, text: &str) -> std::io::Result<String> {
     static SERIAL: AtomicU64 = AtomicU64::new(0);
     let dir = spill_dir(home);
-    std::fs::create_dir_all(&dir)?;
+    crate::private::create_dir_all(&dir)?;
     let millis = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())

@@ -123,7 +123,11 @@ async fn serve() -> Server {
                     path: path.clone(),
                     host,
                 });
-                let (status, ctype, body, location) = response(&path, port);
+                let (status, ctype, mut body, location) = response(&path, port);
+                if path == "/echo" {
+                    // Echoes the request head, as httpbin's /headers does.
+                    body = head.clone();
+                }
                 let mut out = format!(
                     "HTTP/1.1 {status} X\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n",
                     body.len()
@@ -214,6 +218,49 @@ async fn fetches_through_a_pinned_name_and_audits() {
     assert_eq!(line["ip"], "127.0.0.1");
     assert_eq!(line["method"], "GET");
     assert_eq!(line["decision"], "prompt");
+}
+
+#[tokio::test]
+async fn credential_headers_are_sent_but_never_shown_back_or_logged() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = serve().await;
+    let h = harness();
+    let (_, env) = call(
+        &h,
+        json!({"url": format!("http://pinned.test:{}/echo", s.port), "headers": {
+            "Authorization": "Bearer SecretBearerValue123",
+            "Cookie": "session=CookieSecretValue; theme=dark",
+            "X-Api-Key": "ApiKeySecretValue",
+            "Accept": "text/plain"
+        }}),
+    )
+    .await;
+    let body = env["output"]["body"].as_str().unwrap();
+    // The request carried them (the echo names every header) ...
+    let lower = body.to_ascii_lowercase();
+    for line in [
+        "authorization: [redacted]",
+        "cookie: [redacted]",
+        "x-api-key: [redacted]",
+    ] {
+        assert!(lower.contains(line), "{line}: {body}");
+    }
+    assert!(lower.contains("accept: text/plain"), "{body}");
+    // ... but no value comes back into the transcript.
+    for secret in [
+        "SecretBearerValue123",
+        "CookieSecretValue",
+        "ApiKeySecretValue",
+    ] {
+        assert!(!body.contains(secret), "{secret} in {body}");
+    }
+    let audit_path = h.ctx.home.join("audit.log");
+    let audit = std::fs::read_to_string(&audit_path).unwrap();
+    assert!(!audit.contains("Secret"), "{audit}");
+    // Under $CODESMITH_HOME: the directory 0700, the log 0600.
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&h.ctx.home), 0o700);
+    assert_eq!(mode(&audit_path), 0o600);
 }
 
 #[tokio::test]

@@ -372,3 +372,21 @@ async fn required_sandbox_without_isolation_refuses_shell_commands() {
     assert_eq!(out.meta["exit_code"], 0);
     assert!(marker.exists());
 }
+
+#[tokio::test]
+async fn spilled_output_under_the_home_is_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    let out = sh(
+        &f.ctx,
+        json!({"command": "head -c 40000 /dev/zero | tr '\\0' x"}),
+    )
+    .await;
+    assert!(out.meta.get("ref").is_some(), "{:?}", out.meta);
+    let dir = codesmith_tools::spill::spill_dir(&f.ctx.home);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    for e in std::fs::read_dir(&dir).unwrap() {
+        assert_eq!(mode(&e.unwrap().path()), 0o600);
+    }
+}

@@ -362,7 +362,7 @@ impl SideRepo {
     /// CodeSmith processes (the returned file holds the lock) and refreshes
     /// its exclude and attribute files.
     async fn prepare(&self) -> Result<fs::File, SnapshotError> {
-        fs::create_dir_all(&self.git.dir)?;
+        codesmith_tools::private::create_dir_all(&self.git.dir)?;
         private(&self.git.dir)?;
         let lock = self.lock().await?;
         if !self.exists() {

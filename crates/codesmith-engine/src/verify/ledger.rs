@@ -89,11 +89,11 @@ pub fn append(home: &Path, entry: &LedgerEntry) {
 fn try_append(home: &Path, entry: &LedgerEntry) -> std::io::Result<()> {
     let path = ledger_path(home);
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        codesmith_tools::private::create_dir_all(dir)?;
     }
     let mut line = serde_json::to_string(entry).map_err(std::io::Error::other)?;
     line.push('\n');
-    let mut file = std::fs::OpenOptions::new()
+    let mut file = codesmith_tools::private::open_options()
         .create(true)
         .append(true)
         .open(&path)?;

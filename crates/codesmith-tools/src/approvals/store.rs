@@ -232,7 +232,7 @@ fn load(path: &Path) -> Result<ApprovalsFile, String> {
 /// Temp file in the same directory (created 0600), fsync, rename.
 fn save(path: &Path, file: &ApprovalsFile) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    crate::private::create_dir_all(dir)?;
     let text = toml::to_string(file).map_err(std::io::Error::other)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(text.as_bytes())?;

@@ -62,8 +62,8 @@ pub fn append(home: &Path, entry: &AuditEntry<'_>) -> std::io::Result<()> {
         "decision": entry.decision,
         "hop": entry.hop,
     });
-    std::fs::create_dir_all(home)?;
-    let mut f = std::fs::OpenOptions::new()
+    crate::private::create_dir_all(home)?;
+    let mut f = crate::private::open_options()
         .create(true)
         .append(true)
         .open(audit_path(home))?;

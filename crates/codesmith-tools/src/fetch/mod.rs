@@ -203,6 +203,54 @@ fn parse_args(args: &Value) -> Result<Args, Refusal> {
     })
 }
 
+/// Header names whose values are credentials: they are sent, but never shown back.
+const CREDENTIAL_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "x-api-key",
+    "api-key",
+    "x-auth-token",
+];
+
+/// The credential values among `headers` (see [`CREDENTIAL_HEADERS`]): the whole value, and
+/// for `Bearer x`/`Basic x` also `x`, and for a cookie each `name=value`'s value. Values
+/// under 4 bytes are left out (redacting them would mangle ordinary text).
+fn credential_header_values(headers: &HeaderMap) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in CREDENTIAL_HEADERS {
+        for value in headers.get_all(*name) {
+            let Ok(v) = value.to_str() else { continue };
+            out.push(v.trim().to_string());
+            if let Some((_, token)) = v.trim().split_once(' ') {
+                out.push(token.trim().to_string());
+            }
+            if *name == "cookie" {
+                for pair in v.split(';') {
+                    if let Some((_, val)) = pair.split_once('=') {
+                        out.push(val.trim().to_string());
+                    }
+                }
+            }
+        }
+    }
+    out.retain(|v| v.len() >= 4);
+    // Longest first, so a whole value is replaced before its parts.
+    out.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    out.dedup();
+    out
+}
+
+/// `text` with every occurrence of each of `values` replaced by `[REDACTED]`.
+fn redact_values(mut text: String, values: &[String]) -> String {
+    for v in values {
+        if text.contains(v.as_str()) {
+            text = text.replace(v.as_str(), codesmith_policy::REDACTED);
+        }
+    }
+    text
+}
+
 fn parse_headers(v: Option<&Value>) -> Result<HeaderMap, Refusal> {
     let mut map = HeaderMap::new();
     let Some(v) = v.filter(|v| !v.is_null()) else {
@@ -369,6 +417,7 @@ async fn read_capped(resp: &mut reqwest::Response, cap: usize) -> reqwest::Resul
 impl FetchUrl {
     async fn run(&self, ctx: &ToolContext, args: Args) -> ToolOutcome {
         let mut method = args.method;
+        let secrets = credential_header_values(&args.headers);
         let mut headers = args.headers;
         let mut req_body = args.body;
         let mut checked = check_url(&args.url, &self.cfg.policy, &self.cfg.gate)
@@ -447,7 +496,7 @@ impl FetchUrl {
                 continue;
             }
             return self
-                .respond(ctx, &mut resp, &url, hop, args.max_bytes)
+                .respond(ctx, &mut resp, &url, hop, args.max_bytes, &secrets)
                 .await;
         }
     }
@@ -459,6 +508,7 @@ impl FetchUrl {
         url: &Url,
         redirects: usize,
         max_bytes: usize,
+        secrets: &[String],
     ) -> ToolOutcome {
         let status = resp.status();
         let content_type = resp
@@ -475,6 +525,9 @@ impl FetchUrl {
         if let std::borrow::Cow::Owned(screen) = codesmith_policy::screen_text(&text) {
             text = screen;
         }
+        // A server may echo the request (httpbin's /headers does): the credentials the model
+        // sent do not come back into the transcript or a spill file.
+        let text = redact_values(text, secrets);
         let (shown, cut) = body::cut(&text, max_bytes);
         let mut shown = shown.to_string();
         let mut spill_ref = None;

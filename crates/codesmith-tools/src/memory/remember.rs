@@ -97,7 +97,17 @@ impl Tool for Remember {
             // so a `.codesmith` symlink cannot send the fact outside.
             Scope::Project => ctx.resolve(".codesmith/memory")?.abs,
         };
+        if scope == Scope::User {
+            crate::private::create_dir_all(&dir)
+                .map_err(|e| refusal(super::MemoryError::Io(dir.clone(), e)))?;
+        }
         let done = append_fact(&dir, fact, topic).map_err(refusal)?;
+        if scope == Scope::User {
+            // User memory lives under $CODESMITH_HOME: owner-only, like everything there.
+            for path in [dir.join(INDEX_FILE), done.file.clone()] {
+                let _ = crate::private::restrict(&path);
+            }
+        }
         let scope_name = if scope == Scope::User {
             "user"
         } else {

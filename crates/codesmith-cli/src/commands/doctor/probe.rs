@@ -50,8 +50,10 @@ impl ProbeCache {
             return;
         }
         if let Ok(text) = serde_json::to_string_pretty(self) {
-            let _ =
-                codesmith_tools::fs::atomic::write_atomic(&home.join(CACHE_FILE), text.as_bytes());
+            let path = home.join(CACHE_FILE);
+            if codesmith_tools::fs::atomic::write_atomic(&path, text.as_bytes()).is_ok() {
+                let _ = codesmith_tools::private::restrict(&path);
+            }
         }
     }
 }
