@@ -367,3 +367,48 @@ async fn a_symlinked_agents_md_sends_nothing_and_project_memory_is_announced() {
         "project memory is in the prompt"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_says_once_at_start_when_commands_run_unisolated() {
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.home().join("config.toml"),
+        "[sandbox]\nbackend = \"none\"\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("Nothing to do."));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &[
+            "exec",
+            "--json",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "scripted",
+            "Say hello",
+        ],
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stderr.matches("WITHOUT a sandbox").count(), 1, "{stderr}");
+    let notices = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "notice")
+        .filter(|e| {
+            e["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("WITHOUT a sandbox")
+        })
+        .count();
+    assert_eq!(notices, 1);
+}

@@ -4,15 +4,17 @@
 //! it confines anything at all (seed 002, "Seven Notes on Settling Security Debt", note one:
 //! a backend that cannot isolate must report `isolates() == false`, never pretend).
 //!
-//! - [`BwrapBackend`]: Linux bubblewrap. The workspace is writable, the rest of the file
-//!   system read-only, `/tmp` is a private scratch tmpfs, credential directories and key
-//!   files (`~/.ssh`, `~/.aws`, `~/.config/gh`, ...) are hidden behind empty mounts, and the
-//!   network is unshared unless the [`Scope`] allows it.
+//! - [`BwrapBackend`]: Linux bubblewrap, holding for root too: no capabilities, a user
+//!   namespace where the kernel allows, system directories read-only, the workspace
+//!   writable except the parts of `.git/` that run code later, credentials masked after the
+//!   workspace, no host sockets, process and memory bounds ([`limits`]). [`self_test`]
+//!   observes each of these on the running machine.
 //! - [`NoneBackend`]: runs the command as is and reports that it does not isolate.
 //!
 //! [`backend_from_name`] turns a config value into a backend; an unknown name is an error,
-//! never a silent fallback (note two). [`require_isolation`] is the gate behind
-//! `codesmith sandbox run`: it refuses to run bare when policy demands a sandbox.
+//! never a silent fallback (note two). [`Sandbox::admit`] (over [`require_isolation`]) is the
+//! one gate in front of every shell command and `codesmith sandbox run`: it refuses to run
+//! bare when `[sandbox] required` is set.
 
 mod bwrap;
 mod gate;
