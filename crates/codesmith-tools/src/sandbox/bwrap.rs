@@ -286,6 +286,15 @@ impl Backend for BwrapBackend {
             &"/sys/devices/system/cpu",
             &"/sys/devices/system/cpu",
         ]);
+        if scope.network {
+            // With the network allowed, name resolution must work: on systemd hosts
+            // /etc/resolv.conf points into the host's /run, which is not mounted.
+            if let Ok(target) = Path::new("/etc/resolv.conf").canonicalize()
+                && target.starts_with("/run")
+            {
+                push(&[&"--ro-bind", &target, &target]);
+            }
+        }
         if Path::new("/var/run").is_dir() && !Path::new("/var/run").is_symlink() {
             push(&[&"--tmpfs", &"/var/run"]);
         }
