@@ -21,6 +21,26 @@ fn codesmith(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.output().unwrap()
 }
 
+/// `codesmith tool NAME --workspace WS ARGS`, its envelope.
+fn tool(home: &Path, ws: &Path, name: &str, args: &str, env: &[(&str, &str)]) -> Value {
+    let out = codesmith(
+        home,
+        &["tool", name, "--workspace", ws.to_str().unwrap(), args],
+        env,
+    );
+    envelope(&out)
+}
+
+/// `codesmith doctor --json`, parsed.
+fn doctor(home: &Path, ws: &Path) -> Value {
+    let out = codesmith(
+        home,
+        &["doctor", "--json", "--workspace", ws.to_str().unwrap()],
+        &[],
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn dirs() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let d = tempfile::tempdir().unwrap();
     let home = d.path().join("home");
@@ -37,15 +57,11 @@ fn envelope(out: &Output) -> Value {
 #[test]
 fn secrets_are_dropped_from_commands_by_value_as_well_as_by_name() {
     let (_d, home, ws) = dirs();
-    let out = codesmith(
+    let v = tool(
         &home,
-        &[
-            "tool",
-            "exec_shell",
-            "--workspace",
-            ws.to_str().unwrap(),
-            r#"{"command": "env"}"#,
-        ],
+        &ws,
+        "exec_shell",
+        r#"{"command": "env"}"#,
         &[
             ("APP_DB", "postgres://app:PlantedPw1@db.internal/app"),
             ("SOME_SETTING", "ghp_PlantedGithubToken0123456789abcd"),
@@ -55,7 +71,6 @@ fn secrets_are_dropped_from_commands_by_value_as_well_as_by_name() {
             ("ORDINARY_SETTING", "visible"),
         ],
     );
-    let v = envelope(&out);
     let text = v["output"].as_str().unwrap_or_default();
     assert!(text.contains("ORDINARY_SETTING=visible"), "{v}");
     assert!(!text.contains("Planted"), "a secret leaked: {text}");
@@ -123,12 +138,7 @@ fn doctor_reports_per_item_and_warns_about_a_readable_key_file() {
     let config = home.join("config.toml");
     std::fs::write(&config, "[openai]\napi_key = \"sk-test-doctor-mode\"\n").unwrap();
     std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let out = codesmith(
-        &home,
-        &["doctor", "--json", "--workspace", ws.to_str().unwrap()],
-        &[],
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = doctor(&home, &ws);
     let findings = v["findings"].as_array().unwrap();
     let by_id = |id: &str| findings.iter().find(|f| f["id"] == id).cloned();
     let mode = by_id("keys.config_mode").expect("no keys.config_mode finding");
@@ -152,12 +162,7 @@ fn doctor_reports_per_item_and_warns_about_a_readable_key_file() {
         eprintln!("SKIPPED: bwrap does not work here: {bwrap}");
     }
     std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let out = codesmith(
-        &home,
-        &["doctor", "--json", "--workspace", ws.to_str().unwrap()],
-        &[],
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = doctor(&home, &ws);
     let mode = v["findings"]
         .as_array()
         .unwrap()
