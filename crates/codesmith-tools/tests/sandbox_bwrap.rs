@@ -169,7 +169,8 @@ async fn no_capabilities_and_no_remount_even_for_root() {
         "grep ^CapEff /proc/self/status; grep ^CapBnd /proc/self/status; \
          if mount -o remount,rw / 2>/dev/null; then echo REMOUNTED; fi; \
          if umount /tmp 2>/dev/null; then echo UNMOUNTED; fi; \
-         if echo x > /usr/codesmith-escape 2>/dev/null; then echo WROTE; fi"
+         if echo x > /usr/codesmith-escape 2>/dev/null; then echo WROTE; fi; \
+         if unshare -Ur true 2>/dev/null; then echo NESTED_USERNS; fi"
             .to_string(),
     )
     .await;
@@ -179,6 +180,10 @@ async fn no_capabilities_and_no_remount_even_for_root() {
     assert!(!t.contains("REMOUNTED"), "{t}");
     assert!(!t.contains("UNMOUNTED"), "{t}");
     assert!(!t.contains("WROTE"), "{t}");
+    if BwrapBackend::detect().unwrap().features().disable_userns {
+        // No way back to capabilities through a nested user namespace.
+        assert!(!t.contains("NESTED_USERNS"), "{t}");
+    }
     assert!(!std::path::Path::new("/usr/codesmith-escape").exists());
 }
 
@@ -394,7 +399,8 @@ async fn self_test_reports_every_item_holding() {
     for i in &items {
         // User namespaces may be forbidden by the host, and root's process bound needs a
         // writable cgroup; everything else must hold.
-        let host_dependent = i.id == "userns"
+        let features = BwrapBackend::detect().unwrap().features();
+        let host_dependent = (i.id == "userns" && !features.disable_userns)
             || (i.id == "bounds"
                 && nix_root()
                 && codesmith_tools::sandbox::limits::bounds()

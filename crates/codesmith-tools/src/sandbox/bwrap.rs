@@ -79,17 +79,7 @@ const READ_ONLY_IN_WORKSPACE: &[&str] = &[
 
 /// Top-level entries of `/` that are never bound from the host: replaced by fresh mounts
 /// (`/dev`, `/proc`, `/tmp`, `/run`), reduced (`/sys`), or of no use to a build.
-const NOT_FROM_HOST: &[&str] = &[
-    "dev",
-    "proc",
-    "sys",
-    "tmp",
-    "run",
-    "lost+found",
-    "boot",
-    "media",
-    "mnt",
-];
+const NOT_FROM_HOST: &[&str] = &["dev", "proc", "sys", "tmp", "run", "lost+found", "boot"];
 
 /// The uid and gid a root harness maps to inside the user namespace (`nobody`).
 const UNPRIVILEGED_ID: u32 = 65534;

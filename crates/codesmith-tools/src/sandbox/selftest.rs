@@ -20,7 +20,7 @@ pub struct SelfTest {
 const PROBE: &str = r#"
 echo "capeff=$(grep '^CapEff' /proc/self/status | cut -f2)"
 echo "uid=$(id -u)"
-echo "userns_max=$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo unknown)"
+if ! command -v unshare >/dev/null; then echo userns=unknown; elif unshare -U true 2>/dev/null; then echo userns=possible; else echo userns=blocked; fi
 if ( : >> .git/config ) 2>/dev/null; then echo git_config=writable; else echo git_config=readonly; fi
 if ( : > .git/hooks/pre-commit ) 2>/dev/null; then echo git_hooks=writable; else echo git_hooks=readonly; fi
 if ( : > .git/index.probe ) 2>/dev/null; then echo git_index=writable; else echo git_index=readonly; fi
@@ -99,7 +99,7 @@ pub fn self_test(backend: &dyn Backend) -> Result<Vec<SelfTest>, String> {
     let capeff = get("capeff");
     let caps_zero = capeff.chars().all(|c| c == '0');
     let uid = get("uid");
-    let userns_max = get("userns_max");
+    let userns = get("userns");
     let bounds = limits::bounds();
     let nproc = get("nproc");
     let in_cgroup = get("cgroup") != "0";
@@ -111,13 +111,13 @@ pub fn self_test(backend: &dyn Backend) -> Result<Vec<SelfTest>, String> {
         },
         SelfTest {
             id: "userns",
-            holds: uid != "0" && userns_max == "0",
+            holds: uid != "0" && userns == "blocked",
             detail: format!(
-                "uid inside {uid}; further user namespaces {}",
-                if userns_max == "0" {
-                    "disabled"
-                } else {
-                    "possible"
+                "uid inside {uid}; a further user namespace: {}",
+                match userns.as_str() {
+                    "blocked" => "refused",
+                    "possible" => "possible",
+                    _ => "not tested (no `unshare` program)",
                 }
             ),
         },
