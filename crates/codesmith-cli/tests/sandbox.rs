@@ -179,3 +179,52 @@ fn doctor_reports_per_item_and_warns_about_a_readable_key_file() {
         .unwrap();
     assert_eq!(mode["status"], "ok", "{mode}");
 }
+
+#[test]
+fn doctor_shows_an_ignored_project_sandbox_value_as_ignored() {
+    let (_d, home, ws) = dirs();
+    std::fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    std::fs::write(
+        ws.join(".codesmith/config.toml"),
+        "[sandbox]\nbackend = \"none\"\nrequired = false\nnetwork = false\n",
+    )
+    .unwrap();
+    let v = doctor(&home, &ws);
+    let sources = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "config.sources")
+        .cloned()
+        .unwrap();
+    let text = sources["summary"].as_str().unwrap();
+    assert!(
+        text.contains("sandbox.backend = \"none\" (project config, ignored"),
+        "{text}"
+    );
+    assert!(
+        text.contains("sandbox.required = false (project config, ignored"),
+        "{text}"
+    );
+    assert!(
+        text.contains("sandbox.network = false (project config, tightens)"),
+        "{text}"
+    );
+    // The backend really in force is the user's default, not the project's "none".
+    let backend = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "sandbox.backend")
+        .cloned()
+        .unwrap();
+    if codesmith_tools::sandbox::BwrapBackend::detect().is_some() {
+        assert!(
+            backend["summary"]
+                .as_str()
+                .unwrap()
+                .contains("backend bwrap"),
+            "{backend}"
+        );
+    }
+}

@@ -146,11 +146,20 @@ pub fn sources(home: &Path, workspace: Option<&Path>) -> Finding {
     }
     if let Some(t) = &project {
         leaves("", t, &mut |k, v| {
-            let allowed = k == "approval" || k.starts_with("sandbox.");
-            let note = if allowed {
-                "project config, tightening only"
-            } else {
-                "project config, ignored"
+            // The same rule as the resolution's tightening: a project may require a
+            // sandbox and cut its network, never choose the backend or loosen either.
+            let note = match (k, v.as_str()) {
+                ("approval", _) => "project config, tightening only",
+                ("sandbox.required", "true") | ("sandbox.network", "false") => {
+                    "project config, tightens"
+                }
+                ("sandbox.backend", _) => {
+                    "project config, ignored: only your config.toml chooses it"
+                }
+                ("sandbox.required" | "sandbox.network", _) => {
+                    "project config, ignored: it would loosen the sandbox"
+                }
+                _ => "project config, ignored",
             };
             parts.push(format!("{k} = {v} ({note})"));
         });
