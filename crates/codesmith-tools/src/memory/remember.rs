@@ -170,6 +170,21 @@ mod tests {
             .await
             .unwrap();
         assert!(d.path().join("home/memory/MEMORY.md").is_file());
+        #[cfg(unix)]
+        {
+            // User memory lives under $CODESMITH_HOME: owner-only.
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &str| {
+                std::fs::metadata(d.path().join(p))
+                    .unwrap()
+                    .permissions()
+                    .mode()
+                    & 0o777
+            };
+            assert_eq!(mode("home"), 0o700);
+            assert_eq!(mode("home/memory"), 0o700);
+            assert_eq!(mode("home/memory/MEMORY.md"), 0o600);
+        }
     }
 
     #[cfg(unix)]
