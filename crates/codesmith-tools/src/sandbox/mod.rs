@@ -173,9 +173,17 @@ impl Sandbox {
         require_isolation(self.backend.as_ref(), self.required)
     }
 
-    /// One line for the user when commands run without isolation (`None` when they are
-    /// isolated): what that means and how to change it.
+    /// One line for the user when the backend does not isolate (`None` when it does): that
+    /// commands run bare, or, with `required`, that they are refused; and how to change it.
     pub fn unisolated_notice(&self) -> Option<String> {
+        if self.required && !self.backend.isolates() {
+            return Some(format!(
+                "shell commands will be refused: [sandbox] required = true, but the backend \
+                 \"{}\" does not isolate them here. Install bubblewrap (apt-get install \
+                 bubblewrap), or set required = false under [sandbox] in config.toml.",
+                self.backend.name()
+            ));
+        }
         (!self.backend.isolates()).then(|| {
             format!(
                 "shell commands run WITHOUT a sandbox (backend \"{}\"): they can read and \
@@ -249,6 +257,19 @@ mod tests {
         let err = backend_from_name("opensandbox2").unwrap_err();
         assert_eq!(err, SandboxError::UnknownBackend("opensandbox2".into()));
         assert!(err.to_string().contains("bwrap"));
+    }
+
+    #[test]
+    fn the_notice_says_refused_when_required_and_bare_otherwise() {
+        let bare = Sandbox::none().unisolated_notice().unwrap();
+        assert!(bare.contains("WITHOUT a sandbox"), "{bare}");
+        let refused = Sandbox::none()
+            .with_required(true)
+            .unisolated_notice()
+            .unwrap();
+        assert!(refused.contains("refused"), "{refused}");
+        assert!(Sandbox::none().with_required(true).admit().is_err());
+        assert!(Sandbox::none().admit().is_ok());
     }
 
     #[test]
