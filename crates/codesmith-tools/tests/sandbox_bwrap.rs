@@ -224,8 +224,13 @@ async fn host_unix_sockets_are_unreachable_without_network() {
     for (p, _) in &listeners {
         let _ = std::fs::remove_file(p);
     }
-    let out = sh(&f.ctx, "ls -A /run | wc -l".to_string()).await;
-    assert_eq!(text(&out).trim(), "0");
+    let out = sh(
+        &f.ctx,
+        "ls -A /run | wc -l; echo \"${XDG_RUNTIME_DIR:-unset} ${SSH_AUTH_SOCK:-unset} $TMPDIR\""
+            .to_string(),
+    )
+    .await;
+    assert_eq!(text(&out), "0\nunset unset /tmp\n");
 }
 
 #[tokio::test]

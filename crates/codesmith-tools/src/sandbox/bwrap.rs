@@ -312,12 +312,17 @@ impl Backend for BwrapBackend {
         for path in agent_sockets(scope) {
             push(&[&"--ro-bind", &"/dev/null", &path]);
         }
-        push(&[
-            &"--unsetenv",
-            &"SSH_AUTH_SOCK",
-            &"--unsetenv",
-            &"GPG_AGENT_INFO",
-        ]);
+        // Variables that point at what is not mounted (agent sockets, the runtime
+        // directory, the session bus) are dropped; temporary files go to the private /tmp.
+        for var in [
+            "SSH_AUTH_SOCK",
+            "GPG_AGENT_INFO",
+            "XDG_RUNTIME_DIR",
+            "DBUS_SESSION_BUS_ADDRESS",
+        ] {
+            push(&[&"--unsetenv", &var]);
+        }
+        push(&[&"--setenv", &"TMPDIR", &"/tmp"]);
         push(&[&"--chdir", &scope.cwd, &"--"]);
         out.extend(bounds.rlimit_prefix());
         out.extend(argv);
