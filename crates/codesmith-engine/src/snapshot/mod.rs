@@ -603,15 +603,8 @@ async fn global_excludes_file(program: &Path) -> Option<PathBuf> {
 
 /// Snapshots hold copies of workspace files (perhaps `.env` files the user
 /// never committed): the side repository is readable by its owner only.
-#[cfg(unix)]
 fn private(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-}
-
-#[cfg(not(unix))]
-fn private(_dir: &Path) -> std::io::Result<()> {
-    Ok(())
+    codesmith_tools::private::restrict(dir)
 }
 
 fn check_session(session: &str) -> Result<(), SnapshotError> {
