@@ -1,10 +1,208 @@
-//! Where a shell path argument lands, judged lexically (no file system).
+//! Where a shell path argument lands.
 //!
-//! The caller passes the workspace as a string; `.` and `..` are resolved by
-//! text, `~` and `$VAR` count as outside (their value is not known here), and
-//! a few well-known sinks (`/dev/null`, `/dev/stdout`, …) are harmless.
-//! Symlinks cannot be seen from here; the tool layer canonicalizes real paths
-//! before it writes.
+//! Paths are decoded first (quotes, `$'…'` and braces by the parser; `~`,
+//! `$HOME` and `${HOME}` here, from [`PathFacts::home`]), made absolute
+//! against the tracked working directory, normalised (`.`, `..`, repeated
+//! slashes), and then resolved through symlinks that exist
+//! ([`PathFacts::resolve`]) or that the same command line creates. Only then
+//! is the place judged: credential stores by their resolved location
+//! (`/root/.ssh` as well as `~/.ssh`), protected project paths (`.git/`,
+//! `.codesmith/`), the workspace, system prefixes. A few sinks
+//! (`/dev/null`, `/dev/stdout`, …) keep nothing.
+
+/// What the classifier may learn about the file system and the turn.
+///
+/// The pure rules never touch the disk themselves; the caller chooses what
+/// they see. [`SystemPaths`] looks at the real file system (symlinks only,
+/// read-only); [`LexicalPaths`] sees nothing, for tests and dry reasoning.
+pub trait PathFacts {
+    /// `path` (absolute, normalised) with every existing symlink along it
+    /// followed; the part that does not exist yet is kept as written.
+    fn resolve(&self, path: &str) -> String;
+    /// The user's home directory (absolute), when known.
+    fn home(&self) -> Option<&str>;
+    /// Whether the turn's snapshot holds `path` (absolute), so deleting it
+    /// can be undone: `Some(true)` held, `Some(false)` not held, `None`
+    /// unknown. Deleting asks unless this is `Some(true)` (or the target is
+    /// regenerable build output).
+    fn snapshot_holds(&self, path: &str) -> Option<bool> {
+        let _ = path;
+        None
+    }
+}
+
+/// The real file system: symlinks are followed with `canonicalize` on the
+/// longest existing ancestor; the home directory is `$HOME`. Knows nothing
+/// about snapshots, so deletions outside regenerable build output ask.
+#[derive(Debug, Clone, Default)]
+pub struct SystemPaths {
+    home: Option<String>,
+}
+
+impl SystemPaths {
+    /// Reads `$HOME` once (ignored unless absolute).
+    pub fn new() -> Self {
+        let home = std::env::var("HOME")
+            .ok()
+            .filter(|h| h.starts_with('/'))
+            .map(|h| normalize(&h));
+        SystemPaths { home }
+    }
+}
+
+impl PathFacts for SystemPaths {
+    fn resolve(&self, path: &str) -> String {
+        let mut existing = std::path::Path::new(path);
+        let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+        loop {
+            if let Ok(real) = std::fs::canonicalize(existing) {
+                let mut real = real;
+                for part in rest.iter().rev() {
+                    real.push(part);
+                }
+                return real.to_str().map_or_else(|| path.to_string(), normalize);
+            }
+            match (existing.parent(), existing.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name);
+                    existing = parent;
+                }
+                _ => return path.to_string(),
+            }
+        }
+    }
+
+    fn home(&self) -> Option<&str> {
+        self.home.as_deref()
+    }
+}
+
+/// No file system at all: paths resolve to themselves. `home` and the
+/// paths the snapshot holds are given by the caller.
+#[derive(Debug, Clone, Default)]
+pub struct LexicalPaths {
+    /// The home directory `~` and `$HOME` stand for.
+    pub home: Option<String>,
+    /// Paths (absolute) the snapshot holds, with everything below them;
+    /// `None` when the snapshot's contents are unknown.
+    pub snapshot: Option<Vec<String>>,
+    /// Symlinks that exist: (link path, target), both absolute.
+    pub links: Vec<(String, String)>,
+}
+
+impl PathFacts for LexicalPaths {
+    fn resolve(&self, path: &str) -> String {
+        follow_links(path, &self.links)
+    }
+
+    fn home(&self) -> Option<&str> {
+        self.home.as_deref()
+    }
+
+    fn snapshot_holds(&self, path: &str) -> Option<bool> {
+        self.snapshot
+            .as_ref()
+            .map(|held| held.iter().any(|h| within(path, h)))
+    }
+}
+
+/// `path` with the first matching link prefix replaced by its target
+/// (followed up to eight times).
+pub(crate) fn follow_links(path: &str, links: &[(String, String)]) -> String {
+    let mut current = path.to_string();
+    for _ in 0..8 {
+        let Some((link, target)) = links.iter().find(|(l, _)| within(&current, l)) else {
+            break;
+        };
+        let rest = &current[link.len()..];
+        current = normalize(&format!("{target}/{rest}"));
+    }
+    current
+}
+
+/// Directory and file names of build output that a build regenerates, so
+/// deleting them loses nothing. Names that projects also use for sources
+/// or hand-patched dependencies (`build`, `out`, `node_modules`) are left
+/// out: deleting them asks unless the snapshot holds them.
+const REGENERABLE: &[&str] = &[
+    ".gradle",
+    ".mypy_cache",
+    ".next",
+    ".nuxt",
+    ".parcel-cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+    ".turbo",
+    "__pycache__",
+    "coverage",
+    "dist",
+    "htmlcov",
+    "target",
+];
+
+/// True when `path` (absolute, inside the workspace) is regenerable build
+/// output: at or below a [`REGENERABLE`] directory, or a `*.pyc`/`*.pyo`/
+/// `*.o` file.
+pub(crate) fn is_regenerable(path: &str, workspace: &str) -> bool {
+    let Some(rest) = path.strip_prefix(workspace) else {
+        return false;
+    };
+    if rest.split('/').any(|c| c == ".git" || c == ".codesmith") {
+        return false;
+    }
+    rest.split('/').any(|c| REGENERABLE.contains(&c))
+        || [".pyc", ".pyo", ".o"].iter().any(|e| rest.ends_with(e))
+}
+
+/// Project paths whose contents run code later or configure safety:
+/// writing, deleting or `chmod`-ing below them asks.
+const PROTECTED: &[&str] = &[".git", ".codesmith"];
+
+/// The protected directory (`.git`, `.codesmith`) `path` lies in, if any.
+pub(crate) fn protected_dir(path: &str) -> Option<&'static str> {
+    path.split('/')
+        .find_map(|c| PROTECTED.iter().find(|p| **p == c).copied())
+}
+
+/// Credential stores recognised by where they are, whoever's home they are
+/// in: a path with one of these suffixes as whole components (or below
+/// them) is a credential.
+const CREDENTIAL_SUFFIXES: &[&str] = &[
+    ".aws",
+    ".azure",
+    ".cache/huggingface/token",
+    ".claude",
+    ".codex",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/git/credentials",
+    ".docker/config.json",
+    ".git-credentials",
+    ".gnupg",
+    ".huggingface/token",
+    ".kube/config",
+    ".netrc",
+    ".npmrc",
+    ".password-store",
+    ".pgpass",
+    ".pypirc",
+    ".ssh",
+    ".vault-token",
+    "etc/gshadow",
+    "etc/shadow",
+    "etc/sudoers",
+];
+
+/// True when `path` (as written or resolved) is or lies below a
+/// credential store, judged by whole path components.
+pub(crate) fn is_credential_component(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    CREDENTIAL_SUFFIXES.iter().any(|suffix| {
+        let want: Vec<&str> = suffix.split('/').collect();
+        parts.windows(want.len()).any(|w| w == want.as_slice())
+    })
+}
 
 /// Where a path written by a command lands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,12 +213,28 @@ pub(crate) enum PathPlace {
     Inside,
     /// Outside the workspace, or not known until run time.
     Outside,
+    /// Inside the workspace but under `.git/` or `.codesmith/`.
+    Protected,
     /// A system location (`/etc`, `/usr`, `/boot`, `/dev`, `/sys`, `/proc`,
     /// …) or a credential or shell start-up file in the home directory.
     System,
 }
 
-const SINKS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
+impl PathPlace {
+    /// Severity for "worst of several paths": Sink < Inside < Outside <
+    /// Protected < System.
+    pub(crate) fn rank(self) -> u8 {
+        match self {
+            PathPlace::Sink => 0,
+            PathPlace::Inside => 1,
+            PathPlace::Outside => 2,
+            PathPlace::Protected => 3,
+            PathPlace::System => 4,
+        }
+    }
+}
+
+pub(crate) const SINKS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
 
 const SYSTEM_PREFIXES: &[&str] = &[
     "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/opt", "/proc", "/root", "/sbin", "/sys",
@@ -66,9 +280,10 @@ const CREDENTIALS: &[&str] = &[
     "/etc/sudoers",
 ];
 
-/// True when `path` names a credential store (`~/.ssh`, `~/.aws`, …).
+/// True when `path` names a credential store (`~/.ssh`, `~/.aws`,
+/// `/root/.git-credentials`, …), by text or by component.
 pub(crate) fn is_credential(path: &str) -> bool {
-    CREDENTIALS.iter().any(|p| at_or_under(path, p))
+    CREDENTIALS.iter().any(|p| at_or_under(path, p)) || is_credential_component(path)
 }
 
 /// Judges `path` as written in a command run from `cwd` (absolute, or `None`
@@ -131,7 +346,8 @@ pub(crate) fn normalize(path: &str) -> String {
     }
 }
 
-fn within(path: &str, root: &str) -> bool {
+/// True when `path` is `root` or below it.
+pub(crate) fn within(path: &str, root: &str) -> bool {
     if root == "/" {
         return path.starts_with('/');
     }
