@@ -181,7 +181,9 @@ pub fn denial_fingerprint(command: &str) -> String {
 /// Session-cache and grant key for an approval: the arity-aware prefixes of
 /// the segments joined by ` ; ` (`cargo build --release` → `cargo build`), so
 /// approving `cargo build` covers `cargo build --release` but not
-/// `cargo build && curl x`. Falls back to the exact input when the line did
+/// `cargo build && curl x`. Each prefix carries the segment's widening flags
+/// ([`crate::widening_flags`]): `rm -rf x` → `rm -r -f`, so a grant for `rm`
+/// never covers `rm -rf`, nor `git push` a `git push --force`. Falls back to the exact input when the line did
 /// not parse, when a redirection writes outside the workspace, or when it
 /// has no segments.
 pub fn approval_fingerprint(command: &str, workspace: &str) -> String {
@@ -195,7 +197,17 @@ fn fingerprint_from(command: &str, segments: &[Segment], parsed: bool) -> String
     if exact {
         return denial_fingerprint(command);
     }
-    let prefixes: Vec<&str> = segments.iter().map(|s| s.prefix.as_str()).collect();
+    let prefixes: Vec<String> = segments
+        .iter()
+        .map(|s| {
+            let flags = crate::arity::widening_flags(&s.argv);
+            if flags.is_empty() {
+                s.prefix.clone()
+            } else {
+                format!("{} {}", s.prefix, flags.join(" "))
+            }
+        })
+        .collect();
     format!("shell-prefix:{}", prefixes.join(" ; "))
 }
 

@@ -101,6 +101,7 @@ pub fn classify_command_with(
         workspace: root,
         facts,
         links: Vec::new(),
+        subshell_cwd: None,
         segments: Vec::new(),
         notes: Vec::new(),
         parsed: true,
@@ -122,6 +123,8 @@ struct Ctx<'f> {
     facts: &'f dyn PathFacts,
     /// Symlinks made earlier on the line (`ln -s T L`): (link, target).
     links: Vec<(String, String)>,
+    /// The working directory inside the last `( … )` subshell seen.
+    subshell_cwd: Option<(usize, Option<String>)>,
     segments: Vec<Segment>,
     notes: Vec<(SafetyLevel, String)>,
     parsed: bool,
@@ -234,6 +237,23 @@ impl Ctx<'_> {
     }
 
     fn simple(&mut self, command: &SimpleCommand, depth: usize) {
+        if command.subshell == 0 {
+            self.simple_here(command, depth);
+            return;
+        }
+        // A subshell starts from the outer directory; its `cd` stays inside.
+        let outer = self.cwd.clone();
+        if let Some((id, cwd)) = &self.subshell_cwd
+            && *id == command.subshell
+        {
+            self.cwd = cwd.clone();
+        }
+        self.simple_here(command, depth);
+        self.subshell_cwd = Some((command.subshell, self.cwd.take()));
+        self.cwd = outer;
+    }
+
+    fn simple_here(&mut self, command: &SimpleCommand, depth: usize) {
         let redirect = self.redirect_verdict(command);
         let unwrapped = unwrap(&command.words);
         let index = self.segments.len();
@@ -1027,9 +1047,26 @@ fn python_module_verdict(module: &str, args: &[Word], judge: PathJudge<'_>) -> V
         | "compileall" | "py_compile" | "doctest" | "venv" | "virtualenv" | "build" => {
             Verdict::new(WorkspaceSafe, "builds, tests or checks the project")
         }
-        "json.tool" | "pydoc" | "platform" | "site" | "sysconfig" | "tabnanny" | "this" => {
+        "json.tool" => {
+            // `python -m json.tool IN OUT` writes OUT.
+            let files: Vec<&Word> = args
+                .iter()
+                .skip_while(|w| w.text != "json.tool")
+                .skip(1)
+                .filter(|w| !w.text.starts_with('-'))
+                .collect();
+            match files.get(1) {
+                Some(out) => judge.writes([*out]),
+                None => judge.reads(files),
+            }
+        }
+        "platform" | "sysconfig" | "tabnanny" | "this" => {
             Verdict::new(Safe, "only reads or prints")
         }
+        "pydoc" => Verdict::new(
+            RequiresApproval,
+            "pydoc imports the module it documents (running its code) and may start a pager",
+        ),
         "pip" => {
             let start = args
                 .iter()

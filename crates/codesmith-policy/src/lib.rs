@@ -37,7 +37,7 @@ mod ws_path;
 pub use approval::{
     ApprovalMode, Evaluation, approval_fingerprint, check_report, decide, denial_fingerprint,
 };
-pub use arity::{CanonicalPrefix, arity_entries, arity_of, canonical_prefix};
+pub use arity::{CanonicalPrefix, arity_entries, arity_of, canonical_prefix, widening_flags};
 pub use catastrophic::catastrophic_reason;
 pub use classify::{
     Classification, MAX_COMMAND_BYTES, MAX_NESTING, Segment, classify_command,

@@ -623,7 +623,24 @@ pub(crate) fn program_verdict(
         p if PATH_WRITERS.binary_search(&p).is_ok() => judge.writes(operands(args)),
         p if READ_ONLY.binary_search(&p).is_ok() => read_verdict(p, args, judge),
         p if PROJECT_TOOLS.binary_search(&p).is_ok() => project_tool_verdict(p, args, judge),
+        "cargo"
+            if args.iter().any(|w| {
+                w.text == "--config" || w.text.starts_with("--config=") || w.text == "-Z"
+            }) =>
+        {
+            Verdict::new(
+                RequiresApproval,
+                "cargo --config can name programs cargo runs",
+            )
+        }
         "cargo" => crate::tool_rules::cargo_verdict(args).max(judge.writes(&output_targets(args))),
+        "bun"
+            if args
+                .iter()
+                .any(|w| w.text == "run" || w.text.ends_with(".ts") || w.text.ends_with(".js")) =>
+        {
+            Verdict::new(RequiresApproval, "bun run runs a file or script")
+        }
         "npm" | "pnpm" | "yarn" | "bun" => crate::tool_rules::node_pm_verdict(args),
         "pip" | "pip3" => crate::tool_rules::pip_verdict(args),
         "uv" | "poetry" | "pipx" | "conda" => crate::tool_rules::python_pm_verdict(program, args),

@@ -113,6 +113,9 @@ pub(crate) struct SimpleCommand {
     pub stdin_text: Option<String>,
     /// True when a here-document fed to it expands backticks we did not parse.
     pub stdin_unparsed_substitution: bool,
+    /// The `( … )` subshell it runs in: 0 for the line's own shell, a fresh
+    /// number per subshell otherwise (a `cd` there does not leak out).
+    pub subshell: usize,
 }
 
 /// The result of parsing one command line.
@@ -197,6 +200,8 @@ fn parse_whole(source: &str, piped: bool) -> ParsedScript {
         };
         let root = tree.root_node();
         let mut walker = Walker {
+            subshell: 0,
+            subshells: 0,
             src: source,
             out: ParsedScript {
                 ok: !root.has_error(),
@@ -211,6 +216,9 @@ fn parse_whole(source: &str, piped: bool) -> ParsedScript {
 struct Walker<'s> {
     src: &'s str,
     out: ParsedScript,
+    /// The subshell being walked (0: none) and the last number handed out.
+    subshell: usize,
+    subshells: usize,
 }
 
 impl Walker<'_> {
@@ -224,6 +232,17 @@ impl Walker<'_> {
     fn walk(&mut self, node: Node<'_>, piped: bool, redirects: &[Node<'_>]) {
         match node.kind() {
             "command" => self.command(node, piped, redirects),
+            "subshell" => {
+                let outer = self.subshell;
+                self.subshells += 1;
+                self.subshell = self.subshells;
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    self.walk(child, piped, redirects);
+                }
+                self.subshell = outer;
+            }
             "pipeline" => {
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
@@ -303,6 +322,7 @@ impl Walker<'_> {
             "variable_assignment" | "variable_assignments" => {
                 let mut command = SimpleCommand {
                     piped_input: piped,
+                    subshell: self.subshell,
                     text: self.text(node).to_string(),
                     ..SimpleCommand::default()
                 };
@@ -380,6 +400,7 @@ impl Walker<'_> {
         let first_index = self.out.commands.len();
         let mut command = SimpleCommand {
             piped_input: piped,
+            subshell: self.subshell,
             ..SimpleCommand::default()
         };
         let mut start = None;
@@ -618,6 +639,7 @@ impl Walker<'_> {
         let index = self.out.commands.len();
         let mut command = SimpleCommand {
             piped_input: piped,
+            subshell: self.subshell,
             text: self.text(node).to_string(),
             ..SimpleCommand::default()
         };

@@ -224,11 +224,11 @@ fn catastrophic_literals_are_dangerous_however_nested() {
 #[test]
 fn segments_carry_argv_prefix_and_network_flag() {
     let c = classify_command(
-        "sudo env A=1 git -C x status -s && curl -s https://x | jq .",
+        "sudo env LANG=C git --no-pager status -s && curl -s https://x | jq .",
         WS,
     );
     assert_eq!(c.segments.len(), 3);
-    assert_eq!(c.segments[0].argv, ["git", "-C", "x", "status", "-s"]);
+    assert_eq!(c.segments[0].argv, ["git", "--no-pager", "status", "-s"]);
     assert_eq!(c.segments[0].wrappers, ["sudo", "env"]);
     assert_eq!(c.segments[0].prefix, "git status");
     assert!(c.segments[1].needs_network);
