@@ -115,7 +115,7 @@ pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
         if !word.starts_with('-') {
             break;
         }
-        if matches!(word, "--version" | "--help" | "-h") {
+        if matches!(word, "--version" | "--help" | "-h" | "-v") {
             return Verdict::new(Safe, "prints git version or help");
         }
         if !SAFE_GLOBAL_OPTIONS.contains(&word) {

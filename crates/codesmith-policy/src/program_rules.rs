@@ -736,6 +736,9 @@ fn rm_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
         }
     }
     let targets = operands(args);
+    if args.is_empty() {
+        return Verdict::new(Safe, "prints usage: nothing to delete");
+    }
     if targets.is_empty() {
         return Verdict::new(RequiresApproval, "rm without operands is not a known form");
     }

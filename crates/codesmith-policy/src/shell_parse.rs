@@ -511,7 +511,14 @@ impl Walker<'_> {
                 }
                 let target = node
                     .child_by_field_name("destination")
-                    .map(|c| self.word(c))
+                    .map(|c| {
+                        let raw = self.text(c);
+                        if raw.contains('{') && brace_pattern(raw).is_some() {
+                            Word::opaque(raw, "a brace expansion in a redirection")
+                        } else {
+                            self.word(c)
+                        }
+                    })
                     .unwrap_or_else(|| Word::literal(""));
                 let kind = if operator.contains('&') && !operator.starts_with('&') {
                     RedirectKind::Duplicate
@@ -1086,6 +1093,15 @@ mod tests {
     fn split_and_whole_parses_agree_on_the_dcg_corpus() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../../shared/suites/dcg-command-corpus/tests/corpus");
+        if !dir.is_dir() {
+            eprintln!("SUITE MISSING: {} is absent; test skipped", dir.display());
+            assert!(
+                std::env::var("CODESMITH_REQUIRE_SUITES").as_deref() != Ok("1"),
+                "SUITE MISSING: {} is absent and CODESMITH_REQUIRE_SUITES=1",
+                dir.display()
+            );
+            return;
+        }
         let mut stack = vec![dir];
         let mut checked = 0;
         while let Some(path) = stack.pop() {
