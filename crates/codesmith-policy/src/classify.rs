@@ -270,10 +270,13 @@ impl Ctx<'_> {
         {
             verdict = wrapper.clone();
         }
-        if argv
+        // Every word counts, wrappers' option values included
+        // (`xargs -a ~/.ssh/id_rsa`, `--rawfile x ~/.netrc`).
+        if command
+            .words
             .iter()
             .skip(1)
-            .any(|a| crate::ws_path::is_credential(a))
+            .any(|w| mentions_credential(&w.text))
             && verdict.level < RequiresApproval
         {
             verdict = Verdict::new(RequiresApproval, "touches a credential file");
@@ -876,6 +879,16 @@ fn find_name_patterns(args: &[Word]) -> Vec<String> {
         .filter(|w| matches!(w[0].text.as_str(), "-name" | "-iname"))
         .map(|w| w[1].text.clone())
         .collect()
+}
+
+/// True when `word` is a credential path, or an option whose attached
+/// value is one (`--file=~/.netrc`, `-f/root/.ssh/id_rsa`).
+fn mentions_credential(word: &str) -> bool {
+    crate::ws_path::is_credential(word)
+        || word
+            .split_once('=')
+            .is_some_and(|(_, v)| crate::ws_path::is_credential(v))
+        || (word.starts_with('-') && word.len() > 2 && crate::ws_path::is_credential(&word[2..]))
 }
 
 /// Paths that read the standard input when run as a script.

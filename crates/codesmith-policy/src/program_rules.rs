@@ -580,6 +580,14 @@ pub(crate) fn program_verdict(
         return Some(Verdict::new(Safe, "prints version or help"));
     }
     let verdict = match program {
+        "cargo" | "npm" | "pnpm" | "yarn" | "bun" | "go" | "uv" | "poetry"
+            if !project_dirs_inside(args, judge) =>
+        {
+            Verdict::new(
+                RequiresApproval,
+                "works on a project outside the workspace (its build scripts run)",
+            )
+        }
         "git" => crate::git_rules::git_verdict(args, judge),
         "rm" => rm_verdict(args, judge),
         "unlink" | "shred" => judge.deletes(operands(args)),
@@ -650,6 +658,43 @@ pub(crate) fn program_verdict(
         _ => return None,
     };
     Some(verdict)
+}
+
+/// Options of project tools that name the project to work on.
+const PROJECT_DIR_OPTIONS: &[&str] = &[
+    "--manifest-path",
+    "-C",
+    "--prefix",
+    "--cwd",
+    "--dir",
+    "--directory",
+    "--project",
+    "--modfile",
+];
+
+/// True when every project named by [`PROJECT_DIR_OPTIONS`] lies inside the
+/// workspace (or none is named).
+fn project_dirs_inside(args: &[Word], judge: PathJudge<'_>) -> bool {
+    let mut iter = args.iter();
+    while let Some(word) = iter.next() {
+        let text = word.text.as_str();
+        let value = if PROJECT_DIR_OPTIONS.contains(&text) {
+            iter.next().cloned()
+        } else {
+            text.split_once('=')
+                .filter(|(name, _)| PROJECT_DIR_OPTIONS.contains(name))
+                .map(|(_, v)| Word {
+                    text: v.to_string(),
+                    ..word.clone()
+                })
+        };
+        if let Some(value) = value
+            && judge.place(&value) != PathPlace::Inside
+        {
+            return false;
+        }
+    }
+    true
 }
 
 /// Build, lint and format tools: `WorkspaceSafe` while their output

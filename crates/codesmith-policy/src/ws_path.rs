@@ -167,10 +167,12 @@ pub(crate) fn protected_dir(path: &str) -> Option<&'static str> {
 
 /// Credential stores recognised by where they are, whoever's home they are
 /// in: a path with one of these suffixes as whole components (or below
-/// them) is a credential.
+/// them) is a credential. Shell and REPL histories count: they hold pasted
+/// secrets.
 const CREDENTIAL_SUFFIXES: &[&str] = &[
     ".aws",
     ".azure",
+    ".bash_history",
     ".cache/huggingface/token",
     ".claude",
     ".codex",
@@ -182,26 +184,95 @@ const CREDENTIAL_SUFFIXES: &[&str] = &[
     ".gnupg",
     ".huggingface/token",
     ".kube/config",
+    ".lesshst",
+    ".mysql_history",
     ".netrc",
+    ".node_repl_history",
     ".npmrc",
     ".password-store",
     ".pgpass",
+    ".psql_history",
     ".pypirc",
+    ".python_history",
     ".ssh",
     ".vault-token",
+    ".zsh_history",
     "etc/gshadow",
     "etc/shadow",
     "etc/sudoers",
 ];
 
+/// Places that expose secrets of running processes or the machine's memory.
+fn is_process_secret(path: &str) -> bool {
+    matches!(path, "/dev/mem" | "/dev/kmem" | "/dev/port" | "/proc/kcore")
+        || path.strip_prefix("/proc/").is_some_and(|rest| {
+            let mut parts = rest.split('/');
+            let _pid = parts.next();
+            matches!(parts.next(), Some("environ" | "mem" | "auxv")) && parts.next().is_none()
+        })
+}
+
 /// True when `path` (as written or resolved) is or lies below a
-/// credential store, judged by whole path components.
+/// credential store, judged by whole path components, or exposes process
+/// secrets (`/proc/PID/environ`, `/dev/mem`).
 pub(crate) fn is_credential_component(path: &str) -> bool {
+    if is_process_secret(path) {
+        return true;
+    }
     let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
     CREDENTIAL_SUFFIXES.iter().any(|suffix| {
         let want: Vec<&str> = suffix.split('/').collect();
-        parts.windows(want.len()).any(|w| w == want.as_slice())
+        parts.windows(want.len()).any(|w| {
+            w.iter()
+                .zip(&want)
+                .all(|(part, name)| part == name || glob_matches(part, name))
+        })
     })
+}
+
+/// True when the shell glob `pattern` (`*`, `?`, `[…]`) matches `name`, so
+/// `/root/.s?h` is judged like `/root/.ssh`. A pattern without glob
+/// characters never matches here (plain equality is checked by the caller).
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    if !pattern.contains(['*', '?', '[']) {
+        return false;
+    }
+    fn matches(p: &[char], n: &[char]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|i| matches(&p[1..], &n[i..])),
+            Some('?') => !n.is_empty() && matches(&p[1..], &n[1..]),
+            Some('[') => {
+                let Some(close) = p.iter().skip(2).position(|c| *c == ']').map(|i| i + 2) else {
+                    return n.first() == Some(&'[') && matches(&p[1..], &n[1..]);
+                };
+                let Some(c) = n.first() else {
+                    return false;
+                };
+                let set = &p[1..close];
+                let (negate, set) = match set.first() {
+                    Some('!' | '^') => (true, &set[1..]),
+                    _ => (false, set),
+                };
+                let mut hit = false;
+                let mut i = 0;
+                while i < set.len() {
+                    if i + 2 < set.len() && set[i + 1] == '-' {
+                        hit |= set[i] <= *c && *c <= set[i + 2];
+                        i += 3;
+                    } else {
+                        hit |= set[i] == *c;
+                        i += 1;
+                    }
+                }
+                hit != negate && matches(&p[close + 1..], &n[1..])
+            }
+            Some(x) => n.first() == Some(x) && matches(&p[1..], &n[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.chars().take(64).collect();
+    let n: Vec<char> = name.chars().collect();
+    matches(&p, &n)
 }
 
 /// Where a path written by a command lands.
