@@ -72,7 +72,25 @@ pub struct Classification {
 /// (an absolute path string), looking at the real file system only to
 /// follow symlinks ([`SystemPaths`]). See [`classify_command_with`].
 pub fn classify_command(command: &str, workspace: &str) -> Classification {
-    classify_command_with(command, workspace, &SystemPaths::new())
+    thread_local! {
+        /// The last workspace root and where it resolves: a session asks
+        /// about one root many times, and it does not move under it.
+        static ROOT: std::cell::RefCell<Option<(String, String)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let facts = SystemPaths::new();
+    let root = ROOT.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        match slot.as_ref() {
+            Some((ws, root)) if ws == workspace => root.clone(),
+            _ => {
+                let root = facts.resolve(&normalize(workspace));
+                *slot = Some((workspace.to_string(), root.clone()));
+                root
+            }
+        }
+    });
+    classify_resolved(command, root, &facts)
 }
 
 /// Classifies `command` with what `facts` tells about the file system and
@@ -95,7 +113,11 @@ pub fn classify_command_with(
     workspace: &str,
     facts: &dyn PathFacts,
 ) -> Classification {
-    let root = facts.resolve(&normalize(workspace));
+    classify_resolved(command, facts.resolve(&normalize(workspace)), facts)
+}
+
+/// [`classify_command_with`] for a workspace root already resolved.
+fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Classification {
     let mut ctx = Ctx {
         cwd: Some(root.clone()),
         workspace: root,

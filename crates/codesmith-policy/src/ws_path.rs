@@ -204,6 +204,9 @@ const CREDENTIAL_SUFFIXES: &[&str] = &[
 
 /// Places that expose secrets of running processes or the machine's memory.
 fn is_process_secret(path: &str) -> bool {
+    if !path.starts_with("/proc/") && !path.starts_with("/dev/") {
+        return false;
+    }
     matches!(path, "/dev/mem" | "/dev/kmem" | "/dev/port" | "/proc/kcore")
         || path.strip_prefix("/proc/").is_some_and(|rest| {
             let mut parts = rest.split('/');
@@ -218,6 +221,10 @@ fn is_process_secret(path: &str) -> bool {
 pub(crate) fn is_credential_component(path: &str) -> bool {
     if is_process_secret(path) {
         return true;
+    }
+    // Every suffix starts with `.` or `etc/`; most words have neither.
+    if !path.contains(['.', '*', '?', '[']) && !path.contains("etc") {
+        return false;
     }
     let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
     CREDENTIAL_SUFFIXES.iter().any(|suffix| {

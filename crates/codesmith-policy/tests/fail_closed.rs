@@ -1,6 +1,7 @@
 //! An allow is earned: every command shape named for the fail-closed exec
 //! policy gets its stated verdict. Paths are judged with no file system
 //! (`LexicalPaths`), home `/root`, so the results do not depend on the host.
+#![allow(clippy::unwrap_used)]
 
 use codesmith_policy::SafetyLevel::{self, Dangerous, RequiresApproval, Safe, WorkspaceSafe};
 use codesmith_policy::{LexicalPaths, approval_fingerprint, classify_command_with};
@@ -517,4 +518,22 @@ fn grants_cannot_widen() {
         assert_ne!(fp("curl https://x"), fp(wider), "{wider}");
     }
     assert!(fp("rm -rf a").contains("rm -r -f"), "{}", fp("rm -rf a"));
+}
+
+/// The real file system: an existing symlink inside the workspace that
+/// points at `/etc` is followed, so writing through it asks.
+#[test]
+fn existing_symlinks_are_followed_on_the_real_file_system() {
+    let base = std::env::temp_dir().join(format!("codesmith-policy-links-{}", std::process::id()));
+    let ws = base.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let link = ws.join("out");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("/etc", &link).unwrap();
+    let ws_text = ws.to_str().unwrap();
+    let through = codesmith_policy::classify_command("echo x > out/passwd", ws_text);
+    let beside = codesmith_policy::classify_command("echo x > notes.txt", ws_text);
+    std::fs::remove_dir_all(&base).unwrap();
+    assert_eq!(through.level, RequiresApproval, "{}", through.reason);
+    assert_eq!(beside.level, WorkspaceSafe, "{}", beside.reason);
 }
