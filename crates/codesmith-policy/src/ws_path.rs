@@ -31,8 +31,8 @@ pub trait PathFacts {
     }
 }
 
-/// The real file system: symlinks are followed with `canonicalize` on the
-/// longest existing ancestor; the home directory is `$HOME`. Knows nothing
+/// The real file system: symlinks along a path are followed (`lstat` and
+/// `readlink` only, nothing is opened); the home directory is `$HOME`. Knows nothing
 /// about snapshots, so deletions outside regenerable build output ask.
 #[derive(Debug, Clone, Default)]
 pub struct SystemPaths {
@@ -51,24 +51,49 @@ impl SystemPaths {
 }
 
 impl PathFacts for SystemPaths {
+    /// Walks `path` from the root with one `lstat` per existing component,
+    /// following symlinks (`readlink`, at most 40 in all, as the kernel
+    /// does); the first component that does not exist ends the walk and the
+    /// rest is kept as written.
     fn resolve(&self, path: &str) -> String {
-        let mut existing = std::path::Path::new(path);
-        let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
-        loop {
-            if let Ok(real) = std::fs::canonicalize(existing) {
-                let mut real = real;
-                for part in rest.iter().rev() {
-                    real.push(part);
+        let mut current = normalize(path);
+        let mut hops = 0;
+        'restart: loop {
+            let mut resolved = String::new();
+            let parts: Vec<&str> = current.split('/').filter(|c| !c.is_empty()).collect();
+            for (index, part) in parts.iter().enumerate() {
+                let candidate = format!("{resolved}/{part}");
+                let Ok(meta) = std::fs::symlink_metadata(&candidate) else {
+                    let rest = parts[index..].join("/");
+                    return normalize(&format!("{resolved}/{rest}"));
+                };
+                if meta.file_type().is_symlink() {
+                    hops += 1;
+                    let Ok(target) = std::fs::read_link(&candidate) else {
+                        return current;
+                    };
+                    let Some(target) = target.to_str() else {
+                        return current;
+                    };
+                    if hops > 40 {
+                        return current;
+                    }
+                    let rest = parts[index + 1..].join("/");
+                    let base = if target.starts_with('/') {
+                        String::new()
+                    } else {
+                        resolved.clone()
+                    };
+                    current = normalize(&format!("{base}/{target}/{rest}"));
+                    continue 'restart;
                 }
-                return real.to_str().map_or_else(|| path.to_string(), normalize);
+                resolved = candidate;
             }
-            match (existing.parent(), existing.file_name()) {
-                (Some(parent), Some(name)) => {
-                    rest.push(name);
-                    existing = parent;
-                }
-                _ => return path.to_string(),
-            }
+            return if resolved.is_empty() {
+                "/".to_string()
+            } else {
+                resolved
+            };
         }
     }
 

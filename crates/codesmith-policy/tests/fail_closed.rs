@@ -530,10 +530,15 @@ fn existing_symlinks_are_followed_on_the_real_file_system() {
     let link = ws.join("out");
     let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink("/etc", &link).unwrap();
+    let up = ws.join("up");
+    let _ = std::fs::remove_file(&up);
+    std::os::unix::fs::symlink("..", &up).unwrap();
     let ws_text = ws.to_str().unwrap();
+    let relative = codesmith_policy::classify_command("touch up/x", ws_text);
     let through = codesmith_policy::classify_command("echo x > out/passwd", ws_text);
     let beside = codesmith_policy::classify_command("echo x > notes.txt", ws_text);
     std::fs::remove_dir_all(&base).unwrap();
     assert_eq!(through.level, RequiresApproval, "{}", through.reason);
+    assert_eq!(relative.level, RequiresApproval, "{}", relative.reason);
     assert_eq!(beside.level, WorkspaceSafe, "{}", beside.reason);
 }
