@@ -3,11 +3,11 @@
 //! Seed 002 ("Business Rules as a Goalkeeper") keeps this list short on
 //! purpose: `rm -rf /`, `rm -rf /*`, `rm -rf ~`, `rm -rf $HOME` and the fork
 //! bomb. Routine but risky commands (`shutdown`, `docker rm`, `killall`) go to
-//! approval instead. The check ignores the parse entirely, so a catastrophic
-//! shape is caught however deeply it is nested in quotes, `bash -c`, `$(…)`
-//! or here-documents, and even when the grammar cannot parse the command.
-//! The price is that quoting one of these literals as data (`echo "rm -rf /"`)
-//! is refused too.
+//! approval instead. The classifier judges them on what will really run
+//! ([`rm_catastrophic`] on decoded words, the fork bomb by its shape in the
+//! parse), so data that merely mentions them (`grep 'rm -rf /' docs`) is
+//! not refused. [`catastrophic_reason`] reads raw text; it is the fallback
+//! for a line the grammar cannot parse.
 
 /// Returns why `raw` contains one of the five catastrophic literals, if it
 /// does. Flag order and spelling are normalised (`-rf`, `-fr`, `-r -f`,

@@ -5,8 +5,10 @@
 //! `nohup`, `nice`, `time`, `timeout`, `command`, `builtin`, `exec`,
 //! `stdbuf`, `xargs`) are peeled off. Nested scripts (`bash -c '…'`, `eval`,
 //! here-documents fed to a shell, `find -exec … \;`) are parsed and judged
-//! too. The level of the whole is the maximum of its parts, and five
-//! catastrophic literals are checked on the raw text independently.
+//! too. The level of the whole is the maximum of its parts. An allow is
+//! earned (every word understood, every variable inert, every program and
+//! option on an allow-list); the deny floor is judged on the decoded argv,
+//! and the raw text is checked only when the line does not parse.
 
 use serde::Serialize;
 

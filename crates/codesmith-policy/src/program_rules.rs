@@ -60,24 +60,6 @@ pub(crate) struct PathJudge<'a> {
     pub links: &'a [(String, String)],
 }
 
-/// Dotfiles in the home directory that run code at the next login or
-/// shell start (or configure tools that do).
-const HOME_STARTUP: &[&str] = &[
-    ".bash_login",
-    ".bash_logout",
-    ".bash_profile",
-    ".bashrc",
-    ".config",
-    ".gitconfig",
-    ".inputrc",
-    ".local/bin",
-    ".profile",
-    ".zlogin",
-    ".zprofile",
-    ".zshenv",
-    ".zshrc",
-];
-
 impl PathJudge<'_> {
     /// `word` as an absolute, normalised path with `~`/`$HOME` expanded and
     /// symlinks followed; `None` when it is only known at run time or is
@@ -111,7 +93,7 @@ impl PathJudge<'_> {
             return PathPlace::System;
         }
         if let Some(home) = self.facts.home()
-            && HOME_STARTUP
+            && crate::ws_path::HOME_STARTUP
                 .iter()
                 .any(|f| within(&resolved, &format!("{home}/{f}")))
         {

@@ -344,25 +344,22 @@ const SYSTEM_PREFIXES: &[&str] = &[
     "/usr", "/var",
 ];
 
-const HOME_SENSITIVE: &[&str] = &[
-    "~/.ssh",
-    "~/.aws",
-    "~/.gnupg",
-    "~/.config/gh",
-    "~/.kube",
-    "~/.docker",
-    "~/.netrc",
-    "~/.bashrc",
-    "~/.bash_profile",
-    "~/.profile",
-    "~/.zshrc",
-    "~/.zprofile",
-    "~/.gitconfig",
-    "$HOME/.ssh",
-    "$HOME/.aws",
-    "$HOME/.bashrc",
-    "$HOME/.zshrc",
-    "$HOME/.profile",
+/// Dotfiles in the home directory that run code at the next login or
+/// shell start (or configure tools that do).
+pub(crate) const HOME_STARTUP: &[&str] = &[
+    ".bash_login",
+    ".bash_logout",
+    ".bash_profile",
+    ".bashrc",
+    ".config",
+    ".gitconfig",
+    ".inputrc",
+    ".local/bin",
+    ".profile",
+    ".zlogin",
+    ".zprofile",
+    ".zshenv",
+    ".zshrc",
 ];
 
 /// Credential stores a read-only command should not read without a person's
@@ -396,7 +393,11 @@ pub(crate) fn place(path: &str, dynamic: bool, cwd: Option<&str>, workspace: &st
     if SINKS.contains(&path) || path.starts_with("/dev/fd/") {
         return PathPlace::Sink;
     }
-    if is_credential(path) || HOME_SENSITIVE.iter().any(|p| at_or_under(path, p)) {
+    let home_startup = ["~/", "$HOME/", "${HOME}/"].iter().any(|prefix| {
+        path.strip_prefix(prefix)
+            .is_some_and(|rest| HOME_STARTUP.iter().any(|f| at_or_under(rest, f)))
+    });
+    if is_credential(path) || home_startup {
         return PathPlace::System;
     }
     if dynamic || path.starts_with('~') || path.starts_with('$') || path.is_empty() {
