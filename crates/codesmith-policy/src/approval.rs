@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::SafetyLevel::{self, Dangerous, RequiresApproval, WorkspaceSafe};
 use crate::exec_rules::{Decision, MatchedRule, Rules};
-use crate::{Segment, classify_command};
+use crate::{PathFacts, Segment, classify_command};
 
 /// How much the user wants to be asked, ranked `Auto` (0) < `Suggest` (1)
 /// < `Never` (2). A project config may only raise the rank.
@@ -99,9 +99,35 @@ impl Evaluation {
 }
 
 /// Decides whether `command` runs in `workspace` under `rules` and `mode`.
-/// Pure: nothing is read or written.
+/// Nothing is written; symlinks are read through [`crate::SystemPaths`],
+/// which knows nothing of the turn's snapshot (so deletions outside
+/// regenerable build output ask). See [`decide_with`].
 pub fn decide(command: &str, workspace: &str, rules: &Rules, mode: ApprovalMode) -> Evaluation {
-    let classification = classify_command(command, workspace);
+    decide_classified(classify_command(command, workspace), rules, mode)
+}
+
+/// [`decide`] with what `facts` tells about the file system and the turn's
+/// snapshot (what [`PathFacts::snapshot_holds`] answers `Some(true)` for may
+/// be deleted without a prompt).
+pub fn decide_with(
+    command: &str,
+    workspace: &str,
+    rules: &Rules,
+    mode: ApprovalMode,
+    facts: &dyn PathFacts,
+) -> Evaluation {
+    decide_classified(
+        crate::classify_command_with(command, workspace, facts),
+        rules,
+        mode,
+    )
+}
+
+fn decide_classified(
+    classification: crate::Classification,
+    rules: &Rules,
+    mode: ApprovalMode,
+) -> Evaluation {
     let ruled = rules.evaluate(&classification.segments);
     let level = classification.level;
     let rule_reason = |d: Decision| {

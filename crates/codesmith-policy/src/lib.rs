@@ -35,7 +35,8 @@ mod tool_rules;
 mod ws_path;
 
 pub use approval::{
-    ApprovalMode, Evaluation, approval_fingerprint, check_report, decide, denial_fingerprint,
+    ApprovalMode, Evaluation, approval_fingerprint, check_report, decide, decide_with,
+    denial_fingerprint,
 };
 pub use arity::{CanonicalPrefix, arity_entries, arity_of, canonical_prefix, widening_flags};
 pub use catastrophic::catastrophic_reason;

@@ -542,3 +542,21 @@ fn existing_symlinks_are_followed_on_the_real_file_system() {
     assert_eq!(relative.level, RequiresApproval, "{}", relative.reason);
     assert_eq!(beside.level, WorkspaceSafe, "{}", beside.reason);
 }
+
+/// The caller's snapshot facts reach the decision: held → allow in
+/// `suggest`; unknown → ask.
+#[test]
+fn decide_with_uses_the_callers_snapshot_facts() {
+    use codesmith_policy::{ApprovalMode, Decision, Rules, decide_with};
+    let held = LexicalPaths {
+        home: Some("/root".to_string()),
+        snapshot: Some(vec![format!("{WS}/notes.txt")]),
+        links: Vec::new(),
+    };
+    let rules = Rules::new();
+    let run = |facts: &LexicalPaths| {
+        decide_with("rm notes.txt", WS, &rules, ApprovalMode::Suggest, facts).decision
+    };
+    assert_eq!(run(&held), Decision::Allow);
+    assert_eq!(run(&facts()), Decision::AskUser);
+}
