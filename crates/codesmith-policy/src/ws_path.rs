@@ -180,14 +180,15 @@ pub(crate) fn is_regenerable(path: &str, workspace: &str) -> bool {
         || [".pyc", ".pyo", ".o"].iter().any(|e| rest.ends_with(e))
 }
 
-/// Project paths whose contents run code later or configure safety:
-/// writing, deleting or `chmod`-ing below them asks.
-const PROTECTED: &[&str] = &[".git", ".codesmith"];
+/// Project directories whose contents run code later (`.git/`: hooks,
+/// `core.fsmonitor`) or configure safety (`.codesmith/`): writing, deleting
+/// or `chmod`-ing below them asks, in the shell and in the file tools.
+pub const PROTECTED_DIRS: [&str; 2] = [".git", ".codesmith"];
 
 /// The protected directory (`.git`, `.codesmith`) `path` lies in, if any.
 pub(crate) fn protected_dir(path: &str) -> Option<&'static str> {
     path.split('/')
-        .find_map(|c| PROTECTED.iter().find(|p| **p == c).copied())
+        .find_map(|c| PROTECTED_DIRS.iter().find(|p| **p == c).copied())
 }
 
 /// Credential stores recognised by where they are, whoever's home they are
