@@ -266,7 +266,7 @@ async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("why: `rm -rf build`: deletes recursively"),
+        stdout.contains("why: `rm -rf build`: deletes `build`; no snapshot is known to hold it"),
         "{stdout}"
     );
     assert!(stdout.contains("Fixed add() with sed."), "{stdout}");

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::SafetyLevel::{self, Dangerous, RequiresApproval, WorkspaceSafe};
 use crate::exec_rules::{Decision, MatchedRule, Rules};
-use crate::{Segment, classify_command};
+use crate::{PathFacts, Segment, classify_command};
 
 /// How much the user wants to be asked, ranked `Auto` (0) < `Suggest` (1)
 /// < `Never` (2). A project config may only raise the rank.
@@ -99,9 +99,35 @@ impl Evaluation {
 }
 
 /// Decides whether `command` runs in `workspace` under `rules` and `mode`.
-/// Pure: nothing is read or written.
+/// Nothing is written; symlinks are read through [`crate::SystemPaths`],
+/// which knows nothing of the turn's snapshot (so deletions outside
+/// regenerable build output ask). See [`decide_with`].
 pub fn decide(command: &str, workspace: &str, rules: &Rules, mode: ApprovalMode) -> Evaluation {
-    let classification = classify_command(command, workspace);
+    decide_classified(classify_command(command, workspace), rules, mode)
+}
+
+/// [`decide`] with what `facts` tells about the file system and the turn's
+/// snapshot (what [`PathFacts::snapshot_holds`] answers `Some(true)` for may
+/// be deleted without a prompt).
+pub fn decide_with(
+    command: &str,
+    workspace: &str,
+    rules: &Rules,
+    mode: ApprovalMode,
+    facts: &dyn PathFacts,
+) -> Evaluation {
+    decide_classified(
+        crate::classify_command_with(command, workspace, facts),
+        rules,
+        mode,
+    )
+}
+
+fn decide_classified(
+    classification: crate::Classification,
+    rules: &Rules,
+    mode: ApprovalMode,
+) -> Evaluation {
     let ruled = rules.evaluate(&classification.segments);
     let level = classification.level;
     let rule_reason = |d: Decision| {
@@ -181,7 +207,9 @@ pub fn denial_fingerprint(command: &str) -> String {
 /// Session-cache and grant key for an approval: the arity-aware prefixes of
 /// the segments joined by ` ; ` (`cargo build --release` → `cargo build`), so
 /// approving `cargo build` covers `cargo build --release` but not
-/// `cargo build && curl x`. Falls back to the exact input when the line did
+/// `cargo build && curl x`. Each prefix carries the segment's widening flags
+/// ([`crate::widening_flags`]): `rm -rf x` → `rm -r -f`, so a grant for `rm`
+/// never covers `rm -rf`, nor `git push` a `git push --force`. Falls back to the exact input when the line did
 /// not parse, when a redirection writes outside the workspace, or when it
 /// has no segments.
 pub fn approval_fingerprint(command: &str, workspace: &str) -> String {
@@ -195,7 +223,17 @@ fn fingerprint_from(command: &str, segments: &[Segment], parsed: bool) -> String
     if exact {
         return denial_fingerprint(command);
     }
-    let prefixes: Vec<&str> = segments.iter().map(|s| s.prefix.as_str()).collect();
+    let prefixes: Vec<String> = segments
+        .iter()
+        .map(|s| {
+            let flags = crate::arity::widening_flags(&s.argv);
+            if flags.is_empty() {
+                s.prefix.clone()
+            } else {
+                format!("{} {}", s.prefix, flags.join(" "))
+            }
+        })
+        .collect();
     format!("shell-prefix:{}", prefixes.join(" ; "))
 }
 

@@ -52,6 +52,85 @@ pub fn canonical_prefix<S: AsRef<str>>(argv: &[S]) -> CanonicalPrefix {
     }
 }
 
+/// The flags of `argv` that make a command more dangerous than its prefix
+/// says, in a fixed spelling: `rm` → `-r`, `-f`; `git push` → `--force`,
+/// `--force-with-lease`, `--mirror`, `--delete`; `curl` / `wget` → `--upload`
+/// (`-d @file`, `--data-binary @…`, `-T`, `-F`, `--post-file`). Approval
+/// fingerprints carry them, so a grant for `rm` never covers `rm -rf` and
+/// one for `git push` never covers `git push --force`.
+pub fn widening_flags<S: AsRef<str>>(argv: &[S]) -> Vec<&'static str> {
+    let words: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
+    let mut out: Vec<&'static str> = Vec::new();
+    let mut add = |flag: &'static str| {
+        if !out.contains(&flag) {
+            out.push(flag);
+        }
+    };
+    let short = |w: &str, c: char| w.starts_with('-') && !w.starts_with("--") && w.contains(c);
+    match words.first().copied() {
+        Some("rm") => {
+            for w in &words[1..] {
+                if *w == "--recursive" || short(w, 'r') || short(w, 'R') {
+                    add("-r");
+                }
+                if *w == "--force" || short(w, 'f') {
+                    add("-f");
+                }
+            }
+        }
+        Some("git") if words.contains(&"push") => {
+            for w in &words[1..] {
+                if w.starts_with("--force-with-lease") {
+                    add("--force-with-lease");
+                } else if *w == "--force"
+                    || *w == "-f"
+                    || w.starts_with("--force-if-includes")
+                    || (w.starts_with('+') && w.len() > 1)
+                {
+                    add("--force");
+                } else if *w == "--mirror" {
+                    add("--mirror");
+                } else if *w == "--delete" || *w == "-d" || (w.starts_with(':') && w.len() > 1) {
+                    add("--delete");
+                } else if short(w, 'f') {
+                    add("--force");
+                }
+            }
+        }
+        Some("curl" | "wget" | "http" | "xh") => {
+            for w in &words[1..] {
+                let upload = matches!(
+                    *w,
+                    "-T" | "--upload-file"
+                        | "-F"
+                        | "--form"
+                        | "--form-string"
+                        | "--post-file"
+                        | "--body-file"
+                ) || w.starts_with("--upload-file=")
+                    || w.starts_with("--form=")
+                    || w.starts_with("--post-file=")
+                    || w.starts_with("-T")
+                    || w.starts_with("-F");
+                let data = matches!(
+                    *w,
+                    "-d" | "--data"
+                        | "--data-binary"
+                        | "--data-raw"
+                        | "--data-urlencode"
+                        | "--json"
+                ) || w.starts_with("--data")
+                    || w.starts_with("-d");
+                if upload || data {
+                    add("--upload");
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
 /// The arity recorded for a dictionary key such as `git` or `npm run`.
 pub fn arity_of(key: &str) -> Option<usize> {
     ARITY

@@ -3,11 +3,11 @@
 //! Seed 002 ("Business Rules as a Goalkeeper") keeps this list short on
 //! purpose: `rm -rf /`, `rm -rf /*`, `rm -rf ~`, `rm -rf $HOME` and the fork
 //! bomb. Routine but risky commands (`shutdown`, `docker rm`, `killall`) go to
-//! approval instead. The check ignores the parse entirely, so a catastrophic
-//! shape is caught however deeply it is nested in quotes, `bash -c`, `$(…)`
-//! or here-documents, and even when the grammar cannot parse the command.
-//! The price is that quoting one of these literals as data (`echo "rm -rf /"`)
-//! is refused too.
+//! approval instead. The classifier judges them on what will really run
+//! ([`rm_catastrophic`] on decoded words, the fork bomb by its shape in the
+//! parse), so data that merely mentions them (`grep 'rm -rf /' docs`) is
+//! not refused. [`catastrophic_reason`] reads raw text; it is the fallback
+//! for a line the grammar cannot parse.
 
 /// Returns why `raw` contains one of the five catastrophic literals, if it
 /// does. Flag order and spelling are normalised (`-rf`, `-fr`, `-r -f`,
@@ -114,6 +114,96 @@ fn is_fork_bomb(raw: &str) -> bool {
         search = open + 3;
     }
     false
+}
+
+/// The catastrophic deletions judged on what `rm` really receives: `args`
+/// are decoded words (quotes, `$'…'`, braces already undone), relative
+/// paths are taken from `cwd`, and `~` / `$HOME` / `${HOME:?}` stand for
+/// `home`. A recursive `rm` of the root, everything directly under it
+/// (`/*`, `/?*`), the home directory or everything in it is catastrophic,
+/// whatever the spelling (`//`, `/tmp/../`, `cd / && rm -rf *`).
+pub(crate) fn rm_catastrophic(
+    args: &[crate::shell_parse::Word],
+    cwd: Option<&str>,
+    home: Option<&str>,
+) -> Option<&'static str> {
+    let mut recursive = false;
+    let mut only_operands = false;
+    let mut targets = Vec::new();
+    for word in args {
+        let text = word.text.as_str();
+        if !only_operands && text == "--" {
+            only_operands = true;
+        } else if !only_operands && text.starts_with("--") {
+            recursive |= text == "--recursive";
+        } else if !only_operands && text.starts_with('-') && text.len() > 1 {
+            recursive |= text.contains(['r', 'R']);
+        } else {
+            targets.push(text);
+        }
+    }
+    if !recursive {
+        return None;
+    }
+    targets
+        .into_iter()
+        .find_map(|t| catastrophic_path(t, cwd, home))
+}
+
+fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Option<&'static str> {
+    // `${HOME:?}`, `${HOME:-/x}`, `${HOME%/}` all expand to the home
+    // directory when it is set.
+    let text = match text.strip_prefix("${HOME") {
+        Some(rest) => match rest.find('}') {
+            Some(end) => format!("$HOME{}", &rest[end + 1..]),
+            None => text.to_string(),
+        },
+        None => text.to_string(),
+    };
+    let home_marked = ["~", "$HOME"].iter().find_map(|p| {
+        text.strip_prefix(p)
+            .filter(|r| r.is_empty() || r.starts_with('/'))
+    });
+    let absolute = match (home_marked, home) {
+        (Some(rest), Some(home)) => crate::ws_path::normalize(&format!("{home}/{rest}")),
+        (Some(rest), None) => {
+            let rest = crate::ws_path::normalize(&format!("/{rest}"));
+            return match rest.as_str() {
+                "/" => Some("matches a catastrophic pattern: rm -rf ~"),
+                r if is_glob_only(&r[1..]) => Some("matches a catastrophic pattern: rm -rf ~/*"),
+                _ => None,
+            };
+        }
+        (None, _) if text.starts_with('/') => crate::ws_path::normalize(&text),
+        (None, _) if text.starts_with('$') || text.starts_with('~') => return None,
+        (None, _) => crate::ws_path::normalize(&format!("{}/{text}", cwd?)),
+    };
+    if absolute == "/" {
+        return Some("matches a catastrophic pattern: rm -rf /");
+    }
+    let (parent, last) = absolute.rsplit_once('/').unwrap_or(("", &absolute));
+    let parent = if parent.is_empty() { "/" } else { parent };
+    if parent == "/" && is_glob_only(last) {
+        return Some("matches a catastrophic pattern: rm -rf /*");
+    }
+    if let Some(home) = home {
+        if absolute == home {
+            return Some("matches a catastrophic pattern: rm -rf ~ (the home directory)");
+        }
+        if parent == home && is_glob_only(last) {
+            return Some("matches a catastrophic pattern: rm -rf ~/*");
+        }
+    }
+    None
+}
+
+/// True for a path component made only of glob characters that matches
+/// every name (`*`, `?*`, `.*`, `[!.]*`-like shapes).
+fn is_glob_only(component: &str) -> bool {
+    component.contains(['*', '?'])
+        && component
+            .chars()
+            .all(|c| matches!(c, '*' | '?' | '.' | '[' | ']' | '!' | '^'))
 }
 
 #[cfg(test)]

@@ -5,8 +5,10 @@
 //! `nohup`, `nice`, `time`, `timeout`, `command`, `builtin`, `exec`,
 //! `stdbuf`, `xargs`) are peeled off. Nested scripts (`bash -c '…'`, `eval`,
 //! here-documents fed to a shell, `find -exec … \;`) are parsed and judged
-//! too. The level of the whole is the maximum of its parts, and five
-//! catastrophic literals are checked on the raw text independently.
+//! too. The level of the whole is the maximum of its parts. An allow is
+//! earned (every word understood, every variable inert, every program and
+//! option on an allow-list); the deny floor is judged on the decoded argv,
+//! and the raw text is checked only when the line does not parse.
 
 use serde::Serialize;
 
@@ -16,7 +18,7 @@ use crate::catastrophic::catastrophic_reason;
 use crate::net_commands::{NETWORK_REASON, needs_network};
 use crate::program_rules::{PathJudge, Verdict, program_verdict};
 use crate::shell_parse::{RedirectKind, SimpleCommand, Word, parse};
-use crate::ws_path::normalize;
+use crate::ws_path::{PathFacts, SystemPaths, normalize};
 
 /// Deepest nesting of `bash -c`, `eval` and here-documents that is followed;
 /// deeper nesting needs approval.
@@ -69,17 +71,61 @@ pub struct Classification {
 }
 
 /// Classifies `command` for a session whose workspace root is `workspace`
-/// (an absolute path string; nothing is read from disk).
-///
-/// Unknown commands are `RequiresApproval`; so are unparseable lines, lines
-/// longer than [`MAX_COMMAND_BYTES`], nesting deeper than [`MAX_NESTING`],
-/// network access, writes outside the workspace and history-destroying git.
-/// `Dangerous` means a catastrophic literal or a pipe into a shell or
-/// interpreter.
+/// (an absolute path string), looking at the real file system only to
+/// follow symlinks ([`SystemPaths`]). See [`classify_command_with`].
 pub fn classify_command(command: &str, workspace: &str) -> Classification {
+    thread_local! {
+        /// The last workspace root and where it resolves: a session asks
+        /// about one root many times, and it does not move under it.
+        static ROOT: std::cell::RefCell<Option<(String, String)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let facts = SystemPaths::new();
+    let root = ROOT.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        match slot.as_ref() {
+            Some((ws, root)) if ws == workspace => root.clone(),
+            _ => {
+                let root = facts.resolve(&normalize(workspace));
+                *slot = Some((workspace.to_string(), root.clone()));
+                root
+            }
+        }
+    });
+    classify_resolved(command, root, &facts)
+}
+
+/// Classifies `command` with what `facts` tells about the file system and
+/// the turn's snapshot.
+///
+/// An allow is earned: `Safe` / `WorkspaceSafe` only when every word is
+/// understood (literal, quoted, decoded `$'…'`, brace-expanded, or a plain
+/// `$NAME` / `${NAME}`), every variable set is on the inert list, and every
+/// program is on an allow-list with the options it was given. Everything
+/// else is `RequiresApproval` with a reason naming what was not understood:
+/// unknown commands and options, unparseable lines, lines longer than
+/// [`MAX_COMMAND_BYTES`], nesting deeper than [`MAX_NESTING`], network
+/// access, writes outside the workspace or under `.git/` / `.codesmith/`,
+/// deletions no snapshot holds, history-destroying git. `Dangerous` means a
+/// catastrophic deletion, a fork bomb, or a pipe into a shell or
+/// interpreter, all judged on what will really run (decoded argv), never on
+/// text quoted as data.
+pub fn classify_command_with(
+    command: &str,
+    workspace: &str,
+    facts: &dyn PathFacts,
+) -> Classification {
+    classify_resolved(command, facts.resolve(&normalize(workspace)), facts)
+}
+
+/// [`classify_command_with`] for a workspace root already resolved.
+fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Classification {
     let mut ctx = Ctx {
-        workspace: normalize(workspace),
-        cwd: Some(normalize(workspace)),
+        cwd: Some(root.clone()),
+        workspace: root,
+        facts,
+        links: Vec::new(),
+        subshell_cwd: None,
         segments: Vec::new(),
         notes: Vec::new(),
         parsed: true,
@@ -92,15 +138,17 @@ pub fn classify_command(command: &str, workspace: &str) -> Classification {
     } else {
         ctx.script(command, 0);
     }
-    if let Some(reason) = catastrophic_reason(command) {
-        ctx.note(Dangerous, reason.to_string());
-    }
     ctx.finish()
 }
 
-struct Ctx {
+struct Ctx<'f> {
     workspace: String,
     cwd: Option<String>,
+    facts: &'f dyn PathFacts,
+    /// Symlinks made earlier on the line (`ln -s T L`): (link, target).
+    links: Vec<(String, String)>,
+    /// The working directory inside the last `( … )` subshell seen.
+    subshell_cwd: Option<(usize, Option<String>)>,
     segments: Vec<Segment>,
     notes: Vec<(SafetyLevel, String)>,
     parsed: bool,
@@ -113,6 +161,10 @@ struct Unwrapped {
     verdict: Option<Verdict>,
     /// `command -v`, `sudo -l` and friends: nothing is executed.
     query_only: bool,
+    /// `env NAME=value` assignments, judged like `NAME=value cmd`.
+    assignments: Vec<(String, Word)>,
+    /// Paths a wrapper writes (`time -o FILE`).
+    writes: Vec<Word>,
 }
 
 const SHELLS: &[&str] = &["ash", "bash", "dash", "fish", "ksh", "mksh", "sh", "zsh"];
@@ -127,7 +179,7 @@ const STANDARD_BIN_DIRS: &[&str] = &[
     "/opt/homebrew/bin",
 ];
 
-impl Ctx {
+impl Ctx<'_> {
     fn note(&mut self, level: SafetyLevel, reason: String) {
         self.notes.push((level, reason));
     }
@@ -166,11 +218,6 @@ impl Ctx {
             );
             return;
         }
-        if depth > 0
-            && let Some(reason) = catastrophic_reason(source)
-        {
-            self.note(Dangerous, reason.to_string());
-        }
         let parsed = parse(source);
         if !parsed.ok {
             self.parsed = false;
@@ -178,9 +225,26 @@ impl Ctx {
                 RequiresApproval,
                 "the command could not be parsed as shell".to_string(),
             );
+            // What did parse is judged below; the raw text is the only
+            // thing left to check for the catastrophic shapes.
+            if let Some(reason) = catastrophic_reason(source) {
+                self.note(Dangerous, reason.to_string());
+            }
+        }
+        if parsed.fork_bomb {
+            self.note(
+                Dangerous,
+                "a fork bomb: a function that starts itself in the background".to_string(),
+            );
         }
         if parsed.defines_function {
             self.note(RequiresApproval, "defines a shell function".to_string());
+        }
+        for construct in &parsed.constructs {
+            self.note(
+                RequiresApproval,
+                format!("uses {construct}, which is not analysed"),
+            );
         }
         for command in parsed.commands {
             self.simple(&command, depth);
@@ -191,10 +255,29 @@ impl Ctx {
         PathJudge {
             workspace: &self.workspace,
             cwd: self.cwd.as_deref(),
+            facts: self.facts,
+            links: &self.links,
         }
     }
 
     fn simple(&mut self, command: &SimpleCommand, depth: usize) {
+        if command.subshell == 0 {
+            self.simple_here(command, depth);
+            return;
+        }
+        // A subshell starts from the outer directory; its `cd` stays inside.
+        let outer = self.cwd.clone();
+        if let Some((id, cwd)) = &self.subshell_cwd
+            && *id == command.subshell
+        {
+            self.cwd = cwd.clone();
+        }
+        self.simple_here(command, depth);
+        self.subshell_cwd = Some((command.subshell, self.cwd.take()));
+        self.cwd = outer;
+    }
+
+    fn simple_here(&mut self, command: &SimpleCommand, depth: usize) {
         let redirect = self.redirect_verdict(command);
         let unwrapped = unwrap(&command.words);
         let index = self.segments.len();
@@ -211,13 +294,42 @@ impl Ctx {
         {
             verdict = wrapper.clone();
         }
-        if argv
+        // Every word counts, wrappers' option values included
+        // (`xargs -a ~/.ssh/id_rsa`, `--rawfile x ~/.netrc`).
+        if command
+            .words
             .iter()
             .skip(1)
-            .any(|a| crate::ws_path::is_credential(a))
+            .any(|w| mentions_credential(&w.text))
             && verdict.level < RequiresApproval
         {
             verdict = Verdict::new(RequiresApproval, "touches a credential file");
+        }
+        if !unwrapped.writes.is_empty() {
+            verdict = verdict.max(self.judge().writes(&unwrapped.writes));
+        }
+        for (name, value) in command.assignments.iter().chain(&unwrapped.assignments) {
+            verdict = verdict.max(assignment_verdict(name, value));
+        }
+        // `echo` only prints its arguments, so a substitution there is data
+        // (its own commands are judged as segments of their own).
+        let prints_only = argv.first().is_some_and(|p| p == "echo")
+            && command
+                .words
+                .iter()
+                .all(|w| w.opaque.is_none() || w.opaque == Some("a command substitution"));
+        if !prints_only
+            && let Some(construct) = command
+                .words
+                .iter()
+                .chain(command.redirects.iter().map(|r| &r.target))
+                .find_map(|w| w.opaque)
+            && verdict.level < RequiresApproval
+        {
+            verdict = Verdict::owned(
+                RequiresApproval,
+                format!("uses {construct}, which is not analysed"),
+            );
         }
         let network = !unwrapped.query_only && needs_network(&argv);
         if network && verdict.level < RequiresApproval {
@@ -229,12 +341,19 @@ impl Ctx {
             level = redirect.level;
             reason = redirect.reason.to_string();
         }
-        // The catastrophic literals again, on the unquoted words.
+        // The catastrophic deletions, on the decoded words.
         if argv.first().is_some_and(|p| p == "rm")
-            && let Some(catastrophic) = catastrophic_reason(&argv.join(" "))
+            && let Some(catastrophic) = crate::catastrophic::rm_catastrophic(
+                &unwrapped.words[1..],
+                self.cwd.as_deref(),
+                self.facts.home(),
+            )
         {
             level = Dangerous;
             reason = catastrophic.to_string();
+        }
+        if argv.first().is_some_and(|p| p == "ln") {
+            self.record_symlink(&unwrapped.words[1..]);
         }
         let prefix = canonical_prefix(&argv).text;
         self.segments.insert(
@@ -295,18 +414,31 @@ impl Ctx {
         };
         let args = &words[1..];
         match program {
-            "cd" => {
-                self.change_dir(args);
-                Verdict::new(Safe, "changes directory")
+            "cd" => self.change_dir(args),
+            "pushd" | "popd" => {
+                self.cwd = None;
+                Verdict::new(
+                    Safe,
+                    "changes directory (later paths are judged as unknown)",
+                )
             }
             p if SHELLS.contains(&p) => self.shell(args, command, depth),
-            "eval" => self.eval(args, depth),
+            "eval" => self
+                .eval(args, depth)
+                .max(Verdict::new(RequiresApproval, "eval runs text as a script")),
             "source" | "." => {
                 if args.first().is_some_and(|w| w.text.starts_with("<(")) {
                     Verdict::new(Dangerous, "runs code produced by a process substitution")
+                } else if command.piped_input
+                    && args.first().is_some_and(|w| reads_stdin_path(&w.text))
+                {
+                    Verdict::new(Dangerous, "pipes data into the shell (`source /dev/stdin`)")
                 } else {
                     Verdict::new(RequiresApproval, "runs a script file in the current shell")
                 }
+            }
+            "export" | "declare" | "typeset" | "local" | "readonly" | "unset" => {
+                declaration_verdict(program, args)
             }
             "find" => self.find(args, command, depth),
             p if interpreter_kind(p).is_some() => self.interpreter(p, args, command, depth),
@@ -323,16 +455,52 @@ impl Ctx {
         }
     }
 
-    fn change_dir(&mut self, args: &[Word]) {
+    /// Follows `cd`: the new directory is resolved through symlinks (what
+    /// `cd -P` does; for plain `cd`, `..` after a link is judged by text
+    /// and then resolved, which lands in the same place or is unknown).
+    fn change_dir(&mut self, args: &[Word]) -> Verdict {
         let target = args
             .iter()
             .find(|w| !w.text.starts_with('-') || w.text == "-");
-        self.cwd = match (target, self.cwd.as_deref()) {
-            (Some(w), _) if w.dynamic || w.text.starts_with('~') || w.text == "-" => None,
-            (Some(w), _) if w.text.starts_with('/') => Some(normalize(&w.text)),
-            (Some(w), Some(cwd)) => Some(normalize(&format!("{cwd}/{}", w.text))),
-            _ => None,
+        let physical = args.iter().any(|w| w.text == "-P");
+        self.cwd = match target {
+            Some(w) if w.text == "-" => None,
+            Some(w) if physical && w.text.contains("..") => None,
+            Some(w) => self.judge().resolve(w),
+            None => self.facts.home().map(str::to_string),
         };
+        Verdict::new(Safe, "changes directory")
+    }
+
+    /// Remembers `ln -s TARGET LINK` so later paths through LINK are
+    /// judged where they really point.
+    fn record_symlink(&mut self, args: &[Word]) {
+        let symbolic = args.iter().any(|w| {
+            w.text == "--symbolic"
+                || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('s'))
+        });
+        let files: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
+        if !symbolic || files.len() != 2 {
+            return;
+        }
+        let judge = self.judge();
+        let link = judge.resolve(files[1]);
+        // A relative target is relative to the link's directory.
+        let target = match &link {
+            Some(link) if !files[0].text.starts_with(['/', '~', '$']) => {
+                let dir = link.rsplit_once('/').map_or("/", |(d, _)| d);
+                Some(normalize(&format!("{dir}/{}", files[0].text)))
+            }
+            _ => judge.resolve(files[0]),
+        };
+        match (link, target) {
+            (Some(link), Some(target)) => self.links.push((link, target)),
+            // Where the link points is not known: paths through it are not.
+            (Some(link), None) => self
+                .links
+                .push((link, "/unknown-symlink-target".to_string())),
+            _ => {}
+        }
     }
 
     fn shell(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> Verdict {
@@ -374,6 +542,9 @@ impl Ctx {
         if let Some(file) = operand {
             if file.text.starts_with("<(") {
                 return Verdict::new(Dangerous, "runs code produced by a process substitution");
+            }
+            if command.piped_input && reads_stdin_path(&file.text) {
+                return Verdict::new(Dangerous, "pipes data into a shell interpreter");
             }
             return Verdict::new(RequiresApproval, "runs a script file");
         }
@@ -417,6 +588,7 @@ impl Ctx {
                 .join(" "),
             dynamic: args.iter().any(|w| w.dynamic),
             substitution: args.iter().any(|w| w.substitution),
+            opaque: args.iter().find_map(|w| w.opaque),
         };
         self.nested(
             &joined,
@@ -437,6 +609,15 @@ impl Ctx {
             && roots
                 .iter()
                 .all(|r| judge.place(r) == crate::ws_path::PathPlace::Inside);
+        // What `{}` stands for: `ROOT/PATTERN` when one `-name` pattern
+        // selects what is found, so `-exec rm {} \;` is judged like
+        // `-delete`.
+        let names = find_name_patterns(args);
+        let found = match (roots.first(), names.as_slice()) {
+            (Some(root), [name]) => format!("{}/{name}", root.text.trim_end_matches('/')),
+            (None, [name]) => format!("./{name}"),
+            _ => "./found".to_string(),
+        };
         let mut index = 0;
         while index < args.len() {
             let text = args[index].text.as_str();
@@ -451,7 +632,7 @@ impl Ctx {
                         .iter()
                         .map(|w| {
                             if w.text.contains("{}") && found_inside {
-                                Word::literal(&w.text.replace("{}", "./found"))
+                                Word::literal(&w.text.replace("{}", &found))
                             } else if w.text.contains("{}") {
                                 Word {
                                     dynamic: true,
@@ -476,13 +657,23 @@ impl Ctx {
                     continue;
                 }
                 "-delete" => {
-                    verdict = Verdict::new(RequiresApproval, "deletes the files it finds");
+                    verdict = verdict.max(self.find_delete(args, &roots));
                 }
                 "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
                     let written = self.judge().writes(args.get(index + 1));
                     if written.level > verdict.level {
                         verdict = written;
                     }
+                    index += 1;
+                }
+                t if FIND_VALUED.contains(&t) => index += 1,
+                t if FIND_FLAGS.contains(&t) => {}
+                t if t.starts_with("-newer") && t.len() == 8 => index += 1,
+                t if t.starts_with('-') && index >= roots.len() => {
+                    verdict = verdict.max(Verdict::owned(
+                        RequiresApproval,
+                        format!("unknown find primary `{t}`"),
+                    ));
                 }
                 _ => {}
             }
@@ -490,6 +681,55 @@ impl Ctx {
         }
         let _ = command;
         verdict
+    }
+
+    /// `find … -delete`: `Dangerous` for the whole file system or home,
+    /// `WorkspaceSafe` when what is matched is regenerable build output or
+    /// held by the snapshot, otherwise it asks.
+    fn find_delete(&self, args: &[Word], roots: &[&Word]) -> Verdict {
+        let judge = self.judge();
+        let home = self.facts.home();
+        let everything = args[roots.len()..].iter().all(|w| {
+            matches!(
+                w.text.as_str(),
+                "-delete" | "-depth" | "-xdev" | "-mount" | "-print" | "-ignore_readdir_race"
+            ) || w.text.chars().all(|c| c.is_ascii_digit())
+                || matches!(w.text.as_str(), "-maxdepth" | "-mindepth")
+        });
+        if everything
+            && roots.iter().any(|r| {
+                judge
+                    .resolve(r)
+                    .is_some_and(|p| p == "/" || home.is_some_and(|h| p == h))
+                    || r.text == "~"
+                    || r.text == "$HOME"
+            })
+        {
+            return Verdict::new(
+                Dangerous,
+                "matches a catastrophic pattern: find / -delete deletes the file system",
+            );
+        }
+        let names = find_name_patterns(args);
+        let targets: Vec<Word> = if roots.is_empty() {
+            vec![Word::literal(".")]
+        } else {
+            roots.iter().map(|w| (*w).clone()).collect()
+        };
+        if !names.is_empty() {
+            let mut worst = Verdict::new(WorkspaceSafe, "deletes regenerable build output");
+            for root in &targets {
+                for name in &names {
+                    let matched = Word {
+                        text: format!("{}/{name}", root.text.trim_end_matches('/')),
+                        ..root.clone()
+                    };
+                    worst = worst.max(judge.deletes([&matched]));
+                }
+            }
+            return worst;
+        }
+        judge.deletes(&targets)
     }
 
     fn interpreter(
@@ -546,8 +786,17 @@ impl Ctx {
         }
         let reads_program_from_stdin =
             !inline && module.is_none() && script.is_none_or(|w| w.text == "-");
+        let inline_reads_stdin = inline
+            && args.iter().any(|w| {
+                ["stdin", "STDIN", "<>", "input(", "readFileSync(0", "fd/0"]
+                    .iter()
+                    .any(|m| w.text.contains(m))
+            });
         if command.piped_input
-            && (reads_program_from_stdin || (inline && kind == InterpreterKind::Perl))
+            && (reads_program_from_stdin
+                || script.is_some_and(|w| reads_stdin_path(&w.text))
+                || inline_reads_stdin
+                || (inline && kind == InterpreterKind::Perl))
         {
             return Verdict::new(Dangerous, "pipes data into an interpreter");
         }
@@ -570,6 +819,233 @@ impl Ctx {
         }
         Verdict::new(RequiresApproval, "runs a script")
     }
+}
+
+/// `find` primaries that take a value in the next word.
+const FIND_VALUED: &[&str] = &[
+    "-amin",
+    "-atime",
+    "-cmin",
+    "-ctime",
+    "-fstype",
+    "-gid",
+    "-group",
+    "-ilname",
+    "-iname",
+    "-inum",
+    "-ipath",
+    "-iregex",
+    "-iwholename",
+    "-links",
+    "-lname",
+    "-maxdepth",
+    "-mindepth",
+    "-mmin",
+    "-mtime",
+    "-name",
+    "-newer",
+    "-path",
+    "-perm",
+    "-printf",
+    "-regex",
+    "-regextype",
+    "-samefile",
+    "-size",
+    "-type",
+    "-uid",
+    "-used",
+    "-user",
+    "-wholename",
+    "-xtype",
+];
+
+/// `find` primaries and operators that take no value and only test or print.
+const FIND_FLAGS: &[&str] = &[
+    "!",
+    "(",
+    ")",
+    ",",
+    "-a",
+    "-and",
+    "-d",
+    "-daystart",
+    "-depth",
+    "-empty",
+    "-executable",
+    "-false",
+    "-follow",
+    "-ignore_readdir_race",
+    "-ls",
+    "-mount",
+    "-noleaf",
+    "-nogroup",
+    "-not",
+    "-nouser",
+    "-o",
+    "-or",
+    "-print",
+    "-print0",
+    "-prune",
+    "-quit",
+    "-readable",
+    "-true",
+    "-writable",
+    "-xdev",
+    "-H",
+    "-L",
+    "-P",
+    "-delete",
+];
+
+/// The `-name` / `-iname` patterns of a `find` command.
+fn find_name_patterns(args: &[Word]) -> Vec<String> {
+    args.windows(2)
+        .filter(|w| matches!(w[0].text.as_str(), "-name" | "-iname"))
+        .map(|w| w[1].text.clone())
+        .collect()
+}
+
+/// True when `word` is a credential path, or an option whose attached
+/// value is one (`--file=~/.netrc`, `-f/root/.ssh/id_rsa`).
+fn mentions_credential(word: &str) -> bool {
+    crate::ws_path::is_credential(word)
+        || word
+            .split_once('=')
+            .is_some_and(|(_, v)| crate::ws_path::is_credential(v))
+        || (word.starts_with('-') && word.len() > 2 && crate::ws_path::is_credential(&word[2..]))
+}
+
+/// Paths that read the standard input when run as a script.
+fn reads_stdin_path(path: &str) -> bool {
+    matches!(
+        path,
+        "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/dev/fd/0/"
+    )
+}
+
+/// Variables that leave a command's verdict alone: locale, terminal and
+/// build chatter. Nothing here loads or runs code.
+const INERT_VARIABLES: &[&str] = &[
+    "CARGO_INCREMENTAL",
+    "CARGO_TERM_COLOR",
+    "CI",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "COLUMNS",
+    "DEBUG",
+    "FORCE_COLOR",
+    "GOFLAGS_NOOP",
+    "LANG",
+    "LANGUAGE",
+    "LINES",
+    "NODE_ENV",
+    "NO_COLOR",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONHASHSEED",
+    "PYTHONUNBUFFERED",
+    "PYTHONWARNINGS",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "RUST_MIN_STACK",
+    "RUST_TEST_THREADS",
+    "TERM",
+    "TZ",
+    "VERBOSE",
+];
+
+/// Variables (and prefixes, ending in `*`) that make programs load or run
+/// code, with why.
+const CODE_VARIABLES: &[(&str, &str)] = &[
+    ("BASH_ENV", "names a script bash runs at start"),
+    (
+        "CDPATH",
+        "changes where `cd` goes, so relative paths point elsewhere",
+    ),
+    ("EDITOR", "names a program that is run"),
+    ("ENV", "names a script sh runs at start"),
+    (
+        "GIT_*",
+        "git reads configuration and commands to run from GIT_* variables",
+    ),
+    ("IFS", "changes how the shell splits words"),
+    ("LD_*", "makes the dynamic loader load other code"),
+    ("DYLD_*", "makes the dynamic loader load other code"),
+    ("LESSCLOSE", "names a command less runs"),
+    ("LESSOPEN", "names a command less runs"),
+    ("NODE_OPTIONS", "makes node load code"),
+    ("PAGER", "names a program that is run"),
+    ("PATH", "changes which programs run"),
+    ("PERL5LIB", "makes perl load code"),
+    ("PERL5OPT", "makes perl load code"),
+    ("PROMPT_COMMAND", "names a command the shell runs"),
+    ("PS4", "is expanded (running substitutions) by `set -x`"),
+    ("PYTHONPATH", "makes python load code"),
+    ("PYTHONSTARTUP", "makes python run a script"),
+    ("RUBYOPT", "makes ruby load code"),
+    ("RUSTC_WRAPPER", "names a program cargo runs"),
+    ("SHELLOPTS", "changes shell options"),
+    ("VISUAL", "names a program that is run"),
+];
+
+/// Judges `NAME=value` (as a prefix, through `env`, or exported).
+fn assignment_verdict(name: &str, value: &Word) -> Verdict {
+    if let Some(construct) = value.opaque {
+        return Verdict::owned(
+            RequiresApproval,
+            format!("sets `{name}` from {construct}, which is not analysed"),
+        );
+    }
+    let inert = INERT_VARIABLES.contains(&name) || name.starts_with("LC_");
+    if inert {
+        return Verdict::new(Safe, "sets an inert variable");
+    }
+    let code = CODE_VARIABLES
+        .iter()
+        .find(|(pattern, _)| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => *pattern == name,
+        });
+    if let Some((_, why)) = code {
+        return Verdict::owned(RequiresApproval, format!("sets `{name}`, which {why}"));
+    }
+    if name.ends_with("_OPTIONS") || name.ends_with("_OPTS") || name.ends_with("FLAGS") {
+        return Verdict::owned(
+            RequiresApproval,
+            format!("sets `{name}`, which passes options that can load code"),
+        );
+    }
+    Verdict::owned(
+        RequiresApproval,
+        format!("sets `{name}`, which is not known to be inert"),
+    )
+}
+
+/// `export`, `declare`, `typeset`, `local`, `readonly`, `unset` (their
+/// assignments are judged separately).
+fn declaration_verdict(program: &str, args: &[Word]) -> Verdict {
+    for word in args {
+        let text = word.text.as_str();
+        if program == "unset" {
+            continue;
+        }
+        if let Some(flags) = text.strip_prefix(['-', '+'])
+            && !text.contains('=')
+        {
+            if flags.contains(['i', 'n']) {
+                return Verdict::owned(
+                    RequiresApproval,
+                    format!("`{program} {text}` evaluates values as arithmetic or references"),
+                );
+            }
+            if flags.contains('f') {
+                return Verdict::owned(
+                    RequiresApproval,
+                    format!("`{program} {text}` works on shell functions"),
+                );
+            }
+        }
+    }
+    Verdict::new(Safe, "declares variables")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -608,9 +1084,26 @@ fn python_module_verdict(module: &str, args: &[Word], judge: PathJudge<'_>) -> V
         | "compileall" | "py_compile" | "doctest" | "venv" | "virtualenv" | "build" => {
             Verdict::new(WorkspaceSafe, "builds, tests or checks the project")
         }
-        "json.tool" | "pydoc" | "platform" | "site" | "sysconfig" | "tabnanny" | "this" => {
+        "json.tool" => {
+            // `python -m json.tool IN OUT` writes OUT.
+            let files: Vec<&Word> = args
+                .iter()
+                .skip_while(|w| w.text != "json.tool")
+                .skip(1)
+                .filter(|w| !w.text.starts_with('-'))
+                .collect();
+            match files.get(1) {
+                Some(out) => judge.writes([*out]),
+                None => judge.reads(files),
+            }
+        }
+        "platform" | "sysconfig" | "tabnanny" | "this" => {
             Verdict::new(Safe, "only reads or prints")
         }
+        "pydoc" => Verdict::new(
+            RequiresApproval,
+            "pydoc imports the module it documents (running its code) and may start a pager",
+        ),
         "pip" => {
             let start = args
                 .iter()
@@ -658,6 +1151,8 @@ fn unwrap(words: &[Word]) -> Unwrapped {
         wrappers: Vec::new(),
         verdict: None,
         query_only: false,
+        assignments: Vec::new(),
+        writes: Vec::new(),
     };
     let mut rest: Vec<Word> = words.iter().map(judging_word).collect();
     while let Some(first) = rest.first() {
@@ -676,6 +1171,7 @@ fn unwrap(words: &[Word]) -> Unwrapped {
             "nice" => (1, &["-n", "--adjustment"]),
             "time" => (1, &["-f", "--format", "-o", "--output"]),
             "nohup" | "builtin" | "setsid" | "unbuffer" => (1, &[]),
+            "busybox" => (1, &[]),
             "exec" => (1, &["-a"]),
             "command" => (1, &[]),
             "stdbuf" => (1, &["-i", "-o", "-e"]),
@@ -685,15 +1181,12 @@ fn unwrap(words: &[Word]) -> Unwrapped {
                 1,
                 &[
                     "-I",
-                    "-i",
                     "-n",
                     "-P",
                     "-L",
-                    "-l",
                     "-s",
                     "-d",
                     "-E",
-                    "-e",
                     "-a",
                     "--arg-file",
                     "--delimiter",
@@ -714,8 +1207,34 @@ fn unwrap(words: &[Word]) -> Unwrapped {
                 break;
             }
             if name == "env" && !text.starts_with('-') && text.contains('=') {
+                if let Some((var, value)) = text.split_once('=') {
+                    out.assignments.push((
+                        var.to_string(),
+                        Word {
+                            text: value.to_string(),
+                            ..rest[index].clone()
+                        },
+                    ));
+                }
                 index += 1;
                 continue;
+            }
+            if name == "env"
+                && (text == "-C" || text.starts_with("--chdir") || text.starts_with("-C"))
+            {
+                out.verdict = Some(Verdict::new(
+                    RequiresApproval,
+                    "env -C runs the command in another directory, so its paths are not judged",
+                ));
+            }
+            if name == "time" && (text == "-o" || text == "--output") {
+                out.writes.extend(rest.get(index + 1).cloned());
+            }
+            if name == "time" && (text.starts_with("--output=")) {
+                out.writes.push(Word {
+                    text: text["--output=".len()..].to_string(),
+                    ..rest[index].clone()
+                });
             }
             if !text.starts_with('-') || text.len() == 1 {
                 break;
@@ -737,8 +1256,20 @@ fn unwrap(words: &[Word]) -> Unwrapped {
                     "env -S runs a command split from a string",
                 ));
             }
-            if name == "xargs" && (text == "-I" || text == "-i" || text == "--replace") {
+            if name == "xargs" && (text == "-I" || text == "--replace") {
                 replace = rest.get(index + 1).map(|w| w.text.clone());
+            }
+            // GNU's optional-argument forms never take the next word.
+            if name == "xargs" && text.starts_with("-i") {
+                replace = Some(
+                    text.strip_prefix("-i")
+                        .filter(|r| !r.is_empty())
+                        .unwrap_or("{}")
+                        .to_string(),
+                );
+            }
+            if name == "xargs" && text.starts_with("--replace=") {
+                replace = Some(text["--replace=".len()..].to_string());
             }
             if value_flags.contains(&text) {
                 index += 1;
@@ -756,6 +1287,12 @@ fn unwrap(words: &[Word]) -> Unwrapped {
             index = index.max(2);
         }
         out.wrappers.push(name.clone());
+        if matches!(name.as_str(), "exec" | "command" | "builtin") && !out.query_only {
+            out.verdict.get_or_insert(Verdict::owned(
+                RequiresApproval,
+                format!("`{name}` runs a program in a way that is not analysed"),
+            ));
+        }
         if name == "sudo" || name == "doas" {
             let level = Verdict::new(RequiresApproval, "runs with elevated privileges");
             out.verdict.get_or_insert(level);
@@ -774,9 +1311,8 @@ fn unwrap(words: &[Word]) -> Unwrapped {
                     }
                 }
                 None => inner.push(Word {
-                    text: "{input}".to_string(),
                     dynamic: true,
-                    substitution: false,
+                    ..Word::literal("{input}")
                 }),
             }
         }

@@ -56,8 +56,6 @@ const LOCAL_WRITES: &[&str] = &[
     "cherry-pick",
     "commit",
     "format-patch",
-    "init",
-    "maintenance",
     "merge",
     "mv",
     "notes",
@@ -67,7 +65,16 @@ const LOCAL_WRITES: &[&str] = &[
     "rm",
     "sparse-checkout",
     "switch",
-    "worktree",
+];
+
+/// Global options of `git` known not to change what runs or where it
+/// writes; any other global option asks.
+const SAFE_GLOBAL_OPTIONS: &[&str] = &[
+    "--literal-pathspecs",
+    "--no-optional-locks",
+    "--no-pager",
+    "--no-replace-objects",
+    "-P",
 ];
 
 const NETWORK: &[&str] = &[
@@ -105,13 +112,22 @@ pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
     let mut index = 0;
     while index < args.len() {
         let word = args[index].text.as_str();
-        if VALUE_OPTIONS.contains(&word) {
-            index += 2;
-        } else if word.starts_with('-') {
-            index += 1;
-        } else {
+        if !word.starts_with('-') {
             break;
         }
+        if matches!(word, "--version" | "--help" | "-h" | "-v") {
+            return Verdict::new(Safe, "prints git version or help");
+        }
+        if !SAFE_GLOBAL_OPTIONS.contains(&word) {
+            let name = word.split('=').next().unwrap_or(word);
+            let why = match name {
+                "-C" => "git -C runs in another directory, so its paths are not judged",
+                "--git-dir" | "--work-tree" => "points git at another repository or work tree",
+                _ => "a git global option that is not analysed",
+            };
+            return Verdict::owned(RequiresApproval, format!("`{word}`: {why}"));
+        }
+        index += if VALUE_OPTIONS.contains(&word) { 2 } else { 1 };
     }
     let Some(sub) = args.get(index).map(|w| w.text.as_str()) else {
         return Verdict::new(Safe, "prints git usage");
@@ -133,6 +149,69 @@ pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
         return Verdict::new(RequiresApproval, "option writes a file or runs a command");
     }
     match sub {
+        "difftool" | "mergetool" => {
+            Verdict::new(RequiresApproval, "runs a configured diff or merge program")
+        }
+        "rebase"
+            if rest
+                .iter()
+                .any(|w| *w == "-x" || w.starts_with("--exec") || w.starts_with("-x")) =>
+        {
+            Verdict::new(RequiresApproval, "git rebase --exec runs a command")
+        }
+        "bisect" if rest.first() == Some(&"run") => {
+            Verdict::new(RequiresApproval, "git bisect run runs a command")
+        }
+        "bisect" => Verdict::new(WorkspaceSafe, "changes the local repository"),
+        "worktree" if matches!(rest.first(), Some(&"list")) => {
+            Verdict::new(Safe, "lists work trees")
+        }
+        "worktree" => Verdict::new(RequiresApproval, "creates or removes a work tree elsewhere"),
+        "init" => Verdict::new(
+            RequiresApproval,
+            "creates a repository (templates and hooks)",
+        ),
+        "maintenance" => Verdict::new(
+            RequiresApproval,
+            "git maintenance schedules background jobs",
+        ),
+        "apply"
+            if rest
+                .iter()
+                .any(|w| w.starts_with("--unsafe-paths") || w.starts_with("--directory")) =>
+        {
+            Verdict::new(
+                RequiresApproval,
+                "git apply --unsafe-paths writes outside the work tree",
+            )
+        }
+        "format-patch"
+            if rest.iter().any(|w| {
+                *w == "-o"
+                    || w.starts_with("--output-directory")
+                    || (w.starts_with("-o") && w.len() > 2)
+            }) =>
+        {
+            let target = rest
+                .iter()
+                .position(|w| *w == "-o" || *w == "--output-directory")
+                .and_then(|i| args.get(index + 2 + i))
+                .cloned()
+                .or_else(|| {
+                    rest.iter().find_map(|w| {
+                        w.strip_prefix("--output-directory=")
+                            .or_else(|| w.strip_prefix("-o"))
+                            .map(Word::literal)
+                    })
+                });
+            match target {
+                Some(t) => _judge.writes([&t]),
+                None => Verdict::new(RequiresApproval, "writes patches to a place not analysed"),
+            }
+        }
+        "submodule" if rest.first() == Some(&"foreach") => {
+            Verdict::new(RequiresApproval, "git submodule foreach runs a command")
+        }
         s if READ_ONLY.contains(&s) => Verdict::new(Safe, "reads repository state"),
         "push"
             if has(&[

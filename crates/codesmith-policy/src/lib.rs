@@ -28,17 +28,23 @@ mod git_rules;
 mod net_commands;
 mod pipe_split;
 mod program_rules;
+mod safe_options;
 mod safety_level;
 mod shell_parse;
 mod tool_rules;
 mod ws_path;
 
 pub use approval::{
-    ApprovalMode, Evaluation, approval_fingerprint, check_report, decide, denial_fingerprint,
+    ApprovalMode, Evaluation, approval_fingerprint, check_report, decide, decide_with,
+    denial_fingerprint,
 };
-pub use arity::{CanonicalPrefix, arity_entries, arity_of, canonical_prefix};
+pub use arity::{CanonicalPrefix, arity_entries, arity_of, canonical_prefix, widening_flags};
 pub use catastrophic::catastrophic_reason;
-pub use classify::{Classification, MAX_COMMAND_BYTES, MAX_NESTING, Segment, classify_command};
+pub use classify::{
+    Classification, MAX_COMMAND_BYTES, MAX_NESTING, Segment, classify_command,
+    classify_command_with,
+};
 pub use exec_rules::{Decision, MatchedRule, Rule, RuleEvaluation, RuleSource, Rules, RulesError};
 pub use net_commands::{NETWORK_COMMANDS, NETWORK_REASON, needs_network};
 pub use safety_level::SafetyLevel;
+pub use ws_path::{LexicalPaths, PROTECTED_DIRS, PathFacts, SystemPaths};

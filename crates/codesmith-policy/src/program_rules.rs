@@ -12,7 +12,9 @@ use std::borrow::Cow;
 
 use crate::SafetyLevel::{self, RequiresApproval, Safe, WorkspaceSafe};
 use crate::shell_parse::Word;
-use crate::ws_path::{PathPlace, place};
+use crate::ws_path::{
+    PathFacts, PathPlace, SINKS, is_credential, normalize, place as legacy_place, within,
+};
 
 /// A level with the reason shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,18 +30,83 @@ impl Verdict {
             reason: Cow::Borrowed(reason),
         }
     }
+
+    pub(crate) fn owned(level: SafetyLevel, reason: String) -> Self {
+        Verdict {
+            level,
+            reason: Cow::Owned(reason),
+        }
+    }
+
+    /// The worse of `self` and `other` (the first on a tie).
+    pub(crate) fn max(self, other: Verdict) -> Verdict {
+        if other.level > self.level {
+            other
+        } else {
+            self
+        }
+    }
 }
 
-/// Where paths are judged from.
-#[derive(Debug, Clone, Copy)]
+/// Where paths are judged from, and what is known about the file system.
+#[derive(Clone, Copy)]
 pub(crate) struct PathJudge<'a> {
+    /// The workspace root, normalised and resolved through symlinks.
     pub workspace: &'a str,
+    /// The tracked working directory; `None` once it is not known.
     pub cwd: Option<&'a str>,
+    pub facts: &'a dyn PathFacts,
+    /// Symlinks created earlier in the same command line (link, target).
+    pub links: &'a [(String, String)],
 }
 
 impl PathJudge<'_> {
+    /// `word` as an absolute, normalised path with `~`/`$HOME` expanded and
+    /// symlinks followed; `None` when it is only known at run time or is
+    /// relative to an unknown directory.
+    pub(crate) fn resolve(&self, word: &Word) -> Option<String> {
+        let text = expand_home(&word.text, word.dynamic, self.facts.home())?;
+        let absolute = if text.starts_with('/') {
+            normalize(&text)
+        } else {
+            normalize(&format!("{}/{text}", self.cwd?))
+        };
+        let followed = crate::ws_path::follow_links(&absolute, self.links);
+        Some(self.facts.resolve(&followed))
+    }
+
     pub(crate) fn place(&self, word: &Word) -> PathPlace {
-        place(&word.text, word.dynamic, self.cwd, self.workspace)
+        let text = word.text.as_str();
+        if SINKS.contains(&text) || text.starts_with("/dev/fd/") {
+            return PathPlace::Sink;
+        }
+        if is_credential(text) {
+            return PathPlace::System;
+        }
+        let Some(resolved) = self.resolve(word) else {
+            return legacy_place(text, true, None, self.workspace);
+        };
+        if SINKS.contains(&resolved.as_str()) {
+            return PathPlace::Sink;
+        }
+        if is_credential(&resolved) {
+            return PathPlace::System;
+        }
+        if let Some(home) = self.facts.home()
+            && crate::ws_path::HOME_STARTUP
+                .iter()
+                .any(|f| within(&resolved, &format!("{home}/{f}")))
+        {
+            return PathPlace::System;
+        }
+        if self.workspace != "/" && within(&resolved, self.workspace) {
+            let rest = &resolved[self.workspace.len()..];
+            if crate::ws_path::protected_dir(rest).is_some() {
+                return PathPlace::Protected;
+            }
+            return PathPlace::Inside;
+        }
+        legacy_place(&resolved, false, None, self.workspace)
     }
 
     /// `WorkspaceSafe` when every path stays inside the workspace (or is a
@@ -48,18 +115,27 @@ impl PathJudge<'_> {
         let mut worst = PathPlace::Sink;
         let mut run_time = false;
         for path in paths {
+            if let Some(construct) = path.opaque {
+                return Verdict::owned(
+                    RequiresApproval,
+                    format!("writes to a path built by {construct}, which is not analysed"),
+                );
+            }
             run_time |= path.dynamic || path.text.starts_with('$');
-            match self.place(path) {
-                PathPlace::System => worst = PathPlace::System,
-                PathPlace::Outside if worst != PathPlace::System => worst = PathPlace::Outside,
-                PathPlace::Inside if worst == PathPlace::Sink => worst = PathPlace::Inside,
-                _ => {}
+            let place = self.place(path);
+            if place.rank() > worst.rank() {
+                worst = place;
             }
         }
         match worst {
             PathPlace::System => {
                 Verdict::new(RequiresApproval, "writes to a system or credential file")
             }
+            PathPlace::Protected => Verdict::new(
+                RequiresApproval,
+                "writes under `.git/` or `.codesmith/` (git runs code from there later; \
+                 `.codesmith/` is the project's safety configuration)",
+            ),
             PathPlace::Outside if run_time => {
                 Verdict::new(RequiresApproval, "writes to a path only known at run time")
             }
@@ -68,6 +144,110 @@ impl PathJudge<'_> {
             PathPlace::Sink => Verdict::new(Safe, "writes nothing that is kept"),
         }
     }
+
+    /// Judges deleting `targets`: `WorkspaceSafe` only for regenerable build
+    /// output or paths the turn's snapshot holds; anything else asks.
+    pub(crate) fn deletes<'w>(&self, targets: impl IntoIterator<Item = &'w Word>) -> Verdict {
+        let mut any = false;
+        for target in targets {
+            any = true;
+            let written = self.writes([target]);
+            if written.level > WorkspaceSafe {
+                return Verdict::owned(
+                    RequiresApproval,
+                    format!(
+                        "deletes `{}`: {}",
+                        target.text,
+                        written.reason.replacen("writes", "it lies", 1)
+                    ),
+                );
+            }
+            if written.level == Safe {
+                continue;
+            }
+            let Some(resolved) = self.resolve(target) else {
+                return Verdict::new(RequiresApproval, "deletes paths only known at run time");
+            };
+            if crate::ws_path::is_regenerable(&resolved, self.workspace) {
+                continue;
+            }
+            if resolved.contains(['*', '?', '[']) {
+                return Verdict::owned(
+                    RequiresApproval,
+                    format!(
+                        "deletes what `{}` matches; whether the snapshot holds it is not known",
+                        target.text
+                    ),
+                );
+            }
+            match self.facts.snapshot_holds(&resolved) {
+                Some(true) => {}
+                Some(false) => {
+                    return Verdict::owned(
+                        RequiresApproval,
+                        format!(
+                            "deletes `{}`, which the turn's snapshot does not hold (it could not be undone)",
+                            target.text
+                        ),
+                    );
+                }
+                None => {
+                    return Verdict::owned(
+                        RequiresApproval,
+                        format!(
+                            "deletes `{}`; no snapshot is known to hold it (it could not be undone)",
+                            target.text
+                        ),
+                    );
+                }
+            }
+        }
+        if any {
+            Verdict::new(
+                WorkspaceSafe,
+                "deletes only regenerable build output or files the snapshot holds",
+            )
+        } else {
+            Verdict::new(WorkspaceSafe, "deletes nothing")
+        }
+    }
+
+    /// `RequiresApproval` when any of `paths` is a credential store (by
+    /// resolved location) or built by a construct not analysed.
+    pub(crate) fn reads<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> Verdict {
+        for path in paths {
+            if let Some(construct) = path.opaque {
+                return Verdict::owned(
+                    RequiresApproval,
+                    format!("reads a path built by {construct}, which is not analysed"),
+                );
+            }
+            if is_credential(&path.text) || self.resolve(path).is_some_and(|r| is_credential(&r)) {
+                return Verdict::new(RequiresApproval, "reads a credential file");
+            }
+        }
+        Verdict::new(Safe, "only reads or prints")
+    }
+}
+
+/// `~`, `~/x`, `$HOME/x` and `${HOME}/x` with the home directory put in;
+/// other words unchanged. `None` when the word is only known at run time
+/// (or names another user's home).
+pub(crate) fn expand_home(text: &str, dynamic: bool, home: Option<&str>) -> Option<String> {
+    for prefix in ["${HOME}", "$HOME", "~"] {
+        if let Some(rest) = text.strip_prefix(prefix)
+            && (rest.is_empty() || rest.starts_with('/'))
+        {
+            if rest.contains('$') {
+                return None;
+            }
+            return home.map(|h| format!("{h}{rest}"));
+        }
+    }
+    if dynamic || text.starts_with('~') || text.is_empty() {
+        return None;
+    }
+    Some(text.to_string())
 }
 
 /// Programs that only read or print.
@@ -76,7 +256,6 @@ const READ_ONLY: &[&str] = &[
     "[",
     "[[",
     "ag",
-    "alias",
     "apropos",
     "arch",
     "b2sum",
@@ -88,7 +267,6 @@ const READ_ONLY: &[&str] = &[
     "bzcat",
     "cal",
     "cat",
-    "cd",
     "cksum",
     "clear",
     "cmp",
@@ -108,7 +286,6 @@ const READ_ONLY: &[&str] = &[
     "exa",
     "exit",
     "expand",
-    "export",
     "expr",
     "eza",
     "false",
@@ -122,7 +299,6 @@ const READ_ONLY: &[&str] = &[
     "getopts",
     "grep",
     "groups",
-    "hash",
     "head",
     "help",
     "hexdump",
@@ -131,8 +307,6 @@ const READ_ONLY: &[&str] = &[
     "id",
     "info",
     "jq",
-    "less",
-    "let",
     "locate",
     "ls",
     "lscpu",
@@ -140,18 +314,15 @@ const READ_ONLY: &[&str] = &[
     "lsof",
     "man",
     "md5sum",
-    "more",
     "nl",
     "nproc",
     "numfmt",
     "od",
     "paste",
     "pgrep",
-    "popd",
     "printenv",
     "printf",
     "ps",
-    "pushd",
     "pwd",
     "read",
     "readlink",
@@ -300,6 +471,73 @@ fn is_info_only(args: &[Word]) -> bool {
         })
 }
 
+/// Programs that must always ask, and why.
+const ALWAYS_ASK: &[(&str, &str)] = &[
+    (
+        "alias",
+        "defines an alias, which changes what later commands run",
+    ),
+    (
+        "builtin",
+        "runs a shell builtin by name, bypassing what is analysed",
+    ),
+    ("coproc", "starts a coprocess"),
+    ("enable", "enables or loads shell builtins"),
+    ("less", "a pager can run commands (its `!` key, `LESSOPEN`)"),
+    (
+        "let",
+        "evaluates arithmetic, which can run substitutions in subscripts",
+    ),
+    (
+        "make",
+        "make runs the Makefile's recipes, which can be any command",
+    ),
+    ("more", "a pager can run commands (its `!` key)"),
+    ("trap", "sets a command the shell runs on a signal"),
+];
+
+/// Output options whose value is a path written (judged by where it lands).
+const OUTPUT_OPTIONS: &[&str] = &[
+    "--out-dir",
+    "--outDir",
+    "--outdir",
+    "--output",
+    "--output-dir",
+    "--target-dir",
+    "-d",
+    "-o",
+];
+
+/// The values of [`OUTPUT_OPTIONS`] in `args` (`-o x`, `-ox`, `--output=x`).
+fn output_targets(args: &[Word]) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut iter = args.iter();
+    while let Some(word) = iter.next() {
+        let text = word.text.as_str();
+        if OUTPUT_OPTIONS.contains(&text) {
+            if let Some(value) = iter.next() {
+                out.push(value.clone());
+            }
+        } else if let Some((name, value)) = text.split_once('=')
+            && OUTPUT_OPTIONS.contains(&name)
+        {
+            out.push(Word {
+                text: value.to_string(),
+                ..word.clone()
+            });
+        } else if let Some(value) = text.strip_prefix("-o")
+            && !value.is_empty()
+            && !text.starts_with("--")
+        {
+            out.push(Word {
+                text: value.to_string(),
+                ..word.clone()
+            });
+        }
+    }
+    out
+}
+
 /// Judges a known program; `None` when the program is not in any table.
 pub(crate) fn program_verdict(
     program: &str,
@@ -308,6 +546,7 @@ pub(crate) fn program_verdict(
 ) -> Option<Verdict> {
     if let Ok(i) = SYSTEM_CHANGERS.binary_search_by(|(p, _)| p.cmp(&program)) {
         if program == "systemctl"
+            && args.len() <= 3
             && args
                 .iter()
                 .any(|a| matches!(a.text.as_str(), "status" | "list-units" | "is-active"))
@@ -316,37 +555,86 @@ pub(crate) fn program_verdict(
         }
         return Some(Verdict::new(RequiresApproval, SYSTEM_CHANGERS[i].1));
     }
+    if let Some((_, why)) = ALWAYS_ASK.iter().find(|(p, _)| *p == program) {
+        return Some(Verdict::new(RequiresApproval, why));
+    }
     if is_info_only(args) && crate::arity::arity_of(program).is_some() {
         return Some(Verdict::new(Safe, "prints version or help"));
     }
     let verdict = match program {
+        "cargo" | "npm" | "pnpm" | "yarn" | "bun" | "go" | "uv" | "poetry"
+            if !project_dirs_inside(args, judge) =>
+        {
+            Verdict::new(
+                RequiresApproval,
+                "works on a project outside the workspace (its build scripts run)",
+            )
+        }
         "git" => crate::git_rules::git_verdict(args, judge),
         "rm" => rm_verdict(args, judge),
+        "unlink" | "shred" => judge.deletes(operands(args)),
         "sed" => sed_verdict(args, judge),
         "awk" | "gawk" | "mawk" | "nawk" => awk_verdict(args),
         "sort" => sort_verdict(args, judge),
         "tar" => tar_verdict(args, judge),
         "unzip" => unzip_verdict(args, judge),
-        "zip" => judge.writes(operands(args).into_iter().take(1)),
-        "cp" | "install" | "ln" => copy_verdict(args, judge),
+        "zip" => zip_verdict(args, judge),
+        "ln" => ln_verdict(args, judge),
+        "cp" | "install" => copy_verdict(args, judge),
         "chmod" => judge.writes(operands(args).into_iter().skip(1)),
-        p if PATH_WRITERS.binary_search(&p).is_ok() => judge.writes(operands(args)),
-        p if READ_ONLY.binary_search(&p).is_ok() => read_verdict(args, judge),
-        "make"
-            if operands(args)
+        "uniq" | "xxd" => two_operand_verdict(program, args, judge),
+        "hash"
+            if args
                 .iter()
-                .any(|w| w.text == "install" || w.text == "uninstall") =>
+                .any(|w| w.text.starts_with('-') && w.text.contains('p')) =>
         {
-            Verdict::new(RequiresApproval, "installs outside the workspace")
+            Verdict::new(
+                RequiresApproval,
+                "hash -p changes where the shell finds a program",
+            )
         }
-        p if PROJECT_TOOLS.binary_search(&p).is_ok() => {
-            Verdict::new(WorkspaceSafe, "builds, tests or formats the project")
+        "hash" => Verdict::new(Safe, "looks programs up"),
+        "echo" => Verdict::new(Safe, "only prints its arguments"),
+        "printf" if args.iter().any(|w| w.text.starts_with("-v")) => Verdict::new(
+            RequiresApproval,
+            "printf -v assigns a variable, evaluating subscripts as arithmetic",
+        ),
+        "test" | "[" if args.iter().any(|w| w.text == "-v" || w.text == "-R") => Verdict::new(
+            RequiresApproval,
+            "test -v evaluates a subscript as arithmetic",
+        ),
+        "date" if args.iter().any(|w| !w.text.starts_with(['-', '+'])) => {
+            Verdict::new(RequiresApproval, "date with an operand sets the clock")
         }
-        "cargo" => crate::tool_rules::cargo_verdict(args),
+        "hostname" if args.iter().any(|w| !w.text.starts_with('-')) => Verdict::new(
+            RequiresApproval,
+            "hostname with an operand sets the host name",
+        ),
+        p if PATH_WRITERS.binary_search(&p).is_ok() => judge.writes(operands(args)),
+        p if READ_ONLY.binary_search(&p).is_ok() => read_verdict(p, args, judge),
+        p if PROJECT_TOOLS.binary_search(&p).is_ok() => project_tool_verdict(p, args, judge),
+        "cargo"
+            if args.iter().any(|w| {
+                w.text == "--config" || w.text.starts_with("--config=") || w.text == "-Z"
+            }) =>
+        {
+            Verdict::new(
+                RequiresApproval,
+                "cargo --config can name programs cargo runs",
+            )
+        }
+        "cargo" => crate::tool_rules::cargo_verdict(args).max(judge.writes(&output_targets(args))),
+        "bun"
+            if args
+                .iter()
+                .any(|w| w.text == "run" || w.text.ends_with(".ts") || w.text.ends_with(".js")) =>
+        {
+            Verdict::new(RequiresApproval, "bun run runs a file or script")
+        }
         "npm" | "pnpm" | "yarn" | "bun" => crate::tool_rules::node_pm_verdict(args),
         "pip" | "pip3" => crate::tool_rules::pip_verdict(args),
         "uv" | "poetry" | "pipx" | "conda" => crate::tool_rules::python_pm_verdict(program, args),
-        "go" => crate::tool_rules::go_verdict(args),
+        "go" => crate::tool_rules::go_verdict(args).max(judge.writes(&output_targets(args))),
         "docker" | "podman" => crate::tool_rules::container_verdict(args),
         "rustup" => crate::tool_rules::rustup_verdict(args),
         _ => return None,
@@ -354,36 +642,167 @@ pub(crate) fn program_verdict(
     Some(verdict)
 }
 
-fn read_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+/// Options of project tools that name the project to work on.
+const PROJECT_DIR_OPTIONS: &[&str] = &[
+    "--manifest-path",
+    "-C",
+    "--prefix",
+    "--cwd",
+    "--dir",
+    "--directory",
+    "--project",
+    "--modfile",
+];
+
+/// True when every project named by [`PROJECT_DIR_OPTIONS`] lies inside the
+/// workspace (or none is named).
+fn project_dirs_inside(args: &[Word], judge: PathJudge<'_>) -> bool {
+    let mut iter = args.iter();
+    while let Some(word) = iter.next() {
+        let text = word.text.as_str();
+        let value = if PROJECT_DIR_OPTIONS.contains(&text) {
+            iter.next().cloned()
+        } else {
+            text.split_once('=')
+                .filter(|(name, _)| PROJECT_DIR_OPTIONS.contains(name))
+                .map(|(_, v)| Word {
+                    text: v.to_string(),
+                    ..word.clone()
+                })
+        };
+        if let Some(value) = value
+            && judge.place(&value) != PathPlace::Inside
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// Build, lint and format tools: `WorkspaceSafe` while their output
+/// options and the files they rewrite stay inside the workspace.
+fn project_tool_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
     if args
         .iter()
-        .any(|w| judge.place(w) == PathPlace::System && crate::ws_path::is_credential(&w.text))
+        .any(|w| w.text.starts_with("-fplugin") || w.text.starts_with("-wrapper"))
     {
-        return Verdict::new(RequiresApproval, "reads a credential file");
+        return Verdict::new(
+            RequiresApproval,
+            "loads a compiler plugin or wrapper program",
+        );
     }
-    Verdict::new(Safe, "only reads or prints")
+    if program == "cmake" && args.iter().any(|w| w.text == "-E" || w.text == "-P") {
+        return Verdict::new(RequiresApproval, "cmake -E / -P runs commands or scripts");
+    }
+    let mut verdict = Verdict::new(WorkspaceSafe, "builds, tests or formats the project");
+    let outputs = output_targets(args);
+    if !outputs.is_empty() {
+        verdict = verdict.max(judge.writes(&outputs));
+    }
+    if matches!(
+        program,
+        "black" | "clang-format" | "gofmt" | "isort" | "prettier" | "rustfmt" | "shfmt" | "ruff"
+    ) {
+        let files: Vec<&Word> = operands(args)
+            .into_iter()
+            .filter(|w| !matches!(w.text.as_str(), "check" | "format"))
+            .collect();
+        let written = judge.writes(files);
+        if written.level > WorkspaceSafe {
+            verdict = verdict.max(written);
+        }
+    }
+    verdict
+}
+
+/// A read-only program: every option must be on its safe list, and what
+/// it reads must not be a credential store.
+fn read_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    let operands = match crate::safe_options::check_options(program, args) {
+        Ok(operands) => operands,
+        Err(reason) => return Verdict::owned(RequiresApproval, reason),
+    };
+    let verdict = judge.reads(operands.iter().map(|i| &args[*i]));
+    if verdict.level > Safe {
+        return verdict;
+    }
+    // Option values can name files too (`grep -f ~/.ssh/id_rsa`).
+    judge.reads(args.iter().filter(|w| is_credential(&w.text)))
+}
+
+/// `uniq IN OUT` and `xxd IN OUT` write their second operand.
+fn two_operand_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    let reads = read_verdict(program, args, judge);
+    if reads.level > Safe {
+        return reads;
+    }
+    let files = operands(args);
+    match files.get(1) {
+        Some(out) => judge.writes([*out]),
+        None => reads,
+    }
 }
 
 fn rm_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
-    let recursive = args.iter().take_while(|w| w.text != "--").any(|w| {
-        w.text == "--recursive"
-            || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains(['r', 'R']))
-    });
-    if recursive {
-        return Verdict::new(RequiresApproval, "deletes recursively");
+    for word in args.iter().take_while(|w| w.text != "--") {
+        let text = word.text.as_str();
+        let known = match text.strip_prefix("--") {
+            Some(long) => {
+                matches!(
+                    long,
+                    "recursive" | "force" | "verbose" | "dir" | "interactive" | "one-file-system"
+                ) || long.starts_with("interactive=")
+            }
+            None if text.starts_with('-') && text.len() > 1 => {
+                text[1..].chars().all(|c| "rRfivdI".contains(c))
+            }
+            None => true,
+        };
+        if !known {
+            return Verdict::owned(RequiresApproval, format!("unknown option `{text}` for rm"));
+        }
     }
     let targets = operands(args);
+    if args.is_empty() {
+        return Verdict::new(Safe, "prints usage: nothing to delete");
+    }
     if targets.is_empty() {
-        return Verdict::new(WorkspaceSafe, "deletes nothing");
+        return Verdict::new(RequiresApproval, "rm without operands is not a known form");
     }
-    let verdict = judge.writes(targets);
-    match verdict.level {
-        Safe | WorkspaceSafe => Verdict::new(WorkspaceSafe, "deletes files inside the workspace"),
-        _ if verdict.reason.contains("run time") => {
-            Verdict::new(RequiresApproval, "deletes paths only known at run time")
+    judge.deletes(targets)
+}
+
+fn ln_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    let symbolic = args.iter().any(|w| {
+        w.text == "--symbolic"
+            || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('s'))
+    });
+    let files = operands(args);
+    if !symbolic && files.len() >= 2 {
+        let sources = &files[..files.len() - 1];
+        if sources
+            .iter()
+            .any(|w| !matches!(judge.place(w), PathPlace::Inside | PathPlace::Sink))
+        {
+            return Verdict::new(
+                RequiresApproval,
+                "hard-links a file from outside the workspace (writing the link writes the file)",
+            );
         }
-        _ => Verdict::new(RequiresApproval, "deletes files outside the workspace"),
     }
+    copy_verdict(args, judge)
+}
+
+fn zip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    if args.iter().any(|w| {
+        w.text == "-T"
+            || w.text == "-TT"
+            || w.text.starts_with("--unzip-command")
+            || w.text == "--test"
+    }) {
+        return Verdict::new(RequiresApproval, "zip -T / -TT runs a test command");
+    }
+    judge.writes(operands(args).into_iter().take(1))
 }
 
 fn copy_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
@@ -404,38 +823,102 @@ fn copy_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
 }
 
 fn sed_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
-    let in_place = args.iter().any(|w| {
-        w.text.starts_with("--in-place")
-            || (w.text.starts_with("-i") && !w.text.starts_with("--"))
-            || (w.text.starts_with('-')
-                && !w.text.starts_with("--")
-                && w.text.contains('i')
-                && w.text.len() <= 4)
-    });
+    let mut in_place = false;
     let mut scripts: Vec<&str> = Vec::new();
     let mut files: Vec<&Word> = Vec::new();
-    let mut iter = args.iter().peekable();
-    let has_e = args
-        .iter()
-        .any(|w| w.text == "-e" || w.text == "--expression" || w.text == "-f");
+    let has_e = args.iter().any(|w| {
+        w.text == "-e"
+            || w.text.starts_with("--expression")
+            || (w.text.starts_with("-e") && !w.text.starts_with("--"))
+    });
+    let mut iter = args.iter();
+    let mut only_files = false;
     while let Some(w) = iter.next() {
-        if w.text == "-e" || w.text == "--expression" || w.text == "-f" {
-            if let Some(s) = iter.next() {
-                scripts.push(&s.text);
+        let text = w.text.as_str();
+        if only_files || !text.starts_with('-') || text == "-" {
+            if !has_e && scripts.is_empty() {
+                scripts.push(text);
+            } else {
+                files.push(w);
             }
-        } else if w.text.starts_with('-') && w.text.len() > 1 {
             continue;
-        } else if !has_e && scripts.is_empty() {
-            scripts.push(&w.text);
-        } else {
-            files.push(w);
+        }
+        if text == "--" {
+            only_files = true;
+            continue;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let (name, value) = long.split_once('=').unwrap_or((long, ""));
+            match name {
+                "expression" => {
+                    if long.contains('=') {
+                        scripts.push(value);
+                    } else if let Some(s) = iter.next() {
+                        scripts.push(&s.text);
+                    }
+                }
+                "in-place" => in_place = true,
+                "quiet" | "silent" | "regexp-extended" | "separate" | "unbuffered"
+                | "null-data" | "zero-terminated" | "posix" | "debug" | "sandbox" => {}
+                "line-length" => {
+                    if !long.contains('=') {
+                        iter.next();
+                    }
+                }
+                _ => {
+                    return Verdict::owned(
+                        RequiresApproval,
+                        format!("unknown option `--{name}` for sed"),
+                    );
+                }
+            }
+            continue;
+        }
+        for (offset, flag) in text[1..].char_indices() {
+            let rest = &text[1 + offset + flag.len_utf8()..];
+            match flag {
+                'n' | 'E' | 'r' | 's' | 'u' | 'z' => {}
+                'i' => {
+                    in_place = true;
+                    break;
+                }
+                'e' => {
+                    if rest.is_empty() {
+                        if let Some(s) = iter.next() {
+                            scripts.push(&s.text);
+                        }
+                    } else {
+                        scripts.push(rest);
+                    }
+                    break;
+                }
+                'l' => {
+                    if rest.is_empty() {
+                        iter.next();
+                    }
+                    break;
+                }
+                'f' => {
+                    return Verdict::new(
+                        RequiresApproval,
+                        "sed -f runs a script file that is not analysed",
+                    );
+                }
+                other => {
+                    return Verdict::owned(
+                        RequiresApproval,
+                        format!("unknown option `-{other}` for sed"),
+                    );
+                }
+            }
         }
     }
-    if scripts.iter().any(|s| sed_script_escapes(s)) {
-        return Verdict::new(
-            RequiresApproval,
-            "sed script may run commands or write files",
-        );
+    if let Some(reason) = scripts.iter().find_map(|s| sed_script_escapes(s)) {
+        return Verdict::new(RequiresApproval, reason);
+    }
+    let reads = judge.reads(files.iter().copied());
+    if reads.level > Safe {
+        return reads;
     }
     if in_place {
         return judge.writes(files);
@@ -443,28 +926,166 @@ fn sed_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     Verdict::new(Safe, "only reads or prints")
 }
 
-/// GNU sed's `e` command and `e` flag run commands; `w`/`W` write files.
-fn sed_script_escapes(script: &str) -> bool {
-    let trimmed = script.trim_start();
-    trimmed.starts_with('e')
-        || trimmed.starts_with("w ")
-        || script.contains("/e")
-        || script.contains("/w ")
-        || script.contains(";e")
-        || script.contains("; e")
+/// Why a sed script is not known to be harmless: GNU sed's `e` command and
+/// the `e` flag of `s` run commands, `w`/`W` (and the `w` flag) write
+/// files, `r`/`R` read any file. The script is scanned command by command;
+/// anything not understood asks.
+fn sed_script_escapes(script: &str) -> Option<&'static str> {
+    let bytes = script.as_bytes();
+    let mut i = 0;
+    let skip_ws = |i: &mut usize| {
+        while *i < bytes.len() && matches!(bytes[*i], b' ' | b'\t' | b'\n' | b';' | b'!') {
+            *i += 1;
+        }
+    };
+    // Skips one address (`1`, `$`, `/re/`, `\%re%`, `1~2`, `+3`).
+    let skip_address = |i: &mut usize| -> bool {
+        match bytes.get(*i) {
+            Some(b'0'..=b'9' | b'$' | b'+' | b'~') => {
+                while *i < bytes.len() && matches!(bytes[*i], b'0'..=b'9' | b'$' | b'+' | b'~') {
+                    *i += 1;
+                }
+                true
+            }
+            Some(b'/') | Some(b'\\') => {
+                let delim = if bytes[*i] == b'\\' {
+                    *i += 1;
+                    match bytes.get(*i) {
+                        Some(d) => *d,
+                        None => return false,
+                    }
+                } else {
+                    b'/'
+                };
+                *i += 1;
+                while *i < bytes.len() && bytes[*i] != delim {
+                    if bytes[*i] == b'\\' {
+                        *i += 1;
+                    }
+                    *i += 1;
+                }
+                *i += 1;
+                while *i < bytes.len() && matches!(bytes[*i], b'I' | b'M') {
+                    *i += 1;
+                }
+                true
+            }
+            _ => false,
+        }
+    };
+    loop {
+        skip_ws(&mut i);
+        if i >= bytes.len() {
+            return None;
+        }
+        if skip_address(&mut i) {
+            if bytes.get(i) == Some(&b',') {
+                i += 1;
+                skip_address(&mut i);
+            }
+            skip_ws(&mut i);
+        }
+        let &command = bytes.get(i)?;
+        i += 1;
+        match command {
+            b'e' => return Some("the sed script runs a command (`e`)"),
+            b'w' | b'W' => return Some("the sed script writes a file (`w`)"),
+            b'r' | b'R' => return Some("the sed script reads a file (`r`)"),
+            b's' | b'y' => {
+                let Some(&delim) = bytes.get(i) else {
+                    return Some("the sed script could not be read");
+                };
+                i += 1;
+                for _ in 0..2 {
+                    while i < bytes.len() && bytes[i] != delim {
+                        if bytes[i] == b'\\' {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                if command == b's' {
+                    while i < bytes.len() && !matches!(bytes[i], b';' | b'\n' | b'}') {
+                        match bytes[i] {
+                            b'e' => return Some("the sed script runs a command (`s///e`)"),
+                            b'w' => return Some("the sed script writes a file (`s///w`)"),
+                            b'g' | b'p' | b'i' | b'I' | b'm' | b'M' | b'0'..=b'9' | b' ' => {}
+                            _ => {
+                                return Some("the sed script has a substitution flag not analysed");
+                            }
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            b'a' | b'i' | b'c' | b':' | b'b' | b't' | b'T' | b'#' => {
+                // Text or a label up to the end of the line.
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    if matches!(command, b'b' | b't' | b'T') && bytes[i] == b';' {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            b'p' | b'P' | b'd' | b'D' | b'n' | b'N' | b'g' | b'G' | b'h' | b'H' | b'x' | b'='
+            | b'l' | b'q' | b'Q' | b'z' | b'{' | b'}' | b'F' => {
+                while i < bytes.len() && bytes[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            _ => return Some("the sed script has a command that is not analysed"),
+        }
+    }
 }
 
+/// awk options that take a value in the next word (or attached).
+const AWK_VALUED: &[&str] = &["-v", "-F", "--assign", "--field-separator"];
+
 fn awk_verdict(args: &[Word]) -> Verdict {
-    let program = operands(args)
-        .first()
-        .map(|w| w.text.as_str())
-        .unwrap_or("");
+    let mut program: Option<&str> = None;
+    let mut iter = args.iter();
+    while let Some(word) = iter.next() {
+        let text = word.text.as_str();
+        if program.is_some() {
+            break;
+        }
+        if text == "--" {
+            program = iter.next().map(|w| w.text.as_str());
+            break;
+        }
+        if !text.starts_with('-') || text == "-" {
+            program = Some(text);
+            break;
+        }
+        if AWK_VALUED.contains(&text) {
+            iter.next();
+            continue;
+        }
+        if (text.starts_with("-v") || text.starts_with("-F"))
+            || text.starts_with("--assign=")
+            || text.starts_with("--field-separator=")
+        {
+            continue;
+        }
+        if matches!(text, "-e" | "--source") {
+            program = iter.next().map(|w| w.text.as_str());
+            break;
+        }
+        return Verdict::owned(
+            RequiresApproval,
+            format!("awk option `{text}` loads or runs code that is not analysed"),
+        );
+    }
+    let program = program.unwrap_or("");
     let prints_to_file = program
         .find("print")
         .is_some_and(|i| program[i..].contains('>'));
     if program.contains("system")
         || program.contains('|')
         || program.contains("getline")
+        || program.contains("@load")
+        || program.contains("@include")
         || prints_to_file
     {
         return Verdict::new(
@@ -472,48 +1093,99 @@ fn awk_verdict(args: &[Word]) -> Verdict {
             "awk program may run commands or write files",
         );
     }
-    if args
-        .iter()
-        .any(|w| w.text == "-f" || w.text.starts_with("--file"))
-    {
-        return Verdict::new(RequiresApproval, "runs an awk program file");
-    }
     Verdict::new(Safe, "only reads or prints")
 }
 
 fn sort_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    if args
+        .iter()
+        .any(|w| w.text.starts_with("--compress-program"))
+    {
+        return Verdict::new(RequiresApproval, "sort --compress-program runs a program");
+    }
     let words = texts(args);
     if let Some(i) = words.iter().position(|w| *w == "-o" || *w == "--output") {
         return judge.writes(args.get(i + 1));
     }
-    if let Some(target) = words.iter().find_map(|w| w.strip_prefix("--output=")) {
+    if let Some(target) = words
+        .iter()
+        .find_map(|w| w.strip_prefix("--output=").or_else(|| w.strip_prefix("-o")))
+    {
         return judge.writes([&Word::literal(target)]);
     }
-    Verdict::new(Safe, "only reads or prints")
+    read_verdict("sort", args, judge)
 }
 
 fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    if let Some(word) = args.iter().find(|w| {
+        let t = w.text.as_str();
+        t.starts_with("--to-command")
+            || t.starts_with("--checkpoint-action")
+            || t.starts_with("--use-compress-program")
+            || t.starts_with("--info-script")
+            || t.starts_with("--new-volume-script")
+            || t.starts_with("--rsh-command")
+            || t == "-I"
+            || t == "-F"
+            || (t.starts_with('-')
+                && !t.starts_with("--")
+                && t.len() > 2
+                && t[1..].starts_with(['I', 'F']))
+    }) {
+        return Verdict::owned(
+            RequiresApproval,
+            format!("tar option `{}` runs a program", word.text),
+        );
+    }
     let first = args
         .first()
         .map(|w| w.text.trim_start_matches('-'))
         .unwrap_or("");
-    let listing = first.contains('t') || args.iter().any(|w| w.text == "--list");
-    if listing && !first.contains(['x', 'c']) {
-        return Verdict::new(Safe, "lists an archive");
-    }
-    let mut targets: Vec<&Word> = Vec::new();
-    let words = texts(args);
-    for (i, w) in words.iter().enumerate() {
-        if (*w == "-C" || *w == "--directory") && i + 1 < args.len() {
-            targets.push(&args[i + 1]);
-        }
-    }
-    if first.contains('c') {
-        // Creating: the archive file is written.
-        if let Some(i) = words.iter().position(|w| {
-            w.starts_with('-') && w.ends_with('f') || *w == first && first.ends_with('f')
-        }) {
-            targets.extend(args.get(i + 1));
+    let bundled = args.first().is_some_and(|w| !w.text.starts_with("--"));
+    let listing = (bundled && first.contains('t')) || args.iter().any(|w| w.text == "--list");
+    let creating = (bundled && first.contains(['c', 'r', 'u', 'A']))
+        || args
+            .iter()
+            .any(|w| matches!(w.text.as_str(), "--create" | "--append" | "--update"));
+    let extracting = (bundled && first.contains('x'))
+        || args
+            .iter()
+            .any(|w| matches!(w.text.as_str(), "--extract" | "--get"));
+    let mut targets: Vec<Word> = Vec::new();
+    let mut archive: Option<Word> = None;
+    let mut iter = args.iter().enumerate();
+    while let Some((index, word)) = iter.next() {
+        let text = word.text.as_str();
+        let value_of = |w: &Word, v: &str| Word {
+            text: v.to_string(),
+            ..w.clone()
+        };
+        if let Some(dir) = text.strip_prefix("--directory=") {
+            targets.push(value_of(word, dir));
+        } else if let Some(file) = text.strip_prefix("--file=") {
+            archive = Some(value_of(word, file));
+        } else if text == "-C" || text == "--directory" {
+            if let Some((_, dir)) = iter.next() {
+                targets.push(dir.clone());
+            }
+        } else if text == "--file" {
+            if let Some((_, file)) = iter.next() {
+                archive = Some(file.clone());
+            }
+        } else if let Some(dir) = text.strip_prefix("-C")
+            && !dir.is_empty()
+        {
+            targets.push(value_of(word, dir));
+        } else if (index == 0 || (text.starts_with('-') && !text.starts_with("--")))
+            && text.trim_start_matches('-').contains('f')
+        {
+            let letters = text.trim_start_matches('-');
+            let after = &letters[letters.find('f').map_or(letters.len(), |i| i + 1)..];
+            if !after.is_empty() && text.starts_with('-') {
+                archive = Some(value_of(word, after));
+            } else if let Some((_, file)) = iter.next() {
+                archive = Some(file.clone());
+            }
         }
     }
     if args
@@ -522,17 +1194,37 @@ fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     {
         return Verdict::new(RequiresApproval, "extracts absolute paths");
     }
-    judge.writes(targets)
+    let reads = judge.reads(args.iter());
+    if reads.level > Safe {
+        return reads;
+    }
+    if listing && !creating && !extracting {
+        return match &archive {
+            Some(a) => judge.reads([a]).max(Verdict::new(Safe, "lists an archive")),
+            None => Verdict::new(Safe, "lists an archive"),
+        };
+    }
+    if creating {
+        targets.extend(archive);
+    } else if extracting && targets.is_empty() {
+        targets.push(Word::literal("."));
+    }
+    if targets.is_empty() {
+        return Verdict::new(RequiresApproval, "tar mode not analysed");
+    }
+    judge.writes(&targets)
 }
 
 fn unzip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     let words = texts(args);
     if words.contains(&"-l") {
-        return Verdict::new(Safe, "lists an archive");
+        return judge
+            .reads(args.iter())
+            .max(Verdict::new(Safe, "lists an archive"));
     }
     match words.iter().position(|w| *w == "-d") {
         Some(i) => judge.writes(args.get(i + 1)),
-        None => Verdict::new(WorkspaceSafe, "extracts into the current directory"),
+        None => judge.writes([&Word::literal(".")]),
     }
 }
 

@@ -64,8 +64,29 @@ pub(crate) fn cargo_verdict(args: &[Word]) -> Verdict {
     )
 }
 
-/// `npm`, `pnpm`, `yarn`, `bun`: scripts run locally, installs fetch.
+/// `npm`, `pnpm`, `yarn`, `bun`: scripts run locally, installs fetch;
+/// `config set` and `version` (runs lifecycle scripts, commits, tags) ask.
 pub(crate) fn node_pm_verdict(args: &[Word]) -> Verdict {
+    let sub = subcommand(args);
+    let rest: Vec<&str> = args
+        .iter()
+        .map(|w| w.text.as_str())
+        .skip_while(|w| *w != sub)
+        .skip(1)
+        .collect();
+    if sub == "config"
+        && rest
+            .first()
+            .is_some_and(|w| !matches!(*w, "get" | "list" | "ls"))
+    {
+        return Verdict::new(RequiresApproval, "changes package-manager configuration");
+    }
+    if sub == "version" && !rest.is_empty() {
+        return Verdict::new(
+            RequiresApproval,
+            "bumps the version (runs scripts, commits and tags)",
+        );
+    }
     table(
         subcommand(args),
         &[
@@ -121,7 +142,7 @@ pub(crate) fn python_pm_verdict(program: &str, args: &[Word]) -> Verdict {
         "poetry" => table(
             sub,
             &["show", "check", "env", "version", "about"],
-            &["run", "build", "shell"],
+            &["build"],
             &[
                 "add", "install", "lock", "publish", "remove", "search", "update",
             ],
@@ -152,8 +173,29 @@ pub(crate) fn python_pm_verdict(program: &str, args: &[Word]) -> Verdict {
     }
 }
 
-/// `go SUB`.
+/// `go SUB`; `-toolexec`, `-vettool`, `-exec` and `go env -w` ask.
 pub(crate) fn go_verdict(args: &[Word]) -> Verdict {
+    if let Some(word) = args.iter().find(|w| {
+        [
+            "-toolexec",
+            "--toolexec",
+            "-vettool",
+            "--vettool",
+            "-exec",
+            "--exec",
+            "-overlay",
+        ]
+        .iter()
+        .any(|f| w.text == *f || w.text.starts_with(&format!("{f}=")))
+    }) {
+        return Verdict::owned(
+            RequiresApproval,
+            format!("go option `{}` runs another program", word.text),
+        );
+    }
+    if subcommand(args) == "env" && args.iter().any(|w| w.text == "-w" || w.text == "-u") {
+        return Verdict::new(RequiresApproval, "go env -w changes the Go configuration");
+    }
     table(
         subcommand(args),
         &["doc", "env", "help", "list", "version"],
@@ -190,7 +232,7 @@ pub(crate) fn rustup_verdict(args: &[Word]) -> Verdict {
     table(
         subcommand(args),
         &["show", "which", "help", "doc"],
-        &["override", "default"],
+        &[],
         &[
             "component",
             "install",

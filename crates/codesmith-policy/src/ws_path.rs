@@ -1,10 +1,312 @@
-//! Where a shell path argument lands, judged lexically (no file system).
+//! Where a shell path argument lands.
 //!
-//! The caller passes the workspace as a string; `.` and `..` are resolved by
-//! text, `~` and `$VAR` count as outside (their value is not known here), and
-//! a few well-known sinks (`/dev/null`, `/dev/stdout`, …) are harmless.
-//! Symlinks cannot be seen from here; the tool layer canonicalizes real paths
-//! before it writes.
+//! Paths are decoded first (quotes, `$'…'` and braces by the parser; `~`,
+//! `$HOME` and `${HOME}` here, from [`PathFacts::home`]), made absolute
+//! against the tracked working directory, normalised (`.`, `..`, repeated
+//! slashes), and then resolved through symlinks that exist
+//! ([`PathFacts::resolve`]) or that the same command line creates. Only then
+//! is the place judged: credential stores by their resolved location
+//! (`/root/.ssh` as well as `~/.ssh`), protected project paths (`.git/`,
+//! `.codesmith/`), the workspace, system prefixes. A few sinks
+//! (`/dev/null`, `/dev/stdout`, …) keep nothing.
+
+/// What the classifier may learn about the file system and the turn.
+///
+/// The pure rules never touch the disk themselves; the caller chooses what
+/// they see. [`SystemPaths`] looks at the real file system (symlinks only,
+/// read-only); [`LexicalPaths`] sees nothing, for tests and dry reasoning.
+pub trait PathFacts {
+    /// `path` (absolute, normalised) with every existing symlink along it
+    /// followed; the part that does not exist yet is kept as written.
+    fn resolve(&self, path: &str) -> String;
+    /// The user's home directory (absolute), when known.
+    fn home(&self) -> Option<&str>;
+    /// Whether the turn's snapshot holds `path` (absolute), so deleting it
+    /// can be undone: `Some(true)` held, `Some(false)` not held, `None`
+    /// unknown. Deleting asks unless this is `Some(true)` (or the target is
+    /// regenerable build output).
+    fn snapshot_holds(&self, path: &str) -> Option<bool> {
+        let _ = path;
+        None
+    }
+}
+
+/// The real file system: symlinks along a path are followed (`lstat` and
+/// `readlink` only, nothing is opened); the home directory is `$HOME`. Knows nothing
+/// about snapshots, so deletions outside regenerable build output ask.
+#[derive(Debug, Clone, Default)]
+pub struct SystemPaths {
+    home: Option<String>,
+}
+
+impl SystemPaths {
+    /// Reads `$HOME` once (ignored unless absolute).
+    pub fn new() -> Self {
+        let home = std::env::var("HOME")
+            .ok()
+            .filter(|h| h.starts_with('/'))
+            .map(|h| normalize(&h));
+        SystemPaths { home }
+    }
+}
+
+impl PathFacts for SystemPaths {
+    /// Walks `path` from the root with one `lstat` per existing component,
+    /// following symlinks (`readlink`, at most 40 in all, as the kernel
+    /// does); the first component that does not exist ends the walk and the
+    /// rest is kept as written.
+    fn resolve(&self, path: &str) -> String {
+        let mut current = normalize(path);
+        let mut hops = 0;
+        'restart: loop {
+            let mut resolved = String::new();
+            let parts: Vec<&str> = current.split('/').filter(|c| !c.is_empty()).collect();
+            for (index, part) in parts.iter().enumerate() {
+                let candidate = format!("{resolved}/{part}");
+                let Ok(meta) = std::fs::symlink_metadata(&candidate) else {
+                    let rest = parts[index..].join("/");
+                    return normalize(&format!("{resolved}/{rest}"));
+                };
+                if meta.file_type().is_symlink() {
+                    hops += 1;
+                    let Ok(target) = std::fs::read_link(&candidate) else {
+                        return current;
+                    };
+                    let Some(target) = target.to_str() else {
+                        return current;
+                    };
+                    if hops > 40 {
+                        return current;
+                    }
+                    let rest = parts[index + 1..].join("/");
+                    let base = if target.starts_with('/') {
+                        String::new()
+                    } else {
+                        resolved.clone()
+                    };
+                    current = normalize(&format!("{base}/{target}/{rest}"));
+                    continue 'restart;
+                }
+                resolved = candidate;
+            }
+            return if resolved.is_empty() {
+                "/".to_string()
+            } else {
+                resolved
+            };
+        }
+    }
+
+    fn home(&self) -> Option<&str> {
+        self.home.as_deref()
+    }
+}
+
+/// No file system at all: paths resolve to themselves. `home` and the
+/// paths the snapshot holds are given by the caller.
+#[derive(Debug, Clone, Default)]
+pub struct LexicalPaths {
+    /// The home directory `~` and `$HOME` stand for.
+    pub home: Option<String>,
+    /// Paths (absolute) the snapshot holds, with everything below them;
+    /// `None` when the snapshot's contents are unknown.
+    pub snapshot: Option<Vec<String>>,
+    /// Symlinks that exist: (link path, target), both absolute.
+    pub links: Vec<(String, String)>,
+}
+
+impl PathFacts for LexicalPaths {
+    fn resolve(&self, path: &str) -> String {
+        follow_links(path, &self.links)
+    }
+
+    fn home(&self) -> Option<&str> {
+        self.home.as_deref()
+    }
+
+    fn snapshot_holds(&self, path: &str) -> Option<bool> {
+        self.snapshot
+            .as_ref()
+            .map(|held| held.iter().any(|h| within(path, h)))
+    }
+}
+
+/// `path` with the first matching link prefix replaced by its target
+/// (followed up to eight times).
+pub(crate) fn follow_links(path: &str, links: &[(String, String)]) -> String {
+    let mut current = path.to_string();
+    for _ in 0..8 {
+        let Some((link, target)) = links.iter().find(|(l, _)| within(&current, l)) else {
+            break;
+        };
+        let rest = &current[link.len()..];
+        current = normalize(&format!("{target}/{rest}"));
+    }
+    current
+}
+
+/// Directory and file names of build output that a build regenerates, so
+/// deleting them loses nothing. Names that projects also use for sources
+/// or hand-patched dependencies (`build`, `out`, `node_modules`) are left
+/// out: deleting them asks unless the snapshot holds them.
+const REGENERABLE: &[&str] = &[
+    ".gradle",
+    ".mypy_cache",
+    ".next",
+    ".nuxt",
+    ".parcel-cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+    ".turbo",
+    "__pycache__",
+    "coverage",
+    "dist",
+    "htmlcov",
+    "target",
+];
+
+/// True when `path` (absolute, inside the workspace) is regenerable build
+/// output: at or below a [`REGENERABLE`] directory, or a `*.pyc`/`*.pyo`/
+/// `*.o` file.
+pub(crate) fn is_regenerable(path: &str, workspace: &str) -> bool {
+    let Some(rest) = path.strip_prefix(workspace) else {
+        return false;
+    };
+    if rest.split('/').any(|c| c == ".git" || c == ".codesmith") {
+        return false;
+    }
+    rest.split('/').any(|c| REGENERABLE.contains(&c))
+        || [".pyc", ".pyo", ".o"].iter().any(|e| rest.ends_with(e))
+}
+
+/// Project directories whose contents run code later (`.git/`: hooks,
+/// `core.fsmonitor`) or configure safety (`.codesmith/`): writing, deleting
+/// or `chmod`-ing below them asks, in the shell and in the file tools.
+pub const PROTECTED_DIRS: [&str; 2] = [".git", ".codesmith"];
+
+/// The protected directory (`.git`, `.codesmith`) `path` lies in, if any.
+pub(crate) fn protected_dir(path: &str) -> Option<&'static str> {
+    path.split('/')
+        .find_map(|c| PROTECTED_DIRS.iter().find(|p| **p == c).copied())
+}
+
+/// Credential stores recognised by where they are, whoever's home they are
+/// in: a path with one of these suffixes as whole components (or below
+/// them) is a credential. Shell and REPL histories count: they hold pasted
+/// secrets.
+const CREDENTIAL_SUFFIXES: &[&str] = &[
+    ".aws",
+    ".azure",
+    ".bash_history",
+    ".cache/huggingface/token",
+    ".claude",
+    ".codex",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/git/credentials",
+    ".docker/config.json",
+    ".git-credentials",
+    ".gnupg",
+    ".huggingface/token",
+    ".kube/config",
+    ".lesshst",
+    ".mysql_history",
+    ".netrc",
+    ".node_repl_history",
+    ".npmrc",
+    ".password-store",
+    ".pgpass",
+    ".psql_history",
+    ".pypirc",
+    ".python_history",
+    ".ssh",
+    ".vault-token",
+    ".zsh_history",
+    "etc/gshadow",
+    "etc/shadow",
+    "etc/sudoers",
+];
+
+/// Places that expose secrets of running processes or the machine's memory.
+fn is_process_secret(path: &str) -> bool {
+    if !path.starts_with("/proc/") && !path.starts_with("/dev/") {
+        return false;
+    }
+    matches!(path, "/dev/mem" | "/dev/kmem" | "/dev/port" | "/proc/kcore")
+        || path.strip_prefix("/proc/").is_some_and(|rest| {
+            let mut parts = rest.split('/');
+            let _pid = parts.next();
+            matches!(parts.next(), Some("environ" | "mem" | "auxv")) && parts.next().is_none()
+        })
+}
+
+/// True when `path` (as written or resolved) is or lies below a
+/// credential store, judged by whole path components, or exposes process
+/// secrets (`/proc/PID/environ`, `/dev/mem`).
+pub(crate) fn is_credential_component(path: &str) -> bool {
+    if is_process_secret(path) {
+        return true;
+    }
+    // Every suffix starts with `.` or `etc/`; most words have neither.
+    if !path.contains(['.', '*', '?', '[']) && !path.contains("etc") {
+        return false;
+    }
+    let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    CREDENTIAL_SUFFIXES.iter().any(|suffix| {
+        let want: Vec<&str> = suffix.split('/').collect();
+        parts.windows(want.len()).any(|w| {
+            w.iter()
+                .zip(&want)
+                .all(|(part, name)| part == name || glob_matches(part, name))
+        })
+    })
+}
+
+/// True when the shell glob `pattern` (`*`, `?`, `[…]`) matches `name`, so
+/// `/root/.s?h` is judged like `/root/.ssh`. A pattern without glob
+/// characters never matches here (plain equality is checked by the caller).
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    if !pattern.contains(['*', '?', '[']) {
+        return false;
+    }
+    fn matches(p: &[char], n: &[char]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|i| matches(&p[1..], &n[i..])),
+            Some('?') => !n.is_empty() && matches(&p[1..], &n[1..]),
+            Some('[') => {
+                let Some(close) = p.iter().skip(2).position(|c| *c == ']').map(|i| i + 2) else {
+                    return n.first() == Some(&'[') && matches(&p[1..], &n[1..]);
+                };
+                let Some(c) = n.first() else {
+                    return false;
+                };
+                let set = &p[1..close];
+                let (negate, set) = match set.first() {
+                    Some('!' | '^') => (true, &set[1..]),
+                    _ => (false, set),
+                };
+                let mut hit = false;
+                let mut i = 0;
+                while i < set.len() {
+                    if i + 2 < set.len() && set[i + 1] == '-' {
+                        hit |= set[i] <= *c && *c <= set[i + 2];
+                        i += 3;
+                    } else {
+                        hit |= set[i] == *c;
+                        i += 1;
+                    }
+                }
+                hit != negate && matches(&p[close + 1..], &n[1..])
+            }
+            Some(x) => n.first() == Some(x) && matches(&p[1..], &n[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.chars().take(64).collect();
+    let n: Vec<char> = name.chars().collect();
+    matches(&p, &n)
+}
 
 /// Where a path written by a command lands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,37 +317,50 @@ pub(crate) enum PathPlace {
     Inside,
     /// Outside the workspace, or not known until run time.
     Outside,
+    /// Inside the workspace but under `.git/` or `.codesmith/`.
+    Protected,
     /// A system location (`/etc`, `/usr`, `/boot`, `/dev`, `/sys`, `/proc`,
     /// …) or a credential or shell start-up file in the home directory.
     System,
 }
 
-const SINKS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
+impl PathPlace {
+    /// Severity for "worst of several paths": Sink < Inside < Outside <
+    /// Protected < System.
+    pub(crate) fn rank(self) -> u8 {
+        match self {
+            PathPlace::Sink => 0,
+            PathPlace::Inside => 1,
+            PathPlace::Outside => 2,
+            PathPlace::Protected => 3,
+            PathPlace::System => 4,
+        }
+    }
+}
+
+pub(crate) const SINKS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
 
 const SYSTEM_PREFIXES: &[&str] = &[
     "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/opt", "/proc", "/root", "/sbin", "/sys",
     "/usr", "/var",
 ];
 
-const HOME_SENSITIVE: &[&str] = &[
-    "~/.ssh",
-    "~/.aws",
-    "~/.gnupg",
-    "~/.config/gh",
-    "~/.kube",
-    "~/.docker",
-    "~/.netrc",
-    "~/.bashrc",
-    "~/.bash_profile",
-    "~/.profile",
-    "~/.zshrc",
-    "~/.zprofile",
-    "~/.gitconfig",
-    "$HOME/.ssh",
-    "$HOME/.aws",
-    "$HOME/.bashrc",
-    "$HOME/.zshrc",
-    "$HOME/.profile",
+/// Dotfiles in the home directory that run code at the next login or
+/// shell start (or configure tools that do).
+pub(crate) const HOME_STARTUP: &[&str] = &[
+    ".bash_login",
+    ".bash_logout",
+    ".bash_profile",
+    ".bashrc",
+    ".config",
+    ".gitconfig",
+    ".inputrc",
+    ".local/bin",
+    ".profile",
+    ".zlogin",
+    ".zprofile",
+    ".zshenv",
+    ".zshrc",
 ];
 
 /// Credential stores a read-only command should not read without a person's
@@ -66,9 +381,10 @@ const CREDENTIALS: &[&str] = &[
     "/etc/sudoers",
 ];
 
-/// True when `path` names a credential store (`~/.ssh`, `~/.aws`, …).
+/// True when `path` names a credential store (`~/.ssh`, `~/.aws`,
+/// `/root/.git-credentials`, …), by text or by component.
 pub(crate) fn is_credential(path: &str) -> bool {
-    CREDENTIALS.iter().any(|p| at_or_under(path, p))
+    CREDENTIALS.iter().any(|p| at_or_under(path, p)) || is_credential_component(path)
 }
 
 /// Judges `path` as written in a command run from `cwd` (absolute, or `None`
@@ -78,7 +394,11 @@ pub(crate) fn place(path: &str, dynamic: bool, cwd: Option<&str>, workspace: &st
     if SINKS.contains(&path) || path.starts_with("/dev/fd/") {
         return PathPlace::Sink;
     }
-    if is_credential(path) || HOME_SENSITIVE.iter().any(|p| at_or_under(path, p)) {
+    let home_startup = ["~/", "$HOME/", "${HOME}/"].iter().any(|prefix| {
+        path.strip_prefix(prefix)
+            .is_some_and(|rest| HOME_STARTUP.iter().any(|f| at_or_under(rest, f)))
+    });
+    if is_credential(path) || home_startup {
         return PathPlace::System;
     }
     if dynamic || path.starts_with('~') || path.starts_with('$') || path.is_empty() {
@@ -131,7 +451,8 @@ pub(crate) fn normalize(path: &str) -> String {
     }
 }
 
-fn within(path: &str, root: &str) -> bool {
+/// True when `path` is `root` or below it.
+pub(crate) fn within(path: &str, root: &str) -> bool {
     if root == "/" {
         return path.starts_with('/');
     }

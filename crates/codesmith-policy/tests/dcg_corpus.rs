@@ -4,8 +4,9 @@
 //! Their `deny` means "must not run without a person saying yes", so for us
 //! it must be `ask` or `deny`: no deny-labelled case may be decided `allow`
 //! (hard assertion). Allow-labelled cases that we send to `ask` are the cost
-//! of caution; the test prints the count. Skips with a note when the suite
-//! folder is absent.
+//! of caution; the test prints the count, and it may not grow past the
+//! recorded ceiling. When the suite folder is absent the tests say
+//! `SUITE MISSING:` and skip (or fail, with `CODESMITH_REQUIRE_SUITES=1`).
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +23,18 @@ struct Case {
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/suites/dcg-command-corpus/tests/corpus")
+}
+
+/// Says visibly that the suite is absent (`SUITE MISSING:` on stderr) and
+/// fails when `CODESMITH_REQUIRE_SUITES=1`; returns so the caller can skip.
+fn suite_missing(dir: &Path) {
+    eprintln!("SUITE MISSING: {} is absent; test skipped", dir.display());
+    if std::env::var("CODESMITH_REQUIRE_SUITES").as_deref() == Ok("1") {
+        panic!(
+            "SUITE MISSING: {} is absent and CODESMITH_REQUIRE_SUITES=1",
+            dir.display()
+        );
+    }
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -80,7 +93,7 @@ fn load(dir: &Path) -> Vec<Case> {
 fn no_deny_labelled_case_is_allowed() {
     let dir = corpus_dir();
     if !dir.is_dir() {
-        eprintln!("note: {} is absent; corpus test skipped", dir.display());
+        suite_missing(&dir);
         return;
     }
     let cases = load(&dir);
@@ -141,7 +154,21 @@ fn no_deny_labelled_case_is_allowed() {
         "deny-labelled cases decided allow:\n{}",
         leaks.join("\n")
     );
+    // The cost of caution may not grow. It is above the 61 of the
+    // enumerate-the-bad classifier because an allow is now earned: setting a
+    // variable not known to be inert (`VAR=value echo test`, `env FOO=1 …`,
+    // `GIT_DIR=…`), `command …`, `make` and deletions no snapshot is known
+    // to hold (`rm file.txt`, `find … -exec rm {} \;`) ask by design.
+    assert!(
+        allow_to_ask + allow_to_deny <= MAX_ALLOW_LABELLED_ASKED,
+        "{} allow-labelled cases were asked or denied (ceiling {MAX_ALLOW_LABELLED_ASKED}):\n{}",
+        allow_to_ask + allow_to_deny,
+        cost.join("\n")
+    );
 }
+
+/// Most allow-labelled corpus cases that may be sent to ask or deny.
+const MAX_ALLOW_LABELLED_ASKED: usize = 75;
 
 /// The e2e command fixtures of the same suite: `dangerous.txt` (every line
 /// must be blocked) and `EXPECT:command` lines in the other files. A
@@ -150,7 +177,7 @@ fn no_deny_labelled_case_is_allowed() {
 fn e2e_fixtures_block_lines_are_not_allowed() {
     let dir = corpus_dir().join("../e2e/fixtures/commands");
     if !dir.is_dir() {
-        eprintln!("note: {} is absent; fixture test skipped", dir.display());
+        suite_missing(&dir);
         return;
     }
     let rules = Rules::new();
@@ -208,6 +235,7 @@ fn truncated_and_hostile_inputs_never_panic() {
     let mut inputs: Vec<String> = if dir.is_dir() {
         load(&dir).into_iter().map(|c| c.command).collect()
     } else {
+        suite_missing(&dir);
         Vec::new()
     };
     inputs.extend(

@@ -12,7 +12,7 @@ use crate::{ErrorCode, Refusal};
 /// or a `core.fsmonitor` line in its config, runs at the user's next `git status`,
 /// outside any sandbox) and `.codesmith` (the project's safety configuration). Matched
 /// against every component of the path as given and of its real location.
-pub const PROTECTED_DIRS: [&str; 2] = [".git", ".codesmith"];
+pub const PROTECTED_DIRS: [&str; 2] = codesmith_policy::PROTECTED_DIRS;
 
 /// What a tool call may know about its session: the workspace root and the
 /// CodeSmith home. Session-scoped trackers (freshness, shell cwd) live here too.
