@@ -146,7 +146,7 @@ async fn plan(
                     counts: true,
                 };
             }
-            match rt.gate(tool.as_ref(), &args).await {
+            match rt.gate(tool.as_ref(), &args, sink).await {
                 GateDecision::Run => Planned::Run(Prepared { call, tool, args }),
                 GateDecision::Refuse(refusal) => {
                     let name = tool.name().to_string();

@@ -1,5 +1,6 @@
 //! The approval gate: whether a prepared call runs, asks, or is refused.
 
+use codesmith_protocol::Event;
 use codesmith_tools::{Capability, ErrorCode, Refusal, Tool};
 use serde_json::Value;
 
@@ -42,8 +43,25 @@ pub(crate) enum Requirement {
 
 impl Runtime {
     /// Decides whether `tool` may run with `args`, asking the approver when needed.
-    pub(crate) async fn gate(&mut self, tool: &dyn Tool, args: &Value) -> GateDecision {
-        match self.requirement(tool, args) {
+    ///
+    /// A shell command that would ask is judged again with what the turn's snapshot
+    /// holds (the snapshot is taken first; it would be before the command runs anyway):
+    /// deleting files the snapshot can bring back needs nobody's approval. Without a
+    /// snapshot the first answer stands.
+    pub(crate) async fn gate(
+        &mut self,
+        tool: &dyn Tool,
+        args: &Value,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> GateDecision {
+        let mut requirement = self.requirement(tool, args);
+        if matches!(requirement, Requirement::Ask { .. })
+            && tool.capability() == Capability::ExecutesCode
+            && let Some(held) = self.snapshots.held(&self.ctx, sink).await
+        {
+            requirement = self.shell_requirement_with_snapshot(tool, args, &held);
+        }
+        match requirement {
             Requirement::Auto => GateDecision::Run,
             Requirement::Deny(refusal) => GateDecision::Refuse(refusal),
             Requirement::Ask {

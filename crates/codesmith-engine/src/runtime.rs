@@ -1,6 +1,8 @@
 //! The per-session runtime that tool dispatch works against: the tools, their
 //! context, the loop guard, approvals and the policy inputs.
 
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use codesmith_policy::{ApprovalMode, Decision, NetworkDecision, NetworkPolicy, Rules};
@@ -35,12 +37,38 @@ impl Runtime {
     /// The requirement for a tool that executes code: the command policy
     /// (classifier + exec-policy rules + approval mode) decides.
     pub(crate) fn shell_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
+        self.shell_requirement_inner(tool, args, None)
+    }
+
+    /// [`Runtime::shell_requirement`] knowing which workspace paths (relative,
+    /// `/`-separated) the turn's snapshot holds: deleting only those is undoable.
+    pub(crate) fn shell_requirement_with_snapshot(
+        &self,
+        tool: &dyn Tool,
+        args: &Value,
+        held: &HashSet<String>,
+    ) -> Requirement {
+        self.shell_requirement_inner(tool, args, Some(held))
+    }
+
+    fn shell_requirement_inner(
+        &self,
+        tool: &dyn Tool,
+        args: &Value,
+        held: Option<&HashSet<String>>,
+    ) -> Requirement {
         let Some(command) = args.get("command").and_then(Value::as_str) else {
             // No command: the tool's own validation reports the missing field.
             return Requirement::Auto;
         };
         let workspace = self.ctx.workspace.to_string_lossy();
-        let eval = codesmith_policy::decide(command, &workspace, &self.rules, self.mode);
+        let eval = match held {
+            None => codesmith_policy::decide(command, &workspace, &self.rules, self.mode),
+            Some(held) => {
+                let facts = TurnFacts::new(&self.ctx.workspace, held);
+                codesmith_policy::decide_with(command, &workspace, &self.rules, self.mode, &facts)
+            }
+        };
         match eval.decision {
             Decision::Allow => Requirement::Auto,
             Decision::AskUser => Requirement::Ask {
@@ -201,6 +229,99 @@ fn is_instruction_file(path: &str) -> bool {
     codesmith_tools::instructions::INSTRUCTION_NAMES
         .iter()
         .any(|n| name.eq_ignore_ascii_case(n))
+}
+
+/// The most directory entries [`TurnFacts`] walks to check that a directory's
+/// whole content is in the snapshot; a larger tree counts as not held.
+const MAX_HELD_WALK: usize = 10_000;
+
+/// What the command classifier may know during a turn: the real file system
+/// (symlinks followed, `$HOME`), plus which paths the turn's snapshot holds, so
+/// that deleting them can be undone with `sessions restore`.
+struct TurnFacts<'a> {
+    system: codesmith_policy::SystemPaths,
+    /// The workspace as given and as the kernel resolves it.
+    roots: [PathBuf; 2],
+    held: &'a HashSet<String>,
+}
+
+impl<'a> TurnFacts<'a> {
+    fn new(workspace: &Path, held: &'a HashSet<String>) -> Self {
+        let canonical =
+            std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        TurnFacts {
+            system: codesmith_policy::SystemPaths::new(),
+            roots: [workspace.to_path_buf(), canonical],
+            held,
+        }
+    }
+}
+
+impl codesmith_policy::PathFacts for TurnFacts<'_> {
+    fn resolve(&self, path: &str) -> String {
+        self.system.resolve(path)
+    }
+
+    fn home(&self) -> Option<&str> {
+        self.system.home()
+    }
+
+    /// Held when the path is inside the workspace (not the root itself), the
+    /// snapshot lists it, and, for a directory, every file below it is listed too
+    /// (at most [`MAX_HELD_WALK`] entries). Outside the workspace: unknown.
+    fn snapshot_holds(&self, path: &str) -> Option<bool> {
+        let abs = Path::new(path);
+        let rel = self
+            .roots
+            .iter()
+            .find_map(|root| abs.strip_prefix(root).ok())?;
+        let rel = rel.to_str()?.trim_end_matches('/');
+        if rel.is_empty() {
+            return None;
+        }
+        if !self.held.contains(rel) {
+            return Some(false);
+        }
+        Some(all_held_below(abs, rel, self.held))
+    }
+}
+
+/// True when `abs` is not a directory, or every file (and symlink) below it is in
+/// `held`. Empty directories do not count: git keeps none, and restoring loses none
+/// of the user's content. Anything unreadable, a non-UTF-8 name or a tree larger
+/// than [`MAX_HELD_WALK`] entries answers false.
+fn all_held_below(abs: &Path, rel: &str, held: &HashSet<String>) -> bool {
+    match std::fs::symlink_metadata(abs) {
+        Ok(meta) if meta.is_dir() => {}
+        _ => return true,
+    }
+    let mut stack = vec![(abs.to_path_buf(), rel.to_string())];
+    let mut seen = 0usize;
+    while let Some((dir, rel)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return false;
+        };
+        for entry in entries {
+            seen += 1;
+            let Ok(entry) = entry else { return false };
+            let (Some(name), Ok(kind)) = (
+                entry.file_name().to_str().map(str::to_string),
+                entry.file_type(),
+            ) else {
+                return false;
+            };
+            if seen > MAX_HELD_WALK {
+                return false;
+            }
+            let child = format!("{rel}/{name}");
+            if kind.is_dir() {
+                stack.push((entry.path(), child));
+            } else if !held.contains(&child) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ pub async fn run_one(
         verify: Default::default(),
         snapshots: Default::default(),
     };
-    match runtime.gate(tool.as_ref(), &args).await {
+    match runtime.gate(tool.as_ref(), &args, &mut |_| {}).await {
         GateDecision::Run => tool.call(&runtime.ctx, args).await,
         GateDecision::Refuse(refusal) => Err(refusal),
     }

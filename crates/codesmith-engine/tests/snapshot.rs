@@ -612,3 +612,59 @@ async fn an_env_file_a_turn_deletes_comes_back_with_restore() {
     assert_eq!(report.recreated, [".env"]);
     assert_eq!(read(&rig.d.ws, ".env"), "DB_PASSWORD=only-copy\n");
 }
+
+/// The `ok` flag of each tool result, by call id.
+fn results(events: &[Event]) -> Vec<(String, bool, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult { id, ok, output, .. } => Some((id.clone(), *ok, output.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn deleting_what_the_snapshot_holds_needs_no_approval_and_anything_else_asks() {
+    let rig = Rig::new().await;
+    // Captured: notes.txt (untracked, not ignored) and docs/a.md. Not captured: an
+    // ignored file over the 1 MiB limit for ignored files.
+    write(&rig.d.ws, ".gitignore", "*.bin\n");
+    write(&rig.d.ws, "docs/a.md", "# a\n");
+    std::fs::write(rig.d.ws.join("docs/big.bin"), vec![b'x'; 2 * 1024 * 1024]).unwrap();
+    std::fs::write(rig.d.ws.join("big.bin"), vec![b'y'; 2 * 1024 * 1024]).unwrap();
+    let setup = common::Setup {
+        approval: codesmith_policy::ApprovalMode::Suggest,
+        ..common::Setup::default()
+    };
+    let mut engine = common::engine(&rig.server, &rig.d.ws, &rig.d.home, setup);
+    rig.server
+        .push(
+            Scripted::tool_call("held", "exec_shell", r#"{"command": "rm notes.txt"}"#)
+                .with_tool_call("lost", "exec_shell", r#"{"command": "rm -f big.bin"}"#)
+                .with_tool_call("dir", "exec_shell", r#"{"command": "rm -r docs"}"#),
+        )
+        .push(Scripted::text("cleaned"));
+    let events = run(&mut engine, "clean up").await;
+    let results = results(&events);
+    assert_eq!(results.len(), 3, "{events:?}");
+    assert!(
+        results[0].1,
+        "a held file is deleted without approval: {results:?}"
+    );
+    assert!(!rig.d.ws.join("notes.txt").exists());
+    // Nobody can answer in a headless run, so what asks is refused and stays.
+    assert!(
+        !results[1].1 && results[1].2.contains("DENIED"),
+        "{results:?}"
+    );
+    assert!(rig.d.ws.join("big.bin").exists());
+    assert!(
+        !results[2].1 && results[2].2.contains("DENIED"),
+        "{results:?}"
+    );
+    assert!(rig.d.ws.join("docs/big.bin").exists() && rig.d.ws.join("docs/a.md").exists());
+    // And what ran without asking comes back.
+    let report = engine.restore_turn(1).await.unwrap();
+    assert_eq!(report.recreated, ["notes.txt"]);
+}

@@ -275,6 +275,32 @@ impl SideRepo {
         self.git.run(&["cat-file", "-e", &spec]).await.is_ok()
     }
 
+    /// Every path `commit` holds, workspace-relative and `/`-separated: each
+    /// captured file (or symlink) and every directory above one.
+    ///
+    /// # Errors
+    /// As [`SideRepo::take`] (git missing, failing or timing out).
+    pub async fn held_paths(
+        &self,
+        commit: &str,
+    ) -> Result<std::collections::HashSet<String>, SnapshotError> {
+        let out = self
+            .git
+            .run(&["ls-tree", "-r", "-z", "--name-only", commit])
+            .await?;
+        let mut held = std::collections::HashSet::new();
+        for name in out.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+            let name = String::from_utf8_lossy(name).into_owned();
+            let mut dir = name.as_str();
+            while let Some((parent, _)) = dir.rsplit_once('/') {
+                held.insert(parent.to_string());
+                dir = parent;
+            }
+            held.insert(name);
+        }
+        Ok(held)
+    }
+
     /// The turns of `session` that have a snapshot, ascending (empty when the
     /// side repository does not exist yet).
     ///

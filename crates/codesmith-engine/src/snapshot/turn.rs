@@ -1,6 +1,9 @@
 //! The engine's per-turn snapshot state: one snapshot before the first call
 //! of a turn that may write (a file tool or a shell command).
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use codesmith_protocol::Event;
 use codesmith_tools::ToolContext;
 
@@ -16,6 +19,8 @@ pub(crate) struct TurnSnapshots {
     attempted: bool,
     /// The running turn's snapshot, once taken.
     current: Option<Snapshot>,
+    /// What `current` holds (see [`SideRepo::held_paths`]), listed once per snapshot.
+    held: Option<Arc<HashSet<String>>>,
 }
 
 impl TurnSnapshots {
@@ -27,6 +32,7 @@ impl TurnSnapshots {
             turn: past_turns,
             attempted: false,
             current: None,
+            held: None,
         }
     }
 
@@ -35,7 +41,28 @@ impl TurnSnapshots {
         self.turn = self.turn.saturating_add(1);
         self.attempted = false;
         self.current = None;
+        self.held = None;
         self.turn
+    }
+
+    /// The paths this turn's snapshot holds (workspace-relative), taking the
+    /// snapshot first if the turn has none yet. `None` when there is no turn,
+    /// snapshots are off, or the snapshot or its listing failed: callers then
+    /// know nothing about what could be restored (fail closed).
+    pub(crate) async fn held(
+        &mut self,
+        ctx: &ToolContext,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Option<Arc<HashSet<String>>> {
+        self.before_write(ctx, sink).await;
+        if let Some(held) = &self.held {
+            return Some(held.clone());
+        }
+        let commit = self.current.as_ref()?.commit.clone();
+        let repo = SideRepo::new(&self.settings, &ctx.home, &ctx.workspace);
+        let held = Arc::new(repo.held_paths(&commit).await.ok()?);
+        self.held = Some(held.clone());
+        Some(held)
     }
 
     /// Takes this turn's snapshot unless one was already attempted. Success
