@@ -3,10 +3,18 @@
 //! Bytes are split into SSE events by `eventsource-stream` (which buffers
 //! across chunk and UTF-8 boundaries); a dialect [`SseDecoder`] lifts each
 //! event into provider events. The stream ends right after the dialect's
-//! terminal signal; a body that ends before it yields no
-//! [`ProviderEvent::Completed`], which the reducer treats as an interruption.
+//! terminal signal. When the body ends cleanly before it, the dialect decides
+//! ([`SseDecoder::end_of_body`]): a body that ends without the signal a
+//! dialect needs yields no [`ProviderEvent::Completed`], which the reducer
+//! treats as an interruption.
+//!
+//! A last event whose blank line never came (the body closed right after its
+//! data line) is still decoded when its data is complete (valid JSON or
+//! `[DONE]`); a cut-off data line is dropped as never received.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
@@ -16,16 +24,46 @@ use crate::scrub::scrub_secrets;
 
 /// A wire dialect's event decoder.
 pub(crate) trait SseDecoder: Send + 'static {
-    /// Decodes one SSE event (`event` is `"message"` when the wire named none).
-    fn event(&mut self, event: &str, data: &str) -> Result<Vec<ProviderEvent>, ProviderError>;
+    /// Decodes one SSE event (`event` is `"message"` when the wire named
+    /// none), appending to `out`. On `Err` the events already in `out` are
+    /// still delivered (usage carried by an error chunk, for instance), then
+    /// the error, and the stream ends.
+    fn event(
+        &mut self,
+        event: &str,
+        data: &str,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<(), ProviderError>;
 
     /// True once the terminal signal was decoded; nothing more is read.
     fn is_terminated(&self) -> bool;
+
+    /// The body ended cleanly (no transport error) before the terminal
+    /// signal. A dialect that can prove the response finished appends
+    /// [`ProviderEvent::Completed`]; otherwise nothing, an interruption.
+    fn end_of_body(&mut self, out: &mut Vec<ProviderEvent>);
 
     /// Decodes a whole, non-streamed JSON response (a server that ignored
     /// `stream: true`) into the events a stream would have carried,
     /// `Completed` included.
     fn decode_whole(body: &serde_json::Value) -> Result<Vec<ProviderEvent>, ProviderError>;
+}
+
+/// A piece of the body fed to the SSE parser: the bytes as received, then,
+/// after a clean end of body, a blank line that dispatches a last event
+/// whose terminating blank line never came.
+enum Piece<B> {
+    Body(B),
+    Tail,
+}
+
+impl<B: AsRef<[u8]>> AsRef<[u8]> for Piece<B> {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Piece::Body(bytes) => bytes.as_ref(),
+            Piece::Tail => b"\n\n",
+        }
+    }
 }
 
 struct State<S, D> {
@@ -34,6 +72,9 @@ struct State<S, D> {
     pending: VecDeque<Result<ProviderEvent, ProviderError>>,
     done: bool,
     provider: &'static str,
+    /// Set once the body ended and [`Piece::Tail`] was fed to the parser:
+    /// an event seen after that is the body's unterminated last event.
+    body_ended: Arc<AtomicBool>,
 }
 
 /// Decodes a byte stream with `decoder` into an [`EventStream`].
@@ -44,12 +85,20 @@ where
     E: std::fmt::Display + Send + 'static,
     D: SseDecoder,
 {
+    let body_ended = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&body_ended);
+    let tail = futures::stream::once(async move {
+        flag.store(true, Ordering::SeqCst);
+        Ok(Piece::Tail)
+    });
+    let pieces = bytes.map(|r| r.map(Piece::Body)).chain(tail);
     let state = State {
-        events: Box::pin(bytes.eventsource()),
+        events: Box::pin(pieces.eventsource()),
         decoder,
         pending: VecDeque::new(),
         done: false,
         provider,
+        body_ended,
     };
     futures::stream::unfold(state, |mut st| async move {
         loop {
@@ -60,16 +109,21 @@ where
                 return None;
             }
             match st.events.next().await {
-                Some(Ok(event)) => match st.decoder.event(&event.event, &event.data) {
-                    Ok(events) => {
-                        st.pending.extend(events.into_iter().map(Ok));
-                        st.done = st.decoder.is_terminated();
+                Some(Ok(event)) => {
+                    if st.body_ended.load(Ordering::SeqCst) && !is_complete_data(&event.data) {
+                        continue;
                     }
-                    Err(err) => {
-                        st.pending.push_back(Err(err));
-                        st.done = true;
+                    let mut out = Vec::new();
+                    let result = st.decoder.event(&event.event, &event.data, &mut out);
+                    st.pending.extend(out.into_iter().map(Ok));
+                    match result {
+                        Ok(()) => st.done = st.decoder.is_terminated(),
+                        Err(err) => {
+                            st.pending.push_back(Err(err));
+                            st.done = true;
+                        }
                     }
-                },
+                }
                 Some(Err(err)) => {
                     let text = format!("{} stream broke: {err}", st.provider);
                     crate::http::note_stream_failure(&text);
@@ -79,11 +133,22 @@ where
                     )));
                     st.done = true;
                 }
-                None => st.done = true,
+                None => {
+                    let mut out = Vec::new();
+                    st.decoder.end_of_body(&mut out);
+                    st.pending.extend(out.into_iter().map(Ok));
+                    st.done = true;
+                }
             }
         }
     })
     .boxed()
+}
+
+/// True when an event's data is whole: `[DONE]` or a complete JSON value.
+fn is_complete_data(data: &str) -> bool {
+    let data = data.trim();
+    data == "[DONE]" || serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok()
 }
 
 /// Parses an event's JSON data, mapping garbage to a retryable error.
@@ -198,12 +263,38 @@ mod tests {
 
     #[test]
     fn a_body_cut_before_the_terminal_signal_is_interrupted() {
-        let cut = OPENAI.find("data: [DONE]").unwrap();
+        let cut = OPENAI
+            .find("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\"")
+            .unwrap();
         let resp = reduce::<OpenAiDecoder>(vec![OPENAI.as_bytes()[..cut].to_vec()]);
         assert!(resp.interrupted);
+        assert_eq!(resp.stop_reason, StopReason::Interrupted);
         let cut = ANTHROPIC.find("event: message_stop").unwrap();
         let resp = reduce::<AnthropicDecoder>(vec![ANTHROPIC.as_bytes()[..cut].to_vec()]);
         assert!(resp.interrupted);
+        assert_eq!(
+            resp.usage.output_tokens, 7,
+            "usage of a cut response is kept"
+        );
+    }
+
+    #[test]
+    fn a_clean_end_after_finish_reason_is_complete_without_done() {
+        let cut = OPENAI.find("data: [DONE]").unwrap();
+        let resp = reduce::<OpenAiDecoder>(vec![OPENAI.as_bytes()[..cut].to_vec()]);
+        assert!(!resp.interrupted);
+        assert_eq!(resp.stop_reason, StopReason::ToolUse);
+        assert_eq!(resp.usage.input_tokens, 11);
+    }
+
+    #[test]
+    fn a_last_event_without_its_blank_line_is_decoded_when_whole() {
+        let wire = ANTHROPIC.trim_end();
+        let resp = reduce::<AnthropicDecoder>(vec![wire.as_bytes().to_vec()]);
+        assert!(!resp.interrupted);
+        let cut = &wire[..wire.len() - 3];
+        let resp = reduce::<AnthropicDecoder>(vec![cut.as_bytes().to_vec()]);
+        assert!(resp.interrupted, "a cut-off data line is not received");
     }
 
     #[test]

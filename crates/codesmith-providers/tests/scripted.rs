@@ -359,7 +359,9 @@ async fn everything_but_the_terminal_signal_is_still_an_interruption() {
 async fn nothing_received_is_retried_transparently() {
     let server = ScriptedServer::start().await;
     server.push(Fault::close());
-    server.push(Scripted::text("").omit_terminal());
+    server.push(Scripted::raw(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n",
+    ));
     server.push(Fault::hang(2500));
     server.push(Scripted::text("third time lucky"));
     let run = run(&openai(&server), &request(None), &fast()).await;
