@@ -207,31 +207,211 @@ mod tests {
         "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
     );
 
-    fn reduce<D: SseDecoder + Default>(chunks: Vec<Vec<u8>>) -> AssistantResponse {
+    /// Every shape the OpenAI-compatible decoder reads, in one valid stream
+    /// that ends without `[DONE]`: `error: null`, a comment, thinking as
+    /// nested content parts and as `reasoning`, text as parts and as a
+    /// string, two calls at index 0 told apart by id (the second with
+    /// parsed arguments), a call without index continued by a delta with
+    /// neither index nor id, usage on the finish chunk.
+    const OPENAI_SHAPES: &str = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}],\"error\":null}\n\n",
+        ": OPENROUTER PROCESSING\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":[{\"type\":\"text\",\"text\":\"dénk \"}]}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"more ✓\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"Ans\"}]}}]}\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"wer é\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"type\":\"function\",\"function\":{\"name\":\"write_file\",\"arguments\":\"{\\\"path\\\":\\\"a\\\"}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"b\",\"type\":\"function\",\"function\":{\"name\":\"write_file\",\"arguments\":{\"path\":\"b\"}}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"pa\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"th\\\":\\\"ü\\\"}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":5}}\n\n",
+    );
+
+    /// A refusal streamed in `delta.refusal`.
+    const OPENAI_REFUSAL: &str = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"refusal\":\"\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"Je ne peux pas ✗\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    /// A body decoded and reduced: the response, and the error that ended
+    /// the stream, if one did. Ids the decoder generated (they come from a
+    /// process-wide counter) are normalised so two decodes compare equal.
+    fn decode<D: SseDecoder + Default>(
+        chunks: Vec<Vec<u8>>,
+    ) -> (AssistantResponse, Option<String>) {
         let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
         let events: Vec<_> =
             futures::executor::block_on(decode_stream(bytes, D::default(), "test").collect());
         let mut reducer = StreamReducer::new();
+        let mut error = None;
         for event in events {
-            reducer.push(&event.unwrap());
+            match event {
+                Ok(event) => reducer.push(&event),
+                Err(err) => error = Some(err.message),
+            }
         }
-        reducer.finish(None)
+        let mut response = reducer.finish(None);
+        for call in &mut response.tool_calls {
+            if call.call.id.starts_with("call_cs") {
+                call.call.id = "generated".into();
+            }
+        }
+        (response, error)
     }
 
-    /// Every split into two pieces, and every fixed piece size from 1 to 7
-    /// bytes (which cuts multi-byte characters), gives the one-shot result.
-    fn assert_chunking_invariant<D: SseDecoder + Default>(wire: &str) -> AssistantResponse {
-        let bytes = wire.as_bytes();
-        let whole = reduce::<D>(vec![bytes.to_vec()]);
-        for cut in 1..bytes.len() {
-            let split = vec![bytes[..cut].to_vec(), bytes[cut..].to_vec()];
-            assert_eq!(reduce::<D>(split), whole, "split at byte {cut}");
+    fn reduce<D: SseDecoder + Default>(chunks: Vec<Vec<u8>>) -> AssistantResponse {
+        let (response, error) = decode::<D>(chunks);
+        assert_eq!(error, None);
+        response
+    }
+
+    /// A small deterministic generator (xorshift64) for reproducible splits.
+    struct Splitter(u64);
+
+    impl Splitter {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
         }
-        for size in 1..=7 {
-            let pieces = bytes.chunks(size).map(<[u8]>::to_vec).collect();
-            assert_eq!(reduce::<D>(pieces), whole, "pieces of {size} bytes");
+
+        /// `bytes` cut at random places into pieces of 1 to `max` bytes.
+        fn pieces(&mut self, bytes: &[u8], max: u64) -> Vec<Vec<u8>> {
+            let mut out = Vec::new();
+            let mut at = 0;
+            while at < bytes.len() {
+                let len = (1 + self.next() % max) as usize;
+                let end = (at + len).min(bytes.len());
+                out.push(bytes[at..end].to_vec());
+                at = end;
+            }
+            out
+        }
+    }
+
+    /// Re-chunked, `wire` decodes exactly as it does whole: split in two at
+    /// every byte boundary and cut into pieces of every fixed size from 1 to
+    /// 7 bytes (which cuts multi-byte characters and CRLF pairs) when
+    /// `exhaustive`, else pieces of 3 and 7 bytes; then cut at `rounds` sets
+    /// of random places.
+    fn assert_rechunking_invariant<D: SseDecoder + Default>(
+        name: &str,
+        wire: &[u8],
+        exhaustive: bool,
+        rounds: u64,
+    ) -> (AssistantResponse, Option<String>) {
+        let whole = decode::<D>(vec![wire.to_vec()]);
+        if exhaustive {
+            for cut in 1..wire.len() {
+                let split = vec![wire[..cut].to_vec(), wire[cut..].to_vec()];
+                assert_eq!(decode::<D>(split), whole, "{name}: split at byte {cut}");
+            }
+        }
+        let sizes: &[usize] = if exhaustive {
+            &[1, 2, 3, 4, 5, 6, 7]
+        } else {
+            &[3, 7]
+        };
+        for &size in sizes {
+            let pieces = wire.chunks(size).map(<[u8]>::to_vec).collect();
+            assert_eq!(decode::<D>(pieces), whole, "{name}: pieces of {size} bytes");
+        }
+        let mut splitter = Splitter(0x9E37_79B9_7F4A_7C15 ^ wire.len() as u64);
+        for round in 0..rounds {
+            let max = [4, 16, 300][(round % 3) as usize];
+            let pieces = splitter.pieces(wire, max);
+            assert_eq!(decode::<D>(pieces), whole, "{name}: random round {round}");
         }
         whole
+    }
+
+    /// Every split into two pieces, every fixed piece size from 1 to 7
+    /// bytes and random cuts give the one-shot result.
+    fn assert_chunking_invariant<D: SseDecoder + Default>(wire: &str) -> AssistantResponse {
+        let (response, error) = assert_rechunking_invariant::<D>("wire", wire.as_bytes(), true, 60);
+        assert_eq!(error, None);
+        response
+    }
+
+    #[test]
+    fn every_openai_shape_survives_any_chunking() {
+        let resp = assert_chunking_invariant::<OpenAiDecoder>(OPENAI_SHAPES);
+        assert_eq!(resp.thinking, "dénk more ✓");
+        assert_eq!(resp.text, "Answer é");
+        let calls: Vec<_> = resp
+            .tool_calls
+            .iter()
+            .map(|c| {
+                (
+                    c.call.id.as_str(),
+                    c.call.name.as_str(),
+                    c.call.arguments.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("a", "write_file", r#"{"path":"a"}"#),
+                ("b", "write_file", r#"{"path":"b"}"#),
+                ("c", "read_file", r#"{"path":"ü"}"#),
+            ]
+        );
+        assert_eq!(resp.stop_reason, StopReason::ToolUse);
+        assert_eq!((resp.usage.input_tokens, resp.usage.output_tokens), (9, 5));
+        assert!(!resp.interrupted && !resp.refusal);
+        let resp = assert_chunking_invariant::<OpenAiDecoder>(OPENAI_REFUSAL);
+        assert_eq!(resp.text, "Je ne peux pas ✗");
+        assert!(resp.refusal);
+        assert_eq!(resp.stop_reason, StopReason::EndTurn);
+    }
+
+    /// The recorded real-server bodies of the shared real-streams suite
+    /// decode the same however the bytes arrive.
+    #[test]
+    fn recorded_server_streams_survive_any_chunking() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/suites/real-streams");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            eprintln!("SUITE MISSING: {} (real-streams captures)", dir.display());
+            assert!(
+                std::env::var("CODESMITH_REQUIRE_SUITES").as_deref() != Ok("1"),
+                "CODESMITH_REQUIRE_SUITES=1 but {} is absent",
+                dir.display()
+            );
+            return;
+        };
+        let mut seen = 0;
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("sse") {
+                continue;
+            }
+            let name = path.file_stem().unwrap().to_string_lossy().to_string();
+            let wire = std::fs::read(&path).unwrap();
+            let sidecar: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(path.with_extension("json")).unwrap())
+                    .unwrap();
+            // Every boundary of the small bodies; random cuts of the large
+            // ones (every boundary of a 4 kB body is 4,000 decodes).
+            let small = wire.len() <= 2048;
+            let rounds = if small { 24 } else { 6 };
+            let (resp, _) = match sidecar["dialect"].as_str() {
+                Some("anthropic") => {
+                    assert_rechunking_invariant::<AnthropicDecoder>(&name, &wire, small, rounds)
+                }
+                _ => assert_rechunking_invariant::<OpenAiDecoder>(&name, &wire, small, rounds),
+            };
+            assert_eq!(
+                resp.text, sidecar["expect"]["text"],
+                "{name}: text decoded from the whole body"
+            );
+            seen += 1;
+        }
+        assert!(seen >= 27, "only {seen} captures in {}", dir.display());
     }
 
     #[test]
