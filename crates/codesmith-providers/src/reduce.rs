@@ -113,9 +113,11 @@ impl StreamReducer {
                 self.thinking.push_str(text);
             }
             ProviderEvent::RefusalDelta(text) => {
-                self.has_content = true;
                 self.refusal = true;
-                self.text.push_str(text);
+                if !text.is_empty() {
+                    self.has_content = true;
+                    self.text.push_str(text);
+                }
             }
             ProviderEvent::ToolCallStart { index, id, name } => {
                 self.has_content = true;

@@ -413,6 +413,20 @@ async fn omitted_stop_reason_is_derived() {
 }
 
 #[tokio::test]
+async fn an_anthropic_refusal_is_marked_and_a_content_filter_is_not() {
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("I won't.").finish(Finish::ContentFilter));
+    server.push(Scripted::text("filtered").finish(Finish::ContentFilter));
+    let refused = run(&anthropic(&server), &request(None), &fast()).await;
+    assert_eq!(refused.ok().text, "I won't.");
+    assert!(refused.ok().refusal);
+    assert_eq!(refused.streamed_text(), "I won't.");
+    let filtered = run(&openai(&server), &request(None), &fast()).await;
+    assert_eq!(filtered.ok().stop_reason, StopReason::ContentFilter);
+    assert!(!filtered.ok().refusal);
+}
+
+#[tokio::test]
 async fn exhausted_script_is_a_clear_error() {
     let server = ScriptedServer::start().await;
     let opts = CompleteOptions {

@@ -74,6 +74,9 @@ impl SseDecoder for AnthropicDecoder {
             }
             "message_stop" => {
                 self.terminated = true;
+                if self.stop_reason.as_deref() == Some("refusal") {
+                    out.push(ProviderEvent::RefusalDelta(String::new()));
+                }
                 out.push(ProviderEvent::Completed {
                     stop_reason: self.stop_reason.as_deref().map(map_stop_reason),
                 });
@@ -148,11 +151,12 @@ impl SseDecoder for AnthropicDecoder {
             decoder.merge_usage(usage);
             out.push(ProviderEvent::Usage(decoder.usage));
         }
+        let stop_reason = body.get("stop_reason").and_then(Value::as_str);
+        if stop_reason == Some("refusal") {
+            out.push(ProviderEvent::RefusalDelta(String::new()));
+        }
         out.push(ProviderEvent::Completed {
-            stop_reason: body
-                .get("stop_reason")
-                .and_then(Value::as_str)
-                .map(map_stop_reason),
+            stop_reason: stop_reason.map(map_stop_reason),
         });
         Ok(out)
     }
@@ -274,7 +278,8 @@ fn push_text(
     }
 }
 
-/// Maps a wire `stop_reason` to a stop reason.
+/// Maps a wire `stop_reason` to a stop reason. `refusal` is also reported
+/// as an empty [`ProviderEvent::RefusalDelta`], which marks the response.
 pub(crate) fn map_stop_reason(reason: &str) -> StopReason {
     match reason {
         "end_turn" => StopReason::EndTurn,
