@@ -30,6 +30,9 @@ pub struct VendorSection {
     pub base_url: Option<String>,
     /// Default model for this vendor.
     pub model: Option<String>,
+    /// `[openai]` only: send thinking back as `reasoning_content` on tool
+    /// rounds, `auto` (default), `always` or `never`.
+    pub reasoning_replay: Option<String>,
 }
 
 /// `[sandbox]`.
@@ -78,6 +81,33 @@ pub struct VerificationSection {
 }
 
 impl FileConfig {
+    /// `[openai] reasoning_replay`, default `auto`.
+    ///
+    /// # Errors
+    /// A value other than `auto`, `always` or `never`, or the key under
+    /// `[anthropic]` (where nothing reads it).
+    pub fn reasoning_replay(&self) -> Result<codesmith_providers::ReasoningReplay> {
+        if self
+            .anthropic
+            .as_ref()
+            .is_some_and(|a| a.reasoning_replay.is_some())
+        {
+            bail!(
+                "[anthropic] reasoning_replay is not a setting: reasoning_replay applies to [openai] only"
+            );
+        }
+        match self
+            .openai
+            .as_ref()
+            .and_then(|o| o.reasoning_replay.as_deref())
+        {
+            None => Ok(codesmith_providers::ReasoningReplay::default()),
+            Some(value) => value
+                .parse()
+                .map_err(|e: String| anyhow::anyhow!("[openai] {e}")),
+        }
+    }
+
     /// Whether the claim verifier runs: `[verification] result_claims`, default true.
     pub fn verify_claims(&self) -> bool {
         self.verification
@@ -150,6 +180,8 @@ pub struct Resolved {
     pub max_turns: u32,
     /// Stream idle window.
     pub idle_timeout: Duration,
+    /// `[openai] reasoning_replay`.
+    pub reasoning_replay: codesmith_providers::ReasoningReplay,
     /// User config as read.
     pub file: FileConfig,
     /// Exec-policy rules from `$CODESMITH_HOME/policy.toml` and `.codesmith/policy.toml`.
@@ -383,6 +415,7 @@ pub fn resolve(
     let approval = resolve_approval(model.approval, &file, &project)?;
     warn_loosening(&project, approval, &mut warnings);
     let idle_secs = idle_timeout_secs(&file)?;
+    let reasoning_replay = file.reasoning_replay()?;
     let rules = load_rules(&home, &workspace, &mut warnings)?;
     let sandbox = tighten_sandbox(
         file.sandbox.clone().unwrap_or_default(),
@@ -401,6 +434,7 @@ pub fn resolve(
             .unwrap_or(DEFAULT_MAX_TURNS)
             .max(1),
         idle_timeout: Duration::from_secs(idle_secs),
+        reasoning_replay,
         file,
         rules,
         sandbox,

@@ -57,8 +57,9 @@ pub async fn provider(
                      another provider with --provider"
                 )));
             }
-            let p = OpenAiProvider::new(OpenAiConfig::new(base, key))
-                .map_err(|e| SetupError::Usage(e.into()))?;
+            let mut config = OpenAiConfig::new(base, key);
+            config.reasoning_replay = resolved.reasoning_replay;
+            let p = OpenAiProvider::new(config).map_err(|e| SetupError::Usage(e.into()))?;
             Ok(Arc::new(p))
         }
         ProviderName::Anthropic => {

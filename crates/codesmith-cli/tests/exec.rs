@@ -412,3 +412,53 @@ async fn exec_says_once_at_start_when_commands_run_unisolated() {
         .count();
     assert_eq!(notices, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_replay_is_the_users_choice() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(
+            Scripted::tool_call("c1", "read_file", r#"{"path": "calc.py"}"#)
+                .with_thinking("read it first"),
+        )
+        .push(Scripted::text("read"));
+    let ws = sb.ws();
+    let args = [
+        "exec",
+        "-w",
+        ws.to_str().unwrap(),
+        "--provider",
+        "openai",
+        "--base-url",
+        &server.base_url(),
+        "--json",
+        "look",
+    ];
+    let config = sb.home().join("config.toml");
+    std::fs::write(&config, "[openai]\nreasoning_replay = \"never\"\n").unwrap();
+    let out = codesmith(&sb.home(), &args).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second = &server.request_bodies()[1];
+    let assistant = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    assert!(assistant.get("reasoning_content").is_none(), "{assistant}");
+
+    std::fs::write(&config, "[openai]\nreasoning_replay = \"sometimes\"\n").unwrap();
+    let out = codesmith(&sb.home(), &args).await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("reasoning_replay") && stderr.contains("\"always\""),
+        "{stderr}"
+    );
+}

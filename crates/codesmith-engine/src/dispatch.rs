@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::gate::GateDecision;
 use crate::guard::GuardVerdict;
-use crate::repair::args::{RepairPolicy, Rung, repair_arguments};
+use crate::repair::args::{RepairPolicy, Rung, json_error, repair_arguments};
 use crate::repair::names::{NameResolution, resolve_tool_name};
 use crate::runtime::Runtime;
 
@@ -193,11 +193,6 @@ fn check(
     if *stop == StopReason::Interrupted {
         return Err((interrupted_refusal(), false));
     }
-    let (args, rung) = match parsed {
-        Some(v) => (v, Rung::Strict),
-        None => repair_arguments(&call.arguments, RepairPolicy::RepairAllowed)
-            .unwrap_or_else(|| (Value::Object(Default::default()), Rung::Strict)),
-    };
     let names = rt.tools.names();
     let tool = match resolve_tool_name(&call.name, &names) {
         NameResolution::Exact(n) | NameResolution::Repaired { to: n, .. } => rt.tools.get(&n),
@@ -206,6 +201,11 @@ fn check(
         }
     };
     let tool = tool.ok_or_else(|| (Refusal::internal(), true))?;
+    let (args, rung) = match parsed {
+        Some(v) => (v, Rung::Strict),
+        None => repair_arguments(&call.arguments, RepairPolicy::RepairAllowed)
+            .ok_or_else(|| (invalid_json(tool.name(), &call.arguments), true))?,
+    };
     if !args.is_object() {
         let refusal = Refusal::new(
             ErrorCode::InvalidArguments,
@@ -235,6 +235,20 @@ fn unfinished_command() -> Refusal {
         "This command was NOT run: its arguments were unfinished JSON (an unclosed string or bracket), so the \
          command may be cut short.",
         "Send the complete call again, with valid JSON arguments.",
+    )
+    .with("executed", false)
+}
+
+/// Arguments that are not JSON and that no rung of the repair ladder could
+/// mend: the model is told what the parser found and where, never handed a
+/// `{}` whose "missing field" errors would hide the real fault.
+fn invalid_json(tool: &str, raw: &str) -> Refusal {
+    let fault = json_error(raw).unwrap_or_else(|| "not a JSON value".to_string());
+    Refusal::new(
+        ErrorCode::InvalidArguments,
+        format!("The arguments of `{tool}` are not valid JSON: {fault}. The call was not run."),
+        "Send the call again with the arguments as one valid JSON object (quote every key and string, \
+         separate members with commas).",
     )
     .with("executed", false)
 }

@@ -92,8 +92,10 @@ async fn an_interrupted_response_runs_none_of_its_calls() {
     let rig = Rig::new().await;
     rig.server
         .push(
+            // The whole call arrives, then the body ends before `finish_reason`.
             Scripted::tool_call("c1", "exec_shell", r#"{"command": "touch ran_marker"}"#)
-                .omit_terminal(),
+                .chunk_chars(100)
+                .drop_after(2),
         )
         .push(Scripted::text("done"));
     let (outcome, _) = rig.run("do it").await;
@@ -306,4 +308,170 @@ async fn an_unfinished_shell_command_is_not_repaired_into_a_run() {
         .filter(|e| matches!(e, Event::ToolCall { .. }))
         .count();
     assert_eq!(calls, 1, "every result has its tool_call event");
+}
+
+/// An OpenAI-compatible event-stream body: one `data:` event per chunk.
+fn sse(chunks: &[&str]) -> String {
+    chunks.iter().map(|c| format!("data: {c}\n\n")).collect()
+}
+
+#[tokio::test]
+async fn parallel_calls_sent_at_one_index_are_two_calls() {
+    let rig = Rig::new().await;
+    let call = |id: &str, path: &str, content: &str| {
+        let args = serde_json::json!({"path": path, "content": content}).to_string();
+        serde_json::json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0,
+            "id": id, "type": "function",
+            "function": {"name": "write_file", "arguments": args}}]}}]})
+        .to_string()
+    };
+    let (a, b) = (call("call_a", "a.txt", "A"), call("call_b", "b.txt", "B"));
+    rig.server
+        .push(Scripted::raw(sse(&[
+            &a,
+            &b,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ])))
+        .push(Scripted::text("done"));
+    let (outcome, events) = rig.run("write both").await;
+    assert_eq!(outcome.status, TaskStatus::Completed);
+    assert_eq!(std::fs::read_to_string(rig.ws.join("a.txt")).unwrap(), "A");
+    assert_eq!(std::fs::read_to_string(rig.ws.join("b.txt")).unwrap(), "B");
+    let ids: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, ["call_a", "call_b"]);
+}
+
+#[tokio::test]
+async fn arguments_sent_as_a_json_object_are_the_arguments() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::raw(sse(&[
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"write_file","arguments":{"path":"obj.txt","content":"O\n"}}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ])))
+        .push(Scripted::text("done"));
+    rig.run("write it").await;
+    assert_eq!(
+        std::fs::read_to_string(rig.ws.join("obj.txt")).unwrap(),
+        "O\n"
+    );
+}
+
+#[tokio::test]
+async fn a_body_ending_after_finish_reason_without_done_completes_the_turn() {
+    let rig = Rig::new().await;
+    rig.server.push(Scripted::text("all done").omit_terminal());
+    let (outcome, events) = rig.run("finish").await;
+    assert_eq!(outcome.status, TaskStatus::Completed);
+    assert_eq!(outcome.final_text, "all done");
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::TurnCompleted {
+            stop_reason: codesmith_protocol::StopReason::EndTurn,
+            ..
+        }
+    )));
+    assert_eq!(rig.server.requests().len(), 1, "nothing was retried");
+}
+
+#[tokio::test]
+async fn streamed_reasoning_goes_back_with_the_tool_round() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(
+            Scripted::tool_call("c1", "read_file", r#"{"path": "notes.txt"}"#)
+                .with_thinking("I should read the notes."),
+        )
+        .push(Scripted::text("read"));
+    rig.run("read notes").await;
+    let second = &rig.server.request_bodies()[1];
+    let assistant = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .unwrap();
+    assert_eq!(
+        assistant["reasoning_content"], "I should read the notes.",
+        "{assistant}"
+    );
+}
+
+#[tokio::test]
+async fn unparseable_arguments_are_reported_as_a_json_error() {
+    let rig = Rig::new().await;
+    let raw = r#"{"path": "m.txt" "content": "x"}"#;
+    rig.server
+        .push(Scripted::tool_call("c1", "write_file", raw))
+        .push(Scripted::text("ok"));
+    let (_, events) = rig.run("write m").await;
+    assert!(!rig.ws.join("m.txt").exists());
+    let result = &rig.results(1)[0];
+    assert!(
+        result.contains("not valid JSON") && result.contains("expected `,` or `}` at position 18"),
+        "{result}"
+    );
+    assert!(!result.contains("missing field"), "{result}");
+    let logged = events.iter().find_map(|e| match e {
+        Event::ToolCall { arguments, .. } => Some(arguments.clone()),
+        _ => None,
+    });
+    assert_eq!(logged, Some(Value::String(raw.to_string())));
+}
+
+#[tokio::test]
+async fn a_refusal_is_the_answer_and_is_marked_as_one() {
+    let rig = Rig::new().await;
+    rig.server.push(Scripted::raw(sse(&[
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"refusal":"I can't help with that."}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        "[DONE]",
+    ])));
+    let (outcome, events) = rig.run("do something bad").await;
+    assert_eq!(outcome.final_text, "I can't help with that.");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::TurnCompleted { refusal: true, .. }))
+    );
+}
+
+#[tokio::test]
+async fn what_the_provider_said_when_it_failed_reaches_the_user_and_the_transcript() {
+    let rig = Rig::new().await;
+    rig.server.push(Scripted::raw(sse(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#,
+        r#"{"error":{"code":400,"message":"Token limit reached"},"choices":[],"usage":{"prompt_tokens":43,"completion_tokens":10}}"#,
+    ])));
+    let (outcome, events) = rig.run("hi").await;
+    assert_eq!(outcome.status, TaskStatus::Interrupted);
+    assert_eq!(
+        outcome.usage.input_tokens, 43,
+        "the cut response was billed"
+    );
+    assert!(
+        events.iter().any(
+            |e| matches!(e, Event::Notice { message } if message.contains("Token limit reached"))
+        ),
+        "{events:?}"
+    );
+    let home = rig.ws.parent().unwrap().join("home");
+    let transcript: String = std::fs::read_dir(codesmith_engine::session::sessions_dir(&home))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+        .collect();
+    assert!(
+        transcript.contains(codesmith_engine::INTERRUPTION_NOTE)
+            && transcript.contains("Token limit reached"),
+        "{transcript}"
+    );
 }

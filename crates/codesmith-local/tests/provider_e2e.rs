@@ -53,6 +53,7 @@ async fn run(provider: &LocalProvider, request: &ChatRequest) -> Response {
                 stop_reason: reason,
             } => stop_reason = reason,
             ProviderEvent::ThinkingDelta(_) => panic!("the local model has no thinking channel"),
+            ProviderEvent::RefusalDelta(_) => panic!("the local model sends no refusals"),
         }
     }
     let mut content = Vec::new();

@@ -80,6 +80,10 @@ pub enum Event {
         stop_reason: StopReason,
         /// Usage of this round.
         usage: Usage,
+        /// True when the answer is a refusal (the provider marked the text
+        /// as one, e.g. OpenAI's `refusal` field); omitted when false.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        refusal: bool,
     },
     /// The claim verifier's verdict on the final turn.
     Verdict(VerdictEvent),

@@ -228,7 +228,11 @@ async fn attempt(
 
 fn forward(event: &ProviderEvent, on_event: &mut (dyn FnMut(StreamNotice) + Send)) {
     match event {
-        ProviderEvent::TextDelta(text) => on_event(StreamNotice::TextDelta(text.clone())),
+        ProviderEvent::TextDelta(text) | ProviderEvent::RefusalDelta(text) => {
+            if !text.is_empty() {
+                on_event(StreamNotice::TextDelta(text.clone()));
+            }
+        }
         ProviderEvent::ThinkingDelta(text) => on_event(StreamNotice::ThinkingDelta(text.clone())),
         ProviderEvent::ToolCallStart { .. }
         | ProviderEvent::ToolCallDelta { .. }

@@ -27,8 +27,8 @@ pub use anthropic::{
 pub use complete::{CompleteOptions, StreamNotice, complete};
 pub use http::CONNECT_TIMEOUT;
 pub use openai::{
-    DEFAULT_OPENAI_BASE_URL, OpenAiConfig, OpenAiProvider, REASONING_PLACEHOLDER, Vendor,
-    openai_key_from_env,
+    DEFAULT_OPENAI_BASE_URL, OpenAiConfig, OpenAiProvider, REASONING_PLACEHOLDER, ReasoningReplay,
+    Vendor, openai_key_from_env,
 };
 pub use provider::{
     ChatRequest, EventStream, Provider, ProviderError, ProviderErrorKind, ProviderEvent,

@@ -30,6 +30,10 @@ pub enum ProviderEvent {
     TextDelta(String),
     /// Thinking text (`reasoning_content`, Anthropic thinking blocks, ...).
     ThinkingDelta(String),
+    /// Visible text of a refusal (OpenAI `delta.refusal` / `message.refusal`):
+    /// shown as answer text, and the response is marked as a refusal. Empty
+    /// when a stop reason alone says so (Anthropic `refusal`).
+    RefusalDelta(String),
     /// A tool call begins. `index` orders calls within the response.
     ToolCallStart {
         /// Position of the call in the response.

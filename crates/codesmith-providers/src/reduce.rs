@@ -43,6 +43,8 @@ pub struct AssistantResponse {
     pub interrupted: bool,
     /// Why the stream was interrupted (scrubbed error text), when it was.
     pub interruption: Option<String>,
+    /// True when the text is a refusal (OpenAI `refusal`), not an answer.
+    pub refusal: bool,
 }
 
 impl AssistantResponse {
@@ -86,6 +88,7 @@ pub struct StreamReducer {
     usage: Usage,
     completed: Option<Option<StopReason>>,
     has_content: bool,
+    refusal: bool,
 }
 
 impl StreamReducer {
@@ -94,7 +97,8 @@ impl StreamReducer {
         StreamReducer::default()
     }
 
-    /// Folds one event in. Events after `Completed` are ignored.
+    /// Folds one event in. Events after `Completed` are ignored; the last
+    /// `Usage` wins (providers report cumulative figures).
     pub fn push(&mut self, event: &ProviderEvent) {
         if self.completed.is_some() {
             return;
@@ -107,6 +111,13 @@ impl StreamReducer {
             ProviderEvent::ThinkingDelta(text) => {
                 self.has_content = true;
                 self.thinking.push_str(text);
+            }
+            ProviderEvent::RefusalDelta(text) => {
+                self.refusal = true;
+                if !text.is_empty() {
+                    self.has_content = true;
+                    self.text.push_str(text);
+                }
             }
             ProviderEvent::ToolCallStart { index, id, name } => {
                 self.has_content = true;
@@ -171,6 +182,7 @@ impl StreamReducer {
             usage: self.usage,
             interrupted,
             interruption: None,
+            refusal: self.refusal,
         }
     }
 }

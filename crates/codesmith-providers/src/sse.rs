@@ -3,10 +3,18 @@
 //! Bytes are split into SSE events by `eventsource-stream` (which buffers
 //! across chunk and UTF-8 boundaries); a dialect [`SseDecoder`] lifts each
 //! event into provider events. The stream ends right after the dialect's
-//! terminal signal; a body that ends before it yields no
-//! [`ProviderEvent::Completed`], which the reducer treats as an interruption.
+//! terminal signal. When the body ends cleanly before it, the dialect decides
+//! ([`SseDecoder::end_of_body`]): a body that ends without the signal a
+//! dialect needs yields no [`ProviderEvent::Completed`], which the reducer
+//! treats as an interruption.
+//!
+//! A last event whose blank line never came (the body closed right after its
+//! data line) is still decoded when its data is complete (valid JSON or
+//! `[DONE]`); a cut-off data line is dropped as never received.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
@@ -16,16 +24,46 @@ use crate::scrub::scrub_secrets;
 
 /// A wire dialect's event decoder.
 pub(crate) trait SseDecoder: Send + 'static {
-    /// Decodes one SSE event (`event` is `"message"` when the wire named none).
-    fn event(&mut self, event: &str, data: &str) -> Result<Vec<ProviderEvent>, ProviderError>;
+    /// Decodes one SSE event (`event` is `"message"` when the wire named
+    /// none), appending to `out`. On `Err` the events already in `out` are
+    /// still delivered (usage carried by an error chunk, for instance), then
+    /// the error, and the stream ends.
+    fn event(
+        &mut self,
+        event: &str,
+        data: &str,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<(), ProviderError>;
 
     /// True once the terminal signal was decoded; nothing more is read.
     fn is_terminated(&self) -> bool;
+
+    /// The body ended cleanly (no transport error) before the terminal
+    /// signal. A dialect that can prove the response finished appends
+    /// [`ProviderEvent::Completed`]; otherwise nothing, an interruption.
+    fn end_of_body(&mut self, out: &mut Vec<ProviderEvent>);
 
     /// Decodes a whole, non-streamed JSON response (a server that ignored
     /// `stream: true`) into the events a stream would have carried,
     /// `Completed` included.
     fn decode_whole(body: &serde_json::Value) -> Result<Vec<ProviderEvent>, ProviderError>;
+}
+
+/// A piece of the body fed to the SSE parser: the bytes as received, then,
+/// after a clean end of body, a blank line that dispatches a last event
+/// whose terminating blank line never came.
+enum Piece<B> {
+    Body(B),
+    Tail,
+}
+
+impl<B: AsRef<[u8]>> AsRef<[u8]> for Piece<B> {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Piece::Body(bytes) => bytes.as_ref(),
+            Piece::Tail => b"\n\n",
+        }
+    }
 }
 
 struct State<S, D> {
@@ -34,6 +72,9 @@ struct State<S, D> {
     pending: VecDeque<Result<ProviderEvent, ProviderError>>,
     done: bool,
     provider: &'static str,
+    /// Set once the body ended and [`Piece::Tail`] was fed to the parser:
+    /// an event seen after that is the body's unterminated last event.
+    body_ended: Arc<AtomicBool>,
 }
 
 /// Decodes a byte stream with `decoder` into an [`EventStream`].
@@ -44,12 +85,20 @@ where
     E: std::fmt::Display + Send + 'static,
     D: SseDecoder,
 {
+    let body_ended = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&body_ended);
+    let tail = futures::stream::once(async move {
+        flag.store(true, Ordering::SeqCst);
+        Ok(Piece::Tail)
+    });
+    let pieces = bytes.map(|r| r.map(Piece::Body)).chain(tail);
     let state = State {
-        events: Box::pin(bytes.eventsource()),
+        events: Box::pin(pieces.eventsource()),
         decoder,
         pending: VecDeque::new(),
         done: false,
         provider,
+        body_ended,
     };
     futures::stream::unfold(state, |mut st| async move {
         loop {
@@ -60,16 +109,21 @@ where
                 return None;
             }
             match st.events.next().await {
-                Some(Ok(event)) => match st.decoder.event(&event.event, &event.data) {
-                    Ok(events) => {
-                        st.pending.extend(events.into_iter().map(Ok));
-                        st.done = st.decoder.is_terminated();
+                Some(Ok(event)) => {
+                    if st.body_ended.load(Ordering::SeqCst) && !is_complete_data(&event.data) {
+                        continue;
                     }
-                    Err(err) => {
-                        st.pending.push_back(Err(err));
-                        st.done = true;
+                    let mut out = Vec::new();
+                    let result = st.decoder.event(&event.event, &event.data, &mut out);
+                    st.pending.extend(out.into_iter().map(Ok));
+                    match result {
+                        Ok(()) => st.done = st.decoder.is_terminated(),
+                        Err(err) => {
+                            st.pending.push_back(Err(err));
+                            st.done = true;
+                        }
                     }
-                },
+                }
                 Some(Err(err)) => {
                     let text = format!("{} stream broke: {err}", st.provider);
                     crate::http::note_stream_failure(&text);
@@ -79,11 +133,22 @@ where
                     )));
                     st.done = true;
                 }
-                None => st.done = true,
+                None => {
+                    let mut out = Vec::new();
+                    st.decoder.end_of_body(&mut out);
+                    st.pending.extend(out.into_iter().map(Ok));
+                    st.done = true;
+                }
             }
         }
     })
     .boxed()
+}
+
+/// True when an event's data is whole: `[DONE]` or a complete JSON value.
+fn is_complete_data(data: &str) -> bool {
+    let data = data.trim();
+    data == "[DONE]" || serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok()
 }
 
 /// Parses an event's JSON data, mapping garbage to a retryable error.
@@ -142,31 +207,211 @@ mod tests {
         "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
     );
 
-    fn reduce<D: SseDecoder + Default>(chunks: Vec<Vec<u8>>) -> AssistantResponse {
+    /// Every shape the OpenAI-compatible decoder reads, in one valid stream
+    /// that ends without `[DONE]`: `error: null`, a comment, thinking as
+    /// nested content parts and as `reasoning`, text as parts and as a
+    /// string, two calls at index 0 told apart by id (the second with
+    /// parsed arguments), a call without index continued by a delta with
+    /// neither index nor id, usage on the finish chunk.
+    const OPENAI_SHAPES: &str = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}],\"error\":null}\n\n",
+        ": OPENROUTER PROCESSING\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"thinking\",\"thinking\":[{\"type\":\"text\",\"text\":\"dénk \"}]}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"more ✓\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"Ans\"}]}}]}\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"wer é\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"type\":\"function\",\"function\":{\"name\":\"write_file\",\"arguments\":\"{\\\"path\\\":\\\"a\\\"}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"b\",\"type\":\"function\",\"function\":{\"name\":\"write_file\",\"arguments\":{\"path\":\"b\"}}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"pa\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"th\\\":\\\"ü\\\"}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":5}}\n\n",
+    );
+
+    /// A refusal streamed in `delta.refusal`.
+    const OPENAI_REFUSAL: &str = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"refusal\":\"\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"Je ne peux pas ✗\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    /// A body decoded and reduced: the response, and the error that ended
+    /// the stream, if one did. Ids the decoder generated (they come from a
+    /// process-wide counter) are normalised so two decodes compare equal.
+    fn decode<D: SseDecoder + Default>(
+        chunks: Vec<Vec<u8>>,
+    ) -> (AssistantResponse, Option<String>) {
         let bytes = futures::stream::iter(chunks.into_iter().map(Ok::<_, Infallible>));
         let events: Vec<_> =
             futures::executor::block_on(decode_stream(bytes, D::default(), "test").collect());
         let mut reducer = StreamReducer::new();
+        let mut error = None;
         for event in events {
-            reducer.push(&event.unwrap());
+            match event {
+                Ok(event) => reducer.push(&event),
+                Err(err) => error = Some(err.message),
+            }
         }
-        reducer.finish(None)
+        let mut response = reducer.finish(None);
+        for call in &mut response.tool_calls {
+            if call.call.id.starts_with("call_cs") {
+                call.call.id = "generated".into();
+            }
+        }
+        (response, error)
     }
 
-    /// Every split into two pieces, and every fixed piece size from 1 to 7
-    /// bytes (which cuts multi-byte characters), gives the one-shot result.
-    fn assert_chunking_invariant<D: SseDecoder + Default>(wire: &str) -> AssistantResponse {
-        let bytes = wire.as_bytes();
-        let whole = reduce::<D>(vec![bytes.to_vec()]);
-        for cut in 1..bytes.len() {
-            let split = vec![bytes[..cut].to_vec(), bytes[cut..].to_vec()];
-            assert_eq!(reduce::<D>(split), whole, "split at byte {cut}");
+    fn reduce<D: SseDecoder + Default>(chunks: Vec<Vec<u8>>) -> AssistantResponse {
+        let (response, error) = decode::<D>(chunks);
+        assert_eq!(error, None);
+        response
+    }
+
+    /// A small deterministic generator (xorshift64) for reproducible splits.
+    struct Splitter(u64);
+
+    impl Splitter {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
         }
-        for size in 1..=7 {
-            let pieces = bytes.chunks(size).map(<[u8]>::to_vec).collect();
-            assert_eq!(reduce::<D>(pieces), whole, "pieces of {size} bytes");
+
+        /// `bytes` cut at random places into pieces of 1 to `max` bytes.
+        fn pieces(&mut self, bytes: &[u8], max: u64) -> Vec<Vec<u8>> {
+            let mut out = Vec::new();
+            let mut at = 0;
+            while at < bytes.len() {
+                let len = (1 + self.next() % max) as usize;
+                let end = (at + len).min(bytes.len());
+                out.push(bytes[at..end].to_vec());
+                at = end;
+            }
+            out
+        }
+    }
+
+    /// Re-chunked, `wire` decodes exactly as it does whole: split in two at
+    /// every byte boundary and cut into pieces of every fixed size from 1 to
+    /// 7 bytes (which cuts multi-byte characters and CRLF pairs) when
+    /// `exhaustive`, else pieces of 3 and 7 bytes; then cut at `rounds` sets
+    /// of random places.
+    fn assert_rechunking_invariant<D: SseDecoder + Default>(
+        name: &str,
+        wire: &[u8],
+        exhaustive: bool,
+        rounds: u64,
+    ) -> (AssistantResponse, Option<String>) {
+        let whole = decode::<D>(vec![wire.to_vec()]);
+        if exhaustive {
+            for cut in 1..wire.len() {
+                let split = vec![wire[..cut].to_vec(), wire[cut..].to_vec()];
+                assert_eq!(decode::<D>(split), whole, "{name}: split at byte {cut}");
+            }
+        }
+        let sizes: &[usize] = if exhaustive {
+            &[1, 2, 3, 4, 5, 6, 7]
+        } else {
+            &[3, 7]
+        };
+        for &size in sizes {
+            let pieces = wire.chunks(size).map(<[u8]>::to_vec).collect();
+            assert_eq!(decode::<D>(pieces), whole, "{name}: pieces of {size} bytes");
+        }
+        let mut splitter = Splitter(0x9E37_79B9_7F4A_7C15 ^ wire.len() as u64);
+        for round in 0..rounds {
+            let max = [4, 16, 300][(round % 3) as usize];
+            let pieces = splitter.pieces(wire, max);
+            assert_eq!(decode::<D>(pieces), whole, "{name}: random round {round}");
         }
         whole
+    }
+
+    /// Every split into two pieces, every fixed piece size from 1 to 7
+    /// bytes and random cuts give the one-shot result.
+    fn assert_chunking_invariant<D: SseDecoder + Default>(wire: &str) -> AssistantResponse {
+        let (response, error) = assert_rechunking_invariant::<D>("wire", wire.as_bytes(), true, 60);
+        assert_eq!(error, None);
+        response
+    }
+
+    #[test]
+    fn every_openai_shape_survives_any_chunking() {
+        let resp = assert_chunking_invariant::<OpenAiDecoder>(OPENAI_SHAPES);
+        assert_eq!(resp.thinking, "dénk more ✓");
+        assert_eq!(resp.text, "Answer é");
+        let calls: Vec<_> = resp
+            .tool_calls
+            .iter()
+            .map(|c| {
+                (
+                    c.call.id.as_str(),
+                    c.call.name.as_str(),
+                    c.call.arguments.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("a", "write_file", r#"{"path":"a"}"#),
+                ("b", "write_file", r#"{"path":"b"}"#),
+                ("c", "read_file", r#"{"path":"ü"}"#),
+            ]
+        );
+        assert_eq!(resp.stop_reason, StopReason::ToolUse);
+        assert_eq!((resp.usage.input_tokens, resp.usage.output_tokens), (9, 5));
+        assert!(!resp.interrupted && !resp.refusal);
+        let resp = assert_chunking_invariant::<OpenAiDecoder>(OPENAI_REFUSAL);
+        assert_eq!(resp.text, "Je ne peux pas ✗");
+        assert!(resp.refusal);
+        assert_eq!(resp.stop_reason, StopReason::EndTurn);
+    }
+
+    /// The recorded real-server bodies of the shared real-streams suite
+    /// decode the same however the bytes arrive.
+    #[test]
+    fn recorded_server_streams_survive_any_chunking() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/suites/real-streams");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            eprintln!("SUITE MISSING: {} (real-streams captures)", dir.display());
+            assert!(
+                std::env::var("CODESMITH_REQUIRE_SUITES").as_deref() != Ok("1"),
+                "CODESMITH_REQUIRE_SUITES=1 but {} is absent",
+                dir.display()
+            );
+            return;
+        };
+        let mut seen = 0;
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("sse") {
+                continue;
+            }
+            let name = path.file_stem().unwrap().to_string_lossy().to_string();
+            let wire = std::fs::read(&path).unwrap();
+            let sidecar: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(path.with_extension("json")).unwrap())
+                    .unwrap();
+            // Every boundary of the small bodies; random cuts of the large
+            // ones (every boundary of a 4 kB body is 4,000 decodes).
+            let small = wire.len() <= 2048;
+            let rounds = if small { 24 } else { 6 };
+            let (resp, _) = match sidecar["dialect"].as_str() {
+                Some("anthropic") => {
+                    assert_rechunking_invariant::<AnthropicDecoder>(&name, &wire, small, rounds)
+                }
+                _ => assert_rechunking_invariant::<OpenAiDecoder>(&name, &wire, small, rounds),
+            };
+            assert_eq!(
+                resp.text, sidecar["expect"]["text"],
+                "{name}: text decoded from the whole body"
+            );
+            seen += 1;
+        }
+        assert!(seen >= 27, "only {seen} captures in {}", dir.display());
     }
 
     #[test]
@@ -198,12 +443,38 @@ mod tests {
 
     #[test]
     fn a_body_cut_before_the_terminal_signal_is_interrupted() {
-        let cut = OPENAI.find("data: [DONE]").unwrap();
+        let cut = OPENAI
+            .find("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\"")
+            .unwrap();
         let resp = reduce::<OpenAiDecoder>(vec![OPENAI.as_bytes()[..cut].to_vec()]);
         assert!(resp.interrupted);
+        assert_eq!(resp.stop_reason, StopReason::Interrupted);
         let cut = ANTHROPIC.find("event: message_stop").unwrap();
         let resp = reduce::<AnthropicDecoder>(vec![ANTHROPIC.as_bytes()[..cut].to_vec()]);
         assert!(resp.interrupted);
+        assert_eq!(
+            resp.usage.output_tokens, 7,
+            "usage of a cut response is kept"
+        );
+    }
+
+    #[test]
+    fn a_clean_end_after_finish_reason_is_complete_without_done() {
+        let cut = OPENAI.find("data: [DONE]").unwrap();
+        let resp = reduce::<OpenAiDecoder>(vec![OPENAI.as_bytes()[..cut].to_vec()]);
+        assert!(!resp.interrupted);
+        assert_eq!(resp.stop_reason, StopReason::ToolUse);
+        assert_eq!(resp.usage.input_tokens, 11);
+    }
+
+    #[test]
+    fn a_last_event_without_its_blank_line_is_decoded_when_whole() {
+        let wire = ANTHROPIC.trim_end();
+        let resp = reduce::<AnthropicDecoder>(vec![wire.as_bytes().to_vec()]);
+        assert!(!resp.interrupted);
+        let cut = &wire[..wire.len() - 3];
+        let resp = reduce::<AnthropicDecoder>(vec![cut.as_bytes().to_vec()]);
+        assert!(resp.interrupted, "a cut-off data line is not received");
     }
 
     #[test]

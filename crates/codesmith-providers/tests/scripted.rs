@@ -359,7 +359,9 @@ async fn everything_but_the_terminal_signal_is_still_an_interruption() {
 async fn nothing_received_is_retried_transparently() {
     let server = ScriptedServer::start().await;
     server.push(Fault::close());
-    server.push(Scripted::text("").omit_terminal());
+    server.push(Scripted::raw(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n",
+    ));
     server.push(Fault::hang(2500));
     server.push(Scripted::text("third time lucky"));
     let run = run(&openai(&server), &request(None), &fast()).await;
@@ -408,6 +410,20 @@ async fn omitted_stop_reason_is_derived() {
     assert_eq!(second.ok().stop_reason, StopReason::MaxTokens);
     let third = run(&provider, &request(Some(50)), &fast()).await;
     assert_eq!(third.ok().stop_reason, StopReason::EndTurn);
+}
+
+#[tokio::test]
+async fn an_anthropic_refusal_is_marked_and_a_content_filter_is_not() {
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("I won't.").finish(Finish::ContentFilter));
+    server.push(Scripted::text("filtered").finish(Finish::ContentFilter));
+    let refused = run(&anthropic(&server), &request(None), &fast()).await;
+    assert_eq!(refused.ok().text, "I won't.");
+    assert!(refused.ok().refusal);
+    assert_eq!(refused.streamed_text(), "I won't.");
+    let filtered = run(&openai(&server), &request(None), &fast()).await;
+    assert_eq!(filtered.ok().stop_reason, StopReason::ContentFilter);
+    assert!(!filtered.ok().refusal);
 }
 
 #[tokio::test]

@@ -53,6 +53,7 @@ pub struct Scripted {
     pub(crate) drop_after: Option<usize>,
     pub(crate) omit_terminal: bool,
     pub(crate) whole: bool,
+    pub(crate) raw: Option<String>,
 }
 
 impl Default for Scripted {
@@ -71,6 +72,7 @@ impl Default for Scripted {
             drop_after: None,
             omit_terminal: false,
             whole: false,
+            raw: None,
         }
     }
 }
@@ -100,6 +102,18 @@ impl Scripted {
         partial_arguments: impl Into<String>,
     ) -> Self {
         Scripted::tool_call(id, name, partial_arguments).finish(Finish::Length)
+    }
+
+    /// A turn whose event-stream body is `body`, sent byte for byte (in
+    /// [`Scripted::write_bytes`] pieces, then the connection closes),
+    /// whichever dialect was called: for wire shapes the scripted turns do
+    /// not produce (parallel calls at one index, parsed arguments, a body
+    /// without its terminal signal). Content settings do not apply.
+    pub fn raw(body: impl Into<String>) -> Self {
+        Scripted {
+            raw: Some(body.into()),
+            ..Scripted::default()
+        }
     }
 
     /// Adds visible text (streamed before any tool call).

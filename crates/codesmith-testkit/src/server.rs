@@ -210,6 +210,10 @@ async fn play_turn(
     let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
     stream.write_all(head.as_bytes()).await?;
     stream.flush().await?;
+    if let Some(body) = &turn.raw {
+        write_pieces(stream, body.as_bytes(), turn.write_bytes).await?;
+        return stream.shutdown().await;
+    }
     let mut content_sent = 0usize;
     let mut pace = pacer(turn.pace_ms);
     for event in render(turn, dialect) {

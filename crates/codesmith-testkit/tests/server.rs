@@ -44,6 +44,17 @@ async fn records_requests_and_plays_both_dialects() {
 }
 
 #[tokio::test]
+async fn raw_bodies_are_sent_byte_for_byte() {
+    let server = ScriptedServer::start().await;
+    let body = "data: {\"choices\":[]}\n\ndata: [DONE]\n\n";
+    server.push(Scripted::raw(body).write_bytes(5));
+    let response = post(&server, "/v1/messages", "{}").await;
+    assert!(response.starts_with("HTTP/1.1 200"));
+    assert!(response.contains("text/event-stream"));
+    assert!(response.ends_with(&format!("\r\n\r\n{body}")), "{response}");
+}
+
+#[tokio::test]
 async fn faults_and_exhaustion_are_visible() {
     let server = ScriptedServer::start().await;
     server.push(Fault::status(429).retry_after(3));

@@ -733,6 +733,7 @@ mod tests {
                 output_tokens: 100,
                 cached_input_tokens: 0,
             },
+            refusal: false,
         });
         assert!(a.status.retry.is_none());
         assert_eq!(a.status.context_tokens, 1000);
@@ -757,6 +758,7 @@ mod tests {
                 output_tokens: 500,
                 cached_input_tokens: 0,
             },
+            refusal: false,
         });
         a.task_done();
         let Some(Entry::Info(lines)) = a.entries.last() else {

@@ -176,6 +176,7 @@ fn status_line_and_retry_banner_at_80x24() {
             output_tokens: 1_200,
             cached_input_tokens: 0,
         },
+        refusal: false,
     });
     a.apply(Event::Retry {
         attempt: 2,

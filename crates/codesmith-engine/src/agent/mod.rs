@@ -18,6 +18,10 @@ use crate::session::{Session, SessionError};
 
 mod recovery;
 
+/// Transcript note kind recording why a response was cut short
+/// (`{"message": <the provider's or the transport's error text>}`).
+pub const INTERRUPTION_NOTE: &str = "response_interrupted";
+
 /// Settings of an engine, resolved once by the front end.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -200,15 +204,20 @@ impl Engine {
                 estimated_input_tokens,
             });
             let response = self.request_with_recovery(sink).await?;
+            if let Some(why) = &response.interruption {
+                self.report_interruption(why, sink)?;
+            }
             let round_usage = response.usage;
             usage.add(&round_usage);
             let stop = response.stop_reason.clone();
+            let refusal = response.refusal;
             let (message, final_text, calls) = assistant_message(response, sink);
             self.session.push(message)?;
             sink(Event::TurnCompleted {
                 turn,
                 stop_reason: stop.clone(),
                 usage: round_usage,
+                refusal,
             });
             if calls.is_empty() {
                 if stop.is_truncation() {
@@ -248,6 +257,22 @@ impl Engine {
             }
         }
         Ok(self.stopped(TaskStatus::TurnLimit, self.config.max_turns, usage, sink))
+    }
+
+    /// What the provider said when a response was cut short (its error
+    /// message, already scrubbed of secrets, or the transport's) reaches the
+    /// user as a notice and stays in the transcript as a note.
+    fn report_interruption(
+        &mut self,
+        why: &str,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<(), EngineError> {
+        sink(Event::Notice {
+            message: format!("The model's answer was cut off: {why}"),
+        });
+        self.session
+            .note(INTERRUPTION_NOTE, serde_json::json!({ "message": why }))?;
+        Ok(())
     }
 
     fn stopped(

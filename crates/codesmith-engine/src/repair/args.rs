@@ -40,9 +40,9 @@ pub enum Rung {
 /// Parses `raw` as JSON, climbing the ladder when `policy` allows.
 ///
 /// Returns the value and the rung that produced it, or `None` when every
-/// allowed rung failed (the caller then uses `{}` and lets the tool's own
-/// validation name the missing fields). Empty or whitespace-only input is `{}`
-/// at the strict rung, since models send it for tools without arguments.
+/// allowed rung failed (the caller then tells the model what is wrong with
+/// the text as sent, see [`json_error`]). Empty or whitespace-only input is
+/// `{}` at the strict rung, since models send it for tools without arguments.
 pub fn repair_arguments(raw: &str, policy: RepairPolicy) -> Option<(Value, Rung)> {
     if raw.trim().is_empty() {
         return Some((Value::Object(Default::default()), Rung::Strict));
@@ -70,6 +70,29 @@ pub fn repair_arguments(raw: &str, policy: RepairPolicy) -> Option<(Value, Rung)
     serde_json::from_str(&trimmed)
         .ok()
         .map(|v| (v, Rung::SurplusClosers))
+}
+
+/// What a strict JSON parser says about `raw`, with the 1-based character
+/// position of the fault, e.g. ``expected `,` or `}` at position 18``;
+/// `None` when `raw` is valid JSON.
+pub fn json_error(raw: &str) -> Option<String> {
+    let err = serde_json::from_str::<serde::de::IgnoredAny>(raw).err()?;
+    let text = err.to_string();
+    let what = text
+        .rsplit_once(" at line ")
+        .map_or(text.as_str(), |(what, _)| what);
+    // serde_json counts columns in bytes; the model counts characters.
+    let line_start: usize = raw
+        .split_inclusive('\n')
+        .take(err.line().saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let mut end = (line_start + err.column()).min(raw.len());
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    let position = raw[..end].chars().count().max(1);
+    Some(format!("{what} at position {position}"))
 }
 
 /// Walks `text`, calling `f(index, char, in_string)` for every char, where
@@ -339,6 +362,23 @@ mod tests {
     fn hopeless_input_is_refused() {
         assert!(repaired("not json at all").is_none());
         assert!(repaired(r#"{"a": }"#).is_none());
+    }
+
+    #[test]
+    fn json_errors_name_the_fault_and_its_position() {
+        assert_eq!(
+            json_error(r#"{"path": "m.txt" "content": "x"}"#).as_deref(),
+            Some("expected `,` or `}` at position 18")
+        );
+        assert_eq!(
+            json_error("{\"é\": 1,\n \"b\" 2}").as_deref(),
+            Some("expected `:` at position 15")
+        );
+        assert_eq!(
+            json_error(r#"{"a": "#).as_deref(),
+            Some("EOF while parsing a value at position 6")
+        );
+        assert_eq!(json_error(r#"{"a": 1}"#), None);
     }
 
     #[test]

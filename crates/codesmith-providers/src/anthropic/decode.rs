@@ -1,11 +1,15 @@
 //! Messages API SSE events → [`ProviderEvent`]s.
 //!
 //! `message_start` and `message_delta` carry usage (the latter cumulative
-//! output tokens and the `stop_reason`); content blocks stream text,
-//! thinking and tool-use input (`input_json_delta`). The terminal signal is
-//! `message_stop`; only then are the usage and [`ProviderEvent::Completed`]
-//! emitted. `ping` and unknown event types are skipped (the API may add
-//! event types); `error` events become a [`ProviderError`].
+//! output tokens and the `stop_reason`), reported as soon as it arrives so
+//! that a response cut short still reports what was billed; content blocks
+//! stream text, thinking and tool-use input (`input_json_delta`). The
+//! terminal signal is `message_stop`, which emits
+//! [`ProviderEvent::Completed`]; a body that ends without it is an
+//! interruption, even after a `message_delta` with a stop reason. `ping` and
+//! unknown event types are skipped (the API may add event types); `error`
+//! events (`overloaded_error` mid-stream, ...) become a [`ProviderError`]
+//! quoting the API's message.
 
 use std::collections::HashMap;
 
@@ -34,9 +38,14 @@ pub(crate) struct AnthropicDecoder {
 }
 
 impl SseDecoder for AnthropicDecoder {
-    fn event(&mut self, event: &str, data: &str) -> Result<Vec<ProviderEvent>, ProviderError> {
+    fn event(
+        &mut self,
+        event: &str,
+        data: &str,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<(), ProviderError> {
         if self.terminated || data.trim().is_empty() {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let value = parse_json("anthropic", data)?;
         let kind = value
@@ -44,28 +53,29 @@ impl SseDecoder for AnthropicDecoder {
             .and_then(Value::as_str)
             .unwrap_or(event)
             .to_string();
-        let mut out = Vec::new();
         match kind.as_str() {
             "message_start" => {
                 if let Some(usage) = value.pointer("/message/usage") {
                     self.merge_usage(usage);
+                    out.push(ProviderEvent::Usage(self.usage));
                 }
             }
-            "content_block_start" => self.block_start(&value, &mut out),
-            "content_block_delta" => self.block_delta(&value, &mut out),
-            "content_block_stop" => self.block_stop(&value, &mut out),
+            "content_block_start" => self.block_start(&value, out),
+            "content_block_delta" => self.block_delta(&value, out),
+            "content_block_stop" => self.block_stop(&value, out),
             "message_delta" => {
                 if let Some(reason) = value.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     self.stop_reason = Some(reason.to_string());
                 }
-                if let Some(usage) = value.get("usage") {
+                if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
                     self.merge_usage(usage);
+                    out.push(ProviderEvent::Usage(self.usage));
                 }
             }
             "message_stop" => {
                 self.terminated = true;
-                if self.saw_usage {
-                    out.push(ProviderEvent::Usage(self.usage));
+                if self.stop_reason.as_deref() == Some("refusal") {
+                    out.push(ProviderEvent::RefusalDelta(String::new()));
                 }
                 out.push(ProviderEvent::Completed {
                     stop_reason: self.stop_reason.as_deref().map(map_stop_reason),
@@ -84,12 +94,15 @@ impl SseDecoder for AnthropicDecoder {
             }
             _ => {}
         }
-        Ok(out)
+        Ok(())
     }
 
     fn is_terminated(&self) -> bool {
         self.terminated
     }
+
+    /// Only `message_stop` proves a Messages response finished.
+    fn end_of_body(&mut self, _out: &mut Vec<ProviderEvent>) {}
 
     fn decode_whole(body: &Value) -> Result<Vec<ProviderEvent>, ProviderError> {
         if body.get("type").and_then(Value::as_str) == Some("error") {
@@ -138,11 +151,12 @@ impl SseDecoder for AnthropicDecoder {
             decoder.merge_usage(usage);
             out.push(ProviderEvent::Usage(decoder.usage));
         }
+        let stop_reason = body.get("stop_reason").and_then(Value::as_str);
+        if stop_reason == Some("refusal") {
+            out.push(ProviderEvent::RefusalDelta(String::new()));
+        }
         out.push(ProviderEvent::Completed {
-            stop_reason: body
-                .get("stop_reason")
-                .and_then(Value::as_str)
-                .map(map_stop_reason),
+            stop_reason: stop_reason.map(map_stop_reason),
         });
         Ok(out)
     }
@@ -264,7 +278,8 @@ fn push_text(
     }
 }
 
-/// Maps a wire `stop_reason` to a stop reason.
+/// Maps a wire `stop_reason` to a stop reason. `refusal` is also reported
+/// as an empty [`ProviderEvent::RefusalDelta`], which marks the response.
 pub(crate) fn map_stop_reason(reason: &str) -> StopReason {
     match reason {
         "end_turn" => StopReason::EndTurn,

@@ -1,10 +1,29 @@
 //! Chat Completions SSE chunks → [`ProviderEvent`]s.
 //!
-//! Tool-call deltas are assembled by their `index`: the first delta that
-//! names the tool yields [`ProviderEvent::ToolCallStart`], argument fragments
-//! yield [`ProviderEvent::ToolCallDelta`]. The terminal signal is `[DONE]`
-//! (after the chunk carrying `finish_reason` and the usage chunk); only then
-//! are the usage and [`ProviderEvent::Completed`] emitted.
+//! What the OpenAI-compatible servers in the wild send, and how it is read:
+//!
+//! - Text in `delta.content`, as a string or as an array of typed parts
+//!   (`{"type": "text", "text"}`, `{"type": "thinking", "thinking": [parts]}`
+//!   as Mistral's reasoning models send); thinking in
+//!   `delta.reasoning_content` (DeepSeek, vLLM, llama.cpp, Z.ai) or
+//!   `delta.reasoning` (OpenRouter, Groq); a refusal in `delta.refusal`,
+//!   which is answer text marked as a refusal.
+//! - Tool-call deltas are keyed by their `index` and `id`: a new non-empty
+//!   `id` at an index already in use starts a new call (servers that send
+//!   every call at index 0) when it names a tool; a delta without `index` takes its position in
+//!   the `tool_calls` array as the index. The first delta that names the tool
+//!   yields [`ProviderEvent::ToolCallStart`]; argument fragments yield
+//!   [`ProviderEvent::ToolCallDelta`]. `function.arguments` given as a JSON
+//!   object or array (already parsed by the server) is taken as its JSON text.
+//! - Usage is reported from whichever chunk carries it (the finish chunk, a
+//!   usage-only chunk after it, an error chunk), as soon as it arrives, so a
+//!   response cut short afterwards still reports what was billed.
+//! - An `error` object (`"error": null` is no error) ends the stream with a
+//!   [`ProviderError`] quoting the server's message.
+//! - The terminal signal is `data: [DONE]`; a body that ends cleanly after a
+//!   chunk carrying `finish_reason` is complete too (llama.cpp forks and some
+//!   proxies never send `[DONE]`). A body that ends with neither is an
+//!   interruption.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,9 +38,9 @@ use crate::taxonomy::error_from_stream;
 /// Counter for ids of calls the server sent without one.
 static GENERATED_IDS: AtomicU64 = AtomicU64::new(1);
 
+/// One tool call being assembled; its position in `calls` is its ordinal.
 #[derive(Debug, Default)]
 struct CallState {
-    ordinal: usize,
     id: Option<String>,
     started: bool,
     pending_args: String,
@@ -30,99 +49,120 @@ struct CallState {
 /// Decoder state for one Chat Completions stream.
 #[derive(Debug, Default)]
 pub(crate) struct OpenAiDecoder {
-    calls: HashMap<u64, CallState>,
+    /// Calls in the order they began.
+    calls: Vec<CallState>,
+    /// Wire index (or array position) → the ordinal of the call now at it.
+    by_index: HashMap<u64, usize>,
     finish_reason: Option<String>,
-    usage: Option<Usage>,
     terminated: bool,
-    last_key: Option<u64>,
 }
 
-/// Keys for calls sent without an `index` start here (far from real indexes).
-const UNINDEXED_BASE: u64 = 1 << 32;
-
 impl SseDecoder for OpenAiDecoder {
-    fn event(&mut self, _event: &str, data: &str) -> Result<Vec<ProviderEvent>, ProviderError> {
+    fn event(
+        &mut self,
+        _event: &str,
+        data: &str,
+        out: &mut Vec<ProviderEvent>,
+    ) -> Result<(), ProviderError> {
         let data = data.trim();
         if data.is_empty() || self.terminated {
-            return Ok(Vec::new());
+            return Ok(());
         }
         if data == "[DONE]" {
-            self.terminated = true;
-            let mut out = Vec::new();
-            if let Some(usage) = self.usage.take() {
-                out.push(ProviderEvent::Usage(usage));
-            }
-            out.push(ProviderEvent::Completed {
-                stop_reason: self.finish_reason.as_deref().map(map_finish_reason),
-            });
-            return Ok(out);
+            self.complete(out);
+            return Ok(());
         }
         let chunk = parse_json("openai", data)?;
-        if let Some(error) = chunk.get("error") {
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            out.push(ProviderEvent::Usage(parse_usage(usage)));
+        }
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(stream_error(error));
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| !u.is_null()) {
-            self.usage = Some(parse_usage(usage));
-        }
-        let mut out = Vec::new();
         let Some(choice) = chunk.pointer("/choices/0") else {
-            return Ok(out);
+            return Ok(());
         };
         if let Some(delta) = choice.get("delta") {
-            self.decode_delta(delta, &mut out);
+            self.decode_delta(delta, out);
         }
-        if let Some(reason) = choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .filter(|r| !r.is_empty())
-        {
+        if let Some(reason) = finish_reason(choice) {
             self.finish_reason = Some(reason.to_string());
         }
-        Ok(out)
+        Ok(())
     }
 
     fn is_terminated(&self) -> bool {
         self.terminated
     }
 
+    fn end_of_body(&mut self, out: &mut Vec<ProviderEvent>) {
+        if self.finish_reason.is_some() && !self.terminated {
+            self.complete(out);
+        }
+    }
+
     fn decode_whole(body: &Value) -> Result<Vec<ProviderEvent>, ProviderError> {
-        if let Some(error) = body.get("error") {
-            return Err(stream_error(error));
-        }
         let mut out = Vec::new();
-        let message = body.pointer("/choices/0/message");
-        if let Some(message) = message {
-            let mut decoder = OpenAiDecoder::default();
-            decoder.decode_delta(message, &mut out);
-        }
-        if let Some(usage) = body.get("usage").filter(|u| !u.is_null()) {
+        if let Some(usage) = body.get("usage").filter(|u| u.is_object()) {
             out.push(ProviderEvent::Usage(parse_usage(usage)));
         }
-        let reason = body
-            .pointer("/choices/0/finish_reason")
-            .and_then(Value::as_str)
-            .filter(|r| !r.is_empty());
+        if let Some(error) = body.get("error").filter(|e| !e.is_null()) {
+            return Err(stream_error(error));
+        }
+        let choice = body.pointer("/choices/0");
+        let mut decoder = OpenAiDecoder::default();
+        if let Some(message) = choice.and_then(|c| c.get("message")) {
+            decoder.decode_delta(message, &mut out);
+        }
         out.push(ProviderEvent::Completed {
-            stop_reason: reason.map(map_finish_reason),
+            stop_reason: choice.and_then(finish_reason).map(map_finish_reason),
         });
         Ok(out)
     }
 }
 
+/// A choice's non-empty `finish_reason`.
+fn finish_reason(choice: &Value) -> Option<&str> {
+    choice
+        .get("finish_reason")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+}
+
+/// A non-empty string field.
+fn non_empty_str<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
 impl OpenAiDecoder {
+    fn complete(&mut self, out: &mut Vec<ProviderEvent>) {
+        self.terminated = true;
+        out.push(ProviderEvent::Completed {
+            stop_reason: self.finish_reason.as_deref().map(map_finish_reason),
+        });
+    }
+
+    /// Decodes a streamed `delta` or a whole `message`.
     fn decode_delta(&mut self, delta: &Value, out: &mut Vec<ProviderEvent>) {
-        for key in ["reasoning_content", "reasoning"] {
-            if let Some(text) = delta.get(key).and_then(Value::as_str) {
-                if !text.is_empty() {
-                    out.push(ProviderEvent::ThinkingDelta(text.to_string()));
-                }
-                break;
-            }
-        }
-        if let Some(text) = delta.get("content").and_then(Value::as_str)
-            && !text.is_empty()
+        if let Some(text) = ["reasoning_content", "reasoning"]
+            .iter()
+            .find_map(|key| delta.get(*key).and_then(Value::as_str))
+            .filter(|t| !t.is_empty())
         {
-            out.push(ProviderEvent::TextDelta(text.to_string()));
+            out.push(ProviderEvent::ThinkingDelta(text.to_string()));
+        }
+        match delta.get("content") {
+            Some(Value::String(text)) if !text.is_empty() => {
+                out.push(ProviderEvent::TextDelta(text.clone()));
+            }
+            Some(Value::Array(parts)) => decode_parts(parts, false, out),
+            _ => {}
+        }
+        if let Some(text) = non_empty_str(delta, "refusal") {
+            out.push(ProviderEvent::RefusalDelta(text.to_string()));
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
             for (position, call) in calls.iter().enumerate() {
@@ -131,76 +171,128 @@ impl OpenAiDecoder {
         }
     }
 
-    /// The key of the call a delta belongs to: its wire `index`, or, for
-    /// servers that omit it, the call with the same `id` (a new call when
-    /// the id is new), else the last call seen, else the array position.
-    fn call_key(&self, position: u64, call: &Value) -> u64 {
-        if let Some(index) = call.get("index").and_then(Value::as_u64) {
-            return index;
-        }
-        let id = call
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
-        if let Some(id) = id {
-            let known = self
-                .calls
-                .iter()
-                .find(|(_, c)| c.id.as_deref() == Some(id))
-                .map(|(k, _)| *k);
-            return known.unwrap_or(UNINDEXED_BASE + self.calls.len() as u64);
-        }
-        self.last_key.unwrap_or(position)
+    /// The ordinal of the call a tool-call delta belongs to, creating the
+    /// call when the delta starts one. The index is the wire `index`, else
+    /// the delta's position in the array. A known `id` names its call; a new
+    /// `id` at an index in use starts a new call when the delta names a tool
+    /// (a server that sends every call at index 0), and is a continuation of
+    /// the call there otherwise (a proxy that sends a fresh id per chunk).
+    fn call_for(&mut self, position: u64, call: &Value) -> usize {
+        let index = call
+            .get("index")
+            .and_then(Value::as_u64)
+            .unwrap_or(position);
+        let id = non_empty_str(call, "id");
+        let at_index = self.by_index.get(&index).copied();
+        let ordinal = match id {
+            Some(id) => {
+                let known = self.calls.iter().position(|c| c.id.as_deref() == Some(id));
+                let names_a_tool = call
+                    .get("function")
+                    .and_then(|f| non_empty_str(f, "name"))
+                    .is_some();
+                match (known, at_index) {
+                    (Some(ordinal), _) => ordinal,
+                    (None, Some(ordinal)) if self.calls[ordinal].id.is_none() || !names_a_tool => {
+                        ordinal
+                    }
+                    (None, _) => self.new_call(),
+                }
+            }
+            None => at_index.unwrap_or_else(|| self.new_call()),
+        };
+        self.by_index.insert(index, ordinal);
+        ordinal
+    }
+
+    fn new_call(&mut self) -> usize {
+        self.calls.push(CallState::default());
+        self.calls.len() - 1
     }
 
     fn decode_call(&mut self, position: u64, call: &Value, out: &mut Vec<ProviderEvent>) {
-        let index = self.call_key(position, call);
-        self.last_key = Some(index);
-        let next_ordinal = self.calls.len();
-        let state = self.calls.entry(index).or_insert_with(|| CallState {
-            ordinal: next_ordinal,
-            ..CallState::default()
-        });
-        if let Some(id) = call
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-        {
+        let ordinal = self.call_for(position, call);
+        let state = &mut self.calls[ordinal];
+        if let Some(id) = non_empty_str(call, "id") {
             state.id.get_or_insert_with(|| id.to_string());
         }
         let function = call.get("function");
-        let name = function
-            .and_then(|f| f.get("name"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty());
+        let name = function.and_then(|f| non_empty_str(f, "name"));
         let args = function
             .and_then(|f| f.get("arguments"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
+            .map(arguments_text)
+            .unwrap_or_default();
         if !state.started {
-            state.pending_args.push_str(args);
+            state.pending_args.push_str(&args);
             if let Some(name) = name {
                 state.started = true;
                 let id = state.id.clone().unwrap_or_else(|| {
                     format!("call_cs{}", GENERATED_IDS.fetch_add(1, Ordering::Relaxed))
                 });
                 out.push(ProviderEvent::ToolCallStart {
-                    index: state.ordinal,
+                    index: ordinal,
                     id,
                     name: name.to_string(),
                 });
                 if !state.pending_args.is_empty() {
                     out.push(ProviderEvent::ToolCallDelta {
-                        index: state.ordinal,
+                        index: ordinal,
                         arguments: std::mem::take(&mut state.pending_args),
                     });
                 }
             }
         } else if !args.is_empty() {
             out.push(ProviderEvent::ToolCallDelta {
-                index: state.ordinal,
-                arguments: args.to_string(),
+                index: ordinal,
+                arguments: args,
             });
+        }
+    }
+}
+
+/// `function.arguments` as text: a string fragment as sent; a JSON value
+/// the server already parsed (object, array, ...) as its JSON text; `null`
+/// as nothing.
+fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Content given as an array of typed parts: `text` parts are answer text
+/// (thinking text inside a `thinking` part), `thinking` parts hold a string
+/// or nested parts. Other part types (images, audio) carry no text.
+fn decode_parts(parts: &[Value], thinking: bool, out: &mut Vec<ProviderEvent>) {
+    let emit = |text: &str, thinking: bool, out: &mut Vec<ProviderEvent>| {
+        if !text.is_empty() {
+            out.push(if thinking {
+                ProviderEvent::ThinkingDelta(text.to_string())
+            } else {
+                ProviderEvent::TextDelta(text.to_string())
+            });
+        }
+    };
+    for part in parts {
+        match part {
+            Value::String(text) => emit(text, thinking, out),
+            Value::Object(_) => match part.get("type").and_then(Value::as_str) {
+                Some("text") => {
+                    if let Some(text) = part.get("text").and_then(Value::as_str) {
+                        emit(text, thinking, out);
+                    }
+                }
+                Some("thinking" | "reasoning") => {
+                    match part.get("thinking").or_else(|| part.get("text")) {
+                        Some(Value::String(text)) => emit(text, true, out),
+                        Some(Value::Array(inner)) => decode_parts(inner, true, out),
+                        _ => {}
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
         }
     }
 }
@@ -229,18 +321,23 @@ fn parse_usage(usage: &Value) -> Usage {
     }
 }
 
+/// The error for an `error` object: `{"message", "type" | "code"}` (the
+/// code may be a number, as OpenRouter sends it), or a bare string.
 fn stream_error(error: &Value) -> ProviderError {
-    let kind = error
-        .get("type")
-        .or_else(|| error.get("code"))
-        .and_then(Value::as_str)
-        .unwrap_or("error");
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| error.to_string());
-    error_from_stream("openai", kind, &message)
+    let kind = match error.get("type").or_else(|| error.get("code")) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => "error".to_string(),
+    };
+    let message = match error {
+        Value::String(text) => text.clone(),
+        _ => error
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| error.to_string()),
+    };
+    error_from_stream("openai", &kind, &message)
 }
 
 #[cfg(test)]
@@ -250,7 +347,19 @@ mod tests {
 
     fn feed(decoder: &mut OpenAiDecoder, delta: &str) -> Vec<ProviderEvent> {
         let chunk = format!(r#"{{"choices":[{{"index":0,"delta":{delta}}}]}}"#);
-        decoder.event("message", &chunk).unwrap()
+        let mut out = Vec::new();
+        decoder.event("message", &chunk, &mut out).unwrap();
+        out
+    }
+
+    fn starts(events: &[ProviderEvent]) -> Vec<(usize, String)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                ProviderEvent::ToolCallStart { index, id, .. } => Some((*index, id.clone())),
+                _ => None,
+            })
+            .collect()
     }
 
     #[test]
@@ -260,14 +369,85 @@ mod tests {
         let b = r#"{"tool_calls":[{"id":"b","function":{"name":"g","arguments":"{\"x\":1}"}}]}"#;
         let mut events = feed(&mut d, a);
         events.extend(feed(&mut d, b));
-        let starts: Vec<_> = events
-            .iter()
-            .filter_map(|e| match e {
-                ProviderEvent::ToolCallStart { index, id, .. } => Some((*index, id.clone())),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(starts, vec![(0, "a".to_string()), (1, "b".to_string())]);
+        assert_eq!(
+            starts(&events),
+            vec![(0, "a".to_string()), (1, "b".to_string())]
+        );
+    }
+
+    #[test]
+    fn a_new_id_at_a_used_index_starts_a_new_call() {
+        let mut d = OpenAiDecoder::default();
+        let mut events = feed(
+            &mut d,
+            r#"{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{\"p\":"}}]}"#,
+        );
+        events.extend(feed(
+            &mut d,
+            r#"{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}"#,
+        ));
+        events.extend(feed(
+            &mut d,
+            r#"{"tool_calls":[{"index":0,"id":"b","function":{"name":"g","arguments":"{}"}}]}"#,
+        ));
+        events.extend(feed(
+            &mut d,
+            r#"{"tool_calls":[{"index":0,"id":"b","function":{"arguments":""}}]}"#,
+        ));
+        assert_eq!(
+            starts(&events),
+            vec![(0, "a".to_string()), (1, "b".to_string())]
+        );
+        let args = |i: usize| -> String {
+            events
+                .iter()
+                .filter_map(|e| match e {
+                    ProviderEvent::ToolCallDelta { index, arguments } if *index == i => {
+                        Some(arguments.as_str())
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(args(0), r#"{"p":1}"#);
+        assert_eq!(args(1), "{}");
+    }
+
+    #[test]
+    fn deltas_without_index_or_id_follow_their_array_position() {
+        let mut d = OpenAiDecoder::default();
+        let mut events = feed(
+            &mut d,
+            r#"{"tool_calls":[{"id":"a","function":{"name":"f","arguments":""}},{"id":"b","function":{"name":"g","arguments":""}}]}"#,
+        );
+        events.extend(feed(
+            &mut d,
+            r#"{"tool_calls":[{"function":{"arguments":"{\"a\":1}"}},{"function":{"arguments":"{\"b\":2}"}}]}"#,
+        ));
+        assert!(events.contains(&ProviderEvent::ToolCallDelta {
+            index: 0,
+            arguments: r#"{"a":1}"#.into()
+        }));
+        assert!(events.contains(&ProviderEvent::ToolCallDelta {
+            index: 1,
+            arguments: r#"{"b":2}"#.into()
+        }));
+    }
+
+    #[test]
+    fn parsed_arguments_are_taken_as_json_text() {
+        let mut d = OpenAiDecoder::default();
+        let events = feed(
+            &mut d,
+            r#"{"tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":{"path":"o.txt"}}}]}"#,
+        );
+        assert_eq!(
+            events[1],
+            ProviderEvent::ToolCallDelta {
+                index: 0,
+                arguments: r#"{"path":"o.txt"}"#.into()
+            }
+        );
     }
 
     #[test]
@@ -292,5 +472,78 @@ mod tests {
                 arguments: r#"{"p":1}"#.to_string()
             }
         );
+    }
+
+    #[test]
+    fn content_parts_refusals_and_null_errors_are_read() {
+        let mut d = OpenAiDecoder::default();
+        let events = feed(
+            &mut d,
+            r#"{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hm"}]},{"type":"text","text":"ok"}]}"#,
+        );
+        assert_eq!(
+            events,
+            vec![
+                ProviderEvent::ThinkingDelta("hm".into()),
+                ProviderEvent::TextDelta("ok".into())
+            ]
+        );
+        let events = feed(&mut d, r#"{"content":null,"refusal":"no"}"#);
+        assert_eq!(events, vec![ProviderEvent::RefusalDelta("no".into())]);
+        let mut out = Vec::new();
+        let chunk = r#"{"error":null,"choices":[{"index":0,"delta":{"content":"x"}}]}"#;
+        d.event("message", chunk, &mut out).unwrap();
+        assert_eq!(out, vec![ProviderEvent::TextDelta("x".into())]);
+    }
+
+    #[test]
+    fn an_error_chunk_still_reports_its_usage() {
+        let mut d = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        let chunk = r#"{"error":{"code":400,"message":"Token limit reached"},"choices":[],"usage":{"prompt_tokens":43,"completion_tokens":10}}"#;
+        let err = d.event("message", chunk, &mut out).unwrap_err();
+        assert!(
+            err.message.contains("Token limit reached"),
+            "{}",
+            err.message
+        );
+        assert!(err.message.contains("400"), "{}", err.message);
+        assert_eq!(
+            out,
+            vec![ProviderEvent::Usage(Usage {
+                input_tokens: 43,
+                output_tokens: 10,
+                cached_input_tokens: 0
+            })]
+        );
+    }
+
+    #[test]
+    fn a_clean_end_after_finish_reason_completes_and_without_it_does_not() {
+        let mut d = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        d.event(
+            "message",
+            r#"{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}"#,
+            &mut out,
+        )
+        .unwrap();
+        d.end_of_body(&mut out);
+        assert_eq!(
+            out.last(),
+            Some(&ProviderEvent::Completed {
+                stop_reason: Some(StopReason::EndTurn)
+            })
+        );
+        let mut d = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        d.event(
+            "message",
+            r#"{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}"#,
+            &mut out,
+        )
+        .unwrap();
+        d.end_of_body(&mut out);
+        assert_eq!(out, vec![ProviderEvent::TextDelta("hi".into())]);
     }
 }

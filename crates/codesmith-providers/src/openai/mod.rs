@@ -18,22 +18,63 @@ pub(crate) use decode::OpenAiDecoder;
 /// The default base URL (OpenAI's public API, with the `/v1` segment).
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// Placeholder `reasoning_content` for a DeepSeek thinking-mode tool round
-/// whose thinking text is empty (seed 002, "Takeover": the field must be
-/// present or the request is rejected with 400).
+/// Placeholder `reasoning_content` for a replayed tool round whose thinking
+/// text is empty (DeepSeek's thinking mode rejects a tool round without the
+/// field with HTTP 400).
 pub const REASONING_PLACEHOLDER: &str = "(reasoning omitted)";
+
+/// Whether earlier assistant tool rounds carry their thinking back to the
+/// server as `reasoning_content` (`[openai] reasoning_replay` in the config).
+///
+/// Servers that stream `reasoning_content` (DeepSeek, also behind a proxy,
+/// vLLM and llama.cpp with a reasoning parser, OpenRouter) may need it back
+/// on the tool rounds of thinking mode; others reject or ignore it. A
+/// replayed tool round without thinking text gets [`REASONING_PLACEHOLDER`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ReasoningReplay {
+    /// Replay for a DeepSeek endpoint, and for any other endpoint except
+    /// OpenAI's own once the session's transcript holds thinking text the
+    /// server sent. The default.
+    #[default]
+    Auto,
+    /// Always replay (placeholder included), whatever the endpoint.
+    Always,
+    /// Never send `reasoning_content`.
+    Never,
+}
+
+impl std::str::FromStr for ReasoningReplay {
+    type Err = String;
+
+    /// Parses `auto`, `always` or `never`.
+    ///
+    /// # Errors
+    /// Any other text, with the accepted values in the message.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(ReasoningReplay::Auto),
+            "always" => Ok(ReasoningReplay::Always),
+            "never" => Ok(ReasoningReplay::Never),
+            other => Err(format!(
+                "reasoning_replay = {other:?} is not known: use \"auto\", \"always\" or \"never\""
+            )),
+        }
+    }
+}
 
 /// The vendor behind an OpenAI-compatible endpoint, which decides the dialect
 /// details of a rendered request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Vendor {
     /// OpenAI itself: the cap is sent as `max_completion_tokens`;
-    /// `reasoning_content` is stripped.
+    /// `reasoning_content` is not replayed under [`ReasoningReplay::Auto`].
     OpenAi,
     /// DeepSeek: assistant messages that carry tool calls get a
-    /// `reasoning_content` field (thinking text, or [`REASONING_PLACEHOLDER`]).
+    /// `reasoning_content` field (thinking text, or [`REASONING_PLACEHOLDER`])
+    /// under [`ReasoningReplay::Auto`].
     DeepSeek,
-    /// Any other compatible server: `max_tokens`; `reasoning_content` stripped.
+    /// Any other compatible server: `max_tokens`; `reasoning_content`
+    /// replayed under [`ReasoningReplay::Auto`] once the server sent thinking.
     Generic,
 }
 
@@ -72,6 +113,8 @@ pub struct OpenAiConfig {
     pub api_key: Option<String>,
     /// Dialect details; [`Vendor::detect`] of the base URL by default.
     pub vendor: Vendor,
+    /// Whether thinking goes back as `reasoning_content`; [`ReasoningReplay::Auto`] by default.
+    pub reasoning_replay: ReasoningReplay,
 }
 
 impl OpenAiConfig {
@@ -83,6 +126,7 @@ impl OpenAiConfig {
             base_url,
             api_key,
             vendor,
+            reasoning_replay: ReasoningReplay::Auto,
         }
     }
 }
@@ -123,7 +167,7 @@ impl OpenAiProvider {
     /// The request body this provider would send for `request` (for tests
     /// and `--dry-run` style inspection).
     pub fn render(&self, request: &ChatRequest) -> serde_json::Value {
-        render::render_request(request, self.config.vendor)
+        render::render_request(request, self.config.vendor, self.config.reasoning_replay)
     }
 }
 

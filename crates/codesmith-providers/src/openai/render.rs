@@ -6,11 +6,17 @@
 use codesmith_protocol::{ContentBlock, Message, Role};
 use serde_json::{Map, Value, json};
 
-use super::{REASONING_PLACEHOLDER, Vendor};
+use super::{REASONING_PLACEHOLDER, ReasoningReplay, Vendor};
 use crate::provider::ChatRequest;
 
-/// Renders `request` as a streaming Chat Completions body for `vendor`.
-pub(crate) fn render_request(request: &ChatRequest, vendor: Vendor) -> Value {
+/// Renders `request` as a streaming Chat Completions body for `vendor`,
+/// replaying thinking as `reasoning_content` as `replay` decides.
+pub(crate) fn render_request(
+    request: &ChatRequest,
+    vendor: Vendor,
+    replay: ReasoningReplay,
+) -> Value {
+    let replay = replays_reasoning(request, vendor, replay);
     let mut messages = Vec::new();
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
@@ -18,7 +24,7 @@ pub(crate) fn render_request(request: &ChatRequest, vendor: Vendor) -> Value {
     for message in &request.messages {
         match message.role {
             Role::User => render_user(message, &mut messages),
-            Role::Assistant => messages.push(render_assistant(message, vendor)),
+            Role::Assistant => messages.push(render_assistant(message, replay)),
         }
     }
     let mut body = Map::new();
@@ -56,6 +62,26 @@ pub(crate) fn render_request(request: &ChatRequest, vendor: Vendor) -> Value {
     Value::Object(body)
 }
 
+/// Whether tool rounds carry `reasoning_content` (see [`ReasoningReplay`]).
+/// Under `Auto` the decision is a function of the transcript, so the same
+/// history always renders the same bytes.
+fn replays_reasoning(request: &ChatRequest, vendor: Vendor, replay: ReasoningReplay) -> bool {
+    match replay {
+        ReasoningReplay::Always => true,
+        ReasoningReplay::Never => false,
+        ReasoningReplay::Auto => match vendor {
+            Vendor::DeepSeek => true,
+            Vendor::OpenAi => false,
+            Vendor::Generic => request.messages.iter().any(|m| {
+                m.role == Role::Assistant
+                    && m.content
+                        .iter()
+                        .any(|b| matches!(b, ContentBlock::Thinking { text } if !text.is_empty()))
+            }),
+        },
+    }
+}
+
 /// A user message: tool results first (as `tool` messages, which must follow
 /// the assistant's calls directly), then the text, if any.
 fn render_user(message: &Message, out: &mut Vec<Value>) {
@@ -78,8 +104,8 @@ fn render_user(message: &Message, out: &mut Vec<Value>) {
 }
 
 /// An assistant message: text, `tool_calls` with the raw argument strings,
-/// and `reasoning_content` only where the vendor requires it.
-fn render_assistant(message: &Message, vendor: Vendor) -> Value {
+/// and, on a tool round when `replay` is set, `reasoning_content`.
+fn render_assistant(message: &Message, replay: bool) -> Value {
     let mut text = String::new();
     let mut thinking = String::new();
     let mut calls = Vec::new();
@@ -108,7 +134,7 @@ fn render_assistant(message: &Message, vendor: Vendor) -> Value {
     if has_calls {
         out.insert("tool_calls".into(), Value::Array(calls));
     }
-    if vendor == Vendor::DeepSeek && has_calls {
+    if replay && has_calls {
         let reasoning = if thinking.is_empty() {
             REASONING_PLACEHOLDER.to_string()
         } else {
@@ -167,7 +193,7 @@ mod tests {
 
     #[test]
     fn renders_roles_calls_and_results() {
-        let body = render_request(&request(), Vendor::Generic);
+        let body = render_request(&request(), Vendor::Generic, ReasoningReplay::Auto);
         assert_eq!(body["stream"], json!(true));
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
         assert_eq!(body["max_tokens"], json!(100));
@@ -193,13 +219,44 @@ mod tests {
 
     #[test]
     fn deepseek_tool_rounds_carry_reasoning_content() {
-        let body = render_request(&request(), Vendor::DeepSeek);
+        let body = render_request(&request(), Vendor::DeepSeek, ReasoningReplay::Auto);
         assert_eq!(
             body["messages"][2]["reasoning_content"],
             json!(REASONING_PLACEHOLDER)
         );
-        let body = render_request(&request(), Vendor::OpenAi);
+        let body = render_request(&request(), Vendor::OpenAi, ReasoningReplay::Auto);
         assert_eq!(body["max_completion_tokens"], json!(100));
         assert!(body["messages"][2].get("reasoning_content").is_none());
+    }
+
+    #[test]
+    fn reasoning_replay_follows_the_setting_and_the_transcript() {
+        let mut req = request();
+        let replayed = |req: &ChatRequest, vendor, replay| {
+            render_request(req, vendor, replay)["messages"][2]
+                .get("reasoning_content")
+                .cloned()
+        };
+        // No thinking in the transcript: auto keeps a generic server clean.
+        assert_eq!(replayed(&req, Vendor::Generic, ReasoningReplay::Auto), None);
+        assert_eq!(
+            replayed(&req, Vendor::Generic, ReasoningReplay::Always),
+            Some(json!(REASONING_PLACEHOLDER))
+        );
+        assert_eq!(
+            replayed(&req, Vendor::DeepSeek, ReasoningReplay::Never),
+            None
+        );
+        // The server sent thinking: auto replays it, except to OpenAI itself.
+        req.messages[1].content[0] = ContentBlock::Thinking {
+            text: "plan".into(),
+        };
+        assert_eq!(
+            replayed(&req, Vendor::Generic, ReasoningReplay::Auto),
+            Some(json!("plan"))
+        );
+        assert_eq!(replayed(&req, Vendor::OpenAi, ReasoningReplay::Auto), None);
+        assert_eq!("never".parse(), Ok(ReasoningReplay::Never));
+        assert!("sometimes".parse::<ReasoningReplay>().is_err());
     }
 }
