@@ -823,23 +823,31 @@ async fn grep_counts_then_truncates_and_skips() {
     w.put("bin.dat", b"needle\x00\x01\x02");
     let v = w.call("grep_files", json!({"pattern": "needle"})).await;
     let out = ok(&v);
-    assert_eq!(v["meta"]["total_matches"], 60, "{out}");
-    assert_eq!(v["meta"]["shown"], 60);
+    // 60 lines, and the binary file counted once without its bytes.
+    assert_eq!(v["meta"]["total_matches"], 61, "{out}");
+    assert_eq!(v["meta"]["shown"], 61);
     assert_eq!(v["meta"]["truncated"], false);
+    assert!(out.starts_with("bin.dat: binary file matches"), "{out}");
     assert!(
-        out.starts_with("src/f00.rs:1: needle one\nsrc/f00.rs:3: needle two"),
+        out.contains("\nsrc/f00.rs:1: needle one\nsrc/f00.rs:3: needle two"),
         "{out}"
     );
-    for skipped in ["node_modules", "target", "min.js", "ignored", "bin.dat"] {
-        assert!(!out.contains(skipped), "{skipped}: {out}");
+    let (hits, note) = out.split_once("\n[Not searched: ").unwrap();
+    for skipped in ["node_modules", "target", "min.js", "ignored"] {
+        assert!(!hits.contains(skipped), "{skipped}: {out}");
+        assert!(note.contains(skipped), "{skipped}: {note}");
     }
+    assert!(!out.contains('\u{0}'), "{out}");
+    assert_eq!(v["meta"]["skipped"]["excluded_dir"], 2, "{v}");
+    assert_eq!(v["meta"]["skipped"]["minified"], 1, "{v}");
+    assert_eq!(v["meta"]["skipped"]["ignored"], 1, "{v}");
     let v = w
         .call(
             "grep_files",
             json!({"pattern": "NEEDLE", "case_insensitive": true, "max_results": 5}),
         )
         .await;
-    assert_eq!(v["meta"]["total_matches"], 60);
+    assert_eq!(v["meta"]["total_matches"], 61);
     assert_eq!(v["meta"]["shown"], 5);
     assert_eq!(v["meta"]["truncated"], true);
     let v = w
@@ -848,7 +856,7 @@ async fn grep_counts_then_truncates_and_skips() {
             json!({"pattern": "needle", "max_results": 1000}),
         )
         .await;
-    assert_eq!(v["meta"]["shown"], 60);
+    assert_eq!(v["meta"]["shown"], 61);
     let v = w
         .call(
             "grep_files",
@@ -880,7 +888,133 @@ async fn grep_skips_files_over_10_mb() {
     w.put("big.log", big);
     let v = w.call("grep_files", json!({"pattern": "needle"})).await;
     assert_eq!(v["meta"]["total_matches"], 1, "{v}");
-    assert_eq!(ok(&v), "small.log:1: needle");
+    assert_eq!(
+        ok(&v),
+        "small.log:1: needle\n[Not searched: 1 file over 10 MB (big.log). Pass include_ignored: \
+         true to search them.]"
+    );
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "needle", "include_ignored": true, "max_results": 2}),
+        )
+        .await;
+    assert_eq!(v["meta"]["files_with_matches"], 2, "{v}");
+}
+
+/// A minified bundle: 165 KB on one line, the match near the end.
+fn minified_bundle() -> String {
+    let mut s = "var a=function(){return 1};".repeat(6_000);
+    s.push_str("var apiKey=\"sk-live\";");
+    s.push_str(&"b();".repeat(200));
+    s.push('\n');
+    s
+}
+
+#[tokio::test]
+async fn a_match_on_a_long_line_is_shown_in_a_window_with_its_column() {
+    let w = ws();
+    let bundle = minified_bundle();
+    assert!(bundle.len() > 160_000);
+    w.put("web/bundle.js", &bundle);
+    let v = w.call("grep_files", json!({"pattern": "apiKey"})).await;
+    let out = ok(&v);
+    let column = bundle.find("apiKey").unwrap() + 1;
+    let prefix = format!("web/bundle.js:1:{column}: …");
+    assert!(out.starts_with(&prefix), "{}", &out[..out.len().min(400)]);
+    assert!(out.contains("var apiKey=\"sk-live\";b();"), "{out}");
+    assert!(out.ends_with('…'), "{out}");
+    let shown = out.strip_prefix(&prefix).unwrap();
+    let n = shown.chars().count();
+    assert!((200..=215).contains(&n), "{n}: {shown}");
+    // A short line stays whole and has no column.
+    w.put("short.js", "let apiKey = 1;\n");
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "apiKey", "path": "short.js"}),
+        )
+        .await;
+    assert_eq!(ok(&v), "short.js:1: let apiKey = 1;");
+}
+
+#[tokio::test]
+async fn skipped_files_are_named_by_rule_and_an_explicit_glob_finds_them() {
+    let w = ws();
+    w.put("web/app.min.js", "var apiKey=1;\n");
+    w.put("web/vendor.min.js", "var apiKey=2;\n");
+    w.put("web/app.js", "let apiKey = 3;\n");
+    w.put(".gitignore", "dist-local/\n*.log\n");
+    w.put("dist-local/out.js", "apiKey\n");
+    w.put("debug.log", "apiKey\n");
+    w.put("node_modules/pkg/index.js", "apiKey\n");
+    let v = w.call("grep_files", json!({"pattern": "apiKey"})).await;
+    let out = ok(&v);
+    assert!(out.starts_with("web/app.js:1: let apiKey = 3;\n"), "{out}");
+    assert!(
+        out.contains(
+            "2 files skipped as minified (`*.min.js`) (web/app.min.js, web/vendor.min.js)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 paths ignored by .gitignore/.ignore (debug.log, dist-local/)"),
+        "{out}"
+    );
+    assert!(out.contains("1 directory excluded by name"), "{out}");
+    assert!(out.contains("Pass include_ignored: true"), "{out}");
+    // An explicit glob is an explicit request.
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "apiKey", "glob": "*.min.js"}),
+        )
+        .await;
+    let out = ok(&v);
+    assert!(
+        out.starts_with("web/app.min.js:1: var apiKey=1;\nweb/vendor.min.js:1: var apiKey=2;"),
+        "{out}"
+    );
+    assert!(!out.contains("minified"), "{out}");
+    let v = w
+        .call("file_search", json!({"pattern": "**/*.min.js"}))
+        .await;
+    assert!(
+        ok(&v).starts_with("web/app.min.js\nweb/vendor.min.js\n[Not searched: 1 path ignored"),
+        "{v}"
+    );
+    // file_search names what it left out that the pattern would have matched.
+    let v = w.call("file_search", json!({"pattern": "*.js"})).await;
+    let out = ok(&v);
+    assert!(out.starts_with("web/app.js\n[Not searched: "), "{out}");
+    assert!(out.contains("2 files skipped as minified"), "{out}");
+    assert!(out.contains("dist-local/"), "{out}");
+    assert!(out.contains("web/app.min.js"), "{out}");
+    // include_ignored: everything but .git.
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "apiKey", "include_ignored": true}),
+        )
+        .await;
+    assert_eq!(v["meta"]["files_with_matches"], 6, "{v}");
+    assert!(!ok(&v).contains("Not searched"));
+    let v = w
+        .call(
+            "file_search",
+            json!({"pattern": "*.js", "include_ignored": true}),
+        )
+        .await;
+    assert_eq!(v["meta"]["total_matches"], 5, "{v}");
+}
+
+#[tokio::test]
+async fn a_clean_search_says_nothing_about_skipping() {
+    let w = ws();
+    w.put("a.txt", "x\n");
+    let v = w.call("grep_files", json!({"pattern": "x"})).await;
+    assert_eq!(ok(&v), "a.txt:1: x");
+    assert!(v["meta"].get("skipped").is_none(), "{v}");
 }
 
 #[tokio::test]
@@ -918,7 +1052,11 @@ async fn file_search_clamps_and_counts() {
         .await;
     assert_eq!(v["meta"]["shown"], 200);
     let v = w.call("file_search", json!({"pattern": "d/*.md"})).await;
-    assert_eq!(ok(&v), "d/readme.md");
+    assert_eq!(
+        ok(&v),
+        "d/readme.md\n[Not searched: 1 directory excluded by name (node_modules). Pass \
+         include_ignored: true to search them.]"
+    );
     refused(
         &w.call("file_search", json!({"pattern": "[bad"})).await,
         "INVALID_ARGUMENTS",
