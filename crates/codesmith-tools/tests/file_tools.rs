@@ -155,12 +155,15 @@ async fn read_refusals() {
         &w.call("read_file", json!({"file": "x"})).await,
         "INVALID_ARGUMENTS",
     );
-    w.put("bin.dat", [0xffu8, 0xfe, 0x00, 0x41]);
+    w.put(
+        "bin.dat",
+        [0x7fu8, b'E', b'L', b'F', 0x02, 0x01, 0x00, 0x00],
+    );
     let m = refused(
         &w.call("read_file", json!({"path": "bin.dat"})).await,
         "INVALID_ARGUMENTS",
     );
-    assert!(m.contains("not UTF-8"));
+    assert!(m.contains("is not text: 8 bytes, ELF executable"), "{m}");
     let f = fs::File::create(w.root.join("huge.log")).unwrap();
     f.set_len(11 * 1024 * 1024).unwrap();
     refused(
@@ -793,18 +796,146 @@ async fn concurrent_edits_of_one_file_both_survive() {
     }
 }
 
+fn utf16le(s: &str) -> Vec<u8> {
+    s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+}
+
 #[tokio::test]
-async fn non_utf8_files_are_refused_not_corrupted() {
+async fn a_file_with_nul_bytes_is_binary_even_when_valid_utf8() {
     let w = ws();
-    let bytes = [b'a', 0xe9, b'\n'];
-    w.put("latin1.txt", bytes);
+    // A tar archive of one text file: valid UTF-8, full of NUL bytes.
+    let mut tar = vec![0u8; 512];
+    tar[..9].copy_from_slice(b"notes.txt");
+    tar[257..262].copy_from_slice(b"ustar");
+    tar.extend_from_slice(b"needle in a text file\n");
+    tar.resize(2048, 0);
+    assert!(std::str::from_utf8(&tar).is_ok());
+    w.put("notes.tar", &tar);
+    let v = w.call("read_file", json!({"path": "notes.tar"})).await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("2048 bytes, tar archive"), "{m}");
+    assert!(!m.contains("needle"), "{m}");
+    let hint = v["error"]["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("xxd notes.tar") && hint.contains("file notes.tar"),
+        "{hint}"
+    );
+    assert_eq!(v["error"]["details"]["reason"], "binary");
     let v = edit(
         &w,
-        json!({"path": "latin1.txt", "search": "a", "replace": "b"}),
+        json!({"path": "notes.tar", "search": "needle", "replace": "pin", "force_fresh": true}),
     )
     .await;
     refused(&v, "INVALID_ARGUMENTS");
-    assert_eq!(fs::read(w.root.join("latin1.txt")).unwrap(), bytes);
+    assert_eq!(fs::read(w.root.join("notes.tar")).unwrap(), tar);
+    let v = w.call("grep_files", json!({"pattern": "needle"})).await;
+    let out = ok(&v);
+    assert!(out.starts_with("notes.tar: binary file matches"), "{out}");
+    assert!(!out.contains("in a text file"), "{out}");
+    assert_eq!(v["meta"]["binary_files_with_matches"], 1);
+}
+
+#[tokio::test]
+async fn utf16_without_a_bom_is_read_and_edited_in_utf16() {
+    let w = ws();
+    let text = "[section]\r\nname=Zoë\r\nvalue=1\r\n";
+    w.put("settings.ini", utf16le(text));
+    let v = w.call("read_file", json!({"path": "settings.ini"})).await;
+    let out = ok(&v);
+    assert!(
+        out.starts_with("[Decoded from UTF-16LE; edits are written back in UTF-16LE"),
+        "{out}"
+    );
+    assert!(out.ends_with(text), "{out}");
+    assert_eq!(v["meta"]["encoding"], "UTF-16LE");
+    let v = edit(
+        &w,
+        json!({"path": "settings.ini", "search": "value=1", "replace": "value=2 ✓"}),
+    )
+    .await;
+    ok(&v);
+    let expected = utf16le(&text.replace("value=1", "value=2 ✓"));
+    assert_eq!(fs::read(w.root.join("settings.ini")).unwrap(), expected);
+}
+
+#[tokio::test]
+async fn utf16_and_utf32_with_a_bom_keep_encoding_and_bom() {
+    let w = ws();
+    let text = "alpha\nbeta\n";
+    let be16: Vec<u8> = [0xFE, 0xFF]
+        .into_iter()
+        .chain(text.encode_utf16().flat_map(u16::to_be_bytes))
+        .collect();
+    let le32: Vec<u8> = [0xFF, 0xFE, 0, 0]
+        .into_iter()
+        .chain(text.chars().flat_map(|c| u32::from(c).to_le_bytes()))
+        .collect();
+    for (name, bytes, enc) in [("a16.txt", be16, "UTF-16BE"), ("a32.txt", le32, "UTF-32LE")] {
+        w.put(name, &bytes);
+        let v = w.call("read_file", json!({"path": name})).await;
+        let out = ok(&v);
+        assert!(
+            out.starts_with(&format!("[Decoded from {enc} with a BOM")),
+            "{out}"
+        );
+        let v = edit(
+            &w,
+            json!({"path": name, "search": "beta", "replace": "gamma"}),
+        )
+        .await;
+        ok(&v);
+        let after = fs::read(w.root.join(name)).unwrap();
+        let v = w.call("read_file", json!({"path": name})).await;
+        assert!(ok(&v).ends_with("alpha\ngamma\n"), "{v}");
+        assert_eq!(&after[..2], &bytes[..2], "{name}: BOM kept");
+        assert_eq!(
+            after.len(),
+            bytes.len() + (bytes.len() - if enc == "UTF-16BE" { 2 } else { 4 }) / text.len(),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn latin1_is_read_with_a_note_and_only_ascii_edits_are_written() {
+    let w = ws();
+    let bytes = b"name = caf\xe9\nprice = 3\n".to_vec();
+    w.put("menu.txt", &bytes);
+    let v = w.call("read_file", json!({"path": "menu.txt"})).await;
+    let out = ok(&v);
+    assert!(out.contains("decoded as Windows-1252 (Latin-1)"), "{out}");
+    assert!(out.contains("the first `é` on line 1"), "{out}");
+    assert!(out.ends_with("name = café\nprice = 3\n"), "{out}");
+    // An ASCII edit keeps every other byte exactly.
+    ok(&edit(
+        &w,
+        json!({"path": "menu.txt", "search": "price = 3", "replace": "price = 4"}),
+    )
+    .await);
+    assert_eq!(
+        fs::read(w.root.join("menu.txt")).unwrap(),
+        b"name = caf\xe9\nprice = 4\n"
+    );
+    // A non-ASCII addition would re-encode: refused, nothing written.
+    w.call("read_file", json!({"path": "menu.txt"})).await;
+    let v = edit(
+        &w,
+        json!({"path": "menu.txt", "search": "price = 4", "replace": "price = 4 €"}),
+    )
+    .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(
+        m.contains("Windows-1252") && m.contains("`€`") && m.contains("NOT modified"),
+        "{m}"
+    );
+    assert!(
+        v["error"]["hint"].as_str().unwrap().contains("iconv"),
+        "{v}"
+    );
+    assert_eq!(
+        fs::read(w.root.join("menu.txt")).unwrap(),
+        b"name = caf\xe9\nprice = 4\n"
+    );
 }
 
 // ---------- search tools ----------
