@@ -336,3 +336,42 @@ async fn moves_and_reports_loose_matches() {
     assert_eq!(f["hunks"][0]["match"], "whitespace");
     assert_eq!(f["hunks"][0]["line"], 2);
 }
+
+#[tokio::test]
+async fn modes_survive_edits_and_moves() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = ws();
+    w.put("a.sh", "#!/bin/sh\necho one\n");
+    let mode = |rel: &str| {
+        std::fs::metadata(w.root.join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    std::fs::set_permissions(w.root.join("a.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    w.read("a.sh").await;
+    let v = w
+        .patch("*** Begin Patch\n*** Update File: a.sh\n@@\n-echo one\n+echo two\n*** End Patch\n")
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(mode("a.sh"), 0o755);
+    w.read("a.sh").await;
+    let v = w
+        .patch(
+            "*** Begin Patch\n*** Update File: a.sh\n*** Move to: bin/a2.sh\n@@\n-echo two\n+echo three\n*** End Patch\n",
+        )
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(w.get("bin/a2.sh"), "#!/bin/sh\necho three\n");
+    assert_eq!(mode("bin/a2.sh"), 0o755);
+    // A file that was not executable stays so after a move.
+    w.put("b.txt", "x\n");
+    std::fs::set_permissions(w.root.join("b.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    w.read("b.txt").await;
+    let v = w
+        .patch("*** Begin Patch\n*** Update File: b.txt\n*** Move to: c.txt\n@@\n-x\n+y\n*** End Patch\n")
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(mode("c.txt"), 0o600);
+}

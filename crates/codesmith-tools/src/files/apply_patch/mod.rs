@@ -230,7 +230,18 @@ fn write_one(
         } => {
             let dest = move_to.as_ref().unwrap_or(path);
             let old = files.loaded.get(path);
-            let report = tx.write(path_of(dest)?, old, new_content)?;
+            // A move keeps the file's mode (an executable script stays executable).
+            let mode = match move_to {
+                Some(_) => std::fs::metadata(&path_of(path)?.abs)
+                    .ok()
+                    .map(|m| m.permissions()),
+                None => None,
+            };
+            let target = path_of(dest)?;
+            let report = tx.write(target, old, new_content)?;
+            if let Some(mode) = mode {
+                std::fs::set_permissions(&target.abs, mode).map_err(|_| Refusal::internal())?;
+            }
             if move_to.is_some() {
                 tx.remove(path_of(path)?)?;
             }
