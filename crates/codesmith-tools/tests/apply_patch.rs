@@ -375,3 +375,43 @@ async fn modes_survive_edits_and_moves() {
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(mode("c.txt"), 0o600);
 }
+
+#[tokio::test]
+async fn git_mode_lines_are_honoured() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = ws();
+    let mode = |rel: &str| {
+        std::fs::metadata(w.root.join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    w.put("tool.sh", "echo tool\n");
+    w.read("tool.sh").await;
+    let diff = "diff --git a/run.sh b/run.sh\nnew file mode 100755\n--- /dev/null\n+++ b/run.sh\n@@ -0,0 +1 @@\n+echo hi\ndiff --git a/tool.sh b/tool.sh\nold mode 100644\nnew mode 100755\n";
+    let v = w.patch(diff).await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(w.get("run.sh"), "echo hi\n");
+    assert_eq!(mode("run.sh"), 0o755);
+    assert_eq!(mode("tool.sh"), 0o755);
+    assert!(
+        v["output"]
+            .as_str()
+            .unwrap()
+            .contains("mode tool.sh 644 -> 755"),
+        "{v}"
+    );
+    // And back.
+    w.read("tool.sh").await;
+    let v = w
+        .patch("diff --git a/tool.sh b/tool.sh\nold mode 100755\nnew mode 100644\n")
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(mode("tool.sh"), 0o644);
+    // A mode line for a file that does not exist changes nothing.
+    let v = w
+        .patch("diff --git a/none.sh b/none.sh\nold mode 100644\nnew mode 100755\n")
+        .await;
+    assert_eq!(v["ok"], false, "{v}");
+}

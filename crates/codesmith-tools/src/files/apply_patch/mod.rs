@@ -126,7 +126,56 @@ fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
             }
         }
     }
+    if let Err(refusal) = set_modes(&patch, &files, &mut lines) {
+        tx.rollback();
+        return Err(refusal);
+    }
     Ok(summary(&changes, lines, metas, tx.created_dirs()))
+}
+
+/// Applies the patch's git mode lines after its writes: `100755` adds the execute bits
+/// where the read bits are (as git does on checkout), `100644` clears them. A mode change
+/// that cannot be made undoes the ones made before it.
+///
+/// Errors: `NOT_FOUND` for a mode change on a file that does not exist after the patch;
+/// `INTERNAL` when the mode cannot be set.
+fn set_modes(patch: &Patch, files: &Files, lines: &mut Vec<String>) -> Result<(), Refusal> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut done: Vec<(std::path::PathBuf, std::fs::Permissions)> = Vec::new();
+    let undo = |done: &[(std::path::PathBuf, std::fs::Permissions)]| {
+        for (abs, perms) in done.iter().rev() {
+            let _ = std::fs::set_permissions(abs, perms.clone());
+        }
+    };
+    for m in &patch.modes {
+        let Some(path) = files.resolved.get(&m.path) else {
+            undo(&done);
+            return Err(Refusal::internal());
+        };
+        let before = match std::fs::metadata(&path.abs) {
+            Ok(meta) => meta.permissions(),
+            Err(_) => {
+                undo(&done);
+                return Err(crate::fs::text::not_found(&path.rel));
+            }
+        };
+        let bits = before.mode() & 0o7777;
+        let after = if m.executable {
+            bits | ((bits & 0o444) >> 2)
+        } else {
+            bits & !0o111
+        };
+        if after != bits {
+            if std::fs::set_permissions(&path.abs, std::fs::Permissions::from_mode(after)).is_err()
+            {
+                undo(&done);
+                return Err(Refusal::internal());
+            }
+            done.push((path.abs.clone(), before));
+            lines.push(format!("mode {} {:o} -> {:o}", path.rel, bits, after));
+        }
+    }
+    Ok(())
 }
 
 /// Resolves every path (containment), and rewrites the patch to the workspace-relative
@@ -144,6 +193,9 @@ fn resolve_all(
             *p = r.rel.clone();
         }
     };
+    for m in &mut patch.modes {
+        rel(&mut m.path);
+    }
     for op in &mut patch.ops {
         match op {
             FileOp::Add { path, .. } | FileOp::Delete { path } => rel(path),
