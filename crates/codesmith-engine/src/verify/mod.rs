@@ -111,18 +111,23 @@ fn contradicted(claim: Claim, obs: &Observation, code: i32, output: &str) -> Ver
         dimension: "result",
         claim_kind: claim.kind,
         claim: claim.text,
-        evidence: Some(Evidence {
-            command: obs.command.clone(),
-            call_id: obs.call_id.clone(),
-            exit_code: Some(code),
-            output_head: verdict::output_head(output),
-        }),
+        evidence: Some(evidence(obs, Some(code), output)),
         failure_type: Some(failure_type(obs.class)),
         note: format!(
             "Your last run of `{}` (call {}) exited {code} and no later run passed, so the claim \
              does not hold. Fix the failure and run it again before reporting success.",
             obs.command, obs.call_id
         ),
+    }
+}
+
+/// The evidence of a run of `obs`'s command.
+fn evidence(obs: &Observation, exit_code: Option<i32>, output: &str) -> Evidence {
+    Evidence {
+        command: obs.command.clone(),
+        call_id: obs.call_id.clone(),
+        exit_code,
+        output_head: verdict::output_head(output),
     }
 }
 
@@ -177,12 +182,7 @@ fn judge(claim: Claim, obs: &Observation, outcome: Replay) -> Verdict {
         dimension: "result",
         claim_kind: claim.kind,
         claim: claim.text,
-        evidence: Some(Evidence {
-            command: obs.command.clone(),
-            call_id: obs.call_id.clone(),
-            exit_code,
-            output_head: verdict::output_head(&output),
-        }),
+        evidence: Some(evidence(obs, exit_code, &output)),
         failure_type,
         note,
     }

@@ -1,8 +1,6 @@
 //! `file_search`: find files by name with a glob.
 
 use std::collections::HashSet;
-use std::path::Path;
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
@@ -12,7 +10,7 @@ use serde_json::{Value, json};
 use crate::fs::text::not_found;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
-use super::walk::{Scope, rel, scoped_builder};
+use super::walk::{Scope, glob_predicate, rel, scoped_builder};
 
 /// Paths shown when `max_results` is not given.
 pub const DEFAULT_RESULTS: usize = 20;
@@ -98,20 +96,11 @@ impl Tool for FileSearch {
         let skip = ctx.private_home();
         let pattern = args.pattern.clone();
         tokio::task::spawn_blocking(move || {
-            let hit = {
-                let (glob, start) = (glob.clone(), start.clone());
-                move |p: &Path| {
-                    if by_path {
-                        glob.is_match(p.strip_prefix(&start).unwrap_or(p))
-                    } else {
-                        p.file_name().is_some_and(|n| glob.is_match(n))
-                    }
-                }
-            };
+            let hit = glob_predicate(glob, by_path, start.clone());
             let mut scope = Scope::new(&root);
             scope.include_ignored = include_ignored;
             scope.skip = skip;
-            scope.want(&pattern, Arc::new(hit.clone()));
+            scope.want(&pattern, hit.clone());
             let mut found = Vec::new();
             let mut seen = HashSet::new();
             let mut dirs = Vec::new();
@@ -126,16 +115,7 @@ impl Tool for FileSearch {
             }
             scope.count_ignored(&start, &seen, &dirs);
             found.sort();
-            let mut out = render(found, max);
-            let skipped = scope.skipped();
-            if let Some(note) = skipped.note() {
-                out.output = Value::String(format!(
-                    "{}\n{note}",
-                    out.output.as_str().unwrap_or_default()
-                ));
-                out = out.with("skipped", skipped.meta());
-            }
-            out
+            scope.annotate(render(found, max))
         })
         .await
         .map_err(|_| Refusal::internal())

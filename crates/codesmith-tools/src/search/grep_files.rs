@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 use globset::GlobBuilder;
@@ -20,7 +20,7 @@ use crate::fs::text::not_found;
 use crate::gate::syntax::cut_chars;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
-use super::walk::{MAX_FILE_BYTES, Scope, SkipRule, rel, scoped_builder};
+use super::walk::{MAX_FILE_BYTES, Scope, SkipRule, glob_predicate, rel, scoped_builder};
 
 /// Default and maximum number of matching lines shown.
 pub const MAX_RESULTS: usize = 100;
@@ -257,17 +257,7 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
             .build()
             .map_err(|e| bad_glob(glob, &e))?
             .compile_matcher();
-        let start = req.start.clone();
-        scope.want(
-            glob,
-            Arc::new(move |p: &Path| {
-                if by_path {
-                    m.is_match(p.strip_prefix(&start).unwrap_or(p))
-                } else {
-                    p.file_name().is_some_and(|n| m.is_match(n))
-                }
-            }),
-        );
+        scope.want(glob, glob_predicate(m, by_path, req.start.clone()));
     }
     let mut walker = scoped_builder(&req.start, None, &scope);
     if let Some(glob) = &req.glob {
@@ -354,16 +344,7 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
     let total = total.into_inner();
     let mut files = hits.into_inner().unwrap_or_else(PoisonError::into_inner);
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut out = render(files, total, max, &req.root, &req.start);
-    let skipped = scope.skipped();
-    if let Some(note) = skipped.note() {
-        out.output = Value::String(format!(
-            "{}\n{note}",
-            out.output.as_str().unwrap_or_default()
-        ));
-        out = out.with("skipped", skipped.meta());
-    }
-    Ok(out)
+    Ok(scope.annotate(render(files, total, max, &req.root, &req.start)))
 }
 
 fn render(files: Vec<FileHits>, total: usize, max: usize, root: &Path, start: &Path) -> ToolOutput {

@@ -4,8 +4,11 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use globset::GlobMatcher;
 use ignore::{DirEntry, WalkBuilder};
 use serde_json::{Value, json};
+
+use crate::ToolOutput;
 
 /// Directory names never descended into (unless `include_ignored` is set).
 pub const EXCLUDED_DIRS: [&str; 7] = [
@@ -246,13 +249,37 @@ impl Scope {
         }
     }
 
-    /// The account so far.
-    pub(crate) fn skipped(&self) -> Skipped {
-        self.skipped
+    /// `out` with the account of what was left out: a last line naming each rule, and
+    /// `meta.skipped` with the counts. Unchanged when nothing was left out.
+    pub(crate) fn annotate(&self, mut out: ToolOutput) -> ToolOutput {
+        let skipped = self
+            .skipped
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .clone();
+        match skipped.note() {
+            Some(note) => {
+                out.output = Value::String(format!(
+                    "{}\n{note}",
+                    out.output.as_str().unwrap_or_default()
+                ));
+                out.with("skipped", skipped.meta())
+            }
+            None => out,
+        }
     }
+}
+
+/// The predicate for a file glob as the search tools read it: against the path below
+/// `start` when the glob has a `/`, else against the file name.
+pub(crate) fn glob_predicate(glob: GlobMatcher, by_path: bool, start: PathBuf) -> Wanted {
+    Arc::new(move |p: &Path| {
+        if by_path {
+            glob.is_match(p.strip_prefix(&start).unwrap_or(p))
+        } else {
+            p.file_name().is_some_and(|n| glob.is_match(n))
+        }
+    })
 }
 
 /// A walker over `root` with the common rules; `depth` limits descent when given.
