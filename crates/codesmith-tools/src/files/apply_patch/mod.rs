@@ -141,10 +141,11 @@ fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
 /// `INTERNAL` when the mode cannot be set.
 fn set_modes(patch: &Patch, files: &Files, lines: &mut Vec<String>) -> Result<(), Refusal> {
     use std::os::unix::fs::PermissionsExt;
-    let mut done: Vec<(std::path::PathBuf, std::fs::Permissions)> = Vec::new();
-    let undo = |done: &[(std::path::PathBuf, std::fs::Permissions)]| {
-        for (abs, perms) in done.iter().rev() {
-            let _ = std::fs::set_permissions(abs, perms.clone());
+    // Modes are changed with fchmod on descriptors opened below the workspace handle.
+    let mut done: Vec<(std::fs::File, std::fs::Permissions)> = Vec::new();
+    let undo = |done: &[(std::fs::File, std::fs::Permissions)]| {
+        for (file, perms) in done.iter().rev() {
+            let _ = file.set_permissions(perms.clone());
         }
     };
     for m in &patch.modes {
@@ -152,8 +153,11 @@ fn set_modes(patch: &Patch, files: &Files, lines: &mut Vec<String>) -> Result<()
             undo(&done);
             return Err(Refusal::internal());
         };
-        let before = match std::fs::metadata(&path.abs) {
-            Ok(meta) => meta.permissions(),
+        let opened = path
+            .open_read()
+            .and_then(|f| f.metadata().map(|meta| (f, meta.permissions())));
+        let (file, before) = match opened {
+            Ok(x) => x,
             Err(_) => {
                 undo(&done);
                 return Err(crate::fs::text::not_found(&path.rel));
@@ -166,12 +170,14 @@ fn set_modes(patch: &Patch, files: &Files, lines: &mut Vec<String>) -> Result<()
             bits & !0o111
         };
         if after != bits {
-            if std::fs::set_permissions(&path.abs, std::fs::Permissions::from_mode(after)).is_err()
+            if file
+                .set_permissions(std::fs::Permissions::from_mode(after))
+                .is_err()
             {
                 undo(&done);
                 return Err(Refusal::internal());
             }
-            done.push((path.abs.clone(), before));
+            done.push((file, before));
             lines.push(format!("mode {} {:o} -> {:o}", path.rel, bits, after));
         }
     }
@@ -284,7 +290,9 @@ fn write_one(
             let old = files.loaded.get(path);
             // A move keeps the file's mode (an executable script stays executable).
             let mode = match move_to {
-                Some(_) => std::fs::metadata(&path_of(path)?.abs)
+                Some(_) => path_of(path)?
+                    .open_read()
+                    .and_then(|f| f.metadata())
                     .ok()
                     .map(|m| m.permissions()),
                 None => None,
@@ -292,7 +300,11 @@ fn write_one(
             let target = path_of(dest)?;
             let report = tx.write(target, old, new_content)?;
             if let Some(mode) = mode {
-                std::fs::set_permissions(&target.abs, mode).map_err(|_| Refusal::internal())?;
+                // fchmod on a descriptor opened below the workspace handle.
+                target
+                    .open_read()
+                    .and_then(|f| f.set_permissions(mode))
+                    .map_err(|_| Refusal::internal())?;
             }
             if move_to.is_some() {
                 tx.remove(path_of(path)?)?;
