@@ -57,6 +57,7 @@ pub(crate) async fn dispatch_calls(
                 }
                 rt.verify.observe(&p.call, p.tool.name(), &p.args, &rt.ctx);
                 let outcome = p.tool.call(&rt.ctx, p.args.clone()).await;
+                rt.verify.ran(&p.call.id, &outcome);
                 results.push(finish_prepared(rt, &p, outcome, sink));
             }
             Planned::Answered {

@@ -1,7 +1,8 @@
 //! The claim verifier driven through full turns against the scripted model
 //! server: a claim checked by a passing replay, one the replay contradicts,
 //! an unsubstantiated claim, a negated phrase, a timed-out replay, the
-//! runtime event at the tail of the next request, and the ledger's counts.
+//! runtime event at the tail of the next request, the ledger's counts, and
+//! ad-hoc test entry points (`python3 test_calc.py`, `./run_tests.sh`).
 
 #![allow(clippy::unwrap_used)]
 
@@ -411,4 +412,135 @@ async fn a_background_command_is_never_replayed() {
     let verdict = outcome.verdict.unwrap();
     assert_eq!(verdict.verdict, VerdictKind::Unsubstantiated);
     assert_eq!(verdict.evidence, None);
+}
+
+/// An ad-hoc test script (no runner): exits 1 on a failed assertion while
+/// `calc.py` is wrong.
+const TEST_CALC: &str = r#"from calc import add
+
+assert add(2, 2) == 4, "add(2, 2) should be 4"
+print("ok")
+"#;
+
+fn write_calc(ws: &Path, body: &str) {
+    std::fs::write(ws.join("calc.py"), body).unwrap();
+    std::fs::write(ws.join("test_calc.py"), TEST_CALC).unwrap();
+}
+
+const CALC_BROKEN: &str = "def add(a, b):\n    return a - b\n";
+const CALC_FIXED: &str = "def add(a, b):\n    return a + b\n";
+
+#[tokio::test]
+async fn a_claim_after_a_failing_ad_hoc_test_run_is_a_verified_fail_without_a_replay() {
+    let rig = Rig::new().await;
+    write_calc(&rig.ws, CALC_BROKEN);
+    rig.shell("c1", json!({"command": "python3 test_calc.py"}))
+        .say("All tests pass now.");
+    let mut engine = rig.engine(true);
+    // Fix the code behind the model's back: a replay would now pass, so a
+    // verified_fail proves the failing run itself was the evidence.
+    let (outcome, events) = {
+        let ws = rig.ws.clone();
+        let mut events = Vec::new();
+        let outcome = engine
+            .run_task("fix calc", &mut |e| {
+                if matches!(e, Event::ToolResult { .. }) {
+                    write_calc(&ws, CALC_FIXED);
+                }
+                events.push(e);
+            })
+            .await
+            .unwrap();
+        (outcome, events)
+    };
+    let verdict = outcome.verdict.unwrap();
+    assert_eq!(verdict.verdict, VerdictKind::VerifiedFail, "{verdict:?}");
+    assert_eq!(verdict.failure_type, Some("test-failure"));
+    let evidence = verdict.evidence.unwrap();
+    assert_eq!(evidence.command, "python3 test_calc.py");
+    assert_eq!(evidence.call_id, "c1");
+    assert_eq!(evidence.exit_code, Some(1));
+    assert!(
+        evidence.output_head.contains("AssertionError"),
+        "{}",
+        evidence.output_head
+    );
+    assert!(
+        verdict.note.contains("no later run passed"),
+        "{}",
+        verdict.note
+    );
+    assert_eq!(verdict_events(&events)[0].verdict, "verified_fail");
+}
+
+#[tokio::test]
+async fn a_failing_run_tests_script_makes_the_claim_a_verified_fail() {
+    let rig = Rig::new().await;
+    write_calc(&rig.ws, CALC_BROKEN);
+    let script = rig.ws.join("run_tests.sh");
+    std::fs::write(&script, "#!/bin/sh\nexec python3 test_calc.py\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    rig.shell("c1", json!({"command": "./run_tests.sh"}))
+        .say("Fixed it; all tests pass.");
+    let mut engine = rig.engine(true);
+    let (outcome, _) = run(&mut engine, "fix calc").await;
+    let verdict = outcome.verdict.unwrap();
+    assert_eq!(verdict.verdict, VerdictKind::VerifiedFail, "{verdict:?}");
+    let evidence = verdict.evidence.unwrap();
+    assert_eq!(evidence.command, "./run_tests.sh");
+    assert_eq!(evidence.exit_code, Some(1));
+}
+
+#[tokio::test]
+async fn a_later_passing_run_lets_the_claim_be_replayed() {
+    let rig = Rig::new().await;
+    write_calc(&rig.ws, CALC_BROKEN);
+    rig.shell("c1", json!({"command": "python3 test_calc.py"}))
+        .shell(
+            "c2",
+            json!({"command": format!("printf '{CALC_FIXED}' > calc.py")}),
+        )
+        .shell("c3", json!({"command": "python3 test_calc.py -v"}))
+        .say("All tests pass now.");
+    let mut engine = rig.engine(true);
+    let (outcome, _) = run(&mut engine, "fix calc").await;
+    let verdict = outcome.verdict.unwrap();
+    assert_eq!(verdict.verdict, VerdictKind::VerifiedPass, "{verdict:?}");
+    let evidence = verdict.evidence.unwrap();
+    assert_eq!(evidence.call_id, "c3");
+    assert_eq!(evidence.exit_code, Some(0));
+    assert!(
+        evidence.output_head.contains("ok"),
+        "{}",
+        evidence.output_head
+    );
+}
+
+#[tokio::test]
+async fn a_passing_ad_hoc_run_is_replayed_and_the_replay_decides() {
+    let rig = Rig::new().await;
+    write_calc(&rig.ws, CALC_FIXED);
+    rig.shell("c1", json!({"command": "python3 test_calc.py"}))
+        .shell(
+            "c2",
+            json!({"command": "echo 'def add(a, b): return 0' > calc.py"}),
+        )
+        .say("All tests pass now.");
+    let mut engine = rig.engine(true);
+    let (outcome, _) = run(&mut engine, "touch calc").await;
+    // The run passed, so the claim is replayed; the replay sees the break.
+    let verdict = outcome.verdict.unwrap();
+    assert_eq!(verdict.verdict, VerdictKind::VerifiedFail, "{verdict:?}");
+    assert!(verdict.note.contains("replayed"), "{}", verdict.note);
+
+    let rig = Rig::new().await;
+    write_calc(&rig.ws, CALC_FIXED);
+    rig.shell("c1", json!({"command": "python3 test_calc.py"}))
+        .say("All tests pass now.");
+    let mut engine = rig.engine(true);
+    let (outcome, _) = run(&mut engine, "check calc").await;
+    let verdict = outcome.verdict.unwrap();
+    assert_eq!(verdict.verdict, VerdictKind::VerifiedPass, "{verdict:?}");
+    assert!(verdict.note.contains("replayed"), "{}", verdict.note);
 }

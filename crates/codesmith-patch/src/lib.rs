@@ -34,6 +34,6 @@ pub use apply::HunkReport;
 pub use dir::{ApplyError, ApplySummary, apply_to_dir, write_plan};
 pub use error::{HunkFailure, ParseError, ParseErrorKind, PatchError};
 pub use matcher::{MAX_FUZZ, MatchLevel};
-pub use model::{FileOp, Hunk, HunkLine, Patch, PatchFormat};
+pub use model::{FileOp, Hunk, HunkLine, ModeChange, Patch, PatchFormat};
 pub use parse::parse;
 pub use plan::{FileChange, plan, plan_parsed};

@@ -5,8 +5,22 @@
 pub struct Patch {
     /// Which syntax the text used.
     pub format: PatchFormat,
-    /// File operations, in patch order. Never empty after a successful parse.
+    /// File operations, in patch order. Empty after a successful parse only when the patch
+    /// changes modes alone.
     pub ops: Vec<FileOp>,
+    /// File-mode changes (git's `new file mode` and `new mode` lines), in patch order.
+    pub modes: Vec<ModeChange>,
+}
+
+/// A file's mode as a git diff sets it: `new file mode 100755` for an added file,
+/// `old mode 100644` / `new mode 100755` for an existing one. Git records only whether a
+/// file is executable, so that is all this carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModeChange {
+    /// Workspace-relative path as written in the patch (the new path of a rename).
+    pub path: String,
+    /// True for `100755`, false for `100644`.
+    pub executable: bool,
 }
 
 impl Patch {
@@ -24,6 +38,11 @@ impl Patch {
                 if !out.contains(&p.as_str()) {
                     out.push(p);
                 }
+            }
+        }
+        for m in &self.modes {
+            if !out.contains(&m.path.as_str()) {
+                out.push(&m.path);
             }
         }
         out

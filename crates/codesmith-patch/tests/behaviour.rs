@@ -567,3 +567,37 @@ fn envelope_tolerates_blank_lines_and_bare_double_at_headers() {
     let patch = "*** Begin Patch\n*** Update File: f\n\n@@ @@\n-a\n+b\n*** End Patch";
     assert_eq!(updated(patch, "f", "a\n"), "b\n");
 }
+
+#[test]
+fn git_mode_lines_are_parsed() {
+    let diff = "diff --git a/run.sh b/run.sh\nnew file mode 100755\nindex 0000000..e69de29\n--- /dev/null\n+++ b/run.sh\n@@ -0,0 +1 @@\n+echo hi\ndiff --git a/tool.sh b/tool.sh\nold mode 100644\nnew mode 100755\ndiff --git a/x.sh b/bin/y.sh\nold mode 100755\nnew mode 100644\nsimilarity index 100%\nrename from x.sh\nrename to bin/y.sh\n";
+    let patch = codesmith_patch::parse(diff).unwrap();
+    assert_eq!(
+        patch.modes,
+        vec![
+            codesmith_patch::ModeChange {
+                path: "run.sh".into(),
+                executable: true
+            },
+            codesmith_patch::ModeChange {
+                path: "tool.sh".into(),
+                executable: true
+            },
+            codesmith_patch::ModeChange {
+                path: "bin/y.sh".into(),
+                executable: false
+            },
+        ]
+    );
+    assert_eq!(patch.ops.len(), 2, "{:?}", patch.ops);
+    assert!(patch.paths().contains(&"tool.sh"));
+    // A mode change alone is a patch.
+    let only =
+        codesmith_patch::parse("diff --git a/t.sh b/t.sh\nold mode 100644\nnew mode 100755\n")
+            .unwrap();
+    assert!(only.ops.is_empty());
+    assert_eq!(only.modes.len(), 1);
+    // A symlink mode is refused, not ignored.
+    let err = codesmith_patch::parse("diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+target\n").unwrap_err();
+    assert!(err.to_string().contains("120000"), "{err}");
+}

@@ -206,10 +206,11 @@ fn bench_gate() {
     );
 }
 
-/// Edits inside one item spanning the whole file. Inside `mod big { … }` the module body's
-/// items are sections of their own; inside `impl Big { … }` they are not, so the whole file
-/// is parsed. The first gate parses old and new; a chained gate finds the old text in the
-/// recently-valid cache and parses once.
+/// Edits inside one item spanning the whole file. Inside `mod big { … }`, `impl Big { … }`
+/// and `trait Big { … }` the body's items are sections of their own, so only the touched
+/// item is re-parsed (old and new), as for top-level items. A second figure per container
+/// shows the whole-file parse it avoids, and one the rejection of a broken edit, whose
+/// letter is built from a full parse.
 fn bench_gate_whole_file() {
     let body = rust_source(20_000);
     for (label, wrapped) in [
@@ -217,6 +218,10 @@ fn bench_gate_whole_file() {
         (
             "impl Big { … }",
             format!("struct Big;\nimpl Big {{\n{body}}}\n"),
+        ),
+        (
+            "trait Big { … }",
+            format!("trait Big {{\n{}}}\n", body.replace("pub fn", "fn")),
         ),
     ] {
         let mut cur = wrapped;
@@ -235,11 +240,21 @@ fn bench_gate_whole_file() {
             cur = next;
         }
         let first = times.remove(0);
+        let broken = cur.replacen("acc = 0u32;", "acc = (0u32;", 1);
+        let t = Instant::now();
+        let refusal = syntax::gate(path, "src/big.rs", Some(&cur), &broken).unwrap_err();
+        let rejected = t.elapsed();
+        assert!(
+            refusal.message.contains("unclosed `(`"),
+            "{}",
+            refusal.message
+        );
         println!(
             "syntax gate, edit inside {label} spanning 20k lines: first {:.2} ms, chained {:.2} ms \
-             (median of 5)",
+             (median of 5; target < 30); a rejected edit with its letter {:.1} ms",
             ms(first),
-            ms(median(times))
+            ms(median(times)),
+            ms(rejected)
         );
     }
 }

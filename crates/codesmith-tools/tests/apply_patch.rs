@@ -336,3 +336,82 @@ async fn moves_and_reports_loose_matches() {
     assert_eq!(f["hunks"][0]["match"], "whitespace");
     assert_eq!(f["hunks"][0]["line"], 2);
 }
+
+#[tokio::test]
+async fn modes_survive_edits_and_moves() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = ws();
+    w.put("a.sh", "#!/bin/sh\necho one\n");
+    let mode = |rel: &str| {
+        std::fs::metadata(w.root.join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    std::fs::set_permissions(w.root.join("a.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    w.read("a.sh").await;
+    let v = w
+        .patch("*** Begin Patch\n*** Update File: a.sh\n@@\n-echo one\n+echo two\n*** End Patch\n")
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(mode("a.sh"), 0o755);
+    w.read("a.sh").await;
+    let v = w
+        .patch(
+            "*** Begin Patch\n*** Update File: a.sh\n*** Move to: bin/a2.sh\n@@\n-echo two\n+echo three\n*** End Patch\n",
+        )
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(w.get("bin/a2.sh"), "#!/bin/sh\necho three\n");
+    assert_eq!(mode("bin/a2.sh"), 0o755);
+    // A file that was not executable stays so after a move.
+    w.put("b.txt", "x\n");
+    std::fs::set_permissions(w.root.join("b.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    w.read("b.txt").await;
+    let v = w
+        .patch("*** Begin Patch\n*** Update File: b.txt\n*** Move to: c.txt\n@@\n-x\n+y\n*** End Patch\n")
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(mode("c.txt"), 0o600);
+}
+
+#[tokio::test]
+async fn git_mode_lines_are_honoured() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = ws();
+    let mode = |rel: &str| {
+        std::fs::metadata(w.root.join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    w.put("tool.sh", "echo tool\n");
+    w.read("tool.sh").await;
+    let diff = "diff --git a/run.sh b/run.sh\nnew file mode 100755\n--- /dev/null\n+++ b/run.sh\n@@ -0,0 +1 @@\n+echo hi\ndiff --git a/tool.sh b/tool.sh\nold mode 100644\nnew mode 100755\n";
+    let v = w.patch(diff).await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(w.get("run.sh"), "echo hi\n");
+    assert_eq!(mode("run.sh"), 0o755);
+    assert_eq!(mode("tool.sh"), 0o755);
+    assert!(
+        v["output"]
+            .as_str()
+            .unwrap()
+            .contains("mode tool.sh 644 -> 755"),
+        "{v}"
+    );
+    // And back.
+    w.read("tool.sh").await;
+    let v = w
+        .patch("diff --git a/tool.sh b/tool.sh\nold mode 100755\nnew mode 100644\n")
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(mode("tool.sh"), 0o644);
+    // A mode line for a file that does not exist changes nothing.
+    let v = w
+        .patch("diff --git a/none.sh b/none.sh\nold mode 100644\nnew mode 100755\n")
+        .await;
+    assert_eq!(v["ok"], false, "{v}");
+}

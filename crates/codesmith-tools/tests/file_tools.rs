@@ -155,12 +155,15 @@ async fn read_refusals() {
         &w.call("read_file", json!({"file": "x"})).await,
         "INVALID_ARGUMENTS",
     );
-    w.put("bin.dat", [0xffu8, 0xfe, 0x00, 0x41]);
+    w.put(
+        "bin.dat",
+        [0x7fu8, b'E', b'L', b'F', 0x02, 0x01, 0x00, 0x00],
+    );
     let m = refused(
         &w.call("read_file", json!({"path": "bin.dat"})).await,
         "INVALID_ARGUMENTS",
     );
-    assert!(m.contains("not UTF-8"));
+    assert!(m.contains("is not text: 8 bytes, ELF executable"), "{m}");
     let f = fs::File::create(w.root.join("huge.log")).unwrap();
     f.set_len(11 * 1024 * 1024).unwrap();
     refused(
@@ -793,18 +796,146 @@ async fn concurrent_edits_of_one_file_both_survive() {
     }
 }
 
+fn utf16le(s: &str) -> Vec<u8> {
+    s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+}
+
 #[tokio::test]
-async fn non_utf8_files_are_refused_not_corrupted() {
+async fn a_file_with_nul_bytes_is_binary_even_when_valid_utf8() {
     let w = ws();
-    let bytes = [b'a', 0xe9, b'\n'];
-    w.put("latin1.txt", bytes);
+    // A tar archive of one text file: valid UTF-8, full of NUL bytes.
+    let mut tar = vec![0u8; 512];
+    tar[..9].copy_from_slice(b"notes.txt");
+    tar[257..262].copy_from_slice(b"ustar");
+    tar.extend_from_slice(b"needle in a text file\n");
+    tar.resize(2048, 0);
+    assert!(std::str::from_utf8(&tar).is_ok());
+    w.put("notes.tar", &tar);
+    let v = w.call("read_file", json!({"path": "notes.tar"})).await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("2048 bytes, tar archive"), "{m}");
+    assert!(!m.contains("needle"), "{m}");
+    let hint = v["error"]["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("xxd notes.tar") && hint.contains("file notes.tar"),
+        "{hint}"
+    );
+    assert_eq!(v["error"]["details"]["reason"], "binary");
     let v = edit(
         &w,
-        json!({"path": "latin1.txt", "search": "a", "replace": "b"}),
+        json!({"path": "notes.tar", "search": "needle", "replace": "pin", "force_fresh": true}),
     )
     .await;
     refused(&v, "INVALID_ARGUMENTS");
-    assert_eq!(fs::read(w.root.join("latin1.txt")).unwrap(), bytes);
+    assert_eq!(fs::read(w.root.join("notes.tar")).unwrap(), tar);
+    let v = w.call("grep_files", json!({"pattern": "needle"})).await;
+    let out = ok(&v);
+    assert!(out.starts_with("notes.tar: binary file matches"), "{out}");
+    assert!(!out.contains("in a text file"), "{out}");
+    assert_eq!(v["meta"]["binary_files_with_matches"], 1);
+}
+
+#[tokio::test]
+async fn utf16_without_a_bom_is_read_and_edited_in_utf16() {
+    let w = ws();
+    let text = "[section]\r\nname=Zoë\r\nvalue=1\r\n";
+    w.put("settings.ini", utf16le(text));
+    let v = w.call("read_file", json!({"path": "settings.ini"})).await;
+    let out = ok(&v);
+    assert!(
+        out.starts_with("[Decoded from UTF-16LE; edits are written back in UTF-16LE"),
+        "{out}"
+    );
+    assert!(out.ends_with(text), "{out}");
+    assert_eq!(v["meta"]["encoding"], "UTF-16LE");
+    let v = edit(
+        &w,
+        json!({"path": "settings.ini", "search": "value=1", "replace": "value=2 ✓"}),
+    )
+    .await;
+    ok(&v);
+    let expected = utf16le(&text.replace("value=1", "value=2 ✓"));
+    assert_eq!(fs::read(w.root.join("settings.ini")).unwrap(), expected);
+}
+
+#[tokio::test]
+async fn utf16_and_utf32_with_a_bom_keep_encoding_and_bom() {
+    let w = ws();
+    let text = "alpha\nbeta\n";
+    let be16: Vec<u8> = [0xFE, 0xFF]
+        .into_iter()
+        .chain(text.encode_utf16().flat_map(u16::to_be_bytes))
+        .collect();
+    let le32: Vec<u8> = [0xFF, 0xFE, 0, 0]
+        .into_iter()
+        .chain(text.chars().flat_map(|c| u32::from(c).to_le_bytes()))
+        .collect();
+    for (name, bytes, enc) in [("a16.txt", be16, "UTF-16BE"), ("a32.txt", le32, "UTF-32LE")] {
+        w.put(name, &bytes);
+        let v = w.call("read_file", json!({"path": name})).await;
+        let out = ok(&v);
+        assert!(
+            out.starts_with(&format!("[Decoded from {enc} with a BOM")),
+            "{out}"
+        );
+        let v = edit(
+            &w,
+            json!({"path": name, "search": "beta", "replace": "gamma"}),
+        )
+        .await;
+        ok(&v);
+        let after = fs::read(w.root.join(name)).unwrap();
+        let v = w.call("read_file", json!({"path": name})).await;
+        assert!(ok(&v).ends_with("alpha\ngamma\n"), "{v}");
+        assert_eq!(&after[..2], &bytes[..2], "{name}: BOM kept");
+        assert_eq!(
+            after.len(),
+            bytes.len() + (bytes.len() - if enc == "UTF-16BE" { 2 } else { 4 }) / text.len(),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn latin1_is_read_with_a_note_and_only_ascii_edits_are_written() {
+    let w = ws();
+    let bytes = b"name = caf\xe9\nprice = 3\n".to_vec();
+    w.put("menu.txt", &bytes);
+    let v = w.call("read_file", json!({"path": "menu.txt"})).await;
+    let out = ok(&v);
+    assert!(out.contains("decoded as Windows-1252 (Latin-1)"), "{out}");
+    assert!(out.contains("the first `é` on line 1"), "{out}");
+    assert!(out.ends_with("name = café\nprice = 3\n"), "{out}");
+    // An ASCII edit keeps every other byte exactly.
+    ok(&edit(
+        &w,
+        json!({"path": "menu.txt", "search": "price = 3", "replace": "price = 4"}),
+    )
+    .await);
+    assert_eq!(
+        fs::read(w.root.join("menu.txt")).unwrap(),
+        b"name = caf\xe9\nprice = 4\n"
+    );
+    // A non-ASCII addition would re-encode: refused, nothing written.
+    w.call("read_file", json!({"path": "menu.txt"})).await;
+    let v = edit(
+        &w,
+        json!({"path": "menu.txt", "search": "price = 4", "replace": "price = 4 €"}),
+    )
+    .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(
+        m.contains("Windows-1252") && m.contains("`€`") && m.contains("NOT modified"),
+        "{m}"
+    );
+    assert!(
+        v["error"]["hint"].as_str().unwrap().contains("iconv"),
+        "{v}"
+    );
+    assert_eq!(
+        fs::read(w.root.join("menu.txt")).unwrap(),
+        b"name = caf\xe9\nprice = 4\n"
+    );
 }
 
 // ---------- search tools ----------
@@ -823,23 +954,31 @@ async fn grep_counts_then_truncates_and_skips() {
     w.put("bin.dat", b"needle\x00\x01\x02");
     let v = w.call("grep_files", json!({"pattern": "needle"})).await;
     let out = ok(&v);
-    assert_eq!(v["meta"]["total_matches"], 60, "{out}");
-    assert_eq!(v["meta"]["shown"], 60);
+    // 60 lines, and the binary file counted once without its bytes.
+    assert_eq!(v["meta"]["total_matches"], 61, "{out}");
+    assert_eq!(v["meta"]["shown"], 61);
     assert_eq!(v["meta"]["truncated"], false);
+    assert!(out.starts_with("bin.dat: binary file matches"), "{out}");
     assert!(
-        out.starts_with("src/f00.rs:1: needle one\nsrc/f00.rs:3: needle two"),
+        out.contains("\nsrc/f00.rs:1: needle one\nsrc/f00.rs:3: needle two"),
         "{out}"
     );
-    for skipped in ["node_modules", "target", "min.js", "ignored", "bin.dat"] {
-        assert!(!out.contains(skipped), "{skipped}: {out}");
+    let (hits, note) = out.split_once("\n[Not searched: ").unwrap();
+    for skipped in ["node_modules", "target", "min.js", "ignored"] {
+        assert!(!hits.contains(skipped), "{skipped}: {out}");
+        assert!(note.contains(skipped), "{skipped}: {note}");
     }
+    assert!(!out.contains('\u{0}'), "{out}");
+    assert_eq!(v["meta"]["skipped"]["excluded_dir"], 2, "{v}");
+    assert_eq!(v["meta"]["skipped"]["minified"], 1, "{v}");
+    assert_eq!(v["meta"]["skipped"]["ignored"], 1, "{v}");
     let v = w
         .call(
             "grep_files",
             json!({"pattern": "NEEDLE", "case_insensitive": true, "max_results": 5}),
         )
         .await;
-    assert_eq!(v["meta"]["total_matches"], 60);
+    assert_eq!(v["meta"]["total_matches"], 61);
     assert_eq!(v["meta"]["shown"], 5);
     assert_eq!(v["meta"]["truncated"], true);
     let v = w
@@ -848,7 +987,7 @@ async fn grep_counts_then_truncates_and_skips() {
             json!({"pattern": "needle", "max_results": 1000}),
         )
         .await;
-    assert_eq!(v["meta"]["shown"], 60);
+    assert_eq!(v["meta"]["shown"], 61);
     let v = w
         .call(
             "grep_files",
@@ -880,7 +1019,133 @@ async fn grep_skips_files_over_10_mb() {
     w.put("big.log", big);
     let v = w.call("grep_files", json!({"pattern": "needle"})).await;
     assert_eq!(v["meta"]["total_matches"], 1, "{v}");
-    assert_eq!(ok(&v), "small.log:1: needle");
+    assert_eq!(
+        ok(&v),
+        "small.log:1: needle\n[Not searched: 1 file over 10 MB (big.log). Pass include_ignored: \
+         true to search them.]"
+    );
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "needle", "include_ignored": true, "max_results": 2}),
+        )
+        .await;
+    assert_eq!(v["meta"]["files_with_matches"], 2, "{v}");
+}
+
+/// A minified bundle: 165 KB on one line, the match near the end.
+fn minified_bundle() -> String {
+    let mut s = "var a=function(){return 1};".repeat(6_000);
+    s.push_str("var apiKey=\"sk-live\";");
+    s.push_str(&"b();".repeat(200));
+    s.push('\n');
+    s
+}
+
+#[tokio::test]
+async fn a_match_on_a_long_line_is_shown_in_a_window_with_its_column() {
+    let w = ws();
+    let bundle = minified_bundle();
+    assert!(bundle.len() > 160_000);
+    w.put("web/bundle.js", &bundle);
+    let v = w.call("grep_files", json!({"pattern": "apiKey"})).await;
+    let out = ok(&v);
+    let column = bundle.find("apiKey").unwrap() + 1;
+    let prefix = format!("web/bundle.js:1:{column}: …");
+    assert!(out.starts_with(&prefix), "{}", &out[..out.len().min(400)]);
+    assert!(out.contains("var apiKey=\"sk-live\";b();"), "{out}");
+    assert!(out.ends_with('…'), "{out}");
+    let shown = out.strip_prefix(&prefix).unwrap();
+    let n = shown.chars().count();
+    assert!((200..=215).contains(&n), "{n}: {shown}");
+    // A short line stays whole and has no column.
+    w.put("short.js", "let apiKey = 1;\n");
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "apiKey", "path": "short.js"}),
+        )
+        .await;
+    assert_eq!(ok(&v), "short.js:1: let apiKey = 1;");
+}
+
+#[tokio::test]
+async fn skipped_files_are_named_by_rule_and_an_explicit_glob_finds_them() {
+    let w = ws();
+    w.put("web/app.min.js", "var apiKey=1;\n");
+    w.put("web/vendor.min.js", "var apiKey=2;\n");
+    w.put("web/app.js", "let apiKey = 3;\n");
+    w.put(".gitignore", "dist-local/\n*.log\n");
+    w.put("dist-local/out.js", "apiKey\n");
+    w.put("debug.log", "apiKey\n");
+    w.put("node_modules/pkg/index.js", "apiKey\n");
+    let v = w.call("grep_files", json!({"pattern": "apiKey"})).await;
+    let out = ok(&v);
+    assert!(out.starts_with("web/app.js:1: let apiKey = 3;\n"), "{out}");
+    assert!(
+        out.contains(
+            "2 files skipped as minified (`*.min.js`) (web/app.min.js, web/vendor.min.js)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 paths ignored by .gitignore/.ignore (debug.log, dist-local/)"),
+        "{out}"
+    );
+    assert!(out.contains("1 directory excluded by name"), "{out}");
+    assert!(out.contains("Pass include_ignored: true"), "{out}");
+    // An explicit glob is an explicit request.
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "apiKey", "glob": "*.min.js"}),
+        )
+        .await;
+    let out = ok(&v);
+    assert!(
+        out.starts_with("web/app.min.js:1: var apiKey=1;\nweb/vendor.min.js:1: var apiKey=2;"),
+        "{out}"
+    );
+    assert!(!out.contains("minified"), "{out}");
+    let v = w
+        .call("file_search", json!({"pattern": "**/*.min.js"}))
+        .await;
+    assert!(
+        ok(&v).starts_with("web/app.min.js\nweb/vendor.min.js\n[Not searched: 1 path ignored"),
+        "{v}"
+    );
+    // file_search names what it left out that the pattern would have matched.
+    let v = w.call("file_search", json!({"pattern": "*.js"})).await;
+    let out = ok(&v);
+    assert!(out.starts_with("web/app.js\n[Not searched: "), "{out}");
+    assert!(out.contains("2 files skipped as minified"), "{out}");
+    assert!(out.contains("dist-local/"), "{out}");
+    assert!(out.contains("web/app.min.js"), "{out}");
+    // include_ignored: everything but .git.
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "apiKey", "include_ignored": true}),
+        )
+        .await;
+    assert_eq!(v["meta"]["files_with_matches"], 6, "{v}");
+    assert!(!ok(&v).contains("Not searched"));
+    let v = w
+        .call(
+            "file_search",
+            json!({"pattern": "*.js", "include_ignored": true}),
+        )
+        .await;
+    assert_eq!(v["meta"]["total_matches"], 5, "{v}");
+}
+
+#[tokio::test]
+async fn a_clean_search_says_nothing_about_skipping() {
+    let w = ws();
+    w.put("a.txt", "x\n");
+    let v = w.call("grep_files", json!({"pattern": "x"})).await;
+    assert_eq!(ok(&v), "a.txt:1: x");
+    assert!(v["meta"].get("skipped").is_none(), "{v}");
 }
 
 #[tokio::test]
@@ -918,7 +1183,11 @@ async fn file_search_clamps_and_counts() {
         .await;
     assert_eq!(v["meta"]["shown"], 200);
     let v = w.call("file_search", json!({"pattern": "d/*.md"})).await;
-    assert_eq!(ok(&v), "d/readme.md");
+    assert_eq!(
+        ok(&v),
+        "d/readme.md\n[Not searched: 1 directory excluded by name (node_modules). Pass \
+         include_ignored: true to search them.]"
+    );
     refused(
         &w.call("file_search", json!({"pattern": "[bad"})).await,
         "INVALID_ARGUMENTS",

@@ -3,9 +3,11 @@
 //!
 //! When a task's final assistant text claims success ("all tests pass",
 //! "编译成功", …; see [`claim`]), the most recent verification command the
-//! model ran with `exec_shell` in this task (see [`commands`]) is replayed
-//! through the session's own gate and tool, with the same command, cwd and
-//! timeout and no new permission. The verdict is appended to the tail of the
+//! model ran with `exec_shell` in this task (see [`commands`]) decides. When
+//! that run exited non-zero, no later run passed, so the claim is
+//! `verified_fail` at once, with the failing run as evidence. Otherwise the
+//! command is replayed through the session's own gate and tool, with the
+//! same command, cwd and timeout and no new permission. The verdict is appended to the tail of the
 //! transcript as a runtime event (never inserted earlier, so the prefix cache
 //! survives), written to the ledger (see [`ledger`]) and emitted as
 //! [`codesmith_protocol::Event::Verdict`].
@@ -73,6 +75,9 @@ async fn check(rt: &mut Runtime, final_text: &str) -> Option<Verdict> {
     let Some(obs) = rt.verify.latest_for(claim.kind).cloned() else {
         return Some(unsubstantiated(claim));
     };
+    if let Some((code, output)) = obs.failed_with() {
+        return Some(contradicted(claim, &obs, code, output));
+    }
     let outcome = replay(rt, &obs).await;
     Some(judge(claim, &obs, outcome))
 }
@@ -98,6 +103,41 @@ fn unsubstantiated(claim: Claim) -> Verdict {
     }
 }
 
+/// The claim after the latest verification run of the task failed: no
+/// replay is needed, the failing run is the evidence.
+fn contradicted(claim: Claim, obs: &Observation, code: i32, output: &str) -> Verdict {
+    Verdict {
+        verdict: VerdictKind::VerifiedFail,
+        dimension: "result",
+        claim_kind: claim.kind,
+        claim: claim.text,
+        evidence: Some(evidence(obs, Some(code), output)),
+        failure_type: Some(failure_type(obs.class)),
+        note: format!(
+            "Your last run of `{}` (call {}) exited {code} and no later run passed, so the claim \
+             does not hold. Fix the failure and run it again before reporting success.",
+            obs.command, obs.call_id
+        ),
+    }
+}
+
+/// The evidence of a run of `obs`'s command.
+fn evidence(obs: &Observation, exit_code: Option<i32>, output: &str) -> Evidence {
+    Evidence {
+        command: obs.command.clone(),
+        call_id: obs.call_id.clone(),
+        exit_code,
+        output_head: verdict::output_head(output),
+    }
+}
+
+fn failure_type(class: CommandClass) -> &'static str {
+    match class {
+        CommandClass::Test => "test-failure",
+        CommandClass::Build => "build-failure",
+    }
+}
+
 fn judge(claim: Claim, obs: &Observation, outcome: Replay) -> Verdict {
     let (verdict, exit_code, output, failure_type, note) = match outcome {
         Replay::Exited { code: 0, output } => (
@@ -114,10 +154,7 @@ fn judge(claim: Claim, obs: &Observation, outcome: Replay) -> Verdict {
             VerdictKind::VerifiedFail,
             Some(code),
             output,
-            Some(match obs.class {
-                CommandClass::Test => "test-failure",
-                CommandClass::Build => "build-failure",
-            }),
+            Some(failure_type(obs.class)),
             format!(
                 "The engine replayed `{}` after your claim; it exited {code}, so the claim does not \
                  hold. Look at the output and reconcile before reporting success again.",
@@ -145,12 +182,7 @@ fn judge(claim: Claim, obs: &Observation, outcome: Replay) -> Verdict {
         dimension: "result",
         claim_kind: claim.kind,
         claim: claim.text,
-        evidence: Some(Evidence {
-            command: obs.command.clone(),
-            call_id: obs.call_id.clone(),
-            exit_code,
-            output_head: verdict::output_head(&output),
-        }),
+        evidence: Some(evidence(obs, exit_code, &output)),
         failure_type,
         note,
     }

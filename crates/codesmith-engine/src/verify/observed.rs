@@ -3,11 +3,12 @@
 use std::path::PathBuf;
 
 use codesmith_protocol::ToolCall;
-use codesmith_tools::ToolContext;
+use codesmith_tools::{ToolContext, ToolOutcome};
 use serde_json::Value;
 
 use super::claim::ClaimKind;
 use super::commands::{CommandClass, classify, is_background};
+use super::replay::{Replay, from_outcome};
 
 /// The only tool whose calls are replayed. Background commands
 /// (`task_shell_start`, or an `exec_shell` line that detaches something; see
@@ -28,6 +29,18 @@ pub(crate) struct Observation {
     pub(crate) session_dir: PathBuf,
     /// Test or build.
     pub(crate) class: CommandClass,
+    /// How the run itself ended, once it has (see [`Observed::ran`]).
+    pub(crate) outcome: Option<Replay>,
+}
+
+impl Observation {
+    /// The exit code when the run finished non-zero: a completed failure.
+    pub(crate) fn failed_with(&self) -> Option<(i32, &str)> {
+        match &self.outcome {
+            Some(Replay::Exited { code, output }) if *code != 0 => Some((*code, output)),
+            _ => None,
+        }
+    }
 }
 
 /// Verification commands seen in the current task, oldest first.
@@ -63,7 +76,15 @@ impl Observed {
             command: command.to_string(),
             session_dir: ctx.shell.cwd(&ctx.workspace),
             class,
+            outcome: None,
         });
+    }
+
+    /// Records how the call `call_id` ended, when it was observed.
+    pub(crate) fn ran(&mut self, call_id: &str, outcome: &ToolOutcome) {
+        if let Some(obs) = self.seen.iter_mut().rev().find(|o| o.call_id == call_id) {
+            obs.outcome = Some(from_outcome(outcome));
+        }
     }
 
     /// The most recent command that can back a claim of `kind`: a test

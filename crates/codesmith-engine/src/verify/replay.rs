@@ -49,7 +49,7 @@ pub(crate) async fn replay(rt: &mut Runtime, obs: &Observation) -> Replay {
     ctx.shell.set_cwd(obs.session_dir.clone());
     let outcome = tool.call(&ctx, obs.args.clone()).await;
     ctx.shell.set_cwd(before);
-    from_outcome(outcome)
+    from_outcome(&outcome)
 }
 
 /// `Some(reason)` when the gate would not let the call run on its own.
@@ -82,7 +82,9 @@ fn refused_without_asking(
     }
 }
 
-fn from_outcome(outcome: ToolOutcome) -> Replay {
+/// How a finished `exec_shell` call ended: its exit code and output, or why
+/// it did not finish.
+pub(crate) fn from_outcome(outcome: &ToolOutcome) -> Replay {
     match outcome {
         Ok(out) => {
             let output = match &out.output {
@@ -115,7 +117,7 @@ fn from_outcome(outcome: ToolOutcome) -> Replay {
                 .to_string();
             Replay::Failed {
                 failure_type,
-                why: refusal.message,
+                why: refusal.message.clone(),
                 output,
             }
         }

@@ -22,7 +22,9 @@ pub const OUTPUT_HEAD_LINES: usize = 20;
 pub enum VerdictKind {
     /// The replay exited 0: the claim stands.
     VerifiedPass,
-    /// The replay exited non-zero: the claim is contradicted.
+    /// The replay exited non-zero, or the task's latest run of the
+    /// verification command did and no later run passed: the claim is
+    /// contradicted.
     VerifiedFail,
     /// The replay could not run (timeout, denial, tool unavailable). Never
     /// counted as pass or fail.
@@ -51,7 +53,8 @@ pub struct Evidence {
     pub command: String,
     /// The id of the original tool call that ran it.
     pub call_id: String,
-    /// Exit code of the replay, when it ran to completion.
+    /// Exit code of the replay (or of the failing run that needed none), when
+    /// it ran to completion.
     pub exit_code: Option<i32>,
     /// The first lines of the replay's output (at most [`OUTPUT_HEAD_LINES`]
     /// lines and [`OUTPUT_HEAD_CHARS`] characters).

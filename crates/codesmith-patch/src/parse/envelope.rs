@@ -70,6 +70,7 @@ pub(crate) fn parse(lines: &[Line<'_>]) -> Result<Patch, ParseError> {
     Ok(Patch {
         format: PatchFormat::Envelope,
         ops,
+        modes: Vec::new(),
     })
 }
 

@@ -6,7 +6,7 @@
 
 use super::{Line, cut};
 use crate::error::{ParseError, ParseErrorKind as K};
-use crate::model::{FileOp, Hunk, HunkLine, Patch, PatchFormat};
+use crate::model::{FileOp, Hunk, HunkLine, ModeChange, Patch, PatchFormat};
 
 /// Numbers parsed from `@@ -a,b +c,d @@`.
 #[derive(Debug, Clone, Copy)]
@@ -97,10 +97,38 @@ pub(crate) fn parse(lines: &[Line<'_>]) -> Result<Patch, ParseError> {
     let mut ops = Vec::new();
     let mut i = 0;
     let mut rename: (Option<String>, Option<String>) = (None, None);
+    let mut modes = Vec::new();
+    // The new-side path of the current `diff --git a/x b/y` section.
+    let mut git_path: Option<String> = None;
     while i < lines.len() {
         let raw = lines[i].raw;
-        if raw.starts_with("diff --git ") {
+        if let Some(rest) = raw.strip_prefix("diff --git ") {
             flush_rename(&mut rename, &mut ops);
+            git_path = rest.rsplit_once(" b/").map(|(_, b)| b.trim().to_string());
+            i += 1;
+        } else if let Some(mode) = raw
+            .strip_prefix("new file mode ")
+            .or_else(|| raw.strip_prefix("new mode "))
+        {
+            let executable = match mode.trim() {
+                "100755" => true,
+                "100644" => false,
+                other => {
+                    return Err(ParseError::new(
+                        K::BadFileHeader,
+                        lines[i].no,
+                        format!("file mode {other} is not one this tool can set"),
+                        "Use `100644` (regular) or `100755` (executable); symbolic links and \
+                         submodules cannot be made with a patch.",
+                    ));
+                }
+            };
+            if let Some(path) = &git_path {
+                modes.push(ModeChange {
+                    path: path.clone(),
+                    executable,
+                });
+            }
             i += 1;
         } else if let Some(from) = raw.strip_prefix("rename from ") {
             rename.0 = Some(from.trim().to_string());
@@ -126,7 +154,7 @@ pub(crate) fn parse(lines: &[Line<'_>]) -> Result<Patch, ParseError> {
         }
     }
     flush_rename(&mut rename, &mut ops);
-    if ops.is_empty() {
+    if ops.is_empty() && modes.is_empty() {
         let no = lines.first().map_or(1, |l| l.no);
         return Err(ParseError::new(
             K::Empty,
@@ -138,6 +166,7 @@ pub(crate) fn parse(lines: &[Line<'_>]) -> Result<Patch, ParseError> {
     Ok(Patch {
         format: PatchFormat::Unified,
         ops,
+        modes,
     })
 }
 

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde_json::{Value, json};
 
 use crate::fs::paths::ResolvedPath;
-use crate::fs::text::{LineEnding, TextFile, convert_line_endings, sha256_hex};
+use crate::fs::text::{LineEnding, TextFile, cannot_encode, convert_line_endings, sha256_hex};
 use crate::gate::{rustfmt, syntax};
 use crate::{Refusal, ToolContext};
 
@@ -80,7 +80,7 @@ pub fn commit_text(
     }
     let created = path.create_parents().map_err(|_| Refusal::internal())?;
     let bytes: Cow<'_, [u8]> = match old {
-        Some(o) if o.bom => Cow::Owned(o.encode(&text)),
+        Some(o) if o.bom || !o.is_utf8() => Cow::Owned(encoded(path, o, &text)?),
         _ => Cow::Borrowed(text.as_bytes()),
     };
     path.write_atomic(&bytes).map_err(|_| Refusal::internal())?;
@@ -93,6 +93,52 @@ pub fn commit_text(
         bytes: bytes.len(),
         lines: memchr::memchr_iter(b'\n', text.as_bytes()).count()
             + usize::from(!text.is_empty() && !text.ends_with('\n')),
+    })
+}
+
+/// `text` in `old`'s encoding. A file decoded with losses is never rewritten; in a guessed
+/// encoding the changed part must be ASCII, so the bytes outside the edit stay exactly as
+/// they were and the file never mixes encodings.
+fn encoded(path: &ResolvedPath, old: &TextFile, text: &str) -> Result<Vec<u8>, Refusal> {
+    if !old.exact {
+        return Err(cannot_encode(
+            &path.rel,
+            old,
+            "some of its bytes do not decode cleanly, so rewriting it would change them",
+        ));
+    }
+    if old.encoding.is_guess() {
+        let (a, b) = (old.text.as_bytes(), text.as_bytes());
+        let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let suffix = a[prefix..]
+            .iter()
+            .rev()
+            .zip(b[prefix..].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        let changed = &b[prefix..b.len() - suffix];
+        if let Some(c) = String::from_utf8_lossy(changed)
+            .chars()
+            .find(|c| !c.is_ascii())
+        {
+            let line = text[..prefix.min(text.len())].matches('\n').count() + 1;
+            return Err(cannot_encode(
+                &path.rel,
+                old,
+                &format!(
+                    "the new text adds `{c}` (near line {line}), a non-ASCII character, to a file \
+                     whose encoding is only a guess"
+                ),
+            ));
+        }
+    }
+    old.encode(text).map_err(|u| {
+        let line = text[..u.at].matches('\n').count() + 1;
+        cannot_encode(
+            &path.rel,
+            old,
+            &format!("cannot represent `{}` (line {line}) of the new text", u.ch),
+        )
     })
 }
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::fs::lock::path_lock;
 use crate::fs::text::{
-    LineEnding, TextFile, convert_line_endings, load_bytes, not_utf8, sha256_hex,
+    LineEnding, TextFile, convert_line_endings, load_bytes, not_text, sha256_hex,
 };
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
@@ -187,7 +187,7 @@ fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
     let _guard = lock.lock();
     let bytes = load_bytes(&path)?;
     let digest = args.sha256.as_ref().map(|_| sha256_hex(&bytes));
-    let file = TextFile::decode_owned(bytes).ok_or_else(|| not_utf8(&path.rel))?;
+    let file = TextFile::decode_owned(bytes).map_err(|e| not_text(&path.rel, &e))?;
     match (&args.sha256, &digest) {
         (Some(expected), Some(actual)) if !expected.eq_ignore_ascii_case(actual) => {
             return Err(Refusal::new(

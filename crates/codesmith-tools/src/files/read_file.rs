@@ -19,14 +19,16 @@ pub const MAX_VISIBLE_BYTES: usize = 16 * 1024;
 
 const EXAMPLE: &str = r#"{"path": "src/main.rs"}"#;
 
-const DESCRIPTION: &str = "Read a UTF-8 text file from the workspace. Use this instead of cat, head, tail or \
+const DESCRIPTION: &str = "Read a text file from the workspace. Use this instead of cat, head, tail or \
 sed -n '..p' in the shell: it needs no approval and tells you how to read on. A small file (up to 200 \
 lines and 16 KB) comes back exactly as it is. A larger file, or any call with start_line or max_lines, \
 comes back one page at a time with numbered lines (`     7│ text`; the number and `│ ` are not part of \
 the file, never copy them into edit_file). A page is at most 500 lines and 16 KB (200 lines by default); \
 a cut page ends with the exact arguments for the next call. Reading past the end returns [NO CONTENT] \
 and the line count. meta.sha256 is the file's digest, which edit_file accepts as a freshness check. \
-Read a file before you edit or overwrite it.\n\
+Read a file before you edit or overwrite it. UTF-16 and UTF-32 files (with or without BOM) \
+and legacy Latin-1/Windows-1252 files are decoded, with a first line saying so; a binary file (one \
+with NUL bytes, such as a tar archive) is refused with its size and type.\n\
 Examples: {\"path\": \"src/main.rs\"} (first 200 lines); \
 {\"path\": \"src/big.rs\", \"start_line\": 201, \"max_lines\": 200} (the next page after a cut read)";
 
@@ -87,13 +89,21 @@ fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len();
     let ranged = args.start_line.is_some() || args.max_lines.is_some();
-    let base = ToolOutput::new(Value::Null)
+    let mut base = ToolOutput::new(Value::Null)
         .with("path", path.rel.as_str())
         .with("sha256", loaded.sha256.as_str())
         .with("total_lines", total);
+    let note = loaded.file.note();
+    if note.is_some() {
+        base = base.with("encoding", loaded.file.encoding.name());
+    }
+    let noted = |out: String| match &note {
+        Some(n) => Value::String(format!("{n}\n{out}")),
+        None => Value::String(out),
+    };
     if !ranged && total <= DEFAULT_LINES && text.len() <= MAX_VISIBLE_BYTES {
         return Ok(ToolOutput {
-            output: Value::String(text.clone()),
+            output: noted(text.clone()),
             ..base.with("truncated", false)
         });
     }
@@ -110,7 +120,10 @@ fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
         });
     }
     let (page, end) = render_page(&lines, start, max);
-    let mut out = page;
+    let mut out = match &note {
+        Some(n) => format!("{n}\n{page}"),
+        None => page,
+    };
     let truncated = end < total;
     if truncated {
         out.push_str(&format!(

@@ -6,11 +6,13 @@
 //!   cannot be redirected by a symlink swapped in after the check.
 //! - [`atomic`]: temp file in the same directory, fsync, rename, permissions kept.
 //! - [`lock`]: a process-wide, poison-tolerant lock per canonical path (seed 004).
-//! - [`text`]: UTF-8 decoding, BOM and line-ending detection and preservation.
+//! - [`encoding`]: text or binary, and which encoding (UTF-8/16/32, Windows-1252).
+//! - [`text`]: decoding, BOM and line-ending detection and preservation.
 //! - [`freshness`]: the read-before-write tracker keyed by canonical path (mtime + length).
 
 pub mod atomic;
 pub mod beneath;
+pub mod encoding;
 pub mod freshness;
 pub mod lock;
 pub mod paths;

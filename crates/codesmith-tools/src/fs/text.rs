@@ -1,15 +1,19 @@
-//! Text files as the tools see them: UTF-8 only, BOM kept, line endings preserved.
+//! Text files as the tools see them: decoded from their encoding, BOM kept, line endings
+//! preserved.
 //!
 //! A CRLF file stays CRLF after every edit: text the model supplies (usually LF) is
 //! converted to the file's dominant ending with [`convert_line_endings`] before it is
-//! matched or inserted, so an edit never introduces mixed endings. A UTF-8 byte-order mark
-//! is stripped for matching and written back. A file that is not valid UTF-8 is refused by
-//! the text tools rather than corrupted ([`load_text`]).
+//! matched or inserted, so an edit never introduces mixed endings. A byte-order mark is
+//! stripped for matching and written back. UTF-16/UTF-32 files are decoded and written
+//! back in the same encoding; legacy single-byte files are read as Windows-1252 and may
+//! only gain ASCII; binary files (NUL bytes) are refused by the text tools rather than
+//! shown or corrupted ([`load_text`], [`super::encoding`]).
 
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::fs::encoding::{Encoding, Sniffed, Unencodable, encode, sniff};
 use crate::fs::paths::ResolvedPath;
 use crate::{ErrorCode, Refusal};
 
@@ -43,38 +47,112 @@ impl LineEnding {
 pub struct TextFile {
     /// The text without its BOM, with its line endings exactly as on disk.
     pub text: String,
-    /// True when the file started with a UTF-8 BOM.
+    /// True when the file started with its encoding's BOM.
     pub bom: bool,
     /// The dominant line ending (see [`detect_line_ending`]).
     pub ending: LineEnding,
+    /// The encoding the file was read in.
+    pub encoding: Encoding,
+    /// Decoding lost nothing, so writing the text back reproduces the bytes.
+    pub exact: bool,
+}
+
+/// Bytes the text tools do not treat as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotText {
+    /// File size in bytes.
+    pub bytes: usize,
+    /// Offset of the first NUL byte, when there is one.
+    pub nul_at: Option<usize>,
+    /// A recognised file type, when known.
+    pub kind: Option<&'static str>,
 }
 
 impl TextFile {
-    /// Decodes `bytes`; `None` when they are not valid UTF-8.
+    /// Decodes `bytes`; `None` when they are binary.
     pub fn decode(bytes: &[u8]) -> Option<TextFile> {
-        TextFile::decode_owned(bytes.to_vec())
+        TextFile::decode_owned(bytes.to_vec()).ok()
     }
 
-    /// Like [`TextFile::decode`], without copying `bytes`.
-    pub fn decode_owned(bytes: Vec<u8>) -> Option<TextFile> {
-        let mut text = String::from_utf8(bytes).ok()?;
-        let bom = text.starts_with(BOM);
-        if bom {
-            text.drain(..BOM.len());
+    /// Like [`TextFile::decode`], without copying `bytes`, and saying why not text.
+    ///
+    /// # Errors
+    /// The bytes are binary (see [`super::encoding::sniff`]).
+    pub fn decode_owned(bytes: Vec<u8>) -> Result<TextFile, NotText> {
+        let len = bytes.len();
+        match sniff(bytes) {
+            Sniffed::Text {
+                text,
+                encoding,
+                bom,
+                exact,
+            } => {
+                let ending = detect_line_ending(&text);
+                Ok(TextFile {
+                    text,
+                    bom,
+                    ending,
+                    encoding,
+                    exact,
+                })
+            }
+            Sniffed::Binary { nul_at, kind } => Err(NotText {
+                bytes: len,
+                nul_at,
+                kind,
+            }),
         }
-        let ending = detect_line_ending(&text);
-        Some(TextFile { text, bom, ending })
     }
 
-    /// The bytes to write for `text` (BOM restored when the file had one). `text` should
-    /// already use [`TextFile::ending`].
-    pub fn encode(&self, text: &str) -> Vec<u8> {
-        let mut out = Vec::with_capacity(text.len() + 3);
-        if self.bom {
-            out.extend_from_slice(BOM.as_bytes());
+    /// The bytes to write for `text`: in the file's encoding, BOM restored when the file
+    /// had one. `text` should already use [`TextFile::ending`].
+    ///
+    /// # Errors
+    /// A character of `text` the file's encoding cannot represent.
+    pub fn encode(&self, text: &str) -> Result<Vec<u8>, Unencodable> {
+        encode(self.encoding, self.bom, text)
+    }
+
+    /// True when the file is plain UTF-8 (with or without BOM), so its text is its bytes.
+    pub fn is_utf8(&self) -> bool {
+        self.encoding == Encoding::Utf8
+    }
+
+    /// A note for the reader when the file is not UTF-8: the encoding it was decoded from
+    /// and what edits do with it. `None` for UTF-8.
+    pub fn note(&self) -> Option<String> {
+        let bom = if self.bom { " with a BOM" } else { "" };
+        match self.encoding {
+            Encoding::Utf8 => None,
+            Encoding::Windows1252 => {
+                let outside: Vec<(usize, char)> = self
+                    .text
+                    .lines()
+                    .enumerate()
+                    .flat_map(|(n, l)| l.chars().filter(|c| !c.is_ascii()).map(move |c| (n + 1, c)))
+                    .collect();
+                let first = outside
+                    .first()
+                    .map(|(n, c)| format!(", the first `{c}` on line {n}"))
+                    .unwrap_or_default();
+                Some(format!(
+                    "[Not UTF-8: decoded as Windows-1252 (Latin-1), a guess; {} non-ASCII \
+                     character{} shown decoded{first}. {}]",
+                    outside.len(),
+                    if outside.len() == 1 { "" } else { "s" },
+                    if self.exact {
+                        "Edits keep every other byte and may add only ASCII text."
+                    } else {
+                        "Some bytes do not decode cleanly, so edits are refused."
+                    }
+                ))
+            }
+            enc => Some(format!(
+                "[Decoded from {}{bom}; edits are written back in {} the same way.]",
+                enc.name(),
+                enc.name()
+            )),
         }
-        out.extend_from_slice(text.as_bytes());
-        out
     }
 }
 
@@ -128,12 +206,12 @@ pub struct LoadedText {
 /// Reads `path` as UTF-8 text for a text tool.
 ///
 /// Errors: `NOT_FOUND` when nothing exists there; `INVALID_ARGUMENTS` for a directory or a
-/// file that is not UTF-8 (details `reason: "not_utf8"`); `TOO_LARGE` above
+/// binary file (details `reason: "binary"`, see [`not_text`]); `TOO_LARGE` above
 /// [`MAX_TEXT_BYTES`]; `INTERNAL` for host errors.
 pub fn load_text(path: &ResolvedPath) -> Result<LoadedText, Refusal> {
     let bytes = load_bytes(path)?;
     let sha256 = sha256_hex(&bytes);
-    let file = TextFile::decode_owned(bytes).ok_or_else(|| not_utf8(&path.rel))?;
+    let file = TextFile::decode_owned(bytes).map_err(|e| not_text(&path.rel, &e))?;
     Ok(LoadedText { file, sha256 })
 }
 
@@ -214,15 +292,57 @@ pub fn not_found(rel: &str) -> Refusal {
     .with("path", rel)
 }
 
-/// The refusal for a file that is not UTF-8 text.
-pub fn not_utf8(rel: &str) -> Refusal {
+/// The refusal for a binary file: its size, its type when known, where the first NUL
+/// byte is, and how to look at it from the shell.
+pub fn not_text(rel: &str, e: &NotText) -> Refusal {
+    let kind = e.kind.unwrap_or("binary file");
+    let nul = e
+        .nul_at
+        .map(|at| format!(", with a NUL byte at offset {at}"))
+        .unwrap_or_default();
     Refusal::new(
         ErrorCode::InvalidArguments,
-        format!("\"{rel}\" is not UTF-8 text; the text tools do not change it."),
-        "Leave binary or non-UTF-8 files alone, or convert them with a dedicated command.",
+        format!(
+            "\"{rel}\" is not text: {} bytes, {kind}{nul}. The text tools neither show nor \
+             change binary files.",
+            e.bytes,
+        ),
+        format!(
+            "Inspect it with exec_shell: `file {rel}`, `xxd {rel} | head -40`{}.",
+            if e.kind == Some("tar archive") {
+                format!(", `tar -tvf {rel}`")
+            } else {
+                String::new()
+            }
+        ),
     )
     .with("path", rel)
-    .with("reason", "not_utf8")
+    .with("reason", "binary")
+    .with("bytes", e.bytes)
+    .with("type", kind)
+}
+
+/// The refusal for an edit the file's encoding cannot hold, or that would re-encode bytes
+/// outside the edit.
+pub fn cannot_encode(rel: &str, file: &TextFile, why: &str) -> Refusal {
+    Refusal::new(
+        ErrorCode::InvalidArguments,
+        format!(
+            "\"{rel}\" is {} text and {why}; the file was NOT modified, so it never mixes \
+             encodings.",
+            file.encoding.name()
+        ),
+        if file.encoding.is_guess() {
+            "Write the new text with ASCII characters only (escape sequences or entities for \
+             the rest), or convert the file to UTF-8 with exec_shell (`iconv -f WINDOWS-1252 \
+             -t UTF-8`) first."
+        } else {
+            "Convert the file to UTF-8 with exec_shell (`iconv`) first, or leave it alone."
+        },
+    )
+    .with("path", rel)
+    .with("reason", "encoding")
+    .with("encoding", file.encoding.name())
 }
 
 /// Extension check helper: true when `path`'s file name is exactly `name`.
@@ -241,7 +361,7 @@ mod tests {
         assert!(f.bom);
         assert_eq!(f.text, "a\r\nb\r\n");
         assert_eq!(f.ending, LineEnding::Crlf);
-        assert_eq!(f.encode(&f.text), "\u{feff}a\r\nb\r\n".as_bytes());
+        assert_eq!(f.encode(&f.text).unwrap(), "\u{feff}a\r\nb\r\n".as_bytes());
         assert_eq!(detect_line_ending("a\nb\n"), LineEnding::Lf);
         assert_eq!(detect_line_ending("none"), LineEnding::Lf);
         assert_eq!(
@@ -250,6 +370,7 @@ mod tests {
         );
         assert_eq!(convert_line_endings("x\r\ny\n", LineEnding::Lf), "x\ny\n");
         assert!(TextFile::decode(&[0xff, 0xfe, b'a']).is_none());
+        assert!(TextFile::decode(b"tar\0of text").is_none());
     }
 
     #[test]

@@ -8,15 +8,138 @@
 //! because it requires both the old and the new middle section to parse on their own as a
 //! sequence of items, which a section cut at a false boundary does not.
 
-/// A region whose contents are a sequence of items: the file itself, or the body of an
-/// inline `mod name { … }`.
+/// What kind of items a [`Container`] holds, which decides how a section of it is parsed
+/// on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContainerKind {
+    /// The file itself: top-level items.
+    File,
+    /// The body of an inline `mod name { … }`: items.
+    Module,
+    /// The body of an `impl … { … }` at item position: associated items.
+    Impl,
+    /// The body of a `trait … { … }` at item position: trait items.
+    Trait,
+}
+
+/// A region whose contents are a sequence of items: the file itself, the body of an
+/// inline `mod name { … }`, or of an `impl`/`trait` block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Container {
-    /// Byte range of the contents: `(0, len)` for the file; for a module, from just after
+    /// What the region holds.
+    pub kind: ContainerKind,
+    /// Byte range of the contents: `(0, len)` for the file; for a block, from just after
     /// its `{` to its `}`.
     pub body: (usize, usize),
     /// Offsets just after each `}` or `;` directly inside the contents, ascending.
     pub bounds: Vec<usize>,
+}
+
+/// One token of Rust source as the light lexer sees it. Offsets are bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tok {
+    /// `(`, `[` or `{` at the offset.
+    Open(u8, usize),
+    /// `)`, `]` or `}` at the offset.
+    Close(u8, usize),
+    /// `;` at the offset.
+    Semi(usize),
+    /// An identifier or keyword: its byte range.
+    Ident(usize, usize),
+    /// Any other punctuation, or a literal, starting at the offset.
+    Other(usize),
+}
+
+/// A literal or comment the lexer found no end for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unterminated {
+    /// Byte offset where it starts.
+    pub(crate) at: usize,
+    /// `string literal`, `raw string literal` or `block comment`.
+    pub(crate) what: &'static str,
+    /// The text that would end it.
+    pub(crate) closer: &'static str,
+}
+
+/// Tokenises `src` just enough to follow brackets: comments, strings, raw strings, byte
+/// and C strings, character literals and lifetimes are skipped as units.
+pub(crate) fn lex_rust(src: &str, mut f: impl FnMut(Tok)) -> Result<(), Unterminated> {
+    let b = src.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = memchr_from(b, b'\n', i).unwrap_or(b.len());
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = skip_block_comment(b, i).ok_or(Unterminated {
+                    at: i,
+                    what: "block comment",
+                    closer: "*/",
+                })?;
+            }
+            c if c.is_ascii_whitespace() => i += 1,
+            b'"' => {
+                f(Tok::Other(i));
+                i = skip_string(b, i + 1).ok_or(Unterminated {
+                    at: i,
+                    what: "string literal",
+                    closer: "\"",
+                })?;
+            }
+            b'r' | b'b' | b'c' if starts_ident(b, i) => {
+                let literal = skip_prefixed_literal(b, i).ok_or(Unterminated {
+                    at: i,
+                    what: "string literal",
+                    closer: "\"",
+                })?;
+                if let Some(end) = literal {
+                    f(Tok::Other(i));
+                    i = end;
+                } else {
+                    let end = skip_ident(b, i);
+                    f(Tok::Ident(i, end));
+                    i = end;
+                }
+            }
+            b'\'' => {
+                f(Tok::Other(i));
+                i = skip_quote(src, i);
+            }
+            b'{' | b'(' | b'[' => {
+                f(Tok::Open(c, i));
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                f(Tok::Close(c, i));
+                i += 1;
+            }
+            b';' => {
+                f(Tok::Semi(i));
+                i += 1;
+            }
+            c if c == b'_' || c.is_ascii_alphanumeric() || c >= 0x80 => {
+                let end = skip_ident(b, i);
+                f(Tok::Ident(i, end));
+                i = end;
+            }
+            _ => {
+                f(Tok::Other(i));
+                i += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The opening bracket that `close` pairs with.
+pub(crate) fn opener_of(close: u8) -> u8 {
+    match close {
+        b')' => b'(',
+        b']' => b'[',
+        _ => b'{',
+    }
 }
 
 /// Offsets just after each depth-0 `}` or `;` in `src`, ascending. `None` when the lexer
@@ -25,103 +148,105 @@ pub fn item_boundaries(src: &str) -> Option<Vec<usize>> {
     item_containers(src).map(|mut c| c.swap_remove(0).bounds)
 }
 
-/// The file (always first) and every inline module body, with their item boundaries.
-/// `None` when the lexer loses track.
+/// The file (always first) and every inline module, `impl` and `trait` body, with their
+/// item boundaries. An `impl` or `trait` counts only at item position (after `}`, `;`,
+/// `]`, a container's `{`, the start of the file, or `pub`/`unsafe`/`auto`/`default`) directly
+/// inside the file or a module, so `-> impl Trait { … }` is not one. `None` when the lexer
+/// loses track.
 pub fn item_containers(src: &str) -> Option<Vec<Container>> {
-    let b = src.as_bytes();
     let mut containers = vec![Container {
+        kind: ContainerKind::File,
         body: (0, src.len()),
         bounds: Vec::new(),
     }];
-    // Open brackets; for `{`, the container it opens (if it is a module body).
+    // Open brackets; for `{`, the container it opens (if it is one).
     let mut stack: Vec<(u8, Option<usize>)> = Vec::new();
     // 0: nothing, 1: saw `mod`, 2: saw `mod name`.
     let mut mod_state = 0u8;
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        match c {
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                i = memchr_from(b, b'\n', i).unwrap_or(b.len());
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i = skip_block_comment(b, i)?;
-                continue;
-            }
-            c if c.is_ascii_whitespace() => {
-                i += 1;
-                continue;
-            }
-            _ => {}
+    // An `impl`/`trait` seen at item position: its kind and the stack depth it is at.
+    let mut pending: Option<(ContainerKind, usize)> = None;
+    // The previous token leaves the next one at item position.
+    let mut at_item = true;
+    let mut lost = false;
+    let lexed = lex_rust(src, |tok| {
+        if lost {
+            return;
         }
         let was_mod = mod_state;
         mod_state = 0;
-        match c {
-            b'"' => {
-                i = skip_string(b, i + 1)?;
-                continue;
-            }
-            b'r' | b'b' | b'c' if starts_ident(b, i) => {
-                if let Some(end) = skip_prefixed_literal(b, i)? {
-                    i = end;
-                    continue;
-                }
-                let end = skip_ident(b, i);
-                mod_state = if was_mod == 1 { 2 } else { 0 };
-                i = end;
-                continue;
-            }
-            b'\'' => {
-                i = skip_quote(src, i);
-                continue;
-            }
-            b'{' => {
-                let opened = (was_mod == 2).then(|| {
-                    containers.push(Container {
-                        body: (i + 1, i + 1),
-                        bounds: Vec::new(),
-                    });
-                    containers.len() - 1
-                });
-                stack.push((b'{', opened));
-            }
-            b'(' | b'[' => stack.push((c, None)),
-            b')' | b']' | b'}' => {
-                let open = match c {
-                    b')' => b'(',
-                    b']' => b'[',
-                    _ => b'{',
-                };
-                let (kind, opened) = stack.pop()?;
-                if kind != open {
-                    return None;
-                }
-                if let Some(k) = opened {
-                    containers[k].body.1 = i;
-                }
-                if c == b'}' {
-                    push_bound(&mut containers, &stack, i + 1);
-                }
-            }
-            b';' => push_bound(&mut containers, &stack, i + 1),
-            c if c == b'_' || c.is_ascii_alphanumeric() || c >= 0x80 => {
-                let end = skip_ident(b, i);
-                mod_state = if &b[i..end] == b"mod" {
+        let in_items = match stack.last() {
+            None => true,
+            Some((_, Some(k))) => containers[*k].kind == ContainerKind::Module,
+            Some(_) => false,
+        };
+        match tok {
+            Tok::Ident(s, e) => {
+                let word = &src[s..e];
+                mod_state = if word == "mod" {
                     1
                 } else if was_mod == 1 {
                     2
                 } else {
                     0
                 };
-                i = end;
-                continue;
+                if at_item && in_items {
+                    match word {
+                        "impl" => pending = Some((ContainerKind::Impl, stack.len())),
+                        "trait" => pending = Some((ContainerKind::Trait, stack.len())),
+                        _ => {}
+                    }
+                }
+                at_item = matches!(word, "pub" | "unsafe" | "auto" | "default");
             }
-            _ => {}
+            Tok::Open(c, i) => {
+                let kind = match pending {
+                    _ if c != b'{' => None,
+                    _ if was_mod == 2 => Some(ContainerKind::Module),
+                    Some((kind, depth)) if depth == stack.len() => Some(kind),
+                    _ => None,
+                };
+                if kind.is_some() {
+                    pending = None;
+                }
+                let opened = kind.map(|kind| {
+                    containers.push(Container {
+                        kind,
+                        body: (i + 1, i + 1),
+                        bounds: Vec::new(),
+                    });
+                    containers.len() - 1
+                });
+                at_item = opened.is_some();
+                stack.push((c, opened));
+            }
+            Tok::Close(c, i) => {
+                match stack.pop() {
+                    Some((kind, opened)) if kind == opener_of(c) => {
+                        if let Some(k) = opened {
+                            containers[k].body.1 = i;
+                        }
+                    }
+                    _ => {
+                        lost = true;
+                        return;
+                    }
+                }
+                if c == b'}' {
+                    push_bound(&mut containers, &stack, i + 1);
+                }
+                at_item = c != b')';
+            }
+            Tok::Semi(i) => {
+                if pending.is_some_and(|(_, depth)| depth == stack.len()) {
+                    pending = None;
+                }
+                push_bound(&mut containers, &stack, i + 1);
+                at_item = true;
+            }
+            Tok::Other(_) => at_item = false,
         }
-        i += 1;
-    }
-    stack.is_empty().then_some(containers)
+    });
+    (lexed.is_ok() && !lost && stack.is_empty()).then_some(containers)
 }
 
 /// Records `at` as a boundary of the container directly around it, if any.
@@ -273,6 +398,30 @@ mod tests {
         // `mod` in a path or a call is not a module body.
         let c = item_containers("fn f() { m::mod_x(); }\n").unwrap();
         assert_eq!(c.len(), 1);
+    }
+
+    #[test]
+    fn impl_and_trait_bodies_are_containers_at_item_position_only() {
+        let src = "#[derive(X)]\nstruct S;\nimpl<T: Fn(u8) -> [u8; 2]> Tr for S where T: A {\n    fn a(&self) {}\n    const B: u8 = 1;\n}\nunsafe trait U { fn f(); }\nfn g() -> impl Iterator<Item = u8> { std::iter::empty() }\nfn h(x: impl Fn()) { impl S {} }\n";
+        let c = item_containers(src).unwrap();
+        let kinds: Vec<ContainerKind> = c.iter().map(|c| c.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                ContainerKind::File,
+                ContainerKind::Impl,
+                ContainerKind::Trait
+            ]
+        );
+        assert_eq!(
+            &src[c[1].body.0..c[1].body.1],
+            "\n    fn a(&self) {}\n    const B: u8 = 1;\n"
+        );
+        assert_eq!(c[1].bounds.len(), 2);
+        assert_eq!(&src[c[2].body.0..c[2].body.1], " fn f(); ");
+        // Inside a module too.
+        let c = item_containers("mod m { impl S { fn a() {} } }").unwrap();
+        assert_eq!(c[2].kind, ContainerKind::Impl);
     }
 
     #[test]

@@ -6,5 +6,6 @@
 //!   refuses, silently steps aside on any failure.
 
 pub mod boundaries;
+pub mod delimiters;
 pub mod rustfmt;
 pub mod syntax;

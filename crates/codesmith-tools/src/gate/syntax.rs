@@ -11,11 +11,15 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use sha2::{Digest, Sha256};
 
-use super::boundaries::item_containers;
+use super::boundaries::{ContainerKind, item_containers};
+use super::delimiters::{self, Problem};
 use crate::{ErrorCode, Refusal};
 
 /// Longest offending line quoted in a refusal, in characters.
 const MAX_QUOTED_CHARS: usize = 200;
+
+/// Most changed lines quoted in a refusal.
+const MAX_QUOTED_LINES: usize = 8;
 
 /// A gated language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,9 +145,14 @@ fn line_col_at(text: &str, at: usize) -> (usize, usize) {
 /// content about to be written. `rel` names the file in the refusal.
 ///
 /// Errors: `PARSE_REJECTED` when `old` parsed as the file's language and `new` does not.
-/// The refusal names the language, the 1-based line and column, quotes the offending line
-/// (cut at a character boundary after 200 characters), and says the file was NOT modified.
-/// Details: `path`, `language`, `line`, `column`.
+/// The refusal names the cause where it is: a bracket left unclosed is reported where it
+/// was opened (with the closer that came before its own, if any), a stray closer where it
+/// stands, an unterminated string where it starts; otherwise the parser's own location and
+/// message. It always names and quotes the lines the edit changed (at most 8, each cut at a
+/// character boundary after 200 characters), quotes the cause's line when it lies
+/// elsewhere, says the file was NOT modified, and the hint says what to fix there.
+/// Details: `path`, `language`, `line` and `column` (1-based, of the cause),
+/// `changed_lines` (`[first, last]`), `parser_line`, `parser_column`.
 pub fn gate(path: &Path, rel: &str, old: Option<&str>, new: &str) -> Result<(), Refusal> {
     let Some(lang) = gated_language(path) else {
         return Ok(());
@@ -162,7 +171,7 @@ pub fn gate(path: &Path, rel: &str, old: Option<&str>, new: &str) -> Result<(), 
             remember_valid(lang, new);
             Ok(())
         }
-        Err(f) => Err(reject(rel, lang, new, &f)),
+        Err(f) => Err(reject(rel, lang, old, new, &f)),
     }
 }
 
@@ -210,8 +219,9 @@ fn parses(lang: Lang, text: &str) -> bool {
 }
 
 /// True when replacing `old` by `new` cannot change whether the file parses: the edit lies
-/// between two top-level item boundaries, and the old and new sections there both parse on
-/// their own as items. Then `new` parses exactly when `old` did, and the gate passes either
+/// between two item boundaries of the innermost container holding it (the file, a module,
+/// an `impl` or a `trait` body), and the old and new sections there both parse on their own
+/// as that container's items. Then `new` parses exactly when `old` did, and the gate passes either
 /// way without parsing the whole file (see [`super::boundaries`]).
 pub fn rust_edit_is_neutral(old: &str, new: &str) -> bool {
     let (start, old_end, _) = changed_region(old, new);
@@ -255,7 +265,19 @@ pub fn rust_edit_is_neutral(old: &str, new: &str) -> bool {
     if b1 > 0 && (file_level(old_mid) || file_level(new_mid)) {
         return false;
     }
-    check_rust(old_mid).is_ok() && check_rust(new_mid).is_ok()
+    section_parses(c.kind, old_mid) && section_parses(c.kind, new_mid)
+}
+
+/// True when `section` parses on its own as the contents of a container of `kind`: items
+/// for the file or a module, associated items inside `impl _ { … }`, trait items inside
+/// `trait _ { … }`.
+fn section_parses(kind: ContainerKind, section: &str) -> bool {
+    let wrap = |open: &str| check_rust(&format!("{open}{section}\n}}")).is_ok();
+    match kind {
+        ContainerKind::File | ContainerKind::Module => check_rust(section).is_ok(),
+        ContainerKind::Impl => wrap("impl _S {\n"),
+        ContainerKind::Trait => wrap("trait _T {\n"),
+    }
 }
 
 /// The changed region: common prefix length, and the ends of the differing parts in `old`
@@ -280,28 +302,176 @@ fn changed_region(old: &str, new: &str) -> (usize, usize, usize) {
     (p, a.len() - s, b.len() - s)
 }
 
-fn reject(rel: &str, lang: Lang, new: &str, f: &ParseFailure) -> Refusal {
-    let line_text = new.lines().nth(f.line - 1).unwrap_or("");
-    let quoted = cut_chars(line_text.trim_end_matches('\r'), MAX_QUOTED_CHARS);
-    let message = format!(
+fn reject(rel: &str, lang: Lang, old: &str, new: &str, f: &ParseFailure) -> Refusal {
+    let (start, old_end, new_end) = changed_region(old, new);
+    // The changed lines of the new text (a pure deletion: the line where it happened).
+    let first = line_col_at(new, start).0;
+    let last = if new_end > start {
+        line_col_at(new, new_end - 1).0
+    } else {
+        first
+    };
+    // Bracket analysis only when it is trustworthy: the old text's brackets paired up.
+    let problem = delimiters::find(lang, old, (0, 0))
+        .is_none()
+        .then(|| delimiters::find(lang, new, (start, new_end)))
+        .flatten()
+        .map(|p| stray_quote(p, &old[start..old_end], new, (start, new_end)));
+    let (cause, hint, (line, column)) = match problem {
+        Some(p) => {
+            let (cause, hint) = describe(new, &p);
+            (cause, hint, line_col_at(new, p.at()))
+        }
+        None => (
+            format!("line {}, column {}: {}", f.line, f.column, f.message),
+            format!(
+                "Fix the syntax at line {}, column {} ({}) and send the change again.",
+                f.line, f.column, f.message
+            ),
+            (f.line, f.column),
+        ),
+    };
+    let lines: Vec<&str> = new.lines().collect();
+    let quote = |n: usize| {
+        let text = lines.get(n - 1).copied().unwrap_or("");
+        format!(
+            "{n:>6}│ {}\n",
+            cut_chars(text.trim_end_matches('\r'), MAX_QUOTED_CHARS)
+        )
+    };
+    let mut message = format!(
         "The edit to \"{rel}\" was refused: the file was valid {} before, but the new content \
-         does not parse (line {}, column {}: {}).\n{:>6}│ {}\nThe file was NOT modified.",
-        lang.name(),
-        f.line,
-        f.column,
-        f.message,
-        f.line,
-        quoted
+         does not parse.\nCause: {cause}.\n",
+        lang.name()
     );
-    Refusal::new(
-        ErrorCode::ParseRejected,
-        message,
-        "Fix the syntax error at that line and send the change again.",
-    )
-    .with("path", rel)
-    .with("language", lang.name())
-    .with("line", f.line)
-    .with("column", f.column)
+    message.push_str(&if first == last {
+        format!("The edit changed line {first}:\n")
+    } else {
+        format!("The edit changed lines {first}-{last}:\n")
+    });
+    let shown_last = last.min(first + MAX_QUOTED_LINES - 1);
+    for n in first..=shown_last {
+        message.push_str(&quote(n));
+    }
+    if shown_last < last {
+        message.push_str(&format!("   … {} more changed lines\n", last - shown_last));
+    }
+    if line < first || line > shown_last {
+        message.push_str(&format!("The cause is at line {line}:\n"));
+        message.push_str(&quote(line));
+    }
+    if problem.is_some() {
+        message.push_str(&format!(
+            "(The parser gave up at line {}, column {}: {}.)\n",
+            f.line, f.column, f.message
+        ));
+    }
+    message.push_str("The file was NOT modified.");
+    Refusal::new(ErrorCode::ParseRejected, message, hint)
+        .with("path", rel)
+        .with("language", lang.name())
+        .with("line", line)
+        .with("column", column)
+        .with("changed_lines", serde_json::json!([first, last]))
+        .with("parser_line", f.line)
+        .with("parser_column", f.column)
+}
+
+/// An unterminated string found after the edit, when the edit changed the number of `"`:
+/// the lexer paired the edit's quote with a later one, so the string really starts at the
+/// edit's first `"`.
+fn stray_quote(p: Problem, old_part: &str, new: &str, (start, end): (usize, usize)) -> Problem {
+    let quotes = |s: &str| s.matches('"').count();
+    let new_part = &new[start..end];
+    match p {
+        Problem::Unterminated {
+            at, closer: "\"", ..
+        } if at >= end && quotes(old_part) % 2 != quotes(new_part) % 2 => {
+            match new_part.find('"') {
+                Some(i) => Problem::Unterminated {
+                    what: "string literal",
+                    at: start + i,
+                    closer: "\"",
+                },
+                None => p,
+            }
+        }
+        _ => p,
+    }
+}
+
+/// The cause sentence and the hint for a bracket problem in `new`.
+fn describe(new: &str, p: &Problem) -> (String, String) {
+    let at = |off: usize| {
+        let (l, c) = line_col_at(new, off);
+        format!("line {l}, column {c}")
+    };
+    match *p {
+        Problem::Unclosed {
+            open,
+            at: o,
+            cut_by,
+        } => {
+            let close = closer_for(open);
+            let cause = match cut_by {
+                Some((c, where_)) => format!(
+                    "unclosed `{open}` at {}; the `{c}` at {} comes before its `{close}`",
+                    at(o),
+                    at(where_)
+                ),
+                None => format!(
+                    "unclosed `{open}` at {}; the text ends before its `{close}`",
+                    at(o)
+                ),
+            };
+            let hint = format!(
+                "Add the missing `{close}` for the `{open}` opened at {} (or remove that `{open}`), \
+                 then send the change again.",
+                at(o)
+            );
+            (cause, hint)
+        }
+        Problem::Unexpected { close, at: o } => (
+            format!(
+                "unexpected `{close}` at {}: no `{}` is open there",
+                at(o),
+                opener_for(close)
+            ),
+            format!(
+                "Remove the `{close}` at {} (or add the `{}` it should close), then send the \
+                 change again.",
+                at(o),
+                opener_for(close)
+            ),
+        ),
+        Problem::Unterminated {
+            what,
+            at: o,
+            closer,
+        } => (
+            format!("unterminated {what} starting at {}", at(o)),
+            format!(
+                "End the {what} that starts at {} with `{closer}`, then send the change again.",
+                at(o)
+            ),
+        ),
+    }
+}
+
+fn closer_for(open: char) -> char {
+    match open {
+        '(' => ')',
+        '[' => ']',
+        _ => '}',
+    }
+}
+
+fn opener_for(close: char) -> char {
+    match close {
+        ')' => '(',
+        ']' => '[',
+        _ => '{',
+    }
 }
 
 /// `s` cut after `max` characters (never inside a character), with `…` when cut.
@@ -360,7 +530,12 @@ mod tests {
         assert_eq!(e.details["line"], 2);
         let e = gate(Path::new("a.json"), "a.json", Some("{}"), "{\n\"a\": }").unwrap_err();
         assert!(e.message.contains("valid JSON"));
-        assert_eq!(e.message.matches("line 2").count(), 1, "{}", e.message);
+        assert_eq!(
+            e.message.matches("line 2, column").count(),
+            1,
+            "{}",
+            e.message
+        );
         assert!(!e.message.contains(" at line "), "{}", e.message);
     }
 
@@ -392,6 +567,140 @@ mod tests {
         // Broken old file: the neutral check may pass; the gate passes anyway.
         let broken = "fn a( {}\nfn b() {}\n";
         assert!(gate(rs(), "a.rs", Some(broken), &broken.replace("b()", "c()")).is_ok());
+    }
+
+    const MAIN: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
+
+    #[test]
+    fn an_unclosed_paren_is_reported_where_it_was_opened() {
+        let new = MAIN.replace("let x = 1;", "let x = (1;");
+        let e = gate(Path::new("src/main.rs"), "src/main.rs", Some(MAIN), &new).unwrap_err();
+        let m = &e.message;
+        assert!(
+            m.contains("unclosed `(` at line 2, column 13; the `}` at line 4, column 1 comes before its `)`"),
+            "{m}"
+        );
+        assert!(
+            m.contains("The edit changed line 2:\n     2│     let x = (1;\n"),
+            "{m}"
+        );
+        // The parser's own account is kept, but never as the only description.
+        assert!(m.contains("The parser gave up at line 4"), "{m}");
+        assert!(!m.contains("     4│ }"), "{m}");
+        assert!(e.hint.contains("Add the missing `)`"), "{}", e.hint);
+        assert!(e.hint.contains("line 2, column 13"), "{}", e.hint);
+        assert_eq!(e.details["line"], 2);
+        assert_eq!(e.details["column"], 13);
+        assert_eq!(e.details["changed_lines"], serde_json::json!([2, 2]));
+        assert_eq!(e.details["parser_line"], 4);
+    }
+
+    #[test]
+    fn a_stray_closer_and_an_unterminated_string_are_named() {
+        let new = MAIN.replace("let x = 1;", "let x = 1);");
+        let e = gate(rs(), "a.rs", Some(MAIN), &new).unwrap_err();
+        assert!(
+            e.message
+                .contains("unexpected `)` at line 2, column 14: no `(` is open there"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.hint.contains("Remove the `)` at line 2, column 14"),
+            "{}",
+            e.hint
+        );
+        let new = MAIN.replace("let x = 1;", "let x = \"1;");
+        let e = gate(rs(), "a.rs", Some(MAIN), &new).unwrap_err();
+        assert!(
+            e.message
+                .contains("unterminated string literal starting at line 2, column 13"),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.contains("with `\"`"), "{}", e.hint);
+    }
+
+    #[test]
+    fn a_plain_syntax_error_names_the_changed_lines_and_the_parser_location() {
+        let new = MAIN.replace("let x = 1;", "let x = 1 +;");
+        let e = gate(rs(), "a.rs", Some(MAIN), &new).unwrap_err();
+        assert!(e.message.contains("Cause: line 2, column"), "{}", e.message);
+        assert!(
+            e.message.contains("     2│     let x = 1 +;"),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.contains("line 2"), "{}", e.hint);
+        // A multi-line edit names its range; a cause outside it is quoted too.
+        let old = "fn a() {}\nfn b() {}\nfn c() {}\n";
+        let new = "fn a() {\nfn b() {}\nfn c() {}\n";
+        let e = gate(rs(), "a.rs", Some(old), new).unwrap_err();
+        assert!(
+            e.message.contains("unclosed `{` at line 1, column 8"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message.contains("The edit changed line 1:"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn toml_and_json_letters_point_at_the_opening_bracket() {
+        let old = "[dependencies]\nserde = { version = \"1\" }\nlog = \"0.4\"\n";
+        let new = old.replace("\"1\" }", "\"1\"");
+        let e = gate(Path::new("Cargo.toml"), "Cargo.toml", Some(old), &new).unwrap_err();
+        assert!(
+            e.message.contains("unclosed `{` at line 2, column 9"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message.contains("     2│ serde = { version = \"1\""),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.contains("Add the missing `}`"), "{}", e.hint);
+        let old = "{\n  \"a\": [1, 2],\n  \"b\": 3\n}\n";
+        let new = old.replace("2],", "2,");
+        let e = gate(Path::new("a.json"), "a.json", Some(old), &new).unwrap_err();
+        assert!(
+            e.message
+                .contains("unclosed `[` at line 2, column 8; the `}` at line 4, column 1"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.message.contains("The edit changed line 2:"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn an_edit_inside_a_long_impl_reparses_only_the_touched_item() {
+        let items: String = (0..50)
+            .map(|i| format!("    pub fn f{i}(&self) -> u32 {{ {i} }}\n"))
+            .collect();
+        let old = format!(
+            "struct S;\nimpl S {{\n{items}}}\ntrait T {{\n    fn g(&self);\n    fn h(&self) {{}}\n}}\n"
+        );
+        assert!(rust_edit_is_neutral(&old, &old.replace("{ 7 }", "{ 8 }")));
+        // Broken inside the impl: not neutral, and the full gate refuses.
+        let broken = old.replace("{ 7 }", "{ (7 }");
+        assert!(!rust_edit_is_neutral(&old, &broken));
+        assert!(gate(rs(), "a.rs", Some(&old), &broken).is_err());
+        // Items only valid in a trait (no body) are checked as trait items...
+        assert!(rust_edit_is_neutral(
+            &old,
+            &old.replace("fn g(&self);", "fn g2(&self);")
+        ));
+        // ... and never pass as associated items of an impl.
+        let bodiless = old.replace("{ 7 }", "{ 7 }\n    fn k(&self);");
+        assert!(!rust_edit_is_neutral(&old, &bodiless) || check(Lang::Rust, &bodiless).is_ok());
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! `file_search`: find files by name with a glob.
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
@@ -8,7 +10,7 @@ use serde_json::{Value, json};
 use crate::fs::text::not_found;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
-use super::walk::{builder, rel};
+use super::walk::{Scope, glob_predicate, rel, scoped_builder};
 
 /// Paths shown when `max_results` is not given.
 pub const DEFAULT_RESULTS: usize = 20;
@@ -20,8 +22,10 @@ const EXAMPLE: &str = r#"{"pattern": "*.rs"}"#;
 const DESCRIPTION: &str = "Find files by name with a glob pattern and get their workspace-relative paths, \
 sorted. Use this instead of find, fd, or ls -R in the shell. A pattern without `/` matches file names \
 anywhere (\"*.rs\", \"Cargo.toml\"); a pattern with `/` matches the path from the search root \
-(\"src/**/*.ts\"). It skips .git, node_modules, target, dist, build, __pycache__, .venv, *.min.js and \
-anything .gitignore ignores. All matches are counted before the list is cut at max_results (default 20, \
+(\"src/**/*.ts\"). By default it leaves out .git, node_modules, target, dist, build, __pycache__, .venv, \
+*.min.js and anything .gitignore ignores, and the result counts and names what it left out; \
+include_ignored: true lists them too (except .git), and a pattern that names minified files itself \
+(\"**/*.min.js\") finds them. All matches are counted before the list is cut at max_results (default 20, \
 1 to 200): meta.total_matches and meta.truncated say whether there is more.\n\
 Examples: {\"pattern\": \"*.rs\"}; {\"pattern\": \"**/tests/*.py\", \"path\": \"backend\", \"max_results\": 100}";
 
@@ -31,6 +35,8 @@ struct Args {
     pattern: String,
     path: Option<String>,
     max_results: Option<i64>,
+    #[serde(default)]
+    include_ignored: bool,
 }
 
 /// The `file_search` tool.
@@ -53,7 +59,8 @@ impl Tool for FileSearch {
             "properties": {
                 "pattern": {"type": "string", "description": "Glob over file names (\"*.rs\") or paths (\"src/**/*.ts\")."},
                 "path": {"type": "string", "description": "Directory to search, workspace-relative (default: the whole workspace)."},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "description": "Paths to show (default 20, at most 200)."}
+                "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS, "description": "Paths to show (default 20, at most 200)."},
+                "include_ignored": {"type": "boolean", "description": "Also list what is left out by default: ignored files, excluded directories, minified files (default false)."}
             },
             "required": ["pattern"],
             "additionalProperties": false
@@ -85,25 +92,30 @@ impl Tool for FileSearch {
             .canonicalize()
             .map_err(|_| Refusal::internal())?;
         let start = path.abs;
+        let include_ignored = args.include_ignored;
         let skip = ctx.private_home();
+        let pattern = args.pattern.clone();
         tokio::task::spawn_blocking(move || {
+            let hit = glob_predicate(glob, by_path, start.clone());
+            let mut scope = Scope::new(&root);
+            scope.include_ignored = include_ignored;
+            scope.skip = skip;
+            scope.want(&pattern, hit.clone());
             let mut found = Vec::new();
-            for entry in builder(&start, None, skip).build().flatten() {
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    continue;
+            let mut seen = HashSet::new();
+            let mut dirs = Vec::new();
+            for entry in scoped_builder(&start, None, &scope).build().flatten() {
+                seen.insert(entry.path().to_path_buf());
+                if entry.file_type().is_some_and(|t| t.is_dir()) {
+                    dirs.push(entry.path().to_path_buf());
                 }
-                let hit = if by_path {
-                    let below = entry.path().strip_prefix(&start).unwrap_or(entry.path());
-                    glob.is_match(below)
-                } else {
-                    glob.is_match(entry.file_name())
-                };
-                if hit {
+                if entry.file_type().is_some_and(|t| t.is_file()) && hit(entry.path()) {
                     found.push(rel(&root, entry.path()));
                 }
             }
+            scope.count_ignored(&start, &seen, &dirs);
             found.sort();
-            render(found, max)
+            scope.annotate(render(found, max))
         })
         .await
         .map_err(|_| Refusal::internal())

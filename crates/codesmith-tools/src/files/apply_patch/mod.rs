@@ -126,7 +126,62 @@ fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
             }
         }
     }
+    if let Err(refusal) = set_modes(&patch, &files, &mut lines) {
+        tx.rollback();
+        return Err(refusal);
+    }
     Ok(summary(&changes, lines, metas, tx.created_dirs()))
+}
+
+/// Applies the patch's git mode lines after its writes: `100755` adds the execute bits
+/// where the read bits are (as git does on checkout), `100644` clears them. A mode change
+/// that cannot be made undoes the ones made before it.
+///
+/// Errors: `NOT_FOUND` for a mode change on a file that does not exist after the patch;
+/// `INTERNAL` when the mode cannot be set.
+fn set_modes(patch: &Patch, files: &Files, lines: &mut Vec<String>) -> Result<(), Refusal> {
+    use std::os::unix::fs::PermissionsExt;
+    // Modes are changed with fchmod on descriptors opened below the workspace handle.
+    let mut done: Vec<(std::fs::File, std::fs::Permissions)> = Vec::new();
+    let undo = |done: &[(std::fs::File, std::fs::Permissions)]| {
+        for (file, perms) in done.iter().rev() {
+            let _ = file.set_permissions(perms.clone());
+        }
+    };
+    for m in &patch.modes {
+        let Some(path) = files.resolved.get(&m.path) else {
+            undo(&done);
+            return Err(Refusal::internal());
+        };
+        let opened = path
+            .open_read()
+            .and_then(|f| f.metadata().map(|meta| (f, meta.permissions())));
+        let (file, before) = match opened {
+            Ok(x) => x,
+            Err(_) => {
+                undo(&done);
+                return Err(crate::fs::text::not_found(&path.rel));
+            }
+        };
+        let bits = before.mode() & 0o7777;
+        let after = if m.executable {
+            bits | ((bits & 0o444) >> 2)
+        } else {
+            bits & !0o111
+        };
+        if after != bits {
+            if file
+                .set_permissions(std::fs::Permissions::from_mode(after))
+                .is_err()
+            {
+                undo(&done);
+                return Err(Refusal::internal());
+            }
+            done.push((file, before));
+            lines.push(format!("mode {} {:o} -> {:o}", path.rel, bits, after));
+        }
+    }
+    Ok(())
 }
 
 /// Resolves every path (containment), and rewrites the patch to the workspace-relative
@@ -144,6 +199,9 @@ fn resolve_all(
             *p = r.rel.clone();
         }
     };
+    for m in &mut patch.modes {
+        rel(&mut m.path);
+    }
     for op in &mut patch.ops {
         match op {
             FileOp::Add { path, .. } | FileOp::Delete { path } => rel(path),
@@ -230,7 +288,24 @@ fn write_one(
         } => {
             let dest = move_to.as_ref().unwrap_or(path);
             let old = files.loaded.get(path);
-            let report = tx.write(path_of(dest)?, old, new_content)?;
+            // A move keeps the file's mode (an executable script stays executable).
+            let mode = match move_to {
+                Some(_) => path_of(path)?
+                    .open_read()
+                    .and_then(|f| f.metadata())
+                    .ok()
+                    .map(|m| m.permissions()),
+                None => None,
+            };
+            let target = path_of(dest)?;
+            let report = tx.write(target, old, new_content)?;
+            if let Some(mode) = mode {
+                // fchmod on a descriptor opened below the workspace handle.
+                target
+                    .open_read()
+                    .and_then(|f| f.set_permissions(mode))
+                    .map_err(|_| Refusal::internal())?;
+            }
             if move_to.is_some() {
                 tx.remove(path_of(path)?)?;
             }
