@@ -272,6 +272,71 @@ async fn git_metadata_that_runs_code_is_read_only_and_porcelain_works() {
     assert!(!f.ctx.workspace.join(".git/hooks/pre-commit").exists());
 }
 
+fn git_init(dir: &std::path::Path) {
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q", "-b", "main"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+/// The read-only parts of `.git` are worth nothing if `.git` itself can be swapped for a
+/// directory of the command's making, or if git can be sent to another directory for its
+/// configuration and hooks.
+#[tokio::test]
+async fn git_directory_cannot_be_replaced_or_redirected() {
+    let Some(f) = fixture() else { return };
+    git_init(&f.ctx.workspace);
+    let evil = "printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = evil\\n'";
+    let out = sh(
+        &f.ctx,
+        format!(
+            "mkdir fake && cp -a .git/HEAD .git/objects .git/refs fake/ && {evil} > fake/config; \
+             if mv .git .git-old 2>/dev/null; then echo RENAMED; fi; \
+             if rm -rf .git 2>/dev/null && [ ! -e .git/HEAD ]; then echo REMOVED; fi; \
+             if echo ../fake > .git/commondir; then echo COMMONDIR_WRITTEN; fi; \
+             ls .git/HEAD"
+        ),
+    )
+    .await;
+    let t = text(&out);
+    assert!(!t.contains("RENAMED"), "{t}");
+    assert!(!t.contains("REMOVED"), "{t}");
+    // Creating the redirection cannot be stopped; it is gone once the command is over.
+    assert!(t.contains("COMMONDIR_WRITTEN"), "{t}");
+    assert!(t.contains("removed"), "the removal is reported: {t}");
+    let ws = &f.ctx.workspace;
+    assert!(!ws.join(".git/commondir").exists(), "{t}");
+    assert!(!ws.join(".git-old").exists(), "{t}");
+    let config = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    assert!(!config.contains("fsmonitor"), "{config}");
+
+    // A workspace whose `.git` is a file (a linked worktree) cannot repoint it.
+    let linked = tempfile::tempdir().unwrap();
+    let lw = linked.path().canonicalize().unwrap();
+    git_init(&lw.join("."));
+    let real = lw.join("real");
+    std::fs::create_dir(&real).unwrap();
+    git_init(&real);
+    let wt = lw.join("wt");
+    std::fs::create_dir(&wt).unwrap();
+    let gitfile = format!("gitdir: {}/.git\n", real.display());
+    std::fs::write(wt.join(".git"), &gitfile).unwrap();
+    let ctx = ToolContext::new(wt.clone(), f.ctx.home.clone()).with_sandbox(f.ctx.sandbox.clone());
+    let out = sh(
+        &ctx,
+        "if echo 'gitdir: elsewhere' > .git 2>/dev/null; then echo GITFILE_WRITTEN; fi; \
+         if mv .git g 2>/dev/null; then echo GITFILE_MOVED; fi"
+            .to_string(),
+    )
+    .await;
+    let t = text(&out);
+    assert!(!t.contains("GITFILE_"), "{t}");
+    assert_eq!(std::fs::read_to_string(wt.join(".git")).unwrap(), gitfile);
+}
+
 #[tokio::test]
 async fn masks_hold_when_the_workspace_is_home() {
     let Some(mut f) = fixture() else { return };

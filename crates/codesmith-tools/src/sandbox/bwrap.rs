@@ -72,10 +72,21 @@ const CREDENTIAL_FILES: &[&str] = &[
 const READ_ONLY_IN_WORKSPACE: &[&str] = &[
     ".git/config",
     ".git/config.worktree",
+    ".git/commondir",
     ".git/hooks",
     ".git/info",
     ".codesmith",
 ];
+
+/// Workspace directories that are created empty and read-only when absent (only when
+/// `.git` is a directory), so the command cannot create them either.
+const MADE_READ_ONLY_IN_WORKSPACE: &[&str] = &[".git/hooks", ".git/info"];
+
+/// Files in a git directory that send git to another directory for its configuration and
+/// hooks (`commondir`, see `gitrepository-layout(5)`), read whenever present. One that does
+/// not exist cannot be mounted read-only without leaving an empty file, which git rejects;
+/// [`GitGuard`] removes any the command created instead.
+const GIT_REDIRECTS: &[&str] = &[".git/commondir"];
 
 /// Top-level entries of `/` that are never bound from the host: replaced by fresh mounts
 /// (`/dev`, `/proc`, `/tmp`, `/run`), reduced (`/sys`), or of no use to a build.
@@ -289,13 +300,23 @@ impl Backend for BwrapBackend {
             push(&[&"--tmpfs", &"/var/run"]);
         }
         push(&[&"--bind", &scope.workspace, &scope.workspace]);
+        // `.git` itself is a mount point, so it cannot be renamed, removed or replaced by a
+        // directory with a configuration of the command's choosing; a `.git` file (a linked
+        // worktree or submodule) is read-only, so it cannot point git elsewhere.
+        let git = scope.workspace.join(".git");
+        if let Ok(meta) = std::fs::symlink_metadata(&git) {
+            if meta.is_dir() {
+                push(&[&"--bind", &git, &git]);
+            } else {
+                push(&[&"--ro-bind", &git, &git]);
+            }
+        }
         for rel in READ_ONLY_IN_WORKSPACE {
             let path = scope.workspace.join(rel);
             if path.exists() {
                 push(&[&"--ro-bind", &path, &path]);
-            } else if rel.starts_with(".git/")
-                && !rel.ends_with("config.worktree")
-                && scope.workspace.join(".git").is_dir()
+            } else if MADE_READ_ONLY_IN_WORKSPACE.contains(rel)
+                && std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir())
             {
                 // A hooks or info directory that does not exist yet is created empty and
                 // read-only, so the command cannot create it either.
@@ -326,6 +347,49 @@ impl Backend for BwrapBackend {
         push(&[&"--chdir", &scope.cwd, &"--"]);
         out.extend(bounds.rlimit_prefix());
         out.extend(argv);
+        out
+    }
+}
+
+/// Removes the git redirections ([`GIT_REDIRECTS`]) a sandboxed command created in the
+/// workspace, once it is over (all its processes die with the sandbox's PID namespace).
+/// Made before the command starts; [`GitGuard::finish`] may be called any number of times.
+#[derive(Debug, Clone, Default)]
+pub struct GitGuard {
+    /// Redirection files that did not exist before the command.
+    absent: Vec<PathBuf>,
+}
+
+impl GitGuard {
+    /// Records which redirections are absent in `scope`'s workspace; inert for a backend
+    /// that does not isolate (nothing then stops the command from writing them, or worse).
+    pub fn before(scope: &Scope, isolates: bool) -> Self {
+        if !isolates {
+            return GitGuard::default();
+        }
+        let absent = GIT_REDIRECTS
+            .iter()
+            .map(|rel| scope.workspace.join(rel))
+            .filter(|p| std::fs::symlink_metadata(p).is_err())
+            .collect();
+        GitGuard { absent }
+    }
+
+    /// Removes the redirections the command created and returns them (empty when there
+    /// were none). A path that cannot be removed is returned too, with the error.
+    pub fn finish(&self) -> Vec<(PathBuf, Option<std::io::Error>)> {
+        let mut out = Vec::new();
+        for path in &self.absent {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            let removed = if meta.is_dir() {
+                std::fs::remove_dir_all(path)
+            } else {
+                std::fs::remove_file(path)
+            };
+            out.push((path.clone(), removed.err()));
+        }
         out
     }
 }

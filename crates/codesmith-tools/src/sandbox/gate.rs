@@ -80,13 +80,26 @@ pub fn run(
     if argv.is_empty() {
         return Err(RunError::EmptyCommand);
     }
+    let guard = super::GitGuard::before(scope, backend.isolates());
     let wrapped = backend.wrap(argv, scope);
     let (program, args) = wrapped.split_first().ok_or(RunError::EmptyCommand)?;
     let status = std::process::Command::new(program)
         .args(args)
         .current_dir(&scope.cwd)
-        .status()
-        .map_err(RunError::Spawn)?;
+        .status();
+    for (path, err) in guard.finish() {
+        match err {
+            None => eprintln!(
+                "codesmith: removed {} that the command created (it would redirect git's configuration and hooks)",
+                path.display()
+            ),
+            Some(e) => eprintln!(
+                "codesmith: could not remove {} that the command created: {e}; delete it before running git here",
+                path.display()
+            ),
+        }
+    }
+    let status = status.map_err(RunError::Spawn)?;
     use std::os::unix::process::ExitStatusExt;
     Ok(status
         .code()

@@ -26,7 +26,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use bwrap::{BwrapBackend, BwrapFeatures, BwrapProbe, credential_paths, probe};
+pub use bwrap::{BwrapBackend, BwrapFeatures, BwrapProbe, GitGuard, credential_paths, probe};
 pub use gate::{RunError, SandboxRefusal, require_isolation, run};
 pub use selftest::{SelfTest, self_test};
 

@@ -10,7 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
-use crate::sandbox::{Sandbox, Scope};
+use crate::sandbox::{GitGuard, Sandbox, Scope};
 
 /// Most bytes kept in memory per command; beyond it only a rolling tail is kept.
 const MAX_CAPTURE: usize = 32 * 1024 * 1024;
@@ -98,6 +98,8 @@ pub(crate) struct Running {
     pub(crate) output: SharedOutput,
     readers: Vec<JoinHandle<()>>,
     pub(crate) started: Instant,
+    /// Undoes git redirections the command created, once it is over.
+    guard: GitGuard,
 }
 
 /// Starts `bash -c script` under the sandbox in `cwd`, in a new process group, with stdin
@@ -109,6 +111,7 @@ pub(crate) fn spawn(
     cwd: &Path,
 ) -> std::io::Result<Running> {
     let argv: Vec<OsString> = vec!["bash".into(), "-c".into(), script.into()];
+    let guard = GitGuard::before(scope, sandbox.backend.isolates());
     let argv = sandbox.backend.wrap(argv, scope);
     let (program, args) = argv
         .split_first()
@@ -151,6 +154,7 @@ pub(crate) fn spawn(
         output,
         readers,
         started,
+        guard,
     })
 }
 
@@ -178,16 +182,42 @@ impl Running {
 
     /// Waits for the shell to exit, at most `limit`; `None` on timeout.
     pub(crate) async fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
-        match tokio::time::timeout(limit, self.child.wait()).await {
+        let status = match tokio::time::timeout(limit, self.child.wait()).await {
             Ok(Ok(status)) => Some(status),
             Ok(Err(_)) => None,
             Err(_) => None,
+        };
+        if status.is_some() {
+            self.undo_git_redirects();
         }
+        status
     }
 
     /// Exit status if the shell has exited, without waiting.
     pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().ok().flatten()
+        let status = self.child.try_wait().ok().flatten();
+        if status.is_some() {
+            self.undo_git_redirects();
+        }
+        status
+    }
+
+    /// Removes the git redirections the command created (see [`GitGuard`]) and says so in
+    /// its output.
+    fn undo_git_redirects(&mut self) {
+        for (path, err) in self.guard.finish() {
+            let note = match err {
+                None => format!(
+                    "\ncodesmith: removed {} that the command created (it would redirect git's configuration and hooks)\n",
+                    path.display()
+                ),
+                Some(e) => format!(
+                    "\ncodesmith: could not remove {} that the command created: {e}\n",
+                    path.display()
+                ),
+            };
+            lock(&self.output).push(note.as_bytes());
+        }
     }
 
     /// Waits (at most `grace`) for the output pipes to reach end of file. Processes left in
@@ -205,6 +235,15 @@ impl Running {
         }
         self.readers.clear();
         true
+    }
+}
+
+impl Drop for Running {
+    /// A command dropped without being waited for (killed on timeout, a task removed)
+    /// leaves no git redirection behind either.
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = self.guard.finish();
     }
 }
 
