@@ -76,6 +76,45 @@ fn secrets_are_dropped_from_commands_by_value_as_well_as_by_name() {
     assert!(!text.contains("Planted"), "a secret leaked: {text}");
 }
 
+/// `sandbox run` is a way to run a command too: it drops the same secrets as the shell
+/// tools, by name (also the short `_PWD`/`_PASS` forms) and by value.
+#[test]
+fn sandbox_run_drops_secrets_from_the_environment() {
+    let (_d, home, ws) = dirs();
+    std::fs::write(
+        home.join("config.toml"),
+        "[sandbox]\nbackend = \"none\"\nrequired = false\n",
+    )
+    .unwrap();
+    let planted = [
+        ("MY_API_KEY", "Planted1"),
+        ("MYSQL_PWD", "Planted2"),
+        ("REDIS_PASS", "Planted3"),
+        ("SOME_SETTING", "ghp_PlantedGithubToken0123456789abcd"),
+        ("UPSTREAM", "https://u:Planted4@example.invalid/"),
+        ("ORDINARY_SETTING", "visible"),
+    ];
+    let out = codesmith(
+        &home,
+        &[
+            "sandbox",
+            "run",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--",
+            "env",
+        ],
+        &planted,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ORDINARY_SETTING=visible"), "{text}");
+    assert!(!text.contains("Planted"), "a secret leaked: {text}");
+    let v = tool(&home, &ws, "exec_shell", r#"{"command": "env"}"#, &planted);
+    let text = v["output"].as_str().unwrap_or_default();
+    assert!(text.contains("ORDINARY_SETTING=visible"), "{v}");
+    assert!(!text.contains("Planted"), "a secret leaked: {text}");
+}
+
 #[test]
 fn required_without_isolation_refuses_exec_shell_and_sandbox_run() {
     let (_d, home, ws) = dirs();

@@ -162,8 +162,10 @@ pub fn scrub_secrets(text: &str) -> Cow<'_, str> {
 }
 
 /// Names of environment variables that hold credentials (any case): containing `KEY`,
-/// `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD`, `CREDENTIAL` or `DATABASE_URL`, or ending in
-/// `_PAT`, `_AUTH` or `_DSN` (`OPENAI_API_KEY`, `GITHUB_TOKEN`, `SENTRY_DSN`, ...).
+/// `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `CREDENTIAL`, `COOKIE` or
+/// `DATABASE_URL`; ending in `_PAT`, `_AUTH` or `_DSN`; or with a word (between `_`, `-`
+/// or `.`) `PASS` or `PWD` other than the working-directory variables `PWD` and `OLDPWD`
+/// (`OPENAI_API_KEY`, `GITHUB_TOKEN`, `SENTRY_DSN`, `MYSQL_PWD`, `REDIS_PASS`, ...).
 pub fn is_secret_env_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     [
@@ -172,7 +174,9 @@ pub fn is_secret_env_name(name: &str) -> bool {
         "TOKEN",
         "PASSWORD",
         "PASSWD",
+        "PASSPHRASE",
         "CREDENTIAL",
+        "COOKIE",
         "DATABASE_URL",
     ]
     .iter()
@@ -180,6 +184,11 @@ pub fn is_secret_env_name(name: &str) -> bool {
         || ["_PAT", "_AUTH", "_DSN"].iter().any(|s| upper.ends_with(s))
         || upper == "PAT"
         || upper == "DSN"
+        || (upper != "PWD"
+            && upper != "OLDPWD"
+            && upper
+                .split(['_', '-', '.'])
+                .any(|w| w == "PASS" || w == "PWD"))
 }
 
 /// True when an environment variable must not reach a command the model runs (where it
@@ -301,6 +310,11 @@ mod tests {
             ("HF", "hf_ABCDEFGHIJKLMNOPQRSTUVWX"),
             ("AWS", "AKIAIOSFODNN7EXAMPLE"),
             ("HDR", "Bearer abc.def"),
+            ("MYSQL_PWD", "x"),
+            ("REDIS_PASS", "x"),
+            ("SMTP_PASS_FILE_CONTENT", "x"),
+            ("GPG_PASSPHRASE", "x"),
+            ("SESSION_COOKIE", "x"),
         ] {
             assert!(is_secret_env(n, v), "{n}={v}");
         }
@@ -312,6 +326,10 @@ mod tests {
             ("CARGO_TARGET_DIR", "/work/target-shared"),
             ("HTTP_PROXY", "http://proxy:3128"),
             ("LS_COLORS", "rs=0:di=01;34:ln=01;36"),
+            ("PWD", "/work"),
+            ("OLDPWD", "/"),
+            ("SSH_ASKPASS", "/usr/bin/ssh-askpass"),
+            ("PASSAGE_DIR", "/x"),
         ] {
             assert!(!is_secret_env(n, v), "{n}={v}");
         }

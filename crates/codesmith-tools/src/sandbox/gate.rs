@@ -67,7 +67,8 @@ impl std::error::Error for RunError {}
 
 /// Runs `argv` under `sandbox` with inherited stdin/stdout/stderr, after the gate
 /// ([`super::Sandbox::admit`], the same one the shell tools pass), and returns its exit
-/// code (128 + signal number when killed by a signal).
+/// code (128 + signal number when killed by a signal). The command inherits no secret
+/// from the environment ([`super::secret_env_names`]).
 ///
 /// This is the body of `codesmith sandbox run -- CMD`.
 pub fn run(
@@ -83,10 +84,12 @@ pub fn run(
     let guard = super::GitGuard::before(scope, backend.isolates());
     let wrapped = backend.wrap(argv, scope);
     let (program, args) = wrapped.split_first().ok_or(RunError::EmptyCommand)?;
-    let status = std::process::Command::new(program)
-        .args(args)
-        .current_dir(&scope.cwd)
-        .status();
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args).current_dir(&scope.cwd);
+    for name in super::secret_env_names() {
+        cmd.env_remove(name);
+    }
+    let status = cmd.status();
     for (path, err) in guard.finish() {
         match err {
             None => eprintln!(

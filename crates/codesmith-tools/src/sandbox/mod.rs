@@ -46,6 +46,20 @@ pub struct Scope {
     pub network: bool,
 }
 
+/// Names of this process's environment variables that no command may inherit, with or
+/// without a sandbox: those [`codesmith_policy::is_secret_env`] judges secret by name or by
+/// value, and those that are not valid UTF-8 (which cannot be judged). Every path that
+/// starts a command removes these.
+pub fn secret_env_names() -> Vec<OsString> {
+    std::env::vars_os()
+        .filter(|(name, value)| match (name.to_str(), value.to_str()) {
+            (Some(n), Some(v)) => codesmith_policy::is_secret_env(n, v),
+            _ => true,
+        })
+        .map(|(name, _)| name)
+        .collect()
+}
+
 /// Errors from choosing or using a backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SandboxError {

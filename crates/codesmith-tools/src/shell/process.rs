@@ -127,15 +127,8 @@ pub(crate) fn spawn(
         .env("GIT_TERMINAL_PROMPT", "0")
         .process_group(0)
         .kill_on_drop(true);
-    // Secrets by name and by value (the one scrubber of codesmith-policy); a variable
-    // that is not valid UTF-8 cannot be judged and is dropped too.
-    for (name, value) in std::env::vars_os() {
-        match (name.to_str(), value.to_str()) {
-            (Some(n), Some(v)) if !codesmith_policy::is_secret_env(n, v) => {}
-            _ => {
-                cmd.env_remove(&name);
-            }
-        }
+    for name in crate::sandbox::secret_env_names() {
+        cmd.env_remove(name);
     }
     let started = Instant::now();
     let mut child = cmd.spawn()?;
