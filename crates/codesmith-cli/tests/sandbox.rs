@@ -115,6 +115,37 @@ fn sandbox_run_drops_secrets_from_the_environment() {
     assert!(!text.contains("Planted"), "a secret leaked: {text}");
 }
 
+/// A descriptor that whatever started CodeSmith left open (here fd 7 on a file outside
+/// the workspace) is a way out of the sandbox: it must not reach the command.
+#[test]
+fn inherited_descriptors_do_not_reach_sandboxed_commands() {
+    let (_d, home, ws) = dirs();
+    if codesmith_tools::sandbox::BwrapBackend::detect().is_none() {
+        eprintln!("SKIPPED: bwrap is not installed or cannot create namespaces here");
+        return;
+    }
+    let outside = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
+    let out = Command::new("bash")
+        .args([
+            "-c",
+            r#"exec 7>>"$1"; exec "$2" sandbox run --workspace "$3" -- bash -c 'echo LEAKED >&7; ls /proc/self/fd'"#,
+            "inherit",
+        ])
+        .arg(outside.path())
+        .arg(env!("CARGO_BIN_EXE_codesmith"))
+        .arg(&ws)
+        .env("CODESMITH_HOME", &home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let written = std::fs::read_to_string(outside.path()).unwrap();
+    assert!(!written.contains("LEAKED"), "wrote through fd 7: {listing}");
+    let fds: Vec<&str> = listing.lines().collect();
+    assert!(!fds.contains(&"7"), "fd 7 is open inside: {listing}");
+    assert!(fds.contains(&"1"), "{listing}");
+}
+
 #[test]
 fn required_without_isolation_refuses_exec_shell_and_sandbox_run() {
     let (_d, home, ws) = dirs();

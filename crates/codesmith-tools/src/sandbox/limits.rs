@@ -67,10 +67,17 @@ impl Bounds {
             .to_vec()
     }
 
-    /// The prefix run inside the sandbox that sets `RLIMIT_NPROC` and turns off core dumps.
+    /// The prefix run inside the sandbox that sets `RLIMIT_NPROC`, turns off core dumps and
+    /// closes every file descriptor above stderr that whatever started the harness left open
+    /// (a CI runner's control pipe, a jobserver, a terminal): only stdin, stdout and stderr
+    /// reach the command.
     pub(crate) fn rlimit_prefix(&self) -> Vec<OsString> {
-        let script =
-            format!("ulimit -u {MAX_PROCESSES} 2>/dev/null; ulimit -c 0 2>/dev/null; exec \"$@\"");
+        let script = format!(
+            "ulimit -u {MAX_PROCESSES} 2>/dev/null; ulimit -c 0 2>/dev/null; \
+             for f in /proc/$$/fd/*; do n=${{f##*/}}; \
+             if [[ $n =~ ^[0-9]+$ ]] && (( n > 2 )); then eval \"exec $n>&-\"; fi; \
+             done 2>/dev/null; exec \"$@\""
+        );
         ["bash", "-c", &script, "codesmith-rlimits"]
             .map(OsString::from)
             .to_vec()
