@@ -190,7 +190,12 @@ async fn no_capabilities_and_no_remount_even_for_root() {
 #[tokio::test]
 async fn host_unix_sockets_are_unreachable_without_network() {
     let Some(f) = fixture() else { return };
-    let mut paths = vec![std::env::temp_dir().join(format!("cs-sock-{}", std::process::id()))];
+    // A root-only daemon socket outside /tmp and /run (here under /var/tmp, in the home):
+    // the sandbox's uid maps to the harness's, so only a mask keeps it out of reach.
+    let mut paths = vec![
+        std::env::temp_dir().join(format!("cs-sock-{}", std::process::id())),
+        f.user_home.join("daemon.sock"),
+    ];
     if std::fs::metadata("/run").is_ok_and(|m| !m.permissions().readonly()) {
         paths.push(format!("/run/cs-sock-{}", std::process::id()).into());
     }

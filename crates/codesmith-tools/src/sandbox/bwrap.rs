@@ -6,8 +6,9 @@
 //!   no further user namespace can be made (`--disable-userns`); a new session, PID, IPC and
 //!   UTS namespace, and death with the harness (`--die-with-parent`);
 //! - the system directories read-only, a private `/tmp` and `/run`, a minimal `/dev`, a new
-//!   `/proc`; `/sys` only for the CPU list; no host `/run`, `/var/run`, `$XDG_RUNTIME_DIR`
-//!   or agent sockets (`SSH_AUTH_SOCK`, `GPG_AGENT_INFO`);
+//!   `/proc`; `/sys` only for the CPU list; no host `/run`, `/var/run`, `$XDG_RUNTIME_DIR`;
+//!   every host Unix socket bound when the command starts (`/proc/net/unix`, and the agent
+//!   sockets `SSH_AUTH_SOCK`, `GPG_AGENT_INFO`) covered by `/dev/null`;
 //! - the workspace read-write, except `.git/config`, `.git/hooks/`, `.git/info/` and
 //!   `.codesmith/`, which are read-only (a hook or `core.fsmonitor` written there would run
 //!   at the user's next `git status`, outside any sandbox);
@@ -323,15 +324,16 @@ impl Backend for BwrapBackend {
                 push(&[&"--tmpfs", &path, &"--remount-ro", &path]);
             }
         }
+        // Before the credential masks, which may cover some of these sockets again.
+        for path in host_sockets(scope) {
+            push(&[&"--ro-bind", &"/dev/null", &path]);
+        }
         for path in credential_paths(scope) {
             if path.is_dir() {
                 push(&[&"--tmpfs", &path, &"--remount-ro", &path]);
             } else {
                 push(&[&"--ro-bind", &"/dev/null", &path]);
             }
-        }
-        for path in agent_sockets(scope) {
-            push(&[&"--ro-bind", &"/dev/null", &path]);
         }
         // Variables that point at what is not mounted (agent sockets, the runtime
         // directory, the session bus) are dropped; temporary files go to the private /tmp.
@@ -423,27 +425,50 @@ fn root_entries() -> Vec<(PathBuf, Option<PathBuf>)> {
     out
 }
 
-/// Agent sockets named by the environment (`SSH_AUTH_SOCK`, `GPG_AGENT_INFO`) that would
-/// otherwise be visible: outside `/tmp` and `/run` (replaced wholesale) and outside the
-/// credential masks.
-fn agent_sockets(scope: &Scope) -> Vec<PathBuf> {
-    let masks = credential_paths(scope);
-    ["SSH_AUTH_SOCK", "GPG_AGENT_INFO"]
-        .iter()
-        .filter_map(std::env::var_os)
-        .filter_map(|v| {
+/// Most host sockets masked; beyond this many, the rest stay reachable (a host with that
+/// many bound Unix sockets is not one a sandbox is run on in practice).
+const MAX_SOCKET_MASKS: usize = 2048;
+
+/// Host Unix sockets that would otherwise be reachable by path (`connect(2)` needs only
+/// write permission on the socket file, which the harness's uid has on its own sockets,
+/// also from inside the user namespace): every bound socket the host lists in
+/// `/proc/net/unix` (see `unix(7)`) and the agent sockets named by the environment
+/// (`SSH_AUTH_SOCK`, `GPG_AGENT_INFO`), outside `/tmp`, `/run`, `/dev` and `/proc`
+/// (replaced wholesale). Each is covered by `/dev/null`, so connecting fails. Sockets bound
+/// after the command starts are not covered.
+fn host_sockets(scope: &Scope) -> Vec<PathBuf> {
+    let listed = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    let mut found: Vec<PathBuf> = listed
+        .lines()
+        .skip(1)
+        // Num RefCount Protocol Flags Type St Inode Path; an abstract name starts with `@`.
+        .filter_map(|l| l.split_whitespace().nth(7))
+        .filter(|p| p.starts_with('/'))
+        .map(PathBuf::from)
+        .collect();
+    for var in ["SSH_AUTH_SOCK", "GPG_AGENT_INFO"] {
+        if let Some(v) = std::env::var_os(var) {
             // GPG_AGENT_INFO is `path:pid:protocol`.
             let s = v.to_string_lossy();
-            let path = s.split(':').next().unwrap_or("").to_string();
-            PathBuf::from(path).canonicalize().ok()
-        })
+            found.push(PathBuf::from(s.split(':').next().unwrap_or("")));
+        }
+    }
+    let mut out: Vec<PathBuf> = found
+        .into_iter()
+        .filter_map(|p| p.canonicalize().ok())
         .filter(|p| {
-            !p.starts_with("/tmp")
-                && !p.starts_with("/run")
-                && !masks.iter().any(|m| p.starts_with(m))
-                && !p.is_dir()
+            use std::os::unix::fs::FileTypeExt;
+            std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket())
+                && !["/tmp", "/run", "/var/run", "/dev", "/proc", "/sys"]
+                    .iter()
+                    .any(|d| p.starts_with(d))
+                && p != &scope.workspace
         })
-        .collect()
+        .collect();
+    out.sort();
+    out.dedup();
+    out.truncate(MAX_SOCKET_MASKS);
+    out
 }
 
 /// The existing credential paths (canonical) that the bwrap backend hides for `scope`:
