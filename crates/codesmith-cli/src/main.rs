@@ -20,6 +20,9 @@ fn main() -> ExitCode {
     // user) must not read this process's environment or memory through /proc.
     codesmith_tools::sandbox::mark_non_dumpable();
     let cli = Cli::parse();
+    // Orphans of the commands CodeSmith runs are re-parented here, so they can be found,
+    // killed and reaped when their command ends (see codesmith_tools::shell).
+    codesmith_tools::shell::become_child_subreaper();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -2,14 +2,23 @@
 //! engine does when the provider says the request no longer fits the context
 //! window.
 //!
-//! Stages, cheapest first, at most two per request:
+//! Levels, cheapest first; each refusal of the request moves one level on:
 //! 1. clear the bodies of old tool results (a stub stays, so every call keeps its result);
-//! 2. compaction: an LLM summary of the older turns replaces them;
-//! 3. when the summary cannot be had, drop the oldest turns locally.
+//! 2. compaction: an LLM summary of the older turns replaces them, or, when the
+//!    summary cannot be had (it failed, it overflowed too, the breaker is open),
+//!    they are dropped locally;
+//! 3. the least the task needs: its first user message and the latest user message
+//!    (with the call it answers), everything between folded into a note;
+//! 4. nothing is left to cut: the turn fails, saying the task itself is larger than
+//!    the window.
 //!
-//! The last [`KEEP_TAIL`] messages are never touched, and the kept tail never
-//! starts with tool results whose calls were dropped. Compaction runs through
-//! a [`CircuitBreaker`] so a failing summarizer is not hammered.
+//! Every level keeps the first user message of the running task verbatim (its
+//! identifying text, a ticket id, must survive) and the latest user message;
+//! only what lies between (and earlier tasks) is summarized or dropped. The
+//! last [`KEEP_TAIL`] messages are untouched until level 3, and a kept tail
+//! never starts with tool results whose calls were dropped. Compaction runs
+//! through a [`CircuitBreaker`] so a failing summarizer is not hammered, and the
+//! summary request itself is bounded ([`MAX_SUMMARY_INPUT_BYTES`]).
 
 use std::time::{Duration, Instant};
 
@@ -24,6 +33,10 @@ pub const CLEARED_STUB: &str =
 pub const BREAKER_THRESHOLD: u32 = 3;
 /// How long an open breaker waits before letting one probe through.
 pub const BREAKER_COOLDOWN: Duration = Duration::from_secs(300);
+
+/// Most bytes of transcript text sent to the summarizer (about 8k tokens); a longer
+/// text keeps its head and tail with a marker between.
+pub const MAX_SUMMARY_INPUT_BYTES: usize = 32 * 1024;
 
 /// A rough token estimate: about four bytes of text per token.
 pub fn estimate_tokens(system: &str, messages: &[Message]) -> u64 {
@@ -90,33 +103,92 @@ fn is_tool_results(m: &Message) -> bool {
             .any(|b| matches!(b, ContentBlock::ToolResult(_)))
 }
 
-/// Stage two's result: the summary as the first message, then the kept tail.
-pub fn compacted(summary: &str, messages: &[Message], cut: usize) -> Vec<Message> {
-    let mut out = vec![Message::user_text(format!(
-        "[Summary of the earlier part of this session, written to fit the context window]\n{}",
-        summary.trim()
-    ))];
-    if messages[cut].role == Role::User {
+/// Where the running task starts: the last user message whose content begins with that
+/// of `task` (its first user message, perhaps with a compaction note added), if it is
+/// still in the transcript.
+pub fn task_index(messages: &[Message], task: Option<&Message>) -> Option<usize> {
+    let task = task?;
+    messages
+        .iter()
+        .rposition(|m| m.role == task.role && m.content.starts_with(&task.content))
+}
+
+/// The messages a compaction at `cut` folds away: everything before the kept tail
+/// except the task's first message (at index `task`).
+pub fn folded(messages: &[Message], cut: usize, task: Option<usize>) -> Vec<Message> {
+    messages[..cut]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != task)
+        .map(|(_, m)| m.clone())
+        .collect()
+}
+
+/// The transcript after folding everything before `cut` (except the task's first
+/// message) into `note`: the task message verbatim with the note added as a second
+/// text block, then the tail from `cut`. When the task message is itself in the tail,
+/// the note becomes the first message. An assistant acknowledgement keeps user and
+/// assistant messages alternating. `None` when nothing would be folded.
+pub fn compacted(
+    note: &str,
+    messages: &[Message],
+    cut: usize,
+    task: Option<(usize, &Message)>,
+) -> Option<Vec<Message>> {
+    let task = task.filter(|&(t, _)| t < cut);
+    let folded = cut - usize::from(task.is_some());
+    if folded == 0 || cut > messages.len() {
+        return None;
+    }
+    let note = note.trim();
+    let mut out = match task {
+        Some((_, original)) => {
+            let mut first = original.clone();
+            first.content.push(ContentBlock::Text {
+                text: format!("\n{note}"),
+            });
+            vec![first]
+        }
+        None => vec![Message::user_text(note)],
+    };
+    if messages.get(cut).is_none_or(|m| m.role == Role::User) {
         out.push(Message::assistant_text(
             "Understood; continuing from the summary.",
         ));
     }
     out.extend_from_slice(&messages[cut..]);
-    out
+    Some(out)
 }
 
-/// Stage three: the oldest turns dropped without a summary.
-pub fn trimmed(messages: &[Message], cut: usize) -> Vec<Message> {
-    compacted(
-        &format!(
-            "{cut} earlier messages were dropped to fit the context window; their content is no longer available."
-        ),
-        messages,
-        cut,
+/// The note that stands for a summary of `folded` messages.
+pub fn summary_note(summary: &str) -> String {
+    format!(
+        "[Summary of the earlier part of this session, written to fit the context window]\n{}",
+        summary.trim()
     )
 }
 
-/// The older part rendered as plain text for the summarizer.
+/// The note that stands for `folded` messages dropped without a summary.
+pub fn trim_note(folded: usize) -> String {
+    format!(
+        "[{folded} earlier messages were dropped to fit the context window; their content is \
+         no longer available. The task above is the original request.]"
+    )
+}
+
+/// Where the least the task needs begins: the latest user message, preceded by the
+/// assistant message whose calls it answers.
+pub fn minimal_tail_start(messages: &[Message]) -> Option<usize> {
+    let last = messages.len().checked_sub(1)?;
+    if is_tool_results(&messages[last]) {
+        last.checked_sub(1)
+    } else {
+        Some(last)
+    }
+}
+
+/// The older part rendered as plain text for the summarizer, at most
+/// [`MAX_SUMMARY_INPUT_BYTES`]: a longer text keeps its first and last parts.
 pub fn transcript_text(messages: &[Message]) -> String {
     let mut out = String::new();
     for m in messages {
@@ -139,7 +211,30 @@ pub fn transcript_text(messages: &[Message]) -> String {
             out.push('\n');
         }
     }
-    out
+    bound(out, MAX_SUMMARY_INPUT_BYTES)
+}
+
+/// `text` cut to at most about `max` bytes: the first and last halves, on character
+/// boundaries, with a marker saying how much was left out.
+fn bound(text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let half = max / 2;
+    let mut head_end = half;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = text.len() - half;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    format!(
+        "{}\n[... {} bytes of the session left out here ...]\n{}",
+        &text[..head_end],
+        tail_start - head_end,
+        &text[tail_start..]
+    )
 }
 
 /// Instructions for the summarizing request.
@@ -163,6 +258,13 @@ impl CircuitBreaker {
             None => true,
             Some(at) => now.duration_since(at) >= BREAKER_COOLDOWN,
         }
+    }
+
+    /// Opens the breaker at once: the summary request itself did not fit, so asking
+    /// again before the cooldown would only overflow again.
+    pub fn trip(&mut self, now: Instant) {
+        self.failures = self.failures.max(BREAKER_THRESHOLD);
+        self.opened_at = Some(now);
     }
 
     /// Records the outcome of an attempt.
@@ -240,10 +342,45 @@ mod tests {
         let cut = tail_start(&h).unwrap();
         assert!(h.len() - cut >= KEEP_TAIL);
         assert!(!is_tool_results(&h[cut]));
-        let c = compacted("did things", &h, cut);
+        let c = compacted("did things", &h, cut, Some((0, &h[0]))).unwrap();
         assert_eq!(c[0].role, Role::User);
         assert_eq!(c.last(), h.last());
         assert!(tail_start(&h[..4]).is_none());
+    }
+
+    #[test]
+    fn every_level_keeps_the_task_message_verbatim() {
+        let h = history();
+        let original = Message::user_text("task");
+        assert_eq!(task_index(&h, Some(&original)), Some(0));
+        let task = Some((0, &original));
+        let cut = tail_start(&h).unwrap();
+        let c = compacted(&trim_note(cut - 1), &h, cut, task).unwrap();
+        assert_eq!(task_index(&c, Some(&original)), Some(0));
+        assert_eq!(c[0].content[0], h[0].content[0]);
+        assert!(c[0].text().starts_with("task\n["));
+        assert_eq!(c[1..], h[cut..]);
+        let minimal = minimal_tail_start(&c).unwrap();
+        assert_eq!(c[minimal..], h[5..], "the latest result keeps its call");
+        let m = compacted(&trim_note(1), &c, minimal, task).unwrap();
+        assert_eq!(m[0].content[0], h[0].content[0]);
+        assert_eq!(m.last(), h.last());
+        // Nothing left between the task and the latest exchange: nothing to fold.
+        assert!(compacted("x", &m, minimal_tail_start(&m).unwrap(), task).is_none());
+        let roles: Vec<Role> = m.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::User, Role::Assistant, Role::User]);
+    }
+
+    #[test]
+    fn the_summary_input_is_bounded() {
+        let big = vec![Message::user_text("é".repeat(MAX_SUMMARY_INPUT_BYTES))];
+        let text = transcript_text(&big);
+        assert!(
+            text.len() <= MAX_SUMMARY_INPUT_BYTES + 100,
+            "{}",
+            text.len()
+        );
+        assert!(text.contains("bytes of the session left out"));
     }
 
     #[test]

@@ -48,6 +48,20 @@ pub(crate) async fn dispatch_calls(
     let mut results = Vec::with_capacity(calls.len());
     let mut batch: Vec<Prepared> = Vec::new();
     for (call, parsed) in calls {
+        if rt.ctx.cancel.is_cancelled() {
+            // Interrupted: the rest is answered without planning (no approval is asked).
+            flush(rt, &mut batch, &mut results, sink).await;
+            let name = call.name.clone();
+            sink(Event::ToolCall {
+                id: call.id.clone(),
+                name: name.clone(),
+                arguments: serde_json::from_str(&call.arguments)
+                    .unwrap_or(Value::String(call.arguments.clone())),
+            });
+            let outcome = Err(codesmith_tools::cancelled(&name, None));
+            results.push(finish(rt, &call, &name, None, outcome, false, sink));
+            continue;
+        }
         match plan(rt, call, parsed, stop, sink).await {
             Planned::Run(p) if is_parallel(&p) => batch.push(p),
             Planned::Run(p) => {
@@ -56,7 +70,8 @@ pub(crate) async fn dispatch_calls(
                     rt.snapshots.before_write(&rt.ctx, sink).await;
                 }
                 rt.verify.observe(&p.call, p.tool.name(), &p.args, &rt.ctx);
-                let outcome = p.tool.call(&rt.ctx, p.args.clone()).await;
+                let outcome =
+                    codesmith_tools::call_tool(p.tool.as_ref(), &rt.ctx, p.args.clone()).await;
                 rt.verify.ran(&p.call.id, &outcome);
                 results.push(finish_prepared(rt, &p, outcome, sink));
             }
@@ -99,8 +114,12 @@ async fn flush(
         return;
     }
     let ctx = &rt.ctx;
-    let outcomes =
-        futures::future::join_all(batch.iter().map(|p| p.tool.call(ctx, p.args.clone()))).await;
+    let outcomes = futures::future::join_all(
+        batch
+            .iter()
+            .map(|p| codesmith_tools::call_tool(p.tool.as_ref(), ctx, p.args.clone())),
+    )
+    .await;
     for (p, outcome) in batch.drain(..).zip(outcomes) {
         results.push(finish_prepared(rt, &p, outcome, sink));
     }

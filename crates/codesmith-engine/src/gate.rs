@@ -106,7 +106,14 @@ impl Runtime {
                 true,
             ));
         }
-        match self.approver.ask(&request).await {
+        let cancel = self.ctx.cancel.clone();
+        let answer = tokio::select! {
+            answer = self.approver.ask(&request) => answer,
+            () = cancel.cancelled() => {
+                return GateDecision::Refuse(codesmith_tools::cancelled(&request.tool, None));
+            }
+        };
+        match answer {
             ApprovalAnswer::Once => GateDecision::Run,
             ApprovalAnswer::Session => {
                 self.approvals.approve(prefix);

@@ -20,7 +20,9 @@ mod single;
 pub mod snapshot;
 pub mod verify;
 
-pub use agent::{Engine, EngineConfig, EngineError, INTERRUPTION_NOTE, TaskOutcome, TaskStatus};
+pub use agent::{
+    Engine, EngineConfig, EngineError, INTERRUPTED, INTERRUPTION_NOTE, TaskOutcome, TaskStatus,
+};
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};
 pub use session::Session;

@@ -2,16 +2,24 @@
 //!
 //! A session is one JSONL file, `$CODESMITH_HOME/sessions/<id>.jsonl`. Its
 //! first line is a [`Record::Meta`]; each later line is a message or a note.
-//! Every line is written whole and flushed to disk before the engine moves on,
-//! so a crash loses at most the line being written; a torn last line is
-//! skipped on load. The file is locked while a process holds the session.
+//!
+//! Crash safety: every record is one `write(2)` of the whole line (so a killed
+//! process leaves at most one torn line, at the end), and the file is fsynced
+//! at the end of every model round ([`Session::sync`]) and when the session is
+//! dropped. Opening a session repairs what a crash can leave behind before
+//! anything is appended: a torn tail (no final newline, or unparseable last
+//! lines) is cut back to the last complete record and the cut bytes are kept
+//! beside the session as `ID.jsonl.torn`; a line in the middle that is not
+//! UTF-8 or not a record is skipped. Each repair leaves a notice
+//! ([`Session::take_notices`]). The file is locked while a process holds the
+//! session.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use codesmith_protocol::Message;
+use codesmith_protocol::{ContentBlock, Message, Role, ToolResult};
 use serde::{Deserialize, Serialize};
 
 /// One line of a session file.
@@ -84,6 +92,7 @@ pub struct Session {
     file: File,
     meta: Record,
     messages: Vec<Message>,
+    notices: Vec<String>,
 }
 
 /// The directory holding session files for `home`.
@@ -125,8 +134,10 @@ impl Session {
             file,
             meta: meta.clone(),
             messages: Vec::new(),
+            notices: Vec::new(),
         };
         session.write(&meta)?;
+        session.sync()?;
         Ok(session)
     }
 
@@ -147,9 +158,40 @@ impl Session {
                 dir.display().to_string(),
             ));
         }
-        let file = OpenOptions::new().read(true).append(true).open(&path)?;
+        let mut file = OpenOptions::new().read(true).append(true).open(&path)?;
         lock(&file, id)?;
-        let records = read_records(&path)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        let scan = scan_records(&bytes);
+        let mut notices = Vec::new();
+        if scan.complete_len < bytes.len() {
+            let torn = &bytes[scan.complete_len..];
+            let torn_path = dir.join(format!("{id}.jsonl.torn"));
+            let mut keep = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&torn_path)?;
+            keep.write_all(torn)?;
+            keep.sync_data()?;
+            file.set_len(scan.complete_len as u64)?;
+            file.seek(SeekFrom::End(0))?;
+            file.sync_data()?;
+            notices.push(format!(
+                "The session file ended in an incomplete record ({} bytes, likely from a crash); \
+                 it was cut back to the last complete record and the cut bytes were kept in {}.",
+                torn.len(),
+                torn_path.display()
+            ));
+        }
+        if !scan.skipped_lines.is_empty() {
+            let lines: Vec<String> = scan.skipped_lines.iter().map(usize::to_string).collect();
+            notices.push(format!(
+                "Skipped {} unreadable line(s) of the session file (not UTF-8 or not a record): line {}.",
+                lines.len(),
+                lines.join(", ")
+            ));
+        }
+        let records = scan.records;
         let meta = records
             .iter()
             .find(|r| matches!(r, Record::Meta { .. }))
@@ -171,7 +213,58 @@ impl Session {
             file,
             meta,
             messages,
+            notices,
         })
+    }
+
+    /// What opening the session repaired (a torn tail cut, unreadable lines
+    /// skipped), as sentences for the user; empty afterwards.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// Makes the transcript well-formed for the next request after a turn
+    /// that ended abnormally (a crash, a kill, an interrupt): every tool call
+    /// without a result gets an error result saying `why`, and when the
+    /// transcript ends on a user message an assistant note closes the turn,
+    /// so user and assistant messages alternate. Does nothing on a closed
+    /// transcript. Returns true when it wrote anything.
+    ///
+    /// # Errors
+    /// [`SessionError::Io`].
+    pub fn close_open_turn(&mut self, why: &str) -> Result<bool, SessionError> {
+        let mut wrote = false;
+        let dangling: Vec<String> = match self.messages.last() {
+            Some(m) if m.role == Role::Assistant => m.tool_calls().map(|c| c.id.clone()).collect(),
+            _ => Vec::new(),
+        };
+        if !dangling.is_empty() {
+            let content = dangling
+                .into_iter()
+                .map(|call_id| {
+                    ContentBlock::ToolResult(ToolResult {
+                        call_id,
+                        content: format!(
+                            "{why} before this tool call finished; it may or may not have run. \
+                             Check its effect before repeating it."
+                        ),
+                        is_error: true,
+                    })
+                })
+                .collect();
+            self.push(Message {
+                role: Role::User,
+                content,
+            })?;
+            wrote = true;
+        }
+        if self.messages.last().is_some_and(|m| m.role == Role::User) {
+            self.push(Message::assistant_text(format!(
+                "({why} before the model answered this turn.)"
+            )))?;
+            wrote = true;
+        }
+        Ok(wrote)
     }
 
     /// The session id.
@@ -239,14 +332,90 @@ impl Session {
         })
     }
 
-    fn write(&mut self, record: &Record) -> Result<(), SessionError> {
-        let mut line = serde_json::to_string(record).map_err(std::io::Error::other)?;
-        line.push('\n');
-        self.file.write_all(line.as_bytes())?;
-        self.file.flush()?;
+    /// Flushes the file to stable storage (`fsync`). The engine calls it at
+    /// the end of every model round; dropping the session calls it too.
+    ///
+    /// # Errors
+    /// [`SessionError::Io`].
+    pub fn sync(&mut self) -> Result<(), SessionError> {
         self.file.sync_data()?;
         Ok(())
     }
+
+    /// Appends one record as one `write(2)` of the whole line, so a process
+    /// killed at any moment leaves either the whole line or a torn tail that
+    /// the next open cuts off. A short write is undone before the error is
+    /// returned.
+    fn write(&mut self, record: &Record) -> Result<(), SessionError> {
+        let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        let before = self.file.metadata()?.len();
+        let written = self.file.write(&line)?;
+        if written != line.len() {
+            let _ = self.file.set_len(before);
+            return Err(SessionError::Io(std::io::Error::new(
+                std::io::ErrorKind::WriteZero,
+                format!(
+                    "short write to the session file ({written} of {} bytes)",
+                    line.len()
+                ),
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.file.sync_data();
+    }
+}
+
+/// What [`scan_records`] found in a session file.
+#[derive(Debug, Default)]
+struct Scan {
+    /// Every readable record, in order.
+    records: Vec<Record>,
+    /// Bytes up to and including the newline of the last readable record.
+    complete_len: usize,
+    /// 1-based numbers of unreadable lines before that point.
+    skipped_lines: Vec<usize>,
+}
+
+/// Splits `bytes` into records. Lines after the last readable record (and a
+/// last line without its newline) form the torn tail, which lies beyond
+/// `complete_len`; unreadable lines before it are listed as skipped.
+fn scan_records(bytes: &[u8]) -> Scan {
+    let mut scan = Scan::default();
+    let mut unreadable = Vec::new();
+    let mut start = 0;
+    let mut number = 0;
+    while start < bytes.len() {
+        number += 1;
+        let Some(nl) = memchr_newline(&bytes[start..]) else {
+            break;
+        };
+        let end = start + nl + 1;
+        let line = &bytes[start..end - 1];
+        let record = std::str::from_utf8(line)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Record>(text).ok());
+        match record {
+            Some(record) => {
+                scan.records.push(record);
+                scan.skipped_lines.append(&mut unreadable);
+                scan.complete_len = end;
+            }
+            None if line.iter().all(u8::is_ascii_whitespace) => {}
+            None => unreadable.push(number),
+        }
+        start = end;
+    }
+    scan
+}
+
+fn memchr_newline(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'\n')
 }
 
 /// The id of the most recently modified session whose workspace is `workspace`.
@@ -300,19 +469,6 @@ fn first_record(path: &Path) -> Option<Record> {
         .read_line(&mut line)
         .ok()?;
     serde_json::from_str(&line).ok()
-}
-
-/// Reads every parseable record; a torn or malformed line is skipped.
-fn read_records(path: &Path) -> Result<Vec<Record>, SessionError> {
-    let reader = BufReader::new(File::open(path)?);
-    let mut out = Vec::new();
-    for line in reader.lines() {
-        let line = line?;
-        if let Ok(record) = serde_json::from_str(&line) {
-            out.push(record);
-        }
-    }
-    Ok(out)
 }
 
 fn lock(file: &File, id: &str) -> Result<(), SessionError> {
@@ -373,6 +529,109 @@ mod tests {
             Some(id.as_str())
         );
         assert_eq!(latest_session_for(home.path(), Path::new("/other")), None);
+    }
+
+    /// The torn tail is cut before anything is appended, so the next record
+    /// starts on its own line instead of being glued to the fragment.
+    #[test]
+    fn a_torn_tail_is_cut_and_kept_before_the_next_append() {
+        let home = tempfile::tempdir().unwrap();
+        let mut s = Session::create(home.path(), Path::new("/w"), "openai", "m").unwrap();
+        s.push(Message::user_text("task")).unwrap();
+        s.push(Message::assistant_text("answer")).unwrap();
+        let (id, path) = (s.id().to_string(), s.path().to_path_buf());
+        drop(s);
+        let fragment = b"{\"type\":\"message\",\"message\":{\"role\":\"user\",\"cont";
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(fragment)
+            .unwrap();
+        let mut s = Session::open(home.path(), &id).unwrap();
+        let notices = s.take_notices();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].contains("cut back"), "{notices:?}");
+        let torn = home.path().join(format!("sessions/{id}.jsonl.torn"));
+        assert_eq!(fs::read(&torn).unwrap(), fragment);
+        s.push(Message::user_text("next task")).unwrap();
+        drop(s);
+        let s = Session::open(home.path(), &id).unwrap();
+        let texts: Vec<String> = s.messages().iter().map(Message::text).collect();
+        assert_eq!(texts, ["task", "answer", "next task"]);
+        assert!(fs::read_to_string(&path).unwrap().ends_with('\n'));
+    }
+
+    #[test]
+    fn a_torn_utf8_sequence_at_the_tail_does_not_stop_the_resume() {
+        let home = tempfile::tempdir().unwrap();
+        let mut s = Session::create(home.path(), Path::new("/w"), "openai", "m").unwrap();
+        s.push(Message::user_text("读取文件")).unwrap();
+        let (id, path) = (s.id().to_string(), s.path().to_path_buf());
+        drop(s);
+        let mut tail = b"{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"".to_vec();
+        tail.extend_from_slice(&"世".as_bytes()[..2]);
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(&tail)
+            .unwrap();
+        let mut s = Session::open(home.path(), &id).unwrap();
+        assert_eq!(s.messages().len(), 1);
+        assert_eq!(s.messages()[0].text(), "读取文件");
+        assert_eq!(s.take_notices().len(), 1);
+    }
+
+    #[test]
+    fn unreadable_lines_in_the_middle_are_skipped_with_a_notice() {
+        let home = tempfile::tempdir().unwrap();
+        let mut s = Session::create(home.path(), Path::new("/w"), "openai", "m").unwrap();
+        s.push(Message::user_text("one")).unwrap();
+        let (id, path) = (s.id().to_string(), s.path().to_path_buf());
+        drop(s);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"\xff\xfe not utf-8\n{\"not\": \"a record\"}\n")
+            .unwrap();
+        let mut two = serde_json::to_vec(&Record::Message {
+            message: Message::assistant_text("two"),
+        })
+        .unwrap();
+        two.push(b'\n');
+        f.write_all(&two).unwrap();
+        drop(f);
+        let mut s = Session::open(home.path(), &id).unwrap();
+        let texts: Vec<String> = s.messages().iter().map(Message::text).collect();
+        assert_eq!(texts, ["one", "two"]);
+        let notices = s.take_notices();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].contains("line 3, 4"), "{notices:?}");
+    }
+
+    #[test]
+    fn an_open_turn_is_closed_so_roles_alternate() {
+        let home = tempfile::tempdir().unwrap();
+        let mut s = Session::create(home.path(), Path::new("/w"), "openai", "m").unwrap();
+        s.push(Message::user_text("task")).unwrap();
+        s.push(Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolCall(codesmith_protocol::ToolCall {
+                id: "c1".into(),
+                name: "exec_shell".into(),
+                arguments: "{}".into(),
+            })],
+        })
+        .unwrap();
+        assert!(s.close_open_turn("CodeSmith stopped").unwrap());
+        let roles: Vec<Role> = s.messages().iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [Role::User, Role::Assistant, Role::User, Role::Assistant]
+        );
+        assert!(
+            matches!(&s.messages()[2].content[0], ContentBlock::ToolResult(r) if r.call_id == "c1" && r.is_error)
+        );
+        assert!(!s.close_open_turn("again").unwrap());
     }
 
     #[test]

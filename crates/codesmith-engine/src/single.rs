@@ -16,6 +16,7 @@ use crate::guard::LoopGuard;
 use crate::runtime::Runtime;
 
 /// Runs the tool named exactly `name` with `args`, applying the policy's hard refusals.
+/// The call is cancelled through `ctx.cancel` (see [`codesmith_tools::call_tool`]).
 ///
 /// Unknown names and non-object arguments are refused with `NOT_FOUND` and
 /// `INVALID_ARGUMENTS`; a command the exec policy denies is refused with `DENIED`.
@@ -54,7 +55,7 @@ pub async fn run_one(
         snapshots: Default::default(),
     };
     match runtime.gate(tool.as_ref(), &args, &mut |_| {}).await {
-        GateDecision::Run => tool.call(&runtime.ctx, args).await,
+        GateDecision::Run => codesmith_tools::call_tool(tool.as_ref(), &runtime.ctx, args).await,
         GateDecision::Refuse(refusal) => Err(refusal),
     }
 }

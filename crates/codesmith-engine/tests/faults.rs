@@ -475,3 +475,137 @@ async fn what_the_provider_said_when_it_failed_reaches_the_user_and_the_transcri
         "{transcript}"
     );
 }
+
+fn context_overflow() -> Fault {
+    Fault::status(400).body(
+        r#"{"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}}"#,
+    )
+}
+
+/// The task's identifying text, as the user typed it.
+const TICKET_TASK: &str = "Fix ticket PROJ-4821: keep the last line when parsing notes.txt";
+
+/// The text of the first user message of a request body.
+fn first_user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn is_summary_request(body: &Value) -> bool {
+    body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("You summarize a coding session"))
+}
+
+fn push_three_calls(rig: &Rig) {
+    rig.server
+        .push(Scripted::tool_call(
+            "c1",
+            "read_file",
+            r#"{"path": "notes.txt"}"#,
+        ))
+        .push(Scripted::tool_call("c2", "list_dir", "{}"))
+        .push(Scripted::tool_call(
+            "c3",
+            "file_search",
+            r#"{"pattern": "*.txt"}"#,
+        ));
+}
+
+/// Three refusals in a row, the summary request among them: the request that finally
+/// goes through still starts from the task, byte for byte.
+#[tokio::test]
+async fn the_task_survives_three_context_length_refusals() {
+    let rig = Rig::new().await;
+    push_three_calls(&rig);
+    rig.server
+        .push(context_overflow())
+        .push(context_overflow())
+        .push(context_overflow())
+        .push(Scripted::text("done"));
+    let (outcome, events) = rig.run(TICKET_TASK).await;
+    assert_eq!(outcome.status, TaskStatus::Completed);
+    let bodies = rig.server.request_bodies();
+    assert_eq!(
+        bodies.len(),
+        7,
+        "three tool rounds, three refusals, one answer"
+    );
+    // The summary request overflowed too: exactly one attempt, then a local trim.
+    let summaries: Vec<usize> = (0..bodies.len())
+        .filter(|&i| is_summary_request(&bodies[i]))
+        .collect();
+    assert_eq!(summaries, [5]);
+    for (i, body) in bodies.iter().enumerate().filter(|(i, _)| *i != 5) {
+        let first = first_user_text(body);
+        assert!(
+            first.starts_with(TICKET_TASK),
+            "request {i} lost the task: {first:?}"
+        );
+    }
+    let last = &bodies[6];
+    assert!(last.to_string().contains("earlier messages were dropped"));
+    // The latest tool result is still there verbatim.
+    assert!(rig.results(6).iter().any(|r| r.contains("notes.txt")));
+    let notices = events
+        .iter()
+        .filter(|e| matches!(e, Event::Notice { .. }))
+        .count();
+    assert_eq!(notices, 2);
+}
+
+/// When even the summary does not fit, the last level keeps the task and the latest
+/// exchange only.
+#[tokio::test]
+async fn the_last_level_keeps_the_task_and_the_latest_exchange() {
+    let rig = Rig::new().await;
+    push_three_calls(&rig);
+    rig.server
+        .push(context_overflow())
+        .push(context_overflow())
+        .push(Scripted::text("SUMMARY: looked at notes.txt"))
+        .push(context_overflow())
+        .push(Scripted::text("done"));
+    let (outcome, _) = rig.run(TICKET_TASK).await;
+    assert_eq!(outcome.status, TaskStatus::Completed);
+    let bodies = rig.server.request_bodies();
+    assert_eq!(bodies.len(), 8);
+    let last = &bodies[7];
+    assert!(first_user_text(last).starts_with(TICKET_TASK));
+    let messages = last["messages"].as_array().unwrap();
+    // system, the task, the latest call and its result.
+    assert_eq!(messages.len(), 4, "{last}");
+    assert_eq!(messages[2]["tool_calls"][0]["id"], "c3");
+    assert_eq!(messages[3]["tool_call_id"], "c3");
+}
+
+#[tokio::test]
+async fn a_task_larger_than_the_window_fails_with_a_clear_error() {
+    let rig = Rig::new().await;
+    for _ in 0..4 {
+        rig.server.push(context_overflow());
+    }
+    let mut engine = rig.engine();
+    let err = engine
+        .run_task(TICKET_TASK, &mut |_| {})
+        .await
+        .expect_err("a task that cannot fit must fail");
+    assert!(
+        matches!(err, codesmith_engine::EngineError::TaskTooLarge { .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("the task itself is larger"),
+        "{err}"
+    );
+    // Nothing could be cut, so the request was not sent again and again.
+    assert_eq!(rig.server.request_bodies().len(), 1);
+    // The task is still in the transcript, untouched.
+    assert_eq!(engine.session().messages()[0].text(), TICKET_TASK);
+}

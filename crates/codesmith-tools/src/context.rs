@@ -3,6 +3,8 @@
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use tokio_util::sync::CancellationToken;
+
 use crate::fs::beneath::Root;
 use crate::fs::freshness::FreshnessTracker;
 use crate::fs::paths::{ResolvedPath, resolve_in};
@@ -16,7 +18,10 @@ pub const PROTECTED_DIRS: [&str; 2] = codesmith_policy::PROTECTED_DIRS;
 
 /// What a tool call may know about its session: the workspace root and the
 /// CodeSmith home. Session-scoped trackers (freshness, shell cwd) live here too.
-#[derive(Debug)]
+///
+/// Cloning is cheap and shares the session state; [`ToolContext::with_cancel`]
+/// makes the clone a call (or a task) runs with, carrying its cancellation token.
+#[derive(Debug, Clone)]
 pub struct ToolContext {
     /// Canonical workspace root.
     pub workspace: PathBuf,
@@ -31,12 +36,17 @@ pub struct ToolContext {
     /// session.
     pub force_fresh_allowed: bool,
     /// Shell state: the working directory `cd` moves, background tasks, drift memory.
-    pub shell: crate::shell::ShellSession,
+    pub shell: Arc<crate::shell::ShellSession>,
     /// The sandbox shell commands run under (default: none, which does not isolate).
     pub sandbox: crate::sandbox::Sandbox,
     /// The held handle of the workspace directory, opened on first use; every file tool
     /// opens paths below it (see [`crate::fs::beneath`]).
     root: OnceLock<Arc<Root>>,
+    /// Cancels the calls running with this context: a shell command is killed with its
+    /// whole process tree, any other tool is abandoned where it waits (see
+    /// [`crate::call_tool`]). The MCP server hands in the token of the request; the engine
+    /// the token of the running task. Default: a token nobody cancels.
+    pub cancel: CancellationToken,
 }
 
 impl ToolContext {
@@ -47,9 +57,10 @@ impl ToolContext {
             home,
             freshness: Arc::new(FreshnessTracker::new()),
             force_fresh_allowed: false,
-            shell: crate::shell::ShellSession::default(),
+            shell: Arc::default(),
             sandbox: crate::sandbox::Sandbox::none(),
             root: OnceLock::new(),
+            cancel: CancellationToken::new(),
         }
     }
 
@@ -66,6 +77,14 @@ impl ToolContext {
     pub fn with_sandbox(mut self, sandbox: crate::sandbox::Sandbox) -> Self {
         self.sandbox = sandbox;
         self
+    }
+
+    /// The same session state, with calls cancelled by `cancel`.
+    pub fn with_cancel(&self, cancel: CancellationToken) -> Self {
+        ToolContext {
+            cancel,
+            ..self.clone()
+        }
     }
 
     /// Resolves a model-supplied path inside the workspace (three-stage containment, see

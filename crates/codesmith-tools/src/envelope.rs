@@ -33,6 +33,9 @@ pub enum ErrorCode {
     Denied,
     /// The call ran out of time.
     Timeout,
+    /// The caller cancelled the call while it ran (an MCP `notifications/cancelled`, an
+    /// interrupt); what it started was stopped.
+    Cancelled,
     /// A host-level cause; never carries host detail.
     Internal,
 }

@@ -30,4 +30,5 @@ pub use context::ToolContext;
 pub use envelope::{ErrorCode, Refusal, ToolOutcome, ToolOutput, envelope_json};
 pub use files::{file_tools, register_file_tools};
 pub use registry::Registry;
-pub use tool::{Capability, Tool};
+pub use tokio_util::sync::CancellationToken;
+pub use tool::{Capability, Tool, call_tool, cancelled};

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::{ToolContext, ToolOutcome};
+use crate::{ErrorCode, Refusal, ToolContext, ToolOutcome};
 
 /// What a tool can do to the world; sets its default approval requirement
 /// (executes code: required; writes files: suggested; otherwise: none).
@@ -35,6 +35,51 @@ pub trait Tool: Send + Sync {
     fn supports_parallel(&self) -> bool {
         false
     }
+    /// True when the tool watches [`ToolContext::cancel`] itself (to stop what it started
+    /// and report it); otherwise [`call_tool`] abandons the call when the token fires.
+    fn handles_cancel(&self) -> bool {
+        false
+    }
     /// Runs one call with already-parsed arguments.
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome;
+}
+
+/// Runs one call of `tool` under `ctx.cancel`, the single way every front end runs a
+/// tool: a tool that [`Tool::handles_cancel`] stops its own work and reports it; any other
+/// call is dropped where it waits (an HTTP request is aborted, nothing more is read or
+/// written) and answered with a `CANCELLED` refusal. A call whose token fired before it
+/// started does not run.
+pub async fn call_tool(tool: &dyn Tool, ctx: &ToolContext, args: Value) -> ToolOutcome {
+    let started = std::time::Instant::now();
+    if ctx.cancel.is_cancelled() {
+        return Err(cancelled(tool.name(), None));
+    }
+    if tool.handles_cancel() {
+        return tool.call(ctx, args).await;
+    }
+    tokio::select! {
+        outcome = tool.call(ctx, args) => outcome,
+        () = ctx.cancel.cancelled() => Err(cancelled(tool.name(), Some(started.elapsed()))),
+    }
+}
+
+/// The refusal of a cancelled call: `ran` is how long it had run (`None`: it never started).
+pub fn cancelled(name: &str, ran: Option<std::time::Duration>) -> Refusal {
+    let message = match ran {
+        Some(ran) => format!(
+            "The {name} call was cancelled after {:.1} s, before it finished; it was stopped \
+             where it waited.",
+            ran.as_secs_f64()
+        ),
+        None => format!("The {name} call was cancelled before it started; it did not run."),
+    };
+    let refusal = Refusal::new(
+        ErrorCode::Cancelled,
+        message,
+        "Check what it changed, if anything, before calling it again.",
+    );
+    match ran {
+        Some(ran) => refusal.with("elapsed_ms", ran.as_millis() as u64),
+        None => refusal,
+    }
 }

@@ -390,3 +390,170 @@ async fn spilled_output_under_the_home_is_owner_only() {
         assert_eq!(mode(&e.unwrap().path()), 0o600);
     }
 }
+
+/// Live (not zombie) processes whose command line is exactly `argv`, read from `/proc`.
+fn live_processes(argv: &[&str]) -> Vec<i32> {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                let rest = &s[s.rfind(')')? + 1..];
+                rest.split_whitespace()
+                    .next()
+                    .map(|st| st == "Z" || st == "X")
+            })
+            .unwrap_or(true);
+        if cmdline == want && !zombie {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits (bounded) until no process runs `argv`; returns the survivors.
+async fn survivors(argv: &[&str]) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let live = live_processes(argv);
+        if live.is_empty() || Instant::now() > deadline {
+            return live;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_setsid_command_leaves_no_process_after_its_timeout() {
+    let f = fixture();
+    let argv = ["sleep", "40"];
+    assert!(
+        live_processes(&argv).is_empty(),
+        "a `sleep 40` runs already"
+    );
+    let t0 = Instant::now();
+    let err = ExecShell
+        .call(
+            &f.ctx,
+            json!({"command": "setsid sleep 40; echo after", "timeout_secs": 1}),
+        )
+        .await
+        .unwrap_err();
+    assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+    assert_eq!(err.code, ErrorCode::Timeout);
+    assert_eq!(
+        survivors(&argv).await,
+        Vec::<i32>::new(),
+        "sleep outlived its command"
+    );
+    // The result names what was killed, including the detached sleep, and how long it ran.
+    assert!(
+        err.message.contains("killed 2 processes (bash, sleep)"),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("ran for 1."), "{}", err.message);
+    assert_eq!(err.details["killed"].as_array().unwrap().len(), 2);
+    assert!(!err.details["output"].as_str().unwrap().contains("after"));
+}
+
+#[tokio::test]
+async fn processes_left_in_the_background_die_with_their_command() {
+    let f = fixture();
+    let nohup = ["sleep", "41"];
+    let double_fork = ["sleep", "42"];
+    let out = sh(
+        &f.ctx,
+        json!({"command": "nohup sleep 41 >/dev/null 2>&1 & disown; (setsid sleep 42 >/dev/null 2>&1 &); echo done"}),
+    )
+    .await;
+    assert_eq!(out.meta["exit_code"], 0);
+    assert!(text(&out).starts_with("done\n"), "{}", text(&out));
+    // Two sleeps (or the shells about to become them) were left behind and killed.
+    assert!(
+        text(&out).contains("running in the background; killed when it ended"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        out.meta["killed_leftovers"].as_u64().unwrap() >= 2,
+        "{:?}",
+        out.meta
+    );
+    assert_eq!(survivors(&nohup).await, Vec::<i32>::new());
+    assert_eq!(survivors(&double_fork).await, Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn a_cancelled_command_is_killed_with_its_tree() {
+    let f = fixture();
+    let cancel = codesmith_tools::CancellationToken::new();
+    let ctx = f.ctx.with_cancel(cancel.clone());
+    let marker = f.ctx.workspace.join("marker");
+    let cmd = format!("setsid sleep 43 & sleep 2; touch {}", marker.display());
+    let trigger = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let t0 = Instant::now();
+    let err = codesmith_tools::call_tool(&ExecShell, &ctx, json!({"command": cmd}))
+        .await
+        .unwrap_err();
+    trigger.await.unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(err.code, ErrorCode::Cancelled);
+    assert!(
+        err.message.contains("cancelled after 0."),
+        "{}",
+        err.message
+    );
+    assert_eq!(survivors(&["sleep", "43"]).await, Vec::<i32>::new());
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    assert!(
+        !marker.exists(),
+        "the command ran on after it was cancelled"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_background_task_takes_its_detached_children_along() {
+    let f = fixture();
+    let started = TaskShellStart
+        .call(&f.ctx, json!({"command": "setsid sleep 44 & wait"}))
+        .await
+        .unwrap();
+    let id = started.meta["id"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while live_processes(&["sleep", "44"]).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let cancelled = TaskShellCancel
+        .call(&f.ctx, json!({"id": id}))
+        .await
+        .unwrap();
+    assert_eq!(cancelled.meta["status"], "cancelled");
+    assert!(
+        cancelled.meta["killed"].as_str().unwrap().contains("sleep"),
+        "{:?}",
+        cancelled.meta
+    );
+    assert_eq!(survivors(&["sleep", "44"]).await, Vec::<i32>::new());
+}

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use codesmith_engine::{NoApprover, Session, TaskStatus};
 use codesmith_protocol::Event;
+use codesmith_tools::CancellationToken;
 
 use crate::args::ExecArgs;
 use crate::config;
@@ -74,9 +75,73 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         model: resolved.model.clone(),
         workspace: resolved.workspace.display().to_string(),
     });
+    // SIGINT and SIGTERM cancel the task: running commands are killed with their whole
+    // trees, every tool call gets a result, the transcript is closed and synced, and the
+    // exit status is 128 + the signal (130, 143).
+    let cancel = CancellationToken::new();
+    let signals = match Signals::listen() {
+        Ok(s) => s,
+        Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
+    };
+    let caught = tokio::spawn(signals.cancel_on_signal(cancel.clone()));
     let mut sink = |e: Event| progress.show(&e);
-    let outcome = engine.run_task(&args.task, &mut sink).await;
+    let outcome = engine
+        .run_task_cancellable(&args.task, cancel, &mut sink)
+        .await;
+    drop(engine);
+    let signal = if caught.is_finished() {
+        caught.await.ok()
+    } else {
+        caught.abort();
+        None
+    };
+    if let (Some(signal), Ok(o)) = (signal, &outcome)
+        && o.status == TaskStatus::Cancelled
+    {
+        progress.show(&Event::Error {
+            message: format!(
+                "interrupted by {}: running commands were killed and the turn was closed in the \
+                 session; continue with --resume",
+                signal.name
+            ),
+        });
+        return Exit::Code(std::process::ExitCode::from(signal.exit_code));
+    }
     finish(outcome, args.json, &mut progress)
+}
+
+/// The signal that interrupted `exec`.
+#[derive(Debug, Clone, Copy)]
+struct Caught {
+    name: &'static str,
+    /// 128 + the signal number.
+    exit_code: u8,
+}
+
+/// SIGINT and SIGTERM listeners, installed before the task starts.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn listen() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
+    }
+
+    /// Waits for the first signal, cancels `cancel` and says which signal it was.
+    async fn cancel_on_signal(mut self, cancel: CancellationToken) -> Caught {
+        let caught = tokio::select! {
+            _ = self.interrupt.recv() => Caught { name: "SIGINT", exit_code: 130 },
+            _ = self.terminate.recv() => Caught { name: "SIGTERM", exit_code: 143 },
+        };
+        cancel.cancel();
+        caught
+    }
 }
 
 fn open_session(resolved: &config::Resolved, resume: Option<&str>) -> Result<Session> {
@@ -108,7 +173,9 @@ fn finish(
                 TaskStatus::Interrupted => Exit::failed(anyhow::anyhow!(
                     "the model's answer was cut off; the partial answer is above"
                 )),
-                TaskStatus::TurnLimit | TaskStatus::TooManyFailures => Exit::Failed(None),
+                TaskStatus::TurnLimit | TaskStatus::TooManyFailures | TaskStatus::Cancelled => {
+                    Exit::Failed(None)
+                }
             }
         }
         Err(e) => {

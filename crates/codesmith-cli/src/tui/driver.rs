@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use codesmith_engine::snapshot::{SideRepo, SnapshotSettings};
-use codesmith_engine::{Approver, Engine, Session};
+use codesmith_engine::{Approver, Engine, Session, TaskStatus};
 use codesmith_policy::ApprovalMode;
-use codesmith_protocol::{ContentBlock, Event, Message, Role, ToolResult};
+use codesmith_protocol::{Event, Message};
 use codesmith_providers::Provider;
-use codesmith_tools::ToolContext;
+use codesmith_tools::{CancellationToken, ToolContext};
 use tokio::sync::mpsc;
 
 use crate::config::Resolved;
@@ -206,11 +206,25 @@ async fn run_task(
     let mut sink = move |e: Event| {
         let _ = events.send(ToUi::Event(e));
     };
-    let finished = tokio::select! {
-        outcome = engine.run_task(task, &mut sink) => Some(outcome),
-        _ = irx.recv() => None,
+    // An interrupt cancels the task's token: the engine stops the running tool calls
+    // (a shell command with its whole process tree) and closes the turn itself.
+    let cancel = CancellationToken::new();
+    let finished = {
+        let run = engine.run_task_cancellable(task, cancel.clone(), &mut sink);
+        tokio::pin!(run);
+        tokio::select! {
+            outcome = &mut run => Some(outcome),
+            _ = irx.recv() => {
+                cancel.cancel();
+                tokio::time::timeout(INTERRUPT_GRACE, run).await.ok()
+            }
+        }
     };
     match finished {
+        Some(Ok(outcome)) if outcome.status == TaskStatus::Cancelled => {
+            let _ = tx.send(ToUi::Interrupted);
+            Ok(engine)
+        }
         Some(Ok(_)) => {
             let _ = tx.send(ToUi::Done);
             Ok(engine)
@@ -223,15 +237,20 @@ async fn run_task(
             Ok(engine)
         }
         None => {
+            // The engine did not wind down in time: drop it (its commands die with it)
+            // and close the turn in the reopened transcript.
             let id = engine.session().id().to_string();
             drop(engine);
             let mut session = Session::open(&parts.resolved.home, &id)?;
-            close_interrupted_turn(&mut session)?;
+            session.close_open_turn(codesmith_engine::INTERRUPTED)?;
             let _ = tx.send(ToUi::Interrupted);
             Ok(parts.engine(session))
         }
     }
 }
+
+/// How long an interrupted task may take to stop its tool calls and close its turn.
+const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 async fn restore(engine: &mut Engine, parts: &Parts, turn: u32, apply: bool) -> Vec<String> {
     let workspace = &parts.resolved.workspace;
@@ -266,41 +285,6 @@ async fn restore(engine: &mut Engine, parts: &Parts, turn: u32, apply: bool) -> 
         }
         Err(e) => vec![format!("cannot restore turn {turn}: {e}")],
     }
-}
-
-/// After an interrupt, makes the transcript well-formed for the next request:
-/// calls without results get an error result, and an assistant note closes the turn.
-pub fn close_interrupted_turn(session: &mut Session) -> anyhow::Result<()> {
-    let dangling: Vec<String> = match session.messages().last() {
-        Some(m) if m.role == Role::Assistant => m.tool_calls().map(|c| c.id.clone()).collect(),
-        _ => Vec::new(),
-    };
-    if !dangling.is_empty() {
-        let content = dangling
-            .into_iter()
-            .map(|call_id| {
-                ContentBlock::ToolResult(ToolResult {
-                    call_id,
-                    content: "The user interrupted the turn before this call finished; it may \
-                              not have run."
-                        .to_string(),
-                    is_error: true,
-                })
-            })
-            .collect();
-        session.push(Message {
-            role: Role::User,
-            content,
-        })?;
-    }
-    if session
-        .messages()
-        .last()
-        .is_some_and(|m| m.role == Role::User)
-    {
-        session.push(Message::assistant_text("(The user interrupted this turn.)"))?;
-    }
-    Ok(())
 }
 
 fn rebuild(
@@ -340,49 +324,4 @@ fn rebuild(
         approval: parts.resolved.approval,
     });
     Ok(parts.engine(session))
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use codesmith_protocol::ToolCall;
-
-    use super::*;
-
-    #[test]
-    fn interrupted_calls_get_results_and_the_turn_is_closed() {
-        let home = tempfile::tempdir().unwrap();
-        let mut s = Session::create(home.path(), home.path(), "openai", "m").unwrap();
-        s.push(Message::user_text("task")).unwrap();
-        s.push(Message {
-            role: Role::Assistant,
-            content: vec![ContentBlock::ToolCall(ToolCall {
-                id: "c1".into(),
-                name: "exec_shell".into(),
-                arguments: "{}".into(),
-            })],
-        })
-        .unwrap();
-        close_interrupted_turn(&mut s).unwrap();
-        let m = s.messages();
-        assert_eq!(m.len(), 4);
-        assert!(
-            matches!(&m[2].content[0], ContentBlock::ToolResult(r) if r.call_id == "c1" && r.is_error)
-        );
-        assert_eq!(m[3].role, Role::Assistant);
-        // Reopened from disk, the repair is there too.
-        let id = s.id().to_string();
-        drop(s);
-        assert_eq!(Session::open(home.path(), &id).unwrap().messages().len(), 4);
-    }
-
-    #[test]
-    fn a_turn_interrupted_before_any_answer_is_closed_once() {
-        let home = tempfile::tempdir().unwrap();
-        let mut s = Session::create(home.path(), home.path(), "openai", "m").unwrap();
-        s.push(Message::user_text("task")).unwrap();
-        close_interrupted_turn(&mut s).unwrap();
-        close_interrupted_turn(&mut s).unwrap();
-        assert_eq!(s.messages().len(), 2);
-    }
 }

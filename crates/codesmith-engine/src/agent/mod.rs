@@ -6,7 +6,7 @@ use codesmith_protocol::{ContentBlock, Event, Message, Role, StopReason, Usage};
 use codesmith_providers::{
     AssistantResponse, ChatRequest, CompleteOptions, Provider, ProviderError, StreamNotice,
 };
-use codesmith_tools::{Registry, ToolContext};
+use codesmith_tools::{CancellationToken, Registry, ToolContext};
 
 use crate::approval::Approver;
 use crate::context::{self, CircuitBreaker};
@@ -21,6 +21,11 @@ mod recovery;
 /// Transcript note kind recording why a response was cut short
 /// (`{"message": <the provider's or the transport's error text>}`).
 pub const INTERRUPTION_NOTE: &str = "response_interrupted";
+/// How the transcript explains a turn that a cancellation ended.
+pub const INTERRUPTED: &str = "The turn was interrupted";
+/// How the transcript explains a turn a previous run left open (it was killed or crashed
+/// mid-turn, or stopped at a limit).
+const PREVIOUS_RUN_ENDED: &str = "CodeSmith stopped";
 
 /// Settings of an engine, resolved once by the front end.
 #[derive(Debug, Clone)]
@@ -57,6 +62,9 @@ pub enum TaskStatus {
     TooManyFailures,
     /// The stream was interrupted after content arrived; the partial answer is kept.
     Interrupted,
+    /// The task's cancellation token fired (an interrupt, a signal): running tool calls
+    /// were stopped, every call got a result, and the transcript records the interruption.
+    Cancelled,
 }
 
 /// The result of [`Engine::run_task`].
@@ -83,6 +91,18 @@ pub enum EngineError {
     /// The transcript could not be written.
     #[error(transparent)]
     Session(#[from] SessionError),
+    /// Every recovery level ran and the provider still refused the request as too long:
+    /// even the task's own message, the latest message and the tool catalogue do not fit.
+    #[error(
+        "the task itself is larger than the model's context window: even the task message and \
+         the latest message alone (about {tokens} tokens with the system prompt and tools) do \
+         not fit. Shorten the task or the input it carries, or use a model with a larger \
+         context window"
+    )]
+    TaskTooLarge {
+        /// Estimated tokens of what was last sent.
+        tokens: u64,
+    },
 }
 
 /// An agent session bound to a provider, a tool registry and a transcript.
@@ -94,6 +114,8 @@ pub struct Engine {
     breaker: CircuitBreaker,
     /// Estimated tokens of the tool catalogue (constant within a session).
     catalog_tokens: u64,
+    /// The user message that started the running task: context recovery keeps it verbatim.
+    current_task: Option<Message>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -143,6 +165,7 @@ impl Engine {
             runtime,
             breaker: CircuitBreaker::default(),
             catalog_tokens,
+            current_task: None,
         }
     }
 
@@ -187,6 +210,32 @@ impl Engine {
         task: &str,
         sink: &mut (dyn FnMut(Event) + Send),
     ) -> Result<TaskOutcome, EngineError> {
+        self.run_task_cancellable(task, CancellationToken::new(), sink)
+            .await
+    }
+
+    /// [`Engine::run_task`] that stops when `cancel` fires: a model request in flight is
+    /// dropped, running tool calls are stopped through the same token (a shell command is
+    /// killed with its whole tree, see [`codesmith_tools::call_tool`]), calls not yet run
+    /// are answered as cancelled, and the turn is closed in the transcript, which is
+    /// synced before this returns [`TaskStatus::Cancelled`].
+    ///
+    /// # Errors
+    /// As [`Engine::run_task`].
+    pub async fn run_task_cancellable(
+        &mut self,
+        task: &str,
+        cancel: CancellationToken,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<TaskOutcome, EngineError> {
+        for message in self.session.take_notices() {
+            sink(Event::Notice { message });
+        }
+        // A turn left open by a process that was killed (or a task that stopped on its
+        // limits) is closed first, so the new task's message follows an answered turn.
+        self.session.close_open_turn(PREVIOUS_RUN_ENDED)?;
+        self.runtime.ctx = Arc::new(self.runtime.ctx.with_cancel(cancel.clone()));
+        self.current_task = Some(Message::user_text(task));
         self.session.push(Message::user_text(task))?;
         let turn_no = self.runtime.snapshots.begin_turn();
         self.session.note(
@@ -203,7 +252,10 @@ impl Engine {
                 turn,
                 estimated_input_tokens,
             });
-            let response = self.request_with_recovery(sink).await?;
+            let response = tokio::select! {
+                response = self.request_with_recovery(sink) => response?,
+                () = cancel.cancelled() => return self.cancelled(turn, usage),
+            };
             if let Some(why) = &response.interruption {
                 self.report_interruption(why, sink)?;
             }
@@ -213,6 +265,7 @@ impl Engine {
             let refusal = response.refusal;
             let (message, final_text, calls) = assistant_message(response, sink);
             self.session.push(message)?;
+            self.session.sync()?;
             sink(Event::TurnCompleted {
                 turn,
                 stop_reason: stop.clone(),
@@ -252,6 +305,10 @@ impl Engine {
                 role: Role::User,
                 content,
             })?;
+            self.session.sync()?;
+            if cancel.is_cancelled() {
+                return self.cancelled(turn, usage);
+            }
             if self.runtime.guard.must_stop() {
                 return Ok(self.stopped(TaskStatus::TooManyFailures, turn, usage, sink));
             }
@@ -273,6 +330,20 @@ impl Engine {
         self.session
             .note(INTERRUPTION_NOTE, serde_json::json!({ "message": why }))?;
         Ok(())
+    }
+
+    /// Closes a cancelled turn in the transcript (every call has its result, an assistant
+    /// note ends the turn) and syncs it.
+    fn cancelled(&mut self, turns: u32, usage: Usage) -> Result<TaskOutcome, EngineError> {
+        self.session.close_open_turn(INTERRUPTED)?;
+        self.session.sync()?;
+        Ok(TaskOutcome {
+            status: TaskStatus::Cancelled,
+            final_text: "The task was interrupted; what ran so far is in the transcript.".into(),
+            turns,
+            usage,
+            verdict: None,
+        })
     }
 
     fn stopped(

@@ -1,5 +1,5 @@
 //! Context-length recovery for the loop: when the provider says the request
-//! no longer fits, run the stages of [`crate::context`] and send it again.
+//! no longer fits, run the next level of [`crate::context`] and send it again.
 
 use codesmith_protocol::{Event, Message};
 use codesmith_providers::{AssistantResponse, ChatRequest, CompleteOptions, ProviderErrorKind};
@@ -7,35 +7,51 @@ use codesmith_providers::{AssistantResponse, ChatRequest, CompleteOptions, Provi
 use super::{Engine, EngineError};
 use crate::context;
 
+/// The next recovery level to try (see [`crate::context`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    ClearToolResults,
+    Compact,
+    Minimal,
+}
+
 impl Engine {
-    /// One model request; on a context-length error, at most two recovery
-    /// stages run and the request is sent again (see [`crate::context`]).
+    /// One model request; on a context-length error the next recovery level runs and
+    /// the request is sent again, until a level has nothing left to cut: then the turn
+    /// fails with [`EngineError::TaskTooLarge`].
     pub(super) async fn request_with_recovery(
         &mut self,
         sink: &mut (dyn FnMut(Event) + Send),
     ) -> Result<AssistantResponse, EngineError> {
-        let mut stage = 0;
+        let mut next = Some(Level::ClearToolResults);
         loop {
             match self.request(sink).await {
-                Err(e) if e.kind == ProviderErrorKind::ContextLength && stage < 2 => {
-                    stage += 1;
-                    self.recover_context(stage, sink).await?;
+                Err(e) if e.kind == ProviderErrorKind::ContextLength => {
+                    let Some(level) = next else {
+                        return Err(self.task_too_large());
+                    };
+                    next = self.recover_context(level, sink).await?;
                 }
                 other => return Ok(other?),
             }
         }
     }
 
-    /// Recovery stage 1 clears old tool results (or, when there are none,
-    /// goes straight on); stage 2 compacts with a summary, or trims locally
-    /// when no summary can be had.
+    fn task_too_large(&self) -> EngineError {
+        let tokens = context::estimate_tokens(&self.config.system_prompt, self.session.messages())
+            + self.catalog_tokens;
+        EngineError::TaskTooLarge { tokens }
+    }
+
+    /// Runs the first level from `level` on that changes the transcript; returns the
+    /// level to try on the next refusal (`None`: nothing is left to cut).
     async fn recover_context(
         &mut self,
-        stage: u32,
+        level: Level,
         sink: &mut (dyn FnMut(Event) + Send),
-    ) -> Result<(), EngineError> {
+    ) -> Result<Option<Level>, EngineError> {
         let messages = self.session.messages().to_vec();
-        if stage == 1
+        if level == Level::ClearToolResults
             && let Some(cleared) = context::clear_old_tool_results(&messages)
         {
             sink(Event::Notice {
@@ -43,11 +59,34 @@ impl Engine {
             });
             self.session
                 .replace_messages("clear_tool_results", cleared)?;
-            return Ok(());
+            return Ok(Some(Level::Compact));
         }
-        self.compact_older(false, "The context window is full", sink)
-            .await
-            .map(|_| ())
+        if level != Level::Minimal
+            && self
+                .compact_older(false, "The context window is full", sink)
+                .await?
+                > 0
+        {
+            return Ok(Some(Level::Minimal));
+        }
+        let task = self.current_task.clone();
+        let anchor = context::task_index(&messages, task.as_ref()).zip(task.as_ref());
+        let Some(cut) = context::minimal_tail_start(&messages) else {
+            return Err(self.task_too_large());
+        };
+        let folded = cut - usize::from(anchor.is_some_and(|(t, _)| t < cut));
+        let Some(minimal) = context::compacted(&context::trim_note(folded), &messages, cut, anchor)
+        else {
+            return Err(self.task_too_large());
+        };
+        sink(Event::Notice {
+            message: format!(
+                "The context window is still full: kept only the task and the latest exchange \
+                 ({folded} messages between them dropped)."
+            ),
+        });
+        self.session.replace_messages("trim", minimal)?;
+        Ok(None)
     }
 
     /// `/compact`: summarizes the older turns now, whatever the circuit
@@ -64,7 +103,8 @@ impl Engine {
         self.compact_older(true, "Compacted on request", sink).await
     }
 
-    /// Stage two: everything before the kept tail becomes a summary (or a trim note).
+    /// Level two: everything before the kept tail, except the task's first message,
+    /// becomes a summary (or a trim note). Returns how many messages were folded.
     async fn compact_older(
         &mut self,
         manual: bool,
@@ -75,19 +115,39 @@ impl Engine {
         let Some(cut) = context::tail_start(&messages) else {
             return Ok(0);
         };
-        let (stage_name, replaced) = match self.summarize(&messages[..cut], manual).await {
-            Some(summary) => ("summary", context::compacted(&summary, &messages, cut)),
-            None => ("trim", context::trimmed(&messages, cut)),
+        // A manual compaction runs between tasks: no task is running to pin.
+        let task = if manual {
+            None
+        } else {
+            self.current_task.clone()
+        };
+        let anchor = context::task_index(&messages, task.as_ref()).zip(task.as_ref());
+        let older = context::folded(&messages, cut, anchor.map(|(t, _)| t));
+        if older.is_empty() {
+            return Ok(0);
+        }
+        let (stage_name, note) = match self.summarize(&older, manual).await {
+            Some(summary) => ("summary", context::summary_note(&summary)),
+            None => ("trim", context::trim_note(older.len())),
+        };
+        let Some(replaced) = context::compacted(&note, &messages, cut, anchor) else {
+            return Ok(0);
         };
         sink(Event::Notice {
-            message: format!("{why}: compacted {cut} earlier messages ({stage_name})."),
+            message: format!(
+                "{why}: compacted {} earlier messages ({stage_name}).",
+                older.len()
+            ),
         });
         self.session.replace_messages(stage_name, replaced)?;
-        Ok(cut)
+        Ok(older.len())
     }
 
-    /// Asks the model for a summary of `older`, through the circuit breaker
-    /// and the background retry budget. `None` when it cannot be had.
+    /// Asks the model for a summary of `older` (bounded, see
+    /// [`context::MAX_SUMMARY_INPUT_BYTES`]), through the circuit breaker and the
+    /// background retry budget. `None` when it cannot be had; a summary request that
+    /// overflows the window too opens the breaker at once, so the caller trims
+    /// without a second attempt.
     async fn summarize(&mut self, older: &[Message], manual: bool) -> Option<String> {
         let now = std::time::Instant::now();
         if !manual && !self.breaker.allows(now) {
@@ -109,9 +169,17 @@ impl Engine {
         let result =
             codesmith_providers::complete(self.provider.as_ref(), &request, &opts, &mut |_| {})
                 .await;
-        let summary = result.ok().map(|r| r.text).filter(|t| !t.trim().is_empty());
-        self.breaker
-            .record(summary.is_some(), std::time::Instant::now());
-        summary
+        let now = std::time::Instant::now();
+        match result {
+            Err(e) if e.kind == ProviderErrorKind::ContextLength => {
+                self.breaker.trip(now);
+                None
+            }
+            result => {
+                let summary = result.ok().map(|r| r.text).filter(|t| !t.trim().is_empty());
+                self.breaker.record(summary.is_some(), now);
+                summary
+            }
+        }
     }
 }

@@ -47,7 +47,7 @@ pub(crate) async fn replay(rt: &mut Runtime, obs: &Observation) -> Replay {
     let ctx = rt.ctx.clone();
     let before = ctx.shell.cwd(&ctx.workspace);
     ctx.shell.set_cwd(obs.session_dir.clone());
-    let outcome = tool.call(&ctx, obs.args.clone()).await;
+    let outcome = codesmith_tools::call_tool(tool.as_ref(), &ctx, obs.args.clone()).await;
     ctx.shell.set_cwd(before);
     from_outcome(&outcome)
 }

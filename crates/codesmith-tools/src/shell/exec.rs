@@ -26,7 +26,8 @@ const DESCRIPTION: &str = "Run one shell command with bash in the session's work
 directory and return its exit code and combined stdout+stderr. Each call is a fresh process: \
 a `cd` carries over to the next call (when it stays inside the workspace), environment \
 variables do not, so repeat `export`/`source` lines in the same command. Default timeout 120 \
-s (max 600); on timeout the whole process group is killed. Output over 30,000 bytes keeps the \
+s (max 600); on timeout everything the command started is killed, and so is anything \
+it leaves running in the background when it ends. Output over 30,000 bytes keeps the \
 first 22,000 and last 8,000 bytes; the full text can be paged with retrieve_tool_result. For \
 servers, watchers and other long jobs use task_shell_start instead. Use read_file instead of \
 cat/head/tail/sed -n, edit_file instead of sed -i, write_file instead of heredocs, grep_files \
@@ -60,6 +61,10 @@ impl Tool for ExecShell {
 
     fn capability(&self) -> Capability {
         Capability::ExecutesCode
+    }
+
+    fn handles_cancel(&self) -> bool {
+        true
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
@@ -138,11 +143,17 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
     let scope = scope_for(ctx, start)?;
     let mut running =
         process::spawn(&ctx.sandbox, &scope, &script, start).map_err(|_| Refusal::internal())?;
-    let status = running.wait_for(timeout).await;
-    let Some(status) = status else {
-        return Err(timed_out(ctx, &mut running, &sentinel, timeout).await);
+    let status = match running.wait_or_cancel(timeout, &ctx.cancel).await {
+        Ok(Some(status)) => status,
+        Ok(None) => return Err(stopped(ctx, &mut running, &sentinel, Some(timeout)).await),
+        Err(process::Cancelled) => return Err(stopped(ctx, &mut running, &sentinel, None).await),
     };
-    let complete = running.drain(DRAIN_GRACE).await;
+    let mut complete = running.drain(DRAIN_GRACE).await;
+    // Nothing outlives its command: what it left running in the background is killed now.
+    let leftovers = running.kill_tree();
+    if !complete && !leftovers.killed.is_empty() {
+        complete = running.drain(DRAIN_GRACE).await;
+    }
     let (raw, _) = process::lock(&running.output).text_from(0, true);
     let (text, reported) = wrap::split_sentinel(&raw, &sentinel);
     let exit_code = process::exit_code(status);
@@ -170,6 +181,14 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
                  {stays}.]\n"
             ));
         }
+    }
+    if !leftovers.killed.is_empty() {
+        notes.push_str(&format!(
+            "[The command left {} running in the background; killed when it ended. Use \
+             task_shell_start for processes that should keep running.]\n",
+            leftovers.describe()
+        ));
+        out = out.with("killed_leftovers", leftovers.killed.len());
     }
     if !complete {
         notes.push_str(
@@ -219,35 +238,65 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
     Ok(out)
 }
 
-/// Kills the process group after a timeout and builds the `TIMEOUT` refusal with the output
-/// so far.
-async fn timed_out(
+/// Kills the command's whole tree after its timeout (`Some`) or a cancellation (`None`)
+/// and builds the `TIMEOUT` or `CANCELLED` refusal: how long it ran, what was killed, and
+/// the output so far.
+async fn stopped(
     ctx: &ToolContext,
     running: &mut Running,
     sentinel: &str,
-    timeout: Duration,
+    timeout: Option<Duration>,
 ) -> Refusal {
     let ran = running.started.elapsed();
-    running.kill_group();
+    let report = running.kill_tree();
     let _ = running.wait_for(Duration::from_secs(2)).await;
     running.drain(DRAIN_GRACE).await;
     let (raw, _) = process::lock(&running.output).text_from(0, true);
     let (text, _) = wrap::split_sentinel(&raw, sentinel);
     let (capped, reference) = spill::cap_output(&ctx.home, &text, Some(&text));
-    let secs = timeout.as_secs();
-    let mut refusal = Refusal::new(
-        ErrorCode::Timeout,
-        format!(
-            "The command ran for {:.1} s and was killed at its {secs} s timeout (with every \
-             process it started); its output so far is in details.output.",
-            ran.as_secs_f64()
+    let mut killed = format!("killed {}", report.describe());
+    if !report.survivors.is_empty() {
+        let names: Vec<&str> = report.survivors.values().map(String::as_str).collect();
+        killed.push_str(&format!(
+            "; {} could not be killed ({})",
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    let mut refusal = match timeout {
+        Some(timeout) => {
+            let secs = timeout.as_secs();
+            Refusal::new(
+                ErrorCode::Timeout,
+                format!(
+                    "The command ran for {:.1} s and was stopped at its {secs} s timeout: \
+                     {killed}. Its output so far is in details.output.",
+                    ran.as_secs_f64()
+                ),
+                "Raise timeout_secs (max 600), narrow the command, or run it with \
+                 task_shell_start and poll it.",
+            )
+            .with("timeout_secs", secs)
+        }
+        None => Refusal::new(
+            ErrorCode::Cancelled,
+            format!(
+                "The command was cancelled after {:.1} s: {killed}. Its output so far is in \
+                 details.output.",
+                ran.as_secs_f64()
+            ),
+            "Check what it changed before running it again.",
         ),
-        "Raise timeout_secs (max 600), narrow the command, or run it with task_shell_start and \
-         poll it.",
-    )
-    .with("timeout_secs", secs)
+    }
     .with("elapsed_ms", ran.as_millis() as u64)
+    .with(
+        "killed",
+        report.killed.values().cloned().collect::<Vec<String>>(),
+    )
     .with("output", capped.text);
+    if !report.survivors.is_empty() {
+        refusal = refusal.with("survivors", report.survivors.len());
+    }
     if let Some(r) = reference {
         refusal = refusal.with("ref", r);
     }

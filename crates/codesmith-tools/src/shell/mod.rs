@@ -2,7 +2,9 @@
 //! trio `task_shell_start` / `task_shell_poll` / `task_shell_cancel`.
 //!
 //! Every command runs through the session's [`crate::sandbox::Sandbox`], in its own process
-//! group (a timeout or cancel kills the whole group), with stdout and stderr merged. Output
+//! group and with a marker in its environment, so a timeout, a cancel or the end of the
+//! session kills everything it started however it detached ([`become_child_subreaper`]),
+//! with stdout and stderr merged. Output
 //! over 30,000 bytes is cut to head + tail and spilled ([`crate::spill`]).
 
 pub mod drift;
@@ -10,6 +12,7 @@ mod exec;
 pub mod network;
 mod process;
 mod tasks;
+mod tree;
 pub mod wrap;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +20,7 @@ use std::sync::{Mutex, PoisonError};
 
 pub use exec::{DEFAULT_TIMEOUT_SECS, ExecShell, MAX_TIMEOUT_SECS};
 pub use tasks::{MAX_RUNNING_TASKS, TaskShellCancel, TaskShellPoll, TaskShellStart, TaskTable};
+pub use tree::become_child_subreaper;
 
 use crate::ToolContext;
 use crate::sandbox::Scope;

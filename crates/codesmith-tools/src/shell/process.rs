@@ -1,4 +1,7 @@
 //! Spawning a shell command in its own process group and capturing its output.
+//!
+//! Every command carries a unique marker in its environment so that everything it starts
+//! can be found and killed however it detached (see [`super::tree`]).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -10,6 +13,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
+use super::tree;
 use crate::sandbox::{GitGuard, Sandbox, Scope};
 
 /// Most bytes kept in memory per command; beyond it only a rolling tail is kept.
@@ -95,11 +99,24 @@ pub(crate) fn lock(out: &SharedOutput) -> std::sync::MutexGuard<'_, Captured> {
 pub(crate) struct Running {
     pub(crate) child: Child,
     pgid: Option<i32>,
+    /// The value of [`tree::MARKER_ENV`] every process of this command inherits.
+    marker: String,
+    /// True once the shell's exit status was collected (its pid may be reused after that).
+    reaped: bool,
     pub(crate) output: SharedOutput,
     readers: Vec<JoinHandle<()>>,
     pub(crate) started: Instant,
     /// Undoes git redirections the command created, once it is over.
     guard: GitGuard,
+}
+
+impl Drop for Running {
+    /// A command dropped while anything of it still runs (a cancelled call, a session
+    /// that ends) takes its whole tree with it, and leaves no git redirection behind.
+    fn drop(&mut self) {
+        self.kill_tree();
+        let _ = self.guard.finish();
+    }
 }
 
 /// Starts `bash -c script` under the sandbox in `cwd`, in a new process group, with stdin
@@ -110,6 +127,7 @@ pub(crate) fn spawn(
     script: &str,
     cwd: &Path,
 ) -> std::io::Result<Running> {
+    let marker = tree::new_marker();
     let argv: Vec<OsString> = vec!["bash".into(), "-c".into(), script.into()];
     let guard = GitGuard::before(scope, sandbox.backend.isolates());
     let argv = sandbox.backend.wrap(argv, scope);
@@ -125,6 +143,7 @@ pub(crate) fn spawn(
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
+        .env(tree::MARKER_ENV, &marker)
         .process_group(0)
         .kill_on_drop(true);
     for name in crate::sandbox::secret_env_names() {
@@ -144,6 +163,8 @@ pub(crate) fn spawn(
     Ok(Running {
         child,
         pgid,
+        marker,
+        reaped: false,
         output,
         readers,
         started,
@@ -162,21 +183,31 @@ async fn pump(mut pipe: impl AsyncRead + Unpin, output: SharedOutput) {
 }
 
 impl Running {
-    /// Sends SIGKILL to the whole process group (the shell and everything it started).
-    pub(crate) fn kill_group(&mut self) {
-        if let Some(pgid) = self.pgid {
+    /// Kills everything this command started, however it detached: its process group
+    /// and every process carrying its marker (see [`super::tree`]). Returns what was
+    /// killed; after the shell has exited this kills only what it left behind.
+    pub(crate) fn kill_tree(&mut self) -> tree::KillReport {
+        let root = self.pgid.filter(|_| !self.reaped);
+        if let Some(pgid) = root {
             let _ = nix::sys::signal::killpg(
                 nix::unistd::Pid::from_raw(pgid),
                 nix::sys::signal::Signal::SIGKILL,
             );
         }
-        let _ = self.child.start_kill();
+        let report = tree::kill_tree(root, &self.marker);
+        if !self.reaped {
+            let _ = self.child.start_kill();
+        }
+        report
     }
 
     /// Waits for the shell to exit, at most `limit`; `None` on timeout.
     pub(crate) async fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
         let status = match tokio::time::timeout(limit, self.child.wait()).await {
-            Ok(Ok(status)) => Some(status),
+            Ok(Ok(status)) => {
+                self.reaped = true;
+                Some(status)
+            }
             Ok(Err(_)) => None,
             Err(_) => None,
         };
@@ -186,9 +217,22 @@ impl Running {
         status
     }
 
+    /// Waits for the shell to exit or for `cancel`; `None` when cancelled first.
+    pub(crate) async fn wait_or_cancel(
+        &mut self,
+        limit: Duration,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Option<ExitStatus>, Cancelled> {
+        tokio::select! {
+            status = self.wait_for(limit) => Ok(status),
+            () = cancel.cancelled() => Err(Cancelled),
+        }
+    }
+
     /// Exit status if the shell has exited, without waiting.
     pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
         let status = self.child.try_wait().ok().flatten();
+        self.reaped |= status.is_some();
         if status.is_some() {
             self.undo_git_redirects();
         }
@@ -231,14 +275,9 @@ impl Running {
     }
 }
 
-impl Drop for Running {
-    /// A command dropped without being waited for (killed on timeout, a task removed)
-    /// leaves no git redirection behind either.
-    fn drop(&mut self) {
-        let _ = self.child.start_kill();
-        let _ = self.guard.finish();
-    }
-}
+/// The wait ended because the call was cancelled.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cancelled;
 
 /// Exit code of a status: the code, or 128 + signal when killed by a signal.
 pub(crate) fn exit_code(status: ExitStatus) -> i32 {

@@ -43,12 +43,16 @@ struct Task {
     state: State,
     /// True once the final state has been reported (spill and drift already done).
     reported_final: bool,
+    /// What cancelling killed ("3 processes (bash, sleep, node)").
+    killed: String,
+    /// Processes the task's shell left running when it exited (killed then).
+    leftovers: usize,
 }
 
 impl Drop for Task {
     fn drop(&mut self) {
         if self.state == State::Running {
-            self.running.kill_group();
+            self.running.kill_tree();
         }
     }
 }
@@ -169,6 +173,8 @@ impl Tool for TaskShellStart {
             cursor: 0,
             state: State::Running,
             reported_final: false,
+            killed: String::new(),
+            leftovers: 0,
         });
         Ok(ToolOutput::new(format!(
             "Started background task {id}. Call task_shell_poll {{\"id\": \"{id}\"}} for its output."
@@ -223,13 +229,19 @@ impl Tool for TaskShellPoll {
             .min(MAX_POLL_WAIT_SECS);
         let mut task = task.lock().await;
         if task.state == State::Running {
+            // A cancelled poll stops waiting; the task itself keeps running.
             let status = if wait > 0 {
-                task.running.wait_for(Duration::from_secs(wait)).await
+                task.running
+                    .wait_or_cancel(Duration::from_secs(wait), &ctx.cancel)
+                    .await
+                    .ok()
+                    .flatten()
             } else {
                 task.running.try_status()
             };
             if let Some(status) = status {
                 task.running.drain(DRAIN_GRACE).await;
+                task.leftovers = task.running.kill_tree().killed.len();
                 task.state = State::Exited(process::exit_code(status));
             }
         }
@@ -241,7 +253,7 @@ impl Tool for TaskShellPoll {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TaskShellCancel;
 
-const CANCEL_DESCRIPTION: &str = "Stop a background task: its whole process group is killed. \
+const CANCEL_DESCRIPTION: &str = "Stop a background task: everything it started is killed. \
 Returns the output produced since the last poll. Cancelling a finished task just reports its \
 final state. Example: {\"id\": \"task-1\"}.";
 
@@ -275,9 +287,10 @@ impl Tool for TaskShellCancel {
         let task = ctx.shell.tasks.get(id).ok_or_else(|| unknown_task(id))?;
         let mut task = task.lock().await;
         if task.state == State::Running {
-            task.running.kill_group();
+            let report = task.running.kill_tree();
             let _ = task.running.wait_for(Duration::from_secs(2)).await;
             task.running.drain(DRAIN_GRACE).await;
+            task.killed = report.describe();
             task.state = State::Cancelled;
         }
         Ok(report(ctx, id, &mut task))
@@ -314,7 +327,14 @@ fn report(ctx: &ToolContext, id: &str, task: &mut Task) -> ToolOutput {
     match task.state {
         State::Running => out = out.with("status", "running"),
         State::Exited(code) => out = out.with("status", "exited").with("exit_code", code),
-        State::Cancelled => out = out.with("status", "cancelled"),
+        State::Cancelled => {
+            out = out
+                .with("status", "cancelled")
+                .with("killed", task.killed.clone())
+        }
+    }
+    if task.leftovers > 0 {
+        out = out.with("killed_leftovers", task.leftovers);
     }
     if first_final {
         task.reported_final = true;

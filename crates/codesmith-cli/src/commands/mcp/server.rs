@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use codesmith_policy::Rules;
-use codesmith_tools::{Capability, Registry, ToolContext, envelope_json};
+use codesmith_tools::{CancellationToken, Capability, Registry, ToolContext, envelope_json};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -56,10 +56,18 @@ impl CodesmithServer {
 
     /// Runs one call and shapes its envelope as an MCP tool result: text content holding
     /// the sanitized envelope JSON, `isError` set when the tool refused. Missing arguments
-    /// are `{}`.
-    pub async fn call(&self, name: &str, arguments: Option<JsonObject>) -> CallToolResult {
+    /// are `{}`. `cancel` is the request's token: when the host cancels the request
+    /// (`notifications/cancelled`), a running shell command is killed with its whole tree
+    /// and any other call is abandoned where it waits; rmcp then sends no response, as the
+    /// protocol requires.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        cancel: CancellationToken,
+    ) -> CallToolResult {
         let args = Value::Object(arguments.unwrap_or_default());
-        let ctx = Arc::clone(&self.ctx);
+        let ctx = Arc::new(self.ctx.with_cancel(cancel));
         let outcome = codesmith_engine::run_one(&self.registry, ctx, &self.rules, name, args).await;
         // The host's model reads this: sanitized like every result in a session
         // (NFKC; bidi controls, zero-width, Tag-block and private-use characters stripped).
@@ -139,9 +147,12 @@ impl ServerHandler for CodesmithServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        Ok(self.call(&request.name, request.arguments).await.into())
+        Ok(self
+            .call(&request.name, request.arguments, context.ct)
+            .await
+            .into())
     }
 }
 
@@ -201,7 +212,13 @@ mod tests {
         let workspace = dir.path().canonicalize().unwrap();
         let server = server(&workspace);
         let args = serde_json::json!({"path": "a.txt", "content": "x\n"});
-        let ok = server.call("write_file", args.as_object().cloned()).await;
+        let ok = server
+            .call(
+                "write_file",
+                args.as_object().cloned(),
+                CancellationToken::new(),
+            )
+            .await;
         assert_eq!(ok.is_error, Some(false));
         assert_eq!(envelope(&ok)["ok"], true);
         assert_eq!(
@@ -209,7 +226,9 @@ mod tests {
             "x\n"
         );
 
-        let missing = server.call("read_file", None).await;
+        let missing = server
+            .call("read_file", None, CancellationToken::new())
+            .await;
         assert_eq!(missing.is_error, Some(true));
         assert_eq!(envelope(&missing)["error"]["code"], "INVALID_ARGUMENTS");
     }

@@ -1,0 +1,268 @@
+//! The process tree a shell command owns, found and killed however it detached.
+//!
+//! A command runs in its own process group, but `setsid`, `nohup … &`, a double fork or
+//! `disown` move processes out of that group, and a process whose parent dies is
+//! re-parented away from the command. So every command is started with a unique marker
+//! in its environment ([`MARKER_ENV`]), which every descendant inherits whatever group or
+//! session it moves to; while the command's own shell is alive, its process group and its
+//! descendants (by parent links) count as well. [`kill_tree`] walks `/proc` for all of
+//! them and sends `SIGKILL` until none is left.
+//!
+//! Orphans are re-parented to the nearest child subreaper. With
+//! [`become_child_subreaper`] (`PR_SET_CHILD_SUBREAPER`, see `prctl(2)`) that is this
+//! process, so killed orphans are reaped here instead of lingering as zombies of an init
+//! that may not reap. Only processes found in a command's tree are ever reaped, so the
+//! exit statuses of children spawned elsewhere (git, the shell itself) are never stolen.
+//!
+//! Limits: a descendant that clears its environment (`env -i`) and also leaves the
+//! command's process group and parent chain cannot be attributed; a sandbox with its own
+//! PID namespace (`bwrap --unshare-pid`) closes that gap for sandboxed commands. Linux
+//! only: elsewhere only the process group is killed.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The environment variable that marks every process of one command.
+pub(crate) const MARKER_ENV: &str = "CODESMITH_COMMAND_ID";
+
+/// Longest [`kill_tree`] keeps sweeping before it reports what survived.
+const KILL_DEADLINE: Duration = Duration::from_millis(1_500);
+
+/// Makes this process the child subreaper of everything it starts (Linux
+/// `PR_SET_CHILD_SUBREAPER`): processes orphaned inside a command's tree are re-parented
+/// here rather than to init, where [`kill_tree`] finds and reaps them. Call it once, early,
+/// in the binary. Returns false where the system does not support it.
+pub fn become_child_subreaper() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        nix::sys::prctl::set_child_subreaper(true).is_ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// A fresh marker value: this process's pid, a counter and the time, so two commands of
+/// one process, or of two processes, never share one.
+pub(crate) fn new_marker() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{}-{n}-{nanos}", std::process::id())
+}
+
+/// What [`kill_tree`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct KillReport {
+    /// Processes sent `SIGKILL`: pid → command name (from `/proc/PID/comm`).
+    pub(crate) killed: BTreeMap<i32, String>,
+    /// Processes of the tree still alive when the sweep gave up.
+    pub(crate) survivors: BTreeMap<i32, String>,
+}
+
+impl KillReport {
+    /// "3 processes (bash, setsid, sleep)", or "no process".
+    pub(crate) fn describe(&self) -> String {
+        if self.killed.is_empty() {
+            return "no process".to_string();
+        }
+        let mut names: Vec<&str> = self.killed.values().map(String::as_str).collect();
+        names.sort_unstable();
+        names.dedup();
+        let n = self.killed.len();
+        format!(
+            "{n} process{} ({})",
+            if n == 1 { "" } else { "es" },
+            names.join(", ")
+        )
+    }
+}
+
+/// One process as `/proc/PID/stat` describes it.
+#[derive(Debug, Clone)]
+struct Proc {
+    pid: i32,
+    ppid: i32,
+    pgrp: i32,
+    zombie: bool,
+    name: String,
+}
+
+/// Kills every process of the command marked `marker`. `root` is the command's own
+/// process (its process group id) while it has not been reaped; then its group and its
+/// children by parent link count too. Sweeps until no live member is left (bounded by
+/// [`KILL_DEADLINE`]), reaping the members re-parented to this process. The root itself is
+/// never reaped here: its owner waits for it.
+pub(crate) fn kill_tree(root: Option<i32>, marker: &str) -> KillReport {
+    let mut report = KillReport::default();
+    let deadline = Instant::now() + KILL_DEADLINE;
+    let me = std::process::id() as i32;
+    let needle = format!("{MARKER_ENV}={marker}");
+    loop {
+        let members = members(root, needle.as_bytes());
+        let live: Vec<&Proc> = members.iter().filter(|p| !p.zombie).collect();
+        for p in &live {
+            if signal_kill(p.pid) {
+                report.killed.entry(p.pid).or_insert_with(|| p.name.clone());
+            }
+        }
+        let mut reaped_any = false;
+        for p in members
+            .iter()
+            .filter(|p| p.ppid == me && Some(p.pid) != root)
+        {
+            reaped_any |= reap(p.pid);
+        }
+        if live.is_empty() && !reaped_any {
+            break;
+        }
+        if Instant::now() >= deadline {
+            report.survivors = live.iter().map(|p| (p.pid, p.name.clone())).collect();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    report
+}
+
+/// The processes of the command: marked ones, and (with a live `root`) its group and
+/// descendants by parent link.
+fn members(root: Option<i32>, needle: &[u8]) -> Vec<Proc> {
+    let all = scan();
+    let mut chosen: BTreeMap<i32, Proc> = BTreeMap::new();
+    for p in &all {
+        let in_group = root.is_some_and(|r| p.pid == r || p.pgrp == r);
+        if in_group || (!p.zombie && has_marker(p.pid, needle)) {
+            chosen.insert(p.pid, p.clone());
+        }
+    }
+    // Descendants by parent link of anything already chosen (a child forked after the
+    // marker check, or one that cleared its environment but kept its parent).
+    loop {
+        let before = chosen.len();
+        for p in &all {
+            if !chosen.contains_key(&p.pid) && chosen.contains_key(&p.ppid) {
+                chosen.insert(p.pid, p.clone());
+            }
+        }
+        if chosen.len() == before {
+            break;
+        }
+    }
+    chosen.into_values().collect()
+}
+
+#[cfg(target_os = "linux")]
+fn scan() -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(read_stat)
+        .collect()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn scan() -> Vec<Proc> {
+    Vec::new()
+}
+
+/// Parses `/proc/PID/stat`: `pid (comm) state ppid pgrp …`; the name may hold spaces and
+/// parentheses, so the fields are read after the last `)`.
+fn read_stat(pid: i32) -> Option<Proc> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let name = text.get(open + 1..close)?.to_string();
+    let mut fields = text.get(close + 1..)?.split_ascii_whitespace();
+    let state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some(Proc {
+        pid,
+        ppid,
+        pgrp,
+        zombie: state == "Z" || state == "X",
+        name,
+    })
+}
+
+fn has_marker(pid: i32, needle: &[u8]) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == needle))
+}
+
+fn signal_kill(pid: i32) -> bool {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .is_ok()
+}
+
+/// Reaps `pid` if it is a finished child of this process; true when it was reaped.
+fn reap(pid: i32) -> bool {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    matches!(
+        waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)),
+        Ok(WaitStatus::Exited(..) | WaitStatus::Signaled(..))
+    )
+}
+
+/// Live processes marked `marker` (tests and diagnostics).
+#[cfg(test)]
+pub(crate) fn marked(marker: &str) -> Vec<i32> {
+    let needle = format!("{MARKER_ENV}={marker}");
+    scan()
+        .into_iter()
+        .filter(|p| !p.zombie && has_marker(p.pid, needle.as_bytes()))
+        .map(|p| p.pid)
+        .collect()
+}
+
+#[cfg(all(test, target_os = "linux"))]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_with_odd_names_parse() {
+        let me = std::process::id() as i32;
+        let p = read_stat(me).unwrap();
+        assert_eq!(p.pid, me);
+        assert!(!p.zombie);
+        assert!(p.ppid > 0);
+    }
+
+    #[test]
+    fn a_setsid_double_fork_is_found_by_its_marker_and_killed() {
+        let marker = new_marker();
+        let status = std::process::Command::new("bash")
+            .args([
+                "-c",
+                "setsid bash -c '(sleep 30 &) ; sleep 30' >/dev/null 2>&1 & disown",
+            ])
+            .env(MARKER_ENV, &marker)
+            .stdin(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let start = Instant::now();
+        while marked(&marker).len() < 2 && start.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(
+            marked(&marker).len() >= 2,
+            "the detached sleeps did not start"
+        );
+        let report = kill_tree(None, &marker);
+        assert!(report.killed.len() >= 2, "{report:?}");
+        assert!(report.survivors.is_empty(), "{report:?}");
+        assert!(marked(&marker).is_empty());
+    }
+}
