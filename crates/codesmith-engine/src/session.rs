@@ -116,10 +116,15 @@ impl Session {
         let created_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         let id = new_session_id();
         let path = dir.join(format!("{id}.jsonl"));
+        // The meta line is written under a temporary name and the file renamed into
+        // place, so a session file never exists without its meta line (a process killed
+        // in between leaves only the temporary file).
+        let staging = dir.join(format!(".{id}.jsonl.new"));
         let file = codesmith_tools::private::open_options()
             .create_new(true)
+            .read(true)
             .append(true)
-            .open(&path)?;
+            .open(&staging)?;
         lock(&file, &id)?;
         let meta = Record::Meta {
             session_id: id.clone(),
@@ -130,7 +135,7 @@ impl Session {
         };
         let mut session = Session {
             id,
-            path,
+            path: path.clone(),
             file,
             meta: meta.clone(),
             messages: Vec::new(),
@@ -138,6 +143,14 @@ impl Session {
         };
         session.write(&meta)?;
         session.sync()?;
+        if path.exists() {
+            let _ = fs::remove_file(&staging);
+            return Err(SessionError::Io(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("session file {} exists already", path.display()),
+            )));
+        }
+        fs::rename(&staging, &path)?;
         Ok(session)
     }
 
@@ -167,7 +180,7 @@ impl Session {
         if scan.complete_len < bytes.len() {
             let torn = &bytes[scan.complete_len..];
             let torn_path = dir.join(format!("{id}.jsonl.torn"));
-            let mut keep = OpenOptions::new()
+            let mut keep = codesmith_tools::private::open_options()
                 .create(true)
                 .append(true)
                 .open(&torn_path)?;

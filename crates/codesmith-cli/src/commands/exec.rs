@@ -98,13 +98,17 @@ pub async fn run(mut args: ExecArgs) -> Exit {
     if let (Some(signal), Ok(o)) = (signal, &outcome)
         && o.status == TaskStatus::Cancelled
     {
-        progress.show(&Event::Error {
-            message: format!(
-                "interrupted by {}: running commands were killed and the turn was closed in the \
-                 session; continue with --resume",
-                signal.name
-            ),
-        });
+        let message = format!(
+            "interrupted by {}: running commands were killed and the turn was closed in the \
+             session; continue with --resume",
+            signal.name
+        );
+        if args.json {
+            progress.show(&Event::Error {
+                message: message.clone(),
+            });
+        }
+        eprintln!("codesmith: {message}");
         return Exit::Code(std::process::ExitCode::from(signal.exit_code));
     }
     finish(outcome, args.json, &mut progress)
