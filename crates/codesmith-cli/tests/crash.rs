@@ -221,9 +221,9 @@ fn where_killed(home: &Path, id: &str) -> &'static str {
     let text = String::from_utf8_lossy(&bytes);
     let last = text
         .lines()
+        .rev()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|r| r["type"] == "message")
-        .last();
+        .find(|r| r["type"] == "message");
     let Some(record) = last else {
         return "before the task";
     };

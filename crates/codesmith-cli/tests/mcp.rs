@@ -350,3 +350,151 @@ fn raw_stdio_session_ends_when_stdin_closes() {
     let env: Value = serde_json::from_str(call["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(env["error"]["code"], "NOT_FOUND", "{env}");
 }
+
+/// The Python SDK client that cancels a running `exec_shell` with `notifications/cancelled`
+/// and then checks that the server answers the next call (and never the cancelled one).
+const CANCEL_CLIENT: &str = r#"
+import json, os, sys, time
+import anyio
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+exe, workspace, home, out_path, command = sys.argv[1:6]
+
+async def main():
+    params = StdioServerParameters(
+        command=exe,
+        args=["mcp", "--workspace", workspace],
+        env=dict(os.environ, CODESMITH_HOME=home),
+    )
+    out = {"answered": None}
+    with anyio.fail_after(30):
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                request_id = session._request_id
+
+                async def slow():
+                    result = await session.call_tool("exec_shell", {"command": command})
+                    out["answered"] = [c.text for c in result.content if c.type == "text"]
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(slow)
+                    # Wait until the command runs: its marker file appears.
+                    started = os.path.join(workspace, "started")
+                    with anyio.fail_after(10):
+                        while not os.path.exists(started):
+                            await anyio.sleep(0.02)
+                    await session.send_notification(types.ClientNotification(
+                        types.CancelledNotification(params=types.CancelledNotificationParams(
+                            requestId=request_id, reason="the user changed their mind"))))
+                    t0 = time.monotonic()
+                    after = await session.call_tool("read_file", {"path": "missing.txt"})
+                    out["next_call_seconds"] = time.monotonic() - t0
+                    out["next_call_is_error"] = bool(after.isError)
+                    # A response to the cancelled request would arrive well within this.
+                    await anyio.sleep(1.0)
+                    tg.cancel_scope.cancel()
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(out, f)
+
+anyio.run(main)
+"#;
+
+/// Live processes whose command line is exactly `argv`, from `/proc`.
+fn live_processes(argv: &[&str]) -> Vec<i32> {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s[s.rfind(')')? + 1..]
+                    .split_whitespace()
+                    .next()
+                    .map(str::to_string)
+            });
+        if cmdline == want && state.is_some_and(|s| s != "Z" && s != "X") {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// `notifications/cancelled` for a running `tools/call exec_shell` kills the command with
+/// everything it started (a `setsid` child too); the server sends no response to the
+/// cancelled request and goes on answering.
+#[test]
+fn python_sdk_cancellation_kills_the_running_command() {
+    if !python_mcp_available() {
+        eprintln!(
+            "note: skipped: the Python `mcp` package is not installed (scripts/dev-setup.sh installs it)"
+        );
+        return;
+    }
+    let scratch = Scratch::new("cancel");
+    let workspace = scratch.path().join("ws");
+    let home = scratch.path().join("home");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let script = scratch.path().join("cancel.py");
+    std::fs::write(&script, CANCEL_CLIENT).unwrap();
+    let out_path = scratch.path().join("out.json");
+    let command = "setsid sleep 48 & touch started; sleep 2; touch marker";
+    let mut child = Command::new("python3")
+        .arg(&script)
+        .arg(BIN)
+        .args([&workspace, &home, &out_path])
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut child, HARD_LIMIT);
+    assert!(status.success(), "the Python MCP client failed: {status}");
+    let answers: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap();
+    assert_eq!(
+        answers["answered"],
+        Value::Null,
+        "the cancelled call was answered: {answers}"
+    );
+    assert_eq!(answers["next_call_is_error"], true, "{answers}");
+    assert!(
+        answers["next_call_seconds"].as_f64().unwrap() < 2.0,
+        "{answers}"
+    );
+    assert!(workspace.join("started").exists());
+    assert!(
+        live_processes(&["sleep", "48"]).is_empty(),
+        "the setsid child outlived the cancel"
+    );
+    // Past the moment the command would have finished (2 s after it started), its last
+    // step never ran.
+    let started_at = std::fs::metadata(workspace.join("started"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let due = started_at + Duration::from_millis(2500);
+    if let Ok(left) = due.duration_since(std::time::SystemTime::now()) {
+        std::thread::sleep(left.min(Duration::from_secs(3)));
+    }
+    assert!(
+        !workspace.join("marker").exists(),
+        "the cancelled command ran on"
+    );
+}
