@@ -9,7 +9,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codesmith_testkit::{Scripted, ScriptedServer};
+use codesmith_testkit::{Scripted, ScriptedServer, live_processes};
 use serde_json::Value;
 use tokio::process::{Child, Command};
 use tokio::sync::Semaphore;
@@ -149,47 +149,41 @@ async fn one_attempt(n: usize) -> Option<Killed> {
 }
 
 /// Checks that `body` (an OpenAI request) is a transcript both dialects accept: after the
-/// system prompt, user and assistant turns alternate (a run of tool results counts as the
-/// user turn), and every tool call is answered right after its message, exactly once.
+/// system prompt it starts with a user turn, no two assistant messages follow each other,
+/// every tool call is answered right after its message, exactly once, and no result comes
+/// without its call. Consecutive user messages (a task after tool results or after a
+/// runtime event) are accepted by both: Anthropic folds them into one turn.
 fn assert_valid_alternation(body: &Value, what: &str) {
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages[0]["role"], "system", "{what}");
-    let mut expect_user = true;
+    assert_eq!(
+        messages[1]["role"], "user",
+        "{what}: the transcript must start with the user"
+    );
+    let mut previous = "system";
     let mut pending: Vec<String> = Vec::new();
-    let mut i = 1;
-    while i < messages.len() {
-        let m = &messages[i];
+    for (i, m) in messages.iter().enumerate().skip(1) {
         let role = m["role"].as_str().unwrap();
         match role {
             "tool" => {
-                assert!(
-                    expect_user,
-                    "{what}: tool results where an assistant turn belongs at {i}"
-                );
-                while i < messages.len() && messages[i]["role"] == "tool" {
-                    let id = messages[i]["tool_call_id"].as_str().unwrap().to_string();
-                    let at = pending.iter().position(|p| *p == id);
-                    assert!(at.is_some(), "{what}: result for unknown call {id} at {i}");
-                    pending.remove(at.unwrap());
-                    i += 1;
-                }
-                assert!(
-                    pending.is_empty(),
-                    "{what}: calls without results: {pending:?}"
-                );
-                expect_user = false;
-                continue;
+                let id = m["tool_call_id"].as_str().unwrap();
+                let at = pending.iter().position(|p| p == id);
+                assert!(at.is_some(), "{what}: result for unknown call {id} at {i}");
+                pending.remove(at.unwrap());
             }
-            "user" => {
+            "user" => assert!(
+                pending.is_empty(),
+                "{what}: calls {pending:?} unanswered at {i}"
+            ),
+            "assistant" => {
                 assert!(
                     pending.is_empty(),
                     "{what}: calls {pending:?} unanswered at {i}"
                 );
-                assert!(expect_user, "{what}: two user turns in a row at {i}");
-                expect_user = false;
-            }
-            "assistant" => {
-                assert!(!expect_user, "{what}: two assistant turns in a row at {i}");
+                assert_ne!(
+                    previous, "assistant",
+                    "{what}: two assistant turns in a row at {i}"
+                );
                 pending = m["tool_calls"]
                     .as_array()
                     .map(|calls| {
@@ -199,11 +193,10 @@ fn assert_valid_alternation(body: &Value, what: &str) {
                             .collect()
                     })
                     .unwrap_or_default();
-                expect_user = true;
             }
             other => panic!("{what}: unexpected role {other}"),
         }
-        i += 1;
+        previous = role;
     }
     assert!(
         pending.is_empty(),
@@ -333,39 +326,6 @@ async fn sessions_killed_at_random_moments_all_resume() {
         started.elapsed().as_secs_f64()
     );
     assert_eq!(resumed, KILLS);
-}
-
-/// Live processes whose command line is exactly `argv`.
-fn live_processes(argv: &[&str]) -> Vec<i32> {
-    let want: Vec<u8> = argv
-        .iter()
-        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
-        .collect();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                s[s.rfind(')')? + 1..]
-                    .split_whitespace()
-                    .next()
-                    .map(str::to_string)
-            });
-        if cmdline == want && state.is_some_and(|s| s != "Z" && s != "X") {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 /// SIGTERM while a tool call runs: the command and what it detached are killed, the call

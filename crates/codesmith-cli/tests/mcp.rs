@@ -402,39 +402,6 @@ async def main():
 anyio.run(main)
 "#;
 
-/// Live processes whose command line is exactly `argv`, from `/proc`.
-fn live_processes(argv: &[&str]) -> Vec<i32> {
-    let want: Vec<u8> = argv
-        .iter()
-        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
-        .collect();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                s[s.rfind(')')? + 1..]
-                    .split_whitespace()
-                    .next()
-                    .map(str::to_string)
-            });
-        if cmdline == want && state.is_some_and(|s| s != "Z" && s != "X") {
-            found.push(pid);
-        }
-    }
-    found
-}
-
 /// `notifications/cancelled` for a running `tools/call exec_shell` kills the command with
 /// everything it started (a `setsid` child too); the server sends no response to the
 /// cancelled request and goes on answering.
@@ -480,7 +447,7 @@ fn python_sdk_cancellation_kills_the_running_command() {
     );
     assert!(workspace.join("started").exists());
     assert!(
-        live_processes(&["sleep", "48"]).is_empty(),
+        codesmith_testkit::live_processes(&["sleep", "48"]).is_empty(),
         "the setsid child outlived the cancel"
     );
     // Past the moment the command would have finished (2 s after it started), its last

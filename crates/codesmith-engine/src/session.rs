@@ -236,41 +236,50 @@ impl Session {
         std::mem::take(&mut self.notices)
     }
 
-    /// Makes the transcript well-formed for the next request after a turn
-    /// that ended abnormally (a crash, a kill, an interrupt): every tool call
-    /// without a result gets an error result saying `why`, and when the
-    /// transcript ends on a user message an assistant note closes the turn,
-    /// so user and assistant messages alternate. Does nothing on a closed
-    /// transcript. Returns true when it wrote anything.
+    /// Answers every tool call of the last message that has no result with an error
+    /// result saying `why` (the process that ran it was killed, the turn was
+    /// interrupted), so the next request is one the providers accept. Returns true when
+    /// it wrote anything.
     ///
     /// # Errors
     /// [`SessionError::Io`].
-    pub fn close_open_turn(&mut self, why: &str) -> Result<bool, SessionError> {
-        let mut wrote = false;
+    pub fn answer_open_calls(&mut self, why: &str) -> Result<bool, SessionError> {
         let dangling: Vec<String> = match self.messages.last() {
             Some(m) if m.role == Role::Assistant => m.tool_calls().map(|c| c.id.clone()).collect(),
             _ => Vec::new(),
         };
-        if !dangling.is_empty() {
-            let content = dangling
-                .into_iter()
-                .map(|call_id| {
-                    ContentBlock::ToolResult(ToolResult {
-                        call_id,
-                        content: format!(
-                            "{why} before this tool call finished; it may or may not have run. \
-                             Check its effect before repeating it."
-                        ),
-                        is_error: true,
-                    })
-                })
-                .collect();
-            self.push(Message {
-                role: Role::User,
-                content,
-            })?;
-            wrote = true;
+        if dangling.is_empty() {
+            return Ok(false);
         }
+        let content = dangling
+            .into_iter()
+            .map(|call_id| {
+                ContentBlock::ToolResult(ToolResult {
+                    call_id,
+                    content: format!(
+                        "{why} before this tool call finished; it may or may not have run. \
+                         Check its effect before repeating it."
+                    ),
+                    is_error: true,
+                })
+            })
+            .collect();
+        self.push(Message {
+            role: Role::User,
+            content,
+        })?;
+        Ok(true)
+    }
+
+    /// Closes a turn that was interrupted: [`Session::answer_open_calls`], then, when
+    /// the transcript ends on a user message, an assistant note saying `why`, so the
+    /// interruption is on record. Does nothing on a closed turn. Returns true when it
+    /// wrote anything.
+    ///
+    /// # Errors
+    /// [`SessionError::Io`].
+    pub fn close_open_turn(&mut self, why: &str) -> Result<bool, SessionError> {
+        let mut wrote = self.answer_open_calls(why)?;
         if self.messages.last().is_some_and(|m| m.role == Role::User) {
             self.push(Message::assistant_text(format!(
                 "({why} before the model answered this turn.)"

@@ -26,10 +26,12 @@
 //! # }
 //! ```
 
+mod procs;
 mod script;
 mod server;
 mod sse;
 
+pub use procs::{live_processes, survivors_after};
 pub use script::{Fault, Finish, MAX_PACE_MS, Reply, Scripted, ScriptedCall};
 pub use server::{RecordedRequest, ScriptedServer};
 pub use sse::Dialect;

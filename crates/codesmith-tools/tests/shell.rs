@@ -4,10 +4,17 @@
 
 use std::time::{Duration, Instant};
 
+use codesmith_testkit::live_processes;
 use codesmith_tools::shell::{ExecShell, TaskShellCancel, TaskShellPoll, TaskShellStart};
 use codesmith_tools::spill::{self, RetrieveToolResult};
 use codesmith_tools::{ErrorCode, Tool, ToolContext, ToolOutput};
 use serde_json::{Value, json};
+
+/// The processes still running `argv` after a bounded wait (killed ones may take a moment
+/// to be reaped).
+fn survivors(argv: &[&str]) -> Vec<i32> {
+    codesmith_testkit::survivors_after(argv, Duration::from_secs(2))
+}
 
 struct Fixture {
     _dirs: (tempfile::TempDir, tempfile::TempDir),
@@ -391,52 +398,6 @@ async fn spilled_output_under_the_home_is_owner_only() {
     }
 }
 
-/// Live (not zombie) processes whose command line is exactly `argv`, read from `/proc`.
-fn live_processes(argv: &[&str]) -> Vec<i32> {
-    let want: Vec<u8> = argv
-        .iter()
-        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
-        .collect();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                let rest = &s[s.rfind(')')? + 1..];
-                rest.split_whitespace()
-                    .next()
-                    .map(|st| st == "Z" || st == "X")
-            })
-            .unwrap_or(true);
-        if cmdline == want && !zombie {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// Waits (bounded) until no process runs `argv`; returns the survivors.
-async fn survivors(argv: &[&str]) -> Vec<i32> {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let live = live_processes(argv);
-        if live.is_empty() || Instant::now() > deadline {
-            return live;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn a_setsid_command_leaves_no_process_after_its_timeout() {
     let f = fixture();
@@ -456,7 +417,7 @@ async fn a_setsid_command_leaves_no_process_after_its_timeout() {
     assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
     assert_eq!(err.code, ErrorCode::Timeout);
     assert_eq!(
-        survivors(&argv).await,
+        survivors(&argv),
         Vec::<i32>::new(),
         "sleep outlived its command"
     );
@@ -494,8 +455,8 @@ async fn processes_left_in_the_background_die_with_their_command() {
         "{:?}",
         out.meta
     );
-    assert_eq!(survivors(&nohup).await, Vec::<i32>::new());
-    assert_eq!(survivors(&double_fork).await, Vec::<i32>::new());
+    assert_eq!(survivors(&nohup), Vec::<i32>::new());
+    assert_eq!(survivors(&double_fork), Vec::<i32>::new());
 }
 
 #[tokio::test]
@@ -525,7 +486,7 @@ async fn a_cancelled_command_is_killed_with_its_tree() {
         "{}",
         err.message
     );
-    assert_eq!(survivors(&["sleep", "43"]).await, Vec::<i32>::new());
+    assert_eq!(survivors(&["sleep", "43"]), Vec::<i32>::new());
     tokio::time::sleep(Duration::from_millis(2000)).await;
     assert!(
         !marker.exists(),
@@ -555,5 +516,5 @@ async fn a_cancelled_background_task_takes_its_detached_children_along() {
         "{:?}",
         cancelled.meta
     );
-    assert_eq!(survivors(&["sleep", "44"]).await, Vec::<i32>::new());
+    assert_eq!(survivors(&["sleep", "44"]), Vec::<i32>::new());
 }

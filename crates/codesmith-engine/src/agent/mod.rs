@@ -23,8 +23,8 @@ mod recovery;
 pub const INTERRUPTION_NOTE: &str = "response_interrupted";
 /// How the transcript explains a turn that a cancellation ended.
 pub const INTERRUPTED: &str = "The turn was interrupted";
-/// How the transcript explains a turn a previous run left open (it was killed or crashed
-/// mid-turn, or stopped at a limit).
+/// How the transcript explains tool calls a previous run left without results (it was
+/// killed or crashed mid-turn).
 const PREVIOUS_RUN_ENDED: &str = "CodeSmith stopped";
 
 /// Settings of an engine, resolved once by the front end.
@@ -231,9 +231,9 @@ impl Engine {
         for message in self.session.take_notices() {
             sink(Event::Notice { message });
         }
-        // A turn left open by a process that was killed (or a task that stopped on its
-        // limits) is closed first, so the new task's message follows an answered turn.
-        self.session.close_open_turn(PREVIOUS_RUN_ENDED)?;
+        // Tool calls a killed process left without results are answered first, so the
+        // new task's message follows a transcript the providers accept.
+        self.session.answer_open_calls(PREVIOUS_RUN_ENDED)?;
         self.runtime.ctx = Arc::new(self.runtime.ctx.with_cancel(cancel.clone()));
         self.current_task = Some(Message::user_text(task));
         self.session.push(Message::user_text(task))?;
