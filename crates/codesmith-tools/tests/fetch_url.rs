@@ -123,6 +123,19 @@ async fn serve() -> Server {
                     path: path.clone(),
                     host,
                 });
+                if path == "/slow" {
+                    // Answers only after 2.5 s; notes when the client hangs up first.
+                    let read =
+                        tokio::time::timeout(Duration::from_millis(2500), sock.read(&mut chunk));
+                    if let Ok(Ok(0) | Err(_)) = read.await {
+                        log.lock().unwrap().push(Seen {
+                            method: "HUNG UP".into(),
+                            path: path.clone(),
+                            host: String::new(),
+                        });
+                        return;
+                    }
+                }
                 let (status, ctype, mut body, location) = response(&path, port);
                 if path == "/echo" {
                     // Echoes the request head, as httpbin's /headers does.
@@ -545,4 +558,44 @@ fn network_section_builds_policy_gate_and_warnings() {
     let (missing, w) = FetchConfig::from_network_config(None);
     assert!(w.is_empty());
     assert_eq!(missing.policy.decide("docs.rs"), NetworkDecision::Prompt);
+}
+
+/// A cancelled fetch is dropped where it waits: the connection closes at once and the
+/// call answers `CANCELLED`.
+#[tokio::test]
+async fn a_cancelled_fetch_is_aborted() {
+    let s = serve().await;
+    let h = harness();
+    let cancel = codesmith_tools::CancellationToken::new();
+    let ctx = h.ctx.with_cancel(cancel.clone());
+    let trigger = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let t0 = std::time::Instant::now();
+    let url = format!("http://pinned.test:{}/slow", s.port);
+    let out = codesmith_tools::call_tool(&h.tool, &ctx, json!({"url": url})).await;
+    trigger.await.unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        t0.elapsed()
+    );
+    let refusal = out.unwrap_err();
+    assert_eq!(refusal.code, codesmith_tools::ErrorCode::Cancelled);
+    assert!(
+        refusal
+            .message
+            .contains("fetch_url call was cancelled after 0."),
+        "{}",
+        refusal.message
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while !s.seen.lock().unwrap().iter().any(|x| x.method == "HUNG UP") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the connection stayed open"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

@@ -101,8 +101,12 @@ pub(crate) struct Running {
     pgid: Option<i32>,
     /// The value of [`tree::MARKER_ENV`] every process of this command inherits.
     marker: String,
+    /// When the shell started (clock ticks after boot): older processes cannot be its own.
+    since: u64,
     /// True once the shell's exit status was collected (its pid may be reused after that).
     reaped: bool,
+    /// True once the tree was swept after the shell had been reaped: nothing is left.
+    swept: bool,
     pub(crate) output: SharedOutput,
     readers: Vec<JoinHandle<()>>,
     pub(crate) started: Instant,
@@ -114,7 +118,9 @@ impl Drop for Running {
     /// A command dropped while anything of it still runs (a cancelled call, a session
     /// that ends) takes its whole tree with it, and leaves no git redirection behind.
     fn drop(&mut self) {
-        self.kill_tree();
+        if !self.swept {
+            self.kill_tree();
+        }
         let _ = self.guard.finish();
     }
 }
@@ -152,6 +158,7 @@ pub(crate) fn spawn(
     let started = Instant::now();
     let mut child = cmd.spawn()?;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    let since = tree::start_time(pgid);
     let output: SharedOutput = Arc::default();
     let mut readers = Vec::with_capacity(2);
     if let Some(out) = child.stdout.take() {
@@ -164,7 +171,9 @@ pub(crate) fn spawn(
         child,
         pgid,
         marker,
+        since,
         reaped: false,
+        swept: false,
         output,
         readers,
         started,
@@ -194,8 +203,10 @@ impl Running {
                 nix::sys::signal::Signal::SIGKILL,
             );
         }
-        let report = tree::kill_tree(root, &self.marker);
-        if !self.reaped {
+        let report = tree::kill_tree(root, &self.marker, self.since);
+        if self.reaped {
+            self.swept = true;
+        } else {
             let _ = self.child.start_kill();
         }
         report

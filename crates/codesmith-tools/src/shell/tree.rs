@@ -90,20 +90,30 @@ struct Proc {
     pgrp: i32,
     zombie: bool,
     name: String,
+    /// Start time in clock ticks after boot (`/proc/PID/stat` field 22).
+    start: u64,
+}
+
+/// The start time (clock ticks after boot) of `pid`, to pass to [`kill_tree`] as `since`:
+/// nothing that started earlier can carry a marker set when `pid` was spawned. 0 when
+/// unknown (then every process is checked).
+pub(crate) fn start_time(pid: Option<i32>) -> u64 {
+    pid.and_then(read_stat).map_or(0, |p| p.start)
 }
 
 /// Kills every process of the command marked `marker`. `root` is the command's own
 /// process (its process group id) while it has not been reaped; then its group and its
-/// children by parent link count too. Sweeps until no live member is left (bounded by
-/// [`KILL_DEADLINE`]), reaping the members re-parented to this process. The root itself is
-/// never reaped here: its owner waits for it.
-pub(crate) fn kill_tree(root: Option<i32>, marker: &str) -> KillReport {
+/// children by parent link count too. Only processes started at `since` or later (see
+/// [`start_time`]) are checked for the marker. Sweeps until no live member is left
+/// (bounded by [`KILL_DEADLINE`]), reaping the members re-parented to this process. The
+/// root itself is never reaped here: its owner waits for it.
+pub(crate) fn kill_tree(root: Option<i32>, marker: &str, since: u64) -> KillReport {
     let mut report = KillReport::default();
     let deadline = Instant::now() + KILL_DEADLINE;
     let me = std::process::id() as i32;
     let needle = format!("{MARKER_ENV}={marker}");
     loop {
-        let members = members(root, needle.as_bytes());
+        let members = members(root, needle.as_bytes(), since);
         let live: Vec<&Proc> = members.iter().filter(|p| !p.zombie).collect();
         for p in &live {
             if signal_kill(p.pid) {
@@ -131,12 +141,12 @@ pub(crate) fn kill_tree(root: Option<i32>, marker: &str) -> KillReport {
 
 /// The processes of the command: marked ones, and (with a live `root`) its group and
 /// descendants by parent link.
-fn members(root: Option<i32>, needle: &[u8]) -> Vec<Proc> {
+fn members(root: Option<i32>, needle: &[u8], since: u64) -> Vec<Proc> {
     let all = scan();
     let mut chosen: BTreeMap<i32, Proc> = BTreeMap::new();
     for p in &all {
         let in_group = root.is_some_and(|r| p.pid == r || p.pgrp == r);
-        if in_group || (!p.zombie && has_marker(p.pid, needle)) {
+        if in_group || (!p.zombie && p.start >= since && has_marker(p.pid, needle)) {
             chosen.insert(p.pid, p.clone());
         }
     }
@@ -183,12 +193,15 @@ fn read_stat(pid: i32) -> Option<Proc> {
     let state = fields.next()?;
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
+    // Fields 6..=21 lie between the process group and the start time.
+    let start = fields.nth(16)?.parse().ok()?;
     Some(Proc {
         pid,
         ppid,
         pgrp,
         zombie: state == "Z" || state == "X",
         name,
+        start,
     })
 }
 
@@ -237,6 +250,9 @@ mod tests {
         assert_eq!(p.pid, me);
         assert!(!p.zombie);
         assert!(p.ppid > 0);
+        assert!(p.start > 0);
+        let parent = read_stat(p.ppid).unwrap();
+        assert!(parent.start <= p.start, "a parent starts before its child");
     }
 
     #[test]
@@ -260,7 +276,7 @@ mod tests {
             marked(&marker).len() >= 2,
             "the detached sleeps did not start"
         );
-        let report = kill_tree(None, &marker);
+        let report = kill_tree(None, &marker, 0);
         assert!(report.killed.len() >= 2, "{report:?}");
         assert!(report.survivors.is_empty(), "{report:?}");
         assert!(marked(&marker).is_empty());
