@@ -197,13 +197,15 @@ impl Running {
     /// killed; after the shell has exited this kills only what it left behind.
     pub(crate) fn kill_tree(&mut self) -> tree::KillReport {
         let root = self.pgid.filter(|_| !self.reaped);
+        // The sweep kills the group too (and so can name what it killed); killpg after it
+        // is the backstop where `/proc` cannot be read.
+        let report = tree::kill_tree(root, &self.marker, self.since);
         if let Some(pgid) = root {
             let _ = nix::sys::signal::killpg(
                 nix::unistd::Pid::from_raw(pgid),
                 nix::sys::signal::Signal::SIGKILL,
             );
         }
-        let report = tree::kill_tree(root, &self.marker, self.since);
         if self.reaped {
             self.swept = true;
         } else {
