@@ -127,6 +127,35 @@ fn a_workspace_that_is_or_contains_a_home_is_a_usage_error() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn a_home_not_created_yet_is_found_through_symlinks_and_dots() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let ws = base.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::os::unix::fs::symlink(&ws, base.join("alias")).unwrap();
+    for state in [base.join("alias/.state"), base.join("nowhere/../ws/.state")] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+            .args([
+                "tool",
+                "write_file",
+                "--workspace",
+                ws.to_str().unwrap(),
+                r#"{"path": ".state/approvals.toml", "content": "x", "force_fresh": true}"#,
+            ])
+            .env("CODESMITH_HOME", &state)
+            .env("HOME", "/nonexistent-user-home")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{state:?}: {err}");
+        assert!(err.contains("CODESMITH_HOME"), "{err}");
+        assert!(!ws.join(".state").exists(), "{state:?}");
+    }
+}
+
 #[test]
 fn a_relative_codesmith_home_is_made_absolute_at_start_up() {
     let dir = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::fs::beneath::Root;
 use crate::fs::freshness::FreshnessTracker;
-use crate::fs::paths::{ResolvedPath, resolve_in};
+use crate::fs::paths::{ResolvedPath, real_location_of, resolve_in};
 use crate::{ErrorCode, Refusal};
 
 /// Directory names inside the workspace that the file tools never write: `.git` (a hook,
@@ -77,9 +77,10 @@ impl ToolContext {
     /// `INTERNAL`.
     pub fn resolve(&self, model_path: &str) -> Result<ResolvedPath, Refusal> {
         let path = resolve_in(&self.root()?, model_path)?;
-        if let Ok(home) = self.home.canonicalize()
-            && path.abs.starts_with(&home)
-        {
+        // Where the home is or will be: a home not created yet, or spelled through a
+        // symlink or `..`, is still recognised. When it cannot be located, fail closed.
+        let inside_home = real_location_of(&self.home).map_or(true, |h| path.abs.starts_with(h));
+        if inside_home {
             return Err(Refusal::new(
                 ErrorCode::Denied,
                 format!(
@@ -129,7 +130,7 @@ impl ToolContext {
     /// `$CODESMITH_HOME`, canonical, when it lies inside the workspace: the directory the
     /// walking tools (`list_dir`, `grep_files`, `file_search`) never enter.
     pub fn private_home(&self) -> Option<PathBuf> {
-        let home = self.home.canonicalize().ok()?;
+        let home = real_location_of(&self.home).ok()?;
         let ws = self.workspace.canonicalize().ok()?;
         (home.starts_with(&ws)).then_some(home)
     }

@@ -192,3 +192,33 @@ async fn codesmith_home_inside_the_workspace_is_refused_to_every_file_tool() {
     let v = call(&reg, &ctx, "list_dir", json!({"path": ".", "depth": 3})).await;
     assert!(!v.to_string().contains("approvals.toml"), "{v}");
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_codesmith_home_not_created_yet_is_refused_however_it_is_spelled() {
+    // The home may not exist before CodeSmith's first write, and may be named through a
+    // symlink or `..`: a model writing there first would plant approvals and policy.
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let ws = base.join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    std::os::unix::fs::symlink(&ws, base.join("alias")).unwrap();
+    std::os::unix::fs::symlink(ws.join("later"), base.join("dangling")).unwrap();
+    let reg = registry();
+    for home in [
+        base.join("alias/.state"),
+        base.join("nowhere/../ws/.state"),
+        base.join("dangling/../.state"),
+    ] {
+        let ctx = ToolContext::one_shot(ws.clone(), home.clone());
+        let v = call(
+            &reg,
+            &ctx,
+            "write_file",
+            json!({"path": ".state/approvals.toml", "content": "x\n"}),
+        )
+        .await;
+        assert_eq!(v["error"]["code"], "DENIED", "{home:?}: {v}");
+        assert!(!ws.join(".state").exists(), "{home:?}");
+    }
+}
