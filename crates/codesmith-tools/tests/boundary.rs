@@ -222,3 +222,54 @@ async fn a_codesmith_home_not_created_yet_is_refused_however_it_is_spelled() {
         assert!(!ws.join(".state").exists(), "{home:?}");
     }
 }
+
+#[tokio::test]
+async fn other_spellings_of_git_and_codesmith_are_denied_too() {
+    // On a case-insensitive file system (macOS, Windows, casefolded ext4), HFS+ (which
+    // ignores zero-width code points) or NTFS (trailing dots, 8.3 short names, streams)
+    // each of these opens the real `.git/` or `.codesmith/`.
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().canonicalize().unwrap().join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    let ctx = ToolContext::one_shot(ws.clone(), tmp.path().join("home"));
+    let reg = registry();
+    for path in [
+        ".GIT/hooks/pre-commit",
+        ".Git/config",
+        "sub/.gIt/hooks/post-checkout",
+        ".g\u{200c}it/config",
+        ".\u{feff}git/config",
+        ".git./config",
+        ".git . ./config",
+        "GIT~1/config",
+        ".git::$INDEX_ALLOCATION/config",
+        ".CodeSmith/policy.toml",
+        "CODESM~2/policy.toml",
+    ] {
+        let v = call(
+            &reg,
+            &ctx,
+            "write_file",
+            json!({"path": path, "content": "#!/bin/sh\n"}),
+        )
+        .await;
+        assert_eq!(v["error"]["code"], "DENIED", "{path}: {v}");
+    }
+    assert!(files_below(&ws).is_empty(), "{:?}", files_below(&ws));
+    // Names that merely start like them are ordinary files.
+    for path in [
+        ".github/workflows/ci.yml",
+        ".gitignore",
+        "git/x",
+        ".codesmithrc",
+    ] {
+        let v = call(
+            &reg,
+            &ctx,
+            "write_file",
+            json!({"path": path, "content": "x\n"}),
+        )
+        .await;
+        assert_eq!(v["ok"], true, "{path}: {v}");
+    }
+}
