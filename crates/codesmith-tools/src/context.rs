@@ -103,30 +103,29 @@ impl ToolContext {
     ///
     /// Errors: those of [`ToolContext::resolve`]; `DENIED` for a protected path.
     pub fn resolve_for_write(&self, model_path: &str) -> Result<ResolvedPath, Refusal> {
-        let path = self.resolve(model_path)?;
-        let hit =
-            protected_component(Path::new(&path.rel)).or_else(|| protected_component(&path.inner));
-        if let Some(dir) = hit {
-            return Err(Refusal::new(
-                ErrorCode::Denied,
-                format!(
-                    "\"{}\" is under {dir}/, which the file tools do not write: {}",
-                    path.rel,
-                    if dir == ".git" {
-                        "a hook or config line there would run on the user's machine at their next git command."
-                    } else {
-                        "it holds the project's CodeSmith safety configuration."
-                    }
-                ),
-                format!(
-                    "This change needs the user's approval: ask the user to make it, or run it with \
-                     exec_shell, where it asks for approval. Do not try another path to {dir}/."
-                ),
-            )
-            .with("path", path.rel.as_str())
-            .with("protected", dir));
+        self.resolve_all_for_write(&[model_path])?
+            .pop()
+            .ok_or_else(Refusal::internal)
+    }
+
+    /// [`ToolContext::resolve_for_write`] for every path one call writes together
+    /// (`apply_patch`), in order: a git directory the writes would complete between them
+    /// (one adds `HEAD`, another `objects/…`) is refused as well.
+    ///
+    /// Errors: the first error of any path, as [`ToolContext::resolve_for_write`].
+    pub fn resolve_all_for_write(
+        &self,
+        model_paths: &[&str],
+    ) -> Result<Vec<ResolvedPath>, Refusal> {
+        let paths = model_paths
+            .iter()
+            .map(|p| self.resolve(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pending: Vec<&Path> = paths.iter().map(|p| p.inner.as_path()).collect();
+        for path in &paths {
+            refuse_protected(path, &pending)?;
         }
-        Ok(path)
+        Ok(paths)
     }
 
     /// `$CODESMITH_HOME`, canonical, when it lies inside the workspace: the directory the
@@ -149,6 +148,92 @@ impl ToolContext {
         let root = Arc::new(Root::open(&canonical).map_err(|_| Refusal::internal())?);
         Ok(Arc::clone(self.root.get_or_init(|| root)))
     }
+}
+
+/// `DENIED` when `path` lies under a [`PROTECTED_DIRS`] directory (as given or as
+/// reached) or in a git directory of any name once `pending` (every path of the same
+/// call, root-relative) are written; see [`in_git_dir`].
+fn refuse_protected(path: &ResolvedPath, pending: &[&Path]) -> Result<(), Refusal> {
+    let hit = protected_component(Path::new(&path.rel))
+        .map(|dir| (dir, format!("{dir}/")))
+        .or_else(|| protected_component(&path.inner).map(|dir| (dir, format!("{dir}/"))))
+        .or_else(|| {
+            in_git_dir(path.root.path(), &path.inner, pending).map(|d| {
+                let d = if d.as_os_str().is_empty() {
+                    ".".to_string()
+                } else {
+                    d.display().to_string()
+                };
+                (
+                    ".git",
+                    format!("the git directory {d}/ (it holds HEAD, objects/ and refs/)"),
+                )
+            })
+        });
+    if let Some((dir, what)) = hit {
+        return Err(Refusal::new(
+                ErrorCode::Denied,
+                format!(
+                    "\"{}\" is under {what}, which the file tools do not write: {}",
+                    path.rel,
+                    if dir == ".git" {
+                        "a hook or config line there would run on the user's machine at their next git command."
+                    } else {
+                        "it holds the project's CodeSmith safety configuration."
+                    }
+                ),
+                format!(
+                    "This change needs the user's approval: ask the user to make it, or run it with \
+                     exec_shell, where it asks for approval. Do not try another path to {dir}/."
+                ),
+            )
+            .with("path", path.rel.as_str())
+            .with("protected", dir));
+    }
+    Ok(())
+}
+
+/// The directory (relative to `root`) on the way to `inner` that git would use as a
+/// repository once the write to `inner` is done, if any: one holding a `HEAD` file and
+/// either `objects/` and `refs/` directories or a `commondir` file (git's
+/// `is_git_directory`). This finds a git directory by what it is, whatever its name: the
+/// target of a `.git` file (`gitdir: …`, `git init --separate-git-dir`, worktrees,
+/// submodules) and a bare repository, including one this very write would complete.
+fn in_git_dir(root: &Path, inner: &Path, pending: &[&Path]) -> Option<PathBuf> {
+    let parts: Vec<&std::ffi::OsStr> = inner
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let mut dir = root.to_path_buf();
+    let mut dir_rel = PathBuf::new();
+    for entry in parts {
+        // Whether one of the writes creates `dir/name` as a file or as a directory.
+        let pending = |name: &str, as_dir: bool| {
+            pending.iter().any(|p| {
+                let Ok(rest) = p.strip_prefix(&dir_rel) else {
+                    return false;
+                };
+                let mut rest = rest.components();
+                rest.next().is_some_and(|first| {
+                    first
+                        .as_os_str()
+                        .to_str()
+                        .is_some_and(|f| f.eq_ignore_ascii_case(name))
+                }) && rest.next().is_some() == as_dir
+            })
+        };
+        let file = |name: &str| pending(name, false) || dir.join(name).is_file();
+        let subdir = |name: &str| pending(name, true) || dir.join(name).is_dir();
+        if file("HEAD") && ((subdir("objects") && subdir("refs")) || file("commondir")) {
+            return Some(dir_rel);
+        }
+        dir.push(entry);
+        dir_rel.push(entry);
+    }
+    None
 }
 
 /// The first [`PROTECTED_DIRS`] name among the components of `path`, as

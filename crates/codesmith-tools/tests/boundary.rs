@@ -273,3 +273,71 @@ async fn other_spellings_of_git_and_codesmith_are_denied_too() {
         assert_eq!(v["ok"], true, "{path}: {v}");
     }
 }
+
+#[tokio::test]
+async fn a_git_directory_under_any_name_is_denied() {
+    // `git init --separate-git-dir gd` (or a worktree, or a submodule) leaves a `.git`
+    // file naming a git directory that need not be called `.git`; a bare repository needs
+    // no `.git` at all. A `core.fsmonitor` line in either runs at the next `git status`.
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().canonicalize().unwrap().join("ws");
+    for d in ["gd/objects", "gd/refs", "gd/hooks", "wt/x", "half/refs"] {
+        fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    fs::write(ws.join(".git"), "gitdir: gd\n").unwrap();
+    fs::write(ws.join("gd/HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(ws.join("gd/config"), "[core]\n").unwrap();
+    fs::write(ws.join("wt/HEAD"), "ref: refs/heads/x\n").unwrap();
+    fs::write(ws.join("wt/commondir"), "../gd\n").unwrap();
+    fs::write(ws.join("half/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let ctx = ToolContext::one_shot(ws.clone(), tmp.path().join("home"));
+    let reg = registry();
+    for (tool, args) in [
+        (
+            "write_file",
+            json!({"path": "gd/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "gd/config", "search": "[core]", "replace": "[core]\n\tfsmonitor = evil", "force_fresh": true}),
+        ),
+        (
+            "write_file",
+            json!({"path": "wt/config.worktree", "content": "[core]\n"}),
+        ),
+        // The last piece of a bare repository, in either order.
+        (
+            "write_file",
+            json!({"path": "half/objects/info/x", "content": "x\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "bare/HEAD", "content": "ref: refs/heads/main\n"}),
+        ),
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: nb/config\n+[core]\n*** Add File: nb/HEAD\n+ref: refs/heads/main\n*** Add File: nb/refs/heads/.keep\n+\n*** Add File: nb/objects/.keep\n+\n*** End Patch\n"}),
+        ),
+    ] {
+        if tool == "write_file" && args["path"] == "bare/HEAD" {
+            fs::create_dir_all(ws.join("bare/objects")).unwrap();
+            fs::create_dir_all(ws.join("bare/refs")).unwrap();
+        }
+        let v = call(&reg, &ctx, tool, args.clone()).await;
+        assert_eq!(v["error"]["code"], "DENIED", "{tool} {args}: {v}");
+    }
+    assert_eq!(
+        fs::read_to_string(ws.join("gd/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!ws.join("half/objects").exists() && !ws.join("bare/HEAD").exists());
+    // A directory that only has some of the pieces is ordinary.
+    let v = call(
+        &reg,
+        &ctx,
+        "write_file",
+        json!({"path": "src/HEAD", "content": "x\n"}),
+    )
+    .await;
+    assert_eq!(v["ok"], true, "{v}");
+}
