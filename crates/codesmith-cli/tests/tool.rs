@@ -173,3 +173,43 @@ fn a_relative_codesmith_home_is_made_absolute_at_start_up() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("CODESMITH_HOME"), "{err}");
 }
+
+#[test]
+fn the_envelope_carries_no_live_c1_or_bidi_control_to_the_terminal() {
+    // serde_json escapes only C0 controls: a file name holding U+009B (the 8-bit CSI,
+    // which UTF-8 terminals such as xterm act on) or U+202E would be printed raw.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let names = [
+        "a\u{9b}2Jb",
+        "c\u{9d}52;c;QQ==\u{9c}",
+        "bidi\u{202e}txt.exe",
+    ];
+    for n in names {
+        std::fs::write(ws.join(n), "x\n").unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args([
+            "tool",
+            "list_dir",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "{}",
+        ])
+        .env("CODESMITH_HOME", dir.path().join("home"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.chars().any(|c| (c.is_control() && c != '\n')
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+            || c == '\u{202e}'),
+        "{text:?}"
+    );
+    let v: Value = serde_json::from_str(text.trim()).unwrap();
+    for n in names {
+        assert!(v["output"].as_str().unwrap().contains(n), "{v}");
+    }
+}

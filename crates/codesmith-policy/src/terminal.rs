@@ -126,6 +126,35 @@ pub fn visible_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Makes serialized JSON safe to print on a terminal without changing the value
+/// it encodes: every character [`visible_controls`] would show as an escape (C1
+/// controls such as U+009B, the 8-bit CSI; DEL; bidi and other invisible
+/// characters) is written as a JSON `\uXXXX` escape (a surrogate pair above
+/// U+FFFF). `serde_json` escapes only C0 controls, so a file name holding
+/// U+009B or U+202E would otherwise reach the terminal as it is. Such
+/// characters can only occur inside JSON strings, where the escape is
+/// equivalent (RFC 8259, section 7). Text with nothing to change comes back
+/// borrowed.
+///
+/// Example: `"{\"name\":\"a\u{9b}2Jb\"}"` becomes `"{\"name\":\"a\\u009b2Jb\"}"`.
+pub fn json_terminal_safe(json: &str) -> Cow<'_, str> {
+    if !has_control_byte(json) && (json.is_ascii() || !json.chars().any(is_invisible)) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if c != '\n' && c != '\t' && needs_display_change(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Blank runs at least this long are collapsed by [`visible_line`].
 pub const BLANK_RUN: usize = 4;
 
@@ -612,5 +641,33 @@ mod tests {
         assert_eq!(shown.matches('z').count(), 2000);
         // Ordinary alignment moves keep their columns.
         assert_eq!(screen_text("a\x1b[5Cb\n"), "a     b\n");
+    }
+
+    #[test]
+    fn json_keeps_its_value_and_loses_every_live_control() {
+        let value = serde_json::json!({
+            "name": "a\u{9b}2J\u{1b}]0;t\u{7}b\u{202e}exe.txt\u{7f}\u{e0041}\u{85}",
+            "plain": "ok ü",
+        });
+        let raw = serde_json::to_string(&value).unwrap();
+        assert!(
+            raw.contains('\u{9b}') && raw.contains('\u{202e}'),
+            "serde_json keeps them"
+        );
+        let safe = json_terminal_safe(&raw);
+        assert!(
+            !safe.chars().any(|c| c.is_control() || is_invisible(c)),
+            "{safe}"
+        );
+        assert!(
+            safe.contains("\\u009b") && safe.contains("\\udb40\\udc41"),
+            "{safe}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, value);
+        assert!(matches!(
+            json_terminal_safe("{\"a\":\"ü\"}"),
+            Cow::Borrowed(_)
+        ));
     }
 }
