@@ -234,8 +234,12 @@ pub fn workspace(arg: Option<&Path>) -> Result<PathBuf> {
 /// Refuses a workspace that would hand the model the user's own files: `/`, `$HOME`, or
 /// any directory containing `$HOME` or `$CODESMITH_HOME` (its approvals, policy and
 /// memory would become workspace files). The error says to choose the project directory.
+///
+/// Both homes are located as the kernel would find them once created
+/// ([`codesmith_tools::fs::paths::real_location_of`]), so one that does not exist yet, or
+/// is spelled through a symlink or `..`, is still recognised.
 fn check_workspace_scope(canonical: &Path) -> Result<()> {
-    let canon = |p: PathBuf| p.canonicalize().unwrap_or(p);
+    let canon = |p: PathBuf| codesmith_tools::fs::paths::real_location_of(&p).unwrap_or(p);
     let user_home = std::env::var_os("HOME")
         .filter(|v| !v.is_empty())
         .map(|h| canon(PathBuf::from(h)));

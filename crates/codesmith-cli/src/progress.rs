@@ -40,7 +40,7 @@ impl Progress {
             Progress::Json => {
                 let mut out = std::io::stdout().lock();
                 if let Ok(line) = serde_json::to_string(event) {
-                    let _ = writeln!(out, "{line}");
+                    let _ = writeln!(out, "{}", codesmith_policy::json_terminal_safe(&line));
                     let _ = out.flush();
                 }
             }

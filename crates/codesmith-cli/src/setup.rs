@@ -211,8 +211,9 @@ pub fn one_shot(
     let registry = registry(&file, &mut warnings);
     let rules = crate::config::load_rules(&home, &workspace, &mut warnings)?;
     let sandbox = sandbox(&file.sandbox.clone().unwrap_or_default())?;
+    // Warnings quote the project's own files (a rule's pattern, a key): shown, never acted on.
     for warning in warnings {
-        eprintln!("codesmith: {warning}");
+        eprintln!("codesmith: {}", codesmith_policy::terminal_safe(&warning));
     }
     let ctx = ToolContext::one_shot(workspace, home).with_sandbox(sandbox);
     Ok((registry, Arc::new(ctx), rules))

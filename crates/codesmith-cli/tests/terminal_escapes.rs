@@ -250,3 +250,61 @@ async fn line_mode_streams_the_answer_and_asks_with_the_exact_command() {
     );
     assert!(stdout.contains(&format!("\n{ANSWER_SHOWN}\n")), "{stdout}");
 }
+
+/// A cloned repository's own `.codesmith/policy.toml` is as untrusted as a file name:
+/// a rule pattern quoted in a warning, or a reason quoted in `policy check`'s JSON, must
+/// not set the window title (OSC 0) or clear the screen (8-bit CSI, U+009B).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_own_policy_file_cannot_drive_the_terminal() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    std::fs::write(
+        ws.join(".codesmith/policy.toml"),
+        "[[rule]]\npattern = [\"\\u001b]0;PWNED\\u0007\\u009b2Jrm\"]\ndecision = \"allow\"\n\
+         reason = \"x\"\n\n[[rule]]\npattern = [\"git\"]\ndecision = \"deny\"\n\
+         reason = \"no\\u009b2J\\u202e\\u001b]52;c;QUFB\\u0007\"\n",
+    )
+    .unwrap();
+    let ws = ws.to_str().unwrap();
+    let out = codesmith(&sb.home(), &["tool", "list_dir", "--workspace", ws, "{}"]).await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("ignored allow rule"),
+        "{:?}",
+        out.stderr
+    );
+    assert_inert(&out.stderr, "codesmith tool's warnings");
+    assert_inert(&out.stdout, "codesmith tool's envelope");
+    let out = codesmith(
+        &sb.home(),
+        &["policy", "check", "--workspace", ws, "git status \u{9b}2J"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{:?}", out.stderr);
+    assert_inert(&out.stdout, "policy check");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.to_string().contains("no\u{9b}2J\u{202e}"), "{v}");
+}
+
+/// `exec --json` prints events as JSON, which `serde_json` does not make terminal-safe:
+/// an 8-bit CSI in the answer would be printed raw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_json_events_carry_no_live_c1_control() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("a\u{9b}2J\u{9d}0;t\u{9c}\u{202e}b\u{7f}").chunk_chars(1));
+    let ws = sb.ws();
+    let url = server.base_url();
+    let mut args = exec_args(ws.to_str().unwrap(), &url);
+    args.insert(1, "--json");
+    let out = codesmith(&sb.home(), &args).await;
+    assert_eq!(out.status.code(), Some(0), "{:?}", out.stderr);
+    assert_inert(&out.stdout, "exec --json");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains('\u{7f}') && !text.contains('\u{9d}'),
+        "{text:?}"
+    );
+    assert!(text.contains(r#""delta":"\u009b""#), "{text}");
+}

@@ -127,6 +127,35 @@ fn a_workspace_that_is_or_contains_a_home_is_a_usage_error() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn a_home_not_created_yet_is_found_through_symlinks_and_dots() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let ws = base.join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::os::unix::fs::symlink(&ws, base.join("alias")).unwrap();
+    for state in [base.join("alias/.state"), base.join("nowhere/../ws/.state")] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+            .args([
+                "tool",
+                "write_file",
+                "--workspace",
+                ws.to_str().unwrap(),
+                r#"{"path": ".state/approvals.toml", "content": "x", "force_fresh": true}"#,
+            ])
+            .env("CODESMITH_HOME", &state)
+            .env("HOME", "/nonexistent-user-home")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{state:?}: {err}");
+        assert!(err.contains("CODESMITH_HOME"), "{err}");
+        assert!(!ws.join(".state").exists(), "{state:?}");
+    }
+}
+
 #[test]
 fn a_relative_codesmith_home_is_made_absolute_at_start_up() {
     let dir = tempfile::tempdir().unwrap();
@@ -143,4 +172,44 @@ fn a_relative_codesmith_home_is_made_absolute_at_start_up() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("CODESMITH_HOME"), "{err}");
+}
+
+#[test]
+fn the_envelope_carries_no_live_c1_or_bidi_control_to_the_terminal() {
+    // serde_json escapes only C0 controls: a file name holding U+009B (the 8-bit CSI,
+    // which UTF-8 terminals such as xterm act on) or U+202E would be printed raw.
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let names = [
+        "a\u{9b}2Jb",
+        "c\u{9d}52;c;QQ==\u{9c}",
+        "bidi\u{202e}txt.exe",
+    ];
+    for n in names {
+        std::fs::write(ws.join(n), "x\n").unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args([
+            "tool",
+            "list_dir",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "{}",
+        ])
+        .env("CODESMITH_HOME", dir.path().join("home"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.chars().any(|c| (c.is_control() && c != '\n')
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+            || c == '\u{202e}'),
+        "{text:?}"
+    );
+    let v: Value = serde_json::from_str(text.trim()).unwrap();
+    for n in names {
+        assert!(v["output"].as_str().unwrap().contains(n), "{v}");
+    }
 }

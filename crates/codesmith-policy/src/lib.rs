@@ -14,7 +14,7 @@ pub use ssrf::{
     embedded_ipv4, is_localhost_name, parse_ip_literal, restricted_v4,
 };
 pub use terminal::{
-    BLANK_RUN, MAX_OPEN_SEQUENCE, TerminalSafe, screen_text, terminal_safe,
+    BLANK_RUN, MAX_OPEN_SEQUENCE, TerminalSafe, json_terminal_safe, screen_text, terminal_safe,
     unfinished_sequence_start, visible_controls, visible_line,
 };
 

@@ -126,6 +126,35 @@ pub fn visible_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Makes serialized JSON safe to print on a terminal without changing the value
+/// it encodes: every character [`visible_controls`] would show as an escape (C1
+/// controls such as U+009B, the 8-bit CSI; DEL; bidi and other invisible
+/// characters) is written as a JSON `\uXXXX` escape (a surrogate pair above
+/// U+FFFF). `serde_json` escapes only C0 controls, so a file name holding
+/// U+009B or U+202E would otherwise reach the terminal as it is. Such
+/// characters can only occur inside JSON strings, where the escape is
+/// equivalent (RFC 8259, section 7). Text with nothing to change comes back
+/// borrowed.
+///
+/// Example: `"{\"name\":\"a\u{9b}2Jb\"}"` becomes `"{\"name\":\"a\\u009b2Jb\"}"`.
+pub fn json_terminal_safe(json: &str) -> Cow<'_, str> {
+    if !has_control_byte(json) && (json.is_ascii() || !json.chars().any(is_invisible)) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if c != '\n' && c != '\t' && needs_display_change(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Blank runs at least this long are collapsed by [`visible_line`].
 pub const BLANK_RUN: usize = 4;
 
@@ -230,6 +259,12 @@ pub fn unfinished_sequence_start(text: &str) -> Option<usize> {
 /// they are on, so `"10%\r55%\r100%\n"` reads `"100%\n"`. Columns count
 /// characters, not cells. Text with nothing to change comes back borrowed.
 ///
+/// Limit: the blanks a cursor move past the end of a line leaves are
+/// filled with spaces from a budget of `text.len()` in total; once it is
+/// spent, each further gap is one space. The result is therefore never
+/// more than about twice as long as `text`, however large the moves a
+/// hostile `CSI 65535 C` asks for.
+///
 /// Example: `"\x1b[31mRED\x1b[0m\n\x1b]0;title\x07x\n"` becomes
 /// `"RED\nx\n"`.
 pub fn screen_text(text: &str) -> Cow<'_, str> {
@@ -238,6 +273,7 @@ pub fn screen_text(text: &str) -> Cow<'_, str> {
     }
     let mut screen = Screen {
         out: String::with_capacity(text.len()),
+        pad_budget: text.len(),
         ..Screen::default()
     };
     let mut parser: Parser = Parser::new();
@@ -353,12 +389,18 @@ struct Screen {
     out: String,
     line: Vec<char>,
     col: usize,
+    /// Spaces cursor moves may still add past line ends (see [`screen_text`]).
+    pad_budget: usize,
 }
 
 impl Screen {
     fn put(&mut self, c: char) {
-        while self.line.len() < self.col {
-            self.line.push(' ');
+        if self.col > self.line.len() {
+            let gap = self.col - self.line.len();
+            let pad = gap.min(self.pad_budget).max(1);
+            self.pad_budget = self.pad_budget.saturating_sub(pad);
+            self.line.extend(std::iter::repeat_n(' ', pad));
+            self.col = self.line.len();
         }
         if self.col < self.line.len() {
             self.line[self.col] = c;
@@ -423,7 +465,7 @@ impl Perform for Screen {
                     _ => {}
                 }
             }
-            'C' => self.col += first_param(params, 1),
+            'C' => self.col = self.col.saturating_add(first_param(params, 1)),
             'D' => self.col = self.col.saturating_sub(first_param(params, 1)),
             'G' => self.col = first_param(params, 1) - 1,
             _ => {}
@@ -582,5 +624,50 @@ mod tests {
         );
         let plain = "ok\ttabs\nüñí\n";
         assert!(matches!(screen_text(plain), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn cursor_moves_cannot_inflate_screen_text() {
+        // A page or command output of repeated far cursor moves: each 8-byte
+        // `CSI 65535 C` would otherwise become 65535 spaces.
+        let hostile = format!("{}x\n", "\x1b[65535C".repeat(4000));
+        let shown = screen_text(&hostile);
+        assert!(shown.len() <= 2 * hostile.len(), "{}", shown.len());
+        assert!(shown.ends_with("x\n"));
+        // The same per line, and through the absolute move `CSI n G`.
+        let lines = "\x1b[65535Gy\x1b[9999Cz\n".repeat(2000);
+        let shown = screen_text(&lines);
+        assert!(shown.len() <= 2 * lines.len(), "{}", shown.len());
+        assert_eq!(shown.matches('z').count(), 2000);
+        // Ordinary alignment moves keep their columns.
+        assert_eq!(screen_text("a\x1b[5Cb\n"), "a     b\n");
+    }
+
+    #[test]
+    fn json_keeps_its_value_and_loses_every_live_control() {
+        let value = serde_json::json!({
+            "name": "a\u{9b}2J\u{1b}]0;t\u{7}b\u{202e}exe.txt\u{7f}\u{e0041}\u{85}",
+            "plain": "ok ü",
+        });
+        let raw = serde_json::to_string(&value).unwrap();
+        assert!(
+            raw.contains('\u{9b}') && raw.contains('\u{202e}'),
+            "serde_json keeps them"
+        );
+        let safe = json_terminal_safe(&raw);
+        assert!(
+            !safe.chars().any(|c| c.is_control() || is_invisible(c)),
+            "{safe}"
+        );
+        assert!(
+            safe.contains("\\u009b") && safe.contains("\\udb40\\udc41"),
+            "{safe}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, value);
+        assert!(matches!(
+            json_terminal_safe("{\"a\":\"ü\"}"),
+            Cow::Borrowed(_)
+        ));
     }
 }

@@ -7,13 +7,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::fs::beneath::Root;
 use crate::fs::freshness::FreshnessTracker;
-use crate::fs::paths::{ResolvedPath, resolve_in};
+use crate::fs::paths::{ResolvedPath, real_location_of, resolve_in};
 use crate::{ErrorCode, Refusal};
 
 /// Directory names inside the workspace that the file tools never write: `.git` (a hook,
 /// or a `core.fsmonitor` line in its config, runs at the user's next `git status`,
 /// outside any sandbox) and `.codesmith` (the project's safety configuration). Matched
-/// against every component of the path as given and of its real location.
+/// against every component of the path as given and of its real location, including
+/// the spellings a case-insensitive or Windows file system takes for the same directory
+/// (`.GIT`, `.git.`, `GIT~1`; see [`ToolContext::resolve_for_write`]).
 pub const PROTECTED_DIRS: [&str; 2] = codesmith_policy::PROTECTED_DIRS;
 
 /// What a tool call may know about its session: the workspace root and the
@@ -96,9 +98,10 @@ impl ToolContext {
     /// `INTERNAL`.
     pub fn resolve(&self, model_path: &str) -> Result<ResolvedPath, Refusal> {
         let path = resolve_in(&self.root()?, model_path)?;
-        if let Ok(home) = self.home.canonicalize()
-            && path.abs.starts_with(&home)
-        {
+        // Where the home is or will be: a home not created yet, or spelled through a
+        // symlink or `..`, is still recognised. When it cannot be located, fail closed.
+        let inside_home = real_location_of(&self.home).map_or(true, |h| path.abs.starts_with(h));
+        if inside_home {
             return Err(Refusal::new(
                 ErrorCode::Denied,
                 format!(
@@ -119,36 +122,35 @@ impl ToolContext {
     ///
     /// Errors: those of [`ToolContext::resolve`]; `DENIED` for a protected path.
     pub fn resolve_for_write(&self, model_path: &str) -> Result<ResolvedPath, Refusal> {
-        let path = self.resolve(model_path)?;
-        let hit =
-            protected_component(Path::new(&path.rel)).or_else(|| protected_component(&path.inner));
-        if let Some(dir) = hit {
-            return Err(Refusal::new(
-                ErrorCode::Denied,
-                format!(
-                    "\"{}\" is under {dir}/, which the file tools do not write: {}",
-                    path.rel,
-                    if dir == ".git" {
-                        "a hook or config line there would run on the user's machine at their next git command."
-                    } else {
-                        "it holds the project's CodeSmith safety configuration."
-                    }
-                ),
-                format!(
-                    "This change needs the user's approval: ask the user to make it, or run it with \
-                     exec_shell, where it asks for approval. Do not try another path to {dir}/."
-                ),
-            )
-            .with("path", path.rel.as_str())
-            .with("protected", dir));
+        self.resolve_all_for_write(&[model_path])?
+            .pop()
+            .ok_or_else(Refusal::internal)
+    }
+
+    /// [`ToolContext::resolve_for_write`] for every path one call writes together
+    /// (`apply_patch`), in order: a git directory the writes would complete between them
+    /// (one adds `HEAD`, another `objects/…`) is refused as well.
+    ///
+    /// Errors: the first error of any path, as [`ToolContext::resolve_for_write`].
+    pub fn resolve_all_for_write(
+        &self,
+        model_paths: &[&str],
+    ) -> Result<Vec<ResolvedPath>, Refusal> {
+        let paths = model_paths
+            .iter()
+            .map(|p| self.resolve(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pending: Vec<&Path> = paths.iter().map(|p| p.inner.as_path()).collect();
+        for path in &paths {
+            refuse_protected(path, &pending)?;
         }
-        Ok(path)
+        Ok(paths)
     }
 
     /// `$CODESMITH_HOME`, canonical, when it lies inside the workspace: the directory the
     /// walking tools (`list_dir`, `grep_files`, `file_search`) never enter.
     pub fn private_home(&self) -> Option<PathBuf> {
-        let home = self.home.canonicalize().ok()?;
+        let home = real_location_of(&self.home).ok()?;
         let ws = self.workspace.canonicalize().ok()?;
         (home.starts_with(&ws)).then_some(home)
     }
@@ -167,10 +169,128 @@ impl ToolContext {
     }
 }
 
-/// The first [`PROTECTED_DIRS`] name among the components of `path`.
+/// `DENIED` when `path` lies under a [`PROTECTED_DIRS`] directory (as given or as
+/// reached) or in a git directory of any name once `pending` (every path of the same
+/// call, root-relative) are written; see [`in_git_dir`].
+fn refuse_protected(path: &ResolvedPath, pending: &[&Path]) -> Result<(), Refusal> {
+    let hit = protected_component(Path::new(&path.rel))
+        .map(|dir| (dir, format!("{dir}/")))
+        .or_else(|| protected_component(&path.inner).map(|dir| (dir, format!("{dir}/"))))
+        .or_else(|| {
+            in_git_dir(path.root.path(), &path.inner, pending).map(|d| {
+                let d = if d.as_os_str().is_empty() {
+                    ".".to_string()
+                } else {
+                    d.display().to_string()
+                };
+                (
+                    ".git",
+                    format!("the git directory {d}/ (it holds HEAD, objects/ and refs/)"),
+                )
+            })
+        });
+    if let Some((dir, what)) = hit {
+        return Err(Refusal::new(
+                ErrorCode::Denied,
+                format!(
+                    "\"{}\" is under {what}, which the file tools do not write: {}",
+                    path.rel,
+                    if dir == ".git" {
+                        "a hook or config line there would run on the user's machine at their next git command."
+                    } else {
+                        "it holds the project's CodeSmith safety configuration."
+                    }
+                ),
+                format!(
+                    "This change needs the user's approval: ask the user to make it, or run it with \
+                     exec_shell, where it asks for approval. Do not try another path to {dir}/."
+                ),
+            )
+            .with("path", path.rel.as_str())
+            .with("protected", dir));
+    }
+    Ok(())
+}
+
+/// The directory (relative to `root`) on the way to `inner` that git would use as a
+/// repository once the write to `inner` is done, if any: one holding a `HEAD` file and
+/// either `objects/` and `refs/` directories or a `commondir` file (git's
+/// `is_git_directory`). This finds a git directory by what it is, whatever its name: the
+/// target of a `.git` file (`gitdir: …`, `git init --separate-git-dir`, worktrees,
+/// submodules) and a bare repository, including one this very write would complete.
+fn in_git_dir(root: &Path, inner: &Path, pending: &[&Path]) -> Option<PathBuf> {
+    let parts: Vec<&std::ffi::OsStr> = inner
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let mut dir = root.to_path_buf();
+    let mut dir_rel = PathBuf::new();
+    for entry in parts {
+        // Whether one of the writes creates `dir/name` as a file or as a directory.
+        let pending = |name: &str, as_dir: bool| {
+            pending.iter().any(|p| {
+                let Ok(rest) = p.strip_prefix(&dir_rel) else {
+                    return false;
+                };
+                let mut rest = rest.components();
+                rest.next().is_some_and(|first| {
+                    first
+                        .as_os_str()
+                        .to_str()
+                        .is_some_and(|f| f.eq_ignore_ascii_case(name))
+                }) && rest.next().is_some() == as_dir
+            })
+        };
+        let file = |name: &str| pending(name, false) || dir.join(name).is_file();
+        let subdir = |name: &str| pending(name, true) || dir.join(name).is_dir();
+        if file("HEAD") && ((subdir("objects") && subdir("refs")) || file("commondir")) {
+            return Some(dir_rel);
+        }
+        dir.push(entry);
+        dir_rel.push(entry);
+    }
+    None
+}
+
+/// The first [`PROTECTED_DIRS`] name among the components of `path`, as
+/// [`protected_name`] matches it.
 fn protected_component(path: &Path) -> Option<&'static str> {
     path.components().find_map(|c| match c {
-        Component::Normal(n) => PROTECTED_DIRS.iter().copied().find(|p| n == *p),
+        Component::Normal(n) => protected_name(n),
         _ => None,
+    })
+}
+
+/// The [`PROTECTED_DIRS`] entry `name` opens on some file system the workspace may be
+/// on, following git's own `is_hfs_dotgit` / `is_ntfs_dotgit` checks (CVE-2014-9390):
+/// case is ignored (macOS, Windows, casefolded ext4); the code points HFS+ ignores in
+/// names (zero-width joiners, bidi marks, the BOM) are dropped; an NTFS stream suffix
+/// (`:…`) and trailing dots and spaces are cut; and an 8.3 short name (`GIT~1`,
+/// `CODESM~2`) counts as the directory it may abbreviate.
+fn protected_name(name: &std::ffi::OsStr) -> Option<&'static str> {
+    let name = name.to_string_lossy();
+    let folded: String = name
+        .chars()
+        .filter(
+            |c| !matches!(*c as u32, 0x200C..=0x200F | 0x202A..=0x202E | 0x206A..=0x206F | 0xFEFF),
+        )
+        .collect::<String>()
+        .to_lowercase();
+    let base = folded
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(['.', ' ']);
+    PROTECTED_DIRS.iter().copied().find(|dir| {
+        if base == *dir {
+            return true;
+        }
+        let stem: String = dir.trim_start_matches('.').chars().take(6).collect();
+        base.strip_prefix(stem.as_str())
+            .and_then(|rest| rest.strip_prefix('~'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
     })
 }

@@ -80,10 +80,16 @@ impl Instructions {
 
 /// The directories to search, outermost first: the workspace and its
 /// ancestors up to and including `home` when the workspace is inside home;
-/// only the workspace otherwise (and when `home` is `None`).
+/// only the workspace otherwise (and when `home` is `None`). A `home` that is
+/// not an existing absolute directory other than `/` (an empty, relative or
+/// missing `$HOME`, or `HOME=/` as some services run with) allows no walk-up:
+/// it would otherwise reach `/` and read a planted `/tmp/AGENTS.md`.
 pub fn search_dirs(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     let ws = fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-    let home = home.map(|h| fs::canonicalize(h).unwrap_or_else(|_| h.to_path_buf()));
+    let home = home
+        .filter(|h| h.is_absolute())
+        .and_then(|h| fs::canonicalize(h).ok())
+        .filter(|h| h.parent().is_some() && h.is_dir());
     let mut dirs = vec![ws.clone()];
     if let Some(home) = home.filter(|h| ws.starts_with(h)) {
         let mut cur = ws.as_path();
@@ -289,6 +295,22 @@ mod tests {
         let ws = home.join("code/proj");
         fs::create_dir_all(&ws).unwrap();
         (root, home, ws)
+    }
+
+    #[test]
+    fn an_odd_home_allows_no_walk_up() {
+        let (_root, home, ws) = setup();
+        let want = vec![fs::canonicalize(&ws).unwrap()];
+        for odd in [
+            Path::new(""),
+            Path::new("/"),
+            Path::new("."),
+            Path::new("code/.."),
+            &home.join("missing/.."),
+        ] {
+            assert_eq!(search_dirs(&ws, Some(odd)), want, "{odd:?}");
+        }
+        assert_eq!(search_dirs(&ws, Some(&home)).len(), 3);
     }
 
     #[test]

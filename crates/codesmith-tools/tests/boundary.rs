@@ -192,3 +192,152 @@ async fn codesmith_home_inside_the_workspace_is_refused_to_every_file_tool() {
     let v = call(&reg, &ctx, "list_dir", json!({"path": ".", "depth": 3})).await;
     assert!(!v.to_string().contains("approvals.toml"), "{v}");
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_codesmith_home_not_created_yet_is_refused_however_it_is_spelled() {
+    // The home may not exist before CodeSmith's first write, and may be named through a
+    // symlink or `..`: a model writing there first would plant approvals and policy.
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let ws = base.join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    std::os::unix::fs::symlink(&ws, base.join("alias")).unwrap();
+    std::os::unix::fs::symlink(ws.join("later"), base.join("dangling")).unwrap();
+    let reg = registry();
+    for home in [
+        base.join("alias/.state"),
+        base.join("nowhere/../ws/.state"),
+        base.join("dangling/../.state"),
+    ] {
+        let ctx = ToolContext::one_shot(ws.clone(), home.clone());
+        let v = call(
+            &reg,
+            &ctx,
+            "write_file",
+            json!({"path": ".state/approvals.toml", "content": "x\n"}),
+        )
+        .await;
+        assert_eq!(v["error"]["code"], "DENIED", "{home:?}: {v}");
+        assert!(!ws.join(".state").exists(), "{home:?}");
+    }
+}
+
+#[tokio::test]
+async fn other_spellings_of_git_and_codesmith_are_denied_too() {
+    // On a case-insensitive file system (macOS, Windows, casefolded ext4), HFS+ (which
+    // ignores zero-width code points) or NTFS (trailing dots, 8.3 short names, streams)
+    // each of these opens the real `.git/` or `.codesmith/`.
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().canonicalize().unwrap().join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    let ctx = ToolContext::one_shot(ws.clone(), tmp.path().join("home"));
+    let reg = registry();
+    for path in [
+        ".GIT/hooks/pre-commit",
+        ".Git/config",
+        "sub/.gIt/hooks/post-checkout",
+        ".g\u{200c}it/config",
+        ".\u{feff}git/config",
+        ".git./config",
+        ".git . ./config",
+        "GIT~1/config",
+        ".git::$INDEX_ALLOCATION/config",
+        ".CodeSmith/policy.toml",
+        "CODESM~2/policy.toml",
+    ] {
+        let v = call(
+            &reg,
+            &ctx,
+            "write_file",
+            json!({"path": path, "content": "#!/bin/sh\n"}),
+        )
+        .await;
+        assert_eq!(v["error"]["code"], "DENIED", "{path}: {v}");
+    }
+    assert!(files_below(&ws).is_empty(), "{:?}", files_below(&ws));
+    // Names that merely start like them are ordinary files.
+    for path in [
+        ".github/workflows/ci.yml",
+        ".gitignore",
+        "git/x",
+        ".codesmithrc",
+    ] {
+        let v = call(
+            &reg,
+            &ctx,
+            "write_file",
+            json!({"path": path, "content": "x\n"}),
+        )
+        .await;
+        assert_eq!(v["ok"], true, "{path}: {v}");
+    }
+}
+
+#[tokio::test]
+async fn a_git_directory_under_any_name_is_denied() {
+    // `git init --separate-git-dir gd` (or a worktree, or a submodule) leaves a `.git`
+    // file naming a git directory that need not be called `.git`; a bare repository needs
+    // no `.git` at all. A `core.fsmonitor` line in either runs at the next `git status`.
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().canonicalize().unwrap().join("ws");
+    for d in ["gd/objects", "gd/refs", "gd/hooks", "wt/x", "half/refs"] {
+        fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    fs::write(ws.join(".git"), "gitdir: gd\n").unwrap();
+    fs::write(ws.join("gd/HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(ws.join("gd/config"), "[core]\n").unwrap();
+    fs::write(ws.join("wt/HEAD"), "ref: refs/heads/x\n").unwrap();
+    fs::write(ws.join("wt/commondir"), "../gd\n").unwrap();
+    fs::write(ws.join("half/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let ctx = ToolContext::one_shot(ws.clone(), tmp.path().join("home"));
+    let reg = registry();
+    for (tool, args) in [
+        (
+            "write_file",
+            json!({"path": "gd/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "gd/config", "search": "[core]", "replace": "[core]\n\tfsmonitor = evil", "force_fresh": true}),
+        ),
+        (
+            "write_file",
+            json!({"path": "wt/config.worktree", "content": "[core]\n"}),
+        ),
+        // The last piece of a bare repository, in either order.
+        (
+            "write_file",
+            json!({"path": "half/objects/info/x", "content": "x\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "bare/HEAD", "content": "ref: refs/heads/main\n"}),
+        ),
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: nb/config\n+[core]\n*** Add File: nb/HEAD\n+ref: refs/heads/main\n*** Add File: nb/refs/heads/.keep\n+\n*** Add File: nb/objects/.keep\n+\n*** End Patch\n"}),
+        ),
+    ] {
+        if tool == "write_file" && args["path"] == "bare/HEAD" {
+            fs::create_dir_all(ws.join("bare/objects")).unwrap();
+            fs::create_dir_all(ws.join("bare/refs")).unwrap();
+        }
+        let v = call(&reg, &ctx, tool, args.clone()).await;
+        assert_eq!(v["error"]["code"], "DENIED", "{tool} {args}: {v}");
+    }
+    assert_eq!(
+        fs::read_to_string(ws.join("gd/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!ws.join("half/objects").exists() && !ws.join("bare/HEAD").exists());
+    // A directory that only has some of the pieces is ordinary.
+    let v = call(
+        &reg,
+        &ctx,
+        "write_file",
+        json!({"path": "src/HEAD", "content": "x\n"}),
+    )
+    .await;
+    assert_eq!(v["ok"], true, "{v}");
+}

@@ -25,7 +25,11 @@ pub fn run(command: PolicyCommand) -> Exit {
             }
             let report =
                 codesmith_policy::check_report(&command, &workspace.to_string_lossy(), &rules);
-            println!("{report}");
+            // The report quotes the command and the project's rule reasons.
+            println!(
+                "{}",
+                codesmith_policy::json_terminal_safe(&report.to_string())
+            );
             Exit::Ok
         }
     }

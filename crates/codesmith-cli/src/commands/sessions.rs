@@ -56,7 +56,7 @@ fn list(json: bool) -> Exit {
     let sessions = summaries(&home);
     if json {
         match serde_json::to_string(&sessions) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => println!("{}", codesmith_policy::json_terminal_safe(&text)),
             Err(e) => return Exit::failed(e.into()),
         }
     } else if sessions.is_empty() {

@@ -39,6 +39,11 @@ pub async fn run(args: ToolArgs) -> Exit {
         ));
     }
     let outcome = codesmith_engine::run_one(&registry, ctx, &rules, &args.name, call_args).await;
-    println!("{}", envelope_json(&outcome));
+    // File names and command output in the envelope may hold C1 or bidi controls,
+    // which `serde_json` leaves as they are.
+    println!(
+        "{}",
+        codesmith_policy::json_terminal_safe(&envelope_json(&outcome).to_string())
+    );
     Exit::Ok
 }

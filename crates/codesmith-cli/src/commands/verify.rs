@@ -31,7 +31,10 @@ fn stats(json: bool) -> Exit {
         }
     };
     if json {
-        println!("{}", stats_json(&stats));
+        println!(
+            "{}",
+            codesmith_policy::json_terminal_safe(&stats_json(&stats).to_string())
+        );
     } else {
         // Commands in the ledger came from a model: shown, never acted on.
         print!("{}", codesmith_policy::terminal_safe(&stats_text(&stats)));

@@ -190,6 +190,65 @@ fn is_not_dir(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::NotADirectory
 }
 
+/// Where `path` is, or would be once created, on disk: each existing component is
+/// resolved as the kernel resolves it (symlinks followed, a dangling one through its
+/// target); from the first missing component on, the rest is appended with `.` and `..`
+/// applied lexically, as `create_dir_all` would create it. A relative `path` is taken
+/// against the current directory. For locations that must be recognised before they
+/// exist, such as `$CODESMITH_HOME` spelled through a symlink or `..`.
+///
+/// Errors: host errors other than `NotFound`; `InvalidInput` after more than
+/// [`MAX_LINK_HOPS`] dangling symlinks or when `..` climbs above `/`.
+pub fn real_location_of(path: &Path) -> io::Result<PathBuf> {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(path)
+    };
+    locate(&abs, 0)
+}
+
+fn locate(abs: &Path, hops: usize) -> io::Result<PathBuf> {
+    let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidInput, what.to_string());
+    let mut cur = PathBuf::from("/");
+    let mut missing = false;
+    let mut comps = abs.components();
+    while let Some(comp) = comps.next() {
+        match comp {
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => continue,
+            Component::ParentDir if missing => {
+                if !cur.pop() {
+                    return Err(bad("the path climbs above the root"));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let next = cur.join(comp.as_os_str());
+        if missing {
+            cur = next;
+            continue;
+        }
+        match next.canonicalize() {
+            Ok(real) => cur = real,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink()) {
+                    if hops >= MAX_LINK_HOPS {
+                        return Err(bad("too many dangling symlinks"));
+                    }
+                    let mut target = cur.join(std::fs::read_link(&next)?);
+                    target.extend(comps);
+                    return locate(&target, hops + 1);
+                }
+                missing = true;
+                cur = next;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(cur)
+}
+
 /// Resolves `.` and `..` without touching the disk. `None` when `..` climbs above `/`.
 pub fn normalize_lexically(path: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
@@ -293,5 +352,31 @@ mod tests {
         let r = resolve(&ws, "alias.txt").unwrap();
         assert_eq!(r.rel, "alias.txt");
         assert!(r.abs.ends_with("real.txt"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn real_location_of_sees_through_links_and_dots_before_the_path_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::os::unix::fs::symlink(&ws, base.join("alias")).unwrap();
+        std::os::unix::fs::symlink(ws.join("later"), base.join("dangling")).unwrap();
+        let want = ws.join(".home");
+        for spelled in [
+            base.join("alias/.home"),
+            base.join("nowhere/../ws/.home"),
+            base.join("alias/./x/y/../../.home"),
+            base.join("dangling/../.home"),
+        ] {
+            assert_eq!(real_location_of(&spelled).unwrap(), want, "{spelled:?}");
+        }
+        assert_eq!(
+            real_location_of(&base.join("dangling/a")).unwrap(),
+            ws.join("later/a")
+        );
+        std::os::unix::fs::symlink("loop", base.join("loop")).unwrap();
+        assert!(real_location_of(&base.join("loop/x")).is_err());
     }
 }

@@ -25,7 +25,10 @@ use report::{Finding, Status};
 pub async fn run(args: DoctorArgs) -> Exit {
     let findings = collect(&args).await;
     if args.json {
-        println!("{}", report::to_json(&findings));
+        println!(
+            "{}",
+            codesmith_policy::json_terminal_safe(&report::to_json(&findings).to_string())
+        );
     } else {
         // Findings quote endpoints' replies and file names: shown, never acted on.
         print!(

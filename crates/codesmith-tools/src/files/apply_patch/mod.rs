@@ -190,10 +190,10 @@ fn resolve_all(
     ctx: &ToolContext,
     patch: &mut Patch,
 ) -> Result<HashMap<String, ResolvedPath>, Refusal> {
-    let mut by_model: HashMap<String, ResolvedPath> = HashMap::new();
-    for p in patch.paths() {
-        by_model.insert(p.to_string(), ctx.resolve_for_write(p)?);
-    }
+    let paths: Vec<String> = patch.paths().into_iter().map(str::to_string).collect();
+    let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let resolved = ctx.resolve_all_for_write(&refs)?;
+    let by_model: HashMap<String, ResolvedPath> = paths.into_iter().zip(resolved).collect();
     let rel = |p: &mut String| {
         if let Some(r) = by_model.get(p.as_str()) {
             *p = r.rel.clone();
