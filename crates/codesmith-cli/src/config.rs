@@ -145,6 +145,9 @@ pub struct FileConfig {
     pub verification: Option<VerificationSection>,
     /// Turn snapshots (`enabled`, default true).
     pub snapshots: Option<SnapshotsSection>,
+    /// MCP servers whose tools join the session (`[mcp_servers.NAME]`); user config only.
+    #[serde(default)]
+    pub mcp_servers: std::collections::BTreeMap<String, codesmith_tools::mcp::McpServerConfig>,
 }
 
 /// The project config: only the keys that may tighten.

@@ -33,6 +33,11 @@ pub enum ErrorCode {
     Denied,
     /// The call ran out of time.
     Timeout,
+    /// The tool exists but cannot be used now (its MCP server is down, or the server
+    /// offered it in a form the registry does not accept).
+    Unavailable,
+    /// An external tool (an MCP server) ran the call and reported an error.
+    ToolError,
     /// A host-level cause; never carries host detail.
     Internal,
 }

@@ -14,6 +14,7 @@ pub mod files;
 pub mod fs;
 pub mod gate;
 pub mod instructions;
+pub mod mcp;
 pub mod memory;
 pub mod private;
 mod registry;
