@@ -130,7 +130,10 @@ pub async fn mcp_servers(
     workspace: &std::path::Path,
 ) -> codesmith_tools::mcp::McpStart {
     let lookup = |name: &str| std::env::var(name).ok();
-    codesmith_tools::mcp::start_servers(&file.mcp_servers, workspace, &lookup).await
+    let threshold = file
+        .mcp_defer_threshold
+        .unwrap_or(codesmith_tools::mcp::DEFAULT_DEFER_THRESHOLD);
+    codesmith_tools::mcp::start_servers(&file.mcp_servers, workspace, &lookup, threshold).await
 }
 
 /// The session's system prompt, with the workspace's AGENTS.md.
@@ -188,13 +191,11 @@ pub fn engine(
     ctx: Arc<ToolContext>,
     approver: Arc<dyn Approver>,
     session: Session,
-    mcp: &[Arc<dyn codesmith_tools::Tool>],
+    mcp: &codesmith_tools::mcp::McpStart,
     warnings: &mut Vec<String>,
 ) -> Engine {
     let mut tools = registry(&resolved.file, warnings);
-    for tool in mcp {
-        tools.register(tool.clone());
-    }
+    mcp.register_into(&mut tools);
     let config = engine_config(resolved, &mut Vec::new());
     let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
     let enabled = resolved

@@ -321,3 +321,163 @@ async fn mcp_list_shows_servers_state_and_tools() {
     let off = servers.iter().find(|s| s["name"] == "off").unwrap();
     assert_eq!(off["state"], "disabled");
 }
+
+/// `b`'s JSON text is `a`'s with more elements appended: the bytes before `a`'s closing
+/// bracket are a prefix of `b`.
+fn extends(a: &Value, b: &Value) -> bool {
+    let (a, b) = (a.to_string(), b.to_string());
+    let head = a.strip_suffix(']').unwrap();
+    b.len() > a.len() && b.starts_with(head) && b[head.len()..].starts_with(',')
+}
+
+fn messages_append_only(bodies: &[Value]) {
+    for pair in bodies.windows(2) {
+        let (ma, mb) = (
+            pair[0]["messages"].as_array().unwrap(),
+            pair[1]["messages"].as_array().unwrap(),
+        );
+        assert!(mb.len() > ma.len());
+        for (x, y) in ma.iter().zip(mb) {
+            assert_eq!(
+                x.to_string(),
+                y.to_string(),
+                "an earlier message was rewritten"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_tools_are_deferred_and_activation_only_appends() {
+    if skip_without_python() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let many = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/many_tools.py");
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!(
+            "[mcp_servers.many]\ncommand = \"python3\"\nargs = [{:?}]\nstartup_timeout_secs = 20\n",
+            many.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "mcp__many__lookup_invoice",
+            r#"{"id": "7"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c2",
+            "tool_search",
+            r#"{"query": "invoice", "limit": 2}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c3",
+            "mcp__many__lookup_invoice",
+            r#"{"id": "7"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = exec(&sb, &server, "auto").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 4);
+    messages_append_only(&bodies);
+
+    let first = catalogue(&bodies[0]);
+    let search = spec(&first, "tool_search").expect("tool_search is sent when tools are deferred");
+    let description = search["function"]["description"].as_str().unwrap();
+    assert!(
+        description.contains("- mcp__many__count_otter_00: Counts otter sightings in region 0.")
+    );
+    assert_eq!(description.matches("\n- mcp__many__").count(), 60);
+    assert!(
+        first
+            .iter()
+            .all(|t| !t["function"]["name"].as_str().unwrap().starts_with("mcp__")),
+        "no MCP tool is sent before activation"
+    );
+    assert_eq!(
+        bodies[1]["tools"].to_string(),
+        bodies[0]["tools"].to_string()
+    );
+    // After activation the catalogue is a strict extension: two tools appended at the tail.
+    assert!(extends(&bodies[1]["tools"], &bodies[2]["tools"]));
+    let third = catalogue(&bodies[2]);
+    assert_eq!(third.len(), first.len() + 2);
+    let mut tail: Vec<&str> = third[first.len()..]
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    tail.sort_unstable();
+    assert_eq!(
+        tail,
+        ["mcp__many__lookup_invoice", "mcp__many__send_invoice"]
+    );
+    assert_eq!(
+        bodies[3]["tools"].to_string(),
+        bodies[2]["tools"].to_string()
+    );
+
+    let results = tool_messages(&bodies[3]);
+    assert!(
+        results[0].contains("not loaded yet") && results[0].contains("tool_search"),
+        "{}",
+        results[0]
+    );
+    assert!(!results[0].contains("42 EUR"));
+    assert!(
+        results[1].contains("mcp__many__lookup_invoice"),
+        "{}",
+        results[1]
+    );
+    assert!(results[2].contains("invoice 7: 42 EUR"), "{}", results[2]);
+
+    // A resumed session sends the same catalogue.
+    let sessions = sb.home().join("sessions");
+    let id = std::fs::read_dir(&sessions)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".jsonl").map(str::to_string)
+        })
+        .expect("a session file");
+    let again = ScriptedServer::start().await;
+    again.push(Scripted::text("resumed"));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &[
+            "exec",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--provider",
+            "openai",
+            "--base-url",
+            &again.base_url(),
+            "--model",
+            "scripted",
+            "--approval",
+            "auto",
+            "--resume",
+            &id,
+            "Go on",
+        ],
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let resumed = again.request_bodies();
+    assert_eq!(
+        resumed[0]["tools"].to_string(),
+        bodies[3]["tools"].to_string()
+    );
+}

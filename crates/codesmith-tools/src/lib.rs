@@ -8,6 +8,7 @@
 pub mod approvals;
 mod builtin;
 mod context;
+pub mod deferred;
 mod envelope;
 pub mod fetch;
 pub mod files;

@@ -64,7 +64,7 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         Arc::new(ctx),
         Arc::new(NoApprover),
         session,
-        &mcp.tools,
+        &mcp,
         &mut warnings,
     );
     for warning in warnings {

@@ -112,7 +112,7 @@ pub struct Parts {
     /// The approver routing questions to the UI.
     pub approver: Arc<dyn Approver>,
     /// The MCP servers' tools, started once for the whole UI run.
-    pub mcp: Vec<Arc<dyn codesmith_tools::Tool>>,
+    pub mcp: codesmith_tools::mcp::McpStart,
 }
 
 impl Parts {

@@ -130,7 +130,7 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         provider,
         ctx: Arc::new(ctx),
         approver: Arc::new(approval::UiApprover::new(ask_tx)),
-        mcp: mcp.tools,
+        mcp,
     };
     let (driver, events) = driver::spawn(parts, session);
     let (later_tx, later) = mpsc::unbounded_channel();

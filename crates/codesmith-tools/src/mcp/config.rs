@@ -36,8 +36,9 @@ pub struct McpServerConfig {
     /// `true` lets this server's tools that declare `readOnlyHint` run without
     /// approval (default false: every tool asks and counts as network-capable).
     pub trusted: Option<bool>,
-    /// Reserved for deferred loading: `true` would register the tools without sending
-    /// them in the catalogue. Accepted and currently without effect.
+    /// `true` registers the tools without sending them (the model finds them with
+    /// `tool_search`); `false` always sends them. Default: deferred when all servers
+    /// together offer more tools than the threshold.
     pub defer: Option<bool>,
 }
 

@@ -17,7 +17,7 @@ pub mod config;
 pub mod schema;
 pub mod tool;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -47,11 +47,16 @@ pub struct ServerStatus {
     pub unavailable: BTreeMap<String, String>,
 }
 
+/// Default number of MCP tools above which servers without `defer` are deferred.
+pub const DEFAULT_DEFER_THRESHOLD: usize = 20;
+
 /// What starting the configured servers produced.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct McpStart {
     /// Tools to register (usable and fail-closed entries).
     pub tools: Vec<Arc<dyn Tool>>,
+    /// Names among `tools` that are deferred (registered, sent only once activated).
+    pub deferred: BTreeSet<String>,
     /// One status per configured server, by name.
     pub servers: Vec<ServerStatus>,
 }
@@ -65,6 +70,19 @@ impl std::fmt::Debug for McpStart {
 }
 
 impl McpStart {
+    /// Adds the tools to `registry` (deferred ones deferred) and, when anything is
+    /// deferred, `tool_search`.
+    pub fn register_into(&self, registry: &mut crate::Registry) {
+        for tool in &self.tools {
+            if self.deferred.contains(tool.name()) {
+                registry.register_deferred(tool.clone());
+            } else {
+                registry.register(tool.clone());
+            }
+        }
+        registry.enable_tool_search();
+    }
+
     /// One notice per server that failed to start (to be shown once).
     pub fn notices(&self) -> Vec<String> {
         self.servers
@@ -83,10 +101,14 @@ impl McpStart {
 
 /// Starts every enabled server in `servers` concurrently (each bounded by its start-up
 /// timeout) in `workspace`, resolving `${VAR}` in `env` through `lookup`.
+///
+/// Deferral: a server's `defer = true|false` decides for its tools; without it, its tools
+/// are deferred when all servers together offer more than `defer_threshold` tools.
 pub async fn start_servers(
     servers: &BTreeMap<String, McpServerConfig>,
     workspace: &Path,
     lookup: &(dyn Fn(&str) -> Option<String> + Sync),
+    defer_threshold: usize,
 ) -> McpStart {
     let starts = servers.iter().map(|(name, cfg)| async move {
         if !cfg.is_enabled() {
@@ -102,7 +124,16 @@ pub async fn start_servers(
         }
     });
     let mut out = McpStart::default();
-    for (st, tools) in futures::future::join_all(starts).await {
+    let started = futures::future::join_all(starts).await;
+    let total: usize = started.iter().map(|(_, t)| t.len()).sum();
+    for (st, tools) in started {
+        let defer = servers
+            .get(&st.name)
+            .and_then(|c| c.defer)
+            .unwrap_or(total > defer_threshold);
+        if defer {
+            out.deferred.extend(st.tools.iter().cloned());
+        }
         out.servers.push(st);
         out.tools.extend(tools);
     }
@@ -146,7 +177,6 @@ fn register(server: Arc<McpServer>, raw: &[Value]) -> (ServerStatus, Vec<Arc<dyn
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string();
-                let description = format!("[MCP server `{}`] {description}", server.name());
                 McpTool::new(
                     full.clone(),
                     description,
