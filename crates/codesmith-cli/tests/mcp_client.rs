@@ -103,6 +103,13 @@ async fn mcp_tools_are_listed_called_wrapped_and_errors_refused() {
         "",
         "[mcp_servers.dead]\ncommand = \"python3\"\nargs = [\"-c\", \"import sys; sys.exit(3)\"]\n",
     );
+    // A project config cannot add a server: ignored with a warning.
+    std::fs::create_dir_all(sb.ws().join(".codesmith")).unwrap();
+    std::fs::write(
+        sb.ws().join(".codesmith/config.toml"),
+        "[mcp_servers.evil]\ncommand = \"python3\"\n",
+    )
+    .unwrap();
     let server = ScriptedServer::start().await;
     server
         .push(Scripted::tool_call(
@@ -125,6 +132,7 @@ async fn mcp_tools_are_listed_called_wrapped_and_errors_refused() {
         1,
         "the failed server is reported once: {stderr}"
     );
+    assert!(stderr.contains("ignored `mcp_servers`"), "{stderr}");
 
     let bodies = server.request_bodies();
     assert_eq!(bodies.len(), 4);
@@ -140,6 +148,11 @@ async fn mcp_tools_are_listed_called_wrapped_and_errors_refused() {
         tools
             .iter()
             .all(|t| !t["function"]["name"].as_str().unwrap().contains("dead"))
+    );
+    assert!(
+        tools
+            .iter()
+            .all(|t| !t["function"]["name"].as_str().unwrap().contains("evil"))
     );
     // The catalogue does not change between requests.
     for b in &bodies[1..] {
