@@ -38,6 +38,16 @@ fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/fastmcp_server.py")
 }
 
+/// A sandbox whose user config has the fixture server `fx` (with `fx_extra` in its
+/// section, plus `extra` TOML), and the directory where `fx` leaves markers.
+fn fx_sandbox(fx_extra: &str, extra: &str) -> (Sandbox, PathBuf) {
+    let sb = Sandbox::new();
+    let markers = sb.dir.path().join("markers");
+    std::fs::create_dir_all(&markers).unwrap();
+    configure(&sb.home(), &markers, fx_extra, extra);
+    (sb, markers)
+}
+
 /// Writes the user config with the fixture server `fx` (plus `extra` TOML).
 fn configure(home: &Path, markers: &Path, fx_extra: &str, extra: &str) {
     let config = format!(
@@ -93,13 +103,8 @@ async fn mcp_tools_are_listed_called_wrapped_and_errors_refused() {
     if skip_without_python() {
         return;
     }
-    let sb = Sandbox::new();
-    let markers = sb.dir.path().join("markers");
-    std::fs::create_dir_all(&markers).unwrap();
     // A second server exits at start-up: reported once, the session goes on.
-    configure(
-        &sb.home(),
-        &markers,
+    let (sb, _) = fx_sandbox(
         "",
         "[mcp_servers.dead]\ncommand = \"python3\"\nargs = [\"-c\", \"import sys; sys.exit(3)\"]\n",
     );
@@ -192,10 +197,7 @@ async fn only_trusted_read_only_tools_run_without_approval() {
     if skip_without_python() {
         return;
     }
-    let sb = Sandbox::new();
-    let markers = sb.dir.path().join("markers");
-    std::fs::create_dir_all(&markers).unwrap();
-    configure(&sb.home(), &markers, "trusted = true", "");
+    let (sb, _) = fx_sandbox("trusted = true", "");
     let server = ScriptedServer::start().await;
     server
         .push(Scripted::tool_call(
@@ -225,10 +227,7 @@ async fn untrusted_servers_ask_even_for_read_only_hints() {
     if skip_without_python() {
         return;
     }
-    let sb = Sandbox::new();
-    let markers = sb.dir.path().join("markers");
-    std::fs::create_dir_all(&markers).unwrap();
-    configure(&sb.home(), &markers, "", "");
+    let (sb, _) = fx_sandbox("", "");
     let server = ScriptedServer::start().await;
     server
         .push(Scripted::tool_call(
@@ -252,10 +251,7 @@ async fn a_timed_out_call_is_cancelled_at_the_server() {
     if skip_without_python() {
         return;
     }
-    let sb = Sandbox::new();
-    let markers = sb.dir.path().join("markers");
-    std::fs::create_dir_all(&markers).unwrap();
-    configure(&sb.home(), &markers, "tool_timeout_secs = 1", "");
+    let (sb, markers) = fx_sandbox("tool_timeout_secs = 1", "");
     let server = ScriptedServer::start().await;
     server
         .push(Scripted::tool_call(
@@ -284,12 +280,7 @@ async fn mcp_list_shows_servers_state_and_tools() {
     if skip_without_python() {
         return;
     }
-    let sb = Sandbox::new();
-    let markers = sb.dir.path().join("markers");
-    std::fs::create_dir_all(&markers).unwrap();
-    configure(
-        &sb.home(),
-        &markers,
+    let (sb, _) = fx_sandbox(
         "",
         "[mcp_servers.off]\ncommand = \"nope\"\nenabled = false\n",
     );
