@@ -46,8 +46,9 @@ pub enum Command {
     Exec(ExecArgs),
     /// Run one tool call and print its result envelope as one JSON line.
     Tool(ToolArgs),
-    /// Serve the tools over MCP on stdio.
-    Mcp(WorkspaceArg),
+    /// Serve the tools over MCP on stdio (`codesmith mcp list` shows the configured MCP
+    /// servers instead).
+    Mcp(McpArgs),
     /// Decide what the command policy says about a shell command.
     Policy {
         /// What to check.
@@ -285,5 +286,27 @@ pub enum SessionsCommand {
         /// Do not ask for confirmation (needed when stdin is not a terminal).
         #[arg(long, short = 'y')]
         yes: bool,
+    },
+}
+
+/// `codesmith mcp [list]`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Workspace.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
+    /// `list`; none serves CodeSmith's tools over MCP on stdio.
+    #[command(subcommand)]
+    pub command: Option<McpCommand>,
+}
+
+/// `codesmith mcp` sub-commands.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start the configured MCP servers (`[mcp_servers.NAME]`) and show their state and tools.
+    List {
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
     },
 }

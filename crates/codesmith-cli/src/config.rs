@@ -145,6 +145,11 @@ pub struct FileConfig {
     pub verification: Option<VerificationSection>,
     /// Turn snapshots (`enabled`, default true).
     pub snapshots: Option<SnapshotsSection>,
+    /// More MCP tools than this defers the servers without `defer` (default 20).
+    pub mcp_defer_threshold: Option<usize>,
+    /// MCP servers whose tools join the session (`[mcp_servers.NAME]`); user config only.
+    #[serde(default)]
+    pub mcp_servers: std::collections::BTreeMap<String, codesmith_tools::mcp::McpServerConfig>,
 }
 
 /// The project config: only the keys that may tighten.

@@ -123,6 +123,19 @@ pub fn registry(file: &FileConfig, warnings: &mut Vec<String>) -> Registry {
     codesmith_tools::builtin_registry(FetchConfig::new(policy, gate))
 }
 
+/// Starts the user config's MCP servers (concurrently, each bounded by its start-up
+/// timeout) in `workspace`; `${VAR}` in their `env` comes from this process's environment.
+pub async fn mcp_servers(
+    file: &FileConfig,
+    workspace: &std::path::Path,
+) -> codesmith_tools::mcp::McpStart {
+    let lookup = |name: &str| std::env::var(name).ok();
+    let threshold = file
+        .mcp_defer_threshold
+        .unwrap_or(codesmith_tools::mcp::DEFAULT_DEFER_THRESHOLD);
+    codesmith_tools::mcp::start_servers(&file.mcp_servers, workspace, &lookup, threshold).await
+}
+
 /// The session's system prompt, with the workspace's AGENTS.md.
 pub fn system_prompt(resolved: &Resolved) -> String {
     let instructions = Some(resolved.instructions.render()).filter(|text| !text.trim().is_empty());
@@ -169,17 +182,20 @@ pub fn engine_config(resolved: &Resolved, warnings: &mut Vec<String>) -> EngineC
     }
 }
 
-/// An engine over `session` with the built-in tools and the configured
-/// snapshots; configuration warnings are added to `warnings`.
+/// An engine over `session` with the built-in tools, the MCP servers' tools `mcp`
+/// (see [`mcp_servers`]) and the configured snapshots; configuration warnings are added
+/// to `warnings`.
 pub fn engine(
     resolved: &Resolved,
     provider: Arc<dyn Provider>,
     ctx: Arc<ToolContext>,
     approver: Arc<dyn Approver>,
     session: Session,
+    mcp: &codesmith_tools::mcp::McpStart,
     warnings: &mut Vec<String>,
 ) -> Engine {
-    let tools = registry(&resolved.file, warnings);
+    let mut tools = registry(&resolved.file, warnings);
+    mcp.register_into(&mut tools);
     let config = engine_config(resolved, &mut Vec::new());
     let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
     let enabled = resolved

@@ -221,6 +221,9 @@ fn check(
         }
     };
     let tool = tool.ok_or_else(|| (Refusal::internal(), true))?;
+    if rt.tools.is_dormant(tool.name()) {
+        return Err((dormant_tool(tool.name()), true));
+    }
     let (args, rung) = match parsed {
         Some(v) => (v, Rung::Strict),
         None => repair_arguments(&call.arguments, RepairPolicy::RepairAllowed)
@@ -313,6 +316,21 @@ fn interrupted_refusal() -> Refusal {
         "Send the call again in full.",
     )
     .with("stop_reason", "interrupted")
+    .with("executed", false)
+}
+
+/// A deferred tool called before `tool_search` loaded it: the model has not seen its schema.
+fn dormant_tool(name: &str) -> Refusal {
+    let search = codesmith_tools::deferred::TOOL_SEARCH;
+    Refusal::new(
+        ErrorCode::NotFound,
+        format!("`{name}` is not loaded yet: it was NOT run, and its schema has not been sent to you."),
+        format!(
+            "Call {search} first, e.g. {{\"query\": \"{name}\", \"limit\": 1}}; it loads the tool, then call \
+             `{name}` with the arguments its schema asks for."
+        ),
+    )
+    .with("tool_search", search)
     .with("executed", false)
 }
 

@@ -149,6 +149,9 @@ impl Runtime {
             Capability::ReadOnly => Requirement::Auto,
             Capability::WritesFiles => self.write_requirement(tool, args),
             Capability::ExecutesCode => self.shell_requirement(tool, args),
+            Capability::Network if tool.name().starts_with(codesmith_tools::trust::MCP_PREFIX) => {
+                self.mcp_requirement(tool, args)
+            }
             Capability::Network => self.network_requirement(tool, args),
         }
     }
@@ -163,6 +166,10 @@ pub(crate) fn denied(request: &ApprovalRequest, why: &str, headless: bool) -> Re
         "remember" | "write_file" | "edit_file" | "apply_patch" => {
             "run it in an interactive session (`--approval suggest`) and approve it, or rerun \
              with `--approval auto`"
+        }
+        t if t.starts_with(codesmith_tools::trust::MCP_PREFIX) => {
+            "rerun with `--approval auto`, or mark the server `trusted = true` in config.toml (its \
+             tools that declare readOnlyHint then run without asking)"
         }
         _ => "rerun with `--approval auto`, or add an allow rule to the exec policy (policy.toml)",
     };

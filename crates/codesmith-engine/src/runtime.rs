@@ -157,6 +157,34 @@ impl Runtime {
             },
         }
     }
+
+    /// The requirement for an MCP tool that is not trusted read-only: `auto` runs it,
+    /// `never` refuses it, `suggest` asks. A session approval covers the tool (any
+    /// arguments); a denial covers the exact call. Grants are not persisted.
+    pub(crate) fn mcp_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
+        let name = tool.name();
+        let request = ApprovalRequest {
+            tool: name.to_string(),
+            summary: format!("{name} {args}"),
+            reason: "MCP tools run outside CodeSmith's sandbox and may reach the network.".into(),
+            can_persist: false,
+        };
+        match self.mode {
+            ApprovalMode::Auto => Requirement::Auto,
+            ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
+                &request,
+                "The approval mode is `never`.",
+                true,
+            )),
+            ApprovalMode::Suggest => Requirement::Ask {
+                request,
+                prefix: format!("tool:{name}"),
+                input: format!("tool:{name}:{args}"),
+                grant: None,
+                level: codesmith_policy::SafetyLevel::RequiresApproval,
+            },
+        }
+    }
 }
 
 /// What a file-writing call changes beyond this session, as (summary, reason), or `None`

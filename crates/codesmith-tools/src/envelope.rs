@@ -36,6 +36,11 @@ pub enum ErrorCode {
     /// The caller cancelled the call while it ran (an MCP `notifications/cancelled`, an
     /// interrupt); what it started was stopped.
     Cancelled,
+    /// The tool exists but cannot be used now (its MCP server is down, or the server
+    /// offered it in a form the registry does not accept).
+    Unavailable,
+    /// An external tool (an MCP server) ran the call and reported an error.
+    ToolError,
     /// A host-level cause; never carries host detail.
     Internal,
 }

@@ -8,12 +8,14 @@
 pub mod approvals;
 mod builtin;
 mod context;
+pub mod deferred;
 mod envelope;
 pub mod fetch;
 pub mod files;
 pub mod fs;
 pub mod gate;
 pub mod instructions;
+pub mod mcp;
 pub mod memory;
 pub mod private;
 mod registry;

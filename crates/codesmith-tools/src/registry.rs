@@ -1,16 +1,36 @@
-//! The tool registry: a catalogue sorted by name.
+//! The tool registry: a catalogue sorted by name, with deferred tools appended on demand.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use codesmith_protocol::ToolSpec;
 
 use crate::Tool;
 
+/// Which tools are deferred and which of them were activated, in activation order.
+#[derive(Debug, Default)]
+pub(crate) struct Deferral {
+    pub(crate) deferred: BTreeSet<&'static str>,
+    pub(crate) activated: Vec<&'static str>,
+}
+
+/// Activation state shared by a registry, its clones and its `tool_search`.
+pub(crate) type SharedDeferral = Arc<Mutex<Deferral>>;
+
+pub(crate) fn lock(d: &SharedDeferral) -> MutexGuard<'_, Deferral> {
+    d.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Registered tools, keyed and iterated by name (so the catalogue is sorted and byte-stable).
+///
+/// A deferred tool is registered (callable once activated, known to name repair) but not
+/// sent: the catalogue is the resident tools sorted by name, then the activated deferred
+/// tools in the order they were activated, so activating a tool only appends to it.
+/// Clones share the activation state.
 #[derive(Default, Clone)]
 pub struct Registry {
     tools: BTreeMap<&'static str, Arc<dyn Tool>>,
+    deferral: SharedDeferral,
 }
 
 impl std::fmt::Debug for Registry {
@@ -27,7 +47,44 @@ impl Registry {
 
     /// Adds a tool, replacing one of the same name.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        self.tools.insert(tool.name(), tool);
+        let name = tool.name();
+        self.tools.insert(name, tool);
+        lock(&self.deferral).deferred.remove(name);
+    }
+
+    /// Adds a deferred tool: callable only after `tool_search` activated it. Call
+    /// [`Registry::enable_tool_search`] once every tool is registered.
+    pub fn register_deferred(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.name();
+        self.tools.insert(name, tool);
+        lock(&self.deferral).deferred.insert(name);
+    }
+
+    /// Registers `tool_search` over the deferred tools, when there are any.
+    pub fn enable_tool_search(&mut self) {
+        let entries: Vec<(&'static str, &'static str)> = lock(&self.deferral)
+            .deferred
+            .iter()
+            .filter_map(|n| self.tools.get(n).map(|t| (*n, t.description())))
+            .collect();
+        if entries.is_empty() {
+            return;
+        }
+        let search = crate::deferred::ToolSearch::new(entries, self.deferral.clone());
+        self.tools
+            .insert(crate::deferred::TOOL_SEARCH, Arc::new(search));
+    }
+
+    /// True when `name` is deferred and not activated: the model has not seen its schema.
+    pub fn is_dormant(&self, name: &str) -> bool {
+        let d = lock(&self.deferral);
+        d.deferred.contains(name) && !d.activated.contains(&name)
+    }
+
+    /// Activates deferred tools by name (unknown, resident and already active names are
+    /// skipped); returns the newly activated ones.
+    pub fn activate(&self, names: &[String]) -> Vec<&'static str> {
+        crate::deferred::activate(&self.deferral, names)
     }
 
     /// The tool named exactly `name`.
@@ -35,20 +92,72 @@ impl Registry {
         self.tools.get(name).cloned()
     }
 
-    /// Registered names, sorted.
+    /// Registered names (deferred ones included), sorted.
     pub fn names(&self) -> Vec<&'static str> {
         self.tools.keys().copied().collect()
     }
 
-    /// The catalogue sent to the model, sorted by name.
+    /// The catalogue sent to the model: resident tools sorted by name, then activated
+    /// deferred tools in activation order.
     pub fn specs(&self) -> Vec<ToolSpec> {
+        let d = lock(&self.deferral);
+        let spec = |t: &Arc<dyn Tool>| ToolSpec {
+            name: t.name().to_string(),
+            description: t.description().to_string(),
+            input_schema: t.input_schema(),
+        };
         self.tools
-            .values()
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.description().to_string(),
-                input_schema: t.input_schema(),
-            })
+            .iter()
+            .filter(|(n, _)| !d.deferred.contains(*n))
+            .map(|(_, t)| spec(t))
+            .chain(
+                d.activated
+                    .iter()
+                    .filter_map(|n| self.tools.get(n))
+                    .map(spec),
+            )
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fetch::FetchConfig;
+
+    #[test]
+    fn deferred_tools_are_sent_only_once_activated_and_only_appended() {
+        let mut r = Registry::new();
+        let mut tools = crate::builtin_tools(FetchConfig::default()).into_iter();
+        let (a, b) = (tools.next(), tools.next());
+        let (Some(a), Some(b)) = (a, b) else {
+            panic!("builtin tools missing");
+        };
+        let (na, nb) = (a.name(), b.name());
+        for t in tools {
+            r.register(t);
+        }
+        r.register_deferred(a);
+        r.register_deferred(b);
+        r.enable_tool_search();
+        let before = serde_json::to_string(&r.specs()).unwrap_or_default();
+        assert!(before.contains("\"tool_search\""));
+        assert!(r.is_dormant(na) && r.is_dormant(nb));
+        assert!(
+            r.names().contains(&na),
+            "deferred names stay known to name repair"
+        );
+        assert_eq!(r.activate(&[nb.to_string(), "nope".into()]), vec![nb]);
+        assert!(r.activate(&[nb.to_string()]).is_empty());
+        let after = serde_json::to_string(&r.specs()).unwrap_or_default();
+        let head = before.strip_suffix(']').unwrap_or_default();
+        assert!(after.starts_with(head) && after.len() > before.len());
+        assert!(!r.is_dormant(nb) && r.is_dormant(na));
+        let specs = r.specs();
+        assert_eq!(specs.last().map(|s| s.name.as_str()), Some(nb));
+        let empty = Registry::new();
+        let mut empty2 = empty.clone();
+        empty2.enable_tool_search();
+        assert!(empty2.get(crate::deferred::TOOL_SEARCH).is_none());
     }
 }

@@ -5,7 +5,7 @@
 //! are wrapped in `<external_content source="LABEL">…</external_content>` when
 //! they are appended to the transcript. Labels are byte-stable by
 //! construction: fetch_url uses the requested URL's host, web search a fixed
-//! label, MCP tools their server name. Local tools are not wrapped, and
+//! label, MCP tools `mcp:` and their server name. Local tools are not wrapped, and
 //! nothing already in history is rewritten (the engine wraps at append time).
 
 use serde_json::Value;
@@ -51,7 +51,7 @@ pub fn label_for_url(url: &str) -> String {
 
 /// The label for a tool result, or `None` for a local tool whose result is
 /// not wrapped. `fetch_url` → host of `args.url`; `web_search` →
-/// [`WEB_SEARCH_LABEL`]; `mcp__SERVER__TOOL` → `SERVER`; `github_*` →
+/// [`WEB_SEARCH_LABEL`]; `mcp__SERVER__TOOL` → `mcp:SERVER`; `github_*` →
 /// `github.com`.
 pub fn label_for_tool(tool: &str, args: &Value) -> Option<String> {
     if tool == "fetch_url" {
@@ -63,7 +63,7 @@ pub fn label_for_tool(tool: &str, args: &Value) -> Option<String> {
     }
     if let Some(rest) = tool.strip_prefix(MCP_PREFIX) {
         let server = rest.split("__").next().unwrap_or("");
-        return Some(clean_label(server));
+        return Some(clean_label(&format!("mcp:{server}")));
     }
     if tool.starts_with("github_") {
         return Some("github.com".to_string());
@@ -153,7 +153,7 @@ mod tests {
         );
         assert_eq!(
             l("mcp__linear__list_issues", json!({})),
-            Some("linear".into())
+            Some("mcp:linear".into())
         );
         assert_eq!(l("github_pr_view", json!({})), Some("github.com".into()));
         assert_eq!(l("read_file", json!({"path": "a"})), None);

@@ -57,13 +57,15 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         }
         progress.show(&Event::Notice { message: notice });
     }
-    let mut warnings = Vec::new();
+    let mcp = setup::mcp_servers(&resolved.file, &resolved.workspace).await;
+    let mut warnings = mcp.notices();
     let mut engine = setup::engine(
         &resolved,
         provider,
         Arc::new(ctx),
         Arc::new(NoApprover),
         session,
+        &mcp,
         &mut warnings,
     );
     for warning in warnings {

@@ -17,7 +17,7 @@ use codesmith_policy::Rules;
 use codesmith_tools::{Registry, ToolContext};
 use rmcp::ServiceExt;
 
-use crate::args::WorkspaceArg;
+use crate::args::{McpArgs, McpCommand, WorkspaceArg};
 use crate::exit::{Exit, usage};
 use crate::setup;
 
@@ -27,7 +27,11 @@ use crate::setup;
 ///
 /// Exit: 0 when stdin closes, 2 when the workspace, home, config, rules or sandbox are
 /// unusable, 1 when the transport fails.
-pub async fn run(args: WorkspaceArg) -> Exit {
+pub async fn run(args: McpArgs) -> Exit {
+    if let Some(McpCommand::List { json }) = args.command {
+        return list(args.workspace, json).await;
+    }
+    let args = args.workspace;
     let (registry, ctx, rules) = match setup::one_shot(args.workspace.as_deref()) {
         Ok(parts) => parts,
         Err(e) => return usage(e),
@@ -63,4 +67,45 @@ pub async fn serve(registry: Registry, ctx: Arc<ToolContext>, rules: Rules) -> a
         .await
         .map_err(|e| anyhow::anyhow!("the MCP service stopped abnormally: {e}"))?;
     Ok(())
+}
+
+/// `codesmith mcp list [--json]`: starts each configured server as a session would and
+/// prints its state (`running`, `failed` with the reason, `disabled`) and its tools.
+/// Exit: 0 when every enabled server runs, 1 when one failed, 2 on a config error.
+async fn list(args: WorkspaceArg, json: bool) -> Exit {
+    let parts = crate::config::home_dir().and_then(|home| {
+        let workspace = crate::config::workspace(args.workspace.as_deref())?;
+        Ok((crate::config::read_user_config(&home)?, workspace))
+    });
+    let (file, workspace) = match parts {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    let start = setup::mcp_servers(&file, &workspace).await;
+    if json {
+        let value = serde_json::json!({ "servers": start.servers });
+        println!("{value}");
+    } else if start.servers.is_empty() {
+        println!(
+            "no MCP servers configured: add [mcp_servers.NAME] with command = \"...\" to config.toml"
+        );
+    } else {
+        for s in &start.servers {
+            match &s.error {
+                Some(e) => println!("{} ({}): {e}", s.name, s.state),
+                None => println!("{} ({}): {} tools", s.name, s.state, s.tools.len()),
+            }
+            for t in &s.tools {
+                match s.unavailable.get(t) {
+                    Some(why) => println!("  {t} (unavailable: {why})"),
+                    None => println!("  {t}"),
+                }
+            }
+        }
+    }
+    if start.servers.iter().any(|s| s.error.is_some()) {
+        Exit::Failed(None)
+    } else {
+        Exit::Ok
+    }
 }

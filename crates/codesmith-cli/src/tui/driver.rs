@@ -111,6 +111,8 @@ pub struct Parts {
     pub ctx: Arc<ToolContext>,
     /// The approver routing questions to the UI.
     pub approver: Arc<dyn Approver>,
+    /// The MCP servers' tools, started once for the whole UI run.
+    pub mcp: codesmith_tools::mcp::McpStart,
 }
 
 impl Parts {
@@ -122,6 +124,7 @@ impl Parts {
             self.ctx.clone(),
             self.approver.clone(),
             session,
+            &self.mcp,
             &mut Vec::new(),
         )
     }

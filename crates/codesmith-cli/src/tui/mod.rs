@@ -121,11 +121,16 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
     app.session_id = session.id().to_string();
     let history = session.messages().to_vec();
     let (ask_tx, asks) = mpsc::unbounded_channel();
+    let mcp = setup::mcp_servers(&resolved.file, &resolved.workspace).await;
+    for notice in mcp.notices() {
+        eprintln!("codesmith: {notice}");
+    }
     let parts = driver::Parts {
         resolved: resolved.clone(),
         provider,
         ctx: Arc::new(ctx),
         approver: Arc::new(approval::UiApprover::new(ask_tx)),
+        mcp,
     };
     let (driver, events) = driver::spawn(parts, session);
     let (later_tx, later) = mpsc::unbounded_channel();

@@ -138,6 +138,7 @@ impl Engine {
         config: EngineConfig,
     ) -> Self {
         let home = ctx.home.clone();
+        reactivate(&tools, session.messages());
         let catalog_bytes = serde_json::to_string(&tools.specs()).map_or(0, |t| t.len());
         let catalog_tokens = (catalog_bytes as u64).div_ceil(4);
         let runtime = Runtime {
@@ -456,4 +457,40 @@ fn assistant_message(
         stripped.text,
         calls,
     )
+}
+
+/// Re-activates the deferred tools that `tool_search` loaded earlier in this transcript
+/// (their results carry the `activated` list), in the same order, so a resumed session
+/// sends the same catalogue it sent before.
+fn reactivate(tools: &Registry, history: &[codesmith_protocol::Message]) {
+    use codesmith_protocol::ContentBlock;
+    for message in history {
+        for block in &message.content {
+            let ContentBlock::ToolResult(result) = block else {
+                continue;
+            };
+            if result.is_error {
+                continue;
+            }
+            let first = serde_json::Deserializer::from_str(&result.content)
+                .into_iter::<serde_json::Value>()
+                .next();
+            let Some(Ok(envelope)) = first else {
+                continue;
+            };
+            let names: Vec<String> = envelope
+                .pointer(&format!(
+                    "/meta/{}",
+                    codesmith_tools::deferred::ACTIVATED_KEY
+                ))
+                .and_then(serde_json::Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            tools.activate(&names);
+        }
+    }
 }

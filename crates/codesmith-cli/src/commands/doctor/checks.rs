@@ -665,11 +665,29 @@ pub fn config_mode(home: &Path, file: Option<&FileConfig>) -> Option<Finding> {
     })
 }
 
-/// `mcp.servers`: MCP client servers are not configurable yet.
-pub fn mcp() -> Finding {
-    Finding::new(
-        "mcp.servers",
-        Status::Skip,
-        "no MCP servers configured (MCP client support is not configurable yet)",
-    )
+/// `mcp.NAME`: each configured MCP server starts and lists its tools (`mcp.servers`
+/// skipped when none is configured).
+pub async fn mcp(file: Option<&FileConfig>, workspace: Option<&Path>) -> Vec<Finding> {
+    let Some(file) = file.filter(|f| !f.mcp_servers.is_empty()) else {
+        return vec![Finding::new(
+            "mcp.servers",
+            Status::Skip,
+            "no MCP servers configured",
+        )];
+    };
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let start = crate::setup::mcp_servers(file, workspace.unwrap_or(&cwd)).await;
+    start
+        .servers
+        .iter()
+        .map(|s| {
+            let id = format!("mcp.{}", s.name);
+            match (&s.error, s.state) {
+                (Some(e), _) => Finding::new(&id, Status::Error, format!("does not start: {e}"))
+                    .hint("run its command by hand to see why, or set enabled = false under [mcp_servers]"),
+                (None, "disabled") => Finding::new(&id, Status::Skip, "disabled"),
+                (None, _) => Finding::new(&id, Status::Ok, format!("starts with {} tools", s.tools.len())),
+            }
+        })
+        .collect()
 }

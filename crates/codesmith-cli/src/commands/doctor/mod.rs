@@ -86,7 +86,7 @@ pub async fn collect(args: &DoctorArgs) -> Vec<Finding> {
     out.push(checks::embedded_model(&inputs).await);
     out.extend(checks::tools(&home).await);
     out.extend(checks::sandbox(&inputs.sandbox));
-    out.push(checks::mcp());
+    out.extend(checks::mcp(inputs.file.as_ref(), ws).await);
     out
 }
 

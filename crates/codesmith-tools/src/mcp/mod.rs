@@ -1,0 +1,201 @@
+//! The MCP client adapter: tools of configured MCP servers enter the one registry.
+//!
+//! Each server from the user config's `[mcp_servers.NAME]` is started over stdio with
+//! rmcp's client side when a session starts; all start concurrently, each bounded by its
+//! start-up timeout. A server that fails is reported once (a notice) and its tools are
+//! missing; the session goes on. Each tool is registered as `mcp__SERVER__TOOL` after the
+//! entrance checks ([`schema`]): a tool whose name or schema does not fit becomes a
+//! fail-closed entry, so one bad tool never disables the rest.
+//!
+//! Trust: a tool asks for approval and counts as network-capable unless the server is
+//! `trusted = true` and the tool declares `readOnlyHint`. Arguments pass the sanitizer
+//! before they leave; results are sanitized, size-capped (spill) and wrapped in
+//! `<external_content source="mcp:SERVER">` where every tool result is finished.
+
+pub mod client;
+pub mod config;
+pub mod schema;
+pub mod tool;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use client::McpServer;
+pub use config::McpServerConfig;
+pub use tool::McpTool;
+
+use crate::Tool;
+
+/// One server's state after start-up, for notices, `codesmith mcp list` and `doctor`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerStatus {
+    /// The configured name.
+    pub name: String,
+    /// `running`, `failed` or `disabled`.
+    pub state: &'static str,
+    /// Why it failed (only for `failed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Registered tool names (`mcp__SERVER__TOOL`), sorted.
+    pub tools: Vec<String>,
+    /// Fail-closed entries among `tools`, with the reason.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub unavailable: BTreeMap<String, String>,
+}
+
+/// Default number of MCP tools above which servers without `defer` are deferred.
+pub const DEFAULT_DEFER_THRESHOLD: usize = 20;
+
+/// What starting the configured servers produced.
+#[derive(Default, Clone)]
+pub struct McpStart {
+    /// Tools to register (usable and fail-closed entries).
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// Names among `tools` that are deferred (registered, sent only once activated).
+    pub deferred: BTreeSet<String>,
+    /// One status per configured server, by name.
+    pub servers: Vec<ServerStatus>,
+}
+
+impl std::fmt::Debug for McpStart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpStart")
+            .field("servers", &self.servers)
+            .finish()
+    }
+}
+
+impl McpStart {
+    /// Adds the tools to `registry` (deferred ones deferred) and, when anything is
+    /// deferred, `tool_search`.
+    pub fn register_into(&self, registry: &mut crate::Registry) {
+        for tool in &self.tools {
+            if self.deferred.contains(tool.name()) {
+                registry.register_deferred(tool.clone());
+            } else {
+                registry.register(tool.clone());
+            }
+        }
+        registry.enable_tool_search();
+    }
+
+    /// One notice per server that failed to start (to be shown once).
+    pub fn notices(&self) -> Vec<String> {
+        self.servers
+            .iter()
+            .filter_map(|s| {
+                s.error.as_ref().map(|e| {
+                    format!(
+                        "MCP server `{}` is unavailable: {e}; its tools are missing from this session",
+                        s.name
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+/// Starts every enabled server in `servers` concurrently (each bounded by its start-up
+/// timeout) in `workspace`, resolving `${VAR}` in `env` through `lookup`.
+///
+/// Deferral: a server's `defer = true|false` decides for its tools; without it, its tools
+/// are deferred when all servers together offer more than `defer_threshold` tools.
+pub async fn start_servers(
+    servers: &BTreeMap<String, McpServerConfig>,
+    workspace: &Path,
+    lookup: &(dyn Fn(&str) -> Option<String> + Sync),
+    defer_threshold: usize,
+) -> McpStart {
+    let starts = servers.iter().map(|(name, cfg)| async move {
+        if !cfg.is_enabled() {
+            return (status(name, "disabled", None), Vec::new());
+        }
+        if !schema::is_valid_server_name(name) {
+            let why = "its name must match [a-zA-Z0-9_-]{1,64} without `__`".to_string();
+            return (status(name, "failed", Some(why)), Vec::new());
+        }
+        match McpServer::start(name, cfg, workspace, lookup).await {
+            Ok((server, raw)) => register(server, &raw),
+            Err(e) => (status(name, "failed", Some(e)), Vec::new()),
+        }
+    });
+    let mut out = McpStart::default();
+    let started = futures::future::join_all(starts).await;
+    let total: usize = started.iter().map(|(_, t)| t.len()).sum();
+    for (st, tools) in started {
+        let defer = servers
+            .get(&st.name)
+            .and_then(|c| c.defer)
+            .unwrap_or(total > defer_threshold);
+        if defer {
+            out.deferred.extend(st.tools.iter().cloned());
+        }
+        out.servers.push(st);
+        out.tools.extend(tools);
+    }
+    out
+}
+
+fn status(name: &str, state: &'static str, error: Option<String>) -> ServerStatus {
+    ServerStatus {
+        name: name.to_string(),
+        state,
+        error,
+        tools: Vec::new(),
+        unavailable: BTreeMap::new(),
+    }
+}
+
+/// The registry entries for one running server's tools.
+fn register(server: Arc<McpServer>, raw: &[Value]) -> (ServerStatus, Vec<Arc<dyn Tool>>) {
+    let mut st = status(server.name(), "running", None);
+    let mut tools: BTreeMap<String, Arc<dyn Tool>> = BTreeMap::new();
+    let trusted = server.config().is_trusted();
+    for t in raw {
+        let remote = t
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let full = schema::qualified_name(server.name(), &remote);
+        let schema_in = t.get("inputSchema").cloned().unwrap_or(Value::Null);
+        let verdict = if !schema::is_valid_name(&full) {
+            Err(format!(
+                "its name does not fit [a-zA-Z0-9_-]{{1,64}} as `{full}`"
+            ))
+        } else {
+            schema::sanitize_schema(&schema_in)
+        };
+        let entry: McpTool = match verdict {
+            Ok(clean) => {
+                let description = t
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                McpTool::new(
+                    full.clone(),
+                    description,
+                    clean,
+                    tool::capability_for(trusted, t),
+                    remote,
+                    server.clone(),
+                )
+            }
+            Err(why) => {
+                let name = schema::placeholder_name(server.name(), &remote);
+                st.unavailable.insert(name.clone(), why.clone());
+                McpTool::unavailable(name, remote, why, server.clone())
+            }
+        };
+        let name = entry.name().to_string();
+        // A placeholder that collides with a real tool never replaces it.
+        tools.entry(name).or_insert_with(|| Arc::new(entry));
+    }
+    st.tools = tools.keys().cloned().collect();
+    (st, tools.into_values().collect())
+}

@@ -1,0 +1,282 @@
+//! An MCP server's tool as a registry [`Tool`]: capability, argument and result handling.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::client::{CallError, McpServer};
+use crate::sanitize::sanitize_json;
+use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
+
+/// Longest excerpt of a server's error text quoted in a refusal, in bytes.
+const ERROR_EXCERPT: usize = 2_000;
+
+/// One tool of one MCP server, registered as `mcp__SERVER__TOOL`.
+///
+/// The catalogue needs `'static` names, so the name and description are leaked once per
+/// registered tool when the session's servers start (a bounded, session-long cost).
+pub struct McpTool {
+    name: &'static str,
+    description: &'static str,
+    schema: Value,
+    capability: Capability,
+    remote: String,
+    server: Arc<McpServer>,
+    /// Set for a fail-closed entry: why the tool cannot be used.
+    unavailable: Option<String>,
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool").field("name", &self.name).finish()
+    }
+}
+
+impl McpTool {
+    /// A usable tool. `capability` comes from [`capability_for`].
+    pub fn new(
+        name: String,
+        description: String,
+        schema: Value,
+        capability: Capability,
+        remote: String,
+        server: Arc<McpServer>,
+    ) -> Self {
+        McpTool {
+            name: Box::leak(name.into_boxed_str()),
+            description: Box::leak(description.into_boxed_str()),
+            schema,
+            capability,
+            remote,
+            server,
+            unavailable: None,
+        }
+    }
+
+    /// A fail-closed entry: listed so the model learns the tool exists, refused on every
+    /// call with `why`.
+    pub fn unavailable(name: String, remote: String, why: String, server: Arc<McpServer>) -> Self {
+        let description = format!(
+            "Unavailable: the MCP server `{}` offers `{remote}`, but {why}. Calls are refused.",
+            server.name()
+        );
+        McpTool {
+            name: Box::leak(name.into_boxed_str()),
+            description: Box::leak(description.into_boxed_str()),
+            schema: json!({"type": "object", "properties": {}}),
+            capability: Capability::Network,
+            remote,
+            server,
+            unavailable: Some(why),
+        }
+    }
+
+    /// The tool's name on its server.
+    pub fn remote_name(&self) -> &str {
+        &self.remote
+    }
+
+    /// Why the entry is fail-closed, if it is.
+    pub fn unavailable_reason(&self) -> Option<&str> {
+        self.unavailable.as_deref()
+    }
+}
+
+/// The conservative capability of an MCP tool: read-only only when the user trusts the
+/// server (`trusted = true`) AND the tool declares `annotations.readOnlyHint: true`;
+/// otherwise network-capable, which asks for approval. Hints from an untrusted server are
+/// never believed (the MCP specification says clients must not trust them).
+pub fn capability_for(trusted: bool, raw_tool: &Value) -> Capability {
+    let read_only = raw_tool
+        .pointer("/annotations/readOnlyHint")
+        .and_then(Value::as_bool)
+        == Some(true);
+    if trusted && read_only {
+        Capability::ReadOnly
+    } else {
+        Capability::Network
+    }
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn description(&self) -> &'static str {
+        self.description
+    }
+
+    fn input_schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn capability(&self) -> Capability {
+        self.capability
+    }
+
+    fn supports_parallel(&self) -> bool {
+        self.capability == Capability::ReadOnly
+    }
+
+    async fn call(&self, ctx: &ToolContext, mut args: Value) -> ToolOutcome {
+        let server = self.server.name().to_string();
+        if let Some(why) = &self.unavailable {
+            return Err(Refusal::new(
+                ErrorCode::Unavailable,
+                format!("`{}` cannot be used: {why}.", self.name),
+                "Do not call it again; continue with other tools or tell the user.",
+            )
+            .with("server", server));
+        }
+        // The one scrubber cleans what leaves for the server, as it cleans what comes back.
+        sanitize_json(&mut args);
+        let Value::Object(map) = args else {
+            return Err(Refusal::new(
+                ErrorCode::InvalidArguments,
+                format!("The arguments of `{}` must be a JSON object.", self.name),
+                "Send the arguments as an object matching the tool's schema.",
+            ));
+        };
+        match self.server.call(&self.remote, map).await {
+            Ok(result) => finish_result(ctx, self.name, &server, &result),
+            Err(e) => Err(call_refusal(self.name, &server, e)),
+        }
+    }
+}
+
+fn call_refusal(tool: &str, server: &str, e: CallError) -> Refusal {
+    let r = match e {
+        CallError::Down(why) => Refusal::new(
+            ErrorCode::Unavailable,
+            format!("`{tool}` was not run: the MCP server `{server}` is not running ({why})."),
+            "Continue without this server's tools, or tell the user to check it with `codesmith mcp list`.",
+        ),
+        CallError::Timeout => Refusal::new(
+            ErrorCode::Timeout,
+            format!("`{tool}` did not answer in time; the call was cancelled at the server."),
+            "Try a smaller request, or continue without it.",
+        ),
+        CallError::Protocol(message) => Refusal::new(
+            ErrorCode::ToolError,
+            format!(
+                "The MCP server `{server}` rejected the call to `{tool}`: {}",
+                excerpt(&message)
+            ),
+            "Check the arguments against the tool's schema and send a corrected call.",
+        ),
+        CallError::Closed => Refusal::new(
+            ErrorCode::Unavailable,
+            format!("`{tool}` did not finish: the MCP server `{server}` stopped during the call."),
+            "It is restarted once on the next call; if the call may have had effects, check before \
+             repeating it.",
+        ),
+    };
+    r.with("server", server.to_string())
+}
+
+fn excerpt(text: &str) -> &str {
+    let mut end = text.len().min(ERROR_EXCERPT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The text of a `CallToolResult`: text blocks as they are, images and audio as a short
+/// description, resource links and embedded resources by URI (with their text when they
+/// carry some), and the structured content as JSON when no text block carries it.
+pub fn result_text(result: &Value) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let blocks = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for block in blocks {
+        let s = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("");
+        match s("type") {
+            "text" => parts.push(s("text").to_string()),
+            "image" | "audio" => parts.push(format!(
+                "[{} omitted: {}, {} bytes base64]",
+                s("type"),
+                s("mimeType"),
+                s("data").len()
+            )),
+            "resource_link" => parts.push(format!("[resource link: {} ({})]", s("uri"), s("name"))),
+            "resource" => {
+                let res = block.get("resource").cloned().unwrap_or(Value::Null);
+                let uri = res.get("uri").and_then(Value::as_str).unwrap_or("");
+                match res.get("text").and_then(Value::as_str) {
+                    Some(text) => parts.push(format!("[resource {uri}]\n{text}")),
+                    None => parts.push(format!("[binary resource omitted: {uri}]")),
+                }
+            }
+            other => parts.push(format!("[{other} content omitted]")),
+        }
+    }
+    let has_text = parts.iter().any(|p| !p.is_empty());
+    if !has_text && let Some(structured) = result.get("structuredContent") {
+        parts.push(structured.to_string());
+    }
+    parts.join("\n")
+}
+
+/// A `CallToolResult` as an outcome: `isError` becomes a `TOOL_ERROR` refusal quoting the
+/// server's text; a result is size-capped with the shell's spill (the full text saved for
+/// `retrieve_tool_result`). Sanitizing and the `<external_content source="mcp:…">`
+/// wrapper are applied where every result is finished.
+fn finish_result(ctx: &ToolContext, tool: &str, server: &str, result: &Value) -> ToolOutcome {
+    let text = result_text(result);
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        return Err(Refusal::new(
+            ErrorCode::ToolError,
+            format!("`{tool}` reported an error: {}", excerpt(&text)),
+            "Read the error; fix the arguments or take another way. Do not repeat the same call unchanged.",
+        )
+        .with("server", server.to_string()));
+    }
+    let (capped, spill) = crate::spill::cap_output(&ctx.home, &text, Some(&text));
+    let mut out = ToolOutput::new(capped.text).with("server", server.to_string());
+    if capped.omitted > 0 {
+        out = out.with("omitted_bytes", capped.omitted);
+    }
+    if let Some(r) = spill {
+        out = out.with("spill_ref", r);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_count_only_for_trusted_servers() {
+        let ro = json!({"name": "t", "annotations": {"readOnlyHint": true}});
+        assert_eq!(capability_for(true, &ro), Capability::ReadOnly);
+        assert_eq!(capability_for(false, &ro), Capability::Network);
+        assert_eq!(
+            capability_for(true, &json!({"name": "t"})),
+            Capability::Network
+        );
+    }
+
+    #[test]
+    fn content_blocks_become_text() {
+        let r = json!({"content": [
+            {"type": "text", "text": "hello"},
+            {"type": "image", "data": "QUJD", "mimeType": "image/png"},
+            {"type": "resource_link", "uri": "file:///a", "name": "a"},
+            {"type": "resource", "resource": {"uri": "mem://x", "text": "body"}}
+        ]});
+        assert_eq!(
+            result_text(&r),
+            "hello\n[image omitted: image/png, 4 bytes base64]\n[resource link: file:///a (a)]\n[resource mem://x]\nbody"
+        );
+        let s = json!({"content": [], "structuredContent": {"n": 1}});
+        assert_eq!(result_text(&s), "{\"n\":1}");
+    }
+}
