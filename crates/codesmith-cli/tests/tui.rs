@@ -266,7 +266,9 @@ async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("why: `rm -rf build`: deletes `build`; no snapshot is known to hold it"),
+        stdout.contains(
+            "why: `rm -rf build`: deletes `build`, which the turn's snapshot does not hold"
+        ),
         "{stdout}"
     );
     assert!(stdout.contains("Fixed add() with sed."), "{stdout}");
