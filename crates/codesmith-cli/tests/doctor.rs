@@ -15,6 +15,7 @@ async fn bare(home: &Path, args: &[&str]) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
     cmd.args(args)
         .env("CODESMITH_HOME", home)
+        .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
     for var in [
         "OPENAI_API_KEY",

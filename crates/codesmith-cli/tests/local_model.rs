@@ -47,6 +47,7 @@ async fn exec_runs_the_embedded_model_end_to_end() {
     ])
     .arg("Read calc.py and say what add does.")
     .env("CODESMITH_HOME", sb.home())
+    .stdin(std::process::Stdio::null())
     .kill_on_drop(true);
     let out = tokio::time::timeout(std::time::Duration::from_secs(600), cmd.output())
         .await

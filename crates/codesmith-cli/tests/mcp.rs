@@ -61,6 +61,7 @@ fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
 fn python_mcp_available() -> bool {
     Command::new("python3")
         .args(["-c", "import mcp, anyio"])
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()

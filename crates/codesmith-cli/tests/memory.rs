@@ -48,6 +48,7 @@ async fn run(home: &Path, args: &[&str]) -> (i32, String) {
         .env("CODESMITH_HOME", home)
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
+        .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
     let out: Output = tokio::time::timeout(Duration::from_secs(60), cmd.output())
         .await
@@ -201,6 +202,7 @@ async fn remembered_facts_reach_the_system_prompt_and_remember_is_offered() {
     ])
     .env("CODESMITH_HOME", &h.home)
     .env("OPENAI_API_KEY", "sk-test")
+    .stdin(std::process::Stdio::null())
     .kill_on_drop(true);
     let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
         .await

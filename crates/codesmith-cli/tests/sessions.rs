@@ -5,13 +5,18 @@
 
 mod common;
 
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
 use codesmith_engine::Session;
 use codesmith_engine::snapshot;
 
 use common::codesmith;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn restore_asks_refuses_without_a_terminal_and_restores_with_yes() {
+/// A session whose turn 1 snapshot holds `a.txt = old`, with the workspace changed
+/// since (`a.txt = new`, `b.txt` created). Returns (tempdir, home, workspace, session id).
+async fn changed_since_turn_one() -> (tempfile::TempDir, PathBuf, PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let ws = dir.path().join("ws");
@@ -24,6 +29,12 @@ async fn restore_asks_refuses_without_a_terminal_and_restores_with_yes() {
     snapshot::take(&home, &ws, &id, 1).await.unwrap();
     std::fs::write(ws.join("a.txt"), "new\n").unwrap();
     std::fs::write(ws.join("b.txt"), "created\n").unwrap();
+    (dir, home, ws, id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_asks_refuses_without_a_terminal_and_restores_with_yes() {
+    let (_dir, home, ws, id) = changed_since_turn_one().await;
 
     let list = codesmith(&home, &["sessions", "list"]).await;
     assert!(list.status.success());
@@ -53,4 +64,43 @@ async fn restore_asks_refuses_without_a_terminal_and_restores_with_yes() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("turns 1"));
     let out = codesmith(&home, &["sessions", "restore", "../etc", "1", "--yes"]).await;
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Typed from a terminal but with stderr redirected, the question would be invisible:
+/// restore must not wait for an answer nobody can give. `script` gives the command a
+/// terminal as stdin, the way a person running the tests in a terminal does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_never_waits_on_a_prompt_nobody_can_see() {
+    let has_script = std::process::Command::new("script")
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return;
+    }
+    let (dir, home, ws, id) = changed_since_turn_one().await;
+    let err_path = dir.path().join("stderr.txt");
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let inner = format!(
+        "{} sessions restore {id} 1 2>{}",
+        quote(env!("CARGO_BIN_EXE_codesmith")),
+        quote(&err_path.display().to_string())
+    );
+    let mut cmd = tokio::process::Command::new("script");
+    cmd.args(["-qec", &inner, "/dev/null"])
+        .env("CODESMITH_HOME", &home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .kill_on_drop(true);
+    let status = tokio::time::timeout(Duration::from_secs(30), cmd.status())
+        .await
+        .expect("restore waited on a prompt")
+        .unwrap();
+    let stderr = std::fs::read_to_string(&err_path).unwrap();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--yes"), "{stderr}");
+    assert!(!stderr.contains("[y/N]"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "new\n");
 }

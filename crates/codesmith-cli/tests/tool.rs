@@ -19,6 +19,7 @@ fn tool(
         )
         .env("GITHUB_TOKEN", "ghp_plantedtokenplantedtokenplanted1234")
         .env("HARMLESS_SETTING", "visible")
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     let line = String::from_utf8_lossy(&out.stdout);
@@ -60,6 +61,7 @@ fn fifos_and_other_special_files_are_refused_not_waited_on() {
     let fifo = dir.path().join("pipe");
     let status = std::process::Command::new("mkfifo")
         .arg(&fifo)
+        .stdin(std::process::Stdio::null())
         .status()
         .unwrap();
     assert!(status.success());

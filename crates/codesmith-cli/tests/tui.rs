@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,7 @@ impl Tmux {
     fn available() -> bool {
         Command::new("tmux")
             .arg("-V")
+            .stdin(Stdio::null())
             .output()
             .is_ok_and(|o| o.status.success())
     }
@@ -56,6 +57,7 @@ impl Tmux {
             .arg("-L")
             .arg(&self.socket)
             .args(args)
+            .stdin(Stdio::null())
             .output()
             .unwrap()
     }

@@ -27,6 +27,7 @@ fn git(ws: &Path, args: &[&str]) -> String {
             "core.hooksPath=/dev/null",
         ])
         .args(args)
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     assert!(out.status.success(), "git {args:?}: {out:?}");
@@ -194,6 +195,7 @@ async fn the_backup_of_a_restore_can_be_restored_too() {
         .env("GIT_DIR", &side)
         .args(["cat-file", "-p"])
         .arg(format!("{}:f.txt", report.backup.unwrap()))
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
     assert_eq!(out.stdout, b"after\n");

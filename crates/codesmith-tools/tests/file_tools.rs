@@ -742,6 +742,7 @@ async fn syntax_gate_refuses_regressions_only() {
 async fn rustfmt_normalises_clean_files_and_says_so() {
     if std::process::Command::new("rustfmt")
         .arg("--version")
+        .stdin(std::process::Stdio::null())
         .output()
         .is_err()
     {

@@ -178,7 +178,8 @@ async fn restore(id: &str, turn: u32, workspace: Option<&Path>, yes: bool) -> Ex
         codesmith_policy::terminal_safe(&describe(&plan, &workspace))
     );
     let stdin = std::io::stdin();
-    let tty = stdin.is_terminal();
+    // Asking needs someone who sees the question (stderr) and can answer it (stdin).
+    let tty = stdin.is_terminal() && std::io::stderr().is_terminal();
     match confirm(yes, tty, &mut stdin.lock(), &mut std::io::stderr()) {
         Ok(true) => {}
         Ok(false) => return Exit::failed(anyhow!("restore cancelled; nothing was changed")),
@@ -217,8 +218,11 @@ fn snapshot_exit(e: SnapshotError) -> Exit {
     }
 }
 
-/// Whether to go ahead: `--yes`, or a "y"/"yes" typed on a terminal. Without
-/// a terminal and without `--yes`, an error that says how to proceed.
+/// Whether to go ahead: `--yes`, or a "y"/"yes" typed on a terminal.
+///
+/// `tty` says whether a person can see the prompt and answer it (stdin and stderr are
+/// both terminals). Without one, and without `--yes`, it never asks: it returns an error
+/// naming `--yes`. An input closed before any answer is the same error, not a "no".
 pub fn confirm(
     yes: bool,
     tty: bool,
@@ -230,13 +234,17 @@ pub fn confirm(
     }
     if !tty {
         return Err(anyhow!(
-            "refusing to restore without confirmation: stdin is not a terminal; re-run with --yes to restore"
+            "refusing to restore without confirmation: nobody can answer a prompt here (stdin or stderr is not a terminal); re-run with --yes to restore"
         ));
     }
     write!(prompt, "Restore these files? [y/N] ")?;
     prompt.flush()?;
     let mut answer = String::new();
-    input.read_line(&mut answer)?;
+    if input.read_line(&mut answer)? == 0 {
+        return Err(anyhow!(
+            "refusing to restore without confirmation: stdin closed before an answer; re-run with --yes to restore"
+        ));
+    }
     Ok(matches!(
         answer.trim().to_ascii_lowercase().as_str(),
         "y" | "yes"
@@ -303,6 +311,8 @@ mod tests {
         assert!(confirm(false, true, &mut &b"yes\n"[..], &mut sink).unwrap());
         assert!(!confirm(false, true, &mut &b"\n"[..], &mut sink).unwrap());
         assert!(!confirm(false, true, &mut &b"nope\n"[..], &mut sink).unwrap());
+        let err = confirm(false, true, &mut &b""[..], &mut sink).unwrap_err();
+        assert!(err.to_string().contains("--yes"), "{err}");
         assert!(String::from_utf8(sink).unwrap().contains("[y/N]"));
     }
 

@@ -52,6 +52,7 @@ pub async fn codesmith(home: &Path, args: &[&str]) -> Output {
         .env("OPENAI_API_KEY", "sk-test-key-for-scripted-server")
         .env("CODESMITH_STREAM_IDLE_TIMEOUT_SECS", "5")
         .env_remove("OPENAI_BASE_URL")
+        .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
     tokio::time::timeout(Duration::from_secs(60), cmd.output())
         .await
