@@ -57,13 +57,7 @@ impl Score {
 }
 
 fn suite() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/suites/json-repair");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("skipped: {} is absent", dir.display());
-        None
-    }
+    codesmith_testkit::suite_dir("json-repair")
 }
 
 fn lines(path: PathBuf) -> Vec<Value> {

@@ -1,5 +1,5 @@
 //! Runs the openai/codex apply-patch scenarios kept in `../shared/suites/codex-apply-patch/`
-//! (outside this repository; the test prints a note and passes when the folder is absent).
+//! (outside this repository; see `codesmith_testkit::suite_dir` for what happens when it is absent).
 //!
 //! Each scenario: copy `input/` to an empty directory, apply `patch.txt`, compare every file
 //! with `expected/` byte for byte.
@@ -16,10 +16,8 @@ use codesmith_patch::apply_to_dir;
 /// these the tree must come out exactly as `input/`.
 const INTENDED_DIFFERENCES: &[&str] = &["015_failure_after_partial_success_leaves_changes"];
 
-fn scenarios_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../../../shared/suites/codex-apply-patch/codex-rs/apply-patch/tests/fixtures/scenarios",
-    )
+fn scenarios_dir() -> Option<PathBuf> {
+    codesmith_testkit::suite_dir("codex-apply-patch/codex-rs/apply-patch/tests/fixtures/scenarios")
 }
 
 fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -56,11 +54,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 #[test]
 fn codex_apply_patch_scenarios() {
-    let dir = scenarios_dir();
-    if !dir.is_dir() {
-        println!("note: {} is absent; codex scenarios skipped", dir.display());
-        return;
-    }
+    let Some(dir) = scenarios_dir() else { return };
     let mut names: Vec<String> = fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap())

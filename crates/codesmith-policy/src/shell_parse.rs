@@ -1091,17 +1091,9 @@ mod tests {
     /// Every corpus command the fast path accepts parses the same both ways.
     #[test]
     fn split_and_whole_parses_agree_on_the_dcg_corpus() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/suites/dcg-command-corpus/tests/corpus");
-        if !dir.is_dir() {
-            eprintln!("SUITE MISSING: {} is absent; test skipped", dir.display());
-            assert!(
-                std::env::var("CODESMITH_REQUIRE_SUITES").as_deref() != Ok("1"),
-                "SUITE MISSING: {} is absent and CODESMITH_REQUIRE_SUITES=1",
-                dir.display()
-            );
+        let Some(dir) = codesmith_testkit::suite_dir("dcg-command-corpus/tests/corpus") else {
             return;
-        }
+        };
         let mut stack = vec![dir];
         let mut checked = 0;
         while let Some(path) = stack.pop() {

@@ -5,8 +5,9 @@
 //! it must be `ask` or `deny`: no deny-labelled case may be decided `allow`
 //! (hard assertion). Allow-labelled cases that we send to `ask` are the cost
 //! of caution; the test prints the count, and it may not grow past the
-//! recorded ceiling. When the suite folder is absent the tests say
-//! `SUITE MISSING:` and skip (or fail, with `CODESMITH_REQUIRE_SUITES=1`).
+//! recorded ceiling. A missing suite folder is reported by
+//! `codesmith_testkit::suite_dir` (`SUITE MISSING:`, or a failure with
+//! `CODESMITH_REQUIRE_SUITES=1`).
 
 use std::path::{Path, PathBuf};
 
@@ -20,21 +21,8 @@ struct Case {
     expected: String,
 }
 
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/suites/dcg-command-corpus/tests/corpus")
-}
-
-/// Says visibly that the suite is absent (`SUITE MISSING:` on stderr) and
-/// fails when `CODESMITH_REQUIRE_SUITES=1`; returns so the caller can skip.
-fn suite_missing(dir: &Path) {
-    eprintln!("SUITE MISSING: {} is absent; test skipped", dir.display());
-    if std::env::var("CODESMITH_REQUIRE_SUITES").as_deref() == Ok("1") {
-        panic!(
-            "SUITE MISSING: {} is absent and CODESMITH_REQUIRE_SUITES=1",
-            dir.display()
-        );
-    }
+fn corpus_dir() -> Option<PathBuf> {
+    codesmith_testkit::suite_dir("dcg-command-corpus/tests/corpus")
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -91,11 +79,7 @@ fn load(dir: &Path) -> Vec<Case> {
 
 #[test]
 fn no_deny_labelled_case_is_allowed() {
-    let dir = corpus_dir();
-    if !dir.is_dir() {
-        suite_missing(&dir);
-        return;
-    }
+    let Some(dir) = corpus_dir() else { return };
     let cases = load(&dir);
     assert!(
         cases.len() > 300,
@@ -175,11 +159,10 @@ const MAX_ALLOW_LABELLED_ASKED: usize = 75;
 /// `BLOCK` line must not be decided `allow`.
 #[test]
 fn e2e_fixtures_block_lines_are_not_allowed() {
-    let dir = corpus_dir().join("../e2e/fixtures/commands");
-    if !dir.is_dir() {
-        suite_missing(&dir);
+    let Some(dir) = codesmith_testkit::suite_dir("dcg-command-corpus/tests/e2e/fixtures/commands")
+    else {
         return;
-    }
+    };
     let rules = Rules::new();
     let mut leaks = Vec::new();
     let (mut block, mut allow, mut allow_asked) = (0, 0, 0);
@@ -231,12 +214,9 @@ fn e2e_fixtures_block_lines_are_not_allowed() {
 /// some hostile bytes, is classified without a panic.
 #[test]
 fn truncated_and_hostile_inputs_never_panic() {
-    let dir = corpus_dir();
-    let mut inputs: Vec<String> = if dir.is_dir() {
-        load(&dir).into_iter().map(|c| c.command).collect()
-    } else {
-        suite_missing(&dir);
-        Vec::new()
+    let mut inputs: Vec<String> = match corpus_dir() {
+        Some(dir) => load(&dir).into_iter().map(|c| c.command).collect(),
+        None => Vec::new(),
     };
     inputs.extend(
         [

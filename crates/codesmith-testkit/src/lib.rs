@@ -1,4 +1,4 @@
-//! Test support: the scripted model server.
+//! Test support: the scripted model server, and [`suite_dir`] for the shared test suites.
 //!
 //! [`ScriptedServer`] is a real HTTP server on `127.0.0.1` that speaks both
 //! wire dialects CodeSmith's remote providers use — OpenAI Chat Completions
@@ -30,8 +30,10 @@ mod procs;
 mod script;
 mod server;
 mod sse;
+mod suites;
 
 pub use procs::{live_processes, survivors_after};
 pub use script::{Fault, Finish, MAX_PACE_MS, Reply, Scripted, ScriptedCall};
 pub use server::{RecordedRequest, ScriptedServer};
 pub use sse::Dialect;
+pub use suites::{REQUIRE_SUITES_VAR, SUITES_DIR_VAR, suite_dir, suites_root};

@@ -274,13 +274,11 @@ const INTENDED_DIFFERENCES: &[&str] = &["015_failure_after_partial_success_leave
 
 #[tokio::test]
 async fn codex_scenarios_through_the_tool() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../../../shared/suites/codex-apply-patch/codex-rs/apply-patch/tests/fixtures/scenarios",
-    );
-    if !dir.is_dir() {
-        println!("note: {} is absent; skipped", dir.display());
+    let Some(dir) = codesmith_testkit::suite_dir(
+        "codex-apply-patch/codex-rs/apply-patch/tests/fixtures/scenarios",
+    ) else {
         return;
-    }
+    };
     let mut names: Vec<_> = fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -18,9 +18,7 @@ use codesmith_policy::{AddressGate, NetworkPolicy};
 use codesmith_tools::fetch::gates::{Gate, check_url};
 
 fn data_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/suites/ssrf-ssrfcheck/tests/data");
-    dir.is_dir().then_some(dir)
+    codesmith_testkit::suite_dir("ssrf-ssrfcheck/tests/data")
 }
 
 fn load(dir: &std::path::Path, name: &str) -> Vec<String> {
@@ -44,10 +42,7 @@ fn check(raw: &str) -> Result<(), Gate> {
 
 #[test]
 fn every_should_not_pass_case_is_refused() {
-    let Some(dir) = data_dir() else {
-        eprintln!("ssrf-ssrfcheck suite not found next to the repo; skipped");
-        return;
-    };
+    let Some(dir) = data_dir() else { return };
     let cases = load(&dir, "should-not-pass.json");
     let mut by_gate: BTreeMap<&str, usize> = BTreeMap::new();
     let mut passed = Vec::new();
@@ -74,10 +69,7 @@ fn every_should_not_pass_case_is_refused() {
 
 #[test]
 fn should_pass_and_public_ips_are_not_refused_by_address_gates() {
-    let Some(dir) = data_dir() else {
-        eprintln!("ssrf-ssrfcheck suite not found next to the repo; skipped");
-        return;
-    };
+    let Some(dir) = data_dir() else { return };
     let mut total = 0;
     let mut refused_other = Vec::new();
     for name in ["should-pass.json", "valid-ips-list.json"] {
