@@ -447,6 +447,22 @@ impl Rig {
     }
 }
 
+/// Reopens session `id`, waiting (at most 2 s) for the lock of the engine that was just
+/// dropped to be released: once, under load, the reopen found the lock still held.
+async fn open_when_released(home: &Path, id: &str) -> Session {
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    loop {
+        match Session::open(home, id) {
+            Err(codesmith_engine::session::SessionError::Busy(_))
+                if std::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => return other.unwrap(),
+        }
+    }
+}
+
 async fn run(engine: &mut Engine, task: &str) -> Vec<Event> {
     let mut events = Vec::new();
     engine
@@ -520,7 +536,7 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
 
     // A resumed session goes on counting turns.
     drop(engine);
-    let session = Session::open(&rig.d.home, &id).unwrap();
+    let session = open_when_released(&rig.d.home, &id).await;
     assert_eq!(recorded_turns(session.path()), 3);
 }
 
