@@ -79,9 +79,24 @@ impl SseDecoder for OpenAiDecoder {
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(stream_error(error));
         }
-        let Some(choice) = chunk.pointer("/choices/0") else {
+        // Only the first choice (`index` 0) is the answer: a request asks for one, and a
+        // server that sends others must not add calls to it.
+        let Some(choice) = chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .and_then(|choices| {
+                choices
+                    .iter()
+                    .find(|c| c.get("index").and_then(Value::as_u64).unwrap_or(0) == 0)
+            })
+        else {
             return Ok(());
         };
+        // A finished choice is final: deltas after its `finish_reason` (a late call, an
+        // argument rewritten after the fact) are ignored, and the first finish reason stands.
+        if self.finish_reason.is_some() {
+            return Ok(());
+        }
         if let Some(delta) = choice.get("delta") {
             self.decode_delta(delta, out);
         }
@@ -516,6 +531,27 @@ mod tests {
                 cached_input_tokens: 0
             })]
         );
+    }
+
+    #[test]
+    fn nothing_after_the_finish_or_outside_the_first_choice_counts() {
+        let mut decoder = OpenAiDecoder::default();
+        let events = [
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"write_file","arguments":"{\"path\":\"safe.txt\""}}]},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":",\"path\":\"evil.txt\"}"}},{"index":1,"id":"b","function":{"name":"exec_shell","arguments":"{}"}}]},"finish_reason":"stop"}]}"#,
+            r#"{"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"exec_shell","arguments":"{}"}}]}}]}"#,
+        ]
+        .iter()
+        .flat_map(|data| {
+            let mut out = Vec::new();
+            decoder.event("message", data, &mut out).unwrap();
+            out
+        })
+        .collect::<Vec<_>>();
+        assert_eq!(starts(&events).len(), 1, "{events:?}");
+        let text = format!("{events:?}");
+        assert!(!text.contains("evil.txt"), "{text}");
+        assert_eq!(decoder.finish_reason.as_deref(), Some("tool_calls"));
     }
 
     #[test]
