@@ -171,6 +171,12 @@ impl Session {
                 dir.display().to_string(),
             ));
         }
+        if fs::symlink_metadata(&path).is_ok_and(|m| !m.file_type().is_file()) {
+            return Err(SessionError::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{} is not a regular file", path.display()),
+            )));
+        }
         let mut file = OpenOptions::new().read(true).append(true).open(&path)?;
         lock(&file, id)?;
         let mut bytes = Vec::new();
@@ -485,9 +491,21 @@ pub fn session_model(home: &Path, id: &str) -> Option<(String, String)> {
     }
 }
 
+/// Opens a session file for reading only when it is a regular file, not a symlink:
+/// a `.jsonl` link to `/dev/zero` or a FIFO in the sessions directory must not make a
+/// listing read forever or without bound. `None` for anything else.
+pub fn open_session_file(path: &Path) -> Option<File> {
+    let meta = fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_file() {
+        return None;
+    }
+    let file = File::open(path).ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
 fn first_record(path: &Path) -> Option<Record> {
     let mut line = String::new();
-    BufReader::new(File::open(path).ok()?)
+    BufReader::new(open_session_file(path)?)
         .read_line(&mut line)
         .ok()?;
     serde_json::from_str(&line).ok()
@@ -693,5 +711,17 @@ mod tests {
                 "{id}"
             );
         }
+    }
+
+    #[test]
+    fn a_session_file_that_is_a_link_or_device_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("x.jsonl");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        assert!(open_session_file(&link).is_none());
+        assert!(first_record(&link).is_none());
+        let plain = dir.path().join("y.jsonl");
+        fs::write(&plain, "{}\n").unwrap();
+        assert!(open_session_file(&plain).is_some());
     }
 }

@@ -96,7 +96,7 @@ fn summary(path: &Path) -> Option<Summary> {
     if !codesmith_policy::is_safe_name(&id) {
         return None;
     }
-    let mut lines = BufReader::new(std::fs::File::open(path).ok()?).lines();
+    let mut lines = BufReader::new(codesmith_engine::session::open_session_file(path)?).lines();
     let Record::Meta {
         created_at,
         workspace,

@@ -713,7 +713,7 @@ pub const TURN_NOTE: &str = "turn";
 /// The highest turn number recorded in a session file by [`TURN_NOTE`]
 /// notes (0 when none); unreadable lines are skipped.
 pub fn recorded_turns(session_file: &Path) -> u32 {
-    let Ok(file) = fs::File::open(session_file) else {
+    let Some(file) = crate::session::open_session_file(session_file) else {
         return 0;
     };
     BufReader::new(file)
