@@ -1,16 +1,22 @@
 //! The shell tools: `exec_shell` (foreground, one `bash -c` per call) and the background
 //! trio `task_shell_start` / `task_shell_poll` / `task_shell_cancel`.
 //!
-//! Every command runs through the session's [`crate::sandbox::Sandbox`], in its own process
-//! group and with a marker in its environment, so a timeout, a cancel or the end of the
-//! session kills everything it started however it detached ([`become_child_subreaper`]),
-//! with stdout and stderr merged. Output
+//! Every command runs through the session's [`crate::sandbox::Sandbox`], under a reaper of
+//! its own (a child subreaper that dies with CodeSmith), in its own process group and with
+//! a marker in its environment, so a timeout, a cancel, the end of the session or the death
+//! of CodeSmith kills everything it started however it detached
+//! ([`become_child_subreaper`]), with stdout and stderr merged. Output
 //! over 30,000 bytes is cut to head + tail and spilled ([`crate::spill`]).
 
 pub mod drift;
 mod exec;
 pub mod network;
 mod process;
+// The one module with `unsafe`: a process-setup hook between fork and exec cannot be
+// written without it (see its documentation for what it may do there).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+mod reaper;
 mod tasks;
 mod tree;
 pub mod wrap;

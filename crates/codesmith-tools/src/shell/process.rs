@@ -1,7 +1,10 @@
 //! Spawning a shell command in its own process group and capturing its output.
 //!
-//! Every command carries a unique marker in its environment so that everything it starts
-//! can be found and killed however it detached (see [`super::tree`]).
+//! On Linux every command runs under its own reaper ([`super::reaper`]), which holds
+//! everything the command starts however it detached, reports the shell's exit status on a
+//! pipe, and takes the tree down when CodeSmith tells it to or dies. Every command also
+//! carries a unique marker in its environment, a second way to find what it started (see
+//! [`super::tree`]).
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -97,13 +100,19 @@ pub(crate) fn lock(out: &SharedOutput) -> std::sync::MutexGuard<'_, Captured> {
 /// A running command.
 #[derive(Debug)]
 pub(crate) struct Running {
+    /// The command's top process: its reaper on Linux, else the shell itself.
     pub(crate) child: Child,
+    /// The pid of `child`, also its process group.
     pgid: Option<i32>,
+    /// Where the reaper reports the shell's wait status (`None`: `child` is the shell).
+    status_pipe: Option<tokio::net::unix::pipe::Receiver>,
+    /// The shell's exit status, once known.
+    exit: Option<ExitStatus>,
     /// The value of [`tree::MARKER_ENV`] every process of this command inherits.
     marker: String,
     /// When the shell started (clock ticks after boot): older processes cannot be its own.
     since: u64,
-    /// True once the shell's exit status was collected (its pid may be reused after that).
+    /// True once `child` was reaped (its pid may be reused after that).
     reaped: bool,
     /// True once the tree was swept after the shell had been reaped: nothing is left.
     swept: bool,
@@ -150,13 +159,28 @@ pub(crate) fn spawn(
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env(tree::MARKER_ENV, &marker)
-        .process_group(0)
-        .kill_on_drop(true);
+        .process_group(0);
     for name in crate::sandbox::secret_env_names() {
         cmd.env_remove(name);
     }
+    #[cfg(target_os = "linux")]
+    let pipe = {
+        use std::os::fd::AsRawFd;
+        let pipe = super::reaper::StatusPipe::new()?;
+        super::reaper::install(&mut cmd, pipe.write.as_raw_fd());
+        pipe
+    };
+    #[cfg(not(target_os = "linux"))]
+    cmd.kill_on_drop(true);
     let started = Instant::now();
     let mut child = cmd.spawn()?;
+    #[cfg(target_os = "linux")]
+    let status_pipe = {
+        drop(pipe.write);
+        Some(tokio::net::unix::pipe::Receiver::from_owned_fd(pipe.read)?)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let status_pipe = None;
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     let since = tree::start_time(pgid);
     let output: SharedOutput = Arc::default();
@@ -170,6 +194,8 @@ pub(crate) fn spawn(
     Ok(Running {
         child,
         pgid,
+        status_pipe,
+        exit: None,
         marker,
         since,
         reaped: false,
@@ -197,37 +223,70 @@ impl Running {
     /// killed; after the shell has exited this kills only what it left behind.
     pub(crate) fn kill_tree(&mut self) -> tree::KillReport {
         let root = self.pgid.filter(|_| !self.reaped);
-        // The sweep kills the group too (and so can name what it killed); killpg after it
-        // is the backstop where `/proc` cannot be read.
-        let report = tree::kill_tree(root, &self.marker, self.since);
+        let holds = self.status_pipe.is_some();
+        // The sweep kills the group and the reaper's descendants (and so can name what it
+        // killed); it leaves a reaper alive, so that nothing orphaned during the sweep
+        // escapes it.
+        let report = tree::kill_tree(root, holds, &self.marker, self.since);
         if let Some(pgid) = root {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pgid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+            use nix::sys::signal::{Signal, kill, killpg};
+            let pid = nix::unistd::Pid::from_raw(pgid);
+            if holds {
+                // The reaper kills what may be left under it, reaps it all and exits.
+                let _ = kill(pid, Signal::SIGTERM);
+            } else {
+                // The backstop where `/proc` cannot be read.
+                let _ = killpg(pid, Signal::SIGKILL);
+                let _ = self.child.start_kill();
+            }
         }
-        if self.reaped {
+        if self.reaped || (holds && self.exit.is_some()) {
             self.swept = true;
-        } else {
-            let _ = self.child.start_kill();
         }
         report
     }
 
     /// Waits for the shell to exit, at most `limit`; `None` on timeout.
     pub(crate) async fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
-        let status = match tokio::time::timeout(limit, self.child.wait()).await {
-            Ok(Ok(status)) => {
-                self.reaped = true;
-                Some(status)
-            }
-            Ok(Err(_)) => None,
-            Err(_) => None,
-        };
+        if let Some(status) = self.exit {
+            return Some(status);
+        }
+        let status = tokio::time::timeout(limit, self.shell_exit())
+            .await
+            .ok()
+            .flatten();
         if status.is_some() {
+            self.exit = status;
             self.undo_git_redirects();
         }
         status
+    }
+
+    /// The shell's exit status: from the reaper's report, or (without a reaper, or when
+    /// the reaper died without reporting) from the top process itself.
+    async fn shell_exit(&mut self) -> Option<ExitStatus> {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(pipe) = &self.status_pipe {
+            let mut raw = [0u8; 4];
+            let mut got = 0;
+            while got < raw.len() {
+                if pipe.readable().await.is_err() {
+                    break;
+                }
+                match pipe.try_read(&mut raw[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(_) => break,
+                }
+            }
+            if got == raw.len() {
+                return Some(ExitStatus::from_raw(i32::from_ne_bytes(raw)));
+            }
+        }
+        let status = self.child.wait().await.ok()?;
+        self.reaped = true;
+        Some(status)
     }
 
     /// Waits for the shell to exit or for `cancel`; `None` when cancelled first.
@@ -244,11 +303,34 @@ impl Running {
 
     /// Exit status if the shell has exited, without waiting.
     pub(crate) fn try_status(&mut self) -> Option<ExitStatus> {
-        let status = self.child.try_wait().ok().flatten();
-        self.reaped |= status.is_some();
+        if self.exit.is_some() {
+            return self.exit;
+        }
+        let status = match &self.status_pipe {
+            Some(pipe) => {
+                use std::os::unix::process::ExitStatusExt;
+                let mut raw = [0u8; 4];
+                // The 4-byte report is written at once, below PIPE_BUF: it arrives whole.
+                match pipe.try_read(&mut raw) {
+                    Ok(4) => Some(ExitStatus::from_raw(i32::from_ne_bytes(raw))),
+                    Ok(_) => self.reap_top(),
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => None,
+                    Err(_) => self.reap_top(),
+                }
+            }
+            None => self.reap_top(),
+        };
         if status.is_some() {
+            self.exit = status;
             self.undo_git_redirects();
         }
+        status
+    }
+
+    /// The top process's status if it has exited, without waiting.
+    fn reap_top(&mut self) -> Option<ExitStatus> {
+        let status = self.child.try_wait().ok().flatten();
+        self.reaped |= status.is_some();
         status
     }
 
@@ -273,6 +355,10 @@ impl Running {
     /// Waits (at most `grace`) for the output pipes to reach end of file. Processes left in
     /// the background may hold them open; their later output is then not collected.
     /// Returns true when all output was collected.
+    ///
+    /// Once the shell has exited and its output is complete, the rest of `grace` is also
+    /// given to the reaper to find its tree empty and exit: a process that was ending on its
+    /// own (the PID 1 of a sandbox winding down after its command) is not a leftover.
     pub(crate) async fn drain(&mut self, grace: Duration) -> bool {
         let deadline = tokio::time::Instant::now() + grace;
         for reader in &mut self.readers {
@@ -284,6 +370,13 @@ impl Running {
             }
         }
         self.readers.clear();
+        if self.status_pipe.is_some()
+            && self.exit.is_some()
+            && !self.reaped
+            && let Ok(Ok(_)) = tokio::time::timeout_at(deadline, self.child.wait()).await
+        {
+            self.reaped = true;
+        }
         true
     }
 }

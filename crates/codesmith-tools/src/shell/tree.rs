@@ -1,23 +1,25 @@
 //! The process tree a shell command owns, found and killed however it detached.
 //!
-//! A command runs in its own process group, but `setsid`, `nohup … &`, a double fork or
-//! `disown` move processes out of that group, and a process whose parent dies is
-//! re-parented away from the command. So every command is started with a unique marker
-//! in its environment ([`MARKER_ENV`]), which every descendant inherits whatever group or
-//! session it moves to; while the command's own shell is alive, its process group and its
-//! descendants (by parent links) count as well. [`kill_tree`] walks `/proc` for all of
-//! them and sends `SIGKILL` until none is left.
+//! On Linux a command runs under its own reaper ([`super::reaper`]), a child subreaper:
+//! whatever the command starts stays a descendant of the reaper by parent link, whether it
+//! moved to another session (`setsid`), process group, or cleared its environment
+//! (`env -i`), because an orphan is re-parented to the reaper. The sweep therefore kills
+//! the reaper's descendants and leaves the reaper itself, which then reaps and exits.
 //!
-//! Orphans are re-parented to the nearest child subreaper. With
-//! [`become_child_subreaper`] (`PR_SET_CHILD_SUBREAPER`, see `prctl(2)`) that is this
-//! process, so killed orphans are reaped here instead of lingering as zombies of an init
-//! that may not reap. Only processes found in a command's tree are ever reaped, so the
-//! exit statuses of children spawned elsewhere (git, the shell itself) are never stolen.
+//! Two more ways to find a command's processes back this up (and are the only ones where
+//! there is no reaper): a unique marker in its environment ([`MARKER_ENV`]), which every
+//! descendant inherits unless it clears its environment, and the command's process group.
+//! [`kill_tree`] walks `/proc` for all of them and sends `SIGKILL` until none is left.
 //!
-//! Limits: a descendant that clears its environment (`env -i`) and also leaves the
-//! command's process group and parent chain cannot be attributed; a sandbox with its own
-//! PID namespace (`bwrap --unshare-pid`) closes that gap for sandboxed commands. Linux
-//! only: elsewhere only the process group is killed.
+//! CodeSmith itself is a child subreaper too ([`become_child_subreaper`]), so a process
+//! whose reaper died is re-parented here rather than to init, and killed members
+//! re-parented here are reaped. Only processes found in a command's tree are ever reaped,
+//! so the exit statuses of children spawned elsewhere (git, the shell itself) are never
+//! stolen.
+//!
+//! Limits: see [`super::reaper`]; where there is no reaper (not Linux), a descendant that
+//! clears its environment and also leaves the command's process group and parent chain
+//! cannot be attributed. Linux only: elsewhere only the process group is killed.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -101,20 +103,26 @@ pub(crate) fn start_time(pid: Option<i32>) -> u64 {
     pid.and_then(read_stat).map_or(0, |p| p.start)
 }
 
-/// Kills every process of the command marked `marker`. `root` is the command's own
-/// process (its process group id) while it has not been reaped; then its group and its
-/// children by parent link count too. Only processes started at `since` or later (see
+/// Kills every process of the command marked `marker`. `root` is the command's top process
+/// (its process group id) while it has not been reaped; then its group and its
+/// descendants by parent link count too. When `reaper` is true the root is the command's
+/// reaper, which is spared: it holds what is orphaned during the sweep, and its owner
+/// tells it to finish afterwards. Only processes started at `since` or later (see
 /// [`start_time`]) are checked for the marker. Sweeps until no live member is left
 /// (bounded by [`KILL_DEADLINE`]), reaping the members re-parented to this process. The
 /// root itself is never reaped here: its owner waits for it.
-pub(crate) fn kill_tree(root: Option<i32>, marker: &str, since: u64) -> KillReport {
+pub(crate) fn kill_tree(root: Option<i32>, reaper: bool, marker: &str, since: u64) -> KillReport {
     let mut report = KillReport::default();
     let deadline = Instant::now() + KILL_DEADLINE;
     let me = std::process::id() as i32;
     let needle = format!("{MARKER_ENV}={marker}");
     loop {
         let members = members(root, needle.as_bytes(), since);
-        let live: Vec<&Proc> = members.iter().filter(|p| !p.zombie).collect();
+        let spared = root.filter(|_| reaper);
+        let live: Vec<&Proc> = members
+            .iter()
+            .filter(|p| !p.zombie && Some(p.pid) != spared)
+            .collect();
         for p in &live {
             if signal_kill(p.pid) {
                 report.killed.entry(p.pid).or_insert_with(|| p.name.clone());
@@ -276,7 +284,7 @@ mod tests {
             marked(&marker).len() >= 2,
             "the detached sleeps did not start"
         );
-        let report = kill_tree(None, &marker, 0);
+        let report = kill_tree(None, false, &marker, 0);
         assert!(report.killed.len() >= 2, "{report:?}");
         assert!(report.survivors.is_empty(), "{report:?}");
         assert!(marked(&marker).is_empty());
