@@ -111,6 +111,8 @@ fn fork_reaper(parent: libc::pid_t, status_fd: RawFd) -> io::Result<()> {
                 Ok(())
             }
             main => {
+                // Its report may meet a closed pipe (CodeSmith died): that must not end it.
+                libc::signal(libc::SIGPIPE, libc::SIG_IGN);
                 libc::prctl(
                     libc::PR_SET_NAME,
                     REAPER_NAME.as_ptr() as libc::c_ulong,
