@@ -7,6 +7,7 @@ mod exit;
 mod local;
 mod progress;
 mod setup;
+mod shutdown;
 mod tui;
 
 use std::process::ExitCode;
@@ -33,7 +34,10 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    runtime
-        .block_on(commands::run(cli.command, cli.ui))
-        .report()
+    let exit = runtime.block_on(commands::run(cli.command, cli.ui));
+    // A blocking read of stdin (the MCP transport, line mode) may still be waiting for a
+    // line that never comes: it must not hold the exit. Dropping the tasks here kills what
+    // their commands left running; a command's reaper covers whatever remains.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    exit.report()
 }

@@ -142,19 +142,25 @@ fn tool_stops_on_sigint_sigterm_and_sighup_and_leaves_nothing() {
         let sleeps = [7411 + 2 * i as u32, 7412 + 2 * i as u32];
         let argv = tool_argv(&s.ws, &attack(sleeps[0], sleeps[1]));
         let mut child = spawn(&argv, &s.home, Stdio::null(), Stdio::piped());
-        assert!(wait_running(&mut child, sleeps), "SIG{signal}: never started");
+        assert!(
+            wait_running(&mut child, sleeps),
+            "SIG{signal}: never started"
+        );
         send(&child, signal);
         let status = wait_exit(&mut child, "codesmith tool");
         let out = child.wait_with_output().unwrap();
         let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
         let left = left_behind(sleeps, &refs);
+        assert!(left.is_empty(), "SIG{signal}: left running: {left:?}");
         assert_eq!(status.code(), Some(code), "SIG{signal}");
         let envelope: Value =
             serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
-        assert_eq!(envelope["error"]["code"], "CANCELLED", "SIG{signal}: {envelope}");
+        assert_eq!(
+            envelope["error"]["code"], "CANCELLED",
+            "SIG{signal}: {envelope}"
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(&format!("SIG{signal}")), "{stderr}");
-        assert!(left.is_empty(), "SIG{signal}: left running: {left:?}");
     }
 }
 
@@ -229,6 +235,7 @@ fn mcp_stops_on_sigterm_answers_the_running_call_and_leaves_nothing() {
     drop(stdin);
     let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
     let left = left_behind(sleeps, &refs);
+    assert!(left.is_empty(), "left running: {left:?}");
     assert_eq!(status.code(), Some(143));
     let answers: Vec<Value> = lines
         .try_iter()
@@ -239,7 +246,6 @@ fn mcp_stops_on_sigterm_answers_the_running_call_and_leaves_nothing() {
         call.is_some_and(|a| a.to_string().contains("CANCELLED")),
         "the running call gets its CANCELLED answer: {answers:?}"
     );
-    assert!(left.is_empty(), "left running: {left:?}");
 }
 
 #[test]
@@ -289,7 +295,12 @@ fn recorded_results(home: &Path) -> Vec<String> {
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|r| r["type"] == "message")
-        .flat_map(|r| r["message"]["content"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| {
+            r["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .filter(|b| b["type"] == "tool_result")
         .map(|b| b["content"].as_str().unwrap_or_default().to_string())
         .collect()
@@ -323,8 +334,8 @@ async fn exec_stops_on_sighup_unsandboxed_and_leaves_nothing() {
     })
     .await
     .unwrap();
-    assert_eq!(status.code(), Some(129));
     assert!(left.is_empty(), "left running: {left:?}");
+    assert_eq!(status.code(), Some(129));
     let results = recorded_results(&s.home);
     assert!(
         results.len() == 1 && results[0].contains("CANCELLED"),
@@ -378,9 +389,9 @@ async fn the_line_mode_ui_stops_on_sigterm_closes_the_turn_and_leaves_nothing() 
     })
     .await
     .unwrap();
+    assert!(left.is_empty(), "left running: {left:?}");
     assert_eq!(status.code(), Some(143), "{stderr}");
     assert!(stderr.contains("codesmith resume"), "{stderr}");
-    assert!(left.is_empty(), "left running: {left:?}");
     let results = recorded_results(&s.home);
     assert!(
         results.len() == 1 && results[0].contains("CANCELLED"),

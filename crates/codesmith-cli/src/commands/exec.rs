@@ -5,13 +5,13 @@ use std::sync::Arc;
 use anyhow::Result;
 use codesmith_engine::{NoApprover, Session, TaskStatus};
 use codesmith_protocol::Event;
-use codesmith_tools::CancellationToken;
 
 use crate::args::ExecArgs;
 use crate::config;
 use crate::exit::{Exit, usage};
 use crate::progress::Progress;
 use crate::setup;
+use crate::shutdown::{self, Shutdown, StopSignal};
 
 /// Runs `codesmith exec`.
 pub async fn run(mut args: ExecArgs) -> Exit {
@@ -77,77 +77,31 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         model: resolved.model.clone(),
         workspace: resolved.workspace.display().to_string(),
     });
-    // SIGINT and SIGTERM cancel the task: running commands are killed with their whole
-    // trees, every tool call gets a result, the transcript is closed and synced, and the
-    // exit status is 128 + the signal (130, 143).
-    let cancel = CancellationToken::new();
-    let signals = match Signals::listen() {
+    // SIGINT, SIGTERM and SIGHUP cancel the task (crate::shutdown): running commands are
+    // killed with their whole trees, every tool call gets a result, the transcript is
+    // closed and synced, and the exit status is 128 + the signal (130, 143, 129).
+    let shutdown = match Shutdown::listen(StopSignal::ALL) {
         Ok(s) => s,
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
-    let caught = tokio::spawn(signals.cancel_on_signal(cancel.clone()));
     let mut sink = |e: Event| progress.show(&e);
     let outcome = engine
-        .run_task_cancellable(&args.task, cancel, &mut sink)
+        .run_task_cancellable(&args.task, shutdown.token(), &mut sink)
         .await;
     drop(engine);
-    let signal = if caught.is_finished() {
-        caught.await.ok()
-    } else {
-        caught.abort();
-        None
-    };
-    if let (Some(signal), Ok(o)) = (signal, &outcome)
+    if let (Some(signal), Ok(o)) = (shutdown.caught(), &outcome)
         && o.status == TaskStatus::Cancelled
     {
-        let message = format!(
-            "interrupted by {}: running commands were killed and the turn was closed in the \
-             session; continue with --resume",
-            signal.name
-        );
+        let message = "running commands were killed and the turn was closed in the session; \
+                       continue with --resume";
         if args.json {
             progress.show(&Event::Error {
-                message: message.clone(),
+                message: format!("interrupted by {}: {message}", signal.name()),
             });
         }
-        eprintln!("codesmith: {message}");
-        return Exit::Code(std::process::ExitCode::from(signal.exit_code));
+        return shutdown::exit(signal, message);
     }
     finish(outcome, args.json, &mut progress)
-}
-
-/// The signal that interrupted `exec`.
-#[derive(Debug, Clone, Copy)]
-struct Caught {
-    name: &'static str,
-    /// 128 + the signal number.
-    exit_code: u8,
-}
-
-/// SIGINT and SIGTERM listeners, installed before the task starts.
-struct Signals {
-    interrupt: tokio::signal::unix::Signal,
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl Signals {
-    fn listen() -> std::io::Result<Self> {
-        use tokio::signal::unix::{SignalKind, signal};
-        Ok(Signals {
-            interrupt: signal(SignalKind::interrupt())?,
-            terminate: signal(SignalKind::terminate())?,
-        })
-    }
-
-    /// Waits for the first signal, cancels `cancel` and says which signal it was.
-    async fn cancel_on_signal(mut self, cancel: CancellationToken) -> Caught {
-        let caught = tokio::select! {
-            _ = self.interrupt.recv() => Caught { name: "SIGINT", exit_code: 130 },
-            _ = self.terminate.recv() => Caught { name: "SIGTERM", exit_code: 143 },
-        };
-        cancel.cancel();
-        caught
-    }
 }
 
 fn open_session(resolved: &config::Resolved, resume: Option<&str>) -> Result<Session> {

@@ -20,13 +20,14 @@ use rmcp::ServiceExt;
 use crate::args::{McpArgs, McpCommand, WorkspaceArg};
 use crate::exit::{Exit, usage};
 use crate::setup;
+use crate::shutdown::{self, Shutdown, StopSignal};
 
 /// `codesmith mcp [--workspace DIR]`: sets up the tools as `codesmith tool` does (user
 /// config, `[network]` policy, exec-policy rules, sandbox) and serves them until the client
 /// closes stdin. Setup warnings go to stderr; stdout carries only protocol messages.
 ///
 /// Exit: 0 when stdin closes, 2 when the workspace, home, config, rules or sandbox are
-/// unusable, 1 when the transport fails.
+/// unusable, 1 when the transport fails, 128 + the signal after SIGINT, SIGTERM or SIGHUP.
 pub async fn run(args: McpArgs) -> Exit {
     if let Some(McpCommand::List { json }) = args.command {
         return list(args.workspace, json).await;
@@ -36,11 +37,25 @@ pub async fn run(args: McpArgs) -> Exit {
         Ok(parts) => parts,
         Err(e) => return usage(e),
     };
-    match serve(registry, ctx, rules).await {
-        Ok(()) => Exit::Ok,
+    let shutdown = match Shutdown::listen(StopSignal::ALL) {
+        Ok(s) => s,
+        Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
+    };
+    match serve(registry, ctx, rules, &shutdown).await {
+        Ok(()) => match shutdown.caught() {
+            Some(signal) => shutdown::exit(
+                signal,
+                "running tool calls were cancelled and their commands killed with everything \
+                 they started",
+            ),
+            None => Exit::Ok,
+        },
         Err(e) => Exit::failed(e),
     }
 }
+
+/// How long running calls may take to stop after a stop signal before the server closes.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// Serves `registry` over MCP on stdin/stdout until the client closes stdin.
 ///
@@ -55,17 +70,43 @@ pub async fn run(args: McpArgs) -> Exit {
 /// classifier; `Rules::new()` for the classifier alone) refuses outright is refused with
 /// `DENIED`.
 ///
+/// A stop signal (`shutdown`) cancels every running call (a shell command is killed with
+/// its whole tree, and the call answers `CANCELLED`), waits for them (at most 4 s), and
+/// closes the server; the handshake, if still waiting, is abandoned.
+///
 /// Errors: the MCP handshake failed (e.g. stdin closed before `initialize`, or the
 /// client asked for no protocol version this SDK supports), or the service task panicked.
-pub async fn serve(registry: Registry, ctx: Arc<ToolContext>, rules: Rules) -> anyhow::Result<()> {
-    let service = server::CodesmithServer::new(registry, ctx, rules)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| anyhow::anyhow!("the MCP handshake on stdio failed: {e}"))?;
-    service
-        .waiting()
-        .await
-        .map_err(|e| anyhow::anyhow!("the MCP service stopped abnormally: {e}"))?;
+pub async fn serve(
+    registry: Registry,
+    ctx: Arc<ToolContext>,
+    rules: Rules,
+    shutdown: &Shutdown,
+) -> anyhow::Result<()> {
+    let server = server::CodesmithServer::new(registry, ctx, rules).stop_on(shutdown.token());
+    let running = server.running_calls();
+    let service = tokio::select! {
+        service = server.serve(rmcp::transport::stdio()) => {
+            service.map_err(|e| anyhow::anyhow!("the MCP handshake on stdio failed: {e}"))?
+        }
+        _ = shutdown.requested() => return Ok(()),
+    };
+    let close = service.cancellation_token();
+    let stop = shutdown.token();
+    let closer = tokio::spawn(async move {
+        stop.cancelled().await;
+        let deadline = tokio::time::Instant::now() + STOP_GRACE;
+        while running.load(std::sync::atomic::Ordering::SeqCst) > 0
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // Time for the service to write the calls' answers before it closes.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        close.cancel();
+    });
+    let done = service.waiting().await;
+    closer.abort();
+    done.map_err(|e| anyhow::anyhow!("the MCP service stopped abnormally: {e}"))?;
     Ok(())
 }
 

@@ -2,8 +2,11 @@
 //!
 //! Exit 0 when the tool ran, whatever it answered (a refusal is an ordinary
 //! outcome); exit 2 on a usage error (no such tool, arguments that are not a
-//! JSON object, a bad workspace). Read-before-write state lives for this one
+//! JSON object, a bad workspace); 128 + the signal when SIGINT, SIGTERM or SIGHUP
+//! cancelled the call. Read-before-write state lives for this one
 //! invocation, so the writing tools accept `"force_fresh": true` here.
+
+use std::sync::Arc;
 
 use codesmith_tools::envelope_json;
 use serde_json::Value;
@@ -11,6 +14,7 @@ use serde_json::Value;
 use crate::args::ToolArgs;
 use crate::exit::{Exit, usage};
 use crate::setup;
+use crate::shutdown::{self, Shutdown, StopSignal};
 
 /// Runs `codesmith tool`.
 pub async fn run(args: ToolArgs) -> Exit {
@@ -38,6 +42,14 @@ pub async fn run(args: ToolArgs) -> Exit {
             "JSON-ARGS must be a JSON object, like '{{\"path\": \"README.md\"}}'"
         ));
     }
+    // A stop signal cancels the call (crate::shutdown): a running command is killed with
+    // everything it started, the CANCELLED envelope is printed, and the exit status is
+    // 128 + the signal.
+    let shutdown = match Shutdown::listen(StopSignal::ALL) {
+        Ok(s) => s,
+        Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
+    };
+    let ctx = Arc::new(ctx.with_cancel(shutdown.token()));
     let outcome = codesmith_engine::run_one(&registry, ctx, &rules, &args.name, call_args).await;
     // File names and command output in the envelope may hold C1 or bidi controls,
     // which `serde_json` leaves as they are.
@@ -45,5 +57,11 @@ pub async fn run(args: ToolArgs) -> Exit {
         "{}",
         codesmith_policy::json_terminal_safe(&envelope_json(&outcome).to_string())
     );
-    Exit::Ok
+    match shutdown.caught() {
+        Some(signal) => shutdown::exit(
+            signal,
+            "the call was cancelled and what it ran was killed with everything it started",
+        ),
+        None => Exit::Ok,
+    }
 }

@@ -141,13 +141,24 @@ impl Parts {
 }
 
 /// Starts the engine task over `session`; events come back on the returned receiver.
-pub fn spawn(parts: Parts, session: Session) -> (Driver, mpsc::UnboundedReceiver<ToUi>) {
+/// When `stop` is cancelled (a stop signal, see `crate::shutdown`), a running task is
+/// interrupted as by [`Driver::interrupt`] and the engine task ends; the returned handle
+/// finishes then.
+pub fn spawn(
+    parts: Parts,
+    session: Session,
+    stop: CancellationToken,
+) -> (
+    Driver,
+    mpsc::UnboundedReceiver<ToUi>,
+    tokio::task::JoinHandle<()>,
+) {
     let (submit, rx) = mpsc::unbounded_channel();
     let (interrupt, irx) = mpsc::unbounded_channel();
     let (tx, ui_rx) = mpsc::unbounded_channel();
     let engine = parts.engine(session);
-    tokio::spawn(worker(engine, parts, rx, irx, tx));
-    (Driver { submit, interrupt }, ui_rx)
+    let handle = tokio::spawn(worker(engine, parts, rx, irx, tx, stop));
+    (Driver { submit, interrupt }, ui_rx, handle)
 }
 
 async fn worker(
@@ -156,12 +167,19 @@ async fn worker(
     mut rx: mpsc::UnboundedReceiver<Submission>,
     mut irx: mpsc::UnboundedReceiver<()>,
     tx: mpsc::UnboundedSender<ToUi>,
+    stop: CancellationToken,
 ) {
     let mut engine = Some(engine);
-    while let Some(submission) = rx.recv().await {
+    loop {
+        let submission = tokio::select! {
+            biased;
+            () = stop.cancelled() => None,
+            submission = rx.recv() => submission,
+        };
+        let Some(submission) = submission else { break };
         let Some(current) = engine.take() else { break };
         let next = match submission {
-            Submission::Task(task) => run_task(current, &parts, &task, &mut irx, &tx).await,
+            Submission::Task(task) => run_task(current, &parts, &task, &mut irx, &tx, &stop).await,
             Submission::Rebuild(r) => rebuild(current, &mut parts, r, &tx),
             Submission::Compact => {
                 let mut current = current;
@@ -203,15 +221,17 @@ async fn run_task(
     task: &str,
     irx: &mut mpsc::UnboundedReceiver<()>,
     tx: &mpsc::UnboundedSender<ToUi>,
+    stop: &CancellationToken,
 ) -> anyhow::Result<Engine> {
     while irx.try_recv().is_ok() {}
     let events = tx.clone();
     let mut sink = move |e: Event| {
         let _ = events.send(ToUi::Event(e));
     };
-    // An interrupt cancels the task's token: the engine stops the running tool calls
-    // (a shell command with its whole process tree) and closes the turn itself.
-    let cancel = CancellationToken::new();
+    // An interrupt (or a stop signal) cancels the task's token: the engine stops the
+    // running tool calls (a shell command with its whole process tree) and closes the turn
+    // itself.
+    let cancel = stop.child_token();
     let finished = {
         let run = engine.run_task_cancellable(task, cancel.clone(), &mut sink);
         tokio::pin!(run);

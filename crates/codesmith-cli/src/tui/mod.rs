@@ -32,6 +32,7 @@ use crate::config::{self, Resolved};
 use crate::exit::{Exit, usage};
 use crate::progress::Progress;
 use crate::setup;
+use crate::shutdown::{self, Shutdown, StopSignal};
 
 /// Which session the UI opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +75,9 @@ pub enum SlashDone {
     /// Its lines come on [`Ui::later`].
     AwaitLater,
 }
+
+/// How long the engine task may take to close an interrupted turn after a stop signal.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Opens the UI.
 pub async fn run(args: UiArgs, start: Start) -> Exit {
@@ -132,7 +136,22 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         approver: Arc::new(approval::UiApprover::new(ask_tx)),
         mcp,
     };
-    let (driver, events) = driver::spawn(parts, session);
+    // SIGTERM and SIGHUP (and SIGINT in full-screen mode, where Ctrl-C is a key; line mode
+    // keeps SIGINT as its Ctrl-C) stop the UI through the one shutdown path
+    // (crate::shutdown): the running turn is interrupted as by Ctrl-C, its commands killed
+    // with their trees, the turn closed in the session, the terminal given back, and the
+    // exit status is 128 + the signal.
+    let full_screen = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    let signals: &[StopSignal] = if full_screen {
+        StopSignal::ALL
+    } else {
+        &[StopSignal::Terminate, StopSignal::Hangup]
+    };
+    let shutdown = match Shutdown::listen(signals) {
+        Ok(s) => s,
+        Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
+    };
+    let (driver, events, worker) = driver::spawn(parts, session, shutdown.token());
     let (later_tx, later) = mpsc::unbounded_channel();
     let ui = Ui {
         resolved,
@@ -145,10 +164,27 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         later,
     };
     let session_id = ui.app.session_id.clone();
-    let exit = if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-        tty::run(ui).await
-    } else {
-        plain::run(ui).await
+    let front = async move {
+        if full_screen {
+            tty::run(ui).await
+        } else {
+            plain::run(ui).await
+        }
+    };
+    let exit = tokio::select! {
+        exit = front => exit,
+        signal = shutdown.requested() => {
+            // The UI (and with it the terminal guard) is dropped here; the engine task
+            // closes the turn and ends.
+            let _ = tokio::time::timeout(STOP_GRACE, worker).await;
+            return shutdown::exit(
+                signal,
+                &format!(
+                    "running commands were killed and the turn was closed in session \
+                     {session_id}; continue it with `codesmith resume`"
+                ),
+            );
+        }
     };
     if matches!(exit, Exit::Ok) {
         eprintln!("codesmith: session {session_id} saved; continue it with `codesmith resume`");

@@ -30,6 +30,10 @@ pub struct CodesmithServer {
     ctx: Arc<ToolContext>,
     rules: Arc<Rules>,
     catalogue: Arc<Vec<Tool>>,
+    /// Cancelled when the server is told to stop: every running call is cancelled too.
+    stop: CancellationToken,
+    /// Calls running now.
+    running: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for CodesmithServer {
@@ -51,7 +55,21 @@ impl CodesmithServer {
             ctx,
             rules: Arc::new(rules),
             catalogue,
+            stop: CancellationToken::new(),
+            running: Arc::default(),
         }
+    }
+
+    /// Cancels every running call when `stop` is cancelled (a stop signal, see
+    /// `crate::shutdown`). By default, nothing but the host cancels a call.
+    pub fn stop_on(mut self, stop: CancellationToken) -> Self {
+        self.stop = stop;
+        self
+    }
+
+    /// How many calls are running now.
+    pub fn running_calls(&self) -> Arc<std::sync::atomic::AtomicUsize> {
+        self.running.clone()
     }
 
     /// Runs one call and shapes its envelope as an MCP tool result: text content holding
@@ -66,9 +84,24 @@ impl CodesmithServer {
         arguments: Option<JsonObject>,
         cancel: CancellationToken,
     ) -> CallToolResult {
+        use std::sync::atomic::Ordering;
         let args = Value::Object(arguments.unwrap_or_default());
-        let ctx = Arc::new(self.ctx.with_cancel(cancel));
+        // The call stops when the host cancels it or the server is told to stop.
+        let token = self.stop.child_token();
+        let forward = {
+            let token = token.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = cancel.cancelled() => token.cancel(),
+                    () = token.cancelled() => {}
+                }
+            })
+        };
+        self.running.fetch_add(1, Ordering::SeqCst);
+        let ctx = Arc::new(self.ctx.with_cancel(token));
         let outcome = codesmith_engine::run_one(&self.registry, ctx, &self.rules, name, args).await;
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        forward.abort();
         // The host's model reads this: sanitized like every result in a session
         // (NFKC; bidi controls, zero-width, Tag-block and private-use characters stripped).
         let mut envelope = envelope_json(&outcome);
