@@ -104,3 +104,48 @@ async fn restore_never_waits_on_a_prompt_nobody_can_see() {
     assert!(!stderr.contains("[y/N]"), "{stderr}");
     assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "new\n");
 }
+
+/// `sessions list` never drops a session file without a word: an unreadable file and a
+/// session with a torn tail are named on stderr (and in `--json`), with what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_names_unreadable_files_and_torn_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let session = Session::create(&home, &ws.canonicalize().unwrap(), "openai", "m").unwrap();
+    let id = session.id().to_string();
+    drop(session);
+    let sessions = home.join("sessions");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(sessions.join(format!("{id}.jsonl")))
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"{\"type\":\"message\",\"mess").unwrap();
+    std::fs::write(sessions.join("broken.jsonl"), b"\xff\xfe not a session\n").unwrap();
+
+    let text = codesmith(&home, &["sessions", "list"]).await;
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains(&id));
+    let stderr = String::from_utf8_lossy(&text.stderr);
+    assert!(
+        stderr.contains("1 session file(s)") && stderr.contains("broken.jsonl"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{id} (an incomplete last record of 23 bytes)"))
+            && stderr.contains("ID.jsonl.torn"),
+        "{stderr}"
+    );
+
+    let json = codesmith(&home, &["sessions", "list", "--json"]).await;
+    assert!(json.status.success());
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(value["sessions"][0]["id"], id.as_str());
+    assert_eq!(value["sessions"][0]["torn_bytes"], 23);
+    assert_eq!(value["unreadable"][0]["file"], "broken.jsonl");
+    assert_eq!(
+        value["unreadable"][0]["reason"],
+        "no readable session header"
+    );
+}

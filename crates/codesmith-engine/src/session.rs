@@ -503,6 +503,64 @@ pub fn open_session_file(path: &Path) -> Option<File> {
     file.metadata().ok()?.is_file().then_some(file)
 }
 
+/// A session file as a listing sees it: read without opening, locking or repairing it
+/// (the repair happens when the session is resumed, see [`Session::open`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileCheck {
+    /// The session's header ([`Record::Meta`]).
+    pub meta: Record,
+    /// Message records.
+    pub messages: usize,
+    /// 1-based numbers of unreadable lines (not UTF-8 or not a record) that a resume skips.
+    pub skipped_lines: Vec<usize>,
+    /// Bytes of a torn tail (an incomplete last record) that a resume cuts back and keeps
+    /// in `ID.jsonl.torn`.
+    pub torn_bytes: usize,
+}
+
+/// Why a session file cannot be listed or resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum FileProblem {
+    /// A symlink, FIFO, device or directory in place of the file.
+    #[error("not a regular file")]
+    NotRegular,
+    /// Reading it failed.
+    #[error("cannot be read: {0}")]
+    Io(std::io::Error),
+    /// No readable session header in it.
+    #[error("no readable session header")]
+    NoHeader,
+}
+
+/// Checks the session file at `path` the way [`Session::open`] reads it.
+///
+/// # Errors
+/// [`FileProblem`] when it is not a regular file, cannot be read, or holds no session
+/// header (such a session cannot be resumed).
+pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
+    let mut file = open_session_file(path).ok_or(FileProblem::NotRegular)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(FileProblem::Io)?;
+    let scan = scan_records(&bytes);
+    let meta = scan
+        .records
+        .iter()
+        .find(|r| matches!(r, Record::Meta { .. }))
+        .cloned()
+        .ok_or(FileProblem::NoHeader)?;
+    let messages = scan
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::Message { .. }))
+        .count();
+    Ok(FileCheck {
+        meta,
+        messages,
+        skipped_lines: scan.skipped_lines,
+        torn_bytes: bytes.len() - scan.complete_len,
+    })
+}
+
 fn first_record(path: &Path) -> Option<Record> {
     let mut line = String::new();
     BufReader::new(open_session_file(path)?)

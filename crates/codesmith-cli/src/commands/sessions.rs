@@ -4,7 +4,7 @@
 //! repository snapshots (`codesmith_engine::snapshot`); it asks first, and
 //! the restore is recorded in the session's transcript.
 
-use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
@@ -13,7 +13,7 @@ use codesmith_engine::session::{Record, SessionError, sessions_dir};
 use codesmith_engine::snapshot::{
     RestoreReport, SideRepo, SnapshotError, SnapshotSettings, restore_and_record,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::args::SessionsCommand;
 use crate::config;
@@ -44,8 +44,35 @@ pub struct Summary {
     pub created: String,
     /// The workspace the session worked on.
     pub workspace: String,
+    /// Provider and model the session was created with (`openai/gpt-4.1-mini`).
+    pub model: String,
     /// Transcript messages appended to the file.
     pub messages: usize,
+    /// 1-based numbers of lines that are not valid UTF-8 or not valid records; resuming
+    /// the session skips them with a notice.
+    pub skipped_lines: Vec<usize>,
+    /// Bytes of an incomplete last record (a crash mid-write); resuming the session cuts
+    /// them back and keeps them in `ID.jsonl.torn`.
+    pub torn_bytes: usize,
+}
+
+/// A `.jsonl` file in the sessions directory that is not listed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unreadable {
+    /// The file name.
+    pub file: String,
+    /// Why it cannot be listed (nor resumed).
+    pub reason: String,
+}
+
+/// What `sessions list` shows: the sessions, newest first, and the session files that
+/// could not be read. Nothing in the directory is dropped without a word.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Listing {
+    /// The sessions, newest first.
+    pub sessions: Vec<Summary>,
+    /// Session files that could not be read.
+    pub unreadable: Vec<Unreadable>,
 }
 
 fn list(json: bool) -> Exit {
@@ -53,68 +80,139 @@ fn list(json: bool) -> Exit {
         Ok(h) => h,
         Err(e) => return usage(e),
     };
-    let sessions = summaries(&home);
+    let listing = listing(&home);
     if json {
-        match serde_json::to_string(&sessions) {
+        match serde_json::to_string(&listing) {
             Ok(text) => println!("{}", codesmith_policy::json_terminal_safe(&text)),
             Err(e) => return Exit::failed(e.into()),
         }
-    } else if sessions.is_empty() {
-        println!("no sessions under {}", sessions_dir(&home).display());
+        return Exit::Ok;
+    }
+    let dir = sessions_dir(&home);
+    if listing.sessions.is_empty() {
+        println!("no sessions under {}", dir.display());
     } else {
         // First lines of tasks and models' names are quoted: shown, never acted on.
-        print!("{}", codesmith_policy::terminal_safe(&table(&sessions)));
+        print!(
+            "{}",
+            codesmith_policy::terminal_safe(&table(&listing.sessions))
+        );
+    }
+    for notice in notices(&listing, &dir) {
+        eprintln!("codesmith: {}", codesmith_policy::terminal_safe(&notice));
     }
     Exit::Ok
 }
 
-/// The sessions under `home`, newest first; files that are not sessions are skipped.
-pub fn summaries(home: &Path) -> Vec<Summary> {
-    let Ok(entries) = std::fs::read_dir(sessions_dir(home)) else {
-        return Vec::new();
+/// The sessions under `home` and the session files that could not be read. Only
+/// `*.jsonl` files are session files; others (a kept `ID.jsonl.torn`, notes) are not.
+pub fn listing(home: &Path) -> Listing {
+    let mut listing = Listing {
+        sessions: Vec::new(),
+        unreadable: Vec::new(),
     };
-    let mut out: Vec<Summary> = entries
-        .flatten()
-        .filter_map(|e| summary(&e.path()))
-        .collect();
-    out.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| b.id.cmp(&a.id)));
-    out
+    let Ok(entries) = std::fs::read_dir(sessions_dir(home)) else {
+        return listing;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            continue;
+        }
+        match summary(&path) {
+            Ok(s) => listing.sessions.push(s),
+            Err(reason) => listing.unreadable.push(Unreadable {
+                file: entry.file_name().to_string_lossy().into_owned(),
+                reason,
+            }),
+        }
+    }
+    listing
+        .sessions
+        .sort_by(|a, b| b.created.cmp(&a.created).then_with(|| b.id.cmp(&a.id)));
+    listing.unreadable.sort_by(|a, b| a.file.cmp(&b.file));
+    listing
 }
 
-/// Only the tag of a record, so counting does not build whole messages.
-#[derive(Deserialize)]
-struct Tag {
-    #[serde(rename = "type")]
-    kind: String,
-}
-
-fn summary(path: &Path) -> Option<Summary> {
-    if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-        return None;
-    }
-    let id = path.file_stem()?.to_str()?.to_string();
-    if !codesmith_policy::is_safe_name(&id) {
-        return None;
-    }
-    let mut lines = BufReader::new(codesmith_engine::session::open_session_file(path)?).lines();
+fn summary(path: &Path) -> Result<Summary, String> {
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|id| codesmith_policy::is_safe_name(id))
+        .ok_or("the name is not a session id (letters, digits, '-', '_' and '.')")?
+        .to_string();
+    let check = codesmith_engine::session::check_session_file(path).map_err(|e| e.to_string())?;
     let Record::Meta {
         created_at,
         workspace,
+        provider,
+        model,
         ..
-    } = serde_json::from_str(&lines.next()?.ok()?).ok()?
+    } = check.meta
     else {
-        return None;
+        return Err("no readable session header".to_string());
     };
-    let messages = lines
-        .map_while(Result::ok)
-        .filter(|l| serde_json::from_str::<Tag>(l).is_ok_and(|t| t.kind == "message"))
-        .count();
-    Some(Summary {
+    Ok(Summary {
         id,
         created: created_at,
         workspace,
-        messages,
+        model: format!("{provider}/{model}"),
+        messages: check.messages,
+        skipped_lines: check.skipped_lines,
+        torn_bytes: check.torn_bytes,
     })
+}
+
+/// What the listing left out or found damaged, each with what to do.
+pub fn notices(listing: &Listing, dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if !listing.unreadable.is_empty() {
+        let files: Vec<String> = listing
+            .unreadable
+            .iter()
+            .map(|u| format!("{} ({})", u.file, u.reason))
+            .collect();
+        out.push(format!(
+            "{} session file(s) in {} could not be read and are not listed: {}. They were left \
+             as they are and cannot be resumed; look at them, then move them out of that \
+             directory to clear this notice.",
+            files.len(),
+            dir.display(),
+            files.join(", ")
+        ));
+    }
+    let damaged: Vec<String> = listing
+        .sessions
+        .iter()
+        .filter_map(|s| {
+            let mut what = Vec::new();
+            if !s.skipped_lines.is_empty() {
+                let lines: Vec<String> = s.skipped_lines.iter().map(usize::to_string).collect();
+                what.push(format!(
+                    "{} unreadable line(s): {}",
+                    lines.len(),
+                    lines.join(", ")
+                ));
+            }
+            if s.torn_bytes > 0 {
+                what.push(format!(
+                    "an incomplete last record of {} bytes",
+                    s.torn_bytes
+                ));
+            }
+            (!what.is_empty()).then(|| format!("{} ({})", s.id, what.join("; ")))
+        })
+        .collect();
+    if !damaged.is_empty() {
+        out.push(format!(
+            "{} session(s) have lines that cannot be read: {}. Resuming one (codesmith exec \
+             --resume ID, or /resume ID in the UI) skips unreadable lines with a notice and \
+             cuts an incomplete last record back, keeping the cut bytes in ID.jsonl.torn.",
+            damaged.len(),
+            damaged.join(", ")
+        ));
+    }
+    out
 }
 
 fn table(sessions: &[Summary]) -> String {
@@ -331,7 +429,7 @@ mod tests {
         std::fs::write(
             dir.join("old.jsonl"),
             format!(
-                "{}\n{msg}\n{note}\n{msg}\n",
+                "{}\n{msg}\nnot a record\n{note}\n{msg}\n",
                 meta("old", "2026-01-01T00:00:00Z")
             ),
         )
@@ -345,13 +443,43 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.join("junk.jsonl"), "not json\n").unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.join("zero.jsonl")).unwrap();
         std::fs::write(dir.join("notes.txt"), "x").unwrap();
-        let list = summaries(home.path());
+        std::fs::write(dir.join("old.jsonl.torn"), "{\"ty").unwrap();
+        let listing = listing(home.path());
+        let list = &listing.sessions;
         let ids: Vec<&str> = list.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, ["new", "old"]);
         assert_eq!(list[0].messages, 0);
         assert_eq!(list[1].messages, 2);
-        let text = table(&list);
+        // Nothing is dropped without a word: the torn tail of "new" and the two session
+        // files that cannot be read are reported, with what to do.
+        assert_eq!(list[0].torn_bytes, "{\"type\":\"mess\n".len());
+        assert_eq!(
+            (list[1].skipped_lines.as_slice(), list[1].torn_bytes),
+            (&[3][..], 0)
+        );
+        let files: Vec<&str> = listing.unreadable.iter().map(|u| u.file.as_str()).collect();
+        assert_eq!(files, ["junk.jsonl", "zero.jsonl"]);
+        assert_eq!(listing.unreadable[1].reason, "not a regular file");
+        let notices = notices(&listing, &dir);
+        assert_eq!(notices.len(), 2, "{notices:?}");
+        assert!(
+            notices[0].starts_with("2 session file(s)")
+                && notices[0].contains("junk.jsonl (no readable session header)"),
+            "{notices:?}"
+        );
+        assert!(
+            notices[1].starts_with("2 session(s) have lines that cannot be read")
+                && notices[1].contains("new (an incomplete last record of 14 bytes)")
+                && notices[1].contains("old (1 unreadable line(s): 3)")
+                && notices[1].contains("ID.jsonl.torn"),
+            "{notices:?}"
+        );
+        let json = serde_json::to_value(&listing).unwrap();
+        assert_eq!(json["unreadable"][0]["file"], "junk.jsonl");
+        assert_eq!(json["sessions"][0]["torn_bytes"], 14);
+        let text = table(list);
         assert!(text.starts_with("ID "), "{text}");
         assert!(text.contains("2026-01-01T00:00:00Z"), "{text}");
     }

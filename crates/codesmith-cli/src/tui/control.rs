@@ -1,9 +1,6 @@
 //! What slash commands do: shared by the full-screen UI and line mode.
 
-use std::path::Path;
-
-use codesmith_engine::session::{Record, sessions_dir};
-
+use codesmith_engine::session::sessions_dir;
 use codesmith_engine::verify::ledger::read_stats;
 use codesmith_tools::memory::{INDEX_FILE, project_memory_dir, user_memory_dir};
 use futures::future::BoxFuture;
@@ -222,58 +219,26 @@ fn doctor(f: &Facts<'_>) -> Reply {
     }))
 }
 
-/// Sessions of this workspace, newest first: `id  created  provider/model`.
+/// Sessions of this workspace, newest first: `id  created  provider/model`, then what
+/// `sessions list` would say about files it could not read or sessions it found damaged.
 fn sessions(f: &Facts<'_>) -> Vec<String> {
-    let mut found = list_sessions(&f.resolved.home, &f.resolved.workspace);
-    if found.is_empty() {
-        return vec!["no sessions in this workspace yet".to_string()];
-    }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
-    let mut lines = vec!["sessions (newest first; /resume ID):".to_string()];
-    for (id, created, model) in found.into_iter().take(15) {
-        let here = if id == f.session_id {
+    let mut listing = crate::commands::sessions::listing(&f.resolved.home);
+    let want = f.resolved.workspace.display().to_string();
+    listing.sessions.retain(|s| s.workspace == want);
+    let mut lines = if listing.sessions.is_empty() {
+        vec!["no sessions in this workspace yet".to_string()]
+    } else {
+        vec!["sessions (newest first; /resume ID):".to_string()]
+    };
+    for s in listing.sessions.iter().take(15) {
+        let here = if s.id == f.session_id {
             " ← current"
         } else {
             ""
         };
-        lines.push(format!("  {id}  {created}  {model}{here}"));
+        lines.push(format!("  {}  {}  {}{here}", s.id, s.created, s.model));
     }
+    let dir = sessions_dir(&f.resolved.home);
+    lines.extend(crate::commands::sessions::notices(&listing, &dir));
     lines
-}
-
-fn list_sessions(home: &Path, workspace: &Path) -> Vec<(String, String, String)> {
-    let want = workspace.display().to_string();
-    let Ok(dir) = std::fs::read_dir(sessions_dir(home)) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for entry in dir.flatten() {
-        let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-            continue;
-        }
-        let Some(first) = first_line(&path) else {
-            continue;
-        };
-        if let Ok(Record::Meta {
-            session_id,
-            created_at,
-            workspace,
-            provider,
-            model,
-        }) = serde_json::from_str::<Record>(&first)
-            && workspace == want
-        {
-            out.push((session_id, created_at, format!("{provider}/{model}")));
-        }
-    }
-    out
-}
-
-fn first_line(path: &Path) -> Option<String> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(path).ok()?;
-    let mut line = String::new();
-    std::io::BufReader::new(file).read_line(&mut line).ok()?;
-    Some(line)
 }
