@@ -45,6 +45,9 @@ pub(crate) const REAPER_NAME: &CStr = c"codesmith-reap";
 
 /// How often a finishing reaper repeats its kill sweep while children remain.
 const SWEEP_EVERY_NS: i64 = 5_000_000;
+/// Sweeps at that pace before a reaper whose children will not die (a process stuck in
+/// the kernel, or one it may not signal) slows down to one sweep a second.
+const FAST_SWEEPS: u32 = 2_000;
 
 /// The two ends of the status pipe: `R` writes the shell's raw wait status (4 bytes,
 /// native endian) into `write` when it exits; CodeSmith reads `read`.
@@ -171,6 +174,7 @@ fn close_all_but(keep: RawFd) {
 /// child left after the command's shell exited.
 fn reap(main: libc::pid_t, status_fd: RawFd, orphaned: bool, set: *mut libc::sigset_t) -> ! {
     let mut finishing = orphaned;
+    let mut sweeps: u32 = 0;
     let mut main_status: Option<libc::c_int> = None;
     let mut status_fd = Some(status_fd);
     loop {
@@ -199,10 +203,12 @@ fn reap(main: libc::pid_t, status_fd: RawFd, orphaned: bool, set: *mut libc::sig
         }
         if finishing {
             kill_children();
+            sweeps = sweeps.saturating_add(1);
         }
+        let fast = finishing && sweeps < FAST_SWEEPS;
         let wait = libc::timespec {
-            tv_sec: if finishing { 0 } else { 5 },
-            tv_nsec: if finishing { SWEEP_EVERY_NS } else { 0 },
+            tv_sec: if fast { 0 } else { 1 },
+            tv_nsec: if fast { SWEEP_EVERY_NS } else { 0 },
         };
         let mut info = MaybeUninit::<libc::siginfo_t>::zeroed();
         // SAFETY: `set` is a valid signal set; `info` and `wait` live on this stack.
