@@ -380,17 +380,22 @@ impl Ctx<'_> {
             .filter(|r| r.kind == RedirectKind::Write)
             .map(|r| &r.target)
             .collect();
-        let reads_credential = command
-            .redirects
-            .iter()
-            .any(|r| r.kind == RedirectKind::Read && crate::ws_path::is_credential(&r.target.text));
         if command.redirects.iter().any(|r| {
             r.target.text.starts_with("/dev/tcp/") || r.target.text.starts_with("/dev/udp/")
         }) {
             return Verdict::new(RequiresApproval, NETWORK_REASON);
         }
-        if reads_credential {
-            return Verdict::new(RequiresApproval, "reads a credential file");
+        // An input redirection reads its file like an operand would
+        // (`cat < ~/.ssh/id_rsa` is `cat ~/.ssh/id_rsa`).
+        let read = judge.reads(
+            command
+                .redirects
+                .iter()
+                .filter(|r| r.kind == RedirectKind::Read)
+                .map(|r| &r.target),
+        );
+        if read.level > Safe {
+            return read;
         }
         if writes.is_empty() {
             return Verdict::new(Safe, "no redirection");

@@ -24,6 +24,7 @@ mod arity;
 mod catastrophic;
 mod classify;
 mod exec_rules;
+mod getopt;
 mod git_rules;
 mod net_commands;
 mod pipe_split;

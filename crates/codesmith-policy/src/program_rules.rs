@@ -580,7 +580,7 @@ pub(crate) fn program_verdict(
         "unzip" => unzip_verdict(args, judge),
         "zip" => zip_verdict(args, judge),
         "ln" => ln_verdict(args, judge),
-        "cp" | "install" => copy_verdict(args, judge),
+        "cp" | "install" | "mv" => copy_verdict(program, args, judge),
         "chmod" => judge.writes(operands(args).into_iter().skip(1)),
         "uniq" | "xxd" => two_operand_verdict(program, args, judge),
         "hash"
@@ -790,7 +790,7 @@ fn ln_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
             );
         }
     }
-    copy_verdict(args, judge)
+    copy_verdict("ln", args, judge)
 }
 
 fn zip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
@@ -805,21 +805,146 @@ fn zip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     judge.writes(operands(args).into_iter().take(1))
 }
 
-fn copy_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
-    let words = texts(args);
-    if let Some(i) = words
-        .iter()
-        .position(|w| *w == "-t" || *w == "--target-directory")
-    {
-        return judge.writes(args.get(i + 1));
+/// GNU `cp`, `mv`, `install` and `ln` options (coreutils 9).
+fn file_copy_spec(program: &str) -> crate::getopt::OptSpec {
+    use crate::getopt::OptSpec;
+    match program {
+        "cp" => OptSpec {
+            flags: "abdfHilLnPpRrsTuvxZ",
+            valued: "St",
+            optional: "",
+            long: &[
+                "archive",
+                "attributes-only",
+                "backup?",
+                "copy-contents",
+                "debug",
+                "dereference",
+                "force",
+                "interactive",
+                "keep-directory-symlink",
+                "link",
+                "no-clobber",
+                "no-dereference",
+                "no-preserve=",
+                "no-target-directory",
+                "one-file-system",
+                "parents",
+                "preserve?",
+                "recursive",
+                "reflink?",
+                "remove-destination",
+                "sparse=",
+                "strip-trailing-slashes",
+                "suffix=",
+                "symbolic-link",
+                "target-directory=",
+                "update?",
+                "verbose",
+            ],
+            stop_at_operand: false,
+        },
+        "mv" => OptSpec {
+            flags: "bfinTuvZ",
+            valued: "St",
+            optional: "",
+            long: &[
+                "backup?",
+                "debug",
+                "exchange",
+                "force",
+                "interactive",
+                "no-clobber",
+                "no-copy",
+                "no-target-directory",
+                "strip-trailing-slashes",
+                "suffix=",
+                "target-directory=",
+                "update?",
+                "verbose",
+            ],
+            stop_at_operand: false,
+        },
+        "install" => OptSpec {
+            flags: "bcCdDpsTvZ",
+            valued: "gmoSt",
+            optional: "",
+            long: &[
+                "backup?",
+                "compare",
+                "debug",
+                "directory",
+                "group=",
+                "mode=",
+                "no-target-directory",
+                "owner=",
+                "preserve-context",
+                "preserve-timestamps",
+                "strip",
+                "suffix=",
+                "target-directory=",
+                "verbose",
+            ],
+            stop_at_operand: false,
+        },
+        _ => OptSpec {
+            flags: "bdFfiLnPrsTv",
+            valued: "St",
+            optional: "",
+            long: &[
+                "backup?",
+                "directory",
+                "force",
+                "interactive",
+                "logical",
+                "no-dereference",
+                "no-target-directory",
+                "physical",
+                "relative",
+                "symbolic",
+                "suffix=",
+                "target-directory=",
+                "verbose",
+            ],
+            stop_at_operand: false,
+        },
     }
-    if let Some(target) = args
-        .iter()
-        .find_map(|w| w.text.strip_prefix("--target-directory="))
-    {
-        return judge.writes([&Word::literal(target)]);
+}
+
+/// `cp`, `mv`, `install`, `ln`: the write target is the `-t` /
+/// `--target-directory` value (in any spelling: `-tDIR`, `-at DIR`,
+/// `--target=DIR`) or else the last operand; `install -d` creates every
+/// operand. `mv` also removes its sources, so a move into a sink
+/// (`mv x /dev/null`) is judged as deleting them.
+fn copy_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    let parsed = match crate::getopt::parse(&file_copy_spec(program), args) {
+        Ok(parsed) => parsed,
+        Err(why) => return Verdict::owned(RequiresApproval, format!("{program}: {why}")),
+    };
+    let target_dirs: Vec<&Word> = parsed.values(&["t", "target-directory"]).collect();
+    let (targets, sources): (Vec<&Word>, Vec<&Word>) = if !target_dirs.is_empty() {
+        (target_dirs, parsed.operands.iter().collect())
+    } else if program == "install" && (parsed.has("d") || parsed.has("directory")) {
+        (parsed.operands.iter().collect(), Vec::new())
+    } else {
+        match parsed.operands.split_last() {
+            Some((last, rest)) => (vec![last], rest.iter().collect()),
+            None => (Vec::new(), Vec::new()),
+        }
+    };
+    if targets.is_empty() {
+        return Verdict::owned(RequiresApproval, format!("{program} without a target"));
     }
-    judge.writes(operands(args).last().copied())
+    let mut verdict = judge.writes(targets.iter().copied());
+    if program == "mv" {
+        let into_sink = targets.iter().all(|t| judge.place(t) == PathPlace::Sink);
+        verdict = if into_sink {
+            judge.deletes(sources.iter().copied())
+        } else {
+            verdict.max(judge.writes(sources.iter().copied()))
+        };
+    }
+    verdict
 }
 
 fn sed_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {

@@ -93,6 +93,9 @@ pub(crate) enum RedirectKind {
 pub(crate) struct Redirect {
     pub kind: RedirectKind,
     pub target: Word,
+    /// True when a write truncates the target first (`>`, `>|`, `&>`,
+    /// `>&file`), false for appends (`>>`, `&>>`) and other kinds.
+    pub overwrite: bool,
 }
 
 /// One simple command as the shell would run it.
@@ -259,6 +262,8 @@ impl Walker<'_> {
                 own.extend(node.children_by_field_name("redirect", &mut cursor));
                 if let Some(body) = node.child_by_field_name("body") {
                     self.walk(body, piped, &own);
+                } else {
+                    self.bare_redirects(node, piped, &own);
                 }
                 // Substitutions inside redirect targets still run, and the
                 // grammar hangs what follows a here-document's start line
@@ -333,6 +338,12 @@ impl Walker<'_> {
                     .commands
                     .insert(index.min(self.out.commands.len()), command);
             }
+            "file_redirect" if redirects.is_empty() => {
+                // A redirection with no command (`> a.txt`) still opens,
+                // and truncates, its file.
+                self.bare_redirects(node, piped, &[node]);
+                self.walk_substitutions(node);
+            }
             "heredoc_redirect" | "herestring_redirect" | "file_redirect" => {
                 self.walk_substitutions(node);
             }
@@ -344,6 +355,21 @@ impl Walker<'_> {
                 }
             }
         }
+    }
+
+    /// Emits a command with no words for redirections that stand alone
+    /// (`> a.txt`, `: > a.txt` is a command): the shell still opens them.
+    fn bare_redirects(&mut self, node: Node<'_>, piped: bool, redirects: &[Node<'_>]) {
+        let mut command = SimpleCommand {
+            piped_input: piped,
+            subshell: self.subshell,
+            text: self.text(node).trim().to_string(),
+            ..SimpleCommand::default()
+        };
+        for redirect in redirects {
+            self.redirect(*redirect, &mut command);
+        }
+        self.out.commands.push(command);
     }
 
     /// Walks the commands the grammar nests inside a `heredoc_redirect`
@@ -520,14 +546,28 @@ impl Walker<'_> {
                         }
                     })
                     .unwrap_or_else(|| Word::literal(""));
-                let kind = if operator.contains('&') && !operator.starts_with('&') {
+                // `>&N`, `<&N` and `>&-` duplicate or close a descriptor;
+                // with any other target `>&` (and `N>&`) writes a file,
+                // as `&>` does (bash's `>&word` form).
+                let descriptor = operator.ends_with('-')
+                    || (target.text.is_empty() && target.opaque.is_none())
+                    || !target.dynamic
+                        && (target.text == "-"
+                            || (!target.text.is_empty()
+                                && target.text.chars().all(|c| c.is_ascii_digit())));
+                let kind = if operator.contains('&') && !operator.starts_with('&') && descriptor {
                     RedirectKind::Duplicate
-                } else if operator == "<" {
+                } else if operator.starts_with('<') && !operator.contains('>') {
                     RedirectKind::Read
                 } else {
                     RedirectKind::Write
                 };
-                command.redirects.push(Redirect { kind, target });
+                let overwrite = kind == RedirectKind::Write && !operator.contains(">>");
+                command.redirects.push(Redirect {
+                    kind,
+                    target,
+                    overwrite,
+                });
             }
             _ => {}
         }

@@ -253,6 +253,9 @@ pub(crate) fn is_credential_component(path: &str) -> bool {
         return false;
     }
     let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    if parts.last().is_some_and(|name| is_dotenv(name)) {
+        return true;
+    }
     CREDENTIAL_SUFFIXES.iter().any(|suffix| {
         let want: Vec<&str> = suffix.split('/').collect();
         parts.windows(want.len()).any(|w| {
@@ -261,6 +264,21 @@ pub(crate) fn is_credential_component(path: &str) -> bool {
                 .all(|(part, name)| part == name || glob_matches(part, name))
         })
     })
+}
+
+/// A dotenv file of secrets (`.env`, `.env.local`, `.env.production`); the
+/// templates projects commit (`.env.example`, `.env.sample`, …) are not.
+fn is_dotenv(name: &str) -> bool {
+    match name.strip_prefix(".env") {
+        Some("") => true,
+        Some(rest) => rest.strip_prefix('.').is_some_and(|variant| {
+            !matches!(
+                variant,
+                "example" | "sample" | "template" | "dist" | "defaults" | "schema"
+            )
+        }),
+        None => false,
+    }
 }
 
 /// True when the shell glob `pattern` (`*`, `?`, `[…]`) matches `name`, so

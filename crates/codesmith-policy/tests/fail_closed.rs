@@ -486,8 +486,11 @@ fn deletion_is_allowed_only_where_it_can_be_undone() {
             ("rm -rf .git/objects", RequiresApproval),
         ],
     );
-    let c = classify_command_with("rm .env", WS, &held);
+    let c = classify_command_with("rm notes.txt", WS, &held);
     assert!(c.reason.contains("snapshot"), "{}", c.reason);
+    // A dotenv file holds secrets: deleting it asks whatever the snapshot.
+    let c = classify_command_with("rm .env", WS, &held);
+    assert!(c.reason.contains("credential"), "{}", c.reason);
 }
 
 #[test]
