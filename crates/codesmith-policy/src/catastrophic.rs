@@ -116,41 +116,125 @@ fn is_fork_bomb(raw: &str) -> bool {
     false
 }
 
+/// GNU `rm` options (coreutils 9); long options may be abbreviated
+/// (`--rec --for`).
+pub(crate) const RM: crate::getopt::OptSpec = crate::getopt::OptSpec {
+    flags: "dfiIrRv",
+    valued: "",
+    optional: "",
+    long: &[
+        "dir",
+        "force",
+        "help",
+        "interactive?",
+        "no-preserve-root",
+        "one-file-system",
+        "preserve-root?",
+        "recursive",
+        "verbose",
+        "version",
+    ],
+    stop_at_operand: false,
+};
+
 /// The catastrophic deletions judged on what `rm` really receives: `args`
 /// are decoded words (quotes, `$'…'`, braces already undone), relative
 /// paths are taken from `cwd`, and `~` / `$HOME` / `${HOME:?}` stand for
-/// `home`. A recursive `rm` of the root, everything directly under it
-/// (`/*`, `/?*`), the home directory or everything in it is catastrophic,
-/// whatever the spelling (`//`, `/tmp/../`, `cd / && rm -rf *`).
+/// `home`. A recursive `rm` of the root, a system directory
+/// ([`is_system_dir`]), everything directly in one of them (`/*`, `/?*`,
+/// `/usr/*`), the home directory or everything in it is catastrophic,
+/// whatever the spelling (`//`, `/tmp/../`, `cd / && rm -rf *`,
+/// `--rec`).
 pub(crate) fn rm_catastrophic(
     args: &[crate::shell_parse::Word],
     cwd: Option<&str>,
     home: Option<&str>,
-) -> Option<&'static str> {
-    let mut recursive = false;
-    let mut only_operands = false;
-    let mut targets = Vec::new();
-    for word in args {
-        let text = word.text.as_str();
-        if !only_operands && text == "--" {
-            only_operands = true;
-        } else if !only_operands && text.starts_with("--") {
-            recursive |= text == "--recursive";
-        } else if !only_operands && text.starts_with('-') && text.len() > 1 {
-            recursive |= text.contains(['r', 'R']);
-        } else {
-            targets.push(text);
+) -> Option<String> {
+    let (recursive, targets): (bool, Vec<String>) = match crate::getopt::parse(&RM, args) {
+        Ok(parsed) => (
+            parsed.has("r") || parsed.has("R") || parsed.has("recursive"),
+            parsed.operands.into_iter().map(|w| w.text).collect(),
+        ),
+        // Options not understood: read them leniently, as the raw-text
+        // check does, so nothing unknown hides a catastrophic target.
+        Err(_) => {
+            let mut recursive = false;
+            let mut targets = Vec::new();
+            for word in args {
+                let text = word.text.as_str();
+                if let Some(long) = text.strip_prefix("--") {
+                    recursive |= !long.is_empty() && "recursive".starts_with(long);
+                } else if text.starts_with('-') && text.len() > 1 {
+                    recursive |= text.contains(['r', 'R']);
+                } else {
+                    targets.push(text.to_string());
+                }
+            }
+            (recursive, targets)
         }
-    }
+    };
     if !recursive {
         return None;
     }
-    targets
-        .into_iter()
-        .find_map(|t| catastrophic_path(t, cwd, home))
+    targets.iter().find_map(|t| catastrophic_path(t, cwd, home))
 }
 
-fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Option<&'static str> {
+/// Directories whose loss breaks the machine: the root's children (`/etc`,
+/// `/usr`, `/home`, `/tmp`, …), the standard directories under `/usr` and
+/// `/usr/local` (`/usr/bin`, `/usr/lib`), and `/var/lib`. `path` is
+/// absolute and normalised.
+pub(crate) fn is_system_dir(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix('/') else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('/').filter(|p| !p.is_empty()).collect();
+    match parts.as_slice() {
+        [_] => true,
+        ["usr", _] | ["var", "lib"] => true,
+        ["usr", "local", name] => matches!(
+            *name,
+            "bin" | "sbin" | "lib" | "lib64" | "include" | "share" | "etc"
+        ),
+        _ => false,
+    }
+}
+
+/// Why deleting (or recursively changing) the absolute path `target`, or
+/// everything a glob in its last component matches, is catastrophic.
+pub(crate) fn catastrophic_dir(absolute: &str, home: Option<&str>) -> Option<String> {
+    if absolute == "/" {
+        return Some("matches a catastrophic pattern: rm -rf /".to_string());
+    }
+    let (parent, last) = absolute.rsplit_once('/').unwrap_or(("", absolute));
+    let parent = if parent.is_empty() { "/" } else { parent };
+    if parent == "/" && is_glob_only(last) {
+        return Some("matches a catastrophic pattern: rm -rf /*".to_string());
+    }
+    if let Some(home) = home {
+        if absolute == home {
+            return Some(
+                "matches a catastrophic pattern: rm -rf ~ (the home directory)".to_string(),
+            );
+        }
+        if parent == home && is_glob_only(last) {
+            return Some("matches a catastrophic pattern: rm -rf ~/*".to_string());
+        }
+    }
+    // Emptying a temporary directory is routine; removing it is not.
+    if is_system_dir(parent) && is_glob_only(last) && !matches!(parent, "/tmp" | "/var/tmp") {
+        return Some(format!(
+            "matches a catastrophic pattern: everything in the system directory `{parent}`"
+        ));
+    }
+    if is_system_dir(absolute) {
+        return Some(format!(
+            "matches a catastrophic pattern: `{absolute}` is a system directory (losing it breaks the machine)"
+        ));
+    }
+    None
+}
+
+fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Option<String> {
     // `${HOME:?}`, `${HOME:-/x}`, `${HOME%/}` all expand to the home
     // directory when it is set.
     let text = match text.strip_prefix("${HOME") {
@@ -169,8 +253,10 @@ fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Optio
         (Some(rest), None) => {
             let rest = crate::ws_path::normalize(&format!("/{rest}"));
             return match rest.as_str() {
-                "/" => Some("matches a catastrophic pattern: rm -rf ~"),
-                r if is_glob_only(&r[1..]) => Some("matches a catastrophic pattern: rm -rf ~/*"),
+                "/" => Some("matches a catastrophic pattern: rm -rf ~".to_string()),
+                r if is_glob_only(&r[1..]) => {
+                    Some("matches a catastrophic pattern: rm -rf ~/*".to_string())
+                }
                 _ => None,
             };
         }
@@ -178,23 +264,75 @@ fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Optio
         (None, _) if text.starts_with('$') || text.starts_with('~') => return None,
         (None, _) => crate::ws_path::normalize(&format!("{}/{text}", cwd?)),
     };
-    if absolute == "/" {
-        return Some("matches a catastrophic pattern: rm -rf /");
-    }
-    let (parent, last) = absolute.rsplit_once('/').unwrap_or(("", &absolute));
-    let parent = if parent.is_empty() { "/" } else { parent };
-    if parent == "/" && is_glob_only(last) {
-        return Some("matches a catastrophic pattern: rm -rf /*");
-    }
-    if let Some(home) = home {
-        if absolute == home {
-            return Some("matches a catastrophic pattern: rm -rf ~ (the home directory)");
+    catastrophic_dir(&absolute, home)
+}
+
+/// Device files that hold no data and may be written freely.
+const HARMLESS_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/stdin",
+    "/dev/tty",
+];
+
+/// True when `path` (as written) is a device or other special file under
+/// `/dev` that holds data (a disk, a partition, memory), or is only known
+/// at run time under `/dev`.
+fn is_data_device(path: &str) -> bool {
+    let path = crate::ws_path::normalize(path);
+    path.starts_with("/dev/")
+        && !HARMLESS_DEVICES.contains(&path.as_str())
+        && !path.starts_with("/dev/fd/")
+        && !path.starts_with("/dev/pts/")
+        && !path.starts_with("/dev/shm/")
+}
+
+/// The catastrophic shapes of programs other than `rm`, on decoded words:
+/// `dd of=DEVICE`, `shred DEVICE`, `mkfs*` / `wipefs` / `mkswap` of a
+/// device, and a recursive `chmod` / `chown` / `chgrp` of the root, a
+/// system directory or the home directory. `args` follow the program name.
+pub(crate) fn program_catastrophic(
+    program: &str,
+    args: &[crate::shell_parse::Word],
+    cwd: Option<&str>,
+    home: Option<&str>,
+) -> Option<String> {
+    let texts = || args.iter().map(|w| w.text.as_str());
+    match program {
+        "dd" => texts()
+            .filter_map(|t| t.strip_prefix("of="))
+            .find(|t| is_data_device(t))
+            .map(|t| format!("matches a catastrophic pattern: dd overwrites the device `{t}`")),
+        "shred" => texts()
+            .find(|t| is_data_device(t))
+            .map(|t| format!("matches a catastrophic pattern: shred destroys the device `{t}`")),
+        p if p.starts_with("mkfs") || matches!(p, "wipefs" | "mke2fs" | "mkswap" | "mkdosfs") => {
+            texts().find(|t| is_data_device(t)).map(|t| {
+                format!("matches a catastrophic pattern: {p} erases the file system on `{t}`")
+            })
         }
-        if parent == home && is_glob_only(last) {
-            return Some("matches a catastrophic pattern: rm -rf ~/*");
+        "chmod" | "chown" | "chgrp" => {
+            let recursive = texts().any(|t| {
+                t.strip_prefix("--")
+                    .is_some_and(|l| l.len() >= 2 && "recursive".starts_with(l))
+                    || (t.starts_with('-') && !t.starts_with("--") && t.contains('R'))
+            });
+            if !recursive {
+                return None;
+            }
+            texts()
+                .filter(|t| !t.starts_with('-'))
+                .skip(1)
+                .find_map(|t| catastrophic_path(t, cwd, home))
+                .map(|why| why.replace("rm -rf", &format!("{program} -R")))
         }
+        _ => None,
     }
-    None
 }
 
 /// True for a path component made only of glob characters that matches

@@ -129,6 +129,7 @@ fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Clas
         segments: Vec::new(),
         notes: Vec::new(),
         parsed: true,
+        printed: None,
     };
     if command.len() > MAX_COMMAND_BYTES {
         ctx.note(
@@ -152,6 +153,9 @@ struct Ctx<'f> {
     segments: Vec<Segment>,
     notes: Vec<(SafetyLevel, String)>,
     parsed: bool,
+    /// What the last simple command printed, word by word, when it was an
+    /// `echo` of literal words (the input of a following `| xargs`).
+    printed: Option<Vec<Word>>,
 }
 
 /// The program words after wrappers are removed.
@@ -165,6 +169,8 @@ struct Unwrapped {
     assignments: Vec<(String, Word)>,
     /// Paths a wrapper writes (`time -o FILE`).
     writes: Vec<Word>,
+    /// Paths a wrapper reads (`xargs -a FILE`).
+    reads: Vec<Word>,
 }
 
 const SHELLS: &[&str] = &["ash", "bash", "dash", "fish", "ksh", "mksh", "sh", "zsh"];
@@ -279,7 +285,12 @@ impl Ctx<'_> {
 
     fn simple_here(&mut self, command: &SimpleCommand, depth: usize) {
         let redirect = self.redirect_verdict(command);
-        let unwrapped = unwrap(&command.words);
+        let input = if command.piped_input {
+            self.printed.take()
+        } else {
+            None
+        };
+        let unwrapped = unwrap(&command.words, input.as_deref());
         let index = self.segments.len();
         let argv: Vec<String> = unwrapped.words.iter().map(|w| w.text.clone()).collect();
         let mut verdict = if command.words.is_empty() {
@@ -290,7 +301,8 @@ impl Ctx<'_> {
             self.program(&unwrapped.words, command, depth)
         };
         if let Some(wrapper) = &unwrapped.verdict
-            && wrapper.level > verdict.level
+            && (wrapper.level > verdict.level
+                || (wrapper.level == verdict.level && verdict.reason == "unknown command"))
         {
             verdict = wrapper.clone();
         }
@@ -307,6 +319,9 @@ impl Ctx<'_> {
         }
         if !unwrapped.writes.is_empty() {
             verdict = verdict.max(self.judge().writes(&unwrapped.writes));
+        }
+        if !unwrapped.reads.is_empty() {
+            verdict = verdict.max(self.judge().reads(&unwrapped.reads));
         }
         for (name, value) in command.assignments.iter().chain(&unwrapped.assignments) {
             verdict = verdict.max(assignment_verdict(name, value));
@@ -350,11 +365,23 @@ impl Ctx<'_> {
             )
         {
             level = Dangerous;
-            reason = catastrophic.to_string();
+            reason = catastrophic;
+        }
+        if let Some((program, args)) = unwrapped.words.split_first()
+            && let Some(catastrophic) = crate::catastrophic::program_catastrophic(
+                &program.text,
+                args,
+                self.cwd.as_deref(),
+                self.facts.home(),
+            )
+        {
+            level = Dangerous;
+            reason = catastrophic;
         }
         if argv.first().is_some_and(|p| p == "ln") {
             self.record_symlink(&unwrapped.words[1..]);
         }
+        self.printed = echoed_words(&unwrapped.words);
         let prefix = canonical_prefix(&argv).text;
         self.segments.insert(
             index.min(self.segments.len()),
@@ -648,6 +675,27 @@ impl Ctx<'_> {
                             }
                         })
                         .collect();
+                    // `find / -exec rm -rf {} +` deletes what `find / -delete` does.
+                    let deletes = inner.first().is_some_and(|w| {
+                        matches!(program_name(&w.text), Some("rm" | "shred" | "unlink"))
+                    });
+                    if deletes
+                        && unfiltered(&args[roots.len()..index])
+                        && let Some(root) = roots.iter().find(|r| {
+                            self.judge().resolve(r).is_some_and(|p| {
+                                crate::catastrophic::catastrophic_dir(&p, self.facts.home())
+                                    .is_some()
+                            })
+                        })
+                    {
+                        verdict = verdict.max(Verdict::owned(
+                            Dangerous,
+                            format!(
+                                "matches a catastrophic pattern: find {} -exec {} deletes the whole tree",
+                                root.text, inner[0].text
+                            ),
+                        ));
+                    }
                     let nested = SimpleCommand {
                         text: inner
                             .iter()
@@ -694,25 +742,22 @@ impl Ctx<'_> {
     fn find_delete(&self, args: &[Word], roots: &[&Word]) -> Verdict {
         let judge = self.judge();
         let home = self.facts.home();
-        let everything = args[roots.len()..].iter().all(|w| {
-            matches!(
-                w.text.as_str(),
-                "-delete" | "-depth" | "-xdev" | "-mount" | "-print" | "-ignore_readdir_race"
-            ) || w.text.chars().all(|c| c.is_ascii_digit())
-                || matches!(w.text.as_str(), "-maxdepth" | "-mindepth")
-        });
+        let everything = unfiltered(&args[roots.len()..]);
         if everything
-            && roots.iter().any(|r| {
+            && let Some(root) = roots.iter().find(|r| {
                 judge
                     .resolve(r)
-                    .is_some_and(|p| p == "/" || home.is_some_and(|h| p == h))
+                    .is_some_and(|p| crate::catastrophic::catastrophic_dir(&p, home).is_some())
                     || r.text == "~"
                     || r.text == "$HOME"
             })
         {
-            return Verdict::new(
+            return Verdict::owned(
                 Dangerous,
-                "matches a catastrophic pattern: find / -delete deletes the file system",
+                format!(
+                    "matches a catastrophic pattern: find {} -delete deletes the whole tree",
+                    root.text
+                ),
             );
         }
         let names = find_name_patterns(args);
@@ -824,6 +869,27 @@ impl Ctx<'_> {
         }
         Verdict::new(RequiresApproval, "runs a script")
     }
+}
+
+/// True when `find` primaries `args` select everything under the roots
+/// (no test, only traversal options and the action).
+fn unfiltered(args: &[Word]) -> bool {
+    args.iter().all(|w| {
+        matches!(
+            w.text.as_str(),
+            "-delete"
+                | "-depth"
+                | "-xdev"
+                | "-mount"
+                | "-print"
+                | "-ignore_readdir_race"
+                | "-maxdepth"
+                | "-mindepth"
+                | "-H"
+                | "-L"
+                | "-P"
+        ) || w.text.chars().all(|c| c.is_ascii_digit())
+    })
 }
 
 /// `find` primaries that take a value in the next word.
@@ -1149,8 +1215,109 @@ fn judging_word(word: &Word) -> Word {
     }
 }
 
-/// Peels wrappers off `words`.
-fn unwrap(words: &[Word]) -> Unwrapped {
+/// The words `echo` prints, split as `xargs` splits its input, when every
+/// word is literal (`echo / /home`); `None` for anything else.
+fn echoed_words(words: &[Word]) -> Option<Vec<Word>> {
+    let (first, args) = words.split_first()?;
+    if first.text != "echo" || args.iter().any(|w| w.dynamic || w.opaque.is_some()) {
+        return None;
+    }
+    let args = match args.first() {
+        Some(w) if w.text == "-n" => &args[1..],
+        _ => args,
+    };
+    Some(
+        args.iter()
+            .flat_map(|w| w.text.split_whitespace())
+            .map(Word::literal)
+            .collect(),
+    )
+}
+
+/// GNU `xargs` options (findutils 4.9).
+const XARGS: crate::getopt::OptSpec = crate::getopt::OptSpec {
+    flags: "0oprtx",
+    valued: "adEILnPs",
+    optional: "eil",
+    long: &[
+        "arg-file=",
+        "delimiter=",
+        "eof?",
+        "exit",
+        "help",
+        "interactive",
+        "max-args=",
+        "max-chars=",
+        "max-lines?",
+        "max-procs=",
+        "no-run-if-empty",
+        "null",
+        "open-tty",
+        "process-slot-var=",
+        "replace?",
+        "show-limits",
+        "verbose",
+        "version",
+    ],
+    stop_at_operand: true,
+};
+
+/// The command `xargs ARGS` runs, with what it reads (`-a FILE`). Words
+/// that hold the replace string (`-I{}`, `-i`, `--replace`) are only known
+/// at run time; without one, the input is appended: the literal words of
+/// `input` when a known printer feeds the pipe (`echo / | xargs rm -rf`),
+/// otherwise a word only known at run time.
+fn xargs_command(args: &[Word], input: Option<&[Word]>) -> Result<(Vec<Word>, Vec<Word>), String> {
+    let parsed = crate::getopt::parse(&XARGS, args)?;
+    let replace = parsed.opts.iter().find_map(|o| match o.name.as_str() {
+        "I" | "i" | "replace" => Some(
+            o.value
+                .as_ref()
+                .map_or("{}".to_string(), |v| v.text.clone()),
+        ),
+        _ => None,
+    });
+    let reads: Vec<Word> = parsed.values(&["a", "arg-file"]).cloned().collect();
+    let mut inner = parsed.operands;
+    if inner.is_empty() {
+        inner.push(Word::literal("echo"));
+    }
+    match replace {
+        Some(token) => {
+            // Each input line replaces the token; a known printer's line
+            // is its words joined by spaces.
+            let line = input.map(|items| {
+                items
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            });
+            for word in inner.iter_mut() {
+                if token.is_empty() || word.text.contains(token.as_str()) {
+                    match &line {
+                        Some(line) if !token.is_empty() => {
+                            word.text = word.text.replace(token.as_str(), line);
+                        }
+                        _ => word.dynamic = true,
+                    }
+                }
+            }
+        }
+        None => match input {
+            Some(items) => inner.extend(items.iter().cloned()),
+            None => inner.push(Word {
+                dynamic: true,
+                ..Word::literal("{input}")
+            }),
+        },
+    }
+    Ok((inner, reads))
+}
+
+/// Peels wrappers off `words`. `input` is what a known printer earlier in
+/// the pipeline writes to this command's standard input, word by word.
+fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
     let mut out = Unwrapped {
         words: Vec::new(),
         wrappers: Vec::new(),
@@ -1158,6 +1325,7 @@ fn unwrap(words: &[Word]) -> Unwrapped {
         query_only: false,
         assignments: Vec::new(),
         writes: Vec::new(),
+        reads: Vec::new(),
     };
     let mut rest: Vec<Word> = words.iter().map(judging_word).collect();
     while let Some(first) = rest.first() {
@@ -1167,6 +1335,20 @@ fn unwrap(words: &[Word]) -> Unwrapped {
         let Some(name) = program_name(&first.text).map(str::to_string) else {
             break;
         };
+        if name == "xargs" {
+            match xargs_command(&rest[1..], input) {
+                Ok((inner, reads)) => {
+                    out.wrappers.push(name);
+                    out.reads.extend(reads);
+                    rest = inner;
+                    continue;
+                }
+                Err(why) => {
+                    out.verdict = Some(Verdict::owned(RequiresApproval, format!("xargs: {why}")));
+                    break;
+                }
+            }
+        }
         let (skip, value_flags): (usize, &[&str]) = match name.as_str() {
             "sudo" | "doas" => (
                 1,
@@ -1175,36 +1357,16 @@ fn unwrap(words: &[Word]) -> Unwrapped {
             "env" => (1, &["-u", "--unset", "-C", "--chdir"]),
             "nice" => (1, &["-n", "--adjustment"]),
             "time" => (1, &["-f", "--format", "-o", "--output"]),
-            "nohup" | "builtin" | "setsid" | "unbuffer" => (1, &[]),
+            "nohup" | "builtin" | "setsid" | "unbuffer" | "coproc" => (1, &[]),
             "busybox" => (1, &[]),
             "exec" => (1, &["-a"]),
             "command" => (1, &[]),
             "stdbuf" => (1, &["-i", "-o", "-e"]),
             "ionice" => (1, &["-c", "-n", "-p"]),
             "timeout" => (1, &["-s", "--signal", "-k", "--kill-after"]),
-            "xargs" => (
-                1,
-                &[
-                    "-I",
-                    "-n",
-                    "-P",
-                    "-L",
-                    "-s",
-                    "-d",
-                    "-E",
-                    "-a",
-                    "--arg-file",
-                    "--delimiter",
-                    "--max-args",
-                    "--max-procs",
-                    "--replace",
-                    "--max-lines",
-                ],
-            ),
             _ => break,
         };
         let mut index = skip;
-        let mut replace: Option<String> = None;
         while index < rest.len() {
             let text = rest[index].text.as_str();
             if text == "--" {
@@ -1261,21 +1423,6 @@ fn unwrap(words: &[Word]) -> Unwrapped {
                     "env -S runs a command split from a string",
                 ));
             }
-            if name == "xargs" && (text == "-I" || text == "--replace") {
-                replace = rest.get(index + 1).map(|w| w.text.clone());
-            }
-            // GNU's optional-argument forms never take the next word.
-            if name == "xargs" && text.starts_with("-i") {
-                replace = Some(
-                    text.strip_prefix("-i")
-                        .filter(|r| !r.is_empty())
-                        .unwrap_or("{}")
-                        .to_string(),
-                );
-            }
-            if name == "xargs" && text.starts_with("--replace=") {
-                replace = Some(text["--replace=".len()..].to_string());
-            }
             if value_flags.contains(&text) {
                 index += 1;
             }
@@ -1292,7 +1439,7 @@ fn unwrap(words: &[Word]) -> Unwrapped {
             index = index.max(2);
         }
         out.wrappers.push(name.clone());
-        if matches!(name.as_str(), "exec" | "command" | "builtin") && !out.query_only {
+        if matches!(name.as_str(), "exec" | "command" | "builtin" | "coproc") && !out.query_only {
             out.verdict.get_or_insert(Verdict::owned(
                 RequiresApproval,
                 format!("`{name}` runs a program in a way that is not analysed"),
@@ -1302,26 +1449,7 @@ fn unwrap(words: &[Word]) -> Unwrapped {
             let level = Verdict::new(RequiresApproval, "runs with elevated privileges");
             out.verdict.get_or_insert(level);
         }
-        let mut inner: Vec<Word> = rest[index.min(rest.len())..].to_vec();
-        if name == "xargs" {
-            if inner.is_empty() {
-                inner.push(Word::literal("echo"));
-            }
-            match &replace {
-                Some(token) => {
-                    for word in inner.iter_mut().skip(1) {
-                        if word.text.contains(token.as_str()) {
-                            word.dynamic = true;
-                        }
-                    }
-                }
-                None => inner.push(Word {
-                    dynamic: true,
-                    ..Word::literal("{input}")
-                }),
-            }
-        }
-        rest = inner;
+        rest = rest[index.min(rest.len())..].to_vec();
         if out.query_only {
             break;
         }

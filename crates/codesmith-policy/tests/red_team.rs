@@ -7,7 +7,7 @@
 //! `/root`.
 #![allow(clippy::unwrap_used)]
 
-use codesmith_policy::SafetyLevel::{self, RequiresApproval, Safe, WorkspaceSafe};
+use codesmith_policy::SafetyLevel::{self, Dangerous, RequiresApproval, Safe, WorkspaceSafe};
 use codesmith_policy::{LexicalPaths, classify_command_with};
 
 const WS: &str = "/home/dev/proj";
@@ -116,5 +116,96 @@ fn the_write_target_of_copies_and_moves_is_judged_in_every_spelling() {
         ("mv -T a b", WorkspaceSafe),
         ("install -m 644 a build/a", WorkspaceSafe),
         ("cp -r src backup", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn xargs_options_are_read_as_xargs_reads_them() {
+    asks(&[
+        "echo x | xargs -I{} sh -c {}",
+        "printf 'id\\0' | xargs -0I{} sh -c {}",
+        "ls | xargs -0rI{} sh -c {}",
+        "ls | xargs -IX sh -c X",
+        "ls | xargs -iX sh -c X",
+        "ls | xargs -i sh -c {}",
+        "ls | xargs --repl=X sh -c X",
+        "ls | xargs -d'\\n' -I{} bash -c '{}'",
+        "ls | xargs -n1 sh -c",
+        "ls | xargs -n1 rm",
+        "ls | xargs -P4 -n1 rm -f",
+        "ls | xargs -s100 rm",
+        "ls | xargs -L1 rm",
+        "ls | xargs -a/root/.ssh/id_rsa echo",
+        "ls | xargs --arg-f=/root/.netrc echo",
+        "ls | xargs --frob grep x",
+        "ls | xargs -q grep x",
+    ]);
+    check(&[
+        ("ls | xargs -n1 grep foo", Safe),
+        ("ls | xargs -0 wc -l", Safe),
+        ("ls | xargs -I{} grep foo {}", Safe),
+        ("echo src | xargs ls", Safe),
+    ]);
+    assert!(reason("ls | xargs --frob grep x").contains("--frob"));
+}
+
+#[test]
+fn catastrophic_commands_are_refused_on_what_really_runs() {
+    let deny = [
+        "rm -rf /etc",
+        "rm -rf /etc/",
+        "rm -rf /usr/bin",
+        "rm -fr /home",
+        "rm -r /var/lib",
+        "rm -rf /usr/*",
+        "rm -rf /usr/local/bin",
+        "rm --rec --for /",
+        "rm --recur -f /etc",
+        "rm -r --force --no-pres /",
+        "sudo rm -rf /boot",
+        "cd / && rm -rf usr",
+        "dd of=/dev/sda if=/dev/zero",
+        "dd if=/dev/zero of=/dev/nvme0n1 bs=1M",
+        "dd if=/dev/urandom of=/dev/mapper/root",
+        "mkfs.ext4 /dev/sdb1",
+        "mkfs -t ext4 /dev/sda",
+        "wipefs -a /dev/sda",
+        "mkswap /dev/sda2",
+        "chmod -R 000 /",
+        "chmod -R 777 /etc",
+        "chmod --recursive 000 ~",
+        "chown -R nobody /",
+        "chown -R nobody:nobody /usr",
+        "chgrp -R x /var/lib",
+        "echo / | xargs rm -rf",
+        "echo / | xargs -I{} rm -rf {}",
+        "echo /etc /usr | xargs -n1 rm -rf",
+        "find / -delete",
+        "find /etc -delete",
+        "find ~ -delete",
+        "find / -exec rm -rf {} +",
+        "find /usr -depth -exec rm -f {} \\;",
+        "coproc rm -rf /",
+        "shred /dev/sda",
+        "shred -n3 -z /dev/nvme0n1",
+        "bash -c 'dd of=/dev/sda if=/dev/zero'",
+    ];
+    let cases: Vec<(&str, SafetyLevel)> = deny.iter().map(|c| (*c, Dangerous)).collect();
+    check(&cases);
+    // The reason says what and why.
+    assert!(reason("rm -rf /etc").contains("`/etc` is a system directory"));
+    assert!(reason("dd of=/dev/sda").contains("`/dev/sda`"));
+    // Routine forms and data stay as they were.
+    check(&[
+        ("rm -rf /tmp/foo", RequiresApproval),
+        ("rm -rf /etc/nginx", RequiresApproval),
+        ("dd if=x of=/dev/null", RequiresApproval),
+        ("chmod 644 /etc/passwd", RequiresApproval),
+        ("chmod -R u+w src", WorkspaceSafe),
+        ("shred a.txt", RequiresApproval),
+        ("coproc ls", RequiresApproval),
+        ("grep -rn 'rm -rf /' docs", Safe),
+        ("grep -rn 'dd of=/dev/sda' docs", Safe),
+        ("git commit -m 'never run rm -rf /etc'", WorkspaceSafe),
     ]);
 }
