@@ -1234,6 +1234,20 @@ fn echoed_words(words: &[Word]) -> Option<Vec<Word>> {
     )
 }
 
+/// GNU env's long options (coreutils 9), for reading abbreviations.
+const ENV_LONG: &[&str] = &[
+    "split-string",
+    "chdir",
+    "unset",
+    "ignore-environment",
+    "null",
+    "block-signal",
+    "default-signal",
+    "ignore-signal",
+    "list-signal-handling",
+    "debug",
+];
+
 /// GNU `xargs` options (findutils 4.9).
 const XARGS: crate::getopt::OptSpec = crate::getopt::OptSpec {
     flags: "0oprtx",
@@ -1368,7 +1382,13 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
         };
         let mut index = skip;
         while index < rest.len() {
-            let text = rest[index].text.as_str();
+            // GNU env accepts any unique prefix of a long option.
+            let long = if name == "env" {
+                crate::getopt::expand_long(&rest[index].text, ENV_LONG, &[])
+            } else {
+                std::borrow::Cow::Borrowed(rest[index].text.as_str())
+            };
+            let text = long.as_ref();
             if text == "--" {
                 index += 1;
                 break;
@@ -1386,9 +1406,10 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
                 index += 1;
                 continue;
             }
-            if name == "env"
-                && (text == "-C" || text.starts_with("--chdir") || text.starts_with("-C"))
-            {
+            let env_short = |flag: char| {
+                text.starts_with('-') && !text.starts_with("--") && text.contains(flag)
+            };
+            if name == "env" && (env_short('C') || text.starts_with("--chdir")) {
                 out.verdict = Some(Verdict::new(
                     RequiresApproval,
                     "env -C runs the command in another directory, so its paths are not judged",
@@ -1417,7 +1438,7 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
                     "runs with elevated privileges",
                 ));
             }
-            if name == "env" && (text == "-S" || text.starts_with("--split-string")) {
+            if name == "env" && (env_short('S') || text.starts_with("--split-string")) {
                 out.verdict = Some(Verdict::new(
                     RequiresApproval,
                     "env -S runs a command split from a string",

@@ -176,6 +176,38 @@ pub(crate) fn parse(spec: &OptSpec, args: &[Word]) -> Result<Parsed, String> {
     Ok(out)
 }
 
+/// `word` with a long option that abbreviates one of `names` written out
+/// in full (`--exe=cmd` → `--exec=cmd`, `--for` → `--force`), for
+/// programs whose parsers accept any unique prefix (git's parse-options,
+/// GNU argp and getopt_long). A prefix of several names becomes the first
+/// of them, so `names` lists the most dangerous reading first. Names in
+/// `exact` are real options of their own and are left alone
+/// (`--text` is not `--textconv`). Other words are returned unchanged.
+pub(crate) fn expand_long<'w>(
+    word: &'w str,
+    names: &[&'static str],
+    exact: &[&str],
+) -> std::borrow::Cow<'w, str> {
+    use std::borrow::Cow;
+    let Some(long) = word.strip_prefix("--") else {
+        return Cow::Borrowed(word);
+    };
+    let (given, value) = match long.split_once('=') {
+        Some((name, value)) => (name, Some(value)),
+        None => (long, None),
+    };
+    if given.is_empty() || names.contains(&given) || exact.contains(&given) {
+        return Cow::Borrowed(word);
+    }
+    match names.iter().find(|n| n.starts_with(given)) {
+        Some(full) => Cow::Owned(match value {
+            Some(v) => format!("--{full}={v}"),
+            None => format!("--{full}"),
+        }),
+        None => Cow::Borrowed(word),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -92,6 +92,125 @@ const NETWORK: &[&str] = &[
 /// Global options of `git` that take a value in the next word.
 const VALUE_OPTIONS: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
 
+/// Long options of git sub-commands whose meaning decides the verdict,
+/// the more dangerous reading of a shared prefix first; an abbreviation
+/// of one of them is judged as it.
+const GIT_LONG: &[&str] = &[
+    "exec",
+    "ext-diff",
+    "output",
+    "output-directory",
+    "open-files-in-pager",
+    "upload-pack",
+    "receive-pack",
+    "unset",
+    "unset-all",
+    "unsafe-paths",
+    "directory",
+    "force",
+    "force-with-lease",
+    "force-if-includes",
+    "force-create",
+    "mirror",
+    "delete",
+    "discard-changes",
+    "hard",
+    "merge",
+    "keep",
+    "patch",
+    "ours",
+    "theirs",
+    "worktree",
+    "global",
+    "system",
+    "file",
+    "blob",
+    "replace-all",
+    "add",
+    "append",
+    "rename-section",
+    "remove-section",
+    "edit",
+    "prune",
+    "staged",
+    "dry-run",
+];
+
+/// Real options that are prefixes of a name in [`GIT_LONG`].
+const GIT_EXACT: &[&str] = &["all", "get", "list", "stat", "numstat", "summary", "check"];
+
+/// Options of `git config` that only read (or shape what is printed).
+const CONFIG_READ_OPTIONS: &[&str] = &[
+    "--get",
+    "--get-all",
+    "--get-regexp",
+    "--get-urlmatch",
+    "--list",
+    "-l",
+    "--local",
+    "--show-origin",
+    "--show-scope",
+    "--name-only",
+    "--null",
+    "-z",
+    "--bool",
+    "--int",
+    "--bool-or-int",
+    "--path",
+    "--expiry-date",
+    "--includes",
+    "--no-includes",
+    "--fixed-value",
+];
+
+/// `git config`: reading one key or listing is `Safe`; anything else —
+/// setting, `--unset`, `--add`, `--replace-all`, `--edit`, another file
+/// (`-f`, `--global`, `--system`, `--blob`), an option not listed — asks,
+/// because configuration names commands git runs later outside any
+/// sandbox (`core.fsmonitor`, `core.hooksPath`, `core.pager`, `!` aliases).
+fn config_verdict(rest: &[&str]) -> Verdict {
+    let mut names = 0;
+    let mut reads = false;
+    let mut iter = rest.iter().enumerate();
+    while let Some((position, word)) = iter.next() {
+        if position == 0 && matches!(*word, "get" | "list") {
+            reads = true;
+            continue;
+        }
+        if !word.starts_with('-') {
+            names += 1;
+            continue;
+        }
+        let option = word.split('=').next().unwrap_or(word);
+        if matches!(option, "--type" | "--default") {
+            if !word.contains('=') {
+                iter.next();
+            }
+            continue;
+        }
+        if !CONFIG_READ_OPTIONS.contains(&option) {
+            return Verdict::owned(
+                RequiresApproval,
+                format!(
+                    "git config `{word}` writes configuration or reads another file (git runs \
+                     commands named there later, outside any sandbox)"
+                ),
+            );
+        }
+        reads |= option.starts_with("--get") || option == "--list" || option == "-l";
+    }
+    if reads || names <= 1 {
+        Verdict::new(Safe, "reads git configuration")
+    } else {
+        // Config can name commands git runs later, outside any sandbox
+        // (core.fsmonitor, core.hooksPath, core.pager, `!` aliases).
+        Verdict::new(
+            RequiresApproval,
+            "changes git configuration, which can make git run commands later",
+        )
+    }
+}
+
 /// Judges `git ARGS`.
 pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
     // `-c core.pager=…`, `-c alias.x=!…` and friends can run any command.
@@ -132,7 +251,13 @@ pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
     let Some(sub) = args.get(index).map(|w| w.text.as_str()) else {
         return Verdict::new(Safe, "prints git usage");
     };
-    let rest: Vec<&str> = args[index + 1..].iter().map(|w| w.text.as_str()).collect();
+    // git accepts any unique prefix of a long option (`--exe=cmd` is
+    // `--exec=cmd`), so abbreviations are judged as what they abbreviate.
+    let expanded: Vec<std::borrow::Cow<'_, str>> = args[index + 1..]
+        .iter()
+        .map(|w| crate::getopt::expand_long(&w.text, GIT_LONG, GIT_EXACT))
+        .collect();
+    let rest: Vec<&str> = expanded.iter().map(|w| w.as_ref()).collect();
     let has = |flags: &[&str]| rest.iter().any(|w| flags.contains(w));
     let short_has = |c: char| {
         rest.iter()
@@ -289,32 +414,7 @@ pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
             Some("update" | "prune") => Verdict::new(RequiresApproval, NETWORK_REASON),
             Some(_) => Verdict::new(WorkspaceSafe, "edits the repository's remotes"),
         },
-        "config" => {
-            if has(&["--global", "--system"]) {
-                Verdict::new(
-                    RequiresApproval,
-                    "changes git configuration outside the workspace",
-                )
-            } else if has(&[
-                "--get",
-                "--get-all",
-                "--list",
-                "-l",
-                "--get-regexp",
-                "get",
-                "list",
-            ]) || rest.iter().filter(|w| !w.starts_with('-')).count() <= 1
-            {
-                Verdict::new(Safe, "reads git configuration")
-            } else {
-                // Config can name commands git runs later, outside any sandbox
-                // (core.fsmonitor, core.hooksPath, core.pager, `!` aliases).
-                Verdict::new(
-                    RequiresApproval,
-                    "changes git configuration, which can make git run commands later",
-                )
-            }
-        }
+        "config" => config_verdict(&rest),
         "reflog" => match rest.first().copied() {
             Some("expire" | "delete") => Verdict::new(RequiresApproval, "deletes reflog entries"),
             _ => Verdict::new(Safe, "reads the reflog"),

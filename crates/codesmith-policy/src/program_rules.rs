@@ -1241,7 +1241,36 @@ fn sort_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     read_verdict("sort", args, judge)
 }
 
+/// GNU tar long options whose meaning decides the verdict, the more
+/// dangerous reading of a shared prefix first (tar accepts any unique
+/// prefix: `--to-com=sh` is `--to-command=sh`).
+const TAR_LONG: &[&str] = &[
+    "to-command",
+    "checkpoint-action",
+    "use-compress-program",
+    "info-script",
+    "new-volume-script",
+    "rsh-command",
+    "absolute-names",
+    "directory",
+    "file",
+    "extract",
+    "get",
+    "create",
+    "append",
+    "update",
+    "list",
+];
+
 fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    let expanded: Vec<Word> = args
+        .iter()
+        .map(|w| Word {
+            text: crate::getopt::expand_long(&w.text, TAR_LONG, &[]).into_owned(),
+            ..w.clone()
+        })
+        .collect();
+    let args = expanded.as_slice();
     if let Some(word) = args.iter().find(|w| {
         let t = w.text.as_str();
         t.starts_with("--to-command")

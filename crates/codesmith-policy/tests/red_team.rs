@@ -209,3 +209,94 @@ fn catastrophic_commands_are_refused_on_what_really_runs() {
         ("git commit -m 'never run rm -rf /etc'", WorkspaceSafe),
     ]);
 }
+
+#[test]
+fn abbreviated_long_options_are_judged_as_what_they_abbreviate() {
+    asks(&[
+        "git grep --open=id foo",
+        "git grep --op=id foo",
+        "git rebase --exe=cmd main",
+        "git rebase --ex cmd main",
+        "git diff --ext",
+        "git log --outp=/etc/x",
+        "git format-patch --output-d=/tmp/x HEAD~1",
+        "git push --for",
+        "git push --force-w",
+        "git push --mir",
+        "git push --del origin x",
+        "git reset --har",
+        "git checkout --the .",
+        "git clean --for",
+        "git apply --unsafe",
+        "git fetch --upload-p=sh",
+        "git switch --disc main",
+        "sort --compress-prog=sh f",
+        "sort --compress=sh f",
+        "sort --outp=/etc/x f",
+        "grep --fil=/root/.ssh/id_rsa x",
+        "rg --pr=cat x",
+        "sed --in-pl s/a/b/ /etc/passwd",
+        "sed --exp=e f",
+        "tree --fromf f",
+        "tar cf x.tar --use-comp=sh src",
+        "tar cf x.tar --use=sh src",
+        "tar -c --fi=/etc/x.tar src",
+        "tar tf x.tar --to-com=sh",
+        "tar tf x.tar --checkpoint-a=exec=id",
+        "env --sp='sh -c id'",
+        "env -iS'sh -c id'",
+        "env -iC/ ls",
+        "env --ch=/ ls",
+        "cp --targ /etc a",
+        "mv --t=/root a",
+    ]);
+    check(&[
+        ("git clean --dry", Safe),
+        ("git diff --stat", Safe),
+        ("git log --all --oneline", Safe),
+        ("tar --cre --fi=out.tar src", WorkspaceSafe),
+        ("tar tf x.tar", Safe),
+        ("env -u FOO ls", Safe),
+    ]);
+    assert!(reason("git rebase --exe=cmd main").contains("runs a command"));
+    assert!(reason("tar cf x.tar --use=sh src").contains("--use-compress-program"));
+}
+
+#[test]
+fn every_git_configuration_write_asks() {
+    asks(&[
+        "git config --unset core.x",
+        "git config --unset-all core.x",
+        "git config --uns core.x",
+        "git config --replace-all core.pager less",
+        "git config --add core.pager less",
+        "git config --append core.pager less",
+        "git config -f .git/config core.pager x",
+        "git config --file=/tmp/x core.pager",
+        "git config --blob=HEAD:x core.pager",
+        "git config --remove-section core",
+        "git config --rename-section core x",
+        "git config -e",
+        "git config --edit",
+        "git config set core.pager x",
+        "git config unset core.pager",
+        "git config core.fsmonitor x",
+        "git config core.hooksPath /tmp/h",
+        "git config alias.st '!sh -c id'",
+        "git config --global user.name x",
+        "git config --system --get core.x",
+        "git -c core.pager=x log",
+        "git -c alias.x='!id' x",
+        "git --config-env=core.pager=X log",
+    ]);
+    check(&[
+        ("git config user.name", Safe),
+        ("git config --get user.name", Safe),
+        ("git config --list", Safe),
+        ("git config -l --show-origin", Safe),
+        ("git config get user.name", Safe),
+        ("git config --get-regexp alias", Safe),
+        ("git config --type=bool --get core.bare", Safe),
+    ]);
+    assert!(reason("git config --unset core.x").contains("--unset"));
+}
