@@ -346,6 +346,28 @@ impl Ctx<'_> {
                 format!("uses {construct}, which is not analysed"),
             );
         }
+        if unwrapped.words.is_empty() && unwrapped.wrappers.iter().any(|w| w == "env") {
+            verdict = verdict.max(Verdict::new(
+                RequiresApproval,
+                crate::program_rules::PRINTS_ENVIRONMENT,
+            ));
+        }
+        if let Some(name) = command
+            .words
+            .iter()
+            .chain(command.redirects.iter().map(|r| &r.target))
+            .filter(|w| w.dynamic)
+            .find_map(|w| secret_expansion(&w.text))
+            .or_else(|| command.stdin_text.as_deref().and_then(secret_expansion))
+            && verdict.level < RequiresApproval
+        {
+            verdict = Verdict::owned(
+                RequiresApproval,
+                format!(
+                    "expands the secret variable `{name}` (its value would reach the transcript)"
+                ),
+            );
+        }
         let network = !unwrapped.query_only && needs_network(&argv);
         if network && verdict.level < RequiresApproval {
             verdict = Verdict::new(RequiresApproval, NETWORK_REASON);
@@ -470,7 +492,7 @@ impl Ctx<'_> {
                 }
             }
             "export" | "declare" | "typeset" | "local" | "readonly" | "unset" => {
-                declaration_verdict(program, args)
+                declaration_verdict(program, args, !command.assignments.is_empty())
             }
             "find" => self.find(args, command, depth),
             p if interpreter_kind(p).is_some() => self.interpreter(p, args, command, depth),
@@ -986,6 +1008,24 @@ fn mentions_credential(word: &str) -> bool {
         || (word.starts_with('-') && word.len() > 2 && crate::ws_path::is_credential(&word[2..]))
 }
 
+/// The first `$NAME` / `${NAME…}` in `text` whose name holds a secret
+/// ([`crate::is_secret_env_name`]).
+fn secret_expansion(text: &str) -> Option<&str> {
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        let after = rest[at + 1..].trim_start_matches('{');
+        let end = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let name = &after[..end];
+        if !name.is_empty() && crate::is_secret_env_name(name) {
+            return Some(name);
+        }
+        rest = &rest[at + 1..];
+    }
+    None
+}
+
 /// Paths that read the standard input when run as a script.
 fn reads_stdin_path(path: &str) -> bool {
     matches!(
@@ -1093,7 +1133,7 @@ fn assignment_verdict(name: &str, value: &Word) -> Verdict {
 
 /// `export`, `declare`, `typeset`, `local`, `readonly`, `unset` (their
 /// assignments are judged separately).
-fn declaration_verdict(program: &str, args: &[Word]) -> Verdict {
+fn declaration_verdict(program: &str, args: &[Word], assigns: bool) -> Verdict {
     for word in args {
         let text = word.text.as_str();
         if program == "unset" {
@@ -1115,6 +1155,28 @@ fn declaration_verdict(program: &str, args: &[Word]) -> Verdict {
                 );
             }
         }
+    }
+    let names: Vec<&Word> = args
+        .iter()
+        .filter(|w| !w.text.starts_with(['-', '+']))
+        .collect();
+    if program != "unset" && names.is_empty() && !assigns {
+        return Verdict::new(RequiresApproval, crate::program_rules::PRINTS_ENVIRONMENT);
+    }
+    let prints = args.iter().any(|w| {
+        w.text
+            .strip_prefix('-')
+            .is_some_and(|f| !f.contains('=') && f.contains('p'))
+    });
+    if prints
+        && names
+            .iter()
+            .any(|w| crate::is_secret_env_name(w.text.split('=').next().unwrap_or("")))
+    {
+        return Verdict::new(
+            RequiresApproval,
+            "prints a secret variable into the transcript",
+        );
     }
     Verdict::new(Safe, "declares variables")
 }

@@ -538,6 +538,50 @@ fn output_targets(args: &[Word]) -> Vec<Word> {
     out
 }
 
+/// Why printing the whole environment asks.
+pub(crate) const PRINTS_ENVIRONMENT: &str =
+    "prints every environment variable, secrets included (API keys, tokens), into the transcript";
+
+/// `set`: with no arguments it prints every shell variable (secrets
+/// included); with shell options (`-euo pipefail`, `+x`) or `--` and
+/// positional parameters it changes only the running shell.
+fn set_verdict(args: &[Word]) -> Verdict {
+    if args.is_empty() {
+        return Verdict::new(RequiresApproval, PRINTS_ENVIRONMENT);
+    }
+    let mut iter = args.iter();
+    while let Some(word) = iter.next() {
+        let text = word.text.as_str();
+        if text == "--" || text == "-" {
+            break;
+        }
+        let Some(flags) = text.strip_prefix(['-', '+']) else {
+            break;
+        };
+        if flags.is_empty() || !flags.chars().all(|c| "abefhkmnptuvxBCEHPTo".contains(c)) {
+            return Verdict::owned(RequiresApproval, format!("unknown option `{text}` for set"));
+        }
+        if flags.contains('o') {
+            match iter.next() {
+                Some(name)
+                    if name
+                        .text
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c == '-') => {}
+                // `set -o` alone prints the options: harmless.
+                None => {}
+                Some(other) => {
+                    return Verdict::owned(
+                        RequiresApproval,
+                        format!("unknown shell option `{}`", other.text),
+                    );
+                }
+            }
+        }
+    }
+    Verdict::new(Safe, "sets shell options or positional parameters")
+}
+
 /// Judges a known program; `None` when the program is not in any table.
 pub(crate) fn program_verdict(
     program: &str,
@@ -595,6 +639,20 @@ pub(crate) fn program_verdict(
         }
         "hash" => Verdict::new(Safe, "looks programs up"),
         "echo" => Verdict::new(Safe, "only prints its arguments"),
+        "set" => set_verdict(args),
+        "printenv" if operands(args).is_empty() => {
+            Verdict::new(RequiresApproval, PRINTS_ENVIRONMENT)
+        }
+        "printenv"
+            if operands(args)
+                .iter()
+                .any(|w| crate::is_secret_env_name(&w.text)) =>
+        {
+            Verdict::new(
+                RequiresApproval,
+                "prints a secret environment variable into the transcript",
+            )
+        }
         "printf" if args.iter().any(|w| w.text.starts_with("-v")) => Verdict::new(
             RequiresApproval,
             "printf -v assigns a variable, evaluating subscripts as arithmetic",

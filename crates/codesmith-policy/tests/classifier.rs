@@ -46,7 +46,7 @@ fn read_only_commands_are_safe() {
         ("LANG=C ls", Safe),
         ("", Safe),
         ("/usr/bin/git status", Safe),
-        ("env", Safe),
+        ("printenv HOME", Safe),
         ("git branch -a", Safe),
         ("git stash list", Safe),
     ]);

@@ -300,3 +300,42 @@ fn every_git_configuration_write_asks() {
     ]);
     assert!(reason("git config --unset core.x").contains("--unset"));
 }
+
+#[test]
+fn printing_secrets_into_the_transcript_asks() {
+    asks(&[
+        "printenv",
+        "printenv OPENAI_API_KEY",
+        "env",
+        "env -0",
+        "env | grep PATH",
+        "sudo env",
+        "set",
+        "declare",
+        "declare -p",
+        "declare -p OPENAI_API_KEY",
+        "typeset -p",
+        "export",
+        "export -p",
+        "readonly -p",
+        "echo $OPENAI_API_KEY",
+        "echo \"${GITHUB_TOKEN}\"",
+        "echo ${ANTHROPIC_API_KEY}",
+        "printf '%s\\n' \"$AWS_SECRET_ACCESS_KEY\"",
+        "echo x > \"$DB_PASSWORD\"",
+        "cat <<EOF\n$GITHUB_TOKEN\nEOF",
+    ]);
+    check(&[
+        ("printenv HOME", Safe),
+        ("echo $HOME", Safe),
+        ("echo '$OPENAI_API_KEY'", Safe),
+        ("declare -p PATH", Safe),
+        ("export LANG=C", Safe),
+        ("set -e", Safe),
+        ("set -euo pipefail", Safe),
+        ("set +x", Safe),
+        ("set -- a b", Safe),
+    ]);
+    assert!(reason("env").contains("transcript"));
+    assert!(reason("echo $OPENAI_API_KEY").contains("OPENAI_API_KEY"));
+}
