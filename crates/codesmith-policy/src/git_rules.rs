@@ -211,8 +211,24 @@ fn config_verdict(rest: &[&str]) -> Verdict {
     }
 }
 
-/// Judges `git ARGS`.
-pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
+/// Judges `git ARGS`. A verdict that changes the repository is only
+/// `WorkspaceSafe` when git runs inside the workspace (the repository it
+/// finds from elsewhere is not the workspace's).
+pub(crate) fn git_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    let verdict = git_verdict_here(args, judge);
+    let inside = judge
+        .cwd
+        .is_some_and(|cwd| crate::ws_path::within(cwd, judge.workspace));
+    if verdict.level == WorkspaceSafe && !inside {
+        return Verdict::new(
+            RequiresApproval,
+            "git changes a repository outside the workspace (the working directory is elsewhere or not known)",
+        );
+    }
+    verdict
+}
+
+fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
     // `-c core.pager=…`, `-c alias.x=!…` and friends can run any command.
     if args
         .iter()
@@ -310,6 +326,23 @@ pub(crate) fn git_verdict(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
                 "git apply --unsafe-paths writes outside the work tree",
             )
         }
+        "apply"
+            if rest.iter().all(|w| {
+                !w.starts_with('-')
+                    || matches!(
+                        *w,
+                        "--check" | "--stat" | "--numstat" | "--summary" | "-v" | "--verbose"
+                    )
+            }) && rest
+                .iter()
+                .any(|w| matches!(*w, "--check" | "--stat" | "--numstat" | "--summary")) =>
+        {
+            Verdict::new(Safe, "checks or summarises a patch without applying it")
+        }
+        "apply" | "am" => Verdict::new(
+            RequiresApproval,
+            "applies a patch, which writes whatever paths it names (their safety is not analysed)",
+        ),
         "format-patch"
             if rest.iter().any(|w| {
                 *w == "-o"

@@ -379,8 +379,7 @@ const READ_ONLY: &[&str] = &[
 /// Programs that write the paths they are given.
 const PATH_WRITERS: &[&str] = &[
     "bunzip2", "bzip2", "chmod", "cp", "dos2unix", "gunzip", "gzip", "install", "ln", "mkdir",
-    "mv", "patch", "rmdir", "shred", "tee", "touch", "truncate", "unix2dos", "unlink", "unxz",
-    "xz", "zstd",
+    "mv", "rmdir", "shred", "tee", "touch", "truncate", "unix2dos", "unlink", "unxz", "xz", "zstd",
 ];
 
 /// Build, test, lint and format tools that work on the project in place.
@@ -622,6 +621,7 @@ pub(crate) fn program_verdict(
         "sort" => sort_verdict(args, judge),
         "tar" => tar_verdict(args, judge),
         "unzip" => unzip_verdict(args, judge),
+        "patch" => patch_verdict(args, judge),
         "zip" => zip_verdict(args, judge),
         "ln" => ln_verdict(args, judge),
         "cp" | "install" | "mv" => copy_verdict(program, args, judge),
@@ -1416,10 +1416,15 @@ fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
             None => Verdict::new(Safe, "lists an archive"),
         };
     }
+    if extracting && !creating {
+        let written = judge.writes(&targets);
+        if written.level > WorkspaceSafe {
+            return written;
+        }
+        return Verdict::new(RequiresApproval, WRITES_WHAT_IT_NAMES);
+    }
     if creating {
         targets.extend(archive);
-    } else if extracting && targets.is_empty() {
-        targets.push(Word::literal("."));
     }
     if targets.is_empty() {
         return Verdict::new(RequiresApproval, "tar mode not analysed");
@@ -1427,17 +1432,63 @@ fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     judge.writes(&targets)
 }
 
+/// Why extracting an archive or applying a patch asks: what it writes
+/// is named inside the file, which is not read here.
+const WRITES_WHAT_IT_NAMES: &str = "writes whatever paths the archive or patch names (they may \
+     land under `.git/`, whose hooks run later, or through links outside the workspace)";
+
+/// `unzip`: listing, testing and printing to stdout only read; extracting
+/// asks ([`WRITES_WHAT_IT_NAMES`]), and an extraction directory outside
+/// the workspace is named as such.
 fn unzip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
-    let words = texts(args);
-    if words.contains(&"-l") {
-        return judge
-            .reads(args.iter())
-            .max(Verdict::new(Safe, "lists an archive"));
+    let reads = judge.reads(args.iter());
+    if reads.level > Safe {
+        return reads;
     }
-    match words.iter().position(|w| *w == "-d") {
-        Some(i) => judge.writes(args.get(i + 1)),
-        None => judge.writes([&Word::literal(".")]),
+    let mut iter = args.iter();
+    let mut lists = false;
+    while let Some(word) = iter.next() {
+        let text = word.text.as_str();
+        match text {
+            "-l" | "-t" | "-v" | "-p" | "-Z" | "-z" | "-lv" | "-tq" | "-qt" | "-ql" | "-lq" => {
+                lists = true;
+            }
+            "-d" => {
+                if let Some(dir) = iter.next() {
+                    let written = judge.writes([dir]);
+                    if written.level > WorkspaceSafe {
+                        return written;
+                    }
+                }
+            }
+            _ => {}
+        }
     }
+    if lists {
+        return Verdict::new(Safe, "lists or tests an archive");
+    }
+    Verdict::new(RequiresApproval, WRITES_WHAT_IT_NAMES)
+}
+
+/// `patch`: `--dry-run` only reads; otherwise it asks
+/// ([`WRITES_WHAT_IT_NAMES`]), and a file or directory outside the
+/// workspace given on the command line is named as such.
+fn patch_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    let reads = judge.reads(args.iter());
+    if reads.level > Safe {
+        return reads;
+    }
+    let written = judge.writes(operands(args));
+    if written.level > WorkspaceSafe {
+        return written;
+    }
+    if args
+        .iter()
+        .any(|w| w.text == "--dry-run" || w.text == "-C" || w.text == "--check")
+    {
+        return Verdict::new(Safe, "checks a patch without writing");
+    }
+    Verdict::new(RequiresApproval, WRITES_WHAT_IT_NAMES)
 }
 
 #[cfg(test)]

@@ -321,7 +321,7 @@ fn safe_programs_are_safe_with_known_options_only() {
         ("sed -i -e 's/a/b/g' src/lib.rs", WorkspaceSafe),
         ("awk -v x=1 -F: '{print $1}' f", Safe),
         ("tar -tzf a.tgz", Safe),
-        ("tar -xzf a.tgz", WorkspaceSafe),
+        ("tar -xzf a.tgz", RequiresApproval),
         ("tar -czf out.tgz src", WorkspaceSafe),
         ("head -20 f", Safe),
         ("ls -la --color=auto src", Safe),

@@ -339,3 +339,37 @@ fn printing_secrets_into_the_transcript_asks() {
     assert!(reason("env").contains("transcript"));
     assert!(reason("echo $OPENAI_API_KEY").contains("OPENAI_API_KEY"));
 }
+
+#[test]
+fn archives_and_patches_ask_before_writing_what_they_name() {
+    asks(&[
+        "patch -p1 < fix.diff",
+        "patch -p1 -i fix.diff",
+        "patch -p0 --forward < fix.diff",
+        "patch /etc/passwd fix.diff",
+        "git apply fix.diff",
+        "git apply -p2 fix.diff",
+        "git apply --index fix.diff",
+        "git am 0001-x.patch",
+        "tar xf a.tar",
+        "tar -xzf a.tgz -C build",
+        "tar --extract --file=a.tar",
+        "tar --ext -f a.tar",
+        "tar xf a.tar -C /etc",
+        "unzip a.zip",
+        "unzip -o a.zip",
+        "unzip -d build a.zip",
+        "unzip -d /tmp/x a.zip",
+        "cd /tmp/other && git commit -m x",
+    ]);
+    check(&[
+        ("patch --dry-run -p1 < fix.diff", Safe),
+        ("git apply --check fix.diff", Safe),
+        ("git apply --stat fix.diff", Safe),
+        ("tar tf a.tar", Safe),
+        ("tar czf out.tgz src", WorkspaceSafe),
+        ("unzip -l a.zip", Safe),
+        ("cd src && git add x", WorkspaceSafe),
+    ]);
+    assert!(reason("tar xf a.tar").contains(".git/"));
+}
