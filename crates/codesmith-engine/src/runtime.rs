@@ -294,6 +294,10 @@ impl codesmith_policy::PathFacts for TurnFacts<'_> {
         self.system.home()
     }
 
+    fn exists(&self, path: &str) -> Option<bool> {
+        self.system.exists(path)
+    }
+
     /// Held when the path is inside the workspace (not the root itself), the
     /// snapshot lists it, and, for a directory, every file below it is listed too
     /// (at most [`MAX_HELD_WALK`] entries). Outside the workspace: unknown.

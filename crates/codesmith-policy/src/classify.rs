@@ -423,10 +423,16 @@ impl Ctx<'_> {
 
     fn redirect_verdict(&self, command: &SimpleCommand) -> Verdict {
         let judge = self.judge();
-        let writes: Vec<&Word> = command
+        let appends: Vec<&Word> = command
             .redirects
             .iter()
-            .filter(|r| r.kind == RedirectKind::Write)
+            .filter(|r| r.kind == RedirectKind::Write && !r.overwrite)
+            .map(|r| &r.target)
+            .collect();
+        let overwrites: Vec<&Word> = command
+            .redirects
+            .iter()
+            .filter(|r| r.kind == RedirectKind::Write && r.overwrite)
             .map(|r| &r.target)
             .collect();
         if command.redirects.iter().any(|r| {
@@ -446,10 +452,15 @@ impl Ctx<'_> {
         if read.level > Safe {
             return read;
         }
-        if writes.is_empty() {
+        if appends.is_empty() && overwrites.is_empty() {
             return Verdict::new(Safe, "no redirection");
         }
-        judge.writes(writes)
+        // `> f` truncates f: judged like deleting what it held.
+        let overwritten = judge.overwrites(overwrites);
+        if appends.is_empty() {
+            return overwritten;
+        }
+        overwritten.max(judge.writes(appends))
     }
 
     /// Judges the program in `words` (wrappers already removed).

@@ -212,6 +212,46 @@ impl PathJudge<'_> {
         }
     }
 
+    /// Judges writing `paths` where a write replaces what is there
+    /// (`> f`, `truncate`, `cp x f`, `tee f`, `sed -i`): like
+    /// [`PathJudge::writes`], and inside the workspace like a deletion
+    /// ([`PathJudge::deletes`]): `WorkspaceSafe` only when the file does
+    /// not exist yet, is regenerable build output, or the turn's snapshot
+    /// holds it; otherwise it asks.
+    pub(crate) fn overwrites<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> Verdict {
+        let mut worst = Verdict::new(Safe, "writes nothing that is kept");
+        for path in paths {
+            let written = self.writes([path]);
+            if written.level != WorkspaceSafe {
+                worst = worst.max(written);
+                continue;
+            }
+            let Some(resolved) = self.resolve(path) else {
+                return Verdict::new(RequiresApproval, "overwrites a path only known at run time");
+            };
+            let undoable = crate::ws_path::is_regenerable(&resolved, self.workspace)
+                || self.facts.snapshot_holds(&resolved) == Some(true);
+            let exists = self.facts.exists(&resolved);
+            if undoable || exists == Some(false) {
+                worst = worst.max(Verdict::new(
+                    WorkspaceSafe,
+                    "writes only inside the workspace (new files, or files the snapshot holds)",
+                ));
+                continue;
+            }
+            let why = if exists == Some(true) {
+                "which the turn's snapshot does not hold (its content could not be restored)"
+            } else {
+                "which may exist and no snapshot is known to hold (its content could not be restored)"
+            };
+            return Verdict::owned(
+                RequiresApproval,
+                format!("overwrites `{}`, {why}", path.text),
+            );
+        }
+        worst
+    }
+
     /// `RequiresApproval` when any of `paths` is a credential store (by
     /// resolved location) or built by a construct not analysed.
     pub(crate) fn reads<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> Verdict {
@@ -379,7 +419,7 @@ const READ_ONLY: &[&str] = &[
 /// Programs that write the paths they are given.
 const PATH_WRITERS: &[&str] = &[
     "bunzip2", "bzip2", "chmod", "cp", "dos2unix", "gunzip", "gzip", "install", "ln", "mkdir",
-    "mv", "rmdir", "shred", "tee", "touch", "truncate", "unix2dos", "unlink", "unxz", "xz", "zstd",
+    "mv", "rmdir", "shred", "touch", "unix2dos", "unlink", "unxz", "xz", "zstd",
 ];
 
 /// Build, test, lint and format tools that work on the project in place.
@@ -458,6 +498,21 @@ fn operands(args: &[Word]) -> Vec<&Word> {
             !(w.text.starts_with('-') && w.text.len() > 1)
         })
         .collect()
+}
+
+/// Operands of `args`, skipping the value word after any of `valued`
+/// (`truncate -s 0 f` → `f`).
+fn operands_after<'a>(args: &'a [Word], valued: &[&str]) -> Vec<&'a Word> {
+    let mut out = Vec::new();
+    let mut iter = args.iter();
+    while let Some(word) = iter.next() {
+        if valued.contains(&word.text.as_str()) {
+            iter.next();
+        } else if !(word.text.starts_with('-') && word.text.len() > 1) {
+            out.push(word);
+        }
+    }
+    out
 }
 
 fn is_info_only(args: &[Word]) -> bool {
@@ -622,6 +677,20 @@ pub(crate) fn program_verdict(
         "tar" => tar_verdict(args, judge),
         "unzip" => unzip_verdict(args, judge),
         "patch" => patch_verdict(args, judge),
+        "truncate" => {
+            judge.overwrites(operands_after(args, &["-s", "--size", "-r", "--reference"]))
+        }
+        "tee"
+            if args.iter().any(|w| {
+                w.text == "--append"
+                    || (w.text.starts_with('-')
+                        && !w.text.starts_with("--")
+                        && w.text.contains('a'))
+            }) =>
+        {
+            judge.writes(operands(args))
+        }
+        "tee" => judge.overwrites(operands(args)),
         "zip" => zip_verdict(args, judge),
         "ln" => ln_verdict(args, judge),
         "cp" | "install" | "mv" => copy_verdict(program, args, judge),
@@ -993,7 +1062,7 @@ fn copy_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
     if targets.is_empty() {
         return Verdict::owned(RequiresApproval, format!("{program} without a target"));
     }
-    let mut verdict = judge.writes(targets.iter().copied());
+    let mut verdict = judge.overwrites(targets.iter().copied());
     if program == "mv" {
         let into_sink = targets.iter().all(|t| judge.place(t) == PathPlace::Sink);
         verdict = if into_sink {
@@ -1104,7 +1173,7 @@ fn sed_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
         return reads;
     }
     if in_place {
-        return judge.writes(files);
+        return judge.overwrites(files);
     }
     Verdict::new(Safe, "only reads or prints")
 }

@@ -29,6 +29,14 @@ pub trait PathFacts {
         let _ = path;
         None
     }
+    /// Whether `path` (absolute, resolved) exists: `Some(false)` lets a
+    /// command create it without a prompt where overwriting an existing
+    /// file the snapshot does not hold asks. `None`: unknown (overwriting
+    /// asks unless the snapshot holds it).
+    fn exists(&self, path: &str) -> Option<bool> {
+        let _ = path;
+        None
+    }
 }
 
 /// The real file system: symlinks along a path are followed (`lstat` and
@@ -100,6 +108,11 @@ impl PathFacts for SystemPaths {
     fn home(&self) -> Option<&str> {
         self.home.as_deref()
     }
+
+    /// One `lstat`, nothing opened.
+    fn exists(&self, path: &str) -> Option<bool> {
+        Some(std::fs::symlink_metadata(path).is_ok())
+    }
 }
 
 /// No file system at all: paths resolve to themselves. `home` and the
@@ -113,6 +126,9 @@ pub struct LexicalPaths {
     pub snapshot: Option<Vec<String>>,
     /// Symlinks that exist: (link path, target), both absolute.
     pub links: Vec<(String, String)>,
+    /// Paths (absolute) that exist, with everything below them; `None`
+    /// when what exists is unknown.
+    pub existing: Option<Vec<String>>,
 }
 
 impl PathFacts for LexicalPaths {
@@ -128,6 +144,12 @@ impl PathFacts for LexicalPaths {
         self.snapshot
             .as_ref()
             .map(|held| held.iter().any(|h| within(path, h)))
+    }
+
+    fn exists(&self, path: &str) -> Option<bool> {
+        self.existing
+            .as_ref()
+            .map(|known| known.iter().any(|e| within(path, e)))
     }
 }
 

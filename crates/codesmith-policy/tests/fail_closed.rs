@@ -11,6 +11,8 @@ const WS: &str = "/home/dev/proj";
 fn facts() -> LexicalPaths {
     LexicalPaths {
         home: Some("/root".to_string()),
+        // Nothing exists: writes create files.
+        existing: Some(Vec::new()),
         ..LexicalPaths::default()
     }
 }
@@ -125,6 +127,7 @@ fn the_working_directory_is_tracked_honestly() {
         home: Some("/root".to_string()),
         snapshot: Some(vec![WS.to_string()]),
         links: Vec::new(),
+        existing: Some(Vec::new()),
     };
     check_with(
         &held,
@@ -382,6 +385,7 @@ fn paths_are_judged_where_they_really_point() {
         home: Some("/root".to_string()),
         snapshot: None,
         links: vec![(format!("{WS}/out"), "/etc".to_string())],
+        existing: None,
     };
     check_with(&linked, &[("echo x > out/passwd", RequiresApproval)]);
     check(&[
@@ -475,6 +479,7 @@ fn deletion_is_allowed_only_where_it_can_be_undone() {
         home: Some("/root".to_string()),
         snapshot: Some(vec![format!("{WS}/src")]),
         links: Vec::new(),
+        existing: Some(Vec::new()),
     };
     check_with(
         &held,
@@ -555,6 +560,7 @@ fn decide_with_uses_the_callers_snapshot_facts() {
         home: Some("/root".to_string()),
         snapshot: Some(vec![format!("{WS}/notes.txt")]),
         links: Vec::new(),
+        existing: Some(Vec::new()),
     };
     let rules = Rules::new();
     let run = |facts: &LexicalPaths| {

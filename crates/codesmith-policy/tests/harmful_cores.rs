@@ -112,6 +112,8 @@ const PATH_CORES: &[(&str, &str)] = &[
 fn facts() -> LexicalPaths {
     LexicalPaths {
         home: Some("/root".to_string()),
+        // Nothing exists: writes create files.
+        existing: Some(Vec::new()),
         ..LexicalPaths::default()
     }
 }

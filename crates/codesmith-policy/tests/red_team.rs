@@ -15,6 +15,8 @@ const WS: &str = "/home/dev/proj";
 fn facts() -> LexicalPaths {
     LexicalPaths {
         home: Some("/root".to_string()),
+        // Nothing exists: writes create files.
+        existing: Some(Vec::new()),
         ..LexicalPaths::default()
     }
 }
@@ -372,4 +374,76 @@ fn archives_and_patches_ask_before_writing_what_they_name() {
         ("cd src && git add x", WorkspaceSafe),
     ]);
     assert!(reason("tar xf a.tar").contains(".git/"));
+}
+
+/// `notes.txt` and `.env` exist; the snapshot holds only `src/`.
+fn existing() -> LexicalPaths {
+    LexicalPaths {
+        home: Some("/root".to_string()),
+        snapshot: Some(vec![format!("{WS}/src")]),
+        links: Vec::new(),
+        existing: Some(vec![
+            format!("{WS}/notes.txt"),
+            format!("{WS}/src"),
+            format!("{WS}/build"),
+            format!("{WS}/target"),
+        ]),
+    }
+}
+
+#[test]
+fn truncating_or_overwriting_a_file_is_judged_like_deleting_it() {
+    let overwrite = [
+        "> notes.txt",
+        ": > notes.txt",
+        "true > notes.txt",
+        "echo x > notes.txt",
+        "echo x >| notes.txt",
+        "echo x &> notes.txt",
+        "echo x >&notes.txt",
+        "cat /dev/null > notes.txt",
+        "truncate -s0 notes.txt",
+        "truncate -s 0 notes.txt",
+        "truncate --size=0 notes.txt",
+        "cp /dev/null notes.txt",
+        "cp -f a notes.txt",
+        "cp a build",
+        "mv a notes.txt",
+        "mv notes.txt /dev/null",
+        "install a notes.txt",
+        "echo | tee notes.txt",
+        "echo | tee -p notes.txt",
+        "sed -i 's/.*//' notes.txt",
+        "sed -i~ d notes.txt",
+    ];
+    let cases: Vec<(&str, SafetyLevel)> =
+        overwrite.iter().map(|c| (*c, RequiresApproval)).collect();
+    check_with(&existing(), &cases);
+    check_with(
+        &existing(),
+        &[
+            // What the snapshot holds can be restored; new files lose nothing;
+            // build output is regenerated; appending keeps what was there.
+            ("> src/main.rs", WorkspaceSafe),
+            ("echo x > src/lib.rs", WorkspaceSafe),
+            ("truncate -s0 src/a.rs", WorkspaceSafe),
+            ("cp a src/b.rs", WorkspaceSafe),
+            ("sed -i 's/a/b/' src/lib.rs", WorkspaceSafe),
+            ("echo x > new.txt", WorkspaceSafe),
+            ("cp a new.txt", WorkspaceSafe),
+            ("echo | tee new.log", WorkspaceSafe),
+            ("echo x > target/out.txt", WorkspaceSafe),
+            ("echo x >> notes.txt", WorkspaceSafe),
+            ("echo | tee -a notes.txt", WorkspaceSafe),
+            ("echo x > /dev/null", Safe),
+        ],
+    );
+    let c = classify_command_with("> notes.txt", WS, &existing());
+    assert!(c.reason.contains("overwrites `notes.txt`"), "{}", c.reason);
+    // With nothing known about the disk or the snapshot, overwriting asks.
+    let unknown = LexicalPaths {
+        home: Some("/root".to_string()),
+        ..LexicalPaths::default()
+    };
+    check_with(&unknown, &[("echo x > a.txt", RequiresApproval)]);
 }
