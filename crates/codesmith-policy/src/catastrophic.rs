@@ -235,6 +235,13 @@ pub(crate) fn catastrophic_dir(absolute: &str, home: Option<&str>) -> Option<Str
 }
 
 fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Option<String> {
+    // `$PWD`, `${PWD}` and `~+` are the working directory.
+    if let Some((crate::program_rules::RunTimeDir::Current, rest)) =
+        crate::program_rules::run_time_dir(text)
+    {
+        let absolute = crate::ws_path::normalize(&format!("{}/{rest}", cwd?));
+        return catastrophic_dir(&absolute, home);
+    }
     // `${HOME:?}`, `${HOME:-/x}`, `${HOME%/}` all expand to the home
     // directory when it is set.
     let text = match text.strip_prefix("${HOME") {

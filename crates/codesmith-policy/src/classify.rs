@@ -122,6 +122,7 @@ pub fn classify_command_with(
 fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Classification {
     let mut ctx = Ctx {
         cwd: Some(root.clone()),
+        oldpwd: None,
         workspace: root,
         facts,
         links: Vec::new(),
@@ -145,6 +146,9 @@ fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Clas
 struct Ctx<'f> {
     workspace: String,
     cwd: Option<String>,
+    /// The directory before the last `cd` on the line (`~-`, `$OLDPWD`);
+    /// `None` when not known (the shell's own `OLDPWD` is not).
+    oldpwd: Option<String>,
     facts: &'f dyn PathFacts,
     /// Symlinks made earlier on the line (`ln -s T L`): (link, target).
     links: Vec<(String, String)>,
@@ -252,6 +256,20 @@ impl Ctx<'_> {
                 format!("uses {construct}, which is not analysed"),
             );
         }
+        // A loop variable stands for these words wherever the body uses it.
+        // (Substitutions there are commands of their own, judged below.)
+        let loop_read = self
+            .judge()
+            .reads(parsed.loop_words.iter().filter(|w| w.opaque.is_none()));
+        if loop_read.level > Safe {
+            self.note(
+                loop_read.level,
+                format!(
+                    "a loop variable stands for what it {}",
+                    loop_read.reason.replacen("reads ", "names: ", 1)
+                ),
+            );
+        }
         for command in parsed.commands {
             self.simple(&command, depth);
         }
@@ -261,6 +279,7 @@ impl Ctx<'_> {
         PathJudge {
             workspace: &self.workspace,
             cwd: self.cwd.as_deref(),
+            oldpwd: self.oldpwd.as_deref(),
             facts: self.facts,
             links: &self.links,
         }
@@ -528,12 +547,14 @@ impl Ctx<'_> {
             .iter()
             .find(|w| !w.text.starts_with('-') || w.text == "-");
         let physical = args.iter().any(|w| w.text == "-P");
+        let before = self.cwd.clone();
         self.cwd = match target {
-            Some(w) if w.text == "-" => None,
+            Some(w) if w.text == "-" => self.oldpwd.clone(),
             Some(w) if physical && w.text.contains("..") => None,
             Some(w) => self.judge().resolve(w),
             None => self.facts.home().map(str::to_string),
         };
+        self.oldpwd = before;
         Verdict::new(Safe, "changes directory")
     }
 

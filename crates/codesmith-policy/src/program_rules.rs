@@ -55,6 +55,9 @@ pub(crate) struct PathJudge<'a> {
     pub workspace: &'a str,
     /// The tracked working directory; `None` once it is not known.
     pub cwd: Option<&'a str>,
+    /// The previous working directory (`~-`, `$OLDPWD`), when a `cd` on
+    /// the line makes it known.
+    pub oldpwd: Option<&'a str>,
     pub facts: &'a dyn PathFacts,
     /// Symlinks created earlier in the same command line (link, target).
     pub links: &'a [(String, String)],
@@ -65,7 +68,11 @@ impl PathJudge<'_> {
     /// symlinks followed; `None` when it is only known at run time or is
     /// relative to an unknown directory.
     pub(crate) fn resolve(&self, word: &Word) -> Option<String> {
-        let text = expand_home(&word.text, word.dynamic, self.facts.home())?;
+        let text = match run_time_dir(&word.text) {
+            Some((RunTimeDir::Current, rest)) => format!("{}{rest}", self.cwd?),
+            Some((RunTimeDir::Previous, rest)) => format!("{}{rest}", self.oldpwd?),
+            None => expand_home(&word.text, word.dynamic, self.facts.home())?,
+        };
         let absolute = if text.starts_with('/') {
             normalize(&text)
         } else {
@@ -262,12 +269,54 @@ impl PathJudge<'_> {
                     format!("reads a path built by {construct}, which is not analysed"),
                 );
             }
-            if is_credential(&path.text) || self.resolve(path).is_some_and(|r| is_credential(&r)) {
+            let resolved = self.resolve(path);
+            if is_credential(&path.text) || resolved.as_deref().is_some_and(is_credential) {
+                return Verdict::new(RequiresApproval, "reads a credential file");
+            }
+            if resolved.is_none() && run_time_dir(&path.text).is_some() {
+                return Verdict::owned(
+                    RequiresApproval,
+                    format!(
+                        "reads `{}`, a path only known at run time (it could be a credential file)",
+                        path.text
+                    ),
+                );
+            }
+            // Inside a credential store every relative or run-time path is one.
+            if resolved.is_none() && self.cwd.is_some_and(is_credential) {
                 return Verdict::new(RequiresApproval, "reads a credential file");
             }
         }
         Verdict::new(Safe, "only reads or prints")
     }
+}
+
+/// Which working directory a run-time path prefix names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunTimeDir {
+    /// `~+`, `$PWD`, `${PWD}`.
+    Current,
+    /// `~-`, `$OLDPWD`, `${OLDPWD}`.
+    Previous,
+}
+
+/// Splits `text` into the working directory its prefix names and the rest
+/// (`$PWD/a` → (`Current`, `/a`)); `None` for other words.
+pub(crate) fn run_time_dir(text: &str) -> Option<(RunTimeDir, &str)> {
+    [
+        ("~+", RunTimeDir::Current),
+        ("${PWD}", RunTimeDir::Current),
+        ("$PWD", RunTimeDir::Current),
+        ("~-", RunTimeDir::Previous),
+        ("${OLDPWD}", RunTimeDir::Previous),
+        ("$OLDPWD", RunTimeDir::Previous),
+    ]
+    .into_iter()
+    .find_map(|(prefix, dir)| {
+        text.strip_prefix(prefix)
+            .filter(|rest| (rest.is_empty() || rest.starts_with('/')) && !rest.contains('$'))
+            .map(|rest| (dir, rest))
+    })
 }
 
 /// `~`, `~/x`, `$HOME/x` and `${HOME}/x` with the home directory put in;

@@ -136,6 +136,9 @@ pub(crate) struct ParsedScript {
     /// Script-level constructs that are not analysed (arithmetic commands,
     /// `[[ -v ]]`, unquoted here-documents with substitutions, …), named.
     pub constructs: Vec<&'static str>,
+    /// The words a `for` / `select` loop variable takes (`for f in
+    /// ~/.ssh/*`): the loop body reads them through the variable.
+    pub loop_words: Vec<Word>,
 }
 
 thread_local! {
@@ -176,6 +179,7 @@ fn parse_stages(pipelines: &[Vec<&str>]) -> Option<ParsedScript> {
             out.fork_bomb |= part.fork_bomb;
             out.constructs.extend(part.constructs);
             out.commands.extend(part.commands);
+            out.loop_words.extend(part.loop_words);
         }
     }
     Some(out)
@@ -322,6 +326,21 @@ impl Walker<'_> {
                         .push("a test that evaluates variables (`-v`, arithmetic comparison)");
                 }
                 self.walk_substitutions(node);
+            }
+            "for_statement" | "select_statement" => {
+                let mut cursor = node.walk();
+                let values: Vec<Node<'_>> =
+                    node.children_by_field_name("value", &mut cursor).collect();
+                for value in values {
+                    let mut words = Vec::new();
+                    self.push_words(value, &mut words);
+                    self.out.loop_words.extend(words);
+                }
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    self.walk(child, piped, redirects);
+                }
             }
             "declaration_command" | "unset_command" => self.declaration(node, piped),
             "variable_assignment" | "variable_assignments" => {

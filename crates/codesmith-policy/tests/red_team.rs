@@ -447,3 +447,39 @@ fn truncating_or_overwriting_a_file_is_judged_like_deleting_it() {
     };
     check_with(&unknown, &[("echo x > a.txt", RequiresApproval)]);
 }
+
+#[test]
+fn run_time_paths_are_resolved_or_ask() {
+    asks(&[
+        "rm -rf $PWD",
+        "rm -f $PWD/x",
+        "rm -f \"${PWD}/a\"",
+        "cd /tmp && rm -rf ~+/x",
+        "echo x >> $OLDPWD/x",
+        "echo x >> ~-/x",
+        "cd /etc && cd - && echo x >> ~-/x",
+        "cd ~/.ssh && cat $PWD/id_rsa",
+        "cd ~/.ssh && cd /home/dev/proj && cat ~-/id_rsa",
+        "cat ~-/id_rsa",
+        "cat $OLDPWD/x",
+        "cat ${OLDPWD}/.env",
+        "cd ~/.ssh && cat $f",
+        "for f in ~/.ssh/*; do cat $f; done",
+        "for f in /root/.aws/credentials; do cp $f x; done",
+        "for d in /etc /usr; do rm -rf $d; done",
+        "select f in ~/.netrc; do cat $f; done",
+        "rm -rf $(pwd)",
+        "echo x >> $(pwd)/x",
+        "mkdir -p $TMPDIR/x",
+        "cp a $OLDPWD",
+    ]);
+    check(&[
+        ("cd / && rm -rf $PWD", Dangerous),
+        ("cd ~ && rm -rf ~+", Dangerous),
+        ("cd / && rm -rf ${PWD}", Dangerous),
+        ("cat $PWD/src/main.rs", Safe),
+        ("for f in src/*.rs; do cat $f; done", Safe),
+        ("touch $PWD/x", WorkspaceSafe),
+        ("echo x >> ~+/log.txt", WorkspaceSafe),
+    ]);
+}
