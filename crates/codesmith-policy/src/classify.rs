@@ -131,6 +131,7 @@ fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Clas
         notes: Vec::new(),
         parsed: true,
         printed: None,
+        moved: false,
     };
     if command.len() > MAX_COMMAND_BYTES {
         ctx.note(
@@ -160,6 +161,9 @@ struct Ctx<'f> {
     /// What the last simple command printed, word by word, when it was an
     /// `echo` of literal words (the input of a following `| xargs`).
     printed: Option<Vec<Word>>,
+    /// True once a command on the line moved files: a path that does not
+    /// exist before the line may then hold the user's data.
+    moved: bool,
 }
 
 /// The program words after wrappers are removed.
@@ -280,6 +284,7 @@ impl Ctx<'_> {
             workspace: &self.workspace,
             cwd: self.cwd.as_deref(),
             oldpwd: self.oldpwd.as_deref(),
+            trust_absence: !self.moved,
             facts: self.facts,
             links: &self.links,
         }
@@ -342,7 +347,21 @@ impl Ctx<'_> {
         if !unwrapped.reads.is_empty() {
             verdict = verdict.max(self.judge().reads(&unwrapped.reads));
         }
-        for (name, value) in command.assignments.iter().chain(&unwrapped.assignments) {
+        // A prefix assignment lives in the environment of that one command;
+        // the builtins that only print or return a status read none of it.
+        let reads_no_environment = unwrapped.wrappers.is_empty()
+            && argv
+                .first()
+                .is_some_and(|p| matches!(p.as_str(), "echo" | "printf" | "true" | "false" | ":"));
+        for (name, value) in &command.assignments {
+            let inert_here = reads_no_environment
+                && value.opaque.is_none()
+                && !matches!(name.as_str(), "PS4" | "BASH_XTRACEFD");
+            if !inert_here {
+                verdict = verdict.max(assignment_verdict(name, value));
+            }
+        }
+        for (name, value) in &unwrapped.assignments {
             verdict = verdict.max(assignment_verdict(name, value));
         }
         // `echo` only prints its arguments, so a substitution there is data
@@ -423,6 +442,10 @@ impl Ctx<'_> {
             self.record_symlink(&unwrapped.words[1..]);
         }
         self.printed = echoed_words(&unwrapped.words);
+        self.moved |= argv.first().is_some_and(|p| {
+            matches!(p.as_str(), "mv" | "rename" | "rsync" | "mmv")
+                || (p == "git" && argv.get(1).is_some_and(|s| s == "mv"))
+        });
         let prefix = canonical_prefix(&argv).text;
         self.segments.insert(
             index.min(self.segments.len()),
@@ -1512,9 +1535,18 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
             if name == "time" && (text == "-o" || text == "--output") {
                 out.writes.extend(rest.get(index + 1).cloned());
             }
-            if name == "time" && (text.starts_with("--output=")) {
+            // GNU time: `-oFILE`, `--output=FILE` and its abbreviations.
+            let attached = text
+                .strip_prefix("--")
+                .and_then(|l| l.split_once('='))
+                .filter(|(name, _)| !name.is_empty() && "output".starts_with(name))
+                .map(|(_, v)| v)
+                .or_else(|| text.strip_prefix("-o").filter(|v| !v.is_empty()));
+            if name == "time"
+                && let Some(file) = attached
+            {
                 out.writes.push(Word {
-                    text: text["--output=".len()..].to_string(),
+                    text: file.to_string(),
                     ..rest[index].clone()
                 });
             }

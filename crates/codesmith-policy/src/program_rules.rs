@@ -58,6 +58,9 @@ pub(crate) struct PathJudge<'a> {
     /// The previous working directory (`~-`, `$OLDPWD`), when a `cd` on
     /// the line makes it known.
     pub oldpwd: Option<&'a str>,
+    /// True while nothing earlier on the line moved files (`mv`), so a
+    /// path that does not exist yet holds nothing of the user's.
+    pub trust_absence: bool,
     pub facts: &'a dyn PathFacts,
     /// Symlinks created earlier in the same command line (link, target).
     pub links: &'a [(String, String)],
@@ -239,7 +242,7 @@ impl PathJudge<'_> {
             let undoable = crate::ws_path::is_regenerable(&resolved, self.workspace)
                 || self.facts.snapshot_holds(&resolved) == Some(true);
             let exists = self.facts.exists(&resolved);
-            if undoable || exists == Some(false) {
+            if undoable || (self.trust_absence && exists == Some(false)) {
                 worst = worst.max(Verdict::new(
                     WorkspaceSafe,
                     "writes only inside the workspace (new files, or files the snapshot holds)",

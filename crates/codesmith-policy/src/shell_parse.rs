@@ -592,6 +592,36 @@ impl Walker<'_> {
         }
     }
 
+    /// What a command substitution prints when it is `echo` of one plain
+    /// word (`$(echo ls)`, `` `echo pwd` ``): exactly that word, so it is
+    /// known before the line runs. `None` for anything else.
+    fn static_echo(&self, node: Node<'_>) -> Option<String> {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let [command] = children.as_slice() else {
+            return None;
+        };
+        if command.kind() != "command" {
+            return None;
+        }
+        let mut cursor = command.walk();
+        let parts: Vec<Node<'_>> = command.named_children(&mut cursor).collect();
+        let [name, argument] = parts.as_slice() else {
+            return None;
+        };
+        if name.kind() != "command_name" || self.text(*name) != "echo" || argument.kind() != "word"
+        {
+            return None;
+        }
+        let text = self.text(*argument);
+        let plain = !text.is_empty()
+            && !text.starts_with('-')
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '+'));
+        plain.then(|| text.to_string())
+    }
+
     /// Statically evaluates a word-like node.
     fn word(&self, node: Node<'_>) -> Word {
         let raw = self.text(node);
@@ -603,7 +633,10 @@ impl Walker<'_> {
             "expansion" if is_plain_braced_name(raw) => Word::expansion(raw),
             "expansion" => Word::opaque(raw, "a parameter expansion with an operator (`${…}`)"),
             "arithmetic_expansion" => Word::opaque(raw, "an arithmetic expansion `$((…))`"),
-            "command_substitution" => Word::opaque(raw, "a command substitution"),
+            "command_substitution" => match self.static_echo(node) {
+                Some(text) => Word::literal(&text),
+                None => Word::opaque(raw, "a command substitution"),
+            },
             "process_substitution" => Word::opaque(raw, "a process substitution"),
             "string" => {
                 let mut cursor = node.walk();

@@ -152,7 +152,7 @@ fn no_deny_labelled_case_is_allowed() {
 }
 
 /// Most allow-labelled corpus cases that may be sent to ask or deny.
-const MAX_ALLOW_LABELLED_ASKED: usize = 75;
+const MAX_ALLOW_LABELLED_ASKED: usize = 71;
 
 /// The e2e command fixtures of the same suite: `dangerous.txt` (every line
 /// must be blocked) and `EXPECT:command` lines in the other files. A

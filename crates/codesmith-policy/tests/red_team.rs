@@ -483,3 +483,36 @@ fn run_time_paths_are_resolved_or_ask() {
         ("echo x >> ~+/log.txt", WorkspaceSafe),
     ]);
 }
+
+#[test]
+fn what_is_known_exactly_is_understood() {
+    check(&[
+        ("$(echo ls)", Safe),
+        ("`echo pwd`", Safe),
+        ("$(echo rm) -rf /", Dangerous),
+        ("VAR=value echo test", Safe),
+        ("GIT_DIR=/home/user echo $GIT_DIR", Safe),
+        ("FOO=1 true", Safe),
+        ("PATH=/tmp echo x; ls", Safe),
+    ]);
+    asks(&[
+        "$(echo hello)",
+        "$(echo ls -la)",
+        "cat $(echo /root/.ssh/id_rsa)",
+        "PS4='$(id)' echo y",
+        "X=$(id) echo y",
+        "env FOO=1 echo x",
+        "FOO=1",
+    ]);
+    // Overwriting what does not exist loses nothing, unless something on
+    // the line moved files there first.
+    check_with(
+        &existing(),
+        &[
+            ("echo > gone.txt", WorkspaceSafe),
+            ("rm notes.txt", RequiresApproval),
+            ("mv notes.txt gone.txt && rm gone.txt", RequiresApproval),
+            ("mv notes.txt gone.txt; echo > gone.txt", RequiresApproval),
+        ],
+    );
+}
