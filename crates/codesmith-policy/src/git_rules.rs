@@ -274,7 +274,20 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
         .map(|w| crate::getopt::expand_long(&w.text, GIT_LONG, GIT_EXACT))
         .collect();
     let rest: Vec<&str> = expanded.iter().map(|w| w.as_ref()).collect();
-    let has = |flags: &[&str]| rest.iter().any(|w| flags.contains(w));
+    // Short flags cluster (`-fu` is `-f -u`, `-ix cmd` is `-i -x cmd`), so a
+    // one-letter flag also counts inside a cluster of letters.
+    let has = |flags: &[&str]| {
+        rest.iter().any(|w| {
+            flags.contains(w)
+                || (w.starts_with('-')
+                    && !w.starts_with("--")
+                    && w.len() > 2
+                    && w[1..].chars().all(|c| c.is_ascii_alphabetic())
+                    && flags
+                        .iter()
+                        .any(|f| f.len() == 2 && f.starts_with('-') && w[1..].contains(&f[1..])))
+        })
+    };
     let short_has = |c: char| {
         rest.iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(c))
@@ -293,11 +306,7 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
         "difftool" | "mergetool" => {
             Verdict::new(RequiresApproval, "runs a configured diff or merge program")
         }
-        "rebase"
-            if rest
-                .iter()
-                .any(|w| *w == "-x" || w.starts_with("--exec") || w.starts_with("-x")) =>
-        {
+        "rebase" if has(&["-x"]) || rest.iter().any(|w| w.starts_with("--exec")) => {
             Verdict::new(RequiresApproval, "git rebase --exec runs a command")
         }
         "bisect" if rest.first() == Some(&"run") => {

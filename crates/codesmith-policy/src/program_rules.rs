@@ -923,25 +923,17 @@ fn two_operand_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Ve
 }
 
 fn rm_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
-    for word in args.iter().take_while(|w| w.text != "--") {
-        let text = word.text.as_str();
-        let known = match text.strip_prefix("--") {
-            Some(long) => {
-                matches!(
-                    long,
-                    "recursive" | "force" | "verbose" | "dir" | "interactive" | "one-file-system"
-                ) || long.starts_with("interactive=")
-            }
-            None if text.starts_with('-') && text.len() > 1 => {
-                text[1..].chars().all(|c| "rRfivdI".contains(c))
-            }
-            None => true,
-        };
-        if !known {
-            return Verdict::owned(RequiresApproval, format!("unknown option `{text}` for rm"));
-        }
+    let parsed = match crate::getopt::parse(&crate::catastrophic::RM, args) {
+        Ok(parsed) => parsed,
+        Err(why) => return Verdict::owned(RequiresApproval, format!("rm: {why}")),
+    };
+    if parsed.has("no-preserve-root") {
+        return Verdict::new(
+            RequiresApproval,
+            "rm --no-preserve-root lifts rm's own guard against deleting /",
+        );
     }
-    let targets = operands(args);
+    let targets: Vec<&Word> = parsed.operands.iter().collect();
     if args.is_empty() {
         return Verdict::new(Safe, "prints usage: nothing to delete");
     }
@@ -952,13 +944,20 @@ fn rm_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
 }
 
 fn ln_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
-    let symbolic = args.iter().any(|w| {
-        w.text == "--symbolic"
-            || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('s'))
-    });
-    let files = operands(args);
-    if !symbolic && files.len() >= 2 {
-        let sources = &files[..files.len() - 1];
+    let parsed = match crate::getopt::parse(&file_copy_spec("ln"), args) {
+        Ok(parsed) => parsed,
+        Err(why) => return Verdict::owned(RequiresApproval, format!("ln: {why}")),
+    };
+    let symbolic = parsed.has("s") || parsed.has("symbolic");
+    let files: Vec<&Word> = parsed.operands.iter().collect();
+    // With `-t DIR` every operand is a source.
+    let with_dir = parsed.has("t") || parsed.has("target-directory");
+    if !symbolic && (files.len() >= 2 || (with_dir && !files.is_empty())) {
+        let sources = if with_dir {
+            &files[..]
+        } else {
+            &files[..files.len() - 1]
+        };
         if sources
             .iter()
             .any(|w| !matches!(judge.place(w), PathPlace::Inside | PathPlace::Sink))

@@ -516,3 +516,29 @@ fn what_is_known_exactly_is_understood() {
         ],
     );
 }
+
+#[test]
+fn clustered_short_flags_are_read_one_by_one() {
+    asks(&[
+        "git rebase -ix 'make test' main",
+        "git rebase -xid main",
+        "git push -fu origin main",
+        "git push -uf origin main",
+        "git push -d origin x",
+        "git branch -Df x",
+        "git checkout -fb x",
+        "ln -t build /etc/passwd",
+        "ln -tbuild /etc/passwd",
+        "ln --target=build /etc/shadow",
+        "rm --frob x",
+        "rm -rfq x",
+        "rm -r --no-preserve-root tmp",
+    ]);
+    check(&[
+        ("git push -u origin main", RequiresApproval),
+        ("git commit -am 'fix'", WorkspaceSafe),
+        ("git log -n5 --oneline", Safe),
+        ("ln -s ../lib link", WorkspaceSafe),
+        ("rm --rec target", WorkspaceSafe),
+    ]);
+}
