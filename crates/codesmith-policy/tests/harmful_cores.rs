@@ -84,6 +84,17 @@ const CONSTRUCTS: &[&str] = &[
     "echo $((1)) && CORE",
     "bash -c \"bash -c 'CORE'\"",
     "sh -c 'eval \"CORE\"'",
+    // Attached and clustered option values, abbreviated long options.
+    "echo x | xargs -I{} sh -c 'CORE'",
+    "printf x | xargs -0I{} sh -c 'CORE'",
+    "echo x | xargs -n1 sh -c 'CORE'",
+    "echo x | xargs --repl=X sh -c 'CORE'",
+    "env --ch=. sh -c 'CORE'",
+    "timeout -s9 5 CORE",
+    // Run-time directories and loops.
+    "cd ~+ && CORE",
+    "for d in src; do CORE; done",
+    "select x in a; do CORE; done",
 ];
 
 /// Word-level spellings of an outside path (`P`), for cores that write,
@@ -107,6 +118,13 @@ const PATH_CORES: &[(&str, &str)] = &[
     ("cat WORD", "/root/.ssh/id_rsa"),
     ("rm -f WORD", "/etc/hosts"),
     ("tee WORD < /dev/null", "/root/.profile"),
+    ("echo x >& WORD", "/tmp/codesmith-marker"),
+    ("echo x 2>&WORD", "/tmp/codesmith-marker"),
+    ("> WORD", "/root/.bashrc"),
+    ("cp -tWORD README.md", "/etc"),
+    ("cp --targ=WORD README.md", "/etc"),
+    ("wc < WORD", "/root/.ssh/id_rsa"),
+    ("truncate -s0 WORD", "/etc/hosts"),
 ];
 
 fn facts() -> LexicalPaths {
