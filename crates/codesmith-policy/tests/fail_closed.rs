@@ -3,43 +3,11 @@
 //! (`LexicalPaths`), home `/root`, so the results do not depend on the host.
 #![allow(clippy::unwrap_used)]
 
-use codesmith_policy::SafetyLevel::{self, Dangerous, RequiresApproval, Safe, WorkspaceSafe};
+use codesmith_policy::SafetyLevel::{Dangerous, RequiresApproval, Safe, WorkspaceSafe};
 use codesmith_policy::{LexicalPaths, approval_fingerprint, classify_command_with};
 
-const WS: &str = "/home/dev/proj";
-
-fn facts() -> LexicalPaths {
-    LexicalPaths {
-        home: Some("/root".to_string()),
-        // Nothing exists: writes create files.
-        existing: Some(Vec::new()),
-        ..LexicalPaths::default()
-    }
-}
-
-fn check_with(facts: &LexicalPaths, cases: &[(&str, SafetyLevel)]) {
-    let mut wrong = Vec::new();
-    for (command, expected) in cases {
-        let got = classify_command_with(command, WS, facts);
-        if got.level != *expected {
-            wrong.push(format!(
-                "{command:?}: expected {expected}, got {} ({})",
-                got.level, got.reason
-            ));
-        }
-    }
-    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
-}
-
-fn check(cases: &[(&str, SafetyLevel)]) {
-    check_with(&facts(), cases);
-}
-
-/// Every listed command asks, and its reason is not empty.
-fn asks(commands: &[&str]) {
-    let cases: Vec<(&str, SafetyLevel)> = commands.iter().map(|c| (*c, RequiresApproval)).collect();
-    check(&cases);
-}
+mod common;
+use common::{WS, asks, check, check_with, facts};
 
 #[test]
 fn ansi_c_strings_and_braces_are_decoded_before_judging() {

@@ -10,43 +10,8 @@
 use codesmith_policy::SafetyLevel::{self, Dangerous, RequiresApproval, Safe, WorkspaceSafe};
 use codesmith_policy::{LexicalPaths, classify_command_with};
 
-const WS: &str = "/home/dev/proj";
-
-fn facts() -> LexicalPaths {
-    LexicalPaths {
-        home: Some("/root".to_string()),
-        // Nothing exists: writes create files.
-        existing: Some(Vec::new()),
-        ..LexicalPaths::default()
-    }
-}
-
-fn check_with(facts: &LexicalPaths, cases: &[(&str, SafetyLevel)]) {
-    let mut wrong = Vec::new();
-    for (command, expected) in cases {
-        let got = classify_command_with(command, WS, facts);
-        if got.level != *expected {
-            wrong.push(format!(
-                "{command:?}: expected {expected}, got {} ({})",
-                got.level, got.reason
-            ));
-        }
-    }
-    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
-}
-
-fn check(cases: &[(&str, SafetyLevel)]) {
-    check_with(&facts(), cases);
-}
-
-fn asks(commands: &[&str]) {
-    let cases: Vec<(&str, SafetyLevel)> = commands.iter().map(|c| (*c, RequiresApproval)).collect();
-    check(&cases);
-}
-
-fn reason(command: &str) -> String {
-    classify_command_with(command, WS, &facts()).reason
-}
+mod common;
+use common::{WS, asks, check, check_with, reason};
 
 #[test]
 fn every_redirection_that_opens_a_file_is_judged() {

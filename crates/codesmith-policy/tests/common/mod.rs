@@ -1,0 +1,48 @@
+//! Shared helpers of the policy's verdict tests: paths are judged with no
+//! file system (`LexicalPaths`), home `/root`, workspace [`WS`].
+#![allow(dead_code)]
+
+use codesmith_policy::SafetyLevel::{self, RequiresApproval};
+use codesmith_policy::{LexicalPaths, classify_command_with};
+
+pub const WS: &str = "/home/dev/proj";
+
+/// Home `/root`, nothing exists (writes create files), no snapshot.
+pub fn facts() -> LexicalPaths {
+    LexicalPaths {
+        home: Some("/root".to_string()),
+        existing: Some(Vec::new()),
+        ..LexicalPaths::default()
+    }
+}
+
+/// Asserts every command's level, listing all that differ.
+pub fn check_with(facts: &LexicalPaths, cases: &[(&str, SafetyLevel)]) {
+    let mut wrong = Vec::new();
+    for (command, expected) in cases {
+        let got = classify_command_with(command, WS, facts);
+        if got.level != *expected {
+            wrong.push(format!(
+                "{command:?}: expected {expected}, got {} ({})",
+                got.level, got.reason
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+/// [`check_with`] under [`facts`].
+pub fn check(cases: &[(&str, SafetyLevel)]) {
+    check_with(&facts(), cases);
+}
+
+/// Every listed command asks.
+pub fn asks(commands: &[&str]) {
+    let cases: Vec<(&str, SafetyLevel)> = commands.iter().map(|c| (*c, RequiresApproval)).collect();
+    check(&cases);
+}
+
+/// The classifier's reason for `command` under [`facts`].
+pub fn reason(command: &str) -> String {
+    classify_command_with(command, WS, &facts()).reason
+}
