@@ -124,7 +124,9 @@ pub fn registry(file: &FileConfig, warnings: &mut Vec<String>) -> Registry {
 }
 
 /// Starts the user config's MCP servers (concurrently, each bounded by its start-up
-/// timeout) in `workspace`; `${VAR}` in their `env` comes from this process's environment.
+/// timeout) in `workspace`; `${VAR}` in their `env` and `headers`, and bearer tokens,
+/// come from this process's environment; HTTP servers' URLs pass the user's `[network]`
+/// deny list.
 pub async fn mcp_servers(
     file: &FileConfig,
     workspace: &std::path::Path,
@@ -133,7 +135,9 @@ pub async fn mcp_servers(
     let threshold = file
         .mcp_defer_threshold
         .unwrap_or(codesmith_tools::mcp::DEFAULT_DEFER_THRESHOLD);
-    codesmith_tools::mcp::start_servers(&file.mcp_servers, workspace, &lookup, threshold).await
+    let network = NetworkPolicy::from_config(file.network.as_ref());
+    codesmith_tools::mcp::start_servers(&file.mcp_servers, workspace, &lookup, threshold, &network)
+        .await
 }
 
 /// The session's system prompt, with the workspace's AGENTS.md.

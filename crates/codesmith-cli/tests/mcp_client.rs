@@ -1,6 +1,7 @@
 //! MCP servers as tools, end to end: `codesmith exec` against the scripted model, with a
-//! server built on the Python MCP SDK's FastMCP (skipped with a note when the SDK is not
-//! installed; scripts/dev-setup.sh installs it).
+//! server built on the Python MCP SDK's FastMCP, over stdio and over streamable HTTP
+//! (`MCP SERVER MISSING:` and a skip when the SDK is not installed, a failure with
+//! CODESMITH_REQUIRE_SUITES=1; scripts/dev-setup.sh installs it).
 
 #![allow(clippy::unwrap_used)]
 
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use codesmith_testkit::{Scripted, ScriptedServer};
 use serde_json::Value;
 
-use common::{Sandbox, codesmith};
+use common::{Sandbox, codesmith, codesmith_with_env};
 
 fn python_mcp_available() -> bool {
     std::process::Command::new("python3")
@@ -28,8 +29,9 @@ fn skip_without_python() -> bool {
     if python_mcp_available() {
         return false;
     }
-    eprintln!(
-        "note: skipped: the Python `mcp` package is not installed (scripts/dev-setup.sh installs it)"
+    codesmith_testkit::missing(
+        "MCP SERVER",
+        "the Python `mcp` package (FastMCP) is not installed; scripts/dev-setup.sh installs it",
     );
     true
 }
@@ -319,7 +321,8 @@ async fn mcp_list_shows_servers_state_and_tools() {
             "mcp__fx__big",
             "mcp__fx__echo",
             "mcp__fx__fail",
-            "mcp__fx__slow"
+            "mcp__fx__slow",
+            "mcp__fx__whoami"
         ])
     );
     let off = servers.iter().find(|s| s["name"] == "off").unwrap();
@@ -483,5 +486,214 @@ async fn sixty_tools_are_deferred_and_activation_only_appends() {
     assert_eq!(
         resumed[0]["tools"].to_string(),
         bodies[3]["tools"].to_string()
+    );
+}
+
+/// The FastMCP fixture serving streamable HTTP on a free loopback port, killed on drop.
+struct HttpFixture {
+    child: tokio::process::Child,
+    port: u16,
+}
+
+impl HttpFixture {
+    /// Starts it (the bearer token it expects in `token`) and waits (at most 15 s) until
+    /// the port accepts connections.
+    async fn start(markers: &Path, token: &str) -> HttpFixture {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = tokio::process::Command::new("python3")
+            .arg(fixture())
+            .arg(markers)
+            .args(["--http", &port.to_string()])
+            .env("EXPECT_TOKEN", token)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "the FastMCP HTTP server did not listen"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        HttpFixture { child, port }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for HttpFixture {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+const TOKEN: &str = "tok-9f8e7d6c5b4a-never-shown";
+
+async fn exec_with_token(
+    sb: &Sandbox,
+    server: &ScriptedServer,
+    token: Option<&str>,
+) -> std::process::Output {
+    let ws = sb.ws();
+    let mut envs = vec![("CS_TEST_TEAM", "core")];
+    if let Some(t) = token {
+        envs.push(("CS_TEST_MCP_TOKEN", t));
+    }
+    codesmith_with_env(
+        &sb.home(),
+        &[
+            "exec",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.base_url(),
+            "--model",
+            "scripted",
+            "--approval",
+            "auto",
+            "Use the MCP tools",
+        ],
+        &envs,
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_servers_get_headers_and_bearer_and_cancellation() {
+    if skip_without_python() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let markers = sb.dir.path().join("markers");
+    std::fs::create_dir_all(&markers).unwrap();
+    let web = HttpFixture::start(&markers, TOKEN).await;
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!(
+            "[mcp_servers.web]\nurl = {:?}\nheaders = {{ X-Team = \"${{CS_TEST_TEAM}}\" }}\n\
+             bearer_token_env_var = \"CS_TEST_MCP_TOKEN\"\nstartup_timeout_secs = 20\n\
+             tool_timeout_secs = 1\n\
+             [mcp_servers.far]\nurl = \"http://mcp.example.com/mcp\"\n",
+            web.url()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call("c1", "mcp__web__whoami", "{}"))
+        .push(Scripted::tool_call(
+            "c2",
+            "mcp__web__echo",
+            r#"{"text": "over http"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c3",
+            "mcp__web__fail",
+            r#"{"reason": "remote"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c4",
+            "mcp__web__slow",
+            r#"{"seconds": 30}"#,
+        ))
+        .push(Scripted::text("done").stall_before(1500));
+    let out = exec_with_token(&sb, &server, Some(TOKEN)).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    // Plain http to a host that is not loopback is refused at start-up, with the fix.
+    assert!(
+        stderr.contains("MCP server `far` is unavailable") && stderr.contains("allow_plain_http"),
+        "{stderr}"
+    );
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 5);
+    let results = tool_messages(&bodies[4]);
+    assert!(
+        results[0].contains("auth: ok, team: core"),
+        "the bearer token and the header reach the server: {}",
+        results[0]
+    );
+    assert!(
+        results[1].starts_with("<external_content source=\"mcp:web\">")
+            && results[1].contains("echo: over http")
+            && !results[1].contains('\u{200b}'),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("TOOL_ERROR") && results[2].contains("broken on purpose: remote"),
+        "{}",
+        results[2]
+    );
+    assert!(results[3].contains("TIMEOUT"), "{}", results[3]);
+    let marker = markers.join("cancelled");
+    let start = Instant::now();
+    while !marker.exists() && start.elapsed() < Duration::from_secs(3) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        marker.exists(),
+        "notifications/cancelled did not reach the HTTP server"
+    );
+    // The token appears nowhere: not in the output, not in the transcript.
+    let mut everything = format!("{stderr}{}", String::from_utf8_lossy(&out.stdout));
+    for e in std::fs::read_dir(sb.home().join("sessions"))
+        .unwrap()
+        .flatten()
+    {
+        everything.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+    }
+    assert!(!everything.contains(TOKEN));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unset_bearer_variable_is_reported_and_the_session_goes_on() {
+    if skip_without_python() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let markers = sb.dir.path().join("markers");
+    std::fs::create_dir_all(&markers).unwrap();
+    let web = HttpFixture::start(&markers, TOKEN).await;
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!(
+            "[mcp_servers.web]\nurl = {:?}\nbearer_token_env_var = \"CS_TEST_MCP_TOKEN\"\n",
+            web.url()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call("c1", "mcp__web__whoami", "{}"))
+        .push(Scripted::text("done"));
+    let out = exec_with_token(&sb, &server, None).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(
+        stderr.contains("MCP server `web` is unavailable")
+            && stderr.contains("`CS_TEST_MCP_TOKEN` (bearer_token_env_var) is not set"),
+        "{stderr}"
+    );
+    let results = tool_messages(&server.request_bodies()[1]);
+    assert!(
+        results[0].contains("NOT_FOUND") || results[0].contains("unknown"),
+        "{}",
+        results[0]
     );
 }

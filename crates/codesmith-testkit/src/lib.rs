@@ -36,4 +36,4 @@ pub use procs::{live_processes, survivors_after};
 pub use script::{Fault, Finish, MAX_PACE_MS, Reply, Scripted, ScriptedCall};
 pub use server::{RecordedRequest, ScriptedServer};
 pub use sse::Dialect;
-pub use suites::{REQUIRE_SUITES_VAR, SUITES_DIR_VAR, suite_dir, suites_root};
+pub use suites::{REQUIRE_SUITES_VAR, SUITES_DIR_VAR, missing, suite_dir, suites_root};

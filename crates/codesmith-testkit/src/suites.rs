@@ -44,15 +44,34 @@ fn present_or_reported(dir: PathBuf, required: bool) -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    let line = format!(
-        "SUITE MISSING: {} (this test checked nothing; set {SUITES_DIR_VAR} to the suites folder)",
-        dir.display()
+    report_missing(
+        "SUITE",
+        &format!(
+            "{} (this test checked nothing; set {SUITES_DIR_VAR} to the suites folder)",
+            dir.display()
+        ),
+        required,
     );
+    None
+}
+
+/// Reports that something a test needs from outside the repository (a suite, an MCP
+/// server package) is absent, so the test checks nothing: writes `KIND MISSING: what`
+/// straight to the process's stderr (past the harness's output capture). With
+/// `CODESMITH_REQUIRE_SUITES=1` (CI sets it) it panics instead, failing the test.
+///
+/// `kind` is upper-case (`SUITE`, `MCP SERVER`); `what` names the thing and how to get it.
+pub fn missing(kind: &str, what: &str) {
+    let required = std::env::var(REQUIRE_SUITES_VAR).is_ok_and(|v| v == "1");
+    report_missing(kind, what, required);
+}
+
+fn report_missing(kind: &str, what: &str, required: bool) {
+    let line = format!("{kind} MISSING: {what}");
     let _ = writeln!(std::io::stderr(), "{line}");
     if required {
         panic!("{line}; {REQUIRE_SUITES_VAR}=1 requires it");
     }
-    None
 }
 
 #[cfg(test)]
@@ -75,5 +94,10 @@ mod tests {
         assert!(msg.starts_with("SUITE MISSING: "), "{msg}");
         assert!(msg.contains("no-such-suite"), "{msg}");
         assert!(msg.contains(REQUIRE_SUITES_VAR), "{msg}");
+        let panic =
+            std::panic::catch_unwind(|| report_missing("MCP SERVER", "x", true)).unwrap_err();
+        let msg = panic.downcast_ref::<String>().unwrap();
+        assert!(msg.starts_with("MCP SERVER MISSING: x"), "{msg}");
+        report_missing("MCP SERVER", "y", false);
     }
 }

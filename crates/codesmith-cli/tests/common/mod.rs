@@ -46,8 +46,14 @@ impl Sandbox {
 /// Runs the `codesmith` binary with `args`, CODESMITH_HOME set, a test API
 /// key, and a 60 s bound.
 pub async fn codesmith(home: &Path, args: &[&str]) -> Output {
+    codesmith_with_env(home, args, &[]).await
+}
+
+/// [`codesmith`] with extra environment variables.
+pub async fn codesmith_with_env(home: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
     cmd.args(args)
+        .envs(envs.iter().copied())
         .env("CODESMITH_HOME", home)
         .env("OPENAI_API_KEY", "sk-test-key-for-scripted-server")
         .env("CODESMITH_STREAM_IDLE_TIMEOUT_SECS", "5")

@@ -314,10 +314,18 @@ fn gate_refusal(r: &GateRefusal, url: &str, hop: usize) -> Refusal {
     .with("hop", hop)
 }
 
-/// A reqwest DNS resolver that knows exactly one name: the pinned one.
-struct PinnedDns {
+/// A reqwest DNS resolver that knows exactly one name: the pinned one (also used by the
+/// MCP client's HTTP transport).
+pub(crate) struct PinnedDns {
     host: String,
     ip: IpAddr,
+}
+
+impl PinnedDns {
+    /// Answers `host` (any case) with `ip`, and fails every other name.
+    pub(crate) fn new(host: String, ip: IpAddr) -> Self {
+        PinnedDns { host, ip }
+    }
 }
 
 impl reqwest::dns::Resolve for PinnedDns {
@@ -335,7 +343,9 @@ impl reqwest::dns::Resolve for PinnedDns {
     }
 }
 
-fn install_crypto_provider() {
+/// Installs rustls' ring provider once per process (the workspace builds reqwest without
+/// a provider).
+pub(crate) fn install_crypto_provider() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();

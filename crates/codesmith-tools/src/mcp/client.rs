@@ -1,17 +1,24 @@
-//! One MCP server connection over stdio (rmcp's client side), restarted once after a crash.
+//! One MCP server connection (rmcp's client side), over stdio or streamable HTTP,
+//! restarted once after a crash.
 
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 
+use codesmith_policy::NetworkPolicy;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+};
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
-use super::config::McpServerConfig;
+use super::config::{McpServerConfig, TransportKind};
+use super::http;
+use crate::fetch::resolve::SystemResolver;
 
 /// What a server offered at start-up: one entry per tool, as the server sent it.
 pub type RawTools = Vec<Value>;
@@ -34,12 +41,25 @@ struct Conn {
     restarts_left: u8,
 }
 
+/// How the connection is made, with everything resolved from the user's environment.
+enum Link {
+    Stdio {
+        env: std::collections::BTreeMap<String, String>,
+        cwd: std::path::PathBuf,
+    },
+    Http {
+        url: String,
+        headers: std::collections::BTreeMap<String, String>,
+        token: Option<String>,
+        network: NetworkPolicy,
+    },
+}
+
 /// A configured MCP server and its (lazily restarted) connection.
 pub struct McpServer {
     name: String,
     config: McpServerConfig,
-    env: std::collections::BTreeMap<String, String>,
-    cwd: std::path::PathBuf,
+    link: Link,
     conn: Mutex<Conn>,
 }
 
@@ -52,28 +72,41 @@ impl std::fmt::Debug for McpServer {
 }
 
 impl McpServer {
-    /// Starts `config` as server `name` in `workspace` (its default cwd), bounded by the
-    /// start-up timeout, and lists its tools.
+    /// Starts `config` as server `name` in `workspace` (a stdio server's default cwd),
+    /// bounded by the start-up timeout, and lists its tools. `${VAR}` in `env` and
+    /// `headers`, and the bearer token, come from `lookup`; an HTTP server's URL must pass
+    /// `network`'s deny list and the checks in [`http`].
     ///
-    /// Errors: a readable reason (unset `${VAR}`, spawn failure, handshake failure or
-    /// time-out) for the start-up notice.
+    /// Errors: a readable reason (keys of both transports, unset `${VAR}`, a refused URL,
+    /// spawn failure, handshake failure or time-out) for the start-up notice; secrets
+    /// the server was given are redacted from it.
     pub async fn start(
         name: &str,
         config: &McpServerConfig,
         workspace: &Path,
         lookup: &(dyn Fn(&str) -> Option<String> + Sync),
+        network: &NetworkPolicy,
     ) -> Result<(Arc<McpServer>, RawTools), String> {
-        let env = config.resolved_env(lookup)?;
-        let cwd = match &config.cwd {
-            Some(c) if c.is_absolute() => c.clone(),
-            Some(c) => workspace.join(c),
-            None => workspace.to_path_buf(),
+        let link = match config.transport()? {
+            TransportKind::Stdio => Link::Stdio {
+                env: config.resolved_env(lookup)?,
+                cwd: match &config.cwd {
+                    Some(c) if c.is_absolute() => c.clone(),
+                    Some(c) => workspace.join(c),
+                    None => workspace.to_path_buf(),
+                },
+            },
+            TransportKind::Http(url) => Link::Http {
+                url,
+                headers: config.resolved_headers(lookup)?,
+                token: config.bearer_token(lookup)?,
+                network: network.clone(),
+            },
         };
         let server = Arc::new(McpServer {
             name: name.to_string(),
             config: config.clone(),
-            env,
-            cwd,
+            link,
             conn: Mutex::new(Conn {
                 service: None,
                 restarts_left: 1,
@@ -88,7 +121,7 @@ impl McpServer {
                     config.startup_timeout().as_secs()
                 )
             })?
-            .map_err(|e| format!("listing its tools failed: {e}"))?;
+            .map_err(|e| server.redact(&format!("listing its tools failed: {e}")))?;
         let raw = tools
             .iter()
             .filter_map(|t| serde_json::to_value(t).ok())
@@ -107,20 +140,65 @@ impl McpServer {
         &self.config
     }
 
+    /// The secrets this server was given (bearer token, header values), for redaction.
+    fn secrets(&self) -> Vec<String> {
+        match &self.link {
+            Link::Stdio { .. } => Vec::new(),
+            Link::Http { headers, token, .. } => {
+                headers.values().cloned().chain(token.clone()).collect()
+            }
+        }
+    }
+
+    /// `text` without the secrets this server was given (see [`http::redact`]).
+    fn redact(&self, text: &str) -> String {
+        http::redact(text, &self.secrets())
+    }
+
+    /// Connects (spawn or HTTP handshake), the whole of it bounded by the start-up timeout.
     async fn connect(&self) -> Result<RunningService<RoleClient, ()>, String> {
-        let mut cmd = tokio::process::Command::new(&self.config.command);
-        cmd.args(&self.config.args)
-            .envs(&self.env)
-            .current_dir(&self.cwd);
-        let (transport, _) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("`{}` could not be started: {e}", self.config.command))?;
         let limit = self.config.startup_timeout();
-        match tokio::time::timeout(limit, ().serve(transport)).await {
-            Ok(Ok(service)) => Ok(service),
-            Ok(Err(e)) => Err(format!("the MCP handshake failed: {e}")),
+        match tokio::time::timeout(limit, self.connect_unbounded()).await {
+            Ok(result) => result.map_err(|e| self.redact(&e)),
             Err(_) => Err(format!("no MCP handshake within {}s", limit.as_secs())),
+        }
+    }
+
+    async fn connect_unbounded(&self) -> Result<RunningService<RoleClient, ()>, String> {
+        let handshake =
+            |e: rmcp::service::ClientInitializeError| format!("the MCP handshake failed: {e}");
+        match &self.link {
+            Link::Stdio { env, cwd } => {
+                let mut cmd = tokio::process::Command::new(&self.config.command);
+                cmd.args(&self.config.args).envs(env).current_dir(cwd);
+                let (transport, _) = TokioChildProcess::builder(cmd)
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .map_err(|e| format!("`{}` could not be started: {e}", self.config.command))?;
+                ().serve(transport).await.map_err(handshake)
+            }
+            Link::Http {
+                url,
+                headers,
+                token,
+                network,
+            } => {
+                let endpoint = http::check_endpoint(
+                    url,
+                    self.config.allows_plain_http(),
+                    network,
+                    &SystemResolver,
+                )
+                .await?;
+                let client = http::client_for(&endpoint, self.config.startup_timeout())?;
+                let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(http::header_map(headers, token.is_some())?);
+                if let Some(token) = token {
+                    cfg = cfg.auth_header(token.clone());
+                }
+                let transport = StreamableHttpClientTransport::with_client(client, cfg);
+                ().serve(transport).await.map_err(handshake)
+            }
         }
     }
 
@@ -157,7 +235,7 @@ impl McpServer {
         match tokio::time::timeout(limit, peer.call_tool(params)).await {
             Err(_) => Err(CallError::Timeout),
             Ok(Ok(result)) => serde_json::to_value(result).map_err(|_| CallError::Closed),
-            Ok(Err(ServiceError::McpError(e))) => Err(CallError::Protocol(e.message.to_string())),
+            Ok(Err(ServiceError::McpError(e))) => Err(CallError::Protocol(self.redact(&e.message))),
             Ok(Err(ServiceError::Timeout { .. })) => Err(CallError::Timeout),
             Ok(Err(_)) => Err(CallError::Closed),
         }

@@ -1,7 +1,8 @@
 //! The MCP client adapter: tools of configured MCP servers enter the one registry.
 //!
-//! Each server from the user config's `[mcp_servers.NAME]` is started over stdio with
-//! rmcp's client side when a session starts; all start concurrently, each bounded by its
+//! Each server from the user config's `[mcp_servers.NAME]` is started over stdio (or
+//! reached over streamable HTTP, see [`http`]) with rmcp's client side when a session
+//! starts; all start concurrently, each bounded by its
 //! start-up timeout. A server that fails is reported once (a notice) and its tools are
 //! missing; the session goes on. Each tool is registered as `mcp__SERVER__TOOL` after the
 //! entrance checks ([`schema`]): a tool whose name or schema does not fit becomes a
@@ -14,6 +15,7 @@
 
 pub mod client;
 pub mod config;
+pub mod http;
 pub mod schema;
 pub mod tool;
 
@@ -100,7 +102,8 @@ impl McpStart {
 }
 
 /// Starts every enabled server in `servers` concurrently (each bounded by its start-up
-/// timeout) in `workspace`, resolving `${VAR}` in `env` through `lookup`.
+/// timeout) in `workspace`, resolving `${VAR}` in `env` and `headers` and bearer tokens
+/// through `lookup`; HTTP servers' URLs must pass `network`'s deny list.
 ///
 /// Deferral: a server's `defer = true|false` decides for its tools; without it, its tools
 /// are deferred when all servers together offer more than `defer_threshold` tools.
@@ -109,6 +112,7 @@ pub async fn start_servers(
     workspace: &Path,
     lookup: &(dyn Fn(&str) -> Option<String> + Sync),
     defer_threshold: usize,
+    network: &codesmith_policy::NetworkPolicy,
 ) -> McpStart {
     let starts = servers.iter().map(|(name, cfg)| async move {
         if !cfg.is_enabled() {
@@ -118,7 +122,7 @@ pub async fn start_servers(
             let why = "its name must match [a-zA-Z0-9_-]{1,64} without `__`".to_string();
             return (status(name, "failed", Some(why)), Vec::new());
         }
-        match McpServer::start(name, cfg, workspace, lookup).await {
+        match McpServer::start(name, cfg, workspace, lookup, network).await {
             Ok((server, raw)) => register(server, &raw),
             Err(e) => (status(name, "failed", Some(e)), Vec::new()),
         }

@@ -1,0 +1,268 @@
+//! The streamable-HTTP transport: which URLs a configured server may use, and the HTTP
+//! client that reaches it.
+//!
+//! The user wrote the URL, so it is not held to `fetch_url`'s public-internet-only rule:
+//! loopback and private-network servers are fine. What still applies:
+//! - only `http` and `https`, with no credentials in the URL (use
+//!   `bearer_token_env_var` or `headers`);
+//! - plain `http://` only to a loopback host (`localhost`, `127.0.0.0/8`, `::1`) unless
+//!   the server sets `allow_plain_http = true`, since a bearer token would otherwise
+//!   cross the network unencrypted;
+//! - the `[network] deny` patterns of the user config (deny wins, as for `fetch_url`);
+//! - every address the host resolves to is checked, and only public, loopback, private
+//!   (RFC 1918, IPv6 unique-local, carrier-grade NAT) and the TUN fake-IP range pass:
+//!   link-local and cloud-metadata addresses and the rest of the restricted table are
+//!   refused. The connection is pinned to the checked address (no second lookup can
+//!   rebind it), redirects are not followed, and no proxy is used.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use codesmith_policy::{
+    NetworkDecision, NetworkPolicy, RestrictedRange, classify, is_localhost_name, parse_ip_literal,
+};
+use reqwest::header::{HeaderName, HeaderValue};
+use url::{Host, Url};
+
+use crate::fetch::resolve::Resolver;
+
+/// A checked endpoint: the URL and where the connection goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The URL as parsed.
+    pub url: Url,
+    /// The host name to pin (empty for an IP literal).
+    pub host: String,
+    /// The checked address the connection is pinned to.
+    pub ip: IpAddr,
+}
+
+/// The ranges a user-configured MCP URL may reach besides public addresses.
+fn reachable(range: RestrictedRange) -> bool {
+    matches!(
+        range,
+        RestrictedRange::Loopback
+            | RestrictedRange::Private
+            | RestrictedRange::UniqueLocal
+            | RestrictedRange::SharedCgnat
+            | RestrictedRange::Benchmark
+    )
+}
+
+fn check_address(ip: IpAddr) -> Result<(), String> {
+    match classify(ip) {
+        None => Ok(()),
+        Some(r) if reachable(r.range) => Ok(()),
+        Some(r) => Err(format!("its address {r}, which MCP servers may not use")),
+    }
+}
+
+/// Parses `raw` and checks it against the rules in the module documentation, resolving a
+/// domain through `resolver`.
+///
+/// Errors: a sentence saying what was refused and how to fix it.
+pub async fn check_endpoint(
+    raw: &str,
+    allow_plain_http: bool,
+    network: &NetworkPolicy,
+    resolver: &dyn Resolver,
+) -> Result<Endpoint, String> {
+    let url = Url::parse(raw).map_err(|e| format!("its url `{raw}` does not parse ({e})"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "its url must start with https:// (or http:// for a local server), not {}://",
+            url.scheme()
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(
+            "its url carries credentials; put the token in an environment variable named by \
+             bearer_token_env_var instead"
+                .into(),
+        );
+    }
+    let (host, literal) = match url.host() {
+        Some(Host::Domain(d)) => match parse_ip_literal(d) {
+            Ok(Some(ip)) => (String::new(), Some(ip)),
+            Ok(None) => (d.to_ascii_lowercase(), None),
+            Err(e) => return Err(format!("its url's host is not a valid address ({e:?})")),
+        },
+        Some(Host::Ipv4(ip)) => (String::new(), Some(IpAddr::V4(ip))),
+        Some(Host::Ipv6(ip)) => (String::new(), Some(IpAddr::V6(ip))),
+        None => return Err("its url has no host".into()),
+    };
+    let label = url.host_str().unwrap_or_default().to_string();
+    if network.decide(&label) == NetworkDecision::Deny {
+        return Err(format!(
+            "the [network] policy in config.toml denies the host {label}"
+        ));
+    }
+    let loopback = is_localhost_name(&label)
+        || literal
+            .is_some_and(|ip| classify(ip).is_some_and(|r| r.range == RestrictedRange::Loopback));
+    if url.scheme() == "http" && !loopback && !allow_plain_http {
+        return Err(format!(
+            "its url uses plain http:// to {label}, which is not loopback; use https://, or set \
+             allow_plain_http = true for this server"
+        ));
+    }
+    let port = url.port_or_known_default().unwrap_or(443);
+    let ips = match literal {
+        Some(ip) => vec![ip],
+        None => tokio::time::timeout(Duration::from_secs(5), resolver.resolve(&host, port))
+            .await
+            .map_err(|_| format!("resolving {host} timed out"))?
+            .map_err(|e| format!("could not resolve {host} ({e})"))?,
+    };
+    let Some(&first) = ips.first() else {
+        return Err(format!("{host} resolved to no addresses"));
+    };
+    for ip in &ips {
+        check_address(*ip)?;
+    }
+    Ok(Endpoint {
+        url,
+        host,
+        ip: first,
+    })
+}
+
+/// The configured headers as HTTP headers.
+///
+/// Errors: an invalid name or value, `Host`, or `Authorization` next to
+/// `bearer_token_env_var` (the message names the header, never its value).
+pub fn header_map(
+    headers: &BTreeMap<String, String>,
+    has_bearer: bool,
+) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+    let mut out = HashMap::new();
+    for (name, value) in headers {
+        let parsed = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("the header name `{name}` is not valid"))?;
+        if parsed == reqwest::header::HOST {
+            return Err("the `Host` header cannot be set; put the host in the url".into());
+        }
+        if parsed == reqwest::header::AUTHORIZATION && has_bearer {
+            return Err(
+                "it sets both an `Authorization` header and bearer_token_env_var; keep one".into(),
+            );
+        }
+        let v = HeaderValue::from_str(value)
+            .map_err(|_| format!("the value of the header `{name}` is not valid"))?;
+        out.insert(parsed, v);
+    }
+    Ok(out)
+}
+
+/// An HTTP client for `endpoint`: connections pinned to its checked address, no proxy, no
+/// redirects, `connect_timeout` on each connection (no whole-request timeout: a
+/// streamed response may stay open; the caller bounds each call).
+///
+/// Errors: the client could not be built (the TLS set-up failed).
+pub fn client_for(
+    endpoint: &Endpoint,
+    connect_timeout: Duration,
+) -> Result<reqwest::Client, String> {
+    crate::fetch::install_crypto_provider();
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .connect_timeout(connect_timeout)
+        .user_agent(concat!("codesmith/", env!("CARGO_PKG_VERSION")))
+        .dns_resolver(Arc::new(crate::fetch::PinnedDns::new(
+            endpoint.host.clone(),
+            endpoint.ip,
+        )))
+        .build()
+        .map_err(|e| format!("the HTTP client could not be built ({e})"))
+}
+
+/// `text` with the secret scrubber applied and every one of `known` (the bearer token
+/// and header values, 4 bytes or longer) replaced by `[REDACTED]`.
+pub fn redact(text: &str, known: &[String]) -> String {
+    let mut out = codesmith_policy::scrub_secrets(text).into_owned();
+    for k in known.iter().filter(|k| k.len() >= 4) {
+        if out.contains(k.as_str()) {
+            out = out.replace(k.as_str(), codesmith_policy::REDACTED);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::fetch::resolve::StaticResolver;
+
+    async fn check(raw: &str, plain: bool, resolver: &StaticResolver) -> Result<Endpoint, String> {
+        check_endpoint(raw, plain, &NetworkPolicy::default(), resolver).await
+    }
+
+    #[tokio::test]
+    async fn plain_http_only_to_loopback_unless_allowed() {
+        let r = StaticResolver::new()
+            .answer("mcp.example.com", &["93.184.216.34".parse().unwrap()])
+            .answer("lan.example", &["10.0.0.7".parse().unwrap()]);
+        assert!(check("http://127.0.0.1:8000/mcp", false, &r).await.is_ok());
+        assert!(check("http://[::1]:8000/mcp", false, &r).await.is_ok());
+        let e = check("http://mcp.example.com/mcp", false, &r)
+            .await
+            .unwrap_err();
+        assert!(e.contains("allow_plain_http"), "{e}");
+        assert!(check("http://mcp.example.com/mcp", true, &r).await.is_ok());
+        let ok = check("https://mcp.example.com/mcp", false, &r)
+            .await
+            .unwrap();
+        assert_eq!(ok.ip, "93.184.216.34".parse::<IpAddr>().unwrap());
+        assert_eq!(ok.host, "mcp.example.com");
+        // A private-network server over https is the user's choice.
+        assert!(check("https://lan.example/mcp", false, &r).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn metadata_credentials_and_denied_hosts_are_refused() {
+        let r =
+            StaticResolver::new().answer("sneaky.example", &["169.254.169.254".parse().unwrap()]);
+        let e = check("https://169.254.169.254/mcp", true, &r)
+            .await
+            .unwrap_err();
+        assert!(e.contains("link-local"), "{e}");
+        let e = check("https://sneaky.example/mcp", true, &r)
+            .await
+            .unwrap_err();
+        assert!(e.contains("link-local"), "{e}");
+        let e = check("https://u:pw@a.example/mcp", true, &r)
+            .await
+            .unwrap_err();
+        assert!(e.contains("credentials") && !e.contains("pw"), "{e}");
+        assert!(check("ftp://a.example/", true, &r).await.is_err());
+        let deny = NetworkPolicy::new(
+            NetworkDecision::Allow,
+            vec![],
+            vec![codesmith_policy::HostPattern::parse(".corp.example").unwrap()],
+        );
+        let e = check_endpoint("https://mcp.corp.example/", false, &deny, &r)
+            .await
+            .unwrap_err();
+        assert!(e.contains("denies"), "{e}");
+    }
+
+    #[test]
+    fn headers_are_checked_and_secrets_redacted() {
+        let h = BTreeMap::from([("X-Team".to_string(), "core".to_string())]);
+        assert_eq!(header_map(&h, true).unwrap().len(), 1);
+        let auth = BTreeMap::from([("authorization".to_string(), "Basic abc".to_string())]);
+        assert!(header_map(&auth, false).is_ok());
+        assert!(header_map(&auth, true).unwrap_err().contains("both"));
+        let host = BTreeMap::from([("Host".to_string(), "x".to_string())]);
+        assert!(header_map(&host, false).is_err());
+        let text = redact(
+            "401 for token plain-t0ken-value",
+            &["plain-t0ken-value".into()],
+        );
+        assert_eq!(text, "401 for token [REDACTED]");
+    }
+}
