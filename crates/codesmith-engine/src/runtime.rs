@@ -160,14 +160,17 @@ impl Runtime {
 
     /// The requirement for an MCP tool that is not trusted read-only: `auto` runs it,
     /// `never` refuses it, `suggest` asks. A session approval covers the tool (any
-    /// arguments); a denial covers the exact call. Grants are not persisted.
+    /// arguments); a denial covers the exact call; "always" stores a grant for this one
+    /// tool of this one server (any arguments), which later sessions in this workspace
+    /// find in the store.
     pub(crate) fn mcp_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
         let name = tool.name();
+        let grant = Grant::mcp_tool(name);
         let request = ApprovalRequest {
             tool: name.to_string(),
             summary: format!("{name} {args}"),
             reason: "MCP tools run outside CodeSmith's sandbox and may reach the network.".into(),
-            can_persist: false,
+            can_persist: grant.is_some(),
         };
         match self.mode {
             ApprovalMode::Auto => Requirement::Auto,
@@ -180,7 +183,7 @@ impl Runtime {
                 request,
                 prefix: format!("tool:{name}"),
                 input: format!("tool:{name}:{args}"),
-                grant: None,
+                grant,
                 level: codesmith_policy::SafetyLevel::RequiresApproval,
             },
         }

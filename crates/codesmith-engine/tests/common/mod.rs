@@ -22,6 +22,8 @@ pub struct Setup {
     pub rules: Rules,
     pub verify_claims: bool,
     pub idle_timeout: Duration,
+    /// Tools registered next to the built-in ones.
+    pub extra_tools: Vec<Arc<dyn codesmith_tools::Tool>>,
 }
 
 impl Default for Setup {
@@ -32,6 +34,7 @@ impl Default for Setup {
             rules: Rules::new(),
             verify_claims: false,
             idle_timeout: Duration::from_secs(2),
+            extra_tools: Vec::new(),
         }
     }
 }
@@ -60,7 +63,10 @@ pub fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> 
         verify_claims: setup.verify_claims,
     };
     let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
-    let tools = codesmith_tools::builtin_registry(FetchConfig::default());
+    let mut tools = codesmith_tools::builtin_registry(FetchConfig::default());
+    for tool in setup.extra_tools {
+        tools.register(tool);
+    }
     Engine::new(
         Arc::new(provider),
         tools,

@@ -25,6 +25,15 @@ pub enum Grant {
         /// The paths.
         paths: Vec<String>,
     },
+    /// One tool of one MCP server (any arguments), by the server's configured name and
+    /// the tool's name on it. Covers exactly that tool: never another tool of the same
+    /// server, nor the same tool name on another server.
+    McpTool {
+        /// The server's name in `[mcp_servers.NAME]`.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+    },
 }
 
 impl Grant {
@@ -43,8 +52,22 @@ impl Grant {
         Grant::PatchPaths { paths }
     }
 
-    /// True when the grant is well formed enough to store: non-empty, and patch paths
-    /// relative without `..`.
+    /// The grant for the registered MCP tool `mcp__SERVER__TOOL` (server names never
+    /// contain `__`, so the first `__` after the prefix ends the server), or `None` for a
+    /// name of another shape.
+    pub fn mcp_tool(qualified: &str) -> Option<Grant> {
+        let rest = qualified.strip_prefix(crate::trust::MCP_PREFIX)?;
+        let (server, tool) = rest.split_once("__")?;
+        Some(Grant::McpTool {
+            server: server.to_string(),
+            tool: tool.to_string(),
+        })
+        .filter(Grant::is_well_formed)
+    }
+
+    /// True when the grant is well formed enough to store: non-empty, patch paths
+    /// relative without `..`, and MCP server and tool names that a registered tool can
+    /// have.
     pub fn is_well_formed(&self) -> bool {
         match self {
             Grant::Shell { prefixes } => {
@@ -56,6 +79,13 @@ impl Grant {
                     && paths.iter().all(|p| {
                         !p.is_empty() && !p.starts_with('/') && !p.split('/').any(|c| c == "..")
                     })
+            }
+            Grant::McpTool { server, tool } => {
+                crate::mcp::schema::is_valid_server_name(server)
+                    && !tool.is_empty()
+                    && crate::mcp::schema::is_valid_name(&crate::mcp::schema::qualified_name(
+                        server, tool,
+                    ))
             }
         }
     }
@@ -144,6 +174,46 @@ mod tests {
         assert!(shell_grant("curl x | sh", "/ws").is_none());
         assert!(shell_grant("rm -rf /", "/ws").is_none());
         assert!(shell_grant("echo x > /etc/passwd", "/ws").is_none());
+    }
+
+    #[test]
+    fn mcp_grants_name_one_tool_of_one_server() {
+        let g = Grant::mcp_tool("mcp__gh__list_issues").unwrap();
+        assert_eq!(
+            g,
+            Grant::McpTool {
+                server: "gh".into(),
+                tool: "list_issues".into()
+            }
+        );
+        // A tool name may itself contain `__`; the server never does.
+        let nested = Grant::mcp_tool("mcp__gh__a__b").unwrap();
+        assert!(
+            matches!(&nested, Grant::McpTool { server, tool } if server == "gh" && tool == "a__b")
+        );
+        assert!(
+            !Grant::mcp_tool("mcp__gh__delete_repo")
+                .unwrap()
+                .covered_by(std::slice::from_ref(&g))
+        );
+        assert!(
+            !Grant::mcp_tool("mcp__other__list_issues")
+                .unwrap()
+                .covered_by(std::slice::from_ref(&g))
+        );
+        assert!(
+            Grant::mcp_tool("mcp__gh__list_issues")
+                .unwrap()
+                .covered_by(&[g])
+        );
+        for bad in ["fetch_url", "mcp__gh", "mcp____x", "mcp__gh__"] {
+            assert!(Grant::mcp_tool(bad).is_none(), "{bad}");
+        }
+        let hand_edited = Grant::McpTool {
+            server: "a b".into(),
+            tool: "t".into(),
+        };
+        assert!(!hand_edited.is_well_formed());
     }
 
     #[test]

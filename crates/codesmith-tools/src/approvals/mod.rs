@@ -9,7 +9,7 @@
 //! - [`ApprovalStore`]: grants in `$CODESMITH_HOME/approvals.toml`, keyed by canonical
 //!   workspace path, mode 0600, written atomically and merged with what is on disk, with
 //!   tombstones so a grant removed elsewhere is not resurrected. Only shell prefixes, URL
-//!   hosts and patch path sets persist, never for a `Dangerous` command, and every stored
+//!   hosts, patch path sets and single MCP tools (server + tool) persist, never for a `Dangerous` command, and every stored
 //!   grant is re-checked against the current request when consulted. A corrupt file
 //!   degrades to an empty store with a warning.
 //! - Every lock here recovers from poisoning: the data are plain sets with no invariant a
