@@ -319,6 +319,7 @@ async fn mcp_list_shows_servers_state_and_tools() {
         fx["tools"],
         serde_json::json!([
             "mcp__fx__big",
+            "mcp__fx__crash",
             "mcp__fx__echo",
             "mcp__fx__fail",
             "mcp__fx__slow",
@@ -695,5 +696,83 @@ async fn an_unset_bearer_variable_is_reported_and_the_session_goes_on() {
         results[0].contains("NOT_FOUND") || results[0].contains("unknown"),
         "{}",
         results[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_stdio_server_is_restarted_once() {
+    if skip_without_python() {
+        return;
+    }
+    let (sb, _) = fx_sandbox("", "");
+    let server = ScriptedServer::start().await;
+    let echo = r#"{"text": "again"}"#;
+    server
+        .push(Scripted::tool_call("c1", "mcp__fx__crash", "{}"))
+        .push(Scripted::tool_call("c2", "mcp__fx__echo", echo))
+        .push(Scripted::tool_call("c3", "mcp__fx__crash", "{}"))
+        .push(Scripted::tool_call("c4", "mcp__fx__echo", echo))
+        .push(Scripted::text("done"));
+    let out = exec(&sb, &server, "auto").await;
+    assert_eq!(out.status.code(), Some(0));
+    let results = tool_messages(&server.request_bodies()[4]);
+    assert!(
+        results[0].contains("UNAVAILABLE") && results[0].contains("stopped during the call"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("echo: again"),
+        "restarted: {}",
+        results[1]
+    );
+    assert!(results[2].contains("UNAVAILABLE"), "{}", results[2]);
+    assert!(
+        results[3].contains("already restarted once") && !results[3].contains("echo: again"),
+        "{}",
+        results[3]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vanished_http_server_gives_typed_refusals() {
+    if skip_without_python() {
+        return;
+    }
+    let sb = Sandbox::new();
+    let markers = sb.dir.path().join("markers");
+    std::fs::create_dir_all(&markers).unwrap();
+    let web = HttpFixture::start(&markers, TOKEN).await;
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!(
+            "[mcp_servers.web]\nurl = {:?}\nstartup_timeout_secs = 20\ntool_timeout_secs = 2\n",
+            web.url()
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call("c1", "mcp__web__crash", "{}"))
+        .push(Scripted::tool_call("c2", "mcp__web__whoami", "{}"))
+        .push(Scripted::text("done"));
+    let started = Instant::now();
+    let out = exec_with_token(&sb, &server, None).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(server.request_bodies().len(), 3, "{stderr}");
+    let results = tool_messages(&server.request_bodies()[2]);
+    assert_eq!(results.len(), 2, "{stderr}");
+    assert!(
+        results[0].contains("UNAVAILABLE") && results[0].contains("stopped during the call"),
+        "{}",
+        results[0]
+    );
+    // The one restart is a new handshake; with nobody listening it fails, typed.
+    assert!(
+        results[1].contains("UNAVAILABLE") && results[1].contains("is not running"),
+        "{}",
+        results[1]
     );
 }

@@ -128,7 +128,7 @@ async fn list(args: WorkspaceArg, json: bool) -> Exit {
         println!("{value}");
     } else if start.servers.is_empty() {
         println!(
-            "no MCP servers configured: add [mcp_servers.NAME] with command = \"...\" to config.toml"
+            "no MCP servers configured: add [mcp_servers.NAME] with command = \"...\" (stdio) or url = \"https://...\" (HTTP) to config.toml"
         );
     } else {
         for s in &start.servers {

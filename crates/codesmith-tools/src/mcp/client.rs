@@ -237,7 +237,12 @@ impl McpServer {
             Ok(Ok(result)) => serde_json::to_value(result).map_err(|_| CallError::Closed),
             Ok(Err(ServiceError::McpError(e))) => Err(CallError::Protocol(self.redact(&e.message))),
             Ok(Err(ServiceError::Timeout { .. })) => Err(CallError::Timeout),
-            Ok(Err(_)) => Err(CallError::Closed),
+            Ok(Err(_)) => {
+                // The transport failed: the connection may not know it is closed yet, so
+                // drop it; the next call reconnects (the one restart).
+                self.conn.lock().await.service = None;
+                Err(CallError::Closed)
+            }
         }
     }
 }

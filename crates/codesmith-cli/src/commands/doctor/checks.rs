@@ -684,7 +684,7 @@ pub async fn mcp(file: Option<&FileConfig>, workspace: Option<&Path>) -> Vec<Fin
             let id = format!("mcp.{}", s.name);
             match (&s.error, s.state) {
                 (Some(e), _) => Finding::new(&id, Status::Error, format!("does not start: {e}"))
-                    .hint("run its command by hand to see why, or set enabled = false under [mcp_servers]"),
+                    .hint("run its command by hand (or open its url) to see why, or set enabled = false under [mcp_servers]"),
                 (None, "disabled") => Finding::new(&id, Status::Skip, "disabled"),
                 (None, _) => Finding::new(&id, Status::Ok, format!("starts with {} tools", s.tools.len())),
             }
