@@ -294,16 +294,7 @@ async fn mcp_list_shows_servers_state_and_tools() {
         "[mcp_servers.evil]\ncommand = \"python3\"\n",
     )
     .unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
-    cmd.args(["mcp", "list", "--json"])
-        .current_dir(&ws)
-        .env("CODESMITH_HOME", sb.home())
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = common::mcp_list_json(&sb.home(), &ws).await;
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -543,6 +534,21 @@ impl Drop for HttpFixture {
 
 const TOKEN: &str = "tok-9f8e7d6c5b4a-never-shown";
 
+/// A sandbox, its markers directory and the HTTP fixture, with the user config
+/// `[mcp_servers.web] url = …` followed by `web_extra`.
+async fn http_sandbox(web_extra: &str) -> (Sandbox, PathBuf, HttpFixture) {
+    let sb = Sandbox::new();
+    let markers = sb.dir.path().join("markers");
+    std::fs::create_dir_all(&markers).unwrap();
+    let web = HttpFixture::start(&markers, TOKEN).await;
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!("[mcp_servers.web]\nurl = {:?}\n{web_extra}", web.url()),
+    )
+    .unwrap();
+    (sb, markers, web)
+}
+
 async fn exec_with_token(
     sb: &Sandbox,
     server: &ScriptedServer,
@@ -579,21 +585,13 @@ async fn streamable_http_servers_get_headers_and_bearer_and_cancellation() {
     if skip_without_python() {
         return;
     }
-    let sb = Sandbox::new();
-    let markers = sb.dir.path().join("markers");
-    std::fs::create_dir_all(&markers).unwrap();
-    let web = HttpFixture::start(&markers, TOKEN).await;
-    std::fs::write(
-        sb.home().join("config.toml"),
-        format!(
-            "[mcp_servers.web]\nurl = {:?}\nheaders = {{ X-Team = \"${{CS_TEST_TEAM}}\" }}\n\
-             bearer_token_env_var = \"CS_TEST_MCP_TOKEN\"\nstartup_timeout_secs = 20\n\
-             tool_timeout_secs = 1\n\
-             [mcp_servers.far]\nurl = \"http://mcp.example.com/mcp\"\n",
-            web.url()
-        ),
+    let (sb, markers, _web) = http_sandbox(
+        "headers = { X-Team = \"${CS_TEST_TEAM}\" }\n\
+         bearer_token_env_var = \"CS_TEST_MCP_TOKEN\"\nstartup_timeout_secs = 20\n\
+         tool_timeout_secs = 1\n\
+         [mcp_servers.far]\nurl = \"http://mcp.example.com/mcp\"\n",
     )
-    .unwrap();
+    .await;
     let server = ScriptedServer::start().await;
     server
         .push(Scripted::tool_call("c1", "mcp__web__whoami", "{}"))
@@ -667,18 +665,7 @@ async fn an_unset_bearer_variable_is_reported_and_the_session_goes_on() {
     if skip_without_python() {
         return;
     }
-    let sb = Sandbox::new();
-    let markers = sb.dir.path().join("markers");
-    std::fs::create_dir_all(&markers).unwrap();
-    let web = HttpFixture::start(&markers, TOKEN).await;
-    std::fs::write(
-        sb.home().join("config.toml"),
-        format!(
-            "[mcp_servers.web]\nurl = {:?}\nbearer_token_env_var = \"CS_TEST_MCP_TOKEN\"\n",
-            web.url()
-        ),
-    )
-    .unwrap();
+    let (sb, _, _web) = http_sandbox("bearer_token_env_var = \"CS_TEST_MCP_TOKEN\"\n").await;
     let server = ScriptedServer::start().await;
     server
         .push(Scripted::tool_call("c1", "mcp__web__whoami", "{}"))
@@ -739,18 +726,7 @@ async fn a_vanished_http_server_gives_typed_refusals() {
     if skip_without_python() {
         return;
     }
-    let sb = Sandbox::new();
-    let markers = sb.dir.path().join("markers");
-    std::fs::create_dir_all(&markers).unwrap();
-    let web = HttpFixture::start(&markers, TOKEN).await;
-    std::fs::write(
-        sb.home().join("config.toml"),
-        format!(
-            "[mcp_servers.web]\nurl = {:?}\nstartup_timeout_secs = 20\ntool_timeout_secs = 2\n",
-            web.url()
-        ),
-    )
-    .unwrap();
+    let (sb, _, _web) = http_sandbox("startup_timeout_secs = 20\ntool_timeout_secs = 2\n").await;
     let server = ScriptedServer::start().await;
     server
         .push(Scripted::tool_call("c1", "mcp__web__crash", "{}"))

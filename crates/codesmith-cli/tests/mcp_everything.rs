@@ -78,16 +78,7 @@ async fn server_everything_tools_are_listed_called_refused_and_cancelled() {
 
     // `codesmith mcp list --json` shows the server running with its tools.
     let ws = sb.ws();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
-    cmd.args(["mcp", "list", "--json"])
-        .current_dir(&ws)
-        .env("CODESMITH_HOME", sb.home())
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    let list = tokio::time::timeout(Duration::from_secs(60), cmd.output())
-        .await
-        .unwrap()
-        .unwrap();
+    let list = common::mcp_list_json(&sb.home(), &ws).await;
     assert_eq!(
         list.status.code(),
         Some(0),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
-use codesmith_engine::{ApprovalAnswer, ApprovalRequest, Approver, Engine};
+use codesmith_engine::{ApprovalAnswer, Approver, Engine};
 use codesmith_policy::ApprovalMode;
 use codesmith_protocol::Event;
 use codesmith_testkit::{Scripted, ScriptedServer};
@@ -18,39 +18,7 @@ use codesmith_tools::approvals::{ApprovalStore, Grant};
 use codesmith_tools::{Capability, Tool, ToolContext, ToolOutcome, ToolOutput};
 use serde_json::{Value, json};
 
-/// Answers every request with a fixed answer and counts them.
-struct Recorder {
-    answer: ApprovalAnswer,
-    asked: std::sync::Mutex<Vec<ApprovalRequest>>,
-    count: AtomicUsize,
-}
-
-impl Recorder {
-    fn new(answer: ApprovalAnswer) -> Arc<Recorder> {
-        Arc::new(Recorder {
-            answer,
-            asked: std::sync::Mutex::new(Vec::new()),
-            count: AtomicUsize::new(0),
-        })
-    }
-
-    fn count(&self) -> usize {
-        self.count.load(Ordering::SeqCst)
-    }
-}
-
-#[async_trait]
-impl Approver for Recorder {
-    async fn ask(&self, request: &ApprovalRequest) -> ApprovalAnswer {
-        self.count.fetch_add(1, Ordering::SeqCst);
-        self.asked.lock().unwrap().push(request.clone());
-        self.answer
-    }
-
-    fn interactive(&self) -> bool {
-        true
-    }
-}
+use common::Recorder;
 
 /// Stands in for an MCP tool as the registry sees one: named `mcp__SERVER__TOOL`,
 /// network-capable (an untrusted server), counting its runs.

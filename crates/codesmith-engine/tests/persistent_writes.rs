@@ -6,42 +6,14 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use codesmith_engine::{ApprovalAnswer, ApprovalRequest, Approver, Engine, NoApprover};
+use codesmith_engine::{ApprovalAnswer, Approver, Engine, NoApprover};
 use codesmith_policy::ApprovalMode;
 use codesmith_protocol::Event;
 use codesmith_testkit::{Scripted, ScriptedServer};
 
-/// Answers every request with a fixed answer and records what it was asked.
-struct Recorder {
-    answer: ApprovalAnswer,
-    asked: std::sync::Mutex<Vec<ApprovalRequest>>,
-    count: AtomicUsize,
-}
-
-impl Recorder {
-    fn new(answer: ApprovalAnswer) -> Arc<Recorder> {
-        Arc::new(Recorder {
-            answer,
-            asked: std::sync::Mutex::new(Vec::new()),
-            count: AtomicUsize::new(0),
-        })
-    }
-}
-
-#[async_trait::async_trait]
-impl Approver for Recorder {
-    async fn ask(&self, request: &ApprovalRequest) -> ApprovalAnswer {
-        self.count.fetch_add(1, Ordering::SeqCst);
-        self.asked.lock().unwrap().push(request.clone());
-        self.answer
-    }
-
-    fn interactive(&self) -> bool {
-        true
-    }
-}
+use common::Recorder;
 
 struct Rig {
     _tmp: tempfile::TempDir,

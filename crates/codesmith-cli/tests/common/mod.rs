@@ -88,3 +88,17 @@ pub async fn line_mode(home: &Path, args: &[&str], input: &str) -> std::process:
         .expect("line mode timed out")
         .unwrap()
 }
+
+/// `codesmith mcp list --json` run in `ws` with `home`, bounded by 60 s.
+pub async fn mcp_list_json(home: &Path, ws: &Path) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
+    cmd.args(["mcp", "list", "--json"])
+        .current_dir(ws)
+        .env("CODESMITH_HOME", home)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .expect("codesmith mcp list timed out")
+        .unwrap()
+}

@@ -76,3 +76,41 @@ pub fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> 
         config,
     )
 }
+
+/// Answers every approval request with a fixed answer and records what it was asked.
+pub struct Recorder {
+    pub answer: codesmith_engine::ApprovalAnswer,
+    pub asked: std::sync::Mutex<Vec<codesmith_engine::ApprovalRequest>>,
+    pub count: std::sync::atomic::AtomicUsize,
+}
+
+impl Recorder {
+    pub fn new(answer: codesmith_engine::ApprovalAnswer) -> Arc<Recorder> {
+        Arc::new(Recorder {
+            answer,
+            asked: std::sync::Mutex::new(Vec::new()),
+            count: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    /// How many requests it answered.
+    pub fn count(&self) -> usize {
+        self.count.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[async_trait::async_trait]
+impl Approver for Recorder {
+    async fn ask(
+        &self,
+        request: &codesmith_engine::ApprovalRequest,
+    ) -> codesmith_engine::ApprovalAnswer {
+        self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.asked.lock().unwrap().push(request.clone());
+        self.answer
+    }
+
+    fn interactive(&self) -> bool {
+        true
+    }
+}
