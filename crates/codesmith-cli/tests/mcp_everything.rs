@@ -129,6 +129,7 @@ async fn server_everything_tools_are_listed_called_refused_and_cancelled() {
             "mcp__everything__trigger-long-running-operation",
             r#"{"duration": 30, "steps": 5}"#,
         ))
+        .push(Scripted::tool_call("c6", "mcp__everything__get-env", "{}"))
         .push(Scripted::text("done").stall_before(1000));
     let out = codesmith(
         &sb.home(),
@@ -151,7 +152,7 @@ async fn server_everything_tools_are_listed_called_refused_and_cancelled() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
     let bodies = model.request_bodies();
-    assert_eq!(bodies.len(), 6);
+    assert_eq!(bodies.len(), 7);
     let names: Vec<&str> = bodies[0]["tools"]
         .as_array()
         .unwrap()
@@ -159,8 +160,8 @@ async fn server_everything_tools_are_listed_called_refused_and_cancelled() {
         .filter_map(|t| t["function"]["name"].as_str())
         .collect();
     assert!(names.contains(&"mcp__everything__get-sum"), "{names:?}");
-    let results = tool_messages(&bodies[5]);
-    assert_eq!(results.len(), 5);
+    let results = tool_messages(&bodies[6]);
+    assert_eq!(results.len(), 6);
 
     // Arguments are sanitized on the way out (the invisible character never reached the
     // server), results are wrapped with the server's name.
@@ -218,4 +219,8 @@ async fn server_everything_tools_are_listed_called_refused_and_cancelled() {
         cancelled,
         "no notifications/cancelled for the long-running call reached the server"
     );
+    // The server's environment: CodeSmith's own secrets (the provider key) stay behind.
+    let env = &results[5];
+    assert!(env.contains("PATH"), "{env}");
+    assert!(!env.contains("OPENAI_API_KEY"), "{env}");
 }

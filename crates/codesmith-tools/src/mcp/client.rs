@@ -170,6 +170,13 @@ impl McpServer {
         match &self.link {
             Link::Stdio { env, cwd } => {
                 let mut cmd = tokio::process::Command::new(&self.config.command);
+                // Like every command CodeSmith starts, the server does not inherit this
+                // process's secrets; only what the user passes in `env` reaches it.
+                for name in crate::sandbox::secret_env_names() {
+                    if !name.to_str().is_some_and(|n| env.contains_key(n)) {
+                        cmd.env_remove(name);
+                    }
+                }
                 cmd.args(&self.config.args).envs(env).current_dir(cwd);
                 let (transport, _) = TokioChildProcess::builder(cmd)
                     .stderr(Stdio::null())
