@@ -162,8 +162,10 @@ impl<'de> Visitor<'de> for StrictVisitor {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if out.contains_key(&key) {
+                let shown: String = key.chars().take(64).collect();
+                let more = if shown.len() < key.len() { "…" } else { "" };
                 return Err(de::Error::custom(format_args!(
-                    "duplicate key `{key}` (which value is meant is ambiguous)"
+                    "duplicate key `{shown}{more}`"
                 )));
             }
             let value = map.next_value_seed(StrictVisitor)?;
