@@ -308,3 +308,113 @@ async fn exec_json_events_carry_no_live_c1_control() {
     );
     assert!(text.contains(r#""delta":"\u009b""#), "{text}");
 }
+
+/// Runs `exec` (plain, or `--json`) against `server` in `dialect` for one turn.
+async fn exec_once(
+    sb: &Sandbox,
+    server: &ScriptedServer,
+    dialect: &str,
+    json: bool,
+) -> std::process::Output {
+    let ws = sb.ws();
+    let url = server.base_url();
+    let mut args = vec![
+        "exec",
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--provider",
+        dialect,
+        "--base-url",
+        &url,
+        "--model",
+        "scripted",
+        "--approval",
+        "never",
+        "--max-turns",
+        "1",
+    ];
+    if json {
+        args.push("--json");
+    }
+    args.push("hi");
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
+    cmd.args(&args)
+        .env("CODESMITH_HOME", sb.home())
+        .env("OPENAI_API_KEY", "sk-test-key-for-scripted-server")
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-key-for-scripted-server")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// A provider's error text carrying control sequences, as a mid-stream error
+/// event in each dialect and as an HTTP error body.
+const PROVIDER_SAYS: &str = "Overloaded \u{1b}[2J\u{1b}]52;c;cHduZWQ=\u{7}right now\u{202e}";
+
+fn provider_failures() -> Vec<(&'static str, codesmith_testkit::Reply)> {
+    let said = serde_json::to_string(PROVIDER_SAYS).unwrap();
+    let anthropic = format!(
+        "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"usage\":{{\"input_tokens\":3,\"output_tokens\":1}}}}}}\n\n\
+         event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n\
+         event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"Hel\"}}}}\n\n\
+         event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"overloaded_error\",\"message\":{said}}}}}\n\n"
+    );
+    let openai = format!(
+        "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"Hel\"}}}}]}}\n\n\
+         data: {{\"error\":{{\"code\":502,\"message\":{said}}}}}\n\n"
+    );
+    let body = format!("{{\"error\":{{\"message\":{said},\"type\":\"authentication_error\"}}}}");
+    vec![
+        ("anthropic", Scripted::raw(anthropic).into()),
+        ("openai", Scripted::raw(openai).into()),
+        (
+            "openai",
+            codesmith_testkit::Fault::status(401).body(body).into(),
+        ),
+    ]
+}
+
+/// What a provider said when it failed (an error event mid-stream in either
+/// dialect, an HTTP error body) reaches the user: visible on stderr and in the
+/// `--json` events, with every control sequence made inert, and the turn ends
+/// with a stop reason that says it was cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_provider_said_when_it_failed_is_shown_and_inert() {
+    for json in [false, true] {
+        for (i, (dialect, reply)) in provider_failures().into_iter().enumerate() {
+            let sb = Sandbox::new();
+            let server = ScriptedServer::start().await;
+            server.push(reply);
+            let out = exec_once(&sb, &server, dialect, json).await;
+            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+            let shown = if json { &stdout } else { &stderr };
+            assert!(
+                shown.contains("Overloaded") && shown.contains("right now"),
+                "case {i} ({dialect}, json {json}): {stdout}\n{stderr}"
+            );
+            assert_inert(&out.stdout, "stdout");
+            assert_inert(&out.stderr, "stderr");
+            if json && i < 2 {
+                let stop = stdout
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                    .find(|e| e["type"] == "turn_completed")
+                    .map(|e| e["stop_reason"].clone());
+                assert_eq!(
+                    stop,
+                    Some(serde_json::json!("interrupted")),
+                    "case {i}: {stdout}"
+                );
+            }
+            if i == 2 {
+                assert_ne!(out.status.code(), Some(0), "an auth failure is an error");
+            }
+        }
+    }
+}

@@ -215,3 +215,27 @@ fn the_envelope_carries_no_live_c1_or_bidi_control_to_the_terminal() {
         assert!(v["output"].as_str().unwrap().contains(n), "{v}");
     }
 }
+
+/// `codesmith tool` reads its arguments as the engine reads a model's: a key
+/// named twice is a usage error, and nothing is written.
+#[test]
+fn arguments_naming_a_key_twice_are_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args([
+            "tool",
+            "write_file",
+            "--workspace",
+            dir.path().to_str().unwrap(),
+            r#"{"path":"a.txt","content":"x","path":"b.txt"}"#,
+        ])
+        .env("CODESMITH_HOME", home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("duplicate key `path`"), "{stderr}");
+    assert!(!dir.path().join("a.txt").exists() && !dir.path().join("b.txt").exists());
+}

@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use codesmith_protocol::{Event, StopReason, ToolCall, ToolResult};
+use codesmith_protocol::{
+    ArgumentsError, ArgumentsErrorKind, Event, StopReason, ToolCall, ToolResult, parse_arguments,
+};
 use codesmith_tools::sanitize::sanitize_json;
 use codesmith_tools::trust::{label_for_tool, wrap_external};
 use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolOutcome, envelope_json};
@@ -16,7 +18,7 @@ use serde_json::Value;
 
 use crate::gate::GateDecision;
 use crate::guard::GuardVerdict;
-use crate::repair::args::{RepairPolicy, Rung, json_error, repair_arguments};
+use crate::repair::args::{RepairPolicy, repair_arguments};
 use crate::repair::names::{NameResolution, resolve_tool_name};
 use crate::runtime::Runtime;
 
@@ -55,8 +57,7 @@ pub(crate) async fn dispatch_calls(
             sink(Event::ToolCall {
                 id: call.id.clone(),
                 name: name.clone(),
-                arguments: serde_json::from_str(&call.arguments)
-                    .unwrap_or(Value::String(call.arguments.clone())),
+                arguments: arguments_for_log(&call.arguments),
             });
             let outcome = Err(codesmith_tools::cancelled(&name, None));
             results.push(finish(rt, &call, &name, None, outcome, false, sink));
@@ -92,7 +93,6 @@ pub(crate) async fn dispatch_calls(
 
 /// Calls that may change the workspace: the turn's snapshot is taken before the first.
 fn writes(p: &Prepared) -> bool {
-    use codesmith_tools::Capability;
     matches!(
         p.tool.capability(),
         Capability::WritesFiles | Capability::ExecutesCode
@@ -100,7 +100,7 @@ fn writes(p: &Prepared) -> bool {
 }
 
 fn is_parallel(p: &Prepared) -> bool {
-    p.tool.supports_parallel() && p.tool.capability() == codesmith_tools::Capability::ReadOnly
+    p.tool.supports_parallel() && p.tool.capability() == Capability::ReadOnly
 }
 
 /// Runs the pending parallel batch concurrently and appends its results in order.
@@ -180,8 +180,7 @@ async fn plan(
             }
         }
         Err((refusal, counts)) => {
-            let raw = serde_json::from_str(&call.arguments)
-                .unwrap_or(Value::String(call.arguments.clone()));
+            let raw = arguments_for_log(&call.arguments);
             sink(Event::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -208,7 +207,12 @@ fn check(
     stop: &StopReason,
 ) -> Result<(Arc<dyn Tool>, Value), (Refusal, bool)> {
     if parsed.is_none() && stop.is_truncation() {
-        return Err((truncated_refusal(stop), false));
+        return Err(match parse_arguments(&call.arguments) {
+            Err(e) if e.kind == ArgumentsErrorKind::DuplicateKey => {
+                (arguments_refusal(&call.name, &e, stop), true)
+            }
+            _ => (truncated_refusal(stop, None), false),
+        });
     }
     if *stop == StopReason::Interrupted {
         return Err((interrupted_refusal(), false));
@@ -224,10 +228,15 @@ fn check(
     if rt.tools.is_dormant(tool.name()) {
         return Err((dormant_tool(tool.name()), true));
     }
-    let (args, rung) = match parsed {
-        Some(v) => (v, Rung::Strict),
-        None => repair_arguments(&call.arguments, RepairPolicy::RepairAllowed)
-            .ok_or_else(|| (invalid_json(tool.name(), &call.arguments), true))?,
+    let args = match parsed {
+        Some(v) => v,
+        None => match repair_arguments(&call.arguments, RepairPolicy::RepairAllowed) {
+            Ok((v, _)) => v,
+            Err(e) => {
+                let counts = e.kind != ArgumentsErrorKind::Unfinished;
+                return Err((arguments_refusal(tool.name(), &e, stop), counts));
+            }
+        },
     };
     if !args.is_object() {
         let refusal = Refusal::new(
@@ -241,39 +250,44 @@ fn check(
         );
         return Err((refusal, true));
     }
-    if tool.capability() == Capability::ExecutesCode
-        && matches!(rung, Rung::ClosedBrackets | Rung::SurplusClosers)
-    {
-        return Err((unfinished_command(), true));
-    }
     Ok((tool, args))
 }
 
-/// A command whose arguments only parsed after closing an unclosed string or
-/// bracket looks exactly like a call cut off mid-way; running the repaired
-/// text would run something the model never finished writing.
-fn unfinished_command() -> Refusal {
-    Refusal::new(
-        ErrorCode::InvalidArguments,
-        "This command was NOT run: its arguments were unfinished JSON (an unclosed string or bracket), so the \
-         command may be cut short.",
-        "Send the complete call again, with valid JSON arguments.",
-    )
-    .with("executed", false)
+/// A call's raw argument text as the event log shows it: the value when the
+/// strict reader accepts it, else the text exactly as sent.
+fn arguments_for_log(raw: &str) -> Value {
+    parse_arguments(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
 }
 
-/// Arguments that are not JSON and that no rung of the repair ladder could
-/// mend: the model is told what the parser found and where, never handed a
-/// `{}` whose "missing field" errors would hide the real fault.
-fn invalid_json(tool: &str, raw: &str) -> Refusal {
-    let fault = json_error(raw).unwrap_or_else(|| "not a JSON value".to_string());
-    Refusal::new(
-        ErrorCode::InvalidArguments,
-        format!("The arguments of `{tool}` are not valid JSON: {fault}. The call was not run."),
-        "Send the call again with the arguments as one valid JSON object (quote every key and string, \
-         separate members with commas).",
-    )
-    .with("executed", false)
+/// Arguments the repair ladder could not read: unfinished text is answered
+/// like a cut-off call (it is one, whatever the stop reason says); a key named
+/// twice is ambiguous; anything else is told to the model as what the parser
+/// found and where, never handed over as `{}` whose "missing field" errors
+/// would hide the real fault.
+fn arguments_refusal(tool: &str, fault: &ArgumentsError, stop: &StopReason) -> Refusal {
+    match fault.kind {
+        ArgumentsErrorKind::Unfinished => truncated_refusal(stop, Some(&fault.message)),
+        ArgumentsErrorKind::DuplicateKey => Refusal::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "The arguments of `{tool}` are ambiguous: {}. The call was NOT run, since either value may \
+                 be the one you meant.",
+                fault.message
+            ),
+            "Send the call again with each key given once.",
+        )
+        .with("executed", false),
+        ArgumentsErrorKind::Invalid => Refusal::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "The arguments of `{tool}` are not valid JSON: {}. The call was not run.",
+                fault.message
+            ),
+            "Send the call again with the arguments as one valid JSON object (quote every key and string, \
+             separate members with commas).",
+        )
+        .with("executed", false),
+    }
 }
 
 fn kind_of(v: &Value) -> &'static str {
@@ -287,23 +301,33 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-/// The truncation gate's answer: the call was cut off at the output cap and was not run.
-fn truncated_refusal(stop: &StopReason) -> Refusal {
+/// What a call that was cut off (or may have been) should do next.
+const RESEND_WHOLE: &str = "Send the complete call again. If its arguments are long (a big file or patch), split \
+                            the work into several smaller calls.";
+
+/// The truncation gate's answer: the call's arguments were cut off and it was
+/// not run. `unfinished` is the parser's finding when the text itself shows
+/// the cut (it ends inside a string, object or array) although the stop
+/// reason does not say so; `None` when the response hit the output limit.
+fn truncated_refusal(stop: &StopReason, unfinished: Option<&str>) -> Refusal {
     let reason = serde_json::to_value(stop)
         .ok()
-        .and_then(|v| v.as_str().map(str::to_string));
-    Refusal::new(
-        ErrorCode::InvalidArguments,
-        format!(
-            "This call was NOT executed: your response hit the output limit (stop reason: {}) while its \
-             arguments were being written, so they are incomplete.",
-            reason.as_deref().unwrap_or("max_tokens")
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "max_tokens".into());
+    let what = match unfinished {
+        None => format!(
+            "This call was NOT executed: your response hit the output limit (stop reason: {reason}) while its \
+             arguments were being written, so they are incomplete."
         ),
-        "Send the complete call again. If its arguments are long (a big file or patch), split the work into \
-         several smaller calls.",
-    )
-    .with("stop_reason", reason.unwrap_or_else(|| "max_tokens".into()))
-    .with("executed", false)
+        Some(fault) => format!(
+            "This call was NOT executed: its arguments end before their JSON does ({fault}; stop reason: \
+             {reason}), so they were cut off and are incomplete."
+        ),
+    };
+    Refusal::new(ErrorCode::InvalidArguments, what, RESEND_WHOLE)
+        .with("stop_reason", reason)
+        .with("truncated", true)
+        .with("executed", false)
 }
 
 /// A call from a response whose stream broke off before its terminal signal:
@@ -313,7 +337,7 @@ fn interrupted_refusal() -> Refusal {
         ErrorCode::InvalidArguments,
         "This call was NOT executed: the response stream was cut off before it finished, so the call may be \
          incomplete.",
-        "Send the call again in full.",
+        RESEND_WHOLE,
     )
     .with("stop_reason", "interrupted")
     .with("executed", false)

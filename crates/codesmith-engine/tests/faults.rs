@@ -299,7 +299,7 @@ async fn an_unfinished_shell_command_is_not_repaired_into_a_run() {
         "a repaired command ran"
     );
     assert!(
-        rig.results(1)[0].contains("NOT run"),
+        rig.results(1)[0].contains("NOT executed"),
         "{}",
         rig.results(1)[0]
     );
@@ -425,6 +425,208 @@ async fn unparseable_arguments_are_reported_as_a_json_error() {
         _ => None,
     });
     assert_eq!(logged, Some(Value::String(raw.to_string())));
+}
+
+/// One `write_file` call whose argument text is `args`, streamed in two
+/// fragments, then `tail` (the finish chunk and terminal signal, as given).
+fn write_call_stream(args: &str, tail: &[&str]) -> String {
+    let cut = (1..=args.len() / 2)
+        .rev()
+        .find(|&i| args.is_char_boundary(i))
+        .unwrap_or(0);
+    let (head, rest) = args.split_at(cut);
+    let first = serde_json::json!({"choices": [{"index": 0, "delta": {"tool_calls": [{
+        "index": 0, "id": "c1", "type": "function",
+        "function": {"name": "write_file", "arguments": head}}]}}]})
+    .to_string();
+    let second = serde_json::json!({"choices": [{"index": 0, "delta": {"tool_calls": [{
+        "index": 0, "function": {"arguments": rest}}]}}]})
+    .to_string();
+    let mut chunks = vec![first.as_str(), second.as_str()];
+    chunks.extend_from_slice(tail);
+    sse(&chunks)
+}
+
+const FINISH_STOP: &str = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#;
+const FINISH_TOOLS: &str = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
+
+/// Argument text that ends before its JSON does is a cut-off call whatever the
+/// stop reason says (`stop`, `tool_calls`, or none at all before `[DONE]`):
+/// it is never completed and run, and the model is told to resend it whole.
+#[tokio::test]
+async fn unfinished_arguments_are_refused_as_cut_off_whatever_the_finish() {
+    let cases: [(&str, &[&str]); 6] = [
+        (
+            r#"{"path": "cut1.txt", "content": "first half of the fi"#,
+            &[FINISH_STOP, "[DONE]"],
+        ),
+        (
+            r#"{"path": "cut2.txt", "content": "done\n"#,
+            &[FINISH_TOOLS, "[DONE]"],
+        ),
+        (
+            r#"{"path": "cut3.txt", "content": "x", "create_dirs": tr"#,
+            &[FINISH_STOP],
+        ),
+        (r#"{"path": "cut4.txt", "content": "x""#, &["[DONE]"]),
+        (
+            "{\"path\": \"cut5.txt\", \"content\": \"line 1\nline 2",
+            &[FINISH_STOP, "[DONE]"],
+        ),
+        (r#"{"path": "cut6.txt", "content": "x","#, &[FINISH_TOOLS]),
+    ];
+    for (args, tail) in cases {
+        let rig = Rig::new().await;
+        rig.server
+            .push(Scripted::raw(write_call_stream(args, tail)))
+            .push(Scripted::text("ok, resending later"));
+        let (_, events) = rig.run("write it").await;
+        let written: Vec<_> = std::fs::read_dir(&rig.ws)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .filter(|n| n.starts_with("cut"))
+            .collect();
+        assert!(written.is_empty(), "{args:?} ran: {written:?}");
+        let result = &rig.results(1)[0];
+        assert!(
+            result.contains("NOT executed") && result.contains("Send the complete call again"),
+            "{args:?}: {result}"
+        );
+        assert!(result.contains("split"), "{args:?}: {result}");
+        assert!(
+            events.iter().any(|e| matches!(e, Event::ToolCall { .. })),
+            "{args:?}: the call is logged"
+        );
+    }
+}
+
+/// The same text closed properly runs: only the cut is refused.
+#[tokio::test]
+async fn complete_arguments_with_a_stop_finish_run() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::raw(write_call_stream(
+            r#"{"path": "whole.txt", "content": "all of it\n"}"#,
+            &[FINISH_STOP, "[DONE]"],
+        )))
+        .push(Scripted::text("written"));
+    rig.run("write it").await;
+    assert_eq!(
+        std::fs::read_to_string(rig.ws.join("whole.txt")).unwrap(),
+        "all of it\n"
+    );
+}
+
+/// A key named twice has no one right reading: the call is refused as
+/// ambiguous, never run with the last (or first) value, in every spelling.
+#[tokio::test]
+async fn a_key_named_twice_is_refused_as_ambiguous() {
+    let streams = [
+        write_call_stream(
+            r#"{"path":"dup_a.txt","content":"A","path":"dup_b.txt"}"#,
+            &[FINISH_TOOLS, "[DONE]"],
+        ),
+        write_call_stream(
+            r#"{"path":"dup_a.txt","content":"A","p\u0061th":"dup_b.txt"}"#,
+            &[FINISH_TOOLS, "[DONE]"],
+        ),
+        write_call_stream(
+            r#"{"path":"dup_a.txt","content":"A","content":"B",}"#,
+            &[FINISH_STOP, "[DONE]"],
+        ),
+        write_call_stream(
+            r#"{"path":"dup_a.txt","content":"A","path":"dup_b.txt"}"#,
+            &[
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+                "[DONE]",
+            ],
+        ),
+    ];
+    for body in streams {
+        let rig = Rig::new().await;
+        rig.server
+            .push(Scripted::raw(body.clone()))
+            .push(Scripted::text("ok"));
+        let (_, events) = rig.run("write it").await;
+        assert!(
+            !rig.ws.join("dup_a.txt").exists() && !rig.ws.join("dup_b.txt").exists(),
+            "{body}"
+        );
+        let result = &rig.results(1)[0];
+        assert!(
+            result.contains("ambiguous") && result.contains("duplicate key"),
+            "{body}: {result}"
+        );
+        let logged = events.iter().find_map(|e| match e {
+            Event::ToolCall { arguments, .. } => Some(arguments.clone()),
+            _ => None,
+        });
+        assert!(
+            matches!(logged, Some(Value::String(_))),
+            "the raw text is logged, not a last-wins object: {logged:?}"
+        );
+    }
+}
+
+/// Arguments a server sends already parsed (a JSON object in the chunk) with a
+/// key named twice cannot be read either: the response is cut there and no
+/// call of it runs.
+#[tokio::test]
+async fn a_parsed_argument_object_with_a_key_named_twice_runs_nothing() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::raw(sse(&[
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"write_file","arguments":{"path":"dup_a.txt","content":"A","path":"dup_b.txt"}}}]}}]}"#,
+            FINISH_TOOLS,
+            "[DONE]",
+        ])))
+        .push(Scripted::text("ok"));
+    let (_, events) = rig.run("write it").await;
+    assert!(!rig.ws.join("dup_a.txt").exists() && !rig.ws.join("dup_b.txt").exists());
+    assert!(
+        events.iter().any(|e| match e {
+            Event::Notice { message } => message.contains("duplicate key `path`"),
+            Event::Retry { reason, .. } => reason.contains("duplicate key `path`"),
+            _ => false,
+        }),
+        "{events:?}"
+    );
+}
+
+/// `[DONE]` proves the body ended, not that the answer did: without any
+/// `finish_reason` the response is interrupted and none of its calls run.
+#[tokio::test]
+async fn done_without_a_finish_reason_is_an_interruption() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::raw(write_call_stream(
+            r#"{"path": "nofinish.txt", "content": "x"}"#,
+            &["[DONE]"],
+        )))
+        .push(Scripted::text("ok"));
+    let (_, events) = rig.run("write it").await;
+    assert!(!rig.ws.join("nofinish.txt").exists());
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::TurnCompleted {
+                turn: 1,
+                stop_reason: codesmith_protocol::StopReason::Interrupted,
+                ..
+            }
+        )),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Notice { message } if message.contains("finish_reason"))),
+        "{events:?}"
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Retry { .. })),
+        "a billed response is not retried"
+    );
 }
 
 #[tokio::test]

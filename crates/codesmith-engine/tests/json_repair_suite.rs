@@ -2,8 +2,10 @@
 //! `../shared/suites/json-repair/` (jsonrepair for JS, json_repair for Python,
 //! jsonrepair-rs). The libraries disagree by design, so each source is scored
 //! on its own. The ladder is deliberately conservative: where it cannot
-//! produce the library's value it should refuse (the caller falls back to
-//! `{}`), because a wrong argument executed is worse than a missing one.
+//! produce the library's value it should refuse (the call is then not run and
+//! the model is told why), because a wrong argument executed is worse than a
+//! missing one. Text that ends before its JSON does is never completed, so
+//! every vector that needs closing counts as refused.
 //!
 //! Outcomes per vector: `correct` (same value, or refused where the library
 //! errors), `refused` (no value where the library repairs), `wrong` (a value
@@ -26,7 +28,9 @@ struct Score {
 
 impl Score {
     fn judge(&mut self, input: &str, expected: Option<Value>) {
-        let got = repair_arguments(input, RepairPolicy::RepairAllowed).map(|(v, _)| v);
+        let got = repair_arguments(input, RepairPolicy::RepairAllowed)
+            .ok()
+            .map(|(v, _)| v);
         match (got, expected) {
             (None, None) => self.correct += 1,
             (None, Some(_)) => self.refused += 1,

@@ -111,7 +111,7 @@ pub(crate) fn partial_tag_suffix(text: &str, tag: &str) -> usize {
 pub fn parse_block(body: &str) -> Vec<ParsedCall> {
     let trimmed = body.trim();
     if trimmed.starts_with('[')
-        && let Ok(Value::Array(items)) = serde_json::from_str::<Value>(trimmed)
+        && let Ok(Value::Array(items)) = codesmith_protocol::parse_arguments(trimmed)
         && items.iter().all(Value::is_object)
     {
         return items
@@ -130,9 +130,12 @@ pub fn parse_block(body: &str) -> Vec<ParsedCall> {
 /// `"arguments":` out of the broken JSON.
 pub fn parse_call_body(body: &str) -> ParsedCall {
     let body = body.trim();
-    let object = serde_json::from_str::<Value>(body)
-        .ok()
-        .or_else(|| first_object(body).and_then(|obj| serde_json::from_str(obj).ok()));
+    // The shared strict reader: a body that names a key twice is not read
+    // last-wins but salvaged, which hands the raw arguments to the engine,
+    // whose reader refuses them as ambiguous.
+    let object = codesmith_protocol::parse_arguments(body).ok().or_else(|| {
+        first_object(body).and_then(|obj| codesmith_protocol::parse_arguments(obj).ok())
+    });
     if let Some(Value::Object(map)) = object {
         let name = map
             .get("name")
@@ -320,6 +323,17 @@ mod tests {
         );
         let got = run(&["<tool_call>not json at all</tool_call>"]);
         assert_eq!(got, vec![call("", "not json at all")]);
+    }
+
+    #[test]
+    fn arguments_naming_a_key_twice_reach_the_engine_raw() {
+        let got = run(&[
+            "<tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\", \"path\": \"b\"}}</tool_call>",
+        ]);
+        assert_eq!(
+            got,
+            vec![call("write_file", "{\"path\": \"a\", \"path\": \"b\"}")]
+        );
     }
 
     #[test]

@@ -54,6 +54,7 @@ async fn run(provider: &LocalProvider, request: &ChatRequest) -> Response {
             } => stop_reason = reason,
             ProviderEvent::ThinkingDelta(_) => panic!("the local model has no thinking channel"),
             ProviderEvent::RefusalDelta(_) => panic!("the local model sends no refusals"),
+            ProviderEvent::Notice(n) => panic!("the local model reports no wire faults: {n}"),
         }
     }
     let mut content = Vec::new();

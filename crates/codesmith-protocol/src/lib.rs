@@ -4,14 +4,18 @@
 //! transcript ([`Message`], [`ContentBlock`], [`ToolCall`], [`ToolResult`]),
 //! the facts of one model response ([`StopReason`], [`Usage`]), the tool
 //! catalogue entry ([`ToolSpec`]) and the events a front end consumes
-//! ([`Event`]). The crate has no behaviour beyond serde.
+//! ([`Event`]). The crate has no behaviour beyond serde and the one strict
+//! reader of a call's argument text ([`parse_arguments`]), which every layer
+//! shares so that they agree on what a call asked for.
 //!
 //! The transcript is vendor-neutral (seed 002, "Takeover"): thinking is stored
 //! as plain text with no vendor signature, and a vendor dialect is applied only
 //! when a request is rendered by a provider.
 
+mod arguments;
 mod event;
 mod message;
 
+pub use arguments::{ArgumentsError, ArgumentsErrorKind, parse_arguments};
 pub use event::{Event, VerdictEvent};
 pub use message::{ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec, Usage};

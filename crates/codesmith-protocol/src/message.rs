@@ -142,11 +142,14 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Adds another request's usage to this one.
+    /// Adds another request's usage to this one, saturating at `u64::MAX`
+    /// (a provider's figures are not trusted to stay small).
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cached_input_tokens += other.cached_input_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cached_input_tokens = self
+            .cached_input_tokens
+            .saturating_add(other.cached_input_tokens);
     }
 }
 
@@ -159,4 +162,26 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of the arguments object.
     pub input_schema: serde_json::Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_sums_saturate_instead_of_overflowing() {
+        let mut total = Usage {
+            input_tokens: u64::MAX - 1,
+            output_tokens: 5,
+            cached_input_tokens: u64::MAX,
+        };
+        total.add(&Usage {
+            input_tokens: 10,
+            output_tokens: 7,
+            cached_input_tokens: 1,
+        });
+        assert_eq!(total.input_tokens, u64::MAX);
+        assert_eq!(total.output_tokens, 12);
+        assert_eq!(total.cached_input_tokens, u64::MAX);
+    }
 }

@@ -126,6 +126,9 @@ pub enum StreamNotice {
     TextDelta(String),
     /// Thinking text as it streams.
     ThinkingDelta(String),
+    /// Something the provider sent could not be used as sent (see
+    /// [`ProviderEvent::Notice`]).
+    Notice(String),
     /// A request failed transiently and is retried after `wait_ms`.
     Retry {
         /// 1-based retry number.
@@ -234,6 +237,7 @@ fn forward(event: &ProviderEvent, on_event: &mut (dyn FnMut(StreamNotice) + Send
             }
         }
         ProviderEvent::ThinkingDelta(text) => on_event(StreamNotice::ThinkingDelta(text.clone())),
+        ProviderEvent::Notice(text) => on_event(StreamNotice::Notice(text.clone())),
         ProviderEvent::ToolCallStart { .. }
         | ProviderEvent::ToolCallDelta { .. }
         | ProviderEvent::Usage(_)

@@ -154,7 +154,7 @@ pub(crate) async fn open_stream<D: SseDecoder>(
             .text()
             .await
             .map_err(|e| redact(error_from_transport(provider, &e)))?;
-        let value = parse_json(provider, &text).map_err(&redact)?;
+        let value = parse_json(provider, &text, D::carries_arguments).map_err(&redact)?;
         let events = D::decode_whole(&value).map_err(&redact)?;
         return Ok(futures::stream::iter(events.into_iter().map(Ok)).boxed());
     }

@@ -19,6 +19,7 @@ mod reduce;
 mod scrub;
 mod sse;
 mod taxonomy;
+mod usage;
 
 pub use anthropic::{
     ANTHROPIC_VERSION, AnthropicConfig, AnthropicProvider, DEFAULT_ANTHROPIC_BASE_URL,

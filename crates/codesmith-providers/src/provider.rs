@@ -52,6 +52,11 @@ pub enum ProviderEvent {
     },
     /// Usage reported by the provider.
     Usage(Usage),
+    /// Something the provider sent that could not be used as sent (a usage
+    /// figure that is not a whole number in range, ...), for the user to
+    /// see. The response goes on; the text names the field and says what was
+    /// wrong with it, never quoting the value (it may hold terminal controls).
+    Notice(String),
     /// The protocol's terminal signal arrived. `stop_reason` is `None` when
     /// the wire omitted it (the reducer derives one).
     Completed {

@@ -1,7 +1,8 @@
 //! The stream reducer: [`ProviderEvent`]s folded into one [`AssistantResponse`].
 //!
 //! Each call's raw argument text is kept exactly as received and also parsed
-//! strictly; a parse failure leaves [`ReducedCall::parsed`] as `None`, the
+//! strictly (by [`codesmith_protocol::parse_arguments`], which also refuses a
+//! key named twice); a parse failure leaves [`ReducedCall::parsed`] as `None`, the
 //! "truncated" marker the engine's truncation gate reads (seed 002, "The
 //! Cliff Edge"). A stream without [`ProviderEvent::Completed`] yields an
 //! interrupted response; a missing wire stop reason is derived.
@@ -19,7 +20,7 @@ pub struct ReducedCall {
     /// The call; `arguments` is the raw text, byte for byte.
     pub call: ToolCall,
     /// `arguments` parsed strictly as JSON; `None` when the text is empty,
-    /// truncated or malformed (no repair happens here).
+    /// truncated, malformed or names a key twice (no repair happens here).
     pub parsed: Option<Value>,
 }
 
@@ -134,6 +135,7 @@ impl StreamReducer {
                     .push_str(arguments);
             }
             ProviderEvent::Usage(usage) => self.usage = *usage,
+            ProviderEvent::Notice(_) => {}
             ProviderEvent::Completed { stop_reason } => {
                 self.completed = Some(stop_reason.clone());
             }
@@ -158,7 +160,7 @@ impl StreamReducer {
             .calls
             .into_values()
             .map(|c| ReducedCall {
-                parsed: serde_json::from_str(&c.arguments).ok(),
+                parsed: codesmith_protocol::parse_arguments(&c.arguments).ok(),
                 call: ToolCall {
                     id: c.id,
                     name: c.name,

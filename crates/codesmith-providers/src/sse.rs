@@ -47,6 +47,11 @@ pub(crate) trait SseDecoder: Send + 'static {
     /// `stream: true`) into the events a stream would have carried,
     /// `Completed` included.
     fn decode_whole(body: &serde_json::Value) -> Result<Vec<ProviderEvent>, ProviderError>;
+
+    /// True when an event (or whole body) holds tool-call arguments in parsed
+    /// form (a JSON object rather than text), which [`parse_json`] must read
+    /// with duplicate keys refused.
+    fn carries_arguments(value: &serde_json::Value) -> bool;
 }
 
 /// A piece of the body fed to the SSE parser: the bytes as received, then,
@@ -151,17 +156,52 @@ fn is_complete_data(data: &str) -> bool {
     data == "[DONE]" || serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok()
 }
 
-/// Parses an event's JSON data, mapping garbage to a retryable error.
-pub(crate) fn parse_json(provider: &str, data: &str) -> Result<serde_json::Value, ProviderError> {
-    serde_json::from_str(data).map_err(|e| {
-        let excerpt: String = data.chars().take(200).collect();
-        ProviderError::new(
+/// Parses an event's JSON data (or a whole response body), mapping garbage to
+/// a retryable error.
+///
+/// The data is read by the strict reader ([`codesmith_protocol::parse_arguments`]).
+/// An object that names a key twice is read as `serde_json` reads it (the
+/// last value) unless `carries_arguments` says the event holds tool-call
+/// arguments in parsed form: those cannot be told apart from the rest of the
+/// event, and a call whose arguments are ambiguous must not run, so the event
+/// is then refused with the duplicate named.
+pub(crate) fn parse_json(
+    provider: &str,
+    data: &str,
+    carries_arguments: fn(&serde_json::Value) -> bool,
+) -> Result<serde_json::Value, ProviderError> {
+    let duplicate = match codesmith_protocol::parse_arguments(data) {
+        Ok(value) => return Ok(value),
+        Err(e) if e.kind == codesmith_protocol::ArgumentsErrorKind::DuplicateKey => e,
+        Err(_) => {
+            return Err(match serde_json::from_str::<serde_json::Value>(data) {
+                Err(e) => unreadable(provider, &e.to_string(), data),
+                Ok(_) => unreadable(provider, "not one JSON value", data),
+            });
+        }
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(data).map_err(|e| unreadable(provider, &e.to_string(), data))?;
+    if carries_arguments(&value) {
+        return Err(ProviderError::new(
             ProviderErrorKind::Internal,
             scrub_secrets(&format!(
-                "{provider} sent an unreadable stream event ({e}): {excerpt}"
+                "{provider} sent tool-call arguments in an event that names a key twice ({duplicate}); \
+                 the call was not used"
             )),
-        )
-    })
+        ));
+    }
+    Ok(value)
+}
+
+fn unreadable(provider: &str, fault: &str, data: &str) -> ProviderError {
+    let excerpt: String = data.chars().take(200).collect();
+    ProviderError::new(
+        ProviderErrorKind::Internal,
+        scrub_secrets(&format!(
+            "{provider} sent an unreadable stream event ({fault}): {excerpt}"
+        )),
+    )
 }
 
 #[cfg(test)]

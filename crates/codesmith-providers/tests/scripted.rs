@@ -397,12 +397,51 @@ async fn length_finish_leaves_truncated_tool_call_unparsed() {
     }
 }
 
+/// A streamed answer is finished only when the wire says how it stopped:
+/// `[DONE]` without any `finish_reason`, or `message_stop` without a
+/// `stop_reason`, is an interruption (the partial response is kept, never
+/// retried). A whole, non-streamed body is complete JSON, so a stop reason it
+/// omits is derived from what it holds.
 #[tokio::test]
-async fn omitted_stop_reason_is_derived() {
+async fn a_stream_without_a_stop_reason_is_interrupted_and_a_whole_body_derives_one() {
     let server = ScriptedServer::start().await;
     server.push(Scripted::tool_call("c1", "read_file", "{}").finish(Finish::Omitted));
-    server.push(Scripted::text("long").finish(Finish::Omitted).usage(5, 50));
-    server.push(Scripted::text("short").finish(Finish::Omitted).usage(5, 3));
+    server.push(Scripted::tool_call("c1", "read_file", "{}").finish(Finish::Omitted));
+    server.push(Scripted::text("some").finish(Finish::Omitted));
+    let cut = run(&openai(&server), &request(Some(50)), &fast()).await;
+    let cut = cut.ok();
+    assert!(cut.interrupted);
+    assert_eq!(cut.stop_reason, StopReason::Interrupted);
+    assert!(
+        cut.interruption
+            .as_deref()
+            .unwrap()
+            .contains("finish_reason"),
+        "{cut:?}"
+    );
+    for provider in [&anthropic(&server) as &dyn Provider, &openai(&server)] {
+        let cut = run(provider, &request(Some(50)), &fast()).await;
+        assert!(cut.ok().interrupted, "{}: {:?}", provider.name(), cut.ok());
+    }
+    assert_eq!(server.requests().len(), 3, "nothing billed was retried");
+
+    server.push(
+        Scripted::tool_call("c1", "read_file", "{}")
+            .finish(Finish::Omitted)
+            .non_streaming(),
+    );
+    server.push(
+        Scripted::text("long")
+            .finish(Finish::Omitted)
+            .usage(5, 50)
+            .non_streaming(),
+    );
+    server.push(
+        Scripted::text("short")
+            .finish(Finish::Omitted)
+            .usage(5, 3)
+            .non_streaming(),
+    );
     let provider = openai(&server);
     let first = run(&provider, &request(Some(50)), &fast()).await;
     assert_eq!(first.ok().stop_reason, StopReason::ToolUse);
@@ -410,6 +449,7 @@ async fn omitted_stop_reason_is_derived() {
     assert_eq!(second.ok().stop_reason, StopReason::MaxTokens);
     let third = run(&provider, &request(Some(50)), &fast()).await;
     assert_eq!(third.ok().stop_reason, StopReason::EndTurn);
+    assert!(!third.ok().interrupted);
 }
 
 #[tokio::test]
@@ -503,4 +543,180 @@ async fn non_streaming_answers_are_decoded_too() {
         };
         assert_full_turn(run.ok());
     }
+}
+
+/// An Anthropic Messages body from `events` (`(type, data)` pairs).
+fn anthropic_body(events: &[(&str, serde_json::Value)]) -> String {
+    events
+        .iter()
+        .map(|(kind, data)| format!("event: {kind}\ndata: {data}\n\n"))
+        .collect()
+}
+
+fn anthropic_tool_stream(start_input: serde_json::Value, partial: &[&str]) -> String {
+    let mut events = vec![
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 5, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block":
+                {"type": "tool_use", "id": "t1", "name": "read_file", "input": start_input}}),
+        ),
+    ];
+    for p in partial {
+        events.push((
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": p}}),
+        ));
+    }
+    events.push((
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    ));
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    anthropic_body(&events)
+}
+
+/// A key named twice in a call's arguments leaves them unparsed (the
+/// truncation and ambiguity marker the engine reads) in both dialects, and
+/// input sent already parsed with a key named twice ends the stream.
+#[tokio::test]
+async fn arguments_naming_a_key_twice_are_never_read_last_wins() {
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::raw(anthropic_tool_stream(
+        json!({}),
+        &[r#"{"path": "a.txt", "#, r#""path": "b.txt"}"#],
+    )));
+    server.push(Scripted::tool_call(
+        "c1",
+        "read_file",
+        r#"{"path":"a.txt","nested":{"x":1,"x":2}}"#,
+    ));
+    server.push(Scripted::raw(
+        anthropic_tool_stream(json!({}), &[]).replace(
+            r#""input":{}"#,
+            r#""input":{"path":"a.txt","path":"b.txt"}"#,
+        ),
+    ));
+    let first = run(&anthropic(&server), &request(None), &fast()).await;
+    let call = &first.ok().tool_calls[0];
+    assert_eq!(call.parsed, None, "{call:?}");
+    assert_eq!(call.call.arguments, r#"{"path": "a.txt", "path": "b.txt"}"#);
+    assert_eq!(first.ok().stop_reason, StopReason::ToolUse);
+    let second = run(&openai(&server), &request(None), &fast()).await;
+    assert_eq!(second.ok().tool_calls[0].parsed, None);
+    let once = CompleteOptions {
+        max_retries: 0,
+        ..fast()
+    };
+    let third = run(&anthropic(&server), &request(None), &once).await;
+    assert!(
+        third.err().message.contains("duplicate key `path`"),
+        "{}",
+        third.err().message
+    );
+}
+
+fn notices(run: &Run) -> Vec<String> {
+    run.notices
+        .iter()
+        .filter_map(|n| match n {
+            StreamNotice::Notice(text) => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Usage figures that are not token counts are not counted, the valid ones
+/// are kept, and the user is told which field was wrong, in both dialects.
+#[tokio::test]
+async fn invalid_usage_figures_are_dropped_with_a_notice_naming_the_field() {
+    let server = ScriptedServer::start().await;
+    let openai_chunk = |usage: serde_json::Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}], "usage": usage})
+        )
+    };
+    server.push(Scripted::raw(format!(
+        "{}data: [DONE]\n\n",
+        openai_chunk(json!({"prompt_tokens": -3, "completion_tokens": 7,
+            "prompt_tokens_details": {"cached_tokens": 1.5}, "prompt_cache_hit_tokens": 2}))
+    )));
+    server.push(Scripted::raw(format!(
+        "{}data: [DONE]\n\n",
+        openai_chunk(json!({"prompt_tokens": 9007199254740993_u64, "completion_tokens": "7"}))
+    )));
+    server.push(Scripted::raw(anthropic_body(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 18446744073709551615_u64,
+                "cache_read_input_tokens": 4, "cache_creation_input_tokens": 3, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": "\u{1b}[31m12"}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ])));
+    let first = run(&openai(&server), &request(None), &fast()).await;
+    assert_eq!(
+        first.ok().usage,
+        Usage {
+            input_tokens: 0,
+            output_tokens: 7,
+            cached_input_tokens: 2
+        }
+    );
+    let said = notices(&first).join("\n");
+    assert!(
+        said.contains("`usage.prompt_tokens` as a negative number"),
+        "{said}"
+    );
+    assert!(
+        said.contains("`usage.prompt_tokens_details.cached_tokens` as not a whole number"),
+        "{said}"
+    );
+    let second = run(&openai(&server), &request(None), &fast()).await;
+    assert_eq!(second.ok().usage.input_tokens, 0);
+    let said = notices(&second).join("\n");
+    assert!(
+        said.contains("`usage.prompt_tokens` as a number above 2^53"),
+        "{said}"
+    );
+    assert!(
+        said.contains("`usage.completion_tokens` as a string"),
+        "{said}"
+    );
+    let third = run(&anthropic(&server), &request(None), &fast()).await;
+    assert_eq!(
+        third.ok().usage,
+        Usage {
+            input_tokens: 7,
+            output_tokens: 1,
+            cached_input_tokens: 4
+        }
+    );
+    let said = notices(&third).join("\n");
+    assert!(said.contains("`usage.input_tokens`"), "{said}");
+    assert!(said.contains("`usage.output_tokens` as a string"), "{said}");
+    assert!(
+        !said.contains('\u{1b}'),
+        "the bad value is never quoted: {said}"
+    );
 }

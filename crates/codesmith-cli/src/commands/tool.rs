@@ -2,8 +2,8 @@
 //!
 //! Exit 0 when the tool ran, whatever it answered (a refusal is an ordinary
 //! outcome); exit 2 on a usage error (no such tool, arguments that are not a
-//! JSON object, a bad workspace); 128 + the signal when SIGINT, SIGTERM or SIGHUP
-//! cancelled the call. Read-before-write state lives for this one
+//! JSON object or name a key twice, a bad workspace); 128 + the signal when SIGINT,
+//! SIGTERM or SIGHUP cancelled the call. Read-before-write state lives for this one
 //! invocation, so the writing tools accept `"force_fresh": true` here.
 
 use std::sync::Arc;
@@ -29,11 +29,17 @@ pub async fn run(args: ToolArgs) -> Exit {
             registry.names().join(", ")
         ));
     }
-    let call_args: Value = match args.args.as_deref().map(serde_json::from_str).transpose() {
+    // The reader every layer uses for a call's arguments: a key named twice is refused.
+    let parsed = args
+        .args
+        .as_deref()
+        .map(codesmith_protocol::parse_arguments)
+        .transpose();
+    let call_args: Value = match parsed {
         Ok(v) => v.unwrap_or_else(|| Value::Object(Default::default())),
         Err(e) => {
             return usage(anyhow::anyhow!(
-                "JSON-ARGS is not valid JSON ({e}); pass an object like '{{\"path\": \"README.md\"}}'"
+                "JSON-ARGS is not valid JSON ({e}); pass an object like '{{\"path\": \"README.md\"}}' with each key once"
             ));
         }
     };

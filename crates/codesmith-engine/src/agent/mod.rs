@@ -405,6 +405,7 @@ fn notice_event(notice: StreamNotice) -> Event {
     match notice {
         StreamNotice::TextDelta(delta) => Event::AssistantText { delta },
         StreamNotice::ThinkingDelta(delta) => Event::Thinking { delta },
+        StreamNotice::Notice(message) => Event::Notice { message },
         StreamNotice::Retry {
             attempt,
             wait_ms,

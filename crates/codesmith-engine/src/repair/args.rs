@@ -1,13 +1,23 @@
 //! The argument repair ladder (seed 002, "Fifty Tools, One Slot").
 //!
 //! A model that finished its turn but fumbled the JSON of a call's arguments
-//! gets a handrail of five rungs, each applied on top of the last:
-//! strict parse → strip control characters inside strings → drop trailing
-//! commas → close unclosed strings and brackets → drop surplus closers.
-//! Inputs over [`MAX_REPAIR_BYTES`] are not repaired. A turn cut at the token
-//! cap never reaches this ladder (see [`RepairPolicy::StrictOnly`]): repairing
-//! half a command would execute something the model never finished writing.
+//! gets a handrail of rungs, each applied on top of the last: strict parse →
+//! escape raw control characters inside strings → drop trailing commas →
+//! drop surplus closers. Each rung mends a known, harmless slip of complete
+//! text (models write literal newlines into file content and trailing commas
+//! as in JavaScript); none adds anything the model did not write.
+//!
+//! Text that ends before its JSON does (an unclosed string, object or array)
+//! is never completed: that is what a call cut off mid-way looks like, and
+//! running it would run something the model never finished writing (half a
+//! file, half a command). It is reported as
+//! [`ArgumentsErrorKind::Unfinished`]. An object naming a key twice is
+//! ambiguous and never repaired either. Every rung reads through the one
+//! strict reader, [`codesmith_protocol::parse_arguments`]. Inputs over
+//! [`MAX_REPAIR_BYTES`] are parsed strictly only, and a turn cut at the token
+//! cap never climbs the ladder (see [`RepairPolicy::StrictOnly`]).
 
+use codesmith_protocol::{ArgumentsError, ArgumentsErrorKind, parse_arguments};
 use serde_json::Value;
 
 /// Inputs longer than this (1 MiB) are parsed strictly and never repaired.
@@ -27,72 +37,60 @@ pub enum RepairPolicy {
 pub enum Rung {
     /// The text was valid JSON as sent.
     Strict,
-    /// Raw control characters inside strings were escaped or dropped.
+    /// Raw control characters inside strings were escaped.
     ControlChars,
     /// Trailing commas before `}` or `]` were removed.
     TrailingCommas,
-    /// Unclosed strings, arrays and objects were closed.
-    ClosedBrackets,
     /// Closers without an opener were removed.
     SurplusClosers,
 }
 
 /// Parses `raw` as JSON, climbing the ladder when `policy` allows.
 ///
-/// Returns the value and the rung that produced it, or `None` when every
-/// allowed rung failed (the caller then tells the model what is wrong with
-/// the text as sent, see [`json_error`]). Empty or whitespace-only input is
-/// `{}` at the strict rung, since models send it for tools without arguments.
-pub fn repair_arguments(raw: &str, policy: RepairPolicy) -> Option<(Value, Rung)> {
+/// Empty or whitespace-only input is `{}` at the strict rung, since models
+/// send it for tools without arguments.
+///
+/// # Errors
+/// When every allowed rung failed: the strict reader's error for the text as
+/// sent (what the model is told, with its position). Its kind is
+/// [`ArgumentsErrorKind::DuplicateKey`] when an object names a key twice,
+/// [`ArgumentsErrorKind::Unfinished`] when the text, as sent or after any
+/// rung, ends before its JSON does, else [`ArgumentsErrorKind::Invalid`].
+pub fn repair_arguments(raw: &str, policy: RepairPolicy) -> Result<(Value, Rung), ArgumentsError> {
     if raw.trim().is_empty() {
-        return Some((Value::Object(Default::default()), Rung::Strict));
+        return Ok((Value::Object(Default::default()), Rung::Strict));
     }
-    if let Ok(v) = serde_json::from_str(raw) {
-        return Some((v, Rung::Strict));
+    let mut fault = match parse_arguments(raw) {
+        Ok(v) => return Ok((v, Rung::Strict)),
+        Err(e) => e,
+    };
+    if fault.kind == ArgumentsErrorKind::DuplicateKey
+        || policy == RepairPolicy::StrictOnly
+        || raw.len() > MAX_REPAIR_BYTES
+    {
+        return Err(fault);
     }
-    if policy == RepairPolicy::StrictOnly || raw.len() > MAX_REPAIR_BYTES {
-        return None;
+    let escaped = escape_control_chars(raw);
+    let commas = escaped.as_deref().map(drop_trailing_commas);
+    let closers = commas.as_deref().and_then(drop_surplus_closers);
+    let rungs = [
+        (escaped, Rung::ControlChars),
+        (commas, Rung::TrailingCommas),
+        (closers, Rung::SurplusClosers),
+    ];
+    for (text, rung) in rungs {
+        let Some(text) = text else { break };
+        match parse_arguments(&text) {
+            Ok(v) => return Ok((v, rung)),
+            Err(e) if e.kind == ArgumentsErrorKind::DuplicateKey => {
+                fault.kind = e.kind;
+                return Err(fault);
+            }
+            Err(e) if e.kind == ArgumentsErrorKind::Unfinished => fault.kind = e.kind,
+            Err(_) => {}
+        }
     }
-    let mut text = escape_control_chars(raw)?;
-    if let Ok(v) = serde_json::from_str(&text) {
-        return Some((v, Rung::ControlChars));
-    }
-    text = drop_trailing_commas(&text);
-    if let Ok(v) = serde_json::from_str(&text) {
-        return Some((v, Rung::TrailingCommas));
-    }
-    let closed = drop_trailing_commas(&close_unclosed(&text)?);
-    if let Ok(v) = serde_json::from_str(&closed) {
-        return Some((v, Rung::ClosedBrackets));
-    }
-    let trimmed = drop_surplus_closers(&text)?;
-    let trimmed = drop_trailing_commas(&close_unclosed(&trimmed)?);
-    serde_json::from_str(&trimmed)
-        .ok()
-        .map(|v| (v, Rung::SurplusClosers))
-}
-
-/// What a strict JSON parser says about `raw`, with the 1-based character
-/// position of the fault, e.g. ``expected `,` or `}` at position 18``;
-/// `None` when `raw` is valid JSON.
-pub fn json_error(raw: &str) -> Option<String> {
-    let err = serde_json::from_str::<serde::de::IgnoredAny>(raw).err()?;
-    let text = err.to_string();
-    let what = text
-        .rsplit_once(" at line ")
-        .map_or(text.as_str(), |(what, _)| what);
-    // serde_json counts columns in bytes; the model counts characters.
-    let line_start: usize = raw
-        .split_inclusive('\n')
-        .take(err.line().saturating_sub(1))
-        .map(str::len)
-        .sum();
-    let mut end = (line_start + err.column()).min(raw.len());
-    while !raw.is_char_boundary(end) {
-        end -= 1;
-    }
-    let position = raw[..end].chars().count().max(1);
-    Some(format!("{what} at position {position}"))
+    Err(fault)
 }
 
 /// Walks `text`, calling `f(index, char, in_string)` for every char, where
@@ -123,7 +121,7 @@ fn scan(text: &str, mut f: impl FnMut(usize, char, bool)) {
     }
 }
 
-/// Rung two: a raw control character inside a string becomes its escape
+/// Rung one: a raw control character inside a string becomes its escape
 /// (`\n`, `\r`, `\t`, or `\u00XX`), so file content with literal newlines
 /// keeps every character. A control character right after a backslash has no
 /// one right reading, so the rung gives up (`None`).
@@ -148,7 +146,7 @@ fn escape_control_chars(text: &str) -> Option<String> {
     (!ambiguous).then_some(out)
 }
 
-/// Rung three: removes a comma (outside strings) whose next non-space char is
+/// Rung two: removes a comma (outside strings) whose next non-space char is
 /// `}` or `]`, or which ends the text.
 fn drop_trailing_commas(text: &str) -> String {
     let mut drop = Vec::new();
@@ -178,63 +176,7 @@ fn drop_trailing_commas(text: &str) -> String {
         .collect()
 }
 
-/// Rung four: closes an unclosed string, then every open bracket, innermost
-/// first. Gives up (`None`) when the unclosed string is empty, stands outside
-/// any container, holds a `}`, `]`, `,` or `:`, or ends in a dangling escape:
-/// then the quote was probably lost earlier and closing at the end would
-/// swallow structure into the value.
-fn close_unclosed(text: &str) -> Option<String> {
-    let mut stack = Vec::new();
-    scan(text, |_, c, in_string| match c {
-        '{' if !in_string => stack.push('}'),
-        '[' if !in_string => stack.push(']'),
-        '}' | ']' if !in_string => {
-            stack.pop();
-        }
-        _ => {}
-    });
-    let mut out = text.to_string();
-    if let Some(start) = open_string_start(text) {
-        let tail = &text[start..];
-        let risky = tail.is_empty() || stack.is_empty() || tail.contains(['}', ']', ',', ':']);
-        if risky || ends_with_dangling_escape(text) {
-            return None;
-        }
-        out.push('"');
-    }
-    while let Some(closer) = stack.pop() {
-        out.push(closer);
-    }
-    Some(out)
-}
-
-/// True when `text` ends in an odd run of backslashes.
-fn ends_with_dangling_escape(text: &str) -> bool {
-    text.chars().rev().take_while(|&c| c == '\\').count() % 2 == 1
-}
-
-/// The byte offset just past the opening quote of the string `text` ends
-/// inside, if it ends inside one.
-fn open_string_start(text: &str) -> Option<usize> {
-    let mut open: Option<usize> = None;
-    let mut escaped = false;
-    for (i, c) in text.char_indices() {
-        if open.is_some() {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                open = None;
-            }
-        } else if c == '"' {
-            open = Some(i + 1);
-        }
-    }
-    open
-}
-
-/// Rung five: drops `}` or `]` outside strings that close nothing. A closer
+/// Rung four: drops `}` or `]` outside strings that close nothing. A closer
 /// of the wrong kind (`[{]`) has no one right reading: the rung gives up.
 fn drop_surplus_closers(text: &str) -> Option<String> {
     let mut stack = Vec::new();
@@ -272,7 +214,13 @@ mod tests {
     use serde_json::json;
 
     fn repaired(raw: &str) -> Option<(Value, Rung)> {
+        repair_arguments(raw, RepairPolicy::RepairAllowed).ok()
+    }
+
+    fn fault(raw: &str) -> ArgumentsErrorKind {
         repair_arguments(raw, RepairPolicy::RepairAllowed)
+            .unwrap_err()
+            .kind
     }
 
     #[test]
@@ -295,14 +243,6 @@ mod tests {
             (json!({"a": [1, 2]}), Rung::TrailingCommas)
         );
         assert_eq!(
-            repaired(r#"{"path": "src/ma"#).unwrap(),
-            (json!({"path": "src/ma"}), Rung::ClosedBrackets)
-        );
-        assert_eq!(
-            repaired(r#"{"a": [1, {"b": 2"#).unwrap().0,
-            json!({"a": [1, {"b": 2}]})
-        );
-        assert_eq!(
             repaired(r#"{"a": 1}}"#).unwrap(),
             (json!({"a": 1}), Rung::SurplusClosers)
         );
@@ -312,6 +252,41 @@ mod tests {
         );
     }
 
+    /// Text that ends before its JSON does is what a cut-off call looks like:
+    /// no rung completes it, whatever else is wrong with it.
+    #[test]
+    fn unfinished_text_is_never_completed() {
+        for raw in [
+            r#"{"path": "src/ma"#,
+            r#"{"a": [1, {"b": 2"#,
+            r#"{"a": "x,}", "b": "c"#,
+            r#"{"a": "say \"hi\""#,
+            r#"{"path": "a.txt", "content": "line 1"#,
+            "{\"path\": \"a.txt\", \"content\": \"line 1\nline 2",
+            r#"{"path": "a.txt","#,
+            r#"{"path": "a.txt", "content": ["#,
+            r#"{"a": "x\"#,
+            "{\"a\": \"日本語😀",
+            "{",
+        ] {
+            assert_eq!(fault(raw), ArgumentsErrorKind::Unfinished, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn a_key_named_twice_is_never_repaired() {
+        for raw in [
+            r#"{"path":"a","path":"b"}"#,
+            r#"{"path":"a","path":"b",}"#,
+            "{\"path\":\"a\",\"content\":\"x\ny\",\"path\":\"b\"}",
+        ] {
+            assert_eq!(fault(raw), ArgumentsErrorKind::DuplicateKey, "{raw:?}");
+        }
+        let err =
+            repair_arguments(r#"{"path":"a","path":"b"}"#, RepairPolicy::StrictOnly).unwrap_err();
+        assert_eq!(err.kind, ArgumentsErrorKind::DuplicateKey);
+    }
+
     #[test]
     fn commas_and_brackets_inside_strings_are_data() {
         assert_eq!(
@@ -319,22 +294,14 @@ mod tests {
             json!({"a": "x,}", "b": "]"})
         );
         assert_eq!(
-            repaired(r#"{"a": "x,}", "b": "c"#).unwrap().0,
-            json!({"a": "x,}", "b": "c"})
-        );
-        assert_eq!(
-            repaired(r#"{"a": "say \"hi\""#).unwrap().0,
-            json!({"a": "say \"hi\""})
+            repaired(r#"{"a": "x,}", "b": "],",}"#).unwrap().0,
+            json!({"a": "x,}", "b": "],"})
         );
     }
 
     #[test]
     fn ambiguous_damage_is_refused_not_guessed() {
-        assert!(repaired(r#"{"a": "x\"#).is_none(), "dangling escape");
-        assert!(
-            repaired(r#"{"url": "https://x.com/}"#).is_none(),
-            "lost quote before a closer"
-        );
+        assert!(repaired(r#"{"url": "https://x.com/}"#).is_none());
         assert!(repaired(r#"["a, b]"#).is_none());
         assert!(repaired("[{]").is_none(), "mismatched closer");
         assert!(
@@ -353,49 +320,41 @@ mod tests {
 
     #[test]
     fn strict_only_refuses_what_repair_would_rescue() {
-        let raw = r#"{"command": "rm -rf /tmp/leg"#;
-        assert!(repair_arguments(raw, RepairPolicy::StrictOnly).is_none());
+        let raw = r#"{"command": "ls",}"#;
+        assert!(repair_arguments(raw, RepairPolicy::StrictOnly).is_err());
         assert!(repaired(raw).is_some());
     }
 
     #[test]
-    fn hopeless_input_is_refused() {
-        assert!(repaired("not json at all").is_none());
-        assert!(repaired(r#"{"a": }"#).is_none());
-    }
-
-    #[test]
-    fn json_errors_name_the_fault_and_its_position() {
-        assert_eq!(
-            json_error(r#"{"path": "m.txt" "content": "x"}"#).as_deref(),
-            Some("expected `,` or `}` at position 18")
-        );
-        assert_eq!(
-            json_error("{\"é\": 1,\n \"b\" 2}").as_deref(),
-            Some("expected `:` at position 15")
-        );
-        assert_eq!(
-            json_error(r#"{"a": "#).as_deref(),
-            Some("EOF while parsing a value at position 6")
-        );
-        assert_eq!(json_error(r#"{"a": 1}"#), None);
+    fn hopeless_input_is_refused_with_the_fault_as_sent() {
+        assert_eq!(fault("not json at all"), ArgumentsErrorKind::Invalid);
+        assert_eq!(fault(r#"{"a": }"#), ArgumentsErrorKind::Invalid);
+        let err = repair_arguments(
+            r#"{"path": "m.txt" "content": "x"}"#,
+            RepairPolicy::RepairAllowed,
+        )
+        .unwrap_err();
+        assert_eq!(err.message, "expected `,` or `}` at position 18");
+        let err =
+            repair_arguments("{\"é\": 1,\n \"b\" 2}", RepairPolicy::RepairAllowed).unwrap_err();
+        assert_eq!(err.message, "expected `:` at position 15");
     }
 
     #[test]
     fn oversized_input_is_not_repaired() {
-        let raw = format!("{{\"a\": \"{}", "x".repeat(MAX_REPAIR_BYTES));
+        let raw = format!("{{\"a\": \"{}\",}}", "x".repeat(MAX_REPAIR_BYTES));
         assert!(repaired(&raw).is_none());
     }
 
     #[test]
     fn multibyte_text_survives_every_rung() {
         assert_eq!(
-            repaired("{\"a\": \"日本語😀,\",").unwrap().0,
+            repaired("{\"a\": \"日本語😀,\",}").unwrap().0,
             json!({"a": "日本語😀,"})
         );
         assert_eq!(
-            repaired("{\"a\": \"日本語😀").unwrap().0,
-            json!({"a": "日本語😀"})
+            repaired("{\"a\": \"日本語\n😀\"}}").unwrap().0,
+            json!({"a": "日本語\n😀"})
         );
     }
 }

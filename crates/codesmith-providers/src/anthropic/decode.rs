@@ -4,9 +4,14 @@
 //! output tokens and the `stop_reason`), reported as soon as it arrives so
 //! that a response cut short still reports what was billed; content blocks
 //! stream text, thinking and tool-use input (`input_json_delta`). The
-//! terminal signal is `message_stop`, which emits
-//! [`ProviderEvent::Completed`]; a body that ends without it is an
-//! interruption, even after a `message_delta` with a stop reason. `ping` and
+//! terminal signal is `message_stop` after a `message_delta` that carried a
+//! `stop_reason`, which emits [`ProviderEvent::Completed`]; a body that ends
+//! without `message_stop` is an interruption, even after a `message_delta`
+//! with a stop reason, and a `message_stop` that no stop reason preceded ends
+//! the stream with a `Network` error (nothing says the answer finished). A
+//! usage figure that is not a token count is dropped with a notice (see
+//! `crate::usage`); a tool block's `input` object that names a key twice
+//! ends the stream with an error. `ping` and
 //! unknown event types are skipped (the API may add event types); `error`
 //! events (`overloaded_error` mid-stream, ...) become a [`ProviderError`]
 //! quoting the API's message.
@@ -16,9 +21,10 @@ use std::collections::HashMap;
 use codesmith_protocol::{StopReason, Usage};
 use serde_json::Value;
 
-use crate::provider::{ProviderError, ProviderEvent};
+use crate::provider::{ProviderError, ProviderErrorKind, ProviderEvent};
 use crate::sse::{SseDecoder, parse_json};
 use crate::taxonomy::error_from_stream;
+use crate::usage::UsageReader;
 
 #[derive(Debug)]
 struct ToolBlock {
@@ -35,6 +41,7 @@ pub(crate) struct AnthropicDecoder {
     saw_usage: bool,
     stop_reason: Option<String>,
     terminated: bool,
+    reader: UsageReader,
 }
 
 impl SseDecoder for AnthropicDecoder {
@@ -47,7 +54,7 @@ impl SseDecoder for AnthropicDecoder {
         if self.terminated || data.trim().is_empty() {
             return Ok(());
         }
-        let value = parse_json("anthropic", data)?;
+        let value = parse_json("anthropic", data, Self::carries_arguments)?;
         let kind = value
             .get("type")
             .and_then(Value::as_str)
@@ -56,7 +63,7 @@ impl SseDecoder for AnthropicDecoder {
         match kind.as_str() {
             "message_start" => {
                 if let Some(usage) = value.pointer("/message/usage") {
-                    self.merge_usage(usage);
+                    self.merge_usage(usage, out);
                     out.push(ProviderEvent::Usage(self.usage));
                 }
             }
@@ -68,12 +75,19 @@ impl SseDecoder for AnthropicDecoder {
                     self.stop_reason = Some(reason.to_string());
                 }
                 if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
-                    self.merge_usage(usage);
+                    self.merge_usage(usage, out);
                     out.push(ProviderEvent::Usage(self.usage));
                 }
             }
             "message_stop" => {
                 self.terminated = true;
+                if self.stop_reason.is_none() {
+                    return Err(ProviderError::new(
+                        ProviderErrorKind::Network,
+                        "anthropic: the stream ended with message_stop but no message_delta carried a \
+                         stop_reason, so the response cannot be proven complete (interrupted upstream)",
+                    ));
+                }
                 if self.stop_reason.as_deref() == Some("refusal") {
                     out.push(ProviderEvent::RefusalDelta(String::new()));
                 }
@@ -148,7 +162,7 @@ impl SseDecoder for AnthropicDecoder {
         }
         if let Some(usage) = body.get("usage") {
             let mut decoder = AnthropicDecoder::default();
-            decoder.merge_usage(usage);
+            decoder.merge_usage(usage, &mut out);
             out.push(ProviderEvent::Usage(decoder.usage));
         }
         let stop_reason = body.get("stop_reason").and_then(Value::as_str);
@@ -159,6 +173,16 @@ impl SseDecoder for AnthropicDecoder {
             stop_reason: stop_reason.map(map_stop_reason),
         });
         Ok(out)
+    }
+
+    /// A tool block's `input` object: in `content_block_start` (normally
+    /// `{}`), or every block of a whole response.
+    fn carries_arguments(value: &Value) -> bool {
+        value.pointer("/content_block/input").is_some()
+            || value
+                .get("content")
+                .and_then(Value::as_array)
+                .is_some_and(|blocks| blocks.iter().any(|b| b.get("input").is_some()))
     }
 }
 
@@ -248,20 +272,25 @@ impl AnthropicDecoder {
 
     /// Usage fields present in `usage` overwrite the stored ones (output
     /// tokens in `message_delta` are cumulative). Input includes cache reads
-    /// and cache writes.
-    fn merge_usage(&mut self, usage: &Value) {
-        let num = |key: &str| usage.get(key).and_then(Value::as_u64);
-        let plain = num("input_tokens");
-        let read = num("cache_read_input_tokens");
-        let write = num("cache_creation_input_tokens");
+    /// and cache writes (the sum saturates). An invalid figure counts as
+    /// absent and adds a notice to `out`.
+    fn merge_usage(&mut self, usage: &Value, out: &mut Vec<ProviderEvent>) {
+        let mut num = |key: &str| self.reader.count("anthropic", usage, key, out);
+        let plain = num("/input_tokens");
+        let read = num("/cache_read_input_tokens");
+        let write = num("/cache_creation_input_tokens");
+        let output = num("/output_tokens");
         if plain.is_some() || read.is_some() || write.is_some() {
-            let total = plain.unwrap_or(0) + read.unwrap_or(0) + write.unwrap_or(0);
+            let total = plain
+                .unwrap_or(0)
+                .saturating_add(read.unwrap_or(0))
+                .saturating_add(write.unwrap_or(0));
             if total > 0 || !self.saw_usage {
                 self.usage.input_tokens = total;
                 self.usage.cached_input_tokens = read.unwrap_or(0);
             }
         }
-        if let Some(output) = num("output_tokens") {
+        if let Some(output) = output {
             self.usage.output_tokens = output;
         }
         self.saw_usage = true;

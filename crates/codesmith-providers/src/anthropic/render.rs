@@ -97,10 +97,11 @@ fn render_message(message: &Message) -> Option<Value> {
     Some(json!({"role": role, "content": results}))
 }
 
-/// The API wants `input` as an object: the parsed arguments when they are
-/// one, else `{}` (a malformed call was already answered with a refusal).
+/// The API wants `input` as an object: the arguments read by the shared
+/// strict reader when they are one, else `{}` (a malformed or ambiguous call
+/// was already answered with a refusal).
 fn tool_input(arguments: &str) -> Value {
-    match serde_json::from_str::<Value>(arguments) {
+    match codesmith_protocol::parse_arguments(arguments) {
         Ok(value @ Value::Object(_)) => value,
         _ => json!({}),
     }

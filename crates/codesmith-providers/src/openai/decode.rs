@@ -17,13 +17,19 @@
 //!   object or array (already parsed by the server) is taken as its JSON text.
 //! - Usage is reported from whichever chunk carries it (the finish chunk, a
 //!   usage-only chunk after it, an error chunk), as soon as it arrives, so a
-//!   response cut short afterwards still reports what was billed.
+//!   response cut short afterwards still reports what was billed. A figure
+//!   that is not a token count is dropped with a notice (see `crate::usage`).
+//! - `function.arguments` sent as a JSON object in a chunk that names a key
+//!   twice ends the stream with an error: which value was meant is unknown.
 //! - An `error` object (`"error": null` is no error) ends the stream with a
 //!   [`ProviderError`] quoting the server's message.
-//! - The terminal signal is `data: [DONE]`; a body that ends cleanly after a
-//!   chunk carrying `finish_reason` is complete too (llama.cpp forks and some
-//!   proxies never send `[DONE]`). A body that ends with neither is an
-//!   interruption.
+//! - A response is complete only once the first choice carried a
+//!   `finish_reason`: then `data: [DONE]`, or a clean end of the body (llama.cpp
+//!   forks and some proxies never send `[DONE]`), ends it. `[DONE]` without any
+//!   `finish_reason` proves only that the body ended, not that the answer did
+//!   (a proxy that lost the upstream still closes with it): it ends the stream
+//!   with a `Network` error, an interruption. A body that ends with neither is
+//!   an interruption too.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,9 +37,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use codesmith_protocol::{StopReason, Usage};
 use serde_json::Value;
 
-use crate::provider::{ProviderError, ProviderEvent};
+use crate::provider::{ProviderError, ProviderErrorKind, ProviderEvent};
 use crate::sse::{SseDecoder, parse_json};
 use crate::taxonomy::error_from_stream;
+use crate::usage::UsageReader;
 
 /// Counter for ids of calls the server sent without one.
 static GENERATED_IDS: AtomicU64 = AtomicU64::new(1);
@@ -55,6 +62,7 @@ pub(crate) struct OpenAiDecoder {
     by_index: HashMap<u64, usize>,
     finish_reason: Option<String>,
     terminated: bool,
+    usage: UsageReader,
 }
 
 impl SseDecoder for OpenAiDecoder {
@@ -69,12 +77,21 @@ impl SseDecoder for OpenAiDecoder {
             return Ok(());
         }
         if data == "[DONE]" {
+            if self.finish_reason.is_none() {
+                self.terminated = true;
+                return Err(ProviderError::new(
+                    ProviderErrorKind::Network,
+                    "openai: the stream ended with [DONE] but no choice carried a finish_reason, so the \
+                     response cannot be proven complete (interrupted upstream)",
+                ));
+            }
             self.complete(out);
             return Ok(());
         }
-        let chunk = parse_json("openai", data)?;
+        let chunk = parse_json("openai", data, Self::carries_arguments)?;
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            out.push(ProviderEvent::Usage(parse_usage(usage)));
+            let usage = self.parse_usage(usage, out);
+            out.push(ProviderEvent::Usage(usage));
         }
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             return Err(stream_error(error));
@@ -118,14 +135,15 @@ impl SseDecoder for OpenAiDecoder {
 
     fn decode_whole(body: &Value) -> Result<Vec<ProviderEvent>, ProviderError> {
         let mut out = Vec::new();
+        let mut decoder = OpenAiDecoder::default();
         if let Some(usage) = body.get("usage").filter(|u| u.is_object()) {
-            out.push(ProviderEvent::Usage(parse_usage(usage)));
+            let usage = decoder.parse_usage(usage, &mut out);
+            out.push(ProviderEvent::Usage(usage));
         }
         if let Some(error) = body.get("error").filter(|e| !e.is_null()) {
             return Err(stream_error(error));
         }
         let choice = body.pointer("/choices/0");
-        let mut decoder = OpenAiDecoder::default();
         if let Some(message) = choice.and_then(|c| c.get("message")) {
             decoder.decode_delta(message, &mut out);
         }
@@ -133,6 +151,28 @@ impl SseDecoder for OpenAiDecoder {
             stop_reason: choice.and_then(finish_reason).map(map_finish_reason),
         });
         Ok(out)
+    }
+
+    /// A chunk's (or whole message's) `function.arguments` given as a JSON
+    /// value rather than text.
+    fn carries_arguments(value: &Value) -> bool {
+        let parsed = |calls: Option<&Value>| {
+            calls.and_then(Value::as_array).is_some_and(|calls| {
+                calls.iter().any(|c| {
+                    c.pointer("/function/arguments")
+                        .is_some_and(|a| !a.is_string() && !a.is_null())
+                })
+            })
+        };
+        value
+            .get("choices")
+            .and_then(Value::as_array)
+            .is_some_and(|choices| {
+                choices.iter().any(|c| {
+                    parsed(c.pointer("/delta/tool_calls"))
+                        || parsed(c.pointer("/message/tool_calls"))
+                })
+            })
     }
 }
 
@@ -153,6 +193,23 @@ fn non_empty_str<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
 }
 
 impl OpenAiDecoder {
+    /// Reads `prompt_tokens`, `completion_tokens` and the cached-prompt count
+    /// (`prompt_tokens_details.cached_tokens`, or DeepSeek's
+    /// `prompt_cache_hit_tokens`); an invalid figure counts as absent and
+    /// adds a notice to `out`.
+    fn parse_usage(&mut self, usage: &Value, out: &mut Vec<ProviderEvent>) -> Usage {
+        let mut num = |ptr: &str| self.usage.count("openai", usage, ptr, out);
+        let input_tokens = num("/prompt_tokens").unwrap_or(0);
+        let output_tokens = num("/completion_tokens").unwrap_or(0);
+        let cached = num("/prompt_tokens_details/cached_tokens");
+        let hits = num("/prompt_cache_hit_tokens");
+        Usage {
+            input_tokens,
+            output_tokens,
+            cached_input_tokens: cached.or(hits).unwrap_or(0),
+        }
+    }
+
     fn complete(&mut self, out: &mut Vec<ProviderEvent>) {
         self.terminated = true;
         out.push(ProviderEvent::Completed {
@@ -320,19 +377,6 @@ pub(crate) fn map_finish_reason(reason: &str) -> StopReason {
         "length" => StopReason::MaxTokens,
         "content_filter" => StopReason::ContentFilter,
         other => StopReason::Other(other.to_string()),
-    }
-}
-
-/// Reads `prompt_tokens`, `completion_tokens` and the cached-prompt count
-/// (`prompt_tokens_details.cached_tokens`, or DeepSeek's `prompt_cache_hit_tokens`).
-fn parse_usage(usage: &Value) -> Usage {
-    let num = |ptr: &str| usage.pointer(ptr).and_then(Value::as_u64);
-    Usage {
-        input_tokens: num("/prompt_tokens").unwrap_or(0),
-        output_tokens: num("/completion_tokens").unwrap_or(0),
-        cached_input_tokens: num("/prompt_tokens_details/cached_tokens")
-            .or_else(|| num("/prompt_cache_hit_tokens"))
-            .unwrap_or(0),
     }
 }
 
