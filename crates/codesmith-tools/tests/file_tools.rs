@@ -939,6 +939,85 @@ async fn latin1_is_read_with_a_note_and_only_ascii_edits_are_written() {
     );
 }
 
+#[tokio::test]
+async fn text_tools_never_write_what_read_file_would_call_binary() {
+    let w = ws();
+    // write_file with a NUL: refused, nothing created.
+    let v = w
+        .call(
+            "write_file",
+            json!({"path": "n.txt", "content": "abc\u{0}def"}),
+        )
+        .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(
+        m.contains("NUL character (U+0000)") && m.contains("line 1, column 4"),
+        "{m}"
+    );
+    assert_eq!(v["error"]["details"]["reason"], "binary_content");
+    assert!(
+        v["error"]["hint"].as_str().unwrap().contains("exec_shell"),
+        "{v}"
+    );
+    assert!(!w.root.join("n.txt").exists());
+    // An edit inserting U+0000: refused, the file unchanged.
+    w.put("e.txt", "one\ntwo\n");
+    w.read("e.txt").await;
+    let v = edit(
+        &w,
+        json!({"path": "e.txt", "search": "two", "replace": "t\u{0}o"}),
+    )
+    .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("line 2, column 2"), "{m}");
+    assert_eq!(w.get("e.txt"), "one\ntwo\n");
+    // An apply_patch Add File line with a NUL: refused, nothing created.
+    let v = w
+        .call(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: p.txt\n+ok\n+a\u{0}b\n*** End Patch\n"}),
+        )
+        .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("NUL character") && m.contains("line 2"), "{m}");
+    assert!(!w.root.join("p.txt").exists());
+    // Other controls are text in UTF-8 and are written (read_file reads them back).
+    ok(&w
+        .call(
+            "write_file",
+            json!({"path": "c.txt", "content": "bell\u{7}\n"}),
+        )
+        .await);
+    w.read("c.txt").await;
+    // In a file read as Windows-1252, controls that would make it binary are refused;
+    // a few stay text.
+    w.put("l.txt", b"caf\xe9\n".repeat(20));
+    w.read("l.txt").await;
+    let v = edit(
+        &w,
+        json!({"path": "l.txt", "search": "caf\u{e9}\ncaf", "replace": "\u{1}\u{2}\u{3}\u{1}\u{2}\u{3}", "occurrence": 1}),
+    )
+    .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("U+0001") && m.contains("Windows-1252"), "{m}");
+    assert_eq!(
+        fs::read(w.root.join("l.txt")).unwrap(),
+        b"caf\xe9\n".repeat(20)
+    );
+    // A BOM-less UTF-16 file whose new text no longer shows the encoding's zero bytes.
+    w.put("u.txt", utf16le("ab\n"));
+    w.read("u.txt").await;
+    let v = w
+        .call(
+            "write_file",
+            json!({"path": "u.txt", "content": "\u{4e2d}\u{6587}\u{4e2d}\u{6587}", "overwrite": true}),
+        )
+        .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("UTF-16LE") && m.contains("recognisable"), "{m}");
+    assert_eq!(fs::read(w.root.join("u.txt")).unwrap(), utf16le("ab\n"));
+}
+
 // ---------- search tools ----------
 
 #[tokio::test]

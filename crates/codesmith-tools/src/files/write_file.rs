@@ -122,7 +122,7 @@ fn write(ctx: &ToolContext, args: &Args) -> ToolOutcome {
         Some(f) => convert_line_endings(&args.content, f.ending),
         None => args.content.clone(),
     };
-    let report = commit_text(ctx, &path, old.as_ref(), &content)?;
+    let report = commit_text(ctx, &path, old.as_ref(), &content, None)?;
     let verb = if exists { "Overwrote" } else { "Created" };
     let mut msg = format!(
         "{verb} \"{}\" ({} bytes, {} lines).",

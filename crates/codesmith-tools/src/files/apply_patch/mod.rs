@@ -273,7 +273,7 @@ fn write_one(
         FileChange::Add { path, content } => {
             let target = path_of(path)?;
             let old = files.loaded.get(path);
-            let report = tx.write(target, old, content)?;
+            let report = tx.write(target, old, content, None)?;
             let verb = if old.is_some() { "replaced" } else { "created" };
             Ok((
                 format!("{verb} {path}"),
@@ -288,24 +288,16 @@ fn write_one(
         } => {
             let dest = move_to.as_ref().unwrap_or(path);
             let old = files.loaded.get(path);
-            // A move keeps the file's mode (an executable script stays executable).
-            let mode = match move_to {
+            // A move keeps the file's mode and owner (an executable script stays
+            // executable).
+            let like = match move_to {
                 Some(_) => path_of(path)?
-                    .open_read()
-                    .and_then(|f| f.metadata())
-                    .ok()
-                    .map(|m| m.permissions()),
+                    .ownership()
+                    .map_err(|_| Refusal::internal())?,
                 None => None,
             };
             let target = path_of(dest)?;
-            let report = tx.write(target, old, new_content)?;
-            if let Some(mode) = mode {
-                // fchmod on a descriptor opened below the workspace handle.
-                target
-                    .open_read()
-                    .and_then(|f| f.set_permissions(mode))
-                    .map_err(|_| Refusal::internal())?;
-            }
+            let report = tx.write(target, old, new_content, like)?;
             if move_to.is_some() {
                 tx.remove(path_of(path)?)?;
             }
