@@ -397,7 +397,7 @@ async fn git_mode_lines_are_honoured() {
         v["output"]
             .as_str()
             .unwrap()
-            .contains("mode tool.sh 644 -> 755"),
+            .contains("mode changed tool.sh 644 -> 755"),
         "{v}"
     );
     // And back.
@@ -412,4 +412,70 @@ async fn git_mode_lines_are_honoured() {
         .patch("diff --git a/none.sh b/none.sh\nold mode 100644\nnew mode 100755\n")
         .await;
     assert_eq!(v["ok"], false, "{v}");
+}
+
+#[tokio::test]
+async fn a_mode_only_change_is_a_file_change() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = ws();
+    let mode = |rel: &str| {
+        std::fs::metadata(w.root.join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    w.put("run.sh", "echo run\n");
+    std::fs::set_permissions(
+        w.root.join("run.sh"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    w.read("run.sh").await;
+    let v = w
+        .patch("diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n")
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    let out = v["output"].as_str().unwrap();
+    assert!(
+        out.starts_with("Applied the patch (1 file change):"),
+        "{out}"
+    );
+    assert!(out.contains("mode changed run.sh 644 -> 755"), "{out}");
+    assert_eq!(v["meta"]["files"][0]["action"], "mode_changed", "{v}");
+    assert_eq!(v["meta"]["files"][0]["mode"], "755", "{v}");
+    assert_eq!(mode("run.sh"), 0o755);
+    // A git rename whose only other change is the mode: one change, the mode on the new
+    // path.
+    w.put("a.sh", "echo a\n");
+    w.read("a.sh").await;
+    let v = w
+        .patch(
+            "diff --git a/a.sh b/bin/b.sh\nold mode 100644\nnew mode 100755\nsimilarity index 100%\nrename from a.sh\nrename to bin/b.sh\n",
+        )
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    let out = v["output"].as_str().unwrap();
+    assert!(
+        out.starts_with("Applied the patch (1 file change):"),
+        "{out}"
+    );
+    assert!(
+        out.contains("moved a.sh -> bin/b.sh") && out.contains("mode changed bin/b.sh 644 -> 755"),
+        "{out}"
+    );
+    assert_eq!(v["meta"]["files"][0]["mode"], "755", "{v}");
+    assert_eq!(mode("bin/b.sh"), 0o755);
+    assert!(!w.root.join("a.sh").exists());
+    // A mode line that changes nothing says so and counts no change.
+    w.read("run.sh").await;
+    let v = w
+        .patch("diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n")
+        .await;
+    let out = v["output"].as_str().unwrap();
+    assert!(
+        out.starts_with("Applied the patch (0 file changes):"),
+        "{out}"
+    );
+    assert!(out.contains("run.sh is already 755"), "{out}");
 }

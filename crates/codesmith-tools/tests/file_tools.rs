@@ -939,7 +939,152 @@ async fn latin1_is_read_with_a_note_and_only_ascii_edits_are_written() {
     );
 }
 
+#[tokio::test]
+async fn text_tools_never_write_what_read_file_would_call_binary() {
+    let w = ws();
+    // write_file with a NUL: refused, nothing created.
+    let v = w
+        .call(
+            "write_file",
+            json!({"path": "n.txt", "content": "abc\u{0}def"}),
+        )
+        .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(
+        m.contains("NUL character (U+0000)") && m.contains("line 1, column 4"),
+        "{m}"
+    );
+    assert_eq!(v["error"]["details"]["reason"], "binary_content");
+    assert!(
+        v["error"]["hint"].as_str().unwrap().contains("exec_shell"),
+        "{v}"
+    );
+    assert!(!w.root.join("n.txt").exists());
+    // An edit inserting U+0000: refused, the file unchanged.
+    w.put("e.txt", "one\ntwo\n");
+    w.read("e.txt").await;
+    let v = edit(
+        &w,
+        json!({"path": "e.txt", "search": "two", "replace": "t\u{0}o"}),
+    )
+    .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("line 2, column 2"), "{m}");
+    assert_eq!(w.get("e.txt"), "one\ntwo\n");
+    // An apply_patch Add File line with a NUL: refused, nothing created.
+    let v = w
+        .call(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: p.txt\n+ok\n+a\u{0}b\n*** End Patch\n"}),
+        )
+        .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("NUL character") && m.contains("line 2"), "{m}");
+    assert!(!w.root.join("p.txt").exists());
+    // Other controls are text in UTF-8 and are written (read_file reads them back).
+    ok(&w
+        .call(
+            "write_file",
+            json!({"path": "c.txt", "content": "bell\u{7}\n"}),
+        )
+        .await);
+    w.read("c.txt").await;
+    // In a file read as Windows-1252, controls that would make it binary are refused;
+    // a few stay text.
+    w.put("l.txt", b"caf\xe9\n".repeat(20));
+    w.read("l.txt").await;
+    let v = edit(
+        &w,
+        json!({"path": "l.txt", "search": "caf\u{e9}\ncaf", "replace": "\u{1}\u{2}\u{3}\u{1}\u{2}\u{3}", "occurrence": 1}),
+    )
+    .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("U+0001") && m.contains("Windows-1252"), "{m}");
+    assert_eq!(
+        fs::read(w.root.join("l.txt")).unwrap(),
+        b"caf\xe9\n".repeat(20)
+    );
+    // A BOM-less UTF-16 file whose new text no longer shows the encoding's zero bytes.
+    w.put("u.txt", utf16le("ab\n"));
+    w.read("u.txt").await;
+    let v = w
+        .call(
+            "write_file",
+            json!({"path": "u.txt", "content": "\u{4e2d}\u{6587}\u{4e2d}\u{6587}", "overwrite": true}),
+        )
+        .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("UTF-16LE") && m.contains("recognisable"), "{m}");
+    assert_eq!(fs::read(w.root.join("u.txt")).unwrap(), utf16le("ab\n"));
+}
+
 // ---------- search tools ----------
+
+#[tokio::test]
+async fn grep_decodes_what_read_file_decodes_with_decoded_line_numbers() {
+    let w = ws();
+    let text = "first line\nsecond café needle\n";
+    let utf32le: Vec<u8> = text
+        .chars()
+        .flat_map(|c| u32::from(c).to_le_bytes())
+        .collect();
+    let utf32be_bom: Vec<u8> = [0u8, 0, 0xFE, 0xFF]
+        .into_iter()
+        .chain(text.chars().flat_map(|c| u32::from(c).to_be_bytes()))
+        .collect();
+    let utf16be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+    w.put("a32le.txt", &utf32le);
+    w.put("b32be.txt", &utf32be_bom);
+    w.put("c16be.txt", &utf16be);
+    w.put("d16le.txt", utf16le(text));
+    w.put("e1252.txt", b"first line\nsecond caf\xe9 needle\n");
+    w.put("f8.txt", text);
+    let v = w
+        .call("grep_files", json!({"pattern": "café needle"}))
+        .await;
+    let out = ok(&v);
+    for (name, enc) in [
+        ("a32le.txt", "UTF-32LE"),
+        ("b32be.txt", "UTF-32BE"),
+        ("c16be.txt", "UTF-16BE"),
+        ("d16le.txt", "UTF-16LE"),
+        ("e1252.txt", "Windows-1252"),
+    ] {
+        assert!(
+            out.contains(&format!("{name}:2: second café needle")),
+            "{out}"
+        );
+        assert!(out.contains(&format!("{name} ({enc})")), "{out}");
+        assert_eq!(v["meta"]["decoded"][name], enc, "{v}");
+        // read_file shows the same line under the same number.
+        let r = w.call("read_file", json!({"path": name})).await;
+        assert!(ok(&r).contains("second café needle"), "{r}");
+    }
+    assert!(out.contains("f8.txt:2: second café needle"), "{out}");
+    assert!(v["meta"]["decoded"].get("f8.txt").is_none(), "{v}");
+    assert_eq!(v["meta"]["total_matches"], 6, "{out}");
+    assert_eq!(v["meta"]["binary_files_with_matches"], 0, "{out}");
+}
+
+#[tokio::test]
+async fn grep_counts_matches_and_lines_separately() {
+    let w = ws();
+    w.put("a.txt", "needle needle needle\nhay\nneedle\n");
+    let v = w.call("grep_files", json!({"pattern": "needle"})).await;
+    ok(&v);
+    assert_eq!(v["meta"]["total_matches"], 4, "{v}");
+    assert_eq!(v["meta"]["matching_lines"], 2, "{v}");
+    assert_eq!(v["meta"]["truncated"], false, "{v}");
+    let v = w
+        .call("grep_files", json!({"pattern": "needle", "max_results": 1}))
+        .await;
+    let out = ok(&v);
+    assert!(
+        out.contains("[4 matches on 2 lines in 1 file; showing the first 1 lines."),
+        "{out}"
+    );
+    assert_eq!(v["meta"]["truncated"], true, "{v}");
+}
 
 #[tokio::test]
 async fn grep_counts_then_truncates_and_skips() {
@@ -1157,7 +1302,7 @@ async fn grep_default_cap_is_100() {
     let v = w.call("grep_files", json!({"pattern": "hit"})).await;
     assert_eq!(v["meta"]["total_matches"], 250);
     assert_eq!(v["meta"]["shown"], 100);
-    assert!(ok(&v).contains("250 matching lines"));
+    assert!(ok(&v).contains("250 matches on 250 lines"));
 }
 
 #[tokio::test]

@@ -4,10 +4,12 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
+use crate::fs::beneath::Ownership;
+use crate::fs::encoding::{Sniffed, sniff};
 use crate::fs::paths::ResolvedPath;
 use crate::fs::text::{LineEnding, TextFile, cannot_encode, convert_line_endings, sha256_hex};
 use crate::gate::{rustfmt, syntax};
-use crate::{Refusal, ToolContext};
+use crate::{ErrorCode, Refusal, ToolContext};
 
 /// What a committed write did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,15 +57,21 @@ impl WriteReport {
 ///   already use its line ending (rustfmt output is converted back to CRLF when needed).
 /// - Syntax gate ([`syntax::gate`]): `PARSE_REJECTED`, nothing written.
 /// - rustfmt ([`rustfmt::normalize`]) when a Rust file was rustfmt-clean.
+/// - Encoding in `old`'s encoding (see [`cannot_encode`]), then the readability check
+///   ([`readable_again`]): bytes the text tools would read back as binary are refused.
 /// - Missing parents are created and named in [`WriteReport::created_dirs`].
-/// - Atomic write below the workspace handle ([`ResolvedPath::write_atomic`]); the file is then marked fresh in `ctx.freshness`.
+/// - Atomic write below the workspace handle ([`ResolvedPath::write_atomic_as`]), keeping
+///   the replaced file's mode and owner, or `like`'s when given (a moved file's); the file
+///   is then marked fresh in `ctx.freshness`.
 ///
-/// Errors: `PARSE_REJECTED`; `INTERNAL` (generic) for host I/O errors.
+/// Errors: `PARSE_REJECTED`; `INVALID_ARGUMENTS` with `reason: "encoding"` or
+/// `reason: "binary_content"`; `INTERNAL` (generic) for host I/O errors.
 pub fn commit_text(
     ctx: &ToolContext,
     path: &ResolvedPath,
     old: Option<&TextFile>,
     new_text: &str,
+    like: Option<Ownership>,
 ) -> Result<WriteReport, Refusal> {
     syntax::gate(&path.abs, &path.rel, old.map(|f| f.text.as_str()), new_text)?;
     let mut text = Cow::Borrowed(new_text);
@@ -78,12 +86,14 @@ pub fn commit_text(
         formatted = f != new_text;
         text = Cow::Owned(f);
     }
-    let created = path.create_parents().map_err(|_| Refusal::internal())?;
     let bytes: Cow<'_, [u8]> = match old {
         Some(o) if o.bom || !o.is_utf8() => Cow::Owned(encoded(path, o, &text)?),
         _ => Cow::Borrowed(text.as_bytes()),
     };
-    path.write_atomic(&bytes).map_err(|_| Refusal::internal())?;
+    readable_again(&path.rel, old, &text, &bytes)?;
+    let created = path.create_parents().map_err(|_| Refusal::internal())?;
+    path.write_atomic_as(&bytes, like)
+        .map_err(|_| Refusal::internal())?;
     ctx.freshness.mark_fresh(&path.abs);
     let created_dirs = created.iter().map(|d| rel_of(ctx, d, path)).collect();
     Ok(WriteReport {
@@ -94,6 +104,104 @@ pub fn commit_text(
         lines: memchr::memchr_iter(b'\n', text.as_bytes()).count()
             + usize::from(!text.is_empty() && !text.ends_with('\n')),
     })
+}
+
+/// Refuses `bytes` (the encoding of `text`) when the text tools' own detector
+/// ([`sniff`]) would not read them back as text in the file's encoding, so every file a
+/// text tool writes can be read, edited and searched again:
+///
+/// - a NUL character (U+0000): NUL bytes make any file binary;
+/// - in a file read as Windows-1252, C0 control characters other than tab, line breaks,
+///   form feed and escape beyond 1 % of the bytes;
+/// - in a UTF-16/32 file without a byte-order mark, text whose zero-byte pattern no longer
+///   shows the encoding.
+///
+/// UTF-8 output is checked for NUL only: without one, it always reads back as UTF-8.
+///
+/// Errors: `INVALID_ARGUMENTS` with `reason: "binary_content"`, naming the first
+/// offending character and where it is.
+pub fn readable_again(
+    rel: &str,
+    old: Option<&TextFile>,
+    text: &str,
+    bytes: &[u8],
+) -> Result<(), Refusal> {
+    if let Some(at) = text.find('\0') {
+        return Err(binary_content(
+            rel,
+            text,
+            at,
+            "a NUL character (U+0000), and a file with NUL bytes reads as binary",
+        ));
+    }
+    let Some(old) = old.filter(|o| !o.is_utf8()) else {
+        return Ok(());
+    };
+    match sniff(bytes.to_vec()) {
+        // Legacy text may come back as UTF-8 (the edit removed its last non-ASCII byte).
+        Sniffed::Text { encoding, .. } if encoding == old.encoding || old.encoding.is_guess() => {
+            Ok(())
+        }
+        _ => {
+            let control = text.char_indices().find(|&(_, c)| {
+                old.encoding.is_guess()
+                    && c.is_ascii_control()
+                    && !matches!(c, '\t' | '\n' | '\r' | '\x0c' | '\x1b' | '\x7f')
+            });
+            Err(match control {
+                Some((at, c)) => binary_content(
+                    rel,
+                    text,
+                    at,
+                    &format!(
+                        "control characters (the first is U+{:04X}), too many for {} text: \
+                         the file would read as binary",
+                        u32::from(c),
+                        old.encoding.name()
+                    ),
+                ),
+                None => Refusal::new(
+                    ErrorCode::InvalidArguments,
+                    format!(
+                        "\"{rel}\" is {} text without a byte-order mark, and the new content \
+                         would no longer be recognisable as {}; the file was NOT modified.",
+                        old.encoding.name(),
+                        old.encoding.name()
+                    ),
+                    "Convert the file to UTF-8 with exec_shell (`iconv`) first, then edit it.",
+                )
+                .with("path", rel)
+                .with("reason", "encoding")
+                .with("encoding", old.encoding.name()),
+            })
+        }
+    }
+}
+
+/// The refusal for content that would make the file binary: `what` is at byte `at` of
+/// `text`.
+fn binary_content(rel: &str, text: &str, at: usize, what: &str) -> Refusal {
+    let line = text[..at].matches('\n').count() + 1;
+    let column = text[..at]
+        .rfind('\n')
+        .map_or(text[..at].chars().count(), |nl| {
+            text[nl + 1..at].chars().count()
+        })
+        + 1;
+    Refusal::new(
+        ErrorCode::InvalidArguments,
+        format!(
+            "The new content of \"{rel}\" has {what} (line {line}, column {column}). A text \
+             tool writes only what it can read back as text; the file was NOT modified."
+        ),
+        "Remove the control character, or write it as an escape sequence of the file's \
+         language (`\\0`, `\\x00`, `\\u0000`). To create binary data, use exec_shell \
+         (`printf '\\000'`, `xxd -r`, `base64 -d`).",
+    )
+    .with("path", rel)
+    .with("reason", "binary_content")
+    .with("line", line)
+    .with("column", column)
 }
 
 /// `text` in `old`'s encoding. A file decoded with losses is never rewritten; in a guessed

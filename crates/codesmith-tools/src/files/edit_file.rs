@@ -223,7 +223,7 @@ fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
         ));
     }
     let first_line = line_of(&file.text, spans[0].0);
-    let report = commit_text(ctx, &path, Some(file), &new_text)?;
+    let report = commit_text(ctx, &path, Some(file), &new_text, None)?;
     let mut msg = format!(
         "Edited \"{}\": replaced {} {} starting at line {first_line}.",
         path.rel,

@@ -18,7 +18,8 @@ instead of shell heredocs (cat <<EOF > file), echo redirection or tee. Missing p
 created and named in the result; check that list for typos. An existing file is replaced only if you \
 read it in this session (or pass overwrite=true after reading it) and it has not changed since; to \
 change part of a file use edit_file instead, which cannot drop code you did not quote. A CRLF file keeps \
-CRLF and a BOM is kept. Rust, TOML and JSON files that parsed before must still parse after, or the \
+CRLF and a BOM is kept. Text only: content with a NUL character is refused (create binary data with \
+exec_shell). Rust, TOML and JSON files that parsed before must still parse after, or the \
 write is refused and nothing changes.\n\
 Examples: {\"path\": \"src/util.rs\", \"content\": \"pub fn one() -> u32 {\\n    1\\n}\\n\"}; \
 {\"path\": \"README.md\", \"content\": \"# Title\\n\", \"overwrite\": true}";
@@ -122,7 +123,7 @@ fn write(ctx: &ToolContext, args: &Args) -> ToolOutcome {
         Some(f) => convert_line_endings(&args.content, f.ending),
         None => args.content.clone(),
     };
-    let report = commit_text(ctx, &path, old.as_ref(), &content)?;
+    let report = commit_text(ctx, &path, old.as_ref(), &content, None)?;
     let verb = if exists { "Overwrote" } else { "Created" };
     let mut msg = format!(
         "{verb} \"{}\" ({} bytes, {} lines).",

@@ -2,8 +2,8 @@
 //! `$CODESMITH_HOME`, memory files, caches).
 //!
 //! A write goes to a temporary file in the target's own directory (so the final rename
-//! never crosses a file system), is flushed with fsync, takes the permissions of the file
-//! it replaces, and is renamed over the target. A reader sees the old bytes or the new
+//! never crosses a file system), is flushed with fsync, takes the permissions and owner of
+//! the file it replaces, and is renamed over the target. A reader sees the old bytes or the new
 //! bytes, never a half-written file (seed 002, "atomic writes": temp + fsync + rename).
 //! There is one implementation: [`crate::fs::beneath::Root::write_atomic`], run in a
 //! handle of the target's directory; workspace files go through it directly.
@@ -15,8 +15,9 @@ use crate::fs::beneath::Root;
 
 /// Replaces (or creates) `path` with `bytes` atomically.
 ///
-/// Its parent directory must exist. An existing file keeps its permission bits; a new
-/// file gets `0o644` on Unix. The directory entry is fsynced on a best-effort basis.
+/// Its parent directory must exist. An existing file keeps its permission bits and (when
+/// the process may set them, as root) its owner and group; a new file gets `0o666`
+/// filtered by the process umask, as editors create files. The directory entry is fsynced on a best-effort basis.
 ///
 /// Errors: any host I/O error (the temporary file is removed on failure and the target is
 /// untouched). Callers turn these into the generic `INTERNAL` refusal.
@@ -60,15 +61,17 @@ mod tests {
                 fs::metadata(&p).unwrap().permissions().mode() & 0o777,
                 0o755
             );
+            // A new file gets the umask's default, like one `std::fs::write` creates.
+            fs::write(dir.path().join("plain.txt"), b"x").unwrap();
             write_atomic(&dir.path().join("new.txt"), b"x").unwrap();
-            assert_eq!(
-                fs::metadata(dir.path().join("new.txt"))
+            let mode = |n: &str| {
+                fs::metadata(dir.path().join(n))
                     .unwrap()
                     .permissions()
                     .mode()
-                    & 0o777,
-                0o644
-            );
+            };
+            assert_eq!(mode("new.txt"), mode("plain.txt"));
+            fs::remove_file(dir.path().join("plain.txt")).unwrap();
         }
         // No temp files left behind.
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);

@@ -150,15 +150,64 @@ impl Root {
         }
     }
 
-    /// Replaces (or creates) the file at `rel` with `bytes` atomically: a temporary file
-    /// is created in the directory handle of `rel`'s parent, written, given the
-    /// permissions of the file it replaces (`0o644` for a new file), fsynced and renamed
-    /// over `rel` within that same handle; the directory is then fsynced (best effort).
-    /// The parent directory must exist.
+    /// The permission bits and owner of the regular file at `rel` (not following a
+    /// symlink), or `None` when nothing regular is there.
+    ///
+    /// Errors: host I/O errors other than "not found" while opening the parent directory.
+    pub fn ownership(&self, rel: &Path) -> io::Result<Option<Ownership>> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::OFlags;
+            let name = rel
+                .file_name()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+            let parent = rel.parent().unwrap_or(Path::new(""));
+            let dir = match self
+                .open_beneath(parent, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)
+            {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            Ok(stat_ownership(&dir, name))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = rel;
+            Ok(None)
+        }
+    }
+
+    /// Replaces (or creates) the file at `rel` with `bytes` atomically, keeping the
+    /// permission bits and owner of the file it replaces; see [`Root::write_atomic_as`].
     ///
     /// Errors: host I/O errors; the temporary file is removed on failure and the target
     /// is untouched.
     pub fn write_atomic(&self, rel: &Path, bytes: &[u8]) -> io::Result<()> {
+        self.write_atomic_as(rel, bytes, None)
+    }
+
+    /// Replaces (or creates) the file at `rel` with `bytes` atomically: a temporary file
+    /// is created in the directory handle of `rel`'s parent, written, given its
+    /// permissions and owner, fsynced and renamed over `rel` within that same handle; the
+    /// directory is then fsynced (best effort). The parent directory must exist.
+    ///
+    /// Permissions and owner come from `like` when given (a moved file keeps its own),
+    /// else from the regular file being replaced. The owner and group are set with
+    /// `fchown` on the temporary file before its mode (which `chown` would clear setuid
+    /// bits from) and before the rename; a process that may not give the file away (not
+    /// root) keeps what it can (the group when it is a member) and writes anyway, as
+    /// editors do. A new file is created with mode `0o666` filtered by the process umask
+    /// (and the directory's default ACL), as editors and `git checkout` create files.
+    ///
+    /// Errors: host I/O errors; the temporary file is removed on failure and the target
+    /// is untouched.
+    pub fn write_atomic_as(
+        &self,
+        rel: &Path,
+        bytes: &[u8],
+        like: Option<Ownership>,
+    ) -> io::Result<()> {
         let name = rel
             .file_name()
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
@@ -169,18 +218,18 @@ impl Root {
             use std::io::Write;
             let dir =
                 self.open_beneath(parent, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
-            let old_mode = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-                Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() => {
-                    Some(st.st_mode & 0o7777)
-                }
-                _ => None,
-            };
-            let (tmp_name, fd) = create_temp(&dir)?;
+            let keep = like.or_else(|| stat_ownership(&dir, name));
+            // A replacement starts private until its owner and mode are set; a new file
+            // gets the umask's default from the kernel.
+            let (tmp_name, fd) = create_temp(&dir, if keep.is_some() { 0o600 } else { 0o666 })?;
             let result = (|| {
                 let mut file = File::from(fd);
                 file.write_all(bytes)?;
                 file.flush()?;
-                rustix::fs::fchmod(&file, Mode::from_raw_mode(old_mode.unwrap_or(0o644)))?;
+                if let Some(k) = keep {
+                    keep_owner(&file, k)?;
+                    rustix::fs::fchmod(&file, Mode::from_raw_mode(k.mode))?;
+                }
                 file.sync_all()?;
                 rustix::fs::renameat(&dir, &tmp_name, &dir, name)?;
                 Ok::<(), io::Error>(())
@@ -195,7 +244,7 @@ impl Root {
         #[cfg(not(unix))]
         {
             use std::io::Write;
-            let _ = name;
+            let _ = (name, like);
             let dir = self.path.join(parent);
             let old = std::fs::metadata(self.path.join(rel))
                 .ok()
@@ -344,10 +393,56 @@ fn fd_ref(fd: &std::os::fd::OwnedFd) -> std::os::fd::BorrowedFd<'_> {
     fd.as_fd()
 }
 
-/// Creates `.codesmith-<n>.tmp` with `O_CREAT | O_EXCL | O_NOFOLLOW` in `dir` (mode 0600
-/// until the final permissions are set), retrying on a name collision.
+/// The permission bits and owner of a file, as an atomic replacement keeps them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ownership {
+    /// Permission bits, including setuid/setgid/sticky (`st_mode & 0o7777`).
+    pub mode: u32,
+    /// Owning user id.
+    pub uid: u32,
+    /// Owning group id.
+    pub gid: u32,
+}
+
+/// The ownership of the regular file `name` in `dir` (a symlink is not followed).
 #[cfg(unix)]
-fn create_temp(dir: &std::os::fd::OwnedFd) -> io::Result<(String, std::os::fd::OwnedFd)> {
+fn stat_ownership(dir: &std::os::fd::OwnedFd, name: &std::ffi::OsStr) -> Option<Ownership> {
+    match rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() => Some(Ownership {
+            mode: st.st_mode & 0o7777,
+            uid: st.st_uid,
+            gid: st.st_gid,
+        }),
+        _ => None,
+    }
+}
+
+/// Gives `file` the owner and group of `k` when they differ. Without the privilege to
+/// (`EPERM`), the group alone is tried and then nothing is changed.
+#[cfg(unix)]
+fn keep_owner(file: &File, k: Ownership) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let st = file.metadata()?;
+    if st.uid() == k.uid && st.gid() == k.gid {
+        return Ok(());
+    }
+    match std::os::unix::fs::fchown(file, Some(k.uid), Some(k.gid)) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            let _ = std::os::unix::fs::fchown(file, None, Some(k.gid));
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates `.codesmith-<n>.tmp` with `O_CREAT | O_EXCL | O_NOFOLLOW` in `dir` with `mode`
+/// (filtered by the umask), retrying on a name collision.
+#[cfg(unix)]
+fn create_temp(
+    dir: &std::os::fd::OwnedFd,
+    mode: u32,
+) -> io::Result<(String, std::os::fd::OwnedFd)> {
     use rustix::fs::{Mode, OFlags};
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -362,7 +457,7 @@ fn create_temp(dir: &std::os::fd::OwnedFd) -> io::Result<(String, std::os::fd::O
             dir,
             &name,
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o600),
+            Mode::from_raw_mode(mode),
         ) {
             Ok(fd) => return Ok((name, fd)),
             Err(rustix::io::Errno::EXIST) => continue,

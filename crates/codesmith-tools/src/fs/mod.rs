@@ -4,7 +4,7 @@
 //! - [`beneath`]: every open, create, rename and unlink relative to a held handle of the
 //!   workspace (`openat2` `RESOLVE_BENEATH`, or an `O_NOFOLLOW` walk), so a checked path
 //!   cannot be redirected by a symlink swapped in after the check.
-//! - [`atomic`]: temp file in the same directory, fsync, rename, permissions kept.
+//! - [`atomic`]: temp file in the same directory, fsync, rename, mode and owner kept.
 //! - [`lock`]: a process-wide, poison-tolerant lock per canonical path (seed 004).
 //! - [`encoding`]: text or binary, and which encoding (UTF-8/16/32, Windows-1252).
 //! - [`text`]: decoding, BOM and line-ending detection and preservation.

@@ -54,6 +54,26 @@ impl ResolvedPath {
         self.root.write_atomic(&self.inner, bytes)
     }
 
+    /// Replaces the file atomically with the permission bits and owner `like` (a moved
+    /// file's own) instead of the replaced file's ([`Root::write_atomic_as`]).
+    ///
+    /// Errors: host I/O errors (the target is untouched).
+    pub fn write_atomic_as(
+        &self,
+        bytes: &[u8],
+        like: Option<crate::fs::beneath::Ownership>,
+    ) -> io::Result<()> {
+        self.root.write_atomic_as(&self.inner, bytes, like)
+    }
+
+    /// The permission bits and owner of the regular file here, or `None`
+    /// ([`Root::ownership`]).
+    ///
+    /// Errors: host I/O errors.
+    pub fn ownership(&self) -> io::Result<Option<crate::fs::beneath::Ownership>> {
+        self.root.ownership(&self.inner)
+    }
+
     /// Creates the missing parent directories below the workspace handle and returns
     /// them as real locations (`root/...`), outermost first ([`Root::create_parents`]).
     ///

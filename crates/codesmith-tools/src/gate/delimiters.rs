@@ -29,6 +29,16 @@ pub enum Problem {
         /// Where it is.
         at: usize,
     },
+    /// An opening bracket the edit added and left open: a closer after the edit, which
+    /// used to close `outer`, now closes it, so `outer` is the one the parser finds open.
+    OpenedByEdit {
+        /// `(`, `[` or `{`.
+        open: char,
+        /// Where the edit opened it.
+        at: usize,
+        /// The bracket of the same kind left without its closer.
+        outer: usize,
+    },
     /// A string literal or block comment that never ends.
     Unterminated {
         /// `string literal`, `block comment`, ...
@@ -45,6 +55,7 @@ impl Problem {
     pub fn at(&self) -> usize {
         match *self {
             Problem::Unclosed { at, .. }
+            | Problem::OpenedByEdit { at, .. }
             | Problem::Unexpected { at, .. }
             | Problem::Unterminated { at, .. } => at,
         }
@@ -60,21 +71,89 @@ pub fn find(lang: Lang, text: &str, focus: (usize, usize)) -> Option<Problem> {
         found: None,
         focus,
     };
-    let lexed = match lang {
-        Lang::Rust => lex_rust(text, |tok| match tok {
-            Tok::Open(c, at) => scan.open(c, at),
-            Tok::Close(c, at) => scan.close(c, at),
-            _ => {}
-        })
-        .map_err(|u| (u.what, u.at, u.closer)),
-        Lang::Toml | Lang::Json => lex_data(text, lang == Lang::Toml, &mut scan),
-    };
+    let lexed = each_bracket(lang, text, |open, c, at| {
+        if open {
+            scan.open(c, at);
+        } else {
+            scan.close(c, at);
+        }
+    });
     if let Err((what, at, closer)) = lexed {
         return scan
             .found
             .or(Some(Problem::Unterminated { what, at, closer }));
     }
     scan.found.or_else(|| scan.unclosed(None))
+}
+
+/// Calls `f(is_open, bracket, offset)` for every bracket of `text` outside strings and
+/// comments, in order.
+fn each_bracket(
+    lang: Lang,
+    text: &str,
+    mut f: impl FnMut(bool, u8, usize),
+) -> Result<(), (&'static str, usize, &'static str)> {
+    match lang {
+        Lang::Rust => lex_rust(text, |tok| match tok {
+            Tok::Open(c, at) => f(true, c, at),
+            Tok::Close(c, at) => f(false, c, at),
+            _ => {}
+        })
+        .map_err(|u| (u.what, u.at, u.closer)),
+        Lang::Toml | Lang::Json => lex_data(text, lang == Lang::Toml, &mut f),
+    }
+}
+
+/// The `open` bracket an edit added without closing it, when [`find`] named an unclosed
+/// `open` *outside* the edit (`outer`): a closer after the edit then closes the edit's
+/// bracket instead of its own, and the outermost bracket is the one left open. The edit
+/// replaced `old[start..old_end]` with `new[start..new_end]`; when the new part leaves more
+/// `open` brackets unclosed within itself than the old part did, the innermost of them is
+/// the one the edit opened. Returns the refined problem, or `None`.
+pub fn opened_by_edit(
+    lang: Lang,
+    old: &str,
+    new: &str,
+    (start, old_end, new_end): (usize, usize, usize),
+    problem: Problem,
+) -> Option<Problem> {
+    let Problem::Unclosed {
+        open, at: outer, ..
+    } = problem
+    else {
+        return None;
+    };
+    if (start..new_end.max(start + 1)).contains(&outer) {
+        return None;
+    }
+    let unclosed_within = |text: &str, lo: usize, hi: usize| -> Vec<usize> {
+        let mut stack: Vec<(u8, usize)> = Vec::new();
+        let _ = each_bracket(lang, text, |is_open, c, at| {
+            if at < lo || at >= hi {
+                return;
+            }
+            if is_open {
+                stack.push((c, at));
+            } else if let Some(i) = stack.iter().rposition(|&(o, _)| o == opener_of(c)) {
+                stack.truncate(i);
+            }
+        });
+        stack
+            .into_iter()
+            .filter(|&(c, _)| char::from(c) == open)
+            .map(|(_, at)| at)
+            .collect()
+    };
+    let added = unclosed_within(new, start, new_end);
+    let had = unclosed_within(old, start, old_end);
+    if added.len() <= had.len() {
+        return None;
+    }
+    Some(Problem::OpenedByEdit {
+        open,
+        at: *added.last()?,
+        outer,
+    })
 }
 
 struct Scan {
@@ -134,7 +213,7 @@ impl Scan {
 fn lex_data(
     text: &str,
     toml: bool,
-    scan: &mut Scan,
+    f: &mut impl FnMut(bool, u8, usize),
 ) -> Result<(), (&'static str, usize, &'static str)> {
     let b = text.as_bytes();
     let mut i = 0;
@@ -172,11 +251,11 @@ fn lex_data(
                 i = k;
             }
             c @ (b'{' | b'[') => {
-                scan.open(c, i);
+                f(true, c, i);
                 i += 1;
             }
             c @ (b'}' | b']') => {
-                scan.close(c, i);
+                f(false, c, i);
                 i += 1;
             }
             _ => i += 1,

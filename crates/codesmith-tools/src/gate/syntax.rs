@@ -316,7 +316,10 @@ fn reject(rel: &str, lang: Lang, old: &str, new: &str, f: &ParseFailure) -> Refu
         .is_none()
         .then(|| delimiters::find(lang, new, (start, new_end)))
         .flatten()
-        .map(|p| stray_quote(p, &old[start..old_end], new, (start, new_end)));
+        .map(|p| stray_quote(p, &old[start..old_end], new, (start, new_end)))
+        .map(|p| {
+            delimiters::opened_by_edit(lang, old, new, (start, old_end, new_end), p).unwrap_or(p)
+        });
     let (cause, hint, (line, column)) = match problem {
         Some(p) => {
             let (cause, hint) = describe(new, &p);
@@ -430,6 +433,22 @@ fn describe(new: &str, p: &Problem) -> (String, String) {
                 at(o)
             );
             (cause, hint)
+        }
+        Problem::OpenedByEdit { open, at: o, outer } => {
+            let close = closer_for(open);
+            (
+                format!(
+                    "unclosed `{open}` at {}, opened by this edit: the `{close}` after it now \
+                     closes it, which leaves the `{open}` at {} without its `{close}`",
+                    at(o),
+                    at(outer)
+                ),
+                format!(
+                    "Add the `{close}` for the `{open}` this edit opened at {} (or remove that \
+                     `{open}`), then send the change again.",
+                    at(o)
+                ),
+            )
         }
         Problem::Unexpected { close, at: o } => (
             format!(
@@ -570,6 +589,47 @@ mod tests {
     }
 
     const MAIN: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
+
+    #[test]
+    fn a_brace_the_edit_opened_is_named_not_the_outermost_one() {
+        let new = MAIN.replace("let x = 1;", "if ready {");
+        let e = gate(Path::new("src/main.rs"), "src/main.rs", Some(MAIN), &new).unwrap_err();
+        let m = &e.message;
+        assert!(
+            m.contains("Cause: unclosed `{` at line 2, column 14, opened by this edit"),
+            "{m}"
+        );
+        assert!(
+            m.contains("the `{` at line 1, column 11 without its `}`"),
+            "{m}"
+        );
+        assert!(
+            m.contains("The edit changed line 2:\n     2│     if ready {"),
+            "{m}"
+        );
+        assert!(!m.contains("The cause is at line"), "{m}");
+        assert!(e.hint.contains("opened at line 2, column 14"), "{}", e.hint);
+        assert_eq!(e.details["line"], 2);
+        // The same in JSON and TOML.
+        let old = "{\n  \"a\": 1,\n  \"b\": [2]\n}\n";
+        let new = old.replace("\"a\": 1,", "\"a\": {");
+        let e = gate(Path::new("x.json"), "x.json", Some(old), &new).unwrap_err();
+        assert!(
+            e.message
+                .contains("unclosed `{` at line 2, column 8, opened by this edit"),
+            "{}",
+            e.message
+        );
+        let old = "a = [\n  1,\n  2,\n]\n";
+        let new = old.replace("  1,", "  [1,");
+        let e = gate(Path::new("x.toml"), "x.toml", Some(old), &new).unwrap_err();
+        assert!(
+            e.message
+                .contains("unclosed `[` at line 2, column 3, opened by this edit"),
+            "{}",
+            e.message
+        );
+    }
 
     #[test]
     fn an_unclosed_paren_is_reported_where_it_was_opened() {

@@ -2,7 +2,6 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
@@ -16,13 +15,15 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::fs::beneath::Root;
-use crate::fs::text::not_found;
+use crate::fs::encoding::{Encoding, Sniffed, sniff};
+use crate::fs::text::{MAX_TEXT_BYTES, not_found};
 use crate::gate::syntax::cut_chars;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::walk::{MAX_FILE_BYTES, Scope, SkipRule, glob_predicate, rel, scoped_builder};
 
-/// Default and maximum number of matching lines shown.
+/// Default and maximum number of matching lines shown (a binary file that matches takes one
+/// line).
 pub const MAX_RESULTS: usize = 100;
 /// Longest matching line shown whole, in characters; a longer one is shown as a window
 /// around the match.
@@ -34,14 +35,17 @@ const EXAMPLE: &str = r#"{"pattern": "fn main"}"#;
 
 const DESCRIPTION: &str = "Search file contents in the workspace with a regular expression (Rust regex \
 syntax) and get `path:line: text` for each matching line. Use this instead of grep -r, rg, ag or git \
-grep in the shell. A line over 300 characters is shown as a window of about 100 characters either side \
+grep in the shell. Files are decoded the way read_file decodes them (UTF-16/UTF-32 with or without a \
+BOM, Windows-1252): matches in them are shown decoded, with line numbers of the decoded text, and the \
+result names each file's encoding. A line over 300 characters is shown as a window of about 100 characters either side \
 of the match, with its column: `path:line:column: …text…`. A binary file (one with NUL bytes) that \
 matches is listed as `path: binary file matches`, never dumped. By default it leaves out .git, \
 node_modules, target, dist, build, __pycache__, .venv, *.min.js, files over 10 MB and anything \
 .gitignore ignores, and the result counts and names what it left out; include_ignored: true searches \
 them (except .git), and a glob that names them (\"*.min.js\") searches those. Every match is counted \
-before the list is cut at max_results (default and maximum 100): meta.total_matches and meta.truncated \
-tell you whether to narrow the search with path or glob.\n\
+before the list is cut at max_results lines (default and maximum 100): meta.total_matches counts \
+matches (several on one line count separately), meta.matching_lines counts lines, and meta.truncated \
+tells you whether to narrow the search with path or glob.\n\
 Examples: {\"pattern\": \"fn main\"}; {\"pattern\": \"todo!\\\\(\", \"path\": \"crates\", \"glob\": \"*.rs\", \
 \"case_insensitive\": true}; {\"pattern\": \"apiKey\", \"glob\": \"*.min.js\"}";
 
@@ -157,15 +161,24 @@ struct FileHits {
     path: String,
     /// Line number, column of the match when the line is shown as a window, text.
     lines: Vec<(u64, Option<usize>, String)>,
-    /// The file has NUL bytes: only "binary file matches" is shown.
+    /// Matches (regex occurrences) in the file.
+    matches: usize,
+    /// Lines with at least one match.
+    matching_lines: usize,
+    /// The file is binary (as `read_file` decides): only "binary file matches" is shown.
     binary: bool,
+    /// The encoding the file was decoded from, when not UTF-8.
+    decoded: Option<Encoding>,
 }
 
 /// Collects one file's matches.
 struct FileSink<'a> {
     matcher: &'a RegexMatcher,
     max: usize,
+    /// Matching lines.
     count: usize,
+    /// Matches on those lines.
+    matches: usize,
     lines: Vec<(u64, Option<usize>, String)>,
     binary: bool,
 }
@@ -175,6 +188,13 @@ impl Sink for FileSink<'_> {
 
     fn matched(&mut self, _: &Searcher, m: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
         self.count += 1;
+        let line = m.bytes().strip_suffix(b"\n").unwrap_or(m.bytes());
+        let mut n = 0usize;
+        let _ = self.matcher.find_iter(line, |_| {
+            n += 1;
+            true
+        });
+        self.matches += n.max(1);
         if !self.binary && self.lines.len() < self.max {
             let text = String::from_utf8_lossy(m.bytes());
             let text = text.trim_end_matches(['\n', '\r']);
@@ -265,7 +285,6 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
         ob.add(glob).map_err(|e| bad_glob(glob, &e))?;
         walker.overrides(ob.build().map_err(|_| Refusal::internal())?);
     }
-    let total = AtomicUsize::new(0);
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let seen: Mutex<(Vec<PathBuf>, Vec<PathBuf>)> = Mutex::new((Vec::new(), Vec::new()));
     let max = req.max;
@@ -276,11 +295,13 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
     let handle = &handle;
     walker.build_parallel().run(|| {
         let matcher = req.matcher.clone();
+        // Decoding is `sniff`'s alone (the one read_file uses); the searcher's own BOM
+        // sniffing and transcoding stay off.
         let mut searcher = SearcherBuilder::new()
             .binary_detection(BinaryDetection::convert(0))
+            .bom_sniffing(false)
             .line_number(true)
             .build();
-        let total = &total;
         let hits = &hits;
         let root = &req.root;
         let scope = &scope;
@@ -306,7 +327,7 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
             let Ok(file) = handle.open_read(inner) else {
                 return WalkState::Continue;
             };
-            match file.metadata() {
+            let len = match file.metadata() {
                 Ok(m) if size_cap && m.len() > MAX_FILE_BYTES => {
                     scope
                         .skipped
@@ -315,23 +336,26 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
                         .add(SkipRule::TooLarge, rel(root, entry.path()));
                     return WalkState::Continue;
                 }
-                Ok(_) => {}
+                Ok(m) => m.len(),
                 Err(_) => return WalkState::Continue,
-            }
+            };
             let mut sink = FileSink {
                 matcher: &matcher,
                 max,
                 count: 0,
+                matches: 0,
                 lines: Vec::new(),
                 binary: false,
             };
-            let _ = searcher.search_file(&matcher, &file, &mut sink);
+            let decoded = search_one(&mut searcher, &matcher, file, len, &mut sink);
             if sink.count > 0 {
-                total.fetch_add(if sink.binary { 1 } else { sink.count }, Ordering::Relaxed);
                 let fh = FileHits {
                     path: rel(root, entry.path()),
                     lines: sink.lines,
+                    matches: sink.matches,
+                    matching_lines: sink.count,
                     binary: sink.binary,
+                    decoded,
                 };
                 hits.lock().unwrap_or_else(PoisonError::into_inner).push(fh);
             }
@@ -341,17 +365,72 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
     let (paths, dirs) = seen.into_inner().unwrap_or_else(PoisonError::into_inner);
     let paths: HashSet<PathBuf> = paths.into_iter().collect();
     scope.count_ignored(&req.start, &paths, &dirs);
-    let total = total.into_inner();
     let mut files = hits.into_inner().unwrap_or_else(PoisonError::into_inner);
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(scope.annotate(render(files, total, max, &req.root, &req.start)))
+    Ok(scope.annotate(render(files, max, &req.root, &req.start)))
 }
 
-fn render(files: Vec<FileHits>, total: usize, max: usize, root: &Path, start: &Path) -> ToolOutput {
+/// Searches one opened file of `len` bytes into `sink` and returns the encoding it was
+/// decoded from when not UTF-8.
+///
+/// A file up to [`MAX_TEXT_BYTES`] is classified and decoded by [`sniff`], the function
+/// `read_file` uses, so both tools agree on what is text and what it says: decoded text is
+/// searched (line numbers are those of the decoded text), and a binary file is searched as
+/// raw bytes (NUL bytes as line breaks) only to say whether it matches. A larger file (only
+/// searched with `include_ignored`; `read_file` refuses it) is searched as raw bytes, with a
+/// NUL byte making it binary.
+fn search_one(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    mut file: std::fs::File,
+    len: u64,
+    sink: &mut FileSink<'_>,
+) -> Option<Encoding> {
+    use std::io::{Read, Seek};
+    if len > MAX_TEXT_BYTES {
+        let _ = searcher.search_file(matcher, &file, &mut *sink);
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    if (&mut file)
+        .take(MAX_TEXT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return None;
+    }
+    match sniff(bytes) {
+        Sniffed::Text { text, encoding, .. } => {
+            let _ = searcher.search_slice(matcher, text.as_bytes(), &mut *sink);
+            (encoding != Encoding::Utf8).then_some(encoding)
+        }
+        Sniffed::Binary { .. } => {
+            sink.binary = true;
+            if file.rewind().is_ok() {
+                let _ = searcher.search_file(matcher, &file, &mut *sink);
+            }
+            None
+        }
+    }
+}
+
+fn render(files: Vec<FileHits>, max: usize, root: &Path, start: &Path) -> ToolOutput {
     let file_count = files.len();
     let binary_files = files.iter().filter(|f| f.binary).count();
+    let total: usize = files.iter().map(|f| f.matches).sum();
+    let matching_lines: usize = files
+        .iter()
+        .filter(|f| !f.binary)
+        .map(|f| f.matching_lines)
+        .sum();
+    // What a complete list would show: every matching line, one line per binary file.
+    let entries = matching_lines + binary_files;
     let mut out = String::new();
     let mut shown = 0;
+    let decoded: Vec<(&str, Encoding)> = files
+        .iter()
+        .filter_map(|f| Some((f.path.as_str(), f.decoded?)))
+        .collect();
     'outer: for f in &files {
         if f.binary {
             if shown == max {
@@ -375,31 +454,54 @@ fn render(files: Vec<FileHits>, total: usize, max: usize, root: &Path, start: &P
             shown += 1;
         }
     }
-    let truncated = total > shown;
+    let truncated = entries > shown;
     let scope = match rel(root, start) {
         s if s.is_empty() => ".".to_string(),
         s => s,
     };
     if total == 0 {
         out = format!("No matches in \"{scope}\".");
-    } else if truncated {
-        out.push_str(&format!(
-            "[{total} matching lines in {file_count} files; showing the first {shown}. Narrow the \
-             search with path or glob, or a more specific pattern.]"
-        ));
-    } else if out.ends_with('\n') {
-        out.pop();
+    } else {
+        if !decoded.is_empty() {
+            let names: Vec<String> = decoded
+                .iter()
+                .map(|(p, e)| format!("{p} ({})", e.name()))
+                .collect();
+            out.push_str(&format!(
+                "[Decoded before searching, as read_file shows them (line numbers count lines of \
+                 the decoded text): {}.]\n",
+                names.join(", ")
+            ));
+        }
+        if truncated {
+            out.push_str(&format!(
+                "[{total} match{} on {matching_lines} line{} in {file_count} file{}; showing the \
+                 first {shown} lines. Narrow the search with path or glob, or a more specific \
+                 pattern.]",
+                if total == 1 { "" } else { "es" },
+                if matching_lines == 1 { "" } else { "s" },
+                if file_count == 1 { "" } else { "s" },
+            ));
+        } else if out.ends_with('\n') {
+            out.pop();
+        }
     }
+    let decoded_json: serde_json::Map<String, Value> = decoded
+        .iter()
+        .map(|(p, e)| ((*p).to_string(), json!(e.name())))
+        .collect();
     ToolOutput::new(out)
         .with("total_matches", total)
+        .with("matching_lines", matching_lines)
         .with("shown", shown)
         .with("files_with_matches", file_count)
         .with("binary_files_with_matches", binary_files)
+        .with("decoded", Value::Object(decoded_json))
         .with("truncated", truncated)
 }
 
 /// Runs a grep over `root` directly (benchmark entry point): `pattern` as a regex, every
-/// rule of the tool applied. Returns the total matching-line count.
+/// rule of the tool applied. Returns the total match count (`meta.total_matches`).
 pub fn grep_count(root: &Path, pattern: &str) -> Result<usize, Refusal> {
     let req = Request {
         root: root.to_path_buf(),

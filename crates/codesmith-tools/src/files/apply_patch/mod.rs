@@ -126,11 +126,22 @@ fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
             }
         }
     }
-    if let Err(refusal) = set_modes(&patch, &files, &mut lines) {
-        tx.rollback();
-        return Err(refusal);
-    }
-    Ok(summary(&changes, lines, metas, tx.created_dirs()))
+    let modes = match set_modes(&patch, &files) {
+        Ok(m) => m,
+        Err(refusal) => {
+            tx.rollback();
+            return Err(refusal);
+        }
+    };
+    Ok(summary(lines, metas, &modes, tx.created_dirs()))
+}
+
+/// A mode line of the patch as applied: the file and its permission bits before and after
+/// (equal when the file already had the mode).
+struct ModeSet {
+    path: String,
+    before: u32,
+    after: u32,
 }
 
 /// Applies the patch's git mode lines after its writes: `100755` adds the execute bits
@@ -139,7 +150,8 @@ fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
 ///
 /// Errors: `NOT_FOUND` for a mode change on a file that does not exist after the patch;
 /// `INTERNAL` when the mode cannot be set.
-fn set_modes(patch: &Patch, files: &Files, lines: &mut Vec<String>) -> Result<(), Refusal> {
+fn set_modes(patch: &Patch, files: &Files) -> Result<Vec<ModeSet>, Refusal> {
+    let mut out = Vec::new();
     use std::os::unix::fs::PermissionsExt;
     // Modes are changed with fchmod on descriptors opened below the workspace handle.
     let mut done: Vec<(std::fs::File, std::fs::Permissions)> = Vec::new();
@@ -178,10 +190,14 @@ fn set_modes(patch: &Patch, files: &Files, lines: &mut Vec<String>) -> Result<()
                 return Err(Refusal::internal());
             }
             done.push((file, before));
-            lines.push(format!("mode {} {:o} -> {:o}", path.rel, bits, after));
         }
+        out.push(ModeSet {
+            path: path.rel.clone(),
+            before: bits,
+            after,
+        });
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Resolves every path (containment), and rewrites the patch to the workspace-relative
@@ -273,7 +289,7 @@ fn write_one(
         FileChange::Add { path, content } => {
             let target = path_of(path)?;
             let old = files.loaded.get(path);
-            let report = tx.write(target, old, content)?;
+            let report = tx.write(target, old, content, None)?;
             let verb = if old.is_some() { "replaced" } else { "created" };
             Ok((
                 format!("{verb} {path}"),
@@ -288,24 +304,16 @@ fn write_one(
         } => {
             let dest = move_to.as_ref().unwrap_or(path);
             let old = files.loaded.get(path);
-            // A move keeps the file's mode (an executable script stays executable).
-            let mode = match move_to {
+            // A move keeps the file's mode and owner (an executable script stays
+            // executable).
+            let like = match move_to {
                 Some(_) => path_of(path)?
-                    .open_read()
-                    .and_then(|f| f.metadata())
-                    .ok()
-                    .map(|m| m.permissions()),
+                    .ownership()
+                    .map_err(|_| Refusal::internal())?,
                 None => None,
             };
             let target = path_of(dest)?;
-            let report = tx.write(target, old, new_content)?;
-            if let Some(mode) = mode {
-                // fchmod on a descriptor opened below the workspace handle.
-                target
-                    .open_read()
-                    .and_then(|f| f.set_permissions(mode))
-                    .map_err(|_| Refusal::internal())?;
-            }
+            let report = tx.write(target, old, new_content, like)?;
             if move_to.is_some() {
                 tx.remove(path_of(path)?)?;
             }
@@ -364,18 +372,47 @@ fn level_id(level: MatchLevel) -> &'static str {
     }
 }
 
+/// The result: one line and one `meta.files` entry per changed file. A mode change is
+/// named on its file's line (and entry) when the patch also wrote that file, and is a file
+/// change of its own otherwise; a mode line that changed nothing is reported as such and
+/// not counted.
 fn summary(
-    changes: &[FileChange],
-    lines: Vec<String>,
-    metas: Vec<Value>,
+    mut lines: Vec<String>,
+    mut metas: Vec<Value>,
+    modes: &[ModeSet],
     created: Vec<String>,
 ) -> ToolOutput {
-    let n = changes.len();
+    let mut unchanged = Vec::new();
+    for m in modes {
+        let written = metas
+            .iter()
+            .position(|f| f["moved_to"].as_str().or(f["path"].as_str()) == Some(m.path.as_str()));
+        if m.before == m.after {
+            if written.is_none() {
+                unchanged.push(format!("{} is already {:o}", m.path, m.after));
+            }
+            continue;
+        }
+        let note = format!("mode changed {} {:o} -> {:o}", m.path, m.before, m.after);
+        match written {
+            Some(i) => {
+                lines[i].push_str(&format!("; {note}"));
+                metas[i]["mode"] = json!(format!("{:o}", m.after));
+            }
+            None => {
+                lines.push(note);
+                metas.push(json!({"path": m.path, "action": "mode_changed",
+                                  "mode_before": format!("{:o}", m.before),
+                                  "mode": format!("{:o}", m.after)}));
+            }
+        }
+    }
+    let n = metas.len();
     let mut msg = format!(
         "Applied the patch ({n} file change{}):",
         if n == 1 { "" } else { "s" }
     );
-    for line in &lines {
+    for line in lines.iter().chain(&unchanged) {
         msg.push_str("\n  ");
         msg.push_str(line);
     }

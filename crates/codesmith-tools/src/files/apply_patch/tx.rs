@@ -5,6 +5,7 @@ use std::io::{self, Read};
 use std::path::PathBuf;
 
 use crate::files::commit::{WriteReport, commit_text};
+use crate::fs::beneath::Ownership;
 use crate::fs::paths::ResolvedPath;
 use crate::fs::text::TextFile;
 use crate::{Refusal, ToolContext};
@@ -13,6 +14,8 @@ struct Backup {
     path: ResolvedPath,
     /// Bytes before the first touch; `None` when nothing existed.
     bytes: Option<Vec<u8>>,
+    /// Its permission bits and owner before the first touch (restored with the bytes).
+    ownership: Option<Ownership>,
     /// Whether the session's read of it was fresh (restored after a rollback).
     was_fresh: bool,
 }
@@ -44,20 +47,24 @@ impl<'a> Tx<'a> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(_) => return Err(Refusal::internal()),
         };
+        let ownership = path.ownership().ok().flatten();
         self.backups.push(Backup {
             path: path.clone(),
             bytes,
+            ownership,
             was_fresh: self.ctx.freshness.is_fresh(&path.abs),
         });
         Ok(())
     }
 
-    /// Writes through the shared commit path (syntax gate, rustfmt, atomic write).
+    /// Writes through the shared commit path (syntax gate, rustfmt, atomic write); `like`
+    /// is the ownership a moved file brings along.
     pub(super) fn write(
         &mut self,
         path: &ResolvedPath,
         old: Option<&TextFile>,
         text: &str,
+        like: Option<Ownership>,
     ) -> Result<WriteReport, Refusal> {
         self.backup(path)?;
         let dirs = path.create_parents().map_err(|_| Refusal::internal())?;
@@ -65,7 +72,7 @@ impl<'a> Tx<'a> {
             let rel = relative_dir(path, &d);
             self.created.push((path.clone(), d, rel));
         }
-        commit_text(self.ctx, path, old, text)
+        commit_text(self.ctx, path, old, text, like)
     }
 
     pub(super) fn remove(&mut self, path: &ResolvedPath) -> Result<(), Refusal> {
@@ -86,7 +93,7 @@ impl<'a> Tx<'a> {
         for b in self.backups.into_iter().rev() {
             match b.bytes {
                 Some(bytes) => {
-                    if b.path.write_atomic(&bytes).is_ok() && b.was_fresh {
+                    if b.path.write_atomic_as(&bytes, b.ownership).is_ok() && b.was_fresh {
                         self.ctx.freshness.mark_fresh(&b.path.abs);
                     }
                 }

@@ -1,0 +1,169 @@
+//! File modes and owners across the writing tools. The umask is process-wide, so every
+//! test that depends on it lives in this binary and takes [`UMASK`] first.
+#![allow(clippy::unwrap_used, missing_docs)]
+#![cfg(unix)]
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::sync::Arc;
+
+use codesmith_tools::fs::beneath::Root;
+use codesmith_tools::{Registry, ToolContext, envelope_json, register_file_tools};
+use rustix::fs::Mode;
+use serde_json::{Value, json};
+
+static UMASK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Runs `f` with the process umask set to `mask`, then restores it.
+fn with_umask<T>(mask: u32, f: impl FnOnce() -> T) -> T {
+    let old = rustix::process::umask(Mode::from_raw_mode(mask));
+    let out = f();
+    rustix::process::umask(old);
+    out
+}
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+struct Ws {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    ctx: Arc<ToolContext>,
+    reg: Registry,
+}
+
+fn ws() -> Ws {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("ws")).unwrap();
+    let root = dir.path().join("ws").canonicalize().unwrap();
+    let ctx = Arc::new(ToolContext::new(root.clone(), dir.path().join("home")));
+    let mut reg = Registry::new();
+    register_file_tools(&mut reg);
+    Ws {
+        _dir: dir,
+        root,
+        ctx,
+        reg,
+    }
+}
+
+impl Ws {
+    async fn call(&self, tool: &str, args: Value) -> Value {
+        let t = self.reg.get(tool).unwrap();
+        let v = envelope_json(&t.call(&self.ctx, args).await);
+        assert_eq!(v["ok"], true, "{v}");
+        v
+    }
+
+    fn meta(&self, rel: &str) -> fs::Metadata {
+        fs::metadata(self.root.join(rel)).unwrap()
+    }
+
+    /// Puts `rel` with `mode`, owned (as root) by another user and group.
+    fn put_foreign(&self, rel: &str, content: &str, mode: u32) {
+        let p = self.root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, content).unwrap();
+        if is_root() {
+            std::os::unix::fs::chown(&p, Some(4321), Some(8765)).unwrap();
+        }
+        fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    fn assert_kept(&self, rel: &str, mode: u32) {
+        let m = self.meta(rel);
+        assert_eq!(m.mode() & 0o7777, mode, "{rel}");
+        if is_root() {
+            assert_eq!((m.uid(), m.gid()), (4321, 8765), "{rel}");
+        }
+    }
+}
+
+#[test]
+fn root_write_atomic_uses_the_umask_and_keeps_mode_and_owner() {
+    let _g = UMASK.blocking_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::open(&dir.path().canonicalize().unwrap()).unwrap();
+    let meta = |n: &str| fs::metadata(dir.path().join(n)).unwrap();
+    with_umask(0o002, || root.write_atomic(Path::new("a.txt"), b"a")).unwrap();
+    with_umask(0o077, || root.write_atomic(Path::new("b.txt"), b"b")).unwrap();
+    assert_eq!(meta("a.txt").mode() & 0o7777, 0o664);
+    assert_eq!(meta("b.txt").mode() & 0o7777, 0o600);
+    // A replaced file keeps its mode (setuid included, which chown would clear) and, as
+    // root, its owner and group, under any umask.
+    let p = dir.path().join("a.txt");
+    if is_root() {
+        std::os::unix::fs::chown(&p, Some(4321), Some(8765)).unwrap();
+    }
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o4750)).unwrap();
+    with_umask(0o077, || root.write_atomic(Path::new("a.txt"), b"new")).unwrap();
+    let m = meta("a.txt");
+    assert_eq!(m.mode() & 0o7777, 0o4750);
+    if is_root() {
+        assert_eq!((m.uid(), m.gid()), (4321, 8765));
+    }
+    assert_eq!(fs::read(&p).unwrap(), b"new");
+    // A move passes the source's ownership along.
+    let like = root.ownership(Path::new("a.txt")).unwrap().unwrap();
+    root.write_atomic_as(Path::new("c.txt"), b"c", Some(like))
+        .unwrap();
+    let c = meta("c.txt");
+    assert_eq!(c.mode() & 0o7777, 0o4750);
+    if is_root() {
+        assert_eq!((c.uid(), c.gid()), (4321, 8765));
+    }
+    assert_eq!(root.ownership(Path::new("none.txt")).unwrap(), None);
+}
+
+#[tokio::test]
+async fn new_files_from_every_tool_get_the_umask_default() {
+    let w = ws();
+    let _g = UMASK.lock().await;
+    let old = rustix::process::umask(Mode::from_raw_mode(0o002));
+    w.call("write_file", json!({"path": "w.txt", "content": "w\n"}))
+        .await;
+    w.call(
+        "apply_patch",
+        json!({"patch": "*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch\n"}),
+    )
+    .await;
+    rustix::process::umask(old);
+    assert_eq!(w.meta("w.txt").mode() & 0o7777, 0o664);
+    assert_eq!(w.meta("p.txt").mode() & 0o7777, 0o664);
+}
+
+#[tokio::test]
+async fn overwritten_edited_and_moved_files_keep_mode_and_owner() {
+    let w = ws();
+    let _g = UMASK.lock().await;
+    w.put_foreign("w.txt", "one\n", 0o640);
+    w.put_foreign("e.sh", "echo one\n", 0o750);
+    w.put_foreign("m.sh", "echo m\n", 0o710);
+    for p in ["w.txt", "e.sh", "m.sh"] {
+        w.call("read_file", json!({"path": p})).await;
+    }
+    w.call(
+        "write_file",
+        json!({"path": "w.txt", "content": "two\n", "overwrite": true}),
+    )
+    .await;
+    w.call(
+        "edit_file",
+        json!({"path": "e.sh", "search": "one", "replace": "two"}),
+    )
+    .await;
+    w.call(
+        "apply_patch",
+        json!({"patch": "*** Begin Patch\n*** Update File: m.sh\n*** Move to: bin/m2.sh\n@@\n-echo m\n+echo m2\n*** End Patch\n"}),
+    )
+    .await;
+    w.assert_kept("w.txt", 0o640);
+    w.assert_kept("e.sh", 0o750);
+    w.assert_kept("bin/m2.sh", 0o710);
+    assert_eq!(
+        fs::read_to_string(w.root.join("bin/m2.sh")).unwrap(),
+        "echo m2\n"
+    );
+}
