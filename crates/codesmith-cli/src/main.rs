@@ -1,5 +1,6 @@
 //! The `codesmith` binary.
 
+mod answer;
 mod args;
 mod commands;
 mod config;
