@@ -358,3 +358,63 @@ async fn slash_model_and_approval_rebuild_the_engine_in_the_same_session() {
         .count();
     assert_eq!(sessions, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_compact_shows_progress_can_be_interrupted_and_reports_once() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("First answer."))
+        .push(Scripted::text("Second answer."))
+        .push(Scripted::text("Third answer."))
+        .push(Scripted::text("SUMMARY never arrives").stall_before(15_000))
+        .push(Scripted::text("SUMMARY: the user asked three things."));
+    let ws = sb.ws();
+    let tmux = Tmux::start(&ui_command(&sb.home(), &ws, &server.base_url()));
+    tmux.wait_for("message, /help").await;
+    // A long first task, so that a summary is shorter than what it replaces.
+    let long = format!(
+        "first task {}",
+        "with many words to summarise later ".repeat(12)
+    );
+    for (task, answer) in [
+        (long.as_str(), "First answer."),
+        ("second task", "Second answer."),
+        ("third task", "Third answer."),
+    ] {
+        tmux.text(task);
+        tmux.keys(&["Enter"]);
+        tmux.wait_for(answer).await;
+        tmux.wait_for("message, /help").await;
+    }
+    tmux.text("/compact");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("compacting… Ctrl-C interrupts").await;
+    let status = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(status.contains(" compacting "), "{status}");
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("compaction interrupted: the session is unchanged")
+        .await;
+    tmux.wait_for("message, /help").await;
+    tmux.text("/compact");
+    tmux.keys(&["Enter"]);
+    let screen = tmux
+        .wait_for("compacted 2 earlier messages into a summary")
+        .await;
+    assert_eq!(screen.matches("compacted 2 earlier").count(), 1, "{screen}");
+    assert!(screen.contains("tokens"), "{screen}");
+    let transcript = std::fs::read_dir(sb.home().join("sessions"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect::<String>();
+    assert!(
+        transcript.contains("SUMMARY: the user asked"),
+        "{transcript}"
+    );
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+}

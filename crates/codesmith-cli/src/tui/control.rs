@@ -59,7 +59,7 @@ pub struct Facts<'a> {
 pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
     let busy = || {
         Reply::Lines(vec![
-            "a turn is running: wait for it to end or press Ctrl-C, then try again".to_string(),
+            "the engine is busy: wait for it to finish or press Ctrl-C, then try again".to_string(),
         ])
     };
     match cmd {
@@ -74,6 +74,7 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
         | Slash::Approval(Some(_))
         | Slash::Clear
         | Slash::Resume(Some(_))
+        | Slash::Compact
             if facts.running =>
         {
             busy()

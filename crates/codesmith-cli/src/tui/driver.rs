@@ -80,6 +80,8 @@ pub enum ToUi {
     Failed(String),
     /// Lines to show (the answer to a submission that is not a task).
     Lines(Vec<String>),
+    /// A `/compact` ended, was refused or was interrupted: the one line reporting it.
+    Compacted(String),
 }
 
 /// The handle the UI keeps.
@@ -183,16 +185,13 @@ async fn worker(
             Submission::Rebuild(r) => rebuild(current, &mut parts, r, &tx),
             Submission::Compact => {
                 let mut current = current;
-                let events = tx.clone();
-                let mut sink = move |e: Event| {
-                    let _ = events.send(ToUi::Event(e));
+                while irx.try_recv().is_ok() {}
+                // Dropping the compaction leaves the transcript as it was (it writes last).
+                let line = tokio::select! {
+                    outcome = current.compact() => compaction_line(outcome),
+                    _ = irx.recv() => "compaction interrupted: the session is unchanged".to_string(),
                 };
-                let line = match current.compact(&mut sink).await {
-                    Ok(0) => "nothing to compact yet: the session is still short".to_string(),
-                    Ok(n) => format!("compacted {n} earlier messages"),
-                    Err(e) => format!("compaction failed: {e}"),
-                };
-                let _ = tx.send(ToUi::Lines(vec![line]));
+                let _ = tx.send(ToUi::Compacted(line));
                 Ok(current)
             }
             Submission::Restore { turn, apply } => {
@@ -212,6 +211,44 @@ async fn worker(
                 break;
             }
         }
+    }
+}
+
+/// The one line that reports a `/compact`.
+fn compaction_line(
+    outcome: Result<codesmith_engine::Compaction, codesmith_engine::EngineError>,
+) -> String {
+    use codesmith_engine::Compaction;
+    match outcome {
+        Ok(Compaction::Compacted {
+            messages,
+            summary,
+            before,
+            after,
+        }) => format!(
+            "compacted {messages} earlier messages into {}: context ~{} → ~{} tokens",
+            if summary {
+                "a summary"
+            } else {
+                "a note (no summary could be had)"
+            },
+            crate::tui::status::compact(before),
+            crate::tui::status::compact(after),
+        ),
+        Ok(Compaction::Discarded {
+            messages,
+            before,
+            after,
+        }) => format!(
+            "compaction discarded: replacing {messages} earlier messages would have made the context larger              (~{} → ~{} tokens); the session is unchanged",
+            crate::tui::status::compact(before),
+            crate::tui::status::compact(after),
+        ),
+        Ok(Compaction::NothingToCompact) => {
+            "nothing to compact yet: the session is still short".to_string()
+        }
+        Ok(_) => "compaction finished".to_string(),
+        Err(e) => format!("compaction failed: {e}"),
     }
 }
 

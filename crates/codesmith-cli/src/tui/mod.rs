@@ -261,6 +261,7 @@ impl Ui {
             }
             driver::ToUi::Failed(message) => app.push(app::Entry::Error(message)),
             driver::ToUi::Lines(lines) => app.info(lines),
+            driver::ToUi::Compacted(line) => app.compaction_done(line),
         }
         if app.running {
             return None;
@@ -292,6 +293,9 @@ impl Ui {
                 return SlashDone::AwaitEngine;
             }
             control::Reply::Submit(submission) => {
+                if matches!(submission, driver::Submission::Compact) {
+                    self.app.start_compaction();
+                }
                 self.driver.send(submission);
                 return SlashDone::AwaitEngine;
             }

@@ -26,6 +26,7 @@ pub const INTERRUPTED: &str = "The turn was interrupted";
 /// How the transcript explains tool calls a previous run left without results (it was
 /// killed or crashed mid-turn).
 const PREVIOUS_RUN_ENDED: &str = "CodeSmith stopped";
+pub use recovery::Compaction;
 
 /// Settings of an engine, resolved once by the front end.
 #[derive(Debug, Clone)]
