@@ -23,7 +23,10 @@ async fn changed_since_turn_one() -> (tempfile::TempDir, PathBuf, PathBuf, Strin
     std::fs::create_dir_all(&ws).unwrap();
     let ws = ws.canonicalize().unwrap();
     std::fs::write(ws.join("a.txt"), "old\n").unwrap();
-    let session = Session::create(&home, &ws, "openai", "m").unwrap();
+    let mut session = Session::create(&home, &ws, "openai", "m").unwrap();
+    session
+        .push(codesmith_protocol::Message::user_text("change a.txt"))
+        .unwrap();
     let id = session.id().to_string();
     drop(session);
     snapshot::take(&home, &ws, &id, 1).await.unwrap();

@@ -296,7 +296,14 @@ async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
     let code = std::fs::read_to_string(ws.join("calc.py")).unwrap();
     assert!(code.contains("return a + b"), "{code}");
 
-    // `codesmith resume` picks that session up again.
+    // Opening the UI and leaving without a word writes no session...
+    let out = line_mode(&sb.home(), &flags, "/quit\n").await;
+    assert_eq!(out.status.code(), Some(0));
+    let sessions = std::fs::read_dir(sb.home().join("sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(sessions, 1, "an empty session was written");
+    // ...so `codesmith resume` picks up the conversation, not the empty visit.
     let mut resume = vec!["resume"];
     resume.extend_from_slice(&flags);
     let out = line_mode(&sb.home(), &resume, "go on\n").await;

@@ -297,11 +297,10 @@ async fn run_task(
             Ok(engine)
         }
         None => {
-            // The engine did not wind down in time: drop it (its commands die with it)
-            // and close the turn in the reopened transcript.
-            let id = engine.session().id().to_string();
-            drop(engine);
-            let mut session = Session::open(&parts.resolved.home, &id)?;
+            // The engine did not wind down in time: end it (its commands die with it)
+            // and close the turn in its transcript, which matches the file (every change
+            // is written before it is applied).
+            let mut session = engine.into_session();
             session.close_open_turn(codesmith_engine::INTERRUPTED)?;
             let _ = tx.send(ToUi::Interrupted);
             Ok(parts.engine(session))
@@ -353,7 +352,8 @@ fn rebuild(
     r: Rebuild,
     tx: &mpsc::UnboundedSender<ToUi>,
 ) -> anyhow::Result<Engine> {
-    let id = engine.session().id().to_string();
+    // The current session stays open (a new one is not on disk until it has a message).
+    let current = engine.into_session();
     let old = (parts.resolved.model.clone(), parts.resolved.approval);
     if let Some(model) = r.model {
         parts.resolved.model = model;
@@ -361,19 +361,19 @@ fn rebuild(
     if let Some(mode) = r.approval {
         parts.resolved.approval = mode;
     }
-    drop(engine);
     let home = parts.resolved.home.clone();
     let opened = match &r.session {
-        SessionChoice::Keep => Session::open(&home, &id).map_err(Into::into),
-        SessionChoice::New => parts.create_session(),
-        SessionChoice::Open(other) => Session::open(&home, other).map_err(Into::into),
+        SessionChoice::Keep => Ok(current),
+        SessionChoice::Open(other) if other == current.id() => Ok(current),
+        SessionChoice::New => parts.create_session().map_err(|e| (e, current)),
+        SessionChoice::Open(other) => Session::open(&home, other).map_err(|e| (e.into(), current)),
     };
     let session = match opened {
         Ok(s) => s,
-        Err(e) => {
+        Err((e, current)) => {
             (parts.resolved.model, parts.resolved.approval) = old;
             let _ = tx.send(ToUi::Failed(format!("{e:#}")));
-            return Ok(parts.engine(Session::open(&home, &id)?));
+            return Ok(parts.engine(current));
         }
     };
     let history = matches!(r.session, SessionChoice::Open(_)).then(|| session.messages().to_vec());

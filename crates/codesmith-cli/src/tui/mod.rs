@@ -163,6 +163,7 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         later_tx,
         later,
     };
+    let (home, workspace) = (ui.resolved.home.clone(), ui.resolved.workspace.clone());
     let session_id = ui.app.session_id.clone();
     let front = async move {
         if full_screen {
@@ -186,8 +187,11 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
             );
         }
     };
-    if matches!(exit, Exit::Ok) {
-        eprintln!("codesmith: session {session_id} saved; continue it with `codesmith resume`");
+    // A session without a conversation is never written, so there may be nothing to resume.
+    if matches!(exit, Exit::Ok)
+        && let Some(id) = codesmith_engine::session::latest_session_for(&home, &workspace)
+    {
+        eprintln!("codesmith: session {id} saved; continue it with `codesmith resume`");
     }
     exit
 }

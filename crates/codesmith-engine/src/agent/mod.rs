@@ -176,6 +176,14 @@ impl Engine {
         &self.session
     }
 
+    /// Ends the engine and hands back its session (still open and locked), for a front
+    /// end that rebuilds the engine with other settings. The session in memory always
+    /// matches its file: every change is written before it is applied, with no await
+    /// in between, so this holds even after a task future was dropped mid-way.
+    pub fn into_session(self) -> Session {
+        self.session
+    }
+
     /// Replaces the turn-snapshot settings (default: on, `git` from `PATH`).
     pub fn set_snapshot_settings(&mut self, settings: crate::snapshot::SnapshotSettings) {
         self.runtime.snapshots.settings = settings;
