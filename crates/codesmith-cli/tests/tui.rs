@@ -170,7 +170,8 @@ async fn tui_task_approval_edit_answer_and_quit() {
     let bodies = server.request_bodies();
     assert_eq!(bodies.len(), 4);
     assert!(bodies[3].to_string().contains("Ran 2 tests"));
-    // Ctrl-C twice on the idle prompt quits.
+    // Ctrl-C twice on the idle prompt quits (once the claim verifier's replay is over).
+    tmux.wait_for("message, /help").await;
     tmux.keys(&["C-c"]);
     tmux.wait_for("press Ctrl-C again to quit").await;
     tmux.keys(&["C-c"]);
@@ -422,6 +423,40 @@ async fn tui_compact_shows_progress_can_be_interrupted_and_reports_once() {
         transcript.contains("SUMMARY: the user asked"),
         "{transcript}"
     );
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_shows_its_recorded_usage() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("An answer.").usage(1_000, 234));
+    let ws = sb.ws();
+    let url = server.base_url();
+    let flags = [
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--provider",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "scripted",
+    ];
+    let out = line_mode(&sb.home(), &flags, "a question\n/quit\n").await;
+    assert_eq!(out.status.code(), Some(0));
+    let command =
+        ui_command(&sb.home(), &ws, &url).replacen(" --workspace", " resume --workspace", 1);
+    let tmux = Tmux::start(&command);
+    let screen = tmux.wait_for("message, /help").await;
+    let status = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(status.contains("1.2k tok"), "{status}");
+    assert!(!status.contains("ctx 0"), "{status}");
     tmux.text("/quit");
     tmux.keys(&["Enter"]);
 }

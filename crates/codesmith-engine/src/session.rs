@@ -22,7 +22,7 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use codesmith_protocol::{ContentBlock, Message, Role, ToolResult};
+use codesmith_protocol::{ContentBlock, Message, Role, ToolResult, Usage};
 use serde::{Deserialize, Serialize};
 
 /// One line of a session file.
@@ -527,6 +527,35 @@ fn has_conversation(path: &Path) -> bool {
             Ok(Record::Compaction { messages, .. }) => !messages.is_empty(),
             _ => false,
         })
+}
+
+/// The note kind that records one model round's usage (`{"turn": N, "usage": {...}}`).
+pub const USAGE_NOTE: &str = "usage";
+
+/// The usage a session file records: the sum over its model rounds, and the last
+/// round's (whose input plus output is how full the context was). Zero and `None` for
+/// a session that recorded none (or a file that cannot be read).
+pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
+    let mut total = Usage::default();
+    let mut last = None;
+    let Some(file) = open_session_file(session_file) else {
+        return (total, last);
+    };
+    for line in BufReader::new(file).lines().map_while(Result::ok) {
+        if !line.contains(USAGE_NOTE) {
+            continue;
+        }
+        if let Ok(Record::Note { kind, data }) = serde_json::from_str(&line)
+            && kind == USAGE_NOTE
+            && let Some(usage) = data
+                .get("usage")
+                .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
+        {
+            total.add(&usage);
+            last = Some(usage);
+        }
+    }
+    (total, last)
 }
 
 /// The provider and model a session was created with, read from its meta

@@ -680,3 +680,18 @@ async fn a_compaction_that_is_too_short_to_run_says_so() {
         Compaction::NothingToCompact
     );
 }
+
+#[tokio::test]
+async fn each_round_records_its_usage_for_a_resumed_session() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::tool_call("c1", "list_dir", "{}").usage(120, 7))
+        .push(Scripted::text("done").usage(150, 3));
+    let mut engine = rig.engine();
+    let outcome = engine.run_task("look", &mut |_| {}).await.unwrap();
+    let (total, last) = codesmith_engine::session::recorded_usage(engine.session().path());
+    assert_eq!(total, outcome.usage);
+    assert_eq!((total.input_tokens, total.output_tokens), (270, 10));
+    let last = last.unwrap();
+    assert_eq!((last.input_tokens, last.output_tokens), (150, 3));
+}

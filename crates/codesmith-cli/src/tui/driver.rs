@@ -7,7 +7,7 @@ use std::sync::Arc;
 use codesmith_engine::snapshot::{SideRepo, SnapshotSettings};
 use codesmith_engine::{Approver, Engine, Session, TaskStatus};
 use codesmith_policy::ApprovalMode;
-use codesmith_protocol::{Event, Message};
+use codesmith_protocol::{Event, Message, Usage};
 use codesmith_providers::Provider;
 use codesmith_tools::{CancellationToken, ToolContext};
 use tokio::sync::mpsc;
@@ -71,6 +71,9 @@ pub enum ToUi {
         session_id: String,
         /// The session's transcript, when another session was opened.
         history: Option<Vec<Message>>,
+        /// The usage the now-current session recorded (total, last round), when the
+        /// session changed.
+        usage: Option<(Usage, Option<Usage>)>,
         /// Model now in use.
         model: String,
         /// Approval mode now in use.
@@ -377,9 +380,12 @@ fn rebuild(
         }
     };
     let history = matches!(r.session, SessionChoice::Open(_)).then(|| session.messages().to_vec());
+    let usage = (!matches!(r.session, SessionChoice::Keep))
+        .then(|| codesmith_engine::session::recorded_usage(session.path()));
     let _ = tx.send(ToUi::Switched {
         session_id: session.id().to_string(),
         history,
+        usage,
         model: parts.resolved.model.clone(),
         approval: parts.resolved.approval,
     });

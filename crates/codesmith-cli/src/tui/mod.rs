@@ -123,6 +123,10 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         app.notice(notice);
     }
     app.session_id = session.id().to_string();
+    if start == Start::Latest {
+        let recorded = codesmith_engine::session::recorded_usage(session.path());
+        show_recorded_usage(&mut app.status, recorded);
+    }
     let history = session.messages().to_vec();
     let (ask_tx, asks) = mpsc::unbounded_channel();
     let mcp = setup::mcp_servers(&resolved.file, &resolved.workspace).await;
@@ -196,6 +200,15 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
     exit
 }
 
+/// Shows a session's recorded usage: its total, and the context fill of its last round.
+fn show_recorded_usage(
+    status: &mut status::Status,
+    (total, last): (codesmith_protocol::Usage, Option<codesmith_protocol::Usage>),
+) {
+    status.usage = total;
+    status.context_tokens = last.map_or(0, |u| u.input_tokens + u.output_tokens);
+}
+
 fn open_session(resolved: &Resolved, start: Start) -> anyhow::Result<Session> {
     match start {
         Start::New => Ok(Session::create(
@@ -245,9 +258,13 @@ impl Ui {
             driver::ToUi::Switched {
                 session_id,
                 history,
+                usage,
                 model,
                 approval,
             } => {
+                if let Some(recorded) = usage {
+                    show_recorded_usage(&mut app.status, recorded);
+                }
                 let changed_session = session_id != app.session_id;
                 if let Some(messages) = history {
                     app.clear_transcript();

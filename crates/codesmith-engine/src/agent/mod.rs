@@ -255,9 +255,7 @@ impl Engine {
         self.runtime.verify.begin_task();
         let mut usage = Usage::default();
         for turn in 1..=self.config.max_turns {
-            let estimated_input_tokens =
-                context::estimate_tokens(&self.config.system_prompt, self.session.messages())
-                    + self.catalog_tokens;
+            let estimated_input_tokens = self.estimate_input_tokens();
             sink(Event::TurnStarted {
                 turn,
                 estimated_input_tokens,
@@ -275,6 +273,11 @@ impl Engine {
             let refusal = response.refusal;
             let (message, final_text, calls) = assistant_message(response, sink);
             self.session.push(message)?;
+            // Recorded so a resumed session can show what it has used and how full it is.
+            self.session.note(
+                crate::session::USAGE_NOTE,
+                serde_json::json!({ "turn": turn, "usage": round_usage }),
+            )?;
             self.session.sync()?;
             sink(Event::TurnCompleted {
                 turn,
@@ -385,12 +388,9 @@ impl Engine {
         }
     }
 
-    /// One model request with retries, streaming deltas to `sink`.
-    async fn request(
-        &self,
-        sink: &mut (dyn FnMut(Event) + Send),
-    ) -> Result<AssistantResponse, ProviderError> {
-        let request = ChatRequest {
+    /// The next request: the session's transcript, the system prompt and the catalogue.
+    fn chat_request(&self) -> ChatRequest {
+        ChatRequest {
             model: self.config.model.clone(),
             system: self.config.system_prompt.clone(),
             messages: self.session.messages().to_vec(),
@@ -398,7 +398,27 @@ impl Engine {
             max_tokens: self.config.max_tokens,
             temperature: None,
             stop: Vec::new(),
-        };
+        }
+    }
+
+    /// Input tokens the next request is expected to cost: the provider's own estimate
+    /// when it has one (it knows how it renders the request), else about four bytes per
+    /// token of the system prompt, the transcript and the JSON catalogue.
+    fn estimate_input_tokens(&self) -> u64 {
+        self.provider
+            .estimate_input_tokens(&self.chat_request())
+            .unwrap_or_else(|| {
+                context::estimate_tokens(&self.config.system_prompt, self.session.messages())
+                    + self.catalog_tokens
+            })
+    }
+
+    /// One model request with retries, streaming deltas to `sink`.
+    async fn request(
+        &self,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<AssistantResponse, ProviderError> {
+        let request = self.chat_request();
         let mut on_notice = |notice: StreamNotice| sink(notice_event(notice));
         codesmith_providers::complete(
             self.provider.as_ref(),
