@@ -22,7 +22,7 @@ pub enum Progress {
         /// Whether a "thinking" line is currently shown.
         thinking_shown: bool,
         /// The answer text on stdout.
-        answer: AnswerStream<std::io::Stdout>,
+        answer: Box<AnswerStream<std::io::Stdout>>,
     },
 }
 
@@ -35,7 +35,7 @@ impl Progress {
             Progress::Human {
                 tty: std::io::stderr().is_terminal(),
                 thinking_shown: false,
-                answer: AnswerStream::stdout(),
+                answer: Box::new(AnswerStream::stdout()),
             }
         }
     }
