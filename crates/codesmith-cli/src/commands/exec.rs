@@ -50,7 +50,10 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         Ok(c) => c,
         Err(e) => return usage(e),
     };
-    if let Some(notice) = ctx.sandbox.unisolated_notice() {
+    if let Some(notice) = ctx
+        .sandbox
+        .unisolated_notice(&config::user_config_path(&resolved.home))
+    {
         // Once, at start: on stderr whatever the output mode, and as an event.
         if args.json {
             eprintln!("codesmith: {notice}");

@@ -105,7 +105,9 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         Err(e) => return usage(e),
     };
     let backend = ctx.sandbox.backend.clone();
-    let unisolated = ctx.sandbox.unisolated_notice();
+    let unisolated = ctx
+        .sandbox
+        .unisolated_notice(&config::user_config_path(&resolved.home));
     let theme = theme::Theme::new(match args.theme {
         Some(ThemeArg::Light) => theme::ThemeKind::Light,
         Some(ThemeArg::Dark) => theme::ThemeKind::Dark,
