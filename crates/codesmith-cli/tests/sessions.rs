@@ -116,7 +116,11 @@ async fn list_names_unreadable_files_and_torn_sessions() {
     let home = dir.path().join("home");
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
-    let session = Session::create(&home, &ws.canonicalize().unwrap(), "openai", "m").unwrap();
+    let mut session = Session::create(&home, &ws.canonicalize().unwrap(), "openai", "m").unwrap();
+    // A session file is created with its first message.
+    session
+        .push(codesmith_protocol::Message::user_text("hi"))
+        .unwrap();
     let id = session.id().to_string();
     drop(session);
     let sessions = home.join("sessions");
