@@ -6,7 +6,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// CodeSmith: a terminal coding agent that keeps even a cheap model from wrecking your repository.
 #[derive(Debug, Parser)]
-#[command(name = "codesmith", version, about)]
+#[command(
+    name = "codesmith",
+    version,
+    about,
+    after_help = "With no command, `codesmith` opens the interactive terminal UI in the current \
+                  directory (or --workspace DIR); `codesmith resume` reopens its last conversation."
+)]
 pub struct Cli {
     /// What to do (none: open the interactive terminal UI).
     #[command(subcommand)]
@@ -44,7 +50,7 @@ pub enum ThemeArg {
 pub enum Command {
     /// Run one task non-interactively and print the final answer.
     Exec(ExecArgs),
-    /// Run one tool call and print its result envelope as one JSON line.
+    /// Run one tool call and print its result envelope as one JSON line (--help lists the tools).
     Tool(ToolArgs),
     /// Serve the tools over MCP on stdio (`codesmith mcp list` shows the configured MCP
     /// servers instead).

@@ -307,9 +307,14 @@ pub fn project_dir(workspace: &Path, home: &Path) -> Option<PathBuf> {
     }
 }
 
+/// The user config file: `<home>/config.toml` (it may not exist).
+pub fn user_config_path(home: &Path) -> PathBuf {
+    home.join("config.toml")
+}
+
 /// Reads the user config; a missing file is an empty config.
 pub fn read_user_config(home: &Path) -> Result<FileConfig> {
-    let path = home.join("config.toml");
+    let path = user_config_path(home);
     match std::fs::read_to_string(&path) {
         Ok(text) => toml::from_str(&text)
             .with_context(|| format!("{} is not valid: fix or remove it", path.display())),

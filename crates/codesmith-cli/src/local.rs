@@ -19,11 +19,9 @@ pub async fn provider(
         let home = resolved.home.clone();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let fetch = tokio::task::spawn_blocking(move || {
-            let mut last_step = None;
+            let mut lines = crate::commands::model::Lines::default();
             codesmith_local::ensure_model(&home, &mut |p| {
-                let step = quarter_step(&p);
-                if step.is_none() || step != last_step {
-                    last_step = step;
+                if lines.worth_a_line(&p) {
                     let _ = tx.send(crate::commands::model::describe(&p));
                 }
             })
@@ -33,6 +31,10 @@ pub async fn provider(
         }
         match fetch.await {
             Ok(Ok(path)) => path,
+            // The download error says itself what failed and the ways out.
+            Ok(Err(e @ codesmith_local::LocalError::Download { .. })) => {
+                return Err(SetupError::Failed(anyhow::anyhow!("{e}")));
+            }
             Ok(Err(e)) => {
                 return Err(SetupError::Failed(anyhow::anyhow!(
                     "cannot prepare the embedded model: {e}"
@@ -66,17 +68,5 @@ pub async fn provider(
         Err(e) => Err(SetupError::Failed(anyhow::anyhow!(
             "the model load task failed: {e}"
         ))),
-    }
-}
-
-/// For long steps (extraction, conversion), which quarter of the work `p`
-/// reports, so only one notice per quarter is shown; `None` for the others.
-fn quarter_step(p: &codesmith_local::FetchProgress) -> Option<(u8, u64)> {
-    use codesmith_local::FetchProgress as P;
-    let quarter = |done: u64, total: u64| done.saturating_mul(4).checked_div(total).unwrap_or(4);
-    match p {
-        P::Extracting { done, total } => Some((0, quarter(*done, *total))),
-        P::Converting { done, total } => Some((1, quarter(*done as u64, *total as u64))),
-        _ => None,
     }
 }

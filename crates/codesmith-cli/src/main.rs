@@ -1,5 +1,6 @@
 //! The `codesmith` binary.
 
+mod answer;
 mod args;
 mod commands;
 mod config;
@@ -12,7 +13,7 @@ mod tui;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::args::Cli;
 
@@ -20,7 +21,16 @@ fn main() -> ExitCode {
     // Before anything reads a key: a command run without a sandbox (as another, non-root
     // user) must not read this process's environment or memory through /proc.
     codesmith_tools::sandbox::mark_non_dumpable();
-    let cli = Cli::parse();
+    let mut command = Cli::command();
+    // Listing the tools builds the catalogue, so only `codesmith tool ...` pays for it.
+    if std::env::args_os().skip(1).any(|a| a == "tool") {
+        command =
+            command.mut_subcommand("tool", |c| c.after_help(commands::tool::catalogue_help()));
+    }
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     // Orphans of the commands CodeSmith runs are re-parented here, so they can be found,
     // killed and reaped when their command ends (see codesmith_tools::shell).
     codesmith_tools::shell::become_child_subreaper();

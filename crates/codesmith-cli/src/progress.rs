@@ -1,4 +1,5 @@
-//! Showing a running task: JSON lines on stdout (`--json`) or human progress on stderr.
+//! Showing a running task: JSON lines on stdout (`--json`), or the answer streamed on
+//! stdout with human progress on stderr.
 
 use std::io::{IsTerminal, Write};
 
@@ -7,17 +8,21 @@ use codesmith_protocol::Event;
 
 use crate::tui::app::{error_line, key_argument};
 
+use crate::answer::AnswerStream;
+
 /// Where events go while a task runs.
 #[derive(Debug)]
 pub enum Progress {
     /// One JSON event per line on stdout.
     Json,
-    /// Human progress on stderr; the final answer goes to stdout at the end.
+    /// Human progress on stderr; the answer text streamed on stdout as it is generated.
     Human {
         /// Whether stderr is a terminal (enables the in-place thinking line).
         tty: bool,
         /// Whether a "thinking" line is currently shown.
         thinking_shown: bool,
+        /// The answer text on stdout.
+        answer: Box<AnswerStream<std::io::Stdout>>,
     },
 }
 
@@ -30,6 +35,7 @@ impl Progress {
             Progress::Human {
                 tty: std::io::stderr().is_terminal(),
                 thinking_shown: false,
+                answer: Box::new(AnswerStream::stdout()),
             }
         }
     }
@@ -47,17 +53,45 @@ impl Progress {
             Progress::Human {
                 tty,
                 thinking_shown,
-            } => human(event, *tty, thinking_shown),
+                answer,
+            } => match event {
+                Event::AssistantText { delta } => {
+                    clear_thinking(*tty, thinking_shown);
+                    answer.write_answer_delta(delta);
+                }
+                // Thinking text is not shown; the thinking line stays.
+                Event::Thinking { .. } => {}
+                Event::TurnCompleted { .. } => answer.end_line(),
+                _ => {
+                    // On a terminal the progress lines share the screen with the answer.
+                    if answer.is_live() {
+                        answer.end_line();
+                    }
+                    human(event, *tty, thinking_shown);
+                }
+            },
+        }
+    }
+
+    /// Ends the streamed answer (its last line), when the task is over.
+    pub fn end_answer(&mut self) {
+        if let Progress::Human { answer, .. } = self {
+            answer.end_line();
         }
     }
 }
 
-fn human(event: &Event, tty: bool, thinking_shown: &mut bool) {
-    let mut err = std::io::stderr().lock();
+/// Removes the in-place "thinking" line from stderr, if shown.
+fn clear_thinking(tty: bool, thinking_shown: &mut bool) {
     if *thinking_shown && tty {
-        let _ = write!(err, "\r\x1b[2K");
+        let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
         *thinking_shown = false;
     }
+}
+
+fn human(event: &Event, tty: bool, thinking_shown: &mut bool) {
+    clear_thinking(tty, thinking_shown);
+    let mut err = std::io::stderr().lock();
     // Everything quoted from the model, a tool, a file or a provider is made
     // safe first; CodeSmith's own colours are added after, on a terminal only.
     let paint = Paint::for_stderr(tty);

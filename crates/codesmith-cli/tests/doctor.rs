@@ -192,3 +192,58 @@ async fn analyze_failure_leaves_one_skipped_line() {
     assert_eq!(json.status.code(), out.status.code());
     assert!(v["findings"].is_array());
 }
+
+/// `codesmith doctor` with `PATH` set to `bin` only, run in `ws`; its output.
+fn doctor_with_path(bin: &Path, ws: &Path, home: &Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .arg("doctor")
+        .current_dir(ws)
+        .env("PATH", bin)
+        .env("CODESMITH_HOME", home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
+#[test]
+fn doctor_tells_bwrap_missing_from_bwrap_broken() {
+    let d = tempfile::tempdir().unwrap();
+    let (empty, broken, ws, home) = (
+        d.path().join("empty"),
+        d.path().join("broken"),
+        d.path().join("ws"),
+        d.path().join("home"),
+    );
+    for dir in [&empty, &broken, &ws, &home] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    // A bwrap that cannot create its namespaces, as in a locked-down container.
+    let fake = broken.join("bwrap");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let missing = doctor_with_path(&empty, &ws, &home);
+    assert!(missing.contains("bwrap is not installed"), "{missing}");
+    assert!(missing.contains("apt-get install bubblewrap"), "{missing}");
+    assert!(!missing.contains("does not work here"), "{missing}");
+
+    let not_working = doctor_with_path(&broken, &ws, &home);
+    assert!(
+        not_working.contains("bwrap is installed") && not_working.contains("does not work here"),
+        "{not_working}"
+    );
+    assert!(
+        not_working.contains("No permissions to create new namespace"),
+        "{not_working}"
+    );
+    assert!(
+        !not_working.contains("bwrap is not installed"),
+        "{not_working}"
+    );
+}

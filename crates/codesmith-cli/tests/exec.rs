@@ -462,3 +462,128 @@ async fn reasoning_replay_is_the_users_choice() {
         "{stderr}"
     );
 }
+
+/// Reads `stdout` until `want` has arrived; returns what was read and whether the process
+/// was still running at that moment (the answer streamed, not printed at the end).
+async fn read_until_while_running(child: &mut tokio::process::Child, want: &str) -> (String, bool) {
+    use tokio::io::AsyncReadExt;
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = std::time::Duration::from_secs(30);
+    tokio::time::timeout(deadline, async {
+        while !String::from_utf8_lossy(&seen).contains(want) {
+            let n = stdout.read(&mut buf).await.unwrap();
+            assert!(
+                n > 0,
+                "stdout closed before {want:?}: {:?}",
+                String::from_utf8_lossy(&seen)
+            );
+            seen.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await
+    .expect("the answer never arrived");
+    let running = child.try_wait().unwrap().is_none();
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(deadline, stdout.read_to_end(&mut rest)).await;
+    seen.extend_from_slice(&rest);
+    (String::from_utf8_lossy(&seen).into_owned(), running)
+}
+
+fn exec_args(ws: &std::path::Path, base_url: &str) -> Vec<String> {
+    [
+        "exec",
+        "-w",
+        ws.to_str().unwrap(),
+        "--provider",
+        "openai",
+        "--base-url",
+        base_url,
+        "hi",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Piped, the answer is written a whole line at a time as each line ends: the first line
+/// is readable while the model is still generating the second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn piped_exec_prints_the_answer_line_by_line_as_it_streams() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    // "The first line.\n" is one 16-character delta; then the model pauses.
+    server.push(
+        Scripted::text("The first line.\nThe second line.")
+            .chunk_chars(16)
+            .stall_after(1, 2_500),
+    );
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args(exec_args(&sb.ws(), &server.base_url()))
+        .env("CODESMITH_HOME", sb.home())
+        .env("OPENAI_API_KEY", "sk-test")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (stdout, running) = read_until_while_running(&mut child, "The first line.\n").await;
+    assert!(running, "the first line came only after the process ended");
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+    // Each line once, the last one ended, nothing printed again at the end.
+    assert_eq!(stdout, "The first line.\nThe second line.\n");
+}
+
+/// In a terminal, the answer appears as it is generated, before its line is complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_in_a_terminal_shows_the_answer_as_it_is_generated() {
+    let has_script = std::process::Command::new("script")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_script {
+        eprintln!("skipped: `script` (util-linux) is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(
+        Scripted::text("Half a line, then more.")
+            .chunk_chars(12)
+            .stall_after(1, 2_500),
+    );
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let mut inner = quote(env!("CARGO_BIN_EXE_codesmith"));
+    for arg in exec_args(&sb.ws(), &server.base_url()) {
+        inner.push(' ');
+        inner.push_str(&quote(&arg));
+    }
+    let mut child = tokio::process::Command::new("script")
+        .args(["-qec", &inner, "/dev/null"])
+        .env("CODESMITH_HOME", sb.home())
+        .env("OPENAI_API_KEY", "sk-test")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let (screen, running) = read_until_while_running(&mut child, "Half a line,").await;
+    assert!(running, "the first words came only after the process ended");
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{screen}");
+    assert_eq!(
+        screen.matches("Half a line, then more.").count(),
+        1,
+        "{screen}"
+    );
+}

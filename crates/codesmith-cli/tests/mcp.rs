@@ -59,7 +59,7 @@ fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
 }
 
 fn python_mcp_available() -> bool {
-    Command::new("python3")
+    Command::new(codesmith_testkit::mcp_python())
         .args(["-c", "import mcp, anyio"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -137,7 +137,7 @@ fn run_python_client(dangerous: &str) -> (Value, Scratch) {
     std::fs::write(&script, CLIENT).unwrap();
     let out_path = scratch.path().join("out.json");
 
-    let mut child = Command::new("python3")
+    let mut child = Command::new(codesmith_testkit::mcp_python())
         .arg(&script)
         .arg(BIN)
         .args([&workspace, &home, &out_path])
@@ -423,7 +423,7 @@ fn python_sdk_cancellation_kills_the_running_command() {
     std::fs::write(&script, CANCEL_CLIENT).unwrap();
     let out_path = scratch.path().join("out.json");
     let command = "setsid sleep 48 & touch started; sleep 2; touch marker";
-    let mut child = Command::new("python3")
+    let mut child = Command::new(codesmith_testkit::mcp_python())
         .arg(&script)
         .arg(BIN)
         .args([&workspace, &home, &out_path])

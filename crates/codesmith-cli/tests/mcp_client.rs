@@ -16,7 +16,7 @@ use serde_json::Value;
 use common::{Sandbox, codesmith, codesmith_with_env};
 
 fn python_mcp_available() -> bool {
-    std::process::Command::new("python3")
+    std::process::Command::new(codesmith_testkit::mcp_python())
         .args(["-c", "import mcp.server.fastmcp, anyio"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -53,7 +53,8 @@ fn fx_sandbox(fx_extra: &str, extra: &str) -> (Sandbox, PathBuf) {
 /// Writes the user config with the fixture server `fx` (plus `extra` TOML).
 fn configure(home: &Path, markers: &Path, fx_extra: &str, extra: &str) {
     let config = format!(
-        "[mcp_servers.fx]\ncommand = \"python3\"\nargs = [{:?}, {:?}]\nstartup_timeout_secs = 20\n{fx_extra}\n{extra}",
+        "[mcp_servers.fx]\ncommand = {:?}\nargs = [{:?}, {:?}]\nstartup_timeout_secs = 20\n{fx_extra}\n{extra}",
+        codesmith_testkit::mcp_python().to_str().unwrap(),
         fixture().to_str().unwrap(),
         markers.to_str().unwrap(),
     );
@@ -356,7 +357,8 @@ async fn sixty_tools_are_deferred_and_activation_only_appends() {
     std::fs::write(
         sb.home().join("config.toml"),
         format!(
-            "[mcp_servers.many]\ncommand = \"python3\"\nargs = [{:?}]\nstartup_timeout_secs = 20\n",
+            "[mcp_servers.many]\ncommand = {:?}\nargs = [{:?}]\nstartup_timeout_secs = 20\n",
+            codesmith_testkit::mcp_python().to_str().unwrap(),
             many.to_str().unwrap()
         ),
     )

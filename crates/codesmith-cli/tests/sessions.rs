@@ -23,7 +23,10 @@ async fn changed_since_turn_one() -> (tempfile::TempDir, PathBuf, PathBuf, Strin
     std::fs::create_dir_all(&ws).unwrap();
     let ws = ws.canonicalize().unwrap();
     std::fs::write(ws.join("a.txt"), "old\n").unwrap();
-    let session = Session::create(&home, &ws, "openai", "m").unwrap();
+    let mut session = Session::create(&home, &ws, "openai", "m").unwrap();
+    session
+        .push(codesmith_protocol::Message::user_text("change a.txt"))
+        .unwrap();
     let id = session.id().to_string();
     drop(session);
     snapshot::take(&home, &ws, &id, 1).await.unwrap();
@@ -113,7 +116,11 @@ async fn list_names_unreadable_files_and_torn_sessions() {
     let home = dir.path().join("home");
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
-    let session = Session::create(&home, &ws.canonicalize().unwrap(), "openai", "m").unwrap();
+    let mut session = Session::create(&home, &ws.canonicalize().unwrap(), "openai", "m").unwrap();
+    // A session file is created with its first message.
+    session
+        .push(codesmith_protocol::Message::user_text("hi"))
+        .unwrap();
     let id = session.id().to_string();
     drop(session);
     let sessions = home.join("sessions");

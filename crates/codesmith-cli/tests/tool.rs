@@ -239,3 +239,47 @@ fn arguments_naming_a_key_twice_are_a_usage_error() {
     assert!(stderr.contains("duplicate key `path`"), "{stderr}");
     assert!(!dir.path().join("a.txt").exists() && !dir.path().join("b.txt").exists());
 }
+
+fn run_bin(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn help_lists_the_tools_and_says_what_no_command_does() {
+    let out = run_bin(&["tool", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    let tool_lines: Vec<&str> = help
+        .lines()
+        .filter(|l| l.starts_with("  read_file ") || l.starts_with("  exec_shell "))
+        .collect();
+    assert_eq!(tool_lines.len(), 2, "{help}");
+    assert!(tool_lines[0].contains("Run one shell command"), "{help}");
+
+    let out = run_bin(&["--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("With no command, `codesmith` opens the interactive terminal UI"),
+        "{help}"
+    );
+}
+
+#[test]
+fn an_unknown_tool_name_gets_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args(["tool", "raed_file", "--workspace"])
+        .arg(dir.path().join("ws"))
+        .env("CODESMITH_HOME", dir.path().join("h"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("did you mean read_file?"), "{stderr}");
+}

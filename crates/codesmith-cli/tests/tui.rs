@@ -170,7 +170,8 @@ async fn tui_task_approval_edit_answer_and_quit() {
     let bodies = server.request_bodies();
     assert_eq!(bodies.len(), 4);
     assert!(bodies[3].to_string().contains("Ran 2 tests"));
-    // Ctrl-C twice on the idle prompt quits.
+    // Ctrl-C twice on the idle prompt quits (once the claim verifier's replay is over).
+    tmux.wait_for("message, /help").await;
     tmux.keys(&["C-c"]);
     tmux.wait_for("press Ctrl-C again to quit").await;
     tmux.keys(&["C-c"]);
@@ -296,7 +297,14 @@ async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
     let code = std::fs::read_to_string(ws.join("calc.py")).unwrap();
     assert!(code.contains("return a + b"), "{code}");
 
-    // `codesmith resume` picks that session up again.
+    // Opening the UI and leaving without a word writes no session...
+    let out = line_mode(&sb.home(), &flags, "/quit\n").await;
+    assert_eq!(out.status.code(), Some(0));
+    let sessions = std::fs::read_dir(sb.home().join("sessions"))
+        .unwrap()
+        .count();
+    assert_eq!(sessions, 1, "an empty session was written");
+    // ...so `codesmith resume` picks up the conversation, not the empty visit.
     let mut resume = vec!["resume"];
     resume.extend_from_slice(&flags);
     let out = line_mode(&sb.home(), &resume, "go on\n").await;
@@ -357,4 +365,98 @@ async fn slash_model_and_approval_rebuild_the_engine_in_the_same_session() {
         .unwrap()
         .count();
     assert_eq!(sessions, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_compact_shows_progress_can_be_interrupted_and_reports_once() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("First answer."))
+        .push(Scripted::text("Second answer."))
+        .push(Scripted::text("Third answer."))
+        .push(Scripted::text("SUMMARY never arrives").stall_before(15_000))
+        .push(Scripted::text("SUMMARY: the user asked three things."));
+    let ws = sb.ws();
+    let tmux = Tmux::start(&ui_command(&sb.home(), &ws, &server.base_url()));
+    tmux.wait_for("message, /help").await;
+    // A long first task, so that a summary is shorter than what it replaces.
+    let long = format!(
+        "first task {}",
+        "with many words to summarise later ".repeat(12)
+    );
+    for (task, answer) in [
+        (long.as_str(), "First answer."),
+        ("second task", "Second answer."),
+        ("third task", "Third answer."),
+    ] {
+        tmux.text(task);
+        tmux.keys(&["Enter"]);
+        tmux.wait_for(answer).await;
+        tmux.wait_for("message, /help").await;
+    }
+    tmux.text("/compact");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("compacting… Ctrl-C interrupts").await;
+    let status = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(status.contains(" compacting "), "{status}");
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("compaction interrupted: the session is unchanged")
+        .await;
+    tmux.wait_for("message, /help").await;
+    tmux.text("/compact");
+    tmux.keys(&["Enter"]);
+    let screen = tmux
+        .wait_for("compacted 2 earlier messages into a summary")
+        .await;
+    assert_eq!(screen.matches("compacted 2 earlier").count(), 1, "{screen}");
+    assert!(screen.contains("tokens"), "{screen}");
+    let transcript = std::fs::read_dir(sb.home().join("sessions"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect::<String>();
+    assert!(
+        transcript.contains("SUMMARY: the user asked"),
+        "{transcript}"
+    );
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_shows_its_recorded_usage() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("An answer.").usage(1_000, 234));
+    let ws = sb.ws();
+    let url = server.base_url();
+    let flags = [
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--provider",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "scripted",
+    ];
+    let out = line_mode(&sb.home(), &flags, "a question\n/quit\n").await;
+    assert_eq!(out.status.code(), Some(0));
+    let command =
+        ui_command(&sb.home(), &ws, &url).replacen(" --workspace", " resume --workspace", 1);
+    let tmux = Tmux::start(&command);
+    let screen = tmux.wait_for("message, /help").await;
+    let status = screen.lines().rev().find(|l| !l.trim().is_empty()).unwrap();
+    assert!(status.contains("1.2k tok"), "{status}");
+    assert!(!status.contains("ctx 0"), "{status}");
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
 }

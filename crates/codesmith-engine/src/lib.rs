@@ -21,7 +21,8 @@ pub mod snapshot;
 pub mod verify;
 
 pub use agent::{
-    Engine, EngineConfig, EngineError, INTERRUPTED, INTERRUPTION_NOTE, TaskOutcome, TaskStatus,
+    Compaction, Engine, EngineConfig, EngineError, INTERRUPTED, INTERRUPTION_NOTE, TaskOutcome,
+    TaskStatus,
 };
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};

@@ -13,13 +13,16 @@
 //! UTF-8 or not a record is skipped. Each repair leaves a notice
 //! ([`Session::take_notices`]). The file is locked while a process holds the
 //! session.
+//!
+//! A new session is written only when it gets its first message or note: opening a
+//! session and leaving without a word leaves no file behind.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use codesmith_protocol::{ContentBlock, Message, Role, ToolResult};
+use codesmith_protocol::{ContentBlock, Message, Role, ToolResult, Usage};
 use serde::{Deserialize, Serialize};
 
 /// One line of a session file.
@@ -89,7 +92,8 @@ pub enum SessionError {
 pub struct Session {
     id: String,
     path: PathBuf,
-    file: File,
+    /// The open, locked file; `None` for a new session nothing was written to yet.
+    file: Option<File>,
     meta: Record,
     messages: Vec<Message>,
     notices: Vec<String>,
@@ -101,31 +105,21 @@ pub fn sessions_dir(home: &Path) -> PathBuf {
 }
 
 impl Session {
-    /// Creates a new session under `home` and writes its meta line.
+    /// Creates a new session under `home`, in memory only: the file (with its meta
+    /// line) is written when the first message or note arrives
+    /// ([`Session::is_saved`]).
     ///
     /// # Errors
-    /// [`SessionError::Io`] when the directory or file cannot be created.
+    /// None today; the signature keeps [`SessionError`] for the callers' sake.
     pub fn create(
         home: &Path,
         workspace: &Path,
         provider: &str,
         model: &str,
     ) -> Result<Self, SessionError> {
-        let dir = sessions_dir(home);
-        codesmith_tools::private::create_dir_all(&dir)?;
         let created_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         let id = new_session_id();
-        let path = dir.join(format!("{id}.jsonl"));
-        // The meta line is written under a temporary name and the file renamed into
-        // place, so a session file never exists without its meta line (a process killed
-        // in between leaves only the temporary file).
-        let staging = dir.join(format!(".{id}.jsonl.new"));
-        let file = codesmith_tools::private::open_options()
-            .create_new(true)
-            .read(true)
-            .append(true)
-            .open(&staging)?;
-        lock(&file, &id)?;
+        let path = sessions_dir(home).join(format!("{id}.jsonl"));
         let meta = Record::Meta {
             session_id: id.clone(),
             created_at,
@@ -133,25 +127,50 @@ impl Session {
             provider: provider.to_string(),
             model: model.to_string(),
         };
-        let mut session = Session {
+        Ok(Session {
             id,
-            path: path.clone(),
-            file,
-            meta: meta.clone(),
+            path,
+            file: None,
+            meta,
             messages: Vec::new(),
             notices: Vec::new(),
-        };
-        session.write(&meta)?;
-        session.sync()?;
-        if path.exists() {
+        })
+    }
+
+    /// Whether the session is on disk (it has had a message or a note).
+    pub fn is_saved(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Creates the session file with its meta line. The meta line is written under a
+    /// temporary name, synced, and the file renamed into place, so a session file never
+    /// exists without its meta line (a process killed in between leaves only the
+    /// temporary file).
+    fn create_file(&self) -> Result<File, SessionError> {
+        // `path` is always `<sessions dir>/<id>.jsonl`.
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        codesmith_tools::private::create_dir_all(dir)?;
+        let staging = dir.join(format!(".{}.jsonl.new", self.id));
+        let mut file = codesmith_tools::private::open_options()
+            .create_new(true)
+            .read(true)
+            .append(true)
+            .open(&staging)?;
+        lock(&file, &self.id)?;
+        let written = write_record(&mut file, &self.meta).and_then(|()| Ok(file.sync_data()?));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&staging);
+            return Err(e);
+        }
+        if self.path.exists() {
             let _ = fs::remove_file(&staging);
             return Err(SessionError::Io(std::io::Error::new(
                 std::io::ErrorKind::AlreadyExists,
-                format!("session file {} exists already", path.display()),
+                format!("session file {} exists already", self.path.display()),
             )));
         }
-        fs::rename(&staging, &path)?;
-        Ok(session)
+        fs::rename(&staging, &self.path)?;
+        Ok(file)
     }
 
     /// Opens an existing session for appending, loading its messages.
@@ -229,7 +248,7 @@ impl Session {
         Ok(Session {
             id: id.to_string(),
             path,
-            file,
+            file: Some(file),
             meta,
             messages,
             notices,
@@ -366,36 +385,52 @@ impl Session {
     /// # Errors
     /// [`SessionError::Io`].
     pub fn sync(&mut self) -> Result<(), SessionError> {
-        self.file.sync_data()?;
-        Ok(())
-    }
-
-    /// Appends one record as one `write(2)` of the whole line, so a process
-    /// killed at any moment leaves either the whole line or a torn tail that
-    /// the next open cuts off. A short write is undone before the error is
-    /// returned.
-    fn write(&mut self, record: &Record) -> Result<(), SessionError> {
-        let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
-        line.push(b'\n');
-        let before = self.file.metadata()?.len();
-        let written = self.file.write(&line)?;
-        if written != line.len() {
-            let _ = self.file.set_len(before);
-            return Err(SessionError::Io(std::io::Error::new(
-                std::io::ErrorKind::WriteZero,
-                format!(
-                    "short write to the session file ({written} of {} bytes)",
-                    line.len()
-                ),
-            )));
+        if let Some(file) = &self.file {
+            file.sync_data()?;
         }
         Ok(())
     }
+
+    /// Appends one record (see [`write_record`]); the first record of a new session
+    /// creates its file first.
+    fn write(&mut self, record: &Record) -> Result<(), SessionError> {
+        let file = match &mut self.file {
+            Some(file) => file,
+            None => {
+                let file = self.create_file()?;
+                self.file.insert(file)
+            }
+        };
+        write_record(file, record)
+    }
+}
+
+/// Appends one record as one `write(2)` of the whole line, so a process killed at any
+/// moment leaves either the whole line or a torn tail that the next open cuts off. A
+/// short write is undone before the error is returned.
+fn write_record(file: &mut File, record: &Record) -> Result<(), SessionError> {
+    let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    let before = file.metadata()?.len();
+    let written = file.write(&line)?;
+    if written != line.len() {
+        let _ = file.set_len(before);
+        return Err(SessionError::Io(std::io::Error::new(
+            std::io::ErrorKind::WriteZero,
+            format!(
+                "short write to the session file ({written} of {} bytes)",
+                line.len()
+            ),
+        )));
+    }
+    Ok(())
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        let _ = self.file.sync_data();
+        if let Some(file) = &self.file {
+            let _ = file.sync_data();
+        }
     }
 }
 
@@ -446,10 +481,11 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
     bytes.iter().position(|&b| b == b'\n')
 }
 
-/// The id of the most recently modified session whose workspace is `workspace`.
+/// The id of the most recently modified session whose workspace is `workspace` and
+/// that holds a conversation (at least one message); sessions left empty are skipped.
 pub fn latest_session_for(home: &Path, workspace: &Path) -> Option<String> {
     let want = workspace.display().to_string();
-    let mut best: Option<(SystemTime, String)> = None;
+    let mut candidates: Vec<(SystemTime, String, PathBuf)> = Vec::new();
     for entry in fs::read_dir(sessions_dir(home)).ok()?.flatten() {
         let path = entry.path();
         let Some(id) = path
@@ -465,16 +501,61 @@ pub fn latest_session_for(home: &Path, workspace: &Path) -> Option<String> {
         let Ok(modified) = entry.metadata().and_then(|m| m.modified()) else {
             continue;
         };
-        if best.as_ref().is_some_and(|(t, _)| *t >= modified) {
-            continue;
-        }
         if first_record(&path)
             .is_some_and(|r| matches!(r, Record::Meta { workspace, .. } if workspace == want))
         {
-            best = Some((modified, id));
+            candidates.push((modified, id, path));
         }
     }
-    best.map(|(_, id)| id)
+    candidates.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
+    candidates
+        .into_iter()
+        .find(|(_, _, path)| has_conversation(path))
+        .map(|(_, id, _)| id)
+}
+
+/// Whether the session file holds at least one message (directly or in a compaction).
+fn has_conversation(path: &Path) -> bool {
+    let Some(file) = open_session_file(path) else {
+        return false;
+    };
+    BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| match serde_json::from_str::<Record>(&line) {
+            Ok(Record::Message { .. }) => true,
+            Ok(Record::Compaction { messages, .. }) => !messages.is_empty(),
+            _ => false,
+        })
+}
+
+/// The note kind that records one model round's usage (`{"turn": N, "usage": {...}}`).
+pub const USAGE_NOTE: &str = "usage";
+
+/// The usage a session file records: the sum over its model rounds, and the last
+/// round's (whose input plus output is how full the context was). Zero and `None` for
+/// a session that recorded none (or a file that cannot be read).
+pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
+    let mut total = Usage::default();
+    let mut last = None;
+    let Some(file) = open_session_file(session_file) else {
+        return (total, last);
+    };
+    for line in BufReader::new(file).lines().map_while(Result::ok) {
+        if !line.contains(USAGE_NOTE) {
+            continue;
+        }
+        if let Ok(Record::Note { kind, data }) = serde_json::from_str(&line)
+            && kind == USAGE_NOTE
+            && let Some(usage) = data
+                .get("usage")
+                .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
+        {
+            total.add(&usage);
+            last = Some(usage);
+        }
+    }
+    (total, last)
 }
 
 /// The provider and model a session was created with, read from its meta
@@ -600,7 +681,9 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let home = tempfile::tempdir().unwrap();
         let ch = home.path().join("csh");
-        let s = Session::create(&ch, Path::new("/work/ws"), "openai", "m").unwrap();
+        let mut s = Session::create(&ch, Path::new("/work/ws"), "openai", "m").unwrap();
+        // The file is created with the first message.
+        s.push(Message::user_text("hi")).unwrap();
         let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&ch), 0o700);
         assert_eq!(mode(&sessions_dir(&ch)), 0o700);
@@ -750,11 +833,49 @@ mod tests {
     #[test]
     fn an_open_session_cannot_be_opened_twice() {
         let home = tempfile::tempdir().unwrap();
-        let s = Session::create(home.path(), Path::new("/w"), "local", "m").unwrap();
+        let mut s = Session::create(home.path(), Path::new("/w"), "local", "m").unwrap();
+        s.push(Message::user_text("hi")).unwrap();
         assert!(matches!(
             Session::open(home.path(), s.id()),
             Err(SessionError::Busy(_))
         ));
+    }
+
+    #[test]
+    fn an_empty_session_is_never_written_and_never_resumed() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = Path::new("/w");
+        let mut talked = Session::create(home.path(), ws, "openai", "m").unwrap();
+        talked.push(Message::user_text("a real question")).unwrap();
+        let talked_id = talked.id().to_string();
+        drop(talked);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // Opened and left without a word: nothing on disk.
+        let empty = Session::create(home.path(), ws, "openai", "m").unwrap();
+        assert!(!empty.is_saved());
+        let empty_path = empty.path().to_path_buf();
+        drop(empty);
+        assert!(!empty_path.exists());
+        // An empty file left by an older version, newer than the conversation: skipped.
+        let old_style = sessions_dir(home.path()).join("20991231-000000-000000.jsonl");
+        fs::write(
+            &old_style,
+            r#"{"type":"meta","session_id":"20991231-000000-000000","created_at":"2099-12-31T00:00:00Z","workspace":"/w","provider":"openai","model":"m"}"#.to_string() + "\n",
+        )
+        .unwrap();
+        assert_eq!(
+            latest_session_for(home.path(), ws).as_deref(),
+            Some(talked_id.as_str())
+        );
+        // A note alone (a session that only recorded a turn number) is no conversation either.
+        let mut noted = Session::create(home.path(), ws, "openai", "m").unwrap();
+        noted.note("turn", serde_json::json!({"turn": 1})).unwrap();
+        assert!(noted.is_saved());
+        drop(noted);
+        assert_eq!(
+            latest_session_for(home.path(), ws).as_deref(),
+            Some(talked_id.as_str())
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 mod common;
 
-use codesmith_engine::{Engine, TaskOutcome, TaskStatus};
+use codesmith_engine::{Compaction, Engine, TaskOutcome, TaskStatus};
 use codesmith_protocol::Event;
 use codesmith_testkit::{Fault, Scripted, ScriptedServer};
 use serde_json::Value;
@@ -163,6 +163,21 @@ async fn the_third_identical_call_is_blocked() {
     assert!(results[2].contains("identical arguments"), "{}", results[2]);
 }
 
+/// Reasoning long enough (about 500 tokens) that a summary of the rounds that carry it
+/// is shorter than they are: a compaction is only kept when it makes the context smaller.
+const LONG_THOUGHT: &str = "I should look at the notes first, then list the workspace, and \
+    keep track of what each file holds before I change anything at all in this project. \
+    I should look at the notes first, then list the workspace, and keep track of what each \
+    file holds before I change anything at all in this project. I should look at the notes \
+    first, then list the workspace, and keep track of what each file holds before I change \
+    anything at all in this project. I should look at the notes first, then list the \
+    workspace, and keep track of what each file holds before I change anything at all in \
+    this project. I should look at the notes first, then list the workspace, and keep track \
+    of what each file holds before I change anything at all in this project. I should look \
+    at the notes first, then list the workspace, and keep track of what each file holds \
+    before I change anything at all in this project. I should look at the notes first, then \
+    list the workspace, and keep track of what each file holds before I change anything.";
+
 #[tokio::test]
 async fn a_context_overflow_is_recovered_in_stages() {
     let rig = Rig::new().await;
@@ -170,12 +185,11 @@ async fn a_context_overflow_is_recovered_in_stages() {
         Fault::status(400).body(r#"{"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}}"#)
     };
     rig.server
-        .push(Scripted::tool_call(
-            "c1",
-            "read_file",
-            r#"{"path": "notes.txt"}"#,
-        ))
-        .push(Scripted::tool_call("c2", "list_dir", "{}"))
+        .push(
+            Scripted::tool_call("c1", "read_file", r#"{"path": "notes.txt"}"#)
+                .with_thinking(LONG_THOUGHT),
+        )
+        .push(Scripted::tool_call("c2", "list_dir", "{}").with_thinking(LONG_THOUGHT))
         .push(Scripted::tool_call(
             "c3",
             "file_search",
@@ -267,12 +281,26 @@ async fn a_manual_compaction_summarizes_the_older_turns() {
         .push(Scripted::text("looked"))
         .push(Scripted::text("SUMMARY: the user looked at notes.txt."));
     let mut engine = rig.engine();
-    engine.run_task("look", &mut |_| {}).await.unwrap();
-    let folded = engine.compact(&mut |_| {}).await.unwrap();
-    assert!(folded > 0);
+    // A long task, so that the summary is shorter than what it replaces.
+    let task = format!(
+        "look {}",
+        "at the notes and tell me all about them. ".repeat(40)
+    );
+    engine.run_task(&task, &mut |_| {}).await.unwrap();
+    let outcome = engine.compact().await.unwrap();
+    let Compaction::Compacted {
+        messages,
+        summary: true,
+        before,
+        after,
+    } = outcome
+    else {
+        panic!("{outcome:?}");
+    };
+    assert!(messages > 0 && after < before, "{outcome:?}");
     let after = engine.session().messages();
     assert!(
-        after.iter().all(|m| m.text() != "look"),
+        after.iter().all(|m| m.text() != task),
         "the folded task is gone"
     );
     assert_eq!(after.last().unwrap().text(), "looked", "the tail is kept");
@@ -707,12 +735,11 @@ fn is_summary_request(body: &Value) -> bool {
 
 fn push_three_calls(rig: &Rig) {
     rig.server
-        .push(Scripted::tool_call(
-            "c1",
-            "read_file",
-            r#"{"path": "notes.txt"}"#,
-        ))
-        .push(Scripted::tool_call("c2", "list_dir", "{}"))
+        .push(
+            Scripted::tool_call("c1", "read_file", r#"{"path": "notes.txt"}"#)
+                .with_thinking(LONG_THOUGHT),
+        )
+        .push(Scripted::tool_call("c2", "list_dir", "{}").with_thinking(LONG_THOUGHT))
         .push(Scripted::tool_call(
             "c3",
             "file_search",
@@ -810,4 +837,63 @@ async fn a_task_larger_than_the_window_fails_with_a_clear_error() {
     assert_eq!(rig.server.request_bodies().len(), 1);
     // The task is still in the transcript, untouched.
     assert_eq!(engine.session().messages()[0].text(), TICKET_TASK);
+}
+
+#[tokio::test]
+async fn a_summary_longer_than_what_it_replaces_is_discarded() {
+    let rig = Rig::new().await;
+    let rambling = "A summary that goes on and on. ".repeat(200);
+    rig.server
+        .push(Scripted::text("first"))
+        .push(Scripted::text("second"))
+        .push(Scripted::text("third"))
+        .push(Scripted::text(rambling.clone()));
+    let mut engine = rig.engine();
+    for task in ["one", "two", "three"] {
+        engine.run_task(task, &mut |_| {}).await.unwrap();
+    }
+    let before = engine.session().messages().to_vec();
+    let outcome = engine.compact().await.unwrap();
+    assert!(
+        matches!(outcome, Compaction::Discarded { before, after, .. } if after >= before),
+        "{outcome:?}"
+    );
+    assert_eq!(
+        engine.session().messages(),
+        &before[..],
+        "the transcript changed"
+    );
+    // The summary request was bounded by what it would replace: half of its estimate,
+    // and never more than the 1024-token cap.
+    let bodies = rig.server.request_bodies();
+    let budget = bodies.last().unwrap()["max_tokens"].as_u64().unwrap();
+    assert!((32..=1024).contains(&budget), "{budget}");
+    assert_eq!(budget, 32, "one short turn allows only the minimum");
+}
+
+#[tokio::test]
+async fn a_compaction_that_is_too_short_to_run_says_so() {
+    let rig = Rig::new().await;
+    rig.server.push(Scripted::text("hello"));
+    let mut engine = rig.engine();
+    engine.run_task("hi", &mut |_| {}).await.unwrap();
+    assert_eq!(
+        engine.compact().await.unwrap(),
+        Compaction::NothingToCompact
+    );
+}
+
+#[tokio::test]
+async fn each_round_records_its_usage_for_a_resumed_session() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(Scripted::tool_call("c1", "list_dir", "{}").usage(120, 7))
+        .push(Scripted::text("done").usage(150, 3));
+    let mut engine = rig.engine();
+    let outcome = engine.run_task("look", &mut |_| {}).await.unwrap();
+    let (total, last) = codesmith_engine::session::recorded_usage(engine.session().path());
+    assert_eq!(total, outcome.usage);
+    assert_eq!((total.input_tokens, total.output_tokens), (270, 10));
+    let last = last.unwrap();
+    assert_eq!((last.input_tokens, last.output_tokens), (150, 3));
 }

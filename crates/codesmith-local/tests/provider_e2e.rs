@@ -109,8 +109,15 @@ async fn real_model_streams_and_reuses_its_cache() {
         temperature: None,
         stop: Vec::new(),
     };
+    let estimate = provider.estimate_input_tokens(&request).unwrap();
     let first = run(&provider, &request).await;
     assert!(first.usage.input_tokens > 50);
+    // The context-fill estimate shown before the first answer is close to the real input.
+    let real = first.usage.input_tokens as f64;
+    assert!(
+        (estimate as f64) > real * 0.6 && (estimate as f64) < real * 1.6,
+        "estimated {estimate} input tokens, the model read {real}"
+    );
     assert!(first.usage.output_tokens >= 1 && first.usage.output_tokens <= 64);
     assert!(
         !first.message.content.is_empty(),

@@ -75,6 +75,15 @@ pub trait Provider: Send + Sync {
     /// Short provider name (`openai`, `anthropic`, `local`).
     fn name(&self) -> &str;
 
+    /// Input tokens `request` is expected to cost on this provider, for context-fill
+    /// displays before the request is sent. A provider that renders a request very
+    /// differently from its vendor-neutral form (the embedded model's compact tool
+    /// list, say) overrides this; the default `None` lets the caller estimate from the
+    /// request itself.
+    fn estimate_input_tokens(&self, _request: &ChatRequest) -> Option<u64> {
+        None
+    }
+
     /// Sends one request and returns the response as a stream of events.
     ///
     /// # Errors

@@ -1,4 +1,5 @@
-//! Test support: the scripted model server, and [`suite_dir`] for the shared test suites.
+//! Test support: the scripted model server, [`suite_dir`] for the shared test suites, and
+//! [`mcp_python`] for the Python MCP SDK.
 //!
 //! [`ScriptedServer`] is a real HTTP server on `127.0.0.1` that speaks both
 //! wire dialects CodeSmith's remote providers use — OpenAI Chat Completions
@@ -27,12 +28,14 @@
 //! ```
 
 mod procs;
+mod python;
 mod script;
 mod server;
 mod sse;
 mod suites;
 
 pub use procs::{live_processes, survivors_after};
+pub use python::{mcp_python, mcp_venv};
 pub use script::{Fault, Finish, MAX_PACE_MS, Reply, Scripted, ScriptedCall};
 pub use server::{RecordedRequest, ScriptedServer};
 pub use sse::Dialect;

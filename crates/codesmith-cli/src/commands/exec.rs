@@ -50,7 +50,10 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         Ok(c) => c,
         Err(e) => return usage(e),
     };
-    if let Some(notice) = ctx.sandbox.unisolated_notice() {
+    if let Some(notice) = ctx
+        .sandbox
+        .unisolated_notice(&config::user_config_path(&resolved.home))
+    {
         // Once, at start: on stderr whatever the output mode, and as an event.
         if args.json {
             eprintln!("codesmith: {notice}");
@@ -99,9 +102,11 @@ pub async fn run(mut args: ExecArgs) -> Exit {
                 message: format!("interrupted by {}: {message}", signal.name()),
             });
         }
+        // The streamed answer's open line ends before the interruption is reported.
+        progress.end_answer();
         return shutdown::exit(signal, message);
     }
-    finish(outcome, args.json, &mut progress)
+    finish(outcome, &mut progress)
 }
 
 fn open_session(resolved: &config::Resolved, resume: Option<&str>) -> Result<Session> {
@@ -119,25 +124,20 @@ fn open_session(resolved: &config::Resolved, resume: Option<&str>) -> Result<Ses
 
 fn finish(
     outcome: Result<codesmith_engine::TaskOutcome, codesmith_engine::EngineError>,
-    json: bool,
     progress: &mut Progress,
 ) -> Exit {
+    // The answer was streamed as it came; only its last line may still be open.
+    progress.end_answer();
     match outcome {
-        Ok(o) => {
-            if !json {
-                // The answer is attacker-influenced: nothing in it may drive the terminal.
-                println!("{}", codesmith_policy::terminal_safe(&o.final_text));
+        Ok(o) => match o.status {
+            TaskStatus::Completed => Exit::Ok,
+            TaskStatus::Interrupted => Exit::failed(anyhow::anyhow!(
+                "the model's answer was cut off; the partial answer is above"
+            )),
+            TaskStatus::TurnLimit | TaskStatus::TooManyFailures | TaskStatus::Cancelled => {
+                Exit::Failed(None)
             }
-            match o.status {
-                TaskStatus::Completed => Exit::Ok,
-                TaskStatus::Interrupted => Exit::failed(anyhow::anyhow!(
-                    "the model's answer was cut off; the partial answer is above"
-                )),
-                TaskStatus::TurnLimit | TaskStatus::TooManyFailures | TaskStatus::Cancelled => {
-                    Exit::Failed(None)
-                }
-            }
-        }
+        },
         Err(e) => {
             progress.show(&Event::Error {
                 message: with_next_step(&e),

@@ -23,11 +23,7 @@ pub async fn run(args: ToolArgs) -> Exit {
         Err(e) => return usage(e),
     };
     if registry.get(&args.name).is_none() {
-        return usage(anyhow::anyhow!(
-            "there is no tool named {:?}; tools: {}",
-            args.name,
-            registry.names().join(", ")
-        ));
+        return usage(anyhow::anyhow!(unknown_tool(&args.name, &registry.names())));
     }
     // The reader every layer uses for a call's arguments: a key named twice is refused.
     let parsed = args
@@ -69,5 +65,89 @@ pub async fn run(args: ToolArgs) -> Exit {
             "the call was cancelled and what it ran was killed with everything it started",
         ),
         None => Exit::Ok,
+    }
+}
+
+/// The refusal for a name that is not a tool: the closest names first ("did you mean"),
+/// then every tool. Nothing is run on a guess.
+fn unknown_tool(name: &str, names: &[&str]) -> String {
+    use codesmith_engine::repair::names::{NameResolution, resolve_tool_name};
+    let guesses = match resolve_tool_name(name, names) {
+        NameResolution::Exact(n) | NameResolution::Repaired { to: n, .. } => vec![n],
+        NameResolution::Unknown { suggestions } => suggestions,
+    };
+    let hint = match guesses.as_slice() {
+        [] => String::new(),
+        [one] => format!(": did you mean {one}?"),
+        many => format!(": did you mean one of {}?", many.join(", ")),
+    };
+    format!(
+        "there is no tool named {name:?}{hint} Tools: {} (`codesmith tool --help` describes them)",
+        names.join(", ")
+    )
+}
+
+/// `codesmith tool --help`'s list: every tool with the first sentence of its description.
+pub fn catalogue_help() -> String {
+    let registry = codesmith_tools::builtin_registry(Default::default());
+    let specs = registry.specs();
+    let width = specs.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    let mut out = String::from("Tools:\n");
+    for spec in &specs {
+        out.push_str(&format!(
+            "  {:<width$}  {}\n",
+            spec.name,
+            first_sentence(&spec.description)
+        ));
+    }
+    out.push_str("\nExample: codesmith tool read_file --workspace . '{\"path\": \"README.md\"}'");
+    out
+}
+
+/// Most characters of a tool's line in `codesmith tool --help` after its name.
+const SUMMARY_CHARS: usize = 60;
+
+/// The description's first sentence (or its part before a colon), cut at a word to at
+/// most [`SUMMARY_CHARS`] characters.
+fn first_sentence(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let end = line.find(". ").map_or(line.len(), |i| i + 1);
+    let sentence = line[..end].split(": ").next().unwrap_or_default();
+    if sentence.chars().count() <= SUMMARY_CHARS {
+        return sentence.to_string();
+    }
+    let cut: String = sentence.chars().take(SUMMARY_CHARS - 1).collect();
+    let at_word = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{}…", at_word.trim_end_matches([',', ' ']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_tool_gets_did_you_mean_and_the_list() {
+        let names = ["edit_file", "grep_files", "read_file", "write_file"];
+        let msg = unknown_tool("read_fiel", &names);
+        assert!(msg.contains("did you mean read_file?"), "{msg}");
+        assert!(msg.contains("Tools: edit_file, grep_files"), "{msg}");
+        let msg = unknown_tool("ReadFile", &names);
+        assert!(msg.contains("did you mean read_file?"), "{msg}");
+        let msg = unknown_tool("zzzzzzzzzz", &names);
+        assert!(!msg.contains("did you mean"), "{msg}");
+    }
+
+    #[test]
+    fn the_catalogue_help_has_one_line_per_tool() {
+        let help = catalogue_help();
+        let registry = codesmith_tools::builtin_registry(Default::default());
+        for name in registry.names() {
+            let lines: Vec<&str> = help
+                .lines()
+                .filter(|l| l.trim_start().starts_with(&format!("{name} ")))
+                .collect();
+            assert_eq!(lines.len(), 1, "{name}: {help}");
+            assert!(lines[0].chars().count() <= 90, "{}", lines[0]);
+        }
     }
 }

@@ -365,7 +365,29 @@ impl App {
         self.push(Entry::User(text.to_string()));
         self.running = true;
         self.scroll = 0;
-        self.task_started = Some((Instant::now(), self.status.usage));
+        let now = Instant::now();
+        self.task_started = Some((now, self.status.usage));
+        self.status.activity = Some(super::status::Activity {
+            label: "working",
+            since: now,
+        });
+    }
+
+    /// Marks a `/compact` running: busy like a task (Ctrl-C interrupts it), without a
+    /// transcript entry; [`App::compaction_done`] reports its outcome.
+    pub fn start_compaction(&mut self) {
+        self.running = true;
+        self.scroll = 0;
+        self.status.activity = Some(super::status::Activity {
+            label: "compacting",
+            since: Instant::now(),
+        });
+    }
+
+    /// A `/compact` ended (or was interrupted): its one report line.
+    pub fn compaction_done(&mut self, line: String) {
+        self.task_finished();
+        self.info(vec![line]);
     }
 
     /// The engine finished the task normally: a dim summary line (time, tokens).
@@ -395,6 +417,7 @@ impl App {
         self.running = false;
         self.approval = None;
         self.status.retry = None;
+        self.status.activity = None;
         self.finish_running_tools("not run");
     }
 

@@ -59,7 +59,7 @@ pub struct Facts<'a> {
 pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
     let busy = || {
         Reply::Lines(vec![
-            "a turn is running: wait for it to end or press Ctrl-C, then try again".to_string(),
+            "the engine is busy: wait for it to finish or press Ctrl-C, then try again".to_string(),
         ])
     };
     match cmd {
@@ -74,6 +74,7 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
         | Slash::Approval(Some(_))
         | Slash::Clear
         | Slash::Resume(Some(_))
+        | Slash::Compact
             if facts.running =>
         {
             busy()
@@ -113,10 +114,19 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
                 approval: None,
                 session: SessionChoice::New,
             },
-            vec![format!(
-                "started a new session; the previous one is kept: /resume {}",
-                facts.session_id
-            )],
+            vec![
+                if sessions_dir(&facts.resolved.home)
+                    .join(format!("{}.jsonl", facts.session_id))
+                    .is_file()
+                {
+                    format!(
+                        "started a new session; the previous one is kept: /resume {}",
+                        facts.session_id
+                    )
+                } else {
+                    "started a new session".to_string()
+                },
+            ],
         ),
         Slash::Resume(None) => Reply::Lines(vec![
             "usage: /resume ID (see /sessions for the ids)".to_string(),
@@ -225,11 +235,21 @@ fn sessions(f: &Facts<'_>) -> Vec<String> {
     let mut listing = crate::commands::sessions::listing(&f.resolved.home);
     let want = f.resolved.workspace.display().to_string();
     listing.sessions.retain(|s| s.workspace == want);
+    // A session is written with its first message; until then it is listed from memory.
+    let current_saved = listing.sessions.iter().any(|s| s.id == f.session_id);
     let mut lines = if listing.sessions.is_empty() {
-        vec!["no sessions in this workspace yet".to_string()]
+        vec!["no saved sessions in this workspace yet".to_string()]
     } else {
         vec!["sessions (newest first; /resume ID):".to_string()]
     };
+    if !current_saved {
+        lines.push(format!(
+            "  {}  (not saved until its first message)  {}/{} ← current",
+            f.session_id,
+            setup::provider_label(f.resolved.provider),
+            f.model
+        ));
+    }
     for s in listing.sessions.iter().take(15) {
         let here = if s.id == f.session_id {
             " ← current"

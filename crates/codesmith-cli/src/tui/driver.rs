@@ -7,7 +7,7 @@ use std::sync::Arc;
 use codesmith_engine::snapshot::{SideRepo, SnapshotSettings};
 use codesmith_engine::{Approver, Engine, Session, TaskStatus};
 use codesmith_policy::ApprovalMode;
-use codesmith_protocol::{Event, Message};
+use codesmith_protocol::{Event, Message, Usage};
 use codesmith_providers::Provider;
 use codesmith_tools::{CancellationToken, ToolContext};
 use tokio::sync::mpsc;
@@ -71,6 +71,9 @@ pub enum ToUi {
         session_id: String,
         /// The session's transcript, when another session was opened.
         history: Option<Vec<Message>>,
+        /// The usage the now-current session recorded (total, last round), when the
+        /// session changed.
+        usage: Option<(Usage, Option<Usage>)>,
         /// Model now in use.
         model: String,
         /// Approval mode now in use.
@@ -80,6 +83,8 @@ pub enum ToUi {
     Failed(String),
     /// Lines to show (the answer to a submission that is not a task).
     Lines(Vec<String>),
+    /// A `/compact` ended, was refused or was interrupted: the one line reporting it.
+    Compacted(String),
 }
 
 /// The handle the UI keeps.
@@ -183,16 +188,13 @@ async fn worker(
             Submission::Rebuild(r) => rebuild(current, &mut parts, r, &tx),
             Submission::Compact => {
                 let mut current = current;
-                let events = tx.clone();
-                let mut sink = move |e: Event| {
-                    let _ = events.send(ToUi::Event(e));
+                while irx.try_recv().is_ok() {}
+                // Dropping the compaction leaves the transcript as it was (it writes last).
+                let line = tokio::select! {
+                    outcome = current.compact() => compaction_line(outcome),
+                    _ = irx.recv() => "compaction interrupted: the session is unchanged".to_string(),
                 };
-                let line = match current.compact(&mut sink).await {
-                    Ok(0) => "nothing to compact yet: the session is still short".to_string(),
-                    Ok(n) => format!("compacted {n} earlier messages"),
-                    Err(e) => format!("compaction failed: {e}"),
-                };
-                let _ = tx.send(ToUi::Lines(vec![line]));
+                let _ = tx.send(ToUi::Compacted(line));
                 Ok(current)
             }
             Submission::Restore { turn, apply } => {
@@ -212,6 +214,44 @@ async fn worker(
                 break;
             }
         }
+    }
+}
+
+/// The one line that reports a `/compact`.
+fn compaction_line(
+    outcome: Result<codesmith_engine::Compaction, codesmith_engine::EngineError>,
+) -> String {
+    use codesmith_engine::Compaction;
+    match outcome {
+        Ok(Compaction::Compacted {
+            messages,
+            summary,
+            before,
+            after,
+        }) => format!(
+            "compacted {messages} earlier messages into {}: context ~{} → ~{} tokens",
+            if summary {
+                "a summary"
+            } else {
+                "a note (no summary could be had)"
+            },
+            crate::tui::status::compact(before),
+            crate::tui::status::compact(after),
+        ),
+        Ok(Compaction::Discarded {
+            messages,
+            before,
+            after,
+        }) => format!(
+            "compaction discarded: replacing {messages} earlier messages would have made the context larger              (~{} → ~{} tokens); the session is unchanged",
+            crate::tui::status::compact(before),
+            crate::tui::status::compact(after),
+        ),
+        Ok(Compaction::NothingToCompact) => {
+            "nothing to compact yet: the session is still short".to_string()
+        }
+        Ok(_) => "compaction finished".to_string(),
+        Err(e) => format!("compaction failed: {e}"),
     }
 }
 
@@ -260,11 +300,10 @@ async fn run_task(
             Ok(engine)
         }
         None => {
-            // The engine did not wind down in time: drop it (its commands die with it)
-            // and close the turn in the reopened transcript.
-            let id = engine.session().id().to_string();
-            drop(engine);
-            let mut session = Session::open(&parts.resolved.home, &id)?;
+            // The engine did not wind down in time: end it (its commands die with it)
+            // and close the turn in its transcript, which matches the file (every change
+            // is written before it is applied).
+            let mut session = engine.into_session();
             session.close_open_turn(codesmith_engine::INTERRUPTED)?;
             let _ = tx.send(ToUi::Interrupted);
             Ok(parts.engine(session))
@@ -316,7 +355,8 @@ fn rebuild(
     r: Rebuild,
     tx: &mpsc::UnboundedSender<ToUi>,
 ) -> anyhow::Result<Engine> {
-    let id = engine.session().id().to_string();
+    // The current session stays open (a new one is not on disk until it has a message).
+    let current = engine.into_session();
     let old = (parts.resolved.model.clone(), parts.resolved.approval);
     if let Some(model) = r.model {
         parts.resolved.model = model;
@@ -324,25 +364,28 @@ fn rebuild(
     if let Some(mode) = r.approval {
         parts.resolved.approval = mode;
     }
-    drop(engine);
     let home = parts.resolved.home.clone();
     let opened = match &r.session {
-        SessionChoice::Keep => Session::open(&home, &id).map_err(Into::into),
-        SessionChoice::New => parts.create_session(),
-        SessionChoice::Open(other) => Session::open(&home, other).map_err(Into::into),
+        SessionChoice::Keep => Ok(current),
+        SessionChoice::Open(other) if other == current.id() => Ok(current),
+        SessionChoice::New => parts.create_session().map_err(|e| (e, current)),
+        SessionChoice::Open(other) => Session::open(&home, other).map_err(|e| (e.into(), current)),
     };
     let session = match opened {
         Ok(s) => s,
-        Err(e) => {
+        Err((e, current)) => {
             (parts.resolved.model, parts.resolved.approval) = old;
             let _ = tx.send(ToUi::Failed(format!("{e:#}")));
-            return Ok(parts.engine(Session::open(&home, &id)?));
+            return Ok(parts.engine(current));
         }
     };
     let history = matches!(r.session, SessionChoice::Open(_)).then(|| session.messages().to_vec());
+    let usage = (!matches!(r.session, SessionChoice::Keep))
+        .then(|| codesmith_engine::session::recorded_usage(session.path()));
     let _ = tx.send(ToUi::Switched {
         session_id: session.id().to_string(),
         history,
+        usage,
         model: parts.resolved.model.clone(),
         approval: parts.resolved.approval,
     });

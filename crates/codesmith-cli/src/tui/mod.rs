@@ -105,7 +105,9 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         Err(e) => return usage(e),
     };
     let backend = ctx.sandbox.backend.clone();
-    let unisolated = ctx.sandbox.unisolated_notice();
+    let unisolated = ctx
+        .sandbox
+        .unisolated_notice(&config::user_config_path(&resolved.home));
     let theme = theme::Theme::new(match args.theme {
         Some(ThemeArg::Light) => theme::ThemeKind::Light,
         Some(ThemeArg::Dark) => theme::ThemeKind::Dark,
@@ -123,6 +125,10 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         app.notice(notice);
     }
     app.session_id = session.id().to_string();
+    if start == Start::Latest {
+        let recorded = codesmith_engine::session::recorded_usage(session.path());
+        show_recorded_usage(&mut app.status, recorded);
+    }
     let history = session.messages().to_vec();
     let (ask_tx, asks) = mpsc::unbounded_channel();
     let mcp = setup::mcp_servers(&resolved.file, &resolved.workspace).await;
@@ -163,6 +169,7 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         later_tx,
         later,
     };
+    let (home, workspace) = (ui.resolved.home.clone(), ui.resolved.workspace.clone());
     let session_id = ui.app.session_id.clone();
     let front = async move {
         if full_screen {
@@ -186,10 +193,22 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
             );
         }
     };
-    if matches!(exit, Exit::Ok) {
-        eprintln!("codesmith: session {session_id} saved; continue it with `codesmith resume`");
+    // A session without a conversation is never written, so there may be nothing to resume.
+    if matches!(exit, Exit::Ok)
+        && let Some(id) = codesmith_engine::session::latest_session_for(&home, &workspace)
+    {
+        eprintln!("codesmith: session {id} saved; continue it with `codesmith resume`");
     }
     exit
+}
+
+/// Shows a session's recorded usage: its total, and the context fill of its last round.
+fn show_recorded_usage(
+    status: &mut status::Status,
+    (total, last): (codesmith_protocol::Usage, Option<codesmith_protocol::Usage>),
+) {
+    status.usage = total;
+    status.context_tokens = last.map_or(0, |u| u.input_tokens + u.output_tokens);
 }
 
 fn open_session(resolved: &Resolved, start: Start) -> anyhow::Result<Session> {
@@ -241,9 +260,13 @@ impl Ui {
             driver::ToUi::Switched {
                 session_id,
                 history,
+                usage,
                 model,
                 approval,
             } => {
+                if let Some(recorded) = usage {
+                    show_recorded_usage(&mut app.status, recorded);
+                }
                 let changed_session = session_id != app.session_id;
                 if let Some(messages) = history {
                     app.clear_transcript();
@@ -261,6 +284,7 @@ impl Ui {
             }
             driver::ToUi::Failed(message) => app.push(app::Entry::Error(message)),
             driver::ToUi::Lines(lines) => app.info(lines),
+            driver::ToUi::Compacted(line) => app.compaction_done(line),
         }
         if app.running {
             return None;
@@ -292,6 +316,9 @@ impl Ui {
                 return SlashDone::AwaitEngine;
             }
             control::Reply::Submit(submission) => {
+                if matches!(submission, driver::Submission::Compact) {
+                    self.app.start_compaction();
+                }
                 self.driver.send(submission);
                 return SlashDone::AwaitEngine;
             }

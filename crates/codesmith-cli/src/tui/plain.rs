@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use codesmith_engine::ApprovalAnswer;
-use codesmith_policy::{TerminalSafe, terminal_safe};
+use codesmith_policy::terminal_safe;
 use codesmith_protocol::{Event, Message, Role};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
@@ -16,6 +16,7 @@ use super::approval::{Asked, Prompt};
 use super::driver::{Submission, ToUi};
 use super::slash::{self, Parsed};
 use super::{SlashDone, Ui};
+use crate::answer::AnswerStream;
 use crate::exit::Exit;
 
 /// Runs line mode until end of input or `/quit`.
@@ -107,8 +108,7 @@ fn print_info(ui: &Ui, from: usize) {
 
 /// Prints events until the engine is idle again.
 async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
-    let mut text_open = false;
-    let mut answer_filter = TerminalSafe::new();
+    let mut text = AnswerStream::stdout();
     loop {
         tokio::select! {
             msg = ui.events.recv() => {
@@ -116,13 +116,11 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
                 let before = ui.app.entries.len();
                 let done = !matches!(msg, ToUi::Event(_));
                 if let ToUi::Event(e) = &msg {
-                    text_open = print_event(e, text_open, &mut answer_filter);
+                    print_event(e, &mut text);
                 }
                 ui.on_engine(msg);
                 if done {
-                    if text_open {
-                        end_answer(&mut answer_filter);
-                    }
+                    text.end_line();
                     // Events were printed as they came; what the end adds is shown here.
                     print_info(ui, before.min(ui.app.entries.len()));
                     return;
@@ -133,10 +131,7 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
             }
             asked = ui.asks.recv() => {
                 let Some(asked) = asked else { continue };
-                if text_open {
-                    end_answer(&mut answer_filter);
-                    text_open = false;
-                }
+                text.end_line();
                 answer(asked, stdin).await;
             }
         }
@@ -170,89 +165,48 @@ async fn answer(asked: Asked, stdin: &mut Lines<BufReader<Stdin>>) {
     let _ = asked.reply.send(reply);
 }
 
-/// Ends an answer printed as it streamed: what the filter held back (a CR
-/// that was not part of a CRLF) and the line end.
-fn end_answer(filter: &mut TerminalSafe) {
-    let rest = std::mem::take(filter).finish();
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{rest}");
-    let _ = out.flush();
-}
-
-/// Prints one event; returns whether assistant text is mid-line. Assistant
-/// text streams through `filter`, so an escape sequence split across deltas
-/// is removed whole; every other quoted text is made safe line by line.
-fn print_event(event: &Event, text_open: bool, filter: &mut TerminalSafe) -> bool {
-    let mut out = std::io::stdout().lock();
-    let mut close = |out: &mut std::io::StdoutLock<'_>| {
-        if text_open {
-            let rest = std::mem::take(&mut *filter).finish();
-            let _ = writeln!(out, "{rest}");
-        }
-    };
-    let open = match event {
-        Event::AssistantText { delta } => {
-            let _ = write!(out, "{}", filter.push(delta));
-            true
-        }
+/// Prints one event: answer text through `answer` (which makes it safe for the terminal
+/// as it streams), anything else as lines of its own, made safe by [`say`].
+fn print_event(event: &Event, answer: &mut AnswerStream<std::io::Stdout>) {
+    let text = match event {
+        Event::AssistantText { delta } => return answer.write_answer_delta(delta),
+        Event::TurnCompleted { .. } => return answer.end_line(),
         Event::ToolCall {
             name, arguments, ..
         } => {
-            close(&mut out);
-            let _ = writeln!(
-                out,
+            let mut text = format!(
                 "● {} {}",
                 codesmith_policy::visible_line(name, 60),
                 key_argument(arguments)
             );
             for l in edit_diff(name, arguments).iter().take(20) {
-                let _ = writeln!(out, "    {l}");
+                text.push_str(&format!("\n    {l}"));
             }
-            false
+            text
         }
         Event::ToolResult {
             ok: false, output, ..
-        } => {
-            close(&mut out);
-            let _ = writeln!(out, "  ✗ {}", error_line(output));
-            false
-        }
+        } => format!("  ✗ {}", error_line(output)),
         Event::Retry {
             attempt,
             wait_ms,
             reason,
         } => {
-            close(&mut out);
             let secs = *wait_ms as f64 / 1000.0;
-            let _ = writeln!(
-                out,
-                "↻ retrying (attempt {attempt}) in {secs:.1}s: {}",
-                terminal_safe(reason)
-            );
-            false
+            format!("↻ retrying (attempt {attempt}) in {secs:.1}s: {reason}")
         }
         Event::Verdict(v) => {
-            close(&mut out);
             let cmd = v.command.as_deref().map_or("no command".to_string(), |c| {
                 codesmith_policy::visible_line(c, 100)
             });
-            let _ = writeln!(out, "verdict: {} ({cmd})", terminal_safe(&v.verdict));
-            false
+            format!("verdict: {} ({cmd})", v.verdict)
         }
-        Event::Notice { message } => {
-            close(&mut out);
-            let _ = writeln!(out, "note: {}", terminal_safe(message));
-            false
-        }
-        Event::Error { message } => {
-            close(&mut out);
-            let _ = writeln!(out, "error: {}", terminal_safe(message));
-            false
-        }
-        _ => text_open,
+        Event::Notice { message } => format!("note: {message}"),
+        Event::Error { message } => format!("error: {message}"),
+        _ => return,
     };
-    let _ = out.flush();
-    open
+    answer.end_line();
+    say(&text);
 }
 
 /// Prints `text` and a line end, made safe for the terminal: slash-command

@@ -424,3 +424,29 @@ fn hostile_answer_file_name_and_command_are_inert_on_screen() {
         assert!(!all.contains(bad), "{bad:?} on screen");
     }
 }
+
+#[test]
+fn a_compaction_shows_a_spinner_and_ctrl_c_interrupts_it() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut a = app();
+    a.start_compaction();
+    let rows = screen(&mut a);
+    assert!(
+        rows[20].contains("compacting… Ctrl-C interrupts"),
+        "{}",
+        rows[20]
+    );
+    assert!(rows[23].contains(" compacting 0s │ openai"), "{}", rows[23]);
+    let key = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    assert_eq!(a.on_key(key), super::app::Action::Interrupt);
+    a.compaction_done("compaction interrupted: the session is unchanged".into());
+    let rows = screen(&mut a);
+    assert!(rows[23].starts_with("openai"), "{}", rows[23]);
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.contains("compaction interrupted"))
+            .count(),
+        1
+    );
+    assert!(!a.running);
+}

@@ -19,6 +19,30 @@ pub struct RetryBanner {
     pub reason: String,
 }
 
+/// What the engine is busy with: shown first on the status line, with a spinner and
+/// the seconds it has taken so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    /// What it is doing ("working", "compacting").
+    pub label: &'static str,
+    /// When it started.
+    pub since: Instant,
+}
+
+/// Spinner frames, one per [`SPINNER_FRAME`] of elapsed time.
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+/// How long each spinner frame shows (the UI redraws at least this often while busy).
+pub const SPINNER_FRAME: Duration = Duration::from_millis(250);
+
+impl Activity {
+    /// `⠹ compacting 3s` at `now`.
+    pub fn text(&self, now: Instant) -> String {
+        let elapsed = now.saturating_duration_since(self.since);
+        let frame = (elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len();
+        format!("{} {} {}s", SPINNER[frame], self.label, elapsed.as_secs())
+    }
+}
+
 /// Everything the status line shows.
 #[derive(Debug, Clone)]
 pub struct Status {
@@ -38,6 +62,8 @@ pub struct Status {
     pub isolates: bool,
     /// The retry banner, while one is pending.
     pub retry: Option<RetryBanner>,
+    /// What the engine is busy with, if anything.
+    pub activity: Option<Activity>,
 }
 
 impl Status {
@@ -52,12 +78,18 @@ impl Status {
             sandbox: sandbox.to_string(),
             isolates,
             retry: None,
+            activity: None,
         }
     }
 
     /// The status line, fitted to `width` cells by dropping the least useful parts.
     pub fn line(&self, theme: &Theme, width: usize) -> Line<'static> {
-        let mut parts = vec![format!("{} {}", self.provider, self.model)];
+        let mut parts = Vec::new();
+        if let Some(activity) = &self.activity {
+            parts.push(activity.text(Instant::now()));
+        }
+        let first = parts.len();
+        parts.push(format!("{} {}", self.provider, self.model));
         let tokens = self.usage.input_tokens + self.usage.output_tokens;
         let mut usage = format!("{} tok", compact(tokens));
         if let Some(cost) = estimated_cost(&self.provider, &self.model, &self.usage) {
@@ -79,7 +111,7 @@ impl Status {
         });
         // Too wide: drop context fill, then usage, then the approval mode.
         let mut text = parts.join(" │ ");
-        for drop in [2, 1, 1] {
+        for drop in [first + 2, first + 1, first + 1] {
             if text.chars().count() <= width || parts.len() <= drop + 1 {
                 break;
             }

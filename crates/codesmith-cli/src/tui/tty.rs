@@ -3,7 +3,6 @@
 
 use std::collections::VecDeque;
 use std::io::Stdout;
-use std::time::Duration;
 
 use codesmith_engine::ApprovalAnswer;
 use crossterm::event::{
@@ -115,7 +114,7 @@ async fn event_loop(
     let history = std::mem::take(&mut ui.history);
     ui.app.load_history(&history);
     let mut keys = EventStream::new();
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut tick = tokio::time::interval(super::status::SPINNER_FRAME);
     let mut pending: Option<oneshot::Sender<ApprovalAnswer>> = None;
     let mut waiting: VecDeque<Asked> = VecDeque::new();
     let mut engine_gone = false;
@@ -165,7 +164,8 @@ async fn event_loop(
                     ui.app.info(lines);
                 }
             }
-            _ = tick.tick(), if ui.app.status.retry.is_some() => {}
+            // Redraws for the retry countdown and the busy spinner.
+            _ = tick.tick(), if ui.app.status.retry.is_some() || ui.app.running => {}
         }
         if pending.is_none()
             && let Some(asked) = waiting.pop_front()

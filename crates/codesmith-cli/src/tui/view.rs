@@ -331,7 +331,8 @@ fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let title = if app.approval.is_some() {
         " answer the prompt above ".to_string()
     } else if app.running {
-        " working… Ctrl-C interrupts ".to_string()
+        let label = app.status.activity.as_ref().map_or("working", |a| a.label);
+        format!(" {label}… Ctrl-C interrupts ")
     } else if let Some(hint) = slash_hint(&app.editor.text()) {
         hint
     } else if app.editor.lines().len() > MAX_INPUT_ROWS {

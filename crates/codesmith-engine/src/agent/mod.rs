@@ -26,6 +26,7 @@ pub const INTERRUPTED: &str = "The turn was interrupted";
 /// How the transcript explains tool calls a previous run left without results (it was
 /// killed or crashed mid-turn).
 const PREVIOUS_RUN_ENDED: &str = "CodeSmith stopped";
+pub use recovery::Compaction;
 
 /// Settings of an engine, resolved once by the front end.
 #[derive(Debug, Clone)]
@@ -175,6 +176,14 @@ impl Engine {
         &self.session
     }
 
+    /// Ends the engine and hands back its session (still open and locked), for a front
+    /// end that rebuilds the engine with other settings. The session in memory always
+    /// matches its file: every change is written before it is applied, with no await
+    /// in between, so this holds even after a task future was dropped mid-way.
+    pub fn into_session(self) -> Session {
+        self.session
+    }
+
     /// Replaces the turn-snapshot settings (default: on, `git` from `PATH`).
     pub fn set_snapshot_settings(&mut self, settings: crate::snapshot::SnapshotSettings) {
         self.runtime.snapshots.settings = settings;
@@ -246,9 +255,7 @@ impl Engine {
         self.runtime.verify.begin_task();
         let mut usage = Usage::default();
         for turn in 1..=self.config.max_turns {
-            let estimated_input_tokens =
-                context::estimate_tokens(&self.config.system_prompt, self.session.messages())
-                    + self.catalog_tokens;
+            let estimated_input_tokens = self.estimate_input_tokens();
             sink(Event::TurnStarted {
                 turn,
                 estimated_input_tokens,
@@ -266,6 +273,11 @@ impl Engine {
             let refusal = response.refusal;
             let (message, final_text, calls) = assistant_message(response, sink);
             self.session.push(message)?;
+            // Recorded so a resumed session can show what it has used and how full it is.
+            self.session.note(
+                crate::session::USAGE_NOTE,
+                serde_json::json!({ "turn": turn, "usage": round_usage }),
+            )?;
             self.session.sync()?;
             sink(Event::TurnCompleted {
                 turn,
@@ -376,12 +388,9 @@ impl Engine {
         }
     }
 
-    /// One model request with retries, streaming deltas to `sink`.
-    async fn request(
-        &self,
-        sink: &mut (dyn FnMut(Event) + Send),
-    ) -> Result<AssistantResponse, ProviderError> {
-        let request = ChatRequest {
+    /// The next request: the session's transcript, the system prompt and the catalogue.
+    fn chat_request(&self) -> ChatRequest {
+        ChatRequest {
             model: self.config.model.clone(),
             system: self.config.system_prompt.clone(),
             messages: self.session.messages().to_vec(),
@@ -389,7 +398,27 @@ impl Engine {
             max_tokens: self.config.max_tokens,
             temperature: None,
             stop: Vec::new(),
-        };
+        }
+    }
+
+    /// Input tokens the next request is expected to cost: the provider's own estimate
+    /// when it has one (it knows how it renders the request), else about four bytes per
+    /// token of the system prompt, the transcript and the JSON catalogue.
+    fn estimate_input_tokens(&self) -> u64 {
+        self.provider
+            .estimate_input_tokens(&self.chat_request())
+            .unwrap_or_else(|| {
+                context::estimate_tokens(&self.config.system_prompt, self.session.messages())
+                    + self.catalog_tokens
+            })
+    }
+
+    /// One model request with retries, streaming deltas to `sink`.
+    async fn request(
+        &self,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<AssistantResponse, ProviderError> {
+        let request = self.chat_request();
         let mut on_notice = |notice: StreamNotice| sink(notice_event(notice));
         codesmith_providers::complete(
             self.provider.as_ref(),

@@ -15,6 +15,46 @@ enum Level {
     Minimal,
 }
 
+/// What a compaction did (see [`Engine::compact`]). Token figures are the estimate of
+/// [`context::estimate_tokens`] over the whole transcript, about four bytes per token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Compaction {
+    /// The transcript is too short: nothing lies before the kept tail.
+    NothingToCompact,
+    /// `messages` earlier messages were replaced by a summary (`summary`), or dropped
+    /// with a note when no summary could be had; the context went from `before` to
+    /// `after` tokens (`after < before` always).
+    Compacted {
+        /// Messages folded away.
+        messages: usize,
+        /// True for a summary, false for a trim.
+        summary: bool,
+        /// Estimated tokens before.
+        before: u64,
+        /// Estimated tokens after.
+        after: u64,
+    },
+    /// The replacement would not have been smaller than what it replaces, so it was
+    /// discarded and the transcript left as it was.
+    Discarded {
+        /// Messages that would have been folded away.
+        messages: usize,
+        /// Estimated tokens of the transcript as it is.
+        before: u64,
+        /// Estimated tokens it would have had.
+        after: u64,
+    },
+}
+
+/// Most output tokens a summary may take, whatever the model.
+const SUMMARY_MAX_TOKENS: u32 = 1024;
+/// Most output tokens a summary by the embedded model may take: a small model rambles
+/// to its limit, and its context window is small.
+const LOCAL_SUMMARY_MAX_TOKENS: u32 = 256;
+/// The least output tokens a summary is allowed, however short the text it replaces.
+const SUMMARY_MIN_TOKENS: u32 = 32;
+
 impl Engine {
     /// One model request; on a context-length error the next recovery level runs and
     /// the request is sent again, until a level has nothing left to cut: then the turn
@@ -62,10 +102,11 @@ impl Engine {
             return Ok(Some(Level::Compact));
         }
         if level != Level::Minimal
-            && self
-                .compact_older(false, "The context window is full", sink)
-                .await?
-                > 0
+            && matches!(
+                self.compact_older(false, "The context window is full", sink)
+                    .await?,
+                Compaction::Compacted { .. }
+            )
         {
             return Ok(Some(Level::Minimal));
         }
@@ -91,29 +132,33 @@ impl Engine {
 
     /// `/compact`: summarizes the older turns now, whatever the circuit
     /// breaker says (a manual compaction is always allowed), or trims them when
-    /// no summary can be had. Returns how many messages were folded away (0
-    /// when the transcript is too short to compact).
+    /// no summary can be had. It never makes the context larger: a replacement
+    /// that is not smaller is discarded ([`Compaction::Discarded`]). It emits no
+    /// event; the caller reports the returned [`Compaction`] once.
+    ///
+    /// Cancel-safe: dropped before it returns, it leaves the transcript as it was
+    /// (the only write is the last step, after the summary has arrived).
     ///
     /// # Errors
     /// [`EngineError::Session`] when the transcript cannot be written.
-    pub async fn compact(
-        &mut self,
-        sink: &mut (dyn FnMut(Event) + Send),
-    ) -> Result<usize, EngineError> {
-        self.compact_older(true, "Compacted on request", sink).await
+    pub async fn compact(&mut self) -> Result<Compaction, EngineError> {
+        self.compact_older(true, "Compacted on request", &mut |_| {})
+            .await
     }
 
     /// Level two: everything before the kept tail, except the task's first message,
-    /// becomes a summary (or a trim note). Returns how many messages were folded.
+    /// becomes a summary (or a trim note), only when that makes the transcript smaller.
+    /// Automatic compaction (not `manual`) falls back to the trim when the summary is too
+    /// long, and announces what it did.
     async fn compact_older(
         &mut self,
         manual: bool,
         why: &str,
         sink: &mut (dyn FnMut(Event) + Send),
-    ) -> Result<usize, EngineError> {
+    ) -> Result<Compaction, EngineError> {
         let messages = self.session.messages().to_vec();
         let Some(cut) = context::tail_start(&messages) else {
-            return Ok(0);
+            return Ok(Compaction::NothingToCompact);
         };
         // A manual compaction runs between tasks: no task is running to pin.
         let task = if manual {
@@ -124,23 +169,69 @@ impl Engine {
         let anchor = context::task_index(&messages, task.as_ref()).zip(task.as_ref());
         let older = context::folded(&messages, cut, anchor.map(|(t, _)| t));
         if older.is_empty() {
-            return Ok(0);
+            return Ok(Compaction::NothingToCompact);
         }
-        let (stage_name, note) = match self.summarize(&older, manual).await {
-            Some(summary) => ("summary", context::summary_note(&summary)),
-            None => ("trim", context::trim_note(older.len())),
-        };
-        let Some(replaced) = context::compacted(&note, &messages, cut, anchor) else {
-            return Ok(0);
-        };
-        sink(Event::Notice {
-            message: format!(
-                "{why}: compacted {} earlier messages ({stage_name}).",
-                older.len()
+        let folded = older.len();
+        let before = context::estimate_tokens("", &messages);
+        let summary = self.summarize(&older, manual).await;
+        let trim = || context::compacted(&context::trim_note(folded), &messages, cut, anchor);
+        let (mut stage_name, mut replaced) = match &summary {
+            Some(summary) => (
+                "summary",
+                context::compacted(&context::summary_note(summary), &messages, cut, anchor),
             ),
-        });
+            None => ("trim", trim()),
+        };
+        let Some(mut after) = replaced.as_deref().map(|r| context::estimate_tokens("", r)) else {
+            return Ok(Compaction::NothingToCompact);
+        };
+        if after >= before && summary.is_some() && !manual {
+            sink(Event::Notice {
+                message: format!(
+                    "{why}: the summary (~{after} tokens in all) was not shorter than what it \
+                     replaces (~{before}); the older messages are dropped instead."
+                ),
+            });
+            stage_name = "trim";
+            replaced = trim();
+            after = replaced
+                .as_deref()
+                .map_or(before, |r| context::estimate_tokens("", r));
+        }
+        let Some(replaced) = replaced.filter(|_| after < before) else {
+            return Ok(Compaction::Discarded {
+                messages: folded,
+                before,
+                after,
+            });
+        };
+        if !manual {
+            sink(Event::Notice {
+                message: format!("{why}: compacted {folded} earlier messages ({stage_name})."),
+            });
+        }
         self.session.replace_messages(stage_name, replaced)?;
-        Ok(older.len())
+        Ok(Compaction::Compacted {
+            messages: folded,
+            summary: stage_name == "summary",
+            before,
+            after,
+        })
+    }
+
+    /// Output tokens a summary of `older` may take: at most half of the estimate of what
+    /// it replaces (so it is always shorter), [`SUMMARY_MAX_TOKENS`], and for the
+    /// embedded model [`LOCAL_SUMMARY_MAX_TOKENS`].
+    fn summary_budget(&self, older: &[Message]) -> u32 {
+        let half = context::estimate_tokens("", older) / 2;
+        let cap = if self.provider.name() == "local" {
+            LOCAL_SUMMARY_MAX_TOKENS
+        } else {
+            SUMMARY_MAX_TOKENS
+        };
+        u32::try_from(half)
+            .unwrap_or(u32::MAX)
+            .clamp(SUMMARY_MIN_TOKENS, cap)
     }
 
     /// Asks the model for a summary of `older` (bounded, see
@@ -158,7 +249,7 @@ impl Engine {
             system: context::SUMMARY_PROMPT.to_string(),
             messages: vec![Message::user_text(context::transcript_text(older))],
             tools: Vec::new(),
-            max_tokens: Some(1024),
+            max_tokens: Some(self.summary_budget(older)),
             temperature: None,
             stop: Vec::new(),
         };

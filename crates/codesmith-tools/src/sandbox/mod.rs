@@ -23,7 +23,7 @@ mod selftest;
 
 use std::ffi::OsString;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use bwrap::{BwrapBackend, BwrapFeatures, BwrapProbe, GitGuard, credential_paths, probe};
@@ -188,14 +188,17 @@ impl Sandbox {
     }
 
     /// One line for the user when the backend does not isolate (`None` when it does): that
-    /// commands run bare, or, with `required`, that they are refused; and how to change it.
-    pub fn unisolated_notice(&self) -> Option<String> {
+    /// commands run bare, or, with `required`, that they are refused; and how to change it,
+    /// naming the key and `user_config` (the user config file, `$CODESMITH_HOME/config.toml`)
+    /// and saying to create that file when it does not exist.
+    pub fn unisolated_notice(&self, user_config: &Path) -> Option<String> {
         if self.required && !self.backend.isolates() {
             return Some(format!(
                 "shell commands will be refused: [sandbox] required = true, but the backend \
                  \"{}\" does not isolate them here. Install bubblewrap (apt-get install \
-                 bubblewrap), or set required = false under [sandbox] in config.toml.",
-                self.backend.name()
+                 bubblewrap), or {}.",
+                self.backend.name(),
+                config_advice(user_config, "required = false"),
             ));
         }
         (!self.backend.isolates()).then(|| {
@@ -204,14 +207,32 @@ impl Sandbox {
                  write everything your user can. {}",
                 self.backend.name(),
                 match probe() {
-                    BwrapProbe::NotInstalled => {
+                    BwrapProbe::NotInstalled => format!(
                         "Install bubblewrap (apt-get install bubblewrap) to isolate them, or \
-                         set [sandbox] required = true to refuse them."
-                    }
-                    _ => "Run `codesmith doctor` to see why bwrap cannot isolate them here.",
+                         refuse them: {}.",
+                        config_advice(user_config, "required = true")
+                    ),
+                    _ => "Run `codesmith doctor` to see why bwrap cannot isolate them here."
+                        .to_string(),
                 }
             )
         })
+    }
+}
+
+/// How to set `setting` under `[sandbox]` in `user_config`: add it when the file exists,
+/// else create the file with those two lines.
+fn config_advice(user_config: &Path, setting: &str) -> String {
+    if user_config.is_file() {
+        format!(
+            "add `{setting}` under [sandbox] in {}",
+            user_config.display()
+        )
+    } else {
+        format!(
+            "create {} (it does not exist yet) with the two lines `[sandbox]` and `{setting}`",
+            user_config.display()
+        )
     }
 }
 
@@ -275,15 +296,42 @@ mod tests {
 
     #[test]
     fn the_notice_says_refused_when_required_and_bare_otherwise() {
-        let bare = Sandbox::none().unisolated_notice().unwrap();
+        let nowhere = Path::new("/nonexistent/config.toml");
+        let bare = Sandbox::none().unisolated_notice(nowhere).unwrap();
         assert!(bare.contains("WITHOUT a sandbox"), "{bare}");
         let refused = Sandbox::none()
             .with_required(true)
-            .unisolated_notice()
+            .unisolated_notice(nowhere)
             .unwrap();
         assert!(refused.contains("refused"), "{refused}");
         assert!(Sandbox::none().with_required(true).admit().is_err());
         assert!(Sandbox::none().admit().is_ok());
+    }
+
+    #[test]
+    fn the_notice_names_the_config_file_and_says_to_create_it_when_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        let refused = |f: &Path| {
+            Sandbox::none()
+                .with_required(true)
+                .unisolated_notice(f)
+                .unwrap()
+        };
+        let missing = refused(&file);
+        assert!(missing.contains(&file.display().to_string()), "{missing}");
+        assert!(
+            missing.contains("create") && missing.contains("does not exist yet"),
+            "{missing}"
+        );
+        assert!(missing.contains("`required = false`"), "{missing}");
+        std::fs::write(&file, "").unwrap();
+        let present = refused(&file);
+        assert!(
+            present.contains("add `required = false` under [sandbox] in"),
+            "{present}"
+        );
+        assert!(!present.contains("create"), "{present}");
     }
 
     #[test]
