@@ -11,7 +11,9 @@ use std::sync::Arc;
 use codesmith_protocol::{Event, StopReason, ToolCall, ToolResult};
 use codesmith_tools::sanitize::sanitize_json;
 use codesmith_tools::trust::{label_for_tool, wrap_external};
-use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolOutcome, envelope_json};
+use codesmith_tools::{
+    Capability, ErrorCode, Refusal, Tool, ToolOutcome, envelope_json, model_text,
+};
 use serde_json::Value;
 
 use crate::gate::GateDecision;
@@ -355,6 +357,14 @@ fn unknown_tool(name: &str, suggestions: &[String], registered: &[&str]) -> Refu
     .with("did_you_mean", suggestions.to_vec())
 }
 
+/// A shell call whose command is a test or build: its exit code is news even when 0.
+fn is_check_command(call: &ToolCall) -> bool {
+    serde_json::from_str::<Value>(&call.arguments)
+        .ok()
+        .and_then(|args| args.get("command")?.as_str().map(str::to_string))
+        .is_some_and(|command| crate::verify::commands::classify(&command).is_some())
+}
+
 /// Turns an outcome into the result the model reads: the envelope, sanitized
 /// (seed 002, "Disinfectant"), a loop-guard warning when failures pile up, and
 /// for network-origin tools the `<external_content>` wrapper labelled `label`.
@@ -371,7 +381,13 @@ fn finish(
     let ok = outcome.is_ok();
     let mut envelope = envelope_json(&outcome);
     let report = sanitize_json(&mut envelope);
-    let mut content = envelope.to_string();
+    // A session tracks what was read, so digests stay out of the model's text.
+    let mut content = model_text(&envelope, is_check_command(call), false);
+    let meta = if ok {
+        envelope["meta"].take()
+    } else {
+        Value::Null
+    };
     if let Some(note) = report.note() {
         content.push('\n');
         content.push_str(&note);
@@ -388,6 +404,7 @@ fn finish(
         name: name.to_string(),
         ok,
         output: content.clone(),
+        meta,
     });
     ToolResult {
         call_id: call.id.clone(),

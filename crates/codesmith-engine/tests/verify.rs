@@ -86,6 +86,7 @@ impl Rig {
             rules,
             verify_claims,
             idle_timeout: Duration::from_secs(5),
+            ..common::Setup::default()
         };
         common::engine(&self.server, &self.ws, &self.home, setup)
     }

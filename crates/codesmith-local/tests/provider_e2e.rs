@@ -107,6 +107,7 @@ async fn real_model_streams_and_reuses_its_cache() {
         max_tokens: Some(64),
         temperature: None,
         stop: Vec::new(),
+        prompt_cache_key: None,
     };
     let first = run(&provider, &request).await;
     assert!(first.usage.input_tokens > 50);
@@ -189,6 +190,7 @@ async fn a_missing_gguf_path_is_a_clear_error() {
         max_tokens: Some(4),
         temperature: None,
         stop: Vec::new(),
+        prompt_cache_key: None,
     };
     let mut stream = provider.stream(&request).await.unwrap();
     let first = tokio::time::timeout(Duration::from_secs(10), stream.next())

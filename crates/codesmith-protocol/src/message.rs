@@ -136,9 +136,14 @@ pub struct Usage {
     pub input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
-    /// Prompt tokens served from a prefix cache, when the provider reports it.
+    /// Prompt tokens served from a prefix cache (cache reads), when the provider reports it.
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Prompt tokens written to a prefix cache (Anthropic's
+    /// `cache_creation_input_tokens`); 0 where the provider reports none
+    /// (OpenAI-compatible servers cache without a write charge).
+    #[serde(default)]
+    pub cache_write_input_tokens: u64,
 }
 
 impl Usage {
@@ -147,6 +152,16 @@ impl Usage {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
+        self.cache_write_input_tokens += other.cache_write_input_tokens;
+    }
+
+    /// Share of the prompt tokens served from the cache, 0.0 to 1.0 (0.0 without input).
+    pub fn cache_hit_ratio(&self) -> f64 {
+        if self.input_tokens == 0 {
+            0.0
+        } else {
+            self.cached_input_tokens as f64 / self.input_tokens as f64
+        }
     }
 }
 

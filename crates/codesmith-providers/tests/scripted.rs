@@ -29,6 +29,7 @@ fn request(max_tokens: Option<u32>) -> ChatRequest {
         max_tokens,
         temperature: None,
         stop: vec![],
+        prompt_cache_key: None,
     }
 }
 
@@ -126,7 +127,8 @@ fn assert_full_turn(resp: &AssistantResponse) {
         Usage {
             input_tokens: 42,
             output_tokens: 17,
-            cached_input_tokens: 0
+            cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
         }
     );
     assert!(!resp.interrupted);

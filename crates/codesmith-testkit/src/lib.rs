@@ -26,12 +26,14 @@
 //! # }
 //! ```
 
+mod cache;
 mod procs;
 mod script;
 mod server;
 mod sse;
 mod suites;
 
+pub use cache::{CacheUsage, LOOKBACK_BLOCKS};
 pub use procs::{live_processes, survivors_after};
 pub use script::{Fault, Finish, MAX_PACE_MS, Reply, Scripted, ScriptedCall};
 pub use server::{RecordedRequest, ScriptedServer};

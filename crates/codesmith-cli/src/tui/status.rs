@@ -190,6 +190,7 @@ mod tests {
             input_tokens: 120_000,
             output_tokens: 3_000,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
         };
         s.context_tokens = 10_476;
         let text = line_text(&s.line(&theme, 80));

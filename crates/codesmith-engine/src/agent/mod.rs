@@ -389,6 +389,7 @@ impl Engine {
             max_tokens: self.config.max_tokens,
             temperature: None,
             stop: Vec::new(),
+            prompt_cache_key: Some(prompt_cache_key(self.session.id())),
         };
         let mut on_notice = |notice: StreamNotice| sink(notice_event(notice));
         codesmith_providers::complete(
@@ -493,4 +494,16 @@ fn reactivate(tools: &Registry, history: &[codesmith_protocol::Message]) {
             tools.activate(&names);
         }
     }
+}
+
+/// The provider prompt-cache key of a session: stable for its whole life (every
+/// request of the session shares one cached prefix), and at most 64 bytes.
+pub(crate) fn prompt_cache_key(session_id: &str) -> String {
+    let mut key = format!("codesmith-{session_id}");
+    let mut end = key.len().min(64);
+    while !key.is_char_boundary(end) {
+        end -= 1;
+    }
+    key.truncate(end);
+    key
 }

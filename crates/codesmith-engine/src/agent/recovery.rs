@@ -161,6 +161,7 @@ impl Engine {
             max_tokens: Some(1024),
             temperature: None,
             stop: Vec::new(),
+            prompt_cache_key: None,
         };
         let opts = CompleteOptions {
             idle_timeout: self.config.complete.idle_timeout,

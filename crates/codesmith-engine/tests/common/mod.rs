@@ -22,6 +22,8 @@ pub struct Setup {
     pub rules: Rules,
     pub verify_claims: bool,
     pub idle_timeout: Duration,
+    pub max_turns: u32,
+    pub system_prompt: String,
 }
 
 impl Default for Setup {
@@ -32,6 +34,8 @@ impl Default for Setup {
             rules: Rules::new(),
             verify_claims: false,
             idle_timeout: Duration::from_secs(2),
+            max_turns: 10,
+            system_prompt: "test".into(),
         }
     }
 }
@@ -40,7 +44,18 @@ impl Default for Setup {
 pub fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> Engine {
     let provider =
         OpenAiProvider::new(OpenAiConfig::new(server.base_url(), Some("sk-test".into()))).unwrap();
-    let session = Session::create(home, ws, "openai", "scripted").unwrap();
+    engine_with(Arc::new(provider), "scripted", ws, home, setup)
+}
+
+/// [`engine`] with another provider and model name.
+pub fn engine_with(
+    provider: Arc<dyn codesmith_providers::Provider>,
+    model: &str,
+    ws: &Path,
+    home: &Path,
+    setup: Setup,
+) -> Engine {
+    let session = Session::create(home, ws, provider.name(), model).unwrap();
     let complete = CompleteOptions {
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
@@ -49,9 +64,9 @@ pub fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> 
         ..CompleteOptions::default()
     };
     let config = EngineConfig {
-        model: "scripted".into(),
-        system_prompt: "test".into(),
-        max_turns: 10,
+        model: model.into(),
+        system_prompt: setup.system_prompt,
+        max_turns: setup.max_turns,
         max_tokens: None,
         approval: setup.approval,
         complete,
@@ -62,7 +77,7 @@ pub fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> 
     let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
     let tools = codesmith_tools::builtin_registry(FetchConfig::default());
     Engine::new(
-        Arc::new(provider),
+        provider,
         tools,
         Arc::new(ctx),
         setup.approver,

@@ -333,6 +333,7 @@ fn parse_usage(usage: &Value) -> Usage {
         cached_input_tokens: num("/prompt_tokens_details/cached_tokens")
             .or_else(|| num("/prompt_cache_hit_tokens"))
             .unwrap_or(0),
+        cache_write_input_tokens: 0,
     }
 }
 
@@ -528,7 +529,8 @@ mod tests {
             vec![ProviderEvent::Usage(Usage {
                 input_tokens: 43,
                 output_tokens: 10,
-                cached_input_tokens: 0
+                cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
             })]
         );
     }
