@@ -185,3 +185,61 @@ fn the_key_is_on_by_default_only_for_openai_itself() {
     let off = codesmith_providers::OpenAiConfig::new("http://127.0.0.1:8080/v1", None);
     assert!(!off.prompt_cache_key);
 }
+
+/// Runs one batch of shell calls (then a closing answer) and returns the wall time of
+/// the task and the tool results the model read, in call order.
+async fn shell_batch(rig: &Rig, commands: &[&str]) -> (std::time::Duration, Vec<String>) {
+    let mut batch = Scripted::default();
+    for (i, command) in commands.iter().enumerate() {
+        let args = serde_json::json!({ "command": command }).to_string();
+        batch = batch.with_tool_call(format!("s{i}"), "exec_shell", args);
+    }
+    rig.server.push(batch).push(Scripted::text("done"));
+    let mut engine = common::engine(&rig.server, &rig.ws, &rig.home, common::Setup::default());
+    let started = std::time::Instant::now();
+    let mut results = Vec::new();
+    engine
+        .run_task("run them", &mut |e| {
+            if let codesmith_protocol::Event::ToolResult { output, .. } = e {
+                results.push(output);
+            }
+        })
+        .await
+        .unwrap();
+    (started.elapsed(), results)
+}
+
+#[tokio::test]
+async fn two_read_only_shell_calls_of_one_batch_run_together() {
+    let rig = Rig::new().await;
+    let (took, results) = shell_batch(&rig, &["sleep 1; echo first", "sleep 1; echo second"]).await;
+    println!(
+        "two `sleep 1` shell calls in one batch: {} ms",
+        took.as_millis()
+    );
+    assert!(
+        took < std::time::Duration::from_millis(1300),
+        "took {took:?}"
+    );
+    assert!(results[0].starts_with("first"), "{results:?}");
+    assert!(results[1].starts_with("second"), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_write_and_a_read_of_one_batch_keep_their_order() {
+    let rig = Rig::new().await;
+    let (_, results) = shell_batch(
+        &rig,
+        &[
+            "cat n1.txt",
+            "sleep 0.3; echo changed > n1.txt",
+            "cat n1.txt",
+        ],
+    )
+    .await;
+    assert!(results[0].starts_with("note 1"), "{results:?}");
+    assert!(results[2].starts_with("changed"), "{results:?}");
+    // A command that changes directory never runs beside another: the next call sees it.
+    let (_, results) = shell_batch(&rig, &["cd src", "ls"]).await;
+    assert!(results[1].starts_with("lib.rs"), "{results:?}");
+}
