@@ -22,6 +22,7 @@ pub mod verify;
 
 pub use agent::{
     Engine, EngineConfig, EngineError, INTERRUPTED, INTERRUPTION_NOTE, TaskOutcome, TaskStatus,
+    USAGE_NOTE,
 };
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};

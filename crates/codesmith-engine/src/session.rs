@@ -516,6 +516,8 @@ pub struct FileCheck {
     /// Bytes of a torn tail (an incomplete last record) that a resume cuts back and keeps
     /// in `ID.jsonl.torn`.
     pub torn_bytes: usize,
+    /// The model rounds' usage, summed from the transcript's usage notes.
+    pub usage: codesmith_protocol::Usage,
 }
 
 /// Why a session file cannot be listed or resumed.
@@ -553,11 +555,21 @@ pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
         .iter()
         .filter(|r| matches!(r, Record::Message { .. }))
         .count();
+    let mut usage = codesmith_protocol::Usage::default();
+    for record in &scan.records {
+        if let Record::Note { kind, data } = record
+            && kind == crate::USAGE_NOTE
+            && let Ok(round) = serde_json::from_value::<codesmith_protocol::Usage>(data.clone())
+        {
+            usage.add(&round);
+        }
+    }
     Ok(FileCheck {
         meta,
         messages,
         skipped_lines: scan.skipped_lines,
         torn_bytes: bytes.len() - scan.complete_len,
+        usage,
     })
 }
 

@@ -243,3 +243,93 @@ async fn a_write_and_a_read_of_one_batch_keep_their_order() {
     let (_, results) = shell_batch(&rig, &["cd src", "ls"]).await;
     assert!(results[1].starts_with("lib.rs"), "{results:?}");
 }
+
+#[tokio::test]
+async fn tool_results_carry_only_what_the_model_uses() {
+    let rig = Rig::new().await;
+    let calls: [(&str, serde_json::Value); 10] = [
+        ("read_file", serde_json::json!({"path": "src/lib.rs"})),
+        ("grep_files", serde_json::json!({"pattern": "answer"})),
+        (
+            "edit_file",
+            serde_json::json!({"path": "src/lib.rs", "search": "42", "replace": "43"}),
+        ),
+        (
+            "exec_shell",
+            serde_json::json!({"command": "python3 -c 'print(1)'"}),
+        ),
+        ("file_search", serde_json::json!({"pattern": "**/*.rs"})),
+        ("exec_shell", serde_json::json!({"command": "ls src"})),
+        ("read_file", serde_json::json!({"path": "notes.txt"})),
+        (
+            "edit_file",
+            serde_json::json!({"path": "notes.txt", "search": "beta", "replace": "gamma"}),
+        ),
+        ("grep_files", serde_json::json!({"pattern": "gamma"})),
+        (
+            "edit_file",
+            serde_json::json!({"path": "notes.txt", "search": "nothing", "replace": "x"}),
+        ),
+    ];
+    for (i, (name, args)) in calls.iter().enumerate() {
+        rig.server.push(Scripted::tool_call(
+            format!("t{i}"),
+            *name,
+            args.to_string(),
+        ));
+    }
+    rig.server.push(Scripted::text("done"));
+    let setup = common::Setup {
+        max_turns: 20,
+        ..common::Setup::default()
+    };
+    let mut engine = common::engine(&rig.server, &rig.ws, &rig.home, setup);
+    let mut events = Vec::new();
+    engine
+        .run_task("work", &mut |e| events.push(e))
+        .await
+        .unwrap();
+    let (mut before, mut after) = (0usize, 0usize);
+    for event in &events {
+        let codesmith_protocol::Event::ToolResult {
+            ok, output, meta, ..
+        } = event
+        else {
+            continue;
+        };
+        after += output.len();
+        if *ok {
+            // The envelope the same result was sent as before: output and the whole meta.
+            let text = match output.rfind("\n[meta] ") {
+                Some(at) => &output[..=at],
+                None => output.as_str(),
+            };
+            let text = if text == "(no output)" { "" } else { text };
+            before += serde_json::json!({"ok": true, "output": text, "meta": meta})
+                .to_string()
+                .len();
+        } else {
+            // Refusals are unchanged: typed, with their code and hint.
+            let v: serde_json::Value = serde_json::from_str(output).unwrap();
+            assert_eq!(v["error"]["code"], "NO_MATCH", "{output}");
+            assert!(v["error"]["hint"].as_str().is_some_and(|h| !h.is_empty()));
+            before += output.len();
+        }
+    }
+    let drop = 100.0 - after as f64 * 100.0 / before as f64;
+    println!(
+        "tool results of 10 calls: {before} bytes as envelopes, {after} bytes now ({drop:.0} % less)"
+    );
+    assert!(drop >= 40.0, "only {drop:.0} % less");
+    assert_eq!(
+        std::fs::read_to_string(rig.ws.join("notes.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+    let print = events.iter().find_map(|e| match e {
+        codesmith_protocol::Event::ToolResult { id, output, .. } if id == "t3" => {
+            Some(output.clone())
+        }
+        _ => None,
+    });
+    assert_eq!(print.as_deref(), Some("1\n"));
+}

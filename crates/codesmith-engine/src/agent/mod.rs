@@ -266,6 +266,8 @@ impl Engine {
             let refusal = response.refusal;
             let (message, final_text, calls) = assistant_message(response, sink);
             self.session.push(message)?;
+            self.session
+                .note(USAGE_NOTE, serde_json::json!(round_usage))?;
             self.session.sync()?;
             sink(Event::TurnCompleted {
                 turn,
@@ -510,6 +512,10 @@ fn activated_names(content: &str) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// Kind of the transcript note that records one model round's [`Usage`] (read back by
+/// `codesmith sessions list` for the session's input, cached input and hit ratio).
+pub const USAGE_NOTE: &str = "usage";
 
 /// The provider prompt-cache key of a session: stable for its whole life (every
 /// request of the session shares one cached prefix), and at most 64 bytes.
