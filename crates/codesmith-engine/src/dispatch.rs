@@ -391,12 +391,17 @@ fn unknown_tool(name: &str, suggestions: &[String], registered: &[&str]) -> Refu
     .with("did_you_mean", suggestions.to_vec())
 }
 
-/// A shell call whose command is a test or build: its exit code is news even when 0.
-fn is_check_command(call: &ToolCall) -> bool {
-    serde_json::from_str::<Value>(&call.arguments)
-        .ok()
-        .and_then(|args| args.get("command")?.as_str().map(str::to_string))
-        .is_some_and(|command| crate::verify::commands::classify(&command).is_some())
+/// The text a model reads for a call's sanitized `envelope` (see
+/// [`codesmith_tools::model_text`]), shared by every front end: a test or build
+/// command (the call's `args` carry it) keeps its exit code even when 0, and digests
+/// are kept, shortened, only `one_shot` (outside a session, `edit_file` takes one as
+/// its freshness proof; a session tracks what was read itself).
+pub fn result_text(envelope: &Value, args: &Value, one_shot: bool) -> String {
+    let check = args
+        .get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|command| crate::verify::commands::classify(command).is_some());
+    model_text(envelope, check, one_shot)
 }
 
 /// Turns an outcome into the result the model reads: the envelope, sanitized
@@ -415,8 +420,8 @@ fn finish(
     let ok = outcome.is_ok();
     let mut envelope = envelope_json(&outcome);
     let report = sanitize_json(&mut envelope);
-    // A session tracks what was read, so digests stay out of the model's text.
-    let mut content = model_text(&envelope, is_check_command(call), false);
+    let args = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
+    let mut content = result_text(&envelope, &args, false);
     let meta = if ok {
         envelope["meta"].take()
     } else {
