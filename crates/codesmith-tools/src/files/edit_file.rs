@@ -27,8 +27,8 @@ whitespace, then with typographic quotes/dashes/non-breaking spaces folded to AS
 line-number prefixes stripped; each retry must still be unique, the rest of the file keeps its bytes, and \
 the result says which retry matched. For a long block, pass search_start and search_end (its first and \
 last lines) instead of search: the block from the unique start line through the first end line after it \
-is replaced. The file must have been read in this session (or pass its current sha256 from read_file); \
-the result returns the new sha256 so edits can chain. CRLF files stay CRLF; Rust/TOML/JSON that parsed \
+is replaced. The file must have been read in this session (or, in one-shot use, pass the sha256 \
+read_file showed; its first 12 hex digits suffice, and the result shows the new one so edits chain). CRLF files stay CRLF; Rust/TOML/JSON that parsed \
 before must still parse.\n\
 Examples: {\"path\": \"src/lib.rs\", \"search\": \"let x = 1;\", \"replace\": \"let x = 2;\"} (copy the \
 text verbatim from a prior read_file result); {\"path\": \"src/lib.rs\", \"search_start\": \"fn old() {\", \
