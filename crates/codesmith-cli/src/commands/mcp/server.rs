@@ -246,7 +246,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn results_and_refusals_carry_the_envelope() {
+    async fn successes_are_lean_and_refusals_carry_the_envelope() {
         let dir = tempfile::tempdir().unwrap();
         let workspace = dir.path().canonicalize().unwrap();
         let server = server(&workspace);
@@ -259,7 +259,12 @@ mod tests {
             )
             .await;
         assert_eq!(ok.is_error, Some(false));
-        assert_eq!(envelope(&ok)["ok"], true);
+        // A success is the lean text, with the short digest a one-shot edit_file takes.
+        let text = &ok.content[0].as_text().unwrap().text;
+        assert!(
+            !text.starts_with('{') && text.contains(r#""sha256":""#) && !text.contains("\"ok\""),
+            "{text}"
+        );
         assert_eq!(
             std::fs::read_to_string(workspace.join("a.txt")).unwrap(),
             "x\n"
