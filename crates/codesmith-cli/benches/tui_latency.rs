@@ -134,6 +134,7 @@ fn long_session(app: &mut app::App) {
             name: "edit_file".into(),
             ok: true,
             output: "{\"ok\":true}".into(),
+            meta: serde_json::Value::Null,
         });
         app.apply(Event::AssistantText {
             delta:

@@ -33,6 +33,9 @@ pub struct VendorSection {
     /// `[openai]` only: send thinking back as `reasoning_content` on tool
     /// rounds, `auto` (default), `always` or `never`.
     pub reasoning_replay: Option<String>,
+    /// `[openai]` only: send the session's `prompt_cache_key` (default: on for
+    /// api.openai.com, off for other servers).
+    pub prompt_cache_key: Option<bool>,
 }
 
 /// `[sandbox]`.
@@ -81,6 +84,24 @@ pub struct VerificationSection {
 }
 
 impl FileConfig {
+    /// `[openai] prompt_cache_key`; `None` leaves the vendor's default.
+    ///
+    /// # Errors
+    /// The key under `[anthropic]`, whose caching is steered by breakpoints instead.
+    pub fn prompt_cache_key(&self) -> Result<Option<bool>> {
+        if self
+            .anthropic
+            .as_ref()
+            .is_some_and(|a| a.prompt_cache_key.is_some())
+        {
+            bail!(
+                "[anthropic] prompt_cache_key is not a setting: prompt_cache_key applies to [openai] only \
+                 (Anthropic's prompt cache needs no key)"
+            );
+        }
+        Ok(self.openai.as_ref().and_then(|o| o.prompt_cache_key))
+    }
+
     /// `[openai] reasoning_replay`, default `auto`.
     ///
     /// # Errors
@@ -187,6 +208,8 @@ pub struct Resolved {
     pub idle_timeout: Duration,
     /// `[openai] reasoning_replay`.
     pub reasoning_replay: codesmith_providers::ReasoningReplay,
+    /// `[openai] prompt_cache_key`, when set.
+    pub prompt_cache_key: Option<bool>,
     /// User config as read.
     pub file: FileConfig,
     /// Exec-policy rules from `$CODESMITH_HOME/policy.toml` and `.codesmith/policy.toml`.
@@ -430,6 +453,7 @@ pub fn resolve(
     warn_loosening(&project, approval, &mut warnings);
     let idle_secs = idle_timeout_secs(&file)?;
     let reasoning_replay = file.reasoning_replay()?;
+    let prompt_cache_key = file.prompt_cache_key()?;
     let rules = load_rules(&home, &workspace, &mut warnings)?;
     let sandbox = tighten_sandbox(
         file.sandbox.clone().unwrap_or_default(),
@@ -449,6 +473,7 @@ pub fn resolve(
             .max(1),
         idle_timeout: Duration::from_secs(idle_secs),
         reasoning_replay,
+        prompt_cache_key,
         file,
         rules,
         sandbox,

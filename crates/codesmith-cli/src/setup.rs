@@ -59,6 +59,9 @@ pub async fn provider(
             }
             let mut config = OpenAiConfig::new(base, key);
             config.reasoning_replay = resolved.reasoning_replay;
+            if let Some(send) = resolved.prompt_cache_key {
+                config.prompt_cache_key = send;
+            }
             let p = OpenAiProvider::new(config).map_err(|e| SetupError::Usage(e.into()))?;
             Ok(Arc::new(p))
         }

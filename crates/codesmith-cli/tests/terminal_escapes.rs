@@ -108,10 +108,7 @@ async fn exec_to_a_pipe_writes_only_inert_bytes() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(
-        shell_result.contains(r#""output":"true\ntail\n""#),
-        "{shell_result}"
-    );
+    assert!(shell_result.starts_with("true\ntail\n"), "{shell_result}");
 }
 
 /// Runs `sh_command` under a pseudo-terminal (`script -qec`) and returns what the

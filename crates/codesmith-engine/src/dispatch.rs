@@ -2,9 +2,12 @@
 //!
 //! Each call passes, in order: the truncation gate → argument repair → name
 //! repair → the loop guard → approval → execution → sanitizing and wrapping.
-//! Consecutive calls of read-only tools that support parallel use run
-//! together; results always come back in the order of the calls, and one
-//! failing call affects only its own result.
+//! Consecutive calls of read-only tools that support parallel use, and shell
+//! commands the exec policy judges read-only, run together; a call that may
+//! write runs alone, after the calls before it and before the calls after it.
+//! Each call's approval is settled when it is planned, in call order, before
+//! its batch starts. Results always come back in the order of the calls, and
+//! one failing call affects only its own result.
 
 use std::sync::Arc;
 
@@ -13,7 +16,9 @@ use codesmith_protocol::{
 };
 use codesmith_tools::sanitize::sanitize_json;
 use codesmith_tools::trust::{label_for_tool, wrap_external};
-use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolOutcome, envelope_json};
+use codesmith_tools::{
+    Capability, ErrorCode, Refusal, Tool, ToolOutcome, envelope_json, model_text,
+};
 use serde_json::Value;
 
 use crate::gate::GateDecision;
@@ -64,7 +69,7 @@ pub(crate) async fn dispatch_calls(
             continue;
         }
         match plan(rt, call, parsed, stop, sink).await {
-            Planned::Run(p) if is_parallel(&p) => batch.push(p),
+            Planned::Run(p) if is_parallel(rt, &p) => batch.push(p),
             Planned::Run(p) => {
                 flush(rt, &mut batch, &mut results, sink).await;
                 if writes(&p) {
@@ -99,8 +104,35 @@ fn writes(p: &Prepared) -> bool {
     )
 }
 
-fn is_parallel(p: &Prepared) -> bool {
-    p.tool.supports_parallel() && p.tool.capability() == Capability::ReadOnly
+/// Calls that may run together: read-only tools that support parallel use, and
+/// foreground shell commands the exec policy judges read-only (see [`read_only_shell`]).
+fn is_parallel(rt: &Runtime, p: &Prepared) -> bool {
+    (p.tool.supports_parallel() && p.tool.capability() == Capability::ReadOnly)
+        || (p.tool.name() == "exec_shell" && read_only_shell(rt, &p.args))
+}
+
+/// Programs that move the session's working directory, which the next call inherits:
+/// their order matters, so a command running one never runs beside another.
+const MOVES_CWD: &[&str] = &["cd", "pushd", "popd"];
+
+/// True when the exec policy parsed every part of the command and judged it `safe`
+/// (only reads or prints) and allowed it, and no part changes directory. Anything
+/// else (a write, an unknown program, an unparsed line) runs alone, in call order.
+fn read_only_shell(rt: &Runtime, args: &Value) -> bool {
+    let Some(command) = args.get("command").and_then(Value::as_str) else {
+        return false;
+    };
+    let workspace = rt.ctx.workspace.to_string_lossy();
+    let eval = codesmith_policy::decide(command, &workspace, &rt.rules, rt.mode);
+    eval.parsed
+        && eval.decision == codesmith_policy::Decision::Allow
+        && eval.level == codesmith_policy::SafetyLevel::Safe
+        && !eval.segments.is_empty()
+        && eval.segments.iter().all(|s| {
+            s.argv
+                .first()
+                .is_some_and(|program| !MOVES_CWD.contains(&program.as_str()))
+        })
 }
 
 /// Runs the pending parallel batch concurrently and appends its results in order.
@@ -113,6 +145,9 @@ async fn flush(
     if batch.is_empty() {
         return;
     }
+    for p in batch.iter() {
+        rt.verify.observe(&p.call, p.tool.name(), &p.args, &rt.ctx);
+    }
     let ctx = &rt.ctx;
     let outcomes = futures::future::join_all(
         batch
@@ -121,6 +156,7 @@ async fn flush(
     )
     .await;
     for (p, outcome) in batch.drain(..).zip(outcomes) {
+        rt.verify.ran(&p.call.id, &outcome);
         results.push(finish_prepared(rt, &p, outcome, sink));
     }
 }
@@ -379,6 +415,19 @@ fn unknown_tool(name: &str, suggestions: &[String], registered: &[&str]) -> Refu
     .with("did_you_mean", suggestions.to_vec())
 }
 
+/// The text a model reads for a call's sanitized `envelope` (see
+/// [`codesmith_tools::model_text`]), shared by every front end: a test or build
+/// command (the call's `args` carry it) keeps its exit code even when 0, and digests
+/// are kept, shortened, only `one_shot` (outside a session, `edit_file` takes one as
+/// its freshness proof; a session tracks what was read itself).
+pub fn result_text(envelope: &Value, args: &Value, one_shot: bool) -> String {
+    let check = args
+        .get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|command| crate::verify::commands::classify(command).is_some());
+    model_text(envelope, check, one_shot)
+}
+
 /// Turns an outcome into the result the model reads: the envelope, sanitized
 /// (seed 002, "Disinfectant"), a loop-guard warning when failures pile up, and
 /// for network-origin tools the `<external_content>` wrapper labelled `label`.
@@ -395,7 +444,13 @@ fn finish(
     let ok = outcome.is_ok();
     let mut envelope = envelope_json(&outcome);
     let report = sanitize_json(&mut envelope);
-    let mut content = envelope.to_string();
+    let args = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
+    let mut content = result_text(&envelope, &args, false);
+    let meta = if ok {
+        envelope["meta"].take()
+    } else {
+        Value::Null
+    };
     if let Some(note) = report.note() {
         content.push('\n');
         content.push_str(&note);
@@ -412,6 +467,7 @@ fn finish(
         name: name.to_string(),
         ok,
         output: content.clone(),
+        meta,
     });
     ToolResult {
         call_id: call.id.clone(),

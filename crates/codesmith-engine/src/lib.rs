@@ -25,6 +25,7 @@ pub use agent::{
     TaskStatus,
 };
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};
+pub use dispatch::result_text;
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};
 pub use session::Session;
 pub use single::run_one;

@@ -532,6 +532,11 @@ fn has_conversation(path: &Path) -> bool {
 /// The note kind that records one model round's usage (`{"turn": N, "usage": {...}}`).
 pub const USAGE_NOTE: &str = "usage";
 
+/// The round's usage a [`USAGE_NOTE`] carries, if it is well formed.
+fn note_usage(data: &serde_json::Value) -> Option<Usage> {
+    serde_json::from_value(data.get("usage")?.clone()).ok()
+}
+
 /// The usage a session file records: the sum over its model rounds, and the last
 /// round's (whose input plus output is how full the context was). Zero and `None` for
 /// a session that recorded none (or a file that cannot be read).
@@ -547,9 +552,7 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
         }
         if let Ok(Record::Note { kind, data }) = serde_json::from_str(&line)
             && kind == USAGE_NOTE
-            && let Some(usage) = data
-                .get("usage")
-                .and_then(|u| serde_json::from_value::<Usage>(u.clone()).ok())
+            && let Some(usage) = note_usage(&data)
         {
             total.add(&usage);
             last = Some(usage);
@@ -597,6 +600,8 @@ pub struct FileCheck {
     /// Bytes of a torn tail (an incomplete last record) that a resume cuts back and keeps
     /// in `ID.jsonl.torn`.
     pub torn_bytes: usize,
+    /// The model rounds' usage, summed from the transcript's usage notes.
+    pub usage: codesmith_protocol::Usage,
 }
 
 /// Why a session file cannot be listed or resumed.
@@ -634,11 +639,21 @@ pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
         .iter()
         .filter(|r| matches!(r, Record::Message { .. }))
         .count();
+    let mut usage = codesmith_protocol::Usage::default();
+    for record in &scan.records {
+        if let Record::Note { kind, data } = record
+            && kind == USAGE_NOTE
+            && let Some(round) = note_usage(data)
+        {
+            usage.add(&round);
+        }
+    }
     Ok(FileCheck {
         meta,
         messages,
         skipped_lines: scan.skipped_lines,
         torn_bytes: bytes.len() - scan.complete_len,
+        usage,
     })
 }
 

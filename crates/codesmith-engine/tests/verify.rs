@@ -86,7 +86,7 @@ impl Rig {
             rules,
             verify_claims,
             idle_timeout: Duration::from_secs(5),
-            extra_tools: Vec::new(),
+            ..common::Setup::default()
         };
         common::engine(&self.server, &self.ws, &self.home, setup)
     }

@@ -63,6 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         max_tokens: None,
         temperature: None,
         stop: Vec::new(),
+        prompt_cache_key: None,
     };
     let remembered = Remembered::default();
     let options = GenerateOptions {

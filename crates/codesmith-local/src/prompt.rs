@@ -296,6 +296,7 @@ mod tests {
             max_tokens: None,
             temperature: None,
             stop: Vec::new(),
+            prompt_cache_key: None,
         };
         let estimate = estimate_tokens(&request);
         let catalogue_json = serde_json::to_string(&tools).unwrap().len() as u64 / 4;

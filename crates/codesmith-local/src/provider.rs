@@ -177,6 +177,7 @@ impl LocalProvider {
             input_tokens: generation.prompt_tokens as u64,
             output_tokens: generation.tokens.len() as u64,
             cached_input_tokens: generation.reused_tokens as u64,
+            cache_write_input_tokens: 0,
         }));
         responder.emit(ProviderEvent::Completed {
             stop_reason: Some(stop_reason),

@@ -108,6 +108,7 @@ async fn real_model_streams_and_reuses_its_cache() {
         max_tokens: Some(64),
         temperature: None,
         stop: Vec::new(),
+        prompt_cache_key: None,
     };
     let estimate = provider.estimate_input_tokens(&request).unwrap();
     let first = run(&provider, &request).await;
@@ -197,6 +198,7 @@ async fn a_missing_gguf_path_is_a_clear_error() {
         max_tokens: Some(4),
         temperature: None,
         stop: Vec::new(),
+        prompt_cache_key: None,
     };
     let mut stream = provider.stream(&request).await.unwrap();
     let first = tokio::time::timeout(Duration::from_secs(10), stream.next())

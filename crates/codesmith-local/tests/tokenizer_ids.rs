@@ -81,6 +81,7 @@ fn chatml_prompt_uses_control_ids_only_at_turn_boundaries() {
         max_tokens: None,
         temperature: None,
         stop: Vec::new(),
+        prompt_cache_key: None,
     };
     let ids = render_prompt(&tok, &request, &Remembered::default()).unwrap();
     // <|im_start|>system\n ... and it ends with <|im_start|>assistant\n.

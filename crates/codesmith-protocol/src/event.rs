@@ -57,6 +57,11 @@ pub enum Event {
         ok: bool,
         /// The text the model will read.
         output: String,
+        /// A success's full metadata (durations, full digests, paths, byte
+        /// counts), of which the model's text keeps only what it acts on;
+        /// omitted when empty.
+        #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+        meta: serde_json::Value,
     },
     /// A request failed transiently and will be retried.
     Retry {

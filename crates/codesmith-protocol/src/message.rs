@@ -136,9 +136,14 @@ pub struct Usage {
     pub input_tokens: u64,
     /// Generated tokens.
     pub output_tokens: u64,
-    /// Prompt tokens served from a prefix cache, when the provider reports it.
+    /// Prompt tokens served from a prefix cache (cache reads), when the provider reports it.
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Prompt tokens written to a prefix cache (Anthropic's
+    /// `cache_creation_input_tokens`); 0 where the provider reports none
+    /// (OpenAI-compatible servers cache without a write charge).
+    #[serde(default)]
+    pub cache_write_input_tokens: u64,
 }
 
 impl Usage {
@@ -150,6 +155,18 @@ impl Usage {
         self.cached_input_tokens = self
             .cached_input_tokens
             .saturating_add(other.cached_input_tokens);
+        self.cache_write_input_tokens = self
+            .cache_write_input_tokens
+            .saturating_add(other.cache_write_input_tokens);
+    }
+
+    /// Share of the prompt tokens served from the cache, 0.0 to 1.0 (0.0 without input).
+    pub fn cache_hit_ratio(&self) -> f64 {
+        if self.input_tokens == 0 {
+            0.0
+        } else {
+            self.cached_input_tokens as f64 / self.input_tokens as f64
+        }
     }
 }
 
@@ -174,14 +191,17 @@ mod tests {
             input_tokens: u64::MAX - 1,
             output_tokens: 5,
             cached_input_tokens: u64::MAX,
+            cache_write_input_tokens: u64::MAX,
         };
         total.add(&Usage {
             input_tokens: 10,
             output_tokens: 7,
             cached_input_tokens: 1,
+            cache_write_input_tokens: 2,
         });
         assert_eq!(total.input_tokens, u64::MAX);
         assert_eq!(total.output_tokens, 12);
         assert_eq!(total.cached_input_tokens, u64::MAX);
+        assert_eq!(total.cache_write_input_tokens, u64::MAX);
     }
 }

@@ -26,6 +26,7 @@ fn request() -> ChatRequest {
         max_tokens: None,
         temperature: None,
         stop: vec![],
+        prompt_cache_key: None,
     }
 }
 

@@ -21,6 +21,10 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     /// Extra stop sequences.
     pub stop: Vec<String>,
+    /// A session-stable key for the provider's prompt cache (OpenAI's
+    /// `prompt_cache_key`, which routes requests sharing a prefix to the same
+    /// cache); sent only where the provider's switch allows it.
+    pub prompt_cache_key: Option<String>,
 }
 
 /// One event of a streamed model response, already lifted out of the wire format.

@@ -254,6 +254,7 @@ mod tests {
             input_tokens: 1,
             output_tokens: out,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
         };
         assert_eq!(
             derive_stop_reason(true, &usage(100), Some(100)),

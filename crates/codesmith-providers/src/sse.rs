@@ -231,7 +231,7 @@ mod tests {
     );
 
     const ANTHROPIC: &str = concat!(
-        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5,\"cache_read_input_tokens\":6,\"output_tokens\":1}}}\n\n",
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5,\"cache_read_input_tokens\":6,\"cache_creation_input_tokens\":2,\"output_tokens\":1}}}\n\n",
         "event: ping\ndata: {\"type\":\"ping\"}\n\n",
         "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n",
         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"pensé 🤔\"}}\n\n",
@@ -476,8 +476,9 @@ mod tests {
         assert_eq!(resp.tool_calls[1].call.name, "list_dir");
         assert_eq!(resp.tool_calls[1].call.arguments, "{}");
         assert_eq!(resp.stop_reason, StopReason::ToolUse);
-        assert_eq!(resp.usage.input_tokens, 11);
+        assert_eq!(resp.usage.input_tokens, 13);
         assert_eq!(resp.usage.cached_input_tokens, 6);
+        assert_eq!(resp.usage.cache_write_input_tokens, 2);
         assert_eq!(resp.usage.output_tokens, 7);
     }
 

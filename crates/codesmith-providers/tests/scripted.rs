@@ -29,6 +29,7 @@ fn request(max_tokens: Option<u32>) -> ChatRequest {
         max_tokens,
         temperature: None,
         stop: vec![],
+        prompt_cache_key: None,
     }
 }
 
@@ -126,7 +127,8 @@ fn assert_full_turn(resp: &AssistantResponse) {
         Usage {
             input_tokens: 42,
             output_tokens: 17,
-            cached_input_tokens: 0
+            cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
         }
     );
     assert!(!resp.interrupted);
@@ -680,7 +682,8 @@ async fn invalid_usage_figures_are_dropped_with_a_notice_naming_the_field() {
         Usage {
             input_tokens: 0,
             output_tokens: 7,
-            cached_input_tokens: 2
+            cached_input_tokens: 2,
+            cache_write_input_tokens: 0,
         }
     );
     let said = notices(&first).join("\n");
@@ -709,7 +712,8 @@ async fn invalid_usage_figures_are_dropped_with_a_notice_naming_the_field() {
         Usage {
             input_tokens: 7,
             output_tokens: 1,
-            cached_input_tokens: 4
+            cached_input_tokens: 4,
+            cache_write_input_tokens: 3,
         }
     );
     let said = notices(&third).join("\n");

@@ -27,6 +27,7 @@
 //! # }
 //! ```
 
+mod cache;
 mod procs;
 mod python;
 mod script;
@@ -34,6 +35,7 @@ mod server;
 mod sse;
 mod suites;
 
+pub use cache::{CacheUsage, LOOKBACK_BLOCKS};
 pub use procs::{live_processes, survivors_after};
 pub use python::{mcp_python, mcp_venv};
 pub use script::{Fault, Finish, MAX_PACE_MS, Reply, Scripted, ScriptedCall};

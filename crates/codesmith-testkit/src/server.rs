@@ -50,6 +50,8 @@ impl RecordedRequest {
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    cache: Mutex<Option<crate::cache::PromptCache>>,
+    cache_usage: Mutex<Vec<crate::CacheUsage>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -136,6 +138,21 @@ impl ScriptedServer {
             .collect()
     }
 
+    /// Answers Anthropic requests by the rules of Anthropic's prompt cache
+    /// (see [`crate::CacheUsage`]): `message_start` then reports
+    /// `cache_read_input_tokens` and `cache_creation_input_tokens`, with
+    /// `min_tokens` as the minimum cacheable prefix.
+    pub fn enable_prompt_cache(&self, min_tokens: u64) -> &Self {
+        *lock(&self.shared.cache) = Some(crate::cache::PromptCache::new(min_tokens));
+        self
+    }
+
+    /// The prompt-cache usage of every Anthropic request answered with the
+    /// cache enabled, in order.
+    pub fn cache_usage(&self) -> Vec<crate::CacheUsage> {
+        lock(&self.shared.cache_usage).clone()
+    }
+
     /// Replies still queued.
     pub fn remaining(&self) -> usize {
         lock(&self.shared.script).len()
@@ -185,7 +202,16 @@ async fn handle(mut stream: TcpStream, shared: Arc<Shared>) -> std::io::Result<(
     };
     let reply = lock(&shared.script).pop_front();
     match reply {
-        Some(Reply::Turn(turn)) => play_turn(&mut stream, &turn, dialect).await,
+        Some(Reply::Turn(mut turn)) => {
+            if dialect == Dialect::Anthropic
+                && let Some(cache) = lock(&shared.cache).as_mut()
+            {
+                let usage = cache.serve(&request.body);
+                lock(&shared.cache_usage).push(usage);
+                turn.cache = Some(usage);
+            }
+            play_turn(&mut stream, &turn, dialect).await
+        }
         Some(Reply::Fault(fault)) => play_fault(&mut stream, &fault).await,
         None => {
             let body = error_body(&format!(

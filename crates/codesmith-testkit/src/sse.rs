@@ -241,7 +241,7 @@ fn anthropic(turn: &Scripted) -> Vec<SseEvent> {
             "message_start",
             &json!({"type": "message_start", "message": {"id": "msg_scripted", "type": "message",
                     "role": "assistant", "model": "scripted", "content": [], "stop_reason": null,
-                    "stop_sequence": null, "usage": {"input_tokens": input, "output_tokens": 1}}}),
+                    "stop_sequence": null, "usage": anthropic_usage(turn, input)}}),
             false,
         ),
         SseEvent::named("ping", &json!({"type": "ping"}), false),
@@ -274,4 +274,15 @@ fn block_stop(index: usize) -> SseEvent {
         &json!({"type": "content_block_stop", "index": index}),
         false,
     )
+}
+
+/// `message_start` usage: the scripted input, or what the prompt-cache model computed.
+fn anthropic_usage(turn: &Scripted, input: u64) -> Value {
+    match &turn.cache {
+        Some(c) => json!({"input_tokens": c.input_tokens,
+                          "cache_read_input_tokens": c.cache_read_input_tokens,
+                          "cache_creation_input_tokens": c.cache_creation_input_tokens,
+                          "output_tokens": 1}),
+        None => json!({"input_tokens": input, "output_tokens": 1}),
+    }
 }

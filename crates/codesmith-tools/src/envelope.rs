@@ -129,3 +129,114 @@ pub fn envelope_json(outcome: &ToolOutcome) -> Value {
         }
     }
 }
+
+/// Hex digits of a SHA-256 digest shown to the model: enough to tell file
+/// versions apart, and what `edit_file` accepts at the least.
+pub const SHA256_PREFIX_LEN: usize = 12;
+
+/// Meta keys that are bookkeeping for the event stream and the transcript's
+/// metadata, never sent to the model: it knows the path it asked for, and the
+/// duration and byte counts change nothing it does next.
+const BOOKKEEPING: &[&str] = &[
+    "duration_ms",
+    "path",
+    "bytes",
+    "total_bytes",
+    "shown",
+    "files_with_matches",
+];
+
+/// The text of a result the model reads, from an envelope built by
+/// [`envelope_json`] (already sanitized by the caller).
+///
+/// A refusal stays the whole typed envelope (code, message, hint, details).
+/// A success is its output (a string as is, anything else as compact JSON;
+/// `(no output)` when empty), followed by one `[meta] {...}` line holding only
+/// the facts the model acts on: truncation and continuation hints, a non-zero
+/// `exit_code` (a zero one only when `keep_exit_code`, for test and build
+/// commands), digests cut to [`SHA256_PREFIX_LEN`] hex digits when
+/// `keep_digests` (one-shot front ends, where `edit_file` takes a digest as its
+/// freshness proof; a session tracks freshness itself). Bookkeeping
+/// (durations, paths, byte and shown counts) and facts that report nothing
+/// (`false`, `0`) are left out.
+pub fn model_text(envelope: &Value, keep_exit_code: bool, keep_digests: bool) -> String {
+    if envelope["ok"] != Value::Bool(true) {
+        return envelope.to_string();
+    }
+    let mut text = match &envelope["output"] {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    if text.is_empty() {
+        text.push_str("(no output)");
+    }
+    let mut kept = Map::new();
+    for (key, value) in envelope["meta"].as_object().into_iter().flatten() {
+        let nothing = *value == Value::Bool(false) || value.as_i64() == Some(0);
+        if BOOKKEEPING.contains(&key.as_str())
+            || (nothing && !(key == "exit_code" && keep_exit_code))
+            || (!keep_digests && key.ends_with("sha256"))
+        {
+            continue;
+        }
+        kept.insert(key.clone(), shorten_digests(key, value));
+    }
+    if !kept.is_empty() {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("[meta] ");
+        text.push_str(&Value::Object(kept).to_string());
+    }
+    text
+}
+
+/// `sha256` values (also inside arrays of objects, as `apply_patch` reports
+/// files) cut to [`SHA256_PREFIX_LEN`] hex digits.
+fn shorten_digests(key: &str, value: &Value) -> Value {
+    match value {
+        Value::String(s)
+            if key.ends_with("sha256") && s.len() > SHA256_PREFIX_LEN && s.is_ascii() =>
+        {
+            Value::String(s[..SHA256_PREFIX_LEN].to_string())
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| shorten_digests(key, v)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), shorten_digests(k, v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod lean_tests {
+    use super::*;
+
+    #[test]
+    fn successes_are_lean_and_refusals_keep_their_envelope() {
+        let ok: ToolOutcome = Ok(ToolOutput::new(Value::String("1\n".into()))
+            .with("exit_code", 0)
+            .with("duration_ms", 12)
+            .with("truncated", false));
+        assert_eq!(model_text(&envelope_json(&ok), false, false), "1\n");
+        assert_eq!(
+            model_text(&envelope_json(&ok), true, false),
+            "1\n[meta] {\"exit_code\":0}"
+        );
+        let failed: ToolOutcome = Ok(ToolOutput::new(Value::String(String::new()))
+            .with("exit_code", 2)
+            .with("sha256", "0123456789abcdef0123"));
+        assert_eq!(
+            model_text(&envelope_json(&failed), false, true),
+            "(no output)\n[meta] {\"exit_code\":2,\"sha256\":\"0123456789ab\"}"
+        );
+        let refusal: ToolOutcome = Err(Refusal::new(ErrorCode::NoMatch, "m", "h").with("k", 1));
+        let env = envelope_json(&refusal);
+        assert_eq!(model_text(&env, false, false), env.to_string());
+    }
+}

@@ -29,7 +29,9 @@ pub mod trust;
 
 pub use builtin::{builtin_registry, builtin_tools};
 pub use context::ToolContext;
-pub use envelope::{ErrorCode, Refusal, ToolOutcome, ToolOutput, envelope_json};
+pub use envelope::{
+    ErrorCode, Refusal, SHA256_PREFIX_LEN, ToolOutcome, ToolOutput, envelope_json, model_text,
+};
 pub use files::{file_tools, register_file_tools};
 pub use registry::Registry;
 pub use tokio_util::sync::CancellationToken;

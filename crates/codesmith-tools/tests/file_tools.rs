@@ -402,6 +402,31 @@ async fn edit_exact_and_digest_chain() {
     .await;
     refused(&v, "STALE_READ");
     assert!(v["error"]["details"]["actual_sha256"].is_string());
+    // A 12-digit prefix is a digest too: the current one passes, an old one is stale.
+    let current = w.read("a.txt").await["meta"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "alpha", "replace": "A", "sha256": &sha[..12]}),
+    )
+    .await;
+    refused(&v, "STALE_READ");
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "alpha", "replace": "A", "sha256": &current[..12]}),
+    )
+    .await;
+    ok(&v);
+    // Shorter than 12 hex digits is no proof of freshness.
+    let v = edit(
+        &w,
+        json!({"path": "a.txt", "search": "A", "replace": "a", "sha256": &current[..6]}),
+    )
+    .await;
+    let hint = refused(&v, "INVALID_ARGUMENTS");
+    assert!(!hint.is_empty());
 }
 
 #[tokio::test]

@@ -36,7 +36,7 @@ pub async fn run(command: SessionsCommand) -> Exit {
 }
 
 /// One line of `sessions list`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
     /// Session id.
     pub id: String,
@@ -54,6 +54,14 @@ pub struct Summary {
     /// Bytes of an incomplete last record (a crash mid-write); resuming the session cuts
     /// them back and keeps them in `ID.jsonl.torn`.
     pub torn_bytes: usize,
+    /// Prompt tokens over the session's model rounds (cached ones included).
+    pub input_tokens: u64,
+    /// Of those, tokens read from the provider's prompt cache.
+    pub cached_input_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache.
+    pub cache_write_input_tokens: u64,
+    /// `cached_input_tokens / input_tokens`, 0.0 to 1.0 (0 without input).
+    pub cache_hit_ratio: f64,
 }
 
 /// A `.jsonl` file in the sessions directory that is not listed, and why.
@@ -67,7 +75,7 @@ pub struct Unreadable {
 
 /// What `sessions list` shows: the sessions, newest first, and the session files that
 /// could not be read. Nothing in the directory is dropped without a word.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Listing {
     /// The sessions, newest first.
     pub sessions: Vec<Summary>,
@@ -160,6 +168,10 @@ fn summary(path: &Path) -> Result<Summary, String> {
         messages: check.messages,
         skipped_lines: check.skipped_lines,
         torn_bytes: check.torn_bytes,
+        input_tokens: check.usage.input_tokens,
+        cached_input_tokens: check.usage.cached_input_tokens,
+        cache_write_input_tokens: check.usage.cache_write_input_tokens,
+        cache_hit_ratio: check.usage.cache_hit_ratio(),
     })
 }
 
@@ -426,11 +438,18 @@ mod tests {
         };
         let msg = r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}"#;
         let note = r#"{"type":"note","kind":"turn","data":{"turn":1}}"#;
+        let usage = |input: u64, cached: u64| {
+            format!(
+                r#"{{"type":"note","kind":"usage","data":{{"input_tokens":{input},"output_tokens":5,"cached_input_tokens":{cached},"cache_write_input_tokens":7}}}}"#
+            )
+        };
         std::fs::write(
             dir.join("old.jsonl"),
             format!(
-                "{}\n{msg}\nnot a record\n{note}\n{msg}\n",
-                meta("old", "2026-01-01T00:00:00Z")
+                "{}\n{msg}\nnot a record\n{note}\n{}\n{msg}\n{}\n",
+                meta("old", "2026-01-01T00:00:00Z"),
+                usage(1000, 0),
+                usage(3000, 2000)
             ),
         )
         .unwrap();
@@ -479,6 +498,16 @@ mod tests {
         let json = serde_json::to_value(&listing).unwrap();
         assert_eq!(json["unreadable"][0]["file"], "junk.jsonl");
         assert_eq!(json["sessions"][0]["torn_bytes"], 14);
+        assert_eq!(
+            (
+                list[1].input_tokens,
+                list[1].cached_input_tokens,
+                list[1].cache_write_input_tokens
+            ),
+            (4000, 2000, 14)
+        );
+        assert_eq!(list[1].cache_hit_ratio, 0.5);
+        assert_eq!(list[0].cache_hit_ratio, 0.0);
         let text = table(list);
         assert!(text.starts_with("ID "), "{text}");
         assert!(text.contains("2026-01-01T00:00:00Z"), "{text}");

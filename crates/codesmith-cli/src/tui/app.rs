@@ -724,6 +724,7 @@ mod tests {
             name: "exec_shell".into(),
             ok: false,
             output: r#"{"ok":false,"error":{"code":"DENIED","message":"no"}}"#.into(),
+            meta: serde_json::Value::Null,
         });
         a.apply(Event::AssistantText {
             delta: "Done".into(),
@@ -755,6 +756,7 @@ mod tests {
                 input_tokens: 900,
                 output_tokens: 100,
                 cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
             },
             refusal: false,
         });
@@ -780,6 +782,7 @@ mod tests {
                 input_tokens: 1_500,
                 output_tokens: 500,
                 cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
             },
             refusal: false,
         });

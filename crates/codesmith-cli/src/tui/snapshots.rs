@@ -106,6 +106,7 @@ fn tool_calls_show_status_and_coloured_diffs() {
         name: "edit_file".into(),
         ok: true,
         output: "{\"ok\":true}".into(),
+        meta: serde_json::Value::Null,
     });
     a.apply(Event::ToolCall {
         id: "c2".into(),
@@ -122,6 +123,7 @@ fn tool_calls_show_status_and_coloured_diffs() {
         name: "exec_shell".into(),
         ok: false,
         output: r#"{"ok":false,"error":{"code":"TIMEOUT","message":"ran past 120 s"}}"#.into(),
+        meta: serde_json::Value::Null,
     });
     let rows = screen(&mut a);
     let shell = find(&rows, "✗ exec_shell python3 -m unittest");
@@ -175,6 +177,7 @@ fn status_line_and_retry_banner_at_80x24() {
             input_tokens: 52_000,
             output_tokens: 1_200,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
         },
         refusal: false,
     });
@@ -293,6 +296,7 @@ fn thinking_is_collapsed_until_ctrl_t_and_tool_results_expand_with_ctrl_o() {
         name: "read_file".into(),
         ok: true,
         output: "1\tdef add(a, b):\n2\t    return a - b".into(),
+        meta: serde_json::Value::Null,
     });
     let rows = screen(&mut a);
     find(&rows, "┊ thinking (2 lines, Ctrl-T to show)");

@@ -92,6 +92,17 @@ impl Status {
         parts.push(format!("{} {}", self.provider, self.model));
         let tokens = self.usage.input_tokens + self.usage.output_tokens;
         let mut usage = format!("{} tok", compact(tokens));
+        let (read, written) = (
+            self.usage.cached_input_tokens,
+            self.usage.cache_write_input_tokens,
+        );
+        if read > 0 || written > 0 {
+            usage.push_str(&format!(
+                " (cache {} read, {} written)",
+                compact(read),
+                compact(written)
+            ));
+        }
         if let Some(cost) = estimated_cost(&self.provider, &self.model, &self.usage) {
             usage.push_str(&format!(" ${cost:.2}"));
         }
@@ -162,34 +173,67 @@ pub fn compact(n: u64) -> String {
     }
 }
 
-/// List prices in USD per million (input, output) tokens for models whose
-/// price is known; `None` otherwise (the line then shows tokens only). The
-/// embedded model runs locally and costs nothing.
-pub fn price_per_million(provider: &str, model: &str) -> Option<(f64, f64)> {
+/// List prices of a model in USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prices {
+    /// Prompt tokens billed at the full price.
+    pub input: f64,
+    /// Generated tokens.
+    pub output: f64,
+    /// Prompt tokens read from the provider's prompt cache.
+    pub cache_read: f64,
+    /// Prompt tokens written to the prompt cache (Anthropic bills 1.25× input for its
+    /// 5-minute cache; OpenAI-compatible caches charge nothing extra).
+    pub cache_write: f64,
+}
+
+/// List prices for models whose price is known; `None` otherwise (the line then
+/// shows tokens only). The embedded model runs locally and costs nothing.
+pub fn prices(provider: &str, model: &str) -> Option<Prices> {
     if provider == "local" {
-        return Some((0.0, 0.0));
+        return Some(Prices {
+            input: 0.0,
+            output: 0.0,
+            cache_read: 0.0,
+            cache_write: 0.0,
+        });
     }
-    const TABLE: &[(&str, f64, f64)] = &[
-        ("gpt-4.1-nano", 0.10, 0.40),
-        ("gpt-4.1-mini", 0.40, 1.60),
-        ("gpt-4.1", 2.00, 8.00),
-        ("gpt-4o-mini", 0.15, 0.60),
-        ("gpt-4o", 2.50, 10.00),
-        ("claude-haiku-4-5", 1.00, 5.00),
-        ("claude-sonnet-4", 3.00, 15.00),
-        ("claude-opus-4", 15.00, 75.00),
-        ("deepseek-chat", 0.27, 1.10),
+    // (model prefix, input, output, cache read, cache write), from the vendors' price pages.
+    const TABLE: &[(&str, f64, f64, f64, f64)] = &[
+        ("gpt-4.1-nano", 0.10, 0.40, 0.025, 0.10),
+        ("gpt-4.1-mini", 0.40, 1.60, 0.10, 0.40),
+        ("gpt-4.1", 2.00, 8.00, 0.50, 2.00),
+        ("gpt-4o-mini", 0.15, 0.60, 0.075, 0.15),
+        ("gpt-4o", 2.50, 10.00, 1.25, 2.50),
+        ("claude-haiku-4-5", 1.00, 5.00, 0.10, 1.25),
+        ("claude-sonnet-4", 3.00, 15.00, 0.30, 3.75),
+        ("claude-opus-4", 15.00, 75.00, 1.50, 18.75),
+        ("deepseek-chat", 0.27, 1.10, 0.07, 0.27),
     ];
     TABLE
         .iter()
-        .find(|(prefix, _, _)| model.starts_with(prefix))
-        .map(|(_, i, o)| (*i, *o))
+        .find(|(prefix, ..)| model.starts_with(prefix))
+        .map(|&(_, input, output, cache_read, cache_write)| Prices {
+            input,
+            output,
+            cache_read,
+            cache_write,
+        })
 }
 
-/// The session's estimated cost in USD, when the model's price is known.
+/// The session's estimated cost in USD, when the model's price is known: cache reads
+/// and writes at their own prices, the rest of the prompt at the input price.
 pub fn estimated_cost(provider: &str, model: &str, usage: &Usage) -> Option<f64> {
-    let (input, output) = price_per_million(provider, model)?;
-    Some((usage.input_tokens as f64 * input + usage.output_tokens as f64 * output) / 1e6)
+    let p = prices(provider, model)?;
+    let cached = usage.cached_input_tokens + usage.cache_write_input_tokens;
+    let plain = usage.input_tokens.saturating_sub(cached);
+    Some(
+        (plain as f64 * p.input
+            + usage.cached_input_tokens as f64 * p.cache_read
+            + usage.cache_write_input_tokens as f64 * p.cache_write
+            + usage.output_tokens as f64 * p.output)
+            / 1e6,
+    )
 }
 
 /// Context window in tokens for well-known model families.
@@ -222,6 +266,7 @@ mod tests {
             input_tokens: 120_000,
             output_tokens: 3_000,
             cached_input_tokens: 0,
+            cache_write_input_tokens: 0,
         };
         s.context_tokens = 10_476;
         let text = line_text(&s.line(&theme, 80));
@@ -244,6 +289,27 @@ mod tests {
             None
         );
         assert_eq!(compact(1234), "1.2k");
+    }
+
+    #[test]
+    fn cache_reads_and_writes_are_shown_and_priced_apart() {
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 0,
+            cached_input_tokens: 900_000,
+            cache_write_input_tokens: 50_000,
+        };
+        // Sonnet: 50k at $3, 900k read at $0.30, 50k written at $3.75 (per million).
+        let cost = estimated_cost("anthropic", "claude-sonnet-4-5", &usage).unwrap_or_default();
+        assert!((cost - (0.15 + 0.27 + 0.1875)).abs() < 1e-9, "{cost}");
+        let theme = Theme::new(ThemeKind::Dark);
+        let mut s = Status::new("anthropic", "claude-sonnet-4-5", "suggest", "bwrap", true);
+        s.usage = usage;
+        let text = line_text(&s.line(&theme, 120));
+        assert!(
+            text.contains("1.0M tok (cache 900k read, 50.0k written) $0.61"),
+            "{text}"
+        );
     }
 
     #[test]

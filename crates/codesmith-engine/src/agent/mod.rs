@@ -278,6 +278,7 @@ impl Engine {
                 crate::session::USAGE_NOTE,
                 serde_json::json!({ "turn": turn, "usage": round_usage }),
             )?;
+
             self.session.sync()?;
             sink(Event::TurnCompleted {
                 turn,
@@ -398,6 +399,7 @@ impl Engine {
             max_tokens: self.config.max_tokens,
             temperature: None,
             stop: Vec::new(),
+            prompt_cache_key: Some(prompt_cache_key(self.session.id())),
         }
     }
 
@@ -419,6 +421,7 @@ impl Engine {
         sink: &mut (dyn FnMut(Event) + Send),
     ) -> Result<AssistantResponse, ProviderError> {
         let request = self.chat_request();
+
         let mut on_notice = |notice: StreamNotice| sink(notice_event(notice));
         codesmith_providers::complete(
             self.provider.as_ref(),
@@ -490,37 +493,64 @@ fn assistant_message(
 }
 
 /// Re-activates the deferred tools that `tool_search` loaded earlier in this transcript
-/// (their results carry the `activated` list), in the same order, so a resumed session
-/// sends the same catalogue it sent before.
+/// (their results carry the `activated` list in their meta: the `[meta]` line of the
+/// model's text, or the whole envelope in older transcripts), in the same order, so a
+/// resumed session sends the same catalogue it sent before. Only results of
+/// `tool_search` calls are read, so no other tool's output can activate anything.
 fn reactivate(tools: &Registry, history: &[codesmith_protocol::Message]) {
     use codesmith_protocol::ContentBlock;
+    let mut searches = std::collections::HashSet::new();
     for message in history {
         for block in &message.content {
-            let ContentBlock::ToolResult(result) = block else {
-                continue;
-            };
-            if result.is_error {
-                continue;
+            match block {
+                ContentBlock::ToolCall(call)
+                    if call.name == codesmith_tools::deferred::TOOL_SEARCH =>
+                {
+                    searches.insert(call.id.clone());
+                }
+                ContentBlock::ToolResult(result)
+                    if !result.is_error && searches.contains(&result.call_id) =>
+                {
+                    tools.activate(&activated_names(&result.content));
+                }
+                _ => {}
             }
-            let first = serde_json::Deserializer::from_str(&result.content)
-                .into_iter::<serde_json::Value>()
-                .next();
-            let Some(Ok(envelope)) = first else {
-                continue;
-            };
-            let names: Vec<String> = envelope
-                .pointer(&format!(
-                    "/meta/{}",
-                    codesmith_tools::deferred::ACTIVATED_KEY
-                ))
-                .and_then(serde_json::Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default();
-            tools.activate(&names);
         }
     }
+}
+
+/// The `activated` list of a `tool_search` result's text.
+fn activated_names(content: &str) -> Vec<String> {
+    let meta = match serde_json::Deserializer::from_str(content)
+        .into_iter::<serde_json::Value>()
+        .next()
+    {
+        Some(Ok(envelope)) if envelope.get("meta").is_some() => envelope["meta"].clone(),
+        _ => content
+            .lines()
+            .rev()
+            .find_map(|line| line.strip_prefix("[meta] "))
+            .and_then(|json| serde_json::from_str(json).ok())
+            .unwrap_or_default(),
+    };
+    meta.get(codesmith_tools::deferred::ACTIVATED_KEY)
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The provider prompt-cache key of a session: stable for its whole life (every
+/// request of the session shares one cached prefix), and at most 64 bytes.
+pub(crate) fn prompt_cache_key(session_id: &str) -> String {
+    let mut key = format!("codesmith-{session_id}");
+    let mut end = key.len().min(64);
+    while !key.is_char_boundary(end) {
+        end -= 1;
+    }
+    key.truncate(end);
+    key
 }

@@ -252,6 +252,7 @@ impl Engine {
             max_tokens: Some(self.summary_budget(older)),
             temperature: None,
             stop: Vec::new(),
+            prompt_cache_key: None,
         };
         let opts = CompleteOptions {
             idle_timeout: self.config.complete.idle_timeout,

@@ -24,6 +24,8 @@ pub struct Setup {
     pub idle_timeout: Duration,
     /// Tools registered next to the built-in ones.
     pub extra_tools: Vec<Arc<dyn codesmith_tools::Tool>>,
+    pub max_turns: u32,
+    pub system_prompt: String,
 }
 
 impl Default for Setup {
@@ -35,6 +37,8 @@ impl Default for Setup {
             verify_claims: false,
             idle_timeout: Duration::from_secs(2),
             extra_tools: Vec::new(),
+            max_turns: 10,
+            system_prompt: "test".into(),
         }
     }
 }
@@ -43,7 +47,18 @@ impl Default for Setup {
 pub fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> Engine {
     let provider =
         OpenAiProvider::new(OpenAiConfig::new(server.base_url(), Some("sk-test".into()))).unwrap();
-    let session = Session::create(home, ws, "openai", "scripted").unwrap();
+    engine_with(Arc::new(provider), "scripted", ws, home, setup)
+}
+
+/// [`engine`] with another provider and model name.
+pub fn engine_with(
+    provider: Arc<dyn codesmith_providers::Provider>,
+    model: &str,
+    ws: &Path,
+    home: &Path,
+    setup: Setup,
+) -> Engine {
+    let session = Session::create(home, ws, provider.name(), model).unwrap();
     let complete = CompleteOptions {
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
@@ -52,9 +67,9 @@ pub fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> 
         ..CompleteOptions::default()
     };
     let config = EngineConfig {
-        model: "scripted".into(),
-        system_prompt: "test".into(),
-        max_turns: 10,
+        model: model.into(),
+        system_prompt: setup.system_prompt,
+        max_turns: setup.max_turns,
         max_tokens: None,
         approval: setup.approval,
         complete,
@@ -68,7 +83,7 @@ pub fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> 
         tools.register(tool);
     }
     Engine::new(
-        Arc::new(provider),
+        provider,
         tools,
         Arc::new(ctx),
         setup.approver,

@@ -288,6 +288,7 @@ impl AnthropicDecoder {
             if total > 0 || !self.saw_usage {
                 self.usage.input_tokens = total;
                 self.usage.cached_input_tokens = read.unwrap_or(0);
+                self.usage.cache_write_input_tokens = write.unwrap_or(0);
             }
         }
         if let Some(output) = output {

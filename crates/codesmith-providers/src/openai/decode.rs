@@ -207,6 +207,7 @@ impl OpenAiDecoder {
             input_tokens,
             output_tokens,
             cached_input_tokens: cached.or(hits).unwrap_or(0),
+            cache_write_input_tokens: 0,
         }
     }
 
@@ -572,7 +573,8 @@ mod tests {
             vec![ProviderEvent::Usage(Usage {
                 input_tokens: 43,
                 output_tokens: 10,
-                cached_input_tokens: 0
+                cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
             })]
         );
     }

@@ -115,6 +115,11 @@ pub struct OpenAiConfig {
     pub vendor: Vendor,
     /// Whether thinking goes back as `reasoning_content`; [`ReasoningReplay::Auto`] by default.
     pub reasoning_replay: ReasoningReplay,
+    /// Whether requests carry the session's `prompt_cache_key` (OpenAI routes
+    /// requests with the same key and prefix to the same prompt cache). By
+    /// default on for [`Vendor::OpenAi`] and off elsewhere (other servers may
+    /// reject an unknown field).
+    pub prompt_cache_key: bool,
 }
 
 impl OpenAiConfig {
@@ -127,6 +132,7 @@ impl OpenAiConfig {
             api_key,
             vendor,
             reasoning_replay: ReasoningReplay::Auto,
+            prompt_cache_key: vendor == Vendor::OpenAi,
         }
     }
 }
@@ -167,7 +173,12 @@ impl OpenAiProvider {
     /// The request body this provider would send for `request` (for tests
     /// and `--dry-run` style inspection).
     pub fn render(&self, request: &ChatRequest) -> serde_json::Value {
-        render::render_request(request, self.config.vendor, self.config.reasoning_replay)
+        render::render_request(
+            request,
+            self.config.vendor,
+            self.config.reasoning_replay,
+            self.config.prompt_cache_key,
+        )
     }
 }
 

@@ -15,6 +15,7 @@ pub(crate) fn render_request(
     request: &ChatRequest,
     vendor: Vendor,
     replay: ReasoningReplay,
+    send_cache_key: bool,
 ) -> Value {
     let replay = replays_reasoning(request, vendor, replay);
     let mut messages = Vec::new();
@@ -56,6 +57,9 @@ pub(crate) fn render_request(
     }
     if !request.stop.is_empty() {
         body.insert("stop".into(), json!(request.stop));
+    }
+    if send_cache_key && let Some(key) = &request.prompt_cache_key {
+        body.insert("prompt_cache_key".into(), json!(key));
     }
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -188,12 +192,13 @@ mod tests {
             max_tokens: Some(100),
             temperature: None,
             stop: vec![],
+            prompt_cache_key: None,
         }
     }
 
     #[test]
     fn renders_roles_calls_and_results() {
-        let body = render_request(&request(), Vendor::Generic, ReasoningReplay::Auto);
+        let body = render_request(&request(), Vendor::Generic, ReasoningReplay::Auto, true);
         assert_eq!(body["stream"], json!(true));
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
         assert_eq!(body["max_tokens"], json!(100));
@@ -219,12 +224,12 @@ mod tests {
 
     #[test]
     fn deepseek_tool_rounds_carry_reasoning_content() {
-        let body = render_request(&request(), Vendor::DeepSeek, ReasoningReplay::Auto);
+        let body = render_request(&request(), Vendor::DeepSeek, ReasoningReplay::Auto, true);
         assert_eq!(
             body["messages"][2]["reasoning_content"],
             json!(REASONING_PLACEHOLDER)
         );
-        let body = render_request(&request(), Vendor::OpenAi, ReasoningReplay::Auto);
+        let body = render_request(&request(), Vendor::OpenAi, ReasoningReplay::Auto, true);
         assert_eq!(body["max_completion_tokens"], json!(100));
         assert!(body["messages"][2].get("reasoning_content").is_none());
     }
@@ -233,7 +238,7 @@ mod tests {
     fn reasoning_replay_follows_the_setting_and_the_transcript() {
         let mut req = request();
         let replayed = |req: &ChatRequest, vendor, replay| {
-            render_request(req, vendor, replay)["messages"][2]
+            render_request(req, vendor, replay, true)["messages"][2]
                 .get("reasoning_content")
                 .cloned()
         };

@@ -27,8 +27,8 @@ whitespace, then with typographic quotes/dashes/non-breaking spaces folded to AS
 line-number prefixes stripped; each retry must still be unique, the rest of the file keeps its bytes, and \
 the result says which retry matched. For a long block, pass search_start and search_end (its first and \
 last lines) instead of search: the block from the unique start line through the first end line after it \
-is replaced. The file must have been read in this session (or pass its current sha256 from read_file); \
-the result returns the new sha256 so edits can chain. CRLF files stay CRLF; Rust/TOML/JSON that parsed \
+is replaced. The file must have been read in this session (or, in one-shot use, pass the sha256 \
+read_file showed; its first 12 hex digits suffice, and the result shows the new one so edits chain). CRLF files stay CRLF; Rust/TOML/JSON that parsed \
 before must still parse.\n\
 Examples: {\"path\": \"src/lib.rs\", \"search\": \"let x = 1;\", \"replace\": \"let x = 2;\"} (copy the \
 text verbatim from a prior read_file result); {\"path\": \"src/lib.rs\", \"search_start\": \"fn old() {\", \
@@ -75,7 +75,7 @@ impl Tool for EditFile {
                 "occurrence": {"type": "integer", "minimum": 1, "description": "Replace only the N-th match, 1-based (not with replace_all)."},
                 "search_start": {"type": "string", "description": "Anchor mode: first line of the block to replace (with search_end, without search)."},
                 "search_end": {"type": "string", "description": "Anchor mode: last line of the block to replace."},
-                "sha256": {"type": "string", "description": "Expected SHA-256 of the whole file (from read_file meta or a previous edit)."}
+                "sha256": {"type": "string", "description": "Expected SHA-256 of the whole file, or its first 12 or more hex digits (from read_file meta or a previous edit)."}
             },
             "required": ["path", "replace"],
             "additionalProperties": false
@@ -188,8 +188,29 @@ fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
     let bytes = load_bytes(&path)?;
     let digest = args.sha256.as_ref().map(|_| sha256_hex(&bytes));
     let file = TextFile::decode_owned(bytes).map_err(|e| not_text(&path.rel, &e))?;
+    if let Some(expected) = &args.sha256
+        && (expected.len() < crate::SHA256_PREFIX_LEN
+            || !expected.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return Err(Refusal::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "sha256 {expected:?} is not a digest: pass at least its first {} hex digits.",
+                crate::SHA256_PREFIX_LEN
+            ),
+            format!(
+                "Pass the sha256 read_file reported for \"{}\", or read the file first.",
+                path.rel
+            ),
+        )
+        .with("path", path.rel.as_str()));
+    }
     match (&args.sha256, &digest) {
-        (Some(expected), Some(actual)) if !expected.eq_ignore_ascii_case(actual) => {
+        (Some(expected), Some(actual))
+            if !actual
+                .get(..expected.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(expected)) =>
+        {
             return Err(Refusal::new(
                 ErrorCode::StaleRead,
                 format!("\"{}\" does not have the sha256 you passed; it changed since you read it.", path.rel),

@@ -25,7 +25,7 @@ lines and 16 KB) comes back exactly as it is. A larger file, or any call with st
 comes back one page at a time with numbered lines (`     7│ text`; the number and `│ ` are not part of \
 the file, never copy them into edit_file). A page is at most 500 lines and 16 KB (200 lines by default); \
 a cut page ends with the exact arguments for the next call. Reading past the end returns [NO CONTENT] \
-and the line count. meta.sha256 is the file's digest, which edit_file accepts as a freshness check. \
+and the line count. Where a result shows a sha256 (one-shot use), edit_file accepts it as a freshness check. \
 Read a file before you edit or overwrite it. UTF-16 and UTF-32 files (with or without BOM) \
 and legacy Latin-1/Windows-1252 files are decoded, with a first line saying so; a binary file (one \
 with NUL bytes, such as a tar archive) is refused with its size and type.\n\

@@ -72,6 +72,7 @@ async fn call(ask: Advisory<'_>) -> Result<String, String> {
         max_tokens: Some(ask.max_tokens),
         temperature: Some(0.0),
         stop: Vec::new(),
+        prompt_cache_key: None,
     };
     let opts = CompleteOptions::background();
     let response = complete(provider.as_ref(), &request, &opts, &mut |_| {})

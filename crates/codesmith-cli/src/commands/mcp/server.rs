@@ -73,7 +73,8 @@ impl CodesmithServer {
     }
 
     /// Runs one call and shapes its envelope as an MCP tool result: text content holding
-    /// the sanitized envelope JSON, `isError` set when the tool refused. Missing arguments
+    /// what a model reads of the sanitized envelope ([`codesmith_engine::result_text`]),
+    /// `isError` set when the tool refused. Missing arguments
     /// are `{}`. `cancel` is the request's token: when the host cancels the request
     /// (`notifications/cancelled`), a running shell command is killed with its whole tree
     /// and any other call is abandoned where it waits; rmcp then sends no response, as the
@@ -99,14 +100,19 @@ impl CodesmithServer {
         };
         self.running.fetch_add(1, Ordering::SeqCst);
         let ctx = Arc::new(self.ctx.with_cancel(token));
-        let outcome = codesmith_engine::run_one(&self.registry, ctx, &self.rules, name, args).await;
+        let outcome =
+            codesmith_engine::run_one(&self.registry, ctx, &self.rules, name, args.clone()).await;
         self.running.fetch_sub(1, Ordering::SeqCst);
         forward.abort();
         // The host's model reads this: sanitized like every result in a session
         // (NFKC; bidi controls, zero-width, Tag-block and private-use characters stripped).
+        // What it reads of a success is lean as in a session (output and the facts it acts
+        // on; digests shortened); a refusal is the whole typed envelope.
         let mut envelope = envelope_json(&outcome);
         codesmith_tools::sanitize::sanitize_json(&mut envelope);
-        let text = vec![ContentBlock::text(envelope.to_string())];
+        let text = vec![ContentBlock::text(codesmith_engine::result_text(
+            &envelope, &args, true,
+        ))];
         match outcome {
             Ok(_) => CallToolResult::success(text),
             Err(_) => CallToolResult::error(text),
@@ -240,7 +246,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn results_and_refusals_carry_the_envelope() {
+    async fn successes_are_lean_and_refusals_carry_the_envelope() {
         let dir = tempfile::tempdir().unwrap();
         let workspace = dir.path().canonicalize().unwrap();
         let server = server(&workspace);
@@ -253,7 +259,12 @@ mod tests {
             )
             .await;
         assert_eq!(ok.is_error, Some(false));
-        assert_eq!(envelope(&ok)["ok"], true);
+        // A success is the lean text, with the short digest a one-shot edit_file takes.
+        let text = &ok.content[0].as_text().unwrap().text;
+        assert!(
+            !text.starts_with('{') && text.contains(r#""sha256":""#) && !text.contains("\"ok\""),
+            "{text}"
+        );
         assert_eq!(
             std::fs::read_to_string(workspace.join("a.txt")).unwrap(),
             "x\n"
