@@ -105,8 +105,10 @@ fn survivors(attacks: &[Attack]) -> Vec<&'static str> {
 }
 
 /// Waits (bounded) until `sleep SECS` runs.
+/// Polls until the attack's detached `sleep` runs; bounded at 10 s because a Python
+/// start-up on a loaded 2-core machine alone can take over 2 s.
 fn wait_started(secs: &str) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(2);
+    let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if !live_processes(&["sleep", secs]).is_empty() {
             return true;

@@ -440,7 +440,7 @@ mod tests {
         let note = r#"{"type":"note","kind":"turn","data":{"turn":1}}"#;
         let usage = |input: u64, cached: u64| {
             format!(
-                r#"{{"type":"note","kind":"usage","data":{{"input_tokens":{input},"output_tokens":5,"cached_input_tokens":{cached},"cache_write_input_tokens":7}}}}"#
+                r#"{{"type":"note","kind":"usage","data":{{"turn":1,"usage":{{"input_tokens":{input},"output_tokens":5,"cached_input_tokens":{cached},"cache_write_input_tokens":7}}}}}}"#
             )
         };
         std::fs::write(

@@ -41,6 +41,9 @@ pub struct ToolEntry {
     pub status: ToolStatus,
     /// The result text the model reads (shown when tool results are expanded).
     pub output: String,
+    /// A few words on a success (a shell command's exit code and time), from the
+    /// result's metadata.
+    pub summary: Option<String>,
 }
 
 /// One entry of the transcript.
@@ -254,8 +257,15 @@ impl App {
                 name,
                 status: ToolStatus::Running,
                 output: String::new(),
+                summary: None,
             })),
-            Event::ToolResult { id, ok, output, .. } => self.tool_result(&id, ok, output),
+            Event::ToolResult {
+                id,
+                ok,
+                output,
+                meta,
+                ..
+            } => self.tool_result(&id, ok, output, &meta),
             Event::Retry {
                 attempt,
                 wait_ms,
@@ -306,7 +316,10 @@ impl App {
         }
     }
 
-    fn tool_result(&mut self, id: &str, ok: bool, output: String) {
+    /// Marks the call `id` finished. `meta` is the result's full metadata from the
+    /// event (the model's text keeps only part of it); a stored transcript has none, so
+    /// a result recorded as a whole envelope is read for it instead.
+    fn tool_result(&mut self, id: &str, ok: bool, output: String, meta: &Value) {
         let found = self
             .entries
             .iter_mut()
@@ -322,6 +335,12 @@ impl App {
             } else {
                 ToolStatus::Failed(error_line(&output))
             };
+            tool.summary = ok
+                .then(|| {
+                    result_summary(meta)
+                        .or_else(|| envelope(&output).and_then(|v| result_summary(v.get("meta")?)))
+                })
+                .flatten();
             tool.output = output;
             self.rendered[i] = None;
         }
@@ -352,7 +371,7 @@ impl App {
                         });
                     }
                     (ContentBlock::ToolResult(r), _) => {
-                        self.tool_result(&r.call_id, !r.is_error, r.content.clone());
+                        self.tool_result(&r.call_id, !r.is_error, r.content.clone(), &Value::Null);
                     }
                 }
             }
@@ -649,9 +668,9 @@ fn envelope(output: &str) -> Option<Value> {
         .filter(|v| v.get("ok").is_some())
 }
 
-/// A few words on a successful result: a shell command's exit code and time.
-pub fn result_summary(output: &str) -> Option<String> {
-    let meta = envelope(output)?.get("meta").cloned()?;
+/// A few words on a successful result from its metadata: a shell command's exit code
+/// and time (`exit 0 · 1.2s`); `None` without an exit code.
+pub fn result_summary(meta: &Value) -> Option<String> {
     let exit = meta.get("exit_code").and_then(Value::as_i64)?;
     let mut out = format!("exit {exit}");
     if let Some(ms) = meta.get("duration_ms").and_then(Value::as_u64) {
@@ -860,9 +879,10 @@ mod tests {
     fn shell_results_summarise_exit_code_and_time() {
         let out =
             r#"{"ok":true,"output":"Ran 2 tests\nOK","meta":{"exit_code":0,"duration_ms":1250}}"#;
-        assert_eq!(result_summary(out).as_deref(), Some("exit 0 · 1.2s"));
+        let meta = serde_json::json!({"exit_code": 0, "duration_ms": 1250});
+        assert_eq!(result_summary(&meta).as_deref(), Some("exit 0 · 1.2s"));
         assert_eq!(result_text(out), "Ran 2 tests\nOK");
-        assert_eq!(result_summary("plain text"), None);
+        assert_eq!(result_summary(&Value::Null), None);
         assert_eq!(result_text("plain text"), "plain text");
     }
 

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Padding, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
-use super::app::{App, Entry, StreamCache, ToolEntry, ToolStatus, result_summary, result_text};
+use super::app::{App, Entry, StreamCache, ToolEntry, ToolStatus, result_text};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::wrap_line;
@@ -238,7 +238,7 @@ fn tool_lines(tool: &ToolEntry, expand: bool, t: &Theme) -> Vec<Line<'static>> {
         head.push(Span::styled(" …", t.dim));
     }
     if tool.status == ToolStatus::Ok
-        && let Some(summary) = result_summary(&tool.output)
+        && let Some(summary) = &tool.summary
     {
         head.push(Span::styled(format!(" · {summary}"), t.dim));
     }
