@@ -259,11 +259,16 @@ impl Session {
             ));
         }
         let records = scan.records;
-        let meta = records
-            .iter()
-            .find(|r| matches!(r, Record::Meta { .. }))
-            .cloned()
+        let meta = header(&records, id)
             .ok_or_else(|| SessionError::Corrupt(path.display().to_string()))?;
+        if !records.iter().any(|r| matches!(r, Record::Meta { .. })) {
+            notices.push(
+                "The session file's header line cannot be read, so its workspace, provider and \
+                 model are unknown; the messages after it are resumed (pass --workspace, \
+                 --provider and --model to choose them)."
+                    .to_string(),
+            );
+        }
         let mut messages = Vec::new();
         for record in records {
             match record {
@@ -779,12 +784,11 @@ pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).map_err(FileProblem::Io)?;
     let scan = scan_records(&bytes);
-    let meta = scan
-        .records
-        .iter()
-        .find(|r| matches!(r, Record::Meta { .. }))
-        .cloned()
-        .ok_or(FileProblem::NoHeader)?;
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let meta = header(&scan.records, id).ok_or(FileProblem::NoHeader)?;
     let messages = scan
         .records
         .iter()
@@ -806,6 +810,25 @@ pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
         torn_bytes: bytes.len() - scan.complete_len,
         usage,
     })
+}
+
+/// The session's header: its meta record, or, when that line cannot be read but messages
+/// can, a stand-in with the id and nothing else known (empty strings), so an unreadable
+/// first line never costs the messages after it. `None` when there is neither.
+fn header(records: &[Record], id: &str) -> Option<Record> {
+    if let Some(meta) = records.iter().find(|r| matches!(r, Record::Meta { .. })) {
+        return Some(meta.clone());
+    }
+    records
+        .iter()
+        .any(|r| matches!(r, Record::Message { .. } | Record::Compaction { .. }))
+        .then(|| Record::Meta {
+            session_id: id.to_string(),
+            created_at: String::new(),
+            workspace: String::new(),
+            provider: String::new(),
+            model: String::new(),
+        })
 }
 
 fn first_record(path: &Path) -> Option<Record> {
@@ -1087,6 +1110,31 @@ mod tests {
         );
         let s = Session::open(home.path(), &id).unwrap();
         assert_eq!(s.messages()[0].text(), "hello");
+    }
+
+    #[test]
+    fn an_unreadable_header_line_does_not_cost_the_messages_after_it() {
+        let (home, id, path) = session_with_lines(&[
+            &line(Message::user_text("REQ-9 migrate the db")),
+            &line(Message::assistant_text("migrated")),
+        ]);
+        let bytes = fs::read(&path).unwrap();
+        let header_len = bytes.iter().position(|&b| b == b'\n').unwrap();
+        let mut broken = vec![0u8; header_len];
+        broken.extend_from_slice(&bytes[header_len..]);
+        fs::write(&path, broken).unwrap();
+        let check = check_session_file(&path).unwrap();
+        assert_eq!(check.messages, 2);
+        let mut s = Session::open(home.path(), &id).unwrap();
+        assert_eq!(s.messages()[0].text(), "REQ-9 migrate the db");
+        assert!(s.take_notices().join(" ").contains("header line"));
+        drop(s);
+        // A file with no record at all is still not a session.
+        fs::write(&path, b"\0\0\n").unwrap();
+        assert!(matches!(
+            Session::open(home.path(), &id),
+            Err(SessionError::Corrupt(_))
+        ));
     }
 
     #[test]
