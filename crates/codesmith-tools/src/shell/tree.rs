@@ -90,6 +90,8 @@ struct Proc {
     pid: i32,
     ppid: i32,
     pgrp: i32,
+    /// Session id.
+    session: i32,
     zombie: bool,
     name: String,
     /// Start time in clock ticks after boot (`/proc/PID/stat` field 22).
@@ -111,13 +113,28 @@ pub(crate) fn start_time(pid: Option<i32>) -> u64 {
 /// [`start_time`]) are checked for the marker. Sweeps until no live member is left
 /// (bounded by [`KILL_DEADLINE`]), reaping the members re-parented to this process. The
 /// root itself is never reaped here: its owner waits for it.
-pub(crate) fn kill_tree(root: Option<i32>, reaper: bool, marker: &str, since: u64) -> KillReport {
+///
+/// `reaper_lost` says the command's reaper died without reporting (something of the
+/// command killed it): what it held was then re-parented to this process (a child
+/// subreaper), where neither parent link nor group leads back to the command. Those
+/// orphans count too: children of this process started at `since` or later that are in
+/// another session or process group than this process, and are not reapers. CodeSmith
+/// starts no process of its own in another session or group except reapers, so nothing
+/// of its own matches.
+pub(crate) fn kill_tree(
+    root: Option<i32>,
+    reaper: bool,
+    reaper_lost: bool,
+    marker: &str,
+    since: u64,
+) -> KillReport {
     let mut report = KillReport::default();
     let deadline = Instant::now() + KILL_DEADLINE;
     let me = std::process::id() as i32;
     let needle = format!("{MARKER_ENV}={marker}");
+    let orphans_of = reaper_lost.then(|| read_stat(me)).flatten();
     loop {
-        let members = members(root, needle.as_bytes(), since);
+        let members = members(root, needle.as_bytes(), since, orphans_of.as_ref());
         let spared = root.filter(|_| reaper);
         let live: Vec<&Proc> = members
             .iter()
@@ -148,13 +165,21 @@ pub(crate) fn kill_tree(root: Option<i32>, reaper: bool, marker: &str, since: u6
 }
 
 /// The processes of the command: marked ones, and (with a live `root`) its group and
-/// descendants by parent link.
-fn members(root: Option<i32>, needle: &[u8], since: u64) -> Vec<Proc> {
+/// descendants by parent link; with `orphans_of` (this process, whose command's reaper was
+/// lost), its children that reaper left it (see [`kill_tree`]).
+fn members(root: Option<i32>, needle: &[u8], since: u64, orphans_of: Option<&Proc>) -> Vec<Proc> {
     let all = scan();
     let mut chosen: BTreeMap<i32, Proc> = BTreeMap::new();
+    let reaper_name = super::reaper::REAPER_NAME.to_str().unwrap_or_default();
     for p in &all {
         let in_group = root.is_some_and(|r| p.pid == r || p.pgrp == r);
-        if in_group || (!p.zombie && p.start >= since && has_marker(p.pid, needle)) {
+        let orphan = orphans_of.is_some_and(|me| {
+            p.ppid == me.pid
+                && p.start >= since
+                && (p.session != me.session || p.pgrp != me.pgrp)
+                && p.name != reaper_name
+        });
+        if in_group || orphan || (!p.zombie && p.start >= since && has_marker(p.pid, needle)) {
             chosen.insert(p.pid, p.clone());
         }
     }
@@ -201,12 +226,14 @@ fn read_stat(pid: i32) -> Option<Proc> {
     let state = fields.next()?;
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
-    // Fields 6..=21 lie between the process group and the start time.
-    let start = fields.nth(16)?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    // Fields 7..=21 lie between the session and the start time.
+    let start = fields.nth(15)?.parse().ok()?;
     Some(Proc {
         pid,
         ppid,
         pgrp,
+        session,
         zombie: state == "Z" || state == "X",
         name,
         start,
@@ -284,7 +311,7 @@ mod tests {
             marked(&marker).len() >= 2,
             "the detached sleeps did not start"
         );
-        let report = kill_tree(None, false, &marker, 0);
+        let report = kill_tree(None, false, false, &marker, 0);
         assert!(report.killed.len() >= 2, "{report:?}");
         assert!(report.survivors.is_empty(), "{report:?}");
         assert!(marked(&marker).is_empty());
