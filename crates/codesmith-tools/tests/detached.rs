@@ -229,6 +229,23 @@ async fn a_command_that_kills_its_own_reaper_leaves_nothing_behind() {
             "7382",
         ),
     ];
+    let mut attacks = attacks.to_vec();
+    let gdb = std::process::Command::new("gdb")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if gdb {
+        // A debugger attached to the reaper turns its subreaper flag off
+        // (PR_SET_CHILD_SUBREAPER is 36); the reaper itself lives on.
+        attacks.push((
+            "reaper no longer a subreaper",
+            "gdb -q -batch -p $PPID -ex 'call (int)prctl(36,0,0,0,0)' >/dev/null 2>&1\n\
+             (setsid env -i sleep 7383 &)\nexit 0\n",
+            "7383",
+        ));
+    }
     for (name, command, secs) in attacks {
         let script = format!("{command}\nsleep 0.2\nkill -9 $PPID\nsleep 30");
         let t0 = Instant::now();

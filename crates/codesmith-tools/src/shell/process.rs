@@ -114,9 +114,6 @@ pub(crate) struct Running {
     since: u64,
     /// True once `child` was reaped (its pid may be reused after that).
     reaped: bool,
-    /// True when the reaper ended without reporting the shell's status: something of the
-    /// command killed it, and what it held was re-parented to this process.
-    reaper_lost: bool,
     /// True once the tree was swept after the shell had been reaped: nothing is left.
     swept: bool,
     pub(crate) output: SharedOutput,
@@ -202,7 +199,6 @@ pub(crate) fn spawn(
         marker,
         since,
         reaped: false,
-        reaper_lost: false,
         swept: false,
         output,
         readers,
@@ -231,7 +227,7 @@ impl Running {
         // The sweep kills the group and the reaper's descendants (and so can name what it
         // killed); it leaves a reaper alive, so that nothing orphaned during the sweep
         // escapes it.
-        let report = tree::kill_tree(root, holds, self.reaper_lost, &self.marker, self.since);
+        let report = tree::kill_tree(root, holds, &self.marker, self.since);
         if let Some(pgid) = root {
             use nix::sys::signal::{Signal, kill, killpg};
             let pid = nix::unistd::Pid::from_raw(pgid);
@@ -287,7 +283,6 @@ impl Running {
             if got == raw.len() {
                 return Some(ExitStatus::from_raw(i32::from_ne_bytes(raw)));
             }
-            self.reaper_lost = true;
         }
         let status = self.child.wait().await.ok()?;
         self.reaped = true;

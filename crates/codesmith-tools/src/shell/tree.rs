@@ -114,25 +114,20 @@ pub(crate) fn start_time(pid: Option<i32>) -> u64 {
 /// (bounded by [`KILL_DEADLINE`]), reaping the members re-parented to this process. The
 /// root itself is never reaped here: its owner waits for it.
 ///
-/// `reaper_lost` says the command's reaper died without reporting (something of the
-/// command killed it): what it held was then re-parented to this process (a child
-/// subreaper), where neither parent link nor group leads back to the command. Those
-/// orphans count too: children of this process started at `since` or later that are in
-/// another session or process group than this process, and are not reapers. CodeSmith
-/// starts no process of its own in another session or group except reapers, so nothing
-/// of its own matches.
-pub(crate) fn kill_tree(
-    root: Option<i32>,
-    reaper: bool,
-    reaper_lost: bool,
-    marker: &str,
-    since: u64,
-) -> KillReport {
+/// Orphans count too: when something of a command kills its reaper, or makes it stop
+/// being a subreaper (a debugger can), what the reaper held is re-parented to this
+/// process (a child subreaper), where neither parent link nor group leads back to the
+/// command. So children of this process started at `since` or later that are in another
+/// session or process group than this process, and are not reapers, are members. A
+/// process of a command never becomes such a child while its reaper works (orphans go to
+/// the reaper), and CodeSmith starts no process of its own in another session or group
+/// except reapers, so nothing else matches.
+pub(crate) fn kill_tree(root: Option<i32>, reaper: bool, marker: &str, since: u64) -> KillReport {
     let mut report = KillReport::default();
     let deadline = Instant::now() + KILL_DEADLINE;
     let me = std::process::id() as i32;
     let needle = format!("{MARKER_ENV}={marker}");
-    let orphans_of = reaper_lost.then(|| read_stat(me)).flatten();
+    let orphans_of = read_stat(me);
     loop {
         let members = members(root, needle.as_bytes(), since, orphans_of.as_ref());
         let spared = root.filter(|_| reaper);
@@ -165,8 +160,8 @@ pub(crate) fn kill_tree(
 }
 
 /// The processes of the command: marked ones, and (with a live `root`) its group and
-/// descendants by parent link; with `orphans_of` (this process, whose command's reaper was
-/// lost), its children that reaper left it (see [`kill_tree`]).
+/// descendants by parent link; and the children of `orphans_of` (this process) that a
+/// reaper left it (see [`kill_tree`]).
 fn members(root: Option<i32>, needle: &[u8], since: u64, orphans_of: Option<&Proc>) -> Vec<Proc> {
     let all = scan();
     let mut chosen: BTreeMap<i32, Proc> = BTreeMap::new();
@@ -311,7 +306,7 @@ mod tests {
             marked(&marker).len() >= 2,
             "the detached sleeps did not start"
         );
-        let report = kill_tree(None, false, false, &marker, 0);
+        let report = kill_tree(None, false, &marker, 0);
         assert!(report.killed.len() >= 2, "{report:?}");
         assert!(report.survivors.is_empty(), "{report:?}");
         assert!(marked(&marker).is_empty());
