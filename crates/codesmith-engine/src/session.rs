@@ -284,9 +284,9 @@ impl Session {
             notices.push(format!(
                 "The transcript read from the session file was not one the model accepts \
                  (skipped, duplicated or edited lines); {repairs} place(s) were mended in what \
-                 is sent (consecutive messages of one speaker joined, tool results without \
-                 their call dropped, calls without a result answered as unknown). The file \
-                 itself is unchanged."
+                 is sent (tool results without their call dropped, calls without a result \
+                 answered as unknown, answers of the model in a row joined). The file itself \
+                 is unchanged."
             ));
         }
         Ok(Session {
@@ -545,15 +545,16 @@ const TASK_UNREADABLE: &str =
     "[The beginning of this session could not be read back from the session file.]";
 
 /// Mends a transcript read back from a session file into one the providers accept, and
-/// counts the places it changed: skipped, duplicated or hand-edited lines can leave two
-/// messages of one speaker in a row, tool results whose call is gone, calls whose results
-/// are gone, or an answer with no question before it, and every provider refuses such a
-/// request (so the session could never be resumed). Messages of one speaker in a row are
-/// joined; a tool result is kept only in the user message right after the call's
-/// assistant message, once; a call left without a result gets an error result saying so
-/// (except in the last message, which [`Session::answer_open_calls`] closes); a
+/// counts the places it changed: skipped, duplicated or hand-edited lines can leave tool
+/// results whose call is gone, calls whose results are gone, two answers of the model in
+/// a row, or an answer with no question before it, and the providers refuse such a
+/// request (so the session could never be resumed). A tool result is kept only in the
+/// user message right after the call's assistant message, once; a call left without a
+/// result gets an error result saying so (except in the last message, which
+/// [`Session::answer_open_calls`] closes); answers of the model in a row are joined; a
 /// transcript that starts with the model gets a user message saying its start was lost.
-/// Nothing the user wrote is dropped.
+/// User messages in a row stay as they are (the engine writes them itself: a runtime
+/// event before the next task). Nothing the user wrote is dropped.
 fn well_formed(messages: Vec<Message>) -> (Vec<Message>, usize) {
     let mut out: Vec<Message> = Vec::with_capacity(messages.len());
     let mut repairs = 0;
@@ -586,15 +587,8 @@ fn well_formed(messages: Vec<Message>) -> (Vec<Message>, usize) {
                     repairs += 1;
                     message.content.splice(0..0, missing);
                 }
-                if message.content.is_empty() {
-                    continue;
-                }
-                match out.last_mut() {
-                    Some(prev) if prev.role == Role::User => {
-                        repairs += 1;
-                        prev.content.append(&mut message.content);
-                    }
-                    _ => out.push(message),
+                if !message.content.is_empty() {
+                    out.push(message);
                 }
             }
             Role::Assistant => {
@@ -999,13 +993,16 @@ mod tests {
         bytes
     }
 
-    /// Roles alternate, the first message is the user's, and every tool result answers a
-    /// call of the message right before it, once, and every call but the last message's
-    /// is answered: what the providers require.
+    /// The first message is the user's, the model never speaks twice in a row, every tool
+    /// result answers a call of the message right before it, once, and every call but the
+    /// last message's is answered: what the providers require.
     fn assert_providers_accept(messages: &[Message]) {
         assert_eq!(messages.first().map(|m| m.role), Some(Role::User));
         for pair in messages.windows(2) {
-            assert_ne!(pair[0].role, pair[1].role, "{messages:#?}");
+            assert!(
+                pair[0].role == Role::User || pair[1].role == Role::User,
+                "{messages:#?}"
+            );
             let calls: Vec<&str> = pair[0].tool_calls().map(|c| c.id.as_str()).collect();
             let results: Vec<&str> = pair[1]
                 .content
