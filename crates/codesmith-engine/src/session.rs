@@ -10,7 +10,11 @@
 //! anything is appended: a torn tail (no final newline, or unparseable last
 //! lines) is cut back to the last complete record and the cut bytes are kept
 //! beside the session as `ID.jsonl.torn`; a line in the middle that is not
-//! UTF-8 or not a record is skipped. Each repair leaves a notice
+//! UTF-8 or not a record is skipped; a whole last record without its newline
+//! (an editor's save) is kept, and a byte order mark is ignored. The transcript
+//! read back is then mended into one the providers accept (see `well_formed`),
+//! so a skipped or repeated line never makes the session impossible to resume;
+//! the file itself is not rewritten. Each repair leaves a notice
 //! ([`Session::take_notices`]). The file is locked while a process holds the
 //! session.
 //!
@@ -79,9 +83,28 @@ pub enum SessionError {
     /// Another process holds the session.
     #[error("session {0:?} is open in another codesmith process; close it first")]
     Busy(String),
+    /// A directory, symlink, FIFO or device stands where the session file should be.
+    #[error(
+        "{0} is not a regular file (a directory, symlink, FIFO or device), so it is not \
+         read; if it stands for a session file, put the file itself in its place"
+    )]
+    NotRegular(String),
     /// The file exists but has no meta line.
     #[error("session file {0} is not a CodeSmith session (no meta line)")]
     Corrupt(String),
+    /// A record could not be appended (a full disk, a file size limit); the file was
+    /// put back as it was before the attempt.
+    #[error(
+        "could not append to the session file {path} ({reason}); what was being recorded is \
+         not saved there. Free disk space (or raise the file size limit, `ulimit -f`), then \
+         resume with --resume: everything recorded before is kept"
+    )]
+    Unsaved {
+        /// The session file.
+        path: String,
+        /// What the write returned.
+        reason: String,
+    },
     /// An I/O failure.
     #[error("session storage failed: {0}")]
     Io(#[from] std::io::Error),
@@ -157,7 +180,8 @@ impl Session {
             .append(true)
             .open(&staging)?;
         lock(&file, &self.id)?;
-        let written = write_record(&mut file, &self.meta).and_then(|()| Ok(file.sync_data()?));
+        let written =
+            write_record(&mut file, &self.path, &self.meta).and_then(|()| Ok(file.sync_data()?));
         if let Err(e) = written {
             let _ = fs::remove_file(&staging);
             return Err(e);
@@ -184,17 +208,17 @@ impl Session {
         }
         let dir = sessions_dir(home);
         let path = dir.join(format!("{id}.jsonl"));
-        if !path.is_file() {
-            return Err(SessionError::NotFound(
-                id.to_string(),
-                dir.display().to_string(),
-            ));
-        }
-        if fs::symlink_metadata(&path).is_ok_and(|m| !m.file_type().is_file()) {
-            return Err(SessionError::Io(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("{} is not a regular file", path.display()),
-            )));
+        match fs::symlink_metadata(&path) {
+            Err(_) => {
+                return Err(SessionError::NotFound(
+                    id.to_string(),
+                    dir.display().to_string(),
+                ));
+            }
+            Ok(m) if !m.file_type().is_file() => {
+                return Err(SessionError::NotRegular(path.display().to_string()));
+            }
+            Ok(_) => {}
         }
         let mut file = OpenOptions::new().read(true).append(true).open(&path)?;
         lock(&file, id)?;
@@ -221,6 +245,11 @@ impl Session {
                 torn_path.display()
             ));
         }
+        if scan.unterminated {
+            // The next record must start on a line of its own.
+            file.write_all(b"\n")?;
+            file.sync_data()?;
+        }
         if !scan.skipped_lines.is_empty() {
             let lines: Vec<String> = scan.skipped_lines.iter().map(usize::to_string).collect();
             notices.push(format!(
@@ -230,11 +259,16 @@ impl Session {
             ));
         }
         let records = scan.records;
-        let meta = records
-            .iter()
-            .find(|r| matches!(r, Record::Meta { .. }))
-            .cloned()
+        let meta = header(&records, id)
             .ok_or_else(|| SessionError::Corrupt(path.display().to_string()))?;
+        if !records.iter().any(|r| matches!(r, Record::Meta { .. })) {
+            notices.push(
+                "The session file's header line cannot be read, so its workspace, provider and \
+                 model are unknown; the messages after it are resumed (pass --workspace, \
+                 --provider and --model to choose them)."
+                    .to_string(),
+            );
+        }
         let mut messages = Vec::new();
         for record in records {
             match record {
@@ -244,6 +278,16 @@ impl Session {
                 } => messages = replaced,
                 Record::Meta { .. } | Record::Note { .. } => {}
             }
+        }
+        let (messages, repairs) = well_formed(messages);
+        if repairs > 0 {
+            notices.push(format!(
+                "The transcript read from the session file was not one the model accepts \
+                 (skipped, duplicated or edited lines); {repairs} place(s) were mended in what \
+                 is sent (tool results without their call dropped, calls without a result \
+                 answered as unknown, answers of the model in a row joined). The file itself \
+                 is unchanged."
+            ));
         }
         Ok(Session {
             id: id.to_string(),
@@ -401,29 +445,27 @@ impl Session {
                 self.file.insert(file)
             }
         };
-        write_record(file, record)
+        write_record(file, &self.path, record)
     }
 }
 
 /// Appends one record as one `write(2)` of the whole line, so a process killed at any
 /// moment leaves either the whole line or a torn tail that the next open cuts off. A
 /// short write is undone before the error is returned.
-fn write_record(file: &mut File, record: &Record) -> Result<(), SessionError> {
+fn write_record(file: &mut File, path: &Path, record: &Record) -> Result<(), SessionError> {
     let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
     line.push(b'\n');
     let before = file.metadata()?.len();
-    let written = file.write(&line)?;
-    if written != line.len() {
-        let _ = file.set_len(before);
-        return Err(SessionError::Io(std::io::Error::new(
-            std::io::ErrorKind::WriteZero,
-            format!(
-                "short write to the session file ({written} of {} bytes)",
-                line.len()
-            ),
-        )));
-    }
-    Ok(())
+    let reason = match file.write(&line) {
+        Ok(written) if written == line.len() => return Ok(()),
+        Ok(written) => format!("only {written} of {} bytes were written", line.len()),
+        Err(e) => e.to_string(),
+    };
+    let _ = file.set_len(before);
+    Err(SessionError::Unsaved {
+        path: path.display().to_string(),
+        reason,
+    })
 }
 
 impl Drop for Session {
@@ -443,6 +485,16 @@ struct Scan {
     complete_len: usize,
     /// 1-based numbers of unreadable lines before that point.
     skipped_lines: Vec<usize>,
+    /// The last record has no newline after it (one must be written before the next).
+    unterminated: bool,
+}
+
+/// One line as a record: UTF-8 JSON of a [`Record`], a leading byte order mark (which
+/// some editors add when they save the file) ignored. `None` when it is not one.
+fn parse_line(line: &[u8]) -> Option<Record> {
+    let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
+    let text = std::str::from_utf8(line).ok()?;
+    serde_json::from_str::<Record>(text).ok()
 }
 
 /// Splits `bytes` into records. Lines after the last readable record (and a
@@ -456,13 +508,19 @@ fn scan_records(bytes: &[u8]) -> Scan {
     while start < bytes.len() {
         number += 1;
         let Some(nl) = memchr_newline(&bytes[start..]) else {
+            // A last line without its newline is torn, unless it is a whole record (a
+            // file an editor saved without a final newline): that one is kept.
+            if let Some(record) = parse_line(&bytes[start..]) {
+                scan.records.push(record);
+                scan.skipped_lines.append(&mut unreadable);
+                scan.complete_len = bytes.len();
+                scan.unterminated = true;
+            }
             break;
         };
         let end = start + nl + 1;
         let line = &bytes[start..end - 1];
-        let record = std::str::from_utf8(line)
-            .ok()
-            .and_then(|text| serde_json::from_str::<Record>(text).ok());
+        let record = parse_line(line);
         match record {
             Some(record) => {
                 scan.records.push(record);
@@ -475,6 +533,98 @@ fn scan_records(bytes: &[u8]) -> Scan {
         start = end;
     }
     scan
+}
+
+/// The result given to a tool call whose result is missing from the session file.
+const RESULT_UNREADABLE: &str = "The result of this tool call could not be read back from the \
+     session file; it may or may not have run. Check its effect before repeating it.";
+
+/// The user message put before a transcript that starts with the model's answer (its
+/// first user message could not be read).
+const TASK_UNREADABLE: &str =
+    "[The beginning of this session could not be read back from the session file.]";
+
+/// Mends a transcript read back from a session file into one the providers accept, and
+/// counts the places it changed: skipped, duplicated or hand-edited lines can leave tool
+/// results whose call is gone, calls whose results are gone, two answers of the model in
+/// a row, or an answer with no question before it, and the providers refuse such a
+/// request (so the session could never be resumed). A tool result is kept only in the
+/// user message right after the call's assistant message, once; a call left without a
+/// result gets an error result saying so (except in the last message, which
+/// [`Session::answer_open_calls`] closes); answers of the model in a row are joined; a
+/// transcript that starts with the model gets a user message saying its start was lost.
+/// User messages in a row stay as they are (the engine writes them itself: a runtime
+/// event before the next task). Nothing the user wrote is dropped.
+fn well_formed(messages: Vec<Message>) -> (Vec<Message>, usize) {
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    let mut repairs = 0;
+    for mut message in messages {
+        let open: Vec<String> = match out.last() {
+            Some(prev) if prev.role == Role::Assistant => {
+                prev.tool_calls().map(|c| c.id.clone()).collect()
+            }
+            _ => Vec::new(),
+        };
+        match message.role {
+            Role::User => {
+                let mut answered = std::collections::HashSet::new();
+                let before = message.content.len();
+                message.content.retain(|block| match block {
+                    ContentBlock::ToolResult(r) => {
+                        open.contains(&r.call_id) && answered.insert(r.call_id.clone())
+                    }
+                    _ => true,
+                });
+                if message.content.len() != before {
+                    repairs += 1;
+                }
+                let missing: Vec<ContentBlock> = open
+                    .iter()
+                    .filter(|id| !answered.contains(*id))
+                    .map(|id| unreadable_result(id))
+                    .collect();
+                if !missing.is_empty() {
+                    repairs += 1;
+                    message.content.splice(0..0, missing);
+                }
+                if !message.content.is_empty() {
+                    out.push(message);
+                }
+            }
+            Role::Assistant => {
+                if !open.is_empty() {
+                    repairs += 1;
+                    out.push(Message {
+                        role: Role::User,
+                        content: open.iter().map(|id| unreadable_result(id)).collect(),
+                    });
+                    out.push(message);
+                    continue;
+                }
+                match out.last_mut() {
+                    Some(prev) if prev.role == Role::Assistant => {
+                        repairs += 1;
+                        prev.content.append(&mut message.content);
+                    }
+                    Some(_) => out.push(message),
+                    None => {
+                        repairs += 1;
+                        out.push(Message::user_text(TASK_UNREADABLE));
+                        out.push(message);
+                    }
+                }
+            }
+        }
+    }
+    (out, repairs)
+}
+
+fn unreadable_result(call_id: &str) -> ContentBlock {
+    ContentBlock::ToolResult(ToolResult {
+        call_id: call_id.to_string(),
+        content: RESULT_UNREADABLE.to_string(),
+        is_error: true,
+    })
 }
 
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {
@@ -628,12 +778,11 @@ pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).map_err(FileProblem::Io)?;
     let scan = scan_records(&bytes);
-    let meta = scan
-        .records
-        .iter()
-        .find(|r| matches!(r, Record::Meta { .. }))
-        .cloned()
-        .ok_or(FileProblem::NoHeader)?;
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let meta = header(&scan.records, id).ok_or(FileProblem::NoHeader)?;
     let messages = scan
         .records
         .iter()
@@ -657,12 +806,31 @@ pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
     })
 }
 
+/// The session's header: its meta record, or, when that line cannot be read but messages
+/// can, a stand-in with the id and nothing else known (empty strings), so an unreadable
+/// first line never costs the messages after it. `None` when there is neither.
+fn header(records: &[Record], id: &str) -> Option<Record> {
+    if let Some(meta) = records.iter().find(|r| matches!(r, Record::Meta { .. })) {
+        return Some(meta.clone());
+    }
+    records
+        .iter()
+        .any(|r| matches!(r, Record::Message { .. } | Record::Compaction { .. }))
+        .then(|| Record::Meta {
+            session_id: id.to_string(),
+            created_at: String::new(),
+            workspace: String::new(),
+            provider: String::new(),
+            model: String::new(),
+        })
+}
+
 fn first_record(path: &Path) -> Option<Record> {
     let mut line = String::new();
     BufReader::new(open_session_file(path)?)
         .read_line(&mut line)
         .ok()?;
-    serde_json::from_str(&line).ok()
+    parse_line(line.trim_end_matches('\n').as_bytes())
 }
 
 fn lock(file: &File, id: &str) -> Result<(), SessionError> {
@@ -802,6 +970,177 @@ mod tests {
         let notices = s.take_notices();
         assert_eq!(notices.len(), 1, "{notices:?}");
         assert!(notices[0].contains("line 3, 4"), "{notices:?}");
+    }
+
+    /// A session file with the given lines after its meta line; returns home and id.
+    fn session_with_lines(lines: &[&[u8]]) -> (tempfile::TempDir, String, PathBuf) {
+        let home = tempfile::tempdir().unwrap();
+        let mut s = Session::create(home.path(), Path::new("/w"), "openai", "m").unwrap();
+        // A session's file is written with its first record.
+        s.note("start", serde_json::json!({})).unwrap();
+        let (id, path) = (s.id().to_string(), s.path().to_path_buf());
+        drop(s);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        for line in lines {
+            f.write_all(line).unwrap();
+        }
+        (home, id, path)
+    }
+
+    fn line(message: Message) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec(&Record::Message { message }).unwrap();
+        bytes.push(b'\n');
+        bytes
+    }
+
+    /// The first message is the user's, the model never speaks twice in a row, every tool
+    /// result answers a call of the message right before it, once, and every call but the
+    /// last message's is answered: what the providers require.
+    fn assert_providers_accept(messages: &[Message]) {
+        assert_eq!(messages.first().map(|m| m.role), Some(Role::User));
+        for pair in messages.windows(2) {
+            assert!(
+                pair[0].role == Role::User || pair[1].role == Role::User,
+                "{messages:#?}"
+            );
+            let calls: Vec<&str> = pair[0].tool_calls().map(|c| c.id.as_str()).collect();
+            let results: Vec<&str> = pair[1]
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolResult(r) => Some(r.call_id.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(calls, results, "{messages:#?}");
+        }
+    }
+
+    fn call(id: &str) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolCall(codesmith_protocol::ToolCall {
+                id: id.into(),
+                name: "exec_shell".into(),
+                arguments: "{}".into(),
+            })],
+        }
+    }
+
+    fn result(id: &str) -> Message {
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult(ToolResult {
+                call_id: id.into(),
+                content: "ok".into(),
+                is_error: false,
+            })],
+        }
+    }
+
+    #[test]
+    fn a_transcript_broken_by_skipped_or_repeated_lines_is_mended_without_losing_user_text() {
+        let (home, id, _) = session_with_lines(&[
+            // The task, then its answer unreadable: two user messages in a row.
+            &line(Message::user_text("ticket QX-77: fix the parser")),
+            b"{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"con\xc3\n",
+            &line(Message::user_text("and keep the old API")),
+            // A call whose result line is gone, then the model speaks again.
+            &line(call("k1")),
+            &line(Message::assistant_text("done with k1")),
+            // A result repeated, a result of a call that is not there.
+            &line(Message::user_text("next: add a test")),
+            &line(call("k2")),
+            &line(result("k2")),
+            &line(result("k2")),
+            &line(result("ghost")),
+            &line(Message::assistant_text("test added")),
+            &line(Message::assistant_text("test added")),
+        ]);
+        let mut s = Session::open(home.path(), &id).unwrap();
+        assert_providers_accept(s.messages());
+        let all: String = s.messages().iter().map(Message::text).collect();
+        for said in ["ticket QX-77", "keep the old API", "next: add a test"] {
+            assert!(all.contains(said), "{said} lost: {:#?}", s.messages());
+        }
+        let notices = s.take_notices().join("\n");
+        assert!(notices.contains("mended"), "{notices}");
+    }
+
+    #[test]
+    fn a_transcript_whose_first_message_is_unreadable_still_starts_with_the_user() {
+        let (home, id, _) = session_with_lines(&[
+            b"\0\0\0\0\0\0\n",
+            &line(Message::assistant_text("the answer")),
+            &line(Message::user_text("thanks, now the docs")),
+        ]);
+        let s = Session::open(home.path(), &id).unwrap();
+        assert_providers_accept(s.messages());
+        assert_eq!(s.messages().last().unwrap().text(), "thanks, now the docs");
+    }
+
+    #[test]
+    fn a_whole_last_record_without_its_newline_is_kept() {
+        let last = line(Message::assistant_text("kept answer"));
+        let (home, id, path) =
+            session_with_lines(&[&line(Message::user_text("q")), &last[..last.len() - 1]]);
+        let mut s = Session::open(home.path(), &id).unwrap();
+        assert_eq!(s.messages().last().unwrap().text(), "kept answer");
+        s.push(Message::user_text("follow-up")).unwrap();
+        drop(s);
+        let s = Session::open(home.path(), &id).unwrap();
+        let texts: Vec<String> = s.messages().iter().map(Message::text).collect();
+        assert_eq!(texts, ["q", "kept answer", "follow-up"]);
+        assert!(!path.with_extension("jsonl.torn").exists());
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_header_does_not_lose_the_session() {
+        let (home, id, path) = session_with_lines(&[&line(Message::user_text("hello"))]);
+        let bytes = fs::read(&path).unwrap();
+        fs::write(&path, [b"\xef\xbb\xbf".as_slice(), &bytes].concat()).unwrap();
+        assert!(check_session_file(&path).is_ok());
+        assert_eq!(session_model(home.path(), &id).unwrap().1, "m");
+        assert_eq!(
+            latest_session_for(home.path(), Path::new("/w")).as_deref(),
+            Some(id.as_str())
+        );
+        let s = Session::open(home.path(), &id).unwrap();
+        assert_eq!(s.messages()[0].text(), "hello");
+    }
+
+    #[test]
+    fn an_unreadable_header_line_does_not_cost_the_messages_after_it() {
+        let (home, id, path) = session_with_lines(&[
+            &line(Message::user_text("REQ-9 migrate the db")),
+            &line(Message::assistant_text("migrated")),
+        ]);
+        let bytes = fs::read(&path).unwrap();
+        let header_len = bytes.iter().position(|&b| b == b'\n').unwrap();
+        let mut broken = vec![0u8; header_len];
+        broken.extend_from_slice(&bytes[header_len..]);
+        fs::write(&path, broken).unwrap();
+        let check = check_session_file(&path).unwrap();
+        assert_eq!(check.messages, 2);
+        let mut s = Session::open(home.path(), &id).unwrap();
+        assert_eq!(s.messages()[0].text(), "REQ-9 migrate the db");
+        assert!(s.take_notices().join(" ").contains("header line"));
+        drop(s);
+        // A file with no record at all is still not a session.
+        fs::write(&path, b"\0\0\n").unwrap();
+        assert!(matches!(
+            Session::open(home.path(), &id),
+            Err(SessionError::Corrupt(_))
+        ));
+    }
+
+    #[test]
+    fn a_directory_in_place_of_the_file_is_named_as_such() {
+        let (home, id, path) = session_with_lines(&[]);
+        fs::remove_file(&path).unwrap();
+        fs::create_dir(&path).unwrap();
+        let err = Session::open(home.path(), &id).unwrap_err();
+        assert!(matches!(err, SessionError::NotRegular(_)), "{err}");
     }
 
     #[test]

@@ -217,3 +217,50 @@ async fn nothing_a_cancelled_command_detached_survives_it() {
         "still running after the cancel: {alive:?}"
     );
 }
+
+#[tokio::test]
+async fn a_command_that_kills_its_own_reaper_leaves_nothing_behind() {
+    let f = fixture();
+    // Each leaves a process with no marker, outside the command's group, whose parent
+    // dies, then SIGKILLs the reaper that holds it (the shell's parent).
+    let attacks = [
+        ("new session", "(setsid env -i sleep 7381 &)", "7381"),
+        (
+            "own process group, same session",
+            "(env -i perl -e 'setpgrp(0, 0); exec \"sleep\", \"7382\"' &)",
+            "7382",
+        ),
+    ];
+    let mut attacks = attacks.to_vec();
+    let gdb = std::process::Command::new("gdb")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if gdb {
+        // A debugger attached to the reaper turns its subreaper flag off
+        // (PR_SET_CHILD_SUBREAPER is 36); the reaper itself lives on.
+        attacks.push((
+            "reaper no longer a subreaper",
+            "gdb -q -batch -p $PPID -ex 'call (int)prctl(36,0,0,0,0)' >/dev/null 2>&1\n\
+             (setsid env -i sleep 7383 &)\nexit 0\n",
+            "7383",
+        ));
+    }
+    for (name, command, secs) in attacks {
+        let script = format!("{command}\nsleep 0.2\nkill -9 $PPID\nsleep 30");
+        let t0 = Instant::now();
+        let _ = ExecShell
+            .call(&f.ctx, json!({"command": script, "timeout_secs": 5}))
+            .await;
+        assert!(t0.elapsed() < Duration::from_secs(8), "{name}");
+        let left = survivors_after(&["sleep", secs], Duration::from_millis(500));
+        for pid in &left {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+        assert!(left.is_empty(), "{name}: left {left:?} running");
+    }
+}

@@ -27,8 +27,10 @@
 //! Limits: the parent-death signal fires when the *thread* that spawned the command ends
 //! (see `prctl(2)`), which in CodeSmith is the main thread or a runtime worker, both of
 //! which live as long as the process. A process that makes itself a subreaper, moves to a
-//! PID namespace of its own and outlives its namespace's parent, or kills `R` itself with
-//! `SIGKILL` (it runs as the same user) can still escape; the sandbox's PID namespace
+//! PID namespace of its own and outlives its namespace's parent can still escape. One that
+//! kills `R` itself with `SIGKILL` (it runs as the same user) hands what `R` held to
+//! CodeSmith, a child subreaper too, whose sweep then takes those orphans (see
+//! `super::tree::kill_tree`) unless it kills CodeSmith as well. The sandbox's PID namespace
 //! (`bwrap --unshare-pid --die-with-parent`) closes that for sandboxed commands.
 //!
 //! The code that runs in `R` is limited to raw system calls on stack buffers: it runs in

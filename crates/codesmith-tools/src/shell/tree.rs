@@ -90,6 +90,8 @@ struct Proc {
     pid: i32,
     ppid: i32,
     pgrp: i32,
+    /// Session id.
+    session: i32,
     zombie: bool,
     name: String,
     /// Start time in clock ticks after boot (`/proc/PID/stat` field 22).
@@ -111,13 +113,23 @@ pub(crate) fn start_time(pid: Option<i32>) -> u64 {
 /// [`start_time`]) are checked for the marker. Sweeps until no live member is left
 /// (bounded by [`KILL_DEADLINE`]), reaping the members re-parented to this process. The
 /// root itself is never reaped here: its owner waits for it.
+///
+/// Orphans count too: when something of a command kills its reaper, or makes it stop
+/// being a subreaper (a debugger can), what the reaper held is re-parented to this
+/// process (a child subreaper), where neither parent link nor group leads back to the
+/// command. So children of this process started at `since` or later that are in another
+/// session or process group than this process, and are not reapers, are members. A
+/// process of a command never becomes such a child while its reaper works (orphans go to
+/// the reaper), and CodeSmith starts no process of its own in another session or group
+/// except reapers, so nothing else matches.
 pub(crate) fn kill_tree(root: Option<i32>, reaper: bool, marker: &str, since: u64) -> KillReport {
     let mut report = KillReport::default();
     let deadline = Instant::now() + KILL_DEADLINE;
     let me = std::process::id() as i32;
     let needle = format!("{MARKER_ENV}={marker}");
+    let orphans_of = read_stat(me);
     loop {
-        let members = members(root, needle.as_bytes(), since);
+        let members = members(root, needle.as_bytes(), since, orphans_of.as_ref());
         let spared = root.filter(|_| reaper);
         let live: Vec<&Proc> = members
             .iter()
@@ -148,13 +160,21 @@ pub(crate) fn kill_tree(root: Option<i32>, reaper: bool, marker: &str, since: u6
 }
 
 /// The processes of the command: marked ones, and (with a live `root`) its group and
-/// descendants by parent link.
-fn members(root: Option<i32>, needle: &[u8], since: u64) -> Vec<Proc> {
+/// descendants by parent link; and the children of `orphans_of` (this process) that a
+/// reaper left it (see [`kill_tree`]).
+fn members(root: Option<i32>, needle: &[u8], since: u64, orphans_of: Option<&Proc>) -> Vec<Proc> {
     let all = scan();
     let mut chosen: BTreeMap<i32, Proc> = BTreeMap::new();
+    let reaper_name = super::reaper::REAPER_NAME.to_str().unwrap_or_default();
     for p in &all {
         let in_group = root.is_some_and(|r| p.pid == r || p.pgrp == r);
-        if in_group || (!p.zombie && p.start >= since && has_marker(p.pid, needle)) {
+        let orphan = orphans_of.is_some_and(|me| {
+            p.ppid == me.pid
+                && p.start >= since
+                && (p.session != me.session || p.pgrp != me.pgrp)
+                && p.name != reaper_name
+        });
+        if in_group || orphan || (!p.zombie && p.start >= since && has_marker(p.pid, needle)) {
             chosen.insert(p.pid, p.clone());
         }
     }
@@ -201,12 +221,14 @@ fn read_stat(pid: i32) -> Option<Proc> {
     let state = fields.next()?;
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
-    // Fields 6..=21 lie between the process group and the start time.
-    let start = fields.nth(16)?.parse().ok()?;
+    let session = fields.next()?.parse().ok()?;
+    // Fields 7..=21 lie between the session and the start time.
+    let start = fields.nth(15)?.parse().ok()?;
     Some(Proc {
         pid,
         ppid,
         pgrp,
+        session,
         zombie: state == "Z" || state == "X",
         name,
         start,
