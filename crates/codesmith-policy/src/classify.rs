@@ -438,6 +438,15 @@ impl Ctx<'_> {
             level = Dangerous;
             reason = catastrophic;
         }
+        if let Some(catastrophic) = command
+            .redirects
+            .iter()
+            .filter(|r| r.kind == RedirectKind::Write)
+            .find_map(|r| crate::catastrophic::redirect_catastrophic(&r.target.text))
+        {
+            level = Dangerous;
+            reason = catastrophic;
+        }
         if argv.first().is_some_and(|p| p == "ln") {
             self.record_symlink(&unwrapped.words[1..]);
         }

@@ -262,6 +262,34 @@ impl PathJudge<'_> {
         worst
     }
 
+    /// The first of `dirs` (the working directory when there are none)
+    /// that holds credential stores below it: the root, `/etc`, `/home`, a
+    /// user's home, `/run`, or any directory the home directory lies in.
+    /// A directory only known at run time counts.
+    pub(crate) fn credential_holder(&self, dirs: &[&Word]) -> Option<String> {
+        let holds = |resolved: &str| {
+            matches!(
+                resolved,
+                "/" | "/etc" | "/home" | "/root" | "/run" | "/var" | "/var/run"
+            ) || resolved
+                .strip_prefix("/home/")
+                .is_some_and(|user| !user.contains('/'))
+                || self.facts.home().is_some_and(|home| within(home, resolved))
+        };
+        if dirs.is_empty() {
+            return match self.cwd {
+                Some(cwd) if holds(cwd) => Some(cwd.to_string()),
+                Some(_) => None,
+                None => Some("the working directory".to_string()),
+            };
+        }
+        dirs.iter().find_map(|dir| match self.resolve(dir) {
+            Some(resolved) if holds(&resolved) => Some(dir.text.clone()),
+            Some(_) => None,
+            None => Some(dir.text.clone()),
+        })
+    }
+
     /// `RequiresApproval` when any of `paths` is a credential store (by
     /// resolved location) or built by a construct not analysed.
     pub(crate) fn reads<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> Verdict {
@@ -275,6 +303,26 @@ impl PathJudge<'_> {
             let resolved = self.resolve(path);
             if is_credential(&path.text) || resolved.as_deref().is_some_and(is_credential) {
                 return Verdict::new(RequiresApproval, "reads a credential file");
+            }
+            // A disk holds every file on it, credentials included.
+            if resolved
+                .as_deref()
+                .is_some_and(crate::catastrophic::is_disk_device)
+            {
+                return Verdict::owned(
+                    RequiresApproval,
+                    format!("reads the raw disk or memory device `{}`", path.text),
+                );
+            }
+            // The user's CodeSmith home holds its configuration and session
+            // transcripts (which may hold secrets).
+            if let (Some(resolved), Some(home)) = (resolved.as_deref(), self.facts.home())
+                && within(resolved, &format!("{home}/.codesmith"))
+            {
+                return Verdict::new(
+                    RequiresApproval,
+                    "reads the user's CodeSmith home (configuration and session transcripts)",
+                );
             }
             if resolved.is_none() && run_time_dir(&path.text).is_some() {
                 return Verdict::owned(
@@ -905,8 +953,86 @@ fn read_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
     if verdict.level > Safe {
         return verdict;
     }
+    if let Some(why) = environment_dump(program, args) {
+        return Verdict::owned(RequiresApproval, why);
+    }
+    if recursive_read(program, args) {
+        // The first operand of `grep`/`rg` is the pattern unless one was
+        // given with `-e`/`-f`; with no directory left they search the
+        // working directory.
+        let pattern_given = program == "diff"
+            || args.iter().any(|w| {
+                let t = w.text.as_str();
+                t.starts_with("--regexp")
+                    || t.starts_with("--file")
+                    || (t.starts_with('-') && !t.starts_with("--") && t.contains(['e', 'f']))
+            });
+        let skip = usize::from(!pattern_given);
+        let dirs: Vec<&Word> = operands.iter().skip(skip).map(|i| &args[*i]).collect();
+        if let Some(dir) = judge.credential_holder(&dirs) {
+            return Verdict::owned(
+                RequiresApproval,
+                format!(
+                    "searches `{dir}` recursively, and it holds credential stores (~/.ssh, ~/.aws, /etc/shadow, …)"
+                ),
+            );
+        }
+    }
     // Option values can name files too (`grep -f ~/.ssh/id_rsa`).
     judge.reads(args.iter().filter(|w| is_credential(&w.text)))
+}
+
+/// True when `program` with `args` descends into directories and prints
+/// what the files hold: `rg` always, `grep -r`/`-R`/`--recursive`/
+/// `-d recurse`, `diff -r`.
+fn recursive_read(program: &str, args: &[Word]) -> bool {
+    let short = |flags: &str| {
+        args.iter().any(|w| {
+            let t = w.text.as_str();
+            t.starts_with('-') && !t.starts_with("--") && t[1..].contains(|c| flags.contains(c))
+        })
+    };
+    let long = |names: &[&str]| {
+        args.iter().any(|w| {
+            w.text
+                .strip_prefix("--")
+                .is_some_and(|l| names.iter().any(|n| l.starts_with(n)))
+        })
+    };
+    match program {
+        "rg" => true,
+        "grep" | "egrep" | "fgrep" | "zgrep" => {
+            short("rRd") || long(&["recursive", "dereference-recursive", "directories"])
+        }
+        "diff" => short("r") || long(&["recursive"]),
+        _ => false,
+    }
+}
+
+/// Why `program` with `args` prints the environment of this or other
+/// processes (API keys and tokens live there): `jq` programs that read
+/// `env` or `$ENV`, `ps` with BSD `e` or an `env` output column.
+fn environment_dump(program: &str, args: &[Word]) -> Option<String> {
+    match program {
+        "jq" => args
+            .iter()
+            .any(|w| {
+                let t = w.text.as_str();
+                t.contains("$ENV")
+                    || t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+                        .any(|token| token == "env")
+            })
+            .then(|| "jq reads the environment (`env`, `$ENV`), which holds secrets".to_string()),
+        "ps" => args
+            .iter()
+            .any(|w| {
+                let t = w.text.as_str();
+                let bsd = !t.starts_with('-') && t.chars().all(|c| c.is_ascii_alphabetic());
+                (bsd && t.contains('e')) || t.contains("env") || t == "-E"
+            })
+            .then(|| "ps shows the environments of processes, which hold secrets".to_string()),
+        _ => None,
+    }
 }
 
 /// `uniq IN OUT` and `xxd IN OUT` write their second operand.
@@ -1112,6 +1238,12 @@ fn copy_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
     };
     if targets.is_empty() {
         return Verdict::owned(RequiresApproval, format!("{program} without a target"));
+    }
+    // A copy of a credential file is the credential file: what the
+    // sources hold is read (`cp ~/.ssh/id_rsa key.txt`).
+    let read = judge.reads(sources.iter().copied());
+    if read.level > Safe {
+        return read;
     }
     let mut verdict = judge.overwrites(targets.iter().copied());
     if program == "mv" {

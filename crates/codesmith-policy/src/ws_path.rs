@@ -209,8 +209,14 @@ pub const PROTECTED_DIRS: [&str; 2] = [".git", ".codesmith"];
 
 /// The protected directory (`.git`, `.codesmith`) `path` lies in, if any.
 pub(crate) fn protected_dir(path: &str) -> Option<&'static str> {
-    path.split('/')
-        .find_map(|c| PROTECTED_DIRS.iter().find(|p| **p == c).copied())
+    // Compared without case: on case-insensitive file systems (macOS,
+    // Windows) `.GIT/hooks` is `.git/hooks`.
+    path.split('/').find_map(|c| {
+        PROTECTED_DIRS
+            .iter()
+            .find(|p| p.eq_ignore_ascii_case(c))
+            .copied()
+    })
 }
 
 /// Credential stores recognised by where they are, whoever's home they are
@@ -247,7 +253,9 @@ const CREDENTIAL_SUFFIXES: &[&str] = &[
     ".zsh_history",
     "etc/gshadow",
     "etc/shadow",
+    "etc/ssh",
     "etc/sudoers",
+    "run/secrets",
 ];
 
 /// Places that expose secrets of running processes or the machine's memory.
@@ -259,7 +267,7 @@ fn is_process_secret(path: &str) -> bool {
         || path.strip_prefix("/proc/").is_some_and(|rest| {
             let mut parts = rest.split('/');
             let _pid = parts.next();
-            matches!(parts.next(), Some("environ" | "mem" | "auxv")) && parts.next().is_none()
+            parts.any(|part| matches!(part, "environ" | "mem" | "auxv"))
         })
 }
 
@@ -270,12 +278,15 @@ pub(crate) fn is_credential_component(path: &str) -> bool {
     if is_process_secret(path) {
         return true;
     }
-    // Every suffix starts with `.` or `etc/`; most words have neither.
-    if !path.contains(['.', '*', '?', '[']) && !path.contains("etc") {
+    // Every suffix starts with `.`, `etc/` or `run/`; most words have none.
+    if !path.contains(['.', '*', '?', '[']) && !path.contains("etc") && !path.contains("run") {
         return false;
     }
     let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
-    if parts.last().is_some_and(|name| is_dotenv(name)) {
+    if parts
+        .last()
+        .is_some_and(|name| is_dotenv(name) || is_dotenv_glob(name))
+    {
         return true;
     }
     CREDENTIAL_SUFFIXES.iter().any(|suffix| {
@@ -301,6 +312,22 @@ fn is_dotenv(name: &str) -> bool {
         }),
         None => false,
     }
+}
+
+/// True when the glob `pattern` can match a dotenv file (`.e?v`, `.en*`,
+/// `.[e]nv`, `.env.prod*`). As the shell does, only a pattern that starts
+/// with a literal `.` matches a dot file (`*` does not match `.env`).
+fn is_dotenv_glob(pattern: &str) -> bool {
+    pattern.starts_with('.')
+        && [
+            ".env",
+            ".env.local",
+            ".env.production",
+            ".env.development",
+            ".env.x",
+        ]
+        .iter()
+        .any(|name| glob_matches(pattern, name))
 }
 
 /// True when the shell glob `pattern` (`*`, `?`, `[…]`) matches `name`, so
@@ -417,6 +444,9 @@ const CREDENTIALS: &[&str] = &[
     "$HOME/.aws",
     "$HOME/.gnupg",
     "$HOME/.netrc",
+    "~/.codesmith",
+    "$HOME/.codesmith",
+    "${HOME}/.codesmith",
     "/etc/shadow",
     "/etc/sudoers",
 ];
@@ -472,8 +502,12 @@ fn at_or_under(path: &str, prefix: &str) -> bool {
 }
 
 /// Resolves `.` and `..` by text and drops repeated and trailing slashes.
-/// `..` above the root stays at the root, as the kernel does.
+/// `..` above the root stays at the root, as the kernel does. The
+/// `/proc/PID/root` links (`/proc/self/root`, `/proc/1/root`,
+/// `/proc/thread-self/root`) lead back to the root directory, so
+/// `/proc/self/root/etc` is `/etc`.
 pub(crate) fn normalize(path: &str) -> String {
+    let absolute = path.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
@@ -481,6 +515,7 @@ pub(crate) fn normalize(path: &str) -> String {
             ".." => {
                 parts.pop();
             }
+            "root" if absolute && parts.len() == 2 && parts[0] == "proc" => parts.clear(),
             other => parts.push(other),
         }
     }

@@ -507,3 +507,159 @@ fn clustered_short_flags_are_read_one_by_one() {
         ("rm --rec target", WorkspaceSafe),
     ]);
 }
+
+#[test]
+fn disks_written_through_redirections_and_copies_are_denied() {
+    check(&[
+        ("> /dev/sda", Dangerous),
+        ("ls > /dev/sdb", Dangerous),
+        ("cat /dev/urandom > /dev/sda", Dangerous),
+        ("cat a.txt > /dev/nvme0n1", Dangerous),
+        ("cat /dev/zero >/dev/mmcblk0", Dangerous),
+        ("echo x >> /dev/vda1", Dangerous),
+        ("echo x > /dev/disk/by-id/x", Dangerous),
+        ("tee /dev/sda < a.txt", Dangerous),
+        ("cp /dev/zero /dev/sda", Dangerous),
+        ("install a.txt /dev/xvda", Dangerous),
+        ("echo x > /proc/self/root/dev/sda", Dangerous),
+        ("echo x > /dev/null", Safe),
+        ("echo x > /dev/stderr", Safe),
+        ("echo data > /dev/tcp/127.0.0.1/80", RequiresApproval),
+        ("echo x > /dev/kmsg", RequiresApproval),
+        ("cp /dev/sda disk.img", RequiresApproval),
+    ]);
+}
+
+#[test]
+fn the_root_reached_through_proc_and_roots_home_by_name_are_catastrophic() {
+    check(&[
+        ("rm -rf /proc/self/root/", Dangerous),
+        ("rm -rf /proc/self/root/*", Dangerous),
+        ("rm -rf /proc/1/root/", Dangerous),
+        ("rm -rf /proc/thread-self/root", Dangerous),
+        ("rm -rf /proc/1/root/usr", Dangerous),
+        ("rm -rf ~root", Dangerous),
+        ("rm -rf ~root/", Dangerous),
+        ("rm -rf ~root/*", Dangerous),
+        ("chmod -R 777 /proc/self/root/etc", Dangerous),
+        ("rm -rf /proc/self/root/tmp/x", RequiresApproval),
+        ("rm -rf ~rooty/x", RequiresApproval),
+    ]);
+}
+
+#[test]
+fn moving_the_root_or_the_home_directory_away_is_catastrophic() {
+    check(&[
+        ("mv / /tmp/x", Dangerous),
+        ("mv /* /tmp", Dangerous),
+        ("mv ~ /tmp/x", Dangerous),
+        ("mv ~/ /tmp/x", Dangerous),
+        ("mv $HOME /tmp/x", Dangerous),
+        ("mv /usr /tmp/u", Dangerous),
+        ("mv -t /tmp /etc", Dangerous),
+        ("mv build /tmp/x", RequiresApproval),
+        ("mv a.txt b.txt", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn globs_that_match_dotenv_files_and_more_secret_places_are_credentials() {
+    asks(&[
+        "cat .e?v",
+        "cat .en*",
+        "cat .[e]nv",
+        "head -100 .?nv",
+        "grep . .e*",
+        "cat .env.prod*",
+        "cat /etc/ssh/ssh_host_rsa_key",
+        "cat /etc/ssh/*key",
+        "cat /run/secrets/db_password",
+        "cat /var/run/secrets/kubernetes.io/serviceaccount/token",
+        "cat /proc/1/task/1/environ",
+        "strings /proc/self/task/7/environ",
+        "cat ~/.codesmith/config.toml",
+        "base64 ~/.codesmith/sessions/x.jsonl",
+        "cat /root/.codesmith/policy.toml",
+        "cd ~ && cat .codesmith/config.toml",
+    ]);
+    check(&[
+        ("cat *.txt", Safe),
+        ("cat .env.example", Safe),
+        ("cat .codesmith/policy.toml", Safe),
+        ("cat .editorconfig", Safe),
+    ]);
+    assert!(reason("cat .e?v").contains("credential"));
+}
+
+#[test]
+fn recursive_searches_through_directories_holding_credentials_ask() {
+    asks(&[
+        "grep -r BEGIN ~",
+        "grep -R x /home",
+        "grep -rl PRIVATE /",
+        "grep --recursive x /root",
+        "grep -d recurse x /etc",
+        "rg -uu KEY ~",
+        "rg x /",
+        "rg -l . /root",
+        "cd ~ && rg token",
+        "cd / && grep -r x",
+        "diff -r ~ /tmp/empty",
+        "rg x $HOME",
+    ]);
+    check(&[
+        ("grep -rn TODO src", Safe),
+        ("rg TODO", Safe),
+        ("rg -l fn crates", Safe),
+        ("grep -r x /usr/share/doc", Safe),
+    ]);
+    assert!(reason("rg x /").contains("recursively"));
+}
+
+#[test]
+fn printing_the_environment_of_processes_asks() {
+    asks(&[
+        "ps e",
+        "ps eww -A",
+        "ps auxe",
+        "ps axe -o command",
+        "ps -o pid,args,env",
+        "jq -n env",
+        "jq -n '$ENV'",
+        "jq 'env.OPENAI_API_KEY' -n",
+        "jq --null-input env",
+        "jq -rn '$ENV.HOME'",
+    ]);
+    check(&[
+        ("ps aux", Safe),
+        ("ps -ef", Safe),
+        ("jq .name package.json", Safe),
+        ("jq '.environment' x.json", Safe),
+    ]);
+}
+
+#[test]
+fn protected_directories_are_matched_without_case() {
+    asks(&[
+        "echo x > .GIT/hooks/x",
+        "echo x > .Git/config",
+        "echo x > .CodeSmith/policy.toml",
+    ]);
+}
+
+#[test]
+fn copying_a_credential_or_a_disk_into_the_workspace_reads_it() {
+    asks(&[
+        "cp ~/.ssh/id_rsa key.txt",
+        "cp /root/.aws/credentials creds",
+        "install -m 644 ~/.netrc n",
+        "mv ~/.git-credentials gc",
+        "ln ~/.ssh/id_rsa k",
+        "cp -r ~/.ssh keys",
+        "cp .env leak.txt",
+        "cp -t . ~/.ssh/id_ed25519",
+        "cat /dev/sda",
+        "cp /dev/nvme0n1 disk.img",
+    ]);
+    check(&[("cp src/main.rs main.bak", WorkspaceSafe)]);
+}
