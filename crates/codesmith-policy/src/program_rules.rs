@@ -652,6 +652,7 @@ const ALWAYS_ASK: &[(&str, &str)] = &[
 
 /// Output options whose value is a path written (judged by where it lands).
 const OUTPUT_OPTIONS: &[&str] = &[
+    "--artifact-dir",
     "--out-dir",
     "--outDir",
     "--outdir",
@@ -661,6 +662,39 @@ const OUTPUT_OPTIONS: &[&str] = &[
     "-d",
     "-o",
 ];
+
+/// `cargo new PATH` / `cargo init PATH` create a package at PATH (judged as
+/// a write); `cargo doc --open` starts a browser (`$BROWSER`).
+fn cargo_paths_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    let mut words = args.iter().skip_while(|w| w.text.starts_with(['-', '+']));
+    let Some(sub) = words.next() else {
+        return Verdict::new(Safe, "no sub-command");
+    };
+    let rest: Vec<&Word> = words.collect();
+    match sub.text.as_str() {
+        "new" | "init" => {
+            const VALUED: &[&str] = &["--name", "--vcs", "--edition", "--registry", "--color"];
+            let mut paths = Vec::new();
+            let mut skip_next = false;
+            for w in rest {
+                if std::mem::take(&mut skip_next) {
+                    continue;
+                }
+                if VALUED.contains(&w.text.as_str()) {
+                    skip_next = true;
+                } else if !w.text.starts_with('-') {
+                    paths.push(w);
+                }
+            }
+            judge.writes(paths)
+        }
+        "doc" | "d" if rest.iter().any(|w| w.text == "--open") => Verdict::new(
+            RequiresApproval,
+            "cargo doc --open starts a browser (`$BROWSER` names any program)",
+        ),
+        _ => Verdict::new(Safe, "no path operands"),
+    }
+}
 
 /// The values of [`OUTPUT_OPTIONS`] in `args` (`-o x`, `-ox`, `--output=x`).
 fn output_targets(args: &[Word]) -> Vec<Word> {
@@ -850,7 +884,9 @@ pub(crate) fn program_verdict(
                 "cargo --config can name programs cargo runs",
             )
         }
-        "cargo" => crate::tool_rules::cargo_verdict(args).max(judge.writes(&output_targets(args))),
+        "cargo" => crate::tool_rules::cargo_verdict(args)
+            .max(judge.writes(&output_targets(args)))
+            .max(cargo_paths_verdict(args, judge)),
         "bun"
             if args
                 .iter()
@@ -1000,7 +1036,7 @@ fn recursive_read(program: &str, args: &[Word]) -> bool {
         })
     };
     match program {
-        "rg" => true,
+        "rg" | "ag" => true,
         "grep" | "egrep" | "fgrep" | "zgrep" => {
             short("rRd") || long(&["recursive", "dereference-recursive", "directories"])
         }
@@ -1023,6 +1059,21 @@ fn environment_dump(program: &str, args: &[Word]) -> Option<String> {
                         .any(|token| token == "env")
             })
             .then(|| "jq reads the environment (`env`, `$ENV`), which holds secrets".to_string()),
+        // yq: `env(NAME)`, `strenv(NAME)` read the environment and
+        // `load(…)`/`load_str(…)` read any file.
+        "yq" => args
+            .iter()
+            .find_map(|w| {
+                let t = w.text.as_str();
+                if t.contains("env(") || t.contains("$ENV") {
+                    Some("yq reads the environment (`env()`, `strenv()`), which holds secrets")
+                } else if t.contains("load") {
+                    Some("yq `load`/`load_str` reads a file the expression names")
+                } else {
+                    None
+                }
+            })
+            .map(str::to_string),
         "ps" => args
             .iter()
             .any(|w| {

@@ -278,8 +278,13 @@ pub(crate) fn is_credential_component(path: &str) -> bool {
     if is_process_secret(path) {
         return true;
     }
-    // Every suffix starts with `.`, `etc/` or `run/`; most words have none.
-    if !path.contains(['.', '*', '?', '[']) && !path.contains("etc") && !path.contains("run") {
+    // Every suffix starts with `.`, `etc/` or `run/`, and key names with
+    // `id_`; most words have none of these.
+    if !path.contains(['.', '*', '?', '['])
+        && !path.contains("etc")
+        && !path.contains("run")
+        && !path.contains("id_")
+    {
         return false;
     }
     let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
@@ -301,15 +306,32 @@ pub(crate) fn is_credential_component(path: &str) -> bool {
 
 /// A dotenv file of secrets (`.env`, `.env.local`, `.env.production`); the
 /// templates projects commit (`.env.example`, `.env.sample`, …) are not.
+///
+/// Also its backups and relatives (`.env~`, `.env.bak`, `.envrc` of
+/// direnv), `NAME.env` files, and SSH private keys by their usual names
+/// (`id_rsa`, `id_ed25519`, …; not the `.pub` halves).
 fn is_dotenv(name: &str) -> bool {
+    const TEMPLATES: &[&str] = &[
+        "example", "sample", "template", "dist", "defaults", "schema",
+    ];
+    if matches!(
+        name,
+        "id_rsa" | "id_dsa" | "id_ecdsa" | "id_ed25519" | "id_ecdsa_sk" | "id_ed25519_sk"
+    ) {
+        return true;
+    }
+    if let Some(stem) = name.strip_suffix(".env")
+        && !stem.is_empty()
+    {
+        return !TEMPLATES.contains(&stem);
+    }
     match name.strip_prefix(".env") {
         Some("") => true,
-        Some(rest) => rest.strip_prefix('.').is_some_and(|variant| {
-            !matches!(
-                variant,
-                "example" | "sample" | "template" | "dist" | "defaults" | "schema"
-            )
-        }),
+        Some(rest) => match rest.strip_prefix('.') {
+            Some(variant) => !TEMPLATES.contains(&variant),
+            // `.envrc`, `.env~`, `.env-prod`; not `.environment` notes.
+            None => !rest.starts_with("ironment"),
+        },
         None => false,
     }
 }

@@ -663,3 +663,65 @@ fn copying_a_credential_or_a_disk_into_the_workspace_reads_it() {
     ]);
     check(&[("cp src/main.rs main.bak", WorkspaceSafe)]);
 }
+
+#[test]
+fn dotenv_relatives_and_private_keys_by_name_are_credentials() {
+    asks(&[
+        "cat .env~",
+        "cat .env.bak",
+        "cat .envrc",
+        "cat .env-prod",
+        "cat secrets.env",
+        "cat config/production.env",
+        "cat id_rsa",
+        "cat keys/id_ed25519",
+        "xxd backup/id_ecdsa",
+    ]);
+    check(&[
+        ("cat example.env", Safe),
+        ("cat id_rsa.pub", Safe),
+        ("cat docs/.environment.md", Safe),
+        ("cat env.rs", Safe),
+    ]);
+}
+
+#[test]
+fn more_readers_and_their_expressions_are_judged() {
+    asks(&[
+        "ag PRIVATE ~",
+        "ag KEY /root",
+        "ag x /",
+        "yq 'env(OPENAI_API_KEY)' a.yaml",
+        "yq '.a = strenv(GITHUB_TOKEN)' a.yaml",
+        "yq 'load_str(\"/root/.ssh/id_rsa\")' a.yaml",
+        "yq 'load(\"x.yaml\")' a.yaml",
+        "git grep --no-index x ~",
+        "git grep --no-index PRIVATE /root",
+        "git grep --no-index -e KEY -- /",
+        "git diff --no-index ~ /tmp",
+        "git diff --no-index .env /dev/null",
+        "cd ~ && git grep --no-index token",
+    ]);
+    check(&[
+        ("ag TODO src", Safe),
+        ("yq '.name' a.yaml", Safe),
+        ("git grep --no-index TODO src", Safe),
+        ("git grep -n TODO", Safe),
+    ]);
+}
+
+#[test]
+fn cargo_paths_outside_and_browsers_ask() {
+    asks(&[
+        "cargo new /tmp/x",
+        "cargo init ~/x",
+        "cargo new --name x /root/y",
+        "cargo build -Zunstable-options --artifact-dir /tmp",
+        "cargo build --artifact-dir=/usr/local/bin",
+        "cargo doc --open",
+    ]);
+    check(&[
+        ("cargo new tools/x", WorkspaceSafe),
+        ("cargo doc --no-deps", WorkspaceSafe),
+    ]);
+}
