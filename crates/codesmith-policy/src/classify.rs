@@ -132,6 +132,7 @@ fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Clas
         parsed: true,
         printed: None,
         moved: false,
+        unsure_links: None,
     };
     if command.len() > MAX_COMMAND_BYTES {
         ctx.note(
@@ -164,6 +165,50 @@ struct Ctx<'f> {
     /// True once a command on the line moved files: a path that does not
     /// exist before the line may then hold the user's data.
     moved: bool,
+    /// The first command on the line that may have put symlinks into the
+    /// work tree whose targets are not known ([`makes_unknown_links`]).
+    unsure_links: Option<String>,
+}
+
+/// True when `argv` may create symlinks in the work tree whose targets the
+/// classifier does not see: git commands that check out other trees
+/// (`checkout`, `switch`, `reset`, `stash`, `merge`, `cherry-pick`,
+/// `rebase`, `restore`, `worktree`, `am`, `pull`), and recursive or
+/// archive copies (`cp -r`/`-R`/`-a`/`-d`/`-P`), which copy symlinks as
+/// symlinks.
+fn makes_unknown_links(argv: &[String]) -> bool {
+    match argv.first().map(String::as_str) {
+        Some("git") => argv
+            .iter()
+            .skip(1)
+            .find(|w| !w.starts_with('-'))
+            .is_some_and(|sub| {
+                matches!(
+                    sub.as_str(),
+                    "checkout"
+                        | "switch"
+                        | "reset"
+                        | "stash"
+                        | "merge"
+                        | "cherry-pick"
+                        | "rebase"
+                        | "restore"
+                        | "worktree"
+                        | "am"
+                        | "pull"
+                        | "revert"
+                )
+            }),
+        Some("cp") => argv.iter().skip(1).any(|w| {
+            w.starts_with("--recursive")
+                || w.starts_with("--archive")
+                || w.starts_with("--no-dereference")
+                || (w.starts_with('-')
+                    && !w.starts_with("--")
+                    && w.contains(['r', 'R', 'a', 'd', 'P']))
+        }),
+        _ => false,
+    }
 }
 
 /// The program words after wrappers are removed.
@@ -285,6 +330,7 @@ impl Ctx<'_> {
             cwd: self.cwd.as_deref(),
             oldpwd: self.oldpwd.as_deref(),
             trust_absence: !self.moved,
+            unsure_links: self.unsure_links.as_deref(),
             facts: self.facts,
             links: &self.links,
         }
@@ -455,6 +501,9 @@ impl Ctx<'_> {
             matches!(p.as_str(), "mv" | "rename" | "rsync" | "mmv")
                 || (p == "git" && argv.get(1).is_some_and(|s| s == "mv"))
         });
+        if self.unsure_links.is_none() && makes_unknown_links(&argv) {
+            self.unsure_links = Some(command.text.trim().to_string());
+        }
         let prefix = canonical_prefix(&argv).text;
         self.segments.insert(
             index.min(self.segments.len()),

@@ -62,6 +62,10 @@ pub(crate) struct PathJudge<'a> {
     /// path that does not exist yet holds nothing of the user's.
     pub trust_absence: bool,
     pub facts: &'a dyn PathFacts,
+    /// The earlier command on the line that may have put symlinks into the
+    /// work tree (`git checkout BRANCH`, `cp -r`): paths in the workspace
+    /// may then lead anywhere, so reading or writing them asks.
+    pub unsure_links: Option<&'a str>,
     /// Symlinks created earlier in the same command line (link, target).
     pub links: &'a [(String, String)],
 }
@@ -130,6 +134,9 @@ impl PathJudge<'_> {
                     RequiresApproval,
                     format!("writes to a path built by {construct}, which is not analysed"),
                 );
+            }
+            if let Some(why) = self.through_unsure_link(path) {
+                return Verdict::owned(RequiresApproval, format!("writes {why}"));
             }
             run_time |= path.dynamic || path.text.starts_with('$');
             let place = self.place(path);
@@ -262,6 +269,25 @@ impl PathJudge<'_> {
         worst
     }
 
+    /// Why `path` may lead through a symlink an earlier command on the line
+    /// put into the work tree, if it may: it lies in the workspace (or is
+    /// relative to an unknown directory) and such a command ran.
+    fn through_unsure_link(&self, path: &Word) -> Option<String> {
+        let command = self.unsure_links?;
+        if SINKS.contains(&path.text.as_str()) || path.text.starts_with("/dev/") {
+            return None;
+        }
+        let inside = self
+            .resolve(path)
+            .is_none_or(|resolved| within(&resolved, self.workspace));
+        inside.then(|| {
+            format!(
+                "`{}` after `{command}`, which may have made symlinks there (where it leads is not known)",
+                path.text
+            )
+        })
+    }
+
     /// The first of `dirs` (the working directory when there are none)
     /// that holds credential stores below it: the root, `/etc`, `/home`, a
     /// user's home, `/run`, or any directory the home directory lies in.
@@ -303,6 +329,9 @@ impl PathJudge<'_> {
             let resolved = self.resolve(path);
             if is_credential(&path.text) || resolved.as_deref().is_some_and(is_credential) {
                 return Verdict::new(RequiresApproval, "reads a credential file");
+            }
+            if let Some(why) = self.through_unsure_link(path) {
+                return Verdict::owned(RequiresApproval, format!("reads {why}"));
             }
             // A disk holds every file on it, credentials included.
             if resolved

@@ -725,3 +725,23 @@ fn cargo_paths_outside_and_browsers_ask() {
         ("cargo doc --no-deps", WorkspaceSafe),
     ]);
 }
+
+#[test]
+fn paths_after_a_command_that_may_check_out_symlinks_ask() {
+    asks(&[
+        "git checkout evil && cat k/credentials",
+        "git checkout evil && echo x >> k/.bashrc",
+        "git switch evil; cp a.txt k/x",
+        "git reset --hard origin/x && tee k/y < a.txt",
+        "git stash pop && cat k/credentials",
+        "git cherry-pick abc && sed -i s/a/b/ k/rc",
+        "cp -r vendor k && cat k/credentials",
+        "cp -a vendor k; echo x > k/.profile",
+    ]);
+    check(&[
+        ("git checkout -b feat && git add . && git commit -m x", WorkspaceSafe),
+        ("git switch main && echo x > /dev/null", WorkspaceSafe),
+        ("cat k/x && git checkout main", WorkspaceSafe),
+    ]);
+    assert!(reason("git checkout evil && cat k/credentials").contains("symlinks"));
+}
