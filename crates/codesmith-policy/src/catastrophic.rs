@@ -405,9 +405,16 @@ pub(crate) fn program_catastrophic(
             if !recursive {
                 return None;
             }
-            texts()
-                .filter(|t| !t.starts_with('-'))
-                .skip(1)
+            let paths: Vec<&str> = if program == "chmod" {
+                crate::program_rules::chmod_paths(args)
+                    .into_iter()
+                    .map(|w| w.text.as_str())
+                    .collect()
+            } else {
+                texts().filter(|t| !t.starts_with('-')).skip(1).collect()
+            };
+            paths
+                .into_iter()
                 .find_map(|t| catastrophic_path(t, cwd, home))
                 .map(|why| why.replace("rm -rf", &format!("{program} -R")))
         }

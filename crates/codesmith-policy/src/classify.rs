@@ -580,6 +580,12 @@ impl Ctx<'_> {
         let args = &words[1..];
         match program {
             "cd" => self.change_dir(args),
+            // `pushd DIR` changes directory as `cd DIR` does.
+            "pushd"
+                if args.len() == 1 && !args[0].text.starts_with(['-', '+']) && !args[0].dynamic =>
+            {
+                self.change_dir(args)
+            }
             "pushd" | "popd" => {
                 self.cwd = None;
                 Verdict::new(
@@ -1020,6 +1026,11 @@ fn unfiltered(args: &[Word]) -> bool {
                 | "-ignore_readdir_race"
                 | "-maxdepth"
                 | "-mindepth"
+                | "-type"
+                | "-xtype"
+                | "f"
+                | "d"
+                | "l"
                 | "-H"
                 | "-L"
                 | "-P"
@@ -1326,8 +1337,20 @@ fn interpreter_kind(program: &str) -> Option<InterpreterKind> {
 
 fn python_module_verdict(module: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
     match module {
-        "pytest" | "unittest" | "mypy" | "black" | "ruff" | "pylint" | "flake8" | "isort"
-        | "compileall" | "py_compile" | "doctest" | "venv" | "virtualenv" | "build" => {
+        // These write where their operands point (a new environment,
+        // `__pycache__` beside each source, reformatted files).
+        "black" | "ruff" | "isort" | "compileall" | "py_compile" | "venv" | "virtualenv"
+        | "build" => {
+            let operands: Vec<&Word> = args
+                .iter()
+                .skip_while(|w| w.text != module)
+                .skip(1)
+                .filter(|w| !w.text.starts_with('-'))
+                .collect();
+            Verdict::new(WorkspaceSafe, "builds, tests or checks the project")
+                .max(judge.writes(operands))
+        }
+        "pytest" | "unittest" | "mypy" | "pylint" | "flake8" | "doctest" => {
             Verdict::new(WorkspaceSafe, "builds, tests or checks the project")
         }
         "json.tool" => {

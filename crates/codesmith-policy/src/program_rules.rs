@@ -613,6 +613,35 @@ fn texts(args: &[Word]) -> Vec<&str> {
     args.iter().map(|w| w.text.as_str()).collect()
 }
 
+/// The paths `chmod ARGS` changes. The mode is the first word that is not
+/// one of chmod's own options, even when it starts with `-` (`chmod -x f`,
+/// `chmod -R -w /`); with `--reference=FILE` there is no mode word.
+pub(crate) fn chmod_paths(args: &[Word]) -> Vec<&Word> {
+    let is_option = |t: &str| {
+        t.starts_with("--")
+            || (t.starts_with('-') && t.len() > 1 && t[1..].chars().all(|c| "cfvR".contains(c)))
+    };
+    let mut mode_seen = args.iter().any(|w| w.text.starts_with("--reference"));
+    let mut only_operands = false;
+    let mut paths = Vec::new();
+    for word in args {
+        let t = word.text.as_str();
+        if !only_operands && t == "--" {
+            only_operands = true;
+            continue;
+        }
+        if !only_operands && is_option(t) {
+            continue;
+        }
+        if mode_seen {
+            paths.push(word);
+        } else {
+            mode_seen = true;
+        }
+    }
+    paths
+}
+
 fn operands(args: &[Word]) -> Vec<&Word> {
     let mut after_dashdash = false;
     args.iter()
@@ -857,7 +886,7 @@ pub(crate) fn program_verdict(
         "zip" => zip_verdict(args, judge),
         "ln" => ln_verdict(args, judge),
         "cp" | "install" | "mv" => copy_verdict(program, args, judge),
-        "chmod" => judge.writes(operands(args).into_iter().skip(1)),
+        "chmod" => judge.writes(chmod_paths(args)),
         "uniq" | "xxd" => two_operand_verdict(program, args, judge),
         "hash"
             if args
@@ -1618,15 +1647,21 @@ fn sort_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     {
         return Verdict::new(RequiresApproval, "sort --compress-program runs a program");
     }
+    // Every `-o` is judged (the last one given wins).
     let words = texts(args);
-    if let Some(i) = words.iter().position(|w| *w == "-o" || *w == "--output") {
-        return judge.writes(args.get(i + 1));
+    let mut targets: Vec<Word> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if *w == "-o" || *w == "--output" {
+            targets.extend(args.get(i + 1).cloned());
+        } else if let Some(t) = w
+            .strip_prefix("--output=")
+            .or_else(|| w.strip_prefix("-o").filter(|_| !w.starts_with("--")))
+        {
+            targets.push(Word::literal(t));
+        }
     }
-    if let Some(target) = words
-        .iter()
-        .find_map(|w| w.strip_prefix("--output=").or_else(|| w.strip_prefix("-o")))
-    {
-        return judge.writes([&Word::literal(target)]);
+    if !targets.is_empty() {
+        return judge.writes(&targets);
     }
     read_verdict("sort", args, judge)
 }

@@ -739,9 +739,57 @@ fn paths_after_a_command_that_may_check_out_symlinks_ask() {
         "cp -a vendor k; echo x > k/.profile",
     ]);
     check(&[
-        ("git checkout -b feat && git add . && git commit -m x", WorkspaceSafe),
+        (
+            "git checkout -b feat && git add . && git commit -m x",
+            WorkspaceSafe,
+        ),
         ("git switch main && echo x > /dev/null", WorkspaceSafe),
         ("cat k/x && git checkout main", WorkspaceSafe),
     ]);
     assert!(reason("git checkout evil && cat k/credentials").contains("symlinks"));
+}
+
+#[test]
+fn a_chmod_mode_that_looks_like_an_option_does_not_hide_the_path() {
+    check(&[
+        ("chmod -R -x /", Dangerous),
+        ("chmod -R -rwx ~", Dangerous),
+        ("chmod -R -w -- /etc", Dangerous),
+        ("chmod -x ~/.bashrc", RequiresApproval),
+        ("chmod -w /etc/passwd", RequiresApproval),
+        ("chmod -r ~/.ssh/id_rsa", RequiresApproval),
+        ("chmod --reference=a.txt /etc/passwd", RequiresApproval),
+        ("chmod -x run.sh", WorkspaceSafe),
+        ("chmod -v +x run.sh", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn every_output_of_sort_and_writing_python_modules_are_judged() {
+    asks(&[
+        "sort -oa.txt -o/root/.bashrc a.txt",
+        "sort -o out.txt --output=/etc/x a.txt",
+        "python3 -m venv /tmp/v",
+        "python3 -m compileall /",
+        "python -m black ~/other/x.py",
+        "python3 -m py_compile /usr/lib/python3/x.py",
+    ]);
+    check(&[
+        ("sort -o out.txt a.txt", WorkspaceSafe),
+        ("python3 -m venv .venv", WorkspaceSafe),
+        ("python3 -m black src", WorkspaceSafe),
+        ("python3 -m pytest tests", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn pushd_and_find_with_type_filters_reach_the_deny_floor() {
+    check(&[
+        ("pushd /; rm -rf *", Dangerous),
+        ("pushd ~ && rm -rf ./*", Dangerous),
+        ("find / -type f -delete", Dangerous),
+        ("find ~ -type d -delete", Dangerous),
+        ("pushd src && rm -rf *", RequiresApproval),
+        ("find . -type f -name '*.pyc' -delete", WorkspaceSafe),
+    ]);
 }
