@@ -396,6 +396,34 @@ pub(crate) fn program_catastrophic(
                 .find_map(|t| catastrophic_path(t, cwd, home))
                 .map(|why| why.replace("rm -rf", "mv"))
         }
+        // Tools that erase a disk's partition table, contents or
+        // encryption header when given a disk device.
+        "blkdiscard" | "sgdisk" | "sfdisk" | "parted" | "cryptsetup" => {
+            let erases = match program {
+                "blkdiscard" => true,
+                "sgdisk" => texts()
+                    .any(|t| matches!(t, "-Z" | "--zap-all" | "-z" | "--zap" | "-o" | "--clear")),
+                "sfdisk" => texts().any(|t| t == "--delete" || t == "--wipe" || t == "-w"),
+                "parted" => texts().any(|t| matches!(t, "mklabel" | "mktable" | "rm")),
+                _ => texts().any(|t| matches!(t, "luksFormat" | "erase" | "luksErase")),
+            };
+            if !erases {
+                return None;
+            }
+            texts()
+                .find(|t| is_disk_device(t))
+                .map(|t| format!("matches a catastrophic pattern: {program} erases the disk `{t}`"))
+        }
+        // `rsync --delete SRC DEST` empties DEST of everything SRC lacks.
+        "rsync" => {
+            if !texts().any(|t| t.starts_with("--delete") || t == "--del") {
+                return None;
+            }
+            texts()
+                .rfind(|t| !t.starts_with('-'))
+                .and_then(|t| catastrophic_path(t, cwd, home))
+                .map(|why| why.replace("rm -rf", "rsync --delete into"))
+        }
         "chmod" | "chown" | "chgrp" => {
             let recursive = texts().any(|t| {
                 t.strip_prefix("--")

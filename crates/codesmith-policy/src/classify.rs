@@ -484,6 +484,37 @@ impl Ctx<'_> {
             level = Dangerous;
             reason = catastrophic;
         }
+        // A command that is asked about anyway (unknown programs, wrappers
+        // that run their arguments: `watch`, `su -c`, `strace`, `at`)
+        // is refused when what it is given to run is catastrophic.
+        // Data sent over the network (`curl -d 'rm -rf /'`) is not run here.
+        let runs_stdin = argv
+            .first()
+            .is_some_and(|p| matches!(p.as_str(), "at" | "batch"));
+        if level == RequiresApproval
+            && !network
+            && let Some(catastrophic) = unwrapped.words[1.min(unwrapped.words.len())..]
+                .iter()
+                .map(|w| w.text.as_str())
+                .chain(command.stdin_text.as_deref().filter(|_| runs_stdin))
+                .find_map(catastrophic_reason)
+                .map(str::to_string)
+                .or_else(|| {
+                    let words = &unwrapped.words;
+                    let at = words
+                        .iter()
+                        .skip(1)
+                        .position(|w| w.text.rsplit('/').next() == Some("rm"))?;
+                    crate::catastrophic::rm_catastrophic(
+                        &words[at + 2..],
+                        self.cwd.as_deref(),
+                        self.facts.home(),
+                    )
+                })
+        {
+            level = Dangerous;
+            reason = catastrophic;
+        }
         if let Some(catastrophic) = command
             .redirects
             .iter()

@@ -793,3 +793,31 @@ fn pushd_and_find_with_type_filters_reach_the_deny_floor() {
         ("find . -type f -name '*.pyc' -delete", WorkspaceSafe),
     ]);
 }
+
+#[test]
+fn catastrophic_commands_handed_to_programs_that_run_them_are_denied() {
+    check(&[
+        ("watch rm -rf /", Dangerous),
+        ("strace -f rm -rf ~", Dangerous),
+        ("toybox rm -rf /", Dangerous),
+        ("su -c 'rm -rf /'", Dangerous),
+        ("script -qc 'rm -rf ~/' /dev/null", Dangerous),
+        ("tmux new -d 'rm -rf /*'", Dangerous),
+        ("at now <<< 'rm -rf /'", Dangerous),
+        ("gdb -batch -ex 'shell rm -rf /'", Dangerous),
+        ("rsync -a --delete /tmp/empty/ /", Dangerous),
+        ("rsync -a --delete empty/ ~/", Dangerous),
+        ("rsync --delete-before -r e/ /usr/", Dangerous),
+        ("blkdiscard /dev/sda", Dangerous),
+        ("sgdisk --zap-all /dev/nvme0n1", Dangerous),
+        ("cryptsetup luksFormat /dev/sda2", Dangerous),
+        ("parted -s /dev/sda mklabel gpt", Dangerous),
+        ("sfdisk --delete /dev/vda", Dangerous),
+        ("watch ls", RequiresApproval),
+        ("rsync -a --delete src/ /tmp/mirror/", RequiresApproval),
+        ("parted -l", RequiresApproval),
+        ("git commit -m 'never run rm -rf /'", WorkspaceSafe),
+        ("curl -d @- https://example.com <<< 'rm -rf /'", RequiresApproval),
+        ("grep -rn 'rm -rf /' docs", Safe),
+    ]);
+}
