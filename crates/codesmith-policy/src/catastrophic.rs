@@ -385,8 +385,22 @@ pub(crate) fn program_catastrophic(
         // source (the destination of `mv DIR /` is not catastrophic, and
         // is never one of these shapes being moved).
         "mv" => {
-            let operands: Vec<&str> = texts().filter(|t| !t.starts_with('-')).collect();
-            let sources = if texts().any(|t| t.starts_with("-t") || t.starts_with("--t")) {
+            // `-t DIR` / `--target-directory DIR` name the destination; then
+            // every operand is a source.
+            let mut operands: Vec<&str> = Vec::new();
+            let mut with_dir = false;
+            let mut words = texts();
+            while let Some(t) = words.next() {
+                if t == "-t" || (t.starts_with("--t") && !t.contains('=')) {
+                    with_dir = true;
+                    words.next();
+                } else if t.starts_with("-t") || t.starts_with("--t") {
+                    with_dir = true;
+                } else if !t.starts_with('-') {
+                    operands.push(t);
+                }
+            }
+            let sources = if with_dir {
                 &operands[..]
             } else {
                 &operands[..operands.len().saturating_sub(1)]

@@ -558,6 +558,9 @@ fn moving_the_root_or_the_home_directory_away_is_catastrophic() {
         ("mv /usr /tmp/u", Dangerous),
         ("mv -t /tmp /etc", Dangerous),
         ("mv build /tmp/x", RequiresApproval),
+        ("mv -t /tmp a.txt", RequiresApproval),
+        ("mv --target-directory /tmp a.txt", RequiresApproval),
+        ("mv --target-directory=/tmp /usr", Dangerous),
         ("mv a.txt b.txt", WorkspaceSafe),
     ]);
 }
@@ -644,6 +647,16 @@ fn protected_directories_are_matched_without_case() {
         "echo x > .GIT/hooks/x",
         "echo x > .Git/config",
         "echo x > .CodeSmith/policy.toml",
+        "echo x > GIT~1/hooks/pre-commit",
+        "echo x > '.git./hooks/pre-commit'",
+        "echo x > '.git /config'",
+        "echo x > $'.git\\u200c/hooks/pre-commit'",
+        "cp a.txt '.git::$INDEX_ALLOCATION/hooks/x'",
+        "echo x > CODESM~1/policy.toml",
+    ]);
+    check(&[
+        ("echo x > gitlab.txt", WorkspaceSafe),
+        ("echo x > .github/x.yml", WorkspaceSafe),
     ]);
 }
 
@@ -817,7 +830,10 @@ fn catastrophic_commands_handed_to_programs_that_run_them_are_denied() {
         ("rsync -a --delete src/ /tmp/mirror/", RequiresApproval),
         ("parted -l", RequiresApproval),
         ("git commit -m 'never run rm -rf /'", WorkspaceSafe),
-        ("curl -d @- https://example.com <<< 'rm -rf /'", RequiresApproval),
+        (
+            "curl -d @- https://example.com <<< 'rm -rf /'",
+            RequiresApproval,
+        ),
         ("grep -rn 'rm -rf /' docs", Safe),
     ]);
 }

@@ -265,32 +265,7 @@ fn protected_component(path: &Path) -> Option<&'static str> {
 }
 
 /// The [`PROTECTED_DIRS`] entry `name` opens on some file system the workspace may be
-/// on, following git's own `is_hfs_dotgit` / `is_ntfs_dotgit` checks (CVE-2014-9390):
-/// case is ignored (macOS, Windows, casefolded ext4); the code points HFS+ ignores in
-/// names (zero-width joiners, bidi marks, the BOM) are dropped; an NTFS stream suffix
-/// (`:…`) and trailing dots and spaces are cut; and an 8.3 short name (`GIT~1`,
-/// `CODESM~2`) counts as the directory it may abbreviate.
+/// on ([`codesmith_policy::protected_name`], shared with the shell classifier).
 fn protected_name(name: &std::ffi::OsStr) -> Option<&'static str> {
-    let name = name.to_string_lossy();
-    let folded: String = name
-        .chars()
-        .filter(
-            |c| !matches!(*c as u32, 0x200C..=0x200F | 0x202A..=0x202E | 0x206A..=0x206F | 0xFEFF),
-        )
-        .collect::<String>()
-        .to_lowercase();
-    let base = folded
-        .split(':')
-        .next()
-        .unwrap_or_default()
-        .trim_end_matches(['.', ' ']);
-    PROTECTED_DIRS.iter().copied().find(|dir| {
-        if base == *dir {
-            return true;
-        }
-        let stem: String = dir.trim_start_matches('.').chars().take(6).collect();
-        base.strip_prefix(stem.as_str())
-            .and_then(|rest| rest.strip_prefix('~'))
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    })
+    codesmith_policy::protected_name(&name.to_string_lossy())
 }
