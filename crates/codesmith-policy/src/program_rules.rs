@@ -288,6 +288,56 @@ impl PathJudge<'_> {
         })
     }
 
+    /// Why reading `resolved` (absolute) asks when it lies below a hidden
+    /// entry of the home directory outside the workspace (`~/.cargo/credentials`,
+    /// `~/.m2/settings.xml`, `~/.config/rclone/rclone.conf`): tools keep
+    /// their configuration and tokens there, so such a read is not known to
+    /// be harmless. Shell start-up files and the caches and toolchains whose
+    /// sources an agent reads (`~/.cargo/registry`, `~/.rustup`, `~/.cache`,
+    /// `~/.local/lib`, …) stay readable.
+    fn hidden_home_read(&self, resolved: &str) -> Option<&'static str> {
+        const READABLE: &[&str] = &[
+            ".bash_profile",
+            ".bashrc",
+            ".cache",
+            ".cargo/bin",
+            ".cargo/config.toml",
+            ".cargo/git",
+            ".cargo/registry",
+            ".gitconfig",
+            ".gitignore_global",
+            ".gradle/caches",
+            ".inputrc",
+            ".local/bin",
+            ".local/lib",
+            ".local/share/man",
+            ".m2/repository",
+            ".npm/_cacache",
+            ".nvm",
+            ".profile",
+            ".pyenv",
+            ".rustup",
+            ".tmux.conf",
+            ".vimrc",
+            ".zshrc",
+        ];
+        let home = self.facts.home()?;
+        if home == "/" || within(resolved, self.workspace) {
+            return None;
+        }
+        let rest = resolved.strip_prefix(home)?.strip_prefix('/')?;
+        if !rest.split('/').any(|c| c.starts_with('.')) {
+            return None;
+        }
+        if READABLE
+            .iter()
+            .any(|r| rest == *r || rest.strip_prefix(r).is_some_and(|t| t.starts_with('/')))
+        {
+            return None;
+        }
+        Some("hidden files in the home directory hold tools' configuration and tokens")
+    }
+
     /// The first of `dirs` (the working directory when there are none)
     /// that holds credential stores below it: the root, `/etc`, `/home`, a
     /// user's home, `/run`, or any directory the home directory lies in.
@@ -332,6 +382,11 @@ impl PathJudge<'_> {
             }
             if let Some(why) = self.through_unsure_link(path) {
                 return Verdict::owned(RequiresApproval, format!("reads {why}"));
+            }
+            if let Some(resolved) = resolved.as_deref()
+                && let Some(why) = self.hidden_home_read(resolved)
+            {
+                return Verdict::owned(RequiresApproval, format!("reads `{}`: {why}", path.text));
             }
             // A disk holds every file on it, credentials included.
             if resolved
@@ -1207,6 +1262,9 @@ fn ln_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
 }
 
 fn zip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    if let Some(verdict) = archived_secrets(args, judge) {
+        return verdict;
+    }
     if args.iter().any(|w| {
         w.text == "-T"
             || w.text == "-TT"
@@ -1349,10 +1407,24 @@ fn copy_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
         return Verdict::owned(RequiresApproval, format!("{program} without a target"));
     }
     // A copy of a credential file is the credential file: what the
-    // sources hold is read (`cp ~/.ssh/id_rsa key.txt`).
+    // sources hold is read (`cp ~/.ssh/id_rsa key.txt`), and a recursive
+    // copy of the home directory copies its credential stores.
     let read = judge.reads(sources.iter().copied());
     if read.level > Safe {
         return read;
+    }
+    if program == "cp"
+        && (parsed.has("r")
+            || parsed.has("R")
+            || parsed.has("a")
+            || parsed.has("recursive")
+            || parsed.has("archive"))
+        && let Some(dir) = judge.credential_holder(&sources)
+    {
+        return Verdict::owned(
+            RequiresApproval,
+            format!("copies `{dir}` recursively, and it holds credential stores"),
+        );
     }
     let mut verdict = judge.overwrites(targets.iter().copied());
     if program == "mv" {
@@ -1687,7 +1759,33 @@ const TAR_LONG: &[&str] = &[
     "list",
 ];
 
+/// Archivers put what they are given into the archive: a credential
+/// file, or a directory holding credential stores (`tar czf h.tgz ~`,
+/// `zip -r h.zip /root`), asks.
+fn archived_secrets(args: &[Word], judge: PathJudge<'_>) -> Option<Verdict> {
+    let words: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
+    let read =
+        judge.reads(words.iter().copied().filter(|w| {
+            is_credential(&w.text) || judge.resolve(w).is_some_and(|r| is_credential(&r))
+        }));
+    if read.level > Safe {
+        return Some(read);
+    }
+    if words.is_empty() {
+        return None;
+    }
+    judge.credential_holder(&words).map(|dir| {
+        Verdict::owned(
+            RequiresApproval,
+            format!("archives `{dir}`, which holds credential stores"),
+        )
+    })
+}
+
 fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    if let Some(verdict) = archived_secrets(args, judge) {
+        return verdict;
+    }
     let expanded: Vec<Word> = args
         .iter()
         .map(|w| Word {

@@ -277,9 +277,13 @@ const CREDENTIAL_SUFFIXES: &[&str] = &[
     ".ssh",
     ".vault-token",
     ".zsh_history",
+    "etc/gitlab-runner",
     "etc/gshadow",
+    "etc/kubernetes",
+    "etc/letsencrypt",
     "etc/shadow",
     "etc/ssh",
+    "etc/ssl/private",
     "etc/sudoers",
     "run/secrets",
 ];
@@ -310,6 +314,9 @@ pub(crate) fn is_credential_component(path: &str) -> bool {
         && !path.contains("etc")
         && !path.contains("run")
         && !path.contains("id_")
+        && !path.contains("cred")
+        && !path.contains("auth")
+        && !path.contains("service-account")
     {
         return false;
     }
@@ -350,6 +357,36 @@ fn is_dotenv(name: &str) -> bool {
         && !stem.is_empty()
     {
         return !TEMPLATES.contains(&stem);
+    }
+    // Private keys, key stores and files named for the secrets they hold.
+    let lower = name.to_ascii_lowercase();
+    if [
+        ".pem",
+        ".key",
+        ".p12",
+        ".pfx",
+        ".jks",
+        ".keystore",
+        ".kdbx",
+        ".tfstate",
+        ".tfstate.backup",
+    ]
+    .iter()
+    .any(|ext| lower.len() > ext.len() && lower.ends_with(ext))
+        || matches!(
+            lower.as_str(),
+            "credentials"
+                | "credentials.json"
+                | ".secrets"
+                | "secrets.json"
+                | "secrets.yaml"
+                | "secrets.yml"
+                | "secrets.toml"
+                | "auth.json"
+        )
+        || (lower.starts_with("service-account") && lower.ends_with(".json"))
+    {
+        return true;
     }
     match name.strip_prefix(".env") {
         Some("") => true,

@@ -759,7 +759,7 @@ fn paths_after_a_command_that_may_check_out_symlinks_ask() {
         ("git switch main && echo x > /dev/null", WorkspaceSafe),
         ("cat k/x && git checkout main", WorkspaceSafe),
     ]);
-    assert!(reason("git checkout evil && cat k/credentials").contains("symlinks"));
+    assert!(reason("git checkout evil && cat k/config").contains("symlinks"));
 }
 
 #[test]
@@ -835,5 +835,49 @@ fn catastrophic_commands_handed_to_programs_that_run_them_are_denied() {
             RequiresApproval,
         ),
         ("grep -rn 'rm -rf /' docs", Safe),
+    ]);
+}
+
+#[test]
+fn hidden_home_files_secret_names_and_archives_of_home_ask() {
+    asks(&[
+        "cat ~/.cargo/credentials.toml",
+        "cat ~/.m2/settings.xml",
+        "cat ~/.gradle/gradle.properties",
+        "cat ~/.config/rclone/rclone.conf",
+        "cat ~/.local/share/keyrings/login.keyring",
+        "cat ~/.boto",
+        "cat ~/.s3cfg",
+        "cat /root/.terraform.d/credentials.tfrc.json",
+        "cat ~/.cursor/mcp.json",
+        "cat ~/.config/sops/age/keys.txt",
+        "cat /etc/ssl/private/x.key",
+        "cat /etc/kubernetes/admin.conf",
+        "cat /etc/letsencrypt/live/x/privkey.pem",
+        "cat server.key",
+        "cat cert.p12",
+        "cat keystore.jks",
+        "cat terraform.tfstate",
+        "cat credentials.json",
+        "cat service-account-prod.json",
+        "cat .secrets",
+        "cp -r ~ backup/",
+        "cp -a /root home-copy",
+        "tar czf home.tgz ~",
+        "tar czf home.tgz /root",
+        "zip -r h.zip ~",
+        "tar cf keys.tar ~/.ssh",
+    ]);
+    check(&[
+        ("cat ~/.bashrc", Safe),
+        (
+            "cat ~/.cargo/registry/src/index.crates.io-x/serde-1.0.0/src/lib.rs",
+            Safe,
+        ),
+        ("cat ~/.rustup/settings.toml", Safe),
+        ("cat ~/notes/todo.txt", Safe),
+        ("cat src/main.rs", Safe),
+        ("tar czf src.tgz src", WorkspaceSafe),
+        ("cp -r src backup", WorkspaceSafe),
     ]);
 }
