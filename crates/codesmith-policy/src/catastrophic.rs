@@ -237,6 +237,14 @@ pub(crate) fn catastrophic_dir(absolute: &str, home: Option<&str>) -> Option<Str
 /// Why writing the redirection target `path` (decoded) is catastrophic: a
 /// disk, partition or memory device (`> /dev/sda`, `> /dev/nvme0n1`).
 pub(crate) fn redirect_catastrophic(path: &str) -> Option<String> {
+    // Writing a letter to the SysRq trigger crashes, reboots or powers off
+    // the machine at once (`echo c > /proc/sysrq-trigger`).
+    if crate::ws_path::normalize(path) == "/proc/sysrq-trigger" {
+        return Some(
+            "matches a catastrophic pattern: the SysRq trigger crashes or stops the machine"
+                .to_string(),
+        );
+    }
     is_disk_device(path).then(|| {
         format!("matches a catastrophic pattern: a redirection overwrites the device `{path}`")
     })

@@ -881,3 +881,20 @@ fn hidden_home_files_secret_names_and_archives_of_home_ask() {
         ("cp -r src backup", WorkspaceSafe),
     ]);
 }
+
+#[test]
+fn registry_tokens_and_the_sysrq_trigger() {
+    asks(&[
+        "npm config get //registry.npmjs.org/:_authToken",
+        "npm config get _auth",
+        "pnpm config get //npm.pkg.github.com/:_authToken",
+        "npm config list -l",
+        "npm config ls --json",
+    ]);
+    check(&[
+        ("echo c > /proc/sysrq-trigger", Dangerous),
+        ("echo b >/proc/self/root/proc/sysrq-trigger", Dangerous),
+        ("npm config get registry", Safe),
+        ("npm config list", Safe),
+    ]);
+}
