@@ -355,10 +355,17 @@ impl Ctx<'_> {
 
     fn simple_here(&mut self, command: &SimpleCommand, depth: usize) {
         let redirect = self.redirect_verdict(command);
+        // What the command reads on stdin, word by word, when it is known:
+        // an `echo` piped in, or a here-string / here-document without
+        // expansions (`xargs rm -rf <<< /`).
         let input = if command.piped_input {
             self.printed.take()
         } else {
-            None
+            command
+                .stdin_text
+                .as_deref()
+                .filter(|t| !t.contains(['$', '`']) && !command.stdin_unparsed_substitution)
+                .map(|t| t.split_whitespace().map(Word::literal).collect())
         };
         let unwrapped = unwrap(&command.words, input.as_deref());
         let index = self.segments.len();
@@ -625,6 +632,11 @@ impl Ctx<'_> {
                 )
             }
             p if SHELLS.contains(&p) => self.shell(args, command, depth),
+            // `at` and `batch` run their standard input as a shell script.
+            "at" | "batch" if command.piped_input => Verdict::new(
+                Dangerous,
+                "pipes data into a shell interpreter (at runs its input as a script)",
+            ),
             "eval" => self
                 .eval(args, depth)
                 .max(Verdict::new(RequiresApproval, "eval runs text as a script")),

@@ -898,3 +898,16 @@ fn registry_tokens_and_the_sysrq_trigger() {
         ("npm config list", Safe),
     ]);
 }
+
+#[test]
+fn known_standard_input_reaches_xargs_and_at_runs_its_input() {
+    check(&[
+        ("xargs rm -rf <<< /", Dangerous),
+        ("xargs rm -rf <<< '~'", Dangerous),
+        ("xargs -0 rm -rf <<EOF\n/usr\nEOF", Dangerous),
+        ("echo 'rm -rf /' | at now", Dangerous),
+        ("echo ./pwn | batch", Dangerous),
+        ("xargs rm -rf <<< \"$DIR\"", RequiresApproval),
+        ("xargs echo <<< hello", Safe),
+    ]);
+}
