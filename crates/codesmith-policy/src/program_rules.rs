@@ -338,6 +338,15 @@ impl PathJudge<'_> {
         Some("hidden files in the home directory hold tools' configuration and tokens")
     }
 
+    /// True when the directory `resolved` directly holds a dotenv file
+    /// that exists (`.env`, `.env.local`, `.env.production`): a recursive
+    /// search of it prints the secrets `cat .env` would.
+    fn holds_dotenv(&self, resolved: &str) -> bool {
+        [".env", ".env.local", ".env.production", ".env.development"]
+            .iter()
+            .any(|name| self.facts.exists(&format!("{resolved}/{name}")) == Some(true))
+    }
+
     /// The first of `dirs` (the working directory when there are none)
     /// that holds credential stores below it: the root, `/etc`, `/home`, a
     /// user's home, `/run`, or any directory the home directory lies in.
@@ -354,13 +363,15 @@ impl PathJudge<'_> {
         };
         if dirs.is_empty() {
             return match self.cwd {
-                Some(cwd) if holds(cwd) => Some(cwd.to_string()),
+                Some(cwd) if holds(cwd) || self.holds_dotenv(cwd) => Some(cwd.to_string()),
                 Some(_) => None,
                 None => Some("the working directory".to_string()),
             };
         }
         dirs.iter().find_map(|dir| match self.resolve(dir) {
-            Some(resolved) if holds(&resolved) => Some(dir.text.clone()),
+            Some(resolved) if holds(&resolved) || self.holds_dotenv(&resolved) => {
+                Some(dir.text.clone())
+            }
             Some(_) => None,
             None => Some(dir.text.clone()),
         })
@@ -1122,7 +1133,7 @@ fn read_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
             return Verdict::owned(
                 RequiresApproval,
                 format!(
-                    "searches `{dir}` recursively, and it holds credential stores (~/.ssh, ~/.aws, /etc/shadow, …)"
+                    "searches `{dir}` recursively, and it holds credential stores or a dotenv file (~/.ssh, ~/.aws, .env, …)"
                 ),
             );
         }

@@ -911,3 +911,23 @@ fn known_standard_input_reaches_xargs_and_at_runs_its_input() {
         ("xargs echo <<< hello", Safe),
     ]);
 }
+
+#[test]
+fn recursive_searches_of_a_directory_holding_a_dotenv_file_ask() {
+    let facts = LexicalPaths {
+        home: Some("/root".to_string()),
+        existing: Some(vec![format!("{WS}/.env"), format!("{WS}/src/main.rs")]),
+        ..LexicalPaths::default()
+    };
+    check_with(
+        &facts,
+        &[
+            ("grep -r . .", RequiresApproval),
+            ("grep -rn KEY", RequiresApproval),
+            ("rg --hidden -uu token .", RequiresApproval),
+            ("cd src && grep -r x ..", RequiresApproval),
+            ("grep -rn TODO src", Safe),
+            ("rg TODO src", Safe),
+        ],
+    );
+}
