@@ -133,6 +133,7 @@ fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Clas
         printed: None,
         moved: false,
         unsure_links: None,
+        listed_secret: None,
     };
     if command.len() > MAX_COMMAND_BYTES {
         ctx.note(
@@ -168,6 +169,9 @@ struct Ctx<'f> {
     /// The first command on the line that may have put symlinks into the
     /// work tree whose targets are not known ([`makes_unknown_links`]).
     unsure_links: Option<String>,
+    /// The directory holding credential stores that the previous command
+    /// listed file names from, for a piped `xargs` to inherit.
+    listed_secret: Option<String>,
 }
 
 /// True when `argv` may create symlinks in the work tree whose targets the
@@ -324,6 +328,37 @@ impl Ctx<'_> {
         }
     }
 
+    /// When `argv` lists file names (`find`, `fd`, `ls`, `locate`) from a
+    /// directory holding credential stores or a dotenv file, that directory.
+    fn listing_of_secrets(&self, argv: &[String], words: &[Word]) -> Option<String> {
+        let args = words.get(1..)?;
+        let roots: Vec<&Word> = match argv.first()?.as_str() {
+            "locate" | "plocate" | "mlocate" => return Some("/".to_string()),
+            "find" => args
+                .iter()
+                .skip_while(|w| matches!(w.text.as_str(), "-H" | "-L" | "-P"))
+                .take_while(|w| !w.text.starts_with(['-', '(', '!']))
+                .collect(),
+            "fd" | "fdfind" => args
+                .iter()
+                .filter(|w| !w.text.starts_with('-'))
+                .skip(1)
+                .collect(),
+            "ls" | "tree" => args.iter().filter(|w| !w.text.starts_with('-')).collect(),
+            _ => return None,
+        };
+        let judge = self.judge();
+        if roots.iter().any(|r| {
+            crate::ws_path::is_credential(&r.text)
+                || judge
+                    .resolve(r)
+                    .is_some_and(|p| crate::ws_path::is_credential(&p))
+        }) {
+            return roots.first().map(|r| r.text.clone());
+        }
+        judge.credential_holder(&roots)
+    }
+
     fn judge(&self) -> PathJudge<'_> {
         PathJudge {
             workspace: &self.workspace,
@@ -358,6 +393,7 @@ impl Ctx<'_> {
         // What the command reads on stdin, word by word, when it is known:
         // an `echo` piped in, or a here-string / here-document without
         // expansions (`xargs rm -rf <<< /`).
+        let listed_secret = self.listed_secret.take();
         let input = if command.piped_input {
             self.printed.take()
         } else {
@@ -522,6 +558,19 @@ impl Ctx<'_> {
             level = Dangerous;
             reason = catastrophic;
         }
+        // `find ~ -type f | xargs cat`: what xargs hands the program comes
+        // from a listing of a directory that holds credential stores.
+        if command.piped_input
+            && unwrapped.wrappers.iter().any(|w| w == "xargs")
+            && level < RequiresApproval
+            && let Some(dir) = &listed_secret
+        {
+            level = RequiresApproval;
+            reason = format!(
+                "runs on the names listed from `{dir}`, which holds credential stores or a dotenv file"
+            );
+        }
+        self.listed_secret = self.listing_of_secrets(&argv, &unwrapped.words);
         if let Some(catastrophic) = command
             .redirects
             .iter()

@@ -931,3 +931,21 @@ fn recursive_searches_of_a_directory_holding_a_dotenv_file_ask() {
         ],
     );
 }
+
+#[test]
+fn xargs_over_a_listing_of_a_directory_holding_credentials_asks() {
+    asks(&[
+        "find ~ -type f | xargs cat",
+        "find /root -name 'id_*' | xargs cat",
+        "find ~ -name '*.json' | xargs grep -h token",
+        "fd . ~ | xargs head",
+        "ls ~/.ssh | xargs -I{} cat ~/.ssh/{}",
+        "locate id_rsa | xargs cat",
+        "cd ~ && find . -type f -print0 | xargs -0 cat",
+    ]);
+    check(&[
+        ("find src -name '*.rs' | xargs wc -l", Safe),
+        ("ls | xargs grep foo", Safe),
+        ("find . -name '*.rs' | xargs grep -n TODO", Safe),
+    ]);
+}
