@@ -134,6 +134,7 @@ fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Clas
         moved: false,
         unsure_links: None,
         listed_secret: None,
+        literal_vars: Vec::new(),
     };
     if command.len() > MAX_COMMAND_BYTES {
         ctx.note(
@@ -172,6 +173,9 @@ struct Ctx<'f> {
     /// The directory holding credential stores that the previous command
     /// listed file names from, for a piped `xargs` to inherit.
     listed_secret: Option<String>,
+    /// Variables a bare assignment on the line set to a literal
+    /// (`X=/`), for the catastrophic checks.
+    literal_vars: Vec<(String, String)>,
 }
 
 /// True when `argv` may create symlinks in the work tree whose targets the
@@ -213,6 +217,33 @@ fn makes_unknown_links(argv: &[String]) -> bool {
         }),
         _ => false,
     }
+}
+
+/// `words` with `$NAME`, `${NAME}` (alone or before `/…`) replaced by the
+/// literal values `vars` records for them.
+fn substitute_literal_vars(words: &[Word], vars: &[(String, String)]) -> Vec<Word> {
+    words
+        .iter()
+        .map(|word| {
+            if !word.dynamic {
+                return word.clone();
+            }
+            for (name, value) in vars {
+                for prefix in [format!("${{{name}}}"), format!("${name}")] {
+                    if let Some(rest) = word.text.strip_prefix(prefix.as_str())
+                        && (rest.is_empty() || rest.starts_with('/'))
+                    {
+                        return Word {
+                            text: format!("{value}{rest}"),
+                            dynamic: false,
+                            ..word.clone()
+                        };
+                    }
+                }
+            }
+            word.clone()
+        })
+        .collect()
 }
 
 /// The program words after wrappers are removed.
@@ -505,7 +536,21 @@ impl Ctx<'_> {
             level = redirect.level;
             reason = redirect.reason.to_string();
         }
-        // The catastrophic deletions, on the decoded words.
+        // The catastrophic deletions, on the decoded words, with variables
+        // set to literals earlier on the line put in (`X=/; rm -rf $X`).
+        if command.words.is_empty() {
+            for (name, value) in &command.assignments {
+                if !value.dynamic && value.opaque.is_none() {
+                    self.literal_vars.retain(|(n, _)| n != name);
+                    self.literal_vars.push((name.clone(), value.text.clone()));
+                }
+            }
+        }
+        let unwrapped_words = unwrapped.words.clone();
+        let unwrapped = Unwrapped {
+            words: substitute_literal_vars(&unwrapped_words, &self.literal_vars),
+            ..unwrapped
+        };
         if argv.first().is_some_and(|p| p == "rm")
             && let Some(catastrophic) = crate::catastrophic::rm_catastrophic(
                 &unwrapped.words[1..],

@@ -949,3 +949,15 @@ fn xargs_over_a_listing_of_a_directory_holding_credentials_asks() {
         ("find . -name '*.rs' | xargs grep -n TODO", Safe),
     ]);
 }
+
+#[test]
+fn variables_set_to_literals_on_the_line_reach_the_deny_floor() {
+    check(&[
+        ("X=/; rm -rf $X", Dangerous),
+        ("D=/usr; rm -rf \"$D\"", Dangerous),
+        ("H=~; rm -rf ${H}/", Dangerous),
+        ("T=/; chmod -R 777 $T", Dangerous),
+        ("X=build; rm -rf $X", RequiresApproval),
+        ("rm -rf $UNSET_DIR", RequiresApproval),
+    ]);
+}
