@@ -234,7 +234,61 @@ pub(crate) fn catastrophic_dir(absolute: &str, home: Option<&str>) -> Option<Str
     None
 }
 
+/// Why writing the redirection target `path` (decoded) is catastrophic: a
+/// disk, partition or memory device (`> /dev/sda`, `> /dev/nvme0n1`).
+pub(crate) fn redirect_catastrophic(path: &str) -> Option<String> {
+    // Writing a letter to the SysRq trigger crashes, reboots or powers off
+    // the machine at once (`echo c > /proc/sysrq-trigger`).
+    if crate::ws_path::normalize(path) == "/proc/sysrq-trigger" {
+        return Some(
+            "matches a catastrophic pattern: the SysRq trigger crashes or stops the machine"
+                .to_string(),
+        );
+    }
+    is_disk_device(path).then(|| {
+        format!("matches a catastrophic pattern: a redirection overwrites the device `{path}`")
+    })
+}
+
+/// True when `path` (as written) names a disk, a partition or memory by
+/// the Linux device names (`/dev/sda1`, `/dev/nvme0n1p2`, `/dev/vda`,
+/// `/dev/mmcblk0`, `/dev/md0`, `/dev/dm-0`, `/dev/disk/…`,
+/// `/dev/mapper/…`, `/dev/mem`). Other devices (`/dev/kmsg`, terminals,
+/// `/dev/tcp/…`) are not judged here.
+pub(crate) fn is_disk_device(path: &str) -> bool {
+    let path = crate::ws_path::normalize(path);
+    let Some(name) = path.strip_prefix("/dev/") else {
+        return false;
+    };
+    if name.starts_with("disk/") || name.starts_with("mapper/") {
+        return true;
+    }
+    if matches!(name, "mem" | "kmem" | "port") {
+        return true;
+    }
+    [
+        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "md", "dm-", "loop", "nbd", "sr",
+    ]
+    .iter()
+    .any(|prefix| {
+        name.strip_prefix(prefix).is_some_and(|rest| {
+            let lettered = matches!(*prefix, "sd" | "hd" | "vd" | "xvd");
+            rest.chars().all(|c| c.is_ascii_alphanumeric())
+                && rest
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_digit() || (lettered && c.is_ascii_lowercase()))
+        })
+    })
+}
+
 fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Option<String> {
+    // `~root` is root's home directory, `/root`, whoever runs the command.
+    let text = match text.strip_prefix("~root") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("/root{rest}"),
+        _ => text.to_string(),
+    };
+    let text = text.as_str();
     // `$PWD`, `${PWD}` and `~+` are the working directory.
     if let Some((crate::program_rules::RunTimeDir::Current, rest)) =
         crate::program_rules::run_time_dir(text)
@@ -323,6 +377,75 @@ pub(crate) fn program_catastrophic(
                 format!("matches a catastrophic pattern: {p} erases the file system on `{t}`")
             })
         }
+        // Writing a disk through a copy: `tee DEVICE`, `cp FILE DEVICE`.
+        "tee" => texts()
+            .filter(|t| !t.starts_with('-'))
+            .find(|t| is_disk_device(t))
+            .map(|t| format!("matches a catastrophic pattern: tee overwrites the device `{t}`")),
+        "cp" | "install" => texts()
+            .rfind(|t| !t.starts_with('-'))
+            .filter(|t| is_disk_device(t))
+            .map(|t| {
+                format!("matches a catastrophic pattern: {program} overwrites the device `{t}`")
+            }),
+        // Moving the root, a system directory or the home directory away
+        // loses it as surely as deleting it. Every operand is judged as a
+        // source (the destination of `mv DIR /` is not catastrophic, and
+        // is never one of these shapes being moved).
+        "mv" => {
+            // `-t DIR` / `--target-directory DIR` name the destination; then
+            // every operand is a source.
+            let mut operands: Vec<&str> = Vec::new();
+            let mut with_dir = false;
+            let mut words = texts();
+            while let Some(t) = words.next() {
+                if t == "-t" || (t.starts_with("--t") && !t.contains('=')) {
+                    with_dir = true;
+                    words.next();
+                } else if t.starts_with("-t") || t.starts_with("--t") {
+                    with_dir = true;
+                } else if !t.starts_with('-') {
+                    operands.push(t);
+                }
+            }
+            let sources = if with_dir {
+                &operands[..]
+            } else {
+                &operands[..operands.len().saturating_sub(1)]
+            };
+            sources
+                .iter()
+                .find_map(|t| catastrophic_path(t, cwd, home))
+                .map(|why| why.replace("rm -rf", "mv"))
+        }
+        // Tools that erase a disk's partition table, contents or
+        // encryption header when given a disk device.
+        "blkdiscard" | "sgdisk" | "sfdisk" | "parted" | "cryptsetup" => {
+            let erases = match program {
+                "blkdiscard" => true,
+                "sgdisk" => texts()
+                    .any(|t| matches!(t, "-Z" | "--zap-all" | "-z" | "--zap" | "-o" | "--clear")),
+                "sfdisk" => texts().any(|t| t == "--delete" || t == "--wipe" || t == "-w"),
+                "parted" => texts().any(|t| matches!(t, "mklabel" | "mktable" | "rm")),
+                _ => texts().any(|t| matches!(t, "luksFormat" | "erase" | "luksErase")),
+            };
+            if !erases {
+                return None;
+            }
+            texts()
+                .find(|t| is_disk_device(t))
+                .map(|t| format!("matches a catastrophic pattern: {program} erases the disk `{t}`"))
+        }
+        // `rsync --delete SRC DEST` empties DEST of everything SRC lacks.
+        "rsync" => {
+            if !texts().any(|t| t.starts_with("--delete") || t == "--del") {
+                return None;
+            }
+            texts()
+                .rfind(|t| !t.starts_with('-'))
+                .and_then(|t| catastrophic_path(t, cwd, home))
+                .map(|why| why.replace("rm -rf", "rsync --delete into"))
+        }
         "chmod" | "chown" | "chgrp" => {
             let recursive = texts().any(|t| {
                 t.strip_prefix("--")
@@ -332,9 +455,16 @@ pub(crate) fn program_catastrophic(
             if !recursive {
                 return None;
             }
-            texts()
-                .filter(|t| !t.starts_with('-'))
-                .skip(1)
+            let paths: Vec<&str> = if program == "chmod" {
+                crate::program_rules::chmod_paths(args)
+                    .into_iter()
+                    .map(|w| w.text.as_str())
+                    .collect()
+            } else {
+                texts().filter(|t| !t.starts_with('-')).skip(1).collect()
+            };
+            paths
+                .into_iter()
                 .find_map(|t| catastrophic_path(t, cwd, home))
                 .map(|why| why.replace("rm -rf", &format!("{program} -R")))
         }

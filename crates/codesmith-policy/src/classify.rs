@@ -132,6 +132,9 @@ fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Clas
         parsed: true,
         printed: None,
         moved: false,
+        unsure_links: None,
+        listed_secret: None,
+        literal_vars: Vec::new(),
     };
     if command.len() > MAX_COMMAND_BYTES {
         ctx.note(
@@ -164,6 +167,83 @@ struct Ctx<'f> {
     /// True once a command on the line moved files: a path that does not
     /// exist before the line may then hold the user's data.
     moved: bool,
+    /// The first command on the line that may have put symlinks into the
+    /// work tree whose targets are not known ([`makes_unknown_links`]).
+    unsure_links: Option<String>,
+    /// The directory holding credential stores that the previous command
+    /// listed file names from, for a piped `xargs` to inherit.
+    listed_secret: Option<String>,
+    /// Variables a bare assignment on the line set to a literal
+    /// (`X=/`), for the catastrophic checks.
+    literal_vars: Vec<(String, String)>,
+}
+
+/// True when `argv` may create symlinks in the work tree whose targets the
+/// classifier does not see: git commands that check out other trees
+/// (`checkout`, `switch`, `reset`, `stash`, `merge`, `cherry-pick`,
+/// `rebase`, `restore`, `worktree`, `am`, `pull`), and recursive or
+/// archive copies (`cp -r`/`-R`/`-a`/`-d`/`-P`), which copy symlinks as
+/// symlinks.
+fn makes_unknown_links(argv: &[String]) -> bool {
+    match argv.first().map(String::as_str) {
+        Some("git") => argv
+            .iter()
+            .skip(1)
+            .find(|w| !w.starts_with('-'))
+            .is_some_and(|sub| {
+                matches!(
+                    sub.as_str(),
+                    "checkout"
+                        | "switch"
+                        | "reset"
+                        | "stash"
+                        | "merge"
+                        | "cherry-pick"
+                        | "rebase"
+                        | "restore"
+                        | "worktree"
+                        | "am"
+                        | "pull"
+                        | "revert"
+                )
+            }),
+        Some("cp") => argv.iter().skip(1).any(|w| {
+            w.starts_with("--recursive")
+                || w.starts_with("--archive")
+                || w.starts_with("--no-dereference")
+                || (w.starts_with('-')
+                    && !w.starts_with("--")
+                    && w.contains(['r', 'R', 'a', 'd', 'P']))
+        }),
+        _ => false,
+    }
+}
+
+/// `words` with `$NAME`, `${NAME}` (alone or before `/…`) replaced by the
+/// literal values `vars` records for them.
+fn substitute_literal_vars(words: &[Word], vars: &[(String, String)]) -> Vec<Word> {
+    words
+        .iter()
+        .map(|word| {
+            if !word.dynamic {
+                return word.clone();
+            }
+            for (name, value) in vars {
+                for prefix in [format!("${{{name}}}"), format!("${name}")] {
+                    if let Some(rest) = word.text.strip_prefix(prefix.as_str())
+                        && (rest.is_empty() || rest.starts_with('/'))
+                    {
+                        return Word {
+                            text: format!("{value}{rest}"),
+                            dynamic: false,
+                            ..word.clone()
+                        };
+                    }
+                }
+            }
+            word.clone()
+        })
+        .collect()
 }
 
 /// The program words after wrappers are removed.
@@ -279,12 +359,44 @@ impl Ctx<'_> {
         }
     }
 
+    /// When `argv` lists file names (`find`, `fd`, `ls`, `locate`) from a
+    /// directory holding credential stores or a dotenv file, that directory.
+    fn listing_of_secrets(&self, argv: &[String], words: &[Word]) -> Option<String> {
+        let args = words.get(1..)?;
+        let roots: Vec<&Word> = match argv.first()?.as_str() {
+            "locate" | "plocate" | "mlocate" => return Some("/".to_string()),
+            "find" => args
+                .iter()
+                .skip_while(|w| matches!(w.text.as_str(), "-H" | "-L" | "-P"))
+                .take_while(|w| !w.text.starts_with(['-', '(', '!']))
+                .collect(),
+            "fd" | "fdfind" => args
+                .iter()
+                .filter(|w| !w.text.starts_with('-'))
+                .skip(1)
+                .collect(),
+            "ls" | "tree" => args.iter().filter(|w| !w.text.starts_with('-')).collect(),
+            _ => return None,
+        };
+        let judge = self.judge();
+        if roots.iter().any(|r| {
+            crate::ws_path::is_credential(&r.text)
+                || judge
+                    .resolve(r)
+                    .is_some_and(|p| crate::ws_path::is_credential(&p))
+        }) {
+            return roots.first().map(|r| r.text.clone());
+        }
+        judge.credential_holder(&roots)
+    }
+
     fn judge(&self) -> PathJudge<'_> {
         PathJudge {
             workspace: &self.workspace,
             cwd: self.cwd.as_deref(),
             oldpwd: self.oldpwd.as_deref(),
             trust_absence: !self.moved,
+            unsure_links: self.unsure_links.as_deref(),
             facts: self.facts,
             links: &self.links,
         }
@@ -309,10 +421,18 @@ impl Ctx<'_> {
 
     fn simple_here(&mut self, command: &SimpleCommand, depth: usize) {
         let redirect = self.redirect_verdict(command);
+        // What the command reads on stdin, word by word, when it is known:
+        // an `echo` piped in, or a here-string / here-document without
+        // expansions (`xargs rm -rf <<< /`).
+        let listed_secret = self.listed_secret.take();
         let input = if command.piped_input {
             self.printed.take()
         } else {
-            None
+            command
+                .stdin_text
+                .as_deref()
+                .filter(|t| !t.contains(['$', '`']) && !command.stdin_unparsed_substitution)
+                .map(|t| t.split_whitespace().map(Word::literal).collect())
         };
         let unwrapped = unwrap(&command.words, input.as_deref());
         let index = self.segments.len();
@@ -416,7 +536,21 @@ impl Ctx<'_> {
             level = redirect.level;
             reason = redirect.reason.to_string();
         }
-        // The catastrophic deletions, on the decoded words.
+        // The catastrophic deletions, on the decoded words, with variables
+        // set to literals earlier on the line put in (`X=/; rm -rf $X`).
+        if command.words.is_empty() {
+            for (name, value) in &command.assignments {
+                if !value.dynamic && value.opaque.is_none() {
+                    self.literal_vars.retain(|(n, _)| n != name);
+                    self.literal_vars.push((name.clone(), value.text.clone()));
+                }
+            }
+        }
+        let unwrapped_words = unwrapped.words.clone();
+        let unwrapped = Unwrapped {
+            words: substitute_literal_vars(&unwrapped_words, &self.literal_vars),
+            ..unwrapped
+        };
         if argv.first().is_some_and(|p| p == "rm")
             && let Some(catastrophic) = crate::catastrophic::rm_catastrophic(
                 &unwrapped.words[1..],
@@ -438,6 +572,59 @@ impl Ctx<'_> {
             level = Dangerous;
             reason = catastrophic;
         }
+        // A command that is asked about anyway (unknown programs, wrappers
+        // that run their arguments: `watch`, `su -c`, `strace`, `at`)
+        // is refused when what it is given to run is catastrophic.
+        // Data sent over the network (`curl -d 'rm -rf /'`) is not run here.
+        let runs_stdin = argv
+            .first()
+            .is_some_and(|p| matches!(p.as_str(), "at" | "batch"));
+        if level == RequiresApproval
+            && !network
+            && let Some(catastrophic) = unwrapped.words[1.min(unwrapped.words.len())..]
+                .iter()
+                .map(|w| w.text.as_str())
+                .chain(command.stdin_text.as_deref().filter(|_| runs_stdin))
+                .find_map(catastrophic_reason)
+                .map(str::to_string)
+                .or_else(|| {
+                    let words = &unwrapped.words;
+                    let at = words
+                        .iter()
+                        .skip(1)
+                        .position(|w| w.text.rsplit('/').next() == Some("rm"))?;
+                    crate::catastrophic::rm_catastrophic(
+                        &words[at + 2..],
+                        self.cwd.as_deref(),
+                        self.facts.home(),
+                    )
+                })
+        {
+            level = Dangerous;
+            reason = catastrophic;
+        }
+        // `find ~ -type f | xargs cat`: what xargs hands the program comes
+        // from a listing of a directory that holds credential stores.
+        if command.piped_input
+            && unwrapped.wrappers.iter().any(|w| w == "xargs")
+            && level < RequiresApproval
+            && let Some(dir) = &listed_secret
+        {
+            level = RequiresApproval;
+            reason = format!(
+                "runs on the names listed from `{dir}`, which holds credential stores or a dotenv file"
+            );
+        }
+        self.listed_secret = self.listing_of_secrets(&argv, &unwrapped.words);
+        if let Some(catastrophic) = command
+            .redirects
+            .iter()
+            .filter(|r| r.kind == RedirectKind::Write)
+            .find_map(|r| crate::catastrophic::redirect_catastrophic(&r.target.text))
+        {
+            level = Dangerous;
+            reason = catastrophic;
+        }
         if argv.first().is_some_and(|p| p == "ln") {
             self.record_symlink(&unwrapped.words[1..]);
         }
@@ -446,6 +633,9 @@ impl Ctx<'_> {
             matches!(p.as_str(), "mv" | "rename" | "rsync" | "mmv")
                 || (p == "git" && argv.get(1).is_some_and(|s| s == "mv"))
         });
+        if self.unsure_links.is_none() && makes_unknown_links(&argv) {
+            self.unsure_links = Some(command.text.trim().to_string());
+        }
         let prefix = canonical_prefix(&argv).text;
         self.segments.insert(
             index.min(self.segments.len()),
@@ -522,6 +712,12 @@ impl Ctx<'_> {
         let args = &words[1..];
         match program {
             "cd" => self.change_dir(args),
+            // `pushd DIR` changes directory as `cd DIR` does.
+            "pushd"
+                if args.len() == 1 && !args[0].text.starts_with(['-', '+']) && !args[0].dynamic =>
+            {
+                self.change_dir(args)
+            }
             "pushd" | "popd" => {
                 self.cwd = None;
                 Verdict::new(
@@ -530,6 +726,11 @@ impl Ctx<'_> {
                 )
             }
             p if SHELLS.contains(&p) => self.shell(args, command, depth),
+            // `at` and `batch` run their standard input as a shell script.
+            "at" | "batch" if command.piped_input => Verdict::new(
+                Dangerous,
+                "pipes data into a shell interpreter (at runs its input as a script)",
+            ),
             "eval" => self
                 .eval(args, depth)
                 .max(Verdict::new(RequiresApproval, "eval runs text as a script")),
@@ -962,6 +1163,11 @@ fn unfiltered(args: &[Word]) -> bool {
                 | "-ignore_readdir_race"
                 | "-maxdepth"
                 | "-mindepth"
+                | "-type"
+                | "-xtype"
+                | "f"
+                | "d"
+                | "l"
                 | "-H"
                 | "-L"
                 | "-P"
@@ -1268,8 +1474,20 @@ fn interpreter_kind(program: &str) -> Option<InterpreterKind> {
 
 fn python_module_verdict(module: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
     match module {
-        "pytest" | "unittest" | "mypy" | "black" | "ruff" | "pylint" | "flake8" | "isort"
-        | "compileall" | "py_compile" | "doctest" | "venv" | "virtualenv" | "build" => {
+        // These write where their operands point (a new environment,
+        // `__pycache__` beside each source, reformatted files).
+        "black" | "ruff" | "isort" | "compileall" | "py_compile" | "venv" | "virtualenv"
+        | "build" => {
+            let operands: Vec<&Word> = args
+                .iter()
+                .skip_while(|w| w.text != module)
+                .skip(1)
+                .filter(|w| !w.text.starts_with('-'))
+                .collect();
+            Verdict::new(WorkspaceSafe, "builds, tests or checks the project")
+                .max(judge.writes(operands))
+        }
+        "pytest" | "unittest" | "mypy" | "pylint" | "flake8" | "doctest" => {
             Verdict::new(WorkspaceSafe, "builds, tests or checks the project")
         }
         "json.tool" => {

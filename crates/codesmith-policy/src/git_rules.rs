@@ -211,6 +211,32 @@ fn config_verdict(rest: &[&str]) -> Verdict {
     }
 }
 
+/// `git diff --no-index A B` and `git grep --no-index PATTERN [DIR…]`:
+/// the paths are read as `diff -r` and `grep -r` read them (credential
+/// files and directories holding them ask).
+fn no_index_verdict(sub: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    let mut operands: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
+    let pattern_given = args
+        .iter()
+        .any(|w| w.text == "-e" || w.text == "-f" || w.text.starts_with("--file"));
+    if sub == "grep" && !pattern_given && !operands.is_empty() {
+        operands.remove(0);
+    }
+    let read = judge.reads(operands.iter().copied());
+    if read.level > Safe {
+        return read;
+    }
+    if let Some(dir) = judge.credential_holder(&operands) {
+        return Verdict::owned(
+            RequiresApproval,
+            format!(
+                "git {sub} --no-index reads `{dir}` recursively, and it holds credential stores"
+            ),
+        );
+    }
+    Verdict::new(Safe, "reads files outside the repository's objects")
+}
+
 /// Judges `git ARGS`. A verdict that changes the repository is only
 /// `WorkspaceSafe` when git runs inside the workspace (the repository it
 /// finds from elsewhere is not the workspace's).
@@ -378,6 +404,11 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
         }
         "submodule" if rest.first() == Some(&"foreach") => {
             Verdict::new(RequiresApproval, "git submodule foreach runs a command")
+        }
+        // Outside a repository's objects, `--no-index` reads the files
+        // and directories named (`git grep --no-index KEY ~`).
+        "diff" | "grep" if rest.iter().any(|w| w.starts_with("--no-i")) => {
+            no_index_verdict(sub, &args[index + 1..], _judge)
         }
         s if READ_ONLY.contains(&s) => Verdict::new(Safe, "reads repository state"),
         "push"

@@ -62,6 +62,10 @@ pub(crate) struct PathJudge<'a> {
     /// path that does not exist yet holds nothing of the user's.
     pub trust_absence: bool,
     pub facts: &'a dyn PathFacts,
+    /// The earlier command on the line that may have put symlinks into the
+    /// work tree (`git checkout BRANCH`, `cp -r`): paths in the workspace
+    /// may then lead anywhere, so reading or writing them asks.
+    pub unsure_links: Option<&'a str>,
     /// Symlinks created earlier in the same command line (link, target).
     pub links: &'a [(String, String)],
 }
@@ -130,6 +134,9 @@ impl PathJudge<'_> {
                     RequiresApproval,
                     format!("writes to a path built by {construct}, which is not analysed"),
                 );
+            }
+            if let Some(why) = self.through_unsure_link(path) {
+                return Verdict::owned(RequiresApproval, format!("writes {why}"));
             }
             run_time |= path.dynamic || path.text.starts_with('$');
             let place = self.place(path);
@@ -262,6 +269,114 @@ impl PathJudge<'_> {
         worst
     }
 
+    /// Why `path` may lead through a symlink an earlier command on the line
+    /// put into the work tree, if it may: it lies in the workspace (or is
+    /// relative to an unknown directory) and such a command ran.
+    fn through_unsure_link(&self, path: &Word) -> Option<String> {
+        let command = self.unsure_links?;
+        if SINKS.contains(&path.text.as_str()) || path.text.starts_with("/dev/") {
+            return None;
+        }
+        let inside = self
+            .resolve(path)
+            .is_none_or(|resolved| within(&resolved, self.workspace));
+        inside.then(|| {
+            format!(
+                "`{}` after `{command}`, which may have made symlinks there (where it leads is not known)",
+                path.text
+            )
+        })
+    }
+
+    /// Why reading `resolved` (absolute) asks when it lies below a hidden
+    /// entry of the home directory outside the workspace (`~/.cargo/credentials`,
+    /// `~/.m2/settings.xml`, `~/.config/rclone/rclone.conf`): tools keep
+    /// their configuration and tokens there, so such a read is not known to
+    /// be harmless. Shell start-up files and the caches and toolchains whose
+    /// sources an agent reads (`~/.cargo/registry`, `~/.rustup`, `~/.cache`,
+    /// `~/.local/lib`, …) stay readable.
+    fn hidden_home_read(&self, resolved: &str) -> Option<&'static str> {
+        const READABLE: &[&str] = &[
+            ".bash_profile",
+            ".bashrc",
+            ".cache",
+            ".cargo/bin",
+            ".cargo/config.toml",
+            ".cargo/git",
+            ".cargo/registry",
+            ".gitconfig",
+            ".gitignore_global",
+            ".gradle/caches",
+            ".inputrc",
+            ".local/bin",
+            ".local/lib",
+            ".local/share/man",
+            ".m2/repository",
+            ".npm/_cacache",
+            ".nvm",
+            ".profile",
+            ".pyenv",
+            ".rustup",
+            ".tmux.conf",
+            ".vimrc",
+            ".zshrc",
+        ];
+        let home = self.facts.home()?;
+        if home == "/" || within(resolved, self.workspace) {
+            return None;
+        }
+        let rest = resolved.strip_prefix(home)?.strip_prefix('/')?;
+        if !rest.split('/').any(|c| c.starts_with('.')) {
+            return None;
+        }
+        if READABLE
+            .iter()
+            .any(|r| rest == *r || rest.strip_prefix(r).is_some_and(|t| t.starts_with('/')))
+        {
+            return None;
+        }
+        Some("hidden files in the home directory hold tools' configuration and tokens")
+    }
+
+    /// True when the directory `resolved` directly holds a dotenv file
+    /// that exists (`.env`, `.env.local`, `.env.production`): a recursive
+    /// search of it prints the secrets `cat .env` would.
+    fn holds_dotenv(&self, resolved: &str) -> bool {
+        [".env", ".env.local", ".env.production", ".env.development"]
+            .iter()
+            .any(|name| self.facts.exists(&format!("{resolved}/{name}")) == Some(true))
+    }
+
+    /// The first of `dirs` (the working directory when there are none)
+    /// that holds credential stores below it: the root, `/etc`, `/home`, a
+    /// user's home, `/run`, or any directory the home directory lies in.
+    /// A directory only known at run time counts.
+    pub(crate) fn credential_holder(&self, dirs: &[&Word]) -> Option<String> {
+        let holds = |resolved: &str| {
+            matches!(
+                resolved,
+                "/" | "/etc" | "/home" | "/root" | "/run" | "/var" | "/var/run"
+            ) || resolved
+                .strip_prefix("/home/")
+                .is_some_and(|user| !user.contains('/'))
+                || self.facts.home().is_some_and(|home| within(home, resolved))
+        };
+        if dirs.is_empty() {
+            return match self.cwd {
+                Some(cwd) if holds(cwd) || self.holds_dotenv(cwd) => Some(cwd.to_string()),
+                Some(_) => None,
+                None => Some("the working directory".to_string()),
+            };
+        }
+        dirs.iter().find_map(|dir| match self.resolve(dir) {
+            Some(resolved) if holds(&resolved) || self.holds_dotenv(&resolved) => {
+                Some(dir.text.clone())
+            }
+            Some(_) => None,
+            None => Some(dir.text.clone()),
+        })
+    }
+
     /// `RequiresApproval` when any of `paths` is a credential store (by
     /// resolved location) or built by a construct not analysed.
     pub(crate) fn reads<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> Verdict {
@@ -275,6 +390,34 @@ impl PathJudge<'_> {
             let resolved = self.resolve(path);
             if is_credential(&path.text) || resolved.as_deref().is_some_and(is_credential) {
                 return Verdict::new(RequiresApproval, "reads a credential file");
+            }
+            if let Some(why) = self.through_unsure_link(path) {
+                return Verdict::owned(RequiresApproval, format!("reads {why}"));
+            }
+            if let Some(resolved) = resolved.as_deref()
+                && let Some(why) = self.hidden_home_read(resolved)
+            {
+                return Verdict::owned(RequiresApproval, format!("reads `{}`: {why}", path.text));
+            }
+            // A disk holds every file on it, credentials included.
+            if resolved
+                .as_deref()
+                .is_some_and(crate::catastrophic::is_disk_device)
+            {
+                return Verdict::owned(
+                    RequiresApproval,
+                    format!("reads the raw disk or memory device `{}`", path.text),
+                );
+            }
+            // The user's CodeSmith home holds its configuration and session
+            // transcripts (which may hold secrets).
+            if let (Some(resolved), Some(home)) = (resolved.as_deref(), self.facts.home())
+                && within(resolved, &format!("{home}/.codesmith"))
+            {
+                return Verdict::new(
+                    RequiresApproval,
+                    "reads the user's CodeSmith home (configuration and session transcripts)",
+                );
             }
             if resolved.is_none() && run_time_dir(&path.text).is_some() {
                 return Verdict::owned(
@@ -536,6 +679,35 @@ fn texts(args: &[Word]) -> Vec<&str> {
     args.iter().map(|w| w.text.as_str()).collect()
 }
 
+/// The paths `chmod ARGS` changes. The mode is the first word that is not
+/// one of chmod's own options, even when it starts with `-` (`chmod -x f`,
+/// `chmod -R -w /`); with `--reference=FILE` there is no mode word.
+pub(crate) fn chmod_paths(args: &[Word]) -> Vec<&Word> {
+    let is_option = |t: &str| {
+        t.starts_with("--")
+            || (t.starts_with('-') && t.len() > 1 && t[1..].chars().all(|c| "cfvR".contains(c)))
+    };
+    let mut mode_seen = args.iter().any(|w| w.text.starts_with("--reference"));
+    let mut only_operands = false;
+    let mut paths = Vec::new();
+    for word in args {
+        let t = word.text.as_str();
+        if !only_operands && t == "--" {
+            only_operands = true;
+            continue;
+        }
+        if !only_operands && is_option(t) {
+            continue;
+        }
+        if mode_seen {
+            paths.push(word);
+        } else {
+            mode_seen = true;
+        }
+    }
+    paths
+}
+
 fn operands(args: &[Word]) -> Vec<&Word> {
     let mut after_dashdash = false;
     args.iter()
@@ -604,6 +776,7 @@ const ALWAYS_ASK: &[(&str, &str)] = &[
 
 /// Output options whose value is a path written (judged by where it lands).
 const OUTPUT_OPTIONS: &[&str] = &[
+    "--artifact-dir",
     "--out-dir",
     "--outDir",
     "--outdir",
@@ -613,6 +786,39 @@ const OUTPUT_OPTIONS: &[&str] = &[
     "-d",
     "-o",
 ];
+
+/// `cargo new PATH` / `cargo init PATH` create a package at PATH (judged as
+/// a write); `cargo doc --open` starts a browser (`$BROWSER`).
+fn cargo_paths_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    let mut words = args.iter().skip_while(|w| w.text.starts_with(['-', '+']));
+    let Some(sub) = words.next() else {
+        return Verdict::new(Safe, "no sub-command");
+    };
+    let rest: Vec<&Word> = words.collect();
+    match sub.text.as_str() {
+        "new" | "init" => {
+            const VALUED: &[&str] = &["--name", "--vcs", "--edition", "--registry", "--color"];
+            let mut paths = Vec::new();
+            let mut skip_next = false;
+            for w in rest {
+                if std::mem::take(&mut skip_next) {
+                    continue;
+                }
+                if VALUED.contains(&w.text.as_str()) {
+                    skip_next = true;
+                } else if !w.text.starts_with('-') {
+                    paths.push(w);
+                }
+            }
+            judge.writes(paths)
+        }
+        "doc" | "d" if rest.iter().any(|w| w.text == "--open") => Verdict::new(
+            RequiresApproval,
+            "cargo doc --open starts a browser (`$BROWSER` names any program)",
+        ),
+        _ => Verdict::new(Safe, "no path operands"),
+    }
+}
 
 /// The values of [`OUTPUT_OPTIONS`] in `args` (`-o x`, `-ox`, `--output=x`).
 fn output_targets(args: &[Word]) -> Vec<Word> {
@@ -746,7 +952,7 @@ pub(crate) fn program_verdict(
         "zip" => zip_verdict(args, judge),
         "ln" => ln_verdict(args, judge),
         "cp" | "install" | "mv" => copy_verdict(program, args, judge),
-        "chmod" => judge.writes(operands(args).into_iter().skip(1)),
+        "chmod" => judge.writes(chmod_paths(args)),
         "uniq" | "xxd" => two_operand_verdict(program, args, judge),
         "hash"
             if args
@@ -802,7 +1008,9 @@ pub(crate) fn program_verdict(
                 "cargo --config can name programs cargo runs",
             )
         }
-        "cargo" => crate::tool_rules::cargo_verdict(args).max(judge.writes(&output_targets(args))),
+        "cargo" => crate::tool_rules::cargo_verdict(args)
+            .max(judge.writes(&output_targets(args)))
+            .max(cargo_paths_verdict(args, judge)),
         "bun"
             if args
                 .iter()
@@ -905,8 +1113,101 @@ fn read_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
     if verdict.level > Safe {
         return verdict;
     }
+    if let Some(why) = environment_dump(program, args) {
+        return Verdict::owned(RequiresApproval, why);
+    }
+    if recursive_read(program, args) {
+        // The first operand of `grep`/`rg` is the pattern unless one was
+        // given with `-e`/`-f`; with no directory left they search the
+        // working directory.
+        let pattern_given = program == "diff"
+            || args.iter().any(|w| {
+                let t = w.text.as_str();
+                t.starts_with("--regexp")
+                    || t.starts_with("--file")
+                    || (t.starts_with('-') && !t.starts_with("--") && t.contains(['e', 'f']))
+            });
+        let skip = usize::from(!pattern_given);
+        let dirs: Vec<&Word> = operands.iter().skip(skip).map(|i| &args[*i]).collect();
+        if let Some(dir) = judge.credential_holder(&dirs) {
+            return Verdict::owned(
+                RequiresApproval,
+                format!(
+                    "searches `{dir}` recursively, and it holds credential stores or a dotenv file (~/.ssh, ~/.aws, .env, …)"
+                ),
+            );
+        }
+    }
     // Option values can name files too (`grep -f ~/.ssh/id_rsa`).
     judge.reads(args.iter().filter(|w| is_credential(&w.text)))
+}
+
+/// True when `program` with `args` descends into directories and prints
+/// what the files hold: `rg` always, `grep -r`/`-R`/`--recursive`/
+/// `-d recurse`, `diff -r`.
+fn recursive_read(program: &str, args: &[Word]) -> bool {
+    let short = |flags: &str| {
+        args.iter().any(|w| {
+            let t = w.text.as_str();
+            t.starts_with('-') && !t.starts_with("--") && t[1..].contains(|c| flags.contains(c))
+        })
+    };
+    let long = |names: &[&str]| {
+        args.iter().any(|w| {
+            w.text
+                .strip_prefix("--")
+                .is_some_and(|l| names.iter().any(|n| l.starts_with(n)))
+        })
+    };
+    match program {
+        "rg" | "ag" => true,
+        "grep" | "egrep" | "fgrep" | "zgrep" => {
+            short("rRd") || long(&["recursive", "dereference-recursive", "directories"])
+        }
+        "diff" => short("r") || long(&["recursive"]),
+        _ => false,
+    }
+}
+
+/// Why `program` with `args` prints the environment of this or other
+/// processes (API keys and tokens live there): `jq` programs that read
+/// `env` or `$ENV`, `ps` with BSD `e` or an `env` output column.
+fn environment_dump(program: &str, args: &[Word]) -> Option<String> {
+    match program {
+        "jq" => args
+            .iter()
+            .any(|w| {
+                let t = w.text.as_str();
+                t.contains("$ENV")
+                    || t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+                        .any(|token| token == "env")
+            })
+            .then(|| "jq reads the environment (`env`, `$ENV`), which holds secrets".to_string()),
+        // yq: `env(NAME)`, `strenv(NAME)` read the environment and
+        // `load(…)`/`load_str(…)` read any file.
+        "yq" => args
+            .iter()
+            .find_map(|w| {
+                let t = w.text.as_str();
+                if t.contains("env(") || t.contains("$ENV") {
+                    Some("yq reads the environment (`env()`, `strenv()`), which holds secrets")
+                } else if t.contains("load") {
+                    Some("yq `load`/`load_str` reads a file the expression names")
+                } else {
+                    None
+                }
+            })
+            .map(str::to_string),
+        "ps" => args
+            .iter()
+            .any(|w| {
+                let t = w.text.as_str();
+                let bsd = !t.starts_with('-') && t.chars().all(|c| c.is_ascii_alphabetic());
+                (bsd && t.contains('e')) || t.contains("env") || t == "-E"
+            })
+            .then(|| "ps shows the environments of processes, which hold secrets".to_string()),
+        _ => None,
+    }
 }
 
 /// `uniq IN OUT` and `xxd IN OUT` write their second operand.
@@ -972,6 +1273,9 @@ fn ln_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
 }
 
 fn zip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    if let Some(verdict) = archived_secrets(args, judge) {
+        return verdict;
+    }
     if args.iter().any(|w| {
         w.text == "-T"
             || w.text == "-TT"
@@ -1112,6 +1416,26 @@ fn copy_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
     };
     if targets.is_empty() {
         return Verdict::owned(RequiresApproval, format!("{program} without a target"));
+    }
+    // A copy of a credential file is the credential file: what the
+    // sources hold is read (`cp ~/.ssh/id_rsa key.txt`), and a recursive
+    // copy of the home directory copies its credential stores.
+    let read = judge.reads(sources.iter().copied());
+    if read.level > Safe {
+        return read;
+    }
+    if program == "cp"
+        && (parsed.has("r")
+            || parsed.has("R")
+            || parsed.has("a")
+            || parsed.has("recursive")
+            || parsed.has("archive"))
+        && let Some(dir) = judge.credential_holder(&sources)
+    {
+        return Verdict::owned(
+            RequiresApproval,
+            format!("copies `{dir}` recursively, and it holds credential stores"),
+        );
     }
     let mut verdict = judge.overwrites(targets.iter().copied());
     if program == "mv" {
@@ -1406,15 +1730,21 @@ fn sort_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     {
         return Verdict::new(RequiresApproval, "sort --compress-program runs a program");
     }
+    // Every `-o` is judged (the last one given wins).
     let words = texts(args);
-    if let Some(i) = words.iter().position(|w| *w == "-o" || *w == "--output") {
-        return judge.writes(args.get(i + 1));
+    let mut targets: Vec<Word> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if *w == "-o" || *w == "--output" {
+            targets.extend(args.get(i + 1).cloned());
+        } else if let Some(t) = w
+            .strip_prefix("--output=")
+            .or_else(|| w.strip_prefix("-o").filter(|_| !w.starts_with("--")))
+        {
+            targets.push(Word::literal(t));
+        }
     }
-    if let Some(target) = words
-        .iter()
-        .find_map(|w| w.strip_prefix("--output=").or_else(|| w.strip_prefix("-o")))
-    {
-        return judge.writes([&Word::literal(target)]);
+    if !targets.is_empty() {
+        return judge.writes(&targets);
     }
     read_verdict("sort", args, judge)
 }
@@ -1440,7 +1770,33 @@ const TAR_LONG: &[&str] = &[
     "list",
 ];
 
+/// Archivers put what they are given into the archive: a credential
+/// file, or a directory holding credential stores (`tar czf h.tgz ~`,
+/// `zip -r h.zip /root`), asks.
+fn archived_secrets(args: &[Word], judge: PathJudge<'_>) -> Option<Verdict> {
+    let words: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
+    let read =
+        judge.reads(words.iter().copied().filter(|w| {
+            is_credential(&w.text) || judge.resolve(w).is_some_and(|r| is_credential(&r))
+        }));
+    if read.level > Safe {
+        return Some(read);
+    }
+    if words.is_empty() {
+        return None;
+    }
+    judge.credential_holder(&words).map(|dir| {
+        Verdict::owned(
+            RequiresApproval,
+            format!("archives `{dir}`, which holds credential stores"),
+        )
+    })
+}
+
 fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+    if let Some(verdict) = archived_secrets(args, judge) {
+        return verdict;
+    }
     let expanded: Vec<Word> = args
         .iter()
         .map(|w| Word {

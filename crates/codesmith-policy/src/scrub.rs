@@ -162,8 +162,8 @@ pub fn scrub_secrets(text: &str) -> Cow<'_, str> {
 }
 
 /// Names of environment variables that hold credentials (any case): containing `KEY`,
-/// `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `CREDENTIAL`, `COOKIE` or
-/// `DATABASE_URL`; ending in `_PAT`, `_AUTH` or `_DSN`; or with a word (between `_`, `-`
+/// `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `CREDENTIAL`, `COOKIE`,
+/// `DATABASE_URL` or `WEBHOOK`; ending in `_PAT`, `_AUTH` or `_DSN`; or with a word (between `_`, `-`
 /// or `.`) `PASS` or `PWD` other than the working-directory variables `PWD` and `OLDPWD`
 /// (`OPENAI_API_KEY`, `GITHUB_TOKEN`, `SENTRY_DSN`, `MYSQL_PWD`, `REDIS_PASS`, ...).
 pub fn is_secret_env_name(name: &str) -> bool {
@@ -178,6 +178,8 @@ pub fn is_secret_env_name(name: &str) -> bool {
         "CREDENTIAL",
         "COOKIE",
         "DATABASE_URL",
+        // Incoming-webhook URLs (Slack, Discord, Teams) are bearer secrets.
+        "WEBHOOK",
     ]
     .iter()
     .any(|w| upper.contains(w))

@@ -81,6 +81,23 @@ pub(crate) fn node_pm_verdict(args: &[Word]) -> Verdict {
     {
         return Verdict::new(RequiresApproval, "changes package-manager configuration");
     }
+    // Registry tokens live in the configuration (`//registry/:_authToken`);
+    // printing one (or every value, `config list -l`/`--json`) puts it in
+    // the transcript.
+    if sub == "config"
+        && (rest.iter().skip(1).any(|w| {
+            let lower = w.to_ascii_lowercase();
+            lower.contains("auth") || crate::is_secret_env_name(w)
+        }) || (rest.first().is_some_and(|w| matches!(*w, "list" | "ls"))
+            && rest
+                .iter()
+                .any(|w| matches!(*w, "-l" | "--long" | "--json"))))
+    {
+        return Verdict::new(
+            RequiresApproval,
+            "prints package-manager configuration that holds registry tokens",
+        );
+    }
     if sub == "version" && !rest.is_empty() {
         return Verdict::new(
             RequiresApproval,

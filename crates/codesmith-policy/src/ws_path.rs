@@ -207,10 +207,42 @@ pub(crate) fn is_regenerable(path: &str, workspace: &str) -> bool {
 /// or `chmod`-ing below them asks, in the shell and in the file tools.
 pub const PROTECTED_DIRS: [&str; 2] = [".git", ".codesmith"];
 
-/// The protected directory (`.git`, `.codesmith`) `path` lies in, if any.
+/// The protected directory (`.git`, `.codesmith`) `path` lies in, if any,
+/// matched per component by [`protected_name`].
 pub(crate) fn protected_dir(path: &str) -> Option<&'static str> {
-    path.split('/')
-        .find_map(|c| PROTECTED_DIRS.iter().find(|p| **p == c).copied())
+    path.split('/').find_map(protected_name)
+}
+
+/// The [`PROTECTED_DIRS`] entry the path component `name` opens on some file
+/// system the workspace may be on, following git's own `is_hfs_dotgit` /
+/// `is_ntfs_dotgit` checks (CVE-2014-9390): case is ignored (macOS, Windows,
+/// casefolded ext4); the code points HFS+ ignores in names (zero-width
+/// joiners, bidi marks, the BOM) are dropped; an NTFS stream suffix (`:…`)
+/// and trailing dots and spaces are cut; and an 8.3 short name (`GIT~1`,
+/// `CODESM~2`) counts as the directory it may abbreviate. Used by the
+/// shell classifier and the file tools alike.
+pub fn protected_name(name: &str) -> Option<&'static str> {
+    let folded: String = name
+        .chars()
+        .filter(
+            |c| !matches!(*c as u32, 0x200C..=0x200F | 0x202A..=0x202E | 0x206A..=0x206F | 0xFEFF),
+        )
+        .collect::<String>()
+        .to_lowercase();
+    let base = folded
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(['.', ' ']);
+    PROTECTED_DIRS.iter().copied().find(|dir| {
+        if base == *dir {
+            return true;
+        }
+        let stem: String = dir.trim_start_matches('.').chars().take(6).collect();
+        base.strip_prefix(stem.as_str())
+            .and_then(|rest| rest.strip_prefix('~'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// Credential stores recognised by where they are, whoever's home they are
@@ -245,9 +277,15 @@ const CREDENTIAL_SUFFIXES: &[&str] = &[
     ".ssh",
     ".vault-token",
     ".zsh_history",
+    "etc/gitlab-runner",
     "etc/gshadow",
+    "etc/kubernetes",
+    "etc/letsencrypt",
     "etc/shadow",
+    "etc/ssh",
+    "etc/ssl/private",
     "etc/sudoers",
+    "run/secrets",
 ];
 
 /// Places that expose secrets of running processes or the machine's memory.
@@ -259,7 +297,7 @@ fn is_process_secret(path: &str) -> bool {
         || path.strip_prefix("/proc/").is_some_and(|rest| {
             let mut parts = rest.split('/');
             let _pid = parts.next();
-            matches!(parts.next(), Some("environ" | "mem" | "auxv")) && parts.next().is_none()
+            parts.any(|part| matches!(part, "environ" | "mem" | "auxv"))
         })
 }
 
@@ -270,12 +308,23 @@ pub(crate) fn is_credential_component(path: &str) -> bool {
     if is_process_secret(path) {
         return true;
     }
-    // Every suffix starts with `.` or `etc/`; most words have neither.
-    if !path.contains(['.', '*', '?', '[']) && !path.contains("etc") {
+    // Every suffix starts with `.`, `etc/` or `run/`, and key names with
+    // `id_`; most words have none of these.
+    if !path.contains(['.', '*', '?', '['])
+        && !path.contains("etc")
+        && !path.contains("run")
+        && !path.contains("id_")
+        && !path.contains("cred")
+        && !path.contains("auth")
+        && !path.contains("service-account")
+    {
         return false;
     }
     let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
-    if parts.last().is_some_and(|name| is_dotenv(name)) {
+    if parts
+        .last()
+        .is_some_and(|name| is_dotenv(name) || is_dotenv_glob(name))
+    {
         return true;
     }
     CREDENTIAL_SUFFIXES.iter().any(|suffix| {
@@ -290,17 +339,80 @@ pub(crate) fn is_credential_component(path: &str) -> bool {
 
 /// A dotenv file of secrets (`.env`, `.env.local`, `.env.production`); the
 /// templates projects commit (`.env.example`, `.env.sample`, …) are not.
+///
+/// Also its backups and relatives (`.env~`, `.env.bak`, `.envrc` of
+/// direnv), `NAME.env` files, and SSH private keys by their usual names
+/// (`id_rsa`, `id_ed25519`, …; not the `.pub` halves).
 fn is_dotenv(name: &str) -> bool {
+    const TEMPLATES: &[&str] = &[
+        "example", "sample", "template", "dist", "defaults", "schema",
+    ];
+    if matches!(
+        name,
+        "id_rsa" | "id_dsa" | "id_ecdsa" | "id_ed25519" | "id_ecdsa_sk" | "id_ed25519_sk"
+    ) {
+        return true;
+    }
+    if let Some(stem) = name.strip_suffix(".env")
+        && !stem.is_empty()
+    {
+        return !TEMPLATES.contains(&stem);
+    }
+    // Private keys, key stores and files named for the secrets they hold.
+    let lower = name.to_ascii_lowercase();
+    if [
+        ".pem",
+        ".key",
+        ".p12",
+        ".pfx",
+        ".jks",
+        ".keystore",
+        ".kdbx",
+        ".tfstate",
+        ".tfstate.backup",
+    ]
+    .iter()
+    .any(|ext| lower.len() > ext.len() && lower.ends_with(ext))
+        || matches!(
+            lower.as_str(),
+            "credentials"
+                | "credentials.json"
+                | ".secrets"
+                | "secrets.json"
+                | "secrets.yaml"
+                | "secrets.yml"
+                | "secrets.toml"
+                | "auth.json"
+        )
+        || (lower.starts_with("service-account") && lower.ends_with(".json"))
+    {
+        return true;
+    }
     match name.strip_prefix(".env") {
         Some("") => true,
-        Some(rest) => rest.strip_prefix('.').is_some_and(|variant| {
-            !matches!(
-                variant,
-                "example" | "sample" | "template" | "dist" | "defaults" | "schema"
-            )
-        }),
+        Some(rest) => match rest.strip_prefix('.') {
+            Some(variant) => !TEMPLATES.contains(&variant),
+            // `.envrc`, `.env~`, `.env-prod`; not `.environment` notes.
+            None => !rest.starts_with("ironment"),
+        },
         None => false,
     }
+}
+
+/// True when the glob `pattern` can match a dotenv file (`.e?v`, `.en*`,
+/// `.[e]nv`, `.env.prod*`). As the shell does, only a pattern that starts
+/// with a literal `.` matches a dot file (`*` does not match `.env`).
+fn is_dotenv_glob(pattern: &str) -> bool {
+    pattern.starts_with('.')
+        && [
+            ".env",
+            ".env.local",
+            ".env.production",
+            ".env.development",
+            ".env.x",
+        ]
+        .iter()
+        .any(|name| glob_matches(pattern, name))
 }
 
 /// True when the shell glob `pattern` (`*`, `?`, `[…]`) matches `name`, so
@@ -417,6 +529,9 @@ const CREDENTIALS: &[&str] = &[
     "$HOME/.aws",
     "$HOME/.gnupg",
     "$HOME/.netrc",
+    "~/.codesmith",
+    "$HOME/.codesmith",
+    "${HOME}/.codesmith",
     "/etc/shadow",
     "/etc/sudoers",
 ];
@@ -472,8 +587,12 @@ fn at_or_under(path: &str, prefix: &str) -> bool {
 }
 
 /// Resolves `.` and `..` by text and drops repeated and trailing slashes.
-/// `..` above the root stays at the root, as the kernel does.
+/// `..` above the root stays at the root, as the kernel does. The
+/// `/proc/PID/root` links (`/proc/self/root`, `/proc/1/root`,
+/// `/proc/thread-self/root`) lead back to the root directory, so
+/// `/proc/self/root/etc` is `/etc`.
 pub(crate) fn normalize(path: &str) -> String {
+    let absolute = path.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
@@ -481,6 +600,7 @@ pub(crate) fn normalize(path: &str) -> String {
             ".." => {
                 parts.pop();
             }
+            "root" if absolute && parts.len() == 2 && parts[0] == "proc" => parts.clear(),
             other => parts.push(other),
         }
     }

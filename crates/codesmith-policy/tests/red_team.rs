@@ -507,3 +507,457 @@ fn clustered_short_flags_are_read_one_by_one() {
         ("rm --rec target", WorkspaceSafe),
     ]);
 }
+
+#[test]
+fn disks_written_through_redirections_and_copies_are_denied() {
+    check(&[
+        ("> /dev/sda", Dangerous),
+        ("ls > /dev/sdb", Dangerous),
+        ("cat /dev/urandom > /dev/sda", Dangerous),
+        ("cat a.txt > /dev/nvme0n1", Dangerous),
+        ("cat /dev/zero >/dev/mmcblk0", Dangerous),
+        ("echo x >> /dev/vda1", Dangerous),
+        ("echo x > /dev/disk/by-id/x", Dangerous),
+        ("tee /dev/sda < a.txt", Dangerous),
+        ("cp /dev/zero /dev/sda", Dangerous),
+        ("install a.txt /dev/xvda", Dangerous),
+        ("echo x > /proc/self/root/dev/sda", Dangerous),
+        ("echo x > /dev/null", Safe),
+        ("echo x > /dev/stderr", Safe),
+        ("echo data > /dev/tcp/127.0.0.1/80", RequiresApproval),
+        ("echo x > /dev/kmsg", RequiresApproval),
+        ("cp /dev/sda disk.img", RequiresApproval),
+    ]);
+}
+
+#[test]
+fn the_root_reached_through_proc_and_roots_home_by_name_are_catastrophic() {
+    check(&[
+        ("rm -rf /proc/self/root/", Dangerous),
+        ("rm -rf /proc/self/root/*", Dangerous),
+        ("rm -rf /proc/1/root/", Dangerous),
+        ("rm -rf /proc/thread-self/root", Dangerous),
+        ("rm -rf /proc/1/root/usr", Dangerous),
+        ("rm -rf ~root", Dangerous),
+        ("rm -rf ~root/", Dangerous),
+        ("rm -rf ~root/*", Dangerous),
+        ("chmod -R 777 /proc/self/root/etc", Dangerous),
+        ("rm -rf /proc/self/root/tmp/x", RequiresApproval),
+        ("rm -rf ~rooty/x", RequiresApproval),
+    ]);
+}
+
+#[test]
+fn moving_the_root_or_the_home_directory_away_is_catastrophic() {
+    check(&[
+        ("mv / /tmp/x", Dangerous),
+        ("mv /* /tmp", Dangerous),
+        ("mv ~ /tmp/x", Dangerous),
+        ("mv ~/ /tmp/x", Dangerous),
+        ("mv $HOME /tmp/x", Dangerous),
+        ("mv /usr /tmp/u", Dangerous),
+        ("mv -t /tmp /etc", Dangerous),
+        ("mv build /tmp/x", RequiresApproval),
+        ("mv -t /tmp a.txt", RequiresApproval),
+        ("mv --target-directory /tmp a.txt", RequiresApproval),
+        ("mv --target-directory=/tmp /usr", Dangerous),
+        ("mv a.txt b.txt", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn globs_that_match_dotenv_files_and_more_secret_places_are_credentials() {
+    asks(&[
+        "cat .e?v",
+        "cat .en*",
+        "cat .[e]nv",
+        "head -100 .?nv",
+        "grep . .e*",
+        "cat .env.prod*",
+        "cat /etc/ssh/ssh_host_rsa_key",
+        "cat /etc/ssh/*key",
+        "cat /run/secrets/db_password",
+        "cat /var/run/secrets/kubernetes.io/serviceaccount/token",
+        "cat /proc/1/task/1/environ",
+        "strings /proc/self/task/7/environ",
+        "cat ~/.codesmith/config.toml",
+        "base64 ~/.codesmith/sessions/x.jsonl",
+        "cat /root/.codesmith/policy.toml",
+        "cd ~ && cat .codesmith/config.toml",
+    ]);
+    check(&[
+        ("cat *.txt", Safe),
+        ("cat .env.example", Safe),
+        ("cat .codesmith/policy.toml", Safe),
+        ("cat .editorconfig", Safe),
+    ]);
+    assert!(reason("cat .e?v").contains("credential"));
+}
+
+#[test]
+fn recursive_searches_through_directories_holding_credentials_ask() {
+    asks(&[
+        "grep -r BEGIN ~",
+        "grep -R x /home",
+        "grep -rl PRIVATE /",
+        "grep --recursive x /root",
+        "grep -d recurse x /etc",
+        "rg -uu KEY ~",
+        "rg x /",
+        "rg -l . /root",
+        "cd ~ && rg token",
+        "cd / && grep -r x",
+        "diff -r ~ /tmp/empty",
+        "rg x $HOME",
+    ]);
+    check(&[
+        ("grep -rn TODO src", Safe),
+        ("rg TODO", Safe),
+        ("rg -l fn crates", Safe),
+        ("grep -r x /usr/share/doc", Safe),
+    ]);
+    assert!(reason("rg x /").contains("recursively"));
+}
+
+#[test]
+fn printing_the_environment_of_processes_asks() {
+    asks(&[
+        "ps e",
+        "ps eww -A",
+        "ps auxe",
+        "ps axe -o command",
+        "ps -o pid,args,env",
+        "jq -n env",
+        "jq -n '$ENV'",
+        "jq 'env.OPENAI_API_KEY' -n",
+        "jq --null-input env",
+        "jq -rn '$ENV.HOME'",
+    ]);
+    check(&[
+        ("ps aux", Safe),
+        ("ps -ef", Safe),
+        ("jq .name package.json", Safe),
+        ("jq '.environment' x.json", Safe),
+    ]);
+}
+
+#[test]
+fn protected_directories_are_matched_without_case() {
+    asks(&[
+        "echo x > .GIT/hooks/x",
+        "echo x > .Git/config",
+        "echo x > .CodeSmith/policy.toml",
+        "echo x > GIT~1/hooks/pre-commit",
+        "echo x > '.git./hooks/pre-commit'",
+        "echo x > '.git /config'",
+        "echo x > $'.git\\u200c/hooks/pre-commit'",
+        "cp a.txt '.git::$INDEX_ALLOCATION/hooks/x'",
+        "echo x > CODESM~1/policy.toml",
+    ]);
+    check(&[
+        ("echo x > gitlab.txt", WorkspaceSafe),
+        ("echo x > .github/x.yml", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn copying_a_credential_or_a_disk_into_the_workspace_reads_it() {
+    asks(&[
+        "cp ~/.ssh/id_rsa key.txt",
+        "cp /root/.aws/credentials creds",
+        "install -m 644 ~/.netrc n",
+        "mv ~/.git-credentials gc",
+        "ln ~/.ssh/id_rsa k",
+        "cp -r ~/.ssh keys",
+        "cp .env leak.txt",
+        "cp -t . ~/.ssh/id_ed25519",
+        "cat /dev/sda",
+        "cp /dev/nvme0n1 disk.img",
+    ]);
+    check(&[("cp src/main.rs main.bak", WorkspaceSafe)]);
+}
+
+#[test]
+fn dotenv_relatives_and_private_keys_by_name_are_credentials() {
+    asks(&[
+        "cat .env~",
+        "cat .env.bak",
+        "cat .envrc",
+        "cat .env-prod",
+        "cat secrets.env",
+        "cat config/production.env",
+        "cat id_rsa",
+        "cat keys/id_ed25519",
+        "xxd backup/id_ecdsa",
+    ]);
+    check(&[
+        ("cat example.env", Safe),
+        ("cat id_rsa.pub", Safe),
+        ("cat docs/.environment.md", Safe),
+        ("cat env.rs", Safe),
+    ]);
+}
+
+#[test]
+fn more_readers_and_their_expressions_are_judged() {
+    asks(&[
+        "ag PRIVATE ~",
+        "ag KEY /root",
+        "ag x /",
+        "yq 'env(OPENAI_API_KEY)' a.yaml",
+        "yq '.a = strenv(GITHUB_TOKEN)' a.yaml",
+        "yq 'load_str(\"/root/.ssh/id_rsa\")' a.yaml",
+        "yq 'load(\"x.yaml\")' a.yaml",
+        "git grep --no-index x ~",
+        "git grep --no-index PRIVATE /root",
+        "git grep --no-index -e KEY -- /",
+        "git diff --no-index ~ /tmp",
+        "git diff --no-index .env /dev/null",
+        "cd ~ && git grep --no-index token",
+    ]);
+    check(&[
+        ("ag TODO src", Safe),
+        ("yq '.name' a.yaml", Safe),
+        ("git grep --no-index TODO src", Safe),
+        ("git grep -n TODO", Safe),
+    ]);
+}
+
+#[test]
+fn cargo_paths_outside_and_browsers_ask() {
+    asks(&[
+        "cargo new /tmp/x",
+        "cargo init ~/x",
+        "cargo new --name x /root/y",
+        "cargo build -Zunstable-options --artifact-dir /tmp",
+        "cargo build --artifact-dir=/usr/local/bin",
+        "cargo doc --open",
+    ]);
+    check(&[
+        ("cargo new tools/x", WorkspaceSafe),
+        ("cargo doc --no-deps", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn paths_after_a_command_that_may_check_out_symlinks_ask() {
+    asks(&[
+        "git checkout evil && cat k/credentials",
+        "git checkout evil && echo x >> k/.bashrc",
+        "git switch evil; cp a.txt k/x",
+        "git reset --hard origin/x && tee k/y < a.txt",
+        "git stash pop && cat k/credentials",
+        "git cherry-pick abc && sed -i s/a/b/ k/rc",
+        "cp -r vendor k && cat k/credentials",
+        "cp -a vendor k; echo x > k/.profile",
+    ]);
+    check(&[
+        (
+            "git checkout -b feat && git add . && git commit -m x",
+            WorkspaceSafe,
+        ),
+        ("git switch main && echo x > /dev/null", WorkspaceSafe),
+        ("cat k/x && git checkout main", WorkspaceSafe),
+    ]);
+    assert!(reason("git checkout evil && cat k/config").contains("symlinks"));
+}
+
+#[test]
+fn a_chmod_mode_that_looks_like_an_option_does_not_hide_the_path() {
+    check(&[
+        ("chmod -R -x /", Dangerous),
+        ("chmod -R -rwx ~", Dangerous),
+        ("chmod -R -w -- /etc", Dangerous),
+        ("chmod -x ~/.bashrc", RequiresApproval),
+        ("chmod -w /etc/passwd", RequiresApproval),
+        ("chmod -r ~/.ssh/id_rsa", RequiresApproval),
+        ("chmod --reference=a.txt /etc/passwd", RequiresApproval),
+        ("chmod -x run.sh", WorkspaceSafe),
+        ("chmod -v +x run.sh", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn every_output_of_sort_and_writing_python_modules_are_judged() {
+    asks(&[
+        "sort -oa.txt -o/root/.bashrc a.txt",
+        "sort -o out.txt --output=/etc/x a.txt",
+        "python3 -m venv /tmp/v",
+        "python3 -m compileall /",
+        "python -m black ~/other/x.py",
+        "python3 -m py_compile /usr/lib/python3/x.py",
+    ]);
+    check(&[
+        ("sort -o out.txt a.txt", WorkspaceSafe),
+        ("python3 -m venv .venv", WorkspaceSafe),
+        ("python3 -m black src", WorkspaceSafe),
+        ("python3 -m pytest tests", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn pushd_and_find_with_type_filters_reach_the_deny_floor() {
+    check(&[
+        ("pushd /; rm -rf *", Dangerous),
+        ("pushd ~ && rm -rf ./*", Dangerous),
+        ("find / -type f -delete", Dangerous),
+        ("find ~ -type d -delete", Dangerous),
+        ("pushd src && rm -rf *", RequiresApproval),
+        ("find . -type f -name '*.pyc' -delete", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn catastrophic_commands_handed_to_programs_that_run_them_are_denied() {
+    check(&[
+        ("watch rm -rf /", Dangerous),
+        ("strace -f rm -rf ~", Dangerous),
+        ("toybox rm -rf /", Dangerous),
+        ("su -c 'rm -rf /'", Dangerous),
+        ("script -qc 'rm -rf ~/' /dev/null", Dangerous),
+        ("tmux new -d 'rm -rf /*'", Dangerous),
+        ("at now <<< 'rm -rf /'", Dangerous),
+        ("gdb -batch -ex 'shell rm -rf /'", Dangerous),
+        ("rsync -a --delete /tmp/empty/ /", Dangerous),
+        ("rsync -a --delete empty/ ~/", Dangerous),
+        ("rsync --delete-before -r e/ /usr/", Dangerous),
+        ("blkdiscard /dev/sda", Dangerous),
+        ("sgdisk --zap-all /dev/nvme0n1", Dangerous),
+        ("cryptsetup luksFormat /dev/sda2", Dangerous),
+        ("parted -s /dev/sda mklabel gpt", Dangerous),
+        ("sfdisk --delete /dev/vda", Dangerous),
+        ("watch ls", RequiresApproval),
+        ("rsync -a --delete src/ /tmp/mirror/", RequiresApproval),
+        ("parted -l", RequiresApproval),
+        ("git commit -m 'never run rm -rf /'", WorkspaceSafe),
+        (
+            "curl -d @- https://example.com <<< 'rm -rf /'",
+            RequiresApproval,
+        ),
+        ("grep -rn 'rm -rf /' docs", Safe),
+    ]);
+}
+
+#[test]
+fn hidden_home_files_secret_names_and_archives_of_home_ask() {
+    asks(&[
+        "cat ~/.cargo/credentials.toml",
+        "cat ~/.m2/settings.xml",
+        "cat ~/.gradle/gradle.properties",
+        "cat ~/.config/rclone/rclone.conf",
+        "cat ~/.local/share/keyrings/login.keyring",
+        "cat ~/.boto",
+        "cat ~/.s3cfg",
+        "cat /root/.terraform.d/credentials.tfrc.json",
+        "cat ~/.cursor/mcp.json",
+        "cat ~/.config/sops/age/keys.txt",
+        "cat /etc/ssl/private/x.key",
+        "cat /etc/kubernetes/admin.conf",
+        "cat /etc/letsencrypt/live/x/privkey.pem",
+        "cat server.key",
+        "cat cert.p12",
+        "cat keystore.jks",
+        "cat terraform.tfstate",
+        "cat credentials.json",
+        "cat service-account-prod.json",
+        "cat .secrets",
+        "cp -r ~ backup/",
+        "cp -a /root home-copy",
+        "tar czf home.tgz ~",
+        "tar czf home.tgz /root",
+        "zip -r h.zip ~",
+        "tar cf keys.tar ~/.ssh",
+    ]);
+    check(&[
+        ("cat ~/.bashrc", Safe),
+        (
+            "cat ~/.cargo/registry/src/index.crates.io-x/serde-1.0.0/src/lib.rs",
+            Safe,
+        ),
+        ("cat ~/.rustup/settings.toml", Safe),
+        ("cat ~/notes/todo.txt", Safe),
+        ("cat src/main.rs", Safe),
+        ("tar czf src.tgz src", WorkspaceSafe),
+        ("cp -r src backup", WorkspaceSafe),
+    ]);
+}
+
+#[test]
+fn registry_tokens_and_the_sysrq_trigger() {
+    asks(&[
+        "npm config get //registry.npmjs.org/:_authToken",
+        "npm config get _auth",
+        "pnpm config get //npm.pkg.github.com/:_authToken",
+        "npm config list -l",
+        "npm config ls --json",
+    ]);
+    check(&[
+        ("echo c > /proc/sysrq-trigger", Dangerous),
+        ("echo b >/proc/self/root/proc/sysrq-trigger", Dangerous),
+        ("npm config get registry", Safe),
+        ("npm config list", Safe),
+    ]);
+}
+
+#[test]
+fn known_standard_input_reaches_xargs_and_at_runs_its_input() {
+    check(&[
+        ("xargs rm -rf <<< /", Dangerous),
+        ("xargs rm -rf <<< '~'", Dangerous),
+        ("xargs -0 rm -rf <<EOF\n/usr\nEOF", Dangerous),
+        ("echo 'rm -rf /' | at now", Dangerous),
+        ("echo ./pwn | batch", Dangerous),
+        ("xargs rm -rf <<< \"$DIR\"", RequiresApproval),
+        ("xargs echo <<< hello", Safe),
+    ]);
+}
+
+#[test]
+fn recursive_searches_of_a_directory_holding_a_dotenv_file_ask() {
+    let facts = LexicalPaths {
+        home: Some("/root".to_string()),
+        existing: Some(vec![format!("{WS}/.env"), format!("{WS}/src/main.rs")]),
+        ..LexicalPaths::default()
+    };
+    check_with(
+        &facts,
+        &[
+            ("grep -r . .", RequiresApproval),
+            ("grep -rn KEY", RequiresApproval),
+            ("rg --hidden -uu token .", RequiresApproval),
+            ("cd src && grep -r x ..", RequiresApproval),
+            ("grep -rn TODO src", Safe),
+            ("rg TODO src", Safe),
+        ],
+    );
+}
+
+#[test]
+fn xargs_over_a_listing_of_a_directory_holding_credentials_asks() {
+    asks(&[
+        "find ~ -type f | xargs cat",
+        "find /root -name 'id_*' | xargs cat",
+        "find ~ -name '*.json' | xargs grep -h token",
+        "fd . ~ | xargs head",
+        "ls ~/.ssh | xargs -I{} cat ~/.ssh/{}",
+        "locate id_rsa | xargs cat",
+        "cd ~ && find . -type f -print0 | xargs -0 cat",
+    ]);
+    check(&[
+        ("find src -name '*.rs' | xargs wc -l", Safe),
+        ("ls | xargs grep foo", Safe),
+        ("find . -name '*.rs' | xargs grep -n TODO", Safe),
+    ]);
+}
+
+#[test]
+fn variables_set_to_literals_on_the_line_reach_the_deny_floor() {
+    check(&[
+        ("X=/; rm -rf $X", Dangerous),
+        ("D=/usr; rm -rf \"$D\"", Dangerous),
+        ("H=~; rm -rf ${H}/", Dangerous),
+        ("T=/; chmod -R 777 $T", Dangerous),
+        ("X=build; rm -rf $X", RequiresApproval),
+        ("rm -rf $UNSET_DIR", RequiresApproval),
+    ]);
+}

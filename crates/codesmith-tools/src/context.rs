@@ -10,13 +10,13 @@ use crate::fs::freshness::FreshnessTracker;
 use crate::fs::paths::{ResolvedPath, real_location_of, resolve_in};
 use crate::{ErrorCode, Refusal};
 
-/// Directory names inside the workspace that the file tools never write: `.git` (a hook,
-/// or a `core.fsmonitor` line in its config, runs at the user's next `git status`,
-/// outside any sandbox) and `.codesmith` (the project's safety configuration). Matched
-/// against every component of the path as given and of its real location, including
-/// the spellings a case-insensitive or Windows file system takes for the same directory
-/// (`.GIT`, `.git.`, `GIT~1`; see [`ToolContext::resolve_for_write`]).
-pub const PROTECTED_DIRS: [&str; 2] = codesmith_policy::PROTECTED_DIRS;
+// The file tools never write below the `codesmith_policy::PROTECTED_DIRS` directories:
+// `.git` (a hook, or a `core.fsmonitor` line in its config, runs at the user's next
+// `git status`, outside any sandbox) and `.codesmith` (the project's safety
+// configuration). Matched against every component of the path as given and of its
+// real location, including the spellings a case-insensitive or Windows file system
+// takes for the same directory (`.GIT`, `.git.`, `GIT~1`; see
+// `ToolContext::resolve_for_write`).
 
 /// What a tool call may know about its session: the workspace root and the
 /// CodeSmith home. Session-scoped trackers (freshness, shell cwd) live here too.
@@ -117,7 +117,7 @@ impl ToolContext {
     }
 
     /// Like [`ToolContext::resolve`], for a path a file tool is about to create, change or
-    /// delete: anything under a [`PROTECTED_DIRS`] directory (`.git/`, `.codesmith/`) is
+    /// delete: anything under a [`codesmith_policy::PROTECTED_DIRS`] directory (`.git/`, `.codesmith/`) is
     /// refused with `DENIED`, whether named directly or reached through a symlink.
     ///
     /// Errors: those of [`ToolContext::resolve`]; `DENIED` for a protected path.
@@ -169,7 +169,7 @@ impl ToolContext {
     }
 }
 
-/// `DENIED` when `path` lies under a [`PROTECTED_DIRS`] directory (as given or as
+/// `DENIED` when `path` lies under a [`codesmith_policy::PROTECTED_DIRS`] directory (as given or as
 /// reached) or in a git directory of any name once `pending` (every path of the same
 /// call, root-relative) are written; see [`in_git_dir`].
 fn refuse_protected(path: &ResolvedPath, pending: &[&Path]) -> Result<(), Refusal> {
@@ -255,7 +255,7 @@ fn in_git_dir(root: &Path, inner: &Path, pending: &[&Path]) -> Option<PathBuf> {
     None
 }
 
-/// The first [`PROTECTED_DIRS`] name among the components of `path`, as
+/// The first [`codesmith_policy::PROTECTED_DIRS`] name among the components of `path`, as
 /// [`protected_name`] matches it.
 fn protected_component(path: &Path) -> Option<&'static str> {
     path.components().find_map(|c| match c {
@@ -264,33 +264,8 @@ fn protected_component(path: &Path) -> Option<&'static str> {
     })
 }
 
-/// The [`PROTECTED_DIRS`] entry `name` opens on some file system the workspace may be
-/// on, following git's own `is_hfs_dotgit` / `is_ntfs_dotgit` checks (CVE-2014-9390):
-/// case is ignored (macOS, Windows, casefolded ext4); the code points HFS+ ignores in
-/// names (zero-width joiners, bidi marks, the BOM) are dropped; an NTFS stream suffix
-/// (`:…`) and trailing dots and spaces are cut; and an 8.3 short name (`GIT~1`,
-/// `CODESM~2`) counts as the directory it may abbreviate.
+/// The [`codesmith_policy::PROTECTED_DIRS`] entry `name` opens on some file system the workspace may be
+/// on ([`codesmith_policy::protected_name`], shared with the shell classifier).
 fn protected_name(name: &std::ffi::OsStr) -> Option<&'static str> {
-    let name = name.to_string_lossy();
-    let folded: String = name
-        .chars()
-        .filter(
-            |c| !matches!(*c as u32, 0x200C..=0x200F | 0x202A..=0x202E | 0x206A..=0x206F | 0xFEFF),
-        )
-        .collect::<String>()
-        .to_lowercase();
-    let base = folded
-        .split(':')
-        .next()
-        .unwrap_or_default()
-        .trim_end_matches(['.', ' ']);
-    PROTECTED_DIRS.iter().copied().find(|dir| {
-        if base == *dir {
-            return true;
-        }
-        let stem: String = dir.trim_start_matches('.').chars().take(6).collect();
-        base.strip_prefix(stem.as_str())
-            .and_then(|rest| rest.strip_prefix('~'))
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    })
+    codesmith_policy::protected_name(&name.to_string_lossy())
 }
