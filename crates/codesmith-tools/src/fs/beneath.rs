@@ -223,10 +223,10 @@ impl Root {
             } else {
                 None
             };
-            if let Some(old) = &old {
-                if rustix::fs::fstat(old)?.st_nlink > 1 {
-                    return write_in_place(&dir, name, old, bytes);
-                }
+            if let Some(old) = &old
+                && rustix::fs::fstat(old)?.st_nlink > 1
+            {
+                return write_in_place(&dir, name, old, bytes);
             }
             let keep = like.or_else(|| stat_ownership(&dir, name));
             // A replacement starts private until its owner and mode are set; a new file
