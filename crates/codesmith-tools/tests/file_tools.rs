@@ -1440,3 +1440,30 @@ fn every_code_serializes_in_the_envelope() {
         );
     }
 }
+
+#[tokio::test]
+async fn utf8_with_a_stray_byte_reads_as_utf8_is_searchable_and_is_not_rewritten() {
+    let w = ws();
+    let bytes = b"h\xc3\xa9llo w\xc3\xb6rld\nbad \xff byte\nmore \xc3\xbc\n".to_vec();
+    w.put("notes.txt", &bytes);
+    let out = ok(&w.read("notes.txt").await);
+    assert!(
+        out.contains("1 malformed byte sequence") && out.contains("line 2"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("héllo wörld\nbad \u{fffd} byte\nmore ü\n"),
+        "{out}"
+    );
+    let g = ok(&w.call("grep_files", json!({"pattern": "wörld"})).await);
+    assert!(g.contains("notes.txt:1: héllo wörld"), "{g}");
+    // Writing the text back would turn the stray byte into U+FFFD: refused.
+    let v = edit(
+        &w,
+        json!({"path": "notes.txt", "search": "more ü", "replace": "more ä"}),
+    )
+    .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("NOT modified"), "{m}");
+    assert_eq!(fs::read(w.root.join("notes.txt")).unwrap(), bytes);
+}

@@ -113,9 +113,10 @@ impl TextFile {
         encode(self.encoding, self.bom, text)
     }
 
-    /// True when the file is plain UTF-8 (with or without BOM), so its text is its bytes.
+    /// True when the file is plain, well-formed UTF-8 (with or without BOM), so its text is
+    /// its bytes.
     pub fn is_utf8(&self) -> bool {
-        self.encoding == Encoding::Utf8
+        self.encoding == Encoding::Utf8 && self.exact
     }
 
     /// A note for the reader when the file is not UTF-8: the encoding it was decoded from
@@ -123,7 +124,21 @@ impl TextFile {
     pub fn note(&self) -> Option<String> {
         let bom = if self.bom { " with a BOM" } else { "" };
         match self.encoding {
-            Encoding::Utf8 => None,
+            Encoding::Utf8 if self.exact => None,
+            Encoding::Utf8 => {
+                let bad = self.text.matches('\u{fffd}').count();
+                let line = self
+                    .text
+                    .lines()
+                    .position(|l| l.contains('\u{fffd}'))
+                    .map_or(1, |n| n + 1);
+                Some(format!(
+                    "[Not valid UTF-8: {bad} malformed byte sequence{} shown as `\u{fffd}`, the \
+                     first on line {line}. Edits are refused, since writing the text back would \
+                     change those bytes.]",
+                    if bad == 1 { "" } else { "s" }
+                ))
+            }
             Encoding::Windows1252 => {
                 let outside: Vec<(usize, char)> = self
                     .text
@@ -332,7 +347,10 @@ pub fn cannot_encode(rel: &str, file: &TextFile, why: &str) -> Refusal {
              encodings.",
             file.encoding.name()
         ),
-        if file.encoding.is_guess() {
+        if file.encoding == Encoding::Utf8 {
+            "Repair the malformed bytes with exec_shell first (`iconv -c -f UTF-8 -t UTF-8` \
+             drops them; `grep -naxv '.*' FILE` shows the lines), or leave the file alone."
+        } else if file.encoding.is_guess() {
             "Write the new text with ASCII characters only (escape sequences or entities for \
              the rest), or convert the file to UTF-8 with exec_shell (`iconv -f WINDOWS-1252 \
              -t UTF-8`) first."
