@@ -511,3 +511,23 @@ async fn moving_or_deleting_a_symlink_or_a_file_onto_itself_is_refused_untouched
         assert!(fs::symlink_metadata(w.root.join("lnk")).is_ok());
     }
 }
+
+#[tokio::test]
+async fn a_move_onto_an_existing_file_says_it_replaced_it() {
+    let w = ws();
+    w.put("m.txt", "m\n");
+    w.put("a.txt", "precious\n");
+    w.read("m.txt").await;
+    w.read("a.txt").await;
+    let v = w
+        .patch("*** Begin Patch\n*** Update File: m.txt\n*** Move to: a.txt\n@@\n-m\n+n\n*** End Patch\n")
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    let out = v["output"].as_str().unwrap();
+    assert!(
+        out.contains("moved m.txt -> a.txt, replacing the a.txt that was there"),
+        "{out}"
+    );
+    assert_eq!(v["meta"]["files"][0]["replaced_existing"], true, "{v}");
+    assert_eq!(w.get("a.txt"), "n\n");
+}

@@ -377,7 +377,14 @@ fn write_one(
             if move_to.is_some() {
                 tx.remove(path_of(path)?)?;
             }
+            // A move onto an existing file replaces it: say so.
+            let replaced = move_to
+                .as_ref()
+                .is_some_and(|d| files.loaded.contains_key(d));
             let mut line = match move_to {
+                Some(d) if replaced => {
+                    format!("moved {path} -> {d}, replacing the {d} that was there")
+                }
                 Some(d) => format!("moved {path} -> {d}"),
                 None => format!("updated {path}"),
             };
@@ -400,7 +407,8 @@ fn write_one(
             Ok((
                 line,
                 json!({"path": path, "action": if move_to.is_some() { "moved" } else { "updated" },
-                       "moved_to": move_to, "sha256": report.sha256, "formatted": report.formatted,
+                       "moved_to": move_to, "replaced_existing": replaced,
+                       "sha256": report.sha256, "formatted": report.formatted,
                        "hunks": hunks_json}),
             ))
         }
