@@ -138,6 +138,13 @@ async fn caps_are_500_lines_and_16_kb() {
     let end = v["meta"]["end_line"].as_u64().unwrap();
     assert!(end < 300);
     assert!(out.contains(&format!("start_line={} max_lines=300", end + 1)));
+    // One line too long to show whole: cut with a note, and the page is not the whole file.
+    w.put("one.txt", format!("{}\n", "a".repeat(100_000)));
+    let v = w.call("read_file", json!({"path": "one.txt"})).await;
+    let out = ok(&v);
+    assert!(out.contains("[line cut at"), "{out}");
+    assert_eq!(v["meta"]["truncated"], true, "{v}");
+    assert_eq!(v["meta"]["end_line"], 1, "{v}");
 }
 
 #[tokio::test]
