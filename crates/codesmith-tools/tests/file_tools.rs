@@ -1474,3 +1474,19 @@ async fn utf8_with_a_stray_byte_reads_as_utf8_is_searchable_and_is_not_rewritten
     assert!(m.contains("NOT modified"), "{m}");
     assert_eq!(fs::read(w.root.join("notes.txt")).unwrap(), bytes);
 }
+
+#[tokio::test]
+async fn grep_in_a_fifo_is_refused_not_reported_empty() {
+    let w = ws();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        w.root.join("pipe"),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    let v = w
+        .call("grep_files", json!({"pattern": "x", "path": "pipe"}))
+        .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("not a regular file"), "{m}");
+}

@@ -249,15 +249,7 @@ pub fn load_bytes(path: &ResolvedPath) -> Result<Vec<u8>, Refusal> {
     }
     if !meta.is_file() {
         // A FIFO, socket or device would block the read forever or never end.
-        return Err(Refusal::new(
-            ErrorCode::InvalidArguments,
-            format!(
-                "\"{}\" is not a regular file (a pipe, socket or device).",
-                path.rel
-            ),
-            "The file tools read and write regular files only; leave this path alone.",
-        )
-        .with("path", path.rel.as_str()));
+        return Err(not_regular(&path.rel));
     }
     if meta.len() > MAX_TEXT_BYTES {
         return Err(Refusal::new(
@@ -335,6 +327,17 @@ pub fn not_text(rel: &str, e: &NotText) -> Refusal {
     .with("reason", "binary")
     .with("bytes", e.bytes)
     .with("type", kind)
+}
+
+/// The refusal for a path that is neither a regular file nor a directory (a FIFO, socket or
+/// device), which the file and search tools never open.
+pub fn not_regular(rel: &str) -> Refusal {
+    Refusal::new(
+        ErrorCode::InvalidArguments,
+        format!("\"{rel}\" is not a regular file (a pipe, socket or device)."),
+        "The file tools read, search and write regular files only; leave this path alone.",
+    )
+    .with("path", rel)
 }
 
 /// The refusal for an edit the file's encoding cannot hold, or that would re-encode bytes
