@@ -1490,3 +1490,16 @@ async fn grep_in_a_fifo_is_refused_not_reported_empty() {
     let m = refused(&v, "INVALID_ARGUMENTS");
     assert!(m.contains("not a regular file"), "{m}");
 }
+
+#[tokio::test]
+async fn cr_only_files_stay_cr_only() {
+    let w = ws();
+    w.put("mac.txt", "one\rtwo\rthree\r");
+    w.read("mac.txt").await;
+    ok(&edit(
+        &w,
+        json!({"path": "mac.txt", "search": "one\ntwo", "replace": "1\n2\n2b"}),
+    )
+    .await);
+    assert_eq!(w.get("mac.txt"), "1\r2\r2b\rthree\r");
+}

@@ -30,6 +30,8 @@ pub enum LineEnding {
     Lf,
     /// `\r\n`.
     Crlf,
+    /// A lone `\r` (classic Mac OS): a file with carriage returns and no `\n` at all.
+    Cr,
 }
 
 impl LineEnding {
@@ -38,6 +40,7 @@ impl LineEnding {
         match self {
             LineEnding::Lf => "\n",
             LineEnding::Crlf => "\r\n",
+            LineEnding::Cr => "\r",
         }
     }
 }
@@ -171,8 +174,8 @@ impl TextFile {
     }
 }
 
-/// `Crlf` when `\r\n` terminates more lines than bare `\n`; otherwise `Lf` (also for a
-/// file without newlines).
+/// `Crlf` when `\r\n` terminates more lines than bare `\n`; `Cr` when the text has
+/// carriage returns and no `\n`; otherwise `Lf` (also for a file without line breaks).
 pub fn detect_line_ending(text: &str) -> LineEnding {
     let bytes = text.as_bytes();
     let (mut newlines, mut crlf) = (0usize, 0usize);
@@ -184,6 +187,8 @@ pub fn detect_line_ending(text: &str) -> LineEnding {
     }
     if crlf > 0 && crlf * 2 >= newlines {
         LineEnding::Crlf
+    } else if newlines == 0 && memchr::memchr(b'\r', bytes).is_some() {
+        LineEnding::Cr
     } else {
         LineEnding::Lf
     }
@@ -196,6 +201,7 @@ pub fn convert_line_endings(text: &str, ending: LineEnding) -> String {
     match ending {
         LineEnding::Lf => lf,
         LineEnding::Crlf => lf.replace('\n', "\r\n"),
+        LineEnding::Cr => lf.replace('\n', "\r"),
     }
 }
 
@@ -390,6 +396,10 @@ mod tests {
             "x\r\ny\r\nz"
         );
         assert_eq!(convert_line_endings("x\r\ny\n", LineEnding::Lf), "x\ny\n");
+        // Classic Mac OS text: carriage returns only.
+        assert_eq!(detect_line_ending("a\rb\rc\r"), LineEnding::Cr);
+        assert_eq!(detect_line_ending("a\rb\nc"), LineEnding::Lf);
+        assert_eq!(convert_line_endings("x\ny\r\n", LineEnding::Cr), "x\ry\r");
         assert!(TextFile::decode(&[0xff, 0xfe, b'a']).is_none());
         assert!(TextFile::decode(b"tar\0of text").is_none());
     }
