@@ -1387,6 +1387,19 @@ async fn list_dir_with_depth() {
         &w.call("list_dir", json!({"path": "README.md"})).await,
         "INVALID_ARGUMENTS",
     );
+    // Links and pipes say what they are.
+    std::os::unix::fs::symlink(".", w.root.join("src/loop")).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        w.root.join("src/pipe"),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    let v = w.call("list_dir", json!({"path": "src"})).await;
+    assert_eq!(
+        ok(&v),
+        "a/\nloop -> . (symlink)\nmain.rs\npipe (named pipe)"
+    );
 }
 
 // ---------- catalogue ----------
