@@ -139,10 +139,19 @@ async fn caps_are_500_lines_and_16_kb() {
     assert!(end < 300);
     assert!(out.contains(&format!("start_line={} max_lines=300", end + 1)));
     // One line too long to show whole: cut with a note, and the page is not the whole file.
-    w.put("one.txt", format!("{}\n", "a".repeat(100_000)));
+    w.put("one.txt", format!("{}\n", "é".repeat(100_000)));
     let v = w.call("read_file", json!({"path": "one.txt"})).await;
     let out = ok(&v);
     assert!(out.contains("[line cut at"), "{out}");
+    // The command for the rest starts at the byte after the last one shown.
+    let shown = out.matches('é').count();
+    assert!(
+        out.contains(&format!(
+            "sed -n '1p' 'one.txt' | tail -c +{}`",
+            shown * 2 + 1
+        )),
+        "{out}"
+    );
     assert_eq!(v["meta"]["truncated"], true, "{v}");
     assert_eq!(v["meta"]["end_line"], 1, "{v}");
 }
