@@ -479,3 +479,55 @@ async fn a_mode_only_change_is_a_file_change() {
     );
     assert!(out.contains("run.sh is already 755"), "{out}");
 }
+
+#[tokio::test]
+async fn moving_or_deleting_a_symlink_or_a_file_onto_itself_is_refused_untouched() {
+    let w = ws();
+    w.put("a.txt", "q\n");
+    std::os::unix::fs::symlink("a.txt", w.root.join("lnk")).unwrap();
+    std::os::unix::fs::symlink(".", w.root.join("here")).unwrap();
+    for p in ["a.txt", "lnk", "here/a.txt"] {
+        w.read(p).await;
+    }
+    for (patch, reason) in [
+        (
+            "*** Begin Patch\n*** Update File: lnk\n*** Move to: b.txt\n@@\n-q\n+r\n*** End Patch\n",
+            "symlink",
+        ),
+        (
+            "*** Begin Patch\n*** Delete File: lnk\n*** End Patch\n",
+            "symlink",
+        ),
+        (
+            "*** Begin Patch\n*** Update File: here/a.txt\n*** Move to: a.txt\n@@\n-q\n+r\n*** End Patch\n",
+            "same_file",
+        ),
+    ] {
+        let v = w.patch(patch).await;
+        assert_eq!(code(&v), "INVALID_ARGUMENTS", "{v}");
+        assert_eq!(v["error"]["details"]["reason"], reason, "{v}");
+        assert_eq!(w.get("a.txt"), "q\n", "{patch}");
+        assert!(!w.root.join("b.txt").exists());
+        assert!(fs::symlink_metadata(w.root.join("lnk")).is_ok());
+    }
+}
+
+#[tokio::test]
+async fn a_move_onto_an_existing_file_says_it_replaced_it() {
+    let w = ws();
+    w.put("m.txt", "m\n");
+    w.put("a.txt", "precious\n");
+    w.read("m.txt").await;
+    w.read("a.txt").await;
+    let v = w
+        .patch("*** Begin Patch\n*** Update File: m.txt\n*** Move to: a.txt\n@@\n-m\n+n\n*** End Patch\n")
+        .await;
+    assert_eq!(v["ok"], true, "{v}");
+    let out = v["output"].as_str().unwrap();
+    assert!(
+        out.contains("moved m.txt -> a.txt, replacing the a.txt that was there"),
+        "{out}"
+    );
+    assert_eq!(v["meta"]["files"][0]["replaced_existing"], true, "{v}");
+    assert_eq!(w.get("a.txt"), "n\n");
+}

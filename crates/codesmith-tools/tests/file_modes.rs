@@ -167,3 +167,57 @@ async fn overwritten_edited_and_moved_files_keep_mode_and_owner() {
         "echo m2\n"
     );
 }
+
+#[tokio::test]
+async fn hard_links_and_extended_attributes_survive_every_writer() {
+    let w = ws();
+    let _g = UMASK.lock().await;
+    // Hard links: every name sees the edit, the link count stays.
+    for (tool, a) in [
+        ("write_file", "w1.txt"),
+        ("edit_file", "e1.txt"),
+        ("apply_patch", "p1.txt"),
+    ] {
+        w.put_foreign(a, "one\n", 0o4750);
+        let b = format!("{a}.link");
+        fs::hard_link(w.root.join(a), w.root.join(&b)).unwrap();
+        w.call("read_file", json!({"path": a})).await;
+        let args = match tool {
+            "write_file" => json!({"path": a, "content": "two\n", "overwrite": true}),
+            "edit_file" => json!({"path": a, "search": "one", "replace": "two"}),
+            _ => json!({"patch": format!(
+                "*** Begin Patch\n*** Update File: {a}\n@@\n-one\n+two\n*** End Patch\n"
+            )}),
+        };
+        w.call(tool, args).await;
+        for name in [a, b.as_str()] {
+            assert_eq!(
+                fs::read_to_string(w.root.join(name)).unwrap(),
+                "two\n",
+                "{tool}: {name}"
+            );
+            assert_eq!(w.meta(name).nlink(), 2, "{tool}: {name}");
+            w.assert_kept(name, 0o4750);
+        }
+    }
+    // Extended attributes (user attributes here; POSIX ACLs and security labels are
+    // attributes too) stay on an atomically replaced file.
+    let p = w.root.join("x.txt");
+    w.put_foreign("x.txt", "one\n", 0o640);
+    let name = c"user.codesmith.test";
+    if rustix::fs::setxattr(&p, name, b"kept", rustix::fs::XattrFlags::empty()).is_err() {
+        eprintln!("skipped: the file system has no user xattrs");
+        return;
+    }
+    w.call("read_file", json!({"path": "x.txt"})).await;
+    w.call(
+        "edit_file",
+        json!({"path": "x.txt", "search": "one", "replace": "two"}),
+    )
+    .await;
+    assert_eq!(fs::read_to_string(&p).unwrap(), "two\n");
+    let mut buf = [0u8; 16];
+    let n = rustix::fs::getxattr(&p, name, &mut buf[..]).unwrap();
+    assert_eq!(&buf[..n], b"kept");
+    w.assert_kept("x.txt", 0o640);
+}

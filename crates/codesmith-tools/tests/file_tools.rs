@@ -138,6 +138,22 @@ async fn caps_are_500_lines_and_16_kb() {
     let end = v["meta"]["end_line"].as_u64().unwrap();
     assert!(end < 300);
     assert!(out.contains(&format!("start_line={} max_lines=300", end + 1)));
+    // One line too long to show whole: cut with a note, and the page is not the whole file.
+    w.put("one.txt", format!("{}\n", "é".repeat(100_000)));
+    let v = w.call("read_file", json!({"path": "one.txt"})).await;
+    let out = ok(&v);
+    assert!(out.contains("[line cut at"), "{out}");
+    // The command for the rest starts at the byte after the last one shown.
+    let shown = out.matches('é').count();
+    assert!(
+        out.contains(&format!(
+            "sed -n '1p' 'one.txt' | tail -c +{}`",
+            shown * 2 + 1
+        )),
+        "{out}"
+    );
+    assert_eq!(v["meta"]["truncated"], true, "{v}");
+    assert_eq!(v["meta"]["end_line"], 1, "{v}");
 }
 
 #[tokio::test]
@@ -1380,6 +1396,19 @@ async fn list_dir_with_depth() {
         &w.call("list_dir", json!({"path": "README.md"})).await,
         "INVALID_ARGUMENTS",
     );
+    // Links and pipes say what they are.
+    std::os::unix::fs::symlink(".", w.root.join("src/loop")).unwrap();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        w.root.join("src/pipe"),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    let v = w.call("list_dir", json!({"path": "src"})).await;
+    assert_eq!(
+        ok(&v),
+        "a/\nloop -> . (symlink)\nmain.rs\npipe (named pipe)"
+    );
 }
 
 // ---------- catalogue ----------
@@ -1439,4 +1468,60 @@ fn every_code_serializes_in_the_envelope() {
             json!({"ok": false, "error": {"code": name, "message": "m", "hint": "h", "details": {"n": 1, "message": "m"}}})
         );
     }
+}
+
+#[tokio::test]
+async fn utf8_with_a_stray_byte_reads_as_utf8_is_searchable_and_is_not_rewritten() {
+    let w = ws();
+    let bytes = b"h\xc3\xa9llo w\xc3\xb6rld\nbad \xff byte\nmore \xc3\xbc\n".to_vec();
+    w.put("notes.txt", &bytes);
+    let out = ok(&w.read("notes.txt").await);
+    assert!(
+        out.contains("1 malformed byte sequence") && out.contains("line 2"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("héllo wörld\nbad \u{fffd} byte\nmore ü\n"),
+        "{out}"
+    );
+    let g = ok(&w.call("grep_files", json!({"pattern": "wörld"})).await);
+    assert!(g.contains("notes.txt:1: héllo wörld"), "{g}");
+    // Writing the text back would turn the stray byte into U+FFFD: refused.
+    let v = edit(
+        &w,
+        json!({"path": "notes.txt", "search": "more ü", "replace": "more ä"}),
+    )
+    .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("NOT modified"), "{m}");
+    assert_eq!(fs::read(w.root.join("notes.txt")).unwrap(), bytes);
+}
+
+#[tokio::test]
+async fn grep_in_a_fifo_is_refused_not_reported_empty() {
+    let w = ws();
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        w.root.join("pipe"),
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    let v = w
+        .call("grep_files", json!({"pattern": "x", "path": "pipe"}))
+        .await;
+    let m = refused(&v, "INVALID_ARGUMENTS");
+    assert!(m.contains("not a regular file"), "{m}");
+}
+
+#[tokio::test]
+async fn cr_only_files_stay_cr_only() {
+    let w = ws();
+    w.put("mac.txt", "one\rtwo\rthree\r");
+    w.read("mac.txt").await;
+    ok(&edit(
+        &w,
+        json!({"path": "mac.txt", "search": "one\ntwo", "replace": "1\n2\n2b"}),
+    )
+    .await);
+    assert_eq!(w.get("mac.txt"), "1\r2\r2b\rthree\r");
 }

@@ -78,7 +78,7 @@ pub fn commit_text(
     let mut formatted = false;
     if let Some(f) = rustfmt::normalize(&path.abs, old.map(|f| f.text.as_str()), new_text) {
         let ending = old.map_or(LineEnding::Lf, |o| o.ending);
-        let f = if ending == LineEnding::Crlf {
+        let f = if ending != LineEnding::Lf {
             convert_line_endings(&f, ending)
         } else {
             f

@@ -5,7 +5,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::fs::text::load_text;
-use crate::gate::syntax::cut_chars;
 use crate::{Capability, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::args::parse;
@@ -119,13 +118,14 @@ fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
             ..base.with("truncated", false)
         });
     }
-    let (page, end) = render_page(&lines, start, max);
+    let (page, end, cut) = render_page(&lines, start, max, &path.rel);
     let mut out = match &note {
         Some(n) => format!("{n}\n{page}"),
         None => page,
     };
-    let truncated = end < total;
-    if truncated {
+    // A cut line is as much "not the whole file" as a missing one.
+    let truncated = end < total || cut;
+    if end < total {
         out.push_str(&format!(
             "\n[Showing lines {start}-{end} of {total}. To continue, call read_file with \
              path=\"{}\" start_line={} max_lines={max}]",
@@ -142,11 +142,14 @@ fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     })
 }
 
-/// Numbers lines `start..` (1-based) until `max` lines or the byte cap; returns the page
-/// and the last line shown. The first line is always shown (cut if it alone is too long).
-fn render_page(lines: &[&str], start: usize, max: usize) -> (String, usize) {
+/// Numbers lines `start..` (1-based) until `max` lines or the byte cap; returns the page,
+/// the last line shown and whether that line was cut. The first line is always shown (cut
+/// if it alone is too long, with the shell command that prints the rest of it from the
+/// exact byte where the cut fell: `cut -c` counts bytes in GNU coreutils, not characters).
+fn render_page(lines: &[&str], start: usize, max: usize, rel: &str) -> (String, usize, bool) {
     let mut out = String::new();
     let mut end = start - 1;
+    let mut was_cut = false;
     for (i, line) in lines.iter().enumerate().skip(start - 1).take(max) {
         let n = i + 1;
         let mut row = format!("{n:>6}│ {line}\n");
@@ -155,13 +158,18 @@ fn render_page(lines: &[&str], start: usize, max: usize) -> (String, usize) {
                 break;
             }
             let room = MAX_VISIBLE_BYTES.saturating_sub(16);
-            let cut = cut_chars(line, room / 4);
             let shown = room / 4;
-            row = format!(
-                "{n:>6}│ {cut} [line cut at {shown} characters; to see the rest run exec_shell \
-                 `sed -n '{n}p' FILE | cut -c{}-`]\n",
-                shown + 1
-            );
+            // The byte where the `shown`-th character ends, when the line is longer.
+            if let Some((at, _)) = line.char_indices().nth(shown) {
+                was_cut = true;
+                let quoted = format!("'{}'", rel.replace('\'', "'\\''"));
+                row = format!(
+                    "{n:>6}│ {}… [line cut at {shown} characters; to see the rest run \
+                     exec_shell `sed -n '{n}p' {quoted} | tail -c +{}`]\n",
+                    &line[..at],
+                    at + 1
+                );
+            }
         }
         out.push_str(&row);
         end = n;
@@ -169,5 +177,5 @@ fn render_page(lines: &[&str], start: usize, max: usize) -> (String, usize) {
     if out.ends_with('\n') {
         out.pop();
     }
-    (out, end)
+    (out, end, was_cut)
 }

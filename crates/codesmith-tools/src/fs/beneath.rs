@@ -218,6 +218,16 @@ impl Root {
             use std::io::Write;
             let dir =
                 self.open_beneath(parent, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
+            let old = if like.is_none() {
+                open_replaced(&dir, name)?
+            } else {
+                None
+            };
+            if let Some(old) = &old
+                && rustix::fs::fstat(old)?.st_nlink > 1
+            {
+                return write_in_place(&dir, name, old, bytes);
+            }
             let keep = like.or_else(|| stat_ownership(&dir, name));
             // A replacement starts private until its owner and mode are set; a new file
             // gets the umask's default from the kernel.
@@ -228,6 +238,9 @@ impl Root {
                 file.flush()?;
                 if let Some(k) = keep {
                     keep_owner(&file, k)?;
+                    if let Some(old) = &old {
+                        copy_xattrs(old, &file);
+                    }
                     rustix::fs::fchmod(&file, Mode::from_raw_mode(k.mode))?;
                 }
                 file.sync_all()?;
@@ -433,6 +446,100 @@ fn keep_owner(file: &File, k: Ownership) -> io::Result<()> {
             Ok(())
         }
         Err(e) => Err(e),
+    }
+}
+
+/// The regular file `name` in `dir` opened for reading (not following a symlink, not
+/// blocking), or `None` when there is none.
+#[cfg(unix)]
+fn open_replaced(
+    dir: &std::os::fd::OwnedFd,
+    name: &std::ffi::OsStr,
+) -> io::Result<Option<std::os::fd::OwnedFd>> {
+    use rustix::fs::{FileType, Mode, OFlags};
+    match rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) if FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode).is_file() => {
+            Ok(Some(fd))
+        }
+        // No file, a symlink, or one this process may not read: nothing to keep beyond
+        // the mode and owner `stat` gives.
+        Ok(_)
+        | Err(
+            rustix::io::Errno::NOENT
+            | rustix::io::Errno::LOOP
+            | rustix::io::Errno::ACCESS
+            | rustix::io::Errno::PERM,
+        ) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Rewrites the hard-linked regular file `old` (open as `name` in `dir`) in place, so every
+/// name of it sees the new bytes (a rename would silently split the link, leaving the other
+/// names with the old text), as editors do for hard-linked files (Vim's `backupcopy=auto`).
+/// Mode, owner and extended attributes are the inode's own and stay. Not atomic: the file
+/// is truncated, written and fsynced through a second handle checked to be the same inode.
+#[cfg(unix)]
+fn write_in_place(
+    dir: &std::os::fd::OwnedFd,
+    name: &std::ffi::OsStr,
+    old: &std::os::fd::OwnedFd,
+    bytes: &[u8],
+) -> io::Result<()> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Write;
+    let fd = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let (a, b) = (rustix::fs::fstat(old)?, rustix::fs::fstat(&fd)?);
+    if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino) {
+        return Err(io::Error::new(
+            io::ErrorKind::Interrupted,
+            "the file was replaced while it was being written",
+        ));
+    }
+    let mut file = File::from(fd);
+    file.set_len(0)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// Copies the extended attributes of `from` onto `to` (user attributes, POSIX ACLs, security
+/// labels), best effort: an attribute the file system or the process may not set is left
+/// out, as `cp --preserve=xattr` does.
+#[cfg(unix)]
+fn copy_xattrs(from: &std::os::fd::OwnedFd, to: &File) {
+    let Ok(len) = rustix::fs::flistxattr_query(from) else {
+        return;
+    };
+    let mut names = vec![0u8; len];
+    let Ok(len) = rustix::fs::flistxattr(from, &mut names[..]) else {
+        return;
+    };
+    for name in names[..len].split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let Ok(name) = std::ffi::CString::new(name) else {
+            continue;
+        };
+        let Ok(size) = rustix::fs::fgetxattr_query(from, name.as_c_str()) else {
+            continue;
+        };
+        let mut value = vec![0u8; size];
+        if let Ok(n) = rustix::fs::fgetxattr(from, name.as_c_str(), &mut value[..]) {
+            let _ = rustix::fs::fsetxattr(
+                to,
+                name.as_c_str(),
+                &value[..n],
+                rustix::fs::XattrFlags::empty(),
+            );
+        }
     }
 }
 

@@ -198,8 +198,21 @@ fn decode_utf32(body: &[u8], le: bool) -> Option<String> {
 }
 
 /// Non-UTF-8 bytes without NULs: Windows-1252 text, unless control bytes other than tab,
-/// line breaks, form feed and escape make up more than 1 % of it.
+/// line breaks, form feed and escape make up more than 1 % of it, or unless the bytes are
+/// mostly UTF-8 (see [`mostly_utf8`]): then they are UTF-8 text with each malformed
+/// sequence shown as U+FFFD, not exact, so edits are refused rather than re-encoding it.
 fn legacy(bytes: Vec<u8>) -> Sniffed {
+    if mostly_utf8(&bytes) {
+        let text = String::from_utf8_lossy(&bytes);
+        let bom = text.starts_with('\u{feff}');
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_owned();
+        return Sniffed::Text {
+            text,
+            encoding: Encoding::Utf8,
+            bom,
+            exact: false,
+        };
+    }
     let controls = bytes
         .iter()
         .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1b))
@@ -216,6 +229,18 @@ fn legacy(bytes: Vec<u8>) -> Sniffed {
         bom: false,
         exact,
     }
+}
+
+/// True when `bytes` hold at least as many well-formed multi-byte UTF-8 characters as
+/// malformed sequences: a UTF-8 file with a stray byte, not legacy text (where `é` is the
+/// single byte `E9`, and byte pairs that happen to form UTF-8, like `Ã©`, are rare).
+fn mostly_utf8(bytes: &[u8]) -> bool {
+    let (mut wide, mut bad) = (0usize, 0usize);
+    for chunk in bytes.utf8_chunks() {
+        wide += chunk.valid().chars().filter(|c| !c.is_ascii()).count();
+        bad += usize::from(!chunk.invalid().is_empty());
+    }
+    wide > 0 && wide >= bad
 }
 
 fn binary(bytes: &[u8], nul_at: Option<usize>) -> Sniffed {
@@ -396,6 +421,32 @@ mod tests {
         // Every byte value without NUL or many controls round-trips.
         let all: Vec<u8> = (0x20..=0xffu8).collect();
         assert!(matches!(sniff(all), Sniffed::Text { exact: true, .. }));
+    }
+
+    #[test]
+    fn utf8_with_a_stray_byte_stays_utf8_and_inexact() {
+        let bytes = b"h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93\nbad \xff byte\n".to_vec();
+        let Sniffed::Text {
+            text,
+            encoding,
+            exact,
+            ..
+        } = sniff(bytes)
+        else {
+            panic!()
+        };
+        assert_eq!(text, "héllo wörld ✓\nbad \u{fffd} byte\n");
+        assert_eq!((encoding, exact), (Encoding::Utf8, false));
+        // Legacy text stays legacy, even with one pair of bytes that forms UTF-8.
+        let latin = b"caf\xe9 na\xefve \xc3\xa9 d\xe9j\xe0\n".to_vec();
+        assert!(matches!(
+            sniff(latin),
+            Sniffed::Text {
+                encoding: Encoding::Windows1252,
+                exact: true,
+                ..
+            }
+        ));
     }
 
     #[test]

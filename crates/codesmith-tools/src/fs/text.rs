@@ -30,6 +30,8 @@ pub enum LineEnding {
     Lf,
     /// `\r\n`.
     Crlf,
+    /// A lone `\r` (classic Mac OS): a file with carriage returns and no `\n` at all.
+    Cr,
 }
 
 impl LineEnding {
@@ -38,6 +40,7 @@ impl LineEnding {
         match self {
             LineEnding::Lf => "\n",
             LineEnding::Crlf => "\r\n",
+            LineEnding::Cr => "\r",
         }
     }
 }
@@ -113,9 +116,10 @@ impl TextFile {
         encode(self.encoding, self.bom, text)
     }
 
-    /// True when the file is plain UTF-8 (with or without BOM), so its text is its bytes.
+    /// True when the file is plain, well-formed UTF-8 (with or without BOM), so its text is
+    /// its bytes.
     pub fn is_utf8(&self) -> bool {
-        self.encoding == Encoding::Utf8
+        self.encoding == Encoding::Utf8 && self.exact
     }
 
     /// A note for the reader when the file is not UTF-8: the encoding it was decoded from
@@ -123,7 +127,21 @@ impl TextFile {
     pub fn note(&self) -> Option<String> {
         let bom = if self.bom { " with a BOM" } else { "" };
         match self.encoding {
-            Encoding::Utf8 => None,
+            Encoding::Utf8 if self.exact => None,
+            Encoding::Utf8 => {
+                let bad = self.text.matches('\u{fffd}').count();
+                let line = self
+                    .text
+                    .lines()
+                    .position(|l| l.contains('\u{fffd}'))
+                    .map_or(1, |n| n + 1);
+                Some(format!(
+                    "[Not valid UTF-8: {bad} malformed byte sequence{} shown as `\u{fffd}`, the \
+                     first on line {line}. Edits are refused, since writing the text back would \
+                     change those bytes.]",
+                    if bad == 1 { "" } else { "s" }
+                ))
+            }
             Encoding::Windows1252 => {
                 let outside: Vec<(usize, char)> = self
                     .text
@@ -156,8 +174,8 @@ impl TextFile {
     }
 }
 
-/// `Crlf` when `\r\n` terminates more lines than bare `\n`; otherwise `Lf` (also for a
-/// file without newlines).
+/// `Crlf` when `\r\n` terminates more lines than bare `\n`; `Cr` when the text has
+/// carriage returns and no `\n`; otherwise `Lf` (also for a file without line breaks).
 pub fn detect_line_ending(text: &str) -> LineEnding {
     let bytes = text.as_bytes();
     let (mut newlines, mut crlf) = (0usize, 0usize);
@@ -169,6 +187,8 @@ pub fn detect_line_ending(text: &str) -> LineEnding {
     }
     if crlf > 0 && crlf * 2 >= newlines {
         LineEnding::Crlf
+    } else if newlines == 0 && memchr::memchr(b'\r', bytes).is_some() {
+        LineEnding::Cr
     } else {
         LineEnding::Lf
     }
@@ -181,6 +201,7 @@ pub fn convert_line_endings(text: &str, ending: LineEnding) -> String {
     match ending {
         LineEnding::Lf => lf,
         LineEnding::Crlf => lf.replace('\n', "\r\n"),
+        LineEnding::Cr => lf.replace('\n', "\r"),
     }
 }
 
@@ -234,15 +255,7 @@ pub fn load_bytes(path: &ResolvedPath) -> Result<Vec<u8>, Refusal> {
     }
     if !meta.is_file() {
         // A FIFO, socket or device would block the read forever or never end.
-        return Err(Refusal::new(
-            ErrorCode::InvalidArguments,
-            format!(
-                "\"{}\" is not a regular file (a pipe, socket or device).",
-                path.rel
-            ),
-            "The file tools read and write regular files only; leave this path alone.",
-        )
-        .with("path", path.rel.as_str()));
+        return Err(not_regular(&path.rel));
     }
     if meta.len() > MAX_TEXT_BYTES {
         return Err(Refusal::new(
@@ -322,6 +335,17 @@ pub fn not_text(rel: &str, e: &NotText) -> Refusal {
     .with("type", kind)
 }
 
+/// The refusal for a path that is neither a regular file nor a directory (a FIFO, socket or
+/// device), which the file and search tools never open.
+pub fn not_regular(rel: &str) -> Refusal {
+    Refusal::new(
+        ErrorCode::InvalidArguments,
+        format!("\"{rel}\" is not a regular file (a pipe, socket or device)."),
+        "The file tools read, search and write regular files only; leave this path alone.",
+    )
+    .with("path", rel)
+}
+
 /// The refusal for an edit the file's encoding cannot hold, or that would re-encode bytes
 /// outside the edit.
 pub fn cannot_encode(rel: &str, file: &TextFile, why: &str) -> Refusal {
@@ -332,7 +356,10 @@ pub fn cannot_encode(rel: &str, file: &TextFile, why: &str) -> Refusal {
              encodings.",
             file.encoding.name()
         ),
-        if file.encoding.is_guess() {
+        if file.encoding == Encoding::Utf8 {
+            "Repair the malformed bytes with exec_shell first (`iconv -c -f UTF-8 -t UTF-8` \
+             drops them; `grep -naxv '.*' FILE` shows the lines), or leave the file alone."
+        } else if file.encoding.is_guess() {
             "Write the new text with ASCII characters only (escape sequences or entities for \
              the rest), or convert the file to UTF-8 with exec_shell (`iconv -f WINDOWS-1252 \
              -t UTF-8`) first."
@@ -369,6 +396,10 @@ mod tests {
             "x\r\ny\r\nz"
         );
         assert_eq!(convert_line_endings("x\r\ny\n", LineEnding::Lf), "x\ny\n");
+        // Classic Mac OS text: carriage returns only.
+        assert_eq!(detect_line_ending("a\rb\rc\r"), LineEnding::Cr);
+        assert_eq!(detect_line_ending("a\rb\nc"), LineEnding::Lf);
+        assert_eq!(convert_line_endings("x\ny\r\n", LineEnding::Cr), "x\ry\r");
         assert!(TextFile::decode(&[0xff, 0xfe, b'a']).is_none());
         assert!(TextFile::decode(b"tar\0of text").is_none());
     }

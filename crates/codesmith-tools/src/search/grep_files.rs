@@ -106,6 +106,11 @@ impl Tool for GrepFiles {
         if !path.exists {
             return Err(not_found(&path.rel));
         }
+        // Searching a pipe, socket or device would block or never end; saying "no
+        // matches" without searching it would be untrue.
+        if std::fs::metadata(&path.abs).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            return Err(crate::fs::text::not_regular(&path.rel));
+        }
         let root = ctx
             .workspace
             .canonicalize()

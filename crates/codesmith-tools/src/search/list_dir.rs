@@ -90,6 +90,22 @@ impl Tool for ListDir {
     }
 }
 
+/// What a directory entry that is neither a file, a directory nor a symlink is.
+fn special_kind(t: Option<std::fs::FileType>) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        match t {
+            Some(t) if t.is_fifo() => return "named pipe",
+            Some(t) if t.is_socket() => return "socket",
+            Some(t) if t.is_block_device() || t.is_char_device() => return "device",
+            _ => {}
+        }
+    }
+    let _ = t;
+    "not a regular file"
+}
+
 fn list(
     start: &std::path::Path,
     shown_rel: &str,
@@ -102,11 +118,17 @@ fn list(
             continue;
         }
         let name = rel(start, entry.path());
-        if entry.file_type().is_some_and(|t| t.is_dir()) {
-            entries.push(format!("{name}/"));
-        } else {
-            entries.push(name);
-        }
+        entries.push(match entry.file_type() {
+            Some(t) if t.is_dir() => format!("{name}/"),
+            Some(t) if t.is_file() => name,
+            // Not a plain file: say what it is, so a link to a directory or a pipe is not
+            // taken for a file to read.
+            Some(t) if t.is_symlink() => match std::fs::read_link(entry.path()) {
+                Ok(to) => format!("{name} -> {} (symlink)", to.display()),
+                Err(_) => format!("{name} (symlink)"),
+            },
+            t => format!("{name} ({})", special_kind(t)),
+        });
     }
     // The excluded directories are not walked, but their existence is worth showing.
     if let Ok(rd) = std::fs::read_dir(start) {

@@ -105,6 +105,7 @@ fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let locks = path_locks(resolved.values().map(|p| p.abs.as_path()));
     let _guards: Vec<_> = locks.iter().map(|l| l.lock()).collect();
     let files = load_all(resolved)?;
+    check_removals(&patch, &files)?;
     if !args.force_fresh {
         check_fresh(ctx, &patch, &files)?;
     }
@@ -248,6 +249,65 @@ fn load_all(resolved: HashMap<String, ResolvedPath>) -> Result<Files, Refusal> {
     Ok(Files { resolved, loaded })
 }
 
+/// A deleted or moved-away path must name the file itself: removing a symlink's resolved
+/// location would delete the file it points to and leave the link dangling, and a move
+/// onto another spelling of the same file would write it and then delete it.
+///
+/// Errors: `INVALID_ARGUMENTS` naming the link or the two spellings, before anything is
+/// written.
+fn check_removals(patch: &Patch, files: &Files) -> Result<(), Refusal> {
+    for op in &patch.ops {
+        let (path, dest) = match op {
+            FileOp::Delete { path } => (path, None),
+            FileOp::Update {
+                path,
+                move_to: Some(dest),
+                ..
+            } => (path, Some(dest)),
+            _ => continue,
+        };
+        let Some(src) = files.resolved.get(path) else {
+            continue;
+        };
+        let named = src.root.path().join(&src.rel);
+        if std::fs::symlink_metadata(&named).is_ok_and(|m| m.file_type().is_symlink()) {
+            let target = src
+                .abs
+                .strip_prefix(src.root.path())
+                .map_or_else(|_| src.rel.clone(), |t| t.to_string_lossy().into_owned());
+            return Err(invalid(
+                format!(
+                    "\"{path}\" is a symbolic link to \"{target}\": {} it here would remove \
+                     \"{target}\", the file it points to, and leave the link dangling. The \
+                     patch was not applied (no file was changed).",
+                    if dest.is_some() { "moving" } else { "deleting" }
+                ),
+                format!(
+                    "Edit \"{target}\" in place, or move or delete the link itself with \
+                     exec_shell (`mv`, `rm`)."
+                ),
+            )
+            .with("path", path.as_str())
+            .with("reason", "symlink"));
+        }
+        if let Some(d) = dest.and_then(|d| files.resolved.get(d))
+            && d.abs == src.abs
+        {
+            return Err(invalid(
+                format!(
+                    "\"{path}\" and \"{}\" are the same file: moving it onto itself would \
+                     delete it. The patch was not applied (no file was changed).",
+                    d.rel
+                ),
+                "Drop the `*** Move to:` line to edit the file in place.",
+            )
+            .with("path", path.as_str())
+            .with("reason", "same_file"));
+        }
+    }
+    Ok(())
+}
+
 /// Every existing file the patch changes, deletes or overwrites must be fresh.
 fn check_fresh(ctx: &ToolContext, patch: &Patch, files: &Files) -> Result<(), Refusal> {
     for rel in patch.paths() {
@@ -317,7 +377,14 @@ fn write_one(
             if move_to.is_some() {
                 tx.remove(path_of(path)?)?;
             }
+            // A move onto an existing file replaces it: say so.
+            let replaced = move_to
+                .as_ref()
+                .is_some_and(|d| files.loaded.contains_key(d));
             let mut line = match move_to {
+                Some(d) if replaced => {
+                    format!("moved {path} -> {d}, replacing the {d} that was there")
+                }
                 Some(d) => format!("moved {path} -> {d}"),
                 None => format!("updated {path}"),
             };
@@ -340,7 +407,8 @@ fn write_one(
             Ok((
                 line,
                 json!({"path": path, "action": if move_to.is_some() { "moved" } else { "updated" },
-                       "moved_to": move_to, "sha256": report.sha256, "formatted": report.formatted,
+                       "moved_to": move_to, "replaced_existing": replaced,
+                       "sha256": report.sha256, "formatted": report.formatted,
                        "hunks": hunks_json}),
             ))
         }
