@@ -10,6 +10,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     name = "codesmith",
     version,
     about,
+    // The UI's flags before a sub-command would otherwise be accepted and silently
+    // ignored (`codesmith --provider openai exec ...` ran the default provider):
+    // give them after the sub-command instead.
+    args_conflicts_with_subcommands = true,
     after_help = "With no command, `codesmith` opens the interactive terminal UI in the current \
                   directory (or --workspace DIR); `codesmith resume` reopens its last conversation."
 )]

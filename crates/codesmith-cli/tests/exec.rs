@@ -245,6 +245,30 @@ async fn exit_codes_say_who_must_act() {
     assert!(String::from_utf8_lossy(&bad_ws.stderr).contains("--workspace"));
     let bad_flag = codesmith(&sb.home(), &["exec", "--approval", "sometimes", "x"]).await;
     assert_eq!(bad_flag.status.code(), Some(2));
+    // Model flags before the sub-command are refused, never silently dropped for the
+    // default provider (which would run a different model than the user chose).
+    let misplaced = codesmith(
+        &sb.home(),
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.base_url(),
+            "exec",
+            "-w",
+            ws,
+            "x",
+        ],
+    )
+    .await;
+    assert_eq!(misplaced.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&misplaced.stderr);
+    assert!(stderr.contains("--provider"), "{stderr}");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "nothing runs on a refused command line"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -156,3 +156,36 @@ async fn list_names_unreadable_files_and_torn_sessions() {
         "no readable session header"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_with_nothing_to_resume_says_so_before_any_model_setup() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(home.join("sessions")).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    // Only a file that is no session: there is nothing to resume.
+    std::fs::write(
+        home.join("sessions/broken.jsonl"),
+        b"\xff\xfe not a session\n",
+    )
+    .unwrap();
+    // A model the provider setup refuses: the answer must be about the session, not it.
+    let ws = ws.to_str().unwrap();
+    let out = codesmith(
+        &home,
+        &[
+            "resume",
+            "-w",
+            ws,
+            "--provider",
+            "local",
+            "-m",
+            "/nonexistent.gguf",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no session to resume"), "{stderr}");
+}

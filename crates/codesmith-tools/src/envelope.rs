@@ -158,7 +158,9 @@ const BOOKKEEPING: &[&str] = &[
 /// `keep_digests` (one-shot front ends, where `edit_file` takes a digest as its
 /// freshness proof; a session tracks freshness itself). Bookkeeping
 /// (durations, paths, byte and shown counts) and facts that report nothing
-/// (`false`, `0`) are left out.
+/// (`false`, `0`) are left out, so a tool states a flag as the news (`true`
+/// when something needs attention), never as an all-clear that is `false`
+/// exactly when it matters.
 pub fn model_text(envelope: &Value, keep_exit_code: bool, keep_digests: bool) -> String {
     if envelope["ok"] != Value::Bool(true) {
         return envelope.to_string();

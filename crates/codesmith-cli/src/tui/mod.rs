@@ -91,14 +91,16 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
             message: warning.clone(),
         });
     }
+    // The session first: with nothing to resume, say so before a model download or
+    // any other provider setup that may take minutes.
+    let session = match open_session(&resolved, start) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
     let provider = match setup::provider(&resolved, &mut |e| progress.show(&e)).await {
         Ok(p) => p,
         Err(setup::SetupError::Usage(e)) => return usage(e),
         Err(setup::SetupError::Failed(e)) => return Exit::failed(e),
-    };
-    let session = match open_session(&resolved, start) {
-        Ok(s) => s,
-        Err(e) => return usage(e),
     };
     let ctx = match setup::tool_context(&resolved) {
         Ok(c) => c,

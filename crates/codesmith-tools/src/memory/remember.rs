@@ -128,7 +128,9 @@ impl Tool for Remember {
             .with("file", file)
             .with("added", done.added)
             .with("pointer_added", done.pointer_added)
-            .with("index_within_budget", super::within_budget(&index)))
+            // Stated as the news (`true` when over), because the lean result the
+            // model reads leaves out facts that are `false`.
+            .with("index_over_budget", !super::within_budget(&index)))
     }
 }
 
@@ -185,6 +187,36 @@ mod tests {
             assert_eq!(mode("home/memory"), 0o700);
             assert_eq!(mode("home/memory/MEMORY.md"), 0o600);
         }
+    }
+
+    #[tokio::test]
+    async fn the_model_reads_that_the_index_is_over_budget() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("ws/.codesmith/memory")).unwrap();
+        let lines: String = (0..super::super::MAX_LINES + 5)
+            .map(|i| format!("- fact {i}\n"))
+            .collect();
+        std::fs::write(d.path().join("ws/.codesmith/memory/MEMORY.md"), lines).unwrap();
+        let ctx = ToolContext::new(
+            d.path().canonicalize().unwrap().join("ws"),
+            d.path().join("home"),
+        );
+        let over = Remember
+            .call(&ctx, json!({"fact": "uses uv", "scope": "project"}))
+            .await;
+        let text = crate::model_text(&crate::envelope_json(&over), false, false);
+        assert!(text.contains("\"index_over_budget\":true"), "{text}");
+        let fresh = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(fresh.path().join("ws")).unwrap();
+        let ctx = ToolContext::new(
+            fresh.path().canonicalize().unwrap().join("ws"),
+            fresh.path().join("home"),
+        );
+        let within = Remember
+            .call(&ctx, json!({"fact": "uses uv", "scope": "project"}))
+            .await;
+        let text = crate::model_text(&crate::envelope_json(&within), false, false);
+        assert!(!text.contains("budget"), "{text}");
     }
 
     #[cfg(unix)]
