@@ -58,16 +58,86 @@ pub(crate) trait SseDecoder: Send + 'static {
 /// after a clean end of body, a blank line that dispatches a last event
 /// whose terminating blank line never came.
 enum Piece<B> {
-    Body(B),
+    /// Body bytes, less the first `usize` (a byte order mark).
+    Body(B, usize),
     Tail,
 }
 
 impl<B: AsRef<[u8]>> AsRef<[u8]> for Piece<B> {
     fn as_ref(&self) -> &[u8] {
         match self {
-            Piece::Body(bytes) => bytes.as_ref(),
+            Piece::Body(bytes, skip) => bytes.as_ref().get(*skip..).unwrap_or_default(),
             Piece::Tail => b"\n\n",
         }
+    }
+}
+
+/// The most bytes one SSE event (its lines up to the blank line that ends
+/// it) may take before the stream is refused: the parser buffers a whole
+/// event, so a server sending one endless line must not grow memory without
+/// bound. Real events are a few kilobytes; a whole file written by a tool
+/// call arrives in many small events.
+pub(crate) const MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
+
+/// The UTF-8 byte order mark, which the SSE standard lets a body start with
+/// and which the parser is handed without (it cannot take it split or whole).
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Watches the raw body before the SSE parser: strips a leading byte order
+/// mark (even split across pieces) and counts the bytes of the event being
+/// received, since the last blank line.
+#[derive(Default)]
+struct BodyGuard {
+    /// Body bytes seen so far, up to the length of [`BOM`].
+    seen: usize,
+    /// True while every byte seen matched the start of [`BOM`].
+    bom: bool,
+    /// Bytes of the current event so far.
+    event_bytes: usize,
+    /// Line terminators in a row just seen (two end an event).
+    breaks: u8,
+    /// The previous byte was `\r` (so a `\n` completes the same terminator).
+    after_cr: bool,
+}
+
+impl BodyGuard {
+    /// Returns how many leading bytes of `bytes` to drop, or `Err` with the
+    /// size reached when the current event is larger than [`MAX_EVENT_BYTES`].
+    fn inspect(&mut self, bytes: &[u8]) -> Result<usize, usize> {
+        let mut skip = 0;
+        if self.seen == 0 {
+            self.bom = true;
+        }
+        while self.seen < BOM.len() && skip < bytes.len() {
+            if self.bom && bytes[skip] == BOM[self.seen] {
+                skip += 1;
+                self.seen += 1;
+            } else {
+                self.bom = false;
+                self.seen = BOM.len();
+            }
+        }
+        for &b in &bytes[skip..] {
+            match b {
+                b'\n' if self.after_cr => self.after_cr = false,
+                b'\r' | b'\n' => {
+                    self.after_cr = b == b'\r';
+                    self.breaks = self.breaks.saturating_add(1);
+                    if self.breaks >= 2 {
+                        self.event_bytes = 0;
+                    }
+                }
+                _ => {
+                    self.after_cr = false;
+                    self.breaks = 0;
+                    self.event_bytes += 1;
+                }
+            }
+        }
+        if self.event_bytes > MAX_EVENT_BYTES {
+            return Err(self.event_bytes);
+        }
+        Ok(skip)
     }
 }
 
@@ -82,6 +152,28 @@ struct State<S, D> {
     body_ended: Arc<AtomicBool>,
 }
 
+/// Why the body could not be read further.
+#[derive(Debug)]
+enum BodyFault {
+    Transport(String),
+    EventTooLarge(usize),
+}
+
+impl std::fmt::Display for BodyFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyFault::Transport(text) => f.write_str(text),
+            BodyFault::EventTooLarge(size) => write!(
+                f,
+                "one event grew past {size} bytes without ending (the limit is {MAX_EVENT_BYTES}); \
+                 the server is not sending server-sent events"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BodyFault {}
+
 /// Decodes a byte stream with `decoder` into an [`EventStream`].
 pub(crate) fn decode_stream<S, B, E, D>(bytes: S, decoder: D, provider: &'static str) -> EventStream
 where
@@ -94,9 +186,18 @@ where
     let flag = Arc::clone(&body_ended);
     let tail = futures::stream::once(async move {
         flag.store(true, Ordering::SeqCst);
-        Ok(Piece::Tail)
+        Ok::<_, BodyFault>(Piece::Tail)
     });
-    let pieces = bytes.map(|r| r.map(Piece::Body)).chain(tail);
+    let mut guard = BodyGuard::default();
+    let pieces = bytes
+        .map(move |r| match r {
+            Ok(b) => match guard.inspect(b.as_ref()) {
+                Ok(skip) => Ok(Piece::Body(b, skip)),
+                Err(size) => Err(BodyFault::EventTooLarge(size)),
+            },
+            Err(e) => Err(BodyFault::Transport(e.to_string())),
+        })
+        .chain(tail);
     let state = State {
         events: Box::pin(pieces.eventsource()),
         decoder,
@@ -516,6 +617,31 @@ mod tests {
         let cut = &wire[..wire.len() - 3];
         let resp = reduce::<AnthropicDecoder>(vec![cut.as_bytes().to_vec()]);
         assert!(resp.interrupted, "a cut-off data line is not received");
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_body_start_is_skipped_however_split() {
+        let wire = format!("\u{feff}{OPENAI}");
+        let whole = reduce::<OpenAiDecoder>(vec![wire.as_bytes().to_vec()]);
+        assert_eq!(
+            whole,
+            reduce::<OpenAiDecoder>(vec![OPENAI.as_bytes().to_vec()])
+        );
+        let bytes = wire.as_bytes();
+        for cut in 1..4 {
+            let split = reduce::<OpenAiDecoder>(vec![bytes[..cut].to_vec(), bytes[cut..].to_vec()]);
+            assert_eq!(split, whole, "mark split after {cut} bytes");
+        }
+    }
+
+    #[test]
+    fn an_endless_event_is_refused_not_buffered() {
+        let mut chunks = vec![b"data: {\"choices\":[{\"delta\":{\"content\":\"".to_vec()];
+        chunks.extend(std::iter::repeat_n(vec![b'x'; 1 << 20], 9));
+        let (resp, error) = decode::<OpenAiDecoder>(chunks);
+        assert!(resp.interrupted);
+        let error = error.unwrap_or_default();
+        assert!(error.contains("grew past"), "{error}");
     }
 
     #[test]
