@@ -54,24 +54,6 @@ pub(crate) trait SseDecoder: Send + 'static {
     fn carries_arguments(value: &serde_json::Value) -> bool;
 }
 
-/// A piece of the body fed to the SSE parser: the bytes as received, then,
-/// after a clean end of body, a blank line that dispatches a last event
-/// whose terminating blank line never came.
-enum Piece<B> {
-    /// Body bytes, less the first `usize` (a byte order mark).
-    Body(B, usize),
-    Tail,
-}
-
-impl<B: AsRef<[u8]>> AsRef<[u8]> for Piece<B> {
-    fn as_ref(&self) -> &[u8] {
-        match self {
-            Piece::Body(bytes, skip) => bytes.as_ref().get(*skip..).unwrap_or_default(),
-            Piece::Tail => b"\n\n",
-        }
-    }
-}
-
 /// The most bytes one SSE event (its lines up to the blank line that ends
 /// it) may take before the stream is refused: the parser buffers a whole
 /// event, so a server sending one endless line must not grow memory without
@@ -84,8 +66,10 @@ pub(crate) const MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Watches the raw body before the SSE parser: strips a leading byte order
-/// mark (even split across pieces) and counts the bytes of the event being
-/// received, since the last blank line.
+/// mark (even split across pieces), counts the bytes of the event being
+/// received since the last blank line, and hands the parser whole lines only
+/// (the parser rescans an unfinished line on every piece, which made a long
+/// line cost quadratic time).
 #[derive(Default)]
 struct BodyGuard {
     /// Body bytes seen so far, up to the length of [`BOM`].
@@ -98,12 +82,15 @@ struct BodyGuard {
     breaks: u8,
     /// The previous byte was `\r` (so a `\n` completes the same terminator).
     after_cr: bool,
+    /// Bytes after the last line terminator, not yet given to the parser.
+    held: Vec<u8>,
 }
 
 impl BodyGuard {
-    /// Returns how many leading bytes of `bytes` to drop, or `Err` with the
-    /// size reached when the current event is larger than [`MAX_EVENT_BYTES`].
-    fn inspect(&mut self, bytes: &[u8]) -> Result<usize, usize> {
+    /// Returns the whole lines completed by `bytes` (with any earlier held
+    /// bytes in front), or `Err` with the size reached when the current event
+    /// is larger than [`MAX_EVENT_BYTES`].
+    fn inspect(&mut self, bytes: &[u8]) -> Result<Vec<u8>, usize> {
         let mut skip = 0;
         if self.seen == 0 {
             self.bom = true;
@@ -117,7 +104,12 @@ impl BodyGuard {
                 self.seen = BOM.len();
             }
         }
-        for &b in &bytes[skip..] {
+        let body = &bytes[skip..];
+        let mut line_end = None;
+        for (at, &b) in body.iter().enumerate() {
+            if b == b'\r' || b == b'\n' {
+                line_end = Some(at + 1);
+            }
             match b {
                 b'\n' if self.after_cr => self.after_cr = false,
                 b'\r' | b'\n' => {
@@ -135,9 +127,29 @@ impl BodyGuard {
             }
         }
         if self.event_bytes > MAX_EVENT_BYTES {
+            self.held = Vec::new();
             return Err(self.event_bytes);
         }
-        Ok(skip)
+        Ok(match line_end {
+            Some(end) => {
+                let mut lines = std::mem::take(&mut self.held);
+                lines.extend_from_slice(&body[..end]);
+                self.held.extend_from_slice(&body[end..]);
+                lines
+            }
+            None => {
+                self.held.extend_from_slice(body);
+                Vec::new()
+            }
+        })
+    }
+
+    /// The body ended: the held bytes, then a blank line that dispatches a
+    /// last event whose terminating blank line never came.
+    fn finish(&mut self) -> Vec<u8> {
+        let mut rest = std::mem::take(&mut self.held);
+        rest.extend_from_slice(b"\n\n");
+        rest
     }
 }
 
@@ -147,7 +159,7 @@ struct State<S, D> {
     pending: VecDeque<Result<ProviderEvent, ProviderError>>,
     done: bool,
     provider: &'static str,
-    /// Set once the body ended and [`Piece::Tail`] was fed to the parser:
+    /// Set once the body ended and its last bytes were fed to the parser:
     /// an event seen after that is the body's unterminated last event.
     body_ended: Arc<AtomicBool>,
 }
@@ -184,20 +196,29 @@ where
 {
     let body_ended = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&body_ended);
-    let tail = futures::stream::once(async move {
-        flag.store(true, Ordering::SeqCst);
-        Ok::<_, BodyFault>(Piece::Tail)
-    });
-    let mut guard = BodyGuard::default();
-    let pieces = bytes
-        .map(move |r| match r {
-            Ok(b) => match guard.inspect(b.as_ref()) {
-                Ok(skip) => Ok(Piece::Body(b, skip)),
-                Err(size) => Err(BodyFault::EventTooLarge(size)),
-            },
-            Err(e) => Err(BodyFault::Transport(e.to_string())),
-        })
-        .chain(tail);
+    let body = Box::pin(bytes);
+    let pieces = futures::stream::unfold(
+        Some((body, BodyGuard::default(), flag)),
+        |state| async move {
+            let (mut body, mut guard, flag) = state?;
+            match body.next().await {
+                Some(Ok(bytes)) => {
+                    let piece = guard
+                        .inspect(bytes.as_ref())
+                        .map_err(BodyFault::EventTooLarge);
+                    Some((piece, Some((body, guard, flag))))
+                }
+                Some(Err(err)) => Some((
+                    Err(BodyFault::Transport(err.to_string())),
+                    Some((body, guard, flag)),
+                )),
+                None => {
+                    flag.store(true, Ordering::SeqCst);
+                    Some((Ok(guard.finish()), None))
+                }
+            }
+        },
+    );
     let state = State {
         events: Box::pin(pieces.eventsource()),
         decoder,
