@@ -655,6 +655,44 @@ mod tests {
         }
     }
 
+    fn anthropic_wire(blocks: &str, stop: &str) -> Vec<Vec<u8>> {
+        let wire = format!(
+            "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"usage\":{{\"input_tokens\":3}}}}}}\n\n\
+             {blocks}\
+             event: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"{stop}\"}}}}\n\n\
+             event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n"
+        );
+        vec![wire.into_bytes()]
+    }
+
+    #[test]
+    fn a_server_tool_use_block_is_not_a_call_to_run() {
+        let blocks = concat!(
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srv\",\"name\":\"web_search\",\"input\":{}}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"query\\\":\\\"x\\\"}\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        );
+        let resp = reduce::<AnthropicDecoder>(anthropic_wire(blocks, "end_turn"));
+        assert!(resp.tool_calls.is_empty(), "{:?}", resp.tool_calls);
+        assert_eq!(resp.stop_reason, StopReason::EndTurn);
+    }
+
+    #[test]
+    fn tool_input_given_at_start_and_in_deltas_does_not_parse() {
+        let blocks = concat!(
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"write_file\",\"input\":{\"path\":\"evil.txt\"}}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\":\\\"a.txt\\\"}\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        );
+        let resp = reduce::<AnthropicDecoder>(anthropic_wire(blocks, "tool_use"));
+        assert_eq!(resp.tool_calls.len(), 1);
+        assert!(
+            resp.tool_calls[0].parsed.is_none(),
+            "{:?}",
+            resp.tool_calls[0]
+        );
+    }
+
     #[test]
     fn an_endless_event_is_refused_not_buffered() {
         let mut chunks = vec![b"data: {\"choices\":[{\"delta\":{\"content\":\"".to_vec()];
