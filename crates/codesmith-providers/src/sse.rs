@@ -162,7 +162,14 @@ struct State<S, D> {
     /// Set once the body ended and its last bytes were fed to the parser:
     /// an event seen after that is the body's unterminated last event.
     body_ended: Arc<AtomicBool>,
+    /// The first bytes of the body, quoted when it held no event at all.
+    head: Arc<std::sync::Mutex<Vec<u8>>>,
+    /// True once the parser dispatched any event.
+    saw_event: bool,
 }
+
+/// How many leading body bytes are kept to quote a body that is not SSE.
+const HEAD_BYTES: usize = 300;
 
 /// Why the body could not be read further.
 #[derive(Debug)]
@@ -196,13 +203,22 @@ where
 {
     let body_ended = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&body_ended);
+    let head = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let head_in = Arc::clone(&head);
     let body = Box::pin(bytes);
-    let pieces = futures::stream::unfold(
-        Some((body, BodyGuard::default(), flag)),
-        |state| async move {
+    let pieces = futures::stream::unfold(Some((body, BodyGuard::default(), flag)), move |state| {
+        let head_in = Arc::clone(&head_in);
+        async move {
             let (mut body, mut guard, flag) = state?;
             match body.next().await {
                 Some(Ok(bytes)) => {
+                    if let Ok(mut head) = head_in.lock()
+                        && head.len() < HEAD_BYTES
+                    {
+                        let room = HEAD_BYTES - head.len();
+                        let bytes = bytes.as_ref();
+                        head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+                    }
                     let piece = guard
                         .inspect(bytes.as_ref())
                         .map_err(BodyFault::EventTooLarge);
@@ -217,8 +233,8 @@ where
                     Some((Ok(guard.finish()), None))
                 }
             }
-        },
-    );
+        }
+    });
     let state = State {
         events: Box::pin(pieces.eventsource()),
         decoder,
@@ -226,6 +242,8 @@ where
         done: false,
         provider,
         body_ended,
+        head,
+        saw_event: false,
     };
     futures::stream::unfold(state, |mut st| async move {
         loop {
@@ -237,6 +255,7 @@ where
             }
             match st.events.next().await {
                 Some(Ok(event)) => {
+                    st.saw_event = true;
                     if st.body_ended.load(Ordering::SeqCst) && !is_complete_data(&event.data) {
                         continue;
                     }
@@ -257,6 +276,19 @@ where
                     st.pending.push_back(Err(ProviderError::new(
                         ProviderErrorKind::Network,
                         scrub_secrets(&text),
+                    )));
+                    st.done = true;
+                }
+                None if !st.saw_event && st.head.lock().is_ok_and(|h| !h.is_empty()) => {
+                    let head = st.head.lock().map(|h| h.clone()).unwrap_or_default();
+                    let excerpt = String::from_utf8_lossy(&head);
+                    st.pending.push_back(Err(ProviderError::new(
+                        ProviderErrorKind::Internal,
+                        scrub_secrets(&format!(
+                            "{} answered with a body that holds no server-sent event; it begins: {}",
+                            st.provider,
+                            excerpt.trim()
+                        )),
                     )));
                     st.done = true;
                 }
@@ -691,6 +723,15 @@ mod tests {
             "{:?}",
             resp.tool_calls[0]
         );
+    }
+
+    #[test]
+    fn a_body_without_any_event_is_quoted() {
+        let page = b"<html><body><h1>502 Bad Gateway</h1></body></html>".to_vec();
+        let (resp, error) = decode::<OpenAiDecoder>(vec![page]);
+        assert!(resp.interrupted);
+        let error = error.unwrap_or_default();
+        assert!(error.contains("502 Bad Gateway"), "{error}");
     }
 
     #[test]
