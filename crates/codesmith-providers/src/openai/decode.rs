@@ -53,6 +53,29 @@ struct CallState {
     pending_args: String,
 }
 
+impl CallState {
+    /// Starts the call as `name` (generating an id when the wire gave
+    /// none), then releases the arguments held back until now.
+    fn start(&mut self, ordinal: usize, name: &str, out: &mut Vec<ProviderEvent>) {
+        self.started = true;
+        let id = self
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("call_cs{}", GENERATED_IDS.fetch_add(1, Ordering::Relaxed)));
+        out.push(ProviderEvent::ToolCallStart {
+            index: ordinal,
+            id,
+            name: name.to_string(),
+        });
+        if !self.pending_args.is_empty() {
+            out.push(ProviderEvent::ToolCallDelta {
+                index: ordinal,
+                arguments: std::mem::take(&mut self.pending_args),
+            });
+        }
+    }
+}
+
 /// Decoder state for one Chat Completions stream.
 #[derive(Debug, Default)]
 pub(crate) struct OpenAiDecoder {
@@ -229,21 +252,7 @@ impl OpenAiDecoder {
             if state.started {
                 continue;
             }
-            state.started = true;
-            let id = state.id.clone().unwrap_or_else(|| {
-                format!("call_cs{}", GENERATED_IDS.fetch_add(1, Ordering::Relaxed))
-            });
-            out.push(ProviderEvent::ToolCallStart {
-                index: ordinal,
-                id,
-                name: String::new(),
-            });
-            if !state.pending_args.is_empty() {
-                out.push(ProviderEvent::ToolCallDelta {
-                    index: ordinal,
-                    arguments: std::mem::take(&mut state.pending_args),
-                });
-            }
+            state.start(ordinal, "", out);
         }
     }
 
@@ -327,21 +336,7 @@ impl OpenAiDecoder {
         if !state.started {
             state.pending_args.push_str(&args);
             if let Some(name) = name {
-                state.started = true;
-                let id = state.id.clone().unwrap_or_else(|| {
-                    format!("call_cs{}", GENERATED_IDS.fetch_add(1, Ordering::Relaxed))
-                });
-                out.push(ProviderEvent::ToolCallStart {
-                    index: ordinal,
-                    id,
-                    name: name.to_string(),
-                });
-                if !state.pending_args.is_empty() {
-                    out.push(ProviderEvent::ToolCallDelta {
-                        index: ordinal,
-                        arguments: std::mem::take(&mut state.pending_args),
-                    });
-                }
+                state.start(ordinal, name, out);
             }
         } else if !args.is_empty() {
             out.push(ProviderEvent::ToolCallDelta {
