@@ -54,20 +54,102 @@ pub(crate) trait SseDecoder: Send + 'static {
     fn carries_arguments(value: &serde_json::Value) -> bool;
 }
 
-/// A piece of the body fed to the SSE parser: the bytes as received, then,
-/// after a clean end of body, a blank line that dispatches a last event
-/// whose terminating blank line never came.
-enum Piece<B> {
-    Body(B),
-    Tail,
+/// The most bytes one SSE event (its lines up to the blank line that ends
+/// it) may take before the stream is refused: the parser buffers a whole
+/// event, so a server sending one endless line must not grow memory without
+/// bound. Real events are a few kilobytes; a whole file written by a tool
+/// call arrives in many small events.
+pub(crate) const MAX_EVENT_BYTES: usize = 8 * 1024 * 1024;
+
+/// The UTF-8 byte order mark, which the SSE standard lets a body start with
+/// and which the parser is handed without (it cannot take it split or whole).
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Watches the raw body before the SSE parser: strips a leading byte order
+/// mark (even split across pieces), counts the bytes of the event being
+/// received since the last blank line, and hands the parser whole lines only
+/// (the parser rescans an unfinished line on every piece, which made a long
+/// line cost quadratic time).
+#[derive(Default)]
+struct BodyGuard {
+    /// Body bytes seen so far, up to the length of [`BOM`].
+    seen: usize,
+    /// True while every byte seen matched the start of [`BOM`].
+    bom: bool,
+    /// Bytes of the current event so far.
+    event_bytes: usize,
+    /// Line terminators in a row just seen (two end an event).
+    breaks: u8,
+    /// The previous byte was `\r` (so a `\n` completes the same terminator).
+    after_cr: bool,
+    /// Bytes after the last line terminator, not yet given to the parser.
+    held: Vec<u8>,
 }
 
-impl<B: AsRef<[u8]>> AsRef<[u8]> for Piece<B> {
-    fn as_ref(&self) -> &[u8] {
-        match self {
-            Piece::Body(bytes) => bytes.as_ref(),
-            Piece::Tail => b"\n\n",
+impl BodyGuard {
+    /// Returns the whole lines completed by `bytes` (with any earlier held
+    /// bytes in front), or `Err` with the size reached when the current event
+    /// is larger than [`MAX_EVENT_BYTES`].
+    fn inspect(&mut self, bytes: &[u8]) -> Result<Vec<u8>, usize> {
+        let mut skip = 0;
+        if self.seen == 0 {
+            self.bom = true;
         }
+        while self.seen < BOM.len() && skip < bytes.len() {
+            if self.bom && bytes[skip] == BOM[self.seen] {
+                skip += 1;
+                self.seen += 1;
+            } else {
+                self.bom = false;
+                self.seen = BOM.len();
+            }
+        }
+        let body = &bytes[skip..];
+        let mut line_end = None;
+        for (at, &b) in body.iter().enumerate() {
+            if b == b'\r' || b == b'\n' {
+                line_end = Some(at + 1);
+            }
+            match b {
+                b'\n' if self.after_cr => self.after_cr = false,
+                b'\r' | b'\n' => {
+                    self.after_cr = b == b'\r';
+                    self.breaks = self.breaks.saturating_add(1);
+                    if self.breaks >= 2 {
+                        self.event_bytes = 0;
+                    }
+                }
+                _ => {
+                    self.after_cr = false;
+                    self.breaks = 0;
+                    self.event_bytes += 1;
+                }
+            }
+        }
+        if self.event_bytes > MAX_EVENT_BYTES {
+            self.held = Vec::new();
+            return Err(self.event_bytes);
+        }
+        Ok(match line_end {
+            Some(end) => {
+                let mut lines = std::mem::take(&mut self.held);
+                lines.extend_from_slice(&body[..end]);
+                self.held.extend_from_slice(&body[end..]);
+                lines
+            }
+            None => {
+                self.held.extend_from_slice(body);
+                Vec::new()
+            }
+        })
+    }
+
+    /// The body ended: the held bytes, then a blank line that dispatches a
+    /// last event whose terminating blank line never came.
+    fn finish(&mut self) -> Vec<u8> {
+        let mut rest = std::mem::take(&mut self.held);
+        rest.extend_from_slice(b"\n\n");
+        rest
     }
 }
 
@@ -77,10 +159,39 @@ struct State<S, D> {
     pending: VecDeque<Result<ProviderEvent, ProviderError>>,
     done: bool,
     provider: &'static str,
-    /// Set once the body ended and [`Piece::Tail`] was fed to the parser:
+    /// Set once the body ended and its last bytes were fed to the parser:
     /// an event seen after that is the body's unterminated last event.
     body_ended: Arc<AtomicBool>,
+    /// The first bytes of the body, quoted when it held no event at all.
+    head: Arc<std::sync::Mutex<Vec<u8>>>,
+    /// True once the parser dispatched any event.
+    saw_event: bool,
 }
+
+/// How many leading body bytes are kept to quote a body that is not SSE.
+const HEAD_BYTES: usize = 300;
+
+/// Why the body could not be read further.
+#[derive(Debug)]
+enum BodyFault {
+    Transport(String),
+    EventTooLarge(usize),
+}
+
+impl std::fmt::Display for BodyFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyFault::Transport(text) => f.write_str(text),
+            BodyFault::EventTooLarge(size) => write!(
+                f,
+                "one event grew past {size} bytes without ending (the limit is {MAX_EVENT_BYTES}); \
+                 the server is not sending server-sent events"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BodyFault {}
 
 /// Decodes a byte stream with `decoder` into an [`EventStream`].
 pub(crate) fn decode_stream<S, B, E, D>(bytes: S, decoder: D, provider: &'static str) -> EventStream
@@ -92,11 +203,38 @@ where
 {
     let body_ended = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&body_ended);
-    let tail = futures::stream::once(async move {
-        flag.store(true, Ordering::SeqCst);
-        Ok(Piece::Tail)
+    let head = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let head_in = Arc::clone(&head);
+    let body = Box::pin(bytes);
+    let pieces = futures::stream::unfold(Some((body, BodyGuard::default(), flag)), move |state| {
+        let head_in = Arc::clone(&head_in);
+        async move {
+            let (mut body, mut guard, flag) = state?;
+            match body.next().await {
+                Some(Ok(bytes)) => {
+                    if let Ok(mut head) = head_in.lock()
+                        && head.len() < HEAD_BYTES
+                    {
+                        let room = HEAD_BYTES - head.len();
+                        let bytes = bytes.as_ref();
+                        head.extend_from_slice(&bytes[..room.min(bytes.len())]);
+                    }
+                    let piece = guard
+                        .inspect(bytes.as_ref())
+                        .map_err(BodyFault::EventTooLarge);
+                    Some((piece, Some((body, guard, flag))))
+                }
+                Some(Err(err)) => Some((
+                    Err(BodyFault::Transport(err.to_string())),
+                    Some((body, guard, flag)),
+                )),
+                None => {
+                    flag.store(true, Ordering::SeqCst);
+                    Some((Ok(guard.finish()), None))
+                }
+            }
+        }
     });
-    let pieces = bytes.map(|r| r.map(Piece::Body)).chain(tail);
     let state = State {
         events: Box::pin(pieces.eventsource()),
         decoder,
@@ -104,6 +242,8 @@ where
         done: false,
         provider,
         body_ended,
+        head,
+        saw_event: false,
     };
     futures::stream::unfold(state, |mut st| async move {
         loop {
@@ -115,6 +255,7 @@ where
             }
             match st.events.next().await {
                 Some(Ok(event)) => {
+                    st.saw_event = true;
                     if st.body_ended.load(Ordering::SeqCst) && !is_complete_data(&event.data) {
                         continue;
                     }
@@ -135,6 +276,19 @@ where
                     st.pending.push_back(Err(ProviderError::new(
                         ProviderErrorKind::Network,
                         scrub_secrets(&text),
+                    )));
+                    st.done = true;
+                }
+                None if !st.saw_event && st.head.lock().is_ok_and(|h| !h.is_empty()) => {
+                    let head = st.head.lock().map(|h| h.clone()).unwrap_or_default();
+                    let excerpt = String::from_utf8_lossy(&head);
+                    st.pending.push_back(Err(ProviderError::new(
+                        ProviderErrorKind::Internal,
+                        scrub_secrets(&format!(
+                            "{} answered with a body that holds no server-sent event; it begins: {}",
+                            st.provider,
+                            excerpt.trim()
+                        )),
                     )));
                     st.done = true;
                 }
@@ -516,6 +670,78 @@ mod tests {
         let cut = &wire[..wire.len() - 3];
         let resp = reduce::<AnthropicDecoder>(vec![cut.as_bytes().to_vec()]);
         assert!(resp.interrupted, "a cut-off data line is not received");
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_body_start_is_skipped_however_split() {
+        let wire = format!("\u{feff}{OPENAI}");
+        let whole = reduce::<OpenAiDecoder>(vec![wire.as_bytes().to_vec()]);
+        assert_eq!(
+            whole,
+            reduce::<OpenAiDecoder>(vec![OPENAI.as_bytes().to_vec()])
+        );
+        let bytes = wire.as_bytes();
+        for cut in 1..4 {
+            let split = reduce::<OpenAiDecoder>(vec![bytes[..cut].to_vec(), bytes[cut..].to_vec()]);
+            assert_eq!(split, whole, "mark split after {cut} bytes");
+        }
+    }
+
+    fn anthropic_wire(blocks: &str, stop: &str) -> Vec<Vec<u8>> {
+        let wire = format!(
+            "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"usage\":{{\"input_tokens\":3}}}}}}\n\n\
+             {blocks}\
+             event: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"{stop}\"}}}}\n\n\
+             event: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n"
+        );
+        vec![wire.into_bytes()]
+    }
+
+    #[test]
+    fn a_server_tool_use_block_is_not_a_call_to_run() {
+        let blocks = concat!(
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srv\",\"name\":\"web_search\",\"input\":{}}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"query\\\":\\\"x\\\"}\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        );
+        let resp = reduce::<AnthropicDecoder>(anthropic_wire(blocks, "end_turn"));
+        assert!(resp.tool_calls.is_empty(), "{:?}", resp.tool_calls);
+        assert_eq!(resp.stop_reason, StopReason::EndTurn);
+    }
+
+    #[test]
+    fn tool_input_given_at_start_and_in_deltas_does_not_parse() {
+        let blocks = concat!(
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"write_file\",\"input\":{\"path\":\"evil.txt\"}}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"path\\\":\\\"a.txt\\\"}\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        );
+        let resp = reduce::<AnthropicDecoder>(anthropic_wire(blocks, "tool_use"));
+        assert_eq!(resp.tool_calls.len(), 1);
+        assert!(
+            resp.tool_calls[0].parsed.is_none(),
+            "{:?}",
+            resp.tool_calls[0]
+        );
+    }
+
+    #[test]
+    fn a_body_without_any_event_is_quoted() {
+        let page = b"<html><body><h1>502 Bad Gateway</h1></body></html>".to_vec();
+        let (resp, error) = decode::<OpenAiDecoder>(vec![page]);
+        assert!(resp.interrupted);
+        let error = error.unwrap_or_default();
+        assert!(error.contains("502 Bad Gateway"), "{error}");
+    }
+
+    #[test]
+    fn an_endless_event_is_refused_not_buffered() {
+        let mut chunks = vec![b"data: {\"choices\":[{\"delta\":{\"content\":\"".to_vec()];
+        chunks.extend(std::iter::repeat_n(vec![b'x'; 1 << 20], 9));
+        let (resp, error) = decode::<OpenAiDecoder>(chunks);
+        assert!(resp.interrupted);
+        let error = error.unwrap_or_default();
+        assert!(error.contains("grew past"), "{error}");
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! `message_start` and `message_delta` carry usage (the latter cumulative
 //! output tokens and the `stop_reason`), reported as soon as it arrives so
 //! that a response cut short still reports what was billed; content blocks
-//! stream text, thinking and tool-use input (`input_json_delta`). The
+//! stream text, thinking and tool-use input (`input_json_delta`); a
+//! `server_tool_use` block is a tool the server ran itself, reported as a
+//! notice and never a call to run here, and a tool block whose input comes
+//! both whole at its start and in deltas gets arguments that do not parse. The
 //! terminal signal is `message_stop` after a `message_delta` that carried a
 //! `stop_reason`, which emits [`ProviderEvent::Completed`]; a body that ends
 //! without `message_stop` is an interruption, even after a `message_delta`
@@ -193,7 +196,13 @@ impl AnthropicDecoder {
             return;
         };
         match block.get("type").and_then(Value::as_str) {
-            Some("tool_use") | Some("server_tool_use") => {
+            Some("server_tool_use") => {
+                let name = block.get("name").and_then(Value::as_str).unwrap_or("?");
+                out.push(ProviderEvent::Notice(format!(
+                    "anthropic ran its own server tool `{name}`; CodeSmith does not run it"
+                )));
+            }
+            Some("tool_use") => {
                 let ordinal = self.tools.len();
                 let id = block.get("id").and_then(Value::as_str).unwrap_or_default();
                 let name = block
@@ -243,6 +252,15 @@ impl AnthropicDecoder {
                 if let Some(tool) = self.tools.get_mut(&index)
                     && !fragment.is_empty()
                 {
+                    if !tool.got_input && tool.initial_input != "{}" {
+                        // Input given both whole at the start and in deltas:
+                        // which one is meant is unknown, so both are kept and
+                        // the call's arguments do not parse (it does not run).
+                        out.push(ProviderEvent::ToolCallDelta {
+                            index: tool.ordinal,
+                            arguments: tool.initial_input.clone(),
+                        });
+                    }
                     tool.got_input = true;
                     out.push(ProviderEvent::ToolCallDelta {
                         index: tool.ordinal,

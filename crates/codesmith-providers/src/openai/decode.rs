@@ -53,6 +53,29 @@ struct CallState {
     pending_args: String,
 }
 
+impl CallState {
+    /// Starts the call as `name` (generating an id when the wire gave
+    /// none), then releases the arguments held back until now.
+    fn start(&mut self, ordinal: usize, name: &str, out: &mut Vec<ProviderEvent>) {
+        self.started = true;
+        let id = self
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("call_cs{}", GENERATED_IDS.fetch_add(1, Ordering::Relaxed)));
+        out.push(ProviderEvent::ToolCallStart {
+            index: ordinal,
+            id,
+            name: name.to_string(),
+        });
+        if !self.pending_args.is_empty() {
+            out.push(ProviderEvent::ToolCallDelta {
+                index: ordinal,
+                arguments: std::mem::take(&mut self.pending_args),
+            });
+        }
+    }
+}
+
 /// Decoder state for one Chat Completions stream.
 #[derive(Debug, Default)]
 pub(crate) struct OpenAiDecoder {
@@ -147,6 +170,7 @@ impl SseDecoder for OpenAiDecoder {
         if let Some(message) = choice.and_then(|c| c.get("message")) {
             decoder.decode_delta(message, &mut out);
         }
+        decoder.start_nameless_calls(&mut out);
         out.push(ProviderEvent::Completed {
             stop_reason: choice.and_then(finish_reason).map(map_finish_reason),
         });
@@ -213,9 +237,23 @@ impl OpenAiDecoder {
 
     fn complete(&mut self, out: &mut Vec<ProviderEvent>) {
         self.terminated = true;
+        self.start_nameless_calls(out);
         out.push(ProviderEvent::Completed {
             stop_reason: self.finish_reason.as_deref().map(map_finish_reason),
         });
+    }
+
+    /// A call whose deltas never named a tool (an empty or missing `name`)
+    /// is still a call the model made: it is started with an empty name so
+    /// that the model is told there is no such tool, instead of the call
+    /// vanishing without a word.
+    fn start_nameless_calls(&mut self, out: &mut Vec<ProviderEvent>) {
+        for (ordinal, state) in self.calls.iter_mut().enumerate() {
+            if state.started {
+                continue;
+            }
+            state.start(ordinal, "", out);
+        }
     }
 
     /// Decodes a streamed `delta` or a whole `message`.
@@ -298,21 +336,7 @@ impl OpenAiDecoder {
         if !state.started {
             state.pending_args.push_str(&args);
             if let Some(name) = name {
-                state.started = true;
-                let id = state.id.clone().unwrap_or_else(|| {
-                    format!("call_cs{}", GENERATED_IDS.fetch_add(1, Ordering::Relaxed))
-                });
-                out.push(ProviderEvent::ToolCallStart {
-                    index: ordinal,
-                    id,
-                    name: name.to_string(),
-                });
-                if !state.pending_args.is_empty() {
-                    out.push(ProviderEvent::ToolCallDelta {
-                        index: ordinal,
-                        arguments: std::mem::take(&mut state.pending_args),
-                    });
-                }
+                state.start(ordinal, name, out);
             }
         } else if !args.is_empty() {
             out.push(ProviderEvent::ToolCallDelta {
@@ -507,6 +531,22 @@ mod tests {
                 index: 0,
                 arguments: r#"{"path":"o.txt"}"#.into()
             }
+        );
+    }
+
+    #[test]
+    fn a_call_that_never_names_a_tool_is_still_reported() {
+        let mut decoder = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        let chunk = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#;
+        decoder.event("message", chunk, &mut out).unwrap();
+        decoder.event("message", "[DONE]", &mut out).unwrap();
+        assert!(
+            matches!(&out[0], ProviderEvent::ToolCallStart { id, name, .. } if id == "a" && name.is_empty()),
+            "{out:?}"
+        );
+        assert!(
+            matches!(&out[1], ProviderEvent::ToolCallDelta { arguments, .. } if arguments == "{}")
         );
     }
 
