@@ -49,6 +49,8 @@ static GENERATED_IDS: AtomicU64 = AtomicU64::new(1);
 #[derive(Debug, Default)]
 struct CallState {
     id: Option<String>,
+    /// The tool named when the call started.
+    name: Option<String>,
     started: bool,
     pending_args: String,
 }
@@ -58,6 +60,7 @@ impl CallState {
     /// none), then releases the arguments held back until now.
     fn start(&mut self, ordinal: usize, name: &str, out: &mut Vec<ProviderEvent>) {
         self.started = true;
+        self.name = Some(name.to_string());
         let id = self
             .id
             .clone()
@@ -86,6 +89,8 @@ pub(crate) struct OpenAiDecoder {
     finish_reason: Option<String>,
     terminated: bool,
     usage: UsageReader,
+    /// A call renamed after it started (set while decoding a delta, reported by `event`).
+    renamed: Option<String>,
 }
 
 impl SseDecoder for OpenAiDecoder {
@@ -139,6 +144,15 @@ impl SseDecoder for OpenAiDecoder {
         }
         if let Some(delta) = choice.get("delta") {
             self.decode_delta(delta, out);
+        }
+        if let Some(what) = self.renamed.take() {
+            self.terminated = true;
+            return Err(ProviderError::new(
+                ProviderErrorKind::Internal,
+                format!(
+                    "openai: {what}; which tool was meant cannot be known, so the call was not used"
+                ),
+            ));
         }
         if let Some(reason) = finish_reason(choice) {
             self.finish_reason = Some(reason.to_string());
@@ -338,6 +352,15 @@ impl OpenAiDecoder {
             if let Some(name) = name {
                 state.start(ordinal, name, out);
             }
+        } else if let Some(renamed) = name.filter(|n| state.name.as_deref() != Some(*n)) {
+            // Servers may repeat a call's name in later deltas; a different name is a
+            // different call glued onto this one, and running either would be a guess.
+            let started = state.name.as_deref().unwrap_or_default();
+            self.renamed = Some(format!(
+                "a tool call that started as `{}` was later named `{}`",
+                codesmith_policy::visible_line(started, 64),
+                codesmith_policy::visible_line(renamed, 64)
+            ));
         } else if !args.is_empty() {
             out.push(ProviderEvent::ToolCallDelta {
                 index: ordinal,
@@ -617,6 +640,38 @@ mod tests {
                 cache_write_input_tokens: 0,
             })]
         );
+    }
+
+    #[test]
+    fn a_call_renamed_mid_stream_is_refused_and_a_repeated_name_is_not() {
+        let mut d = OpenAiDecoder::default();
+        feed(
+            &mut d,
+            r#"{"tool_calls":[{"index":0,"id":"a","function":{"name":"read_file","arguments":"{\"path\""}}]}"#,
+        );
+        // The same name again (some servers repeat it in every delta) is fine.
+        let same = feed(
+            &mut d,
+            r#"{"tool_calls":[{"index":0,"function":{"name":"read_file","arguments":":"}}]}"#,
+        );
+        assert_eq!(
+            same,
+            vec![ProviderEvent::ToolCallDelta {
+                index: 0,
+                arguments: ":".into()
+            }]
+        );
+        let chunk = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"write_file","arguments":"\"x\"}"}}]}}]}"#;
+        let mut out = Vec::new();
+        let err = d.event("message", chunk, &mut out).unwrap_err();
+        assert!(
+            err.message
+                .contains("started as `read_file` was later named `write_file`"),
+            "{}",
+            err.message
+        );
+        assert!(out.is_empty(), "{out:?}");
+        assert!(d.is_terminated());
     }
 
     #[test]
