@@ -158,8 +158,11 @@ pub(crate) fn spawn(
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
-        .env(tree::MARKER_ENV, &marker)
-        .process_group(0);
+        .env(tree::MARKER_ENV, &marker);
+    // On Linux the reaper moves itself into a group of its own, after naming itself (see
+    // `reaper::install`); elsewhere the command leads a new group.
+    #[cfg(not(target_os = "linux"))]
+    cmd.process_group(0);
     for name in crate::sandbox::secret_env_names() {
         cmd.env_remove(name);
     }

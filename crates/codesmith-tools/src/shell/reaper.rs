@@ -95,6 +95,20 @@ pub(crate) fn install(cmd: &mut tokio::process::Command, status_fd: RawFd) {
 fn fork_reaper(parent: libc::pid_t, status_fd: RawFd) -> io::Result<()> {
     // SAFETY: plain system calls on values owned by this function.
     unsafe {
+        // Named first, then out of CodeSmith's process group: a sweep running for another
+        // command at this moment spares CodeSmith's children in another group only when
+        // they carry the reaper's name, so there is no instant at which this process is
+        // in a group of its own without it.
+        libc::prctl(
+            libc::PR_SET_NAME,
+            REAPER_NAME.as_ptr() as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        if libc::setpgid(0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
         let mut stop = signal_set();
         let mut previous = MaybeUninit::<libc::sigset_t>::zeroed();
         if libc::sigprocmask(libc::SIG_BLOCK, &raw const stop, previous.as_mut_ptr()) != 0 {
@@ -118,13 +132,6 @@ fn fork_reaper(parent: libc::pid_t, status_fd: RawFd) -> io::Result<()> {
             main => {
                 // Its report may meet a closed pipe (CodeSmith died): that must not end it.
                 libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-                libc::prctl(
-                    libc::PR_SET_NAME,
-                    REAPER_NAME.as_ptr() as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
                 close_all_but(status_fd);
                 // The parent may have died before the parent-death signal was armed.
                 let orphaned = libc::getppid() != parent;
