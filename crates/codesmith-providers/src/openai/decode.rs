@@ -91,6 +91,8 @@ pub(crate) struct OpenAiDecoder {
     usage: UsageReader,
     /// A call renamed after it started (set while decoding a delta, reported by `event`).
     renamed: Option<String>,
+    /// True once the user was told that content after the finish was ignored.
+    told_late: bool,
 }
 
 impl SseDecoder for OpenAiDecoder {
@@ -139,7 +141,15 @@ impl SseDecoder for OpenAiDecoder {
         };
         // A finished choice is final: deltas after its `finish_reason` (a late call, an
         // argument rewritten after the fact) are ignored, and the first finish reason stands.
-        if self.finish_reason.is_some() {
+        if let Some(reason) = &self.finish_reason {
+            if !self.told_late && choice.get("delta").is_some_and(carries_content) {
+                self.told_late = true;
+                out.push(ProviderEvent::Notice(format!(
+                    "openai sent more text or tool calls after the answer's finish_reason `{}`; a \
+                     finished answer is final, so that part was ignored",
+                    codesmith_policy::visible_line(reason, 32)
+                )));
+            }
             return Ok(());
         }
         if let Some(delta) = choice.get("delta") {
@@ -252,6 +262,15 @@ impl OpenAiDecoder {
     fn complete(&mut self, out: &mut Vec<ProviderEvent>) {
         self.terminated = true;
         self.start_nameless_calls(out);
+        if self.calls.is_empty()
+            && self.finish_reason.as_deref().map(map_finish_reason) == Some(StopReason::ToolUse)
+        {
+            out.push(ProviderEvent::Notice(
+                "openai ended the answer with finish_reason `tool_calls` but sent no tool call; \
+                 the turn ends without one"
+                    .to_string(),
+            ));
+        }
         out.push(ProviderEvent::Completed {
             stop_reason: self.finish_reason.as_deref().map(map_finish_reason),
         });
@@ -368,6 +387,23 @@ impl OpenAiDecoder {
             });
         }
     }
+}
+
+/// True when a delta carries something the answer would show or run: text, thinking
+/// or a tool call (a bare role or an empty string does not count).
+fn carries_content(delta: &Value) -> bool {
+    let text = |key: &str| {
+        delta
+            .get(key)
+            .is_some_and(|v| v.as_str().is_none_or(|t| !t.is_empty()) && !v.is_null())
+    };
+    text("content")
+        || text("reasoning_content")
+        || text("reasoning")
+        || delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .is_some_and(|calls| !calls.is_empty())
 }
 
 /// `function.arguments` as text: a string fragment as sent; a JSON value
@@ -672,6 +708,32 @@ mod tests {
         );
         assert!(out.is_empty(), "{out:?}");
         assert!(d.is_terminated());
+    }
+
+    #[test]
+    fn ignored_late_content_and_a_tool_use_finish_without_calls_are_told() {
+        let mut d = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        for chunk in [
+            r#"{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"late"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"later"}}]}"#,
+        ] {
+            d.event("message", chunk, &mut out).unwrap();
+        }
+        d.end_of_body(&mut out);
+        let notices: Vec<&String> = out
+            .iter()
+            .filter_map(|e| match e {
+                ProviderEvent::Notice(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(notices.len(), 2, "{out:?}");
+        assert!(notices[0].contains("after the answer's finish_reason `tool_calls`"));
+        assert!(notices[1].contains("sent no tool call"));
+        assert!(!format!("{out:?}").contains("late"), "{out:?}");
     }
 
     #[test]
