@@ -897,3 +897,32 @@ async fn each_round_records_its_usage_for_a_resumed_session() {
     let last = last.unwrap();
     assert_eq!((last.input_tokens, last.output_tokens), (150, 3));
 }
+
+/// An answer cut off at the output-token limit names the key that raises the limit and the
+/// user config file it goes in, and says when that file must first be created.
+#[tokio::test]
+async fn an_answer_cut_at_the_token_limit_names_the_key_and_the_file() {
+    let rig = Rig::new().await;
+    rig.server.push(Scripted::raw(sse(&[
+        r#"{"choices":[{"index":0,"delta":{"content":"The crates are"},"finish_reason":null}]}"#,
+        r#"{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}"#,
+        "[DONE]",
+    ])));
+    let (_, events) = rig.run("list the crates").await;
+    let notice = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Notice { message } if message.contains("output-token limit") => {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .expect("a notice about the cut-off answer");
+    let config = rig.ws.parent().unwrap().join("home").join("config.toml");
+    assert!(
+        notice.contains("`max_output_tokens = N`")
+            && notice.contains(&config.display().to_string())
+            && notice.contains("does not exist yet"),
+        "{notice}"
+    );
+}

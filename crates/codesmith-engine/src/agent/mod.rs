@@ -288,10 +288,19 @@ impl Engine {
             });
             if calls.is_empty() {
                 if stop.is_truncation() {
+                    let config = self.runtime.ctx.home.join("config.toml");
+                    let create = if config.exists() {
+                        ""
+                    } else {
+                        " (the file does not exist yet: create it with that one line)"
+                    };
                     sink(Event::Notice {
-                        message: "The answer was cut off at the output-token limit; raise max_output_tokens \
-                                  in config.toml or ask the model to continue."
-                            .into(),
+                        message: format!(
+                            "The answer was cut off at the output-token limit; raise it with the \
+                             top-level key `max_output_tokens = N` in {}{create}, or ask the model \
+                             to continue.",
+                            config.display()
+                        ),
                     });
                 }
                 let status = if stop == StopReason::Interrupted {
