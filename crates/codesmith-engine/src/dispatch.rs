@@ -32,6 +32,8 @@ struct Prepared {
     call: ToolCall,
     tool: Arc<dyn Tool>,
     args: Value,
+    /// The gate's word that it may run beside the batch's other concurrent calls.
+    concurrent: bool,
 }
 
 /// A call after planning: either ready to run or already answered.
@@ -69,7 +71,7 @@ pub(crate) async fn dispatch_calls(
             continue;
         }
         match plan(rt, call, parsed, stop, sink).await {
-            Planned::Run(p) if is_parallel(rt, &p) => batch.push(p),
+            Planned::Run(p) if p.concurrent => batch.push(p),
             Planned::Run(p) => {
                 flush(rt, &mut batch, &mut results, sink).await;
                 if writes(&p) {
@@ -102,37 +104,6 @@ fn writes(p: &Prepared) -> bool {
         p.tool.capability(),
         Capability::WritesFiles | Capability::ExecutesCode
     )
-}
-
-/// Calls that may run together: read-only tools that support parallel use, and
-/// foreground shell commands the exec policy judges read-only (see [`read_only_shell`]).
-fn is_parallel(rt: &Runtime, p: &Prepared) -> bool {
-    (p.tool.supports_parallel() && p.tool.capability() == Capability::ReadOnly)
-        || (p.tool.name() == "exec_shell" && read_only_shell(rt, &p.args))
-}
-
-/// Programs that move the session's working directory, which the next call inherits:
-/// their order matters, so a command running one never runs beside another.
-const MOVES_CWD: &[&str] = &["cd", "pushd", "popd"];
-
-/// True when the exec policy parsed every part of the command and judged it `safe`
-/// (only reads or prints) and allowed it, and no part changes directory. Anything
-/// else (a write, an unknown program, an unparsed line) runs alone, in call order.
-fn read_only_shell(rt: &Runtime, args: &Value) -> bool {
-    let Some(command) = args.get("command").and_then(Value::as_str) else {
-        return false;
-    };
-    let workspace = rt.ctx.workspace.to_string_lossy();
-    let eval = codesmith_policy::decide(command, &workspace, &rt.rules, rt.mode);
-    eval.parsed
-        && eval.decision == codesmith_policy::Decision::Allow
-        && eval.level == codesmith_policy::SafetyLevel::Safe
-        && !eval.segments.is_empty()
-        && eval.segments.iter().all(|s| {
-            s.argv
-                .first()
-                .is_some_and(|program| !MOVES_CWD.contains(&program.as_str()))
-        })
 }
 
 /// Runs the pending parallel batch concurrently and appends its results in order.
@@ -203,7 +174,12 @@ async fn plan(
                 };
             }
             match rt.gate(tool.as_ref(), &args, sink).await {
-                GateDecision::Run => Planned::Run(Prepared { call, tool, args }),
+                GateDecision::Run { concurrent } => Planned::Run(Prepared {
+                    call,
+                    tool,
+                    args,
+                    concurrent,
+                }),
                 GateDecision::Refuse(refusal) => {
                     let name = tool.name().to_string();
                     Planned::Answered {

@@ -13,8 +13,9 @@ use crate::runtime::Runtime;
 /// The gate's verdict on one call.
 #[derive(Debug)]
 pub(crate) enum GateDecision {
-    /// Run it.
-    Run,
+    /// Run it; `concurrent` when it may run beside the batch's other such calls
+    /// (see [`Requirement::Auto`]).
+    Run { concurrent: bool },
     /// Do not run it; the refusal says why and what to do.
     Refuse(Refusal),
 }
@@ -22,8 +23,11 @@ pub(crate) enum GateDecision {
 /// The policy's view of one call before anybody is asked.
 #[derive(Debug, Clone)]
 pub(crate) enum Requirement {
-    /// Runs without asking.
-    Auto,
+    /// Runs without asking. `concurrent`: it may run beside the batch's other
+    /// concurrent calls — a read-only tool that supports it, or a foreground shell
+    /// command the exec policy parsed whole and judged `safe` (see
+    /// `Runtime::shell_requirement`); anything else runs alone, in call order.
+    Auto { concurrent: bool },
     /// Needs a person's yes.
     Ask {
         /// What is asked about.
@@ -62,7 +66,7 @@ impl Runtime {
             requirement = self.shell_requirement_with_snapshot(tool, args, &held);
         }
         match requirement {
-            Requirement::Auto => GateDecision::Run,
+            Requirement::Auto { concurrent } => GateDecision::Run { concurrent },
             Requirement::Deny(refusal) => GateDecision::Refuse(refusal),
             Requirement::Ask {
                 request,
@@ -90,14 +94,14 @@ impl Runtime {
             ));
         }
         if self.approvals.is_approved(prefix) {
-            return GateDecision::Run;
+            return GateDecision::Run { concurrent: false };
         }
         // A stored grant is re-checked against this request; `never` mode never asks, so
         // it never reaches here.
         if let Some(store) = &self.store
             && store.allows(&self.ctx.workspace, grant.as_ref(), level)
         {
-            return GateDecision::Run;
+            return GateDecision::Run { concurrent: false };
         }
         if !self.approver.interactive() {
             return GateDecision::Refuse(denied(
@@ -114,15 +118,15 @@ impl Runtime {
             }
         };
         match answer {
-            ApprovalAnswer::Once => GateDecision::Run,
+            ApprovalAnswer::Once => GateDecision::Run { concurrent: false },
             ApprovalAnswer::Session => {
                 self.approvals.approve(prefix);
-                GateDecision::Run
+                GateDecision::Run { concurrent: false }
             }
             ApprovalAnswer::Always => {
                 self.approvals.approve(prefix);
                 self.persist(&request, grant, level);
-                GateDecision::Run
+                GateDecision::Run { concurrent: false }
             }
             ApprovalAnswer::Deny => {
                 self.approvals.deny(input);
@@ -146,7 +150,9 @@ impl Runtime {
     /// What policy requires for this call, before anybody is asked.
     pub(crate) fn requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
         match tool.capability() {
-            Capability::ReadOnly => Requirement::Auto,
+            Capability::ReadOnly => Requirement::Auto {
+                concurrent: tool.supports_parallel(),
+            },
             Capability::WritesFiles => self.write_requirement(tool, args),
             Capability::ExecutesCode => self.shell_requirement(tool, args),
             Capability::Network if tool.name().starts_with(codesmith_tools::trust::MCP_PREFIX) => {

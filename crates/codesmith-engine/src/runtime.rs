@@ -59,7 +59,7 @@ impl Runtime {
     ) -> Requirement {
         let Some(command) = args.get("command").and_then(Value::as_str) else {
             // No command: the tool's own validation reports the missing field.
-            return Requirement::Auto;
+            return Requirement::Auto { concurrent: false };
         };
         let workspace = self.ctx.workspace.to_string_lossy();
         let eval = match held {
@@ -70,7 +70,9 @@ impl Runtime {
             }
         };
         match eval.decision {
-            Decision::Allow => Requirement::Auto,
+            Decision::Allow => Requirement::Auto {
+                concurrent: tool.name() == "exec_shell" && reads_only(&eval),
+            },
             Decision::AskUser => Requirement::Ask {
                 request: ApprovalRequest {
                     tool: tool.name().to_string(),
@@ -101,12 +103,16 @@ impl Runtime {
     /// left to the tool, which refuses at execution naming the gate.
     pub(crate) fn network_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
         let Some(url) = args.get("url").and_then(Value::as_str) else {
-            return Requirement::Auto;
+            return Requirement::Auto { concurrent: false };
         };
         let host = codesmith_tools::trust::label_for_url(url);
         match self.network.decide(&host) {
-            NetworkDecision::Allow | NetworkDecision::Deny => Requirement::Auto,
-            NetworkDecision::Prompt if self.mode == ApprovalMode::Auto => Requirement::Auto,
+            NetworkDecision::Allow | NetworkDecision::Deny => {
+                Requirement::Auto { concurrent: false }
+            }
+            NetworkDecision::Prompt if self.mode == ApprovalMode::Auto => {
+                Requirement::Auto { concurrent: false }
+            }
             NetworkDecision::Prompt => Requirement::Ask {
                 request: ApprovalRequest {
                     tool: tool.name().to_string(),
@@ -133,7 +139,7 @@ impl Runtime {
     /// `auto` runs them; `never` refuses them.
     pub(crate) fn write_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
         let Some((summary, reason)) = persistent_write(tool.name(), args) else {
-            return Requirement::Auto;
+            return Requirement::Auto { concurrent: false };
         };
         let request = ApprovalRequest {
             tool: tool.name().to_string(),
@@ -142,7 +148,7 @@ impl Runtime {
             can_persist: false,
         };
         match self.mode {
-            ApprovalMode::Auto => Requirement::Auto,
+            ApprovalMode::Auto => Requirement::Auto { concurrent: false },
             ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
                 &request,
                 "The approval mode is `never`.",
@@ -173,7 +179,7 @@ impl Runtime {
             can_persist: grant.is_some(),
         };
         match self.mode {
-            ApprovalMode::Auto => Requirement::Auto,
+            ApprovalMode::Auto => Requirement::Auto { concurrent: false },
             ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
                 &request,
                 "The approval mode is `never`.",
@@ -357,6 +363,25 @@ fn all_held_below(abs: &Path, rel: &str, held: &HashSet<String>) -> bool {
         }
     }
     true
+}
+
+/// Programs that move the session's working directory, which the next call inherits:
+/// their order matters, so a command running one never runs beside another.
+const MOVES_CWD: &[&str] = &["cd", "pushd", "popd"];
+
+/// True when the exec policy parsed every part of the command, judged it `safe` (it
+/// only reads or prints) and no part changes directory: such a foreground command may
+/// run beside other read-only calls. Anything else (a write, an unknown program, an
+/// unparsed line) runs alone, in call order.
+fn reads_only(eval: &codesmith_policy::Evaluation) -> bool {
+    eval.parsed
+        && eval.level == codesmith_policy::SafetyLevel::Safe
+        && !eval.segments.is_empty()
+        && eval.segments.iter().all(|s| {
+            s.argv
+                .first()
+                .is_some_and(|program| !MOVES_CWD.contains(&program.as_str()))
+        })
 }
 
 #[cfg(test)]

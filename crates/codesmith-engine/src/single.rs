@@ -55,7 +55,9 @@ pub async fn run_one(
         snapshots: Default::default(),
     };
     match runtime.gate(tool.as_ref(), &args, &mut |_| {}).await {
-        GateDecision::Run => codesmith_tools::call_tool(tool.as_ref(), &runtime.ctx, args).await,
+        GateDecision::Run { .. } => {
+            codesmith_tools::call_tool(tool.as_ref(), &runtime.ctx, args).await
+        }
         GateDecision::Refuse(refusal) => Err(refusal),
     }
 }

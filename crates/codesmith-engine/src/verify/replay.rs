@@ -59,7 +59,7 @@ fn refused_without_asking(
     args: &Value,
 ) -> Option<String> {
     match rt.requirement(tool, args) {
-        Requirement::Auto => None,
+        Requirement::Auto { .. } => None,
         Requirement::Deny(refusal) => Some(refusal.message),
         Requirement::Ask {
             prefix,
