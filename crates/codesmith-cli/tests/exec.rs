@@ -7,7 +7,7 @@ mod common;
 use codesmith_testkit::{Fault, Scripted, ScriptedServer};
 use serde_json::Value;
 
-use common::{Sandbox, codesmith};
+use common::{Sandbox, codesmith, exec_args};
 
 fn tool_messages(body: &Value) -> Vec<String> {
     body["messages"]
@@ -69,20 +69,12 @@ async fn exec_reads_edits_runs_tests_and_answers() {
     let ws = sb.ws();
     let out = codesmith(
         &sb.home(),
-        &[
-            "exec",
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--provider",
-            "openai",
-            "--base-url",
+        &exec_args(
+            &ws,
             &server.base_url(),
-            "--model",
-            "scripted",
-            "--approval",
             "auto",
-            "Fix the failing test in this project",
-        ],
+            &["Fix the failing test in this project"],
+        ),
     )
     .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -519,21 +511,6 @@ async fn read_until_while_running(child: &mut tokio::process::Child, want: &str)
     (String::from_utf8_lossy(&seen).into_owned(), running)
 }
 
-fn exec_args(ws: &std::path::Path, base_url: &str) -> Vec<String> {
-    [
-        "exec",
-        "-w",
-        ws.to_str().unwrap(),
-        "--provider",
-        "openai",
-        "--base-url",
-        base_url,
-        "hi",
-    ]
-    .map(String::from)
-    .to_vec()
-}
-
 /// Piped, the answer is written a whole line at a time as each line ends: the first line
 /// is readable while the model is still generating the second.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -547,7 +524,7 @@ async fn piped_exec_prints_the_answer_line_by_line_as_it_streams() {
             .stall_after(1, 2_500),
     );
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
-        .args(exec_args(&sb.ws(), &server.base_url()))
+        .args(exec_args(&sb.ws(), &server.base_url(), "suggest", &["hi"]))
         .env("CODESMITH_HOME", sb.home())
         .env("OPENAI_API_KEY", "sk-test")
         .stdin(std::process::Stdio::null())
@@ -588,7 +565,7 @@ async fn exec_in_a_terminal_shows_the_answer_as_it_is_generated() {
     );
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let mut inner = quote(env!("CARGO_BIN_EXE_codesmith"));
-    for arg in exec_args(&sb.ws(), &server.base_url()) {
+    for arg in exec_args(&sb.ws(), &server.base_url(), "suggest", &["hi"]) {
         inner.push(' ');
         inner.push_str(&quote(&arg));
     }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use codesmith_testkit::{Scripted, ScriptedServer};
 use serde_json::Value;
 
-use common::{Sandbox, codesmith, codesmith_with_env};
+use common::{Sandbox, codesmith, codesmith_with_env, exec_args};
 
 fn python_mcp_available() -> bool {
     std::process::Command::new(codesmith_testkit::mcp_python())
@@ -65,20 +65,7 @@ async fn exec(sb: &Sandbox, server: &ScriptedServer, approval: &str) -> std::pro
     let ws = sb.ws();
     codesmith(
         &sb.home(),
-        &[
-            "exec",
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--provider",
-            "openai",
-            "--base-url",
-            &server.base_url(),
-            "--model",
-            "scripted",
-            "--approval",
-            approval,
-            "Use the MCP tools",
-        ],
+        &exec_args(&ws, &server.base_url(), approval, &["Use the MCP tools"]),
     )
     .await
 }
@@ -452,22 +439,7 @@ async fn sixty_tools_are_deferred_and_activation_only_appends() {
     let ws = sb.ws();
     let out = codesmith(
         &sb.home(),
-        &[
-            "exec",
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--provider",
-            "openai",
-            "--base-url",
-            &again.base_url(),
-            "--model",
-            "scripted",
-            "--approval",
-            "auto",
-            "--resume",
-            &id,
-            "Go on",
-        ],
+        &exec_args(&ws, &again.base_url(), "auto", &["--resume", &id, "Go on"]),
     )
     .await;
     assert_eq!(
@@ -563,20 +535,7 @@ async fn exec_with_token(
     }
     codesmith_with_env(
         &sb.home(),
-        &[
-            "exec",
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--provider",
-            "openai",
-            "--base-url",
-            &server.base_url(),
-            "--model",
-            "scripted",
-            "--approval",
-            "auto",
-            "Use the MCP tools",
-        ],
+        &exec_args(&ws, &server.base_url(), "auto", &["Use the MCP tools"]),
         &envs,
     )
     .await

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use codesmith_testkit::{Scripted, ScriptedServer};
 use serde_json::Value;
 
-use common::{Sandbox, codesmith};
+use common::{Sandbox, codesmith, exec_args};
 
 /// Keep in step with EVERYTHING_VERSION in scripts/dev-setup.sh.
 const MCP_EVERYTHING_VERSION: &str = "2026.8.31";
@@ -133,20 +133,7 @@ async fn server_everything_tools_are_listed_called_refused_and_cancelled() {
         .push(Scripted::text("done").stall_before(1000));
     let out = codesmith(
         &sb.home(),
-        &[
-            "exec",
-            "--workspace",
-            ws.to_str().unwrap(),
-            "--provider",
-            "openai",
-            "--base-url",
-            &model.base_url(),
-            "--model",
-            "scripted",
-            "--approval",
-            "auto",
-            "Use the MCP tools",
-        ],
+        &exec_args(&ws, &model.base_url(), "auto", &["Use the MCP tools"]),
     )
     .await;
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -3,60 +3,20 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use codesmith_tools::{Registry, ToolContext, envelope_json, register_file_tools};
 use serde_json::{Value, json};
 
-struct Ws {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    ctx: ToolContext,
-    reg: Registry,
-}
-
-fn ws_with(one_shot: bool) -> Ws {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("ws")).unwrap();
-    let root = dir.path().join("ws").canonicalize().unwrap();
-    let home = dir.path().join("home");
-    let ctx = if one_shot {
-        ToolContext::one_shot(root.clone(), home)
-    } else {
-        ToolContext::new(root.clone(), home)
-    };
-    let mut reg = Registry::new();
-    register_file_tools(&mut reg);
-    Ws {
-        _dir: dir,
-        root,
-        ctx,
-        reg,
-    }
-}
-
-fn ws() -> Ws {
-    ws_with(false)
-}
+mod common;
+use common::{Ws, ws, ws_with};
 
 impl Ws {
     async fn call(&self, tool: &str, args: Value) -> Value {
-        let t = self.reg.get(tool).unwrap();
-        envelope_json(&t.call(&self.ctx, args).await)
+        self.envelope(tool, args).await
     }
 
     async fn patch(&self, patch: &str) -> Value {
         self.call("apply_patch", json!({ "patch": patch })).await
-    }
-
-    fn put(&self, rel: &str, content: &str) {
-        let p = self.root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, content).unwrap();
-    }
-
-    fn get(&self, rel: &str) -> String {
-        fs::read_to_string(self.root.join(rel)).unwrap()
     }
 
     async fn read(&self, rel: &str) {

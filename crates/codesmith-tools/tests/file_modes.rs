@@ -6,10 +6,8 @@
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use std::sync::Arc;
 
 use codesmith_tools::fs::beneath::Root;
-use codesmith_tools::{Registry, ToolContext, envelope_json, register_file_tools};
 use rustix::fs::Mode;
 use serde_json::{Value, json};
 
@@ -27,32 +25,12 @@ fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
-struct Ws {
-    _dir: tempfile::TempDir,
-    root: std::path::PathBuf,
-    ctx: Arc<ToolContext>,
-    reg: Registry,
-}
-
-fn ws() -> Ws {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("ws")).unwrap();
-    let root = dir.path().join("ws").canonicalize().unwrap();
-    let ctx = Arc::new(ToolContext::new(root.clone(), dir.path().join("home")));
-    let mut reg = Registry::new();
-    register_file_tools(&mut reg);
-    Ws {
-        _dir: dir,
-        root,
-        ctx,
-        reg,
-    }
-}
+mod common;
+use common::{Ws, ws};
 
 impl Ws {
     async fn call(&self, tool: &str, args: Value) -> Value {
-        let t = self.reg.get(tool).unwrap();
-        let v = envelope_json(&t.call(&self.ctx, args).await);
+        let v = self.envelope(tool, args).await;
         assert_eq!(v["ok"], true, "{v}");
         v
     }

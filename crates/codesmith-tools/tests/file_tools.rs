@@ -2,47 +2,16 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::fs;
-use std::sync::Arc;
 
 use codesmith_tools::{Registry, ToolContext, envelope_json, register_file_tools};
 use serde_json::{Value, json};
 
-struct Ws {
-    _dir: tempfile::TempDir,
-    root: std::path::PathBuf,
-    ctx: Arc<ToolContext>,
-    reg: Registry,
-}
-
-fn ws() -> Ws {
-    let dir = tempfile::tempdir().unwrap();
-    fs::create_dir_all(dir.path().join("ws")).unwrap();
-    let root = dir.path().join("ws").canonicalize().unwrap();
-    let ctx = Arc::new(ToolContext::new(root.clone(), dir.path().join("home")));
-    let mut reg = Registry::new();
-    register_file_tools(&mut reg);
-    Ws {
-        _dir: dir,
-        root,
-        ctx,
-        reg,
-    }
-}
+mod common;
+use common::{Ws, ws};
 
 impl Ws {
     async fn call(&self, tool: &str, args: Value) -> Value {
-        let t = self.reg.get(tool).unwrap();
-        envelope_json(&t.call(&self.ctx, args).await)
-    }
-
-    fn put(&self, rel: &str, content: impl AsRef<[u8]>) {
-        let p = self.root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, content).unwrap();
-    }
-
-    fn get(&self, rel: &str) -> String {
-        fs::read_to_string(self.root.join(rel)).unwrap()
+        self.envelope(tool, args).await
     }
 
     async fn read(&self, rel: &str) -> Value {

@@ -43,14 +43,41 @@ impl Sandbox {
     }
 }
 
+/// `codesmith exec` against the scripted OpenAI-compatible server at `base_url` (model
+/// `scripted`) in `ws` with the `approval` mode, followed by `rest` (flags, the task).
+pub fn exec_args(ws: &Path, base_url: &str, approval: &str, rest: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "exec",
+        "--workspace",
+        &ws.to_string_lossy(),
+        "--provider",
+        "openai",
+        "--base-url",
+        base_url,
+        "--model",
+        "scripted",
+        "--approval",
+        approval,
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    args.extend(rest.iter().map(|a| a.to_string()));
+    args
+}
+
 /// Runs the `codesmith` binary with `args`, CODESMITH_HOME set, a test API
 /// key, and a 60 s bound.
-pub async fn codesmith(home: &Path, args: &[&str]) -> Output {
+pub async fn codesmith<S: AsRef<std::ffi::OsStr>>(home: &Path, args: &[S]) -> Output {
     codesmith_with_env(home, args, &[]).await
 }
 
 /// [`codesmith`] with extra environment variables.
-pub async fn codesmith_with_env(home: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
+pub async fn codesmith_with_env<S: AsRef<std::ffi::OsStr>>(
+    home: &Path,
+    args: &[S],
+    envs: &[(&str, &str)],
+) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
     cmd.args(args)
         .envs(envs.iter().copied())
