@@ -31,6 +31,11 @@ pub(crate) struct Runtime {
     pub(crate) verify: crate::verify::Observed,
     /// The running turn and its snapshot (taken before the first write).
     pub(crate) snapshots: crate::snapshot::TurnSnapshots,
+    /// What starting a subagent needs, and this engine's place in the tree; `None`
+    /// outside an engine session (`codesmith tool`, the MCP server).
+    pub(crate) delegation: Option<crate::subagent::Delegation>,
+    /// Children that ran in the current round, for the transcript and the totals.
+    pub(crate) delegated: Vec<crate::subagent::Delegated>,
 }
 
 impl Runtime {
