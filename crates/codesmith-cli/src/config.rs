@@ -670,3 +670,32 @@ fn warn_loosening(project: &ProjectConfig, approval: ApprovalMode, warnings: &mu
         }
     }
 }
+
+#[cfg(test)]
+mod agents_tests {
+    use super::*;
+
+    fn parse(text: &str) -> FileConfig {
+        toml::from_str(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn agents_settings_default_override_and_refuse_zero_caps() {
+        let defaults = parse("").agent_settings().ok();
+        assert_eq!(defaults, Some(codesmith_engine::AgentSettings::default()));
+        let set = parse("[agents]\nmodel = \"small\"\nmax_turns = 5\nmax_wall_secs = 30\n")
+            .agent_settings()
+            .ok();
+        assert_eq!(
+            set,
+            Some(codesmith_engine::AgentSettings {
+                model: Some("small".into()),
+                max_turns: 5,
+                max_wall: std::time::Duration::from_secs(30),
+            })
+        );
+        let zero = parse("[agents]\nmax_turns = 0\n").agent_settings();
+        assert!(zero.is_err_and(|e| e.to_string().contains("at least 1")));
+        assert!(toml::from_str::<FileConfig>("[agents]\nmax_rounds = 3\n").is_err());
+    }
+}

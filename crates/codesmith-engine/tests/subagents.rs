@@ -388,3 +388,44 @@ async fn a_child_past_its_wall_time_is_stopped_and_the_parent_goes_on() {
         "{result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_children_of_one_response_run_in_parallel() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(
+            agent_call("p1", "explore", "first question").with_tool_call(
+                "p2",
+                "agent",
+                r#"{"type": "plan", "description": "second", "prompt": "second question"}"#,
+            ),
+        )
+        .push(Scripted::text("one answer").stall_before(400))
+        .push(Scripted::text("another answer").stall_before(400))
+        .push(Scripted::text("both answered"));
+    let mut engine = rig.engine();
+    let mut events = Vec::new();
+    let outcome = engine
+        .run_task("ask two", &mut |e| events.push(e))
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "both answered");
+    // Both children started before either finished.
+    let first_finish = events
+        .iter()
+        .position(|e| matches!(e, Event::SubagentFinished { .. }))
+        .unwrap();
+    let starts = events[..first_finish]
+        .iter()
+        .filter(|e| matches!(e, Event::SubagentStarted { .. }))
+        .count();
+    assert_eq!(starts, 2);
+    let results = tool_results(&rig.server.request_bodies()[3]);
+    assert_eq!(results.len(), 2);
+    let mut answers: Vec<&str> = results
+        .iter()
+        .map(|r| r.lines().next().unwrap_or_default())
+        .collect();
+    answers.sort();
+    assert_eq!(answers, vec!["another answer", "one answer"]);
+}

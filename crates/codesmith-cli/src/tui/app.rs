@@ -837,6 +837,68 @@ mod tests {
     }
 
     #[test]
+    fn a_subagent_shows_on_its_agent_line_and_never_takes_the_retry_banner() {
+        let mut a = app();
+        a.apply(Event::ToolCall {
+            id: "p1".into(),
+            name: "agent".into(),
+            arguments: serde_json::json!({"type": "explore", "description": "find it", "prompt": "x"}),
+        });
+        a.apply(Event::SubagentStarted {
+            agent_id: "child".into(),
+            call_id: "p1".into(),
+            agent_type: "explore".into(),
+            description: "find it".into(),
+            depth: 1,
+        });
+        let line = |a: &App| match a.entries.last() {
+            Some(Entry::Tool(t)) => t.summary.clone(),
+            _ => None,
+        };
+        assert_eq!(line(&a).as_deref(), Some("explore: find it"));
+        let nested = |event: Event| Event::Subagent {
+            agent_id: "child".into(),
+            event: Box::new(event),
+        };
+        a.apply(nested(Event::ToolCall {
+            id: "c1".into(),
+            name: "read_file".into(),
+            arguments: serde_json::json!({"path": "a.txt"}),
+        }));
+        assert_eq!(line(&a).as_deref(), Some("read_file a.txt"));
+        // The child's retry neither shows as nor clears the foreground's banner.
+        a.apply(nested(Event::Retry {
+            attempt: 1,
+            wait_ms: 1000,
+            reason: "HTTP 429".into(),
+        }));
+        assert!(a.status.retry.is_none());
+        a.apply(Event::Retry {
+            attempt: 2,
+            wait_ms: 1000,
+            reason: "HTTP 503".into(),
+        });
+        a.apply(nested(Event::TurnCompleted {
+            turn: 1,
+            stop_reason: StopReason::EndTurn,
+            usage: Usage {
+                input_tokens: 40,
+                output_tokens: 2,
+                cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
+            },
+            refusal: false,
+        }));
+        assert!(
+            a.status.retry.is_some(),
+            "a child's round kept the parent's banner"
+        );
+        // Its usage counts into the status line, not into the context fill.
+        assert_eq!(a.status.usage.input_tokens, 40);
+        assert_eq!(a.status.context_tokens, 0);
+    }
+
+    #[test]
     fn usage_retry_and_verdicts_update_the_status() {
         let mut a = app();
         a.apply(Event::Retry {
