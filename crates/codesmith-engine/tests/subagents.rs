@@ -291,11 +291,12 @@ async fn a_review_child_cannot_write_files() {
             "write_file",
             r#"{"path": "a.txt", "content": "changed\n"}"#,
         ))
-        .push(Scripted::tool_call(
-            "c2",
-            "exec_shell",
-            r#"{"command": "cp b.txt a.txt"}"#,
-        ))
+        .push(
+            Scripted::tool_call("c2", "exec_shell", r#"{"command": "cp b.txt a.txt"}"#)
+                .with_tool_call("c3", "exec_shell", r#"{"command": "echo x > new.txt"}"#)
+                .with_tool_call("c4", "exec_shell", r#"{"command": "cat b.txt"}"#)
+                .with_tool_call("c5", "exec_shell", r#"{"command": "cargo test --offline"}"#),
+        )
         .push(Scripted::text(
             "I may not edit files; a.txt should say gamma.",
         ))
@@ -316,10 +317,18 @@ async fn a_review_child_cannot_write_files() {
         refused.contains("DENIED") && refused.contains("not available to this review subagent"),
         "{refused}"
     );
-    // A shell command that writes needs a person even though the parent runs in `auto`:
-    // nobody is there, so it is refused.
-    let shell = &tool_results(&bodies[3])[1];
-    assert!(shell.contains("DENIED"), "{shell}");
+    // Through the shell it may read and run tests, but nothing that writes, even with the
+    // parent in `auto`.
+    let shell = tool_results(&bodies[3]);
+    for refused in &shell[1..3] {
+        assert!(
+            refused.contains("DENIED") && refused.contains("review subagent"),
+            "{refused}"
+        );
+    }
+    assert!(!rig.ws.join("new.txt").exists());
+    assert!(shell[3].starts_with("beta"), "{}", shell[3]);
+    assert!(!shell[4].contains("DENIED"), "{}", shell[4]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -9,7 +9,7 @@
 //! | `general` | the parent's whole catalogue (including `agent`) |
 //! | `explore` | read-only tools and `fetch_url` (under the network policy) |
 //! | `plan` | read-only tools only: nothing that executes or reaches the network |
-//! | `review` | read-only tools and `exec_shell` (tests, linters), in at least `suggest` mode |
+//! | `review` | read-only tools and `exec_shell` for commands that read and test/build commands, in at least `suggest` mode |
 //!
 //! Permissions only tighten from parent to child: the child runs under the parent's
 //! approval mode (`review` at least `suggest`), exec policy, network policy and sandbox,
@@ -326,6 +326,20 @@ pub(crate) fn withheld(role: AgentType, name: &str) -> Refusal {
 
 /// What [`run`] returns: the call's result, with the record of the child when one ran.
 type Ran = (ToolOutcome, Option<Delegated>);
+
+/// The refusal of a shell command a `review` subagent may not run: only commands that
+/// read, and test and build commands, are its to run.
+pub(crate) fn review_shell_refusal(command: &str) -> Refusal {
+    Refusal::new(
+        ErrorCode::Denied,
+        format!(
+            "`{command}` was not run: a review subagent runs only commands that read and test or build              commands, and this one is neither (it may change files)."
+        ),
+        "Do not try another way to change files. Run the tests or linters you need, and put what          should change into your final answer.",
+    )
+    .with("agent_type", AgentType::Review.as_str())
+    .with("tool", "exec_shell")
+}
 
 /// Runs one `agent` call of the engine `rt` belongs to. Child events go to `tx`, wrapped.
 ///
