@@ -99,7 +99,7 @@ impl Runtime {
     }
 
     /// The requirement for a network tool: the network policy's decision for
-    /// the URL's host. `prompt` asks (an approval covers the host); `deny` is
+    /// the URL's host. `ask` asks (an approval covers the host); `deny` is
     /// left to the tool, which refuses at execution naming the gate.
     pub(crate) fn network_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
         let Some(url) = args.get("url").and_then(Value::as_str) else {
@@ -110,10 +110,10 @@ impl Runtime {
             NetworkDecision::Allow | NetworkDecision::Deny => {
                 Requirement::Auto { concurrent: false }
             }
-            NetworkDecision::Prompt if self.mode == ApprovalMode::Auto => {
+            NetworkDecision::Ask if self.mode == ApprovalMode::Auto => {
                 Requirement::Auto { concurrent: false }
             }
-            NetworkDecision::Prompt => Requirement::Ask {
+            NetworkDecision::Ask => Requirement::Ask {
                 request: ApprovalRequest {
                     tool: tool.name().to_string(),
                     summary: format!("fetch {url}"),
