@@ -18,12 +18,14 @@ use common::{Sandbox, codesmith, line_mode};
 
 const BIN: &str = env!("CARGO_BIN_EXE_codesmith");
 
-/// The user allows everything and runs commands bare, denies one host; the project
+/// The user allows everything and runs commands bare, denies one host and asks before
+/// any other (`ask`, the exec policy's word); the project
 /// tightens the approval mode to `never` and requires a sandbox (which `none` cannot give).
 fn tightened(sb: &Sandbox) {
     std::fs::write(
         sb.home().join("config.toml"),
-        "approval = \"auto\"\n[sandbox]\nbackend = \"none\"\n[network]\ndeny = [\"blocked.test\"]\n",
+        "approval = \"auto\"\n[sandbox]\nbackend = \"none\"\n[network]\ndefault = \"ask\"\n\
+         deny = [\"blocked.test\"]\n",
     )
     .unwrap();
     let project = sb.ws().join(".codesmith");
@@ -35,15 +37,17 @@ fn tightened(sb: &Sandbox) {
     .unwrap();
 }
 
-/// The three calls every front end makes: a command that needs approval (refused by
-/// `never`), a harmless one (refused by the required sandbox) and a fetch of the denied
-/// host (refused by `[network] deny`, before any connection).
+/// The four calls every front end makes: a command that needs approval (refused by
+/// `never`), a harmless one (refused by the required sandbox), a fetch of the denied host
+/// (refused by `[network] deny`) and one of a host the policy asks about (refused by
+/// `never`, without asking), both before any connection.
 const NEEDS_APPROVAL: &str = r#"{"command": "rm -rf build"}"#;
 const HARMLESS: &str = r#"{"command": "echo hi"}"#;
 const DENIED_HOST: &str = r#"{"url": "http://blocked.test/page"}"#;
+const ASKED_HOST: &str = r#"{"url": "http://unlisted.test/page"}"#;
 
-/// Asserts the three refusals, given the text of each call's result.
-fn assert_refusals(approval: &str, sandbox: &str, network: &str) {
+/// Asserts the four refusals, given the text of each call's result.
+fn assert_refusals(approval: &str, sandbox: &str, network: &str, asked: &str) {
     assert!(approval.contains("DENIED"), "{approval}");
     assert!(approval.contains("approval mode is never"), "{approval}");
     assert!(sandbox.contains("DENIED"), "{sandbox}");
@@ -54,6 +58,9 @@ fn assert_refusals(approval: &str, sandbox: &str, network: &str) {
     assert!(!sandbox.contains("hi\\n"), "the command ran: {sandbox}");
     assert!(network.contains("blocked.test"), "{network}");
     assert!(network.contains("\"ok\":false"), "{network}");
+    assert!(asked.contains("DENIED"), "{asked}");
+    assert!(asked.contains("fetch http://unlisted.test/page"), "{asked}");
+    assert!(asked.contains("The approval mode is `never`"), "{asked}");
 }
 
 fn scripted_calls(server: &ScriptedServer) {
@@ -61,6 +68,7 @@ fn scripted_calls(server: &ScriptedServer) {
         .push(Scripted::tool_call("c1", "exec_shell", NEEDS_APPROVAL))
         .push(Scripted::tool_call("c2", "exec_shell", HARMLESS))
         .push(Scripted::tool_call("c3", "fetch_url", DENIED_HOST))
+        .push(Scripted::tool_call("c4", "fetch_url", ASKED_HOST))
         .push(Scripted::text("Done."));
 }
 
@@ -106,8 +114,8 @@ async fn exec_applies_the_project_tightening_and_the_network_policy() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let results = tool_results(&server);
-    assert_eq!(results.len(), 3, "{results:?}");
-    assert_refusals(&results[0], &results[1], &results[2]);
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert_refusals(&results[0], &results[1], &results[2], &results[3]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -122,10 +130,10 @@ async fn the_ui_applies_the_project_tightening_and_the_network_policy() {
     let out = line_mode(&sb.home(), &flags, "clean up\n/quit\n").await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(!stdout.contains("approve exec_shell"), "{stdout}");
+    assert!(!stdout.contains("approve "), "{stdout}");
     let results = tool_results(&server);
-    assert_eq!(results.len(), 3, "{results:?}");
-    assert_refusals(&results[0], &results[1], &results[2]);
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert_refusals(&results[0], &results[1], &results[2], &results[3]);
 }
 
 /// `codesmith tool NAME ARGS` in `ws` with `home`: the envelope line.
@@ -153,6 +161,7 @@ fn tool_applies_the_project_tightening_and_the_network_policy() {
         &tool(&home, &ws, "exec_shell", NEEDS_APPROVAL),
         &tool(&home, &ws, "exec_shell", HARMLESS),
         &tool(&home, &ws, "fetch_url", DENIED_HOST),
+        &tool(&home, &ws, "fetch_url", ASKED_HOST),
     );
 }
 
@@ -184,6 +193,7 @@ fn mcp_applies_the_project_tightening_and_the_network_policy() {
         call(2, "exec_shell", NEEDS_APPROVAL),
         call(3, "exec_shell", HARMLESS),
         call(4, "fetch_url", DENIED_HOST),
+        call(5, "fetch_url", ASKED_HOST),
     ];
     let stdout = child.stdout.take().unwrap();
     let (tx, lines) = std::sync::mpsc::channel::<String>();
@@ -202,7 +212,7 @@ fn mcp_applies_the_project_tightening_and_the_network_policy() {
     stdin.flush().unwrap();
     let mut answers: Vec<Value> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !(2..=4).all(|id| answers.iter().any(|a| a["id"] == id)) {
+    while !(2..=5).all(|id| answers.iter().any(|a| a["id"] == id)) {
         let left = deadline.saturating_duration_since(Instant::now());
         match lines.recv_timeout(left) {
             Ok(line) => answers.push(serde_json::from_str(&line).unwrap()),
@@ -230,7 +240,7 @@ fn mcp_applies_the_project_tightening_and_the_network_policy() {
             .unwrap()
             .to_string()
     };
-    assert_refusals(&text(2), &text(3), &text(4));
+    assert_refusals(&text(2), &text(3), &text(4), &text(5));
 }
 
 /// `codesmith config show` in `ws` with `home`, `envs` and `extra` flags; no API key or

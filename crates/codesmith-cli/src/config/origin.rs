@@ -65,10 +65,7 @@ mod tests {
     fn origins_read_as_git_config_show_origin_does() {
         assert_eq!(Origin::Default.to_string(), "default");
         assert_eq!(Origin::User.to_string(), "user");
-        assert_eq!(
-            Origin::ProjectTightened.to_string(),
-            "project (tightened)"
-        );
+        assert_eq!(Origin::ProjectTightened.to_string(), "project (tightened)");
         assert_eq!(
             Origin::Env("OPENAI_BASE_URL").to_string(),
             "env OPENAI_BASE_URL"
