@@ -93,6 +93,12 @@ pub enum Command {
     },
     /// Check the installation and configuration; every finding says what to do next.
     Doctor(DoctorArgs),
+    /// Show the effective configuration and where each value came from.
+    Config {
+        /// What to show.
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Tidy long-lived memory (MEMORY.md and its topic files).
     Memory {
         /// What to do.
@@ -233,6 +239,28 @@ pub struct DoctorArgs {
     /// After the checks, ask the configured model to explain the findings (advice only).
     #[arg(long)]
     pub analyze: bool,
+}
+
+/// `codesmith config ...`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print each effective value with its origin (`default`, `user`, `project
+    /// (tightened)`, `env NAME`, `flag --NAME`); secrets are redacted.
+    Show(ConfigShowArgs),
+}
+
+/// `codesmith config show`.
+#[derive(Debug, Clone, Args)]
+pub struct ConfigShowArgs {
+    /// Workspace whose project config and policy apply.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
+    /// Model selection, as `exec` takes it (to see what a flag changes).
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Print one JSON object (`settings`: key, value, origin; `warnings`) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `codesmith memory ...`.

@@ -1,17 +1,35 @@
-//! Configuration (stage two): resolve flags, environment and config files once.
+//! Configuration (stage two): one stack of layers, resolved once into [`Settings`].
 //!
-//! Sources, highest first: command-line flags, environment variables, the user
-//! config `$CODESMITH_HOME/config.toml`. The project config
-//! `<workspace>/.codesmith/config.toml` is untrusted (anyone can commit one to a
-//! repository): it may only tighten the approval mode and the sandbox, and is
-//! ignored for credentials, endpoints, providers and the network policy.
+//! Layers, lowest first:
+//! 1. the built-in defaults;
+//! 2. the user config `$CODESMITH_HOME/config.toml`;
+//! 3. the project config `<workspace>/.codesmith/config.toml`, which is untrusted
+//!    (anyone can commit one to a repository): it may only tighten the approval mode
+//!    and the sandbox; every other key, and every loosening value, is ignored with a
+//!    warning;
+//! 4. environment variables (`OPENAI_BASE_URL`, the API keys,
+//!    `CODESMITH_STREAM_IDLE_TIMEOUT_SECS`, ...);
+//! 5. command-line flags.
+//!
+//! [`resolve`] reads the files once and returns a fully typed [`Settings`] that also
+//! records the [`Origin`] of every value; every front end (`exec`, the UI, `tool`,
+//! `mcp`, `doctor`, `config show`) builds from it and none reads a config file again.
+//! The section structs below ([`FileConfig`] and its `*Section`s) are the files' schema.
 
+mod origin;
+mod show;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use codesmith_policy::ApprovalMode;
+use codesmith_policy::{ApprovalMode, NetworkConfig};
+use codesmith_tools::fetch::FetchConfig;
 use serde::Deserialize;
+
+pub use origin::{Origin, Origins};
+pub use show::{Shown, show, to_text};
 
 use crate::args::{ApprovalArg, ModelArgs, ProviderName};
 
@@ -232,9 +250,10 @@ pub struct ProjectConfig {
     pub ignored: toml::Table,
 }
 
-/// Everything a command needs, resolved once.
+/// Everything a command needs, resolved once from the layers; nothing downstream reads
+/// a config file again. [`Settings::origins`] says which layer set each value.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub struct Settings {
     /// `$CODESMITH_HOME`.
     pub home: PathBuf,
     /// Canonical workspace.
@@ -243,11 +262,11 @@ pub struct Resolved {
     pub provider: ProviderName,
     /// Model name or GGUF path.
     pub model: String,
-    /// Endpoint base URL (remote providers).
+    /// Endpoint base URL (remote providers; `None`: the vendor's default).
     pub base_url: Option<String>,
     /// API key (remote providers).
     pub api_key: Option<String>,
-    /// Approval mode.
+    /// Approval mode, after the project config tightened it.
     pub approval: ApprovalMode,
     /// Model rounds per task.
     pub max_turns: u32,
@@ -257,16 +276,39 @@ pub struct Resolved {
     pub reasoning_replay: codesmith_providers::ReasoningReplay,
     /// `[openai] prompt_cache_key`, when set.
     pub prompt_cache_key: Option<bool>,
-    /// User config as read.
-    pub file: FileConfig,
+    /// `max_output_tokens`: the output-token cap per response, when the user set one
+    /// (otherwise the provider's own; see `setup::max_tokens`).
+    pub max_output_tokens: Option<u32>,
+    /// The `[network]` section as the user wrote it (default when absent; never from the
+    /// project).
+    pub network: NetworkConfig,
+    /// What fetch_url runs under, built once from [`Settings::network`]: the network
+    /// policy (`fetch.policy`, also the approval gate's input) and the address gate.
+    pub fetch: FetchConfig,
+    /// `[verification] result_claims` (default true).
+    pub verify_claims: bool,
+    /// `[agents]`: the subagents' model and per-child caps (defaults when unset).
+    pub agents: codesmith_engine::AgentSettings,
+    /// `[snapshots] enabled` (default true; only the user config can switch them off).
+    pub snapshots: bool,
+    /// `mcp_defer_threshold` (default [`codesmith_tools::mcp::DEFAULT_DEFER_THRESHOLD`]).
+    pub mcp_defer_threshold: usize,
+    /// `[mcp_servers.NAME]` (user config only).
+    pub mcp_servers: BTreeMap<String, codesmith_tools::mcp::McpServerConfig>,
     /// Exec-policy rules from `$CODESMITH_HOME/policy.toml` and `.codesmith/policy.toml`.
     pub rules: codesmith_policy::Rules,
     /// The sandbox settings after the project config tightened them.
     pub sandbox: SandboxSection,
-    /// Things the user should know (ignored project keys, skipped instruction files, ...).
+    /// Things the user should know about the configuration (ignored project keys,
+    /// unparseable patterns, ignored exec-policy rules, ...).
     pub warnings: Vec<String>,
+    /// What a session (`exec`, the UI) tells at its start besides [`Settings::warnings`]:
+    /// skipped instruction files, project memory being loaded.
+    pub session_notices: Vec<String>,
     /// AGENTS.md / CLAUDE.md as loaded once at start-up (skipped files are in `warnings`).
     pub instructions: codesmith_tools::instructions::Instructions,
+    /// Which layer set each value (see [`show`]).
+    pub origins: Origins,
 }
 
 /// `$CODESMITH_HOME`, default `~/.codesmith`. A relative `CODESMITH_HOME` is made
@@ -393,28 +435,81 @@ pub fn read_user_config(home: &Path) -> Result<FileConfig> {
     }
 }
 
-fn read_project_config(workspace: &Path, home: &Path, warnings: &mut Vec<String>) -> ProjectConfig {
-    let Some(dir) = project_dir(workspace, home) else {
-        return ProjectConfig::default();
-    };
-    let path = dir.join("config.toml");
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        return ProjectConfig::default();
-    };
-    match toml::from_str::<ProjectConfig>(&text) {
-        Ok(cfg) => {
-            for key in cfg.ignored.keys() {
-                warnings.push(format!(
-                    "ignored `{key}` in {}: project config may only tighten `approval` and `sandbox`",
-                    path.display()
+/// The project layer: `<workspace>/.codesmith/config.toml` as read, with what it may
+/// not do said in `notes` (ignored keys, values that would loosen, a file that does not
+/// parse). Nothing in it ever loosens a setting.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectLayer {
+    /// The file, when one was found (`None`: no project config).
+    pub path: Option<PathBuf>,
+    /// The keys that may tighten (empty when the file is absent or does not parse).
+    pub config: ProjectConfig,
+    /// Why parts of it are ignored, one sentence each.
+    pub notes: Vec<String>,
+}
+
+impl ProjectLayer {
+    /// Reads the project config of `workspace` (never one inside `home`, see
+    /// [`project_dir`]). A file that does not parse is ignored with a note: it can only
+    /// tighten, so ignoring it loosens nothing the user set.
+    pub fn load(workspace: &Path, home: &Path) -> ProjectLayer {
+        let Some(dir) = project_dir(workspace, home) else {
+            return ProjectLayer::default();
+        };
+        let path = dir.join("config.toml");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return ProjectLayer::default();
+        };
+        let shown = path.display().to_string();
+        let mut notes = Vec::new();
+        let config = match toml::from_str::<ProjectConfig>(&text) {
+            Ok(cfg) => cfg,
+            Err(e) => {
+                notes.push(format!("ignored {shown}: {e}"));
+                return ProjectLayer {
+                    path: Some(path),
+                    config: ProjectConfig::default(),
+                    notes,
+                };
+            }
+        };
+        for key in config.ignored.keys() {
+            notes.push(format!(
+                "ignored `{key}` in {shown}: project config may only tighten `approval` and `sandbox`"
+            ));
+        }
+        if let Some(asked) = config.approval.as_deref()
+            && parse_approval(asked).is_err()
+        {
+            notes.push(format!(
+                "ignored approval = {asked:?} in {shown}: not auto, suggest or never"
+            ));
+        }
+        if let Some(sandbox) = &config.sandbox {
+            if sandbox.backend.is_some() {
+                notes.push(format!(
+                    "ignored [sandbox] backend in {shown}: only your own config.toml chooses it"
                 ));
             }
-            cfg
+            if sandbox.required == Some(false) || sandbox.network == Some(true) {
+                notes.push(format!(
+                    "ignored a loosening [sandbox] setting in {shown}: a project may only tighten it"
+                ));
+            }
         }
-        Err(e) => {
-            warnings.push(format!("ignored {}: {e}", path.display()));
-            ProjectConfig::default()
+        ProjectLayer {
+            path: Some(path),
+            config,
+            notes,
         }
+    }
+
+    /// The approval mode the project asks for, when it parses.
+    fn approval(&self) -> Option<ApprovalMode> {
+        self.config
+            .approval
+            .as_deref()
+            .and_then(|a| parse_approval(a).ok())
     }
 }
 
@@ -445,70 +540,199 @@ fn parse_provider(name: &str) -> Result<ProviderName> {
     }
 }
 
-/// Resolves everything `exec` (and the UI) needs.
-pub fn resolve(
-    workspace_arg: Option<&Path>,
-    model: &ModelArgs,
-    max_turns: Option<u32>,
-) -> Result<Resolved> {
+/// What the command line said, for the flag layer.
+#[derive(Debug, Clone, Copy)]
+pub struct Flags<'a> {
+    /// `--workspace`.
+    pub workspace: Option<&'a Path>,
+    /// `--provider`, `--model`, `--base-url`, `--approval`.
+    pub model: &'a ModelArgs,
+    /// `--max-turns`.
+    pub max_turns: Option<u32>,
+}
+
+/// The model flags of a command that has none (`tool`, `mcp`, `doctor`, `config show`).
+pub const NO_MODEL_FLAGS: ModelArgs = ModelArgs {
+    provider: None,
+    model: None,
+    base_url: None,
+    approval: None,
+};
+
+/// Resolves every layer into [`Settings`]: the files are read here and nowhere else.
+///
+/// # Errors
+/// An unusable home or workspace, a user config that does not parse (unknown keys are
+/// rejected), an invalid value (provider, approval mode, base URL, idle timeout,
+/// `[openai]` settings), or invalid exec-policy rules: each names what to fix. The
+/// project config never fails resolution; what it may not set is ignored with a warning.
+pub fn resolve(flags: Flags<'_>) -> Result<Settings> {
     let home = home_dir()?;
-    let workspace = workspace(workspace_arg)?;
+    let workspace = workspace(flags.workspace)?;
     let file = read_user_config(&home)?;
-    let mut warnings = Vec::new();
-    let project = read_project_config(&workspace, &home, &mut warnings);
+    let project = ProjectLayer::load(&workspace, &home);
+    let mut origins = Origins::default();
+    origins.set_if(
+        env_nonempty("CODESMITH_HOME").is_some(),
+        "home",
+        Origin::Env("CODESMITH_HOME"),
+    );
+    origins.set_if(
+        flags.workspace.is_some(),
+        "workspace",
+        Origin::Flag("--workspace"),
+    );
+    let mut warnings = project.notes.clone();
     let user_home = std::env::var_os("HOME").map(PathBuf::from);
     let instructions = codesmith_tools::instructions::load_instructions(
         &workspace,
         user_home.as_deref(),
         &codesmith_tools::instructions::InstructionLimits::default(),
     );
-    warnings.extend(
-        instructions
-            .warnings
-            .iter()
-            .map(|w| format!("instructions: {w}")),
-    );
-    if let Some(note) = project_memory_note(&workspace) {
-        warnings.push(note);
-    }
+    let mut session_notices: Vec<String> = instructions
+        .warnings
+        .iter()
+        .map(|w| format!("instructions: {w}"))
+        .collect();
+    session_notices.extend(project_memory_note(&workspace));
+    let model = flags.model;
     let provider = match (model.provider, &file.provider) {
-        (Some(p), _) => p,
-        (None, Some(name)) => parse_provider(name)?,
+        (Some(p), _) => {
+            origins.set("provider", Origin::Flag("--provider"));
+            p
+        }
+        (None, Some(name)) => {
+            origins.set("provider", Origin::User);
+            parse_provider(name)?
+        }
         (None, None) => ProviderName::Local,
     };
+    let vendor_name = crate::setup::provider_label(provider);
     let vendor = match provider {
         ProviderName::Openai => file.openai.clone().unwrap_or_default(),
         ProviderName::Anthropic => file.anthropic.clone().unwrap_or_default(),
         ProviderName::Local => VendorSection::default(),
     };
-    let model_name = model
-        .model
-        .clone()
-        .or_else(|| vendor.model.clone())
-        .or_else(|| file.model.clone())
-        .unwrap_or_else(|| default_model(provider).to_string());
-    let base_url = model
-        .base_url
-        .clone()
-        .or_else(|| env_base_url(provider))
-        .or_else(|| vendor.base_url.clone());
+    let model_name = if let Some(m) = model.model.clone() {
+        origins.set("model", Origin::Flag("--model"));
+        m
+    } else if let Some(m) = vendor.model.clone().or_else(|| file.model.clone()) {
+        origins.set("model", Origin::User);
+        m
+    } else {
+        default_model(provider).to_string()
+    };
+    let url_key = format!("{vendor_name}.base_url");
+    let base_url = if let Some(url) = model.base_url.clone() {
+        origins.set(&url_key, Origin::Flag("--base-url"));
+        Some(url)
+    } else if let Some((var, url)) = env_base_url(provider) {
+        origins.set(&url_key, Origin::Env(var));
+        Some(url)
+    } else {
+        origins.set_if(vendor.base_url.is_some(), &url_key, Origin::User);
+        vendor.base_url.clone()
+    };
     if let Some(url) = &base_url {
         check_base_url(url)?;
     }
-    let api_key = api_key(provider, base_url.as_deref()).or_else(|| vendor.api_key.clone());
-    let approval = resolve_approval(model.approval, &file, &project)?;
-    warn_loosening(&project, approval, &mut warnings);
-    let idle_secs = idle_timeout_secs(&file)?;
+    let key_name = format!("{vendor_name}.api_key");
+    let api_key = match api_key(provider, base_url.as_deref()) {
+        Some((var, key)) => {
+            origins.set(&key_name, Origin::Env(var));
+            Some(key)
+        }
+        None => {
+            origins.set_if(vendor.api_key.is_some(), &key_name, Origin::User);
+            vendor.api_key.clone()
+        }
+    };
+    let approval = resolve_approval(model.approval, &file, &project, &mut origins)?;
+    if let Some(asked) = project.config.approval.as_deref()
+        && project.approval().is_some_and(|mode| mode < approval)
+    {
+        warnings.push(format!(
+            "ignored approval = {asked:?} in .codesmith/config.toml: a project may only tighten \
+             the approval mode"
+        ));
+    }
+    let idle_secs = idle_timeout_secs(&file, &mut origins)?;
     let reasoning_replay = file.reasoning_replay()?;
     let prompt_cache_key = file.prompt_cache_key()?;
-    // Checked here so a bad `[agents]` value is a usage error before anything runs.
-    file.agent_settings()?;
+    let openai = file.openai.as_ref();
+    origins.set_if(
+        openai.is_some_and(|o| o.reasoning_replay.is_some()),
+        "openai.reasoning_replay",
+        Origin::User,
+    );
+    origins.set_if(
+        prompt_cache_key.is_some(),
+        "openai.prompt_cache_key",
+        Origin::User,
+    );
+    let agents = file.agent_settings()?;
+    let section = file.agents.as_ref();
+    origins.set_if(
+        section.is_some_and(|a| a.model.is_some()),
+        "agents.model",
+        Origin::User,
+    );
+    origins.set_if(
+        section.is_some_and(|a| a.max_turns.is_some()),
+        "agents.max_turns",
+        Origin::User,
+    );
+    origins.set_if(
+        section.is_some_and(|a| a.max_wall_secs.is_some()),
+        "agents.max_wall_secs",
+        Origin::User,
+    );
     let rules = load_rules(&home, &workspace, &mut warnings)?;
     let sandbox = tighten_sandbox(
         file.sandbox.clone().unwrap_or_default(),
-        project.sandbox.as_ref(),
+        project.config.sandbox.as_ref(),
+        &mut origins,
     );
-    Ok(Resolved {
+    let network = file.network.clone().unwrap_or_default();
+    origins.set_if(file.network.is_some(), "network", Origin::User);
+    let fetch = network_fetch(&network, &mut warnings);
+    let max_turns = match (flags.max_turns, file.max_turns) {
+        (Some(n), _) => {
+            origins.set("max_turns", Origin::Flag("--max-turns"));
+            n
+        }
+        (None, Some(n)) => {
+            origins.set("max_turns", Origin::User);
+            n
+        }
+        (None, None) => DEFAULT_MAX_TURNS,
+    }
+    .max(1);
+    origins.set_if(
+        file.max_output_tokens.is_some(),
+        "max_output_tokens",
+        Origin::User,
+    );
+    let verify_claims = file.verify_claims();
+    origins.set_if(
+        file.verification
+            .as_ref()
+            .is_some_and(|v| v.result_claims.is_some()),
+        "verification.result_claims",
+        Origin::User,
+    );
+    let snapshots = file.snapshots.as_ref().and_then(|s| s.enabled);
+    origins.set_if(snapshots.is_some(), "snapshots.enabled", Origin::User);
+    origins.set_if(
+        file.mcp_defer_threshold.is_some(),
+        "mcp_defer_threshold",
+        Origin::User,
+    );
+    for name in file.mcp_servers.keys() {
+        origins.set(format!("mcp_servers.{name}"), Origin::User);
+    }
+    Ok(Settings {
+        agents,
         home,
         workspace,
         provider,
@@ -516,19 +740,46 @@ pub fn resolve(
         base_url,
         api_key,
         approval,
-        max_turns: max_turns
-            .or(file.max_turns)
-            .unwrap_or(DEFAULT_MAX_TURNS)
-            .max(1),
+        max_turns,
         idle_timeout: Duration::from_secs(idle_secs),
         reasoning_replay,
         prompt_cache_key,
-        file,
+        max_output_tokens: file.max_output_tokens,
+        network,
+        fetch,
+        verify_claims,
+        snapshots: snapshots.unwrap_or(true),
+        mcp_defer_threshold: file
+            .mcp_defer_threshold
+            .unwrap_or(codesmith_tools::mcp::DEFAULT_DEFER_THRESHOLD),
+        mcp_servers: file.mcp_servers,
         rules,
         sandbox,
         warnings,
+        session_notices,
         instructions,
+        origins,
     })
+}
+
+/// The `[network]` policy and the fetch tool's address gate, built once by the one
+/// builder ([`FetchConfig::from_network_config`]), whose warnings name each dropped host
+/// pattern or fake-IP range; plus a warning for a `default` that is not `allow`, `ask`
+/// (alias `prompt`) or `deny` (read as `ask`: a typo never allows).
+fn network_fetch(section: &NetworkConfig, warnings: &mut Vec<String>) -> FetchConfig {
+    if let Some(default) = section.default.as_deref()
+        && !matches!(
+            default.trim().to_ascii_lowercase().as_str(),
+            "allow" | "ask" | "prompt" | "deny"
+        )
+    {
+        warnings.push(format!(
+            "[network] default = {default:?} is not allow, ask or deny: read as ask"
+        ));
+    }
+    let (fetch, notes) = FetchConfig::from_network_config(Some(section));
+    warnings.extend(notes);
+    fetch
 }
 
 /// Reads the exec-policy rule files: the user's may allow, ask and deny; the
@@ -548,24 +799,37 @@ pub fn load_rules(
 }
 
 /// The project may require a sandbox or cut its network, never the reverse.
-fn tighten_sandbox(mut user: SandboxSection, project: Option<&SandboxSection>) -> SandboxSection {
+fn tighten_sandbox(
+    mut user: SandboxSection,
+    project: Option<&SandboxSection>,
+    origins: &mut Origins,
+) -> SandboxSection {
+    origins.set_if(user.backend.is_some(), "sandbox.backend", Origin::User);
+    origins.set_if(user.required.is_some(), "sandbox.required", Origin::User);
+    origins.set_if(user.network.is_some(), "sandbox.network", Origin::User);
     if let Some(p) = project {
         if p.required == Some(true) {
             user.required = Some(true);
+            origins.set("sandbox.required", Origin::ProjectTightened);
         }
         if p.network == Some(false) {
             user.network = Some(false);
+            origins.set("sandbox.network", Origin::ProjectTightened);
         }
     }
     user
 }
 
+/// Flag, else the stricter of the user's mode and the project's; an unreadable project
+/// value cannot loosen anything: it is ignored (and warned about by [`ProjectLayer`]).
 fn resolve_approval(
     flag: Option<ApprovalArg>,
     file: &FileConfig,
-    project: &ProjectConfig,
+    project: &ProjectLayer,
+    origins: &mut Origins,
 ) -> Result<ApprovalMode> {
     if let Some(arg) = flag {
+        origins.set("approval", Origin::Flag("--approval"));
         return Ok(approval_from_arg(arg));
     }
     let base = file
@@ -574,23 +838,38 @@ fn resolve_approval(
         .map(parse_approval)
         .transpose()?
         .unwrap_or(ApprovalMode::Suggest);
-    // An unreadable project value cannot loosen anything: it is ignored.
-    let project = project
-        .approval
-        .as_deref()
-        .and_then(|a| parse_approval(a).ok());
-    Ok(project.map_or(base, |p| base.max(p)))
+    origins.set_if(file.approval.is_some(), "approval", Origin::User);
+    match project.approval() {
+        Some(p) if p > base => {
+            origins.set("approval", Origin::ProjectTightened);
+            Ok(p)
+        }
+        _ => Ok(base),
+    }
 }
 
-fn idle_timeout_secs(file: &FileConfig) -> Result<u64> {
-    match std::env::var("CODESMITH_STREAM_IDLE_TIMEOUT_SECS") {
-        Ok(v) if !v.is_empty() => v.parse::<u64>().ok().filter(|n| *n > 0).with_context(|| {
-            format!("CODESMITH_STREAM_IDLE_TIMEOUT_SECS={v:?} is not a positive number of seconds")
-        }),
-        _ => Ok(file
-            .stream_idle_timeout_secs
-            .unwrap_or(DEFAULT_IDLE_TIMEOUT_SECS)
-            .max(1)),
+/// The variable that sets the stream idle window.
+const IDLE_TIMEOUT_VAR: &str = "CODESMITH_STREAM_IDLE_TIMEOUT_SECS";
+
+fn idle_timeout_secs(file: &FileConfig, origins: &mut Origins) -> Result<u64> {
+    match std::env::var(IDLE_TIMEOUT_VAR) {
+        Ok(v) if !v.is_empty() => {
+            origins.set("stream_idle_timeout_secs", Origin::Env(IDLE_TIMEOUT_VAR));
+            v.parse::<u64>().ok().filter(|n| *n > 0).with_context(|| {
+                format!("{IDLE_TIMEOUT_VAR}={v:?} is not a positive number of seconds")
+            })
+        }
+        _ => {
+            origins.set_if(
+                file.stream_idle_timeout_secs.is_some(),
+                "stream_idle_timeout_secs",
+                Origin::User,
+            );
+            Ok(file
+                .stream_idle_timeout_secs
+                .unwrap_or(DEFAULT_IDLE_TIMEOUT_SECS)
+                .max(1))
+        }
     }
 }
 
@@ -606,26 +885,37 @@ fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-fn env_base_url(provider: ProviderName) -> Option<String> {
-    match provider {
-        ProviderName::Openai => env_nonempty("OPENAI_BASE_URL"),
-        ProviderName::Anthropic => env_nonempty("ANTHROPIC_BASE_URL"),
-        ProviderName::Local => None,
-    }
+/// The endpoint from the environment, with the variable that set it.
+fn env_base_url(provider: ProviderName) -> Option<(&'static str, String)> {
+    let var = match provider {
+        ProviderName::Openai => "OPENAI_BASE_URL",
+        ProviderName::Anthropic => "ANTHROPIC_BASE_URL",
+        ProviderName::Local => return None,
+    };
+    env_nonempty(var).map(|url| (var, url))
 }
 
 /// The key from the environment, by the providers' own rule (one rule for
 /// both the CLI and the clients): `DEEPSEEK_API_KEY` for a DeepSeek URL,
-/// else `OPENAI_API_KEY`; `ANTHROPIC_API_KEY` for Anthropic.
-fn api_key(provider: ProviderName, base_url: Option<&str>) -> Option<String> {
+/// else `OPENAI_API_KEY`; `ANTHROPIC_API_KEY` for Anthropic. Returned with the name of
+/// the variable that held it.
+fn api_key(provider: ProviderName, base_url: Option<&str>) -> Option<(&'static str, String)> {
     use codesmith_providers::{
         DEFAULT_OPENAI_BASE_URL, anthropic_key_from_env, openai_key_from_env,
     };
-    match provider {
+    let key = match provider {
         ProviderName::Openai => openai_key_from_env(base_url.unwrap_or(DEFAULT_OPENAI_BASE_URL)),
         ProviderName::Anthropic => anthropic_key_from_env(),
         ProviderName::Local => None,
-    }
+    }?;
+    let var = match provider {
+        ProviderName::Anthropic => "ANTHROPIC_API_KEY",
+        _ if std::env::var("DEEPSEEK_API_KEY").ok().as_deref() == Some(key.as_str()) => {
+            "DEEPSEEK_API_KEY"
+        }
+        _ => "OPENAI_API_KEY",
+    };
+    Some((var, key))
 }
 
 /// A base URL must be an absolute `http` or `https` URL; anything else is a
@@ -642,32 +932,6 @@ fn check_base_url(url: &str) -> Result<()> {
             "the base URL {url:?} is not a URL ({e}): use one like https://api.openai.com/v1 \
              (fix --base-url, the *_BASE_URL variable or config.toml)"
         ),
-    }
-}
-
-/// Says so when the project config tried to loosen what it may only tighten.
-fn warn_loosening(project: &ProjectConfig, approval: ApprovalMode, warnings: &mut Vec<String>) {
-    let file = ".codesmith/config.toml";
-    if let Some(asked) = project.approval.as_deref() {
-        match parse_approval(asked) {
-            Ok(mode) if mode < approval => warnings.push(format!(
-                "ignored approval = {asked:?} in {file}: a project may only tighten the approval mode"
-            )),
-            Err(_) => warnings.push(format!("ignored approval = {asked:?} in {file}: not auto, suggest or never")),
-            Ok(_) => {}
-        }
-    }
-    if let Some(sandbox) = &project.sandbox {
-        if sandbox.backend.is_some() {
-            warnings.push(format!(
-                "ignored [sandbox] backend in {file}: only your own config.toml chooses it"
-            ));
-        }
-        if sandbox.required == Some(false) || sandbox.network == Some(true) {
-            warnings.push(format!(
-                "ignored a loosening [sandbox] setting in {file}: a project may only tighten it"
-            ));
-        }
     }
 }
 

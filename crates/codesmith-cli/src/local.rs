@@ -6,13 +6,13 @@ use std::sync::Arc;
 use codesmith_protocol::Event;
 use codesmith_providers::Provider;
 
-use crate::config::Resolved;
+use crate::config::Settings;
 use crate::setup::SetupError;
 
 /// Loads the local provider: the default model (fetched and cached on first
 /// use) or the GGUF file named by `--model`.
 pub async fn provider(
-    resolved: &Resolved,
+    resolved: &Settings,
     on_event: &mut (dyn FnMut(Event) + Send),
 ) -> Result<Arc<dyn Provider>, SetupError> {
     let path = if codesmith_local::is_default_model(&resolved.model) {

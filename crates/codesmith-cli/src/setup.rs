@@ -2,19 +2,19 @@
 
 use std::sync::Arc;
 
+use codesmith_engine::CallPolicy;
 use codesmith_engine::snapshot::SnapshotSettings;
 use codesmith_engine::{Approver, Engine, EngineConfig, PromptInputs, PromptStyle, Session};
-use codesmith_policy::{AddressGate, NetworkPolicy, Rules};
+use codesmith_policy::ApprovalMode;
 use codesmith_protocol::Event;
 use codesmith_providers::{
     AnthropicConfig, AnthropicProvider, CompleteOptions, OpenAiConfig, OpenAiProvider, Provider,
 };
-use codesmith_tools::fetch::FetchConfig;
 use codesmith_tools::sandbox::Sandbox;
 use codesmith_tools::{Registry, ToolContext};
 
 use crate::args::ProviderName;
-use crate::config::{FileConfig, Resolved, SandboxSection};
+use crate::config::{SandboxSection, Settings};
 
 /// Output-token cap for the embedded model's responses.
 pub const LOCAL_MAX_TOKENS: u32 = 512;
@@ -39,7 +39,7 @@ pub fn provider_label(p: ProviderName) -> &'static str {
 
 /// Builds the provider selected by `resolved`.
 pub async fn provider(
-    resolved: &Resolved,
+    resolved: &Settings,
     on_event: &mut (dyn FnMut(Event) + Send),
 ) -> Result<Arc<dyn Provider>, SetupError> {
     match resolved.provider {
@@ -102,49 +102,35 @@ pub fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
 ///
 /// # Errors
 /// See [`sandbox`].
-pub fn tool_context(resolved: &Resolved) -> anyhow::Result<ToolContext> {
+pub fn tool_context(resolved: &Settings) -> anyhow::Result<ToolContext> {
     let ctx = ToolContext::new(resolved.workspace.clone(), resolved.home.clone());
     Ok(ctx.with_sandbox(sandbox(&resolved.sandbox)?))
 }
 
-/// The network policy for fetch_url, from the user config only.
-pub fn network_policy(file: &FileConfig, warnings: &mut Vec<String>) -> NetworkPolicy {
-    let (policy, rejected) = NetworkPolicy::from_config_checked(file.network.as_ref());
-    for pattern in rejected {
-        warnings.push(format!(
-            "[network] ignored the host pattern {pattern:?}: it does not parse"
-        ));
-    }
-    policy
+/// The built-in tool registry, with fetch_url under the resolved `[network]` policy and
+/// address gate ([`Settings::fetch`]).
+pub fn registry(settings: &Settings) -> Registry {
+    codesmith_tools::builtin_registry(settings.fetch.clone())
 }
 
-/// The built-in tool registry, with fetch_url under the user's network policy.
-pub fn registry(file: &FileConfig, warnings: &mut Vec<String>) -> Registry {
-    let policy = network_policy(file, warnings);
-    let (gate, notes) = AddressGate::from_config(file.network.as_ref());
-    warnings.extend(notes);
-    codesmith_tools::builtin_registry(FetchConfig::new(policy, gate))
-}
-
-/// Starts the user config's MCP servers (concurrently, each bounded by its start-up
-/// timeout) in `workspace`; `${VAR}` in their `env` and `headers`, and bearer tokens,
-/// come from this process's environment; HTTP servers' URLs pass the user's `[network]`
-/// deny list.
-pub async fn mcp_servers(
-    file: &FileConfig,
-    workspace: &std::path::Path,
-) -> codesmith_tools::mcp::McpStart {
+/// Starts the configured MCP servers (concurrently, each bounded by its start-up
+/// timeout) in the workspace; `${VAR}` in their `env` and `headers`, and bearer tokens,
+/// come from this process's environment; HTTP servers' URLs pass the `[network]` deny
+/// list.
+pub async fn mcp_servers(settings: &Settings) -> codesmith_tools::mcp::McpStart {
     let lookup = |name: &str| std::env::var(name).ok();
-    let threshold = file
-        .mcp_defer_threshold
-        .unwrap_or(codesmith_tools::mcp::DEFAULT_DEFER_THRESHOLD);
-    let network = NetworkPolicy::from_config(file.network.as_ref());
-    codesmith_tools::mcp::start_servers(&file.mcp_servers, workspace, &lookup, threshold, &network)
-        .await
+    codesmith_tools::mcp::start_servers(
+        &settings.mcp_servers,
+        &settings.workspace,
+        &lookup,
+        settings.mcp_defer_threshold,
+        &settings.fetch.policy,
+    )
+    .await
 }
 
 /// The session's system prompt, with the workspace's AGENTS.md.
-pub fn system_prompt(resolved: &Resolved) -> String {
+pub fn system_prompt(resolved: &Settings) -> String {
     let instructions = Some(resolved.instructions.render()).filter(|text| !text.trim().is_empty());
     let style = if resolved.provider == ProviderName::Local {
         PromptStyle::Compact
@@ -161,13 +147,13 @@ pub fn system_prompt(resolved: &Resolved) -> String {
 }
 
 /// The per-response output cap.
-pub fn max_tokens(resolved: &Resolved) -> Option<u32> {
+pub fn max_tokens(resolved: &Settings) -> Option<u32> {
     let default = (resolved.provider == ProviderName::Local).then_some(LOCAL_MAX_TOKENS);
-    resolved.file.max_output_tokens.or(default)
+    resolved.max_output_tokens.or(default)
 }
 
 /// Retry and watchdog settings.
-pub fn complete_options(resolved: &Resolved) -> CompleteOptions {
+pub fn complete_options(resolved: &Settings) -> CompleteOptions {
     CompleteOptions {
         idle_timeout: resolved.idle_timeout,
         ..CompleteOptions::default()
@@ -175,7 +161,7 @@ pub fn complete_options(resolved: &Resolved) -> CompleteOptions {
 }
 
 /// The engine settings for a session.
-pub fn engine_config(resolved: &Resolved, warnings: &mut Vec<String>) -> EngineConfig {
+pub fn engine_config(resolved: &Settings) -> EngineConfig {
     EngineConfig {
         model: resolved.model.clone(),
         system_prompt: system_prompt(resolved),
@@ -184,67 +170,91 @@ pub fn engine_config(resolved: &Resolved, warnings: &mut Vec<String>) -> EngineC
         approval: resolved.approval,
         complete: complete_options(resolved),
         rules: resolved.rules.clone(),
-        network: network_policy(&resolved.file, warnings),
-        verify_claims: resolved.file.verify_claims(),
+        network: resolved.fetch.policy.clone(),
+        verify_claims: resolved.verify_claims,
     }
 }
 
 /// An engine over `session` with the built-in tools, the MCP servers' tools `mcp`
 /// (see [`mcp_servers`]), the `agent` tool with the `[agents]` settings (not for the
-/// embedded model) and the configured snapshots; configuration warnings are added
-/// to `warnings`.
+/// embedded model) and the configured snapshots.
 pub fn engine(
-    resolved: &Resolved,
+    resolved: &Settings,
     provider: Arc<dyn Provider>,
     ctx: Arc<ToolContext>,
     approver: Arc<dyn Approver>,
     session: Session,
     mcp: &codesmith_tools::mcp::McpStart,
-    warnings: &mut Vec<String>,
 ) -> Engine {
-    let mut tools = registry(&resolved.file, warnings);
+    let mut tools = registry(resolved);
     mcp.register_into(&mut tools);
     // Subagents, except for the embedded model: its small context is better spent on the task.
     if resolved.provider != ProviderName::Local {
         tools.register(Arc::new(codesmith_engine::AgentTool));
     }
-    let config = engine_config(resolved, &mut Vec::new());
+    let config = engine_config(resolved);
     let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
-    // Checked when the configuration was resolved; the defaults stand in otherwise.
-    engine.set_agent_settings(resolved.file.agent_settings().unwrap_or_default());
-    let enabled = resolved
-        .file
-        .snapshots
-        .as_ref()
-        .and_then(|s| s.enabled)
-        .unwrap_or(true);
+    engine.set_agent_settings(resolved.agents.clone());
     engine.set_snapshot_settings(SnapshotSettings {
-        enabled,
+        enabled: resolved.snapshots,
         ..SnapshotSettings::default()
     });
     engine
 }
 
-/// What `codesmith tool` and `codesmith mcp` run against: the built-in tools,
-/// a one-shot context (writers accept `force_fresh`) in the configured sandbox,
-/// and the exec-policy rules. Configuration warnings go to stderr.
+/// What `codesmith tool` and `codesmith mcp` run against, built from the same
+/// [`Settings`] as a session (user and project config, environment): the built-in tools
+/// under the `[network]` policy, a one-shot context (writers accept `force_fresh`) in the
+/// tightened sandbox (`[sandbox] required` refuses unisolated commands), and the call
+/// policy. Configuration warnings go to stderr.
+///
+/// The caller of a one-shot call is the person (or an MCP host that runs its own
+/// approval), so making the call approves it: `auto` and `suggest` run what needs
+/// approval, and `never` (from any layer, a project's tightening included) refuses it.
+/// The exec policy's hard refusals apply in every mode.
 ///
 /// # Errors
 /// An unusable home, workspace, config, rule file or sandbox (usage errors).
 pub fn one_shot(
     workspace: Option<&std::path::Path>,
-) -> anyhow::Result<(Registry, Arc<ToolContext>, Rules)> {
-    let home = crate::config::home_dir()?;
-    let workspace = crate::config::workspace(workspace)?;
-    let file = crate::config::read_user_config(&home)?;
-    let mut warnings = Vec::new();
-    let registry = registry(&file, &mut warnings);
-    let rules = crate::config::load_rules(&home, &workspace, &mut warnings)?;
-    let sandbox = sandbox(&file.sandbox.clone().unwrap_or_default())?;
+) -> anyhow::Result<(Registry, Arc<ToolContext>, CallPolicy)> {
+    let settings = crate::config::resolve(crate::config::Flags {
+        workspace,
+        model: &crate::config::NO_MODEL_FLAGS,
+        max_turns: None,
+    })?;
+    let registry = registry(&settings);
+    let sandbox = sandbox(&settings.sandbox)?;
     // Warnings quote the project's own files (a rule's pattern, a key): shown, never acted on.
-    for warning in warnings {
-        eprintln!("codesmith: {}", codesmith_policy::terminal_safe(&warning));
+    for warning in &settings.warnings {
+        eprintln!("codesmith: {}", codesmith_policy::terminal_safe(warning));
     }
-    let ctx = ToolContext::one_shot(workspace, home).with_sandbox(sandbox);
-    Ok((registry, Arc::new(ctx), rules))
+    let policy = CallPolicy {
+        rules: settings.rules.clone(),
+        approval: one_shot_approval(settings.approval),
+        network: settings.fetch.policy.clone(),
+    };
+    let ctx = ToolContext::one_shot(settings.workspace, settings.home).with_sandbox(sandbox);
+    Ok((registry, Arc::new(ctx), policy))
+}
+
+/// The approval mode of a one-shot call (see [`one_shot`]): `never` stays `never`;
+/// otherwise the call itself is the approval.
+pub fn one_shot_approval(mode: ApprovalMode) -> ApprovalMode {
+    match mode {
+        ApprovalMode::Never => ApprovalMode::Never,
+        ApprovalMode::Auto | ApprovalMode::Suggest => ApprovalMode::Auto,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_one_shot_call_is_its_own_approval_except_in_never_mode() {
+        assert_eq!(one_shot_approval(ApprovalMode::Auto), ApprovalMode::Auto);
+        assert_eq!(one_shot_approval(ApprovalMode::Suggest), ApprovalMode::Auto);
+        assert_eq!(one_shot_approval(ApprovalMode::Never), ApprovalMode::Never);
+    }
 }

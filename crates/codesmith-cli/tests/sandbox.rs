@@ -260,24 +260,38 @@ fn doctor_shows_an_ignored_project_sandbox_value_as_ignored() {
     )
     .unwrap();
     let v = doctor(&home, &ws);
-    let sources = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == "config.sources")
-        .cloned()
-        .unwrap();
+    let finding = |id: &str| {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    // The effective values, with the layer that set each: the project's loosening values
+    // are not in force.
+    let sources = finding("config.sources");
     let text = sources["summary"].as_str().unwrap();
     assert!(
-        text.contains("sandbox.backend = \"none\" (project config, ignored"),
+        text.contains("sandbox.backend = \"auto\" (default)"),
         "{text}"
     );
     assert!(
-        text.contains("sandbox.required = false (project config, ignored"),
+        text.contains("sandbox.required = false (default)"),
         "{text}"
     );
     assert!(
-        text.contains("sandbox.network = false (project config, tightens)"),
+        text.contains("sandbox.network = false (project (tightened))"),
+        "{text}"
+    );
+    // What the project tried and may not do is said by the project layer itself.
+    let project = finding("config.project");
+    assert_eq!(project["status"], "warn", "{project}");
+    let text = project["summary"].as_str().unwrap();
+    assert!(text.contains("ignored [sandbox] backend"), "{text}");
+    assert!(
+        text.contains("ignored a loosening [sandbox] setting"),
         "{text}"
     );
     // The backend really in force is the user's default, not the project's "none".

@@ -29,5 +29,5 @@ pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};
 pub use dispatch::result_text;
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};
 pub use session::Session;
-pub use single::run_one;
+pub use single::{CallPolicy, run_one};
 pub use subagent::{AgentSettings, AgentTool, AgentType};

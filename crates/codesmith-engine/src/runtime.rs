@@ -111,8 +111,9 @@ impl Runtime {
     }
 
     /// The requirement for a network tool: the network policy's decision for
-    /// the URL's host. `prompt` asks (an approval covers the host); `deny` is
-    /// left to the tool, which refuses at execution naming the gate.
+    /// the URL's host. `ask` asks (an approval covers the host), runs in `auto` mode and
+    /// is refused in `never` mode; `deny` is left to the tool, which refuses at execution
+    /// naming the gate.
     pub(crate) fn network_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
         let Some(url) = args.get("url").and_then(Value::as_str) else {
             return Requirement::Auto { concurrent: false };
@@ -122,16 +123,18 @@ impl Runtime {
             NetworkDecision::Allow | NetworkDecision::Deny => {
                 Requirement::Auto { concurrent: false }
             }
-            NetworkDecision::Prompt if self.mode == ApprovalMode::Auto => {
+            NetworkDecision::Ask if self.mode == ApprovalMode::Auto => {
                 Requirement::Auto { concurrent: false }
             }
-            NetworkDecision::Prompt => Requirement::Ask {
-                request: ApprovalRequest {
-                    tool: tool.name().to_string(),
-                    summary: format!("fetch {url}"),
-                    reason: format!("The network policy asks before contacting {host}."),
-                    can_persist: true,
-                },
+            NetworkDecision::Ask if self.mode == ApprovalMode::Never => {
+                Requirement::Deny(crate::gate::denied(
+                    &fetch_request(tool, url, &host),
+                    "The approval mode is `never`.",
+                    true,
+                ))
+            }
+            NetworkDecision::Ask => Requirement::Ask {
+                request: fetch_request(tool, url, &host),
                 prefix: format!("host:{host}"),
                 input: format!("url:{url}"),
                 grant: Some(Grant::url_host(&host)),
@@ -205,6 +208,17 @@ impl Runtime {
                 level: codesmith_policy::SafetyLevel::RequiresApproval,
             },
         }
+    }
+}
+
+/// The approval request for fetching `url` from `host`, which the network policy says to
+/// ask about.
+fn fetch_request(tool: &dyn Tool, url: &str, host: &str) -> ApprovalRequest {
+    ApprovalRequest {
+        tool: tool.name().to_string(),
+        summary: format!("fetch {url}"),
+        reason: format!("The network policy asks before contacting {host}."),
+        can_persist: true,
     }
 }
 

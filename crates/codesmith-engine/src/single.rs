@@ -1,12 +1,12 @@
 //! One tool call outside a session: `codesmith tool` and the MCP server.
 //!
 //! The caller is the person (or the MCP host, which runs its own approval), so
-//! nothing is asked; but what the command policy refuses outright is still
-//! refused.
+//! nothing is asked; what the command policy refuses outright is still refused, and so
+//! is whatever needs approval when the front end's [`CallPolicy`] says `never`.
 
 use std::sync::Arc;
 
-use codesmith_policy::{ApprovalMode, Rules};
+use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
 use codesmith_tools::{ErrorCode, Refusal, Registry, ToolContext, ToolOutcome};
 use serde_json::Value;
 
@@ -15,15 +15,41 @@ use crate::gate::GateDecision;
 use crate::guard::LoopGuard;
 use crate::runtime::Runtime;
 
-/// Runs the tool named exactly `name` with `args`, applying the policy's hard refusals.
+/// The policy inputs of a call outside a session, resolved by the front end from the
+/// same settings a session uses.
+#[derive(Debug, Clone)]
+pub struct CallPolicy {
+    /// Exec-policy rules (user and project files, already merged).
+    pub rules: Rules,
+    /// Approval mode. Nobody is asked in a one-shot call: `auto` runs what would need
+    /// approval; `suggest` and `never` refuse it with `DENIED`.
+    pub approval: ApprovalMode,
+    /// The `[network]` policy (which hosts `fetch_url` may reach without approval).
+    pub network: NetworkPolicy,
+}
+
+impl CallPolicy {
+    /// `rules` in `auto` mode under the default network policy: only the exec policy's
+    /// hard refusals apply.
+    pub fn auto(rules: Rules) -> Self {
+        CallPolicy {
+            rules,
+            approval: ApprovalMode::Auto,
+            network: NetworkPolicy::default(),
+        }
+    }
+}
+
+/// Runs the tool named exactly `name` with `args` under `policy` (see [`CallPolicy`]).
 /// The call is cancelled through `ctx.cancel` (see [`codesmith_tools::call_tool`]).
 ///
 /// Unknown names and non-object arguments are refused with `NOT_FOUND` and
-/// `INVALID_ARGUMENTS`; a command the exec policy denies is refused with `DENIED`.
+/// `INVALID_ARGUMENTS`; a command the exec policy denies, or a call that needs an
+/// approval nobody can give here, is refused with `DENIED`.
 pub async fn run_one(
     registry: &Registry,
     ctx: Arc<ToolContext>,
-    rules: &Rules,
+    policy: &CallPolicy,
     name: &str,
     args: Value,
 ) -> ToolOutcome {
@@ -48,9 +74,9 @@ pub async fn run_one(
         approvals: Default::default(),
         store: None,
         approver: Arc::new(NoApprover),
-        mode: ApprovalMode::Auto,
-        rules: Arc::new(rules.clone()),
-        network: Arc::new(codesmith_policy::NetworkPolicy::default()),
+        mode: policy.approval,
+        rules: Arc::new(policy.rules.clone()),
+        network: Arc::new(policy.network.clone()),
         verify: Default::default(),
         snapshots: Default::default(),
         delegation: None,

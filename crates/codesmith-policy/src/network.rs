@@ -1,11 +1,11 @@
 //! Network policy: may a network tool reach this host?
 //!
-//! Three states with a default (seed 002, "House Rules for the Model", the
-//! network policy): `allow`, `prompt`, `deny`. Rules that keep a typo from
+//! Three states with a default: `allow`, `ask`, `deny`, the words of the exec
+//! policy (`prompt` is accepted as an alias of `ask`). Rules that keep a typo from
 //! loosening policy:
-//! - an unknown value is read as `prompt`, never as `allow`;
+//! - an unknown value is read as `ask`, never as `allow`;
 //! - a host matching both an allow and a deny pattern is denied;
-//! - a missing `[network]` section means default `prompt`.
+//! - a missing `[network]` section means default `ask`.
 //!
 //! Host patterns: `example.com` matches exactly that host; `.example.com`
 //! (or `*.example.com`) matches every subdomain but **not** `example.com`
@@ -19,27 +19,30 @@ pub enum NetworkDecision {
     /// Reach the host without asking.
     Allow,
     /// Ask the user at dispatch time (inline approval); passes at execution time.
-    Prompt,
+    /// Written `ask` (or its alias `prompt`).
+    Ask,
     /// Refuse; the only state that fails at execution time.
     Deny,
 }
 
 impl NetworkDecision {
-    /// Reads a config value, case-insensitively. Anything other than
-    /// `allow`, `prompt` or `deny` becomes [`NetworkDecision::Prompt`].
+    /// Reads a config value, case-insensitively: `allow`, `ask` (alias `prompt`) or
+    /// `deny`. Anything else becomes [`NetworkDecision::Ask`], never `allow`.
     pub fn parse_lenient(value: &str) -> NetworkDecision {
         match value.trim().to_ascii_lowercase().as_str() {
             "allow" => NetworkDecision::Allow,
             "deny" => NetworkDecision::Deny,
-            _ => NetworkDecision::Prompt,
+            "ask" | "prompt" => NetworkDecision::Ask,
+            // Fail closed: a typo asks rather than allows.
+            _ => NetworkDecision::Ask,
         }
     }
 
-    /// The config spelling: `allow`, `prompt` or `deny`.
+    /// The config spelling: `allow`, `ask` or `deny`.
     pub fn as_str(self) -> &'static str {
         match self {
             NetworkDecision::Allow => "allow",
-            NetworkDecision::Prompt => "prompt",
+            NetworkDecision::Ask => "ask",
             NetworkDecision::Deny => "deny",
         }
     }
@@ -49,7 +52,7 @@ impl NetworkDecision {
 ///
 /// ```toml
 /// [network]
-/// default = "prompt"            # allow | prompt | deny; unknown => prompt
+/// default = "ask"               # allow | ask (alias prompt) | deny; unknown => ask
 /// allow = ["docs.rs", ".crates.io"]
 /// deny = [".internal.example"]
 /// trusted_fakeip_cidrs = ["198.18.0.0/15"]
@@ -57,7 +60,7 @@ impl NetworkDecision {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 pub struct NetworkConfig {
-    /// Default decision text; absent or unknown means `prompt`.
+    /// Default decision text; absent or unknown means `ask`.
     pub default: Option<String>,
     /// Host patterns to allow.
     pub allow: Vec<String>,
@@ -136,9 +139,9 @@ pub struct NetworkPolicy {
 }
 
 impl Default for NetworkPolicy {
-    /// Default `prompt`, no patterns: what a missing `[network]` section means.
+    /// Default `ask`, no patterns: what a missing `[network]` section means.
     fn default() -> Self {
-        NetworkPolicy::new(NetworkDecision::Prompt, Vec::new(), Vec::new())
+        NetworkPolicy::new(NetworkDecision::Ask, Vec::new(), Vec::new())
     }
 }
 
@@ -153,7 +156,7 @@ impl NetworkPolicy {
     }
 
     /// Builds from the `[network]` section; `None` (section missing) gives the
-    /// default-`prompt` policy. Unparseable patterns are dropped (an empty
+    /// default-`ask` policy. Unparseable patterns are dropped (an empty
     /// allow pattern never widens anything; an empty deny pattern is reported
     /// by [`NetworkPolicy::from_config_checked`]).
     pub fn from_config(section: Option<&NetworkConfig>) -> Self {
@@ -183,7 +186,7 @@ impl NetworkPolicy {
         let default = cfg
             .default
             .as_deref()
-            .map_or(NetworkDecision::Prompt, NetworkDecision::parse_lenient);
+            .map_or(NetworkDecision::Ask, NetworkDecision::parse_lenient);
         (NetworkPolicy::new(default, allow, deny), rejected)
     }
 
@@ -223,21 +226,32 @@ mod tests {
     #[test]
     fn missing_section_prompts() {
         let p = NetworkPolicy::from_config(None);
-        assert_eq!(p.decide("example.com"), Prompt);
-        assert_eq!(p.default_decision(), Prompt);
+        assert_eq!(p.decide("example.com"), Ask);
+        assert_eq!(p.default_decision(), Ask);
     }
 
     #[test]
     fn unknown_or_typo_values_prompt_never_allow() {
         for v in ["alow", "yes", "true", "", "ALLOWED", "off"] {
-            assert_eq!(NetworkDecision::parse_lenient(v), Prompt, "{v}");
+            assert_eq!(NetworkDecision::parse_lenient(v), Ask, "{v}");
         }
         assert_eq!(NetworkDecision::parse_lenient(" Allow "), Allow);
         assert_eq!(NetworkDecision::parse_lenient("DENY"), Deny);
         let p = NetworkPolicy::from_config(Some(&cfg(Some("alow"), &[], &[])));
-        assert_eq!(p.decide("x.org"), Prompt);
+        assert_eq!(p.decide("x.org"), Ask);
         let p = NetworkPolicy::from_config(Some(&cfg(None, &[], &[])));
-        assert_eq!(p.decide("x.org"), Prompt);
+        assert_eq!(p.decide("x.org"), Ask);
+    }
+
+    #[test]
+    fn ask_is_the_word_and_prompt_its_alias() {
+        for v in ["ask", "ASK", " prompt ", "Prompt"] {
+            assert_eq!(NetworkDecision::parse_lenient(v), Ask, "{v}");
+        }
+        assert_eq!(Ask.as_str(), "ask");
+        let p = NetworkPolicy::from_config(Some(&cfg(Some("ask"), &["docs.rs"], &[])));
+        assert_eq!(p.decide("docs.rs"), Allow);
+        assert_eq!(p.decide("x.org"), Ask);
     }
 
     #[test]
@@ -277,7 +291,7 @@ mod tests {
 
     #[test]
     fn full_matrix_of_default_and_lists() {
-        for default in [Allow, Prompt, Deny] {
+        for default in [Allow, Ask, Deny] {
             let c = cfg(Some(default.as_str()), &["a.test"], &["d.test"]);
             let p = NetworkPolicy::from_config(Some(&c));
             assert_eq!(p.decide("a.test"), Allow);
@@ -296,7 +310,7 @@ mod tests {
 
     #[test]
     fn decisions_order_from_loose_to_strict() {
-        assert_eq!([Allow, Deny, Prompt].into_iter().max(), Some(Deny));
-        assert!(Allow < Prompt);
+        assert_eq!([Allow, Deny, Ask].into_iter().max(), Some(Deny));
+        assert!(Allow < Ask);
     }
 }

@@ -230,7 +230,7 @@ async fn fetches_through_a_pinned_name_and_audits() {
     assert_eq!(line["host"], "pinned.test");
     assert_eq!(line["ip"], "127.0.0.1");
     assert_eq!(line["method"], "GET");
-    assert_eq!(line["decision"], "prompt");
+    assert_eq!(line["decision"], "ask");
 }
 
 #[tokio::test]
@@ -517,10 +517,7 @@ async fn policy_deny_refuses_and_prompt_passes_at_execution() {
     assert!(s.seen.lock().unwrap().is_empty());
     let h = harness();
     let args = json!({"url": format!("http://pinned.test:{}/ok", s.port)});
-    assert_eq!(
-        h.tool.decision_for(&args).unwrap().1,
-        NetworkDecision::Prompt
-    );
+    assert_eq!(h.tool.decision_for(&args).unwrap().1, NetworkDecision::Ask);
     let (_, env) = call(&h, args).await;
     assert_eq!(env["ok"], true);
 }
@@ -552,12 +549,12 @@ fn network_section_builds_policy_gate_and_warnings() {
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert_eq!(cfg.policy.decide("docs.rs"), NetworkDecision::Allow);
     assert_eq!(cfg.policy.decide("db.corp"), NetworkDecision::Deny);
-    assert_eq!(cfg.policy.decide("other.org"), NetworkDecision::Prompt);
+    assert_eq!(cfg.policy.decide("other.org"), NetworkDecision::Ask);
     assert!(cfg.gate.check("198.18.1.1".parse().unwrap()).is_ok());
     assert!(cfg.gate.check("10.1.1.1".parse().unwrap()).is_err());
     let (missing, w) = FetchConfig::from_network_config(None);
     assert!(w.is_empty());
-    assert_eq!(missing.policy.decide("docs.rs"), NetworkDecision::Prompt);
+    assert_eq!(missing.policy.decide("docs.rs"), NetworkDecision::Ask);
 }
 
 /// A cancelled fetch is dropped where it waits: the connection closes at once and the

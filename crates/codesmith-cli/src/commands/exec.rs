@@ -16,11 +16,11 @@ use crate::shutdown::{self, Shutdown, StopSignal};
 /// Runs `codesmith exec`.
 pub async fn run(mut args: ExecArgs) -> Exit {
     keep_resumed_model(&mut args);
-    let resolved = match config::resolve(
-        args.workspace.workspace.as_deref(),
-        &args.model,
-        args.max_turns,
-    ) {
+    let resolved = match config::resolve(config::Flags {
+        workspace: args.workspace.workspace.as_deref(),
+        model: &args.model,
+        max_turns: args.max_turns,
+    }) {
         Ok(r) => r,
         Err(e) => return usage(e),
     };
@@ -32,7 +32,7 @@ pub async fn run(mut args: ExecArgs) -> Exit {
     let mut progress = Progress::new(args.json);
     // Spilled outputs older than 7 days are removed at start-up; a failure costs nothing.
     let _ = codesmith_tools::spill::cleanup_old(&resolved.home);
-    for warning in &resolved.warnings {
+    for warning in resolved.warnings.iter().chain(&resolved.session_notices) {
         progress.show(&Event::Notice {
             message: warning.clone(),
         });
@@ -60,8 +60,7 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         }
         progress.show(&Event::Notice { message: notice });
     }
-    let mcp = setup::mcp_servers(&resolved.file, &resolved.workspace).await;
-    let mut warnings = mcp.notices();
+    let mcp = setup::mcp_servers(&resolved).await;
     let mut engine = setup::engine(
         &resolved,
         provider,
@@ -69,9 +68,8 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         Arc::new(NoApprover),
         session,
         &mcp,
-        &mut warnings,
     );
-    for warning in warnings {
+    for warning in mcp.notices() {
         progress.show(&Event::Notice { message: warning });
     }
     progress.show(&Event::SessionStarted {
@@ -109,7 +107,7 @@ pub async fn run(mut args: ExecArgs) -> Exit {
     finish(outcome, &mut progress)
 }
 
-fn open_session(resolved: &config::Resolved, resume: Option<&str>) -> Result<Session> {
+fn open_session(resolved: &config::Settings, resume: Option<&str>) -> Result<Session> {
     let provider = setup::provider_label(resolved.provider);
     Ok(match resume {
         Some(id) => Session::open(&resolved.home, id)?,

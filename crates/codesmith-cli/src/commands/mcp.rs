@@ -13,7 +13,7 @@ mod server;
 
 use std::sync::Arc;
 
-use codesmith_policy::Rules;
+use codesmith_engine::CallPolicy;
 use codesmith_tools::{Registry, ToolContext};
 use rmcp::ServiceExt;
 
@@ -22,9 +22,9 @@ use crate::exit::{Exit, usage};
 use crate::setup;
 use crate::shutdown::{self, Shutdown, StopSignal};
 
-/// `codesmith mcp [--workspace DIR]`: sets up the tools as `codesmith tool` does (user
-/// config, `[network]` policy, exec-policy rules, sandbox) and serves them until the client
-/// closes stdin. Setup warnings go to stderr; stdout carries only protocol messages.
+/// `codesmith mcp [--workspace DIR]`: sets up the tools as `codesmith tool` does (the
+/// resolved settings: `[network]` policy, exec-policy rules, approval mode, the tightened
+/// sandbox) and serves them until the client closes stdin. Setup warnings go to stderr; stdout carries only protocol messages.
 ///
 /// Exit: 0 when stdin closes, 2 when the workspace, home, config, rules or sandbox are
 /// unusable, 1 when the transport fails, 128 + the signal after SIGINT, SIGTERM or SIGHUP.
@@ -33,7 +33,7 @@ pub async fn run(args: McpArgs) -> Exit {
         return list(args.workspace, json).await;
     }
     let args = args.workspace;
-    let (registry, ctx, rules) = match setup::one_shot(args.workspace.as_deref()) {
+    let (registry, ctx, policy) = match setup::one_shot(args.workspace.as_deref()) {
         Ok(parts) => parts,
         Err(e) => return usage(e),
     };
@@ -41,7 +41,7 @@ pub async fn run(args: McpArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
-    match serve(registry, ctx, rules, &shutdown).await {
+    match serve(registry, ctx, policy, &shutdown).await {
         Ok(()) => match shutdown.caught() {
             Some(signal) => shutdown::exit(
                 signal,
@@ -65,10 +65,10 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(4);
 /// prior read. Reads made over this connection still count for later writes, since the
 /// context (and its freshness tracker) lives as long as the connection.
 ///
-/// Each call goes through `codesmith_engine::run_one`: no approval is asked (the MCP host
-/// runs its own), but a command that the exec policy (`rules` plus the built-in
-/// classifier; `Rules::new()` for the classifier alone) refuses outright is refused with
-/// `DENIED`.
+/// Each call goes through `codesmith_engine::run_one` under `policy`: no approval is asked
+/// (the MCP host runs its own), but a command that the exec policy (its rules plus the
+/// built-in classifier) refuses outright is refused with `DENIED`, and so is a call that
+/// needs approval when the mode is `never`.
 ///
 /// A stop signal (`shutdown`) cancels every running call (a shell command is killed with
 /// its whole tree, and the call answers `CANCELLED`), waits for them (at most 4 s), and
@@ -79,10 +79,10 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(4);
 pub async fn serve(
     registry: Registry,
     ctx: Arc<ToolContext>,
-    rules: Rules,
+    policy: CallPolicy,
     shutdown: &Shutdown,
 ) -> anyhow::Result<()> {
-    let server = server::CodesmithServer::new(registry, ctx, rules).stop_on(shutdown.token());
+    let server = server::CodesmithServer::new(registry, ctx, policy).stop_on(shutdown.token());
     let running = server.running_calls();
     let service = tokio::select! {
         service = server.serve(rmcp::transport::stdio()) => {
@@ -114,15 +114,15 @@ pub async fn serve(
 /// prints its state (`running`, `failed` with the reason, `disabled`) and its tools.
 /// Exit: 0 when every enabled server runs, 1 when one failed, 2 on a config error.
 async fn list(args: WorkspaceArg, json: bool) -> Exit {
-    let parts = crate::config::home_dir().and_then(|home| {
-        let workspace = crate::config::workspace(args.workspace.as_deref())?;
-        Ok((crate::config::read_user_config(&home)?, workspace))
-    });
-    let (file, workspace) = match parts {
-        Ok(p) => p,
+    let settings = match crate::config::resolve(crate::config::Flags {
+        workspace: args.workspace.as_deref(),
+        model: &crate::config::NO_MODEL_FLAGS,
+        max_turns: None,
+    }) {
+        Ok(s) => s,
         Err(e) => return usage(e),
     };
-    let start = setup::mcp_servers(&file, &workspace).await;
+    let start = setup::mcp_servers(&settings).await;
     if json {
         let value = serde_json::json!({ "servers": start.servers });
         println!("{value}");

@@ -1,5 +1,6 @@
 //! One module per sub-command.
 
+pub mod config;
 pub mod doctor;
 pub mod exec;
 pub mod mcp;
@@ -33,6 +34,7 @@ pub async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
         Command::Mcp(args) => mcp::run(args).await,
         Command::Sessions { command } => sessions::run(command).await,
         Command::Doctor(args) => doctor::run(args).await,
+        Command::Config { command } => config::run(command),
         Command::Memory { command } => memory::run(command).await,
     }
 }

@@ -1,8 +1,9 @@
 //! `codesmith sandbox run -- CMD`: run a command in the configured sandbox.
 //!
-//! When policy requires a sandbox (`[sandbox] required = true`, the default
-//! for this command unless the backend is explicitly `none`) and no isolating
-//! backend exists, nothing runs and the message names the two ways out.
+//! When policy requires a sandbox (`[sandbox] required = true` in the user config or
+//! tightened by the project's, and the default for this command unless the backend is
+//! explicitly `none`) and no isolating backend exists, nothing runs and the message
+//! names the two ways out.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -21,18 +22,21 @@ pub fn run(command: SandboxCommand) -> Result<ExitCode, Exit> {
         allow_network,
         command,
     } = command;
-    let home = config::home_dir().map_err(usage)?;
-    let workspace = config::workspace(workspace.workspace.as_deref()).map_err(usage)?;
-    let file = config::read_user_config(&home).map_err(usage)?;
-    let section = file.sandbox.clone().unwrap_or_default();
+    let settings = config::resolve(config::Flags {
+        workspace: workspace.workspace.as_deref(),
+        model: &config::NO_MODEL_FLAGS,
+        max_turns: None,
+    })
+    .map_err(usage)?;
+    let section = settings.sandbox.clone();
     let sandbox = setup::sandbox(&section)
         .map_err(usage)?
         .with_required(section.required_for_sandbox_run());
     let scope = Scope {
-        workspace: workspace.clone(),
-        cwd: workspace,
+        workspace: settings.workspace.clone(),
+        cwd: settings.workspace,
         user_home: std::env::var_os("HOME").map(Into::into),
-        codesmith_home: Some(home),
+        codesmith_home: Some(settings.home),
         network: allow_network || section.network.unwrap_or(false),
     };
     let argv: Vec<OsString> = command.into_iter().map(OsString::from).collect();

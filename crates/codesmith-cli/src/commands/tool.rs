@@ -18,7 +18,7 @@ use crate::shutdown::{self, Shutdown, StopSignal};
 
 /// Runs `codesmith tool`.
 pub async fn run(args: ToolArgs) -> Exit {
-    let (registry, ctx, rules) = match setup::one_shot(args.workspace.workspace.as_deref()) {
+    let (registry, ctx, policy) = match setup::one_shot(args.workspace.workspace.as_deref()) {
         Ok(parts) => parts,
         Err(e) => return usage(e),
     };
@@ -52,7 +52,7 @@ pub async fn run(args: ToolArgs) -> Exit {
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
     let ctx = Arc::new(ctx.with_cancel(shutdown.token()));
-    let outcome = codesmith_engine::run_one(&registry, ctx, &rules, &args.name, call_args).await;
+    let outcome = codesmith_engine::run_one(&registry, ctx, &policy, &args.name, call_args).await;
     // File names and command output in the envelope may hold C1 or bidi controls,
     // which `serde_json` leaves as they are.
     println!(

@@ -9,7 +9,7 @@ use super::app::VerdictCounts;
 use super::driver::{Rebuild, SessionChoice, Submission};
 use super::slash::{self, Slash};
 use crate::args::{DoctorArgs, WorkspaceArg};
-use crate::config::{self, Resolved};
+use crate::config::{self, Settings};
 use crate::setup;
 
 /// What a slash command asks of the UI.
@@ -42,7 +42,7 @@ impl std::fmt::Debug for Reply {
 #[derive(Debug, Clone)]
 pub struct Facts<'a> {
     /// The resolved configuration (as started).
-    pub resolved: &'a Resolved,
+    pub resolved: &'a Settings,
     /// Model now in use.
     pub model: &'a str,
     /// Approval mode now in use.
@@ -163,7 +163,7 @@ fn restore(arg: Option<&str>) -> Reply {
 }
 
 /// The two memory indexes (user and project), each up to 15 lines.
-fn memory(r: &Resolved) -> Vec<String> {
+fn memory(r: &Settings) -> Vec<String> {
     let mut lines = Vec::new();
     for (label, dir) in [
         ("user", user_memory_dir(&r.home)),

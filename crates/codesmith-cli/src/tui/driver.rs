@@ -12,7 +12,7 @@ use codesmith_providers::Provider;
 use codesmith_tools::{CancellationToken, ToolContext};
 use tokio::sync::mpsc;
 
-use crate::config::Resolved;
+use crate::config::Settings;
 use crate::setup;
 
 /// What the UI asks the engine task to do.
@@ -109,7 +109,7 @@ impl Driver {
 /// Everything needed to (re)build an engine.
 pub struct Parts {
     /// The resolved configuration.
-    pub resolved: Resolved,
+    pub resolved: Settings,
     /// The model provider.
     pub provider: Arc<dyn Provider>,
     /// The tool context (workspace, home, sandbox).
@@ -130,7 +130,6 @@ impl Parts {
             self.approver.clone(),
             session,
             &self.mcp,
-            &mut Vec::new(),
         )
     }
 

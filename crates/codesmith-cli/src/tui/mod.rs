@@ -28,7 +28,7 @@ use codesmith_protocol::Event;
 use tokio::sync::mpsc;
 
 use crate::args::{ThemeArg, UiArgs};
-use crate::config::{self, Resolved};
+use crate::config::{self, Settings};
 use crate::exit::{Exit, usage};
 use crate::progress::Progress;
 use crate::setup;
@@ -46,7 +46,7 @@ pub enum Start {
 /// Everything the UI loops need besides the engine channels.
 pub struct Ui {
     /// The resolved configuration as started.
-    pub resolved: Resolved,
+    pub resolved: Settings,
     /// The UI state.
     pub app: app::App,
     /// The engine handle.
@@ -81,12 +81,17 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Opens the UI.
 pub async fn run(args: UiArgs, start: Start) -> Exit {
-    let resolved = match config::resolve(args.workspace.workspace.as_deref(), &args.model, None) {
+    let flags = config::Flags {
+        workspace: args.workspace.workspace.as_deref(),
+        model: &args.model,
+        max_turns: None,
+    };
+    let resolved = match config::resolve(flags) {
         Ok(r) => r,
         Err(e) => return usage(e),
     };
     let mut progress = Progress::new(false);
-    for warning in &resolved.warnings {
+    for warning in resolved.warnings.iter().chain(&resolved.session_notices) {
         progress.show(&Event::Notice {
             message: warning.clone(),
         });
@@ -133,7 +138,7 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
     }
     let history = session.messages().to_vec();
     let (ask_tx, asks) = mpsc::unbounded_channel();
-    let mcp = setup::mcp_servers(&resolved.file, &resolved.workspace).await;
+    let mcp = setup::mcp_servers(&resolved).await;
     for notice in mcp.notices() {
         eprintln!("codesmith: {notice}");
     }
@@ -213,7 +218,7 @@ fn show_recorded_usage(
     status.context_tokens = last.map_or(0, |u| u.input_tokens + u.output_tokens);
 }
 
-fn open_session(resolved: &Resolved, start: Start) -> anyhow::Result<Session> {
+fn open_session(resolved: &Settings, start: Start) -> anyhow::Result<Session> {
     match start {
         Start::New => Ok(Session::create(
             &resolved.home,

@@ -38,7 +38,7 @@ pub struct AuditEntry<'a> {
     pub url: &'a Url,
     /// The address the connection is pinned to.
     pub ip: IpAddr,
-    /// Policy decision text (`allow` or `prompt`).
+    /// Policy decision text (`allow` or `ask`).
     pub decision: &'a str,
     /// Redirect hop, 0 for the first request.
     pub hop: usize,

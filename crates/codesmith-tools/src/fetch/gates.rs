@@ -191,7 +191,7 @@ pub fn check_parsed(
         return Err(GateRefusal::new(Gate::Scheme, "the URL has no host"));
     };
     let host_text = url.host_str().unwrap_or_default().to_string();
-    // Gate 2: network policy (Prompt is settled by approval at dispatch time).
+    // Gate 2: network policy (Ask is settled by approval at dispatch time).
     let decision = policy.decide(&host_text);
     if decision == NetworkDecision::Deny {
         return Err(GateRefusal::new(
@@ -308,7 +308,7 @@ mod tests {
     #[test]
     fn gate2_policy_deny_only() {
         let policy = NetworkPolicy::new(
-            NetworkDecision::Prompt,
+            NetworkDecision::Ask,
             vec![],
             vec![HostPattern::parse(".evil.test").unwrap()],
         );
@@ -316,7 +316,7 @@ mod tests {
         assert_eq!(r.gate, Gate::Policy);
         assert!(r.to_string().contains("blocked by network policy"));
         let ok = check_url("https://evil.test/", &policy, &AddressGate::new()).unwrap();
-        assert_eq!(ok.decision, NetworkDecision::Prompt);
+        assert_eq!(ok.decision, NetworkDecision::Ask);
     }
 
     #[test]

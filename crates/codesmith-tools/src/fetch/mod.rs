@@ -14,7 +14,7 @@
 //! `$CODESMITH_HOME/audit.log` before it is sent; if that line cannot be
 //! written, nothing is sent.
 //!
-//! The network policy's `prompt` is settled at dispatch time by the engine's
+//! The network policy's `ask` is settled at dispatch time by the engine's
 //! approval gate ([`FetchUrl::decision_for`]); at execution time only `deny`
 //! refuses.
 
@@ -79,7 +79,7 @@ impl FetchConfig {
     }
 
     /// Builds from the `[network]` config section (`None` when the section is
-    /// missing: default `prompt`, no fake-IP exemption). Returns the config
+    /// missing: default `ask`, no fake-IP exemption). Returns the config
     /// and warnings for patterns or CIDRs that were ignored.
     pub fn from_network_config(section: Option<&NetworkConfig>) -> (Self, Vec<String>) {
         let (policy, bad_patterns) = NetworkPolicy::from_config_checked(section);

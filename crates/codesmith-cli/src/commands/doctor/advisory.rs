@@ -9,7 +9,7 @@ use std::time::Duration;
 use codesmith_protocol::Message;
 use codesmith_providers::{ChatRequest, CompleteOptions, complete};
 
-use crate::args::{ModelArgs, ProviderName};
+use crate::args::ProviderName;
 use crate::config;
 use crate::setup;
 
@@ -43,14 +43,12 @@ pub async fn one_call(ask: Advisory<'_>) -> Result<String, String> {
 }
 
 async fn call(ask: Advisory<'_>) -> Result<String, String> {
-    let model_args = ModelArgs {
-        provider: None,
-        model: None,
-        base_url: None,
-        approval: None,
-    };
-    let resolved =
-        config::resolve(ask.workspace, &model_args, None).map_err(|e| format!("{e:#}"))?;
+    let resolved = config::resolve(config::Flags {
+        workspace: ask.workspace,
+        model: &config::NO_MODEL_FLAGS,
+        max_turns: None,
+    })
+    .map_err(|e| format!("{e:#}"))?;
     if resolved.provider == ProviderName::Local
         && codesmith_local::is_default_model(&resolved.model)
         && !codesmith_local::fetch::models_dir(&resolved.home)

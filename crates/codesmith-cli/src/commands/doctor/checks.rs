@@ -8,7 +8,7 @@ use codesmith_local::fetch::{CONVERTED_FILE, MODEL_SHA256, ORIGINAL_FILE, models
 use super::probe::{self, ProbeCache};
 use super::report::{Finding, Status};
 use crate::args::ProviderName;
-use crate::config::{self, FileConfig, SandboxSection};
+use crate::config::{self, FileConfig, SandboxSection, Settings};
 
 /// What the checks look at, gathered once.
 #[derive(Debug, Clone)]
@@ -61,146 +61,72 @@ pub fn user_config(home: &Path) -> (Finding, Option<FileConfig>) {
     }
 }
 
-/// `config.project`: the project config parses and only tightens.
-pub fn project_config(workspace: Option<&Path>) -> Finding {
+/// `config.project`: the project config parses and only tightens. Read by the same
+/// project layer that resolution uses, so what it reports ignored is what is ignored.
+pub fn project_config(workspace: Option<&Path>, home: &Path) -> Finding {
     let Some(ws) = workspace else {
         return Finding::new("config.project", Status::Skip, "no workspace to check");
     };
-    let path = ws.join(".codesmith").join("config.toml");
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let layer = config::ProjectLayer::load(ws, home);
+    let Some(path) = layer.path else {
         return Finding::new(
             "config.project",
             Status::Ok,
             "no project config (.codesmith/config.toml)",
         );
     };
-    match toml::from_str::<toml::Table>(&text) {
-        Err(e) => Finding::new(
+    if layer.notes.is_empty() {
+        return Finding::new(
             "config.project",
-            Status::Warn,
-            format!("{} does not parse and is ignored: {e}", path.display()),
-        )
-        .hint("fix the TOML syntax; until then the project settings do not apply"),
-        Ok(table) => {
-            let ignored: Vec<&str> = table
-                .keys()
-                .map(String::as_str)
-                .filter(|k| *k != "approval" && *k != "sandbox")
-                .collect();
-            if ignored.is_empty() {
-                Finding::new(
-                    "config.project",
-                    Status::Ok,
-                    format!("{} parses", path.display()),
-                )
-            } else {
-                Finding::new("config.project", Status::Warn, format!("{} sets {} which a project config may not set (ignored)", path.display(), ignored.join(", ")))
-                    .hint("move these keys to the user config $CODESMITH_HOME/config.toml; a project may only tighten `approval` and `sandbox`")
-            }
-        }
+            Status::Ok,
+            format!("{} parses", path.display()),
+        );
     }
+    Finding::new("config.project", Status::Warn, layer.notes.join("; ")).hint(
+        "move these keys to the user config $CODESMITH_HOME/config.toml (a project may only \
+         tighten `approval` and `sandbox`), or fix the file's TOML",
+    )
 }
 
-/// `config.policy`: the exec-policy rule files parse.
+/// `config.policy`: the exec-policy rule files parse (read as resolution reads them).
 pub fn policy(home: &Path, workspace: Option<&Path>) -> Finding {
-    let read = |p: PathBuf| std::fs::read_to_string(p).ok();
-    let user = read(home.join("policy.toml"));
-    let project = workspace.and_then(|w| read(w.join(".codesmith").join("policy.toml")));
-    if user.is_none() && project.is_none() {
+    let Some(ws) = workspace else {
+        return Finding::new("config.policy", Status::Skip, "no workspace to check");
+    };
+    let project = config::project_dir(ws, home).map(|d| d.join("policy.toml"));
+    if !home.join("policy.toml").is_file() && !project.is_some_and(|p| p.is_file()) {
         return Finding::new(
             "config.policy",
             Status::Ok,
             "no exec-policy rule files (built-in rules apply)",
         );
     }
-    match codesmith_policy::Rules::from_sources(user.as_deref(), project.as_deref()) {
-        Err(e) => Finding::new(
-            "config.policy",
-            Status::Error,
-            format!("exec-policy rules are invalid: {e}"),
-        )
-        .hint(
+    let mut notes = Vec::new();
+    match config::load_rules(home, ws, &mut notes) {
+        Err(e) => Finding::new("config.policy", Status::Error, format!("{e:#}")).hint(
             "fix policy.toml (user: $CODESMITH_HOME/policy.toml, project: .codesmith/policy.toml)",
         ),
-        Ok((_, notes)) if !notes.is_empty() => {
-            Finding::new("config.policy", Status::Warn, notes.join("; "))
-                .hint("remove the ignored rules, or move allow rules to the user policy.toml")
-        }
+        Ok(_) if !notes.is_empty() => Finding::new("config.policy", Status::Warn, notes.join("; "))
+            .hint("remove the ignored rules, or move allow rules to the user policy.toml"),
         Ok(_) => Finding::new("config.policy", Status::Ok, "exec-policy rule files parse"),
     }
 }
 
-/// `config.sources`: which file or variable set each value.
-pub fn sources(home: &Path, workspace: Option<&Path>) -> Finding {
-    let mut parts = Vec::new();
-    let user = std::fs::read_to_string(home.join("config.toml"))
-        .ok()
-        .and_then(|t| toml::from_str::<toml::Table>(&t).ok());
-    let project = workspace
-        .and_then(|w| std::fs::read_to_string(w.join(".codesmith").join("config.toml")).ok())
-        .and_then(|t| toml::from_str::<toml::Table>(&t).ok());
-    if let Some(t) = &user {
-        leaves("", t, &mut |k, v| {
-            parts.push(format!("{k} = {v} (user config)"))
-        });
-    }
-    if let Some(t) = &project {
-        leaves("", t, &mut |k, v| {
-            // The same rule as the resolution's tightening: a project may require a
-            // sandbox and cut its network, never choose the backend or loosen either.
-            let note = match (k, v.as_str()) {
-                ("approval", _) => "project config, tightening only",
-                ("sandbox.required", "true") | ("sandbox.network", "false") => {
-                    "project config, tightens"
-                }
-                ("sandbox.backend", _) => {
-                    "project config, ignored: only your config.toml chooses it"
-                }
-                ("sandbox.required" | "sandbox.network", _) => {
-                    "project config, ignored: it would loosen the sandbox"
-                }
-                _ => "project config, ignored",
-            };
-            parts.push(format!("{k} = {v} ({note})"));
-        });
-    }
-    for var in [
-        "OPENAI_BASE_URL",
-        "ANTHROPIC_BASE_URL",
-        "CODESMITH_STREAM_IDLE_TIMEOUT_SECS",
-    ] {
-        if let Ok(v) = std::env::var(var).map(|v| v.trim().to_string()).as_deref()
-            && !v.is_empty()
-        {
-            parts.push(format!("{var} = {v} (environment)"));
-        }
-    }
-    let has = |key: &str| user.as_ref().is_some_and(|t| t.contains_key(key));
-    for (key, default) in [("provider", "local"), ("approval", "suggest")] {
-        if !has(key) {
-            parts.push(format!("{key} = {default} (default)"));
-        }
-    }
+/// `config.sources`: every effective value and the layer that set it (as `codesmith
+/// config show` prints them; secrets redacted).
+pub fn sources(settings: Option<&Settings>) -> Finding {
+    let Some(settings) = settings else {
+        return Finding::new(
+            "config.sources",
+            Status::Skip,
+            "the configuration did not resolve (see the findings above)",
+        );
+    };
+    let parts: Vec<String> = config::show(settings)
+        .iter()
+        .map(|s| format!("{} = {} ({})", s.key, s.value, s.origin))
+        .collect();
     Finding::new("config.sources", Status::Ok, parts.join("; "))
-}
-
-/// Calls `f(dotted_key, display_value)` for every leaf of `table`; secrets are hidden.
-fn leaves(prefix: &str, table: &toml::Table, f: &mut dyn FnMut(&str, String)) {
-    for (k, v) in table {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match v {
-            toml::Value::Table(t) => leaves(&key, t, f),
-            _ if k.contains("key") || k.contains("token") || k.contains("secret") => {
-                f(&key, "(set, hidden)".into())
-            }
-            toml::Value::String(s) => f(&key, format!("{s:?}")),
-            other => f(&key, other.to_string()),
-        }
-    }
 }
 
 fn env_set(name: &str) -> bool {
@@ -666,17 +592,16 @@ pub fn config_mode(home: &Path, file: Option<&FileConfig>) -> Option<Finding> {
 }
 
 /// `mcp.NAME`: each configured MCP server starts and lists its tools (`mcp.servers`
-/// skipped when none is configured).
-pub async fn mcp(file: Option<&FileConfig>, workspace: Option<&Path>) -> Vec<Finding> {
-    let Some(file) = file.filter(|f| !f.mcp_servers.is_empty()) else {
+/// skipped when none is configured or the configuration did not resolve).
+pub async fn mcp(settings: Option<&Settings>) -> Vec<Finding> {
+    let Some(settings) = settings.filter(|s| !s.mcp_servers.is_empty()) else {
         return vec![Finding::new(
             "mcp.servers",
             Status::Skip,
             "no MCP servers configured",
         )];
     };
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let start = crate::setup::mcp_servers(file, workspace.unwrap_or(&cwd)).await;
+    let start = crate::setup::mcp_servers(settings).await;
     start
         .servers
         .iter()

@@ -15,7 +15,7 @@ pub mod report;
 
 use std::process::ExitCode;
 
-use crate::args::{DoctorArgs, ModelArgs, ProviderName};
+use crate::args::{DoctorArgs, ProviderName};
 use crate::config;
 use crate::exit::Exit;
 use checks::Inputs;
@@ -76,58 +76,57 @@ pub async fn collect(args: &DoctorArgs) -> Vec<Finding> {
     let ws = workspace.as_deref();
     let (user, file) = checks::user_config(&home);
     out.push(user);
-    out.push(checks::project_config(ws));
+    out.push(checks::project_config(ws, &home));
     out.push(checks::policy(&home, ws));
-    out.push(checks::sources(&home, ws));
-    let inputs = inputs(&home, ws, file, &mut out);
+    // Resolved once, as `exec` would; every later check reads these settings.
+    let settings = (file.is_some() && ws.is_some()).then(|| {
+        config::resolve(config::Flags {
+            workspace: args.workspace.workspace.as_deref(),
+            model: &config::NO_MODEL_FLAGS,
+            max_turns: None,
+        })
+    });
+    let settings = match settings {
+        Some(Ok(s)) => Some(s),
+        Some(Err(e)) => {
+            out.push(
+                Finding::new("config.resolve", Status::Error, format!("{e:#}"))
+                    .hint("fix the value named above in config.toml or the environment"),
+            );
+            None
+        }
+        None => None,
+    };
+    out.push(checks::sources(settings.as_ref()));
+    let inputs = inputs(&home, file, settings.as_ref());
     out.extend(checks::keys(&inputs));
     out.extend(checks::config_mode(&home, inputs.file.as_ref()));
     out.push(endpoint(&inputs).await);
     out.push(checks::embedded_model(&inputs).await);
     out.extend(checks::tools(&home).await);
     out.extend(checks::sandbox(&inputs.sandbox));
-    out.extend(checks::mcp(inputs.file.as_ref(), ws).await);
+    out.extend(checks::mcp(settings.as_ref()).await);
     out
 }
 
-/// Resolves provider, model and sandbox as `exec` would; a resolution error becomes a
-/// `config.resolve` finding and the defaults are checked instead.
+/// Provider, model and sandbox as `exec` would use them: from the resolved settings, or
+/// (when they did not resolve) the defaults and the user file's sandbox.
 fn inputs(
     home: &std::path::Path,
-    workspace: Option<&std::path::Path>,
     file: Option<config::FileConfig>,
-    out: &mut Vec<Finding>,
+    settings: Option<&config::Settings>,
 ) -> Inputs {
-    let none = ModelArgs {
-        provider: None,
-        model: None,
-        base_url: None,
-        approval: None,
-    };
-    let resolved = if file.is_some() && workspace.is_some() {
-        Some(config::resolve(workspace, &none, None))
-    } else {
-        None
-    };
-    match resolved {
-        Some(Ok(r)) => {
-            // r.warnings repeat what config.project and config.policy already report.
-            Inputs {
-                home: home.to_path_buf(),
-                file,
-                provider: r.provider,
-                model: r.model,
-                base_url: r.base_url,
-                sandbox: r.sandbox,
-            }
-        }
-        other => {
-            if let Some(Err(e)) = other {
-                out.push(
-                    Finding::new("config.resolve", Status::Error, format!("{e:#}"))
-                        .hint("fix the value named above in config.toml or the environment"),
-                );
-            }
+    match settings {
+        // The settings' warnings repeat what config.project and config.policy report.
+        Some(s) => Inputs {
+            home: home.to_path_buf(),
+            file,
+            provider: s.provider,
+            model: s.model.clone(),
+            base_url: s.base_url.clone(),
+            sandbox: s.sandbox.clone(),
+        },
+        None => {
             let sandbox = file
                 .as_ref()
                 .and_then(|f| f.sandbox.clone())

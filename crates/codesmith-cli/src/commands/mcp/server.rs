@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use codesmith_policy::Rules;
+use codesmith_engine::CallPolicy;
 use codesmith_tools::{CancellationToken, Capability, Registry, ToolContext, envelope_json};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
@@ -28,7 +28,7 @@ const INSTRUCTIONS: &str = "CodeSmith's workspace tools: each call answers with 
 pub struct CodesmithServer {
     registry: Registry,
     ctx: Arc<ToolContext>,
-    rules: Arc<Rules>,
+    policy: Arc<CallPolicy>,
     catalogue: Arc<Vec<Tool>>,
     /// Cancelled when the server is told to stop: every running call is cancelled too.
     stop: CancellationToken,
@@ -45,15 +45,16 @@ impl std::fmt::Debug for CodesmithServer {
 }
 
 impl CodesmithServer {
-    /// A server for `registry`, running every call against `ctx`; commands that tools with
-    /// [`Capability::ExecutesCode`] would run are checked against `rules` (the exec policy)
-    /// first, and what the policy refuses outright is refused with `DENIED`.
-    pub fn new(registry: Registry, ctx: Arc<ToolContext>, rules: Rules) -> Self {
+    /// A server for `registry`, running every call against `ctx` under `policy`: commands
+    /// that tools with [`Capability::ExecutesCode`] would run are checked against its exec
+    /// policy first, and what the policy refuses outright (or, in `never` mode, what would
+    /// need approval) is refused with `DENIED`.
+    pub fn new(registry: Registry, ctx: Arc<ToolContext>, policy: CallPolicy) -> Self {
         let catalogue = Arc::new(catalogue(&registry));
         CodesmithServer {
             registry,
             ctx,
-            rules: Arc::new(rules),
+            policy: Arc::new(policy),
             catalogue,
             stop: CancellationToken::new(),
             running: Arc::default(),
@@ -101,7 +102,7 @@ impl CodesmithServer {
         self.running.fetch_add(1, Ordering::SeqCst);
         let ctx = Arc::new(self.ctx.with_cancel(token));
         let outcome =
-            codesmith_engine::run_one(&self.registry, ctx, &self.rules, name, args.clone()).await;
+            codesmith_engine::run_one(&self.registry, ctx, &self.policy, name, args.clone()).await;
         self.running.fetch_sub(1, Ordering::SeqCst);
         forward.abort();
         // The host's model reads this: sanitized like every result in a session
@@ -206,7 +207,11 @@ mod tests {
             registry.register(tool);
         }
         let ctx = ToolContext::one_shot(workspace.to_path_buf(), workspace.join(".home"));
-        CodesmithServer::new(registry, Arc::new(ctx), Rules::new())
+        CodesmithServer::new(
+            registry,
+            Arc::new(ctx),
+            CallPolicy::auto(codesmith_policy::Rules::new()),
+        )
     }
 
     fn envelope(result: &CallToolResult) -> Value {

@@ -1,0 +1,195 @@
+//! Every effective setting with its origin: what `codesmith config show` and
+//! `codesmith doctor` print. Secrets (API keys, MCP header and environment values) are
+//! shown only as set or not set.
+
+use serde_json::{Value, json};
+
+use super::{Origin, Settings};
+use crate::args::ProviderName;
+
+/// What a redacted secret shows in place of its value.
+pub const REDACTED: &str = "<redacted>";
+
+/// One effective value: its dotted config key, its value (as JSON: a string, number,
+/// boolean, array or null for "not set") and the layer that set it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    /// Dotted key as written in config.toml (`sandbox.required`, `openai.base_url`).
+    pub key: String,
+    /// The effective value; secrets are [`REDACTED`].
+    pub value: Value,
+    /// The layer it came from.
+    pub origin: Origin,
+}
+
+impl Shown {
+    /// `origin<TAB>key = value`, the shape of `git config --show-origin`'s lines.
+    pub fn line(&self, origin_width: usize) -> String {
+        let value = match &self.value {
+            Value::Null => "(not set)".to_string(),
+            other => other.to_string(),
+        };
+        let origin = self.origin.to_string();
+        format!("{origin:<origin_width$}  {} = {value}", self.key)
+    }
+
+    /// `{"key": ..., "value": ..., "origin": ...}`.
+    pub fn to_json(&self) -> Value {
+        json!({"key": self.key, "value": self.value, "origin": self.origin.to_string()})
+    }
+}
+
+/// Every effective value of `settings`, in a fixed order (the order of the README's
+/// Configuration section), with its origin. Keys of the other vendor are left out.
+pub fn show(settings: &Settings) -> Vec<Shown> {
+    let mut out = Vec::new();
+    let mut add = |key: &str, value: Value| {
+        out.push(Shown {
+            key: key.to_string(),
+            value,
+            origin: settings.origins.of(key),
+        });
+    };
+    let s = settings;
+    add("home", json!(s.home.display().to_string()));
+    add("workspace", json!(s.workspace.display().to_string()));
+    add("provider", json!(crate::setup::provider_label(s.provider)));
+    add("model", json!(s.model));
+    let vendor = crate::setup::provider_label(s.provider);
+    let default_url = match s.provider {
+        ProviderName::Openai => Some(codesmith_providers::DEFAULT_OPENAI_BASE_URL),
+        ProviderName::Anthropic => Some(codesmith_providers::DEFAULT_ANTHROPIC_BASE_URL),
+        ProviderName::Local => None,
+    };
+    if let Some(default_url) = default_url {
+        let url = s.base_url.as_deref().unwrap_or(default_url);
+        add(&format!("{vendor}.base_url"), json!(url));
+        let key = s.api_key.as_ref().map(|_| json!(REDACTED));
+        add(&format!("{vendor}.api_key"), key.unwrap_or(Value::Null));
+    }
+    if s.provider == ProviderName::Openai {
+        use codesmith_providers::ReasoningReplay;
+        let replay = match s.reasoning_replay {
+            ReasoningReplay::Auto => "auto",
+            ReasoningReplay::Always => "always",
+            ReasoningReplay::Never => "never",
+        };
+        add("openai.reasoning_replay", json!(replay));
+        add(
+            "openai.prompt_cache_key",
+            s.prompt_cache_key
+                .map_or(json!("vendor default"), |b| json!(b)),
+        );
+    }
+    add("approval", json!(s.approval.as_str()));
+    add("max_turns", json!(s.max_turns));
+    add("stream_idle_timeout_secs", json!(s.idle_timeout.as_secs()));
+    add(
+        "max_output_tokens",
+        match crate::setup::max_tokens(s) {
+            Some(n) => json!(n),
+            None => json!("provider default"),
+        },
+    );
+    add(
+        "sandbox.backend",
+        json!(s.sandbox.backend.as_deref().unwrap_or("auto")),
+    );
+    add("sandbox.required", json!(s.sandbox.required_in_sessions()));
+    add("sandbox.network", json!(s.sandbox.network.unwrap_or(false)));
+    let network = &s.network;
+    let network_origin = |key: &str, set: bool| Shown {
+        key: key.to_string(),
+        value: Value::Null,
+        origin: if set {
+            settings.origins.of("network")
+        } else {
+            Origin::Default
+        },
+    };
+    for (key, set, value) in [
+        (
+            "network.default",
+            network.default.is_some(),
+            json!(s.fetch.policy.default_decision().as_str()),
+        ),
+        (
+            "network.allow",
+            !network.allow.is_empty(),
+            json!(network.allow),
+        ),
+        (
+            "network.deny",
+            !network.deny.is_empty(),
+            json!(network.deny),
+        ),
+        (
+            "network.trusted_fakeip_cidrs",
+            !network.trusted_fakeip_cidrs.is_empty(),
+            json!(network.trusted_fakeip_cidrs),
+        ),
+    ] {
+        out.push(Shown {
+            value,
+            ..network_origin(key, set)
+        });
+    }
+    let mut add = |key: &str, value: Value| {
+        out.push(Shown {
+            key: key.to_string(),
+            value,
+            origin: settings.origins.of(key),
+        });
+    };
+    add("verification.result_claims", json!(s.verify_claims));
+    add("snapshots.enabled", json!(s.snapshots));
+    add("mcp_defer_threshold", json!(s.mcp_defer_threshold));
+    add("agents.model", json!(s.agents.model));
+    add("agents.max_turns", json!(s.agents.max_turns));
+    add("agents.max_wall_secs", json!(s.agents.max_wall.as_secs()));
+    for (name, server) in &s.mcp_servers {
+        let origin = settings.origins.of(&format!("mcp_servers.{name}"));
+        let mut item = |field: &str, value: Value| {
+            out.push(Shown {
+                key: format!("mcp_servers.{name}.{field}"),
+                value,
+                origin,
+            });
+        };
+        if let Some(url) = &server.url {
+            item("url", json!(url));
+        } else {
+            item("command", json!(server.command));
+            if !server.args.is_empty() {
+                item("args", json!(server.args));
+            }
+        }
+        for header in server.headers.keys() {
+            item(&format!("headers.{header}"), json!(REDACTED));
+        }
+        for var in server.env.keys() {
+            item(&format!("env.{var}"), json!(REDACTED));
+        }
+        if let Some(var) = &server.bearer_token_env_var {
+            item("bearer_token_env_var", json!(var));
+        }
+        item("enabled", json!(server.enabled.unwrap_or(true)));
+        item("trusted", json!(server.trusted.unwrap_or(false)));
+    }
+    out
+}
+
+/// The text of `codesmith config show`: one line per value, origins in one column.
+pub fn to_text(shown: &[Shown]) -> String {
+    let width = shown
+        .iter()
+        .map(|s| s.origin.to_string().len())
+        .max()
+        .unwrap_or(0);
+    let mut text = String::new();
+    for s in shown {
+        text.push_str(&s.line(width));
+        text.push('\n');
+    }
+    text
+}
