@@ -49,6 +49,34 @@ pub struct ToolContext {
     /// [`crate::call_tool`]). The MCP server hands in the token of the request; the engine
     /// the token of the running task. Default: a token nobody cancels.
     pub cancel: CancellationToken,
+    /// Model usage of requests tools made on the session's behalf (the `rlm` tool's child
+    /// calls), not yet counted in the task's totals: the engine takes it after each round
+    /// of tool calls. Shared by the session's clones.
+    pub child_usage: Arc<ChildUsage>,
+}
+
+/// Usage of model requests made by tools, waiting to be added to the session's totals.
+#[derive(Debug, Default)]
+pub struct ChildUsage(std::sync::Mutex<codesmith_protocol::Usage>);
+
+impl ChildUsage {
+    /// Adds one request's usage (saturating, see [`codesmith_protocol::Usage::add`]).
+    pub fn add(&self, usage: &codesmith_protocol::Usage) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .add(usage);
+    }
+
+    /// The usage added since the last call, leaving zero behind.
+    pub fn take(&self) -> codesmith_protocol::Usage {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
 }
 
 impl ToolContext {
@@ -63,6 +91,7 @@ impl ToolContext {
             sandbox: crate::sandbox::Sandbox::none(),
             root: OnceLock::new(),
             cancel: CancellationToken::new(),
+            child_usage: Arc::default(),
         }
     }
 
