@@ -679,7 +679,9 @@ fn has_conversation(path: &Path) -> bool {
         })
 }
 
-/// The note kind that records one model round's usage (`{"turn": N, "usage": {...}}`).
+/// The note kind that records one model round's usage (`{"turn": N, "usage": {...}}`), or
+/// the usage of the model requests tools made during a turn's calls
+/// (`{"turn": N, "usage": {...}, "child_calls": true}`).
 pub const USAGE_NOTE: &str = "usage";
 
 /// The round's usage a [`USAGE_NOTE`] carries, if it is well formed.
@@ -705,7 +707,11 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
             && let Some(usage) = note_usage(&data)
         {
             total.add(&usage);
-            last = Some(usage);
+            // Child calls (tools' own model requests) say nothing about how full the
+            // session's context is.
+            if data.get("child_calls").is_none() {
+                last = Some(usage);
+            }
         }
     }
     (total, last)

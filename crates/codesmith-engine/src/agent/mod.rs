@@ -238,6 +238,22 @@ impl Engine {
         cancel: CancellationToken,
         sink: &mut (dyn FnMut(Event) + Send),
     ) -> Result<TaskOutcome, EngineError> {
+        let outcome = self.run_task_inner(task, cancel, sink).await;
+        // Whatever ended the task, processes tools keep between calls end with it.
+        for name in self.runtime.tools.names() {
+            if let Some(tool) = self.runtime.tools.get(name) {
+                tool.task_ended();
+            }
+        }
+        outcome
+    }
+
+    async fn run_task_inner(
+        &mut self,
+        task: &str,
+        cancel: CancellationToken,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<TaskOutcome, EngineError> {
         for message in self.session.take_notices() {
             sink(Event::Notice { message });
         }
@@ -328,6 +344,15 @@ impl Engine {
                 role: Role::User,
                 content,
             })?;
+            // Model requests the tools made (child calls) count in the totals too.
+            let child_usage = self.runtime.ctx.child_usage.take();
+            if child_usage != Usage::default() {
+                usage.add(&child_usage);
+                self.session.note(
+                    crate::session::USAGE_NOTE,
+                    serde_json::json!({ "turn": turn, "usage": child_usage, "child_calls": true }),
+                )?;
+            }
             self.session.sync()?;
             if cancel.is_cancelled() {
                 return self.cancelled(turn, usage);
