@@ -202,8 +202,18 @@ pub fn engine(
     warnings: &mut Vec<String>,
 ) -> Engine {
     let mut tools = registry(&resolved.file, warnings);
-    mcp.register_into(&mut tools);
     let config = engine_config(resolved, &mut Vec::new());
+    // The embedded model's window is too small to drive an RLM session: no `rlm` there.
+    if resolved.provider != ProviderName::Local {
+        codesmith_engine::rlm::register(
+            &mut tools,
+            provider.clone(),
+            &config.model,
+            config.complete.clone(),
+            codesmith_engine::rlm::RlmConfig::default(),
+        );
+    }
+    mcp.register_into(&mut tools);
     let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
     let enabled = resolved
         .file
