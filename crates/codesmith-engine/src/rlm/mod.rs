@@ -210,8 +210,8 @@ llm_batch(prompts) -> [str] (at most 16 prompts, run concurrently); rlm_query(pr
 -> str (a child with its own REPL holding context, while the depth budget lasts); \
 final(answer) ends the session with that answer. Variables persist between rounds. Print only \
 small summaries: output past 1,000 characters is cut (the whole of it stays in the variable \
-last_output and is saved for retrieve_tool_result). No network; files outside the workspace \
-are read-only. Do the exact parts (counting, matching, sorting) in Python, not in your head.\n\
+last_output and is saved for retrieve_tool_result). It runs in the shell's sandbox without \
+network: only the workspace is writable. Do the exact parts (counting, matching, sorting) in Python, not in your head.\n\
 Examples: {\"code\": \"print(len(log), len(grep(log, r'ERROR', 5)))\"}; {\"code\": \"import \
 collections, re\\nc = collections.Counter(re.findall(r'E\\\\d{4}', log))\\nprint(c.most_common(3))\"}; \
 {\"code\": \"final(f'{n} lines match')\"}";
@@ -307,8 +307,13 @@ impl Tool for RlmOpen {
             *n += 1;
             format!("rlm-{n}")
         };
+        let confinement = if ctx.sandbox.backend.isolates() {
+            "no network"
+        } else {
+            "NOT isolated: the backend runs it with the user's own access"
+        };
         let mut text = format!(
-            "RLM session {id} is open: Python REPL ({}) in the sandbox \"{}\", no network; \
+            "RLM session {id} is open: Python REPL ({}) in the sandbox \"{}\", {confinement}; \
              depth budget {}.\nTask: {task}\nInputs (REPL variables; their text is not shown \
              here):\n",
             python.display(),
@@ -323,12 +328,6 @@ impl Tool for RlmOpen {
              characters is cut); call final(answer) when you have the answer.",
             shared.config.output_cap
         ));
-        if !ctx.sandbox.backend.isolates() {
-            text.push_str(
-                "\nNote: the sandbox backend does not isolate here; the REPL runs with the \
-                 user's own access.",
-            );
-        }
         *shared.slot() = Some(Open {
             id: id.clone(),
             repl,
