@@ -866,6 +866,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn child_call_usage_counts_in_the_total_but_is_not_the_context_fill() {
+        let home = tempfile::tempdir().unwrap();
+        let mut s = Session::create(home.path(), Path::new("/work/ws"), "openai", "m").unwrap();
+        s.push(Message::user_text("hi")).unwrap();
+        let usage = |input| Usage {
+            input_tokens: input,
+            ..Usage::default()
+        };
+        s.note(
+            USAGE_NOTE,
+            serde_json::json!({"turn": 1, "usage": usage(100)}),
+        )
+        .unwrap();
+        s.note(
+            USAGE_NOTE,
+            serde_json::json!({"turn": 1, "usage": usage(5_000), "child_calls": true}),
+        )
+        .unwrap();
+        s.sync().unwrap();
+        let (total, last) = recorded_usage(s.path());
+        assert_eq!(total.input_tokens, 5_100);
+        assert_eq!(last.map(|u| u.input_tokens), Some(100));
+    }
+
+    #[test]
     fn session_files_are_owner_only() {
         use std::os::unix::fs::PermissionsExt;
         let home = tempfile::tempdir().unwrap();

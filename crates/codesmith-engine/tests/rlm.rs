@@ -179,7 +179,7 @@ print('label', label)"#;
         "rlm_exec",
         json!({ "code": round }).to_string(),
     ));
-    s.push(Scripted::text("storage").usage(40, 2));
+    s.push(Scripted::text("storage").usage(1_000, 2));
     s.push(Scripted::tool_call(
         "c3",
         "rlm_exec",
@@ -255,7 +255,9 @@ print('label', label)"#;
         assert!(body.to_string().len() < 60_000);
     }
     // The child call's usage is in the task's totals and in the transcript.
-    assert!(outcome.usage.input_tokens >= 40, "{:?}", outcome.usage);
+    assert!(outcome.usage.input_tokens >= 1_000, "{:?}", outcome.usage);
+    let (recorded, _) = codesmith_engine::session::recorded_usage(engine.session().path());
+    assert_eq!(recorded.input_tokens, outcome.usage.input_tokens);
     assert!(transcript.contains("\"child_calls\":true"));
 }
 
