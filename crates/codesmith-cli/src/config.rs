@@ -83,7 +83,52 @@ pub struct VerificationSection {
     pub result_claims: Option<bool>,
 }
 
+/// `[agents]`: subagents started by the `agent` tool (user config only).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsSection {
+    /// The model subagents use, on the parent's provider (default: the parent's model).
+    pub model: Option<String>,
+    /// Cap on a subagent's model rounds (default 30).
+    pub max_turns: Option<u32>,
+    /// Cap on a subagent's wall time in seconds (default 600).
+    pub max_wall_secs: Option<u64>,
+}
+
 impl FileConfig {
+    /// The subagent settings from `[agents]`, with the engine's defaults for what is unset.
+    ///
+    /// # Errors
+    /// A cap of 0 (a subagent that may not run a round or a second would only fail).
+    pub fn agent_settings(&self) -> Result<codesmith_engine::AgentSettings> {
+        let mut settings = codesmith_engine::AgentSettings::default();
+        let Some(section) = &self.agents else {
+            return Ok(settings);
+        };
+        if section.max_turns == Some(0) || section.max_wall_secs == Some(0) {
+            bail!(
+                "[agents] max_turns and max_wall_secs must be at least 1; remove the key for the default                  ({} rounds, {} s)",
+                codesmith_engine::subagent::DEFAULT_MAX_TURNS,
+                codesmith_engine::subagent::DEFAULT_MAX_WALL_SECS
+            );
+        }
+        if let Some(model) = section.model.as_deref().map(str::trim) {
+            if model.is_empty() {
+                bail!(
+                    "[agents] model is empty; name a model, or remove the key to use the session's model"
+                );
+            }
+            settings.model = Some(model.to_string());
+        }
+        if let Some(turns) = section.max_turns {
+            settings.max_turns = turns;
+        }
+        if let Some(secs) = section.max_wall_secs {
+            settings.max_wall = std::time::Duration::from_secs(secs);
+        }
+        Ok(settings)
+    }
+
     /// `[openai] prompt_cache_key`; `None` leaves the vendor's default.
     ///
     /// # Errors
@@ -166,6 +211,8 @@ pub struct FileConfig {
     pub verification: Option<VerificationSection>,
     /// Turn snapshots (`enabled`, default true).
     pub snapshots: Option<SnapshotsSection>,
+    /// Subagents (`model`, `max_turns`, `max_wall_secs`).
+    pub agents: Option<AgentsSection>,
     /// More MCP tools than this defers the servers without `defer` (default 20).
     pub mcp_defer_threshold: Option<usize>,
     /// MCP servers whose tools join the session (`[mcp_servers.NAME]`); user config only.
@@ -454,6 +501,8 @@ pub fn resolve(
     let idle_secs = idle_timeout_secs(&file)?;
     let reasoning_replay = file.reasoning_replay()?;
     let prompt_cache_key = file.prompt_cache_key()?;
+    // Checked here so a bad `[agents]` value is a usage error before anything runs.
+    file.agent_settings()?;
     let rules = load_rules(&home, &workspace, &mut warnings)?;
     let sandbox = tighten_sandbox(
         file.sandbox.clone().unwrap_or_default(),
@@ -619,5 +668,34 @@ fn warn_loosening(project: &ProjectConfig, approval: ApprovalMode, warnings: &mu
                 "ignored a loosening [sandbox] setting in {file}: a project may only tighten it"
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod agents_tests {
+    use super::*;
+
+    fn parse(text: &str) -> FileConfig {
+        toml::from_str(text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn agents_settings_default_override_and_refuse_zero_caps() {
+        let defaults = parse("").agent_settings().ok();
+        assert_eq!(defaults, Some(codesmith_engine::AgentSettings::default()));
+        let set = parse("[agents]\nmodel = \"small\"\nmax_turns = 5\nmax_wall_secs = 30\n")
+            .agent_settings()
+            .ok();
+        assert_eq!(
+            set,
+            Some(codesmith_engine::AgentSettings {
+                model: Some("small".into()),
+                max_turns: 5,
+                max_wall: std::time::Duration::from_secs(30),
+            })
+        );
+        let zero = parse("[agents]\nmax_turns = 0\n").agent_settings();
+        assert!(zero.is_err_and(|e| e.to_string().contains("at least 1")));
+        assert!(toml::from_str::<FileConfig>("[agents]\nmax_rounds = 3\n").is_err());
     }
 }

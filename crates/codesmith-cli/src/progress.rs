@@ -91,6 +91,10 @@ fn clear_thinking(tty: bool, thinking_shown: &mut bool) {
 
 fn human(event: &Event, tty: bool, thinking_shown: &mut bool) {
     clear_thinking(tty, thinking_shown);
+    if let Some(line) = subagent_line(event, "") {
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
+        return;
+    }
     let mut err = std::io::stderr().lock();
     // Everything quoted from the model, a tool, a file or a provider is made
     // safe first; CodeSmith's own colours are added after, on a terminal only.
@@ -160,6 +164,72 @@ fn human(event: &Event, tty: bool, thinking_shown: &mut bool) {
         }
         _ => {}
     }
+}
+
+/// The progress line of a subagent event (`None` for any other event, and for child
+/// events not shown: streamed text, thinking, round starts), indented by `indent` and
+/// labelled with the child's short id. A child's retry is labelled as its own, so it is
+/// never read as the foreground's.
+fn subagent_line(event: &Event, indent: &str) -> Option<String> {
+    match event {
+        Event::SubagentStarted {
+            agent_id,
+            agent_type,
+            description,
+            ..
+        } => Some(format!(
+            "{indent}↳ [{}] {} subagent: {}",
+            short_id(agent_id),
+            safe(agent_type),
+            visible_line(description, 80)
+        )),
+        Event::SubagentFinished {
+            agent_id,
+            status,
+            turns,
+            ..
+        } => Some(format!(
+            "{indent}↳ [{}] {} after {turns} round(s)",
+            short_id(agent_id),
+            safe(status)
+        )),
+        Event::Subagent { agent_id, event } => {
+            let inner = format!("{indent}  ");
+            if let Some(line) = subagent_line(event, &inner) {
+                return Some(line);
+            }
+            let label = format!("{inner}[{}]", short_id(agent_id));
+            match event.as_ref() {
+                Event::ToolCall {
+                    name, arguments, ..
+                } => Some(format!(
+                    "{label} ● {} {}",
+                    visible_line(name, 60),
+                    key_argument(arguments)
+                )),
+                Event::ToolResult {
+                    ok: false, output, ..
+                } => Some(format!("{label}   ✗ {}", error_line(output))),
+                Event::Retry {
+                    attempt, wait_ms, ..
+                } => Some(format!(
+                    "{label} ↻ subagent retry {attempt} in {:.1}s",
+                    *wait_ms as f64 / 1000.0
+                )),
+                Event::Notice { message } => Some(format!("{label} ℹ {}", safe(message))),
+                Event::Error { message } => Some(format!("{label} error: {}", safe(message))),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The last 6 characters of a subagent's id (its session id, whose tail is random), for
+/// labels.
+fn short_id(agent_id: &str) -> std::borrow::Cow<'_, str> {
+    let start = agent_id.char_indices().rev().nth(5).map_or(0, |(i, _)| i);
+    safe(&agent_id[start..])
 }
 
 /// `text` made safe for the terminal.

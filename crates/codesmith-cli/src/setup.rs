@@ -190,7 +190,8 @@ pub fn engine_config(resolved: &Resolved, warnings: &mut Vec<String>) -> EngineC
 }
 
 /// An engine over `session` with the built-in tools, the MCP servers' tools `mcp`
-/// (see [`mcp_servers`]) and the configured snapshots; configuration warnings are added
+/// (see [`mcp_servers`]), the `agent` tool with the `[agents]` settings (not for the
+/// embedded model) and the configured snapshots; configuration warnings are added
 /// to `warnings`.
 pub fn engine(
     resolved: &Resolved,
@@ -214,7 +215,13 @@ pub fn engine(
         );
     }
     mcp.register_into(&mut tools);
+    // Subagents, except for the embedded model: its small context is better spent on the task.
+    if resolved.provider != ProviderName::Local {
+        tools.register(Arc::new(codesmith_engine::AgentTool));
+    }
     let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
+    // Checked when the configuration was resolved; the defaults stand in otherwise.
+    engine.set_agent_settings(resolved.file.agent_settings().unwrap_or_default());
     let enabled = resolved
         .file
         .snapshots

@@ -470,7 +470,7 @@ impl HttpFixture {
             .local_addr()
             .unwrap()
             .port();
-        let child = tokio::process::Command::new("python3")
+        let child = tokio::process::Command::new(codesmith_testkit::mcp_python())
             .arg(fixture())
             .arg(markers)
             .args(["--http", &port.to_string()])

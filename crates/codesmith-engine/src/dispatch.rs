@@ -78,8 +78,9 @@ pub(crate) async fn dispatch_calls(
                     rt.snapshots.before_write(&rt.ctx, sink).await;
                 }
                 rt.verify.observe(&p.call, p.tool.name(), &p.args, &rt.ctx);
-                let outcome =
-                    codesmith_tools::call_tool(p.tool.as_ref(), &rt.ctx, p.args.clone()).await;
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                let (outcome, child) = forwarding(execute(rt, &p, tx), &mut rx, sink).await;
+                rt.delegated.extend(child);
                 rt.verify.ran(&p.call.id, &outcome);
                 results.push(finish_prepared(rt, &p, outcome, sink));
             }
@@ -98,12 +99,53 @@ pub(crate) async fn dispatch_calls(
     results
 }
 
-/// Calls that may change the workspace: the turn's snapshot is taken before the first.
+/// Calls that may change the workspace: the turn's snapshot is taken before the first
+/// (before a `general` or `review` subagent starts, too: the parent's snapshot covers
+/// what its child changes).
 fn writes(p: &Prepared) -> bool {
+    if let Some(kind) = crate::subagent::requested_type(p.tool.as_ref(), &p.args) {
+        return !kind.read_only();
+    }
     matches!(
         p.tool.capability(),
         Capability::WritesFiles | Capability::ExecutesCode
     )
+}
+
+/// Runs one prepared call: an `agent` call starts a subagent (its events go to `tx`),
+/// any other call runs through [`codesmith_tools::call_tool`].
+async fn execute(
+    rt: &Runtime,
+    p: &Prepared,
+    tx: crate::subagent::EventTx,
+) -> (ToolOutcome, Option<crate::subagent::Delegated>) {
+    if p.tool.name() == crate::subagent::AGENT_TOOL {
+        return crate::subagent::run(rt, &p.call, &p.args, &tx).await;
+    }
+    let outcome = codesmith_tools::call_tool(p.tool.as_ref(), &rt.ctx, p.args.clone()).await;
+    (outcome, None)
+}
+
+/// Awaits `work` while passing the events it sends through `rx` on to `sink`, as they
+/// come; every event sent before `work` ended is delivered before this returns.
+async fn forwarding<T>(
+    work: impl std::future::Future<Output = T>,
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+    sink: &mut (dyn FnMut(Event) + Send),
+) -> T {
+    let mut work = std::pin::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            Some(event) = rx.recv() => sink(event),
+            out = &mut work => {
+                while let Ok(event) = rx.try_recv() {
+                    sink(event);
+                }
+                return out;
+            }
+        }
+    }
 }
 
 /// Runs the pending parallel batch concurrently and appends its results in order.
@@ -119,14 +161,17 @@ async fn flush(
     for p in batch.iter() {
         rt.verify.observe(&p.call, p.tool.name(), &p.args, &rt.ctx);
     }
-    let ctx = &rt.ctx;
-    let outcomes = futures::future::join_all(
-        batch
-            .iter()
-            .map(|p| codesmith_tools::call_tool(p.tool.as_ref(), ctx, p.args.clone())),
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let shared: &Runtime = rt;
+    let outcomes = forwarding(
+        futures::future::join_all(batch.iter().map(|p| execute(shared, p, tx.clone()))),
+        &mut rx,
+        sink,
     )
     .await;
-    for (p, outcome) in batch.drain(..).zip(outcomes) {
+    drop(tx);
+    for (p, (outcome, child)) in batch.drain(..).zip(outcomes) {
+        rt.delegated.extend(child);
         rt.verify.ran(&p.call.id, &outcome);
         results.push(finish_prepared(rt, &p, outcome, sink));
     }
@@ -228,6 +273,12 @@ fn check(
     }
     if *stop == StopReason::Interrupted {
         return Err((interrupted_refusal(), false));
+    }
+    if let Some(host) = &rt.delegation
+        && let Some(role) = host.role
+        && host.withheld.contains(&call.name.as_str())
+    {
+        return Err((crate::subagent::withheld(role, &call.name), true));
     }
     let names = rt.tools.names();
     let tool = match resolve_tool_name(&call.name, &names) {

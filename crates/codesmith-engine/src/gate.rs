@@ -150,6 +150,15 @@ impl Runtime {
 
     /// What policy requires for this call, before anybody is asked.
     pub(crate) fn requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
+        if tool.name() == crate::subagent::AGENT_TOOL {
+            // Starting a subagent asks nobody: each of the child's own calls passes the
+            // child's gate, under the same approver and the same (or a stricter) policy.
+            // Read-only types may run beside the batch's other read-only calls.
+            let kind = crate::subagent::requested_type(tool, args);
+            return Requirement::Auto {
+                concurrent: kind.is_some_and(crate::subagent::AgentType::read_only),
+            };
+        }
         match tool.capability() {
             Capability::ReadOnly => Requirement::Auto {
                 concurrent: tool.supports_parallel(),

@@ -19,6 +19,7 @@ mod runtime;
 pub mod session;
 mod single;
 pub mod snapshot;
+pub mod subagent;
 pub mod verify;
 
 pub use agent::{
@@ -30,3 +31,4 @@ pub use dispatch::result_text;
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};
 pub use session::Session;
 pub use single::run_one;
+pub use subagent::{AgentSettings, AgentTool, AgentType};

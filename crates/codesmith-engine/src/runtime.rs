@@ -31,6 +31,11 @@ pub(crate) struct Runtime {
     pub(crate) verify: crate::verify::Observed,
     /// The running turn and its snapshot (taken before the first write).
     pub(crate) snapshots: crate::snapshot::TurnSnapshots,
+    /// What starting a subagent needs, and this engine's place in the tree; `None`
+    /// outside an engine session (`codesmith tool`, the MCP server).
+    pub(crate) delegation: Option<crate::subagent::Delegation>,
+    /// Children that ran in the current round, for the transcript and the totals.
+    pub(crate) delegated: Vec<crate::subagent::Delegated>,
 }
 
 impl Runtime {
@@ -69,6 +74,13 @@ impl Runtime {
                 codesmith_policy::decide_with(command, &workspace, &self.rules, self.mode, &facts)
             }
         };
+        if eval.decision != Decision::Deny
+            && self.delegation.as_ref().and_then(|d| d.role)
+                == Some(crate::subagent::AgentType::Review)
+            && !review_may_run(&eval)
+        {
+            return Requirement::Deny(crate::subagent::review_shell_refusal(command));
+        }
         match eval.decision {
             Decision::Allow => Requirement::Auto {
                 concurrent: tool.name() == "exec_shell" && reads_only(&eval),
@@ -395,6 +407,18 @@ fn all_held_below(abs: &Path, rel: &str, held: &HashSet<String>) -> bool {
         }
     }
     true
+}
+
+/// What a `review` subagent may run through the shell: a command the exec policy parsed
+/// whole, each part of which only reads (`safe`) or is a test or build command (the claim
+/// verifier's list). Anything else, a write in particular, is refused.
+fn review_may_run(eval: &codesmith_policy::Evaluation) -> bool {
+    eval.parsed
+        && !eval.segments.is_empty()
+        && eval.segments.iter().all(|s| {
+            s.level == codesmith_policy::SafetyLevel::Safe
+                || crate::verify::commands::classify(&s.text).is_some()
+        })
 }
 
 /// Programs that move the session's working directory, which the next call inherits:

@@ -45,6 +45,10 @@ pub enum Record {
         provider: String,
         /// Model name.
         model: String,
+        /// For a subagent's session: the session and the `agent` call that started it;
+        /// omitted for a session a person started.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent: Option<ParentLink>,
     },
     /// A transcript message.
     Message {
@@ -67,6 +71,20 @@ pub enum Record {
         /// Its content.
         data: serde_json::Value,
     },
+}
+
+/// Where a subagent's session came from: the header of a child's session file names its
+/// parent, and the parent's transcript names the child (the `agent` result's `agent_id`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentLink {
+    /// The parent's session id.
+    pub session_id: String,
+    /// The parent's `agent` tool call.
+    pub call_id: String,
+    /// The subagent type (`general`, `explore`, `plan`, `review`).
+    pub agent_type: String,
+    /// Depth below the foreground session (1 for its direct child).
+    pub depth: u32,
 }
 
 /// Errors of the session store.
@@ -140,6 +158,20 @@ impl Session {
         provider: &str,
         model: &str,
     ) -> Result<Self, SessionError> {
+        Self::create_linked(home, workspace, provider, model, None)
+    }
+
+    /// [`Session::create`] for a subagent: the header records `parent`.
+    ///
+    /// # Errors
+    /// None today, as [`Session::create`].
+    pub fn create_linked(
+        home: &Path,
+        workspace: &Path,
+        provider: &str,
+        model: &str,
+        parent: Option<ParentLink>,
+    ) -> Result<Self, SessionError> {
         let created_at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
         let id = new_session_id();
         let path = sessions_dir(home).join(format!("{id}.jsonl"));
@@ -149,6 +181,7 @@ impl Session {
             workspace: workspace.display().to_string(),
             provider: provider.to_string(),
             model: model.to_string(),
+            parent,
         };
         Ok(Session {
             id,
@@ -632,7 +665,8 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
 }
 
 /// The id of the most recently modified session whose workspace is `workspace` and
-/// that holds a conversation (at least one message); sessions left empty are skipped.
+/// that holds a conversation (at least one message); sessions left empty and subagents'
+/// sessions (their header names a parent) are skipped.
 pub fn latest_session_for(home: &Path, workspace: &Path) -> Option<String> {
     let want = workspace.display().to_string();
     let mut candidates: Vec<(SystemTime, String, PathBuf)> = Vec::new();
@@ -651,9 +685,9 @@ pub fn latest_session_for(home: &Path, workspace: &Path) -> Option<String> {
         let Ok(modified) = entry.metadata().and_then(|m| m.modified()) else {
             continue;
         };
-        if first_record(&path)
-            .is_some_and(|r| matches!(r, Record::Meta { workspace, .. } if workspace == want))
-        {
+        if first_record(&path).is_some_and(
+            |r| matches!(r, Record::Meta { workspace, parent: None, .. } if workspace == want),
+        ) {
             candidates.push((modified, id, path));
         }
     }
@@ -689,8 +723,8 @@ fn note_usage(data: &serde_json::Value) -> Option<Usage> {
     serde_json::from_value(data.get("usage")?.clone()).ok()
 }
 
-/// The usage a session file records: the sum over its model rounds, and the last
-/// round's (whose input plus output is how full the context was). Zero and `None` for
+/// The usage a session file records: the sum over its model rounds (and its subagents'),
+/// and the last round's (whose input plus output is how full the context was). Zero and `None` for
 /// a session that recorded none (or a file that cannot be read).
 pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
     let mut total = Usage::default();
@@ -702,16 +736,22 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
         if !line.contains(USAGE_NOTE) {
             continue;
         }
-        if let Ok(Record::Note { kind, data }) = serde_json::from_str(&line)
-            && kind == USAGE_NOTE
-            && let Some(usage) = note_usage(&data)
-        {
+        let Ok(Record::Note { kind, data }) = serde_json::from_str(&line) else {
+            continue;
+        };
+        let Some(usage) = note_usage(&data) else {
+            continue;
+        };
+        if kind == USAGE_NOTE {
             total.add(&usage);
             // Child calls (tools' own model requests) say nothing about how full the
             // session's context is.
             if data.get("child_calls").is_none() {
                 last = Some(usage);
             }
+        } else if kind == crate::subagent::SUBAGENT_NOTE {
+            // A child's rounds cost too; they say nothing about this context's fill.
+            total.add(&usage);
         }
     }
     (total, last)
@@ -828,6 +868,7 @@ fn header(records: &[Record], id: &str) -> Option<Record> {
             workspace: String::new(),
             provider: String::new(),
             model: String::new(),
+            parent: None,
         })
 }
 

@@ -53,6 +53,8 @@ pub async fn run_one(
         network: Arc::new(codesmith_policy::NetworkPolicy::default()),
         verify: Default::default(),
         snapshots: Default::default(),
+        delegation: None,
+        delegated: Vec::new(),
     };
     match runtime.gate(tool.as_ref(), &args, &mut |_| {}).await {
         GateDecision::Run { .. } => {

@@ -645,7 +645,10 @@ async fn cancelling_a_round_kills_the_repl_and_the_end_of_a_task_closes_the_sess
         .trim()
         .parse()
         .unwrap();
-    rlm.task_ended();
+    // Another session's end (a subagent sharing the tools) leaves this one open.
+    rlm.task_ended(&rig.ctx(Sandbox::none()));
+    assert_eq!(text(&exec(&exec_tool, &ctx, "print(7)").await).trim(), "7");
+    rlm.task_ended(&ctx);
     assert!(
         gone(pid).await,
         "the REPL {pid} survived the end of the task"

@@ -97,6 +97,42 @@ pub enum Event {
         /// Human-readable text saying what went wrong and what to do.
         message: String,
     },
+    /// The `agent` tool call `call_id` started a subagent: a child engine with its own
+    /// transcript, stored as the session `agent_id`.
+    SubagentStarted {
+        /// The child's id: its session id.
+        agent_id: String,
+        /// The parent's `agent` tool call that started it.
+        call_id: String,
+        /// Its type (`general`, `explore`, `plan`, `review`).
+        agent_type: String,
+        /// The short description the parent gave.
+        description: String,
+        /// Its depth below the foreground agent (1 for a child of the foreground).
+        depth: u32,
+    },
+    /// One event of a running subagent, labelled with its id. A grandchild's events
+    /// arrive wrapped twice (the child's id outside). A child's `retry` is its own: it
+    /// never stands for the parent's request.
+    Subagent {
+        /// The child's id (its session id).
+        agent_id: String,
+        /// What happened in the child.
+        event: Box<Event>,
+    },
+    /// A subagent ended; its answer is the `agent` call's result.
+    SubagentFinished {
+        /// The child's id (its session id).
+        agent_id: String,
+        /// How it ended (`completed`, `turn_limit`, `wall_time_limit`, `cancelled`,
+        /// `too_many_failures`, `interrupted`, `failed`).
+        status: String,
+        /// Model rounds it used.
+        turns: u32,
+        /// Its total usage (already part of its `turn_completed` events; counted into the
+        /// parent's task total).
+        usage: Usage,
+    },
 }
 
 /// A claim-verifier verdict, as emitted to front ends.

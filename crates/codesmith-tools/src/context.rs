@@ -53,6 +53,9 @@ pub struct ToolContext {
     /// calls), not yet counted in the task's totals: the engine takes it after each round
     /// of tool calls. Shared by the session's clones.
     pub child_usage: Arc<ChildUsage>,
+    /// Tells this session's contexts from every other one in the process (its clones share
+    /// it; a subagent's context has its own): the key of state a tool holds per session.
+    session_key: u64,
 }
 
 /// Usage of model requests made by tools, waiting to be added to the session's totals.
@@ -92,6 +95,10 @@ impl ToolContext {
             root: OnceLock::new(),
             cancel: CancellationToken::new(),
             child_usage: Arc::default(),
+            session_key: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         }
     }
 
@@ -102,6 +109,12 @@ impl ToolContext {
             force_fresh_allowed: true,
             ..ToolContext::new(workspace, home)
         }
+    }
+
+    /// The key of this session's tool-held state (see the field): equal for clones, unique
+    /// per [`ToolContext::new`].
+    pub fn session_key(&self) -> u64 {
+        self.session_key
     }
 
     /// The same context with shell commands running under `sandbox`.

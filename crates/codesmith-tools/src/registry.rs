@@ -87,6 +87,27 @@ impl Registry {
         crate::deferred::activate(&self.deferral, names)
     }
 
+    /// A new registry holding the tools `keep` accepts, with activation state of its own:
+    /// its deferred tools start dormant again, and activating one never changes this
+    /// registry's catalogue. `tool_search` is rebuilt over the kept deferred tools (and
+    /// left out when none is kept). Subagents get their tool surface this way.
+    pub fn filtered(&self, keep: impl Fn(&dyn Tool) -> bool) -> Registry {
+        let deferred = lock(&self.deferral).deferred.clone();
+        let mut out = Registry::new();
+        for (name, tool) in &self.tools {
+            if *name == crate::deferred::TOOL_SEARCH || !keep(tool.as_ref()) {
+                continue;
+            }
+            if deferred.contains(name) {
+                out.register_deferred(Arc::clone(tool));
+            } else {
+                out.register(Arc::clone(tool));
+            }
+        }
+        out.enable_tool_search();
+        out
+    }
+
     /// The tool named exactly `name`.
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
         self.tools.get(name).cloned()

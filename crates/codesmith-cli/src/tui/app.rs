@@ -141,6 +141,8 @@ pub struct App {
     pub task_started: Option<(Instant, codesmith_protocol::Usage)>,
     /// Rows of the answer being streamed, rendered one finished line at a time.
     pub stream: Option<StreamCache>,
+    /// Running subagents (any depth) and the foreground `agent` call each runs under.
+    pub subagents: Vec<(String, String)>,
 }
 
 /// The finished lines of a streaming answer, already rendered and wrapped,
@@ -181,6 +183,7 @@ impl App {
             verdicts: VerdictCounts::default(),
             task_started: None,
             stream: None,
+            subagents: Vec::new(),
         }
     }
 
@@ -222,7 +225,14 @@ impl App {
 
     /// Applies one engine event.
     pub fn apply(&mut self, event: Event) {
-        if !matches!(event, Event::Retry { .. }) {
+        // A subagent's events (its retries included) never touch the foreground's banner.
+        if !matches!(
+            event,
+            Event::Retry { .. }
+                | Event::Subagent { .. }
+                | Event::SubagentStarted { .. }
+                | Event::SubagentFinished { .. }
+        ) {
             self.status.retry = None;
         }
         match event {
@@ -294,6 +304,72 @@ impl App {
                 });
             }
             Event::Error { message } => self.push(Entry::Error(message)),
+            Event::SubagentStarted {
+                agent_id,
+                call_id,
+                agent_type,
+                description,
+                ..
+            } => {
+                self.subagents.push((agent_id, call_id.clone()));
+                self.subagent_status(&call_id, format!("{agent_type}: {description}"));
+            }
+            Event::Subagent { agent_id, event } => {
+                let call = self.subagent_call(&agent_id);
+                self.subagent_event(call.as_deref(), *event);
+            }
+            Event::SubagentFinished { .. } => {}
+        }
+    }
+
+    /// The parent's `agent` call that started the child `agent_id` (its `SubagentStarted`
+    /// is the nearest one before its events).
+    fn subagent_call(&mut self, agent_id: &str) -> Option<String> {
+        self.subagents
+            .iter()
+            .find(|(id, _)| id == agent_id)
+            .map(|(_, call)| call.clone())
+    }
+
+    /// One event of a child, shown on its `agent` call's line (`call`: the foreground's
+    /// call it runs under): its rounds count into the status line's usage, its tool calls
+    /// become the line's live status, its retries stay its own.
+    fn subagent_event(&mut self, call: Option<&str>, event: Event) {
+        match event {
+            Event::TurnCompleted { usage, .. } => self.status.usage.add(&usage),
+            Event::ToolCall {
+                name, arguments, ..
+            } => {
+                if let Some(call) = call {
+                    let live = format!("{name} {}", key_argument(&arguments));
+                    self.subagent_status(call, live);
+                }
+            }
+            Event::SubagentStarted {
+                agent_id,
+                agent_type,
+                description,
+                ..
+            } => {
+                if let Some(call) = call {
+                    self.subagents.push((agent_id, call.to_string()));
+                    self.subagent_status(call, format!("{agent_type}: {description}"));
+                }
+            }
+            Event::Subagent { event, .. } => self.subagent_event(call, *event),
+            _ => {}
+        }
+    }
+
+    /// Shows `live` as the running `agent` call `call_id`'s status.
+    fn subagent_status(&mut self, call_id: &str, live: String) {
+        if let Some(i) = self.entries.iter().rposition(
+            |e| matches!(e, Entry::Tool(t) if t.id == call_id && t.status == ToolStatus::Running),
+        ) {
+            if let Entry::Tool(tool) = &mut self.entries[i] {
+                tool.summary = Some(live);
+            }
+            self.rendered[i] = None;
         }
     }
 
@@ -598,6 +674,7 @@ pub fn key_argument(args: &Value) -> String {
         "query",
         "id",
         "ref",
+        "description",
     ] {
         if let Some(v) = args.get(key).and_then(Value::as_str) {
             return codesmith_policy::visible_line(v, 100);
@@ -757,6 +834,68 @@ mod tests {
         assert_eq!(t.status, ToolStatus::Failed("DENIED: no".into()));
         assert_eq!(a.entries[3], Entry::Assistant("Done".into()));
         assert_eq!(a.rendered.len(), a.entries.len());
+    }
+
+    #[test]
+    fn a_subagent_shows_on_its_agent_line_and_never_takes_the_retry_banner() {
+        let mut a = app();
+        a.apply(Event::ToolCall {
+            id: "p1".into(),
+            name: "agent".into(),
+            arguments: serde_json::json!({"type": "explore", "description": "find it", "prompt": "x"}),
+        });
+        a.apply(Event::SubagentStarted {
+            agent_id: "child".into(),
+            call_id: "p1".into(),
+            agent_type: "explore".into(),
+            description: "find it".into(),
+            depth: 1,
+        });
+        let line = |a: &App| match a.entries.last() {
+            Some(Entry::Tool(t)) => t.summary.clone(),
+            _ => None,
+        };
+        assert_eq!(line(&a).as_deref(), Some("explore: find it"));
+        let nested = |event: Event| Event::Subagent {
+            agent_id: "child".into(),
+            event: Box::new(event),
+        };
+        a.apply(nested(Event::ToolCall {
+            id: "c1".into(),
+            name: "read_file".into(),
+            arguments: serde_json::json!({"path": "a.txt"}),
+        }));
+        assert_eq!(line(&a).as_deref(), Some("read_file a.txt"));
+        // The child's retry neither shows as nor clears the foreground's banner.
+        a.apply(nested(Event::Retry {
+            attempt: 1,
+            wait_ms: 1000,
+            reason: "HTTP 429".into(),
+        }));
+        assert!(a.status.retry.is_none());
+        a.apply(Event::Retry {
+            attempt: 2,
+            wait_ms: 1000,
+            reason: "HTTP 503".into(),
+        });
+        a.apply(nested(Event::TurnCompleted {
+            turn: 1,
+            stop_reason: StopReason::EndTurn,
+            usage: Usage {
+                input_tokens: 40,
+                output_tokens: 2,
+                cached_input_tokens: 0,
+                cache_write_input_tokens: 0,
+            },
+            refusal: false,
+        }));
+        assert!(
+            a.status.retry.is_some(),
+            "a child's round kept the parent's banner"
+        );
+        // Its usage counts into the status line, not into the context fill.
+        assert_eq!(a.status.usage.input_tokens, 40);
+        assert_eq!(a.status.context_tokens, 0);
     }
 
     #[test]

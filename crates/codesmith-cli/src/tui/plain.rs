@@ -203,6 +203,14 @@ fn print_event(event: &Event, answer: &mut AnswerStream<std::io::Stdout>) {
         }
         Event::Notice { message } => format!("note: {message}"),
         Event::Error { message } => format!("error: {message}"),
+        Event::SubagentStarted {
+            agent_type,
+            description,
+            ..
+        } => format!("↳ {agent_type} subagent: {description}"),
+        Event::SubagentFinished { status, turns, .. } => {
+            format!("↳ subagent {status} after {turns} round(s)")
+        }
         _ => return,
     };
     answer.end_line();

@@ -140,6 +140,20 @@ impl Engine {
     ) -> Self {
         let home = ctx.home.clone();
         reactivate(&tools, session.messages());
+        let provider_label = match session.meta() {
+            crate::session::Record::Meta { provider, .. } => provider.clone(),
+            _ => provider.name().to_string(),
+        };
+        let delegation = crate::subagent::Delegation {
+            provider: Arc::clone(&provider),
+            config: config.clone(),
+            settings: crate::subagent::AgentSettings::default(),
+            depth: 0,
+            role: None,
+            session_id: session.id().to_string(),
+            provider_label,
+            withheld: Vec::new(),
+        };
         let catalog_bytes = serde_json::to_string(&tools.specs()).map_or(0, |t| t.len());
         let catalog_tokens = (catalog_bytes as u64).div_ceil(4);
         let runtime = Runtime {
@@ -159,6 +173,8 @@ impl Engine {
                 session.id(),
                 crate::snapshot::recorded_turns(session.path()),
             ),
+            delegation: Some(delegation),
+            delegated: Vec::new(),
         };
         Engine {
             provider,
@@ -182,6 +198,31 @@ impl Engine {
     /// in between, so this holds even after a task future was dropped mid-way.
     pub fn into_session(self) -> Session {
         self.session
+    }
+
+    /// Replaces the subagent settings (`[agents]`: model, caps; default
+    /// [`crate::subagent::AgentSettings::default`]). The `agent` tool must be in the
+    /// registry for the model to delegate at all.
+    pub fn set_agent_settings(&mut self, settings: crate::subagent::AgentSettings) {
+        if let Some(d) = &mut self.runtime.delegation {
+            d.settings = settings;
+        }
+    }
+
+    /// Makes this engine a subagent of type `role` at `depth`.
+    pub(crate) fn set_delegation(
+        &mut self,
+        settings: crate::subagent::AgentSettings,
+        depth: u32,
+        role: crate::subagent::AgentType,
+        withheld: Vec<&'static str>,
+    ) {
+        if let Some(d) = &mut self.runtime.delegation {
+            d.settings = settings;
+            d.depth = depth;
+            d.role = Some(role);
+            d.withheld = withheld;
+        }
     }
 
     /// Replaces the turn-snapshot settings (default: on, `git` from `PATH`).
@@ -242,7 +283,7 @@ impl Engine {
         // Whatever ended the task, processes tools keep between calls end with it.
         for name in self.runtime.tools.names() {
             if let Some(tool) = self.runtime.tools.get(name) {
-                tool.task_ended();
+                tool.task_ended(&self.runtime.ctx);
             }
         }
         outcome
@@ -352,6 +393,12 @@ impl Engine {
                     crate::session::USAGE_NOTE,
                     serde_json::json!({ "turn": turn, "usage": child_usage, "child_calls": true }),
                 )?;
+            }
+            // Children's rounds count into this task's usage; the notes link their sessions.
+            for child in std::mem::take(&mut self.runtime.delegated) {
+                usage.add(&child.usage);
+                self.session
+                    .note(crate::subagent::SUBAGENT_NOTE, child.note())?;
             }
             self.session.sync()?;
             if cancel.is_cancelled() {

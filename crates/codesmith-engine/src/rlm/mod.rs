@@ -135,7 +135,7 @@ pub fn tools(
     let shared = Arc::new(Shared {
         config,
         child,
-        slot: Mutex::new(None),
+        slots: Mutex::new(std::collections::HashMap::new()),
         serial: Mutex::new(0),
     });
     vec![Arc::new(RlmOpen(shared.clone())), Arc::new(RlmExec(shared))]
@@ -145,14 +145,26 @@ pub fn tools(
 struct Shared {
     config: RlmConfig,
     child: ChildModel,
-    /// The open session; taken out while a round runs.
-    slot: Mutex<Option<Open>>,
+    /// The open RLM session of each tool session (by [`ToolContext::session_key`], so a
+    /// subagent sharing these tools never touches its parent's); taken out while a round
+    /// runs.
+    slots: Mutex<std::collections::HashMap<u64, Open>>,
     serial: Mutex<u64>,
 }
 
 impl Shared {
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Open>> {
-        self.slot.lock().unwrap_or_else(PoisonError::into_inner)
+    fn take(&self, ctx: &ToolContext) -> Option<Open> {
+        self.slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&ctx.session_key())
+    }
+
+    fn put(&self, ctx: &ToolContext, open: Open) {
+        self.slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(ctx.session_key(), open);
     }
 }
 
@@ -282,7 +294,7 @@ impl Tool for RlmOpen {
             .unwrap_or_default();
         let python = find_python(&path).ok_or_else(repl::missing_python)?;
         // Closing the previous session first frees its memory before the next one loads.
-        let previous = shared.slot().take().map(|o| o.id.clone());
+        let previous = shared.take(ctx).map(|o| o.id.clone());
         let start = async {
             let mut repl = repl::Repl::start(
                 ctx,
@@ -328,13 +340,16 @@ impl Tool for RlmOpen {
              characters is cut); call final(answer) when you have the answer.",
             shared.config.output_cap
         ));
-        *shared.slot() = Some(Open {
-            id: id.clone(),
-            repl,
-            opened: Instant::now(),
-            rounds: 0,
-            child_calls: 0,
-        });
+        shared.put(
+            ctx,
+            Open {
+                id: id.clone(),
+                repl,
+                opened: Instant::now(),
+                rounds: 0,
+                child_calls: 0,
+            },
+        );
         let mut out = ToolOutput::new(text).with("session", id);
         if let Some(previous) = previous {
             out = out.with("closed_session", previous);
@@ -342,8 +357,8 @@ impl Tool for RlmOpen {
         Ok(out)
     }
 
-    fn task_ended(&self) {
-        drop(self.0.slot().take());
+    fn task_ended(&self, ctx: &ToolContext) {
+        drop(self.0.take(ctx));
     }
 }
 
@@ -385,7 +400,7 @@ impl Tool for RlmExec {
                 "Pass {\"code\": \"print(len(log))\"}.",
             ));
         };
-        let Some(mut open) = shared.slot().take() else {
+        let Some(mut open) = shared.take(ctx) else {
             return Err(Refusal::new(
                 ErrorCode::NotFound,
                 "No RLM session is open (it was never opened, ended with final(), hit a \
@@ -484,7 +499,7 @@ impl Tool for RlmExec {
             .with("session_closed", true)
         } else {
             let rounds = open.rounds;
-            *shared.slot() = Some(open);
+            shared.put(ctx, open);
             ToolOutput::new(text).with("round", rounds)
         };
         out = out

@@ -59,6 +59,30 @@ pub fn engine_with(
     setup: Setup,
 ) -> Engine {
     let session = Session::create(home, ws, provider.name(), model).unwrap();
+    build(provider, model, ws, home, session, setup)
+}
+
+/// [`engine`] over an existing (reopened) `session`.
+pub fn engine_on(
+    server: &ScriptedServer,
+    ws: &Path,
+    home: &Path,
+    session: Session,
+    setup: Setup,
+) -> Engine {
+    let provider =
+        OpenAiProvider::new(OpenAiConfig::new(server.base_url(), Some("sk-test".into()))).unwrap();
+    build(Arc::new(provider), "scripted", ws, home, session, setup)
+}
+
+fn build(
+    provider: Arc<dyn codesmith_providers::Provider>,
+    model: &str,
+    ws: &Path,
+    home: &Path,
+    session: Session,
+    setup: Setup,
+) -> Engine {
     let complete = CompleteOptions {
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),

@@ -1,0 +1,639 @@
+//! Subagents: the `agent` tool starts a child engine for one delegated task.
+//!
+//! Every subagent type shares one runtime, the [`crate::Engine`] loop with its gates;
+//! a type decides only its role prompt and its tool surface (seed 002, "Genome
+//! Replication and Bootstrapping"):
+//!
+//! | type | tools |
+//! |---|---|
+//! | `general` | the parent's whole catalogue (including `agent`) |
+//! | `explore` | read-only tools and `fetch_url` (under the network policy) |
+//! | `plan` | read-only tools only: nothing that executes or reaches the network |
+//! | `review` | read-only tools and `exec_shell` for commands that read and test/build commands, in at least `suggest` mode |
+//!
+//! Permissions only tighten from parent to child: the child runs under the parent's
+//! approval mode (`review` at least `suggest`), exec policy, network policy and sandbox,
+//! asks the parent's [`crate::Approver`] (nobody in `exec`, so requests are refused), and
+//! starts with no session approvals of its own; nothing it returns is read as a grant.
+//! Children nest at most [`MAX_DEPTH`] deep (seed 002, "Constitution, Disinfectant, and
+//! Approval Gates"). Each child has caps on model rounds and wall time
+//! ([`AgentSettings`]), runs under a child of the parent's cancellation token, and is
+//! stored as its own session whose header names its parent ([`ParentLink`]).
+//!
+//! Its events reach the front end wrapped in [`Event::Subagent`], so a child's `retry`
+//! never stands for the foreground's request (seed 002, "The Cliff Edge").
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use codesmith_policy::ApprovalMode;
+use codesmith_protocol::{Event, ToolCall, Usage};
+use codesmith_providers::Provider;
+use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
+use serde_json::{Value, json};
+
+use crate::agent::{Engine, EngineConfig, TaskStatus};
+use crate::runtime::Runtime;
+use crate::session::{ParentLink, Session};
+
+/// The tool's name.
+pub const AGENT_TOOL: &str = "agent";
+
+/// How deep subagents nest: the foreground agent is depth 0, its children depth 1; an
+/// agent at this depth cannot start another.
+pub const MAX_DEPTH: u32 = 3;
+
+/// Default cap on a child's model rounds (`[agents] max_turns`).
+pub const DEFAULT_MAX_TURNS: u32 = 30;
+
+/// Default cap on a child's wall time in seconds (`[agents] max_wall_secs`).
+pub const DEFAULT_MAX_WALL_SECS: u64 = 600;
+
+/// Transcript note kind a parent's session records for each child it started:
+/// `{"call_id", "agent_id", "agent_type", "status", "turns", "usage"}`.
+pub const SUBAGENT_NOTE: &str = "subagent";
+
+/// The four subagent types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentType {
+    /// The parent's whole tool surface, for multi-step work that changes files.
+    General,
+    /// Read-only exploration of the code base (and fetching pages).
+    Explore,
+    /// Read-only analysis that ends in a plan; nothing executes.
+    Plan,
+    /// Read-only review that may run tests and linters through the shell.
+    Review,
+}
+
+impl AgentType {
+    /// The type named `name` (`general`, `explore`, `plan`, `review`).
+    pub fn parse(name: &str) -> Option<AgentType> {
+        match name {
+            "general" => Some(AgentType::General),
+            "explore" => Some(AgentType::Explore),
+            "plan" => Some(AgentType::Plan),
+            "review" => Some(AgentType::Review),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentType::General => "general",
+            AgentType::Explore => "explore",
+            AgentType::Plan => "plan",
+            AgentType::Review => "review",
+        }
+    }
+
+    /// True for the types that only read (`explore`, `plan`): their calls may run beside
+    /// other read-only calls of the same batch.
+    pub fn read_only(self) -> bool {
+        matches!(self, AgentType::Explore | AgentType::Plan)
+    }
+
+    /// Whether `tool` belongs to this type's surface.
+    fn keeps(self, tool: &dyn Tool) -> bool {
+        let read_only = tool.capability() == Capability::ReadOnly;
+        match self {
+            AgentType::General => true,
+            AgentType::Explore => read_only || tool.name() == "fetch_url",
+            AgentType::Plan => read_only,
+            AgentType::Review => read_only || tool.name() == "exec_shell",
+        }
+    }
+
+    /// The child's approval mode: the parent's, and at least `suggest` for `review`
+    /// (a shell command that writes then needs a person, and is refused in `exec`).
+    fn approval(self, parent: ApprovalMode) -> ApprovalMode {
+        match self {
+            AgentType::Review => parent.max(ApprovalMode::Suggest),
+            _ => parent,
+        }
+    }
+
+    /// The role section appended to the parent's system prompt (byte-stable).
+    fn role_prompt(self) -> &'static str {
+        match self {
+            AgentType::General => {
+                "# Role: general subagent\nYou are a subagent: another agent delegated one task to you. \
+                 Do it with the tools you have, then end with a short report for that agent: what you \
+                 did, what you found, and what is left. Your last message is all it reads."
+            }
+            AgentType::Explore => {
+                "# Role: explore subagent\nYou are a read-only subagent: another agent asked you to find \
+                 something out. Search and read; you cannot change files or run commands. End with a \
+                 compact answer for that agent: the facts, with the paths and line numbers they come \
+                 from. Your last message is all it reads."
+            }
+            AgentType::Plan => {
+                "# Role: plan subagent\nYou are a read-only planning subagent: another agent asked you for \
+                 a plan. Read what you need; you cannot change files, run commands or reach the network. \
+                 End with the plan: numbered steps naming the files and functions to change, and the \
+                 risks. Your last message is all it reads."
+            }
+            AgentType::Review => {
+                "# Role: review subagent\nYou are a review subagent: another agent asked you to review \
+                 work. Read the code and run tests and linters with exec_shell; you cannot edit files. \
+                 End with your findings for that agent, most serious first, each with its path and line. \
+                 Your last message is all it reads."
+            }
+        }
+    }
+}
+
+/// The caps and model of subagents, from `[agents]` in the user's config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentSettings {
+    /// The model children use (`[agents] model`); `None`: the parent's model. Always
+    /// the parent's provider.
+    pub model: Option<String>,
+    /// Cap on a child's model rounds (default [`DEFAULT_MAX_TURNS`]).
+    pub max_turns: u32,
+    /// Cap on a child's wall time (default [`DEFAULT_MAX_WALL_SECS`] seconds); when it
+    /// passes, the child is cancelled like an interrupt and its partial answer returned.
+    pub max_wall: Duration,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        AgentSettings {
+            model: None,
+            max_turns: DEFAULT_MAX_TURNS,
+            max_wall: Duration::from_secs(DEFAULT_MAX_WALL_SECS),
+        }
+    }
+}
+
+/// The `agent` tool as the catalogue shows it. Its calls are run by the engine's
+/// dispatch (which owns the provider, the approver and the session store), never
+/// through [`Tool::call`], which refuses: outside an engine session there is no model
+/// to delegate to.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct AgentTool;
+
+const DESCRIPTION: &str = "Delegate one self-contained task to a subagent: a fresh agent with its own \
+transcript that works until done and returns only its final answer (plus the files it changed). Use \
+it to keep long searches, reviews or plans out of your own context, or to run several read-only \
+investigations at once (explore and plan calls in one response run in parallel). Do not use it for \
+a single read or search you can do yourself. The subagent sees nothing of this conversation: put \
+everything it needs into `prompt`. Types: `explore` (read-only search and reading, fetch_url), \
+`plan` (read-only, no commands, no network), `review` (read-only plus exec_shell for tests and \
+linters; it cannot edit files), `general` (all of your tools). Examples: {\"type\": \"explore\", \
+\"description\": \"find the retry logic\", \"prompt\": \"Where does the HTTP client retry failed \
+requests? Name the files, functions and the backoff constants.\"} or {\"type\": \"review\", \
+\"description\": \"review the parser change\", \"prompt\": \"Review src/parse.rs for bugs and run \
+cargo test -p parser; report failures with paths and lines.\"}";
+
+#[async_trait]
+impl Tool for AgentTool {
+    fn name(&self) -> &'static str {
+        AGENT_TOOL
+    }
+
+    fn description(&self) -> &'static str {
+        DESCRIPTION
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "type": {
+                    "type": "string",
+                    "enum": ["explore", "general", "plan", "review"],
+                    "description": "The subagent type: its tool surface and role."
+                },
+                "description": {
+                    "type": "string",
+                    "description": "A short label for the task (3 to 8 words), shown to the user."
+                },
+                "prompt": {
+                    "type": "string",
+                    "description": "The whole task: what to do, what to return, and every fact it needs."
+                }
+            },
+            "required": ["type", "description", "prompt"],
+            "additionalProperties": false
+        })
+    }
+
+    /// A `general` child may run code, so the honest capability of the tool is the
+    /// strongest; the gate judges each call by its type (see [`requested_type`]).
+    fn capability(&self) -> Capability {
+        Capability::ExecutesCode
+    }
+
+    async fn call(&self, _ctx: &ToolContext, _args: Value) -> ToolOutcome {
+        Err(unavailable())
+    }
+}
+
+/// The refusal of an `agent` call outside an engine session.
+fn unavailable() -> Refusal {
+    Refusal::new(
+        ErrorCode::Unavailable,
+        "The agent tool runs only inside an agent session: here there is no model to delegate to.",
+        "Do the task with the other tools directly.",
+    )
+}
+
+/// The subagent type a call of `tool` asks for: `None` when `tool` is not the `agent`
+/// tool or the type is missing or unknown (the call then refuses when it runs).
+pub(crate) fn requested_type(tool: &dyn Tool, args: &Value) -> Option<AgentType> {
+    (tool.name() == AGENT_TOOL)
+        .then(|| {
+            args.get("type")
+                .and_then(Value::as_str)
+                .and_then(AgentType::parse)
+        })
+        .flatten()
+}
+
+/// What an engine needs to start children: the parent's provider and settings, its
+/// place in the tree, and the caps.
+#[derive(Clone)]
+pub(crate) struct Delegation {
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) config: EngineConfig,
+    pub(crate) settings: AgentSettings,
+    /// This engine's depth (0: the foreground).
+    pub(crate) depth: u32,
+    /// This engine's own type when it is a subagent (its withheld tools are refused
+    /// naming it).
+    pub(crate) role: Option<AgentType>,
+    /// The session this engine writes (the children's parent).
+    pub(crate) session_id: String,
+    /// The provider name the session header records.
+    pub(crate) provider_label: String,
+    /// Tools of the parent's catalogue this subagent's type does not have: a call to
+    /// one is refused naming the type (before name repair could turn it into another).
+    pub(crate) withheld: Vec<&'static str>,
+}
+
+/// One child that ran, as the parent's transcript and totals record it.
+#[derive(Debug, Clone)]
+pub(crate) struct Delegated {
+    pub(crate) call_id: String,
+    pub(crate) agent_id: String,
+    pub(crate) agent_type: AgentType,
+    pub(crate) status: &'static str,
+    pub(crate) turns: u32,
+    pub(crate) usage: Usage,
+}
+
+impl Delegated {
+    /// The [`SUBAGENT_NOTE`] data.
+    pub(crate) fn note(&self) -> Value {
+        json!({
+            "call_id": self.call_id,
+            "agent_id": self.agent_id,
+            "agent_type": self.agent_type.as_str(),
+            "status": self.status,
+            "turns": self.turns,
+            "usage": self.usage,
+        })
+    }
+}
+
+/// Where a running child's events go: the parent's dispatch forwards them to its sink.
+pub(crate) type EventTx = tokio::sync::mpsc::UnboundedSender<Event>;
+
+/// The refusal of a tool the running subagent's type does not have.
+pub(crate) fn withheld(role: AgentType, name: &str) -> Refusal {
+    let what = match role {
+        AgentType::General => "it is not in this session's catalogue",
+        AgentType::Explore => "an explore subagent only searches and reads",
+        AgentType::Plan => "a plan subagent only reads; nothing executes",
+        AgentType::Review => "a review subagent reads and runs tests, and never edits files",
+    };
+    Refusal::new(
+        ErrorCode::Denied,
+        format!(
+            "`{name}` is not available to this {} subagent: {what}.",
+            role.as_str()
+        ),
+        "Do not try to reach it another way. Put what should change into your final answer; the \
+         agent that delegated to you decides.",
+    )
+    .with("agent_type", role.as_str())
+    .with("tool", name.to_string())
+}
+
+/// What [`run`] returns: the call's result, with the record of the child when one ran.
+type Ran = (ToolOutcome, Option<Delegated>);
+
+/// The refusal of a shell command a `review` subagent may not run: only commands that
+/// read, and test and build commands, are its to run.
+pub(crate) fn review_shell_refusal(command: &str) -> Refusal {
+    Refusal::new(
+        ErrorCode::Denied,
+        format!(
+            "`{command}` was not run: a review subagent runs only commands that read and test or build              commands, and this one is neither (it may change files)."
+        ),
+        "Do not try another way to change files. Run the tests or linters you need, and put what          should change into your final answer.",
+    )
+    .with("agent_type", AgentType::Review.as_str())
+    .with("tool", "exec_shell")
+}
+
+/// Runs one `agent` call of the engine `rt` belongs to. Child events go to `tx`, wrapped.
+///
+/// Boxed, and declared `Send`: a child's loop may start children of its own, so the
+/// future is recursive.
+pub(crate) fn run<'a>(
+    rt: &'a Runtime,
+    call: &'a ToolCall,
+    args: &'a Value,
+    tx: &'a EventTx,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Ran> + Send + 'a>> {
+    Box::pin(run_child(rt, call, args, tx))
+}
+
+async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) -> Ran {
+    let request = match Request::read(args) {
+        Ok(r) => r,
+        Err(refusal) => return (Err(refusal), None),
+    };
+    let Some(host) = &rt.delegation else {
+        return (Err(unavailable()), None);
+    };
+    let depth = host.depth + 1;
+    if depth > MAX_DEPTH {
+        let refusal = Refusal::new(
+            ErrorCode::Denied,
+            format!(
+                "Subagents nest at most {MAX_DEPTH} deep and this agent is at depth {}: it cannot start \
+                 another.",
+                host.depth
+            ),
+            "Do this part yourself with your own tools, or end with what you found and say what is left, \
+             so the agent above you can decide.",
+        )
+        .with("depth", host.depth)
+        .with("max_depth", MAX_DEPTH);
+        return (Err(refusal), None);
+    }
+    let kind = request.kind;
+    let model = host
+        .settings
+        .model
+        .clone()
+        .unwrap_or_else(|| host.config.model.clone());
+    let link = ParentLink {
+        session_id: host.session_id.clone(),
+        call_id: call.id.clone(),
+        agent_type: kind.as_str().to_string(),
+        depth,
+    };
+    let session = match Session::create_linked(
+        &rt.ctx.home,
+        &rt.ctx.workspace,
+        &host.provider_label,
+        &model,
+        Some(link),
+    ) {
+        Ok(s) => s,
+        Err(e) => return (Err(failed(&e.to_string())), None),
+    };
+    let agent_id = session.id().to_string();
+    let config = EngineConfig {
+        model,
+        system_prompt: format!("{}\n\n{}", host.config.system_prompt, kind.role_prompt()),
+        max_turns: host.settings.max_turns,
+        approval: kind.approval(host.config.approval),
+        ..host.config.clone()
+    };
+    let tools = rt.tools.filtered(|t| kind.keeps(t));
+    let kept = tools.names();
+    let withheld: Vec<&'static str> = rt
+        .tools
+        .names()
+        .into_iter()
+        .filter(|n| !kept.contains(n))
+        .collect();
+    let ctx = ToolContext::new(rt.ctx.workspace.clone(), rt.ctx.home.clone())
+        .with_sandbox(rt.ctx.sandbox.clone());
+    let mut child = Engine::new(
+        Arc::clone(&host.provider),
+        tools,
+        Arc::new(ctx),
+        Arc::clone(&rt.approver),
+        session,
+        config,
+    );
+    child.set_snapshot_settings(crate::snapshot::SnapshotSettings {
+        // The parent's turn snapshot, taken before a writing child starts, covers it.
+        enabled: false,
+        ..crate::snapshot::SnapshotSettings::default()
+    });
+    child.set_delegation(host.settings.clone(), depth, kind, withheld);
+
+    let _ = tx.send(Event::SubagentStarted {
+        agent_id: agent_id.clone(),
+        call_id: call.id.clone(),
+        agent_type: kind.as_str().to_string(),
+        description: request.description.clone(),
+        depth,
+    });
+    let started = Instant::now();
+    let cancel = rt.ctx.cancel.child_token();
+    let mut changed = BTreeSet::new();
+    let mut timed_out = false;
+    let result = {
+        let mut sink = |event: Event| {
+            record_changes(&event, &mut changed);
+            let _ = tx.send(Event::Subagent {
+                agent_id: agent_id.clone(),
+                event: Box::new(event),
+            });
+        };
+        let mut task =
+            std::pin::pin!(child.run_task_cancellable(&request.prompt, cancel.clone(), &mut sink));
+        tokio::select! {
+            result = &mut task => result,
+            () = tokio::time::sleep(host.settings.max_wall) => {
+                timed_out = true;
+                cancel.cancel();
+                task.await
+            }
+        }
+    };
+    let parent_cancelled = rt.ctx.cancel.is_cancelled();
+    let (status, turns, usage, outcome) = match result {
+        Ok(done) => {
+            let status = match (&done.status, timed_out) {
+                (TaskStatus::Cancelled, true) => "wall_time_limit",
+                (TaskStatus::Cancelled, false) => "cancelled",
+                (TaskStatus::Completed, _) => "completed",
+                (TaskStatus::TurnLimit, _) => "turn_limit",
+                (TaskStatus::TooManyFailures, _) => "too_many_failures",
+                (TaskStatus::Interrupted, _) => "interrupted",
+            };
+            let outcome = if parent_cancelled {
+                Err(codesmith_tools::cancelled(
+                    AGENT_TOOL,
+                    Some(started.elapsed()),
+                ))
+            } else {
+                Ok(answer(
+                    &agent_id,
+                    status,
+                    &done.final_text,
+                    &changed,
+                    &host.settings,
+                )
+                .with("duration_ms", started.elapsed().as_millis() as u64))
+            };
+            (status, done.turns, done.usage, outcome)
+        }
+        Err(e) => ("failed", 0, Usage::default(), Err(failed(&e.to_string()))),
+    };
+    let _ = tx.send(Event::SubagentFinished {
+        agent_id: agent_id.clone(),
+        status: status.to_string(),
+        turns,
+        usage,
+    });
+    let record = Delegated {
+        call_id: call.id.clone(),
+        agent_id,
+        agent_type: kind,
+        status,
+        turns,
+        usage,
+    };
+    (outcome, Some(record))
+}
+
+/// The arguments of an `agent` call.
+struct Request {
+    kind: AgentType,
+    description: String,
+    prompt: String,
+}
+
+impl Request {
+    fn read(args: &Value) -> Result<Request, Refusal> {
+        let text = |key: &str| {
+            args.get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
+        let kind_name = args.get("type").and_then(Value::as_str).unwrap_or("");
+        let Some(kind) = AgentType::parse(kind_name) else {
+            return Err(Refusal::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "`type` must be one of explore, plan, review, general; got {:?}.",
+                    kind_name
+                ),
+                "Send the call again with one of those types, e.g. {\"type\": \"explore\", \
+                 \"description\": \"…\", \"prompt\": \"…\"}.",
+            ));
+        };
+        let (Some(description), Some(prompt)) = (text("description"), text("prompt")) else {
+            return Err(Refusal::new(
+                ErrorCode::InvalidArguments,
+                "`description` and `prompt` must both be non-empty strings.",
+                "Send the call again with a short `description` and the whole task in `prompt`.",
+            ));
+        };
+        Ok(Request {
+            kind,
+            description,
+            prompt,
+        })
+    }
+}
+
+/// The result the parent reads: the child's final answer, how it ended when it did not
+/// finish, and (in the `[meta]` line) its id and the files it changed.
+fn answer(
+    agent_id: &str,
+    status: &str,
+    final_text: &str,
+    changed: &BTreeSet<String>,
+    settings: &AgentSettings,
+) -> ToolOutput {
+    let why = match status {
+        "completed" => None,
+        "turn_limit" => Some(format!(
+            "the subagent used its {} model rounds (`[agents] max_turns`) without finishing",
+            settings.max_turns
+        )),
+        "wall_time_limit" => Some(format!(
+            "the subagent ran out of its {} s of wall time (`[agents] max_wall_secs`) and was stopped",
+            settings.max_wall.as_secs()
+        )),
+        "too_many_failures" => {
+            Some("the subagent's loop guard stopped it after repeated failed calls".into())
+        }
+        "interrupted" => Some("the subagent's last answer was cut off".into()),
+        _ => Some("the subagent was stopped".into()),
+    };
+    let text = match why {
+        None => final_text.to_string(),
+        Some(why) => format!(
+            "The subagent did not finish: {why}. Its last words:\n{}",
+            if final_text.is_empty() {
+                "(none)"
+            } else {
+                final_text
+            }
+        ),
+    };
+    let mut output = ToolOutput::new(Value::String(text))
+        .with("agent_id", agent_id)
+        .with("status", status);
+    if !changed.is_empty() {
+        output = output.with("files_changed", changed.iter().cloned().collect::<Vec<_>>());
+    }
+    output
+}
+
+/// Adds the workspace paths a child's successful write reported (`path`, or each of an
+/// `apply_patch`'s `files`) to `changed`.
+fn record_changes(event: &Event, changed: &mut BTreeSet<String>) {
+    let Event::ToolResult {
+        ok: true,
+        name,
+        meta,
+        ..
+    } = event
+    else {
+        return;
+    };
+    if !matches!(name.as_str(), "write_file" | "edit_file" | "apply_patch") {
+        return;
+    }
+    if let Some(path) = meta.get("path").and_then(Value::as_str) {
+        changed.insert(path.to_string());
+    }
+    for file in meta
+        .get("files")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(path) = file.get("path").and_then(Value::as_str) {
+            changed.insert(path.to_string());
+        }
+    }
+}
+
+/// The refusal of a child that could not run (its session could not be written, its
+/// model could not be reached).
+fn failed(why: &str) -> Refusal {
+    Refusal::new(
+        ErrorCode::ToolError,
+        format!("The subagent failed: {why}"),
+        "Do the task yourself, or try the delegation once more if the cause was transient.",
+    )
+}

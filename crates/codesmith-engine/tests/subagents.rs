@@ -1,0 +1,440 @@
+//! Subagents end to end against the scripted model server: a parent delegates through
+//! the `agent` tool, the child runs on the same engine with its own session, and what
+//! comes back is its answer; depth, tool surface, cancellation and wall time are capped.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use codesmith_engine::session::Record;
+use codesmith_engine::{AgentSettings, AgentTool, TaskStatus};
+use codesmith_protocol::Event;
+use codesmith_testkit::{Fault, Scripted, ScriptedServer};
+use codesmith_tools::CancellationToken;
+use serde_json::Value;
+
+struct Rig {
+    _tmp: tempfile::TempDir,
+    ws: PathBuf,
+    home: PathBuf,
+    server: ScriptedServer,
+}
+
+impl Rig {
+    async fn new() -> Rig {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let ws = ws.canonicalize().unwrap();
+        std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+        std::fs::write(ws.join("b.txt"), "beta\n").unwrap();
+        let home = tmp.path().join("home");
+        Rig {
+            _tmp: tmp,
+            ws,
+            home,
+            server: ScriptedServer::start().await,
+        }
+    }
+
+    fn engine(&self) -> codesmith_engine::Engine {
+        let setup = common::Setup {
+            extra_tools: vec![Arc::new(AgentTool)],
+            ..common::Setup::default()
+        };
+        common::engine(&self.server, &self.ws, &self.home, setup)
+    }
+
+    fn session_header(&self, id: &str) -> Record {
+        let text = std::fs::read_to_string(session_file(&self.home, id)).unwrap();
+        serde_json::from_str(text.lines().next().unwrap()).unwrap()
+    }
+}
+
+fn session_file(home: &Path, id: &str) -> PathBuf {
+    home.join("sessions").join(format!("{id}.jsonl"))
+}
+
+fn agent_call(id: &str, kind: &str, prompt: &str) -> Scripted {
+    let args = serde_json::json!({"type": kind, "description": "delegated", "prompt": prompt});
+    Scripted::tool_call(id, "agent", args.to_string())
+}
+
+/// The text of every tool result in a request body, in order.
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn system(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `later` is a byte-for-byte extension of `earlier`: same catalogue, earlier messages kept.
+fn assert_extends(earlier: &Value, later: &Value) {
+    assert_eq!(earlier["tools"].to_string(), later["tools"].to_string());
+    let (a, b) = (
+        earlier["messages"].as_array().unwrap(),
+        later["messages"].as_array().unwrap(),
+    );
+    assert!(b.len() > a.len());
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(
+            x.to_string(),
+            y.to_string(),
+            "an earlier message was rewritten"
+        );
+    }
+}
+
+fn subagent_ids(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::SubagentStarted { agent_id, .. } => Some(agent_id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_explore_child_reads_two_files_and_its_answer_returns_to_the_parent() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(agent_call("p1", "explore", "What do a.txt and b.txt say?").usage(100, 10))
+        .push(
+            Scripted::tool_call("c1", "read_file", r#"{"path": "a.txt"}"#)
+                .with_tool_call("c2", "read_file", r#"{"path": "b.txt"}"#)
+                .usage(50, 5),
+        )
+        .push(Scripted::text("a.txt says alpha; b.txt says beta.").usage(70, 7))
+        .push(Scripted::text("Both files read: alpha and beta.").usage(130, 13));
+    let mut engine = rig.engine();
+    let parent_id = engine.session().id().to_string();
+    let mut events = Vec::new();
+    let outcome = engine
+        .run_task("Summarize a.txt and b.txt", &mut |e| events.push(e))
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, TaskStatus::Completed);
+    assert_eq!(outcome.final_text, "Both files read: alpha and beta.");
+    // The child's two rounds count into the parent's task.
+    assert_eq!(outcome.usage.input_tokens, 100 + 50 + 70 + 130);
+    assert_eq!(outcome.usage.output_tokens, 10 + 5 + 7 + 13);
+
+    let bodies = rig.server.request_bodies();
+    assert_eq!(bodies.len(), 4);
+    // The child: its own transcript, a role prompt, a read-only catalogue.
+    let child = &bodies[1];
+    assert!(system(child).contains("# Role: explore subagent"));
+    assert!(system(child).starts_with(&system(&bodies[0])));
+    let names = tool_names(child);
+    assert!(names.contains(&"read_file".to_string()) && names.contains(&"fetch_url".to_string()));
+    for absent in [
+        "write_file",
+        "edit_file",
+        "apply_patch",
+        "exec_shell",
+        "agent",
+    ] {
+        assert!(
+            !names.contains(&absent.to_string()),
+            "{absent} in {names:?}"
+        );
+    }
+    assert_eq!(
+        child["messages"][1]["content"],
+        "What do a.txt and b.txt say?"
+    );
+    let child_results = tool_results(&bodies[2]);
+    assert!(child_results[0].contains("alpha") && child_results[1].contains("beta"));
+
+    // The parent reads the child's answer, with the child's id; its requests stay
+    // byte-extensions of each other across the delegation.
+    assert_extends(&bodies[0], &bodies[3]);
+    let ids = subagent_ids(&events);
+    assert_eq!(ids.len(), 1);
+    let agent_id = &ids[0];
+    let result = &tool_results(&bodies[3])[0];
+    assert!(
+        result.starts_with("a.txt says alpha; b.txt says beta."),
+        "{result}"
+    );
+    assert!(result.contains(agent_id.as_str()), "{result}");
+
+    // The child's session exists and names its parent; the parent's names the child.
+    match rig.session_header(agent_id) {
+        Record::Meta {
+            parent: Some(link), ..
+        } => {
+            assert_eq!(link.session_id, parent_id);
+            assert_eq!(link.call_id, "p1");
+            assert_eq!(link.agent_type, "explore");
+            assert_eq!(link.depth, 1);
+        }
+        other => panic!("no parent link: {other:?}"),
+    }
+    let parent_file = std::fs::read_to_string(session_file(&rig.home, &parent_id)).unwrap();
+    assert!(parent_file.contains(&format!("\"agent_id\":\"{agent_id}\"")));
+    assert!(parent_file.contains("\"kind\":\"subagent\""));
+    // The parent's recorded total includes the child's rounds.
+    let (total, _) =
+        codesmith_engine::session::recorded_usage(&session_file(&rig.home, &parent_id));
+    assert_eq!(total.input_tokens, 350);
+    // A later `--continue` resumes the parent, never the child.
+    drop(engine);
+    assert_eq!(
+        codesmith_engine::session::latest_session_for(&rig.home, &rig.ws).as_deref(),
+        Some(parent_id.as_str())
+    );
+
+    // The child's progress reaches the front end labelled with its id; its round
+    // events never pass for the parent's.
+    let nested: Vec<&Event> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Subagent {
+                agent_id: id,
+                event,
+            } if id == agent_id => Some(event.as_ref()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        nested
+            .iter()
+            .any(|e| matches!(e, Event::ToolCall { name, .. } if name == "read_file"))
+    );
+    let top_turns = events
+        .iter()
+        .filter(|e| matches!(e, Event::TurnCompleted { .. }))
+        .count();
+    assert_eq!(top_turns, 2);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::SubagentFinished { status, turns: 2, .. } if status == "completed"
+    )));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fourth_level_of_subagents_is_refused_with_a_hint() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(agent_call("d0", "general", "level one"))
+        .push(agent_call("d1", "general", "level two"))
+        .push(agent_call("d2", "general", "level three"))
+        .push(agent_call("d3", "general", "level four"))
+        .push(Scripted::text("I could not go deeper."))
+        .push(Scripted::text("three done"))
+        .push(Scripted::text("two done"))
+        .push(Scripted::text("one done"));
+    let mut engine = rig.engine();
+    let mut events = Vec::new();
+    let outcome = engine
+        .run_task("go deep", &mut |e| events.push(e))
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "one done");
+    let bodies = rig.server.request_bodies();
+    assert_eq!(bodies.len(), 8);
+    let refusal = &tool_results(&bodies[4])[0];
+    assert!(
+        refusal.contains("DENIED") && refusal.contains("nest at most 3"),
+        "{refusal}"
+    );
+    assert!(refusal.contains("Do this part yourself"), "{refusal}");
+    // Three children ran: depths 1, 2 and 3, each with its own session.
+    assert_eq!(subagent_ids(&events).len(), 1, "one direct child");
+    let depths: Vec<u32> = std::fs::read_dir(rig.home.join("sessions"))
+        .unwrap()
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.unwrap().path()).ok()?;
+            match serde_json::from_str::<Record>(text.lines().next()?).ok()? {
+                Record::Meta { parent, .. } => Some(parent.map_or(0, |p| p.depth)),
+                _ => None,
+            }
+        })
+        .collect();
+    let mut depths = depths;
+    depths.sort();
+    assert_eq!(depths, vec![0, 1, 2, 3]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_child_cannot_write_files() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(agent_call("p1", "review", "Fix a.txt"))
+        .push(Scripted::tool_call(
+            "c1",
+            "write_file",
+            r#"{"path": "a.txt", "content": "changed\n"}"#,
+        ))
+        .push(
+            Scripted::tool_call("c2", "exec_shell", r#"{"command": "cp b.txt a.txt"}"#)
+                .with_tool_call("c3", "exec_shell", r#"{"command": "echo x > new.txt"}"#)
+                .with_tool_call("c4", "exec_shell", r#"{"command": "cat b.txt"}"#)
+                .with_tool_call("c5", "exec_shell", r#"{"command": "cargo test --offline"}"#),
+        )
+        .push(Scripted::text(
+            "I may not edit files; a.txt should say gamma.",
+        ))
+        .push(Scripted::text("The reviewer suggests gamma."));
+    let mut engine = rig.engine();
+    let outcome = engine.run_task("review", &mut |_| {}).await.unwrap();
+    assert_eq!(outcome.status, TaskStatus::Completed);
+    assert_eq!(
+        std::fs::read_to_string(rig.ws.join("a.txt")).unwrap(),
+        "alpha\n"
+    );
+    let bodies = rig.server.request_bodies();
+    let names = tool_names(&bodies[1]);
+    assert!(names.contains(&"exec_shell".to_string()));
+    assert!(!names.contains(&"write_file".to_string()));
+    let refused = &tool_results(&bodies[2])[0];
+    assert!(
+        refused.contains("DENIED") && refused.contains("not available to this review subagent"),
+        "{refused}"
+    );
+    // Through the shell it may read and run tests, but nothing that writes, even with the
+    // parent in `auto`.
+    let shell = tool_results(&bodies[3]);
+    for refused in &shell[1..3] {
+        assert!(
+            refused.contains("DENIED") && refused.contains("review subagent"),
+            "{refused}"
+        );
+    }
+    assert!(!rig.ws.join("new.txt").exists());
+    assert!(shell[3].starts_with("beta"), "{}", shell[3]);
+    assert!(!shell[4].contains("DENIED"), "{}", shell[4]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_parent_stops_the_child() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(agent_call("p1", "explore", "look around"))
+        .push(Fault::hang(20_000));
+    let mut engine = rig.engine();
+    let parent_id = engine.session().id().to_string();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let mut events = Vec::new();
+    let started = std::time::Instant::now();
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(10),
+        engine.run_task_cancellable("explore", cancel, &mut |e| {
+            if let Event::Subagent { event, .. } = &e
+                && matches!(event.as_ref(), Event::TurnStarted { .. })
+            {
+                trigger.cancel();
+            }
+            events.push(e);
+        }),
+    )
+    .await
+    .expect("the cancelled task ended")
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(outcome.status, TaskStatus::Cancelled);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::SubagentFinished { status, .. } if status == "cancelled"
+    )));
+    let ids = subagent_ids(&events);
+    let child = std::fs::read_to_string(session_file(&rig.home, &ids[0])).unwrap();
+    assert!(child.contains(codesmith_engine::INTERRUPTED), "{child}");
+    let parent = std::fs::read_to_string(session_file(&rig.home, &parent_id)).unwrap();
+    assert!(parent.contains("CANCELLED"), "{parent}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_past_its_wall_time_is_stopped_and_the_parent_goes_on() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(agent_call("p1", "plan", "plan it"))
+        .push(Fault::hang(20_000))
+        .push(Scripted::text("The planner ran out of time."));
+    let mut engine = rig.engine();
+    engine.set_agent_settings(AgentSettings {
+        max_wall: Duration::from_millis(300),
+        ..AgentSettings::default()
+    });
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(10),
+        engine.run_task("plan", &mut |_| {}),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(outcome.final_text, "The planner ran out of time.");
+    let bodies = rig.server.request_bodies();
+    let result = &tool_results(&bodies[2])[0];
+    assert!(
+        result.contains("wall time") && result.contains("wall_time_limit"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_children_of_one_response_run_in_parallel() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(
+            agent_call("p1", "explore", "first question").with_tool_call(
+                "p2",
+                "agent",
+                r#"{"type": "plan", "description": "second", "prompt": "second question"}"#,
+            ),
+        )
+        .push(Scripted::text("one answer").stall_before(400))
+        .push(Scripted::text("another answer").stall_before(400))
+        .push(Scripted::text("both answered"));
+    let mut engine = rig.engine();
+    let mut events = Vec::new();
+    let outcome = engine
+        .run_task("ask two", &mut |e| events.push(e))
+        .await
+        .unwrap();
+    assert_eq!(outcome.final_text, "both answered");
+    // Both children started before either finished.
+    let first_finish = events
+        .iter()
+        .position(|e| matches!(e, Event::SubagentFinished { .. }))
+        .unwrap();
+    let starts = events[..first_finish]
+        .iter()
+        .filter(|e| matches!(e, Event::SubagentStarted { .. }))
+        .count();
+    assert_eq!(starts, 2);
+    let results = tool_results(&rig.server.request_bodies()[3]);
+    assert_eq!(results.len(), 2);
+    let mut answers: Vec<&str> = results
+        .iter()
+        .map(|r| r.lines().next().unwrap_or_default())
+        .collect();
+    answers.sort();
+    assert_eq!(answers, vec!["another answer", "one answer"]);
+}
