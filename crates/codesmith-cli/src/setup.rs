@@ -187,12 +187,22 @@ pub fn engine(
     mcp: &codesmith_tools::mcp::McpStart,
 ) -> Engine {
     let mut tools = registry(resolved);
+    let config = engine_config(resolved);
+    // The embedded model's window is too small to drive an RLM session: no `rlm` there.
+    if resolved.provider != ProviderName::Local {
+        codesmith_engine::rlm::register(
+            &mut tools,
+            provider.clone(),
+            &config.model,
+            config.complete.clone(),
+            codesmith_engine::rlm::RlmConfig::default(),
+        );
+    }
     mcp.register_into(&mut tools);
     // Subagents, except for the embedded model: its small context is better spent on the task.
     if resolved.provider != ProviderName::Local {
         tools.register(Arc::new(codesmith_engine::AgentTool));
     }
-    let config = engine_config(resolved);
     let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
     engine.set_agent_settings(resolved.agents.clone());
     engine.set_snapshot_settings(SnapshotSettings {

@@ -61,6 +61,7 @@ impl Runtime {
         let mut requirement = self.requirement(tool, args);
         if matches!(requirement, Requirement::Ask { .. })
             && tool.capability() == Capability::ExecutesCode
+            && args.get("command").is_some()
             && let Some(held) = self.snapshots.held(&self.ctx, sink).await
         {
             requirement = self.shell_requirement_with_snapshot(tool, args, &held);
@@ -163,6 +164,11 @@ impl Runtime {
                 concurrent: tool.supports_parallel(),
             },
             Capability::WritesFiles => self.write_requirement(tool, args),
+            Capability::ExecutesCode
+                if args.get("command").is_none() && args.get("code").is_some() =>
+            {
+                self.code_requirement(tool, args)
+            }
             Capability::ExecutesCode => self.shell_requirement(tool, args),
             Capability::Network if tool.name().starts_with(codesmith_tools::trust::MCP_PREFIX) => {
                 self.mcp_requirement(tool, args)

@@ -14,6 +14,7 @@ mod gate;
 pub mod guard;
 pub mod prompt;
 pub mod repair;
+pub mod rlm;
 mod runtime;
 pub mod session;
 mod single;

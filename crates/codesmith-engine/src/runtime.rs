@@ -222,6 +222,38 @@ fn fetch_request(tool: &dyn Tool, url: &str, host: &str) -> ApprovalRequest {
     }
 }
 
+impl Runtime {
+    /// The requirement for a tool that runs code given as `code` (the `rlm_exec` REPL):
+    /// `auto` runs it, `suggest` asks (approving it for the session covers the tool's
+    /// later rounds), `never` refuses. It is never persisted: code differs every round.
+    pub(crate) fn code_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
+        let name = tool.name();
+        let code = args.get("code").and_then(Value::as_str).unwrap_or_default();
+        let request = ApprovalRequest {
+            tool: name.to_string(),
+            summary: format!("{name}: {}", code.trim()),
+            reason: "It runs Python code in the RLM session's REPL (in the shell's sandbox, without network)."
+                .into(),
+            can_persist: false,
+        };
+        match self.mode {
+            ApprovalMode::Auto => Requirement::Auto { concurrent: false },
+            ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
+                &request,
+                "The approval mode is `never`.",
+                true,
+            )),
+            ApprovalMode::Suggest => Requirement::Ask {
+                request,
+                prefix: format!("tool:{name}"),
+                input: format!("tool:{name}:{code}"),
+                grant: None,
+                level: codesmith_policy::SafetyLevel::RequiresApproval,
+            },
+        }
+    }
+}
+
 /// What a file-writing call changes beyond this session, as (summary, reason), or `None`
 /// for an ordinary workspace write. Unreadable arguments are left to the tool's own
 /// validation, except a `remember` scope, which defaults to the user's memory.

@@ -713,7 +713,9 @@ fn has_conversation(path: &Path) -> bool {
         })
 }
 
-/// The note kind that records one model round's usage (`{"turn": N, "usage": {...}}`).
+/// The note kind that records one model round's usage (`{"turn": N, "usage": {...}}`), or
+/// the usage of the model requests tools made during a turn's calls
+/// (`{"turn": N, "usage": {...}, "child_calls": true}`).
 pub const USAGE_NOTE: &str = "usage";
 
 /// The round's usage a [`USAGE_NOTE`] carries, if it is well formed.
@@ -742,7 +744,11 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
         };
         if kind == USAGE_NOTE {
             total.add(&usage);
-            last = Some(usage);
+            // Child calls (tools' own model requests) say nothing about how full the
+            // session's context is.
+            if data.get("child_calls").is_none() {
+                last = Some(usage);
+            }
         } else if kind == crate::subagent::SUBAGENT_NOTE {
             // A child's rounds cost too; they say nothing about this context's fill.
             total.add(&usage);
@@ -899,6 +905,31 @@ fn new_session_id() -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn child_call_usage_counts_in_the_total_but_is_not_the_context_fill() {
+        let home = tempfile::tempdir().unwrap();
+        let mut s = Session::create(home.path(), Path::new("/work/ws"), "openai", "m").unwrap();
+        s.push(Message::user_text("hi")).unwrap();
+        let usage = |input| Usage {
+            input_tokens: input,
+            ..Usage::default()
+        };
+        s.note(
+            USAGE_NOTE,
+            serde_json::json!({"turn": 1, "usage": usage(100)}),
+        )
+        .unwrap();
+        s.note(
+            USAGE_NOTE,
+            serde_json::json!({"turn": 1, "usage": usage(5_000), "child_calls": true}),
+        )
+        .unwrap();
+        s.sync().unwrap();
+        let (total, last) = recorded_usage(s.path());
+        assert_eq!(total.input_tokens, 5_100);
+        assert_eq!(last.map(|u| u.input_tokens), Some(100));
+    }
 
     #[test]
     fn session_files_are_owner_only() {

@@ -49,6 +49,37 @@ pub struct ToolContext {
     /// [`crate::call_tool`]). The MCP server hands in the token of the request; the engine
     /// the token of the running task. Default: a token nobody cancels.
     pub cancel: CancellationToken,
+    /// Model usage of requests tools made on the session's behalf (the `rlm` tool's child
+    /// calls), not yet counted in the task's totals: the engine takes it after each round
+    /// of tool calls. Shared by the session's clones.
+    pub child_usage: Arc<ChildUsage>,
+    /// Tells this session's contexts from every other one in the process (its clones share
+    /// it; a subagent's context has its own): the key of state a tool holds per session.
+    session_key: u64,
+}
+
+/// Usage of model requests made by tools, waiting to be added to the session's totals.
+#[derive(Debug, Default)]
+pub struct ChildUsage(std::sync::Mutex<codesmith_protocol::Usage>);
+
+impl ChildUsage {
+    /// Adds one request's usage (saturating, see [`codesmith_protocol::Usage::add`]).
+    pub fn add(&self, usage: &codesmith_protocol::Usage) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .add(usage);
+    }
+
+    /// The usage added since the last call, leaving zero behind.
+    pub fn take(&self) -> codesmith_protocol::Usage {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
 }
 
 impl ToolContext {
@@ -63,6 +94,11 @@ impl ToolContext {
             sandbox: crate::sandbox::Sandbox::none(),
             root: OnceLock::new(),
             cancel: CancellationToken::new(),
+            child_usage: Arc::default(),
+            session_key: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         }
     }
 
@@ -73,6 +109,12 @@ impl ToolContext {
             force_fresh_allowed: true,
             ..ToolContext::new(workspace, home)
         }
+    }
+
+    /// The key of this session's tool-held state (see the field): equal for clones, unique
+    /// per [`ToolContext::new`].
+    pub fn session_key(&self) -> u64 {
+        self.session_key
     }
 
     /// The same context with shell commands running under `sandbox`.

@@ -40,6 +40,10 @@ pub trait Tool: Send + Sync {
     fn handles_cancel(&self) -> bool {
         false
     }
+    /// Called by the engine when a task of the session `ctx` belongs to ends (finished,
+    /// stopped or cancelled): a tool that keeps a process alive between calls (the `rlm`
+    /// REPL) ends that session's here, and only that session's. Default: nothing.
+    fn task_ended(&self, _ctx: &ToolContext) {}
     /// Runs one call with already-parsed arguments.
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome;
 }

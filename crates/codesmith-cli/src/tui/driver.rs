@@ -242,7 +242,7 @@ fn compaction_line(
             before,
             after,
         }) => format!(
-            "compaction discarded: replacing {messages} earlier messages would have made the context larger              (~{} → ~{} tokens); the session is unchanged",
+            "compaction discarded: replacing {messages} earlier messages would have made the context larger (~{} → ~{} tokens); the session is unchanged",
             crate::tui::status::compact(before),
             crate::tui::status::compact(after),
         ),

@@ -279,6 +279,22 @@ impl Engine {
         cancel: CancellationToken,
         sink: &mut (dyn FnMut(Event) + Send),
     ) -> Result<TaskOutcome, EngineError> {
+        let outcome = self.run_task_inner(task, cancel, sink).await;
+        // Whatever ended the task, processes tools keep between calls end with it.
+        for name in self.runtime.tools.names() {
+            if let Some(tool) = self.runtime.tools.get(name) {
+                tool.task_ended(&self.runtime.ctx);
+            }
+        }
+        outcome
+    }
+
+    async fn run_task_inner(
+        &mut self,
+        task: &str,
+        cancel: CancellationToken,
+        sink: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<TaskOutcome, EngineError> {
         for message in self.session.take_notices() {
             sink(Event::Notice { message });
         }
@@ -369,6 +385,15 @@ impl Engine {
                 role: Role::User,
                 content,
             })?;
+            // Model requests the tools made (child calls) count in the totals too.
+            let child_usage = self.runtime.ctx.child_usage.take();
+            if child_usage != Usage::default() {
+                usage.add(&child_usage);
+                self.session.note(
+                    crate::session::USAGE_NOTE,
+                    serde_json::json!({ "turn": turn, "usage": child_usage, "child_calls": true }),
+                )?;
+            }
             // Children's rounds count into this task's usage; the notes link their sessions.
             for child in std::mem::take(&mut self.runtime.delegated) {
                 usage.add(&child.usage);

@@ -333,9 +333,9 @@ pub(crate) fn review_shell_refusal(command: &str) -> Refusal {
     Refusal::new(
         ErrorCode::Denied,
         format!(
-            "`{command}` was not run: a review subagent runs only commands that read and test or build              commands, and this one is neither (it may change files)."
+            "`{command}` was not run: a review subagent runs only commands that read and test or build commands, and this one is neither (it may change files)."
         ),
-        "Do not try another way to change files. Run the tests or linters you need, and put what          should change into your final answer.",
+        "Do not try another way to change files. Run the tests or linters you need, and put what should change into your final answer.",
     )
     .with("agent_type", AgentType::Review.as_str())
     .with("tool", "exec_shell")

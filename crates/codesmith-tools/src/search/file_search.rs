@@ -122,6 +122,55 @@ impl Tool for FileSearch {
     }
 }
 
+/// Workspace-relative paths of the files matching `pattern` (a glob over paths when it
+/// holds a `/`, else over names), walked from the workspace root with the skips every
+/// search walk makes (see [`super`]), sorted.
+///
+/// # Errors
+/// `INVALID_ARGUMENTS` for a glob that does not parse; `TOO_LARGE` when more than `max`
+/// files match.
+pub async fn glob_paths(
+    ctx: &ToolContext,
+    pattern: &str,
+    max: usize,
+) -> Result<Vec<String>, Refusal> {
+    let glob = compile(pattern)?;
+    let by_path = pattern.contains('/');
+    let root = ctx
+        .workspace
+        .canonicalize()
+        .map_err(|_| Refusal::internal())?;
+    let skip = ctx.private_home();
+    let pattern = pattern.to_string();
+    let found = tokio::task::spawn_blocking(move || {
+        let hit = glob_predicate(glob, by_path, root.clone());
+        let mut scope = Scope::new(&root);
+        scope.skip = skip;
+        scope.want(&pattern, hit.clone());
+        let mut found: Vec<String> = scoped_builder(&root, None, &scope)
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && hit(e.path()))
+            .map(|e| rel(&root, e.path()))
+            .collect();
+        found.sort();
+        found
+    })
+    .await
+    .map_err(|_| Refusal::internal())?;
+    if found.len() > max {
+        return Err(Refusal::new(
+            ErrorCode::TooLarge,
+            format!(
+                "The glob matches {} files; at most {max} are taken.",
+                found.len()
+            ),
+            "Use a narrower glob (a subdirectory, one extension).",
+        ));
+    }
+    Ok(found)
+}
+
 fn compile(pattern: &str) -> Result<GlobMatcher, Refusal> {
     GlobBuilder::new(pattern)
         .literal_separator(true)

@@ -11,7 +11,7 @@ mod grep_files;
 mod list_dir;
 mod walk;
 
-pub use file_search::FileSearch;
+pub use file_search::{FileSearch, glob_paths};
 pub use grep_files::{GrepFiles, grep_count};
 pub use list_dir::ListDir;
 pub use walk::{EXCLUDED_DIRS, MAX_FILE_BYTES};

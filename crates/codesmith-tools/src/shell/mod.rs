@@ -10,6 +10,7 @@
 
 pub mod drift;
 mod exec;
+mod interactive;
 pub mod network;
 mod process;
 // The one module with `unsafe`: a process-setup hook between fork and exec cannot be
@@ -25,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 pub use exec::{DEFAULT_TIMEOUT_SECS, ExecShell, MAX_TIMEOUT_SECS};
+pub use interactive::Interactive;
 pub use tasks::{MAX_RUNNING_TASKS, TaskShellCancel, TaskShellPoll, TaskShellStart, TaskTable};
 pub use tree::become_child_subreaper;
 

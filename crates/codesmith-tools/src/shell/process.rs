@@ -142,8 +142,26 @@ pub(crate) fn spawn(
     script: &str,
     cwd: &Path,
 ) -> std::io::Result<Running> {
-    let marker = tree::new_marker();
     let argv: Vec<OsString> = vec!["bash".into(), "-c".into(), script.into()];
+    spawn_argv(sandbox, scope, argv, cwd, false).map(|(running, _)| running)
+}
+
+/// The pipes of a process started with `piped` set: what the harness writes to its stdin
+/// and reads from its stdout.
+pub(crate) type Pipes = Option<(tokio::process::ChildStdin, tokio::process::ChildStdout)>;
+
+/// Starts `argv` under the sandbox in `cwd`, in a new process group, under its own reaper,
+/// with stderr captured. With `piped`, stdin and stdout are pipes handed back to the caller
+/// (a resident interpreter the harness talks to); without it stdin is closed and stdout is
+/// captured with stderr.
+pub(crate) fn spawn_argv(
+    sandbox: &Sandbox,
+    scope: &Scope,
+    argv: Vec<OsString>,
+    cwd: &Path,
+    piped: bool,
+) -> std::io::Result<(Running, Pipes)> {
+    let marker = tree::new_marker();
     let guard = GitGuard::before(scope, sandbox.backend.isolates());
     let argv = sandbox.backend.wrap(argv, scope);
     let (program, args) = argv
@@ -152,7 +170,7 @@ pub(crate) fn spawn(
     let mut cmd = Command::new(program);
     cmd.args(args)
         .current_dir(cwd)
-        .stdin(Stdio::null())
+        .stdin(if piped { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env("PAGER", "cat")
@@ -188,13 +206,18 @@ pub(crate) fn spawn(
     let since = tree::start_time(pgid);
     let output: SharedOutput = Arc::default();
     let mut readers = Vec::with_capacity(2);
-    if let Some(out) = child.stdout.take() {
-        readers.push(tokio::spawn(pump(out, output.clone())));
-    }
+    let pipes = if piped {
+        child.stdin.take().zip(child.stdout.take())
+    } else {
+        if let Some(out) = child.stdout.take() {
+            readers.push(tokio::spawn(pump(out, output.clone())));
+        }
+        None
+    };
     if let Some(err) = child.stderr.take() {
         readers.push(tokio::spawn(pump(err, output.clone())));
     }
-    Ok(Running {
+    let running = Running {
         child,
         pgid,
         status_pipe,
@@ -207,7 +230,8 @@ pub(crate) fn spawn(
         readers,
         started,
         guard,
-    })
+    };
+    Ok((running, pipes))
 }
 
 async fn pump(mut pipe: impl AsyncRead + Unpin, output: SharedOutput) {

@@ -1,0 +1,219 @@
+//! The resident Python process of one RLM session: found by probing, started through the
+//! shell's sandbox and reaper ([`codesmith_tools::shell::Interactive`]), spoken to in JSON
+//! lines (the protocol is described at the top of `driver.py`).
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use codesmith_tools::shell::Interactive;
+use codesmith_tools::{ErrorCode, Refusal, ToolContext};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+/// The driver the REPL runs (`python -I -u -c DRIVER`).
+const DRIVER: &str = include_str!("driver.py");
+
+/// The names probed for an interpreter, in order.
+pub const PYTHON_NAMES: [&str; 2] = ["python3", "python"];
+
+/// Longest protocol line read from the driver (bytes): the driver keeps at most 8 Mi
+/// characters of printed output per round, which JSON escaping can at most make six times
+/// longer.
+const MAX_LINE: u64 = 64 << 20;
+
+/// How long the driver may take to start and report ready.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The first of [`PYTHON_NAMES`] found as an executable file in one of the directories of
+/// `path_var` (a `PATH` value); `None` when there is none.
+pub fn find_python(path_var: &OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    PYTHON_NAMES.iter().find_map(|name| {
+        std::env::split_paths(path_var)
+            .map(|dir| dir.join(name))
+            .find(|p| {
+                std::fs::metadata(p)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+    })
+}
+
+/// The refusal when no interpreter was found.
+pub fn missing_python() -> Refusal {
+    Refusal::new(
+        ErrorCode::Unavailable,
+        "The rlm tool needs Python 3, and neither `python3` nor `python` was found on PATH.",
+        "Do not retry: do the work with the other tools, and tell the user that rlm needs \
+         Python 3 (for example `apt-get install python3`, `brew install python`, or a python3 \
+         on PATH).",
+    )
+    .with("probed", json!(PYTHON_NAMES))
+}
+
+/// One message of the driver, read from its stdout.
+pub type Message = Value;
+
+/// A running REPL.
+#[derive(Debug)]
+pub struct Repl {
+    process: Interactive,
+    reader: BufReader<tokio::process::ChildStdout>,
+    /// The interpreter that runs it.
+    pub python: PathBuf,
+}
+
+/// Why talking to the REPL failed.
+#[derive(Debug)]
+pub enum ReplError {
+    /// The process ended or closed its pipe; the text is the tail of its stderr.
+    Exited(String),
+    /// The driver sent something that is not a protocol message.
+    Protocol(String),
+}
+
+impl std::fmt::Display for ReplError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplError::Exited(tail) if tail.is_empty() => write!(f, "the Python process ended"),
+            ReplError::Exited(tail) => write!(f, "the Python process ended: {tail}"),
+            ReplError::Protocol(what) => write!(f, "the Python process broke the protocol: {what}"),
+        }
+    }
+}
+
+impl Repl {
+    /// Starts the driver under `python` in `ctx`'s sandbox without network, with its address
+    /// space limited to `memory_bytes` (`ulimit -v`, i.e. `RLIMIT_AS`, soft and hard, set
+    /// before Python starts), and waits for it to report ready.
+    ///
+    /// # Errors
+    /// The sandbox gate's `DENIED`; `INTERNAL` when it cannot start or does not report ready.
+    pub async fn start(
+        ctx: &ToolContext,
+        python: &Path,
+        memory_bytes: u64,
+        max_batch: usize,
+    ) -> Result<Repl, Refusal> {
+        let kib = (memory_bytes / 1024).max(1);
+        let script = format!(
+            "ulimit -v {kib} || {{ echo 'codesmith: could not limit memory' >&2; exit 125; }}; \
+             export CODESMITH_RLM_MAX_BATCH={max_batch}; exec \"$@\""
+        );
+        let argv: Vec<OsString> = vec![
+            "bash".into(),
+            "-c".into(),
+            script.into(),
+            "codesmith-rlm".into(),
+            python.as_os_str().to_os_string(),
+            "-I".into(),
+            "-u".into(),
+            "-c".into(),
+            DRIVER.into(),
+        ];
+        let mut process = Interactive::spawn(ctx, argv)?;
+        let stdout = process.take_stdout().ok_or_else(Refusal::internal)?;
+        let mut repl = Repl {
+            process,
+            reader: BufReader::new(stdout),
+            python: python.to_path_buf(),
+        };
+        match tokio::time::timeout(START_TIMEOUT, repl.recv()).await {
+            Ok(Ok(m)) if m["op"] == "ready" => Ok(repl),
+            Ok(Ok(m)) => Err(start_failed(&format!("unexpected first message {m}"))),
+            Ok(Err(e)) => Err(start_failed(&e.to_string())),
+            Err(_) => Err(start_failed(&format!(
+                "it did not report ready within {} s",
+                START_TIMEOUT.as_secs()
+            ))),
+        }
+    }
+
+    /// Sends one message.
+    ///
+    /// # Errors
+    /// [`ReplError::Exited`] when the pipe is closed.
+    pub async fn send(&mut self, message: &Value) -> Result<(), ReplError> {
+        let mut line = message.to_string();
+        line.push('\n');
+        let stdin = &mut self.process.stdin;
+        let sent = async {
+            stdin.write_all(line.as_bytes()).await?;
+            stdin.flush().await
+        }
+        .await;
+        sent.map_err(|_| self.exited())
+    }
+
+    /// Reads one message (at most [`MAX_LINE`] bytes).
+    ///
+    /// # Errors
+    /// [`ReplError::Exited`] at end of file; [`ReplError::Protocol`] for a line that is not
+    /// a JSON object with an `op`, or is too long.
+    pub async fn recv(&mut self) -> Result<Message, ReplError> {
+        let mut line = Vec::new();
+        let n = (&mut self.reader)
+            .take(MAX_LINE)
+            .read_until(b'\n', &mut line)
+            .await
+            .map_err(|e| ReplError::Protocol(e.to_string()))?;
+        if n == 0 {
+            return Err(self.exited());
+        }
+        if !line.ends_with(b"\n") {
+            return Err(ReplError::Protocol(format!(
+                "a line longer than {MAX_LINE} bytes"
+            )));
+        }
+        let value: Value = serde_json::from_slice(&line)
+            .map_err(|e| ReplError::Protocol(format!("not JSON ({e})")))?;
+        if value.get("op").and_then(Value::as_str).is_none() {
+            return Err(ReplError::Protocol("a message without \"op\"".into()));
+        }
+        Ok(value)
+    }
+
+    /// Binds `name` to `value` in the REPL, with `meta` under `inputs[name]`.
+    ///
+    /// # Errors
+    /// As [`Repl::send`] and [`Repl::recv`].
+    pub async fn load(&mut self, name: &str, value: Value, meta: Value) -> Result<(), ReplError> {
+        self.send(&json!({"op": "load", "name": name, "value": value, "meta": meta}))
+            .await?;
+        match self.recv().await? {
+            m if m["op"] == "ready" => Ok(()),
+            m => Err(ReplError::Protocol(format!(
+                "expected ready, got {}",
+                m["op"]
+            ))),
+        }
+    }
+
+    /// Kills the process with its whole tree; returns how many processes were killed.
+    pub fn kill(&mut self) -> usize {
+        self.process.kill()
+    }
+
+    fn exited(&mut self) -> ReplError {
+        let _ = self.process.exited();
+        let err = self.process.stderr_text();
+        let tail: String = err
+            .lines()
+            .rev()
+            .take(6)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n");
+        ReplError::Exited(codesmith_policy::screen_text(&tail).into_owned())
+    }
+}
+
+fn start_failed(why: &str) -> Refusal {
+    Refusal::new(
+        ErrorCode::Internal,
+        format!("The Python REPL did not start: {why}."),
+        "Tell the user; `codesmith doctor` checks the sandbox.",
+    )
+}
