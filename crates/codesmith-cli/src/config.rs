@@ -220,6 +220,9 @@ pub struct Resolved {
     pub warnings: Vec<String>,
     /// AGENTS.md / CLAUDE.md as loaded once at start-up (skipped files are in `warnings`).
     pub instructions: codesmith_tools::instructions::Instructions,
+    /// The user's and the project's skills, found once at start-up (skipped skills are in
+    /// `warnings`); their names and descriptions go into the system prompt.
+    pub skills: codesmith_tools::skills::SkillSet,
 }
 
 /// `$CODESMITH_HOME`, default `~/.codesmith`. A relative `CODESMITH_HOME` is made
@@ -424,6 +427,7 @@ pub fn resolve(
     if let Some(note) = project_memory_note(&workspace) {
         warnings.push(note);
     }
+    let skills = prepare_skills(&home, &workspace, &mut warnings);
     let provider = match (model.provider, &file.provider) {
         (Some(p), _) => p,
         (None, Some(name)) => parse_provider(name)?,
@@ -479,7 +483,34 @@ pub fn resolve(
         sandbox,
         warnings,
         instructions,
+        skills,
     })
+}
+
+/// Installs or upgrades the bundled exemplar skills into `<home>/skills/` (once per
+/// bundle version; a user's edits are kept), then finds the user's and the project's
+/// skills. What happened and every skipped skill become notices in `warnings`.
+pub fn prepare_skills(
+    home: &Path,
+    workspace: &Path,
+    warnings: &mut Vec<String>,
+) -> codesmith_tools::skills::SkillSet {
+    use codesmith_tools::skills::bundle::{BUNDLE_VERSION, bundled, install_bundle};
+    match install_bundle(home, &bundled()) {
+        Ok(done) => warnings.extend(
+            done.notices(home, BUNDLE_VERSION)
+                .into_iter()
+                .map(|n| format!("skills: {n}")),
+        ),
+        Err(e) => warnings.push(format!(
+            "skills: could not install the bundled skills into {}: {e}; check that the \
+             directory is writable",
+            codesmith_tools::skills::user_skills_dir(home).display()
+        )),
+    }
+    let skills = codesmith_tools::skills::discover(home, workspace);
+    warnings.extend(skills.notices.iter().map(|n| format!("skills: {n}")));
+    skills
 }
 
 /// Reads the exec-policy rule files: the user's may allow, ask and deny; the

@@ -8,6 +8,7 @@ pub mod model;
 pub mod policy;
 pub mod sandbox;
 pub mod sessions;
+pub mod skills;
 pub mod tool;
 pub mod verify;
 
@@ -34,5 +35,6 @@ pub async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
         Command::Sessions { command } => sessions::run(command).await,
         Command::Doctor(args) => doctor::run(args).await,
         Command::Memory { command } => memory::run(command).await,
+        Command::Skills { command } => skills::run(command),
     }
 }
