@@ -234,3 +234,33 @@ pub fn slash(home: &std::path::Path, ws: &std::path::Path, arg: Option<&str>) ->
         .map(|l| terminal_safe(&l).into_owned())
         .collect()
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slash_trust_records_a_project_skill_and_refuses_unknown_names() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap().join("ws");
+        let dir = ws.join(".codesmith/skills/lint");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            "---\nname: lint\ndescription: L.\n---\nRun it.\n",
+        )
+        .unwrap();
+        let home = d.path().join("home");
+        let listed = slash(&home, &ws, None);
+        assert_eq!(listed[0], "lint  [project, untrusted]");
+        let done = slash(&home, &ws, Some("trust lint"));
+        assert!(
+            done[0].starts_with("trusted the project skill lint"),
+            "{done:?}"
+        );
+        assert_eq!(slash(&home, &ws, None)[0], "lint  [project, trusted]");
+        let unknown = slash(&home, &ws, Some("trust lnt"));
+        assert!(unknown[0].contains("no skill named \"lnt\""), "{unknown:?}");
+    }
+}

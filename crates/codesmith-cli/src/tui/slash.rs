@@ -187,6 +187,10 @@ mod tests {
         assert_eq!(parse("/restore"), Parsed::Command(Slash::Restore(None)));
         assert_eq!(parse("fix it"), Parsed::Text("fix it".into()));
         assert_eq!(parse("//etc/hosts?"), Parsed::Text("/etc/hosts?".into()));
+        assert_eq!(
+            parse("/skills trust lint-rules"),
+            Parsed::Command(Slash::Skills(Some("trust lint-rules".into())))
+        );
     }
 
     #[test]
