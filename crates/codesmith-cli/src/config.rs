@@ -427,7 +427,7 @@ pub fn resolve(
     if let Some(note) = project_memory_note(&workspace) {
         warnings.push(note);
     }
-    let skills = prepare_skills(&home, &workspace, &mut warnings);
+    let skills = prepare_skills(&home, &workspace, false, &mut warnings);
     let provider = match (model.provider, &file.provider) {
         (Some(p), _) => p,
         (None, Some(name)) => parse_provider(name)?,
@@ -489,19 +489,27 @@ pub fn resolve(
 
 /// Installs or upgrades the bundled exemplar skills into `<home>/skills/` (once per
 /// bundle version; a user's edits are kept), then finds the user's and the project's
-/// skills. What happened and every skipped skill become notices in `warnings`.
+/// skills. Every skipped skill, an upgrade and a kept edit become notices in `warnings`;
+/// the first install only when `announce_first_install` (the `skills` commands; a session
+/// starts without that line, and lists the skills in its prompt).
 pub fn prepare_skills(
     home: &Path,
     workspace: &Path,
+    announce_first_install: bool,
     warnings: &mut Vec<String>,
 ) -> codesmith_tools::skills::SkillSet {
     use codesmith_tools::skills::bundle::{BUNDLE_VERSION, bundled, install_bundle};
     match install_bundle(home, &bundled()) {
-        Ok(done) => warnings.extend(
-            done.notices(home, BUNDLE_VERSION)
-                .into_iter()
-                .map(|n| format!("skills: {n}")),
-        ),
+        Ok(mut done) => {
+            if !announce_first_install {
+                done.added.clear();
+            }
+            warnings.extend(
+                done.notices(home, BUNDLE_VERSION)
+                    .into_iter()
+                    .map(|n| format!("skills: {n}")),
+            );
+        }
         Err(e) => warnings.push(format!(
             "skills: could not install the bundled skills into {}: {e}; check that the \
              directory is writable",

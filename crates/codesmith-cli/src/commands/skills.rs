@@ -29,7 +29,7 @@ fn found(workspace: &WorkspaceArg) -> Result<(PathBuf, PathBuf, SkillSet), Exit>
     let home = config::home_dir().map_err(usage)?;
     let ws = config::workspace(workspace.workspace.as_deref()).map_err(usage)?;
     let mut notices = Vec::new();
-    let set = config::prepare_skills(&home, &ws, &mut notices);
+    let set = config::prepare_skills(&home, &ws, true, &mut notices);
     for notice in notices {
         eprintln!("codesmith: {}", terminal_safe(&notice));
     }
