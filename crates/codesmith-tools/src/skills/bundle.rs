@@ -255,6 +255,14 @@ mod tests {
         }
         let set = discover(d.path(), &d.path().join("ws"));
         assert!(set.notices.is_empty(), "{:?}", set.notices);
+        for s in &set.skills {
+            let chars = s.description.chars().count();
+            assert!(
+                chars <= crate::skills::MAX_PROMPT_DESCRIPTION_CHARS,
+                "{}: a {chars}-character description would be cut in the prompt",
+                s.name
+            );
+        }
         for name in [
             "delegate",
             "failing-test-first",
