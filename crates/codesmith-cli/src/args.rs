@@ -105,6 +105,50 @@ pub enum Command {
         #[command(subcommand)]
         command: MemoryCommand,
     },
+    /// List, show, trust and install skills (instructions the model loads on demand).
+    Skills {
+        /// What to do.
+        #[command(subcommand)]
+        command: SkillsCommand,
+    },
+}
+
+/// `codesmith skills ...`.
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// List the user's and the project's skills with their trust state; skipped skills
+    /// are named on stderr with what to fix.
+    List {
+        /// Workspace whose project skills are listed.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// One JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a skill's SKILL.md, its files and its trust state.
+    Show {
+        /// The skill's name.
+        name: String,
+        /// Workspace (for project skills).
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
+    /// Trust a project skill on this machine: recorded in $CODESMITH_HOME for this
+    /// workspace and the skill's current content (any later change untrusts it).
+    Trust {
+        /// The project skill's name.
+        name: String,
+        /// Workspace holding the skill in .codesmith/skills/.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
+    /// Check a skill folder and copy it into $CODESMITH_HOME/skills/ (symlinks and
+    /// oversized files are refused).
+    Install {
+        /// The skill folder (holding SKILL.md).
+        path: PathBuf,
+    },
 }
 
 /// Which model provider to use.

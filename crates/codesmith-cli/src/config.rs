@@ -309,6 +309,9 @@ pub struct Settings {
     pub instructions: codesmith_tools::instructions::Instructions,
     /// Which layer set each value (see [`show`]).
     pub origins: Origins,
+    /// The user's and the project's skills, found once at start-up (skipped skills are in
+    /// `warnings`); their names and descriptions go into the system prompt.
+    pub skills: codesmith_tools::skills::SkillSet,
 }
 
 /// `$CODESMITH_HOME`, default `~/.codesmith`. A relative `CODESMITH_HOME` is made
@@ -595,6 +598,7 @@ pub fn resolve(flags: Flags<'_>) -> Result<Settings> {
         .map(|w| format!("instructions: {w}"))
         .collect();
     session_notices.extend(project_memory_note(&workspace));
+    let skills = prepare_skills(&home, &workspace, false, &mut session_notices);
     let model = flags.model;
     let provider = match (model.provider, &file.provider) {
         (Some(p), _) => {
@@ -759,6 +763,7 @@ pub fn resolve(flags: Flags<'_>) -> Result<Settings> {
         session_notices,
         instructions,
         origins,
+        skills,
     })
 }
 
@@ -780,6 +785,40 @@ fn network_fetch(section: &NetworkConfig, warnings: &mut Vec<String>) -> FetchCo
     let (fetch, notes) = FetchConfig::from_network_config(Some(section));
     warnings.extend(notes);
     fetch
+}
+
+/// Installs or upgrades the bundled exemplar skills into `<home>/skills/` (once per
+/// bundle version; a user's edits are kept), then finds the user's and the project's
+/// skills. Every skipped skill, an upgrade and a kept edit become notices in `warnings`;
+/// the first install only when `announce_first_install` (the `skills` commands; a session
+/// starts without that line, and lists the skills in its prompt).
+pub fn prepare_skills(
+    home: &Path,
+    workspace: &Path,
+    announce_first_install: bool,
+    warnings: &mut Vec<String>,
+) -> codesmith_tools::skills::SkillSet {
+    use codesmith_tools::skills::bundle::{BUNDLE_VERSION, bundled, install_bundle};
+    match install_bundle(home, &bundled()) {
+        Ok(mut done) => {
+            if !announce_first_install {
+                done.added.clear();
+            }
+            warnings.extend(
+                done.notices(home, BUNDLE_VERSION)
+                    .into_iter()
+                    .map(|n| format!("skills: {n}")),
+            );
+        }
+        Err(e) => warnings.push(format!(
+            "skills: could not install the bundled skills into {}: {e}; check that the \
+             directory is writable",
+            codesmith_tools::skills::user_skills_dir(home).display()
+        )),
+    }
+    let skills = codesmith_tools::skills::discover(home, workspace);
+    warnings.extend(skills.notices.iter().map(|n| format!("skills: {n}")));
+    skills
 }
 
 /// Reads the exec-policy rule files: the user's may allow, ask and deny; the

@@ -142,6 +142,7 @@ pub fn system_prompt(resolved: &Settings) -> String {
         project_instructions: instructions.as_deref(),
         memory: codesmith_tools::memory::load_memory(&resolved.home, &resolved.workspace)
             .as_deref(),
+        skills: codesmith_tools::skills::prompt_lines(&resolved.skills).as_deref(),
         style,
     })
 }

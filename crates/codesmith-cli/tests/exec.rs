@@ -288,13 +288,12 @@ async fn a_session_can_be_resumed() {
         ],
     )
     .await;
-    let started: Value = serde_json::from_str(
-        String::from_utf8_lossy(&first.stdout)
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    // Start-up notices (such as the bundled skills being installed) may come first.
+    let started: Value = String::from_utf8_lossy(&first.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "session_started")
+        .unwrap();
     let id = started["session_id"].as_str().unwrap().to_string();
     let second = codesmith(
         &sb.home(),

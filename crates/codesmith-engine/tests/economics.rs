@@ -85,6 +85,7 @@ async fn a_long_session_is_served_from_the_anthropic_prompt_cache() {
             workspace: &rig.ws,
             project_instructions: None,
             memory: None,
+            skills: None,
             style: codesmith_engine::PromptStyle::Full,
         }),
         ..common::Setup::default()

@@ -18,6 +18,7 @@ pub fn builtin_tools(fetch: FetchConfig) -> Vec<Arc<dyn Tool>> {
     tools.push(Arc::new(RetrieveToolResult));
     tools.push(Arc::new(FetchUrl::new(fetch)));
     tools.push(Arc::new(crate::memory::Remember));
+    tools.push(Arc::new(crate::skills::SkillTool));
     tools
 }
 
@@ -48,6 +49,7 @@ mod tests {
             "fetch_url",
             "read_file",
             "retrieve_tool_result",
+            "skill",
         ] {
             assert!(
                 names.contains(&expected),

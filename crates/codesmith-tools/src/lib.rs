@@ -23,6 +23,7 @@ pub mod sandbox;
 pub mod sanitize;
 pub mod search;
 pub mod shell;
+pub mod skills;
 pub mod spill;
 mod tool;
 pub mod trust;

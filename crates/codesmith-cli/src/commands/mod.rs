@@ -9,6 +9,7 @@ pub mod model;
 pub mod policy;
 pub mod sandbox;
 pub mod sessions;
+pub mod skills;
 pub mod tool;
 pub mod verify;
 
@@ -36,5 +37,6 @@ pub async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
         Command::Doctor(args) => doctor::run(args).await,
         Command::Config { command } => config::run(command),
         Command::Memory { command } => memory::run(command).await,
+        Command::Skills { command } => skills::run(command),
     }
 }

@@ -145,6 +145,11 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
         Slash::Compact => Reply::Submit(Submission::Compact),
         Slash::Restore(arg) => restore(arg.as_deref()),
         Slash::Memory => Reply::Lines(memory(facts.resolved)),
+        Slash::Skills(arg) => Reply::Lines(crate::commands::skills::slash(
+            &facts.resolved.home,
+            &facts.resolved.workspace,
+            arg.as_deref(),
+        )),
     }
 }
 

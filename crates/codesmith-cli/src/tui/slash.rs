@@ -17,6 +17,8 @@ pub enum Slash {
     Verify,
     /// `/memory`: show remembered facts for this workspace.
     Memory,
+    /// `/skills [trust NAME]`: list the skills, or trust a project skill on this machine.
+    Skills(Option<String>),
     /// `/sessions`: list sessions of this workspace.
     Sessions,
     /// `/resume ID`: switch to another session.
@@ -44,6 +46,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("verify", "claim-verifier statistics"),
     ("memory", "facts remembered for this workspace"),
+    (
+        "skills",
+        "[trust NAME] list skills, or trust a project skill",
+    ),
     ("sessions", "list sessions of this workspace"),
     ("resume", "ID switch to another session"),
     ("doctor", "check provider, sandbox and paths"),
@@ -111,6 +117,7 @@ pub fn parse(input: &str) -> Parsed {
         "restore" => Slash::Restore(arg),
         "verify" => Slash::Verify,
         "memory" => Slash::Memory,
+        "skills" | "skill" => Slash::Skills(arg),
         "sessions" => Slash::Sessions,
         "resume" => Slash::Resume(arg),
         "doctor" => Slash::Doctor,
@@ -180,6 +187,10 @@ mod tests {
         assert_eq!(parse("/restore"), Parsed::Command(Slash::Restore(None)));
         assert_eq!(parse("fix it"), Parsed::Text("fix it".into()));
         assert_eq!(parse("//etc/hosts?"), Parsed::Text("/etc/hosts?".into()));
+        assert_eq!(
+            parse("/skills trust lint-rules"),
+            Parsed::Command(Slash::Skills(Some("trust lint-rules".into())))
+        );
     }
 
     #[test]

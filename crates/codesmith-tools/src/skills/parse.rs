@@ -1,0 +1,218 @@
+//! `SKILL.md`: YAML front matter between two `---` lines, then the Markdown body.
+//!
+//! The front matter is read by `yaml-rust2`. Before a value is built, one pass over the
+//! parser's events refuses anchors and aliases (an alias bomb expands a few hundred bytes
+//! into billions of nodes) and nesting deeper than [`MAX_DEPTH`], so the loader never sees
+//! input that could make it explode.
+
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::{Yaml, YamlLoader};
+
+use super::SkillError;
+
+/// Deepest nesting of mappings and sequences the front matter may use.
+pub const MAX_DEPTH: usize = 4;
+
+/// Longest accepted `description`, in characters (the prompt shows at most
+/// [`super::MAX_PROMPT_DESCRIPTION_CHARS`] of it).
+pub const MAX_DESCRIPTION_CHARS: usize = 1_024;
+
+/// The parts of a `SKILL.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillDoc {
+    /// `name:`, checked by [`check_skill_name`].
+    pub name: String,
+    /// `description:`, trimmed, non-empty, at most [`MAX_DESCRIPTION_CHARS`] characters.
+    pub description: String,
+    /// Everything after the closing `---` line.
+    pub body: String,
+}
+
+/// Checks a skill name: `^[a-z0-9][a-z0-9-]{0,63}$`.
+///
+/// # Errors
+/// [`SkillError::BadName`] naming the rule.
+pub fn check_skill_name(name: &str) -> Result<(), SkillError> {
+    let bad = |why: &str| {
+        Err(SkillError::BadName {
+            name: name.to_string(),
+            why: why.to_string(),
+        })
+    };
+    if name.is_empty() {
+        return bad("it is empty");
+    }
+    if name.len() > 64 {
+        return bad("it is longer than 64 characters");
+    }
+    if name.starts_with('-') {
+        return bad("it starts with '-'");
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return bad("only a-z, 0-9 and '-' are allowed");
+    }
+    Ok(())
+}
+
+/// Splits and reads a `SKILL.md`.
+///
+/// The file must start with a `---` line; the front matter ends at the next line that is
+/// exactly `---`. A leading byte-order mark and `\r\n` line ends are accepted.
+///
+/// # Errors
+/// [`SkillError::NoFrontMatter`], [`SkillError::BadYaml`], [`SkillError::MissingField`],
+/// [`SkillError::BadName`], [`SkillError::BadDescription`].
+pub fn parse_skill_md(text: &str) -> Result<SkillDoc, SkillError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next().unwrap_or("");
+    if first.trim_end_matches(['\r', '\n']) != "---" {
+        return Err(SkillError::NoFrontMatter);
+    }
+    let mut yaml = String::new();
+    let mut offset = first.len();
+    let mut closed = false;
+    for line in lines {
+        offset += line.len();
+        if line.trim_end_matches(['\r', '\n']) == "---" {
+            closed = true;
+            break;
+        }
+        yaml.push_str(line);
+    }
+    if !closed {
+        return Err(SkillError::NoFrontMatter);
+    }
+    let body = text[offset..].to_string();
+    screen_events(&yaml)?;
+    let docs = YamlLoader::load_from_str(&yaml).map_err(|e| SkillError::BadYaml(e.to_string()))?;
+    let doc = docs.into_iter().next().unwrap_or(Yaml::Null);
+    let Yaml::Hash(map) = doc else {
+        return Err(SkillError::BadYaml(
+            "the front matter is not a mapping of `key: value` lines".into(),
+        ));
+    };
+    let field = |key: &str| -> Result<String, SkillError> {
+        match map.get(&Yaml::String(key.to_string())) {
+            None | Some(Yaml::Null) => Err(SkillError::MissingField(key.to_string())),
+            Some(Yaml::String(s)) => Ok(s.trim().to_string()),
+            Some(_) => Err(SkillError::BadYaml(format!("`{key}` is not a string"))),
+        }
+    };
+    let name = field("name")?;
+    check_skill_name(&name)?;
+    let description = field("description")?;
+    if description.is_empty() {
+        return Err(SkillError::MissingField("description".into()));
+    }
+    let chars = description.chars().count();
+    if chars > MAX_DESCRIPTION_CHARS {
+        return Err(SkillError::BadDescription(format!(
+            "it is {chars} characters long; at most {MAX_DESCRIPTION_CHARS} are allowed"
+        )));
+    }
+    Ok(SkillDoc {
+        name,
+        description,
+        body,
+    })
+}
+
+/// Refuses anchors, aliases and deep nesting before anything is built.
+fn screen_events(yaml: &str) -> Result<(), SkillError> {
+    let mut parser = Parser::new_from_str(yaml);
+    let mut depth = 0usize;
+    loop {
+        let (event, _) = parser
+            .next_token()
+            .map_err(|e| SkillError::BadYaml(e.to_string()))?;
+        match event {
+            Event::StreamEnd => return Ok(()),
+            Event::Alias(_) => return Err(anchors()),
+            Event::Scalar(_, _, anchor, _)
+            | Event::SequenceStart(anchor, _)
+            | Event::MappingStart(anchor, _)
+                if anchor > 0 =>
+            {
+                return Err(anchors());
+            }
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(SkillError::BadYaml(format!(
+                        "the front matter nests deeper than {MAX_DEPTH} levels"
+                    )));
+                }
+            }
+            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+}
+
+fn anchors() -> SkillError {
+    SkillError::BadYaml("YAML anchors and aliases (`&x`, `*x`) are not allowed here".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_name_description_and_body() {
+        let doc = parse_skill_md(
+            "---\r\nname: fix-tests\r\ndescription: >\r\n  Write a test that fails first.\r\n---\r\n# Body\n",
+        );
+        assert_eq!(
+            doc,
+            Ok(SkillDoc {
+                name: "fix-tests".into(),
+                description: "Write a test that fails first.".into(),
+                body: "# Body\n".into(),
+            })
+        );
+    }
+
+    #[test]
+    fn refuses_what_it_does_not_understand() {
+        let p = |t: &str| parse_skill_md(t).err();
+        assert_eq!(p("# no front matter\n"), Some(SkillError::NoFrontMatter));
+        assert_eq!(p("---\nname: a\n"), Some(SkillError::NoFrontMatter));
+        assert_eq!(
+            p("---\ndescription: d\n---\n"),
+            Some(SkillError::MissingField("name".into()))
+        );
+        assert_eq!(
+            p("---\nname: a\n---\n"),
+            Some(SkillError::MissingField("description".into()))
+        );
+        assert!(matches!(
+            p("---\nname: Big_Name\ndescription: d\n---\n"),
+            Some(SkillError::BadName { .. })
+        ));
+        assert!(matches!(
+            p("---\nname: [a\n---\n"),
+            Some(SkillError::BadYaml(_))
+        ));
+        assert!(matches!(p("---\n- a\n---\n"), Some(SkillError::BadYaml(_))));
+        let bomb = "---\na: &a [x, x]\nb: &b [*a, *a]\nname: n\ndescription: d\n---\n";
+        assert!(matches!(p(bomb), Some(SkillError::BadYaml(m)) if m.contains("anchors")));
+        let deep = "---\nname: n\ndescription: d\nx: [[[[[1]]]]]\n---\n";
+        assert!(matches!(p(deep), Some(SkillError::BadYaml(m)) if m.contains("deeper")));
+        let long = format!("---\nname: n\ndescription: {}\n---\n", "w".repeat(1_100));
+        assert!(matches!(p(&long), Some(SkillError::BadDescription(_))));
+    }
+
+    #[test]
+    fn names_follow_the_pattern() {
+        for ok in ["a", "0", "pdf-tools", &"a".repeat(64)] {
+            assert_eq!(check_skill_name(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", "-a", "A", "a_b", "a.b", "../x", &"a".repeat(65)] {
+            assert!(check_skill_name(bad).is_err(), "{bad}");
+        }
+    }
+}
