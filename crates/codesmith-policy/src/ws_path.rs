@@ -37,6 +37,40 @@ pub trait PathFacts {
         let _ = path;
         None
     }
+    /// True when the command will run under an isolating sandbox that
+    /// mounts a fresh, private `/tmp` for it alone (bubblewrap's `--tmpfs
+    /// /tmp`, discarded when the command ends). Writing or deleting what
+    /// lies below `/tmp` can then touch nothing of the user's, so the
+    /// classifier lets it run (see [`PrivateTmp`]). False by default: a
+    /// bare command's `/tmp` is the host's, shared with every process.
+    fn private_tmp(&self) -> bool {
+        false
+    }
+}
+
+/// The facts of `F`, for a command that runs under an isolating sandbox
+/// with a private `/tmp` ([`PathFacts::private_tmp`] is true). Only the
+/// caller that knows the command really runs so (the engine's approval
+/// gate, from its sandbox backend) may use it.
+#[derive(Debug, Clone, Default)]
+pub struct PrivateTmp<F>(pub F);
+
+impl<F: PathFacts> PathFacts for PrivateTmp<F> {
+    fn resolve(&self, path: &str) -> String {
+        self.0.resolve(path)
+    }
+    fn home(&self) -> Option<&str> {
+        self.0.home()
+    }
+    fn snapshot_holds(&self, path: &str) -> Option<bool> {
+        self.0.snapshot_holds(path)
+    }
+    fn exists(&self, path: &str) -> Option<bool> {
+        self.0.exists(path)
+    }
+    fn private_tmp(&self) -> bool {
+        true
+    }
 }
 
 /// The real file system: symlinks along a path are followed (`lstat` and
@@ -523,6 +557,9 @@ fn glob_matches(pattern: &str, name: &str) -> bool {
 pub(crate) enum PathPlace {
     /// A sink that keeps nothing (`/dev/null`, `/dev/stdout`, `/dev/stderr`).
     Sink,
+    /// Below `/tmp` when the command runs with a private `/tmp`
+    /// ([`PathFacts::private_tmp`]): a throwaway tmpfs.
+    PrivateTmp,
     /// Inside the workspace.
     Inside,
     /// Outside the workspace, or not known until run time.
@@ -535,15 +572,16 @@ pub(crate) enum PathPlace {
 }
 
 impl PathPlace {
-    /// Severity for "worst of several paths": Sink < Inside < Outside <
-    /// Protected < System.
+    /// Severity for "worst of several paths": Sink < PrivateTmp < Inside <
+    /// Outside < Protected < System.
     pub(crate) fn rank(self) -> u8 {
         match self {
             PathPlace::Sink => 0,
-            PathPlace::Inside => 1,
-            PathPlace::Outside => 2,
-            PathPlace::Protected => 3,
-            PathPlace::System => 4,
+            PathPlace::PrivateTmp => 1,
+            PathPlace::Inside => 2,
+            PathPlace::Outside => 3,
+            PathPlace::Protected => 4,
+            PathPlace::System => 5,
         }
     }
 }
