@@ -237,11 +237,16 @@ pub struct ToolArgs {
 /// `codesmith policy ...`.
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
-    /// Print the decision for COMMAND as one JSON object.
+    /// Print the decision for COMMAND as one JSON object (its `context` says whether it was
+    /// judged as run bare or sandboxed).
     Check {
         /// Workspace (for project rules and redirect targets).
         #[command(flatten)]
         workspace: WorkspaceArg,
+        /// Judge COMMAND as run under an isolating sandbox with a private /tmp (bwrap), where
+        /// writing and deleting below /tmp is harmless. By default it is judged as run bare.
+        #[arg(long)]
+        sandboxed: bool,
         /// The shell command.
         command: String,
     },

@@ -312,3 +312,28 @@ fn doctor_shows_an_ignored_project_sandbox_value_as_ignored() {
         );
     }
 }
+
+/// `policy check` says which context it judged: bare by default (the host's `/tmp`),
+/// and with `--sandboxed` as run under a sandbox with a private `/tmp`.
+#[test]
+fn policy_check_names_its_context_and_judges_private_tmp_only_when_sandboxed() {
+    let (_d, home, ws) = dirs();
+    let check = |sandboxed: bool, command: &str| -> Value {
+        let mut args = vec!["policy", "check", "--workspace", ws.to_str().unwrap()];
+        if sandboxed {
+            args.push("--sandboxed");
+        }
+        args.push(command);
+        let out = codesmith(&home, &args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{:?}", out.stderr);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let bare = check(false, "rm -rf /tmp/codesmith-build");
+    assert_eq!(bare["context"], "bare", "{bare}");
+    assert_eq!(bare["decision"], "ask", "{bare}");
+    let sandboxed = check(true, "rm -rf /tmp/codesmith-build");
+    assert_eq!(sandboxed["context"], "sandboxed", "{sandboxed}");
+    assert_eq!(sandboxed["decision"], "allow", "{sandboxed}");
+    let out = check(true, "rm -rf /tmp/../etc/hosts");
+    assert_eq!(out["decision"], "ask", "{out}");
+}

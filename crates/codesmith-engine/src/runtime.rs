@@ -67,10 +67,18 @@ impl Runtime {
             return Requirement::Auto { concurrent: false };
         };
         let workspace = self.ctx.workspace.to_string_lossy();
+        // Only a command that really runs isolated gets a private /tmp.
+        let private_tmp = self.ctx.sandbox.private_tmp();
         let eval = match held {
-            None => codesmith_policy::decide(command, &workspace, &self.rules, self.mode),
+            None if !private_tmp => {
+                codesmith_policy::decide(command, &workspace, &self.rules, self.mode)
+            }
+            None => {
+                let facts = codesmith_policy::PrivateTmp(codesmith_policy::SystemPaths::new());
+                codesmith_policy::decide_with(command, &workspace, &self.rules, self.mode, &facts)
+            }
             Some(held) => {
-                let facts = TurnFacts::new(&self.ctx.workspace, held);
+                let facts = TurnFacts::new(&self.ctx.workspace, held, private_tmp);
                 codesmith_policy::decide_with(command, &workspace, &self.rules, self.mode, &facts)
             }
         };
@@ -332,22 +340,26 @@ const MAX_HELD_WALK: usize = 10_000;
 
 /// What the command classifier may know during a turn: the real file system
 /// (symlinks followed, `$HOME`), plus which paths the turn's snapshot holds, so
-/// that deleting them can be undone with `sessions restore`.
+/// that deleting them can be undone with `sessions restore`, and whether the
+/// command runs isolated with a private `/tmp`.
 struct TurnFacts<'a> {
     system: codesmith_policy::SystemPaths,
     /// The workspace as given and as the kernel resolves it.
     roots: [PathBuf; 2],
     held: &'a HashSet<String>,
+    /// True when the session's sandbox isolates commands, each with a private `/tmp`.
+    private_tmp: bool,
 }
 
 impl<'a> TurnFacts<'a> {
-    fn new(workspace: &Path, held: &'a HashSet<String>) -> Self {
+    fn new(workspace: &Path, held: &'a HashSet<String>, private_tmp: bool) -> Self {
         let canonical =
             std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
         TurnFacts {
             system: codesmith_policy::SystemPaths::new(),
             roots: [workspace.to_path_buf(), canonical],
             held,
+            private_tmp,
         }
     }
 }
@@ -363,6 +375,10 @@ impl codesmith_policy::PathFacts for TurnFacts<'_> {
 
     fn exists(&self, path: &str) -> Option<bool> {
         self.system.exists(path)
+    }
+
+    fn private_tmp(&self) -> bool {
+        self.private_tmp
     }
 
     /// Held when the path is inside the workspace (not the root itself), the

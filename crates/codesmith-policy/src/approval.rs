@@ -238,18 +238,31 @@ fn fingerprint_from(command: &str, segments: &[Segment], parsed: bool) -> String
 }
 
 /// The JSON object `codesmith policy check` prints: the verdict under
-/// `rules` with approval mode `suggest`.
+/// `rules` with approval mode `suggest`, for a command run bare
+/// (`private_tmp` false: its `/tmp` is the host's) or under an isolating
+/// sandbox with a private `/tmp` ([`crate::PrivateTmp`]).
 ///
 /// Shape: `{"decision": "allow"|"ask"|"deny", "level": "safe"|"workspace_safe"|
-/// "requires_approval"|"dangerous", "rules": [{"segment", "pattern",
-/// "decision", "source", "reason"?}], "segments": [{"text", "argv",
-/// "wrappers", "prefix", "level", "reason", "needs_network", "depth"}],
-/// "reason": "…"}`.
-pub fn check_report(command: &str, workspace: &str, rules: &Rules) -> serde_json::Value {
-    let evaluation = decide(command, workspace, rules, ApprovalMode::Suggest);
+/// "requires_approval"|"dangerous", "context": "bare"|"sandboxed", "rules":
+/// [{"segment", "pattern", "decision", "source", "reason"?}], "segments":
+/// [{"text", "argv", "wrappers", "prefix", "level", "reason",
+/// "needs_network", "depth"}], "reason": "…"}`.
+pub fn check_report(
+    command: &str,
+    workspace: &str,
+    rules: &Rules,
+    private_tmp: bool,
+) -> serde_json::Value {
+    let evaluation = if private_tmp {
+        let facts = crate::PrivateTmp(crate::SystemPaths::new());
+        decide_with(command, workspace, rules, ApprovalMode::Suggest, &facts)
+    } else {
+        decide(command, workspace, rules, ApprovalMode::Suggest)
+    };
     serde_json::json!({
         "decision": evaluation.decision,
         "level": evaluation.level,
+        "context": if private_tmp { "sandboxed" } else { "bare" },
         "rules": evaluation.matched_rules,
         "segments": evaluation.segments,
         "reason": evaluation.reason,

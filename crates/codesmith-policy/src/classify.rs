@@ -119,7 +119,31 @@ pub fn classify_command_with(
 }
 
 /// [`classify_command_with`] for a workspace root already resolved.
+///
+/// With a private `/tmp` ([`PathFacts::private_tmp`]) the line is judged
+/// knowing writes and deletions below it are harmless; that answer stands
+/// only when the line makes no symlink (every part is [`link_free`]): a
+/// link made there at run time (by `ln`, an archive, a tree copy, a build)
+/// could lead a later path of the line out of `/tmp`, so otherwise the line
+/// is judged again as if `/tmp` were the host's.
 fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Classification {
+    if facts.private_tmp() {
+        let (sandboxed, used_tmp) = classify_once(command, root.clone(), facts, true);
+        if !used_tmp || sandboxed.segments.iter().all(link_free) {
+            return sandboxed;
+        }
+    }
+    classify_once(command, root, facts, false).0
+}
+
+/// One pass of the classifier; also says whether a write or deletion was
+/// let run because it lands in the private `/tmp`.
+fn classify_once(
+    command: &str,
+    root: String,
+    facts: &dyn PathFacts,
+    private_tmp: bool,
+) -> (Classification, bool) {
     let mut ctx = Ctx {
         cwd: Some(root.clone()),
         oldpwd: None,
@@ -135,6 +159,7 @@ fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Clas
         unsure_links: None,
         listed_secret: None,
         literal_vars: Vec::new(),
+        private_tmp: private_tmp.then(|| std::cell::Cell::new(false)),
     };
     if command.len() > MAX_COMMAND_BYTES {
         ctx.note(
@@ -144,7 +169,52 @@ fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Clas
     } else {
         ctx.script(command, 0);
     }
-    ctx.finish()
+    let used_tmp = ctx.private_tmp.as_ref().is_some_and(std::cell::Cell::get);
+    (ctx.finish(), used_tmp)
+}
+
+/// Programs that write only the paths they are given, never a symlink
+/// (besides those that only read or print).
+const LINK_FREE_WRITERS: &[&str] = &[
+    "bunzip2", "bzip2", "chmod", "cp", "find", "gunzip", "gzip", "mkdir", "rm", "rmdir", "sed",
+    "shred", "sort", "tee", "touch", "truncate", "uniq", "unlink", "unxz", "xz", "zstd",
+];
+
+/// True when `segment` cannot make a symlink: it only reads (`Safe`, or a
+/// read-only program whose output is redirected), is a shell whose script
+/// is judged as segments of its own, or is one of [`LINK_FREE_WRITERS`]
+/// (`cp` only with options that copy file contents: no `-r`, `-a`, `-d`,
+/// `-P`, `-s`, `-l`, …).
+fn link_free(segment: &Segment) -> bool {
+    let Some(program) = segment.argv.first().map(String::as_str) else {
+        return true;
+    };
+    if segment.level == Safe
+        || SHELLS.contains(&program)
+        || crate::program_rules::is_read_only(program)
+    {
+        return true;
+    }
+    if program == "cp" {
+        return segment.argv[1..]
+            .iter()
+            .take_while(|w| *w != "--")
+            .filter(|w| w.starts_with('-') && w.len() > 1)
+            .all(|w| match w.strip_prefix("--") {
+                Some(long) => matches!(
+                    long.split('=').next().unwrap_or(""),
+                    "force"
+                        | "interactive"
+                        | "no-clobber"
+                        | "update"
+                        | "verbose"
+                        | "no-target-directory"
+                        | "target-directory"
+                ),
+                None => w[1..].chars().all(|c| "finpuvtT".contains(c)),
+            });
+    }
+    LINK_FREE_WRITERS.binary_search(&program).is_ok()
 }
 
 struct Ctx<'f> {
@@ -176,6 +246,8 @@ struct Ctx<'f> {
     /// Variables a bare assignment on the line set to a literal
     /// (`X=/`), for the catastrophic checks.
     literal_vars: Vec<(String, String)>,
+    /// `Some` when judging for a private `/tmp`; set once that was relied on.
+    private_tmp: Option<std::cell::Cell<bool>>,
 }
 
 /// True when `argv` may create symlinks in the work tree whose targets the
@@ -399,6 +471,7 @@ impl Ctx<'_> {
             unsure_links: self.unsure_links.as_deref(),
             facts: self.facts,
             links: &self.links,
+            private_tmp: self.private_tmp.as_ref(),
         }
     }
 
@@ -451,12 +524,13 @@ impl Ctx<'_> {
             verdict = wrapper.clone();
         }
         // Every word counts, wrappers' option values included
-        // (`xargs -a ~/.ssh/id_rsa`, `--rawfile x ~/.netrc`).
+        // (`xargs -a ~/.ssh/id_rsa`, `--rawfile x ~/.netrc`); below a
+        // private `/tmp` nothing is the user's (`rm -rf /tmp/*`).
         if command
             .words
             .iter()
             .skip(1)
-            .any(|w| mentions_credential(&w.text))
+            .any(|w| mentions_credential(&w.text) && !self.judge().in_private_tmp(w))
             && verdict.level < RequiresApproval
         {
             verdict = Verdict::new(RequiresApproval, "touches a credential file");
@@ -1827,4 +1901,14 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
     }
     out.words = rest;
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LINK_FREE_WRITERS;
+
+    #[test]
+    fn link_free_writers_are_sorted_for_binary_search() {
+        assert!(LINK_FREE_WRITERS.windows(2).all(|w| w[0] < w[1]));
+    }
 }

@@ -48,4 +48,6 @@ pub use classify::{
 pub use exec_rules::{Decision, MatchedRule, Rule, RuleEvaluation, RuleSource, Rules, RulesError};
 pub use net_commands::{NETWORK_COMMANDS, NETWORK_REASON, needs_network};
 pub use safety_level::SafetyLevel;
-pub use ws_path::{LexicalPaths, PROTECTED_DIRS, PathFacts, SystemPaths, protected_name};
+pub use ws_path::{
+    LexicalPaths, PROTECTED_DIRS, PathFacts, PrivateTmp, SystemPaths, protected_name,
+};

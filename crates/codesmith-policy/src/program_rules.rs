@@ -68,6 +68,10 @@ pub(crate) struct PathJudge<'a> {
     pub unsure_links: Option<&'a str>,
     /// Symlinks created earlier in the same command line (link, target).
     pub links: &'a [(String, String)],
+    /// `Some` when the command runs with a private `/tmp`
+    /// ([`PathFacts::private_tmp`]); set once a write or deletion was let
+    /// run because it lands there.
+    pub private_tmp: Option<&'a std::cell::Cell<bool>>,
 }
 
 impl PathJudge<'_> {
@@ -89,10 +93,46 @@ impl PathJudge<'_> {
         Some(self.facts.resolve(&followed))
     }
 
+    /// True when `word` lands below the command's private `/tmp`: the
+    /// context has one, the word is an absolute path known before the
+    /// command runs (never relative: a `cd` into a `/tmp` directory that
+    /// does not exist there fails and leaves the command where it was), and
+    /// after `..` and the symlinks made earlier on the line it lies
+    /// strictly below `/tmp`, apart from the workspace (which the sandbox
+    /// mounts over its `/tmp` when it lies there), with no glob that could
+    /// match `.` or `..`.
+    pub(crate) fn in_private_tmp(&self, word: &Word) -> bool {
+        let Some(used) = self.private_tmp else {
+            return false;
+        };
+        if word.dynamic || word.opaque.is_some() || !word.text.starts_with('/') {
+            return false;
+        }
+        let lexical = crate::ws_path::follow_links(&normalize(&word.text), self.links);
+        let Some(below) = lexical.strip_prefix("/tmp/") else {
+            return false;
+        };
+        let glob_free = below
+            .split('/')
+            .take_while(|c| !c.contains(['*', '?', '[']))
+            .fold(String::from("/tmp"), |dir, c| format!("{dir}/{c}"));
+        let dots = below
+            .split('/')
+            .any(|c| c.starts_with(['.', '[']) && c.contains(['*', '?', '[']));
+        if dots || within(&lexical, self.workspace) || within(self.workspace, &glob_free) {
+            return false;
+        }
+        used.set(true);
+        true
+    }
+
     pub(crate) fn place(&self, word: &Word) -> PathPlace {
         let text = word.text.as_str();
         if SINKS.contains(&text) || text.starts_with("/dev/fd/") {
             return PathPlace::Sink;
+        }
+        if self.in_private_tmp(word) {
+            return PathPlace::PrivateTmp;
         }
         if is_credential(text) {
             return PathPlace::System;
@@ -158,6 +198,7 @@ impl PathJudge<'_> {
             }
             PathPlace::Outside => Verdict::new(RequiresApproval, "writes outside the workspace"),
             PathPlace::Inside => Verdict::new(WorkspaceSafe, "writes only inside the workspace"),
+            PathPlace::PrivateTmp => Verdict::new(WorkspaceSafe, PRIVATE_TMP_WRITE),
             PathPlace::Sink => Verdict::new(Safe, "writes nothing that is kept"),
         }
     }
@@ -165,7 +206,7 @@ impl PathJudge<'_> {
     /// Judges deleting `targets`: `WorkspaceSafe` only for regenerable build
     /// output or paths the turn's snapshot holds; anything else asks.
     pub(crate) fn deletes<'w>(&self, targets: impl IntoIterator<Item = &'w Word>) -> Verdict {
-        let mut any = false;
+        let (mut any, mut tmp, mut other) = (false, false, false);
         for target in targets {
             any = true;
             let written = self.writes([target]);
@@ -180,8 +221,14 @@ impl PathJudge<'_> {
                 );
             }
             if written.level == Safe {
+                other = true;
                 continue;
             }
+            if self.in_private_tmp(target) {
+                tmp = true;
+                continue;
+            }
+            other = true;
             let Some(resolved) = self.resolve(target) else {
                 return Verdict::new(RequiresApproval, "deletes paths only known at run time");
             };
@@ -219,7 +266,13 @@ impl PathJudge<'_> {
                 }
             }
         }
-        if any {
+        if tmp && !other {
+            Verdict::new(
+                WorkspaceSafe,
+                "deletes only below the sandbox's private /tmp (a fresh tmpfs of this \
+                 command's own, discarded when it ends)",
+            )
+        } else if any {
             Verdict::new(
                 WorkspaceSafe,
                 "deletes only regenerable build output or files the snapshot holds",
@@ -239,7 +292,7 @@ impl PathJudge<'_> {
         let mut worst = Verdict::new(Safe, "writes nothing that is kept");
         for path in paths {
             let written = self.writes([path]);
-            if written.level != WorkspaceSafe {
+            if written.level != WorkspaceSafe || self.in_private_tmp(path) {
                 worst = worst.max(written);
                 continue;
             }
@@ -437,6 +490,10 @@ impl PathJudge<'_> {
     }
 }
 
+/// Why a write below the private `/tmp` runs.
+pub(crate) const PRIVATE_TMP_WRITE: &str = "writes only below the sandbox's private /tmp \
+     (a fresh tmpfs of this command's own, discarded when it ends)";
+
 /// Which working directory a run-time path prefix names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RunTimeDir {
@@ -610,6 +667,12 @@ const READ_ONLY: &[&str] = &[
     "zcat",
     "zgrep",
 ];
+
+/// True when `program` only reads or prints (its table entry; options
+/// are judged separately).
+pub(crate) fn is_read_only(program: &str) -> bool {
+    READ_ONLY.binary_search(&program).is_ok()
+}
 
 /// Programs that write the paths they are given.
 const PATH_WRITERS: &[&str] = &[
@@ -1439,7 +1502,10 @@ fn copy_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
     }
     let mut verdict = judge.overwrites(targets.iter().copied());
     if program == "mv" {
-        let into_sink = targets.iter().all(|t| judge.place(t) == PathPlace::Sink);
+        // Moving into a sink or the private `/tmp` loses the sources.
+        let into_sink = targets
+            .iter()
+            .all(|t| matches!(judge.place(t), PathPlace::Sink | PathPlace::PrivateTmp));
         verdict = if into_sink {
             judge.deletes(sources.iter().copied())
         } else {

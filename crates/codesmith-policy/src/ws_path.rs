@@ -37,6 +37,40 @@ pub trait PathFacts {
         let _ = path;
         None
     }
+    /// True when the command will run under an isolating sandbox that
+    /// mounts a fresh, private `/tmp` for it alone (bubblewrap's `--tmpfs
+    /// /tmp`, discarded when the command ends). Writing or deleting what
+    /// lies below `/tmp` can then touch nothing of the user's, so the
+    /// classifier lets it run (see [`PrivateTmp`]). False by default: a
+    /// bare command's `/tmp` is the host's, shared with every process.
+    fn private_tmp(&self) -> bool {
+        false
+    }
+}
+
+/// The facts of `F`, for a command that runs under an isolating sandbox
+/// with a private `/tmp` ([`PathFacts::private_tmp`] is true). Only the
+/// caller that knows the command really runs so (the engine's approval
+/// gate, from its sandbox backend) may use it.
+#[derive(Debug, Clone, Default)]
+pub struct PrivateTmp<F>(pub F);
+
+impl<F: PathFacts> PathFacts for PrivateTmp<F> {
+    fn resolve(&self, path: &str) -> String {
+        self.0.resolve(path)
+    }
+    fn home(&self) -> Option<&str> {
+        self.0.home()
+    }
+    fn snapshot_holds(&self, path: &str) -> Option<bool> {
+        self.0.snapshot_holds(path)
+    }
+    fn exists(&self, path: &str) -> Option<bool> {
+        self.0.exists(path)
+    }
+    fn private_tmp(&self) -> bool {
+        true
+    }
 }
 
 /// The real file system: symlinks along a path are followed (`lstat` and
@@ -65,19 +99,25 @@ impl PathFacts for SystemPaths {
     /// rest is kept as written.
     fn resolve(&self, path: &str) -> String {
         let mut current = normalize(path);
+        if !current.starts_with('/') {
+            current.insert(0, '/');
+        }
         let mut hops = 0;
         'restart: loop {
-            let mut resolved = String::new();
-            let parts: Vec<&str> = current.split('/').filter(|c| !c.is_empty()).collect();
-            for (index, part) in parts.iter().enumerate() {
-                let candidate = format!("{resolved}/{part}");
-                let Ok(meta) = std::fs::symlink_metadata(&candidate) else {
-                    let rest = parts[index..].join("/");
-                    return normalize(&format!("{resolved}/{rest}"));
+            // `current` is absolute and normalised, so every component
+            // starts after a `/` and the prefix up to it is the path of
+            // that component: each is looked at in place.
+            let mut end = 0;
+            while end + 1 < current.len() {
+                let next = current[end + 1..]
+                    .find('/')
+                    .map_or(current.len(), |i| end + 1 + i);
+                let Ok(meta) = std::fs::symlink_metadata(&current[..next]) else {
+                    return current;
                 };
                 if meta.file_type().is_symlink() {
                     hops += 1;
-                    let Ok(target) = std::fs::read_link(&candidate) else {
+                    let Ok(target) = std::fs::read_link(&current[..next]) else {
                         return current;
                     };
                     let Some(target) = target.to_str() else {
@@ -86,22 +126,17 @@ impl PathFacts for SystemPaths {
                     if hops > 40 {
                         return current;
                     }
-                    let rest = parts[index + 1..].join("/");
                     let base = if target.starts_with('/') {
-                        String::new()
+                        ""
                     } else {
-                        resolved.clone()
+                        &current[..end]
                     };
-                    current = normalize(&format!("{base}/{target}/{rest}"));
+                    current = normalize(&format!("{base}/{target}{}", &current[next..]));
                     continue 'restart;
                 }
-                resolved = candidate;
+                end = next;
             }
-            return if resolved.is_empty() {
-                "/".to_string()
-            } else {
-                resolved
-            };
+            return current;
         }
     }
 
@@ -320,21 +355,67 @@ pub(crate) fn is_credential_component(path: &str) -> bool {
     {
         return false;
     }
-    let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
-    if parts
-        .last()
-        .is_some_and(|name| is_dotenv(name) || is_dotenv_glob(name))
-    {
+    let last = path.rsplit('/').find(|c| !c.is_empty());
+    if last.is_some_and(|name| is_dotenv(name) || is_dotenv_glob(name)) {
         return true;
     }
-    CREDENTIAL_SUFFIXES.iter().any(|suffix| {
-        let want: Vec<&str> = suffix.split('/').collect();
+    // Without glob characters or empty components a suffix matches
+    // exactly where its text stands between slashes (or the ends).
+    if !path.contains(['*', '?', '[']) && !path.contains("//") {
+        return holds_credential_suffix(path);
+    }
+    /// [`CREDENTIAL_SUFFIXES`], each split into its components (once).
+    static SPLIT_SUFFIXES: std::sync::LazyLock<Vec<Vec<&'static str>>> =
+        std::sync::LazyLock::new(|| {
+            CREDENTIAL_SUFFIXES
+                .iter()
+                .map(|suffix| suffix.split('/').collect())
+                .collect()
+        });
+    let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
+    SPLIT_SUFFIXES.iter().any(|want| {
         parts.windows(want.len()).any(|w| {
             w.iter()
-                .zip(&want)
+                .zip(want.iter())
                 .all(|(part, name)| part == name || glob_matches(part, name))
         })
     })
+}
+
+/// True when one of [`CREDENTIAL_SUFFIXES`] occurs in `path` as whole
+/// components: starting where a component starts, and ending at the end
+/// or before a `/`. Every suffix starts with `.`, `e` or `r`, so only
+/// components that do are compared.
+fn holds_credential_suffix(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    let starts = std::iter::once(0)
+        .chain(memchr_slashes(bytes).map(|i| i + 1))
+        .filter(|&i| i < bytes.len() && matches!(bytes[i], b'.' | b'e' | b'r'));
+    for start in starts {
+        let rest = &bytes[start..];
+        if CREDENTIAL_SUFFIXES.iter().any(|suffix| {
+            rest.starts_with(suffix.as_bytes()) && rest.get(suffix.len()).is_none_or(|b| *b == b'/')
+        }) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Positions of the `/` bytes in `bytes`.
+fn memchr_slashes(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'/')
+        .map(|(i, _)| i)
+}
+
+/// True when `name` ends with `suffix`, ignoring ASCII case, and has more
+/// before it.
+fn ends_with_ignore_case(name: &str, suffix: &str) -> bool {
+    let (name, suffix) = (name.as_bytes(), suffix.as_bytes());
+    name.len() > suffix.len() && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
 }
 
 /// A dotenv file of secrets (`.env`, `.env.local`, `.env.production`); the
@@ -359,7 +440,6 @@ fn is_dotenv(name: &str) -> bool {
         return !TEMPLATES.contains(&stem);
     }
     // Private keys, key stores and files named for the secrets they hold.
-    let lower = name.to_ascii_lowercase();
     if [
         ".pem",
         ".key",
@@ -372,19 +452,24 @@ fn is_dotenv(name: &str) -> bool {
         ".tfstate.backup",
     ]
     .iter()
-    .any(|ext| lower.len() > ext.len() && lower.ends_with(ext))
-        || matches!(
-            lower.as_str(),
-            "credentials"
-                | "credentials.json"
-                | ".secrets"
-                | "secrets.json"
-                | "secrets.yaml"
-                | "secrets.yml"
-                | "secrets.toml"
-                | "auth.json"
-        )
-        || (lower.starts_with("service-account") && lower.ends_with(".json"))
+    .any(|ext| ends_with_ignore_case(name, ext))
+        || [
+            "credentials",
+            "credentials.json",
+            ".secrets",
+            "secrets.json",
+            "secrets.yaml",
+            "secrets.yml",
+            "secrets.toml",
+            "auth.json",
+        ]
+        .iter()
+        .any(|file| name.eq_ignore_ascii_case(file))
+        || (name
+            .as_bytes()
+            .get(..15)
+            .is_some_and(|p| p.eq_ignore_ascii_case(b"service-account"))
+            && ends_with_ignore_case(name, ".json"))
     {
         return true;
     }
@@ -422,27 +507,30 @@ fn glob_matches(pattern: &str, name: &str) -> bool {
     if !pattern.contains(['*', '?', '[']) {
         return false;
     }
-    fn matches(p: &[char], n: &[char]) -> bool {
+    // Bytes and chars alike (ASCII text is matched byte by byte, without
+    // copying); the pattern is cut at 64 characters to bound the search.
+    fn matches<T: Copy + PartialOrd + From<u8>>(p: &[T], n: &[T]) -> bool {
+        let is = |c: &T, b: u8| *c == T::from(b);
         match p.first() {
             None => n.is_empty(),
-            Some('*') => (0..=n.len()).any(|i| matches(&p[1..], &n[i..])),
-            Some('?') => !n.is_empty() && matches(&p[1..], &n[1..]),
-            Some('[') => {
-                let Some(close) = p.iter().skip(2).position(|c| *c == ']').map(|i| i + 2) else {
-                    return n.first() == Some(&'[') && matches(&p[1..], &n[1..]);
+            Some(c) if is(c, b'*') => (0..=n.len()).any(|i| matches(&p[1..], &n[i..])),
+            Some(c) if is(c, b'?') => !n.is_empty() && matches(&p[1..], &n[1..]),
+            Some(c) if is(c, b'[') => {
+                let Some(close) = p.iter().skip(2).position(|c| is(c, b']')).map(|i| i + 2) else {
+                    return n.first().is_some_and(|f| is(f, b'[')) && matches(&p[1..], &n[1..]);
                 };
                 let Some(c) = n.first() else {
                     return false;
                 };
                 let set = &p[1..close];
                 let (negate, set) = match set.first() {
-                    Some('!' | '^') => (true, &set[1..]),
+                    Some(f) if is(f, b'!') || is(f, b'^') => (true, &set[1..]),
                     _ => (false, set),
                 };
                 let mut hit = false;
                 let mut i = 0;
                 while i < set.len() {
-                    if i + 2 < set.len() && set[i + 1] == '-' {
+                    if i + 2 < set.len() && is(&set[i + 1], b'-') {
                         hit |= set[i] <= *c && *c <= set[i + 2];
                         i += 3;
                     } else {
@@ -455,6 +543,10 @@ fn glob_matches(pattern: &str, name: &str) -> bool {
             Some(x) => n.first() == Some(x) && matches(&p[1..], &n[1..]),
         }
     }
+    if pattern.is_ascii() && name.is_ascii() {
+        let p = pattern.as_bytes();
+        return matches(&p[..p.len().min(64)], name.as_bytes());
+    }
     let p: Vec<char> = pattern.chars().take(64).collect();
     let n: Vec<char> = name.chars().collect();
     matches(&p, &n)
@@ -465,6 +557,9 @@ fn glob_matches(pattern: &str, name: &str) -> bool {
 pub(crate) enum PathPlace {
     /// A sink that keeps nothing (`/dev/null`, `/dev/stdout`, `/dev/stderr`).
     Sink,
+    /// Below `/tmp` when the command runs with a private `/tmp`
+    /// ([`PathFacts::private_tmp`]): a throwaway tmpfs.
+    PrivateTmp,
     /// Inside the workspace.
     Inside,
     /// Outside the workspace, or not known until run time.
@@ -477,15 +572,16 @@ pub(crate) enum PathPlace {
 }
 
 impl PathPlace {
-    /// Severity for "worst of several paths": Sink < Inside < Outside <
-    /// Protected < System.
+    /// Severity for "worst of several paths": Sink < PrivateTmp < Inside <
+    /// Outside < Protected < System.
     pub(crate) fn rank(self) -> u8 {
         match self {
             PathPlace::Sink => 0,
-            PathPlace::Inside => 1,
-            PathPlace::Outside => 2,
-            PathPlace::Protected => 3,
-            PathPlace::System => 4,
+            PathPlace::PrivateTmp => 1,
+            PathPlace::Inside => 2,
+            PathPlace::Outside => 3,
+            PathPlace::Protected => 4,
+            PathPlace::System => 5,
         }
     }
 }
@@ -592,6 +688,9 @@ fn at_or_under(path: &str, prefix: &str) -> bool {
 /// `/proc/thread-self/root`) lead back to the root directory, so
 /// `/proc/self/root/etc` is `/etc`.
 pub(crate) fn normalize(path: &str) -> String {
+    if is_normalized(path) {
+        return path.to_string();
+    }
     let absolute = path.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
@@ -604,11 +703,30 @@ pub(crate) fn normalize(path: &str) -> String {
             other => parts.push(other),
         }
     }
-    if path.starts_with('/') {
-        format!("/{}", parts.join("/"))
-    } else {
-        parts.join("/")
+    let mut out = String::with_capacity(path.len() + 1);
+    for (index, part) in parts.iter().enumerate() {
+        if absolute || index > 0 {
+            out.push('/');
+        }
+        out.push_str(part);
     }
+    if absolute && out.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// True when [`normalize`] would return `path` unchanged: an absolute path
+/// without empty, `.` or `..` components or a trailing slash, outside
+/// `/proc` (whose `PID/root` links are folded).
+fn is_normalized(path: &str) -> bool {
+    if path == "/" {
+        return true;
+    }
+    let Some(rest) = path.strip_prefix('/') else {
+        return false;
+    };
+    !rest.starts_with("proc") && rest.split('/').all(|part| !matches!(part, "" | "." | ".."))
 }
 
 /// True when `path` is `root` or below it.
@@ -651,5 +769,55 @@ mod tests {
     fn normalizes_lexically() {
         assert_eq!(normalize("/a/./b//c/../d/"), "/a/b/d");
         assert_eq!(normalize("/../.."), "/");
+        // Already normal: returned as is.
+        assert_eq!(normalize("/home/dev/proj/src"), "/home/dev/proj/src");
+        assert_eq!(normalize("/"), "/");
+        assert_eq!(normalize("/a/"), "/a");
+        assert_eq!(normalize("a/./b/../c"), "a/c");
+        assert_eq!(normalize(""), "");
+        assert_eq!(normalize("/proc/self/root/etc/passwd"), "/etc/passwd");
+        assert_eq!(normalize("/procfs/x"), "/procfs/x");
+    }
+
+    #[test]
+    fn credential_suffixes_match_whole_components_only() {
+        // The scan only looks at components starting with these bytes.
+        assert!(
+            CREDENTIAL_SUFFIXES
+                .iter()
+                .all(|s| matches!(s.as_bytes()[0], b'.' | b'e' | b'r'))
+        );
+        for path in [
+            "/root/.ssh",
+            "/root/.ssh/id_rsa",
+            ".ssh/config",
+            "/etc/ssh/sshd_config",
+            "/home/u/.config/git/credentials",
+            "/x//root/.aws/config",
+            "/root/.s?h/id_rsa",
+            "/home/u/SERVER.PEM",
+            "/srv/Service-Account-prod.json",
+        ] {
+            assert!(is_credential_component(path), "{path}");
+        }
+        for path in [
+            "/root/.sshx",
+            "/root/x.ssh",
+            "/etc/sshd",
+            "/home/u/src/etc.rs",
+            "README.md",
+            "/run/secretsx",
+        ] {
+            assert!(!is_credential_component(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn globs_match_bytes_and_chars_alike() {
+        assert!(glob_matches("*.rs", "main.rs"));
+        assert!(glob_matches(".[e]nv", ".env"));
+        assert!(!glob_matches(".[!e]nv", ".env"));
+        assert!(glob_matches("é*", "éa"));
+        assert!(!glob_matches("main.rs", "main.rs"), "no glob characters");
     }
 }

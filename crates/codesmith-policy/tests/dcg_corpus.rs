@@ -11,7 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use codesmith_policy::{ApprovalMode, Decision, Rules, decide};
+use codesmith_policy::{
+    ApprovalMode, Decision, PathFacts, PrivateTmp, Rules, SystemPaths, decide, decide_with,
+};
 
 const WS: &str = "/home/dev/proj";
 
@@ -77,6 +79,82 @@ fn load(dir: &Path) -> Vec<Case> {
     cases
 }
 
+/// The corpus judged in one context: counts and the cost lines.
+struct Tally {
+    allow_total: usize,
+    deny_total: usize,
+    allow_to_ask: usize,
+    allow_to_deny: usize,
+    deny_to_ask: usize,
+    deny_to_deny: usize,
+    leaks: Vec<String>,
+    cost: Vec<String>,
+}
+
+fn tally(cases: &[Case], facts: &dyn PathFacts) -> Tally {
+    let rules = Rules::new();
+    let mut t = Tally {
+        allow_total: 0,
+        deny_total: 0,
+        allow_to_ask: 0,
+        allow_to_deny: 0,
+        deny_to_ask: 0,
+        deny_to_deny: 0,
+        leaks: Vec::new(),
+        cost: Vec::new(),
+    };
+    for case in cases {
+        let evaluation = decide_with(&case.command, WS, &rules, ApprovalMode::Suggest, facts);
+        match (case.expected.as_str(), evaluation.decision) {
+            ("deny", Decision::Allow) => t.leaks.push(format!(
+                "{}: {:?} ({})",
+                case.file, case.command, evaluation.reason
+            )),
+            ("deny", Decision::AskUser) => t.deny_to_ask += 1,
+            ("deny", Decision::Deny) => t.deny_to_deny += 1,
+            ("allow", Decision::AskUser) => {
+                t.allow_to_ask += 1;
+                t.cost
+                    .push(format!("ask  {:?}: {}", case.command, evaluation.reason));
+            }
+            ("allow", Decision::Deny) => {
+                t.allow_to_deny += 1;
+                t.cost
+                    .push(format!("deny {:?}: {}", case.command, evaluation.reason));
+            }
+            _ => {}
+        }
+        match case.expected.as_str() {
+            "allow" => t.allow_total += 1,
+            "deny" => t.deny_total += 1,
+            _ => {}
+        }
+    }
+    t
+}
+
+fn report(context: &str, t: &Tally) {
+    println!(
+        "{context}: deny-labelled: {} ask, {} deny, {} allow; allow-labelled: {} allow, {} ask, {} deny (the cost of caution)",
+        t.deny_to_ask,
+        t.deny_to_deny,
+        t.leaks.len(),
+        t.allow_total - t.allow_to_ask - t.allow_to_deny,
+        t.allow_to_ask,
+        t.allow_to_deny
+    );
+    if std::env::var_os("DCG_CORPUS_VERBOSE").is_some() {
+        for line in &t.cost {
+            println!("  {line}");
+        }
+    }
+}
+
+/// Judged twice: as the engine's gate judges a command that runs under an
+/// isolating sandbox with a private `/tmp` (bubblewrap), and bare (no
+/// sandbox: `/tmp` is the host's). No deny-labelled case may be allowed in
+/// either; the allow-labelled cases asked may not exceed each context's
+/// ceiling.
 #[test]
 fn no_deny_labelled_case_is_allowed() {
     let Some(dir) = corpus_dir() else { return };
@@ -86,73 +164,49 @@ fn no_deny_labelled_case_is_allowed() {
         "expected the 354-case corpus, found {}",
         cases.len()
     );
-    let rules = Rules::new();
-    let mut leaks = Vec::new();
-    let (mut allow_total, mut deny_total) = (0, 0);
-    let (mut allow_to_ask, mut allow_to_deny, mut deny_to_ask, mut deny_to_deny) = (0, 0, 0, 0);
-    let mut cost = Vec::new();
-    for case in &cases {
-        let evaluation = decide(&case.command, WS, &rules, ApprovalMode::Suggest);
-        match (case.expected.as_str(), evaluation.decision) {
-            ("deny", Decision::Allow) => leaks.push(format!(
-                "{}: {:?} ({})",
-                case.file, case.command, evaluation.reason
-            )),
-            ("deny", Decision::AskUser) => deny_to_ask += 1,
-            ("deny", Decision::Deny) => deny_to_deny += 1,
-            ("allow", Decision::AskUser) => {
-                allow_to_ask += 1;
-                cost.push(format!("ask  {:?}: {}", case.command, evaluation.reason));
-            }
-            ("allow", Decision::Deny) => {
-                allow_to_deny += 1;
-                cost.push(format!("deny {:?}: {}", case.command, evaluation.reason));
-            }
-            _ => {}
-        }
-        match case.expected.as_str() {
-            "allow" => allow_total += 1,
-            "deny" => deny_total += 1,
-            _ => {}
-        }
+    let sandboxed = tally(&cases, &PrivateTmp(SystemPaths::new()));
+    let bare = tally(&cases, &SystemPaths::new());
+    println!(
+        "dcg corpus: {} cases ({} labelled allow, {} labelled deny)",
+        cases.len(),
+        bare.allow_total,
+        bare.deny_total
+    );
+    report("sandboxed, private /tmp", &sandboxed);
+    report("bare", &bare);
+    for (context, t) in [("sandboxed", &sandboxed), ("bare", &bare)] {
+        assert!(
+            t.leaks.is_empty(),
+            "{context}: deny-labelled cases decided allow:\n{}",
+            t.leaks.join("\n")
+        );
     }
-    println!(
-        "dcg corpus: {} cases ({allow_total} labelled allow, {deny_total} labelled deny)",
-        cases.len()
-    );
-    println!(
-        "deny-labelled: {deny_to_ask} ask, {deny_to_deny} deny, {} allow",
-        leaks.len()
-    );
-    println!(
-        "allow-labelled: {} allow, {allow_to_ask} ask, {allow_to_deny} deny (the cost of caution)",
-        allow_total - allow_to_ask - allow_to_deny
-    );
-    if std::env::var_os("DCG_CORPUS_VERBOSE").is_some() {
-        for line in &cost {
-            println!("  {line}");
-        }
-    }
-    assert!(
-        leaks.is_empty(),
-        "deny-labelled cases decided allow:\n{}",
-        leaks.join("\n")
-    );
-    // The cost of caution may not grow. It is above the 61 of the
-    // enumerate-the-bad classifier because an allow is now earned: setting a
+    // The cost of caution may not grow. An allow is earned: setting a
     // variable not known to be inert (`VAR=value echo test`, `env FOO=1 …`,
-    // `GIT_DIR=…`), `command …`, `make` and deletions no snapshot is known
-    // to hold (`rm file.txt`, `find … -exec rm {} \;`) ask by design.
-    assert!(
-        allow_to_ask + allow_to_deny <= MAX_ALLOW_LABELLED_ASKED,
-        "{} allow-labelled cases were asked or denied (ceiling {MAX_ALLOW_LABELLED_ASKED}):\n{}",
-        allow_to_ask + allow_to_deny,
-        cost.join("\n")
-    );
+    // `GIT_DIR=…`), `command …`, `make`, inline code, network access and
+    // deletions no snapshot is known to hold (`rm file.txt`,
+    // `find … -exec rm {} \;`) ask by design. Bare, writes and deletions
+    // under the host's `/tmp` (`rm -rf /tmp/build`, `tee /tmp/x`) ask too.
+    for (context, t, ceiling) in [
+        ("sandboxed", &sandboxed, MAX_ASKED_SANDBOXED),
+        ("bare", &bare, MAX_ASKED_BARE),
+    ] {
+        assert!(
+            t.allow_to_ask + t.allow_to_deny <= ceiling,
+            "{context}: {} allow-labelled cases were asked or denied (ceiling {ceiling}):\n{}",
+            t.allow_to_ask + t.allow_to_deny,
+            t.cost.join("\n")
+        );
+    }
 }
 
-/// Most allow-labelled corpus cases that may be sent to ask or deny.
-const MAX_ALLOW_LABELLED_ASKED: usize = 71;
+/// Most allow-labelled corpus cases that may be sent to ask or deny when
+/// the command runs under a sandbox with a private `/tmp` (the target is
+/// at most 61, the figure of the enumerate-the-bad classifier).
+const MAX_ASKED_SANDBOXED: usize = 58;
+
+/// The same, for a command run bare.
+const MAX_ASKED_BARE: usize = 71;
 
 /// The e2e command fixtures of the same suite: `dangerous.txt` (every line
 /// must be blocked) and `EXPECT:command` lines in the other files. A

@@ -171,7 +171,7 @@ fn dangerous_commands_are_never_persistable() {
 
 #[test]
 fn check_report_has_the_cli_shape() {
-    let report = check_report("git status -s && curl https://x", WS, &rules());
+    let report = check_report("git status -s && curl https://x", WS, &rules(), false);
     assert_eq!(report["decision"], "allow");
     assert_eq!(report["level"], "requires_approval");
     assert_eq!(report["rules"][0]["pattern"], "git status");
@@ -184,10 +184,10 @@ fn check_report_has_the_cli_shape() {
             .is_some_and(|r| r.contains("allow rule"))
     );
 
-    let report = check_report("wget x", WS, &Rules::new());
+    let report = check_report("wget x", WS, &Rules::new(), false);
     assert_eq!(report["decision"], "ask");
     assert_eq!(report["segments"][0]["reason"], "may make network requests");
-    let report = check_report("rm -rf /", WS, &Rules::new());
+    let report = check_report("rm -rf /", WS, &Rules::new(), false);
     assert_eq!(report["decision"], "deny");
     assert_eq!(report["level"], "dangerous");
 }

@@ -5,7 +5,7 @@
 //! `WorkspaceSafe`.
 
 use codesmith_policy::SafetyLevel::RequiresApproval;
-use codesmith_policy::{LexicalPaths, classify_command_with};
+use codesmith_policy::{LexicalPaths, PathFacts, PrivateTmp, classify_command_with};
 
 const WS: &str = "/home/dev/proj";
 
@@ -141,16 +141,17 @@ fn ansi_c(path: &str) -> String {
     format!("$'{hex}'")
 }
 
-#[test]
-fn no_wrapped_harmful_core_is_allowed() {
-    let facts = facts();
+/// Every generated command under `facts` that is not asked about or
+/// refused, and how many were checked. `outside` respells the cores'
+/// outside paths (for a context where `/tmp` is harmless).
+fn allowed_wrapped(facts: &dyn PathFacts, outside: fn(&str) -> String) -> (Vec<String>, usize) {
     let mut allowed = Vec::new();
     let mut checked = 0;
     for construct in CONSTRUCTS {
         for core in CORES {
-            let command = construct.replace("CORE", core);
+            let command = construct.replace("CORE", &outside(core));
             checked += 1;
-            let c = classify_command_with(&command, WS, &facts);
+            let c = classify_command_with(&command, WS, facts);
             if c.level < RequiresApproval {
                 allowed.push(format!("{command:?} → {} ({})", c.level, c.reason));
             }
@@ -158,6 +159,8 @@ fn no_wrapped_harmful_core_is_allowed() {
     }
     for spelling in PATH_SPELLINGS {
         for (core, path) in PATH_CORES {
+            let path = outside(path);
+            let path = path.as_str();
             let abs = path.trim_start_matches('/');
             let word = match *spelling {
                 "ANSI" => ansi_c(path),
@@ -176,13 +179,19 @@ fn no_wrapped_harmful_core_is_allowed() {
                 }
                 let command = construct.replace("CORE", &inner);
                 checked += 1;
-                let c = classify_command_with(&command, WS, &facts);
+                let c = classify_command_with(&command, WS, facts);
                 if c.level < RequiresApproval {
                     allowed.push(format!("{command:?} → {} ({})", c.level, c.reason));
                 }
             }
         }
     }
+    (allowed, checked)
+}
+
+#[test]
+fn no_wrapped_harmful_core_is_allowed() {
+    let (allowed, checked) = allowed_wrapped(&facts(), str::to_string);
     assert!(
         CONSTRUCTS.len() >= 30 && CORES.len() >= 5,
         "the generated test needs at least 30 constructs × 5 cores"
@@ -194,4 +203,21 @@ fn no_wrapped_harmful_core_is_allowed() {
         allowed.join("\n")
     );
     println!("{checked} wrapped harmful commands, none allowed");
+}
+
+/// The same matrix for a command that runs under a sandbox with a private
+/// `/tmp`: there `/tmp` is harmless, so the cores write and delete beside
+/// the workspace instead (`/tmp/../P` and `cd /tmp` still lead out).
+#[test]
+fn no_wrapped_harmful_core_is_allowed_in_a_sandbox_with_private_tmp() {
+    let (allowed, checked) = allowed_wrapped(&PrivateTmp(facts()), |text| {
+        text.replace("/tmp/codesmith-marker", "/home/dev/codesmith-marker")
+            .replace("/tmp/victim", "/home/dev/victim")
+    });
+    assert!(
+        allowed.is_empty(),
+        "{} of {checked} wrapped harmful commands were allowed with a private /tmp:\n{}",
+        allowed.len(),
+        allowed.join("\n")
+    );
 }

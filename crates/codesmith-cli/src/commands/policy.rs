@@ -1,4 +1,5 @@
-//! `codesmith policy check [--workspace DIR] 'COMMAND'`: the policy's verdict as one JSON object.
+//! `codesmith policy check [--workspace DIR] [--sandboxed] 'COMMAND'`: the policy's verdict as
+//! one JSON object, judged as run bare or (`--sandboxed`) under a sandbox with a private `/tmp`.
 
 use crate::args::PolicyCommand;
 use crate::config;
@@ -7,7 +8,11 @@ use crate::exit::{Exit, usage};
 /// Runs `codesmith policy ...`.
 pub fn run(command: PolicyCommand) -> Exit {
     match command {
-        PolicyCommand::Check { workspace, command } => {
+        PolicyCommand::Check {
+            workspace,
+            sandboxed,
+            command,
+        } => {
             let (home, workspace) = match (
                 config::home_dir(),
                 config::workspace(workspace.workspace.as_deref()),
@@ -23,8 +28,12 @@ pub fn run(command: PolicyCommand) -> Exit {
             for warning in warnings {
                 eprintln!("codesmith: {}", codesmith_policy::terminal_safe(&warning));
             }
-            let report =
-                codesmith_policy::check_report(&command, &workspace.to_string_lossy(), &rules);
+            let report = codesmith_policy::check_report(
+                &command,
+                &workspace.to_string_lossy(),
+                &rules,
+                sandboxed,
+            );
             // The report quotes the command and the project's rule reasons.
             println!(
                 "{}",

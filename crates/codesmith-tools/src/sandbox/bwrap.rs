@@ -263,6 +263,12 @@ impl Backend for BwrapBackend {
         true
     }
 
+    /// Every command gets `--tmpfs /tmp` of its own (only the workspace, when it lies below
+    /// `/tmp`, and read-only masks are mounted over it).
+    fn private_tmp(&self) -> bool {
+        true
+    }
+
     fn wrap(&self, argv: Vec<OsString>, scope: &Scope) -> Vec<OsString> {
         let bounds = limits::bounds();
         let mut out: Vec<OsString> = bounds.join_prefix();

@@ -96,6 +96,12 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn name(&self) -> &'static str;
     /// True only when this backend really confines the child process on this host.
     fn isolates(&self) -> bool;
+    /// True when every command it runs gets a fresh, private `/tmp` of its own (a tmpfs
+    /// discarded when the command ends), so what a command writes or deletes below `/tmp`
+    /// touches nothing of the user's. False by default.
+    fn private_tmp(&self) -> bool {
+        false
+    }
     /// Rewrites `argv` (program first) into the command line that runs it under `scope`.
     fn wrap(&self, argv: Vec<OsString>, scope: &Scope) -> Vec<OsString>;
 }
@@ -274,6 +280,13 @@ impl Sandbox {
     pub fn network_blocked(&self) -> bool {
         self.backend.isolates() && !self.network
     }
+
+    /// True when shell commands really run isolated, each with a private `/tmp` (see
+    /// [`Backend::private_tmp`]): the command policy may then treat writes and deletions
+    /// below `/tmp` as harmless ([`codesmith_policy::PrivateTmp`]).
+    pub fn private_tmp(&self) -> bool {
+        self.backend.isolates() && self.backend.private_tmp()
+    }
 }
 
 impl Default for Sandbox {
@@ -286,6 +299,27 @@ impl Default for Sandbox {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_isolating_backend_with_a_private_tmp_says_so() {
+        assert!(!Sandbox::none().private_tmp());
+        assert!(!NoneBackend.private_tmp());
+        let bwrap = BwrapBackend::with_program(PathBuf::from("/usr/bin/bwrap"));
+        assert!(Sandbox::new(Arc::new(bwrap.clone()), false).private_tmp());
+        // The flag is true because every wrapped command gets a tmpfs on /tmp.
+        let scope = Scope {
+            workspace: PathBuf::from("/nonexistent/ws"),
+            cwd: PathBuf::from("/nonexistent/ws"),
+            user_home: None,
+            codesmith_home: None,
+            network: false,
+        };
+        let argv = bwrap.wrap(vec!["true".into()], &scope);
+        assert!(
+            argv.windows(2).any(|w| w[0] == "--tmpfs" && w[1] == "/tmp"),
+            "{argv:?}"
+        );
+    }
 
     #[test]
     fn unknown_backend_name_is_an_error() {
