@@ -151,6 +151,33 @@ impl Runtime {
         }
     }
 
+    /// What the approval mode makes of a call that needs a person: `auto` runs it alone,
+    /// `never` refuses it, `suggest` asks `request`. An approval covers `prefix`, a denial
+    /// the exact `input`; "always" stores `grant` when there is one.
+    fn by_mode(
+        &self,
+        request: ApprovalRequest,
+        prefix: String,
+        input: String,
+        grant: Option<Grant>,
+    ) -> Requirement {
+        match self.mode {
+            ApprovalMode::Auto => Requirement::Auto { concurrent: false },
+            ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
+                &request,
+                "The approval mode is `never`.",
+                true,
+            )),
+            ApprovalMode::Suggest => Requirement::Ask {
+                request,
+                prefix,
+                input,
+                grant,
+                level: codesmith_policy::SafetyLevel::RequiresApproval,
+            },
+        }
+    }
+
     /// The requirement for a tool that writes files. Most writes run without asking (the
     /// turn's snapshot can undo them); a write that outlives the session and reaches
     /// beyond it needs a person in `suggest`:
@@ -170,21 +197,12 @@ impl Runtime {
             reason,
             can_persist: false,
         };
-        match self.mode {
-            ApprovalMode::Auto => Requirement::Auto { concurrent: false },
-            ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
-                &request,
-                "The approval mode is `never`.",
-                true,
-            )),
-            ApprovalMode::Suggest => Requirement::Ask {
-                request,
-                prefix: format!("write:{summary}"),
-                input: format!("write:{}:{args}", tool.name()),
-                grant: None,
-                level: codesmith_policy::SafetyLevel::RequiresApproval,
-            },
-        }
+        self.by_mode(
+            request,
+            format!("write:{summary}"),
+            format!("write:{}:{args}", tool.name()),
+            None,
+        )
     }
 
     /// The requirement for an MCP tool that is not trusted read-only: `auto` runs it,
@@ -201,21 +219,12 @@ impl Runtime {
             reason: "MCP tools run outside CodeSmith's sandbox and may reach the network.".into(),
             can_persist: grant.is_some(),
         };
-        match self.mode {
-            ApprovalMode::Auto => Requirement::Auto { concurrent: false },
-            ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
-                &request,
-                "The approval mode is `never`.",
-                true,
-            )),
-            ApprovalMode::Suggest => Requirement::Ask {
-                request,
-                prefix: format!("tool:{name}"),
-                input: format!("tool:{name}:{args}"),
-                grant,
-                level: codesmith_policy::SafetyLevel::RequiresApproval,
-            },
-        }
+        self.by_mode(
+            request,
+            format!("tool:{name}"),
+            format!("tool:{name}:{args}"),
+            grant,
+        )
     }
 }
 
@@ -244,21 +253,12 @@ impl Runtime {
                 .into(),
             can_persist: false,
         };
-        match self.mode {
-            ApprovalMode::Auto => Requirement::Auto { concurrent: false },
-            ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
-                &request,
-                "The approval mode is `never`.",
-                true,
-            )),
-            ApprovalMode::Suggest => Requirement::Ask {
-                request,
-                prefix: format!("tool:{name}"),
-                input: format!("tool:{name}:{code}"),
-                grant: None,
-                level: codesmith_policy::SafetyLevel::RequiresApproval,
-            },
-        }
+        self.by_mode(
+            request,
+            format!("tool:{name}"),
+            format!("tool:{name}:{code}"),
+            None,
+        )
     }
 }
 
