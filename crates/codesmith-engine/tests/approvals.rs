@@ -1,0 +1,135 @@
+//! Every approval answer through the engine's own gate, as production uses it: the
+//! approver is asked, and what it answered is remembered (or not) exactly as the answer
+//! says — once, for the session, always (a grant later sessions find), deny (remembered
+//! for the exact call) — and `never` refuses without asking anybody.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use codesmith_engine::ApprovalAnswer;
+use codesmith_policy::ApprovalMode;
+use codesmith_testkit::{Scripted, ScriptedServer};
+
+/// `make` always asks in `suggest` (its recipes run code); the recipe leaves a marker.
+const CALL: &str = r#"{"command": "make mark"}"#;
+
+struct Rig {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    home: PathBuf,
+}
+
+impl Rig {
+    fn new() -> Rig {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let ws = ws.canonicalize().unwrap();
+        std::fs::write(ws.join("Makefile"), "mark:\n\techo ran >> marks.txt\n").unwrap();
+        let home = dir.path().join("home");
+        Rig {
+            _dir: dir,
+            ws,
+            home,
+        }
+    }
+
+    /// Runs one task in which the model calls `make mark` twice, one call per round,
+    /// with `approver` answering; returns how often it was asked.
+    async fn task(&self, mode: ApprovalMode, answer: ApprovalAnswer) -> usize {
+        let server = ScriptedServer::start().await;
+        server
+            .push(Scripted::tool_call("c1", "exec_shell", CALL))
+            .push(Scripted::tool_call("c2", "exec_shell", CALL))
+            .push(Scripted::text("done"));
+        let recorder = common::Recorder::new(answer);
+        let setup = common::Setup {
+            approval: mode,
+            approver: recorder.clone() as Arc<dyn codesmith_engine::Approver>,
+            ..common::Setup::default()
+        };
+        let mut engine = common::engine(&server, &self.ws, &self.home, setup);
+        engine.run_task("mark twice", &mut |_| {}).await.unwrap();
+        recorder.count()
+    }
+
+    fn runs(&self) -> usize {
+        marks(&self.ws)
+    }
+}
+
+fn marks(ws: &Path) -> usize {
+    std::fs::read_to_string(ws.join("marks.txt"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_runs_the_call_and_asks_again_next_time() {
+    let rig = Rig::new();
+    let asked = rig.task(ApprovalMode::Suggest, ApprovalAnswer::Once).await;
+    assert_eq!((asked, rig.runs()), (2, 2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_covers_later_calls_of_the_session_only() {
+    let rig = Rig::new();
+    let asked = rig
+        .task(ApprovalMode::Suggest, ApprovalAnswer::Session)
+        .await;
+    assert_eq!(
+        (asked, rig.runs()),
+        (1, 2),
+        "a session approval asked again"
+    );
+    // A new session starts without it.
+    let asked = rig.task(ApprovalMode::Suggest, ApprovalAnswer::Once).await;
+    assert_eq!(
+        (asked, rig.runs()),
+        (2, 4),
+        "a session approval outlived its session"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_stores_a_grant_that_later_sessions_find() {
+    let rig = Rig::new();
+    let asked = rig
+        .task(ApprovalMode::Suggest, ApprovalAnswer::Always)
+        .await;
+    assert_eq!((asked, rig.runs()), (1, 2));
+    // A later session in the same workspace runs it without asking ...
+    let asked = rig.task(ApprovalMode::Suggest, ApprovalAnswer::Deny).await;
+    assert_eq!(
+        (asked, rig.runs()),
+        (0, 4),
+        "the stored grant was not found"
+    );
+    // ... but `never` overrides grants.
+    let asked = rig.task(ApprovalMode::Never, ApprovalAnswer::Once).await;
+    assert_eq!((asked, rig.runs()), (0, 4), "a grant overrode never mode");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_is_remembered_for_the_exact_call() {
+    let rig = Rig::new();
+    let asked = rig.task(ApprovalMode::Suggest, ApprovalAnswer::Deny).await;
+    assert_eq!(
+        (asked, rig.runs()),
+        (1, 0),
+        "a denied call ran or was asked again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn never_refuses_without_asking_and_auto_runs_without_asking() {
+    let rig = Rig::new();
+    let asked = rig.task(ApprovalMode::Never, ApprovalAnswer::Once).await;
+    assert_eq!((asked, rig.runs()), (0, 0));
+    let asked = rig.task(ApprovalMode::Auto, ApprovalAnswer::Deny).await;
+    assert_eq!((asked, rig.runs()), (0, 2));
+}
