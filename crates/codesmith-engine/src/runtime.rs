@@ -9,7 +9,7 @@ use codesmith_policy::{ApprovalMode, Decision, NetworkDecision, NetworkPolicy, R
 use codesmith_tools::{ErrorCode, Refusal, Registry, Tool, ToolContext};
 use serde_json::Value;
 
-use codesmith_tools::approvals::{ApprovalStore, Grant, SessionApprovals, shell_grant};
+use codesmith_tools::approvals::{ApprovalStore, Grant, SessionApprovals, shell_grant_for};
 
 use crate::approval::{ApprovalRequest, Approver};
 use crate::gate::Requirement;
@@ -100,9 +100,9 @@ impl Runtime {
                     reason: eval.reason.clone(),
                     can_persist: eval.grant_persistable(),
                 },
-                prefix: codesmith_policy::approval_fingerprint(command, &workspace),
+                prefix: eval.approval_fingerprint(command),
                 input: codesmith_policy::denial_fingerprint(command),
-                grant: shell_grant(command, &workspace),
+                grant: shell_grant_for(&eval),
                 level: eval.level,
             },
             Decision::Deny => Requirement::Deny(

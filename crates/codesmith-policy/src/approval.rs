@@ -96,6 +96,15 @@ impl Evaluation {
     pub fn approval_fingerprint(&self, command: &str) -> String {
         fingerprint_from(command, &self.segments, self.parsed)
     }
+
+    /// The arity-aware prefixes (with their widening flags) that approving this command
+    /// covers, one per segment, as [`approval_fingerprint`] joins them; `None` when only
+    /// the exact input can be approved (a line that did not parse, a redirection that
+    /// writes outside the workspace, no segments). This is the typed value a persistent
+    /// grant stores, so nothing parses a fingerprint string back.
+    pub fn approval_prefixes(&self) -> Option<Vec<String>> {
+        prefixes_from(&self.segments, self.parsed)
+    }
 }
 
 /// Decides whether `command` runs in `workspace` under `rules` and `mode`.
@@ -218,23 +227,31 @@ pub fn approval_fingerprint(command: &str, workspace: &str) -> String {
 }
 
 fn fingerprint_from(command: &str, segments: &[Segment], parsed: bool) -> String {
+    match prefixes_from(segments, parsed) {
+        Some(prefixes) => format!("shell-prefix:{}", prefixes.join(" ; ")),
+        None => denial_fingerprint(command),
+    }
+}
+
+fn prefixes_from(segments: &[Segment], parsed: bool) -> Option<Vec<String>> {
     let exact =
         segments.is_empty() || !parsed || segments.iter().any(|s| s.redirect_level > WorkspaceSafe);
     if exact {
-        return denial_fingerprint(command);
+        return None;
     }
-    let prefixes: Vec<String> = segments
-        .iter()
-        .map(|s| {
-            let flags = crate::arity::widening_flags(&s.argv);
-            if flags.is_empty() {
-                s.prefix.clone()
-            } else {
-                format!("{} {}", s.prefix, flags.join(" "))
-            }
-        })
-        .collect();
-    format!("shell-prefix:{}", prefixes.join(" ; "))
+    Some(
+        segments
+            .iter()
+            .map(|s| {
+                let flags = crate::arity::widening_flags(&s.argv);
+                if flags.is_empty() {
+                    s.prefix.clone()
+                } else {
+                    format!("{} {}", s.prefix, flags.join(" "))
+                }
+            })
+            .collect(),
+    )
 }
 
 /// The JSON object `codesmith policy check` prints: the verdict under

@@ -1,6 +1,8 @@
 //! What an approval is keyed by.
 
-use codesmith_policy::{SafetyLevel, approval_fingerprint, classify_command};
+#[cfg(doc)]
+use codesmith_policy::approval_fingerprint;
+use codesmith_policy::{ApprovalMode, Evaluation, Rules, SafetyLevel, decide};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -103,21 +105,27 @@ impl Grant {
 ///
 /// `None` when only the exact input could be approved, which is never persisted: a
 /// `Dangerous` command, a line the parser could not read, or a redirection that writes
-/// somewhere needing approval.
+/// somewhere needing approval. Classifies `command` once; a caller that already holds
+/// the command's [`Evaluation`] uses [`shell_grant_for`].
 pub fn shell_grant(command: &str, workspace: &str) -> Option<Grant> {
-    if classify_command(command, workspace).level == SafetyLevel::Dangerous {
+    shell_grant_for(&decide(
+        command,
+        workspace,
+        &Rules::new(),
+        ApprovalMode::Suggest,
+    ))
+}
+
+/// [`shell_grant`] from the evaluation the gate already made (no second classification).
+pub fn shell_grant_for(eval: &Evaluation) -> Option<Grant> {
+    if eval.level == SafetyLevel::Dangerous {
         return None;
     }
-    let fingerprint = approval_fingerprint(command, workspace);
-    let prefixes = fingerprint.strip_prefix(SHELL_PREFIX_KEY)?;
     Some(Grant::Shell {
-        prefixes: prefixes.split(" ; ").map(str::to_string).collect(),
+        prefixes: eval.approval_prefixes()?,
     })
     .filter(Grant::is_well_formed)
 }
-
-/// How the policy crate's prefix fingerprints start.
-const SHELL_PREFIX_KEY: &str = "shell-prefix:";
 
 /// The exact-input fingerprint of a tool call: `tool:<name>:<sha256 of the arguments as
 /// compact JSON with sorted keys>`.

@@ -22,6 +22,6 @@ mod grant;
 mod session;
 mod store;
 
-pub use grant::{Grant, exact_fingerprint, shell_grant};
+pub use grant::{Grant, exact_fingerprint, shell_grant, shell_grant_for};
 pub use session::SessionApprovals;
 pub use store::{APPROVALS_FILE, ApprovalError, ApprovalStore};
