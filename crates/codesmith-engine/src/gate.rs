@@ -75,7 +75,7 @@ impl Runtime {
                 input,
                 grant,
                 level,
-            } => self.ask(request, &prefix, &input, grant, level).await,
+            } => self.ask(request, &prefix, &input, grant, level, sink).await,
         }
     }
 
@@ -86,6 +86,7 @@ impl Runtime {
         input: &str,
         grant: Option<Grant>,
         level: SafetyLevel,
+        sink: &mut (dyn FnMut(Event) + Send),
     ) -> GateDecision {
         if self.approvals.is_denied(input) {
             return GateDecision::Refuse(denied(
@@ -126,7 +127,9 @@ impl Runtime {
             }
             ApprovalAnswer::Always => {
                 self.approvals.approve(prefix);
-                self.persist(&request, grant, level);
+                if let Some(problem) = self.persist(&request, grant, level) {
+                    sink(Event::Notice { message: problem });
+                }
                 GateDecision::Run { concurrent: false }
             }
             ApprovalAnswer::Deny => {
@@ -136,16 +139,31 @@ impl Runtime {
         }
     }
 
-    /// Stores an "always" grant; a failure to save costs only the persistence.
-    fn persist(&self, request: &ApprovalRequest, grant: Option<Grant>, level: SafetyLevel) {
+    /// Stores an "always" grant; a failure to save costs only the persistence and is
+    /// returned as the notice that says so (the front end shows it; a library never
+    /// writes to the terminal itself, which the full-screen UI owns).
+    fn persist(
+        &self,
+        request: &ApprovalRequest,
+        grant: Option<Grant>,
+        level: SafetyLevel,
+    ) -> Option<String> {
         let (Some(store), Some(grant)) = (&self.store, grant) else {
-            return;
+            return None;
         };
-        if request.can_persist
-            && let Err(e) = store.grant(&self.ctx.workspace, grant, level)
-        {
-            eprintln!("codesmith: the approval was not saved: {e}");
+        if !request.can_persist {
+            return None;
         }
+        store
+            .grant(&self.ctx.workspace, grant, level)
+            .err()
+            .map(|e| {
+                format!(
+                    "the approval was not saved for later sessions ({e}); it holds for this \
+                 session only. Check that {} is writable",
+                    self.ctx.home.display()
+                )
+            })
     }
 
     /// What policy requires for this call, before anybody is asked.

@@ -41,9 +41,14 @@ pub fn run(command: SandboxCommand) -> Result<ExitCode, Exit> {
     };
     let argv: Vec<OsString> = command.into_iter().map(OsString::from).collect();
     match codesmith_tools::sandbox::run(&sandbox, &scope, argv) {
-        Ok(code) => Ok(ExitCode::from(
-            u8::try_from(code.clamp(0, 255)).unwrap_or(1),
-        )),
+        Ok(outcome) => {
+            for notice in &outcome.notices {
+                eprintln!("codesmith: {}", codesmith_policy::terminal_safe(notice));
+            }
+            Ok(ExitCode::from(
+                u8::try_from(outcome.code.clamp(0, 255)).unwrap_or(1),
+            ))
+        }
         Err(RunError::EmptyCommand) => Err(usage(anyhow::anyhow!("{}", RunError::EmptyCommand))),
         Err(e) => Err(Exit::failed(anyhow::anyhow!("{e}"))),
     }

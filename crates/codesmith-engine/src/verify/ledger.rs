@@ -75,15 +75,16 @@ pub fn ledger_path(home: &Path) -> PathBuf {
     home.join("evolution").join("verdicts.jsonl")
 }
 
-/// Appends `entry` as one line. Never fails: a write error is reported on
-/// stderr and otherwise ignored.
-pub fn append(home: &Path, entry: &LedgerEntry) {
-    if let Err(e) = try_append(home, entry) {
-        eprintln!(
-            "codesmith: could not record the verdict in {}: {e}",
+/// Appends `entry` as one line. Never fails the task: a write error comes back as the
+/// notice that says what could not be recorded (the caller shows it as an event; a
+/// library never writes to the terminal, which the full-screen UI owns).
+pub fn append(home: &Path, entry: &LedgerEntry) -> Option<String> {
+    try_append(home, entry).err().map(|e| {
+        format!(
+            "could not record the verdict in {}: {e}; check that the directory is writable",
             ledger_path(home).display()
-        );
-    }
+        )
+    })
 }
 
 fn try_append(home: &Path, entry: &LedgerEntry) -> std::io::Result<()> {

@@ -42,7 +42,7 @@ use crate::session::{Session, SessionError};
 /// no success claim.
 ///
 /// # Errors
-/// The transcript could not be written. (A ledger failure is only logged.)
+/// The transcript could not be written. (A ledger failure is only a notice.)
 pub(crate) async fn conclude(
     rt: &mut Runtime,
     session: &mut Session,
@@ -54,7 +54,7 @@ pub(crate) async fn conclude(
         return Ok(None);
     };
     session.push(Message::user_text(verdict.runtime_event_text()))?;
-    ledger::append(
+    let problem = ledger::append(
         &rt.ctx.home,
         &LedgerEntry {
             timestamp: ledger::now_rfc3339(),
@@ -65,6 +65,9 @@ pub(crate) async fn conclude(
             model: model.to_string(),
         },
     );
+    if let Some(message) = problem {
+        sink(Event::Notice { message });
+    }
     sink(Event::Verdict(verdict.event()));
     Ok(Some(verdict))
 }

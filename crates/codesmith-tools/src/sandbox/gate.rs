@@ -65,9 +65,20 @@ impl fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
+/// What [`run`] did: the command's exit code (128 + signal number when a signal killed
+/// it) and what CodeSmith has to tell about the run afterwards (git redirections the
+/// command created and that were removed, or could not be); the caller prints them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutcome {
+    /// The exit code.
+    pub code: i32,
+    /// Notices for the person, one sentence each.
+    pub notices: Vec<String>,
+}
+
 /// Runs `argv` under `sandbox` with inherited stdin/stdout/stderr, after the gate
 /// ([`super::Sandbox::admit`], the same one the shell tools pass), and returns its exit
-/// code (128 + signal number when killed by a signal). The command inherits no secret
+/// code (128 + signal number when killed by a signal) with the notices of the run. The command inherits no secret
 /// from the environment ([`super::secret_env_names`]).
 ///
 /// This is the body of `codesmith sandbox run -- CMD`.
@@ -75,7 +86,7 @@ pub fn run(
     sandbox: &super::Sandbox,
     scope: &super::Scope,
     argv: Vec<std::ffi::OsString>,
-) -> Result<i32, RunError> {
+) -> Result<RunOutcome, RunError> {
     sandbox.admit().map_err(RunError::Refused)?;
     let backend = sandbox.backend.as_ref();
     if argv.is_empty() {
@@ -90,23 +101,28 @@ pub fn run(
         cmd.env_remove(name);
     }
     let status = cmd.status();
-    for (path, err) in guard.finish() {
-        match err {
-            None => eprintln!(
-                "codesmith: removed {} that the command created (it would redirect git's configuration and hooks)",
+    let notices = guard
+        .finish()
+        .into_iter()
+        .map(|(path, err)| match err {
+            None => format!(
+                "removed {} that the command created (it would redirect git's configuration and hooks)",
                 path.display()
             ),
-            Some(e) => eprintln!(
-                "codesmith: could not remove {} that the command created: {e}; delete it before running git here",
+            Some(e) => format!(
+                "could not remove {} that the command created: {e}; delete it before running git here",
                 path.display()
             ),
-        }
-    }
+        })
+        .collect();
     let status = status.map_err(RunError::Spawn)?;
     use std::os::unix::process::ExitStatusExt;
-    Ok(status
-        .code()
-        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+    Ok(RunOutcome {
+        code: status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+        notices,
+    })
 }
 
 #[cfg(test)]
@@ -144,7 +160,10 @@ mod tests {
                 vec!["sh".into(), "-c".into(), "exit 7".into()],
             )
             .unwrap(),
-            7
+            RunOutcome {
+                code: 7,
+                notices: Vec::new()
+            }
         );
         assert!(matches!(
             run(&sandbox, &scope(), vec![]),

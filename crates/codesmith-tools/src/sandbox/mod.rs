@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use bwrap::{BwrapBackend, BwrapFeatures, BwrapProbe, GitGuard, credential_paths, probe};
-pub use gate::{RunError, SandboxRefusal, require_isolation, run};
+pub use gate::{RunError, RunOutcome, SandboxRefusal, require_isolation, run};
 pub use selftest::{SelfTest, self_test};
 
 /// What a confined command may touch.
