@@ -662,3 +662,68 @@ async fn a_child_that_fails_still_counts_the_rounds_it_used() {
         Event::SubagentFinished { status, usage, .. } if status == "failed" && usage.input_tokens == 40
     )));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_childs_approval_request_names_the_subagent_that_asks() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(agent_call("p1", "review", "run the checks"))
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "make test"}"#,
+        ))
+        .push(Scripted::text("make test was declined"))
+        .push(Scripted::text("done"));
+    let recorder = common::Recorder::new(codesmith_engine::ApprovalAnswer::Deny);
+    let setup = common::Setup {
+        extra_tools: vec![Arc::new(AgentTool)],
+        approval: codesmith_policy::ApprovalMode::Suggest,
+        approver: recorder.clone(),
+        ..common::Setup::default()
+    };
+    let mut engine = common::engine(&rig.server, &rig.ws, &rig.home, setup);
+    let outcome = engine.run_task("check", &mut |_| {}).await.unwrap();
+    assert_eq!(outcome.final_text, "done");
+    let asked = recorder.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].summary, "make test");
+    assert!(
+        asked[0]
+            .reason
+            .starts_with("The review subagent \"delegated\" asks."),
+        "{}",
+        asked[0].reason
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_child_gets_no_tool_that_answers_from_the_network() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(agent_call("p1", "plan", "plan it"))
+        .push(Scripted::text("the plan"))
+        .push(agent_call("p2", "explore", "look"))
+        .push(Scripted::text("found"))
+        .push(Scripted::text("done"));
+    let setup = common::Setup {
+        extra_tools: vec![Arc::new(AgentTool), Arc::new(RemoteNotes)],
+        ..common::Setup::default()
+    };
+    let mut engine = common::engine(&rig.server, &rig.ws, &rig.home, setup);
+    engine.run_task("plan", &mut |_| {}).await.unwrap();
+    let bodies = rig.server.request_bodies();
+    let plan = tool_names(&bodies[1]);
+    assert!(plan.contains(&"read_file".to_string()), "{plan:?}");
+    assert!(
+        !plan
+            .iter()
+            .any(|n| n.starts_with("mcp__") || n == "fetch_url"),
+        "{plan:?}"
+    );
+    let explore = tool_names(&bodies[3]);
+    assert!(
+        explore.contains(&"mcp__notes__read".to_string()),
+        "{explore:?}"
+    );
+}

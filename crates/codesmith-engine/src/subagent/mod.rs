@@ -110,7 +110,12 @@ impl AgentType {
         match self {
             AgentType::General => true,
             AgentType::Explore => read_only || tool.name() == "fetch_url",
-            AgentType::Plan => read_only,
+            // A read-only tool that answers from elsewhere (a trusted MCP server's, a web
+            // search) still reaches the network.
+            AgentType::Plan => {
+                read_only
+                    && codesmith_tools::trust::label_for_tool(tool.name(), &Value::Null).is_none()
+            }
             AgentType::Review => read_only || tool.name() == "exec_shell",
         }
     }
@@ -363,6 +368,31 @@ pub(crate) fn withheld(role: AgentType, name: &str) -> Refusal {
     )
     .with("agent_type", role.as_str())
     .with("tool", name.to_string())
+}
+
+/// The approver a child asks: the parent's (the same person, or nobody), told which
+/// subagent asks, so a person never mistakes a child's request for the foreground's.
+struct ChildApprover {
+    inner: Arc<dyn crate::Approver>,
+    /// `explore subagent "find the retry logic"`.
+    asker: String,
+}
+
+#[async_trait]
+impl crate::Approver for ChildApprover {
+    async fn ask(&self, request: &crate::ApprovalRequest) -> crate::ApprovalAnswer {
+        let mut request = request.clone();
+        request.reason = format!(
+            "The {} asks. {}",
+            codesmith_policy::visible_line(&self.asker, 120),
+            request.reason
+        );
+        self.inner.ask(&request).await
+    }
+
+    fn interactive(&self) -> bool {
+        self.inner.interactive()
+    }
 }
 
 /// What [`run`] returns: the call's result, with the record of the child when one ran.
@@ -667,7 +697,10 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         Arc::clone(&host.provider),
         tools,
         Arc::new(ctx),
-        Arc::clone(&rt.approver),
+        Arc::new(ChildApprover {
+            inner: Arc::clone(&rt.approver),
+            asker: format!("{} subagent \"{}\"", kind.as_str(), request.description),
+        }),
         session,
         config,
     );
