@@ -727,3 +727,24 @@ async fn a_plan_child_gets_no_tool_that_answers_from_the_network() {
         "{explore:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_childs_headless_refusal_never_offers_approval_auto() {
+    let rig = Rig::new().await;
+    rig.server
+        .push(agent_call("p1", "review", "run the checks"))
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "make test"}"#,
+        ))
+        .push(Scripted::text("make test needs approval"))
+        .push(Scripted::text("done"));
+    // The parent runs under `auto` with nobody present, as `exec --approval auto` does.
+    let mut engine = rig.engine();
+    engine.run_task("check", &mut |_| {}).await.unwrap();
+    let refusal = &tool_results(&rig.server.request_bodies()[2])[0];
+    assert!(refusal.contains("DENIED"), "{refusal}");
+    assert!(refusal.contains("policy.toml"), "{refusal}");
+    assert!(!refusal.contains("rerun with"), "{refusal}");
+}

@@ -424,8 +424,8 @@ fn skip_cells(text: &str, cells: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::theme::ThemeKind;
+    use super::*;
 
     fn text(lines: &[Line<'_>]) -> String {
         lines[0].spans.iter().map(|s| s.content.as_ref()).collect()
