@@ -466,11 +466,16 @@ async fn a_review_child_cannot_write_through_a_test_or_build_command() {
         "ninja clean",
         "cmake --build . --target clean",
         "cargo test && touch pwned",
+        "go test -coverprofile=src/c.out ./...",
+        "go test ./... -args -test.outputdir=src",
+        "pytest --override-ini=cache_dir=src",
     ];
     // Test and build commands given plainly run.
     let run = [
         "cargo test --offline -p x -- --nocapture 2>/dev/null",
         "tsc --noEmit",
+        "cargo test --profile release --all-targets --workspace --locked",
+        "pytest -x -q -k parse --timeout=60 tests/test_parse.py",
     ];
     // Each response also reads a file, so the loop guard never counts the refusals as
     // a run of failures.
@@ -500,7 +505,7 @@ async fn a_review_child_cannot_write_through_a_test_or_build_command() {
     for (i, command) in refused.iter().chain(run.iter()).enumerate() {
         let results = tool_results(&bodies[2 + i]);
         let result = &results[results.len() - 2];
-        let was_refused = result.contains("DENIED") && result.contains("review subagent");
+        let was_refused = result.contains("DENIED") && result.contains("write nowhere else");
         assert_eq!(was_refused, i < refused.len(), "{command}: {result}");
     }
     assert!(!rig.ws.join("out.txt").exists());

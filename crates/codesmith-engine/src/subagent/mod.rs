@@ -461,64 +461,56 @@ pub(crate) fn review_objection(eval: &codesmith_policy::Evaluation) -> Option<St
 }
 
 /// Words of an option name that point a test or build command's writes elsewhere, load
-/// configuration, or hand it a program to run. Matched against the parts of the name
+/// configuration, or hand it a program to run, matched whole against the parts of the name
 /// (split at `-`, `_`, `.` and lower-to-upper case changes), lowercased.
 const WRITING_OPTION_WORDS: &[&str] = &[
-    "accept",
-    "basetemp",
+    "accept", "clean", "cov", "debug", "emit", "fix", "html", "ini", "install", "lcov", "out",
+    "prefix", "record", "target", "xml",
+];
+
+/// Pieces that mark a part of an option name wherever they occur in it, so glued names
+/// are caught too (`-coverprofile`, `-test.outputdir`, `--junitxml`, `--basetemp`).
+const WRITING_OPTION_PIECES: &[&str] = &[
     "bless",
     "cache",
-    "clean",
     "config",
-    "cov",
-    "coverage",
-    "debug",
+    "cover",
     "dir",
-    "directory",
-    "emit",
     "eval",
     "exec",
     "file",
-    "fix",
-    "install",
     "junit",
-    "junitxml",
-    "lcov",
-    "out",
+    "log",
     "outdir",
     "outfile",
     "output",
+    "override",
     "overwrite",
-    "prefix",
-    "record",
     "report",
-    "reports",
     "result",
-    "results",
-    "rootdir",
     "runner",
     "save",
     "snapshot",
-    "snapshots",
-    "target",
     "temp",
     "tmp",
-    "toolexec",
+    "trace",
     "update",
-    "workdir",
     "wrapper",
     "write",
-    "xml",
 ];
+
+/// Parts that contain a piece above but name nothing written: `--profile release` picks a
+/// build profile.
+const HARMLESS_OPTION_PARTS: &[&str] = &["profile"];
 
 /// Single-letter options with the same effect in common runners: `-o` (output, pytest's
 /// ini override), `-c` (config file, `go test -c` writes a binary), `-f` (file), `-t`
 /// (ninja's tools, make's touch), `-u` (update snapshots).
 const WRITING_SHORT_OPTIONS: &[&str] = &["o", "c", "f", "t", "u"];
 
-/// True when `word` is an option (`-x`, `--name`, `--name=value`, `-name`) that
-/// [`WRITING_OPTION_WORDS`] or [`WRITING_SHORT_OPTIONS`] names; a name whose first part
-/// is `no` negates it (`--noEmit`, `--no-cache`) and is harmless.
+/// True when `word` is an option (`-x`, `--name`, `--name=value`, `-name`) whose name
+/// [`WRITING_OPTION_WORDS`], [`WRITING_OPTION_PIECES`] or [`WRITING_SHORT_OPTIONS`] marks;
+/// a name whose first part is `no` negates it (`--noEmit`, `--no-cache`) and is harmless.
 fn points_writes(word: &str) -> bool {
     let Some(option) = word.strip_prefix('-') else {
         return false;
@@ -535,9 +527,11 @@ fn points_writes(word: &str) -> bool {
     if parts.first().is_some_and(|p| p == "no") {
         return false;
     }
-    parts
-        .iter()
-        .any(|p| WRITING_OPTION_WORDS.contains(&p.as_str()))
+    parts.iter().any(|p| {
+        WRITING_OPTION_WORDS.contains(&p.as_str())
+            || (!HARMLESS_OPTION_PARTS.contains(&p.as_str())
+                && WRITING_OPTION_PIECES.iter().any(|piece| p.contains(piece)))
+    })
 }
 
 /// `outputFile` → `output`, `file`; `--target-dir` → `target`, `dir`.
