@@ -753,3 +753,39 @@ async fn a_review_childs_headless_refusal_never_offers_approval_auto() {
     assert!(refusal.contains("policy.toml"), "{refusal}");
     assert!(!refusal.contains("rerun with"), "{refusal}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_or_multi_line_description_is_shown_as_one_short_line() {
+    let rig = Rig::new().await;
+    let description = format!("find it\n\u{1b}[2J{}", "x".repeat(5_000));
+    let args = serde_json::json!({"type": "explore", "description": description, "prompt": "look"});
+    let long = format!("{} and more", "y".repeat(200));
+    let args2 = serde_json::json!({"type": "plan", "description": long, "prompt": "plan"});
+    rig.server
+        .push(
+            Scripted::tool_call("p1", "agent", args.to_string()).with_tool_call(
+                "p2",
+                "agent",
+                args2.to_string(),
+            ),
+        )
+        .push(Scripted::text("found"))
+        .push(Scripted::text("planned"))
+        .push(Scripted::text("done"));
+    let mut engine = rig.engine();
+    let mut events = Vec::new();
+    engine
+        .run_task("ask", &mut |e| events.push(e))
+        .await
+        .unwrap();
+    let mut shown: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::SubagentStarted { description, .. } => Some(description.clone()),
+            _ => None,
+        })
+        .collect();
+    shown.sort();
+    assert_eq!(shown[0], "find it…");
+    assert_eq!(shown[1], format!("{}…", "y".repeat(80)));
+}

@@ -788,6 +788,21 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
     (outcome, Some(record))
 }
 
+/// Most characters of a subagent's description as front ends and approval prompts show it.
+pub const DESCRIPTION_CHARS: usize = 80;
+
+/// A description as a label: its first line, at most [`DESCRIPTION_CHARS`] characters
+/// (longer ones end in `…`). It is shown on one line wherever a child is named, and a
+/// model may send anything.
+fn label(description: &str) -> String {
+    let line = description.lines().next().unwrap_or_default().trim();
+    let mut out: String = line.chars().take(DESCRIPTION_CHARS).collect();
+    if line.chars().count() > DESCRIPTION_CHARS || description.trim().lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// The arguments of an `agent` call.
 struct Request {
     kind: AgentType,
@@ -825,7 +840,7 @@ impl Request {
         };
         Ok(Request {
             kind,
-            description,
+            description: label(&description),
             prompt,
         })
     }
