@@ -184,4 +184,25 @@ async fn sessions_list_names_a_childs_parent() {
         )),
         "{table}"
     );
+    // Resuming the child as a conversation of its own is refused, naming its parent.
+    let resumed = codesmith(
+        &sb.home(),
+        &exec_args(
+            &sb.ws(),
+            &server.base_url(),
+            "auto",
+            &["--resume", &child, "go on"],
+        ),
+    )
+    .await;
+    assert!(!resumed.status.success());
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "resume {} instead",
+            parent["id"].as_str().unwrap()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(server.request_bodies().len(), 3, "nothing was sent");
 }

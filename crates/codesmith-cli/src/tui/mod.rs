@@ -230,7 +230,7 @@ fn open_session(resolved: &Resolved, start: Start) -> anyhow::Result<Session> {
                             resolved.workspace.display()
                         )
                     })?;
-            Ok(Session::open(&resolved.home, &id)?)
+            Ok(Session::resume(&resolved.home, &id)?)
         }
     }
 }
