@@ -789,3 +789,42 @@ async fn a_long_or_multi_line_description_is_shown_as_one_short_line() {
     assert_eq!(shown[0], "find it…");
     assert_eq!(shown[1], format!("{}…", "y".repeat(80)));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_approval_given_to_a_child_stays_the_childs() {
+    let rig = Rig::new().await;
+    let make = r#"{"command": "make test"}"#;
+    rig.server
+        .push(agent_call("p1", "review", "run the checks"))
+        .push(Scripted::tool_call("c1", "exec_shell", make))
+        .push(Scripted::tool_call("c2", "exec_shell", make))
+        .push(Scripted::text("ran make test twice"))
+        .push(Scripted::tool_call("p2", "exec_shell", make))
+        .push(agent_call("p3", "review", "again"))
+        .push(Scripted::tool_call("c3", "exec_shell", make))
+        .push(Scripted::text("ran it"))
+        .push(Scripted::text("done"));
+    let recorder = common::Recorder::new(codesmith_engine::ApprovalAnswer::Session);
+    let setup = common::Setup {
+        extra_tools: vec![Arc::new(AgentTool)],
+        approval: codesmith_policy::ApprovalMode::Suggest,
+        approver: recorder.clone(),
+        ..common::Setup::default()
+    };
+    let mut engine = common::engine(&rig.server, &rig.ws, &rig.home, setup);
+    let outcome = engine.run_task("check", &mut |_| {}).await.unwrap();
+    assert_eq!(outcome.final_text, "done");
+    // The first child asked once for its two calls; the parent and the second child each
+    // asked again: no session approval crosses between an agent and its child.
+    let asked: Vec<String> = recorder
+        .asked
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.reason.clone())
+        .collect();
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert!(asked[0].starts_with("The review subagent"));
+    assert!(!asked[1].starts_with("The review subagent"));
+    assert!(asked[2].starts_with("The review subagent"));
+}
