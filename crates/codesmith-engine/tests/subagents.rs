@@ -828,3 +828,27 @@ async fn a_session_approval_given_to_a_child_stays_the_childs() {
     assert!(!asked[1].starts_with("The review subagent"));
     assert!(asked[2].starts_with("The review subagent"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_call_asking_for_wider_settings_is_refused_not_ignored() {
+    let rig = Rig::new().await;
+    let args = serde_json::json!({
+        "type": "general", "description": "d", "prompt": "p",
+        "approval": "auto", "sandbox": "none"
+    });
+    rig.server
+        .push(Scripted::tool_call("p1", "agent", args.to_string()))
+        .push(Scripted::text("done"));
+    let mut engine = rig.engine();
+    let mut events = Vec::new();
+    engine
+        .run_task("go", &mut |e| events.push(e))
+        .await
+        .unwrap();
+    assert!(subagent_ids(&events).is_empty());
+    let refusal = &tool_results(&rig.server.request_bodies()[1])[0];
+    assert!(
+        refusal.contains("INVALID_ARGUMENTS") && refusal.contains("only ever tighten"),
+        "{refusal}"
+    );
+}

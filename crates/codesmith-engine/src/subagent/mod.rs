@@ -819,6 +819,22 @@ impl Request {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };
+        if let Some(extra) = args.as_object().and_then(|o| {
+            o.keys()
+                .find(|k| !matches!(k.as_str(), "type" | "description" | "prompt"))
+        }) {
+            return Err(Refusal::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "`{}` is not an argument of `agent`: it takes only `type`, `description` and \
+                     `prompt`. A subagent's model, permissions and limits come from this session \
+                     and its configuration, and only ever tighten.",
+                    codesmith_policy::visible_line(extra, 60)
+                ),
+                "Send the call again with only those three arguments.",
+            )
+            .with("executed", false));
+        }
         let kind_name = args.get("type").and_then(Value::as_str).unwrap_or("");
         let Some(kind) = AgentType::parse(kind_name) else {
             return Err(Refusal::new(
