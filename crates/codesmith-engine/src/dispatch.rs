@@ -283,7 +283,10 @@ fn check(
         && let Some(role) = host.role
         && host.withheld.contains(&call.name.as_str())
     {
-        return Err((crate::subagent::withheld(role, &call.name), true));
+        return Err((
+            crate::subagent::withheld(role, host.depth, &call.name),
+            true,
+        ));
     }
     let names = rt.tools.names();
     let tool = match resolve_tool_name(&call.name, &names) {

@@ -263,6 +263,10 @@ async fn a_fourth_level_of_subagents_is_refused_with_a_hint() {
         refusal.contains("DENIED") && refusal.contains("nest at most 3"),
         "{refusal}"
     );
+    // Levels one and two are offered `agent`; level three, which could only be refused, is not.
+    assert!(tool_names(&bodies[1]).contains(&"agent".to_string()));
+    assert!(tool_names(&bodies[2]).contains(&"agent".to_string()));
+    assert!(!tool_names(&bodies[3]).contains(&"agent".to_string()));
     assert!(refusal.contains("Do this part yourself"), "{refusal}");
     // Three children ran: depths 1, 2 and 3, each with its own session.
     assert_eq!(subagent_ids(&events).len(), 1, "one direct child");

@@ -349,8 +349,28 @@ impl Delegated {
 /// Where a running child's events go: the parent's dispatch forwards them to its sink.
 pub(crate) type EventTx = tokio::sync::mpsc::UnboundedSender<Event>;
 
-/// The refusal of a tool the running subagent's type does not have.
-pub(crate) fn withheld(role: AgentType, name: &str) -> Refusal {
+/// The refusal of an `agent` call by an agent at `depth`, already [`MAX_DEPTH`] deep.
+fn too_deep(depth: u32) -> Refusal {
+    Refusal::new(
+        ErrorCode::Denied,
+        format!(
+            "Subagents nest at most {MAX_DEPTH} deep and this agent is at depth {depth}: it cannot \
+             start another."
+        ),
+        "Do this part yourself with your own tools, or end with what you found and say what is left, \
+         so the agent above you can decide.",
+    )
+    .with("depth", depth)
+    .with("max_depth", MAX_DEPTH)
+}
+
+/// The refusal of a tool the running subagent (of type `role`, at `depth`) does not have.
+/// A `general` subagent at [`MAX_DEPTH`] is not shown `agent` at all, and is told why when
+/// it calls it anyway.
+pub(crate) fn withheld(role: AgentType, depth: u32, name: &str) -> Refusal {
+    if role == AgentType::General && name == AGENT_TOOL && depth >= MAX_DEPTH {
+        return too_deep(depth);
+    }
     let what = match role {
         AgentType::General => "it is not in this session's catalogue",
         AgentType::Explore => "an explore subagent only searches and reads",
@@ -606,19 +626,7 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
     };
     let depth = host.depth + 1;
     if depth > MAX_DEPTH {
-        let refusal = Refusal::new(
-            ErrorCode::Denied,
-            format!(
-                "Subagents nest at most {MAX_DEPTH} deep and this agent is at depth {}: it cannot start \
-                 another.",
-                host.depth
-            ),
-            "Do this part yourself with your own tools, or end with what you found and say what is left, \
-             so the agent above you can decide.",
-        )
-        .with("depth", host.depth)
-        .with("max_depth", MAX_DEPTH);
-        return (Err(refusal), None);
+        return (Err(too_deep(host.depth)), None);
     }
     let nth = host
         .started
@@ -677,7 +685,10 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         approval: kind.approval(host.config.approval),
         ..host.config.clone()
     };
-    let tools = rt.tools.filtered(|t| kind.keeps(t));
+    // At the deepest level `agent` could only be refused: it is not offered.
+    let tools = rt
+        .tools
+        .filtered(|t| kind.keeps(t) && !(depth >= MAX_DEPTH && t.name() == AGENT_TOOL));
     let kept = tools.names();
     let withheld: Vec<&'static str> = rt
         .tools
