@@ -125,7 +125,8 @@ impl FileConfig {
         };
         if section.max_turns == Some(0) || section.max_wall_secs == Some(0) {
             bail!(
-                "[agents] max_turns and max_wall_secs must be at least 1; remove the key for the default ({} rounds, {} s)",
+                "[agents] max_turns and max_wall_secs must be at least 1; remove the key for the default \
+                 ({} rounds, {} s)",
                 codesmith_engine::subagent::DEFAULT_MAX_TURNS,
                 codesmith_engine::subagent::DEFAULT_MAX_WALL_SECS
             );

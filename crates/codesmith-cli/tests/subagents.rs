@@ -143,3 +143,66 @@ async fn a_child_cannot_approve_on_its_parents_behalf_in_exec() {
         "{parent:?}"
     );
 }
+
+/// A child's session is listed as its parent's subagent, never as a conversation of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_list_names_a_childs_parent() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(agent_call("explore", "List the workspace."))
+        .push(Scripted::text("A calc project."))
+        .push(Scripted::text("Done."));
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&sb.ws(), &server.base_url(), "auto", &["--json", "look"]),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0));
+    let child = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "subagent_started")
+        .map(|e| e["agent_id"].as_str().unwrap().to_string())
+        .unwrap();
+    let listed = codesmith(&sb.home(), &["sessions", "list", "--json"]).await;
+    let listing: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let sessions = listing["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{listing}");
+    let parent = sessions.iter().find(|s| s["id"] != child.as_str()).unwrap();
+    assert!(parent["parent"].is_null(), "{parent}");
+    let row = sessions.iter().find(|s| s["id"] == child.as_str()).unwrap();
+    assert_eq!(row["parent"], parent["id"], "{row}");
+    assert_eq!(row["agent_type"], "explore");
+    let table = codesmith(&sb.home(), &["sessions", "list"]).await;
+    let table = String::from_utf8_lossy(&table.stdout);
+    let line = table.lines().find(|l| l.starts_with(&child)).unwrap();
+    assert!(
+        line.ends_with(&format!(
+            "(explore subagent of {})",
+            parent["id"].as_str().unwrap()
+        )),
+        "{table}"
+    );
+    // Resuming the child as a conversation of its own is refused, naming its parent.
+    let resumed = codesmith(
+        &sb.home(),
+        &exec_args(
+            &sb.ws(),
+            &server.base_url(),
+            "auto",
+            &["--resume", &child, "go on"],
+        ),
+    )
+    .await;
+    assert!(!resumed.status.success());
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "resume {} instead",
+            parent["id"].as_str().unwrap()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(server.request_bodies().len(), 3, "nothing was sent");
+}

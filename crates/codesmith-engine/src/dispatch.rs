@@ -56,6 +56,9 @@ pub(crate) async fn dispatch_calls(
 ) -> Vec<ToolResult> {
     let mut results = Vec::with_capacity(calls.len());
     let mut batch: Vec<Prepared> = Vec::new();
+    if let Some(host) = &rt.delegation {
+        host.new_response();
+    }
     for (call, parsed) in calls {
         if rt.ctx.cancel.is_cancelled() {
             // Interrupted: the rest is answered without planning (no approval is asked).
@@ -177,14 +180,16 @@ async fn flush(
     }
 }
 
-/// [`finish`] for a call that ran: network-origin tools get their label.
+/// [`finish`] for a call that ran: network-origin tools get their label, and so does a
+/// subagent's answer written after reading network content.
 fn finish_prepared(
     rt: &mut Runtime,
     p: &Prepared,
     outcome: ToolOutcome,
     sink: &mut (dyn FnMut(Event) + Send),
 ) -> ToolResult {
-    let label = label_for_tool(p.tool.name(), &p.args);
+    let label = label_for_tool(p.tool.name(), &p.args)
+        .or_else(|| crate::subagent::external_label(p.tool.name(), &outcome));
     finish(rt, &p.call, p.tool.name(), label, outcome, true, sink)
 }
 
@@ -278,7 +283,10 @@ fn check(
         && let Some(role) = host.role
         && host.withheld.contains(&call.name.as_str())
     {
-        return Err((crate::subagent::withheld(role, &call.name), true));
+        return Err((
+            crate::subagent::withheld(role, host.depth, &call.name),
+            true,
+        ));
     }
     let names = rt.tools.names();
     let tool = match resolve_tool_name(&call.name, &names) {

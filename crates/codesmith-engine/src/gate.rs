@@ -106,6 +106,13 @@ impl Runtime {
             return GateDecision::Run { concurrent: false };
         }
         if !self.approver.interactive() {
+            if self.delegation.as_ref().and_then(|d| d.role)
+                == Some(crate::subagent::AgentType::Review)
+            {
+                // Its mode is at least `suggest` whatever the run's: `--approval auto`
+                // would not help, so the hint must not offer it.
+                return GateDecision::Refuse(review_headless(&request));
+            }
             return GateDecision::Refuse(denied(
                 &request,
                 "Nobody is present to approve it in this run.",
@@ -194,6 +201,25 @@ impl Runtime {
             Capability::Network => self.network_requirement(tool, args),
         }
     }
+}
+
+/// The DENIED refusal for a `review` subagent's call that needs approval when nobody is
+/// present: a review child asks before such calls even under `--approval auto`.
+fn review_headless(request: &ApprovalRequest) -> Refusal {
+    let reason = request.reason.trim_end_matches('.');
+    Refusal::new(
+        ErrorCode::Denied,
+        format!(
+            "`{}` was not run: {reason}. A review subagent asks before such a command even under \
+             `--approval auto`, and nobody is present to approve it in this run.",
+            request.summary
+        ),
+        "Do not retry it and do not work around it. Report that it was not run; the agent that \
+         delegated to you may run it itself, or the user may add an allow rule for it to the \
+         exec policy (policy.toml).",
+    )
+    .with("tool", request.tool.clone())
+    .with("agent_type", crate::subagent::AgentType::Review.as_str())
 }
 
 /// The DENIED refusal for a call that needed approval and did not get it.

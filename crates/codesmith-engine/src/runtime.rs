@@ -85,9 +85,9 @@ impl Runtime {
         if eval.decision != Decision::Deny
             && self.delegation.as_ref().and_then(|d| d.role)
                 == Some(crate::subagent::AgentType::Review)
-            && !review_may_run(&eval)
+            && let Some(why) = crate::subagent::review_objection(&eval)
         {
-            return Requirement::Deny(crate::subagent::review_shell_refusal(command));
+            return Requirement::Deny(crate::subagent::review_shell_refusal(command, &why));
         }
         match eval.decision {
             Decision::Allow => Requirement::Auto {
@@ -437,18 +437,6 @@ fn all_held_below(abs: &Path, rel: &str, held: &HashSet<String>) -> bool {
         }
     }
     true
-}
-
-/// What a `review` subagent may run through the shell: a command the exec policy parsed
-/// whole, each part of which only reads (`safe`) or is a test or build command (the claim
-/// verifier's list). Anything else, a write in particular, is refused.
-fn review_may_run(eval: &codesmith_policy::Evaluation) -> bool {
-    eval.parsed
-        && !eval.segments.is_empty()
-        && eval.segments.iter().all(|s| {
-            s.level == codesmith_policy::SafetyLevel::Safe
-                || crate::verify::commands::classify(&s.text).is_some()
-        })
 }
 
 /// Programs that move the session's working directory, which the next call inherits:

@@ -123,6 +123,24 @@ pub enum SessionError {
         /// What the write returned.
         reason: String,
     },
+    /// The session is a subagent's: it is continued through its parent (whose transcript
+    /// holds the subagent's answer), never resumed as a conversation of its own, which
+    /// would run it with the whole tool surface at the top of a new tree.
+    #[error(
+        "session {id:?} is the session of a {agent_type} subagent started by session \
+         {parent:?}: resume {parent} instead (its transcript holds the subagent's answer); the \
+         subagent's own transcript can still be read in {path}"
+    )]
+    Subagent {
+        /// The subagent's session id.
+        id: String,
+        /// Its parent's session id.
+        parent: String,
+        /// Its type.
+        agent_type: String,
+        /// Its session file.
+        path: String,
+    },
     /// An I/O failure.
     #[error("session storage failed: {0}")]
     Io(#[from] std::io::Error),
@@ -228,6 +246,29 @@ impl Session {
         }
         fs::rename(&staging, &self.path)?;
         Ok(file)
+    }
+
+    /// [`Session::open`] for a front end resuming a conversation (`--resume`, `/resume`):
+    /// a subagent's session is refused before anything in its file is touched.
+    ///
+    /// # Errors
+    /// [`SessionError::Subagent`], or as [`Session::open`].
+    pub fn resume(home: &Path, id: &str) -> Result<Self, SessionError> {
+        if codesmith_policy::is_safe_name(id) {
+            let path = sessions_dir(home).join(format!("{id}.jsonl"));
+            if let Some(Record::Meta {
+                parent: Some(link), ..
+            }) = first_record(&path)
+            {
+                return Err(SessionError::Subagent {
+                    id: id.to_string(),
+                    parent: link.session_id,
+                    agent_type: link.agent_type,
+                    path: path.display().to_string(),
+                });
+            }
+        }
+        Self::open(home, id)
     }
 
     /// Opens an existing session for appending, loading its messages.

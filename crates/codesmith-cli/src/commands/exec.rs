@@ -110,7 +110,7 @@ pub async fn run(mut args: ExecArgs) -> Exit {
 fn open_session(resolved: &config::Settings, resume: Option<&str>) -> Result<Session> {
     let provider = setup::provider_label(resolved.provider);
     Ok(match resume {
-        Some(id) => Session::open(&resolved.home, id)?,
+        Some(id) => Session::resume(&resolved.home, id)?,
         None => Session::create(
             &resolved.home,
             &resolved.workspace,

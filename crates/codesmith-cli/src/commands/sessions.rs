@@ -62,6 +62,18 @@ pub struct Summary {
     pub cache_write_input_tokens: u64,
     /// `cached_input_tokens / input_tokens`, 0.0 to 1.0 (0 without input).
     pub cache_hit_ratio: f64,
+    /// For a subagent's session: the session that started it (`null` for a session a
+    /// person started). `--continue` and the UI's `/sessions` skip such sessions.
+    pub parent: Option<String>,
+    /// For a subagent's session: its type (`explore`, `plan`, `review`, `general`).
+    pub agent_type: Option<String>,
+}
+
+impl Summary {
+    /// True for a session a person started (not a subagent's).
+    pub fn is_foreground(&self) -> bool {
+        self.parent.is_none()
+    }
 }
 
 /// A `.jsonl` file in the sessions directory that is not listed, and why.
@@ -155,6 +167,7 @@ fn summary(path: &Path) -> Result<Summary, String> {
         workspace,
         provider,
         model,
+        parent,
         ..
     } = check.meta
     else {
@@ -172,6 +185,8 @@ fn summary(path: &Path) -> Result<Summary, String> {
         cached_input_tokens: check.usage.cached_input_tokens,
         cache_write_input_tokens: check.usage.cache_write_input_tokens,
         cache_hit_ratio: check.usage.cache_hit_ratio(),
+        agent_type: parent.as_ref().map(|p| p.agent_type.clone()),
+        parent: parent.map(|p| p.session_id),
     })
 }
 
@@ -239,8 +254,13 @@ fn table(sessions: &[Summary]) -> String {
         "ID", "CREATED", "MESSAGES"
     );
     for s in sessions {
+        // A subagent's session says whose it is: it is read through its parent.
+        let child = match (&s.parent, &s.agent_type) {
+            (Some(parent), Some(kind)) => format!("  ({kind} subagent of {parent})"),
+            _ => String::new(),
+        };
         out.push_str(&format!(
-            "{:<width$}  {:<20}  {:>8}  {}\n",
+            "{:<width$}  {:<20}  {:>8}  {}{child}\n",
             s.id, s.created, s.messages, s.workspace
         ));
     }

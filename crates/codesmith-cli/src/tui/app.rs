@@ -534,6 +534,17 @@ impl App {
         }
     }
 
+    /// Takes down the approval prompt on screen because its asker stopped waiting (a
+    /// subagent past its wall time): an answer now would reach nobody.
+    pub fn withdraw_approval(&mut self) {
+        if let Some(prompt) = self.approval.take() {
+            let summary = first_line(&prompt.request.summary, 60);
+            self.notice(format!(
+                "withdrawn: {summary} (what asked stopped waiting; nothing was run)"
+            ));
+        }
+    }
+
     /// Shows an approval prompt.
     pub fn ask(&mut self, request: ApprovalRequest) {
         self.approval = Some(Prompt::new(request));

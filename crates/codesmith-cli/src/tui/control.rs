@@ -234,12 +234,15 @@ fn doctor(f: &Facts<'_>) -> Reply {
     }))
 }
 
-/// Sessions of this workspace, newest first: `id  created  provider/model`, then what
+/// Sessions a person started in this workspace, newest first: `id  created  provider/model`, then what
 /// `sessions list` would say about files it could not read or sessions it found damaged.
 fn sessions(f: &Facts<'_>) -> Vec<String> {
     let mut listing = crate::commands::sessions::listing(&f.resolved.home);
     let want = f.resolved.workspace.display().to_string();
-    listing.sessions.retain(|s| s.workspace == want);
+    // Subagents' sessions are reached through their parents, as `--continue` does.
+    listing
+        .sessions
+        .retain(|s| s.workspace == want && s.is_foreground());
     // A session is written with its first message; until then it is listed from memory.
     let current_saved = listing.sessions.iter().any(|s| s.id == f.session_id);
     let mut lines = if listing.sessions.is_empty() {

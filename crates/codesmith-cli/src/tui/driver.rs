@@ -368,7 +368,9 @@ fn rebuild(
         SessionChoice::Keep => Ok(current),
         SessionChoice::Open(other) if other == current.id() => Ok(current),
         SessionChoice::New => parts.create_session().map_err(|e| (e, current)),
-        SessionChoice::Open(other) => Session::open(&home, other).map_err(|e| (e.into(), current)),
+        SessionChoice::Open(other) => {
+            Session::resume(&home, other).map_err(|e| (e.into(), current))
+        }
     };
     let session = match opened {
         Ok(s) => s,

@@ -235,7 +235,7 @@ fn open_session(resolved: &Settings, start: Start) -> anyhow::Result<Session> {
                             resolved.workspace.display()
                         )
                     })?;
-            Ok(Session::open(&resolved.home, &id)?)
+            Ok(Session::resume(&resolved.home, &id)?)
         }
     }
 }

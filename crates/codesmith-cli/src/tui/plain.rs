@@ -138,7 +138,12 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
     }
 }
 
-async fn answer(asked: Asked, stdin: &mut Lines<BufReader<Stdin>>) {
+/// Asks the person on stdin. A question whose asker stopped waiting (a subagent past its
+/// wall time) is withdrawn, before it is printed or while it waits for the answer.
+async fn answer(mut asked: Asked, stdin: &mut Lines<BufReader<Stdin>>) {
+    if asked.reply.is_closed() {
+        return;
+    }
     let prompt = Prompt::new(asked.request);
     let keys: Vec<String> = prompt
         .choices()
@@ -152,7 +157,14 @@ async fn answer(asked: Asked, stdin: &mut Lines<BufReader<Stdin>>) {
         prompt.request.reason,
         keys.join(", ")
     ));
-    let reply = match stdin.next_line().await {
+    let line = tokio::select! {
+        line = stdin.next_line() => line,
+        () = asked.reply.closed() => {
+            say("  → withdrawn: what asked stopped waiting; nothing was run");
+            return;
+        }
+    };
+    let reply = match line {
         Ok(Some(line)) => line
             .trim()
             .chars()

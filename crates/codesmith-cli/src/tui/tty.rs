@@ -167,6 +167,7 @@ async fn event_loop(
             // Redraws for the retry countdown and the busy spinner.
             _ = tick.tick(), if ui.app.status.retry.is_some() || ui.app.running => {}
         }
+        withdraw_abandoned(&mut ui.app, &mut pending, &mut waiting);
         if pending.is_none()
             && let Some(asked) = waiting.pop_front()
         {
@@ -174,6 +175,21 @@ async fn event_loop(
             pending = Some(asked.reply);
         }
     }
+}
+
+/// Drops approval requests whose asker stopped waiting (a subagent stopped by its wall
+/// time while its question was on screen or queued): the prompt on screen is taken down,
+/// so the person never answers a question nobody asks any more, and the next one shows.
+fn withdraw_abandoned(
+    app: &mut super::app::App,
+    pending: &mut Option<oneshot::Sender<ApprovalAnswer>>,
+    waiting: &mut VecDeque<Asked>,
+) {
+    if pending.as_ref().is_some_and(oneshot::Sender::is_closed) {
+        *pending = None;
+        app.withdraw_approval();
+    }
+    waiting.retain(|asked| !asked.reply.is_closed());
 }
 
 /// Handles one terminal event; true to quit.
@@ -208,5 +224,53 @@ fn handle_terminal(
             false
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::app::App;
+    use crate::tui::status::Status;
+    use crate::tui::theme::{Theme, ThemeKind};
+    use codesmith_engine::ApprovalRequest;
+
+    fn request(summary: &str) -> ApprovalRequest {
+        ApprovalRequest {
+            tool: "exec_shell".into(),
+            summary: summary.into(),
+            reason: "r".into(),
+            can_persist: false,
+        }
+    }
+
+    #[test]
+    fn a_question_whose_asker_stopped_waiting_is_taken_down() {
+        let mut app = App::new(
+            Theme::new(ThemeKind::Dark),
+            Status::new("openai", "m", "suggest", "none", false),
+        );
+        let (shown, gone) = oneshot::channel();
+        app.ask(request("make test"));
+        let mut pending = Some(shown);
+        let (queued, _alive) = oneshot::channel();
+        let (abandoned, gone_too) = oneshot::channel();
+        let mut waiting: VecDeque<Asked> = VecDeque::from([
+            Asked {
+                request: request("cargo test"),
+                reply: abandoned,
+            },
+            Asked {
+                request: request("npm test"),
+                reply: queued,
+            },
+        ]);
+        withdraw_abandoned(&mut app, &mut pending, &mut waiting);
+        assert!(pending.is_some() && app.approval.is_some(), "still asked");
+        drop((gone, gone_too));
+        withdraw_abandoned(&mut app, &mut pending, &mut waiting);
+        assert!(pending.is_none() && app.approval.is_none());
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].request.summary, "npm test");
     }
 }

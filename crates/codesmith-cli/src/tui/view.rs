@@ -234,13 +234,15 @@ fn tool_lines(tool: &ToolEntry, expand: bool, t: &Theme) -> Vec<Line<'static>> {
         Span::styled(tool.name.clone(), t.heading),
         Span::styled(format!(" {}", tool.key_arg), t.text),
     ];
-    if tool.status == ToolStatus::Running {
-        head.push(Span::styled(" …", t.dim));
-    }
-    if tool.status == ToolStatus::Ok
+    // A running call's summary is its live status (a subagent's current step); a
+    // finished one's, a few words on its result.
+    if !matches!(tool.status, ToolStatus::Failed(_))
         && let Some(summary) = &tool.summary
     {
         head.push(Span::styled(format!(" · {summary}"), t.dim));
+    }
+    if tool.status == ToolStatus::Running {
+        head.push(Span::styled(" …", t.dim));
     }
     let mut out = vec![Line::from(head)];
     if let ToolStatus::Failed(why) = &tool.status {
@@ -418,4 +420,34 @@ fn skip_cells(text: &str, cells: usize) -> String {
             true
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::theme::ThemeKind;
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> String {
+        lines[0].spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn a_running_subagents_line_shows_its_live_status() {
+        let mut tool = ToolEntry {
+            id: "p1".into(),
+            name: "agent".into(),
+            key_arg: "find it".into(),
+            diff: Vec::new(),
+            status: ToolStatus::Running,
+            output: String::new(),
+            summary: Some("read_file a.txt".into()),
+        };
+        let theme = Theme::new(ThemeKind::Dark);
+        assert_eq!(
+            text(&tool_lines(&tool, false, &theme)),
+            "◌ agent find it · read_file a.txt …"
+        );
+        tool.status = ToolStatus::Failed("DENIED".into());
+        assert_eq!(text(&tool_lines(&tool, false, &theme)), "✗ agent find it");
+    }
 }

@@ -144,16 +144,12 @@ impl Engine {
             crate::session::Record::Meta { provider, .. } => provider.clone(),
             _ => provider.name().to_string(),
         };
-        let delegation = crate::subagent::Delegation {
-            provider: Arc::clone(&provider),
-            config: config.clone(),
-            settings: crate::subagent::AgentSettings::default(),
-            depth: 0,
-            role: None,
-            session_id: session.id().to_string(),
+        let delegation = crate::subagent::Delegation::root(
+            Arc::clone(&provider),
+            config.clone(),
+            session.id().to_string(),
             provider_label,
-            withheld: Vec::new(),
-        };
+        );
         let catalog_bytes = serde_json::to_string(&tools.specs()).map_or(0, |t| t.len());
         let catalog_tokens = (catalog_bytes as u64).div_ceil(4);
         let runtime = Runtime {

@@ -51,6 +51,14 @@ pub const DEFAULT_MAX_TURNS: u32 = 30;
 /// Default cap on a child's wall time in seconds (`[agents] max_wall_secs`).
 pub const DEFAULT_MAX_WALL_SECS: u64 = 600;
 
+/// How many children one engine runs at once: read-only calls of one response run in
+/// parallel, and more of them wait for a slot.
+pub const MAX_PARALLEL: usize = 4;
+
+/// How many children one model response may start; further `agent` calls of the same
+/// response are refused (a response with a hundred of them is a runaway, not a plan).
+pub const MAX_PER_RESPONSE: u32 = 8;
+
 /// Transcript note kind a parent's session records for each child it started:
 /// `{"call_id", "agent_id", "agent_type", "status", "turns", "usage"}`.
 pub const SUBAGENT_NOTE: &str = "subagent";
@@ -102,7 +110,12 @@ impl AgentType {
         match self {
             AgentType::General => true,
             AgentType::Explore => read_only || tool.name() == "fetch_url",
-            AgentType::Plan => read_only,
+            // A read-only tool that answers from elsewhere (a trusted MCP server's, a web
+            // search) still reaches the network.
+            AgentType::Plan => {
+                read_only
+                    && codesmith_tools::trust::label_for_tool(tool.name(), &Value::Null).is_none()
+            }
             AgentType::Review => read_only || tool.name() == "exec_shell",
         }
     }
@@ -273,6 +286,39 @@ pub(crate) struct Delegation {
     /// Tools of the parent's catalogue this subagent's type does not have: a call to
     /// one is refused naming the type (before name repair could turn it into another).
     pub(crate) withheld: Vec<&'static str>,
+    /// This engine's [`MAX_PARALLEL`] slots for running children (its own: a child's
+    /// children wait for the child's slots, never for the ones their ancestors hold).
+    pub(crate) slots: Arc<tokio::sync::Semaphore>,
+    /// Children started in the running model response (see [`MAX_PER_RESPONSE`]).
+    pub(crate) started: Arc<std::sync::atomic::AtomicU32>,
+}
+
+impl Delegation {
+    /// A foreground engine's delegation: depth 0, no role, the default settings.
+    pub(crate) fn root(
+        provider: Arc<dyn Provider>,
+        config: EngineConfig,
+        session_id: String,
+        provider_label: String,
+    ) -> Delegation {
+        Delegation {
+            provider,
+            config,
+            settings: AgentSettings::default(),
+            depth: 0,
+            role: None,
+            session_id,
+            provider_label,
+            withheld: Vec::new(),
+            slots: Arc::new(tokio::sync::Semaphore::new(MAX_PARALLEL)),
+            started: Arc::default(),
+        }
+    }
+
+    /// Starts counting the children of a new model response.
+    pub(crate) fn new_response(&self) {
+        self.started.store(0, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// One child that ran, as the parent's transcript and totals record it.
@@ -303,8 +349,28 @@ impl Delegated {
 /// Where a running child's events go: the parent's dispatch forwards them to its sink.
 pub(crate) type EventTx = tokio::sync::mpsc::UnboundedSender<Event>;
 
-/// The refusal of a tool the running subagent's type does not have.
-pub(crate) fn withheld(role: AgentType, name: &str) -> Refusal {
+/// The refusal of an `agent` call by an agent at `depth`, already [`MAX_DEPTH`] deep.
+fn too_deep(depth: u32) -> Refusal {
+    Refusal::new(
+        ErrorCode::Denied,
+        format!(
+            "Subagents nest at most {MAX_DEPTH} deep and this agent is at depth {depth}: it cannot \
+             start another."
+        ),
+        "Do this part yourself with your own tools, or end with what you found and say what is left, \
+         so the agent above you can decide.",
+    )
+    .with("depth", depth)
+    .with("max_depth", MAX_DEPTH)
+}
+
+/// The refusal of a tool the running subagent (of type `role`, at `depth`) does not have.
+/// A `general` subagent at [`MAX_DEPTH`] is not shown `agent` at all, and is told why when
+/// it calls it anyway.
+pub(crate) fn withheld(role: AgentType, depth: u32, name: &str) -> Refusal {
+    if role == AgentType::General && name == AGENT_TOOL && depth >= MAX_DEPTH {
+        return too_deep(depth);
+    }
     let what = match role {
         AgentType::General => "it is not in this session's catalogue",
         AgentType::Explore => "an explore subagent only searches and reads",
@@ -324,21 +390,217 @@ pub(crate) fn withheld(role: AgentType, name: &str) -> Refusal {
     .with("tool", name.to_string())
 }
 
+/// The approver a child asks: the parent's (the same person, or nobody), told which
+/// subagent asks, so a person never mistakes a child's request for the foreground's.
+struct ChildApprover {
+    inner: Arc<dyn crate::Approver>,
+    /// `explore subagent "find the retry logic"`.
+    asker: String,
+}
+
+#[async_trait]
+impl crate::Approver for ChildApprover {
+    async fn ask(&self, request: &crate::ApprovalRequest) -> crate::ApprovalAnswer {
+        let mut request = request.clone();
+        request.reason = format!(
+            "The {} asks. {}",
+            codesmith_policy::visible_line(&self.asker, 120),
+            request.reason
+        );
+        self.inner.ask(&request).await
+    }
+
+    fn interactive(&self) -> bool {
+        self.inner.interactive()
+    }
+}
+
 /// What [`run`] returns: the call's result, with the record of the child when one ran.
 type Ran = (ToolOutcome, Option<Delegated>);
 
 /// The refusal of a shell command a `review` subagent may not run: only commands that
-/// read, and test and build commands, are its to run.
-pub(crate) fn review_shell_refusal(command: &str) -> Refusal {
+/// read, and test and build commands that write nowhere else, are its to run. `why` says
+/// what in the command may change files.
+pub(crate) fn review_shell_refusal(command: &str, why: &str) -> Refusal {
     Refusal::new(
         ErrorCode::Denied,
         format!(
-            "`{command}` was not run: a review subagent runs only commands that read and test or build commands, and this one is neither (it may change files)."
+            "`{command}` was not run: a review subagent runs only commands that read, and test or \
+             build commands that write nowhere else; {why}."
         ),
-        "Do not try another way to change files. Run the tests or linters you need, and put what should change into your final answer.",
+        "Do not try another way to change files. Run the tests or linters plainly (no redirection, \
+         no output, report or config options), and put what should change into your final answer.",
     )
     .with("agent_type", AgentType::Review.as_str())
     .with("tool", "exec_shell")
+}
+
+/// Why a `review` subagent may not run the command `eval` judged, or `None` when it may:
+/// the exec policy parsed it whole, no part redirects output into a file, and each part
+/// only reads (`safe`) or is a test or build command (the claim verifier's list) given no
+/// option that points its writes, reports or configuration elsewhere or hands it a program
+/// to run (`--basetemp`, `--junitxml=…`, `-o`, `--out-dir`, `-exec`, `--config`, `-u`, …),
+/// and, for a task runner (`make`, `ninja`, `just`, `task`), no target but a test target.
+/// A test runner's own writes (its build directory, its cache) are the price of running
+/// it; anything it is told to write besides is refused.
+pub(crate) fn review_objection(eval: &codesmith_policy::Evaluation) -> Option<String> {
+    use codesmith_policy::SafetyLevel;
+    if !eval.parsed || eval.segments.is_empty() {
+        return Some("the command could not be parsed whole".into());
+    }
+    for segment in &eval.segments {
+        if segment.redirect_level != SafetyLevel::Safe {
+            return Some(format!(
+                "`{}` redirects its output into a file",
+                segment.text
+            ));
+        }
+        if segment.level == SafetyLevel::Safe {
+            continue;
+        }
+        if crate::verify::commands::class_of_argv(&segment.argv).is_none() {
+            return Some(format!(
+                "`{}` is neither a test nor a build command, and it may change files",
+                segment.text
+            ));
+        }
+        if let Some(word) = segment.argv.iter().skip(1).find(|w| points_writes(w)) {
+            return Some(format!(
+                "`{word}` may make `{}` write files, or run another program",
+                segment.text
+            ));
+        }
+        if let Some(target) = non_test_target(&segment.argv) {
+            return Some(format!(
+                "`{target}` is not a test target of `{}`",
+                segment.text
+            ));
+        }
+    }
+    None
+}
+
+/// Words of an option name that point a test or build command's writes elsewhere, load
+/// configuration, or hand it a program to run, matched whole against the parts of the name
+/// (split at `-`, `_`, `.` and lower-to-upper case changes), lowercased.
+const WRITING_OPTION_WORDS: &[&str] = &[
+    "accept", "clean", "cov", "debug", "emit", "fix", "html", "ini", "install", "lcov", "out",
+    "prefix", "record", "target", "xml",
+];
+
+/// Pieces that mark a part of an option name wherever they occur in it, so glued names
+/// are caught too (`-coverprofile`, `-test.outputdir`, `--junitxml`, `--basetemp`).
+const WRITING_OPTION_PIECES: &[&str] = &[
+    "bless",
+    "cache",
+    "config",
+    "cover",
+    "dir",
+    "eval",
+    "exec",
+    "file",
+    "junit",
+    "log",
+    "outdir",
+    "outfile",
+    "output",
+    "override",
+    "overwrite",
+    "report",
+    "result",
+    "runner",
+    "save",
+    "snapshot",
+    "temp",
+    "tmp",
+    "trace",
+    "update",
+    "wrapper",
+    "write",
+];
+
+/// Parts that contain a piece above but name nothing written: `--profile release` picks a
+/// build profile.
+const HARMLESS_OPTION_PARTS: &[&str] = &["profile"];
+
+/// Single-letter options with the same effect in common runners: `-o` (output, pytest's
+/// ini override), `-c` (config file, `go test -c` writes a binary), `-f` (file), `-t`
+/// (ninja's tools, make's touch), `-u` (update snapshots).
+const WRITING_SHORT_OPTIONS: &[&str] = &["o", "c", "f", "t", "u"];
+
+/// True when `word` is an option (`-x`, `--name`, `--name=value`, `-name`) whose name
+/// [`WRITING_OPTION_WORDS`], [`WRITING_OPTION_PIECES`] or [`WRITING_SHORT_OPTIONS`] marks;
+/// a name whose first part is `no` negates it (`--noEmit`, `--no-cache`) and is harmless.
+fn points_writes(word: &str) -> bool {
+    let Some(option) = word.strip_prefix('-') else {
+        return false;
+    };
+    let name = option.trim_start_matches('-');
+    let name = name.split_once('=').map_or(name, |(n, _)| n);
+    if name.is_empty() {
+        return false;
+    }
+    if WRITING_SHORT_OPTIONS.contains(&name) {
+        return true;
+    }
+    let parts = name_parts(name);
+    if parts.first().is_some_and(|p| p == "no") {
+        return false;
+    }
+    parts.iter().any(|p| {
+        WRITING_OPTION_WORDS.contains(&p.as_str())
+            || (!HARMLESS_OPTION_PARTS.contains(&p.as_str())
+                && WRITING_OPTION_PIECES.iter().any(|piece| p.contains(piece)))
+    })
+}
+
+/// `outputFile` → `output`, `file`; `--target-dir` → `target`, `dir`.
+fn name_parts(name: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            parts.push(std::mem::take(&mut current));
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower {
+            parts.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    parts.push(current);
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// Task runners whose operands are targets: each target runs a recipe of its own.
+const TARGET_RUNNERS: &[&str] = &["make", "gmake", "just", "task", "ninja"];
+
+/// The first operand of a task runner in `argv` that is not a test target (`test`,
+/// `check`, `test-…`, or `all` for a build): `make test install` would install, and a
+/// variable assignment (`make test SHELL=…`) changes what every recipe runs.
+fn non_test_target(argv: &[String]) -> Option<&str> {
+    let program = argv.first()?.rsplit('/').next().unwrap_or_default();
+    if !TARGET_RUNNERS.contains(&program) {
+        return None;
+    }
+    let mut skip_value = false;
+    argv[1..].iter().map(String::as_str).find(|w| {
+        if std::mem::take(&mut skip_value) {
+            return false;
+        }
+        if w.starts_with('-') {
+            // `-C dir`: the next word is the directory. Other options' values are only
+            // passed over when numeric (`-j 4`), so no target hides behind one.
+            skip_value = *w == "-C";
+            return false;
+        }
+        let number = w.chars().all(|c| c.is_ascii_digit());
+        !number && (w.contains('=') || !(*w == "all" || crate::verify::commands::is_test_target(w)))
+    })
 }
 
 /// Runs one `agent` call of the engine `rt` belongs to. Child events go to `tx`, wrapped.
@@ -364,20 +626,35 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
     };
     let depth = host.depth + 1;
     if depth > MAX_DEPTH {
+        return (Err(too_deep(host.depth)), None);
+    }
+    let nth = host
+        .started
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        + 1;
+    if nth > MAX_PER_RESPONSE {
         let refusal = Refusal::new(
             ErrorCode::Denied,
             format!(
-                "Subagents nest at most {MAX_DEPTH} deep and this agent is at depth {}: it cannot start \
-                 another.",
-                host.depth
+                "This response already started {MAX_PER_RESPONSE} subagents, the most one response \
+                 may start: this one was not started."
             ),
-            "Do this part yourself with your own tools, or end with what you found and say what is left, \
-             so the agent above you can decide.",
+            "Wait for the answers of the ones that ran, then delegate what is still open in a \
+             later response, or do it yourself.",
         )
-        .with("depth", host.depth)
-        .with("max_depth", MAX_DEPTH);
+        .with("max_per_response", MAX_PER_RESPONSE);
         return (Err(refusal), None);
     }
+    // A slot among this engine's running children; an interrupt ends the wait.
+    let _slot = tokio::select! {
+        slot = host.slots.acquire() => match slot {
+            Ok(slot) => slot,
+            Err(_) => return (Err(failed("the subagent slots were closed")), None),
+        },
+        () = rt.ctx.cancel.cancelled() => {
+            return (Err(codesmith_tools::cancelled(AGENT_TOOL, None)), None);
+        }
+    };
     let kind = request.kind;
     let model = host
         .settings
@@ -408,7 +685,10 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         approval: kind.approval(host.config.approval),
         ..host.config.clone()
     };
-    let tools = rt.tools.filtered(|t| kind.keeps(t));
+    // At the deepest level `agent` could only be refused: it is not offered.
+    let tools = rt
+        .tools
+        .filtered(|t| kind.keeps(t) && !(depth >= MAX_DEPTH && t.name() == AGENT_TOOL));
     let kept = tools.names();
     let withheld: Vec<&'static str> = rt
         .tools
@@ -422,7 +702,10 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         Arc::clone(&host.provider),
         tools,
         Arc::new(ctx),
-        Arc::clone(&rt.approver),
+        Arc::new(ChildApprover {
+            inner: Arc::clone(&rt.approver),
+            asker: format!("{} subagent \"{}\"", kind.as_str(), request.description),
+        }),
         session,
         config,
     );
@@ -442,11 +725,11 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
     });
     let started = Instant::now();
     let cancel = rt.ctx.cancel.child_token();
-    let mut changed = BTreeSet::new();
+    let mut seen = Findings::default();
     let mut timed_out = false;
     let result = {
         let mut sink = |event: Event| {
-            record_changes(&event, &mut changed);
+            seen.record(&event);
             let _ = tx.send(Event::Subagent {
                 agent_id: agent_id.clone(),
                 event: Box::new(event),
@@ -481,17 +764,23 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
                 ))
             } else {
                 Ok(answer(
+                    &rt.ctx.home,
                     &agent_id,
                     status,
                     &done.final_text,
-                    &changed,
+                    &seen,
                     &host.settings,
                 )
                 .with("duration_ms", started.elapsed().as_millis() as u64))
             };
             (status, done.turns, done.usage, outcome)
         }
-        Err(e) => ("failed", 0, Usage::default(), Err(failed(&e.to_string()))),
+        Err(e) => {
+            // The rounds that ran before the failure cost too: the child's transcript
+            // recorded each one's usage.
+            let (usage, _) = crate::session::recorded_usage(child.session().path());
+            ("failed", 0, usage, Err(failed(&e.to_string())))
+        }
     };
     let _ = tx.send(Event::SubagentFinished {
         agent_id: agent_id.clone(),
@@ -510,6 +799,21 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
     (outcome, Some(record))
 }
 
+/// Most characters of a subagent's description as front ends and approval prompts show it.
+pub const DESCRIPTION_CHARS: usize = 80;
+
+/// A description as a label: its first line, at most [`DESCRIPTION_CHARS`] characters
+/// (longer ones end in `…`). It is shown on one line wherever a child is named, and a
+/// model may send anything.
+fn label(description: &str) -> String {
+    let line = description.lines().next().unwrap_or_default().trim();
+    let mut out: String = line.chars().take(DESCRIPTION_CHARS).collect();
+    if line.chars().count() > DESCRIPTION_CHARS || description.trim().lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 /// The arguments of an `agent` call.
 struct Request {
     kind: AgentType,
@@ -526,6 +830,22 @@ impl Request {
                 .filter(|s| !s.is_empty())
                 .map(str::to_string)
         };
+        if let Some(extra) = args.as_object().and_then(|o| {
+            o.keys()
+                .find(|k| !matches!(k.as_str(), "type" | "description" | "prompt"))
+        }) {
+            return Err(Refusal::new(
+                ErrorCode::InvalidArguments,
+                format!(
+                    "`{}` is not an argument of `agent`: it takes only `type`, `description` and \
+                     `prompt`. A subagent's model, permissions and limits come from this session \
+                     and its configuration, and only ever tighten.",
+                    codesmith_policy::visible_line(extra, 60)
+                ),
+                "Send the call again with only those three arguments.",
+            )
+            .with("executed", false));
+        }
         let kind_name = args.get("type").and_then(Value::as_str).unwrap_or("");
         let Some(kind) = AgentType::parse(kind_name) else {
             return Err(Refusal::new(
@@ -547,19 +867,23 @@ impl Request {
         };
         Ok(Request {
             kind,
-            description,
+            description: label(&description),
             prompt,
         })
     }
 }
 
-/// The result the parent reads: the child's final answer, how it ended when it did not
-/// finish, and (in the `[meta]` line) its id and the files it changed.
+/// The result the parent reads: the child's final answer (made inert for the terminal
+/// and capped like a shell's output, the whole text kept for `retrieve_tool_result`), how
+/// it ended when it did not finish, and (in the `[meta]` line) its id, the files it
+/// changed and the network sources it read (the parent wraps such an answer as external
+/// content, see [`external_label`]).
 fn answer(
+    home: &std::path::Path,
     agent_id: &str,
     status: &str,
     final_text: &str,
-    changed: &BTreeSet<String>,
+    seen: &Findings,
     settings: &AgentSettings,
 ) -> ToolOutput {
     let why = match status {
@@ -589,41 +913,124 @@ fn answer(
             }
         ),
     };
-    let mut output = ToolOutput::new(Value::String(text))
+    let (capped, spill) = codesmith_tools::spill::cap_output(home, &text, Some(&text));
+    let mut output = ToolOutput::new(Value::String(capped.text))
         .with("agent_id", agent_id)
         .with("status", status);
-    if !changed.is_empty() {
-        output = output.with("files_changed", changed.iter().cloned().collect::<Vec<_>>());
+    if capped.omitted > 0 {
+        output = output.with("omitted_bytes", capped.omitted);
+    }
+    if let Some(reference) = spill {
+        output = output.with("spill_ref", reference);
+    }
+    if !seen.changed.is_empty() {
+        output = output.with(
+            "files_changed",
+            seen.changed.iter().cloned().collect::<Vec<_>>(),
+        );
+    }
+    if !seen.external.is_empty() {
+        output = output.with(
+            READ_EXTERNAL,
+            seen.external.iter().cloned().collect::<Vec<_>>(),
+        );
     }
     output
 }
 
-/// Adds the workspace paths a child's successful write reported (`path`, or each of an
-/// `apply_patch`'s `files`) to `changed`.
-fn record_changes(event: &Event, changed: &mut BTreeSet<String>) {
-    let Event::ToolResult {
-        ok: true,
-        name,
-        meta,
-        ..
-    } = event
-    else {
-        return;
-    };
-    if !matches!(name.as_str(), "write_file" | "edit_file" | "apply_patch") {
-        return;
+/// Meta key of an `agent` result: the labels of the network sources the child (or one of
+/// its own children) read.
+const READ_EXTERNAL: &str = "read_external";
+
+/// The `<external_content>` label of an `agent` call's result, `None` when the child read
+/// nothing from the network. A child that read a page or an MCP server's answer writes its
+/// final answer under that content's influence, so the answer reaches the parent wrapped
+/// and labelled as external content, like the page itself would.
+pub(crate) fn external_label(tool: &str, outcome: &ToolOutcome) -> Option<String> {
+    if tool != AGENT_TOOL {
+        return None;
     }
-    if let Some(path) = meta.get("path").and_then(Value::as_str) {
-        changed.insert(path.to_string());
+    let sources: Vec<&str> = outcome
+        .as_ref()
+        .ok()?
+        .meta
+        .get(READ_EXTERNAL)?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    (!sources.is_empty()).then(|| format!("subagent:{}", sources.join(",")))
+}
+
+/// What a running child's events show the parent: the workspace paths its successful
+/// writes reported, and the labels of the network-origin results it read.
+#[derive(Debug, Default)]
+struct Findings {
+    changed: BTreeSet<String>,
+    external: BTreeSet<String>,
+    /// The external label of each of the child's calls that has one, by call id.
+    labels: std::collections::HashMap<String, String>,
+}
+
+impl Findings {
+    fn record(&mut self, event: &Event) {
+        match event {
+            Event::ToolCall {
+                id,
+                name,
+                arguments,
+            } => {
+                if let Some(label) = codesmith_tools::trust::label_for_tool(name, arguments) {
+                    self.labels.insert(id.clone(), label);
+                }
+            }
+            Event::ToolResult {
+                id,
+                ok: true,
+                name,
+                meta,
+                ..
+            } => {
+                if let Some(label) = self.labels.remove(id) {
+                    self.external.insert(label);
+                }
+                self.record_meta(name, meta);
+            }
+            _ => {}
+        }
     }
-    for file in meta
-        .get("files")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(path) = file.get("path").and_then(Value::as_str) {
-            changed.insert(path.to_string());
+
+    /// Adds what a successful result's meta reports: the paths of a write (`path`, or
+    /// each of an `apply_patch`'s `files`), and what a grandchild read or changed.
+    fn record_meta(&mut self, name: &str, meta: &Value) {
+        let strings = |key: &str| -> Vec<String> {
+            meta.get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        };
+        if name == AGENT_TOOL {
+            self.external.extend(strings(READ_EXTERNAL));
+            self.changed.extend(strings("files_changed"));
+            return;
+        }
+        if !matches!(name, "write_file" | "edit_file" | "apply_patch") {
+            return;
+        }
+        if let Some(path) = meta.get("path").and_then(Value::as_str) {
+            self.changed.insert(path.to_string());
+        }
+        for file in meta
+            .get("files")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(path) = file.get("path").and_then(Value::as_str) {
+                self.changed.insert(path.to_string());
+            }
         }
     }
 }
