@@ -696,6 +696,80 @@ async fn in_suggest_mode_each_round_asks_and_a_session_approval_covers_the_rest(
     assert!(last.contains("fedcba"), "the second round ran: {last}");
 }
 
+#[tokio::test]
+async fn names_python_itself_uses_and_sources_that_are_not_text_are_refused_as_arguments() {
+    let rig = Rig::new().await;
+    let (rlm, _) = rig.tools(RlmConfig::default());
+    let ctx = rig.ctx(Sandbox::none());
+    for name in ["__builtins__", "__name__", "print", "len", "input"] {
+        let err = open(&rlm, &ctx, json!([{"name": name, "text": "a"}]))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code,
+            codesmith_tools::ErrorCode::InvalidArguments,
+            "{name}: {err:?}"
+        );
+    }
+    for source in ["path", "glob", "ref", "text"] {
+        let err = open(&rlm, &ctx, json!([{"name": "a", source: 5}]))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code,
+            codesmith_tools::ErrorCode::InvalidArguments,
+            "{source}: {err:?}"
+        );
+        assert!(err.message.contains("must be a string"), "{err:?}");
+    }
+    // A name that only looks like one of them is fine.
+    open(&rlm, &ctx, json!([{"name": "_log", "text": "a"}]))
+        .await
+        .unwrap();
+}
+
+/// The REPL's round code can make the process say anything on its way down: forge a
+/// protocol message, write garbage on the protocol pipe, flood its stderr and crash. What
+/// of it reaches the refusal is screened and cut, and a crash keeps its last words.
+#[tokio::test]
+async fn what_the_python_process_says_in_an_error_is_screened_cut_and_keeps_its_last_words() {
+    let rig = Rig::new().await;
+    let (rlm, exec_tool) = rig.tools(RlmConfig::default());
+    // Under bwrap when it isolates here (the sandbox must leave stderr in place), else bare.
+    let ctx = rig.ctx(bwrap().unwrap_or_else(Sandbox::none));
+    let cases = [
+        (
+            "llm_batch.__globals__['_send']({'op': '\\x1b]0;PWNED\\x07' + 'z' * 3000000})",
+            "broke the protocol",
+        ),
+        (
+            "o = llm_batch.__globals__['_out']; o.write('\\x1b[2J' + 'q' * 3000000 + '\\n'); o.flush()",
+            "not JSON",
+        ),
+        (
+            "import os\nos.write(2, b'\\x1b]0;PWNED\\x07' + b'y' * 3000000 + b'\\nLAST-WORDS\\n')\nos._exit(3)",
+            "LAST-WORDS",
+        ),
+    ];
+    for (code, expect) in cases {
+        open(&rlm, &ctx, json!([{"name": "t", "text": "abc"}]))
+            .await
+            .unwrap();
+        let err = exec(&exec_tool, &ctx, code).await.unwrap_err();
+        let shown = format!("{} {}", err.message, err.hint);
+        assert!(shown.contains(expect), "{expect}: {shown:.500}");
+        assert!(
+            shown.chars().count() < 3_000,
+            "{expect}: {} chars",
+            shown.len()
+        );
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown:.500}"
+        );
+    }
+}
+
 /// True once `pid` is gone (or a zombie), within 2 s.
 async fn gone(pid: i32) -> bool {
     for _ in 0..40 {

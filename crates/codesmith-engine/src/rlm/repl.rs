@@ -22,6 +22,14 @@ pub const PYTHON_NAMES: [&str; 2] = ["python3", "python"];
 /// longer.
 const MAX_LINE: u64 = 64 << 20;
 
+/// Most characters of the driver's own text (a stray message, its stderr) one error shows:
+/// whatever the round's code makes the process say, the model and the terminal get a
+/// bounded, screened excerpt.
+pub const REPORT_CHARS: usize = 2_000;
+
+/// How long a process that closed its pipe is given to exit and finish its stderr.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
 /// How long the driver may take to start and report ready.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -73,13 +81,22 @@ pub enum ReplError {
 }
 
 impl std::fmt::Display for ReplError {
+    /// The text is the process's own (its stderr, what it sent), so it is shown screened
+    /// and cut to [`REPORT_CHARS`].
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReplError::Exited(tail) if tail.is_empty() => write!(f, "the Python process ended"),
-            ReplError::Exited(tail) => write!(f, "the Python process ended: {tail}"),
-            ReplError::Protocol(what) => write!(f, "the Python process broke the protocol: {what}"),
+            ReplError::Exited(tail) => write!(f, "the Python process ended: {}", report(tail)),
+            ReplError::Protocol(what) => {
+                write!(f, "the Python process broke the protocol: {}", report(what))
+            }
         }
     }
+}
+
+/// `text` as an error may show it: terminal controls removed, then cut to [`REPORT_CHARS`].
+pub fn report(text: &str) -> String {
+    super::cap_text(&codesmith_policy::screen_text(text), REPORT_CHARS)
 }
 
 impl Repl {
@@ -142,7 +159,10 @@ impl Repl {
             stdin.flush().await
         }
         .await;
-        sent.map_err(|_| self.exited())
+        match sent {
+            Ok(()) => Ok(()),
+            Err(_) => Err(self.exited().await),
+        }
     }
 
     /// Reads one message (at most [`MAX_LINE`] bytes).
@@ -158,7 +178,7 @@ impl Repl {
             .await
             .map_err(|e| ReplError::Protocol(e.to_string()))?;
         if n == 0 {
-            return Err(self.exited());
+            return Err(self.exited().await);
         }
         if !line.ends_with(b"\n") {
             return Err(ReplError::Protocol(format!(
@@ -194,8 +214,8 @@ impl Repl {
         self.process.kill()
     }
 
-    fn exited(&mut self) -> ReplError {
-        let _ = self.process.exited();
+    async fn exited(&mut self) -> ReplError {
+        self.process.settle(EXIT_GRACE).await;
         let err = self.process.stderr_text();
         let tail: String = err
             .lines()
@@ -206,14 +226,14 @@ impl Repl {
             .rev()
             .collect::<Vec<_>>()
             .join("\n");
-        ReplError::Exited(codesmith_policy::screen_text(&tail).into_owned())
+        ReplError::Exited(tail)
     }
 }
 
 fn start_failed(why: &str) -> Refusal {
     Refusal::new(
         ErrorCode::Internal,
-        format!("The Python REPL did not start: {why}."),
+        format!("The Python REPL did not start: {}.", report(why)),
         "Tell the user; `codesmith doctor` checks the sandbox.",
     )
 }

@@ -227,7 +227,7 @@ async fn child_rlm(
         let shown = super::cap_text(&round.output, env.config.output_cap);
         let mut feedback = format!("Output:\n{shown}");
         if let Some(err) = round.error {
-            feedback.push_str(&format!("\nError:\n{err}"));
+            feedback.push_str(&format!("\nError:\n{}", super::repl::report(&err)));
         }
         messages.push(Message {
             role: Role::Assistant,
