@@ -770,6 +770,48 @@ async fn what_the_python_process_says_in_an_error_is_screened_cut_and_keeps_its_
     }
 }
 
+/// An input full of control characters (a binary file, a log of terminal escapes) loads
+/// at its own size: escaped in JSON it would be six times larger, past the memory limit.
+#[tokio::test]
+async fn an_input_of_control_characters_loads_within_a_memory_limit_a_few_times_its_size() {
+    let rig = Rig::new().await;
+    let (rlm, exec_tool) = rig.tools(RlmConfig {
+        memory_bytes: 600 << 20,
+        ..RlmConfig::default()
+    });
+    let ctx = rig.ctx(Sandbox::none());
+    let mut body = vec![0u8; 60 << 20];
+    body.extend_from_slice("\u{1b}[31mé\n".as_bytes());
+    std::fs::write(rig.ws.join("blob"), &body).unwrap();
+    std::fs::create_dir_all(rig.ws.join("d")).unwrap();
+    std::fs::write(rig.ws.join("d/a.txt"), "\u{0}\u{1}x").unwrap();
+    std::fs::write(rig.ws.join("d/b.txt"), "").unwrap();
+    let opened = open(
+        &rlm,
+        &ctx,
+        json!([{"name": "blob", "path": "blob"}, {"name": "d", "glob": "d/*.txt"},
+               {"name": "t", "text": "inline\u{0}"}]),
+    )
+    .await;
+    assert!(opened.is_ok(), "{}", text(&opened));
+    let out = text(
+        &exec(
+            &exec_tool,
+            &ctx,
+            "print(len(blob), blob.count('\\0'), repr(blob[-7:]), sorted(d.items()), repr(t))",
+        )
+        .await,
+    );
+    assert_eq!(
+        out.trim(),
+        format!(
+            "{} {} '\\x1b[31mé\\n' [('d/a.txt', '\\x00\\x01x'), ('d/b.txt', '')] 'inline\\x00'",
+            (60 << 20) + 7,
+            60 << 20
+        )
+    );
+}
+
 /// True once `pid` is gone (or a zombie), within 2 s.
 async fn gone(pid: i32) -> bool {
     for _ in 0..40 {

@@ -1,7 +1,11 @@
 # CodeSmith RLM driver: a resident Python REPL the harness talks to over JSON lines.
 #
 # Protocol (one JSON object per line; the harness writes to our stdin, we answer on stdout):
-#   harness -> driver  {"op": "load", "name": N, "value": V}      bind an input variable
+#   harness -> driver  {"op": "load", "name": N, "meta": M,       bind an input variable
+#                       "parts": [[K|null, B], ...]}              to the raw UTF-8 bytes that
+#                                                                 follow the line: one part
+#                                                                 with K null is a str, else a
+#                                                                 dict K -> str (B bytes each)
 #                      {"op": "exec", "code": C}                  run one round
 #                      {"op": "answers", "answers": [...]}        child-call results
 #                      {"op": "answers", "error": E}              child calls refused
@@ -20,7 +24,7 @@ import re
 import sys
 import traceback
 
-_in = os.fdopen(os.dup(0), "r", encoding="utf-8", newline="\n")
+_in = os.fdopen(os.dup(0), "rb")
 _out = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
 _null = os.open(os.devnull, os.O_RDONLY)
 os.dup2(_null, 0)
@@ -45,6 +49,21 @@ def _recv():
     if not line:
         os._exit(0)
     return json.loads(line)
+
+
+def _read_exact(n):
+    data = _in.read(n)
+    if data is None or len(data) != n:
+        os._exit(0)
+    return data
+
+
+def _load_value(parts):
+    """The value of a load: its parts' raw bytes, sent after the line (not inside the JSON,
+    where escaping could make a binary input six times longer)."""
+    if len(parts) == 1 and parts[0][0] is None:
+        return _read_exact(parts[0][1]).decode("utf-8")
+    return {key: _read_exact(size).decode("utf-8") for key, size in parts}
 
 
 class _Capture(io.TextIOBase):
@@ -187,7 +206,7 @@ def main():
         msg = _recv()
         op = msg.get("op")
         if op == "load":
-            _env[msg["name"]] = msg["value"]
+            _env[msg["name"]] = _load_value(msg["parts"])
             _env["inputs"][msg["name"]] = msg.get("meta", {})
             _send({"op": "ready"})
         elif op == "exec":

@@ -304,7 +304,7 @@ impl Tool for RlmOpen {
             )
             .await?;
             for input in &inputs {
-                repl.load(&input.name, input.value.clone(), input.meta.clone())
+                repl.load(&input.name, &input.value, input.meta.clone())
                     .await
                     .map_err(|e| repl_refusal(&e, "loading the inputs"))?;
             }

@@ -153,9 +153,14 @@ impl Repl {
     pub async fn send(&mut self, message: &Value) -> Result<(), ReplError> {
         let mut line = message.to_string();
         line.push('\n');
+        self.write_raw(line.as_bytes()).await
+    }
+
+    /// Writes `bytes` as they are (the body of a load).
+    async fn write_raw(&mut self, bytes: &[u8]) -> Result<(), ReplError> {
         let stdin = &mut self.process.stdin;
         let sent = async {
-            stdin.write_all(line.as_bytes()).await?;
+            stdin.write_all(bytes).await?;
             stdin.flush().await
         }
         .await;
@@ -193,13 +198,35 @@ impl Repl {
         Ok(value)
     }
 
-    /// Binds `name` to `value` in the REPL, with `meta` under `inputs[name]`.
+    /// Binds `name` to `value` (a string, or an object of strings: a dict in Python) in the
+    /// REPL, with `meta` under `inputs[name]`. The text travels as raw bytes after the
+    /// message line, so its size in the pipe and in Python is its own, however many control
+    /// characters JSON would have escaped.
     ///
     /// # Errors
     /// As [`Repl::send`] and [`Repl::recv`].
-    pub async fn load(&mut self, name: &str, value: Value, meta: Value) -> Result<(), ReplError> {
-        self.send(&json!({"op": "load", "name": name, "value": value, "meta": meta}))
+    pub async fn load(&mut self, name: &str, value: &Value, meta: Value) -> Result<(), ReplError> {
+        let mut parts = Vec::new();
+        let mut bodies: Vec<&str> = Vec::new();
+        match value {
+            Value::Object(map) => {
+                for (key, text) in map {
+                    let text = text.as_str().unwrap_or_default();
+                    parts.push(json!([key, text.len()]));
+                    bodies.push(text);
+                }
+            }
+            other => {
+                let text = other.as_str().unwrap_or_default();
+                parts.push(json!([null, text.len()]));
+                bodies.push(text);
+            }
+        }
+        self.send(&json!({"op": "load", "name": name, "meta": meta, "parts": parts}))
             .await?;
+        for body in bodies {
+            self.write_raw(body.as_bytes()).await?;
+        }
         match self.recv().await? {
             m if m["op"] == "ready" => Ok(()),
             m => Err(ReplError::Protocol(format!(

@@ -170,7 +170,7 @@ async fn child_rlm(
     .await
     .map_err(|r| r.message)?;
     let meta = json!({"chars": context.chars().count(), "lines": context.lines().count()});
-    repl.load("context", Value::String(context.to_string()), meta.clone())
+    repl.load("context", &Value::String(context.to_string()), meta.clone())
         .await
         .map_err(|e| e.to_string())?;
     let preview: String = context.chars().take(200).collect();
