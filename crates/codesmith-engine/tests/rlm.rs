@@ -812,6 +812,52 @@ async fn an_input_of_control_characters_loads_within_a_memory_limit_a_few_times_
     );
 }
 
+/// Child calls made from several Python threads at once (a thread pool over `llm`) each
+/// get their own answer: the request and its answer are one exchange on the pipe.
+#[tokio::test]
+async fn child_calls_from_many_threads_each_get_their_own_answer() {
+    let rig = Rig::new().await;
+    let n = 48;
+    for i in 0..n {
+        rig.server.push(Scripted::text(format!("answer-{i}")));
+    }
+    let (rlm, exec_tool) = rig.tools(RlmConfig {
+        round_timeout: Duration::from_secs(20),
+        ..RlmConfig::default()
+    });
+    let ctx = rig.ctx(Sandbox::none());
+    open(&rlm, &ctx, json!([{"name": "t", "text": "abc"}]))
+        .await
+        .unwrap();
+    let code = format!(
+        "from concurrent.futures import ThreadPoolExecutor\n\
+         with ThreadPoolExecutor(12) as pool:\n    \
+         got = list(pool.map(lambda i: (i, llm('prompt-%d' % i)), range({n})))\n\
+         print(';'.join('%d=%s' % pair for pair in got))"
+    );
+    let out = text(&exec(&exec_tool, &ctx, &code).await);
+    assert!(!out.starts_with("REFUSED"), "{out}");
+    // Which answer the server gave to which prompt, in the order it was asked.
+    let mut given = HashMap::new();
+    for (k, body) in rig.server.request_bodies().iter().enumerate() {
+        let asked = body["messages"].to_string();
+        let i = (0..n)
+            .rev()
+            .find(|i| asked.contains(&format!("prompt-{i}")))
+            .unwrap();
+        given.insert(i, format!("answer-{k}"));
+    }
+    assert_eq!(given.len(), n, "{out}");
+    for pair in out.trim().split(';') {
+        let (i, answer) = pair.split_once('=').unwrap();
+        assert_eq!(
+            given[&i.parse::<usize>().unwrap()],
+            answer,
+            "prompt {i} got another prompt's answer: {out}"
+        );
+    }
+}
+
 /// True once `pid` is gone (or a zombie), within 2 s.
 async fn gone(pid: i32) -> bool {
     for _ in 0..40 {

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import sys
+import threading
 import traceback
 
 _in = os.fdopen(os.dup(0), "rb")
@@ -39,9 +40,28 @@ GREP_LINE = 300
 MAX_BATCH = int(os.environ.get("CODESMITH_RLM_MAX_BATCH", "16"))
 
 
-def _send(msg):
+# One exchange at a time holds this lock: a request and its answer, a message that wants
+# none, the main loop's wait for the next op. Threads of the round's code calling llm() at
+# once neither mix their lines nor take each other's answers, and a thread left running
+# after its round asks only once the next round has begun.
+_pipe = threading.Lock()
+
+
+def _write(msg):
     _out.write(json.dumps(msg) + "\n")
     _out.flush()
+
+
+def _send(msg):
+    with _pipe:
+        _write(msg)
+
+
+def _ask(msg):
+    """Sends a request and reads its answer, as one exchange."""
+    with _pipe:
+        _write(msg)
+        return _recv()
 
 
 def _recv():
@@ -137,8 +157,7 @@ def llm_batch(prompts):
                          % (MAX_BATCH, len(prompts)))
     if not prompts:
         return []
-    _send({"op": "llm", "prompts": prompts})
-    reply = _recv()
+    reply = _ask({"op": "llm", "prompts": prompts})
     if reply.get("error") is not None:
         raise RuntimeError("child call failed: %s" % reply["error"])
     return reply["answers"]
@@ -152,8 +171,7 @@ def llm(prompt):
 def rlm_query(prompt, context):
     """The answer of a recursive child: an RLM of its own holding `context` in its REPL, while
     depth remains; a plain completion with the context inline (cut) once it is spent."""
-    _send({"op": "rlm", "prompt": str(prompt), "context": _text(context)})
-    reply = _recv()
+    reply = _ask({"op": "rlm", "prompt": str(prompt), "context": _text(context)})
     if reply.get("error") is not None:
         raise RuntimeError("child call failed: %s" % reply["error"])
     return reply["answers"][0]
@@ -203,10 +221,13 @@ def _round(code):
 def main():
     _send({"op": "ready"})
     while True:
-        msg = _recv()
-        op = msg.get("op")
+        with _pipe:
+            msg = _recv()
+            op = msg.get("op")
+            if op == "load":
+                value = _load_value(msg["parts"])
         if op == "load":
-            _env[msg["name"]] = _load_value(msg["parts"])
+            _env[msg["name"]] = value
             _env["inputs"][msg["name"]] = msg.get("meta", {})
             _send({"op": "ready"})
         elif op == "exec":
