@@ -6,14 +6,14 @@
 #                                                                 follow the line: one part
 #                                                                 with K null is a str, else a
 #                                                                 dict K -> str (B bytes each)
-#                      {"op": "exec", "code": C}                  run one round
+#                      {"op": "exec", "code": C, "round": R}      run round R
 #                      {"op": "answers", "answers": [...]}        child-call results
 #                      {"op": "answers", "error": E}              child calls refused
 #   driver -> harness  {"op": "ready"}                            after start and each load
 #                      {"op": "llm", "prompts": [...]}            child calls (waits for answers)
 #                      {"op": "rlm", "prompt": P, "context": C}   a recursive child (waits)
-#                      {"op": "done", "output": O, "output_chars": K,
-#                       "final": F|null, "error": E|null}         end of a round
+#                      {"op": "done", "round": R, "output": O,   end of round R
+#                       "output_chars": K, "final": F|null, "error": E|null}
 # The protocol uses private duplicates of fds 0 and 1; fd 0 then reads /dev/null and fd 1
 # goes to stderr, so nothing the round's code prints or writes can reach the pipe by accident.
 import builtins as _builtins
@@ -198,7 +198,7 @@ _env = {
 }
 
 
-def _round(code):
+def _round(code, number):
     capture = _Capture()
     saved = sys.stdout
     sys.stdout = capture
@@ -214,7 +214,7 @@ def _round(code):
         sys.stdout = saved
     out = capture.text()
     _env["last_output"] = out
-    _send({"op": "done", "output": out, "output_chars": capture.total,
+    _send({"op": "done", "round": number, "output": out, "output_chars": capture.total,
            "final": _final[0], "error": error})
 
 
@@ -231,7 +231,7 @@ def main():
             _env["inputs"][msg["name"]] = msg.get("meta", {})
             _send({"op": "ready"})
         elif op == "exec":
-            _round(msg["code"])
+            _round(msg["code"], msg.get("round"))
         else:
             _send({"op": "done", "output": "", "output_chars": 0, "final": None,
                    "error": "driver: unknown op %r" % op})

@@ -67,6 +67,8 @@ pub type Message = Value;
 pub struct Repl {
     process: Interactive,
     reader: BufReader<tokio::process::ChildStdout>,
+    /// Rounds begun so far: each `exec` carries its number and its `done` must echo it.
+    rounds: u64,
     /// The interpreter that runs it.
     pub python: PathBuf,
 }
@@ -133,6 +135,7 @@ impl Repl {
         let mut repl = Repl {
             process,
             reader: BufReader::new(stdout),
+            rounds: 0,
             python: python.to_path_buf(),
         };
         match tokio::time::timeout(START_TIMEOUT, repl.recv()).await {
@@ -234,6 +237,12 @@ impl Repl {
                 m["op"]
             ))),
         }
+    }
+
+    /// The number of the round about to begin.
+    pub fn next_round(&mut self) -> u64 {
+        self.rounds += 1;
+        self.rounds
     }
 
     /// Kills the process with its whole tree; returns how many processes were killed.

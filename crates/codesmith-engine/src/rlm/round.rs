@@ -59,11 +59,21 @@ pub fn run_round<'a>(
     depth_remaining: u32,
 ) -> Boxed<'a, Result<RoundOutput, ReplError>> {
     Box::pin(async move {
-        repl.send(&json!({"op": "exec", "code": code})).await?;
+        let number = repl.next_round();
+        repl.send(&json!({"op": "exec", "code": code, "round": number}))
+            .await?;
         let mut calls = 0u32;
         loop {
             let message = repl.recv().await?;
             match message["op"].as_str() {
+                // A `done` of another round (forged by the code, or left over after a forged
+                // one) would shift every later round's output by one: the session ends.
+                Some("done") if message["round"].as_u64() != Some(number) => {
+                    return Err(ReplError::Protocol(format!(
+                        "round {number} was answered as round {}",
+                        message["round"]
+                    )));
+                }
                 Some("done") => {
                     return Ok(RoundOutput {
                         output: message["output"].as_str().unwrap_or_default().to_string(),
