@@ -810,6 +810,17 @@ async fn an_input_of_control_characters_loads_within_a_memory_limit_a_few_times_
             60 << 20
         )
     );
+    // An input past what the limit holds fails the load, saying so.
+    let (small, _) = rig.tools(RlmConfig {
+        memory_bytes: 300 << 20,
+        ..RlmConfig::default()
+    });
+    std::fs::write(rig.ws.join("huge"), vec![b'x'; 200 << 20]).unwrap();
+    let err = open(&small, &ctx, json!([{"name": "huge", "path": "huge"}]))
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("MemoryError"), "{err:?}");
+    assert!(err.hint.contains("do not fit"), "{err:?}");
 }
 
 /// Child calls made from several Python threads at once (a thread pool over `llm`) each

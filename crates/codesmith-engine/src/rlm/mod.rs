@@ -306,7 +306,7 @@ impl Tool for RlmOpen {
             for input in &inputs {
                 repl.load(&input.name, &input.value, input.meta.clone())
                     .await
-                    .map_err(|e| repl_refusal(&e, "loading the inputs"))?;
+                    .map_err(|e| repl_refusal(&e, LOADING))?;
             }
             Ok::<_, Refusal>(repl)
         };
@@ -530,12 +530,18 @@ fn session_expired(id: &str, limit: Duration) -> Refusal {
     .with("session_closed", true)
 }
 
+/// What [`repl_refusal`] says the REPL was doing when it failed while loading the inputs.
+const LOADING: &str = "loading the inputs";
+
 fn repl_refusal(e: &repl::ReplError, during: &str) -> Refusal {
     let memory = matches!(e, repl::ReplError::Exited(t) if t.contains("MemoryError"));
     Refusal::new(
         ErrorCode::ToolError,
         format!("The Python REPL failed during {during}: {e}. The session is closed."),
-        if memory {
+        if memory && during == LOADING {
+            "The inputs do not fit in the REPL's memory limit: load fewer or smaller inputs \
+             (one file, a narrower glob), or tell the user the limit is too small."
+        } else if memory {
             "It ran out of its memory limit: open a new session and work on chunks instead of \
              copies of the whole input."
         } else {
