@@ -696,6 +696,208 @@ async fn in_suggest_mode_each_round_asks_and_a_session_approval_covers_the_rest(
     assert!(last.contains("fedcba"), "the second round ran: {last}");
 }
 
+#[tokio::test]
+async fn names_python_itself_uses_and_sources_that_are_not_text_are_refused_as_arguments() {
+    let rig = Rig::new().await;
+    let (rlm, _) = rig.tools(RlmConfig::default());
+    let ctx = rig.ctx(Sandbox::none());
+    for name in ["__builtins__", "__name__", "print", "len", "input"] {
+        let err = open(&rlm, &ctx, json!([{"name": name, "text": "a"}]))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code,
+            codesmith_tools::ErrorCode::InvalidArguments,
+            "{name}: {err:?}"
+        );
+    }
+    for source in ["path", "glob", "ref", "text"] {
+        let err = open(&rlm, &ctx, json!([{"name": "a", source: 5}]))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.code,
+            codesmith_tools::ErrorCode::InvalidArguments,
+            "{source}: {err:?}"
+        );
+        assert!(err.message.contains("must be a string"), "{err:?}");
+    }
+    // A name that only looks like one of them is fine.
+    open(&rlm, &ctx, json!([{"name": "_log", "text": "a"}]))
+        .await
+        .unwrap();
+}
+
+/// The REPL's round code can make the process say anything on its way down: forge a
+/// protocol message, write garbage on the protocol pipe, flood its stderr and crash. What
+/// of it reaches the refusal is screened and cut, and a crash keeps its last words.
+#[tokio::test]
+async fn what_the_python_process_says_in_an_error_is_screened_cut_and_keeps_its_last_words() {
+    let rig = Rig::new().await;
+    let (rlm, exec_tool) = rig.tools(RlmConfig::default());
+    // Under bwrap when it isolates here (the sandbox must leave stderr in place), else bare.
+    let ctx = rig.ctx(bwrap().unwrap_or_else(Sandbox::none));
+    let cases = [
+        (
+            "llm_batch.__globals__['_send']({'op': '\\x1b]0;PWNED\\x07' + 'z' * 3000000})",
+            "broke the protocol",
+        ),
+        (
+            "o = llm_batch.__globals__['_out']; o.write('\\x1b[2J' + 'q' * 3000000 + '\\n'); o.flush()",
+            "not JSON",
+        ),
+        (
+            "import os\nos.write(2, b'\\x1b]0;PWNED\\x07' + b'y' * 3000000 + b'\\nLAST-WORDS\\n')\nos._exit(3)",
+            "LAST-WORDS",
+        ),
+    ];
+    for (code, expect) in cases {
+        open(&rlm, &ctx, json!([{"name": "t", "text": "abc"}]))
+            .await
+            .unwrap();
+        let err = exec(&exec_tool, &ctx, code).await.unwrap_err();
+        let shown = format!("{} {}", err.message, err.hint);
+        assert!(shown.contains(expect), "{expect}: {shown:.500}");
+        assert!(
+            shown.chars().count() < 3_000,
+            "{expect}: {} chars",
+            shown.len()
+        );
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown:.500}"
+        );
+    }
+}
+
+/// An input full of control characters (a binary file, a log of terminal escapes) loads
+/// at its own size: escaped in JSON it would be six times larger, past the memory limit.
+#[tokio::test]
+async fn an_input_of_control_characters_loads_within_a_memory_limit_a_few_times_its_size() {
+    let rig = Rig::new().await;
+    let (rlm, exec_tool) = rig.tools(RlmConfig {
+        memory_bytes: 600 << 20,
+        ..RlmConfig::default()
+    });
+    let ctx = rig.ctx(Sandbox::none());
+    let mut body = vec![0u8; 60 << 20];
+    body.extend_from_slice("\u{1b}[31mé\n".as_bytes());
+    std::fs::write(rig.ws.join("blob"), &body).unwrap();
+    std::fs::create_dir_all(rig.ws.join("d")).unwrap();
+    std::fs::write(rig.ws.join("d/a.txt"), "\u{0}\u{1}x").unwrap();
+    std::fs::write(rig.ws.join("d/b.txt"), "").unwrap();
+    let opened = open(
+        &rlm,
+        &ctx,
+        json!([{"name": "blob", "path": "blob"}, {"name": "d", "glob": "d/*.txt"},
+               {"name": "t", "text": "inline\u{0}"}]),
+    )
+    .await;
+    assert!(opened.is_ok(), "{}", text(&opened));
+    let out = text(
+        &exec(
+            &exec_tool,
+            &ctx,
+            "print(len(blob), blob.count('\\0'), repr(blob[-7:]), sorted(d.items()), repr(t))",
+        )
+        .await,
+    );
+    assert_eq!(
+        out.trim(),
+        format!(
+            "{} {} '\\x1b[31mé\\n' [('d/a.txt', '\\x00\\x01x'), ('d/b.txt', '')] 'inline\\x00'",
+            (60 << 20) + 7,
+            60 << 20
+        )
+    );
+    // An input past what the limit holds fails the load, saying so.
+    let (small, _) = rig.tools(RlmConfig {
+        memory_bytes: 300 << 20,
+        ..RlmConfig::default()
+    });
+    std::fs::write(rig.ws.join("huge"), vec![b'x'; 200 << 20]).unwrap();
+    let err = open(&small, &ctx, json!([{"name": "huge", "path": "huge"}]))
+        .await
+        .unwrap_err();
+    assert!(err.message.contains("MemoryError"), "{err:?}");
+    assert!(err.hint.contains("do not fit"), "{err:?}");
+}
+
+/// Child calls made from several Python threads at once (a thread pool over `llm`) each
+/// get their own answer: the request and its answer are one exchange on the pipe.
+#[tokio::test]
+async fn child_calls_from_many_threads_each_get_their_own_answer() {
+    let rig = Rig::new().await;
+    let n = 48;
+    for i in 0..n {
+        rig.server.push(Scripted::text(format!("answer-{i}")));
+    }
+    let (rlm, exec_tool) = rig.tools(RlmConfig {
+        round_timeout: Duration::from_secs(20),
+        ..RlmConfig::default()
+    });
+    let ctx = rig.ctx(Sandbox::none());
+    open(&rlm, &ctx, json!([{"name": "t", "text": "abc"}]))
+        .await
+        .unwrap();
+    let code = format!(
+        "from concurrent.futures import ThreadPoolExecutor\n\
+         with ThreadPoolExecutor(12) as pool:\n    \
+         got = list(pool.map(lambda i: (i, llm('prompt-%d' % i)), range({n})))\n\
+         print(';'.join('%d=%s' % pair for pair in got))"
+    );
+    let out = text(&exec(&exec_tool, &ctx, &code).await);
+    assert!(!out.starts_with("REFUSED"), "{out}");
+    // Which answer the server gave to which prompt, in the order it was asked.
+    let mut given = HashMap::new();
+    for (k, body) in rig.server.request_bodies().iter().enumerate() {
+        let asked = body["messages"].to_string();
+        let i = (0..n)
+            .rev()
+            .find(|i| asked.contains(&format!("prompt-{i}")))
+            .unwrap();
+        given.insert(i, format!("answer-{k}"));
+    }
+    assert_eq!(given.len(), n, "{out}");
+    for pair in out.trim().split(';') {
+        let (i, answer) = pair.split_once('=').unwrap();
+        assert_eq!(
+            given[&i.parse::<usize>().unwrap()],
+            answer,
+            "prompt {i} got another prompt's answer: {out}"
+        );
+    }
+}
+
+/// Code that forges the end of its round on the protocol pipe cannot make later rounds
+/// answer with the previous round's output: the stale end is caught and the session closed.
+#[tokio::test]
+async fn a_forged_end_of_round_closes_the_session_instead_of_shifting_later_rounds() {
+    let rig = Rig::new().await;
+    let (rlm, exec_tool) = rig.tools(RlmConfig::default());
+    let ctx = rig.ctx(Sandbox::none());
+    open(&rlm, &ctx, json!([{"name": "t", "text": "abc"}]))
+        .await
+        .unwrap();
+    let forge = "g = llm_batch.__globals__\n\
+                 g['_send']({'op': 'done', 'output': 'FORGED', 'output_chars': 6, 'final': None, 'error': None})\n\
+                 import time; time.sleep(0.3); print('first')";
+    let first = exec(&exec_tool, &ctx, forge).await;
+    assert!(first.is_err(), "{}", text(&first));
+    assert!(
+        text(&first).contains("answered as round"),
+        "{}",
+        text(&first)
+    );
+    let second = exec(&exec_tool, &ctx, "print('second')").await;
+    assert_eq!(
+        second.as_ref().map_err(|r| r.code),
+        Err(codesmith_tools::ErrorCode::NotFound),
+        "a round after the forgery ran: {}",
+        text(&second)
+    );
+}
+
 /// True once `pid` is gone (or a zombie), within 2 s.
 async fn gone(pid: i32) -> bool {
     for _ in 0..40 {

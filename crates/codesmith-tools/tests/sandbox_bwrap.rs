@@ -486,3 +486,33 @@ async fn self_test_reports_every_item_holding() {
         }
     }
 }
+
+/// A process whose stderr is its own pipe (not merged into stdout as a shell command's is)
+/// still has it inside the sandbox: nothing the sandbox runs first may leave it on
+/// `/dev/null`.
+#[tokio::test]
+async fn a_sandboxed_process_with_its_own_stderr_pipe_keeps_it() {
+    use tokio::io::AsyncReadExt;
+    let Some(f) = fixture() else { return };
+    let argv = [
+        "bash",
+        "-c",
+        "echo to-stderr >&2; echo to-stdout; ls /proc/self/fd >&2",
+    ]
+    .map(std::ffi::OsString::from)
+    .to_vec();
+    let mut p = codesmith_tools::shell::Interactive::spawn(&f.ctx, argv).unwrap();
+    let mut stdout = String::new();
+    let mut out = p.take_stdout().unwrap();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        out.read_to_string(&mut stdout),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(p.settle(std::time::Duration::from_secs(5)).await);
+    assert_eq!(stdout.trim(), "to-stdout");
+    let err = p.stderr_text();
+    assert!(err.contains("to-stderr"), "stderr was lost: {err:?}");
+}

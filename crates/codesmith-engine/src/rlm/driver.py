@@ -1,15 +1,19 @@
 # CodeSmith RLM driver: a resident Python REPL the harness talks to over JSON lines.
 #
 # Protocol (one JSON object per line; the harness writes to our stdin, we answer on stdout):
-#   harness -> driver  {"op": "load", "name": N, "value": V}      bind an input variable
-#                      {"op": "exec", "code": C}                  run one round
+#   harness -> driver  {"op": "load", "name": N, "meta": M,       bind an input variable
+#                       "parts": [[K|null, B], ...]}              to the raw UTF-8 bytes that
+#                                                                 follow the line: one part
+#                                                                 with K null is a str, else a
+#                                                                 dict K -> str (B bytes each)
+#                      {"op": "exec", "code": C, "round": R}      run round R
 #                      {"op": "answers", "answers": [...]}        child-call results
 #                      {"op": "answers", "error": E}              child calls refused
 #   driver -> harness  {"op": "ready"}                            after start and each load
 #                      {"op": "llm", "prompts": [...]}            child calls (waits for answers)
 #                      {"op": "rlm", "prompt": P, "context": C}   a recursive child (waits)
-#                      {"op": "done", "output": O, "output_chars": K,
-#                       "final": F|null, "error": E|null}         end of a round
+#                      {"op": "done", "round": R, "output": O,   end of round R
+#                       "output_chars": K, "final": F|null, "error": E|null}
 # The protocol uses private duplicates of fds 0 and 1; fd 0 then reads /dev/null and fd 1
 # goes to stderr, so nothing the round's code prints or writes can reach the pipe by accident.
 import builtins as _builtins
@@ -18,9 +22,10 @@ import json
 import os
 import re
 import sys
+import threading
 import traceback
 
-_in = os.fdopen(os.dup(0), "r", encoding="utf-8", newline="\n")
+_in = os.fdopen(os.dup(0), "rb")
 _out = os.fdopen(os.dup(1), "w", encoding="utf-8", newline="\n")
 _null = os.open(os.devnull, os.O_RDONLY)
 os.dup2(_null, 0)
@@ -35,9 +40,28 @@ GREP_LINE = 300
 MAX_BATCH = int(os.environ.get("CODESMITH_RLM_MAX_BATCH", "16"))
 
 
-def _send(msg):
+# One exchange at a time holds this lock: a request and its answer, a message that wants
+# none, the main loop's wait for the next op. Threads of the round's code calling llm() at
+# once neither mix their lines nor take each other's answers, and a thread left running
+# after its round asks only once the next round has begun.
+_pipe = threading.Lock()
+
+
+def _write(msg):
     _out.write(json.dumps(msg) + "\n")
     _out.flush()
+
+
+def _send(msg):
+    with _pipe:
+        _write(msg)
+
+
+def _ask(msg):
+    """Sends a request and reads its answer, as one exchange."""
+    with _pipe:
+        _write(msg)
+        return _recv()
 
 
 def _recv():
@@ -45,6 +69,21 @@ def _recv():
     if not line:
         os._exit(0)
     return json.loads(line)
+
+
+def _read_exact(n):
+    data = _in.read(n)
+    if data is None or len(data) != n:
+        os._exit(0)
+    return data
+
+
+def _load_value(parts):
+    """The value of a load: its parts' raw bytes, sent after the line (not inside the JSON,
+    where escaping could make a binary input six times longer)."""
+    if len(parts) == 1 and parts[0][0] is None:
+        return _read_exact(parts[0][1]).decode("utf-8")
+    return {key: _read_exact(size).decode("utf-8") for key, size in parts}
 
 
 class _Capture(io.TextIOBase):
@@ -118,8 +157,7 @@ def llm_batch(prompts):
                          % (MAX_BATCH, len(prompts)))
     if not prompts:
         return []
-    _send({"op": "llm", "prompts": prompts})
-    reply = _recv()
+    reply = _ask({"op": "llm", "prompts": prompts})
     if reply.get("error") is not None:
         raise RuntimeError("child call failed: %s" % reply["error"])
     return reply["answers"]
@@ -133,8 +171,7 @@ def llm(prompt):
 def rlm_query(prompt, context):
     """The answer of a recursive child: an RLM of its own holding `context` in its REPL, while
     depth remains; a plain completion with the context inline (cut) once it is spent."""
-    _send({"op": "rlm", "prompt": str(prompt), "context": _text(context)})
-    reply = _recv()
+    reply = _ask({"op": "rlm", "prompt": str(prompt), "context": _text(context)})
     if reply.get("error") is not None:
         raise RuntimeError("child call failed: %s" % reply["error"])
     return reply["answers"][0]
@@ -161,7 +198,7 @@ _env = {
 }
 
 
-def _round(code):
+def _round(code, number):
     capture = _Capture()
     saved = sys.stdout
     sys.stdout = capture
@@ -177,21 +214,24 @@ def _round(code):
         sys.stdout = saved
     out = capture.text()
     _env["last_output"] = out
-    _send({"op": "done", "output": out, "output_chars": capture.total,
+    _send({"op": "done", "round": number, "output": out, "output_chars": capture.total,
            "final": _final[0], "error": error})
 
 
 def main():
     _send({"op": "ready"})
     while True:
-        msg = _recv()
-        op = msg.get("op")
+        with _pipe:
+            msg = _recv()
+            op = msg.get("op")
+            if op == "load":
+                value = _load_value(msg["parts"])
         if op == "load":
-            _env[msg["name"]] = msg["value"]
+            _env[msg["name"]] = value
             _env["inputs"][msg["name"]] = msg.get("meta", {})
             _send({"op": "ready"})
         elif op == "exec":
-            _round(msg["code"])
+            _round(msg["code"], msg.get("round"))
         else:
             _send({"op": "done", "output": "", "output_chars": 0, "final": None,
                    "error": "driver: unknown op %r" % op})

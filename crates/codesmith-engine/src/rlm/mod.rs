@@ -304,9 +304,9 @@ impl Tool for RlmOpen {
             )
             .await?;
             for input in &inputs {
-                repl.load(&input.name, input.value.clone(), input.meta.clone())
+                repl.load(&input.name, &input.value, input.meta.clone())
                     .await
-                    .map_err(|e| repl_refusal(&e, "loading the inputs"))?;
+                    .map_err(|e| repl_refusal(&e, LOADING))?;
             }
             Ok::<_, Refusal>(repl)
         };
@@ -467,7 +467,12 @@ impl Tool for RlmExec {
         let mut text = if round.output.is_empty() {
             "(nothing printed)".to_string()
         } else {
-            codesmith_policy::screen_text(&cap_text(&round.output, config.output_cap)).into_owned()
+            // Screened before it is cut, so an escape sequence split by the cut cannot
+            // swallow the marker.
+            cap_text(
+                &codesmith_policy::screen_text(&round.output),
+                config.output_cap,
+            )
         };
         let mut out_meta = Vec::new();
         if round.output_chars as usize > config.output_cap {
@@ -487,14 +492,14 @@ impl Tool for RlmExec {
         }
         if let Some(err) = &round.error {
             text.push_str("\nError (the round raised; variables set before it are kept):\n");
-            text.push_str(&codesmith_policy::screen_text(&cap_text(err, 2_000)));
+            text.push_str(&repl::report(err));
         }
         let id = open.id.clone();
         let mut out = if let Some(answer) = round.final_answer {
             drop(open);
             ToolOutput::new(format!(
                 "{text}\nFinal answer (session {id} is closed):\n{}",
-                codesmith_policy::screen_text(&cap_text(&answer, 8_000))
+                cap_text(&codesmith_policy::screen_text(&answer), 8_000)
             ))
             .with("session_closed", true)
         } else {
@@ -525,12 +530,18 @@ fn session_expired(id: &str, limit: Duration) -> Refusal {
     .with("session_closed", true)
 }
 
+/// What [`repl_refusal`] says the REPL was doing when it failed while loading the inputs.
+const LOADING: &str = "loading the inputs";
+
 fn repl_refusal(e: &repl::ReplError, during: &str) -> Refusal {
     let memory = matches!(e, repl::ReplError::Exited(t) if t.contains("MemoryError"));
     Refusal::new(
         ErrorCode::ToolError,
         format!("The Python REPL failed during {during}: {e}. The session is closed."),
-        if memory {
+        if memory && during == LOADING {
+            "The inputs do not fit in the REPL's memory limit: load fewer or smaller inputs \
+             (one file, a narrower glob), or tell the user the limit is too small."
+        } else if memory {
             "It ran out of its memory limit: open a new session and work on chunks instead of \
              copies of the whole input."
         } else {
@@ -567,9 +578,92 @@ fn valid_name(name: &str) -> bool {
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with("__")
         && !RESERVED.contains(&name)
         && !PY_KEYWORDS.contains(&name)
+        && !PY_BUILTINS.contains(&name)
 }
+
+/// Python's builtin functions and types: an input of that name would hide the builtin
+/// from every round (an input `print` breaks printing). Names starting with `__` are
+/// refused too: they are Python's own (`__builtins__` would break every round).
+const PY_BUILTINS: &[&str] = &[
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "copyright",
+    "credits",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "license",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+];
 
 const PY_KEYWORDS: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
@@ -602,7 +696,7 @@ async fn load_inputs(
         if !valid_name(name) {
             return Err(invalid(
                 format!(
-                    "{name:?} cannot be an input name: it must be a Python identifier that is not a keyword or a helper ({}).",
+                    "{name:?} cannot be an input name: it must be a Python identifier that is not a keyword, a Python builtin (print, len, input, ...), a name starting with `__`, or a helper ({}).",
                     RESERVED.join(", ")
                 ),
                 "Use a short identifier such as \"log\" or \"src\".",
@@ -631,7 +725,15 @@ async fn load_inputs(
                 "Give one source per input, e.g. {\"name\": \"log\", \"path\": \"logs/app.log\"}.",
             ));
         };
-        let arg = item[source].as_str().unwrap_or_default();
+        let Some(arg) = item[source].as_str() else {
+            return Err(invalid(
+                format!(
+                    "The {source} of the input {name:?} must be a string; it is {}.",
+                    json_kind(&item[source])
+                ),
+                "Give e.g. {\"name\": \"log\", \"path\": \"logs/app.log\"}.",
+            ));
+        };
         let (value, meta, summary, bytes) = match source {
             "path" => {
                 let text = read_workspace_file(ctx, arg, max_bytes - total).await?;
@@ -698,6 +800,18 @@ async fn load_inputs(
         });
     }
     Ok(loaded)
+}
+
+/// What kind of JSON value `v` is, for an error (never the value itself).
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 fn too_large(max: u64) -> Refusal {

@@ -22,6 +22,14 @@ pub const PYTHON_NAMES: [&str; 2] = ["python3", "python"];
 /// longer.
 const MAX_LINE: u64 = 64 << 20;
 
+/// Most characters of the driver's own text (a stray message, its stderr) one error shows:
+/// whatever the round's code makes the process say, the model and the terminal get a
+/// bounded, screened excerpt.
+pub const REPORT_CHARS: usize = 2_000;
+
+/// How long a process that closed its pipe is given to exit and finish its stderr.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
 /// How long the driver may take to start and report ready.
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -59,6 +67,8 @@ pub type Message = Value;
 pub struct Repl {
     process: Interactive,
     reader: BufReader<tokio::process::ChildStdout>,
+    /// Rounds begun so far: each `exec` carries its number and its `done` must echo it.
+    rounds: u64,
     /// The interpreter that runs it.
     pub python: PathBuf,
 }
@@ -73,13 +83,22 @@ pub enum ReplError {
 }
 
 impl std::fmt::Display for ReplError {
+    /// The text is the process's own (its stderr, what it sent), so it is shown screened
+    /// and cut to [`REPORT_CHARS`].
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReplError::Exited(tail) if tail.is_empty() => write!(f, "the Python process ended"),
-            ReplError::Exited(tail) => write!(f, "the Python process ended: {tail}"),
-            ReplError::Protocol(what) => write!(f, "the Python process broke the protocol: {what}"),
+            ReplError::Exited(tail) => write!(f, "the Python process ended: {}", report(tail)),
+            ReplError::Protocol(what) => {
+                write!(f, "the Python process broke the protocol: {}", report(what))
+            }
         }
     }
+}
+
+/// `text` as an error may show it: terminal controls removed, then cut to [`REPORT_CHARS`].
+pub fn report(text: &str) -> String {
+    super::cap_text(&codesmith_policy::screen_text(text), REPORT_CHARS)
 }
 
 impl Repl {
@@ -116,6 +135,7 @@ impl Repl {
         let mut repl = Repl {
             process,
             reader: BufReader::new(stdout),
+            rounds: 0,
             python: python.to_path_buf(),
         };
         match tokio::time::timeout(START_TIMEOUT, repl.recv()).await {
@@ -136,13 +156,21 @@ impl Repl {
     pub async fn send(&mut self, message: &Value) -> Result<(), ReplError> {
         let mut line = message.to_string();
         line.push('\n');
+        self.write_raw(line.as_bytes()).await
+    }
+
+    /// Writes `bytes` as they are (the body of a load).
+    async fn write_raw(&mut self, bytes: &[u8]) -> Result<(), ReplError> {
         let stdin = &mut self.process.stdin;
         let sent = async {
-            stdin.write_all(line.as_bytes()).await?;
+            stdin.write_all(bytes).await?;
             stdin.flush().await
         }
         .await;
-        sent.map_err(|_| self.exited())
+        match sent {
+            Ok(()) => Ok(()),
+            Err(_) => Err(self.exited().await),
+        }
     }
 
     /// Reads one message (at most [`MAX_LINE`] bytes).
@@ -158,7 +186,7 @@ impl Repl {
             .await
             .map_err(|e| ReplError::Protocol(e.to_string()))?;
         if n == 0 {
-            return Err(self.exited());
+            return Err(self.exited().await);
         }
         if !line.ends_with(b"\n") {
             return Err(ReplError::Protocol(format!(
@@ -173,13 +201,35 @@ impl Repl {
         Ok(value)
     }
 
-    /// Binds `name` to `value` in the REPL, with `meta` under `inputs[name]`.
+    /// Binds `name` to `value` (a string, or an object of strings: a dict in Python) in the
+    /// REPL, with `meta` under `inputs[name]`. The text travels as raw bytes after the
+    /// message line, so its size in the pipe and in Python is its own, however many control
+    /// characters JSON would have escaped.
     ///
     /// # Errors
     /// As [`Repl::send`] and [`Repl::recv`].
-    pub async fn load(&mut self, name: &str, value: Value, meta: Value) -> Result<(), ReplError> {
-        self.send(&json!({"op": "load", "name": name, "value": value, "meta": meta}))
+    pub async fn load(&mut self, name: &str, value: &Value, meta: Value) -> Result<(), ReplError> {
+        let mut parts = Vec::new();
+        let mut bodies: Vec<&str> = Vec::new();
+        match value {
+            Value::Object(map) => {
+                for (key, text) in map {
+                    let text = text.as_str().unwrap_or_default();
+                    parts.push(json!([key, text.len()]));
+                    bodies.push(text);
+                }
+            }
+            other => {
+                let text = other.as_str().unwrap_or_default();
+                parts.push(json!([null, text.len()]));
+                bodies.push(text);
+            }
+        }
+        self.send(&json!({"op": "load", "name": name, "meta": meta, "parts": parts}))
             .await?;
+        for body in bodies {
+            self.write_raw(body.as_bytes()).await?;
+        }
         match self.recv().await? {
             m if m["op"] == "ready" => Ok(()),
             m => Err(ReplError::Protocol(format!(
@@ -189,13 +239,19 @@ impl Repl {
         }
     }
 
+    /// The number of the round about to begin.
+    pub fn next_round(&mut self) -> u64 {
+        self.rounds += 1;
+        self.rounds
+    }
+
     /// Kills the process with its whole tree; returns how many processes were killed.
     pub fn kill(&mut self) -> usize {
         self.process.kill()
     }
 
-    fn exited(&mut self) -> ReplError {
-        let _ = self.process.exited();
+    async fn exited(&mut self) -> ReplError {
+        self.process.settle(EXIT_GRACE).await;
         let err = self.process.stderr_text();
         let tail: String = err
             .lines()
@@ -206,14 +262,14 @@ impl Repl {
             .rev()
             .collect::<Vec<_>>()
             .join("\n");
-        ReplError::Exited(codesmith_policy::screen_text(&tail).into_owned())
+        ReplError::Exited(tail)
     }
 }
 
 fn start_failed(why: &str) -> Refusal {
     Refusal::new(
         ErrorCode::Internal,
-        format!("The Python REPL did not start: {why}."),
+        format!("The Python REPL did not start: {}.", report(why)),
         "Tell the user; `codesmith doctor` checks the sandbox.",
     )
 }

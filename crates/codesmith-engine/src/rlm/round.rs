@@ -59,11 +59,21 @@ pub fn run_round<'a>(
     depth_remaining: u32,
 ) -> Boxed<'a, Result<RoundOutput, ReplError>> {
     Box::pin(async move {
-        repl.send(&json!({"op": "exec", "code": code})).await?;
+        let number = repl.next_round();
+        repl.send(&json!({"op": "exec", "code": code, "round": number}))
+            .await?;
         let mut calls = 0u32;
         loop {
             let message = repl.recv().await?;
             match message["op"].as_str() {
+                // A `done` of another round (forged by the code, or left over after a forged
+                // one) would shift every later round's output by one: the session ends.
+                Some("done") if message["round"].as_u64() != Some(number) => {
+                    return Err(ReplError::Protocol(format!(
+                        "round {number} was answered as round {}",
+                        message["round"]
+                    )));
+                }
                 Some("done") => {
                     return Ok(RoundOutput {
                         output: message["output"].as_str().unwrap_or_default().to_string(),
@@ -170,7 +180,7 @@ async fn child_rlm(
     .await
     .map_err(|r| r.message)?;
     let meta = json!({"chars": context.chars().count(), "lines": context.lines().count()});
-    repl.load("context", Value::String(context.to_string()), meta.clone())
+    repl.load("context", &Value::String(context.to_string()), meta.clone())
         .await
         .map_err(|e| e.to_string())?;
     let preview: String = context.chars().take(200).collect();
@@ -227,7 +237,7 @@ async fn child_rlm(
         let shown = super::cap_text(&round.output, env.config.output_cap);
         let mut feedback = format!("Output:\n{shown}");
         if let Some(err) = round.error {
-            feedback.push_str(&format!("\nError:\n{err}"));
+            feedback.push_str(&format!("\nError:\n{}", super::repl::report(&err)));
         }
         messages.push(Message {
             role: Role::Assistant,

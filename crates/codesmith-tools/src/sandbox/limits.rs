@@ -70,13 +70,15 @@ impl Bounds {
     /// The prefix run inside the sandbox that sets `RLIMIT_NPROC`, turns off core dumps and
     /// closes every file descriptor above stderr that whatever started the harness left open
     /// (a CI runner's control pipe, a jobserver, a terminal): only stdin, stdout and stderr
-    /// reach the command.
+    /// reach the command. The quieting redirection is on each `exec`, never on the loop: bash
+    /// keeps the loop's own stderr in a high descriptor while the loop runs, the loop would
+    /// close that copy, and the command would then start with stderr on `/dev/null`.
     pub(crate) fn rlimit_prefix(&self) -> Vec<OsString> {
         let script = format!(
             "ulimit -u {MAX_PROCESSES} 2>/dev/null; ulimit -c 0 2>/dev/null; \
              for f in /proc/$$/fd/*; do n=${{f##*/}}; \
-             if [[ $n =~ ^[0-9]+$ ]] && (( n > 2 )); then eval \"exec $n>&-\"; fi; \
-             done 2>/dev/null; exec \"$@\""
+             if [[ $n =~ ^[0-9]+$ ]] && (( n > 2 )); then eval \"exec $n>&-\" 2>/dev/null; fi; \
+             done; exec \"$@\""
         );
         ["bash", "-c", &script, "codesmith-rlimits"]
             .map(OsString::from)

@@ -71,4 +71,18 @@ impl Interactive {
     pub fn exited(&mut self) -> bool {
         self.running.try_status().is_some()
     }
+
+    /// Waits, at most `grace` in all, for the process to exit and for its stderr to be
+    /// collected to the end, so that [`Interactive::stderr_text`] holds its last words (a
+    /// traceback, `MemoryError`) when it has just closed its stdout. True when it exited.
+    pub async fn settle(&mut self, grace: std::time::Duration) -> bool {
+        let started = std::time::Instant::now();
+        let exited = self.running.wait_for(grace).await.is_some();
+        if exited {
+            self.running
+                .drain(grace.saturating_sub(started.elapsed()))
+                .await;
+        }
+        exited
+    }
 }
