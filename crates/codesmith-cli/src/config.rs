@@ -26,6 +26,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use codesmith_policy::{ApprovalMode, NetworkConfig};
 use codesmith_tools::fetch::FetchConfig;
+use codesmith_tools::fs::bounded::{ReadError, read_regular_text};
 use serde::Deserialize;
 
 pub use origin::{Origin, Origins};
@@ -401,7 +402,7 @@ fn check_workspace_scope(canonical: &Path) -> Result<()> {
 /// that it is there and where to review it.
 fn project_memory_note(workspace: &Path) -> Option<String> {
     let index = codesmith_tools::memory::project_memory_dir(workspace).join("MEMORY.md");
-    let text = std::fs::read_to_string(&index).ok()?;
+    let text = read_regular_text(&index, codesmith_tools::memory::MAX_FILE_BYTES).ok()?;
     let facts = text.lines().filter(|l| !l.trim().is_empty()).count();
     (facts > 0).then(|| {
         format!(
@@ -428,14 +429,36 @@ pub fn user_config_path(home: &Path) -> PathBuf {
     home.join("config.toml")
 }
 
+/// The largest configuration or rules file that is read (`config.toml`, `policy.toml`).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Reads a configuration or rules file: `None` when it does not exist. Never blocks or
+/// reads without end: a FIFO, a device (a symlink to `/dev/zero`), a directory, a file
+/// over [`MAX_CONFIG_BYTES`] or one that is not UTF-8 is an error that names the file and
+/// what to do.
+///
+/// # Errors
+/// As above, and when the file cannot be opened or read.
+pub fn read_config_file(path: &Path) -> Result<Option<String>> {
+    match read_regular_text(path, MAX_CONFIG_BYTES) {
+        Ok(text) => Ok(Some(text)),
+        Err(ReadError::NotFound) => Ok(None),
+        Err(e) => bail!(
+            "cannot read {}: {e}; make it a UTF-8 TOML file of at most {MAX_CONFIG_BYTES} \
+             bytes, or remove it",
+            path.display()
+        ),
+    }
+}
+
 /// Reads the user config; a missing file is an empty config.
 pub fn read_user_config(home: &Path) -> Result<FileConfig> {
     let path = user_config_path(home);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => toml::from_str(&text)
+    match read_config_file(&path) {
+        Ok(Some(text)) => toml::from_str(&text)
             .with_context(|| format!("{} is not valid: fix or remove it", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileConfig::default()),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Ok(None) => Ok(FileConfig::default()),
+        Err(e) => Err(e),
     }
 }
 
@@ -461,11 +484,20 @@ impl ProjectLayer {
             return ProjectLayer::default();
         };
         let path = dir.join("config.toml");
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            return ProjectLayer::default();
-        };
         let shown = path.display().to_string();
         let mut notes = Vec::new();
+        let text = match read_config_file(&path) {
+            Ok(Some(text)) => text,
+            Ok(None) => return ProjectLayer::default(),
+            Err(e) => {
+                notes.push(format!("ignored {shown}: {e:#}"));
+                return ProjectLayer {
+                    path: Some(path),
+                    config: ProjectConfig::default(),
+                    notes,
+                };
+            }
+        };
         let config = match toml::from_str::<ProjectConfig>(&text) {
             Ok(cfg) => cfg,
             Err(e) => {
@@ -829,9 +861,17 @@ pub fn load_rules(
     workspace: &Path,
     warnings: &mut Vec<String>,
 ) -> Result<codesmith_policy::Rules> {
-    let read = |path: PathBuf| std::fs::read_to_string(path).ok();
-    let user = read(home.join("policy.toml"));
-    let project = project_dir(workspace, home).and_then(|d| read(d.join("policy.toml")));
+    // The user's rules may deny: one that cannot be read stops the session rather than
+    // dropping them. The project's may only tighten: one that cannot be read is ignored
+    // with a warning.
+    let user = read_config_file(&home.join("policy.toml"))?;
+    let project = match project_dir(workspace, home).map(|d| d.join("policy.toml")) {
+        Some(path) => read_config_file(&path).unwrap_or_else(|e| {
+            warnings.push(format!("ignored the project's rules: {e:#}"));
+            None
+        }),
+        None => None,
+    };
     let (rules, notes) = codesmith_policy::Rules::from_sources(user.as_deref(), project.as_deref())
         .map_err(|e| anyhow::anyhow!("exec-policy rules are invalid: {e}"))?;
     warnings.extend(notes);
@@ -960,8 +1000,10 @@ fn api_key(provider: ProviderName, base_url: Option<&str>) -> Option<(&'static s
 
 /// A base URL must be an absolute `http` or `https` URL; anything else is a
 /// configuration error, not a network failure to retry.
-fn check_base_url(url: &str) -> Result<()> {
-    match url::Url::parse(url) {
+fn check_base_url(raw: &str) -> Result<()> {
+    // The message quotes the URL, never a password or key in it.
+    let url = codesmith_policy::scrub_secrets(raw);
+    match url::Url::parse(raw) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
         Ok(u) => bail!(
             "the base URL {url:?} uses {:?}: it must be an http(s) URL like https://api.openai.com/v1 \

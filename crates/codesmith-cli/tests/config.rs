@@ -387,3 +387,161 @@ fn config_show_is_a_usage_error_for_a_config_that_does_not_resolve() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unknown provider \"opnai\""), "{stderr}");
 }
+
+/// `codesmith ARGS` with `home`, no model keys from the test's environment; killed (and
+/// the test failed) when it has not finished within 30 seconds: a config file that is a
+/// FIFO or a device must never hang the start.
+fn bounded(home: &Path, args: &[&str]) -> std::process::Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .env("CODESMITH_HOME", home)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            child.kill().unwrap();
+            let _ = child.wait();
+            panic!("codesmith {args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn make_fifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success());
+}
+
+/// Every file the config stack reads (the user's and the project's `config.toml` and
+/// `policy.toml`, the project's memory index) may be a FIFO, a symlink to `/dev/zero`,
+/// huge, or not UTF-8: a project's is ignored with a warning that says why, the user's
+/// stops the start with an error naming it (its deny rules are never silently dropped);
+/// nothing hangs or reads without end.
+#[test]
+fn config_files_of_any_type_or_size_never_hang_and_a_broken_user_file_is_never_dropped() {
+    let sb = Sandbox::new();
+    let (home, ws) = (sb.home(), sb.ws());
+    let ws_arg = ws.to_str().unwrap().to_string();
+    let show = ["config", "show", "--json", "--workspace", ws_arg.as_str()];
+    let project = ws.join(".codesmith");
+    std::fs::create_dir_all(project.join("memory")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", project.join("config.toml")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", project.join("policy.toml")).unwrap();
+    make_fifo(&project.join("memory/MEMORY.md"));
+    let out = bounded(&home, &show);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout} {:?}", out.stderr);
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("config.toml: cannot read"), "{warnings}");
+    assert!(warnings.contains("not a regular file"), "{warnings}");
+    assert!(
+        warnings.contains("ignored the project's rules"),
+        "{warnings}"
+    );
+
+    std::fs::remove_file(project.join("config.toml")).unwrap();
+    make_fifo(&project.join("config.toml"));
+    let out = bounded(&home, &show);
+    assert_eq!(out.status.code(), Some(0), "{:?}", out.stderr);
+
+    // The user's own files: an error that names the file and the way out.
+    let user_config = home.join("config.toml");
+    make_fifo(&user_config);
+    let out = bounded(&home, &show);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+    assert!(stderr.contains("config.toml"), "{stderr}");
+    std::fs::remove_file(&user_config).unwrap();
+    std::fs::write(&user_config, format!("# {}\n", "x".repeat(2 << 20))).unwrap();
+    let out = bounded(&home, &show);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("larger than"), "{stderr}");
+    std::fs::remove_file(&user_config).unwrap();
+
+    // A deny rule in a user policy.toml with one Latin-1 byte used to vanish without a
+    // word, and the command it denied ran.
+    std::fs::remove_file(project.join("policy.toml")).unwrap();
+    std::fs::write(
+        home.join("policy.toml"),
+        b"[[rule]]\npattern = \"echo\"\ndecision = \"deny\"\nreason = \"no\"\n# caf\xe9\n",
+    )
+    .unwrap();
+    let out = bounded(
+        &home,
+        &["policy", "check", "--workspace", ws_arg.as_str(), "echo hi"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("policy.toml"), "{stderr}");
+    assert!(stderr.contains("not UTF-8"), "{stderr}");
+}
+
+/// A secret may sit in any value, not only in the fields named for one: a password in a
+/// base URL's or an MCP URL's userinfo, a key in a query, a token among an MCP server's
+/// arguments. `config show` and `doctor` print none of them.
+#[test]
+fn config_show_and_doctor_redact_secrets_inside_urls_and_arguments() {
+    let sb = Sandbox::new();
+    let (home, ws) = (sb.home(), sb.ws());
+    std::fs::write(
+        home.join("config.toml"),
+        r#"provider = "openai"
+[openai]
+base_url = "https://bob:hunter2-userinfo-pw@127.0.0.1:9/v1?api_key=query-secret-0123"
+[sandbox]
+backend = "none"
+[mcp_servers.web]
+url = "https://alice:mcp-userinfo-pw@127.0.0.2:9/mcp"
+[mcp_servers.local]
+command = "/nonexistent/mcp-server"
+args = ["server", "--token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"]
+"#,
+    )
+    .unwrap();
+    let ws_arg = ws.to_str().unwrap();
+    for args in [
+        vec!["config", "show", "--workspace", ws_arg],
+        vec!["config", "show", "--json", "--workspace", ws_arg],
+        vec!["doctor", "--workspace", ws_arg],
+    ] {
+        let out = bounded(&home, &args);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for secret in [
+            "hunter2-userinfo-pw",
+            "query-secret-0123",
+            "mcp-userinfo-pw",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        ] {
+            assert!(!all.contains(secret), "{args:?} printed {secret}: {all}");
+        }
+        if args[0] == "config" {
+            assert!(all.contains("@127.0.0.1:9/v1"), "{all}");
+            assert!(all.contains("@127.0.0.2:9/mcp"), "{all}");
+        }
+    }
+    // The error for a base URL that is not http(s) quotes it without its password.
+    std::fs::write(
+        home.join("config.toml"),
+        "provider = \"openai\"\n[openai]\nbase_url = \"ftp://bob:ftp-userinfo-pw@127.0.0.1/v1\"\n",
+    )
+    .unwrap();
+    let out = bounded(&home, &["config", "show", "--workspace", ws_arg]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("uses \"ftp\""), "{stderr}");
+    assert!(!stderr.contains("ftp-userinfo-pw"), "{stderr}");
+}

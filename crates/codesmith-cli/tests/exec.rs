@@ -591,3 +591,47 @@ async fn exec_in_a_terminal_shows_the_answer_as_it_is_generated() {
         "{screen}"
     );
 }
+
+/// A `cd` moves the session directory for the calls after it; the approval gate judges
+/// their relative paths from there. `cd .git`, then `echo … > hooks/pre-commit` writes
+/// git's hook (code git runs later), not a new file at the root, so it is refused here
+/// (suggest mode, nobody to ask) and the hook is never written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cd_into_git_cannot_smuggle_a_later_write_past_the_gate() {
+    let sb = Sandbox::new();
+    // Bare, so only the gate stands between the call and the file.
+    std::fs::write(
+        sb.home().join("config.toml"),
+        "[sandbox]\nbackend = \"none\"\n",
+    )
+    .unwrap();
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "cd .git"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c2",
+            "exec_shell",
+            r#"{"command": "echo evil > hooks/pre-commit"}"#,
+        ))
+        .push(Scripted::text("Done."));
+    let args = exec_args(&ws, &server.base_url(), "suggest", &["do it"]);
+    let out = codesmith(&sb.home(), &args).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_messages(&server.request_bodies()[2]);
+    assert!(results[1].contains("DENIED"), "{results:?}");
+    assert!(
+        !ws.join(".git/hooks/pre-commit").exists(),
+        "the hook was written: {results:?}"
+    );
+}

@@ -283,3 +283,56 @@ fn an_unknown_tool_name_gets_did_you_mean() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("did you mean read_file?"), "{stderr}");
 }
+
+/// The approval gate judges a shell call's relative paths from the directory it really
+/// starts in: with `cwd` `.git`, `hooks/pre-commit` is git's hook (code git runs later),
+/// not a new file at the root, so it is not written without a person's yes.
+#[test]
+fn a_shell_calls_cwd_cannot_smuggle_a_write_into_git_or_codesmith() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // Bare, so only the gate stands between the call and the file; `never` refuses
+    // what would need approval (here nobody can give it).
+    std::fs::write(
+        home.path().join("config.toml"),
+        "approval = \"never\"\n[sandbox]\nbackend = \"none\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(dir.path().join(".codesmith")).unwrap();
+    for (cwd, command, written) in [
+        (
+            ".git",
+            "echo evil > hooks/pre-commit",
+            ".git/hooks/pre-commit",
+        ),
+        (
+            ".git/hooks",
+            "echo evil > post-checkout",
+            ".git/hooks/post-checkout",
+        ),
+        (
+            ".codesmith",
+            "echo '' > policy.toml",
+            ".codesmith/policy.toml",
+        ),
+    ] {
+        let args = serde_json::json!({"command": command, "cwd": cwd}).to_string();
+        let (_, v) = tool(home.path(), dir.path(), "exec_shell", &args);
+        assert_ne!(v["ok"], true, "{cwd}: {command}: {v}");
+        assert!(
+            !dir.path().join(written).exists(),
+            "{written} was written: {v}"
+        );
+    }
+    // A harmless call in a subdirectory still runs.
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    let (_, v) = tool(
+        home.path(),
+        dir.path(),
+        "exec_shell",
+        r#"{"command": "touch new.txt", "cwd": "src"}"#,
+    );
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(dir.path().join("src/new.txt").exists());
+}

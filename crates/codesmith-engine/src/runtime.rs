@@ -69,18 +69,31 @@ impl Runtime {
         let workspace = self.ctx.workspace.to_string_lossy();
         // Only a command that really runs isolated gets a private /tmp.
         let private_tmp = self.ctx.sandbox.private_tmp();
-        let eval = match held {
-            None if !private_tmp => {
-                codesmith_policy::decide(command, &workspace, &self.rules, self.mode)
+        // Relative paths are judged from where the command will really start: the call's
+        // `cwd` or the session directory an earlier `cd` moved to (a `cwd` that does not
+        // resolve is refused by the tool itself, so nothing runs).
+        let start = codesmith_tools::shell::start_dir(&self.ctx, args.get("cwd"))
+            .ok()
+            .filter(|dir| *dir != self.ctx.workspace)
+            .map(|dir| dir.to_string_lossy().into_owned());
+        let decide = |facts: &dyn codesmith_policy::PathFacts| match start.as_deref() {
+            Some(dir) => {
+                let facts = codesmith_policy::StartingIn { facts, dir };
+                codesmith_policy::decide_with(command, &workspace, &self.rules, self.mode, &facts)
             }
             None => {
-                let facts = codesmith_policy::PrivateTmp(codesmith_policy::SystemPaths::new());
-                codesmith_policy::decide_with(command, &workspace, &self.rules, self.mode, &facts)
+                codesmith_policy::decide_with(command, &workspace, &self.rules, self.mode, facts)
             }
-            Some(held) => {
-                let facts = TurnFacts::new(&self.ctx.workspace, held, private_tmp);
-                codesmith_policy::decide_with(command, &workspace, &self.rules, self.mode, &facts)
+        };
+        let eval = match held {
+            None if !private_tmp && start.is_none() => {
+                codesmith_policy::decide(command, &workspace, &self.rules, self.mode)
             }
+            None if !private_tmp => decide(&codesmith_policy::SystemPaths::new()),
+            None => decide(&codesmith_policy::PrivateTmp(
+                codesmith_policy::SystemPaths::new(),
+            )),
+            Some(held) => decide(&TurnFacts::new(&self.ctx.workspace, held, private_tmp)),
         };
         if eval.decision != Decision::Deny
             && self.delegation.as_ref().and_then(|d| d.role)

@@ -126,14 +126,22 @@ pub fn classify_command_with(
 /// link made there at run time (by `ln`, an archive, a tree copy, a build)
 /// could lead a later path of the line out of `/tmp`, so otherwise the line
 /// is judged again as if `/tmp` were the host's.
+///
+/// Relative paths are judged from [`PathFacts::start_dir`] when the caller names one
+/// (the directory the command really starts in), else from the root.
 fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Classification {
+    let start = match facts.start_dir() {
+        Some(dir) if dir.starts_with('/') => facts.resolve(&normalize(dir)),
+        _ => root.clone(),
+    };
     if facts.private_tmp() {
-        let (sandboxed, used_tmp) = classify_once(command, root.clone(), facts, true);
+        let (sandboxed, used_tmp) =
+            classify_once(command, root.clone(), start.clone(), facts, true);
         if !used_tmp || sandboxed.segments.iter().all(link_free) {
             return sandboxed;
         }
     }
-    classify_once(command, root, facts, false).0
+    classify_once(command, root, start, facts, false).0
 }
 
 /// One pass of the classifier; also says whether a write or deletion was
@@ -141,11 +149,12 @@ fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Clas
 fn classify_once(
     command: &str,
     root: String,
+    start: String,
     facts: &dyn PathFacts,
     private_tmp: bool,
 ) -> (Classification, bool) {
     let mut ctx = Ctx {
-        cwd: Some(root.clone()),
+        cwd: Some(start),
         oldpwd: None,
         workspace: root,
         facts,

@@ -46,6 +46,43 @@ pub trait PathFacts {
     fn private_tmp(&self) -> bool {
         false
     }
+    /// The directory the command starts in (absolute), when the caller knows it is not
+    /// the workspace root (a tool's `cwd` argument, a session directory an earlier `cd`
+    /// moved to): relative paths are judged from there. `None`: the workspace root.
+    fn start_dir(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// The facts of `facts`, for a command that starts in `dir` (absolute) rather than at
+/// the workspace root ([`PathFacts::start_dir`]).
+#[derive(Clone, Copy)]
+pub struct StartingIn<'a> {
+    /// What else is known.
+    pub facts: &'a dyn PathFacts,
+    /// The directory the command starts in.
+    pub dir: &'a str,
+}
+
+impl PathFacts for StartingIn<'_> {
+    fn resolve(&self, path: &str) -> String {
+        self.facts.resolve(path)
+    }
+    fn home(&self) -> Option<&str> {
+        self.facts.home()
+    }
+    fn snapshot_holds(&self, path: &str) -> Option<bool> {
+        self.facts.snapshot_holds(path)
+    }
+    fn exists(&self, path: &str) -> Option<bool> {
+        self.facts.exists(path)
+    }
+    fn private_tmp(&self) -> bool {
+        self.facts.private_tmp()
+    }
+    fn start_dir(&self) -> Option<&str> {
+        Some(self.dir)
+    }
 }
 
 /// The facts of `F`, for a command that runs under an isolating sandbox
@@ -70,6 +107,9 @@ impl<F: PathFacts> PathFacts for PrivateTmp<F> {
     }
     fn private_tmp(&self) -> bool {
         true
+    }
+    fn start_dir(&self) -> Option<&str> {
+        self.0.start_dir()
     }
 }
 

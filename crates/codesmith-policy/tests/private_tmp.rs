@@ -141,3 +141,75 @@ fn the_deny_floor_holds_in_the_sandbox() {
         ],
     );
 }
+
+/// A command that starts below the workspace root (a shell call's `cwd`, a session
+/// directory an earlier `cd` moved to) has its relative paths judged from there: from
+/// `.git/` or `.codesmith/`, `hooks/pre-commit` and `policy.toml` are protected files,
+/// not new files at the root; from a subdirectory, `../..` leaves the workspace.
+#[test]
+fn relative_paths_are_judged_from_the_directory_the_command_starts_in() {
+    use codesmith_policy::StartingIn;
+    let cases: &[(&str, &str, SafetyLevel, SafetyLevel)] = &[
+        (
+            ".git",
+            "echo x > hooks/pre-commit",
+            RequiresApproval,
+            WorkspaceSafe,
+        ),
+        (".git", "touch config", RequiresApproval, WorkspaceSafe),
+        (
+            ".git/hooks",
+            "touch pre-commit",
+            RequiresApproval,
+            WorkspaceSafe,
+        ),
+        (
+            ".codesmith",
+            "echo '' > policy.toml",
+            RequiresApproval,
+            WorkspaceSafe,
+        ),
+        (
+            "src/deep",
+            "touch ../../../outside",
+            RequiresApproval,
+            RequiresApproval,
+        ),
+        (
+            "src",
+            "touch ../../outside",
+            RequiresApproval,
+            RequiresApproval,
+        ),
+        ("src", "touch ../inside", WorkspaceSafe, RequiresApproval),
+        ("src", "touch new.txt", WorkspaceSafe, WorkspaceSafe),
+    ];
+    let mut wrong = Vec::new();
+    for (dir, command, from_dir, from_root) in cases {
+        for private in [false, true] {
+            let base = facts();
+            let sandboxed = PrivateTmp(facts());
+            let inner: &dyn codesmith_policy::PathFacts = if private { &sandboxed } else { &base };
+            let start = format!("{WS}/{dir}");
+            let starting = StartingIn {
+                facts: inner,
+                dir: &start,
+            };
+            let got = classify_command_with(command, WS, &starting);
+            if got.level != *from_dir {
+                wrong.push(format!(
+                    "in {dir} (private /tmp {private}) {command:?}: expected {from_dir}, got {} ({})",
+                    got.level, got.reason
+                ));
+            }
+            let got = classify_command_with(command, WS, inner);
+            if got.level != *from_root {
+                wrong.push(format!(
+                    "at the root {command:?}: expected {from_root}, got {} ({})",
+                    got.level, got.reason
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}

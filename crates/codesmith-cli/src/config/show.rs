@@ -1,6 +1,7 @@
 //! Every effective setting with its origin: what `codesmith config show` and
 //! `codesmith doctor` print. Secrets (API keys, MCP header and environment values) are
-//! shown only as set or not set.
+//! shown only as set or not set; a secret inside any other value (a URL's userinfo, an
+//! argument) is redacted.
 
 use serde_json::{Value, json};
 
@@ -176,7 +177,28 @@ pub fn show(settings: &Settings) -> Vec<Shown> {
         item("enabled", json!(server.enabled.unwrap_or(true)));
         item("trusted", json!(server.trusted.unwrap_or(false)));
     }
+    // A secret can hide in any value a user writes, not only in the fields named for
+    // one: a password in a base URL's or an MCP URL's userinfo, a key in its query, a
+    // token among an MCP server's arguments. Every shown string is scrubbed.
+    for shown in &mut out {
+        scrub_value(&mut shown.value);
+    }
     out
+}
+
+/// Replaces what [`codesmith_policy::scrub_secrets`] takes for a secret in every string
+/// of `value` (arrays and objects walked).
+fn scrub_value(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let std::borrow::Cow::Owned(clean) = codesmith_policy::scrub_secrets(text) {
+                *text = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(scrub_value),
+        Value::Object(map) => map.values_mut().for_each(scrub_value),
+        _ => {}
+    }
 }
 
 /// The text of `codesmith config show`: one line per value, origins in one column.

@@ -4,6 +4,8 @@
 //! - [`beneath`]: every open, create, rename and unlink relative to a held handle of the
 //!   workspace (`openat2` `RESOLVE_BENEATH`, or an `O_NOFOLLOW` walk), so a checked path
 //!   cannot be redirected by a symlink swapped in after the check.
+//! - [`bounded`]: reading a small file of untrusted type and size (no FIFO, device or
+//!   unbounded read).
 //! - [`atomic`]: temp file in the same directory, fsync, rename, mode and owner kept.
 //! - [`lock`]: a process-wide, poison-tolerant lock per canonical path (seed 004).
 //! - [`encoding`]: text or binary, and which encoding (UTF-8/16/32, Windows-1252).
@@ -12,6 +14,7 @@
 
 pub mod atomic;
 pub mod beneath;
+pub mod bounded;
 pub mod encoding;
 pub mod freshness;
 pub mod lock;

@@ -4,6 +4,10 @@ use std::path::Path;
 
 use super::{INDEX_FILE, MAX_BYTES, MAX_LINES, curate, project_memory_dir, user_memory_dir};
 
+/// The most of one memory file that is read; a larger one is skipped (the prompt's budget,
+/// [`MAX_BYTES`], is far smaller).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
 /// Reads the user's and the project's memory for the system prompt.
 ///
 /// Order (byte-stable for a given state): the user index, the user's topic files by name,
@@ -13,7 +17,8 @@ use super::{INDEX_FILE, MAX_BYTES, MAX_LINES, curate, project_memory_dir, user_m
 /// loading stops at a line boundary and a last line says how many lines were left out.
 /// The caller frames the result as facts, never commands.
 ///
-/// Returns `None` when no memory file exists or all are blank. Unreadable files are skipped.
+/// Returns `None` when no memory file exists or all are blank. Unreadable files, and those
+/// that are not regular files or are larger than [`MAX_FILE_BYTES`], are skipped.
 pub fn load_memory(home: &Path, workspace: &Path) -> Option<String> {
     let mut sources = Vec::new();
     for (label, dir) in [
@@ -23,7 +28,10 @@ pub fn load_memory(home: &Path, workspace: &Path) -> Option<String> {
         let mut files = vec![INDEX_FILE.to_string()];
         files.extend(curate::topic_files(&dir).unwrap_or_default());
         for name in files {
-            let Ok(text) = std::fs::read_to_string(dir.join(&name)) else {
+            // A FIFO or a device (a project's `MEMORY.md` may be a symlink to one) is
+            // skipped, not read without end.
+            let Ok(text) = crate::fs::bounded::read_regular_text(&dir.join(&name), MAX_FILE_BYTES)
+            else {
                 continue;
             };
             if !text.trim().is_empty() {

@@ -17,7 +17,7 @@ mod store;
 
 use std::path::{Path, PathBuf};
 
-pub use load::load_memory;
+pub use load::{MAX_FILE_BYTES, load_memory};
 pub use remember::Remember;
 pub use store::{Appended, MemoryError, append_fact, topic_file_name};
 

@@ -106,9 +106,14 @@ fn timeout_arg(args: &Value) -> Result<Duration, Refusal> {
     Ok(Duration::from_secs(secs))
 }
 
-/// The directory this call starts in: `cwd` resolved inside the workspace (relative to the
-/// session directory), or the session directory.
-pub(crate) fn start_dir(ctx: &ToolContext, cwd: Option<&Value>) -> Result<PathBuf, Refusal> {
+/// The directory a shell call (`exec_shell`, `task_shell_start`) starts in: its `cwd`
+/// argument resolved inside the workspace (relative to the session directory), or the
+/// session directory. The approval gate judges the command's relative paths from here.
+///
+/// # Errors
+/// `NOT_FOUND` or the workspace-containment refusal when `cwd` does not resolve to a
+/// directory inside the workspace.
+pub fn start_dir(ctx: &ToolContext, cwd: Option<&Value>) -> Result<PathBuf, Refusal> {
     let mut session = ctx.shell.cwd(&ctx.workspace);
     if !session.is_dir() {
         // The directory a `cd` moved to was deleted since: fall back to the root.

@@ -25,7 +25,7 @@ pub mod wrap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-pub use exec::{DEFAULT_TIMEOUT_SECS, ExecShell, MAX_TIMEOUT_SECS};
+pub use exec::{DEFAULT_TIMEOUT_SECS, ExecShell, MAX_TIMEOUT_SECS, start_dir};
 pub use interactive::Interactive;
 pub use tasks::{MAX_RUNNING_TASKS, TaskShellCancel, TaskShellPoll, TaskShellStart, TaskTable};
 pub use tree::become_child_subreaper;

@@ -1,10 +1,11 @@
 //! Finding skills on disk and reading one skill folder, within the limits.
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
+
+use crate::fs::bounded::{Follow, ReadError, read_regular};
 
 use super::{
     MAX_OTHER_FILE_BYTES, MAX_SKILL_BYTES, MAX_SKILL_DEPTH, MAX_SKILL_FILE_BYTES, MAX_SKILL_FILES,
@@ -169,14 +170,17 @@ fn walk(
         } else {
             MAX_OTHER_FILE_BYTES
         };
-        let bytes = read_regular(&target, limit).map_err(|e| match e {
-            ReadError::TooLarge => SkillError::TooLarge(format!(
+        let bytes = read_regular(&target, limit, Follow::No).map_err(|e| match e {
+            ReadError::TooLarge { .. } => SkillError::TooLarge(format!(
                 "{child_rel} is larger than {limit} bytes (the limit for this file)"
             )),
             ReadError::NotRegular => {
                 SkillError::Unreadable(format!("{child_rel} is not a regular file; remove it"))
             }
             ReadError::Io(e) => SkillError::Unreadable(format!("{child_rel}: {e}")),
+            ReadError::NotFound => {
+                SkillError::Unreadable(format!("{child_rel} disappeared while it was read"))
+            }
         })?;
         *total += bytes.len() as u64;
         if *total > MAX_SKILL_BYTES {
@@ -187,40 +191,6 @@ fn walk(
         out.push((child_rel, bytes));
     }
     Ok(())
-}
-
-enum ReadError {
-    TooLarge,
-    NotRegular,
-    Io(std::io::Error),
-}
-
-/// Reads a regular file of at most `limit` bytes. Opened without following a symlink and
-/// without blocking (a FIFO swapped in after the check is refused, not waited on).
-fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let file = options.open(path).map_err(ReadError::Io)?;
-    let meta = file.metadata().map_err(ReadError::Io)?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular);
-    }
-    if meta.len() > limit {
-        return Err(ReadError::TooLarge);
-    }
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(ReadError::Io)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge);
-    }
-    Ok(bytes)
 }
 
 /// Finds the skills of both roots: the user's `<home>/skills/` and the project's
