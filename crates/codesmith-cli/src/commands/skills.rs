@@ -113,10 +113,17 @@ fn find<'a>(set: &'a SkillSet, name: &str) -> Result<&'a Skill, Exit> {
 
 fn show(name: &str, workspace: &WorkspaceArg) -> Result<Exit, Exit> {
     let (home, ws, set) = found(workspace)?;
-    let skill = find(&set, name)?;
+    let found = find(&set, name)?;
+    // Read once, keeping the bytes: what is shown is what the digest (and a trust) covers.
+    let loaded = codesmith_tools::skills::load_skill_dir(&found.dir, found.scope, false)
+        .map_err(|e| Exit::failed(anyhow::anyhow!("cannot read {}: {e}", found.dir.display())))?;
+    let skill = &loaded.skill;
     let state = TrustStore::load(&home).state(&ws, skill);
-    let text = std::fs::read_to_string(skill.dir.join(codesmith_tools::skills::SKILL_FILE))
-        .map_err(|e| Exit::failed(anyhow::anyhow!("cannot read {}: {e}", skill.dir.display())))?;
+    let text = String::from_utf8_lossy(
+        loaded
+            .file(codesmith_tools::skills::SKILL_FILE)
+            .unwrap_or_default(),
+    );
     let mut out = format!(
         "{} [{}] {}\nsha256 {}\n",
         skill.name,
@@ -141,15 +148,21 @@ fn trust(name: &str, workspace: &WorkspaceArg) -> Result<Exit, Exit> {
     match state {
         TrustState::User => {
             println!(
-                "{name} is your own skill ({}): user skills are always trusted",
-                skill.dir.display()
+                "{}",
+                terminal_safe(&format!(
+                    "{name} is your own skill ({}): user skills are always trusted",
+                    skill.dir.display()
+                ))
             );
             return Ok(Exit::Ok);
         }
         TrustState::Trusted => {
             println!(
-                "{name} is already trusted in {} at its current content",
-                ws.display()
+                "{}",
+                terminal_safe(&format!(
+                    "{name} is already trusted in {} at its current content",
+                    ws.display()
+                ))
             );
             return Ok(Exit::Ok);
         }
@@ -182,7 +195,10 @@ fn install(path: &std::path::Path) -> Result<Exit, Exit> {
     let home = config::home_dir().map_err(usage)?;
     match install_skill(&home, path) {
         Ok(at) => {
-            println!("installed the skill into {}", at.display());
+            println!(
+                "{}",
+                terminal_safe(&format!("installed the skill into {}", at.display()))
+            );
             Ok(Exit::Ok)
         }
         Err(e) => Err(usage(anyhow::anyhow!("{e}"))),

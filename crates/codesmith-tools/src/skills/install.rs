@@ -125,6 +125,11 @@ mod tests {
             Err(InstallError::Exists(_))
         ));
 
+        // `codesmith skills install .` from inside the folder names the folder itself.
+        let home2 = d.path().join("home2");
+        let at = install_skill(&home2, &src.join(".")).unwrap();
+        assert_eq!(at, user_skills_dir(&home2).join("tidy"));
+
         let linked = d.path().join("src/linked");
         std::fs::create_dir_all(&linked).unwrap();
         std::fs::write(

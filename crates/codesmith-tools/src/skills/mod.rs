@@ -33,7 +33,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use install::{InstallError, install_skill};
-pub use load::{LoadedSkill, content_digest, discover, load_skill_dir};
+pub use load::{
+    LoadedSkill, MAX_SKILL_FILE_NAME, content_digest, discover, is_skill_file_name, load_skill_dir,
+};
 pub use parse::{MAX_DESCRIPTION_CHARS, SkillDoc, check_skill_name, parse_skill_md};
 pub use tool::SkillTool;
 
@@ -49,7 +51,8 @@ pub const MAX_SKILL_BYTES: u64 = 512 * 1024;
 pub const MAX_SKILL_FILES: usize = 64;
 /// Deepest sub-folder of a skill (`SKILL.md` is at depth 0).
 pub const MAX_SKILL_DEPTH: usize = 3;
-/// Most skills read from one root; the rest are skipped with a notice.
+/// Most skill folders examined in one root (valid or not); the rest are skipped with a
+/// notice.
 pub const MAX_SKILLS_PER_ROOT: usize = 100;
 /// Characters of a description shown in the system prompt (longer ones end with `…`).
 pub const MAX_PROMPT_DESCRIPTION_CHARS: usize = 160;
@@ -117,6 +120,8 @@ pub enum SkillError {
     SymlinkEscape(String),
     /// A symlink where none is accepted (`codesmith skills install`).
     Symlink(String),
+    /// A file or folder inside the skill has a name outside the accepted set.
+    BadFileName(String),
     /// `SKILL.md` is not UTF-8.
     NotUtf8,
     /// The folder could not be read.
@@ -167,6 +172,12 @@ impl fmt::Display for SkillError {
             SkillError::Symlink(path) => write!(
                 f,
                 "{path} is a symlink; copy the real file into the skill folder instead"
+            ),
+            SkillError::BadFileName(path) => write!(
+                f,
+                "the file name {path:?} is not accepted in a skill; rename it using only \
+                 letters, digits, '.', '_', '-' and '+' (at most {} characters per name)",
+                load::MAX_SKILL_FILE_NAME
             ),
             SkillError::NotUtf8 => write!(f, "{SKILL_FILE} is not UTF-8 text; save it as UTF-8"),
             SkillError::Unreadable(why) => write!(f, "the folder cannot be read: {why}"),

@@ -121,34 +121,78 @@ pub fn parse_skill_md(text: &str) -> Result<SkillDoc, SkillError> {
     })
 }
 
-/// Refuses anchors, aliases and deep nesting before anything is built.
+/// One open collection while screening: a mapping (waiting for a key or a value, with
+/// the keys seen so far) or a sequence.
+enum Frame {
+    Map {
+        expect_key: bool,
+        keys: std::collections::HashSet<String>,
+    },
+    Seq,
+}
+
+/// Refuses anchors, aliases, deep nesting, a key written twice in one mapping and more
+/// than one YAML document before anything is built. A key named twice is ambiguous (one
+/// reader takes the first, another the last), so it is refused, never resolved.
 fn screen_events(yaml: &str) -> Result<(), SkillError> {
     let mut parser = Parser::new_from_str(yaml);
-    let mut depth = 0usize;
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut documents = 0usize;
     loop {
         let (event, _) = parser
             .next_token()
             .map_err(|e| SkillError::BadYaml(e.to_string()))?;
-        match event {
+        match &event {
             Event::StreamEnd => return Ok(()),
+            Event::DocumentStart => {
+                documents += 1;
+                if documents > 1 {
+                    return Err(SkillError::BadYaml(
+                        "the front matter holds more than one YAML document (a `--- ` line?)"
+                            .into(),
+                    ));
+                }
+                continue;
+            }
             Event::Alias(_) => return Err(anchors()),
             Event::Scalar(_, _, anchor, _)
             | Event::SequenceStart(anchor, _)
             | Event::MappingStart(anchor, _)
-                if anchor > 0 =>
+                if *anchor > 0 =>
             {
                 return Err(anchors());
             }
-            Event::SequenceStart(..) | Event::MappingStart(..) => {
-                depth += 1;
-                if depth > MAX_DEPTH {
-                    return Err(SkillError::BadYaml(format!(
-                        "the front matter nests deeper than {MAX_DEPTH} levels"
-                    )));
-                }
+            Event::SequenceEnd | Event::MappingEnd => {
+                stack.pop();
+                continue;
             }
-            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..) => {}
+            _ => continue,
+        }
+        // A node: a key or a value of the enclosing mapping, or a sequence item.
+        if let Some(Frame::Map { expect_key, keys }) = stack.last_mut() {
+            if *expect_key
+                && let Event::Scalar(key, ..) = &event
+                && !keys.insert(key.clone())
+            {
+                return Err(SkillError::BadYaml(format!(
+                    "the key {key:?} is written twice; keep one"
+                )));
+            }
+            *expect_key = !*expect_key;
+        }
+        match event {
+            Event::SequenceStart(..) => stack.push(Frame::Seq),
+            Event::MappingStart(..) => stack.push(Frame::Map {
+                expect_key: true,
+                keys: std::collections::HashSet::new(),
+            }),
             _ => {}
+        }
+        if stack.len() > MAX_DEPTH {
+            return Err(SkillError::BadYaml(format!(
+                "the front matter nests deeper than {MAX_DEPTH} levels"
+            )));
         }
     }
 }
@@ -202,6 +246,15 @@ mod tests {
         assert!(matches!(p(bomb), Some(SkillError::BadYaml(m)) if m.contains("anchors")));
         let deep = "---\nname: n\ndescription: d\nx: [[[[[1]]]]]\n---\n";
         assert!(matches!(p(deep), Some(SkillError::BadYaml(m)) if m.contains("deeper")));
+        let twice = "---\nname: n\ndescription: harmless\ndescription: evil\n---\n";
+        assert!(matches!(p(twice), Some(SkillError::BadYaml(m)) if m.contains("twice")));
+        let quoted = "---\nname: n\ndescription: a\n\"description\": b\n---\n";
+        assert!(matches!(p(quoted), Some(SkillError::BadYaml(m)) if m.contains("twice")));
+        let two_docs = "---\nname: n\ndescription: a\n--- \nname: m\n---\n";
+        assert!(matches!(p(two_docs), Some(SkillError::BadYaml(m)) if m.contains("document")));
+        let nested_ok =
+            "---\nname: n\ndescription: d\nmeta: {a: 1, b: [a, a]}\nmore: {a: 2}\n---\n";
+        assert_eq!(p(nested_ok), None);
         let long = format!("---\nname: n\ndescription: {}\n---\n", "w".repeat(1_100));
         assert!(matches!(p(&long), Some(SkillError::BadDescription(_))));
     }
