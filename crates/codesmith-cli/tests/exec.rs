@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use codesmith_testkit::{Fault, Scripted, ScriptedServer};
 use serde_json::Value;

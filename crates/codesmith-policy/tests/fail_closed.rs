@@ -6,7 +6,7 @@
 use codesmith_policy::SafetyLevel::{Dangerous, RequiresApproval, Safe, WorkspaceSafe};
 use codesmith_policy::{LexicalPaths, approval_fingerprint, classify_command_with};
 
-mod common;
+use crate::common;
 use common::{WS, asks, check, check_with, facts};
 
 #[test]

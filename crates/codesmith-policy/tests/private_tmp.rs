@@ -5,7 +5,7 @@
 //! `/tmp` (`..`, symlinks made on the line, relative paths after a `cd`, the
 //! workspace mounted below `/tmp`) is judged as before.
 
-mod common;
+use crate::common;
 
 use codesmith_policy::SafetyLevel::{self, Dangerous, RequiresApproval, WorkspaceSafe};
 use codesmith_policy::{LexicalPaths, PrivateTmp, classify_command_with};

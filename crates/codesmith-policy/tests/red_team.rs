@@ -10,7 +10,7 @@
 use codesmith_policy::SafetyLevel::{self, Dangerous, RequiresApproval, Safe, WorkspaceSafe};
 use codesmith_policy::{LexicalPaths, classify_command_with};
 
-mod common;
+use crate::common;
 use common::{WS, asks, check, check_with, reason};
 
 #[test]

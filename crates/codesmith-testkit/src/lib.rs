@@ -1,5 +1,6 @@
-//! Test support: the scripted model server, [`suite_dir`] for the shared test suites, and
-//! [`mcp_python`] for the Python MCP SDK.
+//! Test support: the scripted model server, [`suite_dir`] for the shared test suites,
+//! [`mcp_python`] for the Python MCP SDK, and [`assert_every_test_file_declared`] for the
+//! one-binary integration-test layout.
 //!
 //! [`ScriptedServer`] is a real HTTP server on `127.0.0.1` that speaks both
 //! wire dialects CodeSmith's remote providers use — OpenAI Chat Completions
@@ -28,6 +29,7 @@
 //! ```
 
 mod cache;
+mod layout;
 mod procs;
 mod python;
 mod script;
@@ -36,6 +38,7 @@ mod sse;
 mod suites;
 
 pub use cache::{CacheUsage, LOOKBACK_BLOCKS};
+pub use layout::assert_every_test_file_declared;
 pub use procs::{live_processes, survivors_after};
 pub use python::{mcp_python, mcp_venv};
 pub use script::{Fault, Finish, MAX_PACE_MS, Reply, Scripted, ScriptedCall};

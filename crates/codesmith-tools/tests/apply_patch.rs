@@ -7,21 +7,12 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{Ws, ws, ws_with};
 
 impl Ws {
-    async fn call(&self, tool: &str, args: Value) -> Value {
-        self.envelope(tool, args).await
-    }
-
     async fn patch(&self, patch: &str) -> Value {
         self.call("apply_patch", json!({ "patch": patch })).await
-    }
-
-    async fn read(&self, rel: &str) {
-        let v = self.call("read_file", json!({ "path": rel })).await;
-        assert_eq!(v["ok"], true, "{v}");
     }
 }
 

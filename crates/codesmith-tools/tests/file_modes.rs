@@ -1,5 +1,6 @@
-//! File modes and owners across the writing tools. The umask is process-wide, so every
-//! test that depends on it lives in this binary and takes [`UMASK`] first.
+//! File modes and owners across the writing tools. The umask is process-wide and this
+//! binary runs every integration test of the crate, so a test that sets it runs alone in
+//! a child process of the binary ([`alone`]); the others never touch it.
 #![allow(clippy::unwrap_used, missing_docs)]
 #![cfg(unix)]
 
@@ -11,7 +12,33 @@ use codesmith_tools::fs::beneath::Root;
 use rustix::fs::Mode;
 use serde_json::{Value, json};
 
-static UMASK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// Names the one test a child process started by [`alone`] runs.
+const ALONE: &str = "CODESMITH_TEST_ALONE";
+
+/// Runs the test `name` (its path inside this binary) alone in a fresh process of this
+/// test binary, so what it does to process-wide state (the umask) reaches no other test.
+/// Returns true in that child, which then runs the body (a few file writes); in the
+/// calling test it waits for the child, asserts that exactly that one test ran and
+/// passed (a renamed test fails here rather than passing unrun), and returns false.
+fn alone(name: &str) -> bool {
+    if std::env::var_os(ALONE).is_some_and(|v| v == name) {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--test-threads=1", "--nocapture"])
+        .env(ALONE, name)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{name} alone: {}\n{stdout}\n{stderr}",
+        out.status
+    );
+    false
+}
 
 /// Runs `f` with the process umask set to `mask`, then restores it.
 fn with_umask<T>(mask: u32, f: impl FnOnce() -> T) -> T {
@@ -25,11 +52,12 @@ fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
-mod common;
+use crate::common;
 use common::{Ws, ws};
 
 impl Ws {
-    async fn call(&self, tool: &str, args: Value) -> Value {
+    /// Calls `tool`, asserting success.
+    async fn call_ok(&self, tool: &str, args: Value) -> Value {
         let v = self.envelope(tool, args).await;
         assert_eq!(v["ok"], true, "{v}");
         v
@@ -61,7 +89,9 @@ impl Ws {
 
 #[test]
 fn root_write_atomic_uses_the_umask_and_keeps_mode_and_owner() {
-    let _g = UMASK.blocking_lock();
+    if !alone("file_modes::root_write_atomic_uses_the_umask_and_keeps_mode_and_owner") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let root = Root::open(&dir.path().canonicalize().unwrap()).unwrap();
     let meta = |n: &str| fs::metadata(dir.path().join(n)).unwrap();
@@ -97,12 +127,14 @@ fn root_write_atomic_uses_the_umask_and_keeps_mode_and_owner() {
 
 #[tokio::test]
 async fn new_files_from_every_tool_get_the_umask_default() {
+    if !alone("file_modes::new_files_from_every_tool_get_the_umask_default") {
+        return;
+    }
     let w = ws();
-    let _g = UMASK.lock().await;
     let old = rustix::process::umask(Mode::from_raw_mode(0o002));
-    w.call("write_file", json!({"path": "w.txt", "content": "w\n"}))
+    w.call_ok("write_file", json!({"path": "w.txt", "content": "w\n"}))
         .await;
-    w.call(
+    w.call_ok(
         "apply_patch",
         json!({"patch": "*** Begin Patch\n*** Add File: p.txt\n+p\n*** End Patch\n"}),
     )
@@ -115,24 +147,23 @@ async fn new_files_from_every_tool_get_the_umask_default() {
 #[tokio::test]
 async fn overwritten_edited_and_moved_files_keep_mode_and_owner() {
     let w = ws();
-    let _g = UMASK.lock().await;
     w.put_foreign("w.txt", "one\n", 0o640);
     w.put_foreign("e.sh", "echo one\n", 0o750);
     w.put_foreign("m.sh", "echo m\n", 0o710);
     for p in ["w.txt", "e.sh", "m.sh"] {
-        w.call("read_file", json!({"path": p})).await;
+        w.call_ok("read_file", json!({"path": p})).await;
     }
-    w.call(
+    w.call_ok(
         "write_file",
         json!({"path": "w.txt", "content": "two\n", "overwrite": true}),
     )
     .await;
-    w.call(
+    w.call_ok(
         "edit_file",
         json!({"path": "e.sh", "search": "one", "replace": "two"}),
     )
     .await;
-    w.call(
+    w.call_ok(
         "apply_patch",
         json!({"patch": "*** Begin Patch\n*** Update File: m.sh\n*** Move to: bin/m2.sh\n@@\n-echo m\n+echo m2\n*** End Patch\n"}),
     )
@@ -149,7 +180,6 @@ async fn overwritten_edited_and_moved_files_keep_mode_and_owner() {
 #[tokio::test]
 async fn hard_links_and_extended_attributes_survive_every_writer() {
     let w = ws();
-    let _g = UMASK.lock().await;
     // Hard links: every name sees the edit, the link count stays.
     for (tool, a) in [
         ("write_file", "w1.txt"),
@@ -159,7 +189,7 @@ async fn hard_links_and_extended_attributes_survive_every_writer() {
         w.put_foreign(a, "one\n", 0o4750);
         let b = format!("{a}.link");
         fs::hard_link(w.root.join(a), w.root.join(&b)).unwrap();
-        w.call("read_file", json!({"path": a})).await;
+        w.call_ok("read_file", json!({"path": a})).await;
         let args = match tool {
             "write_file" => json!({"path": a, "content": "two\n", "overwrite": true}),
             "edit_file" => json!({"path": a, "search": "one", "replace": "two"}),
@@ -167,7 +197,7 @@ async fn hard_links_and_extended_attributes_survive_every_writer() {
                 "*** Begin Patch\n*** Update File: {a}\n@@\n-one\n+two\n*** End Patch\n"
             )}),
         };
-        w.call(tool, args).await;
+        w.call_ok(tool, args).await;
         for name in [a, b.as_str()] {
             assert_eq!(
                 fs::read_to_string(w.root.join(name)).unwrap(),
@@ -187,8 +217,8 @@ async fn hard_links_and_extended_attributes_survive_every_writer() {
         eprintln!("skipped: the file system has no user xattrs");
         return;
     }
-    w.call("read_file", json!({"path": "x.txt"})).await;
-    w.call(
+    w.call_ok("read_file", json!({"path": "x.txt"})).await;
+    w.call_ok(
         "edit_file",
         json!({"path": "x.txt", "search": "one", "replace": "two"}),
     )

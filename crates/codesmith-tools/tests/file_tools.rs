@@ -6,20 +6,8 @@ use std::fs;
 use codesmith_tools::{Registry, ToolContext, envelope_json, register_file_tools};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{Ws, ws};
-
-impl Ws {
-    async fn call(&self, tool: &str, args: Value) -> Value {
-        self.envelope(tool, args).await
-    }
-
-    async fn read(&self, rel: &str) -> Value {
-        let v = self.call("read_file", json!({"path": rel})).await;
-        assert_eq!(v["ok"], true, "{v}");
-        v
-    }
-}
 
 fn ok(v: &Value) -> String {
     assert_eq!(v["ok"], true, "{v}");

@@ -1,5 +1,5 @@
 //! A temporary workspace with the file tools registered, shared by the file-tool tests.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::fs;
 use std::path::PathBuf;
@@ -46,6 +46,21 @@ impl Ws {
     pub async fn envelope(&self, tool: &str, args: Value) -> Value {
         let t = self.reg.get(tool).unwrap();
         envelope_json(&t.call(&self.ctx, args).await)
+    }
+
+    /// [`Ws::envelope`] by its shorter name, as the file-tool tests call it.
+    pub async fn call(&self, tool: &str, args: Value) -> Value {
+        self.envelope(tool, args).await
+    }
+
+    /// Reads `rel` through `read_file` (which a later edit of it requires), asserting
+    /// success; returns the envelope.
+    pub async fn read(&self, rel: &str) -> Value {
+        let v = self
+            .call("read_file", serde_json::json!({ "path": rel }))
+            .await;
+        assert_eq!(v["ok"], true, "{v}");
+        v
     }
 
     /// Writes `rel` (parents created).

@@ -1,0 +1,32 @@
+//! The integration tests of `codesmith-cli`, gathered into one test binary: one link
+//! instead of one per file. Each file under `tests/` is a module here, so a test's
+//! path is `FILE::NAME` (`cargo test -p codesmith-cli --test integration FILE`).
+
+mod common;
+
+mod config;
+mod crash;
+mod doctor;
+mod exec;
+mod local_model;
+mod mcp;
+mod mcp_client;
+mod mcp_everything;
+mod memory;
+mod model_fetch;
+mod real_streams;
+mod sandbox;
+mod sessions;
+mod signals;
+mod skills;
+mod subagents;
+mod terminal_escapes;
+mod tool;
+mod tui;
+mod verify;
+
+/// A file under `tests/` that this root does not declare would never be built.
+#[test]
+fn every_test_file_is_declared_here() {
+    codesmith_testkit::assert_every_test_file_declared(env!("CARGO_MANIFEST_DIR"));
+}

@@ -1,0 +1,22 @@
+//! The integration tests of `codesmith-engine`, gathered into one test binary: one link
+//! instead of one per file. Each file under `tests/` is a module here, so a test's
+//! path is `FILE::NAME` (`cargo test -p codesmith-engine --test integration FILE`).
+
+mod common;
+
+mod economics;
+mod faults;
+mod interrupt;
+mod json_repair_suite;
+mod mcp_grants;
+mod persistent_writes;
+mod rlm;
+mod snapshot;
+mod subagents;
+mod verify;
+
+/// A file under `tests/` that this root does not declare would never be built.
+#[test]
+fn every_test_file_is_declared_here() {
+    codesmith_testkit::assert_every_test_file_declared(env!("CARGO_MANIFEST_DIR"));
+}

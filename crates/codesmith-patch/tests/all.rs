@@ -1,0 +1,12 @@
+//! The integration tests of `codesmith-patch`, gathered into one test binary: one link
+//! instead of one per file. Each file under `tests/` is a module here, so a test's
+//! path is `FILE::NAME` (`cargo test -p codesmith-patch --test integration FILE`).
+
+mod behaviour;
+mod codex_scenarios;
+
+/// A file under `tests/` that this root does not declare would never be built.
+#[test]
+fn every_test_file_is_declared_here() {
+    codesmith_testkit::assert_every_test_file_declared(env!("CARGO_MANIFEST_DIR"));
+}

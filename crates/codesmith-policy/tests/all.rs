@@ -1,0 +1,19 @@
+//! The integration tests of `codesmith-policy`, gathered into one test binary: one link
+//! instead of one per file. Each file under `tests/` is a module here, so a test's
+//! path is `FILE::NAME` (`cargo test -p codesmith-policy --test integration FILE`).
+
+mod common;
+
+mod classifier;
+mod dcg_corpus;
+mod exec_policy_examples;
+mod fail_closed;
+mod harmful_cores;
+mod private_tmp;
+mod red_team;
+
+/// A file under `tests/` that this root does not declare would never be built.
+#[test]
+fn every_test_file_is_declared_here() {
+    codesmith_testkit::assert_every_test_file_declared(env!("CARGO_MANIFEST_DIR"));
+}

@@ -1,0 +1,11 @@
+//! The integration tests of `codesmith-providers`, gathered into one test binary: one link
+//! instead of one per file. Each file under `tests/` is a module here, so a test's
+//! path is `FILE::NAME` (`cargo test -p codesmith-providers --test integration FILE`).
+
+mod scripted;
+
+/// A file under `tests/` that this root does not declare would never be built.
+#[test]
+fn every_test_file_is_declared_here() {
+    codesmith_testkit::assert_every_test_file_declared(env!("CARGO_MANIFEST_DIR"));
+}
