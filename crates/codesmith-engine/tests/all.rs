@@ -4,6 +4,7 @@
 
 mod common;
 
+mod approvals;
 mod economics;
 mod faults;
 mod interrupt;
