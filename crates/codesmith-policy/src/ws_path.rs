@@ -354,12 +354,16 @@ const CREDENTIAL_SUFFIXES: &[&str] = &[
     ".zsh_history",
     "etc/gitlab-runner",
     "etc/gshadow",
+    "etc/gshadow-",
     "etc/kubernetes",
     "etc/letsencrypt",
+    "etc/security/opasswd",
     "etc/shadow",
+    "etc/shadow-",
     "etc/ssh",
     "etc/ssl/private",
     "etc/sudoers",
+    "etc/sudoers.d",
     "run/secrets",
 ];
 
