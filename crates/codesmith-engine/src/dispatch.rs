@@ -361,7 +361,8 @@ fn arguments_refusal(tool: &str, fault: &ArgumentsError, stop: &StopReason) -> R
     }
 }
 
-fn kind_of(v: &Value) -> &'static str {
+/// What kind of JSON value `v` is, for an error that must not echo the value itself.
+pub(crate) fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

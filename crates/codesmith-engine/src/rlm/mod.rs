@@ -729,7 +729,7 @@ async fn load_inputs(
             return Err(invalid(
                 format!(
                     "The {source} of the input {name:?} must be a string; it is {}.",
-                    json_kind(&item[source])
+                    crate::dispatch::kind_of(&item[source])
                 ),
                 "Give e.g. {\"name\": \"log\", \"path\": \"logs/app.log\"}.",
             ));
@@ -800,18 +800,6 @@ async fn load_inputs(
         });
     }
     Ok(loaded)
-}
-
-/// What kind of JSON value `v` is, for an error (never the value itself).
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn too_large(max: u64) -> Refusal {
