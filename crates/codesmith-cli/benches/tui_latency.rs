@@ -108,6 +108,7 @@ fn engine(server: &ScriptedServer, ws: &std::path::Path, home: &std::path::Path)
         complete: CompleteOptions::default(),
         rules: Rules::new(),
         network: NetworkPolicy::default(),
+        agents: Default::default(),
         verify_claims: false,
     };
     let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());

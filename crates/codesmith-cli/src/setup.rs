@@ -172,6 +172,7 @@ pub fn engine_config(resolved: &Settings) -> EngineConfig {
         complete: complete_options(resolved),
         rules: resolved.rules.clone(),
         network: resolved.fetch.policy.clone(),
+        agents: resolved.agents.clone(),
         verify_claims: resolved.verify_claims,
     }
 }
@@ -205,7 +206,6 @@ pub fn engine(
         tools.register(Arc::new(codesmith_engine::AgentTool));
     }
     let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
-    engine.set_agent_settings(resolved.agents.clone());
     engine.set_snapshot_settings(SnapshotSettings {
         enabled: resolved.snapshots,
         ..SnapshotSettings::default()

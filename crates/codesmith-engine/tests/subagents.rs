@@ -42,8 +42,14 @@ impl Rig {
     }
 
     fn engine(&self) -> codesmith_engine::Engine {
+        self.engine_with(AgentSettings::default())
+    }
+
+    /// [`Rig::engine`] with these `[agents]` settings.
+    fn engine_with(&self, agents: AgentSettings) -> codesmith_engine::Engine {
         let setup = common::Setup {
             extra_tools: vec![Arc::new(AgentTool)],
+            agents,
             ..common::Setup::default()
         };
         common::engine(&self.server, &self.ws, &self.home, setup)
@@ -381,8 +387,7 @@ async fn a_child_past_its_wall_time_is_stopped_and_the_parent_goes_on() {
         .push(agent_call("p1", "plan", "plan it"))
         .push(Fault::hang(20_000))
         .push(Scripted::text("The planner ran out of time."));
-    let mut engine = rig.engine();
-    engine.set_agent_settings(AgentSettings {
+    let mut engine = rig.engine_with(AgentSettings {
         max_wall: Duration::from_millis(300),
         ..AgentSettings::default()
     });
@@ -498,8 +503,7 @@ async fn a_review_child_cannot_write_through_a_test_or_build_command() {
     rig.server
         .push(Scripted::text("reviewed"))
         .push(Scripted::text("done"));
-    let mut engine = rig.engine();
-    engine.set_agent_settings(AgentSettings {
+    let mut engine = rig.engine_with(AgentSettings {
         max_turns: 40,
         ..AgentSettings::default()
     });

@@ -47,6 +47,9 @@ pub struct EngineConfig {
     pub rules: codesmith_policy::Rules,
     /// The `[network]` policy (user config only; never from the project).
     pub network: codesmith_policy::NetworkPolicy,
+    /// Subagent settings (`[agents]`: the children's model and per-child caps). The
+    /// `agent` tool must be in the registry for the model to delegate at all.
+    pub agents: crate::subagent::AgentSettings,
     /// Check success claims in the final text by replaying the task's last
     /// verification command (`[verification] result_claims`, on by default; see [`crate::verify`]).
     pub verify_claims: bool,
@@ -194,15 +197,6 @@ impl Engine {
     /// in between, so this holds even after a task future was dropped mid-way.
     pub fn into_session(self) -> Session {
         self.session
-    }
-
-    /// Replaces the subagent settings (`[agents]`: model, caps; default
-    /// [`crate::subagent::AgentSettings::default`]). The `agent` tool must be in the
-    /// registry for the model to delegate at all.
-    pub fn set_agent_settings(&mut self, settings: crate::subagent::AgentSettings) {
-        if let Some(d) = &mut self.runtime.delegation {
-            d.settings = settings;
-        }
     }
 
     /// Makes this engine a subagent of type `role` at `depth`.

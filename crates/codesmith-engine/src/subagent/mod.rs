@@ -294,7 +294,7 @@ pub(crate) struct Delegation {
 }
 
 impl Delegation {
-    /// A foreground engine's delegation: depth 0, no role, the default settings.
+    /// A foreground engine's delegation: depth 0, no role, the settings of `config`.
     pub(crate) fn root(
         provider: Arc<dyn Provider>,
         config: EngineConfig,
@@ -303,8 +303,8 @@ impl Delegation {
     ) -> Delegation {
         Delegation {
             provider,
+            settings: config.agents.clone(),
             config,
-            settings: AgentSettings::default(),
             depth: 0,
             role: None,
             session_id,

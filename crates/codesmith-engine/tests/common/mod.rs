@@ -26,6 +26,8 @@ pub struct Setup {
     pub extra_tools: Vec<Arc<dyn codesmith_tools::Tool>>,
     pub max_turns: u32,
     pub system_prompt: String,
+    /// `[agents]` of the engine.
+    pub agents: codesmith_engine::AgentSettings,
 }
 
 impl Default for Setup {
@@ -39,6 +41,7 @@ impl Default for Setup {
             extra_tools: Vec::new(),
             max_turns: 10,
             system_prompt: "test".into(),
+            agents: codesmith_engine::AgentSettings::default(),
         }
     }
 }
@@ -99,6 +102,7 @@ fn build(
         complete,
         rules: setup.rules,
         network: NetworkPolicy::default(),
+        agents: setup.agents,
         verify_claims: setup.verify_claims,
     };
     let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
