@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use codesmith_engine::snapshot::{SideRepo, SnapshotError, SnapshotSettings, recorded_turns};
+use codesmith_engine::snapshot::{SideRepo, SnapshotError, SnapshotSettings, recorded_tasks};
 use codesmith_engine::{Engine, Session};
 use codesmith_protocol::Event;
 use codesmith_testkit::{Scripted, ScriptedServer};
@@ -202,7 +202,7 @@ async fn the_backup_of_a_restore_can_be_restored_too() {
 }
 
 #[tokio::test]
-async fn unknown_turns_and_bad_ids_are_typed_errors() {
+async fn unknown_tasks_and_bad_ids_are_typed_errors() {
     let d = dirs();
     write(&d.ws, "f.txt", "x\n");
     let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
@@ -213,9 +213,9 @@ async fn unknown_turns_and_bad_ids_are_typed_errors() {
     repo.take("s", 2).await.unwrap();
     repo.take("s", 5).await.unwrap();
     let err = repo.restore("s", 4).await.unwrap_err();
-    assert!(err.to_string().contains("turns 2, 5"), "{err}");
-    assert_eq!(repo.turns("s").await.unwrap(), [2, 5]);
-    assert!(repo.turns("other").await.unwrap().is_empty());
+    assert!(err.to_string().contains("tasks 2, 5"), "{err}");
+    assert_eq!(repo.tasks("s").await.unwrap(), [2, 5]);
+    assert!(repo.tasks("other").await.unwrap().is_empty());
     for bad in ["../x", "a/b", ".hidden", ""] {
         assert!(
             matches!(
@@ -507,9 +507,9 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
 
     let id = engine.session().id().to_string();
     let repo = SideRepo::new(&SnapshotSettings::default(), &rig.d.home, &rig.d.ws);
-    assert_eq!(repo.turns(&id).await.unwrap(), [1, 2]);
+    assert_eq!(repo.tasks(&id).await.unwrap(), [1, 2]);
 
-    let report = engine.restore_turn(2).await.unwrap();
+    let report = engine.restore_task(2, true).await.unwrap();
     assert_eq!(report.removed, ["made.txt"]);
     assert!(!rig.d.ws.join("made.txt").exists());
     assert_eq!(
@@ -518,12 +518,12 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
         "turn 1's edit stays"
     );
 
-    engine.restore_turn(1).await.unwrap();
+    engine.restore_task(1, true).await.unwrap();
     assert_eq!(read(&rig.d.ws, "notes.txt"), "alpha\nbeta\n");
 
     // The transcript records three turns and both restores.
     let path = engine.session().path().to_path_buf();
-    assert_eq!(recorded_turns(&path), 3);
+    assert_eq!(recorded_tasks(&path), 3);
     let text = std::fs::read_to_string(&path).unwrap();
     let restores: Vec<serde_json::Value> = text
         .lines()
@@ -531,13 +531,13 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
         .filter(|v| v["type"] == "note" && v["kind"] == "restore")
         .collect();
     assert_eq!(restores.len(), 2);
-    assert_eq!(restores[1]["data"]["turn"], 1);
+    assert_eq!(restores[1]["data"]["task"], 1);
     assert_eq!(restores[1]["data"]["restored"][0], "notes.txt");
 
     // A resumed session goes on counting turns.
     drop(engine);
     let session = open_when_released(&rig.d.home, &id).await;
-    assert_eq!(recorded_turns(session.path()), 3);
+    assert_eq!(recorded_tasks(session.path()), 3);
 }
 
 #[tokio::test]
@@ -564,7 +564,7 @@ async fn without_git_the_turn_goes_on_with_one_notice() {
         .collect();
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(
-        notices[0].contains("Snapshot of turn 1 skipped")
+        notices[0].contains("Snapshot of task 1 skipped")
             && notices[0].contains("off for the rest"),
         "{}",
         notices[0]
@@ -595,7 +595,7 @@ async fn a_slow_git_times_out_and_a_stale_index_lock_is_cleared() {
     repo.take("s", 1).await.unwrap();
     std::fs::write(repo.dir().join("index.lock"), "").unwrap();
     repo.take("s", 2).await.unwrap();
-    assert_eq!(repo.turns("s").await.unwrap(), [1, 2]);
+    assert_eq!(repo.tasks("s").await.unwrap(), [1, 2]);
 }
 
 #[tokio::test]
@@ -626,7 +626,7 @@ async fn an_env_file_a_turn_deletes_comes_back_with_restore() {
         .push(Scripted::text("cleaned"));
     run(&mut engine, "clean up").await;
     assert!(!rig.d.ws.join(".env").exists());
-    let report = engine.restore_turn(1).await.unwrap();
+    let report = engine.restore_task(1, true).await.unwrap();
     assert_eq!(report.recreated, [".env"]);
     assert_eq!(read(&rig.d.ws, ".env"), "DB_PASSWORD=only-copy\n");
 }
@@ -683,6 +683,33 @@ async fn deleting_what_the_snapshot_holds_needs_no_approval_and_anything_else_as
     );
     assert!(rig.d.ws.join("docs/big.bin").exists() && rig.d.ws.join("docs/a.md").exists());
     // And what ran without asking comes back.
-    let report = engine.restore_turn(1).await.unwrap();
+    let report = engine.restore_task(1, true).await.unwrap();
     assert_eq!(report.recreated, ["notes.txt"]);
+}
+
+#[test]
+fn sessions_written_with_turn_notes_still_count_their_tasks() {
+    let d = tempfile::tempdir().unwrap();
+    let (home, ws) = (d.path().join("home"), d.path().to_path_buf());
+    let mut session = Session::create(&home, &ws, "openai", "m").unwrap();
+    session
+        .push(codesmith_protocol::Message::user_text("one"))
+        .unwrap();
+    // Before tasks had their own name, a task's start was a `turn` note.
+    session
+        .note(
+            codesmith_engine::snapshot::LEGACY_TASK_NOTE,
+            serde_json::json!({"turn": 4}),
+        )
+        .unwrap();
+    session.sync().unwrap();
+    assert_eq!(recorded_tasks(session.path()), 4);
+    session
+        .note(
+            codesmith_engine::snapshot::TASK_NOTE,
+            serde_json::json!({"task": 5}),
+        )
+        .unwrap();
+    session.sync().unwrap();
+    assert_eq!(recorded_tasks(session.path()), 5);
 }
