@@ -103,7 +103,7 @@ pub(crate) async fn dispatch_calls(
     results
 }
 
-/// Calls that may change the workspace: the turn's snapshot is taken before the first
+/// Calls that may change the workspace: the task's snapshot is taken before the first
 /// (before a `general` or `review` subagent starts, too: the parent's snapshot covers
 /// what its child changes).
 fn writes(p: &Prepared) -> bool {

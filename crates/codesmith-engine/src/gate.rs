@@ -49,7 +49,7 @@ impl Runtime {
     /// Decides whether the call `call_id` of `tool` with `args` may run, asking the approver
     /// when needed (the request carries `call_id`, so an answer can name it).
     ///
-    /// A shell command that would ask is judged again with what the turn's snapshot
+    /// A shell command that would ask is judged again with what the task's snapshot
     /// holds (the snapshot is taken first; it would be before the command runs anyway):
     /// deleting files the snapshot can bring back needs nobody's approval. Without a
     /// snapshot the first answer stands.

@@ -46,7 +46,7 @@ impl Runtime {
     }
 
     /// [`Runtime::shell_requirement`] knowing which workspace paths (relative,
-    /// `/`-separated) the turn's snapshot holds: deleting only those is undoable.
+    /// `/`-separated) the task's snapshot holds: deleting only those is undoable.
     pub(crate) fn shell_requirement_with_snapshot(
         &self,
         tool: &dyn Tool,
@@ -193,7 +193,7 @@ impl Runtime {
     }
 
     /// The requirement for a tool that writes files. Most writes run without asking (the
-    /// turn's snapshot can undo them); a write that outlives the session and reaches
+    /// task's snapshot can undo them); a write that outlives the session and reaches
     /// beyond it needs a person in `suggest`:
     /// - `remember` with scope `"user"` (the default), which reaches every later session
     ///   in every workspace;
@@ -357,7 +357,7 @@ fn is_instruction_file(path: &str) -> bool {
 const MAX_HELD_WALK: usize = 10_000;
 
 /// What the command classifier may know during a turn: the real file system
-/// (symlinks followed, `$HOME`), plus which paths the turn's snapshot holds, so
+/// (symlinks followed, `$HOME`), plus which paths the task's snapshot holds, so
 /// that deleting them can be undone with `sessions restore`, and whether the
 /// command runs isolated with a private `/tmp`.
 struct TurnFacts<'a> {

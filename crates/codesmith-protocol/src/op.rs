@@ -102,3 +102,47 @@ pub struct ApprovalRequest {
     /// Whether an "always" grant may be offered (never for a dangerous command).
     pub can_persist: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Event, TaskStatus, Usage};
+
+    #[test]
+    fn ops_and_the_queue_events_have_a_stable_json_shape() {
+        let op = Op::Approval {
+            call_id: "agent-1/c7".into(),
+            answer: ApprovalAnswer::Session,
+        };
+        let text = serde_json::to_string(&op).unwrap_or_default();
+        assert_eq!(
+            text,
+            r#"{"type":"approval","call_id":"agent-1/c7","answer":"session"}"#
+        );
+        assert_eq!(serde_json::from_str::<Op>(&text).ok(), Some(op));
+        let asked = Event::ApprovalRequested(ApprovalRequest {
+            call_id: "c1".into(),
+            agent_id: None,
+            tool: "exec_shell".into(),
+            summary: "make".into(),
+            reason: "runs code".into(),
+            can_persist: true,
+        });
+        assert_eq!(
+            serde_json::to_string(&asked).unwrap_or_default(),
+            r#"{"type":"approval_requested","call_id":"c1","tool":"exec_shell","summary":"make","reason":"runs code","can_persist":true}"#
+        );
+        let done = Event::TaskFinished {
+            status: TaskStatus::TurnLimit,
+            turns: 3,
+            usage: Usage::default(),
+        };
+        let text = serde_json::to_string(&done).unwrap_or_default();
+        assert!(
+            text.starts_with(r#"{"type":"task_finished","status":"turn_limit","turns":3,"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Event>(&text).ok(), Some(done));
+        assert_eq!(TaskStatus::TooManyFailures.as_str(), "too_many_failures");
+    }
+}

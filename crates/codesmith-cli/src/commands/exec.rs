@@ -97,7 +97,7 @@ pub async fn run(mut args: ExecArgs) -> Exit {
     }
     let stop = shutdown.token();
     let mut interrupted = false;
-    let mut status = None;
+    let mut finished = None;
     loop {
         let event = tokio::select! {
             event = handle.next_event() => event,
@@ -107,14 +107,20 @@ pub async fn run(mut args: ExecArgs) -> Exit {
                 continue;
             }
         };
-        let Some(event) = event else { break };
-        if let Event::TaskFinished { status: s, .. } = &event {
-            status = Some(*s);
-            break;
+        match event {
+            Some(event @ Event::TaskFinished { .. }) => {
+                finished = Some(event);
+                break;
+            }
+            Some(event) => progress.show(&event),
+            None => break,
         }
-        progress.show(&event);
     }
     let _ = handle.shutdown().await;
+    let status = match &finished {
+        Some(Event::TaskFinished { status, .. }) => Some(*status),
+        _ => None,
+    };
     if let (Some(signal), Some(TaskStatus::Cancelled)) = (shutdown.caught(), status) {
         let message = "running commands were killed and the turn was closed in the session; \
                        continue with --resume";
@@ -123,9 +129,16 @@ pub async fn run(mut args: ExecArgs) -> Exit {
                 message: format!("interrupted by {}: {message}", signal.name()),
             });
         }
+        if let Some(event) = &finished {
+            progress.show(event);
+        }
         // The streamed answer's open line ends before the interruption is reported.
         progress.end_answer();
         return shutdown::exit(signal, message);
+    }
+    // The last event line: how the task ended (plain progress shows nothing for it).
+    if let Some(event) = &finished {
+        progress.show(event);
     }
     finish(status, &mut progress)
 }

@@ -724,7 +724,7 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         config,
     );
     child.set_snapshot_settings(crate::snapshot::SnapshotSettings {
-        // The parent's turn snapshot, taken before a writing child starts, covers it.
+        // The parent's task snapshot, taken before a writing child starts, covers it.
         enabled: false,
         ..crate::snapshot::SnapshotSettings::default()
     });
