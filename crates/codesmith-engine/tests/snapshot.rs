@@ -713,3 +713,99 @@ fn sessions_written_with_turn_notes_still_count_their_tasks() {
     session.sync().unwrap();
     assert_eq!(recorded_tasks(session.path()), 5);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_and_compact_ops_end_with_their_closing_events() {
+    use codesmith_protocol::{CompactionOutcome, Op};
+    let rig = Rig::new().await;
+    rig.script_overwrite("gamma\n");
+    let mut handle = rig.engine().spawn(codesmith_engine::Approvals::Refused);
+    let wait = Duration::from_secs(20);
+    let until_closing = async |handle: &mut codesmith_engine::EngineHandle| loop {
+        let event = tokio::time::timeout(wait, handle.next_event())
+            .await
+            .expect("no event in time")
+            .expect("the queue closed");
+        if matches!(
+            event,
+            Event::TaskFinished { .. }
+                | Event::RestoreFinished { .. }
+                | Event::CompactionFinished { .. }
+        ) {
+            return event;
+        }
+    };
+    handle
+        .submit(Op::UserTask {
+            text: "rewrite notes".into(),
+        })
+        .await
+        .unwrap();
+    until_closing(&mut handle).await;
+    assert_eq!(read(&rig.d.ws, "notes.txt"), "gamma\n");
+
+    // A preview changes nothing and says what would change.
+    handle
+        .submit(Op::Restore {
+            task: 1,
+            apply: false,
+        })
+        .await
+        .unwrap();
+    let Event::RestoreFinished {
+        task,
+        applied,
+        report: Some(report),
+        error: None,
+    } = until_closing(&mut handle).await
+    else {
+        panic!("no preview report");
+    };
+    assert_eq!((task, applied), (1, false));
+    assert_eq!(report.restored, ["notes.txt"]);
+    assert_eq!(report.backup, None);
+    assert_eq!(read(&rig.d.ws, "notes.txt"), "gamma\n");
+
+    handle
+        .submit(Op::Restore {
+            task: 1,
+            apply: true,
+        })
+        .await
+        .unwrap();
+    let Event::RestoreFinished {
+        applied: true,
+        report: Some(report),
+        ..
+    } = until_closing(&mut handle).await
+    else {
+        panic!("not restored");
+    };
+    assert!(report.backup.is_some());
+    assert_eq!(read(&rig.d.ws, "notes.txt"), "alpha\nbeta\n");
+
+    // A task with no snapshot is a typed error that names the ones that exist.
+    handle
+        .submit(Op::Restore {
+            task: 9,
+            apply: true,
+        })
+        .await
+        .unwrap();
+    let Event::RestoreFinished {
+        report: None,
+        error: Some(error),
+        ..
+    } = until_closing(&mut handle).await
+    else {
+        panic!("a missing snapshot restored");
+    };
+    assert!(error.contains("tasks 1"), "{error}");
+
+    handle.submit(Op::Compact).await.unwrap();
+    let Event::CompactionFinished { outcome, .. } = until_closing(&mut handle).await else {
+        panic!("no compaction event");
+    };
+    assert_eq!(outcome, CompactionOutcome::NothingToCompact);
+    handle.shutdown().await.unwrap();
+}

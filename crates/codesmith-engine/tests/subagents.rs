@@ -789,6 +789,58 @@ async fn a_childs_approval_through_the_queues_is_labelled_and_answerable() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_childs_question_is_withdrawn_when_its_wall_time_ends() {
+    use codesmith_protocol::Op;
+    let rig = Rig::new().await;
+    rig.server
+        .push(agent_call("p1", "general", "mark it"))
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "make test"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let setup = common::Setup {
+        extra_tools: vec![Arc::new(AgentTool)],
+        approval: codesmith_policy::ApprovalMode::Suggest,
+        agents: AgentSettings {
+            max_wall: std::time::Duration::from_millis(500),
+            ..AgentSettings::default()
+        },
+        ..common::Setup::default()
+    };
+    let engine = common::engine(&rig.server, &rig.ws, &rig.home, setup);
+    let mut handle = engine.spawn(codesmith_engine::Approvals::Asked);
+    handle
+        .submit(Op::UserTask {
+            text: "delegate".into(),
+        })
+        .await
+        .unwrap();
+    let mut asked = None;
+    let mut withdrawn = None;
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), handle.next_event())
+            .await
+            .expect("no event in time")
+            .expect("the queue closed");
+        match event {
+            Event::ApprovalRequested(r) => asked = Some(r.call_id),
+            Event::ApprovalWithdrawn { call_id } => withdrawn = Some(call_id),
+            Event::TaskFinished { status, .. } => {
+                assert_eq!(status, TaskStatus::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    // Nobody answered: the child's wall time ended its wait, and the question with it.
+    assert!(asked.is_some());
+    assert_eq!(withdrawn, asked);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_child_gets_no_tool_that_answers_from_the_network() {
     let rig = Rig::new().await;
     rig.server
