@@ -1,4 +1,4 @@
-//! Turn snapshots and rollback: the side repository round trip against a
+//! Task snapshots and rollback: the side repository round trip against a
 //! real user git repository, and the engine hook driven through the scripted
 //! model server.
 
@@ -115,7 +115,7 @@ async fn a_round_trip_restores_edits_creations_and_deletions_and_leaves_the_user
         assert_eq!(mode & 0o777, 0o700, "the side repository is private");
     }
 
-    // What the agent does during the turn.
+    // What the agent does during the task.
     write(&d.ws, "src/a.txt", "a2 broken\n");
     std::fs::remove_file(d.ws.join("b.txt")).unwrap();
     std::fs::remove_file(d.ws.join("untracked.txt")).unwrap();
@@ -319,7 +319,7 @@ async fn modes_and_symlinks_come_back() {
 }
 
 #[tokio::test]
-async fn an_ignored_env_file_deleted_in_a_turn_comes_back() {
+async fn an_ignored_env_file_deleted_in_a_task_comes_back() {
     let d = dirs();
     user_repo(&d.ws);
     write(&d.ws, ".gitignore", "*.log\ntarget/\n.env\nnode_modules/\n");
@@ -362,7 +362,7 @@ async fn nested_repositories_never_break_a_snapshot_or_a_restore() {
     assert!(!repo.holds(&snap.commit, "vendor/lib/.git").await);
     write(&d.ws, "empty/file.txt", "e2\n");
     std::fs::remove_file(d.ws.join("vendor/lib/x.c")).unwrap();
-    // The model turns a plain directory into a repository during the turn.
+    // The model turns a plain directory into a repository during the task.
     git(&d.ws.join("src"), &["init", "-q"]);
     write(&d.ws, "src/a.txt", "a2\n");
     let report = repo.restore("s", 1).await.unwrap();
@@ -473,7 +473,7 @@ async fn run(engine: &mut Engine, task: &str) -> Vec<Event> {
 }
 
 #[tokio::test]
-async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
+async fn the_engine_snapshots_before_a_tasks_first_write_and_restores_it() {
     let rig = Rig::new().await;
     let mut engine = rig.engine();
     rig.script_overwrite("gamma\n");
@@ -484,7 +484,7 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
     );
     assert_eq!(read(&rig.d.ws, "notes.txt"), "gamma\n");
 
-    // Turn 2 creates a file with a shell command.
+    // Task 2 creates a file with a shell command.
     rig.server
         .push(Scripted::tool_call(
             "s1",
@@ -495,7 +495,7 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
     run(&mut engine, "make a file").await;
     assert!(rig.d.ws.join("made.txt").exists());
 
-    // A turn that only reads takes no snapshot.
+    // A task that only reads takes no snapshot.
     rig.server
         .push(Scripted::tool_call(
             "r9",
@@ -515,13 +515,13 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
     assert_eq!(
         read(&rig.d.ws, "notes.txt"),
         "gamma\n",
-        "turn 1's edit stays"
+        "task 1's edit stays"
     );
 
     engine.restore_task(1, true).await.unwrap();
     assert_eq!(read(&rig.d.ws, "notes.txt"), "alpha\nbeta\n");
 
-    // The transcript records three turns and both restores.
+    // The transcript records three tasks and both restores.
     let path = engine.session().path().to_path_buf();
     assert_eq!(recorded_tasks(&path), 3);
     let text = std::fs::read_to_string(&path).unwrap();
@@ -534,14 +534,14 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
     assert_eq!(restores[1]["data"]["task"], 1);
     assert_eq!(restores[1]["data"]["restored"][0], "notes.txt");
 
-    // A resumed session goes on counting turns.
+    // A resumed session goes on counting tasks.
     drop(engine);
     let session = open_when_released(&rig.d.home, &id).await;
     assert_eq!(recorded_tasks(session.path()), 3);
 }
 
 #[tokio::test]
-async fn without_git_the_turn_goes_on_with_one_notice() {
+async fn without_git_the_task_goes_on_with_one_notice() {
     let rig = Rig::new().await;
     let mut engine = rig.engine();
     engine.set_snapshot_settings(SnapshotSettings {
@@ -569,7 +569,7 @@ async fn without_git_the_turn_goes_on_with_one_notice() {
         "{}",
         notices[0]
     );
-    // The next turn does not try (and warn) again.
+    // The next task does not try (and warn) again.
     rig.script_overwrite("delta\n");
     let events = run(&mut engine, "again").await;
     assert!(!events.iter().any(|e| matches!(e, Event::Notice { .. })));
@@ -612,7 +612,7 @@ async fn disabled_snapshots_take_nothing() {
 }
 
 #[tokio::test]
-async fn an_env_file_a_turn_deletes_comes_back_with_restore() {
+async fn an_env_file_a_task_deletes_comes_back_with_restore() {
     let rig = Rig::new().await;
     write(&rig.d.ws, ".gitignore", ".env\n");
     write(&rig.d.ws, ".env", "DB_PASSWORD=only-copy\n");

@@ -287,7 +287,9 @@ async fn restore(id: &str, task: u32, workspace: Option<&Path>, yes: bool) -> Ex
         Ok(w) => w,
         Err(e) => return usage(e),
     };
-    // The engine's one restore path, with the settings an engine has by default.
+    // The engine's one restore path. Of the snapshot settings only `enabled` has a config
+    // key, and it governs taking snapshots, not restoring them: the defaults (git from
+    // PATH, its timeout) are what every engine uses too.
     let settings = SnapshotSettings::default();
     let plan = match restore_task(&settings, &home, &mut session, &workspace, task, false).await {
         Ok(p) => p,

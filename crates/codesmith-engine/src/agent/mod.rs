@@ -258,7 +258,7 @@ impl Engine {
         }
     }
 
-    /// Replaces the turn-snapshot settings (default: on, `git` from `PATH`).
+    /// Replaces the task-snapshot settings (default: on, `git` from `PATH`).
     pub fn set_snapshot_settings(&mut self, settings: crate::snapshot::SnapshotSettings) {
         self.runtime.snapshots.settings = settings;
     }
