@@ -229,7 +229,7 @@ pub struct FileConfig {
     pub network: Option<codesmith_policy::NetworkConfig>,
     /// The claim verifier (`result_claims`).
     pub verification: Option<VerificationSection>,
-    /// Turn snapshots (`enabled`, default true).
+    /// Task snapshots (`enabled`, default true).
     pub snapshots: Option<SnapshotsSection>,
     /// Subagents (`model`, `max_turns`, `max_wall_secs`).
     pub agents: Option<AgentsSection>,

@@ -12,7 +12,8 @@
 use std::sync::Arc;
 
 use codesmith_protocol::{
-    ArgumentsError, ArgumentsErrorKind, Event, StopReason, ToolCall, ToolResult, parse_arguments,
+    ArgumentsError, ArgumentsErrorKind, Event, EventSink, StopReason, ToolCall, ToolResult,
+    parse_arguments,
 };
 use codesmith_tools::sanitize::sanitize_json;
 use codesmith_tools::trust::{label_for_tool, wrap_external};
@@ -52,7 +53,7 @@ pub(crate) async fn dispatch_calls(
     rt: &mut Runtime,
     calls: Vec<(ToolCall, Option<Value>)>,
     stop: &StopReason,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> Vec<ToolResult> {
     let mut results = Vec::with_capacity(calls.len());
     let mut batch: Vec<Prepared> = Vec::new();
@@ -102,7 +103,7 @@ pub(crate) async fn dispatch_calls(
     results
 }
 
-/// Calls that may change the workspace: the turn's snapshot is taken before the first
+/// Calls that may change the workspace: the task's snapshot is taken before the first
 /// (before a `general` or `review` subagent starts, too: the parent's snapshot covers
 /// what its child changes).
 fn writes(p: &Prepared) -> bool {
@@ -134,7 +135,7 @@ async fn execute(
 async fn forwarding<T>(
     work: impl std::future::Future<Output = T>,
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> T {
     let mut work = std::pin::pin!(work);
     loop {
@@ -156,7 +157,7 @@ async fn flush(
     rt: &mut Runtime,
     batch: &mut Vec<Prepared>,
     results: &mut Vec<ToolResult>,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) {
     if batch.is_empty() {
         return;
@@ -186,7 +187,7 @@ fn finish_prepared(
     rt: &mut Runtime,
     p: &Prepared,
     outcome: ToolOutcome,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> ToolResult {
     let label = label_for_tool(p.tool.name(), &p.args)
         .or_else(|| crate::subagent::external_label(p.tool.name(), &outcome));
@@ -200,7 +201,7 @@ async fn plan(
     call: ToolCall,
     parsed: Option<Value>,
     stop: &StopReason,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> Planned {
     match check(rt, &call, parsed, stop) {
         Ok((tool, args)) => {
@@ -223,7 +224,7 @@ async fn plan(
                     counts: true,
                 };
             }
-            match rt.gate(tool.as_ref(), &args, sink).await {
+            match rt.gate(&call.id, tool.as_ref(), &args, sink).await {
                 GateDecision::Run { concurrent } => Planned::Run(Prepared {
                     call,
                     tool,
@@ -475,7 +476,7 @@ fn finish(
     label: Option<String>,
     outcome: ToolOutcome,
     counts: bool,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> ToolResult {
     let ok = outcome.is_ok();
     let mut envelope = envelope_json(&outcome);

@@ -82,7 +82,7 @@ pub async fn run_one(
         delegation: None,
         delegated: Vec::new(),
     };
-    match runtime.gate(tool.as_ref(), &args, &mut |_| {}).await {
+    match runtime.gate("", tool.as_ref(), &args, &mut |_| {}).await {
         GateDecision::Run { .. } => {
             codesmith_tools::call_tool(tool.as_ref(), &runtime.ctx, args).await
         }
