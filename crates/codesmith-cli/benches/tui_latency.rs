@@ -110,6 +110,7 @@ fn engine(server: &ScriptedServer, ws: &std::path::Path, home: &std::path::Path)
         network: NetworkPolicy::default(),
         agents: Default::default(),
         verify_claims: false,
+        snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
     };
     let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
     Engine::new(

@@ -424,11 +424,18 @@ impl Rig {
     }
 
     fn engine(&self) -> Engine {
+        self.engine_with(SnapshotSettings::default())
+    }
+
+    fn engine_with(&self, snapshots: SnapshotSettings) -> Engine {
         common::engine(
             &self.server,
             &self.d.ws,
             &self.d.home,
-            common::Setup::default(),
+            common::Setup {
+                snapshots,
+                ..common::Setup::default()
+            },
         )
     }
 
@@ -543,8 +550,7 @@ async fn the_engine_snapshots_before_a_tasks_first_write_and_restores_it() {
 #[tokio::test]
 async fn without_git_the_task_goes_on_with_one_notice() {
     let rig = Rig::new().await;
-    let mut engine = rig.engine();
-    engine.set_snapshot_settings(SnapshotSettings {
+    let mut engine = rig.engine_with(SnapshotSettings {
         git: PathBuf::from("/nonexistent/codesmith-no-git"),
         ..SnapshotSettings::default()
     });
@@ -601,8 +607,7 @@ async fn a_slow_git_times_out_and_a_stale_index_lock_is_cleared() {
 #[tokio::test]
 async fn disabled_snapshots_take_nothing() {
     let rig = Rig::new().await;
-    let mut engine = rig.engine();
-    engine.set_snapshot_settings(SnapshotSettings {
+    let mut engine = rig.engine_with(SnapshotSettings {
         enabled: false,
         ..SnapshotSettings::default()
     });

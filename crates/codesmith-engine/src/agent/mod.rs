@@ -55,6 +55,10 @@ pub struct EngineConfig {
     /// Check success claims in the final text by replaying the task's last
     /// verification command (`[verification] result_claims`, on by default; see [`crate::verify`]).
     pub verify_claims: bool,
+    /// Task snapshots of the workspace, taken before a task's first write
+    /// (`[snapshots] enabled`, on by default; `git` from `PATH`). A subagent never takes
+    /// its own: the parent's snapshot, taken before a writing child starts, covers it.
+    pub snapshots: crate::snapshot::SnapshotSettings,
 }
 
 /// The result of [`Engine::run_task`].
@@ -188,6 +192,7 @@ impl Engine {
             network: Arc::new(config.network.clone()),
             verify: Default::default(),
             snapshots: crate::snapshot::TaskSnapshots::new(
+                config.snapshots.clone(),
                 session.id(),
                 crate::snapshot::recorded_tasks(session.path()),
             ),
@@ -256,11 +261,6 @@ impl Engine {
                 tool.task_ended(&self.runtime.ctx);
             }
         }
-    }
-
-    /// Replaces the task-snapshot settings (default: on, `git` from `PATH`).
-    pub fn set_snapshot_settings(&mut self, settings: crate::snapshot::SnapshotSettings) {
-        self.runtime.snapshots.settings = settings;
     }
 
     /// Returns the workspace to the state before task `task` of this session (`/restore

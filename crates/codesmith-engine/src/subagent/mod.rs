@@ -696,6 +696,11 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         system_prompt: format!("{}\n\n{}", host.config.system_prompt, kind.role_prompt()),
         max_turns: host.settings.max_turns,
         approval: kind.approval(host.config.approval),
+        // The parent's task snapshot, taken before a writing child starts, covers it.
+        snapshots: crate::snapshot::SnapshotSettings {
+            enabled: false,
+            ..host.config.snapshots.clone()
+        },
         ..host.config.clone()
     };
     // At the deepest level `agent` could only be refused: it is not offered.
@@ -723,11 +728,6 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         session,
         config,
     );
-    child.set_snapshot_settings(crate::snapshot::SnapshotSettings {
-        // The parent's task snapshot, taken before a writing child starts, covers it.
-        enabled: false,
-        ..crate::snapshot::SnapshotSettings::default()
-    });
     child.set_delegation(host.settings.clone(), depth, kind, withheld);
 
     let _ = tx.send(Event::SubagentStarted {
