@@ -493,6 +493,11 @@ mod tests {
             "rm -rf /./",
             "rm -rf ~/.",
             "rm -rf $HOME/x/..",
+            "rm -rf /../..",
+            "rm -rf //usr/../../",
+            "rm -rf ~/..",
+            "rm -rf ~//./",
+            "rm -rf $HOME/../..",
         ] {
             assert!(catastrophic_reason(raw).is_some(), "{raw}");
         }
@@ -501,6 +506,8 @@ mod tests {
             "rm -rf ./build",
             "rm -rf ~/project/target",
             "rm -rf /usr/../tmp",
+            "rm -rf ~/../tmp",
+            "rm -rf ~foo",
         ] {
             assert!(catastrophic_reason(raw).is_none(), "{raw}");
         }

@@ -807,6 +807,14 @@ mod tests {
         assert_eq!(place("/dev/null", false, cwd, WS), Sink);
         assert_eq!(place("/tmp/x", false, cwd, WS), Outside);
         assert_eq!(place("x", false, None, WS), Outside);
+        // Dots that climb above the root land where the kernel lands.
+        assert_eq!(place("/../home/dev/proj/x", false, cwd, WS), Inside);
+        assert_eq!(place("/home/dev/proj/../proj2", false, cwd, WS), Outside);
+        assert_eq!(
+            place("/home/dev/proj/./../../dev/proj", false, cwd, WS),
+            Inside
+        );
+        assert_eq!(place("/proc/self/root/etc/shadow", false, cwd, WS), System);
     }
 
     #[test]
@@ -821,6 +829,16 @@ mod tests {
         assert_eq!(normalize(""), "");
         assert_eq!(normalize("/proc/self/root/etc/passwd"), "/etc/passwd");
         assert_eq!(normalize("/procfs/x"), "/procfs/x");
+        // `..` above the root stays at the root; at the start of a relative
+        // path (callers join it to a directory first) it is dropped.
+        assert_eq!(normalize("/../etc/./passwd"), "/etc/passwd");
+        assert_eq!(normalize("/a/../../b/"), "/b");
+        assert_eq!(normalize("../a"), "a");
+        assert_eq!(normalize("a/../../b"), "b");
+        assert_eq!(normalize("."), "");
+        assert_eq!(normalize("//"), "/");
+        assert_eq!(normalize("/proc/self/root/../etc"), "/etc");
+        assert_eq!(normalize("/proc/thread-self/root"), "/");
     }
 
     #[test]

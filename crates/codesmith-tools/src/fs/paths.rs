@@ -344,6 +344,49 @@ mod tests {
         assert_eq!(e.code, ErrorCode::OutsideWorkspace);
     }
 
+    /// The containment rule for `..`: a model path whose dots climb above `/`
+    /// or out of the workspace is refused, even when the text would land back
+    /// inside after the climb (`/../WS/x`); the kernel's `/proc/PID/root`
+    /// links are not folded, so a spelling through them stays outside.
+    #[test]
+    fn dot_dot_escapes_are_refused_by_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        let ws_text = ws.to_str().unwrap();
+        for p in [
+            "..".to_string(),
+            "../ws2/src".to_string(),
+            "src/../../x".to_string(),
+            "./src/../..".to_string(),
+            "/..".to_string(),
+            format!("/..{ws_text}/src"),
+            format!("/../..{ws_text}"),
+            format!("{ws_text}/../ws2"),
+            format!("/proc/self/root{ws_text}/src"),
+            format!("/proc/1/root{ws_text}"),
+        ] {
+            let e = resolve(&ws, &p).unwrap_err();
+            assert_eq!(e.code, ErrorCode::OutsideWorkspace, "{p}");
+        }
+        for (p, rel) in [
+            ("", "."),
+            (".", "."),
+            ("./.", "."),
+            ("src/", "src"),
+            ("src//new/", "src/new"),
+            ("src/./a/../b", "src/b"),
+            ("src/..", "."),
+            ("src/../src/../", "."),
+        ] {
+            assert_eq!(resolve(&ws, p).unwrap().rel, rel, "{p:?}");
+        }
+        // Climbing out and back in by name stays inside.
+        assert_eq!(resolve(&ws, "../ws/src").unwrap().rel, "src");
+        let inside = format!("{ws_text}/src/../src/x");
+        assert_eq!(resolve(&ws, &inside).unwrap().rel, "src/x");
+    }
+
     #[cfg(unix)]
     #[test]
     fn symlinks_leading_out_are_refused() {
