@@ -10,8 +10,12 @@
 //! for reads as well as writes. A dangling symlink is followed lexically and its target is
 //! checked like a new path.
 
+use std::ffi::OsString;
 use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
+
+use codesmith_policy::normalize_path_strict_bytes;
 use std::sync::Arc;
 
 use crate::fs::beneath::Root;
@@ -269,23 +273,12 @@ fn locate(abs: &Path, hops: usize) -> io::Result<PathBuf> {
     Ok(cur)
 }
 
-/// Resolves `.` and `..` without touching the disk. `None` when `..` climbs above `/`.
+/// Resolves `.` and `..` without touching the disk by the strict rule of
+/// [`codesmith_policy::normalize_path_strict`]: `None` when `..` climbs above
+/// `/` (or above the start of a relative path), so containment refuses it.
 pub fn normalize_lexically(path: &Path) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
-    for comp in path.components() {
-        match comp {
-            Component::Prefix(p) => out.push(p.as_os_str()),
-            Component::RootDir => out.push(Component::RootDir.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::Normal(n) => out.push(n),
-        }
-    }
-    Some(out)
+    normalize_path_strict_bytes(path.as_os_str().as_bytes())
+        .map(|bytes| PathBuf::from(OsString::from_vec(bytes)))
 }
 
 fn display_rel(rel: &Path) -> String {
