@@ -64,13 +64,93 @@ pub enum Record {
         /// The transcript after the rewrite.
         messages: Vec<Message>,
     },
-    /// A non-message fact: a restore, a verdict.
+    /// A non-message fact the model does not see: a task's start, a restore,
+    /// a round's usage, a subagent's outcome, an interrupted response.
     Note {
-        /// What kind of note (`compaction`, `restore`, `verdict`, ...).
-        kind: String,
-        /// Its content.
+        /// What kind of note.
+        kind: NoteKind,
+        /// Its content (shape per kind, see [`NoteKind`]).
         data: serde_json::Value,
     },
+}
+
+/// What a [`Record::Note`] records. On disk it is the plain string of
+/// [`NoteKind::as_str`], unchanged from the sessions older versions wrote;
+/// a kind this version does not know (written by a newer one) reads as
+/// [`NoteKind::Other`] and is kept and ignored, never an unreadable line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum NoteKind {
+    /// The start of a user task: `{"turn": N}`, the task's number in the
+    /// session (what `sessions restore` names). Written as `"turn"`; `"task"`
+    /// is read as the same kind.
+    TaskStart,
+    /// A task's snapshot was restored into the workspace: the restore report
+    /// plus `at` (RFC 3339) and `workspace`.
+    Restore,
+    /// One model round's usage: `{"turn", "usage"}`, with `"child_calls": true`
+    /// for model requests the tools made.
+    Usage,
+    /// A subagent the session started: `{"call_id", "agent_id", "agent_type",
+    /// "status", "turns", "usage"}`.
+    Subagent,
+    /// The model's response was cut off: `{"message"}`, the provider's reason.
+    ResponseInterrupted,
+    /// A kind this version does not know, kept as read.
+    Other(String),
+}
+
+impl NoteKind {
+    /// The on-disk string of [`NoteKind::TaskStart`].
+    pub const TASK_START: &str = "turn";
+    /// The on-disk string of [`NoteKind::Restore`].
+    pub const RESTORE: &str = "restore";
+    /// The on-disk string of [`NoteKind::Usage`].
+    pub const USAGE: &str = "usage";
+    /// The on-disk string of [`NoteKind::Subagent`].
+    pub const SUBAGENT: &str = "subagent";
+    /// The on-disk string of [`NoteKind::ResponseInterrupted`].
+    pub const RESPONSE_INTERRUPTED: &str = "response_interrupted";
+
+    /// The string written to the session file.
+    pub fn as_str(&self) -> &str {
+        match self {
+            NoteKind::TaskStart => Self::TASK_START,
+            NoteKind::Restore => Self::RESTORE,
+            NoteKind::Usage => Self::USAGE,
+            NoteKind::Subagent => Self::SUBAGENT,
+            NoteKind::ResponseInterrupted => Self::RESPONSE_INTERRUPTED,
+            NoteKind::Other(kind) => kind,
+        }
+    }
+}
+
+impl From<String> for NoteKind {
+    fn from(kind: String) -> Self {
+        match kind.as_str() {
+            Self::TASK_START | "task" => NoteKind::TaskStart,
+            Self::RESTORE => NoteKind::Restore,
+            Self::USAGE => NoteKind::Usage,
+            Self::SUBAGENT => NoteKind::Subagent,
+            Self::RESPONSE_INTERRUPTED => NoteKind::ResponseInterrupted,
+            _ => NoteKind::Other(kind),
+        }
+    }
+}
+
+impl From<NoteKind> for String {
+    fn from(kind: NoteKind) -> Self {
+        match kind {
+            NoteKind::Other(kind) => kind,
+            known => known.as_str().to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for NoteKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Where a subagent's session came from: the header of a child's session file names its
@@ -490,11 +570,8 @@ impl Session {
     ///
     /// # Errors
     /// [`SessionError::Io`].
-    pub fn note(&mut self, kind: &str, data: serde_json::Value) -> Result<(), SessionError> {
-        self.write(&Record::Note {
-            kind: kind.to_string(),
-            data,
-        })
+    pub fn note(&mut self, kind: NoteKind, data: serde_json::Value) -> Result<(), SessionError> {
+        self.write(&Record::Note { kind, data })
     }
 
     /// Flushes the file to stable storage (`fsync`). The engine calls it at
@@ -754,12 +831,7 @@ fn has_conversation(path: &Path) -> bool {
         })
 }
 
-/// The note kind that records one model round's usage (`{"turn": N, "usage": {...}}`), or
-/// the usage of the model requests tools made during a turn's calls
-/// (`{"turn": N, "usage": {...}, "child_calls": true}`).
-pub const USAGE_NOTE: &str = "usage";
-
-/// The round's usage a [`USAGE_NOTE`] carries, if it is well formed.
+/// The round's usage a [`NoteKind::Usage`] note carries, if it is well formed.
 fn note_usage(data: &serde_json::Value) -> Option<Usage> {
     serde_json::from_value(data.get("usage")?.clone()).ok()
 }
@@ -774,7 +846,7 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
         return (total, last);
     };
     for line in BufReader::new(file).lines().map_while(Result::ok) {
-        if !line.contains(USAGE_NOTE) {
+        if !line.contains(NoteKind::USAGE) {
             continue;
         }
         let Ok(Record::Note { kind, data }) = serde_json::from_str(&line) else {
@@ -783,14 +855,14 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
         let Some(usage) = note_usage(&data) else {
             continue;
         };
-        if kind == USAGE_NOTE {
+        if kind == NoteKind::Usage {
             total.add(&usage);
             // Child calls (tools' own model requests) say nothing about how full the
             // session's context is.
             if data.get("child_calls").is_none() {
                 last = Some(usage);
             }
-        } else if kind == crate::subagent::SUBAGENT_NOTE {
+        } else if kind == NoteKind::Subagent {
             // A child's rounds cost too; they say nothing about this context's fill.
             total.add(&usage);
         }
@@ -878,7 +950,7 @@ pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
     let mut usage = codesmith_protocol::Usage::default();
     for record in &scan.records {
         if let Record::Note { kind, data } = record
-            && kind == USAGE_NOTE
+            && *kind == NoteKind::Usage
             && let Some(round) = note_usage(data)
         {
             usage.add(&round);
@@ -948,6 +1020,69 @@ mod tests {
     use super::*;
 
     #[test]
+    fn note_kinds_keep_their_strings_on_disk_and_unknown_kinds_survive() {
+        for (line, kind) in [
+            (
+                r#"{"type":"note","kind":"turn","data":{"turn":3}}"#,
+                NoteKind::TaskStart,
+            ),
+            (
+                r#"{"type":"note","kind":"restore","data":{}}"#,
+                NoteKind::Restore,
+            ),
+            (
+                r#"{"type":"note","kind":"usage","data":{}}"#,
+                NoteKind::Usage,
+            ),
+            (
+                r#"{"type":"note","kind":"subagent","data":{}}"#,
+                NoteKind::Subagent,
+            ),
+            (
+                r#"{"type":"note","kind":"response_interrupted","data":{}}"#,
+                NoteKind::ResponseInterrupted,
+            ),
+            (
+                r#"{"type":"note","kind":"verdict_v9","data":{"x":1}}"#,
+                NoteKind::Other("verdict_v9".into()),
+            ),
+        ] {
+            let record: Record = serde_json::from_str(line).unwrap();
+            assert!(
+                matches!(&record, Record::Note { kind: k, .. } if *k == kind),
+                "{line}"
+            );
+            // Written back byte for byte as older versions wrote it.
+            assert_eq!(serde_json::to_string(&record).unwrap(), line);
+        }
+        // The user-facing name of a task start is read as the same kind; it is
+        // written as "turn" so older versions keep reading new sessions.
+        let task: Record =
+            serde_json::from_str(r#"{"type":"note","kind":"task","data":{"turn":1}}"#).unwrap();
+        let Record::Note { kind, .. } = &task else {
+            panic!("{task:?}");
+        };
+        assert_eq!(*kind, NoteKind::TaskStart);
+        assert!(
+            serde_json::to_string(&task)
+                .unwrap()
+                .contains(r#""kind":"turn""#)
+        );
+    }
+
+    #[test]
+    fn a_session_with_an_unknown_note_kind_still_opens() {
+        let (home, id, _path) = session_with_lines(&[
+            &line(Message::user_text("hi")),
+            b"{\"type\":\"note\",\"kind\":\"from_the_future\",\"data\":[1,2]}\n",
+            &line(Message::assistant_text("hello")),
+        ]);
+        let s = Session::open(home.path(), &id).unwrap();
+        assert_eq!(s.messages().len(), 2);
+        assert!(s.notices.is_empty(), "{:?}", s.notices);
+    }
+
+    #[test]
     fn child_call_usage_counts_in_the_total_but_is_not_the_context_fill() {
         let home = tempfile::tempdir().unwrap();
         let mut s = Session::create(home.path(), Path::new("/work/ws"), "openai", "m").unwrap();
@@ -957,12 +1092,12 @@ mod tests {
             ..Usage::default()
         };
         s.note(
-            USAGE_NOTE,
+            NoteKind::Usage,
             serde_json::json!({"turn": 1, "usage": usage(100)}),
         )
         .unwrap();
         s.note(
-            USAGE_NOTE,
+            NoteKind::Usage,
             serde_json::json!({"turn": 1, "usage": usage(5_000), "child_calls": true}),
         )
         .unwrap();
@@ -1090,7 +1225,8 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let mut s = Session::create(home.path(), Path::new("/w"), "openai", "m").unwrap();
         // A session's file is written with its first record.
-        s.note("start", serde_json::json!({})).unwrap();
+        s.note(NoteKind::Other("start".into()), serde_json::json!({}))
+            .unwrap();
         let (id, path) = (s.id().to_string(), s.path().to_path_buf());
         drop(s);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
@@ -1336,7 +1472,9 @@ mod tests {
         );
         // A note alone (a session that only recorded a turn number) is no conversation either.
         let mut noted = Session::create(home.path(), ws, "openai", "m").unwrap();
-        noted.note("turn", serde_json::json!({"turn": 1})).unwrap();
+        noted
+            .note(NoteKind::TaskStart, serde_json::json!({"turn": 1}))
+            .unwrap();
         assert!(noted.is_saved());
         drop(noted);
         assert_eq!(

@@ -20,7 +20,7 @@ mod recovery;
 
 /// Transcript note kind recording why a response was cut short
 /// (`{"message": <the provider's or the transport's error text>}`).
-pub const INTERRUPTION_NOTE: &str = "response_interrupted";
+pub const INTERRUPTION_NOTE: &str = crate::session::NoteKind::RESPONSE_INTERRUPTED;
 /// How the transcript explains a turn that a cancellation ended.
 pub const INTERRUPTED: &str = "The turn was interrupted";
 /// How the transcript explains tool calls a previous run left without results (it was
@@ -296,7 +296,7 @@ impl Engine {
         self.session.push(Message::user_text(task))?;
         let turn_no = self.runtime.snapshots.begin_turn();
         self.session.note(
-            crate::snapshot::TURN_NOTE,
+            crate::session::NoteKind::TaskStart,
             serde_json::json!({ "turn": turn_no }),
         )?;
         self.runtime.verify.begin_task();
@@ -322,7 +322,7 @@ impl Engine {
             self.session.push(message)?;
             // Recorded so a resumed session can show what it has used and how full it is.
             self.session.note(
-                crate::session::USAGE_NOTE,
+                crate::session::NoteKind::Usage,
                 serde_json::json!({ "turn": turn, "usage": round_usage }),
             )?;
 
@@ -380,7 +380,7 @@ impl Engine {
             if child_usage != Usage::default() {
                 usage.add(&child_usage);
                 self.session.note(
-                    crate::session::USAGE_NOTE,
+                    crate::session::NoteKind::Usage,
                     serde_json::json!({ "turn": turn, "usage": child_usage, "child_calls": true }),
                 )?;
             }
@@ -388,7 +388,7 @@ impl Engine {
             for child in std::mem::take(&mut self.runtime.delegated) {
                 usage.add(&child.usage);
                 self.session
-                    .note(crate::subagent::SUBAGENT_NOTE, child.note())?;
+                    .note(crate::session::NoteKind::Subagent, child.note())?;
             }
             self.session.sync()?;
             if cancel.is_cancelled() {
@@ -412,8 +412,10 @@ impl Engine {
         sink(Event::Notice {
             message: format!("The model's answer was cut off: {why}"),
         });
-        self.session
-            .note(INTERRUPTION_NOTE, serde_json::json!({ "message": why }))?;
+        self.session.note(
+            crate::session::NoteKind::ResponseInterrupted,
+            serde_json::json!({ "message": why }),
+        )?;
         Ok(())
     }
 

@@ -34,7 +34,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::session::{Record, Session, SessionError};
+use crate::session::{NoteKind, Record, Session, SessionError};
 use git::SideGit;
 
 pub(crate) use turn::TurnSnapshots;
@@ -703,15 +703,12 @@ pub async fn restore_and_record(
         map.insert("at".into(), at.into());
         map.insert("workspace".into(), workspace.display().to_string().into());
     }
-    session.note("restore", data)?;
+    session.note(NoteKind::Restore, data)?;
     Ok(report)
 }
 
-/// The note kind that marks the start of a turn in the transcript.
-pub const TURN_NOTE: &str = "turn";
-
-/// The highest turn number recorded in a session file by [`TURN_NOTE`]
-/// notes (0 when none); unreadable lines are skipped.
+/// The highest turn number recorded in a session file by
+/// [`NoteKind::TaskStart`] notes (0 when none); unreadable lines are skipped.
 pub fn recorded_turns(session_file: &Path) -> u32 {
     let Some(file) = crate::session::open_session_file(session_file) else {
         return 0;
@@ -721,9 +718,10 @@ pub fn recorded_turns(session_file: &Path) -> u32 {
         .map_while(Result::ok)
         .filter(|line| line.contains("\"note\""))
         .filter_map(|line| match serde_json::from_str(&line) {
-            Ok(Record::Note { kind, data }) if kind == TURN_NOTE => {
-                data.get("turn").and_then(serde_json::Value::as_u64)
-            }
+            Ok(Record::Note {
+                kind: NoteKind::TaskStart,
+                data,
+            }) => data.get("turn").and_then(serde_json::Value::as_u64),
             _ => None,
         })
         .max()
