@@ -18,4 +18,7 @@ mod message;
 
 pub use arguments::{ArgumentsError, ArgumentsErrorKind, parse_arguments};
 pub use event::{Event, VerdictEvent};
-pub use message::{ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec, Usage};
+pub use message::{
+    BYTES_PER_TOKEN, ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec,
+    Usage, approx_tokens,
+};

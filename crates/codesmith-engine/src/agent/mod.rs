@@ -154,7 +154,7 @@ impl Engine {
             provider_label,
         );
         let catalog_bytes = serde_json::to_string(&tools.specs()).map_or(0, |t| t.len());
-        let catalog_tokens = (catalog_bytes as u64).div_ceil(4);
+        let catalog_tokens = codesmith_protocol::approx_tokens(catalog_bytes);
         let runtime = Runtime {
             tools,
             ctx,
@@ -477,8 +477,8 @@ impl Engine {
     }
 
     /// Input tokens the next request is expected to cost: the provider's own estimate
-    /// when it has one (it knows how it renders the request), else about four bytes per
-    /// token of the system prompt, the transcript and the JSON catalogue.
+    /// when it has one (it knows how it renders the request), else the rough estimate
+    /// ([`codesmith_protocol::approx_tokens`]) of the system prompt, the transcript and the JSON catalogue.
     fn estimate_input_tokens(&self) -> u64 {
         self.provider
             .estimate_input_tokens(&self.chat_request())
