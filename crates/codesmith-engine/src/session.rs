@@ -782,38 +782,250 @@ fn memchr_newline(bytes: &[u8]) -> Option<usize> {
     bytes.iter().position(|&b| b == b'\n')
 }
 
-/// The id of the most recently modified session whose workspace is `workspace` and
-/// that holds a conversation (at least one message); sessions left empty and subagents'
-/// sessions (their header names a parent) are skipped.
-pub fn latest_session_for(home: &Path, workspace: &Path) -> Option<String> {
-    let want = workspace.display().to_string();
-    let mut candidates: Vec<(SystemTime, String, PathBuf)> = Vec::new();
-    for entry in fs::read_dir(sessions_dir(home)).ok()?.flatten() {
-        let path = entry.path();
-        let Some(id) = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .map(str::to_string)
-        else {
-            continue;
-        };
-        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-            continue;
-        }
-        let Ok(modified) = entry.metadata().and_then(|m| m.modified()) else {
-            continue;
-        };
-        if first_record(&path).is_some_and(
-            |r| matches!(r, Record::Meta { workspace, parent: None, .. } if workspace == want),
-        ) {
-            candidates.push((modified, id, path));
+/// How much of a session file the catalogue reads to describe it: the header
+/// line and the first user message must lie within this many bytes, so listing
+/// a directory of huge sessions reads a bounded amount of each.
+pub const CATALOG_PREFIX_BYTES: u64 = 64 * 1024;
+
+/// A session's header (its [`Record::Meta`]) as the catalogue reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionMeta {
+    /// Session id (the file name without `.jsonl`).
+    pub id: String,
+    /// RFC 3339 UTC creation time; empty when the header line cannot be read.
+    pub created_at: String,
+    /// Canonical workspace path; empty when unknown.
+    pub workspace: String,
+    /// Provider name; empty when unknown.
+    pub provider: String,
+    /// Model name; empty when unknown.
+    pub model: String,
+    /// For a subagent's session: the session and the call that started it.
+    pub parent: Option<ParentLink>,
+}
+
+impl SessionMeta {
+    fn from_record(id: &str, record: Record) -> Option<Self> {
+        match record {
+            Record::Meta {
+                created_at,
+                workspace,
+                provider,
+                model,
+                parent,
+                ..
+            } => Some(SessionMeta {
+                id: id.to_string(),
+                created_at,
+                workspace,
+                provider,
+                model,
+                parent,
+            }),
+            _ => None,
         }
     }
-    candidates.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
-    candidates
-        .into_iter()
-        .find(|(_, _, path)| has_conversation(path))
-        .map(|(_, id, _)| id)
+
+    /// True for a session a person started (not a subagent's).
+    pub fn is_foreground(&self) -> bool {
+        self.parent.is_none()
+    }
+}
+
+/// One session file the catalogue found, described from the first
+/// [`CATALOG_PREFIX_BYTES`] of the file and its metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogEntry {
+    /// The header. When the header line cannot be read but a message within the
+    /// prefix can, a stand-in with the id and empty strings (the session can still
+    /// be resumed, see [`Session::open`]).
+    pub meta: SessionMeta,
+    /// The session file.
+    pub path: PathBuf,
+    /// When the file was last written (the file system's modification time).
+    pub updated: Option<SystemTime>,
+    /// The file's size in bytes.
+    pub bytes: u64,
+    /// The first line of the first user message, when it lies within the prefix.
+    pub first_line: Option<String>,
+}
+
+/// A `.jsonl` file in the sessions directory that the catalogue cannot list, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unreadable {
+    /// The file name.
+    pub file: String,
+    /// Why it cannot be listed (nor resumed).
+    pub reason: String,
+}
+
+/// What [`SessionCatalog::list`] found: the sessions, newest first (by creation
+/// time, then id), and the files that could not be read. Nothing in the
+/// directory is dropped without a word.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Catalog {
+    /// The sessions, newest first.
+    pub sessions: Vec<CatalogEntry>,
+    /// Session files that could not be read, by file name.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// The sessions under a CodeSmith home, read without opening, locking or
+/// repairing them: the one place that lists session files, finds the latest
+/// one for a workspace and reads a session's header. Only `*.jsonl` files are
+/// session files (a kept `ID.jsonl.torn` is not). A file that is not a regular
+/// file, has an unsafe name or no readable header is reported as
+/// [`Unreadable`], never a failure of the listing.
+#[derive(Debug, Clone)]
+pub struct SessionCatalog {
+    dir: PathBuf,
+}
+
+impl SessionCatalog {
+    /// The catalogue of `home`'s sessions directory ([`sessions_dir`]).
+    pub fn new(home: &Path) -> Self {
+        SessionCatalog {
+            dir: sessions_dir(home),
+        }
+    }
+
+    /// The sessions directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every session file, newest first, and the files that could not be read.
+    /// A missing directory is an empty catalogue.
+    pub fn list(&self) -> Catalog {
+        let mut catalog = Catalog::default();
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return catalog;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+                continue;
+            }
+            match describe(&path) {
+                Ok(found) => catalog.sessions.push(found),
+                Err(reason) => catalog.unreadable.push(Unreadable {
+                    file: entry.file_name().to_string_lossy().into_owned(),
+                    reason,
+                }),
+            }
+        }
+        catalog.sessions.sort_by(|a, b| {
+            b.meta
+                .created_at
+                .cmp(&a.meta.created_at)
+                .then_with(|| b.meta.id.cmp(&a.meta.id))
+        });
+        catalog.unreadable.sort_by(|a, b| a.file.cmp(&b.file));
+        catalog
+    }
+
+    /// The header of session `id`, read from its first line without opening
+    /// (or locking) the session; `None` for an unknown or unsafe id or a file
+    /// without a readable header line.
+    pub fn meta(&self, id: &str) -> Option<SessionMeta> {
+        if !codesmith_policy::is_safe_name(id) {
+            return None;
+        }
+        let record = first_record(&self.dir.join(format!("{id}.jsonl")))?;
+        SessionMeta::from_record(id, record)
+    }
+
+    /// The id of the most recently modified session whose workspace is
+    /// `workspace` and that holds a conversation (at least one message); sessions
+    /// left empty and subagents' sessions (their header names a parent) are
+    /// skipped.
+    pub fn latest_for(&self, workspace: &Path) -> Option<String> {
+        let want = workspace.display().to_string();
+        let mut candidates: Vec<CatalogEntry> = self
+            .list()
+            .sessions
+            .into_iter()
+            .filter(|s| s.meta.workspace == want && s.meta.is_foreground())
+            .collect();
+        candidates.sort_by(|a, b| {
+            b.updated
+                .cmp(&a.updated)
+                .then_with(|| b.meta.id.cmp(&a.meta.id))
+        });
+        candidates
+            .into_iter()
+            .find(|s| has_conversation(&s.path))
+            .map(|s| s.meta.id)
+    }
+}
+
+/// A catalogue entry for the file at `path`, or why it cannot be listed.
+fn describe(path: &Path) -> Result<CatalogEntry, String> {
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|id| codesmith_policy::is_safe_name(id))
+        .ok_or("the name is not a session id (letters, digits, '-', '_' and '.')")?;
+    let file = open_session_file(path).ok_or_else(|| FileProblem::NotRegular.to_string())?;
+    let stat = file
+        .metadata()
+        .map_err(|e| FileProblem::Io(e).to_string())?;
+    let mut prefix = Vec::new();
+    file.take(CATALOG_PREFIX_BYTES)
+        .read_to_end(&mut prefix)
+        .map_err(|e| FileProblem::Io(e).to_string())?;
+    // Only whole lines count: the prefix may end in the middle of one.
+    let whole = if (prefix.len() as u64) < CATALOG_PREFIX_BYTES {
+        prefix.len()
+    } else {
+        prefix
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |nl| nl + 1)
+    };
+    let records: Vec<Record> = prefix[..whole]
+        .split(|&b| b == b'\n')
+        .filter_map(parse_line)
+        .collect();
+    let meta = header(&records, id)
+        .and_then(|record| SessionMeta::from_record(id, record))
+        .ok_or_else(|| FileProblem::NoHeader.to_string())?;
+    let first_line = records.iter().find_map(|r| match r {
+        Record::Message { message } if message.role == Role::User => {
+            message.text().lines().next().map(str::to_string)
+        }
+        _ => None,
+    });
+    Ok(CatalogEntry {
+        meta,
+        path: path.to_path_buf(),
+        updated: stat.modified().ok(),
+        bytes: stat.len(),
+        first_line,
+    })
+}
+
+/// The highest task number recorded in a session file by
+/// [`NoteKind::TaskStart`] notes (0 when none). The file is streamed line by
+/// line (only lines naming a note are parsed); unreadable lines are skipped.
+pub fn recorded_tasks(session_file: &Path) -> u32 {
+    let Some(file) = open_session_file(session_file) else {
+        return 0;
+    };
+    BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|line| line.contains("\"note\""))
+        .filter_map(|line| match serde_json::from_str(&line) {
+            Ok(Record::Note {
+                kind: NoteKind::TaskStart,
+                data,
+            }) => data.get("turn").and_then(serde_json::Value::as_u64),
+            _ => None,
+        })
+        .max()
+        .and_then(|t| u32::try_from(t).ok())
+        .unwrap_or(0)
 }
 
 /// Whether the session file holds at least one message (directly or in a compaction).
@@ -868,20 +1080,6 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
         }
     }
     (total, last)
-}
-
-/// The provider and model a session was created with, read from its meta
-/// line without opening (or locking) it; `None` for an unknown or unsafe id.
-pub fn session_model(home: &Path, id: &str) -> Option<(String, String)> {
-    if !codesmith_policy::is_safe_name(id) {
-        return None;
-    }
-    match first_record(&sessions_dir(home).join(format!("{id}.jsonl")))? {
-        Record::Meta {
-            provider, model, ..
-        } => Some((provider, model)),
-        _ => None,
-    }
 }
 
 /// Opens a session file for reading only when it is a regular file, not a symlink:
@@ -1137,10 +1335,13 @@ mod tests {
         assert_eq!(s.messages().len(), 2);
         assert_eq!(s.messages()[1].text(), "hi");
         assert_eq!(
-            latest_session_for(home.path(), ws).as_deref(),
+            SessionCatalog::new(home.path()).latest_for(ws).as_deref(),
             Some(id.as_str())
         );
-        assert_eq!(latest_session_for(home.path(), Path::new("/other")), None);
+        assert_eq!(
+            SessionCatalog::new(home.path()).latest_for(Path::new("/other")),
+            None
+        );
     }
 
     /// The torn tail is cut before anything is appended, so the next record
@@ -1349,9 +1550,14 @@ mod tests {
         let bytes = fs::read(&path).unwrap();
         fs::write(&path, [b"\xef\xbb\xbf".as_slice(), &bytes].concat()).unwrap();
         assert!(check_session_file(&path).is_ok());
-        assert_eq!(session_model(home.path(), &id).unwrap().1, "m");
         assert_eq!(
-            latest_session_for(home.path(), Path::new("/w")).as_deref(),
+            SessionCatalog::new(home.path()).meta(&id).unwrap().model,
+            "m"
+        );
+        assert_eq!(
+            SessionCatalog::new(home.path())
+                .latest_for(Path::new("/w"))
+                .as_deref(),
             Some(id.as_str())
         );
         let s = Session::open(home.path(), &id).unwrap();
@@ -1467,7 +1673,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            latest_session_for(home.path(), ws).as_deref(),
+            SessionCatalog::new(home.path()).latest_for(ws).as_deref(),
             Some(talked_id.as_str())
         );
         // A note alone (a session that only recorded a turn number) is no conversation either.
@@ -1478,7 +1684,7 @@ mod tests {
         assert!(noted.is_saved());
         drop(noted);
         assert_eq!(
-            latest_session_for(home.path(), ws).as_deref(),
+            SessionCatalog::new(home.path()).latest_for(ws).as_deref(),
             Some(talked_id.as_str())
         );
     }

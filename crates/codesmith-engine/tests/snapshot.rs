@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use codesmith_engine::snapshot::{SideRepo, SnapshotError, SnapshotSettings, recorded_turns};
+use codesmith_engine::session::recorded_tasks;
+use codesmith_engine::snapshot::{SideRepo, SnapshotError, SnapshotSettings};
 use codesmith_engine::{Engine, Session};
 use codesmith_protocol::Event;
 use codesmith_testkit::{Scripted, ScriptedServer};
@@ -523,8 +524,10 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
 
     // The transcript records three turns and both restores.
     let path = engine.session().path().to_path_buf();
-    assert_eq!(recorded_turns(&path), 3);
+    assert_eq!(recorded_tasks(&path), 3);
     let text = std::fs::read_to_string(&path).unwrap();
+    // Task starts are written as older versions wrote them.
+    assert_eq!(text.matches(r#""kind":"turn""#).count(), 3, "{text}");
     let restores: Vec<serde_json::Value> = text
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
@@ -537,7 +540,7 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
     // A resumed session goes on counting turns.
     drop(engine);
     let session = open_when_released(&rig.d.home, &id).await;
-    assert_eq!(recorded_turns(session.path()), 3);
+    assert_eq!(recorded_tasks(session.path()), 3);
 }
 
 #[tokio::test]

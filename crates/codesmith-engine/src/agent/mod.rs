@@ -170,7 +170,7 @@ impl Engine {
             verify: Default::default(),
             snapshots: crate::snapshot::TurnSnapshots::new(
                 session.id(),
-                crate::snapshot::recorded_turns(session.path()),
+                crate::session::recorded_tasks(session.path()),
             ),
             delegation: Some(delegation),
             delegated: Vec::new(),

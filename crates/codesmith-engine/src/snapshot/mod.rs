@@ -27,14 +27,13 @@ mod turn;
 pub use capture::{MAX_EXTRA_FILES, MAX_FILE_BYTES, MAX_IGNORED_FILE_BYTES, REGENERABLE_DIRS};
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::session::{NoteKind, Record, Session, SessionError};
+use crate::session::{NoteKind, Session, SessionError};
 use git::SideGit;
 
 pub(crate) use turn::TurnSnapshots;
@@ -705,26 +704,4 @@ pub async fn restore_and_record(
     }
     session.note(NoteKind::Restore, data)?;
     Ok(report)
-}
-
-/// The highest turn number recorded in a session file by
-/// [`NoteKind::TaskStart`] notes (0 when none); unreadable lines are skipped.
-pub fn recorded_turns(session_file: &Path) -> u32 {
-    let Some(file) = crate::session::open_session_file(session_file) else {
-        return 0;
-    };
-    BufReader::new(file)
-        .lines()
-        .map_while(Result::ok)
-        .filter(|line| line.contains("\"note\""))
-        .filter_map(|line| match serde_json::from_str(&line) {
-            Ok(Record::Note {
-                kind: NoteKind::TaskStart,
-                data,
-            }) => data.get("turn").and_then(serde_json::Value::as_u64),
-            _ => None,
-        })
-        .max()
-        .and_then(|t| u32::try_from(t).ok())
-        .unwrap_or(0)
 }
