@@ -648,42 +648,78 @@ fn parse_line(line: &[u8]) -> Option<Record> {
     serde_json::from_str::<Record>(text).ok()
 }
 
-/// Splits `bytes` into records. Lines after the last readable record (and a
-/// last line without its newline) form the torn tail, which lies beyond
-/// `complete_len`; unreadable lines before it are listed as skipped.
+/// Splits `bytes` into records (see [`scan_lines`]).
 fn scan_records(bytes: &[u8]) -> Scan {
-    let mut scan = Scan::default();
-    let mut unreadable = Vec::new();
-    let mut start = 0;
-    let mut number = 0;
-    while start < bytes.len() {
-        number += 1;
-        let Some(nl) = memchr_newline(&bytes[start..]) else {
-            // A last line without its newline is torn, unless it is a whole record (a
-            // file an editor saved without a final newline): that one is kept.
-            if let Some(record) = parse_line(&bytes[start..]) {
-                scan.records.push(record);
-                scan.skipped_lines.append(&mut unreadable);
-                scan.complete_len = bytes.len();
-                scan.unterminated = true;
-            }
-            break;
-        };
-        let end = start + nl + 1;
-        let line = &bytes[start..end - 1];
-        let record = parse_line(line);
-        match record {
-            Some(record) => {
-                scan.records.push(record);
-                scan.skipped_lines.append(&mut unreadable);
-                scan.complete_len = end;
-            }
-            None if line.iter().all(u8::is_ascii_whitespace) => {}
-            None => unreadable.push(number),
-        }
-        start = end;
+    let mut records = Vec::new();
+    let mut reader = bytes;
+    // Reading from memory cannot fail.
+    let tally = scan_lines(&mut reader, &mut |record| records.push(record)).unwrap_or_default();
+    Scan {
+        records,
+        complete_len: tally.complete_len,
+        skipped_lines: tally.skipped_lines,
+        unterminated: tally.unterminated,
     }
-    scan
+}
+
+/// What [`scan_lines`] counted besides the records it handed on.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Bytes up to and including the newline of the last readable record.
+    complete_len: usize,
+    /// 1-based numbers of unreadable lines before that point.
+    skipped_lines: Vec<usize>,
+    /// The last record has no newline after it.
+    unterminated: bool,
+    /// Bytes read in all.
+    total_len: usize,
+}
+
+/// Reads a session file's lines from `reader` one at a time (memory bounded by the
+/// longest line) and hands each readable record to `on_record`. Lines after the
+/// last readable record (and a last line without its newline) form the torn tail,
+/// which lies beyond `complete_len`; unreadable lines before it are listed as
+/// skipped. A last line without its newline that is a whole record (a file an
+/// editor saved without a final newline) is kept.
+fn scan_lines(
+    reader: &mut impl BufRead,
+    on_record: &mut dyn FnMut(Record),
+) -> std::io::Result<Tally> {
+    let mut tally = Tally::default();
+    let mut unreadable = Vec::new();
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        let end = tally.total_len + read;
+        tally.total_len = end;
+        let terminated = line.last() == Some(&b'\n');
+        let text = if terminated {
+            &line[..read - 1]
+        } else {
+            &line[..]
+        };
+        match parse_line(text) {
+            Some(record) => {
+                on_record(record);
+                tally.skipped_lines.append(&mut unreadable);
+                tally.complete_len = end;
+                tally.unterminated = !terminated;
+            }
+            None if terminated && text.iter().all(u8::is_ascii_whitespace) => {}
+            None if terminated => unreadable.push(number),
+            None => {}
+        }
+        if !terminated {
+            break;
+        }
+    }
+    Ok(tally)
 }
 
 /// The result given to a tool call whose result is missing from the session file.
@@ -776,10 +812,6 @@ fn unreadable_result(call_id: &str) -> ContentBlock {
         content: RESULT_UNREADABLE.to_string(),
         is_error: true,
     })
-}
-
-fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
 }
 
 /// How much of a session file the catalogue reads to describe it: the header
@@ -1131,34 +1163,37 @@ pub enum FileProblem {
 /// [`FileProblem`] when it is not a regular file, cannot be read, or holds no session
 /// header (such a session cannot be resumed).
 pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
-    let mut file = open_session_file(path).ok_or(FileProblem::NotRegular)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(FileProblem::Io)?;
-    let scan = scan_records(&bytes);
+    let file = open_session_file(path).ok_or(FileProblem::NotRegular)?;
     let id = path
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or_default();
-    let meta = header(&scan.records, id).ok_or(FileProblem::NoHeader)?;
-    let messages = scan
-        .records
-        .iter()
-        .filter(|r| matches!(r, Record::Message { .. }))
-        .count();
+    let mut meta = None;
+    let mut messages = 0;
+    let mut replaced = false;
     let mut usage = codesmith_protocol::Usage::default();
-    for record in &scan.records {
-        if let Record::Note { kind, data } = record
-            && *kind == NoteKind::Usage
-            && let Some(round) = note_usage(data)
-        {
-            usage.add(&round);
+    // Streamed: a listing holds one line of the file at a time, never the whole file.
+    let tally = scan_lines(&mut BufReader::new(file), &mut |record| match record {
+        Record::Meta { .. } if meta.is_none() => meta = Some(record),
+        Record::Message { .. } => messages += 1,
+        Record::Compaction { .. } => replaced = true,
+        Record::Note {
+            kind: NoteKind::Usage,
+            data,
+        } => {
+            if let Some(round) = note_usage(&data) {
+                usage.add(&round);
+            }
         }
-    }
+        _ => {}
+    })
+    .map_err(FileProblem::Io)?;
+    let meta = header_from(meta, messages > 0 || replaced, id).ok_or(FileProblem::NoHeader)?;
     Ok(FileCheck {
         meta,
         messages,
-        skipped_lines: scan.skipped_lines,
-        torn_bytes: bytes.len() - scan.complete_len,
+        skipped_lines: tally.skipped_lines,
+        torn_bytes: tally.total_len - tally.complete_len,
         usage,
     })
 }
@@ -1167,20 +1202,30 @@ pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
 /// can, a stand-in with the id and nothing else known (empty strings), so an unreadable
 /// first line never costs the messages after it. `None` when there is neither.
 fn header(records: &[Record], id: &str) -> Option<Record> {
-    if let Some(meta) = records.iter().find(|r| matches!(r, Record::Meta { .. })) {
-        return Some(meta.clone());
-    }
-    records
+    let meta = records
         .iter()
-        .any(|r| matches!(r, Record::Message { .. } | Record::Compaction { .. }))
-        .then(|| Record::Meta {
-            session_id: id.to_string(),
-            created_at: String::new(),
-            workspace: String::new(),
-            provider: String::new(),
-            model: String::new(),
-            parent: None,
-        })
+        .find(|r| matches!(r, Record::Meta { .. }))
+        .cloned();
+    let talked = records
+        .iter()
+        .any(|r| matches!(r, Record::Message { .. } | Record::Compaction { .. }));
+    header_from(meta, talked, id)
+}
+
+/// [`header`] from the first meta record and whether any message or compaction
+/// was read.
+fn header_from(meta: Option<Record>, talked: bool, id: &str) -> Option<Record> {
+    if meta.is_some() {
+        return meta;
+    }
+    talked.then(|| Record::Meta {
+        session_id: id.to_string(),
+        created_at: String::new(),
+        workspace: String::new(),
+        provider: String::new(),
+        model: String::new(),
+        parent: None,
+    })
 }
 
 fn first_record(path: &Path) -> Option<Record> {
