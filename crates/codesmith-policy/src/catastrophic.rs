@@ -492,6 +492,9 @@ mod tests {
             "rm -rf ~/..",
             "rm -rf ~//./",
             "rm -rf $HOME/../..",
+            // The kernel's `/proc/PID/root` links lead back to `/`.
+            "rm -rf /proc/self/root",
+            "rm -rf /proc/1/root/./",
         ] {
             assert!(catastrophic_reason(raw).is_some(), "{raw}");
         }
