@@ -5,6 +5,7 @@
 mod common;
 
 mod approvals;
+mod catalog;
 mod economics;
 mod faults;
 mod interrupt;

@@ -212,7 +212,9 @@ async fn an_explore_child_reads_two_files_and_its_answer_returns_to_the_parent()
     // A later `--continue` resumes the parent, never the child.
     drop(engine);
     assert_eq!(
-        codesmith_engine::session::latest_session_for(&rig.home, &rig.ws).as_deref(),
+        codesmith_engine::session::SessionCatalog::new(&rig.home)
+            .latest_for(&rig.ws)
+            .as_deref(),
         Some(parent_id.as_str())
     );
 

@@ -19,5 +19,8 @@ mod op;
 
 pub use arguments::{ArgumentsError, ArgumentsErrorKind, parse_arguments};
 pub use event::{CompactionOutcome, Event, EventSink, RestoreReport, TaskStatus, VerdictEvent};
-pub use message::{ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec, Usage};
+pub use message::{
+    BYTES_PER_TOKEN, ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec,
+    Usage, approx_tokens,
+};
 pub use op::{ApprovalAnswer, ApprovalRequest, Op, Submission};

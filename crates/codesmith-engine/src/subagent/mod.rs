@@ -59,10 +59,6 @@ pub const MAX_PARALLEL: usize = 4;
 /// response are refused (a response with a hundred of them is a runaway, not a plan).
 pub const MAX_PER_RESPONSE: u32 = 8;
 
-/// Transcript note kind a parent's session records for each child it started:
-/// `{"call_id", "agent_id", "agent_type", "status", "turns", "usage"}`.
-pub const SUBAGENT_NOTE: &str = "subagent";
-
 /// The four subagent types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentType {
@@ -333,7 +329,7 @@ pub(crate) struct Delegated {
 }
 
 impl Delegated {
-    /// The [`SUBAGENT_NOTE`] data.
+    /// The [`crate::session::NoteKind::Subagent`] data.
     pub(crate) fn note(&self) -> Value {
         json!({
             "call_id": self.call_id,
