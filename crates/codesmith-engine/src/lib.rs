@@ -10,6 +10,7 @@ mod agent;
 pub mod approval;
 pub mod context;
 mod dispatch;
+mod finish;
 mod gate;
 pub mod guard;
 pub mod prompt;
@@ -27,8 +28,8 @@ pub use agent::{
     TaskStatus,
 };
 pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};
-pub use dispatch::result_text;
+pub use finish::{FinishedResult, finish_outcome};
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};
 pub use session::Session;
-pub use single::{CallPolicy, run_one};
+pub use single::{CallPolicy, OneCall, run_one};
 pub use subagent::{AgentSettings, AgentTool, AgentType};

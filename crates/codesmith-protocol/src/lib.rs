@@ -3,8 +3,9 @@
 //! Everything that crosses a layer boundary lives here: the vendor-neutral
 //! transcript ([`Message`], [`ContentBlock`], [`ToolCall`], [`ToolResult`]),
 //! the facts of one model response ([`StopReason`], [`Usage`]), the tool
-//! catalogue entry ([`ToolSpec`]) and the events a front end consumes
-//! ([`Event`]). The crate has no behaviour beyond serde and the one strict
+//! catalogue entry ([`ToolSpec`]), the events a front end consumes
+//! ([`Event`]) and the typed outcome a tool result carries in them ([`ToolError`],
+//! [`ChangedFile`]). The crate has no behaviour beyond serde and the one strict
 //! reader of a call's argument text ([`parse_arguments`]), which every layer
 //! shares so that they agree on what a call asked for.
 //!
@@ -15,7 +16,9 @@
 mod arguments;
 mod event;
 mod message;
+mod result;
 
 pub use arguments::{ArgumentsError, ArgumentsErrorKind, parse_arguments};
 pub use event::{Event, VerdictEvent};
 pub use message::{ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec, Usage};
+pub use result::{ChangeKind, ChangedFile, ErrorCode, ToolError};
