@@ -150,6 +150,7 @@ impl Runtime {
             NetworkDecision::Ask if self.mode == ApprovalMode::Never => {
                 Requirement::Deny(crate::gate::denied(
                     &fetch_request(tool, url, &host),
+                    crate::gate::way_out(tool),
                     "The approval mode is `never`.",
                     true,
                 ))
@@ -169,6 +170,7 @@ impl Runtime {
     /// the exact `input`; "always" stores `grant` when there is one.
     fn by_mode(
         &self,
+        tool: &dyn Tool,
         request: ApprovalRequest,
         prefix: String,
         input: String,
@@ -178,6 +180,7 @@ impl Runtime {
             ApprovalMode::Auto => Requirement::Auto { concurrent: false },
             ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
                 &request,
+                crate::gate::way_out(tool),
                 "The approval mode is `never`.",
                 true,
             )),
@@ -211,6 +214,7 @@ impl Runtime {
             can_persist: false,
         };
         self.by_mode(
+            tool,
             request,
             format!("write:{summary}"),
             format!("write:{}:{args}", tool.name()),
@@ -233,6 +237,7 @@ impl Runtime {
             can_persist: grant.is_some(),
         };
         self.by_mode(
+            tool,
             request,
             format!("tool:{name}"),
             format!("tool:{name}:{args}"),
@@ -267,6 +272,7 @@ impl Runtime {
             can_persist: false,
         };
         self.by_mode(
+            tool,
             request,
             format!("tool:{name}"),
             format!("tool:{name}:{code}"),
