@@ -361,12 +361,13 @@ pub enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Return the workspace to its state before TURN of SESSION (asks first).
+    /// Return the workspace to its state before TASK of SESSION (asks first).
     Restore {
         /// Session id (as printed by `codesmith sessions list`).
         session: String,
-        /// Turn number (1 is the session's first task).
-        turn: u32,
+        /// Task number (1 is the session's first task: what a person typed and the agent
+        /// ran to the end).
+        task: u32,
         /// Workspace to restore (default: the session's own workspace).
         #[command(flatten)]
         workspace: WorkspaceArg,

@@ -229,7 +229,7 @@ pub struct FileConfig {
     pub network: Option<codesmith_policy::NetworkConfig>,
     /// The claim verifier (`result_claims`).
     pub verification: Option<VerificationSection>,
-    /// Turn snapshots (`enabled`, default true).
+    /// Task snapshots (`enabled`, default true).
     pub snapshots: Option<SnapshotsSection>,
     /// Subagents (`model`, `max_turns`, `max_wall_secs`).
     pub agents: Option<AgentsSection>,
@@ -983,19 +983,23 @@ fn api_key(provider: ProviderName, base_url: Option<&str>) -> Option<(&'static s
     use codesmith_providers::{
         DEFAULT_OPENAI_BASE_URL, anthropic_key_from_env, openai_key_from_env,
     };
-    let key = match provider {
+    match provider {
         ProviderName::Openai => openai_key_from_env(base_url.unwrap_or(DEFAULT_OPENAI_BASE_URL)),
         ProviderName::Anthropic => anthropic_key_from_env(),
         ProviderName::Local => None,
-    }?;
-    let var = match provider {
-        ProviderName::Anthropic => "ANTHROPIC_API_KEY",
-        _ if std::env::var("DEEPSEEK_API_KEY").ok().as_deref() == Some(key.as_str()) => {
-            "DEEPSEEK_API_KEY"
-        }
-        _ => "OPENAI_API_KEY",
-    };
-    Some((var, key))
+    }
+}
+
+/// The environment variables that can hold `provider`'s key for `base_url` (default
+/// endpoint when `None`), in the order the client tries them; empty for the local model.
+pub fn key_vars(provider: ProviderName, base_url: Option<&str>) -> &'static [&'static str] {
+    match provider {
+        ProviderName::Openai => codesmith_providers::openai_key_vars(
+            base_url.unwrap_or(codesmith_providers::DEFAULT_OPENAI_BASE_URL),
+        ),
+        ProviderName::Anthropic => codesmith_providers::ANTHROPIC_KEY_VARS,
+        ProviderName::Local => &[],
+    }
 }
 
 /// A base URL must be an absolute `http` or `https` URL; anything else is a

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use codesmith_protocol::Event;
+use codesmith_protocol::{Event, EventSink};
 use codesmith_providers::Provider;
 
 use crate::config::Settings;
@@ -13,7 +13,7 @@ use crate::setup::SetupError;
 /// use) or the GGUF file named by `--model`.
 pub async fn provider(
     resolved: &Settings,
-    on_event: &mut (dyn FnMut(Event) + Send),
+    on_event: &mut EventSink<'_>,
 ) -> Result<Arc<dyn Provider>, SetupError> {
     let path = if codesmith_local::is_default_model(&resolved.model) {
         let home = resolved.home.clone();

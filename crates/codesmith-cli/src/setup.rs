@@ -6,7 +6,7 @@ use codesmith_engine::CallPolicy;
 use codesmith_engine::snapshot::SnapshotSettings;
 use codesmith_engine::{Approver, Engine, EngineConfig, PromptInputs, PromptStyle, Session};
 use codesmith_policy::ApprovalMode;
-use codesmith_protocol::Event;
+use codesmith_protocol::EventSink;
 use codesmith_providers::{
     AnthropicConfig, AnthropicProvider, CompleteOptions, OpenAiConfig, OpenAiProvider, Provider,
 };
@@ -40,7 +40,7 @@ pub fn provider_label(p: ProviderName) -> &'static str {
 /// Builds the provider selected by `resolved`.
 pub async fn provider(
     resolved: &Settings,
-    on_event: &mut (dyn FnMut(Event) + Send),
+    on_event: &mut EventSink<'_>,
 ) -> Result<Arc<dyn Provider>, SetupError> {
     match resolved.provider {
         ProviderName::Openai => {

@@ -196,6 +196,11 @@ async fn json_mode_prints_one_event_per_line() {
             "{expected} missing from {types:?}"
         );
     }
+    // The last line says how the task ended, so a reader knows the stream is complete.
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "task_finished", "{types:?}");
+    assert_eq!(last["status"], "completed");
+    assert_eq!(last["turns"], 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,9 +14,9 @@ use codesmith_engine::snapshot;
 
 use common::codesmith;
 
-/// A session whose turn 1 snapshot holds `a.txt = old`, with the workspace changed
+/// A session whose task 1 snapshot holds `a.txt = old`, with the workspace changed
 /// since (`a.txt = new`, `b.txt` created). Returns (tempdir, home, workspace, session id).
-async fn changed_since_turn_one() -> (tempfile::TempDir, PathBuf, PathBuf, String) {
+async fn changed_since_task_one() -> (tempfile::TempDir, PathBuf, PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let ws = dir.path().join("ws");
@@ -37,7 +37,7 @@ async fn changed_since_turn_one() -> (tempfile::TempDir, PathBuf, PathBuf, Strin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restore_asks_refuses_without_a_terminal_and_restores_with_yes() {
-    let (_dir, home, ws, id) = changed_since_turn_one().await;
+    let (_dir, home, ws, id) = changed_since_task_one().await;
 
     let list = codesmith(&home, &["sessions", "list"]).await;
     assert!(list.status.success());
@@ -61,10 +61,10 @@ async fn restore_asks_refuses_without_a_terminal_and_restores_with_yes() {
         std::fs::read_to_string(home.join("sessions").join(format!("{id}.jsonl"))).unwrap();
     assert!(transcript.contains(r#""kind":"restore""#), "{transcript}");
 
-    // An unknown turn names the ones that exist; a bad id is refused.
+    // An unknown task names the ones that exist; a bad id is refused.
     let out = codesmith(&home, &["sessions", "restore", &id, "7", "--yes"]).await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("turns 1"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tasks 1"));
     let out = codesmith(&home, &["sessions", "restore", "../etc", "1", "--yes"]).await;
     assert_eq!(out.status.code(), Some(2));
 }
@@ -83,7 +83,7 @@ async fn restore_never_waits_on_a_prompt_nobody_can_see() {
         eprintln!("skipped: `script` (util-linux) is not installed");
         return;
     }
-    let (dir, home, ws, id) = changed_since_turn_one().await;
+    let (dir, home, ws, id) = changed_since_task_one().await;
     let err_path = dir.path().join("stderr.txt");
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let inner = format!(

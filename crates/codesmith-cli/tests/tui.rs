@@ -273,7 +273,7 @@ async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
     );
     assert!(
         stdout.contains(
-            "why: `rm -rf build`: deletes `build`, which the turn's snapshot does not hold"
+            "why: `rm -rf build`: deletes `build`, which the task's snapshot does not hold"
         ),
         "{stdout}"
     );

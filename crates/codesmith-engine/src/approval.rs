@@ -1,38 +1,17 @@
 //! Approvals: who says yes when a call needs a person's consent.
 //!
 //! The policy crate decides *whether* a call needs approval; this module asks
-//! an [`Approver`] (the terminal UI, or nobody in `exec`) and remembers the
-//! answers for the session. A denial fingerprints the exact input; an approval
-//! fingerprints the canonical prefix, so approving `cargo build` covers
-//! `cargo build --release`.
+//! an [`Approver`] and remembers the answers for the session. Front ends answer
+//! through the engine's queues ([`crate::Engine::spawn`]): a request becomes an
+//! `approval_requested` event and the answer an `Op::Approval`. The request and
+//! answer types are the protocol's ([`ApprovalRequest`], [`ApprovalAnswer`]).
+//!
+//! A denial fingerprints the exact input; an approval fingerprints the
+//! canonical prefix, so approving `cargo build` covers `cargo build --release`.
 
 use async_trait::async_trait;
 
-/// What the person is asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApprovalRequest {
-    /// Tool name.
-    pub tool: String,
-    /// What will happen (the command, the URL, the paths).
-    pub summary: String,
-    /// Why approval is needed (the classifier's reason).
-    pub reason: String,
-    /// Whether an "always" grant may be offered (never for a dangerous command).
-    pub can_persist: bool,
-}
-
-/// The person's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalAnswer {
-    /// Run this call only.
-    Once,
-    /// Run this and matching calls for the rest of the session.
-    Session,
-    /// Persist a grant for this workspace.
-    Always,
-    /// Do not run it.
-    Deny,
-}
+pub(crate) use codesmith_protocol::{ApprovalAnswer, ApprovalRequest};
 
 /// Something that can answer approval requests.
 #[async_trait]

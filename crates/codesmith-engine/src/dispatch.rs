@@ -12,7 +12,8 @@
 use std::sync::Arc;
 
 use codesmith_protocol::{
-    ArgumentsError, ArgumentsErrorKind, Event, StopReason, ToolCall, ToolResult, parse_arguments,
+    ArgumentsError, ArgumentsErrorKind, Event, EventSink, StopReason, ToolCall, ToolResult,
+    parse_arguments,
 };
 use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolOutcome};
 use serde_json::Value;
@@ -50,7 +51,7 @@ pub(crate) async fn dispatch_calls(
     rt: &mut Runtime,
     calls: Vec<(ToolCall, Option<Value>)>,
     stop: &StopReason,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> Vec<ToolResult> {
     let mut results = Vec::with_capacity(calls.len());
     let mut batch: Vec<Prepared> = Vec::new();
@@ -100,7 +101,7 @@ pub(crate) async fn dispatch_calls(
     results
 }
 
-/// Calls that may change the workspace: the turn's snapshot is taken before the first
+/// Calls that may change the workspace: the task's snapshot is taken before the first
 /// (before a `general` or `review` subagent starts, too: the parent's snapshot covers
 /// what its child changes).
 fn writes(p: &Prepared) -> bool {
@@ -132,7 +133,7 @@ async fn execute(
 async fn forwarding<T>(
     work: impl std::future::Future<Output = T>,
     rx: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> T {
     let mut work = std::pin::pin!(work);
     loop {
@@ -154,7 +155,7 @@ async fn flush(
     rt: &mut Runtime,
     batch: &mut Vec<Prepared>,
     results: &mut Vec<ToolResult>,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) {
     if batch.is_empty() {
         return;
@@ -184,7 +185,7 @@ fn finish_prepared(
     rt: &mut Runtime,
     p: &Prepared,
     outcome: ToolOutcome,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> ToolResult {
     let label = p
         .tool
@@ -200,7 +201,7 @@ async fn plan(
     call: ToolCall,
     parsed: Option<Value>,
     stop: &StopReason,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> Planned {
     match check(rt, &call, parsed, stop) {
         Ok((tool, args)) => {
@@ -223,7 +224,7 @@ async fn plan(
                     counts: true,
                 };
             }
-            match rt.gate(tool.as_ref(), &args, sink).await {
+            match rt.gate(&call.id, tool.as_ref(), &args, sink).await {
                 GateDecision::Run { concurrent } => Planned::Run(Prepared {
                     call,
                     tool,
@@ -467,7 +468,7 @@ fn finish(
     label: Option<String>,
     outcome: ToolOutcome,
     counts: bool,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> ToolResult {
     let args = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
     let mut done = finish_outcome(outcome, &args, label, false);

@@ -1,6 +1,6 @@
 //! The approval gate: whether a prepared call runs, asks, or is refused.
 
-use codesmith_protocol::Event;
+use codesmith_protocol::{Event, EventSink};
 use codesmith_tools::{Capability, ErrorCode, Refusal, Tool};
 use serde_json::Value;
 
@@ -46,17 +46,19 @@ pub(crate) enum Requirement {
 }
 
 impl Runtime {
-    /// Decides whether `tool` may run with `args`, asking the approver when needed.
+    /// Decides whether the call `call_id` of `tool` with `args` may run, asking the approver
+    /// when needed (the request carries `call_id`, so an answer can name it).
     ///
-    /// A shell command that would ask is judged again with what the turn's snapshot
+    /// A shell command that would ask is judged again with what the task's snapshot
     /// holds (the snapshot is taken first; it would be before the command runs anyway):
     /// deleting files the snapshot can bring back needs nobody's approval. Without a
     /// snapshot the first answer stands.
     pub(crate) async fn gate(
         &mut self,
+        call_id: &str,
         tool: &dyn Tool,
         args: &Value,
-        sink: &mut (dyn FnMut(Event) + Send),
+        sink: &mut EventSink<'_>,
     ) -> GateDecision {
         let mut requirement = self.requirement(tool, args);
         if matches!(requirement, Requirement::Ask { .. })
@@ -70,12 +72,13 @@ impl Runtime {
             Requirement::Auto { concurrent } => GateDecision::Run { concurrent },
             Requirement::Deny(refusal) => GateDecision::Refuse(refusal),
             Requirement::Ask {
-                request,
+                mut request,
                 prefix,
                 input,
                 grant,
                 level,
             } => {
+                request.call_id = call_id.to_string();
                 let asked = Asked {
                     request,
                     prefix: &prefix,
@@ -92,7 +95,7 @@ impl Runtime {
         asked: Asked<'_>,
         grant: Option<Grant>,
         level: SafetyLevel,
-        sink: &mut (dyn FnMut(Event) + Send),
+        sink: &mut EventSink<'_>,
     ) -> GateDecision {
         let Asked {
             request,

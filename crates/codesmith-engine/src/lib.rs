@@ -3,8 +3,10 @@
 //! An [`Engine`] runs tasks against a provider: it renders each request from
 //! the append-only [`Session`] transcript, streams the response, plans and
 //! dispatches tool calls through the gates (truncation, argument and name
-//! repair, loop guard, approval), and appends the results. Front ends consume
-//! [`codesmith_protocol::Event`]s; approvals come back through an [`Approver`].
+//! repair, loop guard, approval), and appends the results. Front ends drive it
+//! through its queues ([`Engine::spawn`] → [`EngineHandle`]): they send
+//! [`codesmith_protocol::Submission`]s and read [`codesmith_protocol::Event`]s, and
+//! approval requests are events answered by `Op::Approval`.
 
 mod agent;
 pub mod approval;
@@ -13,6 +15,7 @@ mod dispatch;
 mod finish;
 mod gate;
 pub mod guard;
+mod handle;
 pub mod prompt;
 pub mod repair;
 pub mod rlm;
@@ -25,10 +28,13 @@ pub mod verify;
 
 pub use agent::{
     Compaction, Engine, EngineConfig, EngineError, INTERRUPTED, INTERRUPTION_NOTE, TaskOutcome,
-    TaskStatus,
 };
-pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoApprover};
+pub use approval::{Approver, NoApprover};
 pub use finish::{FinishedResult, finish_outcome};
+pub use handle::{
+    Approvals, EngineGone, EngineHandle, INTERRUPT_GRACE, MAX_WAITING, SUBMISSION_QUEUE, Submitter,
+    TrySubmitError,
+};
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};
 pub use session::Session;
 pub use single::{CallPolicy, OneCall, run_one};

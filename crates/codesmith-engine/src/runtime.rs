@@ -30,7 +30,7 @@ pub(crate) struct Runtime {
     /// Verification commands run in the current task (the claim verifier's evidence).
     pub(crate) verify: crate::verify::Observed,
     /// The running turn and its snapshot (taken before the first write).
-    pub(crate) snapshots: crate::snapshot::TurnSnapshots,
+    pub(crate) snapshots: crate::snapshot::TaskSnapshots,
     /// What starting a subagent needs, and this engine's place in the tree; `None`
     /// outside an engine session (`codesmith tool`, the MCP server).
     pub(crate) delegation: Option<crate::subagent::Delegation>,
@@ -46,7 +46,7 @@ impl Runtime {
     }
 
     /// [`Runtime::shell_requirement`] knowing which workspace paths (relative,
-    /// `/`-separated) the turn's snapshot holds: deleting only those is undoable.
+    /// `/`-separated) the task's snapshot holds: deleting only those is undoable.
     pub(crate) fn shell_requirement_with_snapshot(
         &self,
         tool: &dyn Tool,
@@ -112,6 +112,7 @@ impl Runtime {
                     summary: command.to_string(),
                     reason: eval.reason.clone(),
                     can_persist: eval.grant_persistable(),
+                    ..Default::default()
                 },
                 prefix: eval.approval_fingerprint(command),
                 input: codesmith_policy::denial_fingerprint(command),
@@ -195,7 +196,7 @@ impl Runtime {
     }
 
     /// The requirement for a tool that writes files. Most writes run without asking (the
-    /// turn's snapshot can undo them); a write that outlives the session and reaches
+    /// task's snapshot can undo them); a write that outlives the session and reaches
     /// beyond it needs a person in `suggest`:
     /// - `remember` with scope `"user"` (the default), which reaches every later session
     ///   in every workspace;
@@ -212,6 +213,7 @@ impl Runtime {
             summary: summary.clone(),
             reason,
             can_persist: false,
+            ..Default::default()
         };
         self.by_mode(
             tool,
@@ -235,6 +237,7 @@ impl Runtime {
             summary: format!("{name} {args}"),
             reason: "MCP tools run outside CodeSmith's sandbox and may reach the network.".into(),
             can_persist: grant.is_some(),
+            ..Default::default()
         };
         self.by_mode(
             tool,
@@ -254,6 +257,7 @@ fn fetch_request(tool: &dyn Tool, url: &str, host: &str) -> ApprovalRequest {
         summary: format!("fetch {url}"),
         reason: format!("The network policy asks before contacting {host}."),
         can_persist: true,
+        ..Default::default()
     }
 }
 
@@ -270,6 +274,7 @@ impl Runtime {
             reason: "It runs Python code in the RLM session's REPL (in the shell's sandbox, without network)."
                 .into(),
             can_persist: false,
+            ..Default::default()
         };
         self.by_mode(
             tool,
@@ -358,7 +363,7 @@ fn is_instruction_file(path: &str) -> bool {
 const MAX_HELD_WALK: usize = 10_000;
 
 /// What the command classifier may know during a turn: the real file system
-/// (symlinks followed, `$HOME`), plus which paths the turn's snapshot holds, so
+/// (symlinks followed, `$HOME`), plus which paths the task's snapshot holds, so
 /// that deleting them can be undone with `sessions restore`, and whether the
 /// command runs isolated with a private `/tmp`.
 struct TurnFacts<'a> {

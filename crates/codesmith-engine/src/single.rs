@@ -110,7 +110,7 @@ async fn run(
         delegation: None,
         delegated: Vec::new(),
     };
-    let outcome = match runtime.gate(tool.as_ref(), args, &mut |_| {}).await {
+    let outcome = match runtime.gate("", tool.as_ref(), args, &mut |_| {}).await {
         GateDecision::Run { .. } => {
             codesmith_tools::call_tool(tool.as_ref(), &runtime.ctx, args.clone()).await
         }

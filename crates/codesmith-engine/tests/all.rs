@@ -11,6 +11,7 @@ mod interrupt;
 mod json_repair_suite;
 mod mcp_grants;
 mod persistent_writes;
+mod queues;
 mod results;
 mod rlm;
 mod snapshot;

@@ -10,8 +10,8 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use codesmith_engine::ApprovalAnswer;
 use codesmith_policy::ApprovalMode;
+use codesmith_protocol::ApprovalAnswer;
 use codesmith_testkit::{Scripted, ScriptedServer};
 
 /// `make` always asks in `suggest` (its recipes run code); the recipe leaves a marker.

@@ -6,8 +6,9 @@
 
 use crate::common;
 
-use codesmith_engine::{Compaction, Engine, TaskOutcome, TaskStatus};
+use codesmith_engine::{Compaction, Engine, TaskOutcome};
 use codesmith_protocol::Event;
+use codesmith_protocol::TaskStatus;
 use codesmith_testkit::{Fault, Scripted, ScriptedServer};
 use serde_json::Value;
 

@@ -9,7 +9,8 @@ use crate::common;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use codesmith_engine::{Session, TaskStatus};
+use codesmith_engine::Session;
+use codesmith_protocol::TaskStatus;
 use codesmith_protocol::{ContentBlock, Event, Message};
 use codesmith_testkit::{Scripted, ScriptedServer};
 use codesmith_tools::CancellationToken;

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
-use codesmith_engine::{ApprovalAnswer, Approver, Engine};
+use codesmith_engine::{Approver, Engine};
 use codesmith_policy::ApprovalMode;
+use codesmith_protocol::ApprovalAnswer;
 use codesmith_protocol::Event;
 use codesmith_testkit::{Scripted, ScriptedServer};
 use codesmith_tools::approvals::{ApprovalStore, Grant};

@@ -8,8 +8,9 @@ use crate::common;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use codesmith_engine::{ApprovalAnswer, Approver, Engine, NoApprover};
+use codesmith_engine::{Approver, Engine, NoApprover};
 use codesmith_policy::ApprovalMode;
+use codesmith_protocol::ApprovalAnswer;
 use codesmith_protocol::Event;
 use codesmith_testkit::{Scripted, ScriptedServer};
 

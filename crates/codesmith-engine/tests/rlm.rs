@@ -195,7 +195,7 @@ print('label', label)"#;
         .run_task("Analyse app.log", &mut |_| {})
         .await
         .unwrap();
-    assert_eq!(outcome.status, codesmith_engine::TaskStatus::Completed);
+    assert_eq!(outcome.status, codesmith_protocol::TaskStatus::Completed);
 
     let bodies = rig.server.request_bodies();
     assert_eq!(bodies.len(), 5, "root, root, child, root, root");
@@ -679,7 +679,7 @@ async fn in_suggest_mode_each_round_asks_and_a_session_approval_covers_the_rest(
         json!({"code": "print(t[::-1])"}).to_string(),
     ));
     s.push(Scripted::text("Done."));
-    let recorder = common::Recorder::new(codesmith_engine::ApprovalAnswer::Session);
+    let recorder = common::Recorder::new(codesmith_protocol::ApprovalAnswer::Session);
     let setup = common::Setup {
         approval: codesmith_policy::ApprovalMode::Suggest,
         approver: recorder.clone(),

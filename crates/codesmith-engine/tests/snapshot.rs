@@ -1,4 +1,4 @@
-//! Turn snapshots and rollback: the side repository round trip against a
+//! Task snapshots and rollback: the side repository round trip against a
 //! real user git repository, and the engine hook driven through the scripted
 //! model server.
 
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use codesmith_engine::snapshot::{SideRepo, SnapshotError, SnapshotSettings, recorded_turns};
+use codesmith_engine::snapshot::{SideRepo, SnapshotError, SnapshotSettings, recorded_tasks};
 use codesmith_engine::{Engine, Session};
 use codesmith_protocol::Event;
 use codesmith_testkit::{Scripted, ScriptedServer};
@@ -115,7 +115,7 @@ async fn a_round_trip_restores_edits_creations_and_deletions_and_leaves_the_user
         assert_eq!(mode & 0o777, 0o700, "the side repository is private");
     }
 
-    // What the agent does during the turn.
+    // What the agent does during the task.
     write(&d.ws, "src/a.txt", "a2 broken\n");
     std::fs::remove_file(d.ws.join("b.txt")).unwrap();
     std::fs::remove_file(d.ws.join("untracked.txt")).unwrap();
@@ -202,7 +202,7 @@ async fn the_backup_of_a_restore_can_be_restored_too() {
 }
 
 #[tokio::test]
-async fn unknown_turns_and_bad_ids_are_typed_errors() {
+async fn unknown_tasks_and_bad_ids_are_typed_errors() {
     let d = dirs();
     write(&d.ws, "f.txt", "x\n");
     let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
@@ -213,9 +213,9 @@ async fn unknown_turns_and_bad_ids_are_typed_errors() {
     repo.take("s", 2).await.unwrap();
     repo.take("s", 5).await.unwrap();
     let err = repo.restore("s", 4).await.unwrap_err();
-    assert!(err.to_string().contains("turns 2, 5"), "{err}");
-    assert_eq!(repo.turns("s").await.unwrap(), [2, 5]);
-    assert!(repo.turns("other").await.unwrap().is_empty());
+    assert!(err.to_string().contains("tasks 2, 5"), "{err}");
+    assert_eq!(repo.tasks("s").await.unwrap(), [2, 5]);
+    assert!(repo.tasks("other").await.unwrap().is_empty());
     for bad in ["../x", "a/b", ".hidden", ""] {
         assert!(
             matches!(
@@ -319,7 +319,7 @@ async fn modes_and_symlinks_come_back() {
 }
 
 #[tokio::test]
-async fn an_ignored_env_file_deleted_in_a_turn_comes_back() {
+async fn an_ignored_env_file_deleted_in_a_task_comes_back() {
     let d = dirs();
     user_repo(&d.ws);
     write(&d.ws, ".gitignore", "*.log\ntarget/\n.env\nnode_modules/\n");
@@ -362,7 +362,7 @@ async fn nested_repositories_never_break_a_snapshot_or_a_restore() {
     assert!(!repo.holds(&snap.commit, "vendor/lib/.git").await);
     write(&d.ws, "empty/file.txt", "e2\n");
     std::fs::remove_file(d.ws.join("vendor/lib/x.c")).unwrap();
-    // The model turns a plain directory into a repository during the turn.
+    // The model turns a plain directory into a repository during the task.
     git(&d.ws.join("src"), &["init", "-q"]);
     write(&d.ws, "src/a.txt", "a2\n");
     let report = repo.restore("s", 1).await.unwrap();
@@ -473,7 +473,7 @@ async fn run(engine: &mut Engine, task: &str) -> Vec<Event> {
 }
 
 #[tokio::test]
-async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
+async fn the_engine_snapshots_before_a_tasks_first_write_and_restores_it() {
     let rig = Rig::new().await;
     let mut engine = rig.engine();
     rig.script_overwrite("gamma\n");
@@ -484,7 +484,7 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
     );
     assert_eq!(read(&rig.d.ws, "notes.txt"), "gamma\n");
 
-    // Turn 2 creates a file with a shell command.
+    // Task 2 creates a file with a shell command.
     rig.server
         .push(Scripted::tool_call(
             "s1",
@@ -495,7 +495,7 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
     run(&mut engine, "make a file").await;
     assert!(rig.d.ws.join("made.txt").exists());
 
-    // A turn that only reads takes no snapshot.
+    // A task that only reads takes no snapshot.
     rig.server
         .push(Scripted::tool_call(
             "r9",
@@ -507,23 +507,23 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
 
     let id = engine.session().id().to_string();
     let repo = SideRepo::new(&SnapshotSettings::default(), &rig.d.home, &rig.d.ws);
-    assert_eq!(repo.turns(&id).await.unwrap(), [1, 2]);
+    assert_eq!(repo.tasks(&id).await.unwrap(), [1, 2]);
 
-    let report = engine.restore_turn(2).await.unwrap();
+    let report = engine.restore_task(2, true).await.unwrap();
     assert_eq!(report.removed, ["made.txt"]);
     assert!(!rig.d.ws.join("made.txt").exists());
     assert_eq!(
         read(&rig.d.ws, "notes.txt"),
         "gamma\n",
-        "turn 1's edit stays"
+        "task 1's edit stays"
     );
 
-    engine.restore_turn(1).await.unwrap();
+    engine.restore_task(1, true).await.unwrap();
     assert_eq!(read(&rig.d.ws, "notes.txt"), "alpha\nbeta\n");
 
-    // The transcript records three turns and both restores.
+    // The transcript records three tasks and both restores.
     let path = engine.session().path().to_path_buf();
-    assert_eq!(recorded_turns(&path), 3);
+    assert_eq!(recorded_tasks(&path), 3);
     let text = std::fs::read_to_string(&path).unwrap();
     let restores: Vec<serde_json::Value> = text
         .lines()
@@ -531,17 +531,17 @@ async fn the_engine_snapshots_before_a_turns_first_write_and_restores_it() {
         .filter(|v| v["type"] == "note" && v["kind"] == "restore")
         .collect();
     assert_eq!(restores.len(), 2);
-    assert_eq!(restores[1]["data"]["turn"], 1);
+    assert_eq!(restores[1]["data"]["task"], 1);
     assert_eq!(restores[1]["data"]["restored"][0], "notes.txt");
 
-    // A resumed session goes on counting turns.
+    // A resumed session goes on counting tasks.
     drop(engine);
     let session = open_when_released(&rig.d.home, &id).await;
-    assert_eq!(recorded_turns(session.path()), 3);
+    assert_eq!(recorded_tasks(session.path()), 3);
 }
 
 #[tokio::test]
-async fn without_git_the_turn_goes_on_with_one_notice() {
+async fn without_git_the_task_goes_on_with_one_notice() {
     let rig = Rig::new().await;
     let mut engine = rig.engine();
     engine.set_snapshot_settings(SnapshotSettings {
@@ -564,12 +564,12 @@ async fn without_git_the_turn_goes_on_with_one_notice() {
         .collect();
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(
-        notices[0].contains("Snapshot of turn 1 skipped")
+        notices[0].contains("Snapshot of task 1 skipped")
             && notices[0].contains("off for the rest"),
         "{}",
         notices[0]
     );
-    // The next turn does not try (and warn) again.
+    // The next task does not try (and warn) again.
     rig.script_overwrite("delta\n");
     let events = run(&mut engine, "again").await;
     assert!(!events.iter().any(|e| matches!(e, Event::Notice { .. })));
@@ -595,7 +595,7 @@ async fn a_slow_git_times_out_and_a_stale_index_lock_is_cleared() {
     repo.take("s", 1).await.unwrap();
     std::fs::write(repo.dir().join("index.lock"), "").unwrap();
     repo.take("s", 2).await.unwrap();
-    assert_eq!(repo.turns("s").await.unwrap(), [1, 2]);
+    assert_eq!(repo.tasks("s").await.unwrap(), [1, 2]);
 }
 
 #[tokio::test]
@@ -612,7 +612,7 @@ async fn disabled_snapshots_take_nothing() {
 }
 
 #[tokio::test]
-async fn an_env_file_a_turn_deletes_comes_back_with_restore() {
+async fn an_env_file_a_task_deletes_comes_back_with_restore() {
     let rig = Rig::new().await;
     write(&rig.d.ws, ".gitignore", ".env\n");
     write(&rig.d.ws, ".env", "DB_PASSWORD=only-copy\n");
@@ -626,7 +626,7 @@ async fn an_env_file_a_turn_deletes_comes_back_with_restore() {
         .push(Scripted::text("cleaned"));
     run(&mut engine, "clean up").await;
     assert!(!rig.d.ws.join(".env").exists());
-    let report = engine.restore_turn(1).await.unwrap();
+    let report = engine.restore_task(1, true).await.unwrap();
     assert_eq!(report.recreated, [".env"]);
     assert_eq!(read(&rig.d.ws, ".env"), "DB_PASSWORD=only-copy\n");
 }
@@ -683,6 +683,129 @@ async fn deleting_what_the_snapshot_holds_needs_no_approval_and_anything_else_as
     );
     assert!(rig.d.ws.join("docs/big.bin").exists() && rig.d.ws.join("docs/a.md").exists());
     // And what ran without asking comes back.
-    let report = engine.restore_turn(1).await.unwrap();
+    let report = engine.restore_task(1, true).await.unwrap();
     assert_eq!(report.recreated, ["notes.txt"]);
+}
+
+#[test]
+fn sessions_written_with_turn_notes_still_count_their_tasks() {
+    let d = tempfile::tempdir().unwrap();
+    let (home, ws) = (d.path().join("home"), d.path().to_path_buf());
+    let mut session = Session::create(&home, &ws, "openai", "m").unwrap();
+    session
+        .push(codesmith_protocol::Message::user_text("one"))
+        .unwrap();
+    // Before tasks had their own name, a task's start was a `turn` note.
+    session
+        .note(
+            codesmith_engine::snapshot::LEGACY_TASK_NOTE,
+            serde_json::json!({"turn": 4}),
+        )
+        .unwrap();
+    session.sync().unwrap();
+    assert_eq!(recorded_tasks(session.path()), 4);
+    session
+        .note(
+            codesmith_engine::snapshot::TASK_NOTE,
+            serde_json::json!({"task": 5}),
+        )
+        .unwrap();
+    session.sync().unwrap();
+    assert_eq!(recorded_tasks(session.path()), 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_and_compact_ops_end_with_their_closing_events() {
+    use codesmith_protocol::{CompactionOutcome, Op};
+    let rig = Rig::new().await;
+    rig.script_overwrite("gamma\n");
+    let mut handle = rig.engine().spawn(codesmith_engine::Approvals::Refused);
+    let wait = Duration::from_secs(20);
+    let until_closing = async |handle: &mut codesmith_engine::EngineHandle| loop {
+        let event = tokio::time::timeout(wait, handle.next_event())
+            .await
+            .expect("no event in time")
+            .expect("the queue closed");
+        if matches!(
+            event,
+            Event::TaskFinished { .. }
+                | Event::RestoreFinished { .. }
+                | Event::CompactionFinished { .. }
+        ) {
+            return event;
+        }
+    };
+    handle
+        .submit(Op::UserTask {
+            text: "rewrite notes".into(),
+        })
+        .await
+        .unwrap();
+    until_closing(&mut handle).await;
+    assert_eq!(read(&rig.d.ws, "notes.txt"), "gamma\n");
+
+    // A preview changes nothing and says what would change.
+    handle
+        .submit(Op::Restore {
+            task: 1,
+            apply: false,
+        })
+        .await
+        .unwrap();
+    let Event::RestoreFinished {
+        task,
+        applied,
+        report: Some(report),
+        error: None,
+    } = until_closing(&mut handle).await
+    else {
+        panic!("no preview report");
+    };
+    assert_eq!((task, applied), (1, false));
+    assert_eq!(report.restored, ["notes.txt"]);
+    assert_eq!(report.backup, None);
+    assert_eq!(read(&rig.d.ws, "notes.txt"), "gamma\n");
+
+    handle
+        .submit(Op::Restore {
+            task: 1,
+            apply: true,
+        })
+        .await
+        .unwrap();
+    let Event::RestoreFinished {
+        applied: true,
+        report: Some(report),
+        ..
+    } = until_closing(&mut handle).await
+    else {
+        panic!("not restored");
+    };
+    assert!(report.backup.is_some());
+    assert_eq!(read(&rig.d.ws, "notes.txt"), "alpha\nbeta\n");
+
+    // A task with no snapshot is a typed error that names the ones that exist.
+    handle
+        .submit(Op::Restore {
+            task: 9,
+            apply: true,
+        })
+        .await
+        .unwrap();
+    let Event::RestoreFinished {
+        report: None,
+        error: Some(error),
+        ..
+    } = until_closing(&mut handle).await
+    else {
+        panic!("a missing snapshot restored");
+    };
+    assert!(error.contains("tasks 1"), "{error}");
+
+    handle.submit(Op::Compact).await.unwrap();
+    let Event::CompactionFinished { outcome, .. } = until_closing(&mut handle).await else {
+        panic!("no compaction event");
+    };
+    assert_eq!(outcome, CompactionOutcome::NothingToCompact);
+    handle.shutdown().await.unwrap();
 }

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codesmith_engine::session::Record;
-use codesmith_engine::{AgentSettings, AgentTool, TaskStatus};
+use codesmith_engine::{AgentSettings, AgentTool};
 use codesmith_protocol::Event;
+use codesmith_protocol::TaskStatus;
 use codesmith_testkit::{Fault, Scripted, ScriptedServer};
 use codesmith_tools::CancellationToken;
 use serde_json::Value;
@@ -693,7 +694,7 @@ async fn a_childs_approval_request_names_the_subagent_that_asks() {
         ))
         .push(Scripted::text("make test was declined"))
         .push(Scripted::text("done"));
-    let recorder = common::Recorder::new(codesmith_engine::ApprovalAnswer::Deny);
+    let recorder = common::Recorder::new(codesmith_protocol::ApprovalAnswer::Deny);
     let setup = common::Setup {
         extra_tools: vec![Arc::new(AgentTool)],
         approval: codesmith_policy::ApprovalMode::Suggest,
@@ -713,6 +714,135 @@ async fn a_childs_approval_request_names_the_subagent_that_asks() {
         "{}",
         asked[0].reason
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_childs_approval_through_the_queues_is_labelled_and_answerable() {
+    use codesmith_protocol::{ApprovalAnswer, Op};
+    let rig = Rig::new().await;
+    // The child's call has the same id as a call of the parent: its request must not be
+    // taken for the parent's.
+    rig.server
+        .push(agent_call("p1", "general", "mark it"))
+        .push(Scripted::tool_call(
+            "p1",
+            "exec_shell",
+            r#"{"command": "make test"}"#,
+        ))
+        .push(Scripted::text("marked"))
+        .push(Scripted::text("done"));
+    std::fs::write(rig.ws.join("Makefile"), "test:\n\ttouch marked.txt\n").unwrap();
+    let setup = common::Setup {
+        extra_tools: vec![Arc::new(AgentTool)],
+        approval: codesmith_policy::ApprovalMode::Suggest,
+        ..common::Setup::default()
+    };
+    let engine = common::engine(&rig.server, &rig.ws, &rig.home, setup);
+    let mut handle = engine.spawn(codesmith_engine::Approvals::Asked);
+    handle
+        .submit(Op::UserTask {
+            text: "delegate".into(),
+        })
+        .await
+        .unwrap();
+    let wait = std::time::Duration::from_secs(20);
+    let mut agent = None;
+    let request = loop {
+        let event = tokio::time::timeout(wait, handle.next_event())
+            .await
+            .expect("no event in time")
+            .expect("the queue closed");
+        match event {
+            Event::SubagentStarted { agent_id, .. } => agent = Some(agent_id),
+            // The request comes at the top level, not wrapped in the child's events.
+            Event::ApprovalRequested(request) => break request,
+            _ => {}
+        }
+    };
+    let agent = agent.expect("the child started first");
+    assert_eq!(request.agent_id.as_deref(), Some(agent.as_str()));
+    assert_eq!(request.call_id, format!("{agent}/p1"));
+    assert!(
+        request
+            .reason
+            .starts_with("The general subagent \"delegated\" asks."),
+        "{}",
+        request.reason
+    );
+    handle
+        .submit(Op::Approval {
+            call_id: request.call_id.clone(),
+            answer: ApprovalAnswer::Once,
+        })
+        .await
+        .unwrap();
+    loop {
+        let event = tokio::time::timeout(wait, handle.next_event())
+            .await
+            .expect("no event in time")
+            .expect("the queue closed");
+        if let Event::TaskFinished { status, .. } = event {
+            assert_eq!(status, TaskStatus::Completed);
+            break;
+        }
+    }
+    assert!(
+        rig.ws.join("marked.txt").exists(),
+        "the approved call did not run"
+    );
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_childs_question_is_withdrawn_when_its_wall_time_ends() {
+    use codesmith_protocol::Op;
+    let rig = Rig::new().await;
+    rig.server
+        .push(agent_call("p1", "general", "mark it"))
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "make test"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let setup = common::Setup {
+        extra_tools: vec![Arc::new(AgentTool)],
+        approval: codesmith_policy::ApprovalMode::Suggest,
+        agents: AgentSettings {
+            max_wall: std::time::Duration::from_millis(500),
+            ..AgentSettings::default()
+        },
+        ..common::Setup::default()
+    };
+    let engine = common::engine(&rig.server, &rig.ws, &rig.home, setup);
+    let mut handle = engine.spawn(codesmith_engine::Approvals::Asked);
+    handle
+        .submit(Op::UserTask {
+            text: "delegate".into(),
+        })
+        .await
+        .unwrap();
+    let mut asked = None;
+    let mut withdrawn = None;
+    loop {
+        let event = tokio::time::timeout(std::time::Duration::from_secs(20), handle.next_event())
+            .await
+            .expect("no event in time")
+            .expect("the queue closed");
+        match event {
+            Event::ApprovalRequested(r) => asked = Some(r.call_id),
+            Event::ApprovalWithdrawn { call_id } => withdrawn = Some(call_id),
+            Event::TaskFinished { status, .. } => {
+                assert_eq!(status, TaskStatus::Completed);
+                break;
+            }
+            _ => {}
+        }
+    }
+    // Nobody answered: the child's wall time ended its wait, and the question with it.
+    assert!(asked.is_some());
+    assert_eq!(withdrawn, asked);
+    handle.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -817,7 +947,7 @@ async fn a_session_approval_given_to_a_child_stays_the_childs() {
         .push(Scripted::tool_call("c3", "exec_shell", make))
         .push(Scripted::text("ran it"))
         .push(Scripted::text("done"));
-    let recorder = common::Recorder::new(codesmith_engine::ApprovalAnswer::Session);
+    let recorder = common::Recorder::new(codesmith_protocol::ApprovalAnswer::Session);
     let setup = common::Setup {
         extra_tools: vec![Arc::new(AgentTool)],
         approval: codesmith_policy::ApprovalMode::Suggest,

@@ -14,11 +14,9 @@ use std::time::Duration;
 
 use codesmith_engine::verify::ledger::{ledger_path, read_entries, read_stats};
 use codesmith_engine::verify::{VerdictKind, verdict::RUNTIME_EVENT_OPEN};
-use codesmith_engine::{
-    ApprovalAnswer, ApprovalRequest, Approver, Engine, NoApprover, TaskOutcome,
-};
+use codesmith_engine::{Approver, Engine, NoApprover, TaskOutcome};
 use codesmith_policy::{ApprovalMode, Rules};
-use codesmith_protocol::Event;
+use codesmith_protocol::{ApprovalAnswer, ApprovalRequest, Event};
 use codesmith_testkit::{Scripted, ScriptedServer};
 use serde_json::{Value, json};
 

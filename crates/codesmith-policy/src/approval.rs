@@ -109,7 +109,7 @@ impl Evaluation {
 
 /// Decides whether `command` runs in `workspace` under `rules` and `mode`.
 /// Nothing is written; symlinks are read through [`crate::SystemPaths`],
-/// which knows nothing of the turn's snapshot (so deletions outside
+/// which knows nothing of the task's snapshot (so deletions outside
 /// regenerable build output ask). See [`decide_with`].
 pub fn decide(command: &str, workspace: &str, rules: &Rules, mode: ApprovalMode) -> Evaluation {
     decide_classified(classify_command(command, workspace), rules, mode)

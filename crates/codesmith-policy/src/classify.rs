@@ -96,7 +96,7 @@ pub fn classify_command(command: &str, workspace: &str) -> Classification {
 }
 
 /// Classifies `command` with what `facts` tells about the file system and
-/// the turn's snapshot.
+/// the task's snapshot.
 ///
 /// An allow is earned: `Safe` / `WorkspaceSafe` only when every word is
 /// understood (literal, quoted, decoded `$'…'`, brace-expanded, or a plain

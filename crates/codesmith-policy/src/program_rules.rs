@@ -204,7 +204,7 @@ impl PathJudge<'_> {
     }
 
     /// Judges deleting `targets`: `WorkspaceSafe` only for regenerable build
-    /// output or paths the turn's snapshot holds; anything else asks.
+    /// output or paths the task's snapshot holds; anything else asks.
     pub(crate) fn deletes<'w>(&self, targets: impl IntoIterator<Item = &'w Word>) -> Verdict {
         let (mut any, mut tmp, mut other) = (false, false, false);
         for target in targets {
@@ -250,7 +250,7 @@ impl PathJudge<'_> {
                     return Verdict::owned(
                         RequiresApproval,
                         format!(
-                            "deletes `{}`, which the turn's snapshot does not hold (it could not be undone)",
+                            "deletes `{}`, which the task's snapshot does not hold (it could not be undone)",
                             target.text
                         ),
                     );
@@ -286,7 +286,7 @@ impl PathJudge<'_> {
     /// (`> f`, `truncate`, `cp x f`, `tee f`, `sed -i`): like
     /// [`PathJudge::writes`], and inside the workspace like a deletion
     /// ([`PathJudge::deletes`]): `WorkspaceSafe` only when the file does
-    /// not exist yet, is regenerable build output, or the turn's snapshot
+    /// not exist yet, is regenerable build output, or the task's snapshot
     /// holds it; otherwise it asks.
     pub(crate) fn overwrites<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> Verdict {
         let mut worst = Verdict::new(Safe, "writes nothing that is kept");
@@ -310,7 +310,7 @@ impl PathJudge<'_> {
                 continue;
             }
             let why = if exists == Some(true) {
-                "which the turn's snapshot does not hold (its content could not be restored)"
+                "which the task's snapshot does not hold (its content could not be restored)"
             } else {
                 "which may exist and no snapshot is known to hold (its content could not be restored)"
             };

@@ -21,7 +21,7 @@ pub trait PathFacts {
     fn resolve(&self, path: &str) -> String;
     /// The user's home directory (absolute), when known.
     fn home(&self) -> Option<&str>;
-    /// Whether the turn's snapshot holds `path` (absolute), so deleting it
+    /// Whether the task's snapshot holds `path` (absolute), so deleting it
     /// can be undone: `Some(true)` held, `Some(false)` not held, `None`
     /// unknown. Deleting asks unless this is `Some(true)` (or the target is
     /// regenerable build output).

@@ -442,7 +442,7 @@ fn deletion_is_allowed_only_where_it_can_be_undone() {
         ("find . -name '*.env' -exec rm {} \\;", RequiresApproval),
         ("find . -name '*.env' -delete", RequiresApproval),
     ]);
-    // The caller says what the turn's snapshot holds.
+    // The caller says what the task's snapshot holds.
     let held = LexicalPaths {
         home: Some("/root".to_string()),
         snapshot: Some(vec![format!("{WS}/src")]),

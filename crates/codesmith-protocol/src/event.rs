@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ChangedFile, StopReason, ToolError, Usage};
+use crate::{ApprovalRequest, ChangedFile, StopReason, ToolError, Usage};
 
 /// One event of a session, serialized as `{"type": "...", ...}` (one JSON line in `exec --json`).
 ///
@@ -155,6 +155,141 @@ pub enum Event {
         /// parent's task total).
         usage: Usage,
     },
+    /// A tool call needs a person's yes: answer it with `Op::Approval { call_id, .. }`.
+    /// The call waits until it is answered, withdrawn, or the engine is interrupted or
+    /// shut down (then it counts as denied). A subagent's request comes at the top level
+    /// (not wrapped in `subagent`), labelled with its `agent_id`.
+    ApprovalRequested(ApprovalRequest),
+    /// The approval request `call_id` no longer waits for an answer: what asked stopped
+    /// waiting (an interrupt, a subagent past its wall time) or the engine was shut down.
+    /// Nothing was run; a client takes the question down.
+    ApprovalWithdrawn {
+        /// The request's id.
+        call_id: String,
+    },
+    /// The task a `user_task` submission started ended: the last event of that
+    /// submission. An `error` event before it says what ended a `failed` task.
+    TaskFinished {
+        /// How it ended.
+        status: TaskStatus,
+        /// Model rounds used (0 when it never started).
+        turns: u32,
+        /// Total usage of the task (its rounds, child calls and subagents).
+        usage: Usage,
+    },
+    /// A `compact` submission ended: the last event of that submission. Token figures
+    /// are estimates (about four bytes of text per token) over the whole transcript.
+    CompactionFinished {
+        /// What happened.
+        outcome: CompactionOutcome,
+        /// Messages folded away (or that would have been, for `discarded`).
+        #[serde(default)]
+        messages: usize,
+        /// True when a model summary replaced them, false for a trim note.
+        #[serde(default)]
+        summary: bool,
+        /// Estimated tokens of the transcript before.
+        #[serde(default)]
+        before: u64,
+        /// Estimated tokens after (or that it would have had, for `discarded`).
+        #[serde(default)]
+        after: u64,
+        /// Why it failed (`failed` only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// A `restore` submission ended: the last event of that submission.
+    RestoreFinished {
+        /// The task whose snapshot was (or would be) restored.
+        task: u32,
+        /// True when the workspace was restored; false for a preview or a failure.
+        applied: bool,
+        /// What the restore changed, or would change (absent on failure).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        report: Option<RestoreReport>,
+        /// Why it could not be done (absent on success).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// The model ended its turn without tool calls.
+    Completed,
+    /// The round limit (`--max-turns`) was reached without the model finishing.
+    TurnLimit,
+    /// The loop guard ended the task after repeated failures.
+    TooManyFailures,
+    /// The stream was interrupted after content arrived; the partial answer is kept.
+    Interrupted,
+    /// The task's cancellation token fired (an interrupt, a signal, a shutdown): running
+    /// tool calls were stopped, every call got a result, and the transcript records the
+    /// interruption.
+    Cancelled,
+    /// An error ended the task (the `error` event before says what and what to do). The
+    /// engine's own task result reports errors as `Err`, never with this status.
+    Failed,
+}
+
+impl TaskStatus {
+    /// The snake_case name used in events (`completed`, `turn_limit`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Completed => "completed",
+            TaskStatus::TurnLimit => "turn_limit",
+            TaskStatus::TooManyFailures => "too_many_failures",
+            TaskStatus::Interrupted => "interrupted",
+            TaskStatus::Cancelled => "cancelled",
+            TaskStatus::Failed => "failed",
+        }
+    }
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionOutcome {
+    /// Older messages were replaced by a summary or a trim note.
+    Compacted,
+    /// The replacement would not have been smaller; the session is unchanged.
+    Discarded,
+    /// The session is still too short; nothing was changed.
+    NothingToCompact,
+    /// It was interrupted; the session is unchanged (a compaction writes last).
+    Interrupted,
+    /// It failed (see `error`); the session is unchanged.
+    Failed,
+}
+
+/// What a restore changes (or, in a preview, would change). Paths are relative to the
+/// workspace, `/`-separated, sorted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestoreReport {
+    /// Session id.
+    pub session: String,
+    /// The task whose snapshot is restored (1-based over the session).
+    pub task: u32,
+    /// The snapshot commit in the side repository.
+    pub commit: String,
+    /// Files changed since the snapshot, rewritten to their old content.
+    pub restored: Vec<String>,
+    /// Files created since the snapshot, removed.
+    pub removed: Vec<String>,
+    /// Files deleted since the snapshot, brought back.
+    pub recreated: Vec<String>,
+    /// The commit holding the workspace as it was just before the restore (`None` in a
+    /// preview).
+    pub backup: Option<String>,
+}
+
+impl RestoreReport {
+    /// True when the workspace already matches the snapshot.
+    pub fn is_empty(&self) -> bool {
+        self.restored.is_empty() && self.removed.is_empty() && self.recreated.is_empty()
+    }
 }
 
 /// A claim-verifier verdict, as emitted to front ends.
@@ -169,3 +304,9 @@ pub struct VerdictEvent {
     /// The replay's exit code, if it ran.
     pub exit_code: Option<i32>,
 }
+
+/// Where a producer of events puts them, one at a time, as they happen: the engine's
+/// loop and everything it calls take `&mut EventSink<'_>` (a closure that may borrow for
+/// `'a`). The engine's handle forwards what it receives onto its event queue; a one-shot
+/// caller may pass a closure.
+pub type EventSink<'a> = dyn FnMut(Event) + Send + 'a;

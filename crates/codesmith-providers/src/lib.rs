@@ -22,14 +22,14 @@ mod taxonomy;
 mod usage;
 
 pub use anthropic::{
-    ANTHROPIC_VERSION, AnthropicConfig, AnthropicProvider, DEFAULT_ANTHROPIC_BASE_URL,
-    DEFAULT_ANTHROPIC_MAX_TOKENS, anthropic_key_from_env,
+    ANTHROPIC_KEY_VARS, ANTHROPIC_VERSION, AnthropicConfig, AnthropicProvider,
+    DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MAX_TOKENS, anthropic_key_from_env,
 };
 pub use complete::{CompleteOptions, StreamNotice, complete};
 pub use http::CONNECT_TIMEOUT;
 pub use openai::{
     DEFAULT_OPENAI_BASE_URL, OpenAiConfig, OpenAiProvider, REASONING_PLACEHOLDER, ReasoningReplay,
-    Vendor, openai_key_from_env,
+    Vendor, openai_key_from_env, openai_key_vars,
 };
 pub use provider::{
     ChatRequest, EventStream, Provider, ProviderError, ProviderErrorKind, ProviderEvent,

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use codesmith_engine::{NoApprover, Session, TaskStatus};
-use codesmith_protocol::Event;
+use codesmith_engine::{Approvals, NoApprover, Session};
+use codesmith_protocol::{Event, Op, TaskStatus};
 
 use crate::args::ExecArgs;
 use crate::config;
@@ -61,7 +61,7 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         progress.show(&Event::Notice { message: notice });
     }
     let mcp = setup::mcp_servers(&resolved).await;
-    let mut engine = setup::engine(
+    let engine = setup::engine(
         &resolved,
         provider,
         Arc::new(ctx),
@@ -78,21 +78,50 @@ pub async fn run(mut args: ExecArgs) -> Exit {
         model: resolved.model.clone(),
         workspace: resolved.workspace.display().to_string(),
     });
-    // SIGINT, SIGTERM and SIGHUP cancel the task (crate::shutdown): running commands are
+    // SIGINT, SIGTERM and SIGHUP interrupt the task (crate::shutdown): running commands are
     // killed with their whole trees, every tool call gets a result, the transcript is
     // closed and synced, and the exit status is 128 + the signal (130, 143, 129).
     let shutdown = match Shutdown::listen(StopSignal::ALL) {
         Ok(s) => s,
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
-    let mut sink = |e: Event| progress.show(&e);
-    let outcome = engine
-        .run_task_cancellable(&args.task, shutdown.token(), &mut sink)
-        .await;
-    drop(engine);
-    if let (Some(signal), Ok(o)) = (shutdown.caught(), &outcome)
-        && o.status == TaskStatus::Cancelled
+    // Nobody is present: requests that need a person are refused, saying how to allow them.
+    let mut handle = engine.spawn(Approvals::Refused);
+    if let Err(e) = handle
+        .submit(Op::UserTask {
+            text: args.task.clone(),
+        })
+        .await
     {
+        return Exit::failed(e.into());
+    }
+    let stop = shutdown.token();
+    let mut interrupted = false;
+    let mut finished = None;
+    loop {
+        let event = tokio::select! {
+            event = handle.next_event() => event,
+            () = stop.cancelled(), if !interrupted => {
+                interrupted = true;
+                let _ = handle.submit(Op::Interrupt).await;
+                continue;
+            }
+        };
+        match event {
+            Some(event @ Event::TaskFinished { .. }) => {
+                finished = Some(event);
+                break;
+            }
+            Some(event) => progress.show(&event),
+            None => break,
+        }
+    }
+    let _ = handle.shutdown().await;
+    let status = match &finished {
+        Some(Event::TaskFinished { status, .. }) => Some(*status),
+        _ => None,
+    };
+    if let (Some(signal), Some(TaskStatus::Cancelled)) = (shutdown.caught(), status) {
         let message = "running commands were killed and the turn was closed in the session; \
                        continue with --resume";
         if args.json {
@@ -100,11 +129,18 @@ pub async fn run(mut args: ExecArgs) -> Exit {
                 message: format!("interrupted by {}: {message}", signal.name()),
             });
         }
+        if let Some(event) = &finished {
+            progress.show(event);
+        }
         // The streamed answer's open line ends before the interruption is reported.
         progress.end_answer();
         return shutdown::exit(signal, message);
     }
-    finish(outcome, &mut progress)
+    // The last event line: how the task ended (plain progress shows nothing for it).
+    if let Some(event) = &finished {
+        progress.show(event);
+    }
+    finish(status, &mut progress)
 }
 
 fn open_session(resolved: &config::Settings, resume: Option<&str>) -> Result<Session> {
@@ -120,57 +156,26 @@ fn open_session(resolved: &config::Settings, resume: Option<&str>) -> Result<Ses
     })
 }
 
-fn finish(
-    outcome: Result<codesmith_engine::TaskOutcome, codesmith_engine::EngineError>,
-    progress: &mut Progress,
-) -> Exit {
+/// The exit status for how the task ended (`None`: the engine stopped without saying).
+fn finish(status: Option<TaskStatus>, progress: &mut Progress) -> Exit {
     // The answer was streamed as it came; only its last line may still be open.
     progress.end_answer();
-    match outcome {
-        Ok(o) => match o.status {
-            TaskStatus::Completed => Exit::Ok,
-            TaskStatus::Interrupted => Exit::failed(anyhow::anyhow!(
-                "the model's answer was cut off; the partial answer is above"
-            )),
-            TaskStatus::TurnLimit | TaskStatus::TooManyFailures | TaskStatus::Cancelled => {
-                Exit::Failed(None)
-            }
-        },
-        Err(e) => {
-            progress.show(&Event::Error {
-                message: with_next_step(&e),
-            });
-            Exit::Failed(None)
-        }
+    match status {
+        Some(TaskStatus::Completed) => Exit::Ok,
+        Some(TaskStatus::Interrupted) => Exit::failed(anyhow::anyhow!(
+            "the model's answer was cut off; the partial answer is above"
+        )),
+        // The engine's `error` event said what went wrong and what to do.
+        Some(
+            TaskStatus::TurnLimit
+            | TaskStatus::TooManyFailures
+            | TaskStatus::Cancelled
+            | TaskStatus::Failed,
+        ) => Exit::Failed(None),
+        None => Exit::failed(anyhow::anyhow!(
+            "the engine stopped before the task finished; the session is saved, continue with --resume"
+        )),
     }
-}
-
-/// The error with what to do about it, by who must act.
-fn with_next_step(e: &codesmith_engine::EngineError) -> String {
-    use codesmith_providers::ProviderErrorKind as K;
-    let codesmith_engine::EngineError::Provider(p) = e else {
-        return e.to_string();
-    };
-    let next = match p.kind {
-        K::Network | K::Timeout => {
-            "Check that the server is running and that --base-url (or *_BASE_URL / config.toml) is right; \
-             `codesmith doctor` checks the endpoint."
-        }
-        K::Auth => {
-            "Check the API key (OPENAI_API_KEY, DEEPSEEK_API_KEY or ANTHROPIC_API_KEY, or config.toml)."
-        }
-        K::Authorization => {
-            "The key may not use this model or endpoint: pick another --model or check the account."
-        }
-        K::RateLimit => {
-            "The provider is rate-limiting this key: wait a while, then resume with --resume."
-        }
-        K::ContextLength => {
-            "The conversation no longer fits the model's context: start a new session."
-        }
-        _ => "Try again later, then resume the session with --resume.",
-    };
-    format!("{e}. {next}")
 }
 
 /// A resumed session keeps its provider and model unless the flags name others.

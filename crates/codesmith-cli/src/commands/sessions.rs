@@ -1,6 +1,6 @@
-//! `codesmith sessions list` and `codesmith sessions restore SESSION TURN`.
+//! `codesmith sessions list` and `codesmith sessions restore SESSION TASK`.
 //!
-//! A restore puts the workspace back as it was before a turn, from the side
+//! A restore puts the workspace back as it was before a task, from the side
 //! repository snapshots (`codesmith_engine::snapshot`); it asks first, and
 //! the restore is recorded in the session's transcript.
 
@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, anyhow};
 use codesmith_engine::Session;
 use codesmith_engine::session::{Record, SessionError, sessions_dir};
-use codesmith_engine::snapshot::{
-    RestoreReport, SideRepo, SnapshotError, SnapshotSettings, restore_and_record,
-};
+use codesmith_engine::snapshot::{SnapshotError, SnapshotSettings, restore_task};
+use codesmith_protocol::RestoreReport;
 use serde::Serialize;
 
 use crate::args::SessionsCommand;
@@ -28,10 +27,10 @@ pub async fn run(command: SessionsCommand) -> Exit {
         SessionsCommand::List { json } => list(json),
         SessionsCommand::Restore {
             session,
-            turn,
+            task,
             workspace,
             yes,
-        } => restore(&session, turn, workspace.workspace.as_deref(), yes).await,
+        } => restore(&session, task, workspace.workspace.as_deref(), yes).await,
     }
 }
 
@@ -267,7 +266,7 @@ fn table(sessions: &[Summary]) -> String {
     out
 }
 
-async fn restore(id: &str, turn: u32, workspace: Option<&Path>, yes: bool) -> Exit {
+async fn restore(id: &str, task: u32, workspace: Option<&Path>, yes: bool) -> Exit {
     if !codesmith_policy::is_safe_name(id) {
         return usage(anyhow!(
             "invalid session id {id:?}: use an id from `codesmith sessions list`"
@@ -288,17 +287,17 @@ async fn restore(id: &str, turn: u32, workspace: Option<&Path>, yes: bool) -> Ex
         Ok(w) => w,
         Err(e) => return usage(e),
     };
+    // The engine's one restore path. Of the snapshot settings only `enabled` has a config
+    // key, and it governs taking snapshots, not restoring them: the defaults (git from
+    // PATH, its timeout) are what every engine uses too.
     let settings = SnapshotSettings::default();
-    let plan = match SideRepo::new(&settings, &home, &workspace)
-        .preview(id, turn)
-        .await
-    {
+    let plan = match restore_task(&settings, &home, &mut session, &workspace, task, false).await {
         Ok(p) => p,
         Err(e) => return snapshot_exit(e),
     };
     if plan.is_empty() {
         println!(
-            "{} already matches the state before turn {turn}; nothing to restore.",
+            "{} already matches the state before task {task}; nothing to restore.",
             workspace.display()
         );
         return Exit::Ok;
@@ -315,7 +314,7 @@ async fn restore(id: &str, turn: u32, workspace: Option<&Path>, yes: bool) -> Ex
         Ok(false) => return Exit::failed(anyhow!("restore cancelled; nothing was changed")),
         Err(e) => return usage(e),
     }
-    match restore_and_record(&settings, &home, &mut session, &workspace, turn).await {
+    match restore_task(&settings, &home, &mut session, &workspace, task, true).await {
         Ok(report) => {
             println!(
                 "{}",
@@ -384,9 +383,9 @@ pub fn confirm(
 /// The change list shown before asking.
 pub fn describe(plan: &RestoreReport, workspace: &Path) -> String {
     let mut out = format!(
-        "Restoring {} to its state before turn {} of session {}:\n",
+        "Restoring {} to its state before task {} of session {}:\n",
         workspace.display(),
-        plan.turn,
+        plan.task,
         plan.session
     );
     for (label, paths) in [
@@ -411,9 +410,9 @@ pub fn describe(plan: &RestoreReport, workspace: &Path) -> String {
 
 fn done_line(report: &RestoreReport, workspace: &Path) -> String {
     let mut line = format!(
-        "Restored {} to before turn {} of session {}: {} rewritten, {} removed, {} brought back.",
+        "Restored {} to before task {} of session {}: {} rewritten, {} removed, {} brought back.",
         workspace.display(),
-        report.turn,
+        report.task,
         report.session,
         report.restored.len(),
         report.removed.len(),
@@ -537,7 +536,7 @@ mod tests {
     fn the_description_caps_long_lists() {
         let plan = RestoreReport {
             session: "s".into(),
-            turn: 2,
+            task: 2,
             commit: "c".into(),
             restored: (0..25).map(|i| format!("f{i}")).collect(),
             removed: vec!["new.txt".into()],

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use codesmith_engine::{ApprovalAnswer, ApprovalRequest};
+use codesmith_protocol::{ApprovalAnswer, ApprovalRequest};
 use codesmith_protocol::{ContentBlock, Event, Message, Role};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::Line;
@@ -326,6 +326,13 @@ impl App {
                 self.subagent_event(call.as_deref(), *event);
             }
             Event::SubagentFinished { .. } => {}
+            // The ends of submissions and the approval questions are the UI loop's
+            // (`Ui::on_engine`).
+            Event::ApprovalRequested(_)
+            | Event::ApprovalWithdrawn { .. }
+            | Event::TaskFinished { .. }
+            | Event::CompactionFinished { .. }
+            | Event::RestoreFinished { .. } => {}
             // Kinds added later are not shown until the UI learns them.
             _ => {}
         }
@@ -895,6 +902,7 @@ mod tests {
             summary: "rm -rf build".into(),
             reason: "deletes".into(),
             can_persist: false,
+            ..Default::default()
         });
         assert_eq!(
             a.on_key(key(KeyCode::Char('a'))),

@@ -1,50 +1,55 @@
-//! Inline approval prompts, and the [`Approver`] that routes the engine's
-//! questions to the UI over a channel.
+//! Inline approval prompts, and the queue of the engine's approval questions: each
+//! arrives as an `approval_requested` event and is answered with `Op::Approval`.
 
-use async_trait::async_trait;
-use codesmith_engine::{ApprovalAnswer, ApprovalRequest, Approver};
-use tokio::sync::{mpsc, oneshot};
+use std::collections::VecDeque;
 
-/// One question from the engine, with the channel its answer goes back on.
-#[derive(Debug)]
-pub struct Asked {
-    /// What the engine asks.
-    pub request: ApprovalRequest,
-    /// Where the answer goes. Dropping it answers [`ApprovalAnswer::Deny`].
-    pub reply: oneshot::Sender<ApprovalAnswer>,
+use codesmith_protocol::{ApprovalAnswer, ApprovalRequest};
+
+/// The engine's approval questions as the UI holds them: one shown at a time, in the order
+/// they came, the others waiting. A question the engine withdraws (what asked stopped
+/// waiting) leaves wherever it is.
+#[derive(Debug, Default)]
+pub struct Questions {
+    /// The id of the question on screen.
+    shown: Option<String>,
+    waiting: VecDeque<ApprovalRequest>,
 }
 
-/// The approver for the terminal UI: each request is sent to the UI loop, and
-/// the engine waits for the person's answer. When the UI is gone, the answer
-/// is "no" (fail closed).
-#[derive(Debug, Clone)]
-pub struct UiApprover {
-    tx: mpsc::UnboundedSender<Asked>,
-}
-
-impl UiApprover {
-    /// An approver sending questions to `tx`.
-    pub fn new(tx: mpsc::UnboundedSender<Asked>) -> Self {
-        UiApprover { tx }
+impl Questions {
+    /// A new question from the engine.
+    pub fn arrived(&mut self, request: ApprovalRequest) {
+        self.waiting.push_back(request);
     }
-}
 
-#[async_trait]
-impl Approver for UiApprover {
-    async fn ask(&self, request: &ApprovalRequest) -> ApprovalAnswer {
-        let (reply, answer) = oneshot::channel();
-        let asked = Asked {
-            request: request.clone(),
-            reply,
-        };
-        if self.tx.send(asked).is_err() {
-            return ApprovalAnswer::Deny;
+    /// The engine withdrew `call_id`; true when it was the one on screen (take it down).
+    pub fn withdrawn(&mut self, call_id: &str) -> bool {
+        self.waiting.retain(|r| r.call_id != call_id);
+        if self.shown.as_deref() == Some(call_id) {
+            self.shown = None;
+            return true;
         }
-        answer.await.unwrap_or(ApprovalAnswer::Deny)
+        false
     }
 
-    fn interactive(&self) -> bool {
-        true
+    /// The next question to show, when none is on screen.
+    pub fn next(&mut self) -> Option<ApprovalRequest> {
+        if self.shown.is_some() {
+            return None;
+        }
+        let next = self.waiting.pop_front()?;
+        self.shown = Some(next.call_id.clone());
+        Some(next)
+    }
+
+    /// The person answered the question on screen: its id, to answer with.
+    pub fn answered(&mut self) -> Option<String> {
+        self.shown.take()
+    }
+
+    /// Forgets every question (the work was interrupted: the engine withdraws them all).
+    pub fn clear(&mut self) {
+        self.shown = None;
+        self.waiting.clear();
     }
 }
 
@@ -172,6 +177,7 @@ mod tests {
             summary: "rm -rf build".into(),
             reason: "deletes files".into(),
             can_persist,
+            ..Default::default()
         }
     }
 
@@ -209,23 +215,22 @@ mod tests {
         assert_eq!(p.selected_answer(), ApprovalAnswer::Deny);
     }
 
-    #[tokio::test]
-    async fn approver_round_trips_and_fails_closed() {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let approver = UiApprover::new(tx);
-        let req = request(true);
-        let ask = tokio::spawn({
-            let approver = approver.clone();
-            let req = req.clone();
-            async move { approver.ask(&req).await }
-        });
-        let asked = rx.recv().await.expect("a question");
-        assert_eq!(asked.request, req);
-        let _ = asked.reply.send(ApprovalAnswer::Session);
-        assert_eq!(ask.await.ok(), Some(ApprovalAnswer::Session));
-        // The UI dropped the question: "no".
-        let ask = tokio::spawn(async move { approver.ask(&req).await });
-        drop(rx.recv().await);
-        assert_eq!(ask.await.ok(), Some(ApprovalAnswer::Deny));
+    #[test]
+    fn questions_show_one_at_a_time_and_leave_when_withdrawn() {
+        let mut q = Questions::default();
+        let ask = |id: &str| ApprovalRequest {
+            call_id: id.into(),
+            ..request(false)
+        };
+        q.arrived(ask("a"));
+        q.arrived(ask("b"));
+        q.arrived(ask("c"));
+        assert_eq!(q.next().map(|r| r.call_id), Some("a".into()));
+        assert_eq!(q.next(), None, "one on screen at a time");
+        assert!(!q.withdrawn("b"), "a waiting one leaves quietly");
+        assert!(q.withdrawn("a"), "the one on screen is taken down");
+        assert_eq!(q.next().map(|r| r.call_id), Some("c".into()));
+        assert_eq!(q.answered(), Some("c".into()));
+        assert_eq!(q.next(), None);
     }
 }

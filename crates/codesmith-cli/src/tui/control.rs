@@ -6,7 +6,9 @@ use codesmith_tools::memory::{INDEX_FILE, project_memory_dir, user_memory_dir};
 use futures::future::BoxFuture;
 
 use super::app::VerdictCounts;
-use super::driver::{Rebuild, SessionChoice, Submission};
+use codesmith_protocol::Op;
+
+use super::driver::{Rebuild, SessionChoice};
 use super::slash::{self, Slash};
 use crate::args::{DoctorArgs, WorkspaceArg};
 use crate::config::{self, Settings};
@@ -20,8 +22,8 @@ pub enum Reply {
     Rebuild(Rebuild, Vec<String>),
     /// Leave.
     Quit,
-    /// Send this to the engine task (its answer arrives as lines).
-    Submit(Submission),
+    /// Send this op to the engine (its closing event reports it).
+    Submit(Op),
     /// Show the lines this future produces when it is done.
     Later(BoxFuture<'static, Vec<String>>),
 }
@@ -142,7 +144,7 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
         Slash::Sessions => Reply::Lines(sessions(facts)),
         Slash::Verify => Reply::Lines(verify(facts)),
         Slash::Doctor => doctor(facts),
-        Slash::Compact => Reply::Submit(Submission::Compact),
+        Slash::Compact => Reply::Submit(Op::Compact),
         Slash::Restore(arg) => restore(arg.as_deref()),
         Slash::Memory => Reply::Lines(memory(facts.resolved)),
         Slash::Skills(arg) => Reply::Lines(crate::commands::skills::slash(
@@ -156,12 +158,12 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
 /// `/restore N` previews; `/restore N yes` applies.
 fn restore(arg: Option<&str>) -> Reply {
     let mut words = arg.unwrap_or_default().split_whitespace();
-    let turn = words.next().and_then(|w| w.parse::<u32>().ok());
+    let task = words.next().and_then(|w| w.parse::<u32>().ok());
     let apply = words.next().is_some_and(|w| w == "yes" || w == "y");
-    match turn {
-        Some(turn) if turn > 0 => Reply::Submit(Submission::Restore { turn, apply }),
+    match task {
+        Some(task) if task > 0 => Reply::Submit(Op::Restore { task, apply }),
         _ => Reply::Lines(vec![
-            "usage: /restore N (N = the turn to go back before; previews, then /restore N yes applies)"
+            "usage: /restore N (N = the task to go back before; previews, then /restore N yes applies)"
                 .to_string(),
         ]),
     }

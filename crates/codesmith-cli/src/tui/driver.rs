@@ -1,13 +1,14 @@
-//! The engine side of the UI: a tokio task that owns the [`Engine`], runs
-//! submitted tasks, stops one on interrupt while keeping the session, and
-//! rebuilds the engine when the model, the approval mode or the session changes.
+//! The engine side of the UI: a tokio task that keeps the engine's handle
+//! ([`codesmith_engine::EngineHandle`]), relays the UI's ops to it and its events back,
+//! and does the one thing the engine's queue has no op for because only the UI has it:
+//! rebuilding the engine with another model, approval mode or session (the handle is
+//! shut down and a new engine spawned over the session).
 
 use std::sync::Arc;
 
-use codesmith_engine::snapshot::{SideRepo, SnapshotSettings};
-use codesmith_engine::{Approver, Engine, Session, TaskStatus};
+use codesmith_engine::{Approvals, Engine, NoApprover, Session, Submitter};
 use codesmith_policy::ApprovalMode;
-use codesmith_protocol::{Event, Message, Usage};
+use codesmith_protocol::{Event, Message, Op, Usage};
 use codesmith_providers::Provider;
 use codesmith_tools::{CancellationToken, ToolContext};
 use tokio::sync::mpsc;
@@ -15,23 +16,11 @@ use tokio::sync::mpsc;
 use crate::config::Settings;
 use crate::setup;
 
-/// What the UI asks the engine task to do.
+/// What the UI sends to the engine task: an op for the engine, or a rebuild.
 #[derive(Debug)]
-pub enum Submission {
-    /// Run a task in the current session.
-    Task(String),
-    /// Rebuild the engine with other settings or another session.
+enum ToEngine {
+    Op(Op),
     Rebuild(Rebuild),
-    /// `/restore N`: show what restoring the workspace to before turn N would
-    /// change, or (with `apply`) do it and record it in the session.
-    Restore {
-        /// Turn number (1-based, as recorded in the session).
-        turn: u32,
-        /// False: preview only.
-        apply: bool,
-    },
-    /// `/compact`: summarise the older turns now.
-    Compact,
 }
 
 /// Which session the rebuilt engine uses.
@@ -59,12 +48,8 @@ pub struct Rebuild {
 /// What the engine task reports back.
 #[derive(Debug)]
 pub enum ToUi {
-    /// An engine event.
+    /// An engine event (a submission's end is its closing event, e.g. `task_finished`).
     Event(Event),
-    /// The task ended (its final state was shown through events).
-    Done,
-    /// The task was interrupted; the session is kept and consistent.
-    Interrupted,
     /// The engine was rebuilt.
     Switched {
         /// Session id now in use.
@@ -81,28 +66,29 @@ pub enum ToUi {
     },
     /// A rebuild failed; the previous engine is still in use.
     Failed(String),
-    /// Lines to show (the answer to a submission that is not a task).
-    Lines(Vec<String>),
-    /// A `/compact` ended, was refused or was interrupted: the one line reporting it.
-    Compacted(String),
 }
 
 /// The handle the UI keeps.
 #[derive(Debug, Clone)]
 pub struct Driver {
-    submit: mpsc::UnboundedSender<Submission>,
-    interrupt: mpsc::UnboundedSender<()>,
+    tx: mpsc::UnboundedSender<ToEngine>,
 }
 
 impl Driver {
-    /// Sends a submission; false when the engine task is gone.
-    pub fn send(&self, submission: Submission) -> bool {
-        self.submit.send(submission).is_ok()
+    /// Sends an op to the engine (a task, `/compact`, `/restore`, an approval's answer);
+    /// false when the engine task is gone.
+    pub fn send(&self, op: Op) -> bool {
+        self.tx.send(ToEngine::Op(op)).is_ok()
     }
 
-    /// Interrupts the running task, if any.
+    /// Rebuilds the engine; false when the engine task is gone.
+    pub fn rebuild(&self, rebuild: Rebuild) -> bool {
+        self.tx.send(ToEngine::Rebuild(rebuild)).is_ok()
+    }
+
+    /// Interrupts the running work, if any.
     pub fn interrupt(&self) {
-        let _ = self.interrupt.send(());
+        let _ = self.send(Op::Interrupt);
     }
 }
 
@@ -114,23 +100,27 @@ pub struct Parts {
     pub provider: Arc<dyn Provider>,
     /// The tool context (workspace, home, sandbox).
     pub ctx: Arc<ToolContext>,
-    /// The approver routing questions to the UI.
-    pub approver: Arc<dyn Approver>,
     /// The MCP servers' tools, started once for the whole UI run.
     pub mcp: codesmith_tools::mcp::McpStart,
 }
 
 impl Parts {
-    /// A new engine over `session`.
-    pub fn engine(&self, session: Session) -> Engine {
-        setup::engine(
+    /// A new engine over `session`, spawned with its approvals asked through its queues.
+    fn spawn(&self, session: Session) -> Running {
+        let engine = setup::engine(
             &self.resolved,
             self.provider.clone(),
             self.ctx.clone(),
-            self.approver.clone(),
+            Arc::new(NoApprover),
             session,
             &self.mcp,
-        )
+        );
+        let (submit, events, task) = engine.spawn(Approvals::Asked).into_parts();
+        Running {
+            submit,
+            events,
+            task,
+        }
     }
 
     fn create_session(&self) -> anyhow::Result<Session> {
@@ -144,10 +134,30 @@ impl Parts {
     }
 }
 
+/// The running engine's queues.
+struct Running {
+    submit: Submitter,
+    events: mpsc::UnboundedReceiver<Event>,
+    task: tokio::task::JoinHandle<Engine>,
+}
+
+impl Running {
+    /// Shuts the engine down, relaying the events it still sends (the closing event of
+    /// an interrupted task), and gives the engine back.
+    async fn stop(mut self, tx: &mpsc::UnboundedSender<ToUi>) -> Option<Engine> {
+        let _ = self.submit.submit(Op::Shutdown).await;
+        drop(self.submit);
+        while let Some(event) = self.events.recv().await {
+            let _ = tx.send(ToUi::Event(event));
+        }
+        self.task.await.ok()
+    }
+}
+
 /// Starts the engine task over `session`; events come back on the returned receiver.
 /// When `stop` is cancelled (a stop signal, see `crate::shutdown`), a running task is
-/// interrupted as by [`Driver::interrupt`] and the engine task ends; the returned handle
-/// finishes then.
+/// interrupted as by [`Driver::interrupt`], its turn closed, and the engine task ends;
+/// the returned handle finishes then.
 pub fn spawn(
     parts: Parts,
     session: Session,
@@ -157,195 +167,47 @@ pub fn spawn(
     mpsc::UnboundedReceiver<ToUi>,
     tokio::task::JoinHandle<()>,
 ) {
-    let (submit, rx) = mpsc::unbounded_channel();
-    let (interrupt, irx) = mpsc::unbounded_channel();
-    let (tx, ui_rx) = mpsc::unbounded_channel();
-    let engine = parts.engine(session);
-    let handle = tokio::spawn(worker(engine, parts, rx, irx, tx, stop));
-    (Driver { submit, interrupt }, ui_rx, handle)
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (ui_tx, ui_rx) = mpsc::unbounded_channel();
+    let running = parts.spawn(session);
+    let handle = tokio::spawn(relay(running, parts, rx, ui_tx, stop));
+    (Driver { tx }, ui_rx, handle)
 }
 
-async fn worker(
-    engine: Engine,
+async fn relay(
+    mut running: Running,
     mut parts: Parts,
-    mut rx: mpsc::UnboundedReceiver<Submission>,
-    mut irx: mpsc::UnboundedReceiver<()>,
+    mut rx: mpsc::UnboundedReceiver<ToEngine>,
     tx: mpsc::UnboundedSender<ToUi>,
     stop: CancellationToken,
 ) {
-    let mut engine = Some(engine);
     loop {
-        let submission = tokio::select! {
-            biased;
-            () = stop.cancelled() => None,
-            submission = rx.recv() => submission,
-        };
-        let Some(submission) = submission else { break };
-        let Some(current) = engine.take() else { break };
-        let next = match submission {
-            Submission::Task(task) => run_task(current, &parts, &task, &mut irx, &tx, &stop).await,
-            Submission::Rebuild(r) => rebuild(current, &mut parts, r, &tx),
-            Submission::Compact => {
-                let mut current = current;
-                while irx.try_recv().is_ok() {}
-                // Dropping the compaction leaves the transcript as it was (it writes last).
-                let line = tokio::select! {
-                    outcome = current.compact() => compaction_line(outcome),
-                    _ = irx.recv() => "compaction interrupted: the session is unchanged".to_string(),
-                };
-                let _ = tx.send(ToUi::Compacted(line));
-                Ok(current)
-            }
-            Submission::Restore { turn, apply } => {
-                let mut current = current;
-                let lines = restore(&mut current, &parts, turn, apply).await;
-                let _ = tx.send(ToUi::Lines(lines));
-                Ok(current)
-            }
-        };
-        match next {
-            Ok(e) => engine = Some(e),
-            Err(e) => {
-                let _ = tx.send(ToUi::Event(Event::Error {
-                    message: format!("the session cannot continue: {e:#}; restart codesmith"),
-                }));
-                let _ = tx.send(ToUi::Done);
-                break;
-            }
-        }
-    }
-}
-
-/// The one line that reports a `/compact`.
-fn compaction_line(
-    outcome: Result<codesmith_engine::Compaction, codesmith_engine::EngineError>,
-) -> String {
-    use codesmith_engine::Compaction;
-    match outcome {
-        Ok(Compaction::Compacted {
-            messages,
-            summary,
-            before,
-            after,
-        }) => format!(
-            "compacted {messages} earlier messages into {}: context ~{} → ~{} tokens",
-            if summary {
-                "a summary"
-            } else {
-                "a note (no summary could be had)"
-            },
-            crate::tui::status::compact(before),
-            crate::tui::status::compact(after),
-        ),
-        Ok(Compaction::Discarded {
-            messages,
-            before,
-            after,
-        }) => format!(
-            "compaction discarded: replacing {messages} earlier messages would have made the context larger (~{} → ~{} tokens); the session is unchanged",
-            crate::tui::status::compact(before),
-            crate::tui::status::compact(after),
-        ),
-        Ok(Compaction::NothingToCompact) => {
-            "nothing to compact yet: the session is still short".to_string()
-        }
-        Ok(_) => "compaction finished".to_string(),
-        Err(e) => format!("compaction failed: {e}"),
-    }
-}
-
-async fn run_task(
-    mut engine: Engine,
-    parts: &Parts,
-    task: &str,
-    irx: &mut mpsc::UnboundedReceiver<()>,
-    tx: &mpsc::UnboundedSender<ToUi>,
-    stop: &CancellationToken,
-) -> anyhow::Result<Engine> {
-    while irx.try_recv().is_ok() {}
-    let events = tx.clone();
-    let mut sink = move |e: Event| {
-        let _ = events.send(ToUi::Event(e));
-    };
-    // An interrupt (or a stop signal) cancels the task's token: the engine stops the
-    // running tool calls (a shell command with its whole process tree) and closes the turn
-    // itself.
-    let cancel = stop.child_token();
-    let finished = {
-        let run = engine.run_task_cancellable(task, cancel.clone(), &mut sink);
-        tokio::pin!(run);
         tokio::select! {
-            outcome = &mut run => Some(outcome),
-            _ = irx.recv() => {
-                cancel.cancel();
-                tokio::time::timeout(INTERRUPT_GRACE, run).await.ok()
-            }
-        }
-    };
-    match finished {
-        Some(Ok(outcome)) if outcome.status == TaskStatus::Cancelled => {
-            let _ = tx.send(ToUi::Interrupted);
-            Ok(engine)
-        }
-        Some(Ok(_)) => {
-            let _ = tx.send(ToUi::Done);
-            Ok(engine)
-        }
-        Some(Err(e)) => {
-            let _ = tx.send(ToUi::Event(Event::Error {
-                message: e.to_string(),
-            }));
-            let _ = tx.send(ToUi::Done);
-            Ok(engine)
-        }
-        None => {
-            // The engine did not wind down in time: end it (its commands die with it)
-            // and close the turn in its transcript, which matches the file (every change
-            // is written before it is applied).
-            let mut session = engine.into_session();
-            session.close_open_turn(codesmith_engine::INTERRUPTED)?;
-            let _ = tx.send(ToUi::Interrupted);
-            Ok(parts.engine(session))
+            biased;
+            () = stop.cancelled() => break,
+            msg = rx.recv() => match msg {
+                None => break,
+                Some(ToEngine::Op(op)) => {
+                    if running.submit.submit(op).await.is_err() {
+                        break;
+                    }
+                }
+                Some(ToEngine::Rebuild(r)) => {
+                    let Some(engine) = running.stop(&tx).await else { return };
+                    running = rebuild(engine, &mut parts, r, &tx);
+                }
+            },
+            event = running.events.recv() => match event {
+                Some(event) => {
+                    let _ = tx.send(ToUi::Event(event));
+                }
+                // The engine's loop ends only when asked to: it is gone.
+                None => break,
+            },
         }
     }
-}
-
-/// How long an interrupted task may take to stop its tool calls and close its turn.
-const INTERRUPT_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
-
-async fn restore(engine: &mut Engine, parts: &Parts, turn: u32, apply: bool) -> Vec<String> {
-    let workspace = &parts.resolved.workspace;
-    if apply {
-        return match engine.restore_turn(turn).await {
-            Ok(r) => vec![format!(
-                "restored {} to before turn {turn}: {} rewritten, {} removed, {} brought back{}",
-                workspace.display(),
-                r.restored.len(),
-                r.removed.len(),
-                r.recreated.len(),
-                r.backup
-                    .map(|b| format!("; the state before the restore is kept as commit {b}"))
-                    .unwrap_or_default()
-            )],
-            Err(e) => vec![format!("restore failed: {e}")],
-        };
-    }
-    let settings = SnapshotSettings::default();
-    let repo = SideRepo::new(&settings, &parts.resolved.home, workspace);
-    match repo.preview(engine.session().id(), turn).await {
-        Ok(plan) if plan.is_empty() => vec![format!(
-            "the workspace already matches its state before turn {turn}; nothing to restore"
-        )],
-        Ok(plan) => {
-            let mut lines: Vec<String> = crate::commands::sessions::describe(&plan, workspace)
-                .lines()
-                .map(str::to_string)
-                .collect();
-            lines.push(format!("type /restore {turn} yes to restore these files"));
-            lines
-        }
-        Err(e) => vec![format!("cannot restore turn {turn}: {e}")],
-    }
+    // The running task is interrupted and its turn closed before the engine ends.
+    let _ = running.stop(&tx).await;
 }
 
 fn rebuild(
@@ -353,7 +215,7 @@ fn rebuild(
     parts: &mut Parts,
     r: Rebuild,
     tx: &mpsc::UnboundedSender<ToUi>,
-) -> anyhow::Result<Engine> {
+) -> Running {
     // The current session stays open (a new one is not on disk until it has a message).
     let current = engine.into_session();
     let old = (parts.resolved.model.clone(), parts.resolved.approval);
@@ -377,7 +239,7 @@ fn rebuild(
         Err((e, current)) => {
             (parts.resolved.model, parts.resolved.approval) = old;
             let _ = tx.send(ToUi::Failed(format!("{e:#}")));
-            return Ok(parts.engine(current));
+            return parts.spawn(current);
         }
     };
     let history = matches!(r.session, SessionChoice::Open(_)).then(|| session.messages().to_vec());
@@ -390,5 +252,5 @@ fn rebuild(
         model: parts.resolved.model.clone(),
         approval: parts.resolved.approval,
     });
-    Ok(parts.engine(session))
+    parts.spawn(session)
 }

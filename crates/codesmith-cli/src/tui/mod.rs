@@ -2,8 +2,9 @@
 //!
 //! A full-screen ratatui app when stdout is a terminal; line mode (tasks read
 //! from stdin, events printed as lines) otherwise. The engine runs on its own
-//! tokio task ([`driver`]); the UI consumes its events and answers its
-//! approval questions ([`approval::UiApprover`]).
+//! tokio task behind its queues ([`driver`] relays them); the UI consumes its events
+//! and answers its approval questions (`approval_requested` events) with
+//! `Op::Approval` ([`approval::Questions`]).
 
 pub mod app;
 pub mod approval;
@@ -24,7 +25,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use codesmith_engine::Session;
-use codesmith_protocol::Event;
+use codesmith_protocol::{ApprovalAnswer, CompactionOutcome, Event, Op, RestoreReport, TaskStatus};
 use tokio::sync::mpsc;
 
 use crate::args::{ThemeArg, UiArgs};
@@ -53,8 +54,8 @@ pub struct Ui {
     pub driver: driver::Driver,
     /// Engine events and replies.
     pub events: mpsc::UnboundedReceiver<driver::ToUi>,
-    /// Approval questions.
-    pub asks: mpsc::UnboundedReceiver<approval::Asked>,
+    /// The engine's approval questions: the one on screen and those waiting.
+    pub questions: approval::Questions,
     /// The transcript of a resumed session, to show first.
     pub history: Vec<codesmith_protocol::Message>,
     /// Where slash commands that take a while deliver their lines.
@@ -70,7 +71,7 @@ pub enum SlashDone {
     Shown,
     /// Leave the UI.
     Quit,
-    /// Its answer comes from the engine task ([`driver::ToUi`]).
+    /// Its answer comes from the engine task (its closing event, or [`driver::ToUi`]).
     AwaitEngine,
     /// Its lines come on [`Ui::later`].
     AwaitLater,
@@ -137,7 +138,6 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         show_recorded_usage(&mut app.status, recorded);
     }
     let history = session.messages().to_vec();
-    let (ask_tx, asks) = mpsc::unbounded_channel();
     let mcp = setup::mcp_servers(&resolved).await;
     for notice in mcp.notices() {
         eprintln!("codesmith: {notice}");
@@ -146,7 +146,6 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         resolved: resolved.clone(),
         provider,
         ctx: Arc::new(ctx),
-        approver: Arc::new(approval::UiApprover::new(ask_tx)),
         mcp,
     };
     // SIGTERM and SIGHUP (and SIGINT in full-screen mode, where Ctrl-C is a key; line mode
@@ -171,7 +170,7 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
         app,
         driver,
         events,
-        asks,
+        questions: approval::Questions::default(),
         history,
         later_tx,
         later,
@@ -258,12 +257,51 @@ impl Ui {
     pub fn on_engine(&mut self, msg: driver::ToUi) -> Option<String> {
         let app = &mut self.app;
         match msg {
-            driver::ToUi::Event(e) => app.apply(e),
-            driver::ToUi::Done => app.task_done(),
-            driver::ToUi::Interrupted => {
-                app.interrupted();
-                app.queued.clear();
+            driver::ToUi::Event(Event::TaskFinished { status, .. }) => {
+                if status == TaskStatus::Cancelled {
+                    app.interrupted();
+                    app.queued.clear();
+                } else {
+                    app.task_done();
+                }
+                self.questions.clear();
             }
+            driver::ToUi::Event(Event::ApprovalRequested(request)) => {
+                self.questions.arrived(request);
+            }
+            driver::ToUi::Event(Event::ApprovalWithdrawn { call_id }) => {
+                if self.questions.withdrawn(&call_id) {
+                    app.withdraw_approval();
+                }
+            }
+            driver::ToUi::Event(Event::CompactionFinished {
+                outcome,
+                messages,
+                summary,
+                before,
+                after,
+                error,
+            }) => app.compaction_done(compaction_line(
+                outcome,
+                messages,
+                summary,
+                before,
+                after,
+                error.as_deref(),
+            )),
+            driver::ToUi::Event(Event::RestoreFinished {
+                task,
+                applied,
+                report,
+                error,
+            }) => app.info(restore_lines(
+                task,
+                applied,
+                report.as_ref(),
+                error.as_deref(),
+                &self.resolved.workspace,
+            )),
+            driver::ToUi::Event(e) => app.apply(e),
             driver::ToUi::Switched {
                 session_id,
                 history,
@@ -290,8 +328,12 @@ impl Ui {
                 )]);
             }
             driver::ToUi::Failed(message) => app.push(app::Entry::Error(message)),
-            driver::ToUi::Lines(lines) => app.info(lines),
-            driver::ToUi::Compacted(line) => app.compaction_done(line),
+        }
+        let app = &mut self.app;
+        if app.approval.is_none()
+            && let Some(request) = self.questions.next()
+        {
+            app.ask(request);
         }
         if app.running {
             return None;
@@ -299,10 +341,26 @@ impl Ui {
         (!app.queued.is_empty()).then(|| app.queued.remove(0))
     }
 
+    /// Answers the approval question on screen.
+    pub fn answer(&mut self, answer: ApprovalAnswer) {
+        if let Some(call_id) = self.questions.answered() {
+            self.driver.send(Op::Approval { call_id, answer });
+        }
+        if let Some(request) = self.questions.next() {
+            self.app.ask(request);
+        }
+    }
+
+    /// Interrupts the running work; its questions are withdrawn by the engine.
+    pub fn interrupt(&mut self) {
+        self.questions.clear();
+        self.driver.interrupt();
+    }
+
     /// Sends a task to the engine and shows it.
     pub fn send_task(&mut self, task: String) {
         self.app.start_task(&task);
-        if !self.driver.send(driver::Submission::Task(task)) {
+        if !self.driver.send(Op::UserTask { text: task }) {
             self.app.task_finished();
             self.app.push(app::Entry::Error(
                 "the engine stopped; restart codesmith".into(),
@@ -319,14 +377,14 @@ impl Ui {
                 if !lines.is_empty() {
                     self.app.info(lines);
                 }
-                self.driver.send(driver::Submission::Rebuild(r));
+                self.driver.rebuild(r);
                 return SlashDone::AwaitEngine;
             }
-            control::Reply::Submit(submission) => {
-                if matches!(submission, driver::Submission::Compact) {
+            control::Reply::Submit(op) => {
+                if matches!(op, Op::Compact) {
                     self.app.start_compaction();
                 }
-                self.driver.send(submission);
+                self.driver.send(op);
                 return SlashDone::AwaitEngine;
             }
             control::Reply::Later(future) => {
@@ -353,5 +411,84 @@ impl Ui {
         ]
     }
 }
+/// The one line that reports a `/compact`.
+fn compaction_line(
+    outcome: CompactionOutcome,
+    messages: usize,
+    summary: bool,
+    before: u64,
+    after: u64,
+    error: Option<&str>,
+) -> String {
+    match outcome {
+        CompactionOutcome::Compacted => format!(
+            "compacted {messages} earlier messages into {}: context ~{} → ~{} tokens",
+            if summary {
+                "a summary"
+            } else {
+                "a note (no summary could be had)"
+            },
+            status::compact(before),
+            status::compact(after),
+        ),
+        CompactionOutcome::Discarded => format!(
+            "compaction discarded: replacing {messages} earlier messages would have made the context larger (~{} → ~{} tokens); the session is unchanged",
+            status::compact(before),
+            status::compact(after),
+        ),
+        CompactionOutcome::NothingToCompact => {
+            "nothing to compact yet: the session is still short".to_string()
+        }
+        CompactionOutcome::Interrupted => {
+            "compaction interrupted: the session is unchanged".to_string()
+        }
+        CompactionOutcome::Failed => {
+            format!("compaction failed: {}", error.unwrap_or("unknown error"))
+        }
+    }
+}
+
+/// The lines that report a `/restore N` (a preview, or the restore done).
+fn restore_lines(
+    task: u32,
+    applied: bool,
+    report: Option<&RestoreReport>,
+    error: Option<&str>,
+    workspace: &std::path::Path,
+) -> Vec<String> {
+    let Some(r) = report else {
+        let why = error.unwrap_or("unknown error");
+        return vec![if applied {
+            format!("restore failed: {why}")
+        } else {
+            format!("cannot restore task {task}: {why}")
+        }];
+    };
+    if applied {
+        return vec![format!(
+            "restored {} to before task {task}: {} rewritten, {} removed, {} brought back{}",
+            workspace.display(),
+            r.restored.len(),
+            r.removed.len(),
+            r.recreated.len(),
+            r.backup
+                .as_ref()
+                .map(|b| format!("; the state before the restore is kept as commit {b}"))
+                .unwrap_or_default()
+        )];
+    }
+    if r.is_empty() {
+        return vec![format!(
+            "the workspace already matches its state before task {task}; nothing to restore"
+        )];
+    }
+    let mut lines: Vec<String> = crate::commands::sessions::describe(r, workspace)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.push(format!("type /restore {task} yes to restore these files"));
+    lines
+}
+
 #[cfg(test)]
 mod snapshots;

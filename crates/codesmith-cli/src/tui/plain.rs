@@ -6,13 +6,12 @@
 
 use std::io::Write;
 
-use codesmith_engine::ApprovalAnswer;
 use codesmith_policy::terminal_safe;
-use codesmith_protocol::{Event, Message, Role};
+use codesmith_protocol::{ApprovalAnswer, ApprovalRequest, Event, Message, Op, Role};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
-use super::approval::{Asked, Prompt};
-use super::driver::{Submission, ToUi};
+use super::approval::Prompt;
+use super::driver::ToUi;
 use super::slash::{self, Parsed};
 use super::{SlashDone, Ui};
 use crate::answer::AnswerStream;
@@ -59,7 +58,7 @@ pub async fn run(mut ui: Ui) -> Exit {
             )),
             Parsed::Text(task) => {
                 ui.app.start_task(&task);
-                if !ui.driver.send(Submission::Task(task)) {
+                if !ui.driver.send(Op::UserTask { text: task }) {
                     return Exit::failed(anyhow::anyhow!("the engine stopped"));
                 }
                 wait(&mut ui, &mut stdin).await;
@@ -105,45 +104,81 @@ fn print_info(ui: &Ui, from: usize) {
     }
 }
 
-/// Prints events until the engine is idle again.
+/// True when `msg` ends what line mode waits for: a submission's closing event, or the
+/// answer to a rebuild.
+fn ends_wait(msg: &ToUi) -> bool {
+    matches!(
+        msg,
+        ToUi::Switched { .. }
+            | ToUi::Failed(_)
+            | ToUi::Event(
+                Event::TaskFinished { .. }
+                    | Event::CompactionFinished { .. }
+                    | Event::RestoreFinished { .. }
+            )
+    )
+}
+
+/// Prints events until the engine is idle again. Approval questions are asked on stdin
+/// as they come; events that arrive meanwhile are handled after the answer.
 async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
     let mut text = AnswerStream::stdout();
+    let mut backlog: std::collections::VecDeque<ToUi> = std::collections::VecDeque::new();
     loop {
-        tokio::select! {
-            msg = ui.events.recv() => {
-                let Some(msg) = msg else { return };
-                let before = ui.app.entries.len();
-                let done = !matches!(msg, ToUi::Event(_));
-                if let ToUi::Event(e) = &msg {
-                    print_event(e, &mut text);
-                }
-                ui.on_engine(msg);
-                if done {
-                    text.end_line();
-                    // Events were printed as they came; what the end adds is shown here.
-                    print_info(ui, before.min(ui.app.entries.len()));
-                    return;
+        let msg = if let Some(msg) = backlog.pop_front() {
+            msg
+        } else {
+            tokio::select! {
+                msg = ui.events.recv() => match msg {
+                    Some(msg) => msg,
+                    None => return,
+                },
+                _ = tokio::signal::ctrl_c() => {
+                    ui.driver.interrupt();
+                    continue;
                 }
             }
-            _ = tokio::signal::ctrl_c() => {
-                ui.driver.interrupt();
+        };
+        if let ToUi::Event(Event::ApprovalRequested(request)) = msg {
+            text.end_line();
+            if let Some(answer) = answer(&request, ui, stdin, &mut backlog).await {
+                ui.driver.send(Op::Approval {
+                    call_id: request.call_id,
+                    answer,
+                });
             }
-            asked = ui.asks.recv() => {
-                let Some(asked) = asked else { continue };
-                text.end_line();
-                answer(asked, stdin).await;
-            }
+            continue;
+        }
+        let before = ui.app.entries.len();
+        let done = ends_wait(&msg);
+        if let ToUi::Event(e) = &msg {
+            print_event(e, &mut text);
+        }
+        ui.on_engine(msg);
+        if done {
+            text.end_line();
+            // Events were printed as they came; what the end adds is shown here.
+            print_info(ui, before.min(ui.app.entries.len()));
+            return;
         }
     }
 }
 
-/// Asks the person on stdin. A question whose asker stopped waiting (a subagent past its
-/// wall time) is withdrawn, before it is printed or while it waits for the answer.
-async fn answer(mut asked: Asked, stdin: &mut Lines<BufReader<Stdin>>) {
-    if asked.reply.is_closed() {
-        return;
+/// Asks the person on stdin; `None` when the question was withdrawn (what asked stopped
+/// waiting: a subagent past its wall time, an interrupt) before or while it was asked.
+/// Other events that arrive meanwhile go to `backlog`.
+async fn answer(
+    request: &ApprovalRequest,
+    ui: &mut Ui,
+    stdin: &mut Lines<BufReader<Stdin>>,
+    backlog: &mut std::collections::VecDeque<ToUi>,
+) -> Option<ApprovalAnswer> {
+    let withdrawn = |m: &ToUi| matches!(m, ToUi::Event(Event::ApprovalWithdrawn { call_id }) if *call_id == request.call_id);
+    if let Some(i) = backlog.iter().position(withdrawn) {
+        backlog.remove(i);
+        return None;
     }
-    let prompt = Prompt::new(asked.request);
+    let prompt = Prompt::new(request.clone());
     let keys: Vec<String> = prompt
         .choices()
         .iter()
@@ -156,11 +191,17 @@ async fn answer(mut asked: Asked, stdin: &mut Lines<BufReader<Stdin>>) {
         prompt.request.reason,
         keys.join(", ")
     ));
-    let line = tokio::select! {
-        line = stdin.next_line() => line,
-        () = asked.reply.closed() => {
-            say("  → withdrawn: what asked stopped waiting; nothing was run");
-            return;
+    let line = loop {
+        tokio::select! {
+            line = stdin.next_line() => break line,
+            msg = ui.events.recv() => match msg {
+                Some(m) if withdrawn(&m) => {
+                    say("  → withdrawn: what asked stopped waiting; nothing was run");
+                    return None;
+                }
+                Some(m) => backlog.push_back(m),
+                None => return None,
+            },
         }
     };
     let reply = match line {
@@ -173,7 +214,7 @@ async fn answer(mut asked: Asked, stdin: &mut Lines<BufReader<Stdin>>) {
         _ => ApprovalAnswer::Deny,
     };
     say(&format!("  → {reply:?}"));
-    let _ = asked.reply.send(reply);
+    Some(reply)
 }
 
 /// Prints one event: answer text through `answer` (which makes it safe for the terminal

@@ -11,7 +11,7 @@ pub enum Slash {
     Approval(Option<String>),
     /// `/compact`: summarise older history to free context.
     Compact,
-    /// `/restore N`: roll the workspace back to checkpoint N.
+    /// `/restore N`: roll the workspace back to before task N.
     Restore(Option<String>),
     /// `/verify`: claim-verifier statistics.
     Verify,
@@ -42,7 +42,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("compact", "summarise older history now to free context"),
     (
         "restore",
-        "N [yes] preview, then roll files back to before turn N",
+        "N [yes] preview, then roll files back to before task N",
     ),
     ("verify", "claim-verifier statistics"),
     ("memory", "facts remembered for this workspace"),

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use codesmith_engine::ApprovalRequest;
+use codesmith_protocol::ApprovalRequest;
 use codesmith_protocol::{ChangeKind, ChangedFile, ErrorCode, Event, StopReason, ToolError, Usage};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -163,6 +163,7 @@ fn approval_prompt_shows_command_reason_and_choices() {
         summary: "rm -rf build".into(),
         reason: "deletes files recursively".into(),
         can_persist: false,
+        ..Default::default()
     });
     let rows = screen(&mut a);
     let top = find(&rows, "Allow exec_shell?");
@@ -186,6 +187,7 @@ fn approval_prompt_shows_command_reason_and_choices() {
         summary: "fetch https://docs.rs".into(),
         reason: "the network policy asks".into(),
         can_persist: true,
+        ..Default::default()
     });
     let rows = screen(&mut a);
     find(&rows, "[a] always");
@@ -377,6 +379,7 @@ fn tiny_terminals_do_not_panic() {
         summary: "rm -rf build\nsecond line".into(),
         reason: "deletes".into(),
         can_persist: true,
+        ..Default::default()
     });
     a.editor.paste("typed\ttext");
     for (w, h) in [(1, 1), (2, 3), (10, 4), (20, 6), (300, 100)] {
@@ -435,6 +438,7 @@ fn hostile_answer_file_name_and_command_are_inert_on_screen() {
         ),
         reason: "deletes files recursively".into(),
         can_persist: false,
+        ..Default::default()
     });
     let rows = screen(&mut a);
     let call = find(&rows, "read_file");

@@ -1,10 +1,8 @@
 //! The full-screen loop: terminal setup and teardown, and one `select!` over
-//! key presses, engine events, approval questions and a countdown tick.
+//! key presses, engine events (approval questions among them) and a countdown tick.
 
-use std::collections::VecDeque;
 use std::io::Stdout;
 
-use codesmith_engine::ApprovalAnswer;
 use crossterm::event::{
     DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream, KeyEventKind,
     KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
@@ -17,11 +15,9 @@ use crossterm::terminal::{
 use futures::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use tokio::sync::oneshot;
 
 use super::Ui;
 use super::app::Action;
-use super::approval::Asked;
 use super::view;
 use crate::exit::Exit;
 
@@ -115,15 +111,13 @@ async fn event_loop(
     ui.app.load_history(&history);
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(super::status::SPINNER_FRAME);
-    let mut pending: Option<oneshot::Sender<ApprovalAnswer>> = None;
-    let mut waiting: VecDeque<Asked> = VecDeque::new();
     let mut engine_gone = false;
     loop {
         terminal.draw(|f| view::draw(f, &mut ui.app))?;
         tokio::select! {
             key = keys.next() => match key {
                 Some(Ok(ev)) => {
-                    if handle_terminal(ui, ev, &mut pending) {
+                    if handle_terminal(ui, ev) {
                         return Ok(());
                     }
                 }
@@ -146,17 +140,8 @@ async fn event_loop(
                         Err(_) => break,
                     }
                 }
-                if !ui.app.running {
-                    pending = None;
-                    waiting.clear();
-                }
                 if let Some(task) = next {
                     ui.send_task(task);
-                }
-            }
-            asked = ui.asks.recv(), if !engine_gone => {
-                if let Some(asked) = asked {
-                    waiting.push_back(asked);
                 }
             }
             lines = ui.later.recv() => {
@@ -167,37 +152,11 @@ async fn event_loop(
             // Redraws for the retry countdown and the busy spinner.
             _ = tick.tick(), if ui.app.status.retry.is_some() || ui.app.running => {}
         }
-        withdraw_abandoned(&mut ui.app, &mut pending, &mut waiting);
-        if pending.is_none()
-            && let Some(asked) = waiting.pop_front()
-        {
-            ui.app.ask(asked.request);
-            pending = Some(asked.reply);
-        }
     }
-}
-
-/// Drops approval requests whose asker stopped waiting (a subagent stopped by its wall
-/// time while its question was on screen or queued): the prompt on screen is taken down,
-/// so the person never answers a question nobody asks any more, and the next one shows.
-fn withdraw_abandoned(
-    app: &mut super::app::App,
-    pending: &mut Option<oneshot::Sender<ApprovalAnswer>>,
-    waiting: &mut VecDeque<Asked>,
-) {
-    if pending.as_ref().is_some_and(oneshot::Sender::is_closed) {
-        *pending = None;
-        app.withdraw_approval();
-    }
-    waiting.retain(|asked| !asked.reply.is_closed());
 }
 
 /// Handles one terminal event; true to quit.
-fn handle_terminal(
-    ui: &mut Ui,
-    ev: TermEvent,
-    pending: &mut Option<oneshot::Sender<ApprovalAnswer>>,
-) -> bool {
+fn handle_terminal(ui: &mut Ui, ev: TermEvent) -> bool {
     match ev {
         TermEvent::Key(key) if key.kind != KeyEventKind::Release => match ui.app.on_key(key) {
             Action::None => false,
@@ -208,14 +167,11 @@ fn handle_terminal(
             }
             Action::Slash(cmd) => ui.slash(cmd) == super::SlashDone::Quit,
             Action::Answer(answer) => {
-                if let Some(reply) = pending.take() {
-                    let _ = reply.send(answer);
-                }
+                ui.answer(answer);
                 false
             }
             Action::Interrupt => {
-                *pending = None;
-                ui.driver.interrupt();
+                ui.interrupt();
                 false
             }
         },
@@ -224,53 +180,5 @@ fn handle_terminal(
             false
         }
         _ => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tui::app::App;
-    use crate::tui::status::Status;
-    use crate::tui::theme::{Theme, ThemeKind};
-    use codesmith_engine::ApprovalRequest;
-
-    fn request(summary: &str) -> ApprovalRequest {
-        ApprovalRequest {
-            tool: "exec_shell".into(),
-            summary: summary.into(),
-            reason: "r".into(),
-            can_persist: false,
-        }
-    }
-
-    #[test]
-    fn a_question_whose_asker_stopped_waiting_is_taken_down() {
-        let mut app = App::new(
-            Theme::new(ThemeKind::Dark),
-            Status::new("openai", "m", "suggest", "none", false),
-        );
-        let (shown, gone) = oneshot::channel();
-        app.ask(request("make test"));
-        let mut pending = Some(shown);
-        let (queued, _alive) = oneshot::channel();
-        let (abandoned, gone_too) = oneshot::channel();
-        let mut waiting: VecDeque<Asked> = VecDeque::from([
-            Asked {
-                request: request("cargo test"),
-                reply: abandoned,
-            },
-            Asked {
-                request: request("npm test"),
-                reply: queued,
-            },
-        ]);
-        withdraw_abandoned(&mut app, &mut pending, &mut waiting);
-        assert!(pending.is_some() && app.approval.is_some(), "still asked");
-        drop((gone, gone_too));
-        withdraw_abandoned(&mut app, &mut pending, &mut waiting);
-        assert!(pending.is_none() && app.approval.is_none());
-        assert_eq!(waiting.len(), 1);
-        assert_eq!(waiting[0].request.summary, "npm test");
     }
 }

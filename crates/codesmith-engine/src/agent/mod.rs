@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use codesmith_protocol::{ContentBlock, Event, Message, Role, StopReason, Usage};
+use codesmith_protocol::{
+    ContentBlock, Event, EventSink, Message, Role, StopReason, TaskStatus, Usage,
+};
 use codesmith_providers::{
     AssistantResponse, ChatRequest, CompleteOptions, Provider, ProviderError, StreamNotice,
 };
@@ -55,22 +57,6 @@ pub struct EngineConfig {
     pub verify_claims: bool,
 }
 
-/// How a task ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TaskStatus {
-    /// The model ended its turn without tool calls.
-    Completed,
-    /// `max_turns` model rounds ran without the model finishing.
-    TurnLimit,
-    /// The loop guard ended the task after repeated failures.
-    TooManyFailures,
-    /// The stream was interrupted after content arrived; the partial answer is kept.
-    Interrupted,
-    /// The task's cancellation token fired (an interrupt, a signal): running tool calls
-    /// were stopped, every call got a result, and the transcript records the interruption.
-    Cancelled,
-}
-
 /// The result of [`Engine::run_task`].
 #[derive(Debug, Clone)]
 pub struct TaskOutcome {
@@ -107,6 +93,39 @@ pub enum EngineError {
         /// Estimated tokens of what was last sent.
         tokens: u64,
     },
+}
+
+impl EngineError {
+    /// The error with what to do about it, by who must act (the `error` event of a task
+    /// that failed).
+    pub fn with_next_step(&self) -> String {
+        use codesmith_providers::ProviderErrorKind as K;
+        let EngineError::Provider(p) = self else {
+            return self.to_string();
+        };
+        let next = match p.kind {
+            K::Network | K::Timeout => {
+                "Check that the server is running and that --base-url (or *_BASE_URL / \
+                 config.toml) is right; `codesmith doctor` checks the endpoint."
+            }
+            K::Auth => {
+                "Check the API key (OPENAI_API_KEY, DEEPSEEK_API_KEY or ANTHROPIC_API_KEY, or \
+                 config.toml)."
+            }
+            K::Authorization => {
+                "The key may not use this model or endpoint: pick another --model or check the \
+                 account."
+            }
+            K::RateLimit => {
+                "The provider is rate-limiting this key: wait a while, then resume with --resume."
+            }
+            K::ContextLength => {
+                "The conversation no longer fits the model's context: start a new session."
+            }
+            _ => "Try again later, then resume the session with --resume.",
+        };
+        format!("{self}. {next}")
+    }
 }
 
 /// An agent session bound to a provider, a tool registry and a transcript.
@@ -168,9 +187,9 @@ impl Engine {
             rules: Arc::new(config.rules.clone()),
             network: Arc::new(config.network.clone()),
             verify: Default::default(),
-            snapshots: crate::snapshot::TurnSnapshots::new(
+            snapshots: crate::snapshot::TaskSnapshots::new(
                 session.id(),
-                crate::snapshot::recorded_turns(session.path()),
+                crate::snapshot::recorded_tasks(session.path()),
             ),
             delegation: Some(delegation),
             delegated: Vec::new(),
@@ -215,27 +234,54 @@ impl Engine {
         }
     }
 
-    /// Replaces the turn-snapshot settings (default: on, `git` from `PATH`).
+    /// Replaces who answers approval requests (see [`Engine::spawn`]).
+    pub(crate) fn set_approver(&mut self, approver: Arc<dyn Approver>) {
+        self.runtime.approver = approver;
+    }
+
+    /// Closes the turn of a task whose future was dropped (an interrupt it did not honour
+    /// in time): every open tool call gets a result, the transcript is synced, and the
+    /// processes tools keep between calls end. The session in memory matches its file
+    /// (every change is written before it is applied), so this holds mid-way too.
+    pub(crate) fn abandon_task(&mut self) -> Result<(), EngineError> {
+        self.end_tools();
+        self.session.close_open_turn(INTERRUPTED)?;
+        self.session.sync()?;
+        Ok(())
+    }
+
+    fn end_tools(&self) {
+        for name in self.runtime.tools.names() {
+            if let Some(tool) = self.runtime.tools.get(name) {
+                tool.task_ended(&self.runtime.ctx);
+            }
+        }
+    }
+
+    /// Replaces the task-snapshot settings (default: on, `git` from `PATH`).
     pub fn set_snapshot_settings(&mut self, settings: crate::snapshot::SnapshotSettings) {
         self.runtime.snapshots.settings = settings;
     }
 
-    /// Returns the workspace to the state before `turn` of this session (the
-    /// `/restore N` of an interactive front end) and records the restore in
-    /// the transcript. Ask the user before calling it.
+    /// Returns the workspace to the state before task `task` of this session (`/restore
+    /// N` of an interactive front end, `Op::Restore`) and records the restore in the
+    /// transcript; with `apply: false` only reports what would change. Ask the user
+    /// before applying. The same path as `codesmith sessions restore`
+    /// ([`crate::snapshot::restore_task`]), with this engine's snapshot settings.
     ///
     /// # Errors
     /// See [`crate::snapshot::SnapshotError`].
-    pub async fn restore_turn(
+    pub async fn restore_task(
         &mut self,
-        turn: u32,
-    ) -> Result<crate::snapshot::RestoreReport, crate::snapshot::SnapshotError> {
+        task: u32,
+        apply: bool,
+    ) -> Result<codesmith_protocol::RestoreReport, crate::snapshot::SnapshotError> {
         let settings = self.runtime.snapshots.settings.clone();
         let (home, workspace) = (
             self.runtime.ctx.home.clone(),
             self.runtime.ctx.workspace.clone(),
         );
-        crate::snapshot::restore_and_record(&settings, &home, &mut self.session, &workspace, turn)
+        crate::snapshot::restore_task(&settings, &home, &mut self.session, &workspace, task, apply)
             .await
     }
 
@@ -249,7 +295,7 @@ impl Engine {
     pub async fn run_task(
         &mut self,
         task: &str,
-        sink: &mut (dyn FnMut(Event) + Send),
+        sink: &mut EventSink<'_>,
     ) -> Result<TaskOutcome, EngineError> {
         self.run_task_cancellable(task, CancellationToken::new(), sink)
             .await
@@ -267,15 +313,11 @@ impl Engine {
         &mut self,
         task: &str,
         cancel: CancellationToken,
-        sink: &mut (dyn FnMut(Event) + Send),
+        sink: &mut EventSink<'_>,
     ) -> Result<TaskOutcome, EngineError> {
         let outcome = self.run_task_inner(task, cancel, sink).await;
         // Whatever ended the task, processes tools keep between calls end with it.
-        for name in self.runtime.tools.names() {
-            if let Some(tool) = self.runtime.tools.get(name) {
-                tool.task_ended(&self.runtime.ctx);
-            }
-        }
+        self.end_tools();
         outcome
     }
 
@@ -283,7 +325,7 @@ impl Engine {
         &mut self,
         task: &str,
         cancel: CancellationToken,
-        sink: &mut (dyn FnMut(Event) + Send),
+        sink: &mut EventSink<'_>,
     ) -> Result<TaskOutcome, EngineError> {
         for message in self.session.take_notices() {
             sink(Event::Notice { message });
@@ -294,10 +336,10 @@ impl Engine {
         self.runtime.ctx = Arc::new(self.runtime.ctx.with_cancel(cancel.clone()));
         self.current_task = Some(Message::user_text(task));
         self.session.push(Message::user_text(task))?;
-        let turn_no = self.runtime.snapshots.begin_turn();
+        let task_no = self.runtime.snapshots.begin_task();
         self.session.note(
-            crate::snapshot::TURN_NOTE,
-            serde_json::json!({ "turn": turn_no }),
+            crate::snapshot::TASK_NOTE,
+            serde_json::json!({ "task": task_no }),
         )?;
         self.runtime.verify.begin_task();
         let mut usage = Usage::default();
@@ -407,7 +449,7 @@ impl Engine {
     fn report_interruption(
         &mut self,
         why: &str,
-        sink: &mut (dyn FnMut(Event) + Send),
+        sink: &mut EventSink<'_>,
     ) -> Result<(), EngineError> {
         sink(Event::Notice {
             message: format!("The model's answer was cut off: {why}"),
@@ -436,7 +478,7 @@ impl Engine {
         status: TaskStatus,
         turns: u32,
         usage: Usage,
-        sink: &mut (dyn FnMut(Event) + Send),
+        sink: &mut EventSink<'_>,
     ) -> TaskOutcome {
         let message = match status {
             TaskStatus::TooManyFailures => format!(
@@ -487,10 +529,7 @@ impl Engine {
     }
 
     /// One model request with retries, streaming deltas to `sink`.
-    async fn request(
-        &self,
-        sink: &mut (dyn FnMut(Event) + Send),
-    ) -> Result<AssistantResponse, ProviderError> {
+    async fn request(&self, sink: &mut EventSink<'_>) -> Result<AssistantResponse, ProviderError> {
         let request = self.chat_request();
 
         let mut on_notice = |notice: StreamNotice| sink(notice_event(notice));
@@ -526,7 +565,7 @@ type PendingCalls = Vec<(codesmith_protocol::ToolCall, Option<serde_json::Value>
 /// Builds the transcript message from a response; strips forged calls from its text.
 fn assistant_message(
     response: AssistantResponse,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> (Message, String, PendingCalls) {
     let mut content = Vec::new();
     if !response.thinking.is_empty() {

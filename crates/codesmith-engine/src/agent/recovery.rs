@@ -1,7 +1,7 @@
 //! Context-length recovery for the loop: when the provider says the request
 //! no longer fits, run the next level of [`crate::context`] and send it again.
 
-use codesmith_protocol::{Event, Message};
+use codesmith_protocol::{Event, EventSink, Message};
 use codesmith_providers::{AssistantResponse, ChatRequest, CompleteOptions, ProviderErrorKind};
 
 use super::{Engine, EngineError};
@@ -61,7 +61,7 @@ impl Engine {
     /// fails with [`EngineError::TaskTooLarge`].
     pub(super) async fn request_with_recovery(
         &mut self,
-        sink: &mut (dyn FnMut(Event) + Send),
+        sink: &mut EventSink<'_>,
     ) -> Result<AssistantResponse, EngineError> {
         let mut next = Some(Level::ClearToolResults);
         loop {
@@ -88,7 +88,7 @@ impl Engine {
     async fn recover_context(
         &mut self,
         level: Level,
-        sink: &mut (dyn FnMut(Event) + Send),
+        sink: &mut EventSink<'_>,
     ) -> Result<Option<Level>, EngineError> {
         let messages = self.session.messages().to_vec();
         if level == Level::ClearToolResults
@@ -154,7 +154,7 @@ impl Engine {
         &mut self,
         manual: bool,
         why: &str,
-        sink: &mut (dyn FnMut(Event) + Send),
+        sink: &mut EventSink<'_>,
     ) -> Result<Compaction, EngineError> {
         let messages = self.session.messages().to_vec();
         let Some(cut) = context::tail_start(&messages) else {

@@ -1,12 +1,12 @@
-//! Turn snapshots and rollback: the last wall (seed 002, "Constitution,
+//! Task snapshots and rollback: the last wall (seed 002, "Constitution,
 //! Disinfectant, and Approval Gates": side-git snapshots, `/restore N`).
 //!
-//! Before a turn's first write, the workspace's tracked and untracked files
+//! Before a task's first write, the workspace's tracked and untracked files
 //! (everything `.gitignore` does not exclude), small ignored files outside
 //! build-output directories (`.env`), and the working files of nested git
 //! repositories (see `capture.rs`) are committed into a side git
 //! repository at `$CODESMITH_HOME/snapshots/<workspace-hash>/`, under the ref
-//! `refs/codesmith/<session>/<turn>`. The user's own `.git` is never read for
+//! `refs/codesmith/<session>/<task>`. The user's own `.git` is never read for
 //! state nor written: git runs with `GIT_DIR`, `GIT_WORK_TREE` and
 //! `GIT_INDEX_FILE` aimed at the side repository (see `git.rs`).
 //!
@@ -16,13 +16,13 @@
 //! output, large ones) are left alone. The state just
 //! before the restore is itself committed first, so a restore can be undone.
 //!
-//! A missing or failing `git` never fails a turn: the engine skips the
+//! A missing or failing `git` never fails a task: the engine skips the
 //! snapshot with a notice.
 
 mod capture;
 mod git;
 mod ignore;
-mod turn;
+mod task;
 
 pub use capture::{MAX_EXTRA_FILES, MAX_FILE_BYTES, MAX_IGNORED_FILE_BYTES, REGENERABLE_DIRS};
 
@@ -34,10 +34,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use codesmith_protocol::RestoreReport;
+
 use crate::session::{Record, Session, SessionError};
 use git::SideGit;
 
-pub(crate) use turn::TurnSnapshots;
+pub(crate) use task::TaskSnapshots;
 
 /// How long one git command of a snapshot or restore may run (60 s).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -79,7 +81,7 @@ impl Default for SnapshotSettings {
 pub enum SnapshotError {
     /// The git program could not be started.
     #[error(
-        "git is not available ({program} could not be started); install git to get turn snapshots"
+        "git is not available ({program} could not be started); install git to get task snapshots"
     )]
     GitMissing {
         /// The program that was tried.
@@ -114,14 +116,14 @@ pub enum SnapshotError {
         "invalid session id {0:?}: use the id printed when the session started (letters, digits, '.', '_', '-')"
     )]
     InvalidSession(String),
-    /// There is no snapshot for that session and turn.
-    #[error("{}", no_snapshot_message(.session, *.turn, .available))]
+    /// There is no snapshot for that session and task.
+    #[error("{}", no_snapshot_message(.session, *.task, .available))]
     NoSnapshot {
         /// Session id.
         session: String,
-        /// Requested turn.
-        turn: u32,
-        /// The turns of this session that do have a snapshot, ascending.
+        /// Requested task.
+        task: u32,
+        /// The tasks of this session that do have a snapshot, ascending.
         available: Vec<u32>,
     },
     /// Writing the restore note into the transcript failed (the files were restored).
@@ -132,14 +134,14 @@ pub enum SnapshotError {
     Io(#[from] std::io::Error),
 }
 
-fn no_snapshot_message(session: &str, turn: u32, available: &[u32]) -> String {
+fn no_snapshot_message(session: &str, task: u32, available: &[u32]) -> String {
     let list = if available.is_empty() {
-        "it has none for this workspace (a turn gets one only when it writes)".to_string()
+        "it has none for this workspace (a task gets one only when it writes)".to_string()
     } else {
-        let turns: Vec<String> = available.iter().map(u32::to_string).collect();
-        format!("snapshots exist for turns {}", turns.join(", "))
+        let tasks: Vec<String> = available.iter().map(u32::to_string).collect();
+        format!("snapshots exist for tasks {}", tasks.join(", "))
     };
-    format!("no snapshot of turn {turn} in session {session:?}: {list}")
+    format!("no snapshot of task {task} in session {session:?}: {list}")
 }
 
 /// A snapshot that was taken.
@@ -147,42 +149,14 @@ fn no_snapshot_message(session: &str, turn: u32, available: &[u32]) -> String {
 pub struct Snapshot {
     /// Session id.
     pub session: String,
-    /// Turn number (1-based, counted over the whole session).
-    pub turn: u32,
+    /// Task number (1-based, counted over the whole session).
+    pub task: u32,
     /// The commit id in the side repository.
     pub commit: String,
-    /// The ref naming it (`refs/codesmith/<session>/<turn>`).
+    /// The ref naming it (`refs/codesmith/<session>/<task>`).
     pub reference: String,
     /// Files left out of the snapshot, each with the reason (too large, too many).
     pub skipped: Vec<String>,
-}
-
-/// What a restore changes (or, from [`SideRepo::preview`], would change).
-/// Paths are relative to the workspace, `/`-separated, sorted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RestoreReport {
-    /// Session id.
-    pub session: String,
-    /// The turn whose snapshot is restored.
-    pub turn: u32,
-    /// The snapshot commit.
-    pub commit: String,
-    /// Files changed since the snapshot, rewritten to their old content.
-    pub restored: Vec<String>,
-    /// Files created since the snapshot, removed.
-    pub removed: Vec<String>,
-    /// Files deleted since the snapshot, brought back.
-    pub recreated: Vec<String>,
-    /// The commit holding the workspace as it was just before the restore
-    /// (`None` in a preview).
-    pub backup: Option<String>,
-}
-
-impl RestoreReport {
-    /// True when the workspace already matches the snapshot.
-    pub fn is_empty(&self) -> bool {
-        self.restored.is_empty() && self.removed.is_empty() && self.recreated.is_empty()
-    }
 }
 
 /// The short hex SHA-256 ([`HASH_HEX_LEN`] digits) of the canonical form of
@@ -202,9 +176,9 @@ pub fn side_repo_dir(home: &Path, workspace: &Path) -> PathBuf {
     home.join(SNAPSHOTS_DIR).join(workspace_hash(workspace))
 }
 
-/// The ref of a turn's snapshot: `refs/codesmith/<session>/<turn>`.
-pub fn turn_ref(session: &str, turn: u32) -> String {
-    format!("refs/codesmith/{session}/{turn}")
+/// The ref of a task's snapshot: `refs/codesmith/<session>/<task>`.
+pub fn task_ref(session: &str, task: u32) -> String {
+    format!("refs/codesmith/{session}/{task}")
 }
 
 fn canonical(path: &Path) -> PathBuf {
@@ -235,27 +209,27 @@ impl SideRepo {
         &self.git.dir
     }
 
-    /// Commits the workspace's non-ignored files as the snapshot of `turn`
-    /// of `session`, replacing an earlier snapshot of the same turn.
+    /// Commits the workspace's non-ignored files as the snapshot of `task`
+    /// of `session`, replacing an earlier snapshot of the same task.
     ///
     /// # Errors
     /// [`SnapshotError::InvalidSession`], [`SnapshotError::GitMissing`],
     /// [`SnapshotError::Git`], [`SnapshotError::Timeout`], [`SnapshotError::Io`].
-    pub async fn take(&self, session: &str, turn: u32) -> Result<Snapshot, SnapshotError> {
+    pub async fn take(&self, session: &str, task: u32) -> Result<Snapshot, SnapshotError> {
         check_session(session)?;
         let _lock = self.prepare().await?;
         let (tree, skipped) = self.stage_workspace().await?;
         let commit = self
             .commit(
                 &tree,
-                &format!("codesmith snapshot: session {session}, before turn {turn}"),
+                &format!("codesmith snapshot: session {session}, before task {task}"),
             )
             .await?;
-        let reference = turn_ref(session, turn);
+        let reference = task_ref(session, task);
         self.git.run(&["update-ref", &reference, &commit]).await?;
         Ok(Snapshot {
             session: session.to_string(),
-            turn,
+            task,
             commit,
             reference,
             skipped,
@@ -301,12 +275,12 @@ impl SideRepo {
         Ok(held)
     }
 
-    /// The turns of `session` that have a snapshot, ascending (empty when the
+    /// The tasks of `session` that have a snapshot, ascending (empty when the
     /// side repository does not exist yet).
     ///
     /// # Errors
     /// As [`SideRepo::take`].
-    pub async fn turns(&self, session: &str) -> Result<Vec<u32>, SnapshotError> {
+    pub async fn tasks(&self, session: &str) -> Result<Vec<u32>, SnapshotError> {
         check_session(session)?;
         if !self.exists() {
             return Ok(Vec::new());
@@ -316,41 +290,41 @@ impl SideRepo {
             .git
             .text(&["for-each-ref", "--format=%(refname)", &prefix])
             .await?;
-        let mut turns: Vec<u32> = out
+        let mut tasks: Vec<u32> = out
             .lines()
             .filter_map(|r| r.strip_prefix(&prefix)?.parse().ok())
             .collect();
-        turns.sort_unstable();
-        Ok(turns)
+        tasks.sort_unstable();
+        Ok(tasks)
     }
 
     /// What [`SideRepo::restore`] would change, without changing the workspace.
     ///
     /// # Errors
     /// [`SnapshotError::NoSnapshot`] and those of [`SideRepo::take`].
-    pub async fn preview(&self, session: &str, turn: u32) -> Result<RestoreReport, SnapshotError> {
-        let commit = self.resolve(session, turn).await?;
+    pub async fn preview(&self, session: &str, task: u32) -> Result<RestoreReport, SnapshotError> {
+        let commit = self.resolve(session, task).await?;
         let _lock = self.prepare().await?;
         self.stage_workspace().await?;
-        self.report(session, turn, commit).await
+        self.report(session, task, commit).await
     }
 
-    /// Returns the workspace to the snapshot of `turn` of `session`. The
+    /// Returns the workspace to the snapshot of `task` of `session`. The
     /// state just before is committed first (see [`RestoreReport::backup`]).
     ///
     /// # Errors
     /// [`SnapshotError::NoSnapshot`] and those of [`SideRepo::take`]; a git
     /// failure during the checkout can leave the workspace partly restored,
     /// and the backup commit still holds the state before.
-    pub async fn restore(&self, session: &str, turn: u32) -> Result<RestoreReport, SnapshotError> {
-        let commit = self.resolve(session, turn).await?;
+    pub async fn restore(&self, session: &str, task: u32) -> Result<RestoreReport, SnapshotError> {
+        let commit = self.resolve(session, task).await?;
         let _lock = self.prepare().await?;
         let (current, _) = self.stage_workspace().await?;
-        let mut report = self.report(session, turn, commit.clone()).await?;
+        let mut report = self.report(session, task, commit.clone()).await?;
         let backup = self
             .commit(
                 &current,
-                &format!("codesmith: workspace before restoring {session} turn {turn}"),
+                &format!("codesmith: workspace before restoring {session} task {task}"),
             )
             .await?;
         let backup_ref = format!("refs/codesmith-backup/{session}/{}", unix_millis());
@@ -370,17 +344,17 @@ impl SideRepo {
         dir.join("HEAD").is_file() && dir.join("config").is_file() && dir.join("objects").is_dir()
     }
 
-    /// The commit of a turn's snapshot.
-    async fn resolve(&self, session: &str, turn: u32) -> Result<String, SnapshotError> {
-        let available = self.turns(session).await?;
-        if !available.contains(&turn) {
+    /// The commit of a task's snapshot.
+    async fn resolve(&self, session: &str, task: u32) -> Result<String, SnapshotError> {
+        let available = self.tasks(session).await?;
+        if !available.contains(&task) {
             return Err(SnapshotError::NoSnapshot {
                 session: session.to_string(),
-                turn,
+                task,
                 available,
             });
         }
-        let spec = format!("{}^{{commit}}", turn_ref(session, turn));
+        let spec = format!("{}^{{commit}}", task_ref(session, task));
         self.git.text(&["rev-parse", "--verify", "-q", &spec]).await
     }
 
@@ -569,7 +543,7 @@ impl SideRepo {
     async fn report(
         &self,
         session: &str,
-        turn: u32,
+        task: u32,
         commit: String,
     ) -> Result<RestoreReport, SnapshotError> {
         let out = self
@@ -585,7 +559,7 @@ impl SideRepo {
             .await?;
         let mut report = RestoreReport {
             session: session.to_string(),
-            turn,
+            task,
             commit,
             restored: Vec::new(),
             removed: Vec::new(),
@@ -648,7 +622,7 @@ fn unix_millis() -> u128 {
         .unwrap_or(0)
 }
 
-/// Snapshots `workspace` for `turn` of `session` with the default settings.
+/// Snapshots `workspace` for `task` of `session` with the default settings.
 ///
 /// # Errors
 /// As [`SideRepo::take`].
@@ -656,15 +630,15 @@ pub async fn take(
     home: &Path,
     workspace: &Path,
     session: &str,
-    turn: u32,
+    task: u32,
 ) -> Result<Snapshot, SnapshotError> {
     SideRepo::new(&SnapshotSettings::default(), home, workspace)
-        .take(session, turn)
+        .take(session, task)
         .await
 }
 
-/// Restores `workspace` to the snapshot of `turn` of `session` with the
-/// default settings. Does not write the transcript; see [`restore_and_record`].
+/// Restores `workspace` to the snapshot of `task` of `session` with the
+/// default settings. Does not write the transcript; see [`restore_task`].
 ///
 /// # Errors
 /// As [`SideRepo::restore`].
@@ -672,31 +646,36 @@ pub async fn restore(
     home: &Path,
     workspace: &Path,
     session: &str,
-    turn: u32,
+    task: u32,
 ) -> Result<RestoreReport, SnapshotError> {
     SideRepo::new(&SnapshotSettings::default(), home, workspace)
-        .restore(session, turn)
+        .restore(session, task)
         .await
 }
 
-/// Restores `workspace` to the snapshot of `turn` of the open `session` and
-/// appends a `restore` note (the [`RestoreReport`] plus an RFC 3339 `at`) to
-/// its transcript.
+/// The one restore path (`codesmith sessions restore`, `Op::Restore`, `/restore N`):
+/// with `apply`, returns `workspace` to the snapshot of task `task` of the open
+/// `session` and appends a `restore` note (the [`RestoreReport`] plus an RFC 3339 `at`
+/// and the workspace) to its transcript; without, reports what that would change and
+/// changes nothing.
 ///
 /// # Errors
-/// As [`SideRepo::restore`]; [`SnapshotError::Record`] when the files were
-/// restored but the note could not be written.
-pub async fn restore_and_record(
+/// As [`SideRepo::restore`] and [`SideRepo::preview`]; [`SnapshotError::Record`] when the
+/// files were restored but the note could not be written.
+pub async fn restore_task(
     settings: &SnapshotSettings,
     home: &Path,
     session: &mut Session,
     workspace: &Path,
-    turn: u32,
+    task: u32,
+    apply: bool,
 ) -> Result<RestoreReport, SnapshotError> {
     let id = session.id().to_string();
-    let report = SideRepo::new(settings, home, workspace)
-        .restore(&id, turn)
-        .await?;
+    let repo = SideRepo::new(settings, home, workspace);
+    if !apply {
+        return repo.preview(&id, task).await;
+    }
+    let report = repo.restore(&id, task).await?;
     let mut data = serde_json::to_value(&report).map_err(std::io::Error::other)?;
     if let Some(map) = data.as_object_mut() {
         let at = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
@@ -707,12 +686,16 @@ pub async fn restore_and_record(
     Ok(report)
 }
 
-/// The note kind that marks the start of a turn in the transcript.
-pub const TURN_NOTE: &str = "turn";
+/// The note kind that marks the start of a task in the transcript (`{"task": N}`).
+pub const TASK_NOTE: &str = "task";
 
-/// The highest turn number recorded in a session file by [`TURN_NOTE`]
-/// notes (0 when none); unreadable lines are skipped.
-pub fn recorded_turns(session_file: &Path) -> u32 {
+/// The kind sessions written before tasks had their own name used for [`TASK_NOTE`]
+/// (`{"turn": N}`): still read as a task's start, so those sessions restore as before.
+pub const LEGACY_TASK_NOTE: &str = "turn";
+
+/// The highest task number recorded in a session file by [`TASK_NOTE`] (or
+/// [`LEGACY_TASK_NOTE`]) notes (0 when none); unreadable lines are skipped.
+pub fn recorded_tasks(session_file: &Path) -> u32 {
     let Some(file) = crate::session::open_session_file(session_file) else {
         return 0;
     };
@@ -721,7 +704,10 @@ pub fn recorded_turns(session_file: &Path) -> u32 {
         .map_while(Result::ok)
         .filter(|line| line.contains("\"note\""))
         .filter_map(|line| match serde_json::from_str(&line) {
-            Ok(Record::Note { kind, data }) if kind == TURN_NOTE => {
+            Ok(Record::Note { kind, data }) if kind == TASK_NOTE => {
+                data.get("task").and_then(serde_json::Value::as_u64)
+            }
+            Ok(Record::Note { kind, data }) if kind == LEGACY_TASK_NOTE => {
                 data.get("turn").and_then(serde_json::Value::as_u64)
             }
             _ => None,

@@ -29,12 +29,12 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use codesmith_policy::ApprovalMode;
-use codesmith_protocol::{Event, ToolCall, Usage};
+use codesmith_protocol::{Event, TaskStatus, ToolCall, Usage};
 use codesmith_providers::Provider;
 use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 use serde_json::{Value, json};
 
-use crate::agent::{Engine, EngineConfig, TaskStatus};
+use crate::agent::{Engine, EngineConfig};
 use crate::runtime::Runtime;
 use crate::session::{ParentLink, Session};
 
@@ -389,21 +389,34 @@ pub(crate) fn withheld(role: AgentType, depth: u32, name: &str) -> Refusal {
 
 /// The approver a child asks: the parent's (the same person, or nobody), told which
 /// subagent asks, so a person never mistakes a child's request for the foreground's.
+///
+/// The request's id becomes `<agent_id>/<call id>` (a grandchild's gets its parent's
+/// prefix too) and carries the innermost asker's `agent_id`, so an answer through the
+/// engine's queue reaches this child's call and never a same-named call of another agent.
 struct ChildApprover {
     inner: Arc<dyn crate::Approver>,
     /// `explore subagent "find the retry logic"`.
     asker: String,
+    /// The child's id (its session id).
+    agent_id: String,
 }
 
 #[async_trait]
 impl crate::Approver for ChildApprover {
-    async fn ask(&self, request: &crate::ApprovalRequest) -> crate::ApprovalAnswer {
+    async fn ask(
+        &self,
+        request: &codesmith_protocol::ApprovalRequest,
+    ) -> codesmith_protocol::ApprovalAnswer {
         let mut request = request.clone();
         request.reason = format!(
             "The {} asks. {}",
             codesmith_policy::visible_line(&self.asker, 120),
             request.reason
         );
+        request.call_id = format!("{}/{}", self.agent_id, request.call_id);
+        request
+            .agent_id
+            .get_or_insert_with(|| self.agent_id.clone());
         self.inner.ask(&request).await
     }
 
@@ -702,12 +715,13 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         Arc::new(ChildApprover {
             inner: Arc::clone(&rt.approver),
             asker: format!("{} subagent \"{}\"", kind.as_str(), request.description),
+            agent_id: agent_id.clone(),
         }),
         session,
         config,
     );
     child.set_snapshot_settings(crate::snapshot::SnapshotSettings {
-        // The parent's turn snapshot, taken before a writing child starts, covers it.
+        // The parent's task snapshot, taken before a writing child starts, covers it.
         enabled: false,
         ..crate::snapshot::SnapshotSettings::default()
     });
@@ -753,6 +767,7 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
                 (TaskStatus::TurnLimit, _) => "turn_limit",
                 (TaskStatus::TooManyFailures, _) => "too_many_failures",
                 (TaskStatus::Interrupted, _) => "interrupted",
+                (TaskStatus::Failed, _) => "failed",
             };
             let outcome = if parent_cancelled {
                 Err(codesmith_tools::cancelled(

@@ -22,7 +22,7 @@ mod observed;
 mod replay;
 pub mod verdict;
 
-use codesmith_protocol::{Event, Message};
+use codesmith_protocol::{Event, EventSink, Message};
 
 pub use claim::{Claim, ClaimKind};
 pub use commands::CommandClass;
@@ -48,7 +48,7 @@ pub(crate) async fn conclude(
     session: &mut Session,
     final_text: &str,
     model: &str,
-    sink: &mut (dyn FnMut(Event) + Send),
+    sink: &mut EventSink<'_>,
 ) -> Result<Option<Verdict>, SessionError> {
     let Some(verdict) = check(rt, final_text).await else {
         return Ok(None);

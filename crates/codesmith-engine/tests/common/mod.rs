@@ -122,13 +122,13 @@ fn build(
 
 /// Answers every approval request with a fixed answer and records what it was asked.
 pub struct Recorder {
-    pub answer: codesmith_engine::ApprovalAnswer,
-    pub asked: std::sync::Mutex<Vec<codesmith_engine::ApprovalRequest>>,
+    pub answer: codesmith_protocol::ApprovalAnswer,
+    pub asked: std::sync::Mutex<Vec<codesmith_protocol::ApprovalRequest>>,
     pub count: std::sync::atomic::AtomicUsize,
 }
 
 impl Recorder {
-    pub fn new(answer: codesmith_engine::ApprovalAnswer) -> Arc<Recorder> {
+    pub fn new(answer: codesmith_protocol::ApprovalAnswer) -> Arc<Recorder> {
         Arc::new(Recorder {
             answer,
             asked: std::sync::Mutex::new(Vec::new()),
@@ -146,8 +146,8 @@ impl Recorder {
 impl Approver for Recorder {
     async fn ask(
         &self,
-        request: &codesmith_engine::ApprovalRequest,
-    ) -> codesmith_engine::ApprovalAnswer {
+        request: &codesmith_protocol::ApprovalRequest,
+    ) -> codesmith_protocol::ApprovalAnswer {
         self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.asked.lock().unwrap().push(request.clone());
         self.answer

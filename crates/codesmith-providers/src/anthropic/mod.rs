@@ -49,11 +49,17 @@ impl AnthropicConfig {
     }
 }
 
-/// The key from `ANTHROPIC_API_KEY` (empty counts as unset).
-pub fn anthropic_key_from_env() -> Option<String> {
-    std::env::var("ANTHROPIC_API_KEY")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
+/// The environment variables that can hold an Anthropic key, in the order they are tried.
+pub const ANTHROPIC_KEY_VARS: &[&str] = &["ANTHROPIC_API_KEY"];
+
+/// The key from `ANTHROPIC_API_KEY`, with the variable's name (empty counts as unset).
+pub fn anthropic_key_from_env() -> Option<(&'static str, String)> {
+    ANTHROPIC_KEY_VARS.iter().find_map(|name| {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| (*name, v))
+    })
 }
 
 /// An Anthropic Messages provider (name `anthropic`).

@@ -137,15 +137,25 @@ impl OpenAiConfig {
     }
 }
 
-/// The key for `base_url` from the environment: `DEEPSEEK_API_KEY` for a
-/// DeepSeek URL (falling back to `OPENAI_API_KEY`), else `OPENAI_API_KEY`.
-/// Empty values count as unset.
-pub fn openai_key_from_env(base_url: &str) -> Option<String> {
-    let get = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+/// The environment variables that can hold the key for `base_url`, in the order they are
+/// tried: `DEEPSEEK_API_KEY` then `OPENAI_API_KEY` for a DeepSeek URL, else only
+/// `OPENAI_API_KEY`. The one list both the client and `codesmith doctor` use.
+pub fn openai_key_vars(base_url: &str) -> &'static [&'static str] {
     match Vendor::detect(base_url) {
-        Vendor::DeepSeek => get("DEEPSEEK_API_KEY").or_else(|| get("OPENAI_API_KEY")),
-        Vendor::OpenAi | Vendor::Generic => get("OPENAI_API_KEY"),
+        Vendor::DeepSeek => &["DEEPSEEK_API_KEY", "OPENAI_API_KEY"],
+        Vendor::OpenAi | Vendor::Generic => &["OPENAI_API_KEY"],
     }
+}
+
+/// The key for `base_url` from the environment, with the variable that held it: the
+/// first of [`openai_key_vars`] that is set. Empty values count as unset.
+pub fn openai_key_from_env(base_url: &str) -> Option<(&'static str, String)> {
+    openai_key_vars(base_url).iter().find_map(|name| {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| (*name, v))
+    })
 }
 
 /// An OpenAI-compatible Chat Completions provider (name `openai`).

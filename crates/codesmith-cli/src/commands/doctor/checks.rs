@@ -135,28 +135,36 @@ fn env_set(name: &str) -> bool {
 
 /// `keys.openai` and `keys.anthropic`: where a key would come from (values never shown).
 pub fn keys(inputs: &Inputs) -> Vec<Finding> {
+    keys_with(inputs, &env_set)
+}
+
+/// [`keys`] with `is_set(NAME)` standing for "the environment variable NAME is set and not
+/// blank". The variables are the ones the client reads for the endpoint, in its order
+/// (`config::key_vars`), so the first source listed is the one that wins.
+fn keys_with(inputs: &Inputs, is_set: &dyn Fn(&str) -> bool) -> Vec<Finding> {
     let file = inputs.file.clone().unwrap_or_default();
     let vendors = [
-        (
-            ProviderName::Openai,
-            "openai",
-            &["OPENAI_API_KEY", "DEEPSEEK_API_KEY"][..],
-            file.openai.as_ref(),
-        ),
+        (ProviderName::Openai, "openai", file.openai.as_ref()),
         (
             ProviderName::Anthropic,
             "anthropic",
-            &["ANTHROPIC_API_KEY"][..],
             file.anthropic.as_ref(),
         ),
     ];
     vendors
         .into_iter()
-        .map(|(name, label, vars, section)| {
+        .map(|(name, label, section)| {
             let id = format!("keys.{label}");
+            let selected = inputs.provider == name;
+            let endpoint = if selected {
+                inputs.base_url.as_deref()
+            } else {
+                None
+            };
+            let vars = config::key_vars(name, endpoint);
             let mut found: Vec<String> = vars
                 .iter()
-                .filter(|v| env_set(v))
+                .filter(|v| is_set(v))
                 .map(|v| format!("${v}"))
                 .collect();
             if section
@@ -165,7 +173,6 @@ pub fn keys(inputs: &Inputs) -> Vec<Finding> {
             {
                 found.push(format!("[{label}] api_key in config.toml"));
             }
-            let selected = inputs.provider == name;
             let hint = format!(
                 "export {}=... (or set [{label}] api_key in $CODESMITH_HOME/config.toml)",
                 vars[0]
@@ -615,4 +622,54 @@ pub async fn mcp(settings: Option<&Settings>) -> Vec<Finding> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(provider: ProviderName, base_url: Option<&str>) -> Inputs {
+        Inputs {
+            home: PathBuf::from("/nonexistent"),
+            file: None,
+            provider,
+            model: "m".into(),
+            base_url: base_url.map(str::to_string),
+            sandbox: SandboxSection::default(),
+        }
+    }
+
+    fn openai(found: &[Finding]) -> &Finding {
+        found
+            .iter()
+            .find(|f| f.id == "keys.openai")
+            .expect("keys.openai")
+    }
+
+    #[test]
+    fn a_deepseek_endpoint_lists_its_own_variable_first() {
+        let both = |v: &str| v == "OPENAI_API_KEY" || v == "DEEPSEEK_API_KEY";
+        let found = keys_with(
+            &inputs(ProviderName::Openai, Some("https://api.deepseek.com")),
+            &both,
+        );
+        let f = openai(&found);
+        assert_eq!(f.status, Status::Ok);
+        assert!(
+            f.summary.contains("used: $DEEPSEEK_API_KEY"),
+            "{}",
+            f.summary
+        );
+    }
+
+    #[test]
+    fn openais_endpoint_does_not_count_a_deepseek_key() {
+        let deepseek_only = |v: &str| v == "DEEPSEEK_API_KEY";
+        let found = keys_with(
+            &inputs(ProviderName::Openai, Some("https://api.openai.com/v1")),
+            &deepseek_only,
+        );
+        let f = openai(&found);
+        assert_eq!(f.status, Status::Error, "{}", f.summary);
+    }
 }
