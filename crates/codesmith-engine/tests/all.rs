@@ -13,6 +13,7 @@ mod json_repair_suite;
 mod mcp_grants;
 mod persistent_writes;
 mod queues;
+mod results;
 mod rlm;
 mod snapshot;
 mod subagents;

@@ -546,7 +546,9 @@ async fn a_childs_huge_answer_reaches_the_parent_capped_and_without_terminal_con
     assert!(result.contains("the end"));
 }
 
-/// A read-only tool answering with text from a server: its results are external content.
+/// A read-only tool answering with text from a server (a trusted MCP server's, as the
+/// registry's MCP adapter builds it): its results are external content, labelled
+/// `mcp:notes`.
 struct RemoteNotes;
 
 #[async_trait::async_trait]
@@ -562,6 +564,9 @@ impl codesmith_tools::Tool for RemoteNotes {
     }
     fn capability(&self) -> codesmith_tools::Capability {
         codesmith_tools::Capability::ReadOnly
+    }
+    fn external_label(&self, _args: &Value) -> Option<String> {
+        Some("mcp:notes".into())
     }
     async fn call(
         &self,

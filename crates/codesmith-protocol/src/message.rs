@@ -102,9 +102,10 @@ pub struct ToolResult {
     pub is_error: bool,
 }
 
-/// Why a model response ended.
+/// Why a model response ended. Non-exhaustive: providers name new reasons over time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StopReason {
     /// The model finished its turn.
     EndTurn,

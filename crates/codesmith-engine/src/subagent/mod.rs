@@ -108,10 +108,7 @@ impl AgentType {
             AgentType::Explore => read_only || tool.name() == "fetch_url",
             // A read-only tool that answers from elsewhere (a trusted MCP server's, a web
             // search) still reaches the network.
-            AgentType::Plan => {
-                read_only
-                    && codesmith_tools::trust::label_for_tool(tool.name(), &Value::Null).is_none()
-            }
+            AgentType::Plan => read_only && tool.external_label(&Value::Null).is_none(),
             AgentType::Review => read_only || tool.name() == "exec_shell",
         }
     }
@@ -979,35 +976,26 @@ pub(crate) fn external_label(tool: &str, outcome: &ToolOutcome) -> Option<String
 struct Findings {
     changed: BTreeSet<String>,
     external: BTreeSet<String>,
-    /// The external label of each of the child's calls that has one, by call id.
-    labels: std::collections::HashMap<String, String>,
 }
 
 impl Findings {
     fn record(&mut self, event: &Event) {
-        match event {
-            Event::ToolCall {
-                id,
-                name,
-                arguments,
-            } => {
-                if let Some(label) = codesmith_tools::trust::label_for_tool(name, arguments) {
-                    self.labels.insert(id.clone(), label);
-                }
+        if let Event::ToolResult {
+            ok: true,
+            name,
+            meta,
+            source,
+            ..
+        } = event
+        {
+            // An `agent` result's own label names its child's sources, which its meta
+            // lists one by one.
+            if name != AGENT_TOOL
+                && let Some(label) = source
+            {
+                self.external.insert(label.clone());
             }
-            Event::ToolResult {
-                id,
-                ok: true,
-                name,
-                meta,
-                ..
-            } => {
-                if let Some(label) = self.labels.remove(id) {
-                    self.external.insert(label);
-                }
-                self.record_meta(name, meta);
-            }
-            _ => {}
+            self.record_meta(name, meta);
         }
     }
 
