@@ -84,7 +84,7 @@ pub async fn provider(
 }
 
 /// The sandbox for shell commands, from `[sandbox]`, with `required` set as
-/// [`SandboxSection::required_in_sessions`] says: the shell tools refuse through its gate
+/// [`SandboxSection::required_in_sessions`] says: the shell tools refuse through its isolation check
 /// ([`Sandbox::admit`]) when isolation is required and the backend cannot isolate.
 ///
 /// # Errors

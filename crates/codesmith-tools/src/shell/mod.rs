@@ -76,7 +76,7 @@ impl ShellSession {
     }
 }
 
-/// The sandbox scope for a command of `ctx` starting in `cwd`, after the sandbox's gate
+/// The sandbox scope for a command of `ctx` starting in `cwd`, after the isolation check
 /// ([`crate::sandbox::Sandbox::admit`]): no scope, so no command, when `[sandbox] required`
 /// is set and the backend does not isolate.
 ///
