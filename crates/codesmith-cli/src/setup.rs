@@ -108,7 +108,7 @@ pub fn tool_context(resolved: &Settings) -> anyhow::Result<ToolContext> {
 }
 
 /// The built-in tool registry, with fetch_url under the resolved `[network]` policy and
-/// address gate ([`Settings::fetch`]).
+/// address policy ([`Settings::fetch`]).
 pub fn registry(settings: &Settings) -> Registry {
     codesmith_tools::builtin_registry(settings.fetch.clone())
 }

@@ -10,7 +10,7 @@ pub use network::{HostPattern, NetworkConfig, NetworkDecision, NetworkPolicy, no
 pub use safe_name::{MAX_SAFE_NAME_LEN, UnsafeName, check_safe_name, is_safe_name, join_safe};
 pub use scrub::{REDACTED, is_secret_env, is_secret_env_name, scrub_secrets};
 pub use ssrf::{
-    AddressGate, Cidr, FAKEIP_RANGE, MalformedLiteral, Restricted, RestrictedRange, classify,
+    AddressPolicy, Cidr, FAKEIP_RANGE, MalformedLiteral, Restricted, RestrictedRange, classify,
     embedded_ipv4, is_localhost_name, parse_ip_literal, restricted_v4,
 };
 pub use terminal::{

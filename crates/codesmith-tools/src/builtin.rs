@@ -8,7 +8,7 @@ use crate::spill::RetrieveToolResult;
 use crate::{Registry, Tool};
 
 /// Every built-in tool, with `fetch_url` configured by `fetch` (network policy,
-/// address gate, resolver). Sorted by name once registered.
+/// address policy, resolver). Sorted by name once registered.
 pub fn builtin_tools(fetch: FetchConfig) -> Vec<Arc<dyn Tool>> {
     let mut tools = crate::files::file_tools();
     tools.push(Arc::new(ExecShell));

@@ -1,7 +1,7 @@
 //! fetch_url end to end against a local HTTP server on 127.0.0.1.
 //!
 //! The server is itself loopback, which gate 5 refuses; tests open exactly
-//! 127.0.0.1/32 with `AddressGate::with_test_exemption` and point made-up
+//! 127.0.0.1/32 with `AddressPolicy::with_test_exemption` and point made-up
 //! names at it with a scripted resolver. Nothing leaves the machine: every
 //! other address in these tests is refused before a connection is made.
 #![allow(clippy::unwrap_used)]
@@ -10,7 +10,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use codesmith_policy::{AddressGate, Cidr, HostPattern, NetworkDecision, NetworkPolicy};
+use codesmith_policy::{AddressPolicy, Cidr, HostPattern, NetworkDecision, NetworkPolicy};
 use codesmith_tools::fetch::resolve::StaticResolver;
 use codesmith_tools::fetch::{FetchConfig, FetchUrl};
 use codesmith_tools::{Tool, ToolContext, ToolOutcome, envelope_json};
@@ -161,8 +161,8 @@ async fn serve() -> Server {
 const LO: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1));
 const LO2: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 
-fn test_gate() -> AddressGate {
-    AddressGate::new().with_test_exemption(Cidr::parse("127.0.0.1/32").unwrap())
+fn test_addresses() -> AddressPolicy {
+    AddressPolicy::new().with_test_exemption(Cidr::parse("127.0.0.1/32").unwrap())
 }
 
 fn resolver() -> StaticResolver {
@@ -182,9 +182,13 @@ struct Harness {
     _home: tempfile::TempDir,
 }
 
-fn harness_with(policy: NetworkPolicy, gate: AddressGate, res: Arc<StaticResolver>) -> Harness {
+fn harness_with(
+    policy: NetworkPolicy,
+    addresses: AddressPolicy,
+    res: Arc<StaticResolver>,
+) -> Harness {
     let home = tempfile::tempdir().unwrap();
-    let cfg = FetchConfig::new(policy, gate).with_resolver(res);
+    let cfg = FetchConfig::new(policy, addresses).with_resolver(res);
     let ctx = ToolContext::new(home.path().to_path_buf(), home.path().join("csh"));
     Harness {
         tool: FetchUrl::new(cfg),
@@ -194,7 +198,11 @@ fn harness_with(policy: NetworkPolicy, gate: AddressGate, res: Arc<StaticResolve
 }
 
 fn harness() -> Harness {
-    harness_with(NetworkPolicy::default(), test_gate(), Arc::new(resolver()))
+    harness_with(
+        NetworkPolicy::default(),
+        test_addresses(),
+        Arc::new(resolver()),
+    )
 }
 
 async fn call(h: &Harness, args: Value) -> (ToolOutcome, Value) {
@@ -345,7 +353,7 @@ async fn literal_loopback_is_refused_without_the_test_exemption() {
     let s = serve().await;
     let h = harness_with(
         NetworkPolicy::default(),
-        AddressGate::new(),
+        AddressPolicy::new(),
         Arc::new(resolver()),
     );
     for url in [
@@ -412,7 +420,7 @@ async fn pinned_connection_ignores_a_rebinding_second_answer() {
             .answer("rebind.test", &[LO])
             .answer("rebind.test", &[LO2]),
     );
-    let h = harness_with(NetworkPolicy::default(), test_gate(), res.clone());
+    let h = harness_with(NetworkPolicy::default(), test_addresses(), res.clone());
     let (_, env) = call(
         &h,
         json!({"url": format!("http://rebind.test:{}/ok", s.port)}),
@@ -500,7 +508,7 @@ async fn policy_deny_refuses_and_prompt_passes_at_execution() {
         vec![],
         vec![HostPattern::parse(".test").unwrap()],
     );
-    let h = harness_with(deny, test_gate(), Arc::new(resolver()));
+    let h = harness_with(deny, test_addresses(), Arc::new(resolver()));
     let args = json!({"url": format!("http://pinned.test:{}/ok", s.port)});
     assert_eq!(
         h.tool.decision_for(&args),
@@ -550,8 +558,8 @@ fn network_section_builds_policy_gate_and_warnings() {
     assert_eq!(cfg.policy.decide("docs.rs"), NetworkDecision::Allow);
     assert_eq!(cfg.policy.decide("db.corp"), NetworkDecision::Deny);
     assert_eq!(cfg.policy.decide("other.org"), NetworkDecision::Ask);
-    assert!(cfg.gate.check("198.18.1.1".parse().unwrap()).is_ok());
-    assert!(cfg.gate.check("10.1.1.1".parse().unwrap()).is_err());
+    assert!(cfg.addresses.check("198.18.1.1".parse().unwrap()).is_ok());
+    assert!(cfg.addresses.check("10.1.1.1".parse().unwrap()).is_err());
     let (missing, w) = FetchConfig::from_network_config(None);
     assert!(w.is_empty());
     assert_eq!(missing.policy.decide("docs.rs"), NetworkDecision::Ask);

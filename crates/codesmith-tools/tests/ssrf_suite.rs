@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use codesmith_policy::{AddressGate, NetworkPolicy};
+use codesmith_policy::{AddressPolicy, NetworkPolicy};
 use codesmith_tools::fetch::gates::{Gate, check_url};
 
 fn data_dir() -> Option<PathBuf> {
@@ -28,14 +28,14 @@ fn load(dir: &std::path::Path, name: &str) -> Vec<String> {
 
 fn check(raw: &str) -> Result<(), Gate> {
     let policy = NetworkPolicy::default();
-    let gate = AddressGate::new();
+    let addresses = AddressPolicy::new();
     let as_is = raw.contains("://") || url::Url::parse(raw).is_ok();
     let candidate = if as_is {
         raw.to_string()
     } else {
         format!("https://{raw}")
     };
-    check_url(&candidate, &policy, &gate)
+    check_url(&candidate, &policy, &addresses)
         .map(|_| ())
         .map_err(|r| r.gate)
 }
@@ -78,14 +78,14 @@ fn should_pass_and_public_ips_are_not_refused_by_address_gates() {
             match check(&raw) {
                 Ok(()) => {}
                 Err(Gate::Localhost | Gate::IpLiteral | Gate::RestrictedRange) => {
-                    panic!("{name}: address gates refused {raw:?}")
+                    panic!("{name}: address checks refused {raw:?}")
                 }
                 Err(g) => refused_other.push((raw, g)),
             }
         }
     }
     eprintln!(
-        "should-pass + valid-ips: {total} cases, 0 refused by address gates, {} refused by other gates: {refused_other:?}",
+        "should-pass + valid-ips: {total} cases, 0 refused by address checks, {} refused by other gates: {refused_other:?}",
         refused_other.len()
     );
     assert!(refused_other.is_empty(), "{refused_other:?}");

@@ -10,7 +10,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 use codesmith_policy::{
-    AddressGate, NetworkDecision, NetworkPolicy, is_localhost_name, parse_ip_literal,
+    AddressPolicy, NetworkDecision, NetworkPolicy, is_localhost_name, parse_ip_literal,
 };
 use url::{Host, Url};
 
@@ -117,7 +117,7 @@ pub struct Checked {
 pub fn check_url(
     raw: &str,
     policy: &NetworkPolicy,
-    gate: &AddressGate,
+    addresses: &AddressPolicy,
 ) -> Result<Checked, GateRefusal> {
     check_raw_authority(raw)?;
     let url = Url::parse(raw.trim()).map_err(|e| {
@@ -126,7 +126,7 @@ pub fn check_url(
             format!("'{raw}' is not an absolute URL ({e})"),
         )
     })?;
-    check_parsed(url, policy, gate)
+    check_parsed(url, policy, addresses)
 }
 
 /// Gate 1 on the text itself: the authority (between `//` and the first
@@ -166,7 +166,7 @@ pub fn check_raw_authority(raw: &str) -> Result<(), GateRefusal> {
 pub fn check_parsed(
     url: Url,
     policy: &NetworkPolicy,
-    gate: &AddressGate,
+    addresses: &AddressPolicy,
 ) -> Result<Checked, GateRefusal> {
     // Gate 1: scheme allowlist.
     if !matches!(url.scheme(), "http" | "https") {
@@ -217,7 +217,7 @@ pub fn check_parsed(
     let target = match literal {
         Some(ip) => {
             // Gate 5: restricted ranges.
-            gate.check(ip).map_err(|r| {
+            addresses.check(ip).map_err(|r| {
                 GateRefusal::new(
                     Gate::RestrictedRange,
                     format!("host '{host_text}' is an IP literal: {r}"),
@@ -244,7 +244,7 @@ pub async fn resolve_and_check(
     host: &str,
     port: u16,
     resolver: &dyn Resolver,
-    gate: &AddressGate,
+    addresses: &AddressPolicy,
 ) -> Result<IpAddr, GateRefusal> {
     let addrs = tokio::time::timeout(DNS_TIMEOUT, resolver.resolve(host, port))
         .await
@@ -257,7 +257,8 @@ pub async fn resolve_and_check(
         ));
     };
     for ip in &addrs {
-        gate.check(*ip)
+        addresses
+            .check(*ip)
             .map_err(|r| GateRefusal::new(Gate::Dns, format!("'{host}' resolves to {r}")))?;
     }
     Ok(first)
@@ -270,7 +271,7 @@ mod tests {
     use codesmith_policy::{HostPattern, NetworkDecision};
 
     fn gate_of(raw: &str) -> Option<Gate> {
-        check_url(raw, &NetworkPolicy::default(), &AddressGate::new())
+        check_url(raw, &NetworkPolicy::default(), &AddressPolicy::new())
             .err()
             .map(|r| r.gate)
     }
@@ -312,10 +313,10 @@ mod tests {
             vec![],
             vec![HostPattern::parse(".evil.test").unwrap()],
         );
-        let r = check_url("https://x.evil.test/", &policy, &AddressGate::new()).unwrap_err();
+        let r = check_url("https://x.evil.test/", &policy, &AddressPolicy::new()).unwrap_err();
         assert_eq!(r.gate, Gate::Policy);
         assert!(r.to_string().contains("blocked by network policy"));
-        let ok = check_url("https://evil.test/", &policy, &AddressGate::new()).unwrap();
+        let ok = check_url("https://evil.test/", &policy, &AddressPolicy::new()).unwrap();
         assert_eq!(ok.decision, NetworkDecision::Ask);
     }
 
@@ -362,7 +363,7 @@ mod tests {
         let r = check_url(
             "http://2130706433/",
             &NetworkPolicy::default(),
-            &AddressGate::new(),
+            &AddressPolicy::new(),
         )
         .unwrap_err();
         assert_eq!(

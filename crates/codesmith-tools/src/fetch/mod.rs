@@ -29,7 +29,9 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use codesmith_policy::{AddressGate, NetworkConfig, NetworkDecision, NetworkPolicy, scrub_secrets};
+use codesmith_policy::{
+    AddressPolicy, NetworkConfig, NetworkDecision, NetworkPolicy, scrub_secrets,
+};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -53,8 +55,8 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct FetchConfig {
     /// The `[network]` policy.
     pub policy: NetworkPolicy,
-    /// Address gate (restricted table, trusted fake-IP CIDRs).
-    pub gate: AddressGate,
+    /// Address policy (restricted table, trusted fake-IP CIDRs).
+    pub addresses: AddressPolicy,
     /// Name resolver; [`SystemResolver`] in production.
     pub resolver: Arc<dyn Resolver>,
     /// Whole-request timeout per hop. Default 30 s.
@@ -63,16 +65,16 @@ pub struct FetchConfig {
 
 impl Default for FetchConfig {
     fn default() -> Self {
-        FetchConfig::new(NetworkPolicy::default(), AddressGate::default())
+        FetchConfig::new(NetworkPolicy::default(), AddressPolicy::default())
     }
 }
 
 impl FetchConfig {
     /// A config with the system resolver and the default timeout.
-    pub fn new(policy: NetworkPolicy, gate: AddressGate) -> Self {
+    pub fn new(policy: NetworkPolicy, addresses: AddressPolicy) -> Self {
         FetchConfig {
             policy,
-            gate,
+            addresses,
             resolver: Arc::new(SystemResolver),
             timeout: DEFAULT_TIMEOUT,
         }
@@ -83,7 +85,7 @@ impl FetchConfig {
     /// and warnings for patterns or CIDRs that were ignored.
     pub fn from_network_config(section: Option<&NetworkConfig>) -> (Self, Vec<String>) {
         let (policy, bad_patterns) = NetworkPolicy::from_config_checked(section);
-        let (gate, bad_cidrs) = AddressGate::from_config(section);
+        let (addresses, bad_cidrs) = AddressPolicy::from_config(section);
         let mut warnings: Vec<String> = bad_patterns
             .into_iter()
             .map(|p| format!("[network] host pattern {p:?} ignored: not a host or .suffix pattern"))
@@ -91,7 +93,7 @@ impl FetchConfig {
         warnings.extend(bad_cidrs.into_iter().map(|c| {
             format!("[network] trusted_fakeip_cidrs entry {c:?} ignored: only CIDRs inside 198.18.0.0/15 are accepted")
         }));
-        (FetchConfig::new(policy, gate), warnings)
+        (FetchConfig::new(policy, addresses), warnings)
     }
 
     /// Replaces the resolver (tests script DNS answers with [`resolve::StaticResolver`]).
@@ -430,7 +432,7 @@ impl FetchUrl {
         let secrets = credential_header_values(&args.headers);
         let mut headers = args.headers;
         let mut req_body = args.body;
-        let mut checked = check_url(&args.url, &self.cfg.policy, &self.cfg.gate)
+        let mut checked = check_url(&args.url, &self.cfg.policy, &self.cfg.addresses)
             .map_err(|r| gate_refusal(&r, &args.url, 0))?;
         let mut hop = 0;
         loop {
@@ -439,7 +441,7 @@ impl FetchUrl {
                 Target::Literal(ip) => *ip,
                 Target::Domain(d) => {
                     let port = url.port_or_known_default().unwrap_or(443);
-                    resolve_and_check(d, port, self.cfg.resolver.as_ref(), &self.cfg.gate)
+                    resolve_and_check(d, port, self.cfg.resolver.as_ref(), &self.cfg.addresses)
                         .await
                         .map_err(|r| gate_refusal(&r, url.as_str(), hop))?
                 }
@@ -501,7 +503,7 @@ impl FetchUrl {
                 }
                 (method, req_body) = after_redirect(status, &method, req_body);
                 let next_text = next.to_string();
-                checked = check_parsed(next, &self.cfg.policy, &self.cfg.gate)
+                checked = check_parsed(next, &self.cfg.policy, &self.cfg.addresses)
                     .map_err(|r| gate_refusal(&r, &next_text, hop))?;
                 continue;
             }
