@@ -1,6 +1,6 @@
 //! fetch_url end to end against a local HTTP server on 127.0.0.1.
 //!
-//! The server is itself loopback, which gate 5 refuses; tests open exactly
+//! The server is itself loopback, which check 5 refuses; tests open exactly
 //! 127.0.0.1/32 with `AddressPolicy::with_test_exemption` and point made-up
 //! names at it with a scripted resolver. Nothing leaves the machine: every
 //! other address in these tests is refused before a connection is made.
@@ -213,8 +213,8 @@ async fn call(h: &Harness, args: Value) -> (ToolOutcome, Value) {
     (out, env)
 }
 
-fn gate_of(env: &Value) -> Option<u64> {
-    env["error"]["details"]["gate"].as_u64()
+fn check_of(env: &Value) -> Option<u64> {
+    env["error"]["details"]["check"].as_u64()
 }
 
 #[tokio::test]
@@ -366,20 +366,20 @@ async fn literal_loopback_is_refused_without_the_test_exemption() {
         format!("http://[::1]:{}/ok", s.port),
     ] {
         let (_, env) = call(&h, json!({ "url": url })).await;
-        assert_eq!(gate_of(&env), Some(5), "{url}: {env}");
+        assert_eq!(check_of(&env), Some(5), "{url}: {env}");
     }
     let (_, env) = call(
         &h,
         json!({"url": format!("http://localhost:{}/ok", s.port)}),
     )
     .await;
-    assert_eq!(gate_of(&env), Some(3));
+    assert_eq!(check_of(&env), Some(3));
     let (_, env) = call(
         &h,
         json!({"url": format!("http://pinned.test:{}/ok", s.port)}),
     )
     .await;
-    assert_eq!(gate_of(&env), Some(6), "{env}");
+    assert_eq!(check_of(&env), Some(6), "{env}");
     assert!(
         s.seen.lock().unwrap().is_empty(),
         "nothing may reach the server"
@@ -391,7 +391,7 @@ async fn literal_loopback_is_refused_without_the_test_exemption() {
 }
 
 #[tokio::test]
-async fn dns_gate_checks_every_address() {
+async fn dns_check_covers_every_address() {
     let s = serve().await;
     let h = harness();
     for (host, needle) in [
@@ -401,10 +401,10 @@ async fn dns_gate_checks_every_address() {
         ("unknown.test", "could not resolve"),
     ] {
         let (_, env) = call(&h, json!({"url": format!("http://{host}:{}/ok", s.port)})).await;
-        assert_eq!(gate_of(&env), Some(6), "{host}: {env}");
+        assert_eq!(check_of(&env), Some(6), "{host}: {env}");
         let msg = env["error"]["message"].as_str().unwrap();
         assert!(msg.contains(needle), "{msg}");
-        assert!(msg.contains("gate 6 (dns)"), "{msg}");
+        assert!(msg.contains("check 6 (dns)"), "{msg}");
     }
     assert!(s.seen.lock().unwrap().is_empty());
 }
@@ -413,7 +413,7 @@ async fn dns_gate_checks_every_address() {
 async fn pinned_connection_ignores_a_rebinding_second_answer() {
     let s = serve().await;
     // First answer is the (test-exempt) server; any later answer points at
-    // 127.0.0.2, where nothing listens and which the gate refuses.
+    // 127.0.0.2, where nothing listens and which the address check refuses.
     let res = Arc::new(
         StaticResolver::new()
             .answer("rebind.test", &[LO])
@@ -434,19 +434,19 @@ async fn pinned_connection_ignores_a_rebinding_second_answer() {
     );
     // A redirect back to the same name is a new hop: it resolves again (the
     // first hop takes the second answer), gets the rebound answer and is
-    // refused at gate 6.
+    // refused at check 6.
     let (_, env) = call(
         &h,
         json!({"url": format!("http://rebind.test:{}/to?http://rebind.test:PORT/ok", s.port)}),
     )
     .await;
-    assert_eq!(gate_of(&env), Some(6), "{env}");
+    assert_eq!(check_of(&env), Some(6), "{env}");
     assert_eq!(env["error"]["details"]["hop"], 1);
     assert_eq!(s.seen.lock().unwrap().len(), 2);
 }
 
 #[tokio::test]
-async fn redirects_rerun_every_gate() {
+async fn redirects_rerun_every_check() {
     let s = serve().await;
     let h = harness();
     let base = format!("http://pinned.test:{}", s.port);
@@ -454,7 +454,7 @@ async fn redirects_rerun_every_gate() {
     assert_eq!(env["output"]["body"], "end of chain", "{env}");
     assert_eq!(env["meta"]["redirects"], 5);
     let (_, env) = call(&h, json!({"url": format!("{base}/chain/6")})).await;
-    assert_eq!(gate_of(&env), Some(7), "{env}");
+    assert_eq!(check_of(&env), Some(7), "{env}");
     let cases = [
         ("file:///etc/passwd", 1),
         ("http://localhost:PORT/ok", 3),
@@ -463,9 +463,9 @@ async fn redirects_rerun_every_gate() {
         ("http://0x7f000002:PORT/ok", 5),
         ("http://internal.test:PORT/ok", 6),
     ];
-    for (target, gate) in cases {
+    for (target, check) in cases {
         let (_, env) = call(&h, json!({"url": format!("{base}/to?{target}")})).await;
-        assert_eq!(gate_of(&env), Some(gate), "{target}: {env}");
+        assert_eq!(check_of(&env), Some(check), "{target}: {env}");
         assert_eq!(env["error"]["details"]["hop"], 1, "{target}");
     }
     let hosts: Vec<String> = s
@@ -515,7 +515,7 @@ async fn policy_deny_refuses_and_prompt_passes_at_execution() {
         Some(("pinned.test".to_string(), NetworkDecision::Deny))
     );
     let (_, env) = call(&h, args).await;
-    assert_eq!(gate_of(&env), Some(2));
+    assert_eq!(check_of(&env), Some(2));
     assert!(
         env["error"]["message"]
             .as_str()
@@ -547,7 +547,7 @@ async fn bad_arguments_are_typed_refusals() {
 }
 
 #[test]
-fn network_section_builds_policy_gate_and_warnings() {
+fn network_section_builds_policy_addresses_and_warnings() {
     let section: codesmith_policy::NetworkConfig = toml::from_str(
         "default = \"alow\"\nallow = [\"docs.rs\", \"\"]\ndeny = [\".corp\"]\n\
          trusted_fakeip_cidrs = [\"198.18.0.0/15\", \"10.0.0.0/8\"]\n",

@@ -1,11 +1,11 @@
-//! `fetch_url`: one HTTP(S) request behind seven gates.
+//! `fetch_url`: one HTTP(S) request behind seven URL checks.
 //!
-//! Every hop runs the gates in order (see [`gates`]): scheme, policy,
+//! Every hop runs the checks in order (see [`url_checks`]): scheme, policy,
 //! localhost names, IP literals, restricted ranges, DNS with every address
 //! checked and the connection pinned to the first one (through a reqwest DNS
 //! resolver that knows only the pinned name, so no second lookup can rebind
 //! the host inward), and redirects followed by hand, at most
-//! [`MAX_REDIRECTS`], each hop re-running every gate.
+//! [`MAX_REDIRECTS`], each hop re-running every check.
 //!
 //! A 4xx/5xx answer is not a tool error: the result is `ok: true` with
 //! `status`, the body and `success: false`. Bodies are decoded to text, HTML
@@ -20,9 +20,9 @@
 
 pub mod audit;
 pub mod body;
-pub mod gates;
 pub mod html;
 pub mod resolve;
+pub mod url_checks;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Once};
@@ -38,8 +38,8 @@ use serde_json::{Value, json};
 use url::Url;
 
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
-use gates::{Gate, GateRefusal, Target, check_parsed, check_url, resolve_and_check};
 use resolve::{Resolver, SystemResolver};
+use url_checks::{Target, UrlCheck, UrlRefusal, check_parsed, check_url, resolve_and_check};
 
 /// Most redirects followed for one call.
 pub const MAX_REDIRECTS: usize = 5;
@@ -118,7 +118,7 @@ impl FetchUrl {
     /// The host and policy decision for a call, for the dispatch-time approval
     /// gate: `Prompt` means ask the user (fingerprint by host), `Deny` will be
     /// refused at execution, `Allow` needs nothing. `None` when `args.url` is
-    /// missing or has no host (the call will be refused by gate 1).
+    /// missing or has no host (the call will be refused by check 1).
     pub fn decision_for(&self, args: &Value) -> Option<(String, NetworkDecision)> {
         let url = Url::parse(args.get("url")?.as_str()?.trim()).ok()?;
         let host = url.host_str()?.to_string();
@@ -294,24 +294,24 @@ fn parse_headers(v: Option<&Value>) -> Result<HeaderMap, Refusal> {
     Ok(map)
 }
 
-fn gate_refusal(r: &GateRefusal, url: &str, hop: usize) -> Refusal {
-    let hint = match r.gate {
-        Gate::Scheme => "Use an absolute http:// or https:// URL.",
-        Gate::Policy => {
+fn url_refusal(r: &UrlRefusal, url: &str, hop: usize) -> Refusal {
+    let hint = match r.check {
+        UrlCheck::Scheme => "Use an absolute http:// or https:// URL.",
+        UrlCheck::Policy => {
             "The user's network policy forbids this host; do not retry it, ask the user."
         }
-        Gate::Localhost | Gate::IpLiteral | Gate::RestrictedRange | Gate::Dns => {
+        UrlCheck::Localhost | UrlCheck::IpLiteral | UrlCheck::RestrictedRange | UrlCheck::Dns => {
             "fetch_url reaches public internet hosts only; do not retry with another spelling of the address."
         }
-        Gate::Redirect => "Fetch the final URL directly if it is public.",
+        UrlCheck::Redirect => "Fetch the final URL directly if it is public.",
     };
     Refusal::new(
         ErrorCode::Denied,
         format!("fetch_url refused {url} at {r}"),
         hint,
     )
-    .with("gate", r.gate.number())
-    .with("gate_name", r.gate.name())
+    .with("check", r.check.number())
+    .with("check_name", r.check.name())
     .with("url", url)
     .with("hop", hop)
 }
@@ -433,7 +433,7 @@ impl FetchUrl {
         let mut headers = args.headers;
         let mut req_body = args.body;
         let mut checked = check_url(&args.url, &self.cfg.policy, &self.cfg.addresses)
-            .map_err(|r| gate_refusal(&r, &args.url, 0))?;
+            .map_err(|r| url_refusal(&r, &args.url, 0))?;
         let mut hop = 0;
         loop {
             let url = checked.url.clone();
@@ -443,7 +443,7 @@ impl FetchUrl {
                     let port = url.port_or_known_default().unwrap_or(443);
                     resolve_and_check(d, port, self.cfg.resolver.as_ref(), &self.cfg.addresses)
                         .await
-                        .map_err(|r| gate_refusal(&r, url.as_str(), hop))?
+                        .map_err(|r| url_refusal(&r, url.as_str(), hop))?
                 }
             };
             audit::append(
@@ -481,19 +481,20 @@ impl FetchUrl {
                 .map(str::to_string);
             if let (true, Some(loc)) = (is_redirect(status), location) {
                 if hop >= MAX_REDIRECTS {
-                    let r = GateRefusal {
-                        gate: Gate::Redirect,
+                    let r = UrlRefusal {
+                        check: UrlCheck::Redirect,
                         reason: format!("more than {MAX_REDIRECTS} redirects"),
                     };
-                    return Err(gate_refusal(&r, url.as_str(), hop));
+                    return Err(url_refusal(&r, url.as_str(), hop));
                 }
-                gates::check_raw_authority(&loc).map_err(|r| gate_refusal(&r, &loc, hop + 1))?;
+                url_checks::check_raw_authority(&loc)
+                    .map_err(|r| url_refusal(&r, &loc, hop + 1))?;
                 let next = url.join(&loc).map_err(|_| {
-                    let r = GateRefusal {
-                        gate: Gate::Redirect,
+                    let r = UrlRefusal {
+                        check: UrlCheck::Redirect,
                         reason: format!("redirect Location '{loc}' is not a valid URL"),
                     };
-                    gate_refusal(&r, url.as_str(), hop)
+                    url_refusal(&r, url.as_str(), hop)
                 })?;
                 hop += 1;
                 if next.host_str() != url.host_str() {
@@ -504,7 +505,7 @@ impl FetchUrl {
                 (method, req_body) = after_redirect(status, &method, req_body);
                 let next_text = next.to_string();
                 checked = check_parsed(next, &self.cfg.policy, &self.cfg.addresses)
-                    .map_err(|r| gate_refusal(&r, &next_text, hop))?;
+                    .map_err(|r| url_refusal(&r, &next_text, hop))?;
                 continue;
             }
             return self
