@@ -2,8 +2,8 @@
 //!
 //! An [`Engine`] runs tasks against a provider: it renders each request from
 //! the append-only [`Session`] transcript, streams the response, plans and
-//! dispatches tool calls through the gates (truncation, argument and name
-//! repair, loop guard, approval), and appends the results. Front ends consume
+//! dispatches tool calls through the checks (truncation, argument and name
+//! repair, loop guard, the approval gate), and appends the results. Front ends consume
 //! [`codesmith_protocol::Event`]s; approvals come back through an [`Approver`].
 
 mod agent;

@@ -1,7 +1,7 @@
 //! Address checks against server-side request forgery (SSRF).
 //!
 //! Pure checks used by `fetch_url` (seed 002, "House Rules for the Model",
-//! the seven gates): recognise a host that is an IP literal in any form a URL
+//! the seven checks): recognise a host that is an IP literal in any form a URL
 //! parser accepts, and refuse addresses in restricted ranges. IPv6 addresses
 //! that carry an IPv4 address (mapped, compatible, translated, NAT64, 6to4,
 //! Teredo) are unwrapped first, so `::ffff:127.0.0.1` is loopback.

@@ -3,7 +3,7 @@
 //! Each call's raw argument text is kept exactly as received and also parsed
 //! strictly (by [`codesmith_protocol::parse_arguments`], which also refuses a
 //! key named twice); a parse failure leaves [`ReducedCall::parsed`] as `None`, the
-//! "truncated" marker the engine's truncation gate reads (seed 002, "The
+//! "truncated" marker the engine's truncation check reads (seed 002, "The
 //! Cliff Edge"). A stream without [`ProviderEvent::Completed`] yields an
 //! interrupted response; a missing wire stop reason is derived.
 
