@@ -249,8 +249,9 @@ impl fmt::Display for Restricted {
     }
 }
 
-/// Classifies `ip` against the restricted table, unwrapping embedded IPv4.
-pub fn classify(ip: IpAddr) -> Option<Restricted> {
+/// The restricted range `ip` falls in (`None` for a public address), judged against the
+/// restricted table with embedded IPv4 unwrapped.
+pub fn restricted_range(ip: IpAddr) -> Option<Restricted> {
     match ip {
         IpAddr::V4(v4) => restricted_v4(v4).map(|range| Restricted {
             ip,
@@ -442,7 +443,7 @@ impl AddressPolicy {
         if self.test_exempt.iter().any(|c| c.contains(ip)) {
             return Ok(());
         }
-        let Some(hit) = classify(ip) else {
+        let Some(hit) = restricted_range(ip) else {
             return Ok(());
         };
         if hit.range == RestrictedRange::Benchmark {
@@ -473,7 +474,7 @@ mod tests {
     }
 
     fn range(h: &str) -> Option<RestrictedRange> {
-        classify(lit(h)).map(|r| r.range)
+        restricted_range(lit(h)).map(|r| r.range)
     }
 
     #[test]
@@ -553,7 +554,7 @@ mod tests {
         assert_eq!(range("[2002:7f00:1::]"), Some(Loopback));
         assert_eq!(range("[::ffff:8.8.8.8]"), None);
         assert_eq!(range("[64:ff9b::8.8.8.8]"), None);
-        let r = classify(lit("[::ffff:127.0.0.1]")).unwrap();
+        let r = restricted_range(lit("[::ffff:127.0.0.1]")).unwrap();
         assert_eq!(r.via, Some(Ipv4Addr::new(127, 0, 0, 1)));
         assert!(r.to_string().contains("loopback"));
     }
