@@ -20,7 +20,7 @@ use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
 
 use crate::provider::{EventStream, ProviderError, ProviderErrorKind, ProviderEvent};
-use crate::scrub::scrub_secrets;
+use codesmith_policy::scrub_secrets;
 
 /// A wire dialect's event decoder.
 pub(crate) trait SseDecoder: Send + 'static {
