@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use crate::SafetyLevel::{self, Dangerous, RequiresApproval, Safe, WorkspaceSafe};
+use crate::SafetyLevel::{self, Ask, Dangerous, Safe, WorkspaceSafe};
 use crate::arity::canonical_prefix;
 use crate::catastrophic::catastrophic_reason;
 use crate::net_commands::{NETWORK_REASON, needs_network};
@@ -66,7 +66,7 @@ pub struct Classification {
     /// The simple commands in reading order (nested ones after their host).
     pub segments: Vec<Segment>,
     /// False when the grammar could not parse the line (level is then at
-    /// least `RequiresApproval`).
+    /// least `Ask`).
     pub parsed: bool,
 }
 
@@ -102,7 +102,7 @@ pub fn classify_command(command: &str, workspace: &str) -> Classification {
 /// understood (literal, quoted, decoded `$'…'`, brace-expanded, or a plain
 /// `$NAME` / `${NAME}`), every variable set is on the inert list, and every
 /// program is on an allow-list with the options it was given. Everything
-/// else is `RequiresApproval` with a reason naming what was not understood:
+/// else is `Ask` with a reason naming what was not understood:
 /// unknown commands and options, unparseable lines, lines longer than
 /// [`MAX_COMMAND_BYTES`], nesting deeper than [`MAX_NESTING`], network
 /// access, writes outside the workspace or under `.git/` / `.codesmith/`,
@@ -171,10 +171,7 @@ fn classify_once(
         private_tmp: private_tmp.then(|| std::cell::Cell::new(false)),
     };
     if command.len() > MAX_COMMAND_BYTES {
-        ctx.note(
-            RequiresApproval,
-            "the command is too long to analyse".to_string(),
-        );
+        ctx.note(Ask, "the command is too long to analyse".to_string());
     } else {
         ctx.script(command, 0);
     }
@@ -387,19 +384,13 @@ impl Ctx<'_> {
 
     fn script(&mut self, source: &str, depth: usize) {
         if depth > MAX_NESTING {
-            self.note(
-                RequiresApproval,
-                "scripts are nested too deeply to analyse".to_string(),
-            );
+            self.note(Ask, "scripts are nested too deeply to analyse".to_string());
             return;
         }
         let parsed = parse(source);
         if !parsed.ok {
             self.parsed = false;
-            self.note(
-                RequiresApproval,
-                "the command could not be parsed as shell".to_string(),
-            );
+            self.note(Ask, "the command could not be parsed as shell".to_string());
             // What did parse is judged below; the raw text is the only
             // thing left to check for the catastrophic shapes.
             if let Some(reason) = catastrophic_reason(source) {
@@ -413,13 +404,10 @@ impl Ctx<'_> {
             );
         }
         if parsed.defines_function {
-            self.note(RequiresApproval, "defines a shell function".to_string());
+            self.note(Ask, "defines a shell function".to_string());
         }
         for construct in &parsed.constructs {
-            self.note(
-                RequiresApproval,
-                format!("uses {construct}, which is not analysed"),
-            );
+            self.note(Ask, format!("uses {construct}, which is not analysed"));
         }
         // A loop variable stands for these words wherever the body uses it.
         // (Substitutions there are commands of their own, judged below.)
@@ -540,9 +528,9 @@ impl Ctx<'_> {
             .iter()
             .skip(1)
             .any(|w| mentions_credential(&w.text) && !self.judge().in_private_tmp(w))
-            && judgement.level < RequiresApproval
+            && judgement.level < Ask
         {
-            judgement = SegmentJudgement::new(RequiresApproval, "touches a credential file");
+            judgement = SegmentJudgement::new(Ask, "touches a credential file");
         }
         if !unwrapped.writes.is_empty() {
             judgement = judgement.max(self.judge().writes(&unwrapped.writes));
@@ -580,16 +568,14 @@ impl Ctx<'_> {
                 .iter()
                 .chain(command.redirects.iter().map(|r| &r.target))
                 .find_map(|w| w.opaque)
-            && judgement.level < RequiresApproval
+            && judgement.level < Ask
         {
-            judgement = SegmentJudgement::owned(
-                RequiresApproval,
-                format!("uses {construct}, which is not analysed"),
-            );
+            judgement =
+                SegmentJudgement::owned(Ask, format!("uses {construct}, which is not analysed"));
         }
         if unwrapped.words.is_empty() && unwrapped.wrappers.iter().any(|w| w == "env") {
             judgement = judgement.max(SegmentJudgement::new(
-                RequiresApproval,
+                Ask,
                 crate::program_rules::PRINTS_ENVIRONMENT,
             ));
         }
@@ -600,18 +586,18 @@ impl Ctx<'_> {
             .filter(|w| w.dynamic)
             .find_map(|w| secret_expansion(&w.text))
             .or_else(|| command.stdin_text.as_deref().and_then(secret_expansion))
-            && judgement.level < RequiresApproval
+            && judgement.level < Ask
         {
             judgement = SegmentJudgement::owned(
-                RequiresApproval,
+                Ask,
                 format!(
                     "expands the secret variable `{name}` (its value would reach the transcript)"
                 ),
             );
         }
         let network = !unwrapped.query_only && needs_network(&argv);
-        if network && judgement.level < RequiresApproval {
-            judgement = SegmentJudgement::new(RequiresApproval, NETWORK_REASON);
+        if network && judgement.level < Ask {
+            judgement = SegmentJudgement::new(Ask, NETWORK_REASON);
         }
         let mut level = judgement.level;
         let mut reason = judgement.reason.into_owned();
@@ -662,7 +648,7 @@ impl Ctx<'_> {
         let runs_stdin = argv
             .first()
             .is_some_and(|p| matches!(p.as_str(), "at" | "batch"));
-        if level == RequiresApproval
+        if level == Ask
             && !network
             && let Some(catastrophic) = unwrapped.words[1.min(unwrapped.words.len())..]
                 .iter()
@@ -690,10 +676,10 @@ impl Ctx<'_> {
         // from a listing of a directory that holds credential stores.
         if command.piped_input
             && unwrapped.wrappers.iter().any(|w| w == "xargs")
-            && level < RequiresApproval
+            && level < Ask
             && let Some(dir) = &listed_secret
         {
-            level = RequiresApproval;
+            level = Ask;
             reason = format!(
                 "runs on the names listed from `{dir}`, which holds credential stores or a dotenv file"
             );
@@ -753,7 +739,7 @@ impl Ctx<'_> {
         if command.redirects.iter().any(|r| {
             r.target.text.starts_with("/dev/tcp/") || r.target.text.starts_with("/dev/udp/")
         }) {
-            return SegmentJudgement::new(RequiresApproval, NETWORK_REASON);
+            return SegmentJudgement::new(Ask, NETWORK_REASON);
         }
         // An input redirection reads its file like an operand would
         // (`cat < ~/.ssh/id_rsa` is `cat ~/.ssh/id_rsa`).
@@ -789,13 +775,10 @@ impl Ctx<'_> {
             return SegmentJudgement::new(Safe, "no command after the wrappers");
         };
         if first.dynamic {
-            return SegmentJudgement::new(
-                RequiresApproval,
-                "the program name is only known at run time",
-            );
+            return SegmentJudgement::new(Ask, "the program name is only known at run time");
         }
         let Some(program) = program_name(&first.text) else {
-            return SegmentJudgement::new(RequiresApproval, "runs a program by path");
+            return SegmentJudgement::new(Ask, "runs a program by path");
         };
         let args = &words[1..];
         match program {
@@ -819,10 +802,9 @@ impl Ctx<'_> {
                 Dangerous,
                 "pipes data into a shell interpreter (at runs its input as a script)",
             ),
-            "eval" => self.eval(args, depth).max(SegmentJudgement::new(
-                RequiresApproval,
-                "eval runs text as a script",
-            )),
+            "eval" => self
+                .eval(args, depth)
+                .max(SegmentJudgement::new(Ask, "eval runs text as a script")),
             "source" | "." => {
                 if args.first().is_some_and(|w| w.text.starts_with("<(")) {
                     SegmentJudgement::new(Dangerous, "runs code produced by a process substitution")
@@ -834,10 +816,7 @@ impl Ctx<'_> {
                         "pipes data into the shell (`source /dev/stdin`)",
                     )
                 } else {
-                    SegmentJudgement::new(
-                        RequiresApproval,
-                        "runs a script file in the current shell",
-                    )
+                    SegmentJudgement::new(Ask, "runs a script file in the current shell")
                 }
             }
             "export" | "declare" | "typeset" | "local" | "readonly" | "unset" => {
@@ -851,9 +830,9 @@ impl Ctx<'_> {
                     &words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>(),
                 ) =>
                 {
-                    SegmentJudgement::new(RequiresApproval, NETWORK_REASON)
+                    SegmentJudgement::new(Ask, NETWORK_REASON)
                 }
-                None => SegmentJudgement::new(RequiresApproval, "unknown command"),
+                None => SegmentJudgement::new(Ask, "unknown command"),
             },
         }
     }
@@ -940,7 +919,7 @@ impl Ctx<'_> {
         };
         if wants_script {
             let Some(script) = operand else {
-                return SegmentJudgement::new(RequiresApproval, "shell -c without a script");
+                return SegmentJudgement::new(Ask, "shell -c without a script");
             };
             return self.nested(script, depth, "runs the nested script (judged separately)");
         }
@@ -954,7 +933,7 @@ impl Ctx<'_> {
             if command.piped_input && reads_stdin_path(&file.text) {
                 return SegmentJudgement::new(Dangerous, "pipes data into a shell interpreter");
             }
-            return SegmentJudgement::new(RequiresApproval, "runs a script file");
+            return SegmentJudgement::new(Ask, "runs a script file");
         }
         if command.piped_input {
             return SegmentJudgement::new(Dangerous, "pipes data into a shell interpreter");
@@ -963,13 +942,13 @@ impl Ctx<'_> {
             self.script(body, depth + 1);
             if command.stdin_unparsed_substitution {
                 return SegmentJudgement::new(
-                    RequiresApproval,
+                    Ask,
                     "the here-document expands backticks that were not analysed",
                 );
             }
             return SegmentJudgement::new(Safe, "runs the here-document (judged separately)");
         }
-        SegmentJudgement::new(RequiresApproval, "starts an interactive shell")
+        SegmentJudgement::new(Ask, "starts an interactive shell")
     }
 
     /// Judges a script given as one word (`bash -c WORD`, `eval WORD`).
@@ -981,7 +960,7 @@ impl Ctx<'_> {
             );
         }
         if script.dynamic {
-            return SegmentJudgement::new(RequiresApproval, "runs a script only known at run time");
+            return SegmentJudgement::new(Ask, "runs a script only known at run time");
         }
         self.script(&script.text, depth + 1);
         SegmentJudgement::new(Safe, ok_reason)
@@ -1100,7 +1079,7 @@ impl Ctx<'_> {
                 t if t.starts_with("-newer") && t.len() == 8 => index += 1,
                 t if t.starts_with('-') && index >= roots.len() => {
                     judgement = judgement.max(SegmentJudgement::owned(
-                        RequiresApproval,
+                        Ask,
                         format!("unknown find primary `{t}`"),
                     ));
                 }
@@ -1236,18 +1215,18 @@ impl Ctx<'_> {
             );
         }
         if inline {
-            return SegmentJudgement::new(RequiresApproval, "runs inline code");
+            return SegmentJudgement::new(Ask, "runs inline code");
         }
         if let Some(module) = module {
             return python_module_judgement(module, args, self.judge());
         }
         if reads_program_from_stdin {
             if command.stdin_text.is_some() {
-                return SegmentJudgement::new(RequiresApproval, "runs code from a here-document");
+                return SegmentJudgement::new(Ask, "runs code from a here-document");
             }
-            return SegmentJudgement::new(RequiresApproval, "starts an interactive interpreter");
+            return SegmentJudgement::new(Ask, "starts an interactive interpreter");
         }
-        SegmentJudgement::new(RequiresApproval, "runs a script")
+        SegmentJudgement::new(Ask, "runs a script")
     }
 }
 
@@ -1465,7 +1444,7 @@ const CODE_VARIABLES: &[(&str, &str)] = &[
 fn assignment_judgement(name: &str, value: &Word) -> SegmentJudgement {
     if let Some(construct) = value.opaque {
         return SegmentJudgement::owned(
-            RequiresApproval,
+            Ask,
             format!("sets `{name}` from {construct}, which is not analysed"),
         );
     }
@@ -1480,16 +1459,16 @@ fn assignment_judgement(name: &str, value: &Word) -> SegmentJudgement {
             None => *pattern == name,
         });
     if let Some((_, why)) = code {
-        return SegmentJudgement::owned(RequiresApproval, format!("sets `{name}`, which {why}"));
+        return SegmentJudgement::owned(Ask, format!("sets `{name}`, which {why}"));
     }
     if name.ends_with("_OPTIONS") || name.ends_with("_OPTS") || name.ends_with("FLAGS") {
         return SegmentJudgement::owned(
-            RequiresApproval,
+            Ask,
             format!("sets `{name}`, which passes options that can load code"),
         );
     }
     SegmentJudgement::owned(
-        RequiresApproval,
+        Ask,
         format!("sets `{name}`, which is not known to be inert"),
     )
 }
@@ -1507,13 +1486,13 @@ fn declaration_judgement(program: &str, args: &[Word], assigns: bool) -> Segment
         {
             if flags.contains(['i', 'n']) {
                 return SegmentJudgement::owned(
-                    RequiresApproval,
+                    Ask,
                     format!("`{program} {text}` evaluates values as arithmetic or references"),
                 );
             }
             if flags.contains('f') {
                 return SegmentJudgement::owned(
-                    RequiresApproval,
+                    Ask,
                     format!("`{program} {text}` works on shell functions"),
                 );
             }
@@ -1524,7 +1503,7 @@ fn declaration_judgement(program: &str, args: &[Word], assigns: bool) -> Segment
         .filter(|w| !w.text.starts_with(['-', '+']))
         .collect();
     if program != "unset" && names.is_empty() && !assigns {
-        return SegmentJudgement::new(RequiresApproval, crate::program_rules::PRINTS_ENVIRONMENT);
+        return SegmentJudgement::new(Ask, crate::program_rules::PRINTS_ENVIRONMENT);
     }
     let prints = args.iter().any(|w| {
         w.text
@@ -1536,10 +1515,7 @@ fn declaration_judgement(program: &str, args: &[Word], assigns: bool) -> Segment
             .iter()
             .any(|w| crate::is_secret_env_name(w.text.split('=').next().unwrap_or("")))
     {
-        return SegmentJudgement::new(
-            RequiresApproval,
-            "prints a secret variable into the transcript",
-        );
+        return SegmentJudgement::new(Ask, "prints a secret variable into the transcript");
     }
     SegmentJudgement::new(Safe, "declares variables")
 }
@@ -1609,7 +1585,7 @@ fn python_module_judgement(module: &str, args: &[Word], judge: PathJudge<'_>) ->
             SegmentJudgement::new(Safe, "only reads or prints")
         }
         "pydoc" => SegmentJudgement::new(
-            RequiresApproval,
+            Ask,
             "pydoc imports the module it documents (running its code) and may start a pager",
         ),
         "pip" => {
@@ -1617,11 +1593,10 @@ fn python_module_judgement(module: &str, args: &[Word], judge: PathJudge<'_>) ->
                 .iter()
                 .position(|w| w.text == "pip")
                 .map_or(args.len(), |i| i + 1);
-            program_judgement("pip", &args[start..], judge).unwrap_or_else(|| {
-                SegmentJudgement::new(RequiresApproval, "unknown pip sub-command")
-            })
+            program_judgement("pip", &args[start..], judge)
+                .unwrap_or_else(|| SegmentJudgement::new(Ask, "unknown pip sub-command"))
         }
-        _ => SegmentJudgement::new(RequiresApproval, "runs a Python module"),
+        _ => SegmentJudgement::new(Ask, "runs a Python module"),
     }
 }
 
@@ -1796,10 +1771,7 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
                     continue;
                 }
                 Err(why) => {
-                    out.judgement = Some(SegmentJudgement::owned(
-                        RequiresApproval,
-                        format!("xargs: {why}"),
-                    ));
+                    out.judgement = Some(SegmentJudgement::owned(Ask, format!("xargs: {why}")));
                     break;
                 }
             }
@@ -1852,7 +1824,7 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
             };
             if name == "env" && (env_short('C') || text.starts_with("--chdir")) {
                 out.judgement = Some(SegmentJudgement::new(
-                    RequiresApproval,
+                    Ask,
                     "env -C runs the command in another directory, so its paths are not judged",
                 ));
             }
@@ -1883,14 +1855,11 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
             if (name == "sudo" || name == "doas")
                 && matches!(text, "-l" | "-v" | "-k" | "-K" | "-e" | "-s" | "-i")
             {
-                out.judgement = Some(SegmentJudgement::new(
-                    RequiresApproval,
-                    "runs with elevated privileges",
-                ));
+                out.judgement = Some(SegmentJudgement::new(Ask, "runs with elevated privileges"));
             }
             if name == "env" && (env_short('S') || text.starts_with("--split-string")) {
                 out.judgement = Some(SegmentJudgement::new(
-                    RequiresApproval,
+                    Ask,
                     "env -S runs a command split from a string",
                 ));
             }
@@ -1912,12 +1881,12 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
         out.wrappers.push(name.clone());
         if matches!(name.as_str(), "exec" | "command" | "builtin" | "coproc") && !out.query_only {
             out.judgement.get_or_insert(SegmentJudgement::owned(
-                RequiresApproval,
+                Ask,
                 format!("`{name}` runs a program in a way that is not analysed"),
             ));
         }
         if name == "sudo" || name == "doas" {
-            let level = SegmentJudgement::new(RequiresApproval, "runs with elevated privileges");
+            let level = SegmentJudgement::new(Ask, "runs with elevated privileges");
             out.judgement.get_or_insert(level);
         }
         rest = rest[index.min(rest.len())..].to_vec();

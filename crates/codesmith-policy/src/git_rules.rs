@@ -6,7 +6,7 @@
 //! `push --force`) need approval; they are not on the catastrophic list
 //! (seed 002 keeps that list to five literals).
 
-use crate::SafetyLevel::{RequiresApproval, Safe, WorkspaceSafe};
+use crate::SafetyLevel::{Ask, Safe, WorkspaceSafe};
 use crate::net_commands::NETWORK_REASON;
 use crate::program_rules::{PathJudge, SegmentJudgement};
 use crate::shell_parse::Word;
@@ -190,7 +190,7 @@ fn config_judgement(rest: &[&str]) -> SegmentJudgement {
         }
         if !CONFIG_READ_OPTIONS.contains(&option) {
             return SegmentJudgement::owned(
-                RequiresApproval,
+                Ask,
                 format!(
                     "git config `{word}` writes configuration or reads another file (git runs \
                      commands named there later, outside any sandbox)"
@@ -205,7 +205,7 @@ fn config_judgement(rest: &[&str]) -> SegmentJudgement {
         // Config can name commands git runs later, outside any sandbox
         // (core.fsmonitor, core.hooksPath, core.pager, `!` aliases).
         SegmentJudgement::new(
-            RequiresApproval,
+            Ask,
             "changes git configuration, which can make git run commands later",
         )
     }
@@ -228,7 +228,7 @@ fn no_index_judgement(sub: &str, args: &[Word], judge: PathJudge<'_>) -> Segment
     }
     if let Some(dir) = judge.credential_holder(&operands) {
         return SegmentJudgement::owned(
-            RequiresApproval,
+            Ask,
             format!(
                 "git {sub} --no-index reads `{dir}` recursively, and it holds credential stores"
             ),
@@ -247,7 +247,7 @@ pub(crate) fn git_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudge
         .is_some_and(|cwd| crate::ws_path::within(cwd, judge.workspace));
     if judgement.level == WorkspaceSafe && !inside {
         return SegmentJudgement::new(
-            RequiresApproval,
+            Ask,
             "git changes a repository outside the workspace (the working directory is elsewhere or not known)",
         );
     }
@@ -265,10 +265,7 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement {
                 || w.text.starts_with("--exec-path")
         })
     {
-        return SegmentJudgement::new(
-            RequiresApproval,
-            "sets git configuration that can run commands",
-        );
+        return SegmentJudgement::new(Ask, "sets git configuration that can run commands");
     }
     let mut index = 0;
     while index < args.len() {
@@ -286,7 +283,7 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement {
                 "--git-dir" | "--work-tree" => "points git at another repository or work tree",
                 _ => "a git global option that is not analysed",
             };
-            return SegmentJudgement::owned(RequiresApproval, format!("`{word}`: {why}"));
+            return SegmentJudgement::owned(Ask, format!("`{word}`: {why}"));
         }
         index += if VALUE_OPTIONS.contains(&word) { 2 } else { 1 };
     }
@@ -326,42 +323,31 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement {
             || w.starts_with("--upload-pack")
             || w.starts_with("--exec")
     }) {
-        return SegmentJudgement::new(RequiresApproval, "option writes a file or runs a command");
+        return SegmentJudgement::new(Ask, "option writes a file or runs a command");
     }
     match sub {
         "difftool" | "mergetool" => {
-            SegmentJudgement::new(RequiresApproval, "runs a configured diff or merge program")
+            SegmentJudgement::new(Ask, "runs a configured diff or merge program")
         }
         "rebase" if has(&["-x"]) || rest.iter().any(|w| w.starts_with("--exec")) => {
-            SegmentJudgement::new(RequiresApproval, "git rebase --exec runs a command")
+            SegmentJudgement::new(Ask, "git rebase --exec runs a command")
         }
         "bisect" if rest.first() == Some(&"run") => {
-            SegmentJudgement::new(RequiresApproval, "git bisect run runs a command")
+            SegmentJudgement::new(Ask, "git bisect run runs a command")
         }
         "bisect" => SegmentJudgement::new(WorkspaceSafe, "changes the local repository"),
         "worktree" if matches!(rest.first(), Some(&"list")) => {
             SegmentJudgement::new(Safe, "lists work trees")
         }
-        "worktree" => {
-            SegmentJudgement::new(RequiresApproval, "creates or removes a work tree elsewhere")
-        }
-        "init" => SegmentJudgement::new(
-            RequiresApproval,
-            "creates a repository (templates and hooks)",
-        ),
-        "maintenance" => SegmentJudgement::new(
-            RequiresApproval,
-            "git maintenance schedules background jobs",
-        ),
+        "worktree" => SegmentJudgement::new(Ask, "creates or removes a work tree elsewhere"),
+        "init" => SegmentJudgement::new(Ask, "creates a repository (templates and hooks)"),
+        "maintenance" => SegmentJudgement::new(Ask, "git maintenance schedules background jobs"),
         "apply"
             if rest
                 .iter()
                 .any(|w| w.starts_with("--unsafe-paths") || w.starts_with("--directory")) =>
         {
-            SegmentJudgement::new(
-                RequiresApproval,
-                "git apply --unsafe-paths writes outside the work tree",
-            )
+            SegmentJudgement::new(Ask, "git apply --unsafe-paths writes outside the work tree")
         }
         "apply"
             if rest.iter().all(|w| {
@@ -377,7 +363,7 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement {
             SegmentJudgement::new(Safe, "checks or summarises a patch without applying it")
         }
         "apply" | "am" => SegmentJudgement::new(
-            RequiresApproval,
+            Ask,
             "applies a patch, which writes whatever paths it names (their safety is not analysed)",
         ),
         "format-patch"
@@ -401,14 +387,11 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement {
                 });
             match target {
                 Some(t) => _judge.writes([&t]),
-                None => SegmentJudgement::new(
-                    RequiresApproval,
-                    "writes patches to a place not analysed",
-                ),
+                None => SegmentJudgement::new(Ask, "writes patches to a place not analysed"),
             }
         }
         "submodule" if rest.first() == Some(&"foreach") => {
-            SegmentJudgement::new(RequiresApproval, "git submodule foreach runs a command")
+            SegmentJudgement::new(Ask, "git submodule foreach runs a command")
         }
         // Outside a repository's objects, `--no-index` reads the files
         // and directories named (`git grep --no-index KEY ~`).
@@ -428,37 +411,37 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement {
                 .iter()
                 .any(|w| w.starts_with("--force") || w.starts_with('+')) =>
         {
-            SegmentJudgement::new(RequiresApproval, "force-pushes or deletes remote history")
+            SegmentJudgement::new(Ask, "force-pushes or deletes remote history")
         }
-        s if NETWORK.contains(&s) => SegmentJudgement::new(RequiresApproval, NETWORK_REASON),
+        s if NETWORK.contains(&s) => SegmentJudgement::new(Ask, NETWORK_REASON),
         "reset" if has(&["--hard", "--merge", "--keep"]) => {
-            SegmentJudgement::new(RequiresApproval, "discards uncommitted changes")
+            SegmentJudgement::new(Ask, "discards uncommitted changes")
         }
         "reset" => SegmentJudgement::new(WorkspaceSafe, "moves the branch or unstages files"),
         "clean" if has(&["-n", "--dry-run"]) || short_has('n') => {
             SegmentJudgement::new(Safe, "lists untracked files")
         }
-        "clean" => SegmentJudgement::new(RequiresApproval, "deletes untracked files"),
+        "clean" => SegmentJudgement::new(Ask, "deletes untracked files"),
         "checkout"
             if has(&[
                 "--", ".", "-f", "--force", "-B", "--ours", "--theirs", "-p", "--patch",
             ]) =>
         {
-            SegmentJudgement::new(RequiresApproval, "may overwrite uncommitted changes")
+            SegmentJudgement::new(Ask, "may overwrite uncommitted changes")
         }
         "checkout" => SegmentJudgement::new(WorkspaceSafe, "switches or creates a branch"),
         "restore" if (has(&["--staged", "-S"]) && !has(&["--worktree", "-W"])) => {
             SegmentJudgement::new(WorkspaceSafe, "unstages files")
         }
-        "restore" => SegmentJudgement::new(RequiresApproval, "discards uncommitted changes"),
+        "restore" => SegmentJudgement::new(Ask, "discards uncommitted changes"),
         "switch" if has(&["--discard-changes", "-f", "--force", "-C", "--force-create"]) => {
-            SegmentJudgement::new(RequiresApproval, "may discard uncommitted changes")
+            SegmentJudgement::new(Ask, "may discard uncommitted changes")
         }
         "branch"
             if has(&["-D", "-M", "-C", "-f", "--force"])
                 || (has(&["--delete", "-d"]) && has(&["--force"])) =>
         {
-            SegmentJudgement::new(RequiresApproval, "deletes or overwrites a branch")
+            SegmentJudgement::new(Ask, "deletes or overwrites a branch")
         }
         "branch" | "tag" => {
             let lists = rest.is_empty()
@@ -484,33 +467,29 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement {
         }
         "stash" => match rest.iter().find(|w| !w.starts_with('-')).copied() {
             Some("list" | "show") => SegmentJudgement::new(Safe, "reads stashes"),
-            Some("drop" | "clear") => {
-                SegmentJudgement::new(RequiresApproval, "discards stashed changes")
-            }
+            Some("drop" | "clear") => SegmentJudgement::new(Ask, "discards stashed changes"),
             _ => SegmentJudgement::new(WorkspaceSafe, "stashes or restores local changes"),
         },
         "remote" => match rest.iter().find(|w| !w.starts_with('-')).copied() {
             None | Some("show" | "get-url") => SegmentJudgement::new(Safe, "reads remotes"),
-            Some("update" | "prune") => SegmentJudgement::new(RequiresApproval, NETWORK_REASON),
+            Some("update" | "prune") => SegmentJudgement::new(Ask, NETWORK_REASON),
             Some(_) => SegmentJudgement::new(WorkspaceSafe, "edits the repository's remotes"),
         },
         "config" => config_judgement(&rest),
         "reflog" => match rest.first().copied() {
-            Some("expire" | "delete") => {
-                SegmentJudgement::new(RequiresApproval, "deletes reflog entries")
-            }
+            Some("expire" | "delete") => SegmentJudgement::new(Ask, "deletes reflog entries"),
             _ => SegmentJudgement::new(Safe, "reads the reflog"),
         },
         "gc" if rest.iter().any(|w| w.starts_with("--prune")) => {
-            SegmentJudgement::new(RequiresApproval, "prunes unreachable objects")
+            SegmentJudgement::new(Ask, "prunes unreachable objects")
         }
         "gc" => SegmentJudgement::new(WorkspaceSafe, "compacts the repository"),
         "prune" | "filter-branch" | "filter-repo" | "replace" | "update-ref" => {
-            SegmentJudgement::new(RequiresApproval, "rewrites or deletes repository history")
+            SegmentJudgement::new(Ask, "rewrites or deletes repository history")
         }
         s if LOCAL_WRITES.contains(&s) => {
             SegmentJudgement::new(WorkspaceSafe, "changes the local repository")
         }
-        _ => SegmentJudgement::new(RequiresApproval, "unknown git sub-command"),
+        _ => SegmentJudgement::new(Ask, "unknown git sub-command"),
     }
 }

@@ -10,7 +10,7 @@
 
 use std::borrow::Cow;
 
-use crate::SafetyLevel::{self, RequiresApproval, Safe, WorkspaceSafe};
+use crate::SafetyLevel::{self, Ask, Safe, WorkspaceSafe};
 use crate::shell_parse::Word;
 use crate::ws_path::{
     PathFacts, PathPlace, SINKS, is_credential, normalize, place as legacy_place, within,
@@ -164,19 +164,19 @@ impl PathJudge<'_> {
     }
 
     /// `WorkspaceSafe` when every path stays inside the workspace (or is a
-    /// sink), otherwise `RequiresApproval` with a reason naming the problem.
+    /// sink), otherwise `Ask` with a reason naming the problem.
     pub(crate) fn writes<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> SegmentJudgement {
         let mut worst = PathPlace::Sink;
         let mut run_time = false;
         for path in paths {
             if let Some(construct) = path.opaque {
                 return SegmentJudgement::owned(
-                    RequiresApproval,
+                    Ask,
                     format!("writes to a path built by {construct}, which is not analysed"),
                 );
             }
             if let Some(why) = self.through_unsure_link(path) {
-                return SegmentJudgement::owned(RequiresApproval, format!("writes {why}"));
+                return SegmentJudgement::owned(Ask, format!("writes {why}"));
             }
             run_time |= path.dynamic || path.text.starts_with('$');
             let place = self.place(path);
@@ -186,19 +186,17 @@ impl PathJudge<'_> {
         }
         match worst {
             PathPlace::System => {
-                SegmentJudgement::new(RequiresApproval, "writes to a system or credential file")
+                SegmentJudgement::new(Ask, "writes to a system or credential file")
             }
             PathPlace::Protected => SegmentJudgement::new(
-                RequiresApproval,
+                Ask,
                 "writes under `.git/` or `.codesmith/` (git runs code from there later; \
                  `.codesmith/` is the project's safety configuration)",
             ),
             PathPlace::Outside if run_time => {
-                SegmentJudgement::new(RequiresApproval, "writes to a path only known at run time")
+                SegmentJudgement::new(Ask, "writes to a path only known at run time")
             }
-            PathPlace::Outside => {
-                SegmentJudgement::new(RequiresApproval, "writes outside the workspace")
-            }
+            PathPlace::Outside => SegmentJudgement::new(Ask, "writes outside the workspace"),
             PathPlace::Inside => {
                 SegmentJudgement::new(WorkspaceSafe, "writes only inside the workspace")
             }
@@ -219,7 +217,7 @@ impl PathJudge<'_> {
             let written = self.writes([target]);
             if written.level > WorkspaceSafe {
                 return SegmentJudgement::owned(
-                    RequiresApproval,
+                    Ask,
                     format!(
                         "deletes `{}`: {}",
                         target.text,
@@ -237,17 +235,14 @@ impl PathJudge<'_> {
             }
             other = true;
             let Some(resolved) = self.resolve(target) else {
-                return SegmentJudgement::new(
-                    RequiresApproval,
-                    "deletes paths only known at run time",
-                );
+                return SegmentJudgement::new(Ask, "deletes paths only known at run time");
             };
             if crate::ws_path::is_regenerable(&resolved, self.workspace) {
                 continue;
             }
             if resolved.contains(['*', '?', '[']) {
                 return SegmentJudgement::owned(
-                    RequiresApproval,
+                    Ask,
                     format!(
                         "deletes what `{}` matches; whether the snapshot holds it is not known",
                         target.text
@@ -258,7 +253,7 @@ impl PathJudge<'_> {
                 Some(true) => {}
                 Some(false) => {
                     return SegmentJudgement::owned(
-                        RequiresApproval,
+                        Ask,
                         format!(
                             "deletes `{}`, which the turn's snapshot does not hold (it could not be undone)",
                             target.text
@@ -267,7 +262,7 @@ impl PathJudge<'_> {
                 }
                 None => {
                     return SegmentJudgement::owned(
-                        RequiresApproval,
+                        Ask,
                         format!(
                             "deletes `{}`; no snapshot is known to hold it (it could not be undone)",
                             target.text
@@ -310,10 +305,7 @@ impl PathJudge<'_> {
                 continue;
             }
             let Some(resolved) = self.resolve(path) else {
-                return SegmentJudgement::new(
-                    RequiresApproval,
-                    "overwrites a path only known at run time",
-                );
+                return SegmentJudgement::new(Ask, "overwrites a path only known at run time");
             };
             let undoable = crate::ws_path::is_regenerable(&resolved, self.workspace)
                 || self.facts.snapshot_holds(&resolved) == Some(true);
@@ -330,10 +322,7 @@ impl PathJudge<'_> {
             } else {
                 "which may exist and no snapshot is known to hold (its content could not be restored)"
             };
-            return SegmentJudgement::owned(
-                RequiresApproval,
-                format!("overwrites `{}`, {why}", path.text),
-            );
+            return SegmentJudgement::owned(Ask, format!("overwrites `{}`, {why}", path.text));
         }
         worst
     }
@@ -446,30 +435,27 @@ impl PathJudge<'_> {
         })
     }
 
-    /// `RequiresApproval` when any of `paths` is a credential store (by
+    /// `Ask` when any of `paths` is a credential store (by
     /// resolved location) or built by a construct not analysed.
     pub(crate) fn reads<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> SegmentJudgement {
         for path in paths {
             if let Some(construct) = path.opaque {
                 return SegmentJudgement::owned(
-                    RequiresApproval,
+                    Ask,
                     format!("reads a path built by {construct}, which is not analysed"),
                 );
             }
             let resolved = self.resolve(path);
             if is_credential(&path.text) || resolved.as_deref().is_some_and(is_credential) {
-                return SegmentJudgement::new(RequiresApproval, "reads a credential file");
+                return SegmentJudgement::new(Ask, "reads a credential file");
             }
             if let Some(why) = self.through_unsure_link(path) {
-                return SegmentJudgement::owned(RequiresApproval, format!("reads {why}"));
+                return SegmentJudgement::owned(Ask, format!("reads {why}"));
             }
             if let Some(resolved) = resolved.as_deref()
                 && let Some(why) = self.hidden_home_read(resolved)
             {
-                return SegmentJudgement::owned(
-                    RequiresApproval,
-                    format!("reads `{}`: {why}", path.text),
-                );
+                return SegmentJudgement::owned(Ask, format!("reads `{}`: {why}", path.text));
             }
             // A disk holds every file on it, credentials included.
             if resolved
@@ -477,7 +463,7 @@ impl PathJudge<'_> {
                 .is_some_and(crate::catastrophic::is_disk_device)
             {
                 return SegmentJudgement::owned(
-                    RequiresApproval,
+                    Ask,
                     format!("reads the raw disk or memory device `{}`", path.text),
                 );
             }
@@ -487,13 +473,13 @@ impl PathJudge<'_> {
                 && within(resolved, &format!("{home}/.codesmith"))
             {
                 return SegmentJudgement::new(
-                    RequiresApproval,
+                    Ask,
                     "reads the user's CodeSmith home (configuration and session transcripts)",
                 );
             }
             if resolved.is_none() && run_time_dir(&path.text).is_some() {
                 return SegmentJudgement::owned(
-                    RequiresApproval,
+                    Ask,
                     format!(
                         "reads `{}`, a path only known at run time (it could be a credential file)",
                         path.text
@@ -502,7 +488,7 @@ impl PathJudge<'_> {
             }
             // Inside a credential store every relative or run-time path is one.
             if resolved.is_none() && self.cwd.is_some_and(is_credential) {
-                return SegmentJudgement::new(RequiresApproval, "reads a credential file");
+                return SegmentJudgement::new(Ask, "reads a credential file");
             }
         }
         SegmentJudgement::new(Safe, "only reads or prints")
@@ -895,7 +881,7 @@ fn cargo_paths_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgemen
             judge.writes(paths)
         }
         "doc" | "d" if rest.iter().any(|w| w.text == "--open") => SegmentJudgement::new(
-            RequiresApproval,
+            Ask,
             "cargo doc --open starts a browser (`$BROWSER` names any program)",
         ),
         _ => SegmentJudgement::new(Safe, "no path operands"),
@@ -941,7 +927,7 @@ pub(crate) const PRINTS_ENVIRONMENT: &str =
 /// positional parameters it changes only the running shell.
 fn set_judgement(args: &[Word]) -> SegmentJudgement {
     if args.is_empty() {
-        return SegmentJudgement::new(RequiresApproval, PRINTS_ENVIRONMENT);
+        return SegmentJudgement::new(Ask, PRINTS_ENVIRONMENT);
     }
     let mut iter = args.iter();
     while let Some(word) = iter.next() {
@@ -953,10 +939,7 @@ fn set_judgement(args: &[Word]) -> SegmentJudgement {
             break;
         };
         if flags.is_empty() || !flags.chars().all(|c| "abefhkmnptuvxBCEHPTo".contains(c)) {
-            return SegmentJudgement::owned(
-                RequiresApproval,
-                format!("unknown option `{text}` for set"),
-            );
+            return SegmentJudgement::owned(Ask, format!("unknown option `{text}` for set"));
         }
         if flags.contains('o') {
             match iter.next() {
@@ -969,7 +952,7 @@ fn set_judgement(args: &[Word]) -> SegmentJudgement {
                 None => {}
                 Some(other) => {
                     return SegmentJudgement::owned(
-                        RequiresApproval,
+                        Ask,
                         format!("unknown shell option `{}`", other.text),
                     );
                 }
@@ -994,13 +977,10 @@ pub(crate) fn program_judgement(
         {
             return Some(SegmentJudgement::new(Safe, "reads service status"));
         }
-        return Some(SegmentJudgement::new(
-            RequiresApproval,
-            SYSTEM_CHANGERS[i].1,
-        ));
+        return Some(SegmentJudgement::new(Ask, SYSTEM_CHANGERS[i].1));
     }
     if let Some((_, why)) = ALWAYS_ASK.iter().find(|(p, _)| *p == program) {
-        return Some(SegmentJudgement::new(RequiresApproval, why));
+        return Some(SegmentJudgement::new(Ask, why));
     }
     if is_info_only(args) && crate::arity::arity_of(program).is_some() {
         return Some(SegmentJudgement::new(Safe, "prints version or help"));
@@ -1010,7 +990,7 @@ pub(crate) fn program_judgement(
             if !project_dirs_inside(args, judge) =>
         {
             SegmentJudgement::new(
-                RequiresApproval,
+                Ask,
                 "works on a project outside the workspace (its build scripts run)",
             )
         }
@@ -1047,44 +1027,35 @@ pub(crate) fn program_judgement(
                 .iter()
                 .any(|w| w.text.starts_with('-') && w.text.contains('p')) =>
         {
-            SegmentJudgement::new(
-                RequiresApproval,
-                "hash -p changes where the shell finds a program",
-            )
+            SegmentJudgement::new(Ask, "hash -p changes where the shell finds a program")
         }
         "hash" => SegmentJudgement::new(Safe, "looks programs up"),
         "echo" => SegmentJudgement::new(Safe, "only prints its arguments"),
         "set" => set_judgement(args),
-        "printenv" if operands(args).is_empty() => {
-            SegmentJudgement::new(RequiresApproval, PRINTS_ENVIRONMENT)
-        }
+        "printenv" if operands(args).is_empty() => SegmentJudgement::new(Ask, PRINTS_ENVIRONMENT),
         "printenv"
             if operands(args)
                 .iter()
                 .any(|w| crate::is_secret_env_name(&w.text)) =>
         {
             SegmentJudgement::new(
-                RequiresApproval,
+                Ask,
                 "prints a secret environment variable into the transcript",
             )
         }
         "printf" if args.iter().any(|w| w.text.starts_with("-v")) => SegmentJudgement::new(
-            RequiresApproval,
+            Ask,
             "printf -v assigns a variable, evaluating subscripts as arithmetic",
         ),
         "test" | "[" if args.iter().any(|w| w.text == "-v" || w.text == "-R") => {
-            SegmentJudgement::new(
-                RequiresApproval,
-                "test -v evaluates a subscript as arithmetic",
-            )
+            SegmentJudgement::new(Ask, "test -v evaluates a subscript as arithmetic")
         }
         "date" if args.iter().any(|w| !w.text.starts_with(['-', '+'])) => {
-            SegmentJudgement::new(RequiresApproval, "date with an operand sets the clock")
+            SegmentJudgement::new(Ask, "date with an operand sets the clock")
         }
-        "hostname" if args.iter().any(|w| !w.text.starts_with('-')) => SegmentJudgement::new(
-            RequiresApproval,
-            "hostname with an operand sets the host name",
-        ),
+        "hostname" if args.iter().any(|w| !w.text.starts_with('-')) => {
+            SegmentJudgement::new(Ask, "hostname with an operand sets the host name")
+        }
         p if PATH_WRITERS.binary_search(&p).is_ok() => judge.writes(operands(args)),
         p if READ_ONLY.binary_search(&p).is_ok() => read_judgement(p, args, judge),
         p if PROJECT_TOOLS.binary_search(&p).is_ok() => project_tool_judgement(p, args, judge),
@@ -1093,10 +1064,7 @@ pub(crate) fn program_judgement(
                 w.text == "--config" || w.text.starts_with("--config=") || w.text == "-Z"
             }) =>
         {
-            SegmentJudgement::new(
-                RequiresApproval,
-                "cargo --config can name programs cargo runs",
-            )
+            SegmentJudgement::new(Ask, "cargo --config can name programs cargo runs")
         }
         "cargo" => crate::tool_rules::cargo_judgement(args)
             .max(judge.writes(&output_targets(args)))
@@ -1106,7 +1074,7 @@ pub(crate) fn program_judgement(
                 .iter()
                 .any(|w| w.text == "run" || w.text.ends_with(".ts") || w.text.ends_with(".js")) =>
         {
-            SegmentJudgement::new(RequiresApproval, "bun run runs a file or script")
+            SegmentJudgement::new(Ask, "bun run runs a file or script")
         }
         "npm" | "pnpm" | "yarn" | "bun" => crate::tool_rules::node_pm_judgement(args),
         "pip" | "pip3" => crate::tool_rules::pip_judgement(args),
@@ -1163,13 +1131,10 @@ fn project_tool_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) ->
         .iter()
         .any(|w| w.text.starts_with("-fplugin") || w.text.starts_with("-wrapper"))
     {
-        return SegmentJudgement::new(
-            RequiresApproval,
-            "loads a compiler plugin or wrapper program",
-        );
+        return SegmentJudgement::new(Ask, "loads a compiler plugin or wrapper program");
     }
     if program == "cmake" && args.iter().any(|w| w.text == "-E" || w.text == "-P") {
-        return SegmentJudgement::new(RequiresApproval, "cmake -E / -P runs commands or scripts");
+        return SegmentJudgement::new(Ask, "cmake -E / -P runs commands or scripts");
     }
     let mut judgement =
         SegmentJudgement::new(WorkspaceSafe, "builds, tests or formats the project");
@@ -1198,14 +1163,14 @@ fn project_tool_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) ->
 fn read_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let operands = match crate::safe_options::check_options(program, args) {
         Ok(operands) => operands,
-        Err(reason) => return SegmentJudgement::owned(RequiresApproval, reason),
+        Err(reason) => return SegmentJudgement::owned(Ask, reason),
     };
     let judgement = judge.reads(operands.iter().map(|i| &args[*i]));
     if judgement.level > Safe {
         return judgement;
     }
     if let Some(why) = environment_dump(program, args) {
-        return SegmentJudgement::owned(RequiresApproval, why);
+        return SegmentJudgement::owned(Ask, why);
     }
     if recursive_read(program, args) {
         // The first operand of `grep`/`rg` is the pattern unless one was
@@ -1222,7 +1187,7 @@ fn read_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> Segment
         let dirs: Vec<&Word> = operands.iter().skip(skip).map(|i| &args[*i]).collect();
         if let Some(dir) = judge.credential_holder(&dirs) {
             return SegmentJudgement::owned(
-                RequiresApproval,
+                Ask,
                 format!(
                     "searches `{dir}` recursively, and it holds credential stores or a dotenv file (~/.ssh, ~/.aws, .env, …)"
                 ),
@@ -1317,11 +1282,11 @@ fn two_operand_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> 
 fn rm_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let parsed = match crate::getopt::parse(&crate::catastrophic::RM, args) {
         Ok(parsed) => parsed,
-        Err(why) => return SegmentJudgement::owned(RequiresApproval, format!("rm: {why}")),
+        Err(why) => return SegmentJudgement::owned(Ask, format!("rm: {why}")),
     };
     if parsed.has("no-preserve-root") {
         return SegmentJudgement::new(
-            RequiresApproval,
+            Ask,
             "rm --no-preserve-root lifts rm's own guard against deleting /",
         );
     }
@@ -1330,7 +1295,7 @@ fn rm_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
         return SegmentJudgement::new(Safe, "prints usage: nothing to delete");
     }
     if targets.is_empty() {
-        return SegmentJudgement::new(RequiresApproval, "rm without operands is not a known form");
+        return SegmentJudgement::new(Ask, "rm without operands is not a known form");
     }
     judge.deletes(targets)
 }
@@ -1338,7 +1303,7 @@ fn rm_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
 fn ln_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let parsed = match crate::getopt::parse(&file_copy_spec("ln"), args) {
         Ok(parsed) => parsed,
-        Err(why) => return SegmentJudgement::owned(RequiresApproval, format!("ln: {why}")),
+        Err(why) => return SegmentJudgement::owned(Ask, format!("ln: {why}")),
     };
     let symbolic = parsed.has("s") || parsed.has("symbolic");
     let files: Vec<&Word> = parsed.operands.iter().collect();
@@ -1355,7 +1320,7 @@ fn ln_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
             .any(|w| !matches!(judge.place(w), PathPlace::Inside | PathPlace::Sink))
         {
             return SegmentJudgement::new(
-                RequiresApproval,
+                Ask,
                 "hard-links a file from outside the workspace (writing the link writes the file)",
             );
         }
@@ -1373,7 +1338,7 @@ fn zip_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
             || w.text.starts_with("--unzip-command")
             || w.text == "--test"
     }) {
-        return SegmentJudgement::new(RequiresApproval, "zip -T / -TT runs a test command");
+        return SegmentJudgement::new(Ask, "zip -T / -TT runs a test command");
     }
     judge.writes(operands(args).into_iter().take(1))
 }
@@ -1492,7 +1457,7 @@ fn file_copy_spec(program: &str) -> crate::getopt::OptSpec {
 fn copy_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let parsed = match crate::getopt::parse(&file_copy_spec(program), args) {
         Ok(parsed) => parsed,
-        Err(why) => return SegmentJudgement::owned(RequiresApproval, format!("{program}: {why}")),
+        Err(why) => return SegmentJudgement::owned(Ask, format!("{program}: {why}")),
     };
     let target_dirs: Vec<&Word> = parsed.values(&["t", "target-directory"]).collect();
     let (targets, sources): (Vec<&Word>, Vec<&Word>) = if !target_dirs.is_empty() {
@@ -1506,7 +1471,7 @@ fn copy_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> Segment
         }
     };
     if targets.is_empty() {
-        return SegmentJudgement::owned(RequiresApproval, format!("{program} without a target"));
+        return SegmentJudgement::owned(Ask, format!("{program} without a target"));
     }
     // A copy of a credential file is the credential file: what the
     // sources hold is read (`cp ~/.ssh/id_rsa key.txt`), and a recursive
@@ -1524,7 +1489,7 @@ fn copy_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> Segment
         && let Some(dir) = judge.credential_holder(&sources)
     {
         return SegmentJudgement::owned(
-            RequiresApproval,
+            Ask,
             format!("copies `{dir}` recursively, and it holds credential stores"),
         );
     }
@@ -1588,7 +1553,7 @@ fn sed_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
                 }
                 _ => {
                     return SegmentJudgement::owned(
-                        RequiresApproval,
+                        Ask,
                         format!("unknown option `--{name}` for sed"),
                     );
                 }
@@ -1621,13 +1586,13 @@ fn sed_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
                 }
                 'f' => {
                     return SegmentJudgement::new(
-                        RequiresApproval,
+                        Ask,
                         "sed -f runs a script file that is not analysed",
                     );
                 }
                 other => {
                     return SegmentJudgement::owned(
-                        RequiresApproval,
+                        Ask,
                         format!("unknown option `-{other}` for sed"),
                     );
                 }
@@ -1635,7 +1600,7 @@ fn sed_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
         }
     }
     if let Some(reason) = scripts.iter().find_map(|s| sed_script_escapes(s)) {
-        return SegmentJudgement::new(RequiresApproval, reason);
+        return SegmentJudgement::new(Ask, reason);
     }
     let reads = judge.reads(files.iter().copied());
     if reads.level > Safe {
@@ -1794,7 +1759,7 @@ fn awk_judgement(args: &[Word]) -> SegmentJudgement {
             break;
         }
         return SegmentJudgement::owned(
-            RequiresApproval,
+            Ask,
             format!("awk option `{text}` loads or runs code that is not analysed"),
         );
     }
@@ -1809,10 +1774,7 @@ fn awk_judgement(args: &[Word]) -> SegmentJudgement {
         || program.contains("@include")
         || prints_to_file
     {
-        return SegmentJudgement::new(
-            RequiresApproval,
-            "awk program may run commands or write files",
-        );
+        return SegmentJudgement::new(Ask, "awk program may run commands or write files");
     }
     SegmentJudgement::new(Safe, "only reads or prints")
 }
@@ -1822,7 +1784,7 @@ fn sort_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
         .iter()
         .any(|w| w.text.starts_with("--compress-program"))
     {
-        return SegmentJudgement::new(RequiresApproval, "sort --compress-program runs a program");
+        return SegmentJudgement::new(Ask, "sort --compress-program runs a program");
     }
     // Every `-o` is judged (the last one given wins).
     let words = texts(args);
@@ -1881,7 +1843,7 @@ fn archived_secrets(args: &[Word], judge: PathJudge<'_>) -> Option<SegmentJudgem
     }
     judge.credential_holder(&words).map(|dir| {
         SegmentJudgement::owned(
-            RequiresApproval,
+            Ask,
             format!("archives `{dir}`, which holds credential stores"),
         )
     })
@@ -1914,10 +1876,7 @@ fn tar_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
                 && t.len() > 2
                 && t[1..].starts_with(['I', 'F']))
     }) {
-        return SegmentJudgement::owned(
-            RequiresApproval,
-            format!("tar option `{}` runs a program", word.text),
-        );
+        return SegmentJudgement::owned(Ask, format!("tar option `{}` runs a program", word.text));
     }
     let first = args
         .first()
@@ -1974,7 +1933,7 @@ fn tar_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
         .iter()
         .any(|w| w.text == "-P" || w.text == "--absolute-names")
     {
-        return SegmentJudgement::new(RequiresApproval, "extracts absolute paths");
+        return SegmentJudgement::new(Ask, "extracts absolute paths");
     }
     let reads = judge.reads(args.iter());
     if reads.level > Safe {
@@ -1993,13 +1952,13 @@ fn tar_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
         if written.level > WorkspaceSafe {
             return written;
         }
-        return SegmentJudgement::new(RequiresApproval, WRITES_WHAT_IT_NAMES);
+        return SegmentJudgement::new(Ask, WRITES_WHAT_IT_NAMES);
     }
     if creating {
         targets.extend(archive);
     }
     if targets.is_empty() {
-        return SegmentJudgement::new(RequiresApproval, "tar mode not analysed");
+        return SegmentJudgement::new(Ask, "tar mode not analysed");
     }
     judge.writes(&targets)
 }
@@ -2039,7 +1998,7 @@ fn unzip_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     if lists {
         return SegmentJudgement::new(Safe, "lists or tests an archive");
     }
-    SegmentJudgement::new(RequiresApproval, WRITES_WHAT_IT_NAMES)
+    SegmentJudgement::new(Ask, WRITES_WHAT_IT_NAMES)
 }
 
 /// `patch`: `--dry-run` only reads; otherwise it asks
@@ -2060,7 +2019,7 @@ fn patch_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     {
         return SegmentJudgement::new(Safe, "checks a patch without writing");
     }
-    SegmentJudgement::new(RequiresApproval, WRITES_WHAT_IT_NAMES)
+    SegmentJudgement::new(Ask, WRITES_WHAT_IT_NAMES)
 }
 
 #[cfg(test)]

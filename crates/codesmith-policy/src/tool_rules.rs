@@ -3,7 +3,7 @@
 //! installing need approval ("may make network requests"); unknown
 //! sub-commands need approval too.
 
-use crate::SafetyLevel::{RequiresApproval, Safe, WorkspaceSafe};
+use crate::SafetyLevel::{Ask, Safe, WorkspaceSafe};
 use crate::net_commands::NETWORK_REASON;
 use crate::program_rules::SegmentJudgement;
 use crate::shell_parse::Word;
@@ -22,9 +22,9 @@ fn table(sub: &str, safe: &[&str], local: &[&str], network: &[&str]) -> SegmentJ
     } else if local.contains(&sub) {
         SegmentJudgement::new(WorkspaceSafe, "builds, tests or edits the project")
     } else if network.contains(&sub) {
-        SegmentJudgement::new(RequiresApproval, NETWORK_REASON)
+        SegmentJudgement::new(Ask, NETWORK_REASON)
     } else {
-        SegmentJudgement::new(RequiresApproval, "unknown sub-command")
+        SegmentJudgement::new(Ask, "unknown sub-command")
     }
 }
 
@@ -79,7 +79,7 @@ pub(crate) fn node_pm_judgement(args: &[Word]) -> SegmentJudgement {
             .first()
             .is_some_and(|w| !matches!(*w, "get" | "list" | "ls"))
     {
-        return SegmentJudgement::new(RequiresApproval, "changes package-manager configuration");
+        return SegmentJudgement::new(Ask, "changes package-manager configuration");
     }
     // Registry tokens live in the configuration (`//registry/:_authToken`);
     // printing one (or every value, `config list -l`/`--json`) puts it in
@@ -94,15 +94,12 @@ pub(crate) fn node_pm_judgement(args: &[Word]) -> SegmentJudgement {
                 .any(|w| matches!(*w, "-l" | "--long" | "--json"))))
     {
         return SegmentJudgement::new(
-            RequiresApproval,
+            Ask,
             "prints package-manager configuration that holds registry tokens",
         );
     }
     if sub == "version" && !rest.is_empty() {
-        return SegmentJudgement::new(
-            RequiresApproval,
-            "bumps the version (runs scripts, commits and tags)",
-        );
+        return SegmentJudgement::new(Ask, "bumps the version (runs scripts, commits and tags)");
     }
     table(
         subcommand(args),
@@ -206,12 +203,12 @@ pub(crate) fn go_judgement(args: &[Word]) -> SegmentJudgement {
         .any(|f| w.text == *f || w.text.starts_with(&format!("{f}=")))
     }) {
         return SegmentJudgement::owned(
-            RequiresApproval,
+            Ask,
             format!("go option `{}` runs another program", word.text),
         );
     }
     if subcommand(args) == "env" && args.iter().any(|w| w.text == "-w" || w.text == "-u") {
-        return SegmentJudgement::new(RequiresApproval, "go env -w changes the Go configuration");
+        return SegmentJudgement::new(Ask, "go env -w changes the Go configuration");
     }
     table(
         subcommand(args),
@@ -228,7 +225,7 @@ pub(crate) fn go_judgement(args: &[Word]) -> SegmentJudgement {
 pub(crate) fn container_judgement(args: &[Word]) -> SegmentJudgement {
     let sub = subcommand(args);
     if ["pull", "push", "login", "search"].contains(&sub) {
-        return SegmentJudgement::new(RequiresApproval, NETWORK_REASON);
+        return SegmentJudgement::new(Ask, NETWORK_REASON);
     }
     if [
         "diff", "history", "images", "info", "inspect", "logs", "port", "ps", "stats", "top",
@@ -238,10 +235,7 @@ pub(crate) fn container_judgement(args: &[Word]) -> SegmentJudgement {
     {
         return SegmentJudgement::new(Safe, "inspects containers or images");
     }
-    SegmentJudgement::new(
-        RequiresApproval,
-        "starts, changes or removes containers or images",
-    )
+    SegmentJudgement::new(Ask, "starts, changes or removes containers or images")
 }
 
 /// `rustup`: `show`/`which` read; the rest downloads toolchains.

@@ -110,9 +110,9 @@ fn tally(cases: &[Case], facts: &dyn PathFacts) -> Tally {
                 "{}: {:?} ({})",
                 case.file, case.command, evaluation.reason
             )),
-            ("deny", Decision::AskUser) => t.deny_to_ask += 1,
+            ("deny", Decision::Ask) => t.deny_to_ask += 1,
             ("deny", Decision::Deny) => t.deny_to_deny += 1,
-            ("allow", Decision::AskUser) => {
+            ("allow", Decision::Ask) => {
                 t.allow_to_ask += 1;
                 t.cost
                     .push(format!("ask  {:?}: {}", case.command, evaluation.reason));

@@ -270,11 +270,7 @@ mod tests {
             .grant(ws.path(), grant, SafetyLevel::WorkspaceSafe)
             .unwrap();
         store
-            .grant(
-                ws.path(),
-                Grant::url_host("Docs.RS"),
-                SafetyLevel::RequiresApproval,
-            )
+            .grant(ws.path(), Grant::url_host("Docs.RS"), SafetyLevel::Ask)
             .unwrap();
         let mode = std::fs::metadata(store.path())
             .unwrap()
@@ -307,7 +303,7 @@ mod tests {
         assert!(!store.path().exists());
         // A hand-edited file granting a prefix still cannot cover a dangerous request.
         store
-            .grant(ws.path(), prefix("curl"), SafetyLevel::RequiresApproval)
+            .grant(ws.path(), prefix("curl"), SafetyLevel::Ask)
             .unwrap();
         let level = codesmith_policy::classify_command("curl x | sh", "/x").level;
         assert_eq!(level, SafetyLevel::Dangerous);

@@ -116,7 +116,7 @@ impl FetchUrl {
     }
 
     /// The host and policy decision for a call, for the dispatch-time approval
-    /// gate: `Prompt` means ask the user (fingerprint by host), `Deny` will be
+    /// gate: `Ask` means ask the user (fingerprint by host), `Deny` will be
     /// refused at execution, `Allow` needs nothing. `None` when `args.url` is
     /// missing or has no host (the call will be refused by check 1).
     pub fn decision_for(&self, args: &Value) -> Option<(String, NetworkDecision)> {
