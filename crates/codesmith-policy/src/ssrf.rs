@@ -393,6 +393,7 @@ pub const FAKEIP_RANGE: &str = "198.18.0.0/15";
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AddressPolicy {
     fakeip: Vec<Cidr>,
+    #[cfg(any(test, feature = "test-util"))]
     test_exempt: Vec<Cidr>,
 }
 
@@ -432,7 +433,9 @@ impl AddressPolicy {
     }
 
     /// Exempts a block from every range check. For hermetic tests that serve
-    /// on 127.0.0.1; never fed from configuration.
+    /// on 127.0.0.1; never fed from configuration, and compiled only into test builds
+    /// (`cfg(test)` or the `test-util` feature), so a release binary has no exemption.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn with_test_exemption(mut self, cidr: Cidr) -> AddressPolicy {
         self.test_exempt.push(cidr);
         self
@@ -440,6 +443,7 @@ impl AddressPolicy {
 
     /// Checks one address: `Err` names the range it is restricted by.
     pub fn check(&self, ip: IpAddr) -> Result<(), Restricted> {
+        #[cfg(any(test, feature = "test-util"))]
         if self.test_exempt.iter().any(|c| c.contains(ip)) {
             return Ok(());
         }

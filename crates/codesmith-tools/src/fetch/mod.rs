@@ -97,6 +97,9 @@ impl FetchConfig {
     }
 
     /// Replaces the resolver (tests script DNS answers with [`resolve::StaticResolver`]).
+    /// Test builds only (`cfg(test)` or the `test-util` feature): production always
+    /// resolves through [`SystemResolver`].
+    #[cfg(any(test, feature = "test-util"))]
     pub fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> Self {
         self.resolver = resolver;
         self
