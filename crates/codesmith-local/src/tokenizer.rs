@@ -207,11 +207,6 @@ impl LocalTokenizer {
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     }
-
-    /// Number of tokens in the vocabulary.
-    pub fn vocab_size(&self) -> usize {
-        self.token_bytes.len()
-    }
 }
 
 /// A GGUF integer of any width as `u32` (token types are stored as `i32`).

@@ -257,19 +257,6 @@ impl Rules {
         Ok(warnings)
     }
 
-    /// Adds one rule built in code.
-    ///
-    /// # Errors
-    /// A message when the pattern is empty or starts with `*`.
-    pub fn add_rule(&mut self, rule: Rule) -> Result<(), String> {
-        validate(&rule)?;
-        if rule.source == RuleSource::Project && rule.decision == Decision::Allow {
-            return Err("a project rule may not allow".to_string());
-        }
-        self.insert(rule);
-        Ok(())
-    }
-
     fn insert(&mut self, rule: Rule) {
         let program = rule.pattern[0].clone();
         self.by_program.entry(program).or_default().push(rule);
