@@ -144,6 +144,7 @@ pub(crate) fn opener_of(close: u8) -> u8 {
 
 /// Offsets just after each depth-0 `}` or `;` in `src`, ascending. `None` when the lexer
 /// loses track (unbalanced brackets, unterminated literal or comment).
+#[cfg(test)]
 pub fn item_boundaries(src: &str) -> Option<Vec<usize>> {
     item_containers(src).map(|mut c| c.swap_remove(0).bounds)
 }
