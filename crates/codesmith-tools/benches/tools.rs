@@ -8,6 +8,9 @@
 //! Run: `cargo bench -p codesmith-tools --bench tools`. The tree is generated once under
 //! the system temp directory and reused. The `rg` comparison is skipped when `rg` is not
 //! on PATH.
+
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::path::{Path, PathBuf};
