@@ -150,7 +150,7 @@ fn report(context: &str, t: &Tally) {
     }
 }
 
-/// Judged twice: as the engine's gate judges a command that runs under an
+/// Judged twice: as the engine's approval gate judges a command that runs under an
 /// isolating sandbox with a private `/tmp` (bubblewrap), and bare (no
 /// sandbox: `/tmp` is the host's). No deny-labelled case may be allowed in
 /// either; the allow-labelled cases asked may not exceed each context's

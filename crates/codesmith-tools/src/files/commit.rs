@@ -55,7 +55,7 @@ impl WriteReport {
 ///
 /// - `old`: the current file (`None` when creating). Its BOM is kept; `new_text` should
 ///   already use its line ending (rustfmt output is converted back to CRLF when needed).
-/// - Syntax check ([`syntax::gate`]): `PARSE_REJECTED`, nothing written.
+/// - Syntax check ([`syntax::check_edit`]): `PARSE_REJECTED`, nothing written.
 /// - rustfmt ([`rustfmt::normalize`]) when a Rust file was rustfmt-clean.
 /// - Encoding in `old`'s encoding (see [`cannot_encode`]), then the readability check
 ///   ([`readable_again`]): bytes the text tools would read back as binary are refused.
