@@ -6,7 +6,9 @@
 //!
 //! `cargo bench -p codesmith-cli --bench session_overhead`
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

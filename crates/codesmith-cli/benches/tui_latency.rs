@@ -17,6 +17,8 @@
 //! Run: `cargo bench -p codesmith-cli --bench tui_latency`. Without
 //! `--bench` (as under `cargo test --all-targets`) it prints a line and exits.
 
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 #![allow(dead_code, unused_imports, missing_docs, clippy::unwrap_used)]
 
 #[path = "../src/tui/app.rs"]

@@ -285,7 +285,7 @@ pub struct Settings {
     /// project).
     pub network: NetworkConfig,
     /// What fetch_url runs under, built once from [`Settings::network`]: the network
-    /// policy (`fetch.policy`, also the approval gate's input) and the address gate.
+    /// policy (`fetch.policy`, also the approval gate's input) and the address policy.
     pub fetch: FetchConfig,
     /// `[verification] result_claims` (default true).
     pub verify_claims: bool,
@@ -800,7 +800,7 @@ pub fn resolve(flags: Flags<'_>) -> Result<Settings> {
     })
 }
 
-/// The `[network]` policy and the fetch tool's address gate, built once by the one
+/// The `[network]` policy and the fetch tool's address policy, built once by the one
 /// builder ([`FetchConfig::from_network_config`]), whose warnings name each dropped host
 /// pattern or fake-IP range; plus a warning for a `default` that is not `allow`, `ask`
 /// (alias `prompt`) or `deny` (read as `ask`: a typo never allows).

@@ -1,5 +1,8 @@
 //! The `codesmith` binary.
 
+// The binary is the one place that writes to the terminal (the libraries may not).
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod answer;
 mod args;
 mod commands;

@@ -84,7 +84,7 @@ pub async fn provider(
 }
 
 /// The sandbox for shell commands, from `[sandbox]`, with `required` set as
-/// [`SandboxSection::required_in_sessions`] says: the shell tools refuse through its gate
+/// [`SandboxSection::required_in_sessions`] says: the shell tools refuse through its isolation check
 /// ([`Sandbox::admit`]) when isolation is required and the backend cannot isolate.
 ///
 /// # Errors
@@ -108,7 +108,7 @@ pub fn tool_context(resolved: &Settings) -> anyhow::Result<ToolContext> {
 }
 
 /// The built-in tool registry, with fetch_url under the resolved `[network]` policy and
-/// address gate ([`Settings::fetch`]).
+/// address policy ([`Settings::fetch`]).
 pub fn registry(settings: &Settings) -> Registry {
     codesmith_tools::builtin_registry(settings.fetch.clone())
 }

@@ -2,6 +2,8 @@
 //! synthetic workspace. Run with `cargo bench -p codesmith-engine --bench snapshot`.
 //! Sizes can be set with `SNAPSHOT_BENCH_FILES` (default 2000 files of 4 KiB).
 
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::path::Path;

@@ -2,8 +2,8 @@
 //!
 //! An [`Engine`] runs tasks against a provider: it renders each request from
 //! the append-only [`Session`] transcript, streams the response, plans and
-//! dispatches tool calls through the gates (truncation, argument and name
-//! repair, loop guard, approval), and appends the results. Front ends drive it
+//! dispatches tool calls through the checks (truncation, argument and name
+//! repair, loop guard, the approval gate), and appends the results. Front ends drive it
 //! through its queues ([`Engine::spawn`] → [`EngineHandle`]): they send
 //! [`codesmith_protocol::Submission`]s and read [`codesmith_protocol::Event`]s, and
 //! approval requests are events answered by `Op::Approval`.

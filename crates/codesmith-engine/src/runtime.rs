@@ -106,7 +106,7 @@ impl Runtime {
             Decision::Allow => Requirement::Auto {
                 concurrent: tool.name() == "exec_shell" && reads_only(&eval),
             },
-            Decision::AskUser => Requirement::Ask {
+            Decision::Ask => Requirement::Ask {
                 request: ApprovalRequest {
                     tool: tool.name().to_string(),
                     summary: command.to_string(),
@@ -161,7 +161,7 @@ impl Runtime {
                 prefix: format!("host:{host}"),
                 input: format!("url:{url}"),
                 grant: Some(Grant::url_host(&host)),
-                level: codesmith_policy::SafetyLevel::RequiresApproval,
+                level: codesmith_policy::SafetyLevel::Ask,
             },
         }
     }
@@ -190,7 +190,7 @@ impl Runtime {
                 prefix,
                 input,
                 grant,
-                level: codesmith_policy::SafetyLevel::RequiresApproval,
+                level: codesmith_policy::SafetyLevel::Ask,
             },
         }
     }

@@ -2,6 +2,9 @@
 //! instead of one per file. Each file under `tests/` is a module here, so a test's
 //! path is `FILE::NAME` (`cargo test -p codesmith-engine --test integration FILE`).
 
+// Tests may report what they measured (suite counts, timings) on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod common;
 
 mod approvals;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codesmith_engine::{CallPolicy, run_one};
-use codesmith_policy::{AddressGate, Cidr, NetworkPolicy, Rules};
+use codesmith_policy::{AddressPolicy, Cidr, NetworkPolicy, Rules};
 use codesmith_protocol::{ChangeKind, ErrorCode, Event};
 use codesmith_testkit::{Scripted, ScriptedServer};
 use codesmith_tools::fetch::resolve::StaticResolver;
@@ -50,7 +50,7 @@ async fn serve() -> u16 {
 /// exactly 127.0.0.1/32 and the name is resolved by a scripted resolver, so nothing
 /// leaves the machine.
 fn local_fetch() -> Arc<FetchUrl> {
-    let gate = AddressGate::new().with_test_exemption(Cidr::parse("127.0.0.1/32").unwrap());
+    let gate = AddressPolicy::new().with_test_exemption(Cidr::parse("127.0.0.1/32").unwrap());
     let resolver = StaticResolver::new().answer("pages.test", &[IpAddr::V4(Ipv4Addr::LOCALHOST)]);
     let cfg = FetchConfig::new(NetworkPolicy::default(), gate).with_resolver(Arc::new(resolver));
     Arc::new(FetchUrl::new(cfg))

@@ -11,6 +11,9 @@
 //! about ten times faster than the default. The header line shows the
 //! setting in force.
 
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::PathBuf;
 use std::time::Instant;
 

@@ -160,7 +160,7 @@ impl LocalProvider {
         }
         // A response cut at the token cap reports MaxTokens even when it holds
         // calls: the last one may be truncated, and the engine's truncation
-        // gate must see that.
+        // check must see that.
         let stop_reason = if matches!(generation.finish, Finish::MaxTokens | Finish::ContextFull) {
             StopReason::MaxTokens
         } else if !responder.calls().is_empty() {

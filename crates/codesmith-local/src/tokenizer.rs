@@ -92,6 +92,9 @@ impl LocalTokenizer {
     /// # Errors
     /// [`LocalError::Io`] when the file cannot be opened, [`LocalError::Model`]
     /// when it is not a GGUF, [`LocalError::Tokenizer`] as for [`Self::from_gguf`].
+    /// Test builds only (`cfg(test)` or the `test-util` feature): the model loader reads
+    /// the header once for weights and tokenizer together.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn from_gguf_file(path: &std::path::Path) -> Result<Self, LocalError> {
         let mut file = std::fs::File::open(path).map_err(|e| LocalError::io("opening", path, e))?;
         let content = Content::read(&mut file).map_err(|e| LocalError::Model {
@@ -206,11 +209,6 @@ impl LocalTokenizer {
             .flat_map(|&id| self.token_bytes(id).iter().copied())
             .collect();
         String::from_utf8_lossy(&bytes).into_owned()
-    }
-
-    /// Number of tokens in the vocabulary.
-    pub fn vocab_size(&self) -> usize {
-        self.token_bytes.len()
     }
 }
 

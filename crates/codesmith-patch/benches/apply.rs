@@ -1,4 +1,7 @@
 //! Prints how long planning takes on a large file (release build: `cargo bench -p codesmith-patch`).
+
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::time::Instant;

@@ -2,7 +2,7 @@
 //!
 //! Containment here is lexical (no absolute paths, no `..` above the root); it does not
 //! resolve symlinks. The agent's `apply_patch` tool adds symlink-aware containment, freshness
-//! and the syntax gate around [`crate::plan_parsed`] instead of calling this.
+//! and the syntax check around [`crate::plan_parsed`] instead of calling this.
 
 use std::fs;
 use std::io;

@@ -2,6 +2,9 @@
 //! Run with `cargo bench -p codesmith-policy --bench classifier`; prints
 //! the mean time per call for each command and the worst mean.
 
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

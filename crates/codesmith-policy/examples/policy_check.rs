@@ -2,6 +2,9 @@
 //! `cargo run -p codesmith-policy --example policy_check -- 'git status -s' [WORKSPACE]
 //! [sandboxed]` (`sandboxed`: judged as run under a sandbox with a private `/tmp`).
 
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let command = args.next().unwrap_or_default();

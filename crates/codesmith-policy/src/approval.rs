@@ -7,17 +7,17 @@
 //! 1. `Dangerous` (catastrophic literal, pipe into a shell) → `Deny`, in
 //!    every mode, whatever the rules say.
 //! 2. Any segment matching a `deny` rule → `Deny`.
-//! 3. Any segment matching an `ask` rule → `AskUser` (`Deny` in `never`).
+//! 3. Any segment matching an `ask` rule → `Ask` (`Deny` in `never`).
 //!    This holds in `auto` too: an explicit rule beats the mode's leniency.
 //! 4. Every segment matching an `allow` rule → `Allow`, unless a
 //!    redirection writes outside the workspace or the line did not parse.
 //! 5. Otherwise the level decides: `Safe` and `WorkspaceSafe` run;
-//!    `RequiresApproval` runs in `auto`, asks in `suggest`, is refused in
+//!    `Ask` runs in `auto`, asks in `suggest`, is refused in
 //!    `never`.
 
 use serde::Serialize;
 
-use crate::SafetyLevel::{self, Dangerous, RequiresApproval, WorkspaceSafe};
+use crate::SafetyLevel::{self, Ask, Dangerous, WorkspaceSafe};
 use crate::exec_rules::{Decision, MatchedRule, Rules};
 use crate::{PathFacts, Segment, classify_command};
 
@@ -158,14 +158,14 @@ fn decide_classified(
         (Decision::Deny, classification.reason.clone())
     } else if ruled.decision == Some(Decision::Deny) {
         (Decision::Deny, rule_reason(Decision::Deny))
-    } else if ruled.decision == Some(Decision::AskUser) {
+    } else if ruled.decision == Some(Decision::Ask) {
         if mode == ApprovalMode::Never {
             (
                 Decision::Deny,
-                format!("{}; approval mode is never", rule_reason(Decision::AskUser)),
+                format!("{}; approval mode is never", rule_reason(Decision::Ask)),
             )
         } else {
-            (Decision::AskUser, rule_reason(Decision::AskUser))
+            (Decision::Ask, rule_reason(Decision::Ask))
         }
     } else if ruled.decision == Some(Decision::Allow)
         && allow_rules_cover(&classification.segments, level, classification.parsed)
@@ -197,12 +197,12 @@ fn allow_rules_cover(segments: &[Segment], level: SafetyLevel, parsed: bool) -> 
 }
 
 fn by_level(level: SafetyLevel, mode: ApprovalMode, reason: &str) -> (Decision, String) {
-    if level < RequiresApproval {
+    if level < Ask {
         return (Decision::Allow, reason.to_string());
     }
     match mode {
         ApprovalMode::Auto => (Decision::Allow, format!("{reason}; approval mode is auto")),
-        ApprovalMode::Suggest => (Decision::AskUser, reason.to_string()),
+        ApprovalMode::Suggest => (Decision::Ask, reason.to_string()),
         ApprovalMode::Never => (Decision::Deny, format!("{reason}; approval mode is never")),
     }
 }

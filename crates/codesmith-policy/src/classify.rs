@@ -12,12 +12,12 @@
 
 use serde::Serialize;
 
-use crate::SafetyLevel::{self, Dangerous, RequiresApproval, Safe, WorkspaceSafe};
+use crate::SafetyLevel::{self, Ask, Dangerous, Safe, WorkspaceSafe};
 use crate::arity::canonical_prefix;
 use crate::catastrophic::catastrophic_reason;
 use crate::net_commands::{NETWORK_REASON, needs_network};
 use crate::path_text::normalize_path;
-use crate::program_rules::{PathJudge, Verdict, program_verdict};
+use crate::program_rules::{PathJudge, SegmentJudgement, program_judgement};
 use crate::shell_parse::{RedirectKind, SimpleCommand, Word, parse};
 use crate::ws_path::{PathFacts, SystemPaths};
 
@@ -28,7 +28,7 @@ pub const MAX_NESTING: usize = 8;
 /// Longest command, in bytes, that is parsed; longer ones need approval.
 pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
-/// One simple command found in a command line, with its verdict.
+/// One simple command found in a command line, with its judgement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Segment {
     /// Source text of the simple command as written (wrappers included,
@@ -67,7 +67,7 @@ pub struct Classification {
     /// The simple commands in reading order (nested ones after their host).
     pub segments: Vec<Segment>,
     /// False when the grammar could not parse the line (level is then at
-    /// least `RequiresApproval`).
+    /// least `Ask`).
     pub parsed: bool,
 }
 
@@ -103,7 +103,7 @@ pub fn classify_command(command: &str, workspace: &str) -> Classification {
 /// understood (literal, quoted, decoded `$'…'`, brace-expanded, or a plain
 /// `$NAME` / `${NAME}`), every variable set is on the inert list, and every
 /// program is on an allow-list with the options it was given. Everything
-/// else is `RequiresApproval` with a reason naming what was not understood:
+/// else is `Ask` with a reason naming what was not understood:
 /// unknown commands and options, unparseable lines, lines longer than
 /// [`MAX_COMMAND_BYTES`], nesting deeper than [`MAX_NESTING`], network
 /// access, writes outside the workspace or under `.git/` / `.codesmith/`,
@@ -172,10 +172,7 @@ fn classify_once(
         private_tmp: private_tmp.then(|| std::cell::Cell::new(false)),
     };
     if command.len() > MAX_COMMAND_BYTES {
-        ctx.note(
-            RequiresApproval,
-            "the command is too long to analyse".to_string(),
-        );
+        ctx.note(Ask, "the command is too long to analyse".to_string());
     } else {
         ctx.script(command, 0);
     }
@@ -332,7 +329,7 @@ fn substitute_literal_vars(words: &[Word], vars: &[(String, String)]) -> Vec<Wor
 struct Unwrapped {
     words: Vec<Word>,
     wrappers: Vec<String>,
-    verdict: Option<Verdict>,
+    judgement: Option<SegmentJudgement>,
     /// `command -v`, `sudo -l` and friends: nothing is executed.
     query_only: bool,
     /// `env NAME=value` assignments, judged like `NAME=value cmd`.
@@ -388,19 +385,13 @@ impl Ctx<'_> {
 
     fn script(&mut self, source: &str, depth: usize) {
         if depth > MAX_NESTING {
-            self.note(
-                RequiresApproval,
-                "scripts are nested too deeply to analyse".to_string(),
-            );
+            self.note(Ask, "scripts are nested too deeply to analyse".to_string());
             return;
         }
         let parsed = parse(source);
         if !parsed.ok {
             self.parsed = false;
-            self.note(
-                RequiresApproval,
-                "the command could not be parsed as shell".to_string(),
-            );
+            self.note(Ask, "the command could not be parsed as shell".to_string());
             // What did parse is judged below; the raw text is the only
             // thing left to check for the catastrophic shapes.
             if let Some(reason) = catastrophic_reason(source) {
@@ -414,13 +405,10 @@ impl Ctx<'_> {
             );
         }
         if parsed.defines_function {
-            self.note(RequiresApproval, "defines a shell function".to_string());
+            self.note(Ask, "defines a shell function".to_string());
         }
         for construct in &parsed.constructs {
-            self.note(
-                RequiresApproval,
-                format!("uses {construct}, which is not analysed"),
-            );
+            self.note(Ask, format!("uses {construct}, which is not analysed"));
         }
         // A loop variable stands for these words wherever the body uses it.
         // (Substitutions there are commands of their own, judged below.)
@@ -503,7 +491,7 @@ impl Ctx<'_> {
     }
 
     fn simple_here(&mut self, command: &SimpleCommand, depth: usize) {
-        let redirect = self.redirect_verdict(command);
+        let redirect = self.redirect_judgement(command);
         // What the command reads on stdin, word by word, when it is known:
         // an `echo` piped in, or a here-string / here-document without
         // expansions (`xargs rm -rf <<< /`).
@@ -520,18 +508,18 @@ impl Ctx<'_> {
         let unwrapped = unwrap(&command.words, input.as_deref());
         let index = self.segments.len();
         let argv: Vec<String> = unwrapped.words.iter().map(|w| w.text.clone()).collect();
-        let mut verdict = if command.words.is_empty() {
-            Verdict::new(Safe, "only sets variables or redirects")
+        let mut judgement = if command.words.is_empty() {
+            SegmentJudgement::new(Safe, "only sets variables or redirects")
         } else if unwrapped.query_only {
-            Verdict::new(Safe, "only looks a command up")
+            SegmentJudgement::new(Safe, "only looks a command up")
         } else {
             self.program(&unwrapped.words, command, depth)
         };
-        if let Some(wrapper) = &unwrapped.verdict
-            && (wrapper.level > verdict.level
-                || (wrapper.level == verdict.level && verdict.reason == "unknown command"))
+        if let Some(wrapper) = &unwrapped.judgement
+            && (wrapper.level > judgement.level
+                || (wrapper.level == judgement.level && judgement.reason == "unknown command"))
         {
-            verdict = wrapper.clone();
+            judgement = wrapper.clone();
         }
         // Every word counts, wrappers' option values included
         // (`xargs -a ~/.ssh/id_rsa`, `--rawfile x ~/.netrc`); below a
@@ -541,15 +529,15 @@ impl Ctx<'_> {
             .iter()
             .skip(1)
             .any(|w| mentions_credential(&w.text) && !self.judge().in_private_tmp(w))
-            && verdict.level < RequiresApproval
+            && judgement.level < Ask
         {
-            verdict = Verdict::new(RequiresApproval, "touches a credential file");
+            judgement = SegmentJudgement::new(Ask, "touches a credential file");
         }
         if !unwrapped.writes.is_empty() {
-            verdict = verdict.max(self.judge().writes(&unwrapped.writes));
+            judgement = judgement.max(self.judge().writes(&unwrapped.writes));
         }
         if !unwrapped.reads.is_empty() {
-            verdict = verdict.max(self.judge().reads(&unwrapped.reads));
+            judgement = judgement.max(self.judge().reads(&unwrapped.reads));
         }
         // A prefix assignment lives in the environment of that one command;
         // the builtins that only print or return a status read none of it.
@@ -562,11 +550,11 @@ impl Ctx<'_> {
                 && value.opaque.is_none()
                 && !matches!(name.as_str(), "PS4" | "BASH_XTRACEFD");
             if !inert_here {
-                verdict = verdict.max(assignment_verdict(name, value));
+                judgement = judgement.max(assignment_judgement(name, value));
             }
         }
         for (name, value) in &unwrapped.assignments {
-            verdict = verdict.max(assignment_verdict(name, value));
+            judgement = judgement.max(assignment_judgement(name, value));
         }
         // `echo` only prints its arguments, so a substitution there is data
         // (its own commands are judged as segments of their own).
@@ -581,16 +569,14 @@ impl Ctx<'_> {
                 .iter()
                 .chain(command.redirects.iter().map(|r| &r.target))
                 .find_map(|w| w.opaque)
-            && verdict.level < RequiresApproval
+            && judgement.level < Ask
         {
-            verdict = Verdict::owned(
-                RequiresApproval,
-                format!("uses {construct}, which is not analysed"),
-            );
+            judgement =
+                SegmentJudgement::owned(Ask, format!("uses {construct}, which is not analysed"));
         }
         if unwrapped.words.is_empty() && unwrapped.wrappers.iter().any(|w| w == "env") {
-            verdict = verdict.max(Verdict::new(
-                RequiresApproval,
+            judgement = judgement.max(SegmentJudgement::new(
+                Ask,
                 crate::program_rules::PRINTS_ENVIRONMENT,
             ));
         }
@@ -601,21 +587,21 @@ impl Ctx<'_> {
             .filter(|w| w.dynamic)
             .find_map(|w| secret_expansion(&w.text))
             .or_else(|| command.stdin_text.as_deref().and_then(secret_expansion))
-            && verdict.level < RequiresApproval
+            && judgement.level < Ask
         {
-            verdict = Verdict::owned(
-                RequiresApproval,
+            judgement = SegmentJudgement::owned(
+                Ask,
                 format!(
                     "expands the secret variable `{name}` (its value would reach the transcript)"
                 ),
             );
         }
         let network = !unwrapped.query_only && needs_network(&argv);
-        if network && verdict.level < RequiresApproval {
-            verdict = Verdict::new(RequiresApproval, NETWORK_REASON);
+        if network && judgement.level < Ask {
+            judgement = SegmentJudgement::new(Ask, NETWORK_REASON);
         }
-        let mut level = verdict.level;
-        let mut reason = verdict.reason.into_owned();
+        let mut level = judgement.level;
+        let mut reason = judgement.reason.into_owned();
         if redirect.level > level {
             level = redirect.level;
             reason = redirect.reason.to_string();
@@ -663,7 +649,7 @@ impl Ctx<'_> {
         let runs_stdin = argv
             .first()
             .is_some_and(|p| matches!(p.as_str(), "at" | "batch"));
-        if level == RequiresApproval
+        if level == Ask
             && !network
             && let Some(catastrophic) = unwrapped.words[1.min(unwrapped.words.len())..]
                 .iter()
@@ -691,10 +677,10 @@ impl Ctx<'_> {
         // from a listing of a directory that holds credential stores.
         if command.piped_input
             && unwrapped.wrappers.iter().any(|w| w == "xargs")
-            && level < RequiresApproval
+            && level < Ask
             && let Some(dir) = &listed_secret
         {
-            level = RequiresApproval;
+            level = Ask;
             reason = format!(
                 "runs on the names listed from `{dir}`, which holds credential stores or a dotenv file"
             );
@@ -737,7 +723,7 @@ impl Ctx<'_> {
         );
     }
 
-    fn redirect_verdict(&self, command: &SimpleCommand) -> Verdict {
+    fn redirect_judgement(&self, command: &SimpleCommand) -> SegmentJudgement {
         let judge = self.judge();
         let appends: Vec<&Word> = command
             .redirects
@@ -754,7 +740,7 @@ impl Ctx<'_> {
         if command.redirects.iter().any(|r| {
             r.target.text.starts_with("/dev/tcp/") || r.target.text.starts_with("/dev/udp/")
         }) {
-            return Verdict::new(RequiresApproval, NETWORK_REASON);
+            return SegmentJudgement::new(Ask, NETWORK_REASON);
         }
         // An input redirection reads its file like an operand would
         // (`cat < ~/.ssh/id_rsa` is `cat ~/.ssh/id_rsa`).
@@ -769,7 +755,7 @@ impl Ctx<'_> {
             return read;
         }
         if appends.is_empty() && overwrites.is_empty() {
-            return Verdict::new(Safe, "no redirection");
+            return SegmentJudgement::new(Safe, "no redirection");
         }
         // `> f` truncates f: judged like deleting what it held.
         let overwritten = judge.overwrites(overwrites);
@@ -780,18 +766,20 @@ impl Ctx<'_> {
     }
 
     /// Judges the program in `words` (wrappers already removed).
-    fn program(&mut self, words: &[Word], command: &SimpleCommand, depth: usize) -> Verdict {
+    fn program(
+        &mut self,
+        words: &[Word],
+        command: &SimpleCommand,
+        depth: usize,
+    ) -> SegmentJudgement {
         let Some(first) = words.first() else {
-            return Verdict::new(Safe, "no command after the wrappers");
+            return SegmentJudgement::new(Safe, "no command after the wrappers");
         };
         if first.dynamic {
-            return Verdict::new(
-                RequiresApproval,
-                "the program name is only known at run time",
-            );
+            return SegmentJudgement::new(Ask, "the program name is only known at run time");
         }
         let Some(program) = program_name(&first.text) else {
-            return Verdict::new(RequiresApproval, "runs a program by path");
+            return SegmentJudgement::new(Ask, "runs a program by path");
         };
         let args = &words[1..];
         match program {
@@ -804,45 +792,48 @@ impl Ctx<'_> {
             }
             "pushd" | "popd" => {
                 self.cwd = None;
-                Verdict::new(
+                SegmentJudgement::new(
                     Safe,
                     "changes directory (later paths are judged as unknown)",
                 )
             }
             p if SHELLS.contains(&p) => self.shell(args, command, depth),
             // `at` and `batch` run their standard input as a shell script.
-            "at" | "batch" if command.piped_input => Verdict::new(
+            "at" | "batch" if command.piped_input => SegmentJudgement::new(
                 Dangerous,
                 "pipes data into a shell interpreter (at runs its input as a script)",
             ),
             "eval" => self
                 .eval(args, depth)
-                .max(Verdict::new(RequiresApproval, "eval runs text as a script")),
+                .max(SegmentJudgement::new(Ask, "eval runs text as a script")),
             "source" | "." => {
                 if args.first().is_some_and(|w| w.text.starts_with("<(")) {
-                    Verdict::new(Dangerous, "runs code produced by a process substitution")
+                    SegmentJudgement::new(Dangerous, "runs code produced by a process substitution")
                 } else if command.piped_input
                     && args.first().is_some_and(|w| reads_stdin_path(&w.text))
                 {
-                    Verdict::new(Dangerous, "pipes data into the shell (`source /dev/stdin`)")
+                    SegmentJudgement::new(
+                        Dangerous,
+                        "pipes data into the shell (`source /dev/stdin`)",
+                    )
                 } else {
-                    Verdict::new(RequiresApproval, "runs a script file in the current shell")
+                    SegmentJudgement::new(Ask, "runs a script file in the current shell")
                 }
             }
             "export" | "declare" | "typeset" | "local" | "readonly" | "unset" => {
-                declaration_verdict(program, args, !command.assignments.is_empty())
+                declaration_judgement(program, args, !command.assignments.is_empty())
             }
             "find" => self.find(args, command, depth),
             p if interpreter_kind(p).is_some() => self.interpreter(p, args, command, depth),
-            p => match program_verdict(p, args, self.judge()) {
-                Some(verdict) => verdict,
+            p => match program_judgement(p, args, self.judge()) {
+                Some(judgement) => judgement,
                 None if needs_network(
                     &words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>(),
                 ) =>
                 {
-                    Verdict::new(RequiresApproval, NETWORK_REASON)
+                    SegmentJudgement::new(Ask, NETWORK_REASON)
                 }
-                None => Verdict::new(RequiresApproval, "unknown command"),
+                None => SegmentJudgement::new(Ask, "unknown command"),
             },
         }
     }
@@ -850,7 +841,7 @@ impl Ctx<'_> {
     /// Follows `cd`: the new directory is resolved through symlinks (what
     /// `cd -P` does; for plain `cd`, `..` after a link is judged by text
     /// and then resolved, which lands in the same place or is unknown).
-    fn change_dir(&mut self, args: &[Word]) -> Verdict {
+    fn change_dir(&mut self, args: &[Word]) -> SegmentJudgement {
         let target = args
             .iter()
             .find(|w| !w.text.starts_with('-') || w.text == "-");
@@ -863,7 +854,7 @@ impl Ctx<'_> {
             None => self.facts.home().map(str::to_string),
         };
         self.oldpwd = before;
-        Verdict::new(Safe, "changes directory")
+        SegmentJudgement::new(Safe, "changes directory")
     }
 
     /// Remembers `ln -s TARGET LINK` so later paths through LINK are
@@ -897,7 +888,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn shell(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> Verdict {
+    fn shell(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> SegmentJudgement {
         let mut index = 0;
         let mut wants_script = false;
         let mut reads_stdin = false;
@@ -929,51 +920,54 @@ impl Ctx<'_> {
         };
         if wants_script {
             let Some(script) = operand else {
-                return Verdict::new(RequiresApproval, "shell -c without a script");
+                return SegmentJudgement::new(Ask, "shell -c without a script");
             };
             return self.nested(script, depth, "runs the nested script (judged separately)");
         }
         if let Some(file) = operand {
             if file.text.starts_with("<(") {
-                return Verdict::new(Dangerous, "runs code produced by a process substitution");
+                return SegmentJudgement::new(
+                    Dangerous,
+                    "runs code produced by a process substitution",
+                );
             }
             if command.piped_input && reads_stdin_path(&file.text) {
-                return Verdict::new(Dangerous, "pipes data into a shell interpreter");
+                return SegmentJudgement::new(Dangerous, "pipes data into a shell interpreter");
             }
-            return Verdict::new(RequiresApproval, "runs a script file");
+            return SegmentJudgement::new(Ask, "runs a script file");
         }
         if command.piped_input {
-            return Verdict::new(Dangerous, "pipes data into a shell interpreter");
+            return SegmentJudgement::new(Dangerous, "pipes data into a shell interpreter");
         }
         if let Some(body) = &command.stdin_text {
             self.script(body, depth + 1);
             if command.stdin_unparsed_substitution {
-                return Verdict::new(
-                    RequiresApproval,
+                return SegmentJudgement::new(
+                    Ask,
                     "the here-document expands backticks that were not analysed",
                 );
             }
-            return Verdict::new(Safe, "runs the here-document (judged separately)");
+            return SegmentJudgement::new(Safe, "runs the here-document (judged separately)");
         }
-        Verdict::new(RequiresApproval, "starts an interactive shell")
+        SegmentJudgement::new(Ask, "starts an interactive shell")
     }
 
     /// Judges a script given as one word (`bash -c WORD`, `eval WORD`).
-    fn nested(&mut self, script: &Word, depth: usize, ok_reason: &'static str) -> Verdict {
+    fn nested(&mut self, script: &Word, depth: usize, ok_reason: &'static str) -> SegmentJudgement {
         if script.substitution {
-            return Verdict::new(
+            return SegmentJudgement::new(
                 Dangerous,
                 "runs a script built at run time by a substitution",
             );
         }
         if script.dynamic {
-            return Verdict::new(RequiresApproval, "runs a script only known at run time");
+            return SegmentJudgement::new(Ask, "runs a script only known at run time");
         }
         self.script(&script.text, depth + 1);
-        Verdict::new(Safe, ok_reason)
+        SegmentJudgement::new(Safe, ok_reason)
     }
 
-    fn eval(&mut self, args: &[Word], depth: usize) -> Verdict {
+    fn eval(&mut self, args: &[Word], depth: usize) -> SegmentJudgement {
         let joined = Word {
             text: args
                 .iter()
@@ -991,8 +985,8 @@ impl Ctx<'_> {
         )
     }
 
-    fn find(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> Verdict {
-        let mut verdict = Verdict::new(Safe, "only searches");
+    fn find(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> SegmentJudgement {
+        let mut judgement = SegmentJudgement::new(Safe, "only searches");
         // Paths found under roots inside the workspace stay inside it.
         let roots: Vec<&Word> = args
             .iter()
@@ -1050,7 +1044,7 @@ impl Ctx<'_> {
                             })
                         })
                     {
-                        verdict = verdict.max(Verdict::owned(
+                        judgement = judgement.max(SegmentJudgement::owned(
                             Dangerous,
                             format!(
                                 "matches a catastrophic pattern: find {} -exec {} deletes the whole tree",
@@ -1072,12 +1066,12 @@ impl Ctx<'_> {
                     continue;
                 }
                 "-delete" => {
-                    verdict = verdict.max(self.find_delete(args, &roots));
+                    judgement = judgement.max(self.find_delete(args, &roots));
                 }
                 "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
                     let written = self.judge().writes(args.get(index + 1));
-                    if written.level > verdict.level {
-                        verdict = written;
+                    if written.level > judgement.level {
+                        judgement = written;
                     }
                     index += 1;
                 }
@@ -1085,8 +1079,8 @@ impl Ctx<'_> {
                 t if FIND_FLAGS.contains(&t) => {}
                 t if t.starts_with("-newer") && t.len() == 8 => index += 1,
                 t if t.starts_with('-') && index >= roots.len() => {
-                    verdict = verdict.max(Verdict::owned(
-                        RequiresApproval,
+                    judgement = judgement.max(SegmentJudgement::owned(
+                        Ask,
                         format!("unknown find primary `{t}`"),
                     ));
                 }
@@ -1095,13 +1089,13 @@ impl Ctx<'_> {
             index += 1;
         }
         let _ = command;
-        verdict
+        judgement
     }
 
     /// `find … -delete`: `Dangerous` for the whole file system or home,
     /// `WorkspaceSafe` when what is matched is regenerable build output or
     /// held by the snapshot, otherwise it asks.
-    fn find_delete(&self, args: &[Word], roots: &[&Word]) -> Verdict {
+    fn find_delete(&self, args: &[Word], roots: &[&Word]) -> SegmentJudgement {
         let judge = self.judge();
         let home = self.facts.home();
         let everything = unfiltered(&args[roots.len()..]);
@@ -1114,7 +1108,7 @@ impl Ctx<'_> {
                     || r.text == "$HOME"
             })
         {
-            return Verdict::owned(
+            return SegmentJudgement::owned(
                 Dangerous,
                 format!(
                     "matches a catastrophic pattern: find {} -delete deletes the whole tree",
@@ -1129,7 +1123,8 @@ impl Ctx<'_> {
             roots.iter().map(|w| (*w).clone()).collect()
         };
         if !names.is_empty() {
-            let mut worst = Verdict::new(WorkspaceSafe, "deletes regenerable build output");
+            let mut worst =
+                SegmentJudgement::new(WorkspaceSafe, "deletes regenerable build output");
             for root in &targets {
                 for name in &names {
                     let matched = Word {
@@ -1150,7 +1145,7 @@ impl Ctx<'_> {
         args: &[Word],
         command: &SimpleCommand,
         depth: usize,
-    ) -> Verdict {
+    ) -> SegmentJudgement {
         let _ = depth;
         let kind = interpreter_kind(program).unwrap_or(InterpreterKind::Other);
         if !args.is_empty()
@@ -1158,7 +1153,7 @@ impl Ctx<'_> {
                 .iter()
                 .all(|w| matches!(w.text.as_str(), "--version" | "-V" | "--help" | "-h" | "-v"))
         {
-            return Verdict::new(Safe, "prints version or help");
+            return SegmentJudgement::new(Safe, "prints version or help");
         }
         let inline_flags: &[&str] = match kind {
             InterpreterKind::Python => &["-c"],
@@ -1210,26 +1205,29 @@ impl Ctx<'_> {
                 || inline_reads_stdin
                 || (inline && kind == InterpreterKind::Perl))
         {
-            return Verdict::new(Dangerous, "pipes data into an interpreter");
+            return SegmentJudgement::new(Dangerous, "pipes data into an interpreter");
         }
         if let Some(file) = script
             && file.text.starts_with("<(")
         {
-            return Verdict::new(Dangerous, "runs code produced by a process substitution");
+            return SegmentJudgement::new(
+                Dangerous,
+                "runs code produced by a process substitution",
+            );
         }
         if inline {
-            return Verdict::new(RequiresApproval, "runs inline code");
+            return SegmentJudgement::new(Ask, "runs inline code");
         }
         if let Some(module) = module {
-            return python_module_verdict(module, args, self.judge());
+            return python_module_judgement(module, args, self.judge());
         }
         if reads_program_from_stdin {
             if command.stdin_text.is_some() {
-                return Verdict::new(RequiresApproval, "runs code from a here-document");
+                return SegmentJudgement::new(Ask, "runs code from a here-document");
             }
-            return Verdict::new(RequiresApproval, "starts an interactive interpreter");
+            return SegmentJudgement::new(Ask, "starts an interactive interpreter");
         }
-        Verdict::new(RequiresApproval, "runs a script")
+        SegmentJudgement::new(Ask, "runs a script")
     }
 }
 
@@ -1379,7 +1377,7 @@ fn reads_stdin_path(path: &str) -> bool {
     )
 }
 
-/// Variables that leave a command's verdict alone: locale, terminal and
+/// Variables that leave a command's judgement alone: locale, terminal and
 /// build chatter. Nothing here loads or runs code.
 const INERT_VARIABLES: &[&str] = &[
     "CARGO_INCREMENTAL",
@@ -1444,16 +1442,16 @@ const CODE_VARIABLES: &[(&str, &str)] = &[
 ];
 
 /// Judges `NAME=value` (as a prefix, through `env`, or exported).
-fn assignment_verdict(name: &str, value: &Word) -> Verdict {
+fn assignment_judgement(name: &str, value: &Word) -> SegmentJudgement {
     if let Some(construct) = value.opaque {
-        return Verdict::owned(
-            RequiresApproval,
+        return SegmentJudgement::owned(
+            Ask,
             format!("sets `{name}` from {construct}, which is not analysed"),
         );
     }
     let inert = INERT_VARIABLES.contains(&name) || name.starts_with("LC_");
     if inert {
-        return Verdict::new(Safe, "sets an inert variable");
+        return SegmentJudgement::new(Safe, "sets an inert variable");
     }
     let code = CODE_VARIABLES
         .iter()
@@ -1462,23 +1460,23 @@ fn assignment_verdict(name: &str, value: &Word) -> Verdict {
             None => *pattern == name,
         });
     if let Some((_, why)) = code {
-        return Verdict::owned(RequiresApproval, format!("sets `{name}`, which {why}"));
+        return SegmentJudgement::owned(Ask, format!("sets `{name}`, which {why}"));
     }
     if name.ends_with("_OPTIONS") || name.ends_with("_OPTS") || name.ends_with("FLAGS") {
-        return Verdict::owned(
-            RequiresApproval,
+        return SegmentJudgement::owned(
+            Ask,
             format!("sets `{name}`, which passes options that can load code"),
         );
     }
-    Verdict::owned(
-        RequiresApproval,
+    SegmentJudgement::owned(
+        Ask,
         format!("sets `{name}`, which is not known to be inert"),
     )
 }
 
 /// `export`, `declare`, `typeset`, `local`, `readonly`, `unset` (their
 /// assignments are judged separately).
-fn declaration_verdict(program: &str, args: &[Word], assigns: bool) -> Verdict {
+fn declaration_judgement(program: &str, args: &[Word], assigns: bool) -> SegmentJudgement {
     for word in args {
         let text = word.text.as_str();
         if program == "unset" {
@@ -1488,14 +1486,14 @@ fn declaration_verdict(program: &str, args: &[Word], assigns: bool) -> Verdict {
             && !text.contains('=')
         {
             if flags.contains(['i', 'n']) {
-                return Verdict::owned(
-                    RequiresApproval,
+                return SegmentJudgement::owned(
+                    Ask,
                     format!("`{program} {text}` evaluates values as arithmetic or references"),
                 );
             }
             if flags.contains('f') {
-                return Verdict::owned(
-                    RequiresApproval,
+                return SegmentJudgement::owned(
+                    Ask,
                     format!("`{program} {text}` works on shell functions"),
                 );
             }
@@ -1506,7 +1504,7 @@ fn declaration_verdict(program: &str, args: &[Word], assigns: bool) -> Verdict {
         .filter(|w| !w.text.starts_with(['-', '+']))
         .collect();
     if program != "unset" && names.is_empty() && !assigns {
-        return Verdict::new(RequiresApproval, crate::program_rules::PRINTS_ENVIRONMENT);
+        return SegmentJudgement::new(Ask, crate::program_rules::PRINTS_ENVIRONMENT);
     }
     let prints = args.iter().any(|w| {
         w.text
@@ -1518,12 +1516,9 @@ fn declaration_verdict(program: &str, args: &[Word], assigns: bool) -> Verdict {
             .iter()
             .any(|w| crate::is_secret_env_name(w.text.split('=').next().unwrap_or("")))
     {
-        return Verdict::new(
-            RequiresApproval,
-            "prints a secret variable into the transcript",
-        );
+        return SegmentJudgement::new(Ask, "prints a secret variable into the transcript");
     }
-    Verdict::new(Safe, "declares variables")
+    SegmentJudgement::new(Safe, "declares variables")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1556,7 +1551,7 @@ fn interpreter_kind(program: &str) -> Option<InterpreterKind> {
     }
 }
 
-fn python_module_verdict(module: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn python_module_judgement(module: &str, args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     match module {
         // These write where their operands point (a new environment,
         // `__pycache__` beside each source, reformatted files).
@@ -1568,11 +1563,11 @@ fn python_module_verdict(module: &str, args: &[Word], judge: PathJudge<'_>) -> V
                 .skip(1)
                 .filter(|w| !w.text.starts_with('-'))
                 .collect();
-            Verdict::new(WorkspaceSafe, "builds, tests or checks the project")
+            SegmentJudgement::new(WorkspaceSafe, "builds, tests or checks the project")
                 .max(judge.writes(operands))
         }
         "pytest" | "unittest" | "mypy" | "pylint" | "flake8" | "doctest" => {
-            Verdict::new(WorkspaceSafe, "builds, tests or checks the project")
+            SegmentJudgement::new(WorkspaceSafe, "builds, tests or checks the project")
         }
         "json.tool" => {
             // `python -m json.tool IN OUT` writes OUT.
@@ -1588,10 +1583,10 @@ fn python_module_verdict(module: &str, args: &[Word], judge: PathJudge<'_>) -> V
             }
         }
         "platform" | "sysconfig" | "tabnanny" | "this" => {
-            Verdict::new(Safe, "only reads or prints")
+            SegmentJudgement::new(Safe, "only reads or prints")
         }
-        "pydoc" => Verdict::new(
-            RequiresApproval,
+        "pydoc" => SegmentJudgement::new(
+            Ask,
             "pydoc imports the module it documents (running its code) and may start a pager",
         ),
         "pip" => {
@@ -1599,10 +1594,10 @@ fn python_module_verdict(module: &str, args: &[Word], judge: PathJudge<'_>) -> V
                 .iter()
                 .position(|w| w.text == "pip")
                 .map_or(args.len(), |i| i + 1);
-            program_verdict("pip", &args[start..], judge)
-                .unwrap_or_else(|| Verdict::new(RequiresApproval, "unknown pip sub-command"))
+            program_judgement("pip", &args[start..], judge)
+                .unwrap_or_else(|| SegmentJudgement::new(Ask, "unknown pip sub-command"))
         }
-        _ => Verdict::new(RequiresApproval, "runs a Python module"),
+        _ => SegmentJudgement::new(Ask, "runs a Python module"),
     }
 }
 
@@ -1754,7 +1749,7 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
     let mut out = Unwrapped {
         words: Vec::new(),
         wrappers: Vec::new(),
-        verdict: None,
+        judgement: None,
         query_only: false,
         assignments: Vec::new(),
         writes: Vec::new(),
@@ -1777,7 +1772,7 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
                     continue;
                 }
                 Err(why) => {
-                    out.verdict = Some(Verdict::owned(RequiresApproval, format!("xargs: {why}")));
+                    out.judgement = Some(SegmentJudgement::owned(Ask, format!("xargs: {why}")));
                     break;
                 }
             }
@@ -1829,8 +1824,8 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
                 text.starts_with('-') && !text.starts_with("--") && text.contains(flag)
             };
             if name == "env" && (env_short('C') || text.starts_with("--chdir")) {
-                out.verdict = Some(Verdict::new(
-                    RequiresApproval,
+                out.judgement = Some(SegmentJudgement::new(
+                    Ask,
                     "env -C runs the command in another directory, so its paths are not judged",
                 ));
             }
@@ -1861,14 +1856,11 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
             if (name == "sudo" || name == "doas")
                 && matches!(text, "-l" | "-v" | "-k" | "-K" | "-e" | "-s" | "-i")
             {
-                out.verdict = Some(Verdict::new(
-                    RequiresApproval,
-                    "runs with elevated privileges",
-                ));
+                out.judgement = Some(SegmentJudgement::new(Ask, "runs with elevated privileges"));
             }
             if name == "env" && (env_short('S') || text.starts_with("--split-string")) {
-                out.verdict = Some(Verdict::new(
-                    RequiresApproval,
+                out.judgement = Some(SegmentJudgement::new(
+                    Ask,
                     "env -S runs a command split from a string",
                 ));
             }
@@ -1889,14 +1881,14 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
         }
         out.wrappers.push(name.clone());
         if matches!(name.as_str(), "exec" | "command" | "builtin" | "coproc") && !out.query_only {
-            out.verdict.get_or_insert(Verdict::owned(
-                RequiresApproval,
+            out.judgement.get_or_insert(SegmentJudgement::owned(
+                Ask,
                 format!("`{name}` runs a program in a way that is not analysed"),
             ));
         }
         if name == "sudo" || name == "doas" {
-            let level = Verdict::new(RequiresApproval, "runs with elevated privileges");
-            out.verdict.get_or_insert(level);
+            let level = SegmentJudgement::new(Ask, "runs with elevated privileges");
+            out.judgement.get_or_insert(level);
         }
         rest = rest[index.min(rest.len())..].to_vec();
         if out.query_only {

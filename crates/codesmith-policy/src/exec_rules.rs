@@ -39,7 +39,7 @@ pub enum Decision {
     Allow,
     /// Ask a person first (refused when the approval mode is `never`).
     #[serde(rename = "ask")]
-    AskUser,
+    Ask,
     /// Refuse without asking.
     #[serde(rename = "deny")]
     Deny,
@@ -50,7 +50,7 @@ impl Decision {
     pub fn as_str(self) -> &'static str {
         match self {
             Decision::Allow => "allow",
-            Decision::AskUser => "ask",
+            Decision::Ask => "ask",
             Decision::Deny => "deny",
         }
     }
@@ -147,7 +147,7 @@ pub struct MatchedRule {
 /// What the rules say about a whole command line.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RuleEvaluation {
-    /// `Deny` if any segment is denied; else `AskUser` if any segment
+    /// `Deny` if any segment is denied; else `Ask` if any segment
     /// matched an `ask` rule; else `Allow` if every segment is allowed; else
     /// `None` (the rules have no opinion and the classifier decides).
     pub decision: Option<Decision>,
@@ -226,7 +226,7 @@ impl Rules {
             };
             let decision = match raw.decision.as_str() {
                 "allow" => Decision::Allow,
-                "ask" => Decision::AskUser,
+                "ask" => Decision::Ask,
                 "deny" => Decision::Deny,
                 other => {
                     return Err(error(format!(
@@ -255,19 +255,6 @@ impl Rules {
             self.insert(rule);
         }
         Ok(warnings)
-    }
-
-    /// Adds one rule built in code.
-    ///
-    /// # Errors
-    /// A message when the pattern is empty or starts with `*`.
-    pub fn add_rule(&mut self, rule: Rule) -> Result<(), String> {
-        validate(&rule)?;
-        if rule.source == RuleSource::Project && rule.decision == Decision::Allow {
-            return Err("a project rule may not allow".to_string());
-        }
-        self.insert(rule);
-        Ok(())
     }
 
     fn insert(&mut self, rule: Rule) {
@@ -314,8 +301,8 @@ impl Rules {
         let any = |d: Decision| out.per_segment.contains(&Some(d));
         out.decision = if any(Decision::Deny) {
             Some(Decision::Deny)
-        } else if any(Decision::AskUser) {
-            Some(Decision::AskUser)
+        } else if any(Decision::Ask) {
+            Some(Decision::Ask)
         } else if !out.per_segment.is_empty()
             && out.per_segment.iter().all(|d| *d == Some(Decision::Allow))
         {

@@ -6,9 +6,9 @@
 //! `push --force`) need approval; they are not on the catastrophic list
 //! (seed 002 keeps that list to five literals).
 
-use crate::SafetyLevel::{RequiresApproval, Safe, WorkspaceSafe};
+use crate::SafetyLevel::{Ask, Safe, WorkspaceSafe};
 use crate::net_commands::NETWORK_REASON;
-use crate::program_rules::{PathJudge, Verdict};
+use crate::program_rules::{PathJudge, SegmentJudgement};
 use crate::shell_parse::Word;
 
 const READ_ONLY: &[&str] = &[
@@ -92,7 +92,7 @@ const NETWORK: &[&str] = &[
 /// Global options of `git` that take a value in the next word.
 const VALUE_OPTIONS: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
 
-/// Long options of git sub-commands whose meaning decides the verdict,
+/// Long options of git sub-commands whose meaning decides the judgement,
 /// the more dangerous reading of a shared prefix first; an abbreviation
 /// of one of them is judged as it.
 const GIT_LONG: &[&str] = &[
@@ -168,7 +168,7 @@ const CONFIG_READ_OPTIONS: &[&str] = &[
 /// (`-f`, `--global`, `--system`, `--blob`), an option not listed — asks,
 /// because configuration names commands git runs later outside any
 /// sandbox (`core.fsmonitor`, `core.hooksPath`, `core.pager`, `!` aliases).
-fn config_verdict(rest: &[&str]) -> Verdict {
+fn config_judgement(rest: &[&str]) -> SegmentJudgement {
     let mut names = 0;
     let mut reads = false;
     let mut iter = rest.iter().enumerate();
@@ -189,8 +189,8 @@ fn config_verdict(rest: &[&str]) -> Verdict {
             continue;
         }
         if !CONFIG_READ_OPTIONS.contains(&option) {
-            return Verdict::owned(
-                RequiresApproval,
+            return SegmentJudgement::owned(
+                Ask,
                 format!(
                     "git config `{word}` writes configuration or reads another file (git runs \
                      commands named there later, outside any sandbox)"
@@ -200,12 +200,12 @@ fn config_verdict(rest: &[&str]) -> Verdict {
         reads |= option.starts_with("--get") || option == "--list" || option == "-l";
     }
     if reads || names <= 1 {
-        Verdict::new(Safe, "reads git configuration")
+        SegmentJudgement::new(Safe, "reads git configuration")
     } else {
         // Config can name commands git runs later, outside any sandbox
         // (core.fsmonitor, core.hooksPath, core.pager, `!` aliases).
-        Verdict::new(
-            RequiresApproval,
+        SegmentJudgement::new(
+            Ask,
             "changes git configuration, which can make git run commands later",
         )
     }
@@ -214,7 +214,7 @@ fn config_verdict(rest: &[&str]) -> Verdict {
 /// `git diff --no-index A B` and `git grep --no-index PATTERN [DIR…]`:
 /// the paths are read as `diff -r` and `grep -r` read them (credential
 /// files and directories holding them ask).
-fn no_index_verdict(sub: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn no_index_judgement(sub: &str, args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let mut operands: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
     let pattern_given = args
         .iter()
@@ -227,34 +227,34 @@ fn no_index_verdict(sub: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
         return read;
     }
     if let Some(dir) = judge.credential_holder(&operands) {
-        return Verdict::owned(
-            RequiresApproval,
+        return SegmentJudgement::owned(
+            Ask,
             format!(
                 "git {sub} --no-index reads `{dir}` recursively, and it holds credential stores"
             ),
         );
     }
-    Verdict::new(Safe, "reads files outside the repository's objects")
+    SegmentJudgement::new(Safe, "reads files outside the repository's objects")
 }
 
-/// Judges `git ARGS`. A verdict that changes the repository is only
+/// Judges `git ARGS`. A judgement that changes the repository is only
 /// `WorkspaceSafe` when git runs inside the workspace (the repository it
 /// finds from elsewhere is not the workspace's).
-pub(crate) fn git_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
-    let verdict = git_verdict_here(args, judge);
+pub(crate) fn git_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
+    let judgement = git_verdict_here(args, judge);
     let inside = judge
         .cwd
         .is_some_and(|cwd| crate::ws_path::within(cwd, judge.workspace));
-    if verdict.level == WorkspaceSafe && !inside {
-        return Verdict::new(
-            RequiresApproval,
+    if judgement.level == WorkspaceSafe && !inside {
+        return SegmentJudgement::new(
+            Ask,
             "git changes a repository outside the workspace (the working directory is elsewhere or not known)",
         );
     }
-    verdict
+    judgement
 }
 
-fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
+fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement {
     // `-c core.pager=…`, `-c alias.x=!…` and friends can run any command.
     if args
         .iter()
@@ -265,10 +265,7 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
                 || w.text.starts_with("--exec-path")
         })
     {
-        return Verdict::new(
-            RequiresApproval,
-            "sets git configuration that can run commands",
-        );
+        return SegmentJudgement::new(Ask, "sets git configuration that can run commands");
     }
     let mut index = 0;
     while index < args.len() {
@@ -277,7 +274,7 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
             break;
         }
         if matches!(word, "--version" | "--help" | "-h" | "-v") {
-            return Verdict::new(Safe, "prints git version or help");
+            return SegmentJudgement::new(Safe, "prints git version or help");
         }
         if !SAFE_GLOBAL_OPTIONS.contains(&word) {
             let name = word.split('=').next().unwrap_or(word);
@@ -286,12 +283,12 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
                 "--git-dir" | "--work-tree" => "points git at another repository or work tree",
                 _ => "a git global option that is not analysed",
             };
-            return Verdict::owned(RequiresApproval, format!("`{word}`: {why}"));
+            return SegmentJudgement::owned(Ask, format!("`{word}`: {why}"));
         }
         index += if VALUE_OPTIONS.contains(&word) { 2 } else { 1 };
     }
     let Some(sub) = args.get(index).map(|w| w.text.as_str()) else {
-        return Verdict::new(Safe, "prints git usage");
+        return SegmentJudgement::new(Safe, "prints git usage");
     };
     // git accepts any unique prefix of a long option (`--exe=cmd` is
     // `--exec=cmd`), so abbreviations are judged as what they abbreviate.
@@ -326,40 +323,31 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
             || w.starts_with("--upload-pack")
             || w.starts_with("--exec")
     }) {
-        return Verdict::new(RequiresApproval, "option writes a file or runs a command");
+        return SegmentJudgement::new(Ask, "option writes a file or runs a command");
     }
     match sub {
         "difftool" | "mergetool" => {
-            Verdict::new(RequiresApproval, "runs a configured diff or merge program")
+            SegmentJudgement::new(Ask, "runs a configured diff or merge program")
         }
         "rebase" if has(&["-x"]) || rest.iter().any(|w| w.starts_with("--exec")) => {
-            Verdict::new(RequiresApproval, "git rebase --exec runs a command")
+            SegmentJudgement::new(Ask, "git rebase --exec runs a command")
         }
         "bisect" if rest.first() == Some(&"run") => {
-            Verdict::new(RequiresApproval, "git bisect run runs a command")
+            SegmentJudgement::new(Ask, "git bisect run runs a command")
         }
-        "bisect" => Verdict::new(WorkspaceSafe, "changes the local repository"),
+        "bisect" => SegmentJudgement::new(WorkspaceSafe, "changes the local repository"),
         "worktree" if matches!(rest.first(), Some(&"list")) => {
-            Verdict::new(Safe, "lists work trees")
+            SegmentJudgement::new(Safe, "lists work trees")
         }
-        "worktree" => Verdict::new(RequiresApproval, "creates or removes a work tree elsewhere"),
-        "init" => Verdict::new(
-            RequiresApproval,
-            "creates a repository (templates and hooks)",
-        ),
-        "maintenance" => Verdict::new(
-            RequiresApproval,
-            "git maintenance schedules background jobs",
-        ),
+        "worktree" => SegmentJudgement::new(Ask, "creates or removes a work tree elsewhere"),
+        "init" => SegmentJudgement::new(Ask, "creates a repository (templates and hooks)"),
+        "maintenance" => SegmentJudgement::new(Ask, "git maintenance schedules background jobs"),
         "apply"
             if rest
                 .iter()
                 .any(|w| w.starts_with("--unsafe-paths") || w.starts_with("--directory")) =>
         {
-            Verdict::new(
-                RequiresApproval,
-                "git apply --unsafe-paths writes outside the work tree",
-            )
+            SegmentJudgement::new(Ask, "git apply --unsafe-paths writes outside the work tree")
         }
         "apply"
             if rest.iter().all(|w| {
@@ -372,10 +360,10 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
                 .iter()
                 .any(|w| matches!(*w, "--check" | "--stat" | "--numstat" | "--summary")) =>
         {
-            Verdict::new(Safe, "checks or summarises a patch without applying it")
+            SegmentJudgement::new(Safe, "checks or summarises a patch without applying it")
         }
-        "apply" | "am" => Verdict::new(
-            RequiresApproval,
+        "apply" | "am" => SegmentJudgement::new(
+            Ask,
             "applies a patch, which writes whatever paths it names (their safety is not analysed)",
         ),
         "format-patch"
@@ -399,18 +387,18 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
                 });
             match target {
                 Some(t) => _judge.writes([&t]),
-                None => Verdict::new(RequiresApproval, "writes patches to a place not analysed"),
+                None => SegmentJudgement::new(Ask, "writes patches to a place not analysed"),
             }
         }
         "submodule" if rest.first() == Some(&"foreach") => {
-            Verdict::new(RequiresApproval, "git submodule foreach runs a command")
+            SegmentJudgement::new(Ask, "git submodule foreach runs a command")
         }
         // Outside a repository's objects, `--no-index` reads the files
         // and directories named (`git grep --no-index KEY ~`).
         "diff" | "grep" if rest.iter().any(|w| w.starts_with("--no-i")) => {
-            no_index_verdict(sub, &args[index + 1..], _judge)
+            no_index_judgement(sub, &args[index + 1..], _judge)
         }
-        s if READ_ONLY.contains(&s) => Verdict::new(Safe, "reads repository state"),
+        s if READ_ONLY.contains(&s) => SegmentJudgement::new(Safe, "reads repository state"),
         "push"
             if has(&[
                 "--force",
@@ -423,37 +411,37 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
                 .iter()
                 .any(|w| w.starts_with("--force") || w.starts_with('+')) =>
         {
-            Verdict::new(RequiresApproval, "force-pushes or deletes remote history")
+            SegmentJudgement::new(Ask, "force-pushes or deletes remote history")
         }
-        s if NETWORK.contains(&s) => Verdict::new(RequiresApproval, NETWORK_REASON),
+        s if NETWORK.contains(&s) => SegmentJudgement::new(Ask, NETWORK_REASON),
         "reset" if has(&["--hard", "--merge", "--keep"]) => {
-            Verdict::new(RequiresApproval, "discards uncommitted changes")
+            SegmentJudgement::new(Ask, "discards uncommitted changes")
         }
-        "reset" => Verdict::new(WorkspaceSafe, "moves the branch or unstages files"),
+        "reset" => SegmentJudgement::new(WorkspaceSafe, "moves the branch or unstages files"),
         "clean" if has(&["-n", "--dry-run"]) || short_has('n') => {
-            Verdict::new(Safe, "lists untracked files")
+            SegmentJudgement::new(Safe, "lists untracked files")
         }
-        "clean" => Verdict::new(RequiresApproval, "deletes untracked files"),
+        "clean" => SegmentJudgement::new(Ask, "deletes untracked files"),
         "checkout"
             if has(&[
                 "--", ".", "-f", "--force", "-B", "--ours", "--theirs", "-p", "--patch",
             ]) =>
         {
-            Verdict::new(RequiresApproval, "may overwrite uncommitted changes")
+            SegmentJudgement::new(Ask, "may overwrite uncommitted changes")
         }
-        "checkout" => Verdict::new(WorkspaceSafe, "switches or creates a branch"),
+        "checkout" => SegmentJudgement::new(WorkspaceSafe, "switches or creates a branch"),
         "restore" if (has(&["--staged", "-S"]) && !has(&["--worktree", "-W"])) => {
-            Verdict::new(WorkspaceSafe, "unstages files")
+            SegmentJudgement::new(WorkspaceSafe, "unstages files")
         }
-        "restore" => Verdict::new(RequiresApproval, "discards uncommitted changes"),
+        "restore" => SegmentJudgement::new(Ask, "discards uncommitted changes"),
         "switch" if has(&["--discard-changes", "-f", "--force", "-C", "--force-create"]) => {
-            Verdict::new(RequiresApproval, "may discard uncommitted changes")
+            SegmentJudgement::new(Ask, "may discard uncommitted changes")
         }
         "branch"
             if has(&["-D", "-M", "-C", "-f", "--force"])
                 || (has(&["--delete", "-d"]) && has(&["--force"])) =>
         {
-            Verdict::new(RequiresApproval, "deletes or overwrites a branch")
+            SegmentJudgement::new(Ask, "deletes or overwrites a branch")
         }
         "branch" | "tag" => {
             let lists = rest.is_empty()
@@ -472,36 +460,36 @@ fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> Verdict {
                     "-n",
                 ]);
             if lists {
-                Verdict::new(Safe, "lists refs")
+                SegmentJudgement::new(Safe, "lists refs")
             } else {
-                Verdict::new(WorkspaceSafe, "creates or deletes a local ref")
+                SegmentJudgement::new(WorkspaceSafe, "creates or deletes a local ref")
             }
         }
         "stash" => match rest.iter().find(|w| !w.starts_with('-')).copied() {
-            Some("list" | "show") => Verdict::new(Safe, "reads stashes"),
-            Some("drop" | "clear") => Verdict::new(RequiresApproval, "discards stashed changes"),
-            _ => Verdict::new(WorkspaceSafe, "stashes or restores local changes"),
+            Some("list" | "show") => SegmentJudgement::new(Safe, "reads stashes"),
+            Some("drop" | "clear") => SegmentJudgement::new(Ask, "discards stashed changes"),
+            _ => SegmentJudgement::new(WorkspaceSafe, "stashes or restores local changes"),
         },
         "remote" => match rest.iter().find(|w| !w.starts_with('-')).copied() {
-            None | Some("show" | "get-url") => Verdict::new(Safe, "reads remotes"),
-            Some("update" | "prune") => Verdict::new(RequiresApproval, NETWORK_REASON),
-            Some(_) => Verdict::new(WorkspaceSafe, "edits the repository's remotes"),
+            None | Some("show" | "get-url") => SegmentJudgement::new(Safe, "reads remotes"),
+            Some("update" | "prune") => SegmentJudgement::new(Ask, NETWORK_REASON),
+            Some(_) => SegmentJudgement::new(WorkspaceSafe, "edits the repository's remotes"),
         },
-        "config" => config_verdict(&rest),
+        "config" => config_judgement(&rest),
         "reflog" => match rest.first().copied() {
-            Some("expire" | "delete") => Verdict::new(RequiresApproval, "deletes reflog entries"),
-            _ => Verdict::new(Safe, "reads the reflog"),
+            Some("expire" | "delete") => SegmentJudgement::new(Ask, "deletes reflog entries"),
+            _ => SegmentJudgement::new(Safe, "reads the reflog"),
         },
         "gc" if rest.iter().any(|w| w.starts_with("--prune")) => {
-            Verdict::new(RequiresApproval, "prunes unreachable objects")
+            SegmentJudgement::new(Ask, "prunes unreachable objects")
         }
-        "gc" => Verdict::new(WorkspaceSafe, "compacts the repository"),
+        "gc" => SegmentJudgement::new(WorkspaceSafe, "compacts the repository"),
         "prune" | "filter-branch" | "filter-repo" | "replace" | "update-ref" => {
-            Verdict::new(RequiresApproval, "rewrites or deletes repository history")
+            SegmentJudgement::new(Ask, "rewrites or deletes repository history")
         }
         s if LOCAL_WRITES.contains(&s) => {
-            Verdict::new(WorkspaceSafe, "changes the local repository")
+            SegmentJudgement::new(WorkspaceSafe, "changes the local repository")
         }
-        _ => Verdict::new(RequiresApproval, "unknown git sub-command"),
+        _ => SegmentJudgement::new(Ask, "unknown git sub-command"),
     }
 }

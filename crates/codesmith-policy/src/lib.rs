@@ -12,8 +12,8 @@ pub use path_text::{normalize_path, normalize_path_strict, normalize_path_strict
 pub use safe_name::{MAX_SAFE_NAME_LEN, UnsafeName, check_safe_name, is_safe_name, join_safe};
 pub use scrub::{REDACTED, is_secret_env, is_secret_env_name, scrub_secrets};
 pub use ssrf::{
-    AddressGate, Cidr, FAKEIP_RANGE, MalformedLiteral, Restricted, RestrictedRange, classify,
-    embedded_ipv4, is_localhost_name, parse_ip_literal, restricted_v4,
+    AddressPolicy, Cidr, FAKEIP_RANGE, MalformedLiteral, Restricted, RestrictedRange,
+    embedded_ipv4, is_localhost_name, parse_ip_literal, restricted_range, restricted_v4,
 };
 pub use terminal::{
     BLANK_RUN, MAX_OPEN_SEQUENCE, TerminalSafe, json_terminal_safe, screen_text, terminal_safe,

@@ -66,8 +66,8 @@ pub struct NetworkConfig {
     pub allow: Vec<String>,
     /// Host patterns to deny (wins over `allow`).
     pub deny: Vec<String>,
-    /// CIDRs inside 198.18.0.0/15 to exempt from the address gate (TUN fake-IP
-    /// proxies). Read by [`crate::AddressGate::from_config`]; others are ignored.
+    /// CIDRs inside 198.18.0.0/15 to exempt from the address policy (TUN fake-IP
+    /// proxies). Read by [`crate::AddressPolicy::from_config`]; others are ignored.
     pub trusted_fakeip_cidrs: Vec<String>,
 }
 

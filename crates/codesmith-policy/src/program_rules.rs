@@ -10,35 +10,35 @@
 
 use std::borrow::Cow;
 
-use crate::SafetyLevel::{self, RequiresApproval, Safe, WorkspaceSafe};
+use crate::SafetyLevel::{self, Ask, Safe, WorkspaceSafe};
 use crate::path_text::normalize_path;
 use crate::shell_parse::Word;
 use crate::ws_path::{PathFacts, PathPlace, SINKS, is_credential, place as legacy_place, within};
 
-/// A level with the reason shown to the user.
+/// One command segment's safety level with the reason shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Verdict {
+pub(crate) struct SegmentJudgement {
     pub level: SafetyLevel,
     pub reason: Cow<'static, str>,
 }
 
-impl Verdict {
+impl SegmentJudgement {
     pub(crate) fn new(level: SafetyLevel, reason: &'static str) -> Self {
-        Verdict {
+        SegmentJudgement {
             level,
             reason: Cow::Borrowed(reason),
         }
     }
 
     pub(crate) fn owned(level: SafetyLevel, reason: String) -> Self {
-        Verdict {
+        SegmentJudgement {
             level,
             reason: Cow::Owned(reason),
         }
     }
 
     /// The worse of `self` and `other` (the first on a tie).
-    pub(crate) fn max(self, other: Verdict) -> Verdict {
+    pub(crate) fn max(self, other: SegmentJudgement) -> SegmentJudgement {
         if other.level > self.level {
             other
         } else {
@@ -163,19 +163,19 @@ impl PathJudge<'_> {
     }
 
     /// `WorkspaceSafe` when every path stays inside the workspace (or is a
-    /// sink), otherwise `RequiresApproval` with a reason naming the problem.
-    pub(crate) fn writes<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> Verdict {
+    /// sink), otherwise `Ask` with a reason naming the problem.
+    pub(crate) fn writes<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> SegmentJudgement {
         let mut worst = PathPlace::Sink;
         let mut run_time = false;
         for path in paths {
             if let Some(construct) = path.opaque {
-                return Verdict::owned(
-                    RequiresApproval,
+                return SegmentJudgement::owned(
+                    Ask,
                     format!("writes to a path built by {construct}, which is not analysed"),
                 );
             }
             if let Some(why) = self.through_unsure_link(path) {
-                return Verdict::owned(RequiresApproval, format!("writes {why}"));
+                return SegmentJudgement::owned(Ask, format!("writes {why}"));
             }
             run_time |= path.dynamic || path.text.starts_with('$');
             let place = self.place(path);
@@ -185,33 +185,38 @@ impl PathJudge<'_> {
         }
         match worst {
             PathPlace::System => {
-                Verdict::new(RequiresApproval, "writes to a system or credential file")
+                SegmentJudgement::new(Ask, "writes to a system or credential file")
             }
-            PathPlace::Protected => Verdict::new(
-                RequiresApproval,
+            PathPlace::Protected => SegmentJudgement::new(
+                Ask,
                 "writes under `.git/` or `.codesmith/` (git runs code from there later; \
                  `.codesmith/` is the project's safety configuration)",
             ),
             PathPlace::Outside if run_time => {
-                Verdict::new(RequiresApproval, "writes to a path only known at run time")
+                SegmentJudgement::new(Ask, "writes to a path only known at run time")
             }
-            PathPlace::Outside => Verdict::new(RequiresApproval, "writes outside the workspace"),
-            PathPlace::Inside => Verdict::new(WorkspaceSafe, "writes only inside the workspace"),
-            PathPlace::PrivateTmp => Verdict::new(WorkspaceSafe, PRIVATE_TMP_WRITE),
-            PathPlace::Sink => Verdict::new(Safe, "writes nothing that is kept"),
+            PathPlace::Outside => SegmentJudgement::new(Ask, "writes outside the workspace"),
+            PathPlace::Inside => {
+                SegmentJudgement::new(WorkspaceSafe, "writes only inside the workspace")
+            }
+            PathPlace::PrivateTmp => SegmentJudgement::new(WorkspaceSafe, PRIVATE_TMP_WRITE),
+            PathPlace::Sink => SegmentJudgement::new(Safe, "writes nothing that is kept"),
         }
     }
 
     /// Judges deleting `targets`: `WorkspaceSafe` only for regenerable build
     /// output or paths the task's snapshot holds; anything else asks.
-    pub(crate) fn deletes<'w>(&self, targets: impl IntoIterator<Item = &'w Word>) -> Verdict {
+    pub(crate) fn deletes<'w>(
+        &self,
+        targets: impl IntoIterator<Item = &'w Word>,
+    ) -> SegmentJudgement {
         let (mut any, mut tmp, mut other) = (false, false, false);
         for target in targets {
             any = true;
             let written = self.writes([target]);
             if written.level > WorkspaceSafe {
-                return Verdict::owned(
-                    RequiresApproval,
+                return SegmentJudgement::owned(
+                    Ask,
                     format!(
                         "deletes `{}`: {}",
                         target.text,
@@ -229,14 +234,14 @@ impl PathJudge<'_> {
             }
             other = true;
             let Some(resolved) = self.resolve(target) else {
-                return Verdict::new(RequiresApproval, "deletes paths only known at run time");
+                return SegmentJudgement::new(Ask, "deletes paths only known at run time");
             };
             if crate::ws_path::is_regenerable(&resolved, self.workspace) {
                 continue;
             }
             if resolved.contains(['*', '?', '[']) {
-                return Verdict::owned(
-                    RequiresApproval,
+                return SegmentJudgement::owned(
+                    Ask,
                     format!(
                         "deletes what `{}` matches; whether the snapshot holds it is not known",
                         target.text
@@ -246,8 +251,8 @@ impl PathJudge<'_> {
             match self.facts.snapshot_holds(&resolved) {
                 Some(true) => {}
                 Some(false) => {
-                    return Verdict::owned(
-                        RequiresApproval,
+                    return SegmentJudgement::owned(
+                        Ask,
                         format!(
                             "deletes `{}`, which the task's snapshot does not hold (it could not be undone)",
                             target.text
@@ -255,8 +260,8 @@ impl PathJudge<'_> {
                     );
                 }
                 None => {
-                    return Verdict::owned(
-                        RequiresApproval,
+                    return SegmentJudgement::owned(
+                        Ask,
                         format!(
                             "deletes `{}`; no snapshot is known to hold it (it could not be undone)",
                             target.text
@@ -266,18 +271,18 @@ impl PathJudge<'_> {
             }
         }
         if tmp && !other {
-            Verdict::new(
+            SegmentJudgement::new(
                 WorkspaceSafe,
                 "deletes only below the sandbox's private /tmp (a fresh tmpfs of this \
                  command's own, discarded when it ends)",
             )
         } else if any {
-            Verdict::new(
+            SegmentJudgement::new(
                 WorkspaceSafe,
                 "deletes only regenerable build output or files the snapshot holds",
             )
         } else {
-            Verdict::new(WorkspaceSafe, "deletes nothing")
+            SegmentJudgement::new(WorkspaceSafe, "deletes nothing")
         }
     }
 
@@ -287,8 +292,11 @@ impl PathJudge<'_> {
     /// ([`PathJudge::deletes`]): `WorkspaceSafe` only when the file does
     /// not exist yet, is regenerable build output, or the task's snapshot
     /// holds it; otherwise it asks.
-    pub(crate) fn overwrites<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> Verdict {
-        let mut worst = Verdict::new(Safe, "writes nothing that is kept");
+    pub(crate) fn overwrites<'w>(
+        &self,
+        paths: impl IntoIterator<Item = &'w Word>,
+    ) -> SegmentJudgement {
+        let mut worst = SegmentJudgement::new(Safe, "writes nothing that is kept");
         for path in paths {
             let written = self.writes([path]);
             if written.level != WorkspaceSafe || self.in_private_tmp(path) {
@@ -296,13 +304,13 @@ impl PathJudge<'_> {
                 continue;
             }
             let Some(resolved) = self.resolve(path) else {
-                return Verdict::new(RequiresApproval, "overwrites a path only known at run time");
+                return SegmentJudgement::new(Ask, "overwrites a path only known at run time");
             };
             let undoable = crate::ws_path::is_regenerable(&resolved, self.workspace)
                 || self.facts.snapshot_holds(&resolved) == Some(true);
             let exists = self.facts.exists(&resolved);
             if undoable || (self.trust_absence && exists == Some(false)) {
-                worst = worst.max(Verdict::new(
+                worst = worst.max(SegmentJudgement::new(
                     WorkspaceSafe,
                     "writes only inside the workspace (new files, or files the snapshot holds)",
                 ));
@@ -313,10 +321,7 @@ impl PathJudge<'_> {
             } else {
                 "which may exist and no snapshot is known to hold (its content could not be restored)"
             };
-            return Verdict::owned(
-                RequiresApproval,
-                format!("overwrites `{}`, {why}", path.text),
-            );
+            return SegmentJudgement::owned(Ask, format!("overwrites `{}`, {why}", path.text));
         }
         worst
     }
@@ -429,35 +434,35 @@ impl PathJudge<'_> {
         })
     }
 
-    /// `RequiresApproval` when any of `paths` is a credential store (by
+    /// `Ask` when any of `paths` is a credential store (by
     /// resolved location) or built by a construct not analysed.
-    pub(crate) fn reads<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> Verdict {
+    pub(crate) fn reads<'w>(&self, paths: impl IntoIterator<Item = &'w Word>) -> SegmentJudgement {
         for path in paths {
             if let Some(construct) = path.opaque {
-                return Verdict::owned(
-                    RequiresApproval,
+                return SegmentJudgement::owned(
+                    Ask,
                     format!("reads a path built by {construct}, which is not analysed"),
                 );
             }
             let resolved = self.resolve(path);
             if is_credential(&path.text) || resolved.as_deref().is_some_and(is_credential) {
-                return Verdict::new(RequiresApproval, "reads a credential file");
+                return SegmentJudgement::new(Ask, "reads a credential file");
             }
             if let Some(why) = self.through_unsure_link(path) {
-                return Verdict::owned(RequiresApproval, format!("reads {why}"));
+                return SegmentJudgement::owned(Ask, format!("reads {why}"));
             }
             if let Some(resolved) = resolved.as_deref()
                 && let Some(why) = self.hidden_home_read(resolved)
             {
-                return Verdict::owned(RequiresApproval, format!("reads `{}`: {why}", path.text));
+                return SegmentJudgement::owned(Ask, format!("reads `{}`: {why}", path.text));
             }
             // A disk holds every file on it, credentials included.
             if resolved
                 .as_deref()
                 .is_some_and(crate::catastrophic::is_disk_device)
             {
-                return Verdict::owned(
-                    RequiresApproval,
+                return SegmentJudgement::owned(
+                    Ask,
                     format!("reads the raw disk or memory device `{}`", path.text),
                 );
             }
@@ -466,14 +471,14 @@ impl PathJudge<'_> {
             if let (Some(resolved), Some(home)) = (resolved.as_deref(), self.facts.home())
                 && within(resolved, &format!("{home}/.codesmith"))
             {
-                return Verdict::new(
-                    RequiresApproval,
+                return SegmentJudgement::new(
+                    Ask,
                     "reads the user's CodeSmith home (configuration and session transcripts)",
                 );
             }
             if resolved.is_none() && run_time_dir(&path.text).is_some() {
-                return Verdict::owned(
-                    RequiresApproval,
+                return SegmentJudgement::owned(
+                    Ask,
                     format!(
                         "reads `{}`, a path only known at run time (it could be a credential file)",
                         path.text
@@ -482,10 +487,10 @@ impl PathJudge<'_> {
             }
             // Inside a credential store every relative or run-time path is one.
             if resolved.is_none() && self.cwd.is_some_and(is_credential) {
-                return Verdict::new(RequiresApproval, "reads a credential file");
+                return SegmentJudgement::new(Ask, "reads a credential file");
             }
         }
-        Verdict::new(Safe, "only reads or prints")
+        SegmentJudgement::new(Safe, "only reads or prints")
     }
 }
 
@@ -851,10 +856,10 @@ const OUTPUT_OPTIONS: &[&str] = &[
 
 /// `cargo new PATH` / `cargo init PATH` create a package at PATH (judged as
 /// a write); `cargo doc --open` starts a browser (`$BROWSER`).
-fn cargo_paths_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn cargo_paths_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let mut words = args.iter().skip_while(|w| w.text.starts_with(['-', '+']));
     let Some(sub) = words.next() else {
-        return Verdict::new(Safe, "no sub-command");
+        return SegmentJudgement::new(Safe, "no sub-command");
     };
     let rest: Vec<&Word> = words.collect();
     match sub.text.as_str() {
@@ -874,11 +879,11 @@ fn cargo_paths_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
             }
             judge.writes(paths)
         }
-        "doc" | "d" if rest.iter().any(|w| w.text == "--open") => Verdict::new(
-            RequiresApproval,
+        "doc" | "d" if rest.iter().any(|w| w.text == "--open") => SegmentJudgement::new(
+            Ask,
             "cargo doc --open starts a browser (`$BROWSER` names any program)",
         ),
-        _ => Verdict::new(Safe, "no path operands"),
+        _ => SegmentJudgement::new(Safe, "no path operands"),
     }
 }
 
@@ -919,9 +924,9 @@ pub(crate) const PRINTS_ENVIRONMENT: &str =
 /// `set`: with no arguments it prints every shell variable (secrets
 /// included); with shell options (`-euo pipefail`, `+x`) or `--` and
 /// positional parameters it changes only the running shell.
-fn set_verdict(args: &[Word]) -> Verdict {
+fn set_judgement(args: &[Word]) -> SegmentJudgement {
     if args.is_empty() {
-        return Verdict::new(RequiresApproval, PRINTS_ENVIRONMENT);
+        return SegmentJudgement::new(Ask, PRINTS_ENVIRONMENT);
     }
     let mut iter = args.iter();
     while let Some(word) = iter.next() {
@@ -933,7 +938,7 @@ fn set_verdict(args: &[Word]) -> Verdict {
             break;
         };
         if flags.is_empty() || !flags.chars().all(|c| "abefhkmnptuvxBCEHPTo".contains(c)) {
-            return Verdict::owned(RequiresApproval, format!("unknown option `{text}` for set"));
+            return SegmentJudgement::owned(Ask, format!("unknown option `{text}` for set"));
         }
         if flags.contains('o') {
             match iter.next() {
@@ -945,23 +950,23 @@ fn set_verdict(args: &[Word]) -> Verdict {
                 // `set -o` alone prints the options: harmless.
                 None => {}
                 Some(other) => {
-                    return Verdict::owned(
-                        RequiresApproval,
+                    return SegmentJudgement::owned(
+                        Ask,
                         format!("unknown shell option `{}`", other.text),
                     );
                 }
             }
         }
     }
-    Verdict::new(Safe, "sets shell options or positional parameters")
+    SegmentJudgement::new(Safe, "sets shell options or positional parameters")
 }
 
 /// Judges a known program; `None` when the program is not in any table.
-pub(crate) fn program_verdict(
+pub(crate) fn program_judgement(
     program: &str,
     args: &[Word],
     judge: PathJudge<'_>,
-) -> Option<Verdict> {
+) -> Option<SegmentJudgement> {
     if let Ok(i) = SYSTEM_CHANGERS.binary_search_by(|(p, _)| p.cmp(&program)) {
         if program == "systemctl"
             && args.len() <= 3
@@ -969,34 +974,34 @@ pub(crate) fn program_verdict(
                 .iter()
                 .any(|a| matches!(a.text.as_str(), "status" | "list-units" | "is-active"))
         {
-            return Some(Verdict::new(Safe, "reads service status"));
+            return Some(SegmentJudgement::new(Safe, "reads service status"));
         }
-        return Some(Verdict::new(RequiresApproval, SYSTEM_CHANGERS[i].1));
+        return Some(SegmentJudgement::new(Ask, SYSTEM_CHANGERS[i].1));
     }
     if let Some((_, why)) = ALWAYS_ASK.iter().find(|(p, _)| *p == program) {
-        return Some(Verdict::new(RequiresApproval, why));
+        return Some(SegmentJudgement::new(Ask, why));
     }
     if is_info_only(args) && crate::arity::arity_of(program).is_some() {
-        return Some(Verdict::new(Safe, "prints version or help"));
+        return Some(SegmentJudgement::new(Safe, "prints version or help"));
     }
-    let verdict = match program {
+    let judgement = match program {
         "cargo" | "npm" | "pnpm" | "yarn" | "bun" | "go" | "uv" | "poetry"
             if !project_dirs_inside(args, judge) =>
         {
-            Verdict::new(
-                RequiresApproval,
+            SegmentJudgement::new(
+                Ask,
                 "works on a project outside the workspace (its build scripts run)",
             )
         }
-        "git" => crate::git_rules::git_verdict(args, judge),
-        "rm" => rm_verdict(args, judge),
+        "git" => crate::git_rules::git_judgement(args, judge),
+        "rm" => rm_judgement(args, judge),
         "unlink" | "shred" => judge.deletes(operands(args)),
-        "sed" => sed_verdict(args, judge),
-        "awk" | "gawk" | "mawk" | "nawk" => awk_verdict(args),
-        "sort" => sort_verdict(args, judge),
-        "tar" => tar_verdict(args, judge),
-        "unzip" => unzip_verdict(args, judge),
-        "patch" => patch_verdict(args, judge),
+        "sed" => sed_judgement(args, judge),
+        "awk" | "gawk" | "mawk" | "nawk" => awk_judgement(args),
+        "sort" => sort_judgement(args, judge),
+        "tar" => tar_judgement(args, judge),
+        "unzip" => unzip_judgement(args, judge),
+        "patch" => patch_judgement(args, judge),
         "truncate" => {
             judge.overwrites(operands_after(args, &["-s", "--size", "-r", "--reference"]))
         }
@@ -1011,84 +1016,74 @@ pub(crate) fn program_verdict(
             judge.writes(operands(args))
         }
         "tee" => judge.overwrites(operands(args)),
-        "zip" => zip_verdict(args, judge),
-        "ln" => ln_verdict(args, judge),
-        "cp" | "install" | "mv" => copy_verdict(program, args, judge),
+        "zip" => zip_judgement(args, judge),
+        "ln" => ln_judgement(args, judge),
+        "cp" | "install" | "mv" => copy_judgement(program, args, judge),
         "chmod" => judge.writes(chmod_paths(args)),
-        "uniq" | "xxd" => two_operand_verdict(program, args, judge),
+        "uniq" | "xxd" => two_operand_judgement(program, args, judge),
         "hash"
             if args
                 .iter()
                 .any(|w| w.text.starts_with('-') && w.text.contains('p')) =>
         {
-            Verdict::new(
-                RequiresApproval,
-                "hash -p changes where the shell finds a program",
-            )
+            SegmentJudgement::new(Ask, "hash -p changes where the shell finds a program")
         }
-        "hash" => Verdict::new(Safe, "looks programs up"),
-        "echo" => Verdict::new(Safe, "only prints its arguments"),
-        "set" => set_verdict(args),
-        "printenv" if operands(args).is_empty() => {
-            Verdict::new(RequiresApproval, PRINTS_ENVIRONMENT)
-        }
+        "hash" => SegmentJudgement::new(Safe, "looks programs up"),
+        "echo" => SegmentJudgement::new(Safe, "only prints its arguments"),
+        "set" => set_judgement(args),
+        "printenv" if operands(args).is_empty() => SegmentJudgement::new(Ask, PRINTS_ENVIRONMENT),
         "printenv"
             if operands(args)
                 .iter()
                 .any(|w| crate::is_secret_env_name(&w.text)) =>
         {
-            Verdict::new(
-                RequiresApproval,
+            SegmentJudgement::new(
+                Ask,
                 "prints a secret environment variable into the transcript",
             )
         }
-        "printf" if args.iter().any(|w| w.text.starts_with("-v")) => Verdict::new(
-            RequiresApproval,
+        "printf" if args.iter().any(|w| w.text.starts_with("-v")) => SegmentJudgement::new(
+            Ask,
             "printf -v assigns a variable, evaluating subscripts as arithmetic",
         ),
-        "test" | "[" if args.iter().any(|w| w.text == "-v" || w.text == "-R") => Verdict::new(
-            RequiresApproval,
-            "test -v evaluates a subscript as arithmetic",
-        ),
-        "date" if args.iter().any(|w| !w.text.starts_with(['-', '+'])) => {
-            Verdict::new(RequiresApproval, "date with an operand sets the clock")
+        "test" | "[" if args.iter().any(|w| w.text == "-v" || w.text == "-R") => {
+            SegmentJudgement::new(Ask, "test -v evaluates a subscript as arithmetic")
         }
-        "hostname" if args.iter().any(|w| !w.text.starts_with('-')) => Verdict::new(
-            RequiresApproval,
-            "hostname with an operand sets the host name",
-        ),
+        "date" if args.iter().any(|w| !w.text.starts_with(['-', '+'])) => {
+            SegmentJudgement::new(Ask, "date with an operand sets the clock")
+        }
+        "hostname" if args.iter().any(|w| !w.text.starts_with('-')) => {
+            SegmentJudgement::new(Ask, "hostname with an operand sets the host name")
+        }
         p if PATH_WRITERS.binary_search(&p).is_ok() => judge.writes(operands(args)),
-        p if READ_ONLY.binary_search(&p).is_ok() => read_verdict(p, args, judge),
-        p if PROJECT_TOOLS.binary_search(&p).is_ok() => project_tool_verdict(p, args, judge),
+        p if READ_ONLY.binary_search(&p).is_ok() => read_judgement(p, args, judge),
+        p if PROJECT_TOOLS.binary_search(&p).is_ok() => project_tool_judgement(p, args, judge),
         "cargo"
             if args.iter().any(|w| {
                 w.text == "--config" || w.text.starts_with("--config=") || w.text == "-Z"
             }) =>
         {
-            Verdict::new(
-                RequiresApproval,
-                "cargo --config can name programs cargo runs",
-            )
+            SegmentJudgement::new(Ask, "cargo --config can name programs cargo runs")
         }
-        "cargo" => crate::tool_rules::cargo_verdict(args)
+        "cargo" => crate::tool_rules::cargo_judgement(args)
             .max(judge.writes(&output_targets(args)))
-            .max(cargo_paths_verdict(args, judge)),
+            .max(cargo_paths_judgement(args, judge)),
         "bun"
             if args
                 .iter()
                 .any(|w| w.text == "run" || w.text.ends_with(".ts") || w.text.ends_with(".js")) =>
         {
-            Verdict::new(RequiresApproval, "bun run runs a file or script")
+            SegmentJudgement::new(Ask, "bun run runs a file or script")
         }
-        "npm" | "pnpm" | "yarn" | "bun" => crate::tool_rules::node_pm_verdict(args),
-        "pip" | "pip3" => crate::tool_rules::pip_verdict(args),
-        "uv" | "poetry" | "pipx" | "conda" => crate::tool_rules::python_pm_verdict(program, args),
-        "go" => crate::tool_rules::go_verdict(args).max(judge.writes(&output_targets(args))),
-        "docker" | "podman" => crate::tool_rules::container_verdict(args),
-        "rustup" => crate::tool_rules::rustup_verdict(args),
+        "npm" | "pnpm" | "yarn" | "bun" => crate::tool_rules::node_pm_judgement(args),
+        "pip" | "pip3" => crate::tool_rules::pip_judgement(args),
+        "uv" | "poetry" | "pipx" | "conda" => crate::tool_rules::python_pm_judgement(program, args),
+        "go" => crate::tool_rules::go_judgement(args).max(judge.writes(&output_targets(args))),
+        "docker" | "podman" => crate::tool_rules::container_judgement(args),
+        "rustup" => crate::tool_rules::rustup_judgement(args),
         _ => return None,
     };
-    Some(verdict)
+    Some(judgement)
 }
 
 /// Options of project tools that name the project to work on.
@@ -1130,23 +1125,21 @@ fn project_dirs_inside(args: &[Word], judge: PathJudge<'_>) -> bool {
 
 /// Build, lint and format tools: `WorkspaceSafe` while their output
 /// options and the files they rewrite stay inside the workspace.
-fn project_tool_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn project_tool_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     if args
         .iter()
         .any(|w| w.text.starts_with("-fplugin") || w.text.starts_with("-wrapper"))
     {
-        return Verdict::new(
-            RequiresApproval,
-            "loads a compiler plugin or wrapper program",
-        );
+        return SegmentJudgement::new(Ask, "loads a compiler plugin or wrapper program");
     }
     if program == "cmake" && args.iter().any(|w| w.text == "-E" || w.text == "-P") {
-        return Verdict::new(RequiresApproval, "cmake -E / -P runs commands or scripts");
+        return SegmentJudgement::new(Ask, "cmake -E / -P runs commands or scripts");
     }
-    let mut verdict = Verdict::new(WorkspaceSafe, "builds, tests or formats the project");
+    let mut judgement =
+        SegmentJudgement::new(WorkspaceSafe, "builds, tests or formats the project");
     let outputs = output_targets(args);
     if !outputs.is_empty() {
-        verdict = verdict.max(judge.writes(&outputs));
+        judgement = judgement.max(judge.writes(&outputs));
     }
     if matches!(
         program,
@@ -1158,25 +1151,25 @@ fn project_tool_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> V
             .collect();
         let written = judge.writes(files);
         if written.level > WorkspaceSafe {
-            verdict = verdict.max(written);
+            judgement = judgement.max(written);
         }
     }
-    verdict
+    judgement
 }
 
 /// A read-only program: every option must be on its safe list, and what
 /// it reads must not be a credential store.
-fn read_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn read_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let operands = match crate::safe_options::check_options(program, args) {
         Ok(operands) => operands,
-        Err(reason) => return Verdict::owned(RequiresApproval, reason),
+        Err(reason) => return SegmentJudgement::owned(Ask, reason),
     };
-    let verdict = judge.reads(operands.iter().map(|i| &args[*i]));
-    if verdict.level > Safe {
-        return verdict;
+    let judgement = judge.reads(operands.iter().map(|i| &args[*i]));
+    if judgement.level > Safe {
+        return judgement;
     }
     if let Some(why) = environment_dump(program, args) {
-        return Verdict::owned(RequiresApproval, why);
+        return SegmentJudgement::owned(Ask, why);
     }
     if recursive_read(program, args) {
         // The first operand of `grep`/`rg` is the pattern unless one was
@@ -1192,8 +1185,8 @@ fn read_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
         let skip = usize::from(!pattern_given);
         let dirs: Vec<&Word> = operands.iter().skip(skip).map(|i| &args[*i]).collect();
         if let Some(dir) = judge.credential_holder(&dirs) {
-            return Verdict::owned(
-                RequiresApproval,
+            return SegmentJudgement::owned(
+                Ask,
                 format!(
                     "searches `{dir}` recursively, and it holds credential stores or a dotenv file (~/.ssh, ~/.aws, .env, …)"
                 ),
@@ -1273,8 +1266,8 @@ fn environment_dump(program: &str, args: &[Word]) -> Option<String> {
 }
 
 /// `uniq IN OUT` and `xxd IN OUT` write their second operand.
-fn two_operand_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
-    let reads = read_verdict(program, args, judge);
+fn two_operand_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
+    let reads = read_judgement(program, args, judge);
     if reads.level > Safe {
         return reads;
     }
@@ -1285,31 +1278,31 @@ fn two_operand_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Ve
     }
 }
 
-fn rm_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn rm_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let parsed = match crate::getopt::parse(&crate::catastrophic::RM, args) {
         Ok(parsed) => parsed,
-        Err(why) => return Verdict::owned(RequiresApproval, format!("rm: {why}")),
+        Err(why) => return SegmentJudgement::owned(Ask, format!("rm: {why}")),
     };
     if parsed.has("no-preserve-root") {
-        return Verdict::new(
-            RequiresApproval,
+        return SegmentJudgement::new(
+            Ask,
             "rm --no-preserve-root lifts rm's own guard against deleting /",
         );
     }
     let targets: Vec<&Word> = parsed.operands.iter().collect();
     if args.is_empty() {
-        return Verdict::new(Safe, "prints usage: nothing to delete");
+        return SegmentJudgement::new(Safe, "prints usage: nothing to delete");
     }
     if targets.is_empty() {
-        return Verdict::new(RequiresApproval, "rm without operands is not a known form");
+        return SegmentJudgement::new(Ask, "rm without operands is not a known form");
     }
     judge.deletes(targets)
 }
 
-fn ln_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn ln_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let parsed = match crate::getopt::parse(&file_copy_spec("ln"), args) {
         Ok(parsed) => parsed,
-        Err(why) => return Verdict::owned(RequiresApproval, format!("ln: {why}")),
+        Err(why) => return SegmentJudgement::owned(Ask, format!("ln: {why}")),
     };
     let symbolic = parsed.has("s") || parsed.has("symbolic");
     let files: Vec<&Word> = parsed.operands.iter().collect();
@@ -1325,18 +1318,18 @@ fn ln_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
             .iter()
             .any(|w| !matches!(judge.place(w), PathPlace::Inside | PathPlace::Sink))
         {
-            return Verdict::new(
-                RequiresApproval,
+            return SegmentJudgement::new(
+                Ask,
                 "hard-links a file from outside the workspace (writing the link writes the file)",
             );
         }
     }
-    copy_verdict("ln", args, judge)
+    copy_judgement("ln", args, judge)
 }
 
-fn zip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
-    if let Some(verdict) = archived_secrets(args, judge) {
-        return verdict;
+fn zip_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
+    if let Some(judgement) = archived_secrets(args, judge) {
+        return judgement;
     }
     if args.iter().any(|w| {
         w.text == "-T"
@@ -1344,7 +1337,7 @@ fn zip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
             || w.text.starts_with("--unzip-command")
             || w.text == "--test"
     }) {
-        return Verdict::new(RequiresApproval, "zip -T / -TT runs a test command");
+        return SegmentJudgement::new(Ask, "zip -T / -TT runs a test command");
     }
     judge.writes(operands(args).into_iter().take(1))
 }
@@ -1460,10 +1453,10 @@ fn file_copy_spec(program: &str) -> crate::getopt::OptSpec {
 /// `--target=DIR`) or else the last operand; `install -d` creates every
 /// operand. `mv` also removes its sources, so a move into a sink
 /// (`mv x /dev/null`) is judged as deleting them.
-fn copy_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn copy_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let parsed = match crate::getopt::parse(&file_copy_spec(program), args) {
         Ok(parsed) => parsed,
-        Err(why) => return Verdict::owned(RequiresApproval, format!("{program}: {why}")),
+        Err(why) => return SegmentJudgement::owned(Ask, format!("{program}: {why}")),
     };
     let target_dirs: Vec<&Word> = parsed.values(&["t", "target-directory"]).collect();
     let (targets, sources): (Vec<&Word>, Vec<&Word>) = if !target_dirs.is_empty() {
@@ -1477,7 +1470,7 @@ fn copy_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
         }
     };
     if targets.is_empty() {
-        return Verdict::owned(RequiresApproval, format!("{program} without a target"));
+        return SegmentJudgement::owned(Ask, format!("{program} without a target"));
     }
     // A copy of a credential file is the credential file: what the
     // sources hold is read (`cp ~/.ssh/id_rsa key.txt`), and a recursive
@@ -1494,27 +1487,27 @@ fn copy_verdict(program: &str, args: &[Word], judge: PathJudge<'_>) -> Verdict {
             || parsed.has("archive"))
         && let Some(dir) = judge.credential_holder(&sources)
     {
-        return Verdict::owned(
-            RequiresApproval,
+        return SegmentJudgement::owned(
+            Ask,
             format!("copies `{dir}` recursively, and it holds credential stores"),
         );
     }
-    let mut verdict = judge.overwrites(targets.iter().copied());
+    let mut judgement = judge.overwrites(targets.iter().copied());
     if program == "mv" {
         // Moving into a sink or the private `/tmp` loses the sources.
         let into_sink = targets
             .iter()
             .all(|t| matches!(judge.place(t), PathPlace::Sink | PathPlace::PrivateTmp));
-        verdict = if into_sink {
+        judgement = if into_sink {
             judge.deletes(sources.iter().copied())
         } else {
-            verdict.max(judge.writes(sources.iter().copied()))
+            judgement.max(judge.writes(sources.iter().copied()))
         };
     }
-    verdict
+    judgement
 }
 
-fn sed_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn sed_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let mut in_place = false;
     let mut scripts: Vec<&str> = Vec::new();
     let mut files: Vec<&Word> = Vec::new();
@@ -1558,8 +1551,8 @@ fn sed_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
                     }
                 }
                 _ => {
-                    return Verdict::owned(
-                        RequiresApproval,
+                    return SegmentJudgement::owned(
+                        Ask,
                         format!("unknown option `--{name}` for sed"),
                     );
                 }
@@ -1591,14 +1584,14 @@ fn sed_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
                     break;
                 }
                 'f' => {
-                    return Verdict::new(
-                        RequiresApproval,
+                    return SegmentJudgement::new(
+                        Ask,
                         "sed -f runs a script file that is not analysed",
                     );
                 }
                 other => {
-                    return Verdict::owned(
-                        RequiresApproval,
+                    return SegmentJudgement::owned(
+                        Ask,
                         format!("unknown option `-{other}` for sed"),
                     );
                 }
@@ -1606,7 +1599,7 @@ fn sed_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
         }
     }
     if let Some(reason) = scripts.iter().find_map(|s| sed_script_escapes(s)) {
-        return Verdict::new(RequiresApproval, reason);
+        return SegmentJudgement::new(Ask, reason);
     }
     let reads = judge.reads(files.iter().copied());
     if reads.level > Safe {
@@ -1615,7 +1608,7 @@ fn sed_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     if in_place {
         return judge.overwrites(files);
     }
-    Verdict::new(Safe, "only reads or prints")
+    SegmentJudgement::new(Safe, "only reads or prints")
 }
 
 /// Why a sed script is not known to be harmless: GNU sed's `e` command and
@@ -1734,7 +1727,7 @@ fn sed_script_escapes(script: &str) -> Option<&'static str> {
 /// awk options that take a value in the next word (or attached).
 const AWK_VALUED: &[&str] = &["-v", "-F", "--assign", "--field-separator"];
 
-fn awk_verdict(args: &[Word]) -> Verdict {
+fn awk_judgement(args: &[Word]) -> SegmentJudgement {
     let mut program: Option<&str> = None;
     let mut iter = args.iter();
     while let Some(word) = iter.next() {
@@ -1764,8 +1757,8 @@ fn awk_verdict(args: &[Word]) -> Verdict {
             program = iter.next().map(|w| w.text.as_str());
             break;
         }
-        return Verdict::owned(
-            RequiresApproval,
+        return SegmentJudgement::owned(
+            Ask,
             format!("awk option `{text}` loads or runs code that is not analysed"),
         );
     }
@@ -1780,20 +1773,17 @@ fn awk_verdict(args: &[Word]) -> Verdict {
         || program.contains("@include")
         || prints_to_file
     {
-        return Verdict::new(
-            RequiresApproval,
-            "awk program may run commands or write files",
-        );
+        return SegmentJudgement::new(Ask, "awk program may run commands or write files");
     }
-    Verdict::new(Safe, "only reads or prints")
+    SegmentJudgement::new(Safe, "only reads or prints")
 }
 
-fn sort_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn sort_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     if args
         .iter()
         .any(|w| w.text.starts_with("--compress-program"))
     {
-        return Verdict::new(RequiresApproval, "sort --compress-program runs a program");
+        return SegmentJudgement::new(Ask, "sort --compress-program runs a program");
     }
     // Every `-o` is judged (the last one given wins).
     let words = texts(args);
@@ -1811,10 +1801,10 @@ fn sort_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     if !targets.is_empty() {
         return judge.writes(&targets);
     }
-    read_verdict("sort", args, judge)
+    read_judgement("sort", args, judge)
 }
 
-/// GNU tar long options whose meaning decides the verdict, the more
+/// GNU tar long options whose meaning decides the judgement, the more
 /// dangerous reading of a shared prefix first (tar accepts any unique
 /// prefix: `--to-com=sh` is `--to-command=sh`).
 const TAR_LONG: &[&str] = &[
@@ -1838,7 +1828,7 @@ const TAR_LONG: &[&str] = &[
 /// Archivers put what they are given into the archive: a credential
 /// file, or a directory holding credential stores (`tar czf h.tgz ~`,
 /// `zip -r h.zip /root`), asks.
-fn archived_secrets(args: &[Word], judge: PathJudge<'_>) -> Option<Verdict> {
+fn archived_secrets(args: &[Word], judge: PathJudge<'_>) -> Option<SegmentJudgement> {
     let words: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
     let read =
         judge.reads(words.iter().copied().filter(|w| {
@@ -1851,16 +1841,16 @@ fn archived_secrets(args: &[Word], judge: PathJudge<'_>) -> Option<Verdict> {
         return None;
     }
     judge.credential_holder(&words).map(|dir| {
-        Verdict::owned(
-            RequiresApproval,
+        SegmentJudgement::owned(
+            Ask,
             format!("archives `{dir}`, which holds credential stores"),
         )
     })
 }
 
-fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
-    if let Some(verdict) = archived_secrets(args, judge) {
-        return verdict;
+fn tar_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
+    if let Some(judgement) = archived_secrets(args, judge) {
+        return judgement;
     }
     let expanded: Vec<Word> = args
         .iter()
@@ -1885,10 +1875,7 @@ fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
                 && t.len() > 2
                 && t[1..].starts_with(['I', 'F']))
     }) {
-        return Verdict::owned(
-            RequiresApproval,
-            format!("tar option `{}` runs a program", word.text),
-        );
+        return SegmentJudgement::owned(Ask, format!("tar option `{}` runs a program", word.text));
     }
     let first = args
         .first()
@@ -1945,7 +1932,7 @@ fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
         .iter()
         .any(|w| w.text == "-P" || w.text == "--absolute-names")
     {
-        return Verdict::new(RequiresApproval, "extracts absolute paths");
+        return SegmentJudgement::new(Ask, "extracts absolute paths");
     }
     let reads = judge.reads(args.iter());
     if reads.level > Safe {
@@ -1953,8 +1940,10 @@ fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
     }
     if listing && !creating && !extracting {
         return match &archive {
-            Some(a) => judge.reads([a]).max(Verdict::new(Safe, "lists an archive")),
-            None => Verdict::new(Safe, "lists an archive"),
+            Some(a) => judge
+                .reads([a])
+                .max(SegmentJudgement::new(Safe, "lists an archive")),
+            None => SegmentJudgement::new(Safe, "lists an archive"),
         };
     }
     if extracting && !creating {
@@ -1962,13 +1951,13 @@ fn tar_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
         if written.level > WorkspaceSafe {
             return written;
         }
-        return Verdict::new(RequiresApproval, WRITES_WHAT_IT_NAMES);
+        return SegmentJudgement::new(Ask, WRITES_WHAT_IT_NAMES);
     }
     if creating {
         targets.extend(archive);
     }
     if targets.is_empty() {
-        return Verdict::new(RequiresApproval, "tar mode not analysed");
+        return SegmentJudgement::new(Ask, "tar mode not analysed");
     }
     judge.writes(&targets)
 }
@@ -1981,7 +1970,7 @@ const WRITES_WHAT_IT_NAMES: &str = "writes whatever paths the archive or patch n
 /// `unzip`: listing, testing and printing to stdout only read; extracting
 /// asks ([`WRITES_WHAT_IT_NAMES`]), and an extraction directory outside
 /// the workspace is named as such.
-fn unzip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn unzip_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let reads = judge.reads(args.iter());
     if reads.level > Safe {
         return reads;
@@ -2006,15 +1995,15 @@ fn unzip_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
         }
     }
     if lists {
-        return Verdict::new(Safe, "lists or tests an archive");
+        return SegmentJudgement::new(Safe, "lists or tests an archive");
     }
-    Verdict::new(RequiresApproval, WRITES_WHAT_IT_NAMES)
+    SegmentJudgement::new(Ask, WRITES_WHAT_IT_NAMES)
 }
 
 /// `patch`: `--dry-run` only reads; otherwise it asks
 /// ([`WRITES_WHAT_IT_NAMES`]), and a file or directory outside the
 /// workspace given on the command line is named as such.
-fn patch_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
+fn patch_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let reads = judge.reads(args.iter());
     if reads.level > Safe {
         return reads;
@@ -2027,9 +2016,9 @@ fn patch_verdict(args: &[Word], judge: PathJudge<'_>) -> Verdict {
         .iter()
         .any(|w| w.text == "--dry-run" || w.text == "-C" || w.text == "--check")
     {
-        return Verdict::new(Safe, "checks a patch without writing");
+        return SegmentJudgement::new(Safe, "checks a patch without writing");
     }
-    Verdict::new(RequiresApproval, WRITES_WHAT_IT_NAMES)
+    SegmentJudgement::new(Ask, WRITES_WHAT_IT_NAMES)
 }
 
 #[cfg(test)]

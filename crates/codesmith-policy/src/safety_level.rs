@@ -14,9 +14,11 @@ pub enum SafetyLevel {
     Safe,
     /// Writes, but only inside the workspace (builds, tests, edits, commits).
     WorkspaceSafe,
-    /// Needs a person's yes: unknown commands, network access, writes outside
+    /// Ask a person first: unknown commands, network access, writes outside
     /// the workspace, destructive history operations, elevated privileges.
-    RequiresApproval,
+    /// Serialized `requires_approval`, as before.
+    #[serde(rename = "requires_approval")]
+    Ask,
     /// Refused outright: the five catastrophic literals and anything piped
     /// into a shell interpreter.
     Dangerous,
@@ -29,7 +31,7 @@ impl SafetyLevel {
         match self {
             SafetyLevel::Safe => "safe",
             SafetyLevel::WorkspaceSafe => "workspace_safe",
-            SafetyLevel::RequiresApproval => "requires_approval",
+            SafetyLevel::Ask => "requires_approval",
             SafetyLevel::Dangerous => "dangerous",
         }
     }
@@ -47,12 +49,22 @@ mod tests {
 
     #[test]
     fn levels_are_ordered_and_combine_by_max() {
-        assert!(Safe < WorkspaceSafe && WorkspaceSafe < RequiresApproval);
-        assert!(RequiresApproval < Dangerous);
+        assert!(Safe < WorkspaceSafe && WorkspaceSafe < Ask);
+        assert!(Ask < Dangerous);
         assert_eq!(
             [Safe, Dangerous, WorkspaceSafe].into_iter().max(),
             Some(Dangerous)
         );
-        assert_eq!(RequiresApproval.as_str(), "requires_approval");
+        assert_eq!(Ask.as_str(), "requires_approval");
+    }
+
+    #[test]
+    fn serialized_names_match_as_str() {
+        for level in [Safe, WorkspaceSafe, Ask, Dangerous] {
+            assert_eq!(
+                serde_json::to_value(level).ok(),
+                Some(serde_json::Value::from(level.as_str()))
+            );
+        }
     }
 }

@@ -1182,6 +1182,7 @@ mod tests {
 
     /// Every corpus command the fast path accepts parses the same both ways.
     #[test]
+    #[allow(clippy::print_stdout)] // reports what it checked
     fn split_and_whole_parses_agree_on_the_dcg_corpus() {
         let Some(dir) = codesmith_testkit::suite_dir("dcg-command-corpus/tests/corpus") else {
             return;

@@ -1,7 +1,7 @@
-//! Address gates against server-side request forgery (SSRF).
+//! Address checks against server-side request forgery (SSRF).
 //!
 //! Pure checks used by `fetch_url` (seed 002, "House Rules for the Model",
-//! the seven gates): recognise a host that is an IP literal in any form a URL
+//! the seven checks): recognise a host that is an IP literal in any form a URL
 //! parser accepts, and refuse addresses in restricted ranges. IPv6 addresses
 //! that carry an IPv4 address (mapped, compatible, translated, NAT64, 6to4,
 //! Teredo) are unwrapped first, so `::ffff:127.0.0.1` is loopback.
@@ -249,8 +249,9 @@ impl fmt::Display for Restricted {
     }
 }
 
-/// Classifies `ip` against the restricted table, unwrapping embedded IPv4.
-pub fn classify(ip: IpAddr) -> Option<Restricted> {
+/// The restricted range `ip` falls in (`None` for a public address), judged against the
+/// restricted table with embedded IPv4 unwrapped.
+pub fn restricted_range(ip: IpAddr) -> Option<Restricted> {
     match ip {
         IpAddr::V4(v4) => restricted_v4(v4).map(|range| Restricted {
             ip,
@@ -387,34 +388,35 @@ fn parse_v4_parts(parts: &[&str]) -> Option<Ipv4Addr> {
 /// The fake-IP range of TUN proxies; the only range `trusted_fakeip_cidrs` may open.
 pub const FAKEIP_RANGE: &str = "198.18.0.0/15";
 
-/// The configured address gate: the restricted table plus the narrow
+/// The configured address policy: the restricted table plus the narrow
 /// fake-IP exemption. `Default` exempts nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AddressGate {
+pub struct AddressPolicy {
     fakeip: Vec<Cidr>,
+    #[cfg(any(test, feature = "test-util"))]
     test_exempt: Vec<Cidr>,
 }
 
-impl AddressGate {
-    /// A gate that exempts nothing.
-    pub fn new() -> AddressGate {
-        AddressGate::default()
+impl AddressPolicy {
+    /// A policy that exempts nothing.
+    pub fn new() -> AddressPolicy {
+        AddressPolicy::default()
     }
 
     /// Reads `trusted_fakeip_cidrs`; entries that do not parse or are not
     /// wholly inside 198.18.0.0/15 are returned as rejected and ignored.
-    pub fn from_config(cfg: Option<&NetworkConfig>) -> (AddressGate, Vec<String>) {
-        let mut gate = AddressGate::new();
+    pub fn from_config(cfg: Option<&NetworkConfig>) -> (AddressPolicy, Vec<String>) {
+        let mut policy = AddressPolicy::new();
         let mut rejected = Vec::new();
         for entry in cfg
             .map(|c| c.trusted_fakeip_cidrs.as_slice())
             .unwrap_or(&[])
         {
-            if !gate.trust_fakeip(entry) {
+            if !policy.trust_fakeip(entry) {
                 rejected.push(entry.clone());
             }
         }
-        (gate, rejected)
+        (policy, rejected)
     }
 
     /// Trusts one fake-IP CIDR. Returns false (and trusts nothing) unless it
@@ -431,18 +433,21 @@ impl AddressGate {
     }
 
     /// Exempts a block from every range check. For hermetic tests that serve
-    /// on 127.0.0.1; never fed from configuration.
-    pub fn with_test_exemption(mut self, cidr: Cidr) -> AddressGate {
+    /// on 127.0.0.1; never fed from configuration, and compiled only into test builds
+    /// (`cfg(test)` or the `test-util` feature), so a release binary has no exemption.
+    #[cfg(any(test, feature = "test-util"))]
+    pub fn with_test_exemption(mut self, cidr: Cidr) -> AddressPolicy {
         self.test_exempt.push(cidr);
         self
     }
 
     /// Checks one address: `Err` names the range it is restricted by.
     pub fn check(&self, ip: IpAddr) -> Result<(), Restricted> {
+        #[cfg(any(test, feature = "test-util"))]
         if self.test_exempt.iter().any(|c| c.contains(ip)) {
             return Ok(());
         }
-        let Some(hit) = classify(ip) else {
+        let Some(hit) = restricted_range(ip) else {
             return Ok(());
         };
         if hit.range == RestrictedRange::Benchmark {
@@ -473,7 +478,7 @@ mod tests {
     }
 
     fn range(h: &str) -> Option<RestrictedRange> {
-        classify(lit(h)).map(|r| r.range)
+        restricted_range(lit(h)).map(|r| r.range)
     }
 
     #[test]
@@ -553,7 +558,7 @@ mod tests {
         assert_eq!(range("[2002:7f00:1::]"), Some(Loopback));
         assert_eq!(range("[::ffff:8.8.8.8]"), None);
         assert_eq!(range("[64:ff9b::8.8.8.8]"), None);
-        let r = classify(lit("[::ffff:127.0.0.1]")).unwrap();
+        let r = restricted_range(lit("[::ffff:127.0.0.1]")).unwrap();
         assert_eq!(r.via, Some(Ipv4Addr::new(127, 0, 0, 1)));
         assert!(r.to_string().contains("loopback"));
     }
@@ -612,16 +617,16 @@ mod tests {
             ],
             ..NetworkConfig::default()
         };
-        let (gate, rejected) = AddressGate::from_config(Some(&cfg));
+        let (addresses, rejected) = AddressPolicy::from_config(Some(&cfg));
         assert_eq!(rejected.len(), 5);
-        assert!(gate.check(lit("198.18.3.4")).is_ok());
-        assert!(gate.check(lit("[::ffff:198.19.0.1]")).is_ok());
-        assert!(gate.check(lit("192.168.1.1")).is_err());
-        assert!(gate.check(lit("169.254.169.254")).is_err());
-        assert!(gate.check(lit("127.0.0.1")).is_err());
-        let (default_gate, _) = AddressGate::from_config(None);
-        assert!(default_gate.check(lit("198.18.3.4")).is_err());
-        let mut narrow = AddressGate::new();
+        assert!(addresses.check(lit("198.18.3.4")).is_ok());
+        assert!(addresses.check(lit("[::ffff:198.19.0.1]")).is_ok());
+        assert!(addresses.check(lit("192.168.1.1")).is_err());
+        assert!(addresses.check(lit("169.254.169.254")).is_err());
+        assert!(addresses.check(lit("127.0.0.1")).is_err());
+        let (default_addresses, _) = AddressPolicy::from_config(None);
+        assert!(default_addresses.check(lit("198.18.3.4")).is_err());
+        let mut narrow = AddressPolicy::new();
         assert!(narrow.trust_fakeip("198.18.0.0/16"));
         assert!(narrow.check(lit("198.19.0.1")).is_err());
     }

@@ -3,9 +3,9 @@
 //! installing need approval ("may make network requests"); unknown
 //! sub-commands need approval too.
 
-use crate::SafetyLevel::{RequiresApproval, Safe, WorkspaceSafe};
+use crate::SafetyLevel::{Ask, Safe, WorkspaceSafe};
 use crate::net_commands::NETWORK_REASON;
-use crate::program_rules::Verdict;
+use crate::program_rules::SegmentJudgement;
 use crate::shell_parse::Word;
 
 /// First word that is not a flag (or a `+toolchain`), or `""`.
@@ -16,20 +16,20 @@ fn subcommand(args: &[Word]) -> &str {
         .unwrap_or("")
 }
 
-fn table(sub: &str, safe: &[&str], local: &[&str], network: &[&str]) -> Verdict {
+fn table(sub: &str, safe: &[&str], local: &[&str], network: &[&str]) -> SegmentJudgement {
     if safe.contains(&sub) {
-        Verdict::new(Safe, "reads project information")
+        SegmentJudgement::new(Safe, "reads project information")
     } else if local.contains(&sub) {
-        Verdict::new(WorkspaceSafe, "builds, tests or edits the project")
+        SegmentJudgement::new(WorkspaceSafe, "builds, tests or edits the project")
     } else if network.contains(&sub) {
-        Verdict::new(RequiresApproval, NETWORK_REASON)
+        SegmentJudgement::new(Ask, NETWORK_REASON)
     } else {
-        Verdict::new(RequiresApproval, "unknown sub-command")
+        SegmentJudgement::new(Ask, "unknown sub-command")
     }
 }
 
 /// `cargo SUB`: `build`/`test`/`clippy` are local, `install`/`publish` fetch.
-pub(crate) fn cargo_verdict(args: &[Word]) -> Verdict {
+pub(crate) fn cargo_judgement(args: &[Word]) -> SegmentJudgement {
     table(
         subcommand(args),
         &[
@@ -66,7 +66,7 @@ pub(crate) fn cargo_verdict(args: &[Word]) -> Verdict {
 
 /// `npm`, `pnpm`, `yarn`, `bun`: scripts run locally, installs fetch;
 /// `config set` and `version` (runs lifecycle scripts, commits, tags) ask.
-pub(crate) fn node_pm_verdict(args: &[Word]) -> Verdict {
+pub(crate) fn node_pm_judgement(args: &[Word]) -> SegmentJudgement {
     let sub = subcommand(args);
     let rest: Vec<&str> = args
         .iter()
@@ -79,7 +79,7 @@ pub(crate) fn node_pm_verdict(args: &[Word]) -> Verdict {
             .first()
             .is_some_and(|w| !matches!(*w, "get" | "list" | "ls"))
     {
-        return Verdict::new(RequiresApproval, "changes package-manager configuration");
+        return SegmentJudgement::new(Ask, "changes package-manager configuration");
     }
     // Registry tokens live in the configuration (`//registry/:_authToken`);
     // printing one (or every value, `config list -l`/`--json`) puts it in
@@ -93,16 +93,13 @@ pub(crate) fn node_pm_verdict(args: &[Word]) -> Verdict {
                 .iter()
                 .any(|w| matches!(*w, "-l" | "--long" | "--json"))))
     {
-        return Verdict::new(
-            RequiresApproval,
+        return SegmentJudgement::new(
+            Ask,
             "prints package-manager configuration that holds registry tokens",
         );
     }
     if sub == "version" && !rest.is_empty() {
-        return Verdict::new(
-            RequiresApproval,
-            "bumps the version (runs scripts, commits and tags)",
-        );
+        return SegmentJudgement::new(Ask, "bumps the version (runs scripts, commits and tags)");
     }
     table(
         subcommand(args),
@@ -134,7 +131,7 @@ pub(crate) fn node_pm_verdict(args: &[Word]) -> Verdict {
 }
 
 /// `pip`/`pip3`: queries are safe, installs fetch.
-pub(crate) fn pip_verdict(args: &[Word]) -> Verdict {
+pub(crate) fn pip_judgement(args: &[Word]) -> SegmentJudgement {
     table(
         subcommand(args),
         &[
@@ -153,7 +150,7 @@ pub(crate) fn pip_verdict(args: &[Word]) -> Verdict {
 }
 
 /// `uv`, `poetry`, `pipx`, `conda`.
-pub(crate) fn python_pm_verdict(program: &str, args: &[Word]) -> Verdict {
+pub(crate) fn python_pm_judgement(program: &str, args: &[Word]) -> SegmentJudgement {
     let sub = subcommand(args);
     match program {
         "poetry" => table(
@@ -191,7 +188,7 @@ pub(crate) fn python_pm_verdict(program: &str, args: &[Word]) -> Verdict {
 }
 
 /// `go SUB`; `-toolexec`, `-vettool`, `-exec` and `go env -w` ask.
-pub(crate) fn go_verdict(args: &[Word]) -> Verdict {
+pub(crate) fn go_judgement(args: &[Word]) -> SegmentJudgement {
     if let Some(word) = args.iter().find(|w| {
         [
             "-toolexec",
@@ -205,13 +202,13 @@ pub(crate) fn go_verdict(args: &[Word]) -> Verdict {
         .iter()
         .any(|f| w.text == *f || w.text.starts_with(&format!("{f}=")))
     }) {
-        return Verdict::owned(
-            RequiresApproval,
+        return SegmentJudgement::owned(
+            Ask,
             format!("go option `{}` runs another program", word.text),
         );
     }
     if subcommand(args) == "env" && args.iter().any(|w| w.text == "-w" || w.text == "-u") {
-        return Verdict::new(RequiresApproval, "go env -w changes the Go configuration");
+        return SegmentJudgement::new(Ask, "go env -w changes the Go configuration");
     }
     table(
         subcommand(args),
@@ -225,10 +222,10 @@ pub(crate) fn go_verdict(args: &[Word]) -> Verdict {
 
 /// `docker`/`podman`: inspection is safe, everything that starts, changes or
 /// moves containers and images needs approval.
-pub(crate) fn container_verdict(args: &[Word]) -> Verdict {
+pub(crate) fn container_judgement(args: &[Word]) -> SegmentJudgement {
     let sub = subcommand(args);
     if ["pull", "push", "login", "search"].contains(&sub) {
-        return Verdict::new(RequiresApproval, NETWORK_REASON);
+        return SegmentJudgement::new(Ask, NETWORK_REASON);
     }
     if [
         "diff", "history", "images", "info", "inspect", "logs", "port", "ps", "stats", "top",
@@ -236,16 +233,13 @@ pub(crate) fn container_verdict(args: &[Word]) -> Verdict {
     ]
     .contains(&sub)
     {
-        return Verdict::new(Safe, "inspects containers or images");
+        return SegmentJudgement::new(Safe, "inspects containers or images");
     }
-    Verdict::new(
-        RequiresApproval,
-        "starts, changes or removes containers or images",
-    )
+    SegmentJudgement::new(Ask, "starts, changes or removes containers or images")
 }
 
 /// `rustup`: `show`/`which` read; the rest downloads toolchains.
-pub(crate) fn rustup_verdict(args: &[Word]) -> Verdict {
+pub(crate) fn rustup_judgement(args: &[Word]) -> SegmentJudgement {
     table(
         subcommand(args),
         &["show", "which", "help", "doc"],

@@ -66,6 +66,14 @@ pub struct StartingIn<'a> {
     pub dir: &'a str,
 }
 
+impl std::fmt::Debug for StartingIn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StartingIn")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
 impl PathFacts for StartingIn<'_> {
     fn resolve(&self, path: &str) -> String {
         self.facts.resolve(path)

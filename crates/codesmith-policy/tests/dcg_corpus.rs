@@ -110,9 +110,9 @@ fn tally(cases: &[Case], facts: &dyn PathFacts) -> Tally {
                 "{}: {:?} ({})",
                 case.file, case.command, evaluation.reason
             )),
-            ("deny", Decision::AskUser) => t.deny_to_ask += 1,
+            ("deny", Decision::Ask) => t.deny_to_ask += 1,
             ("deny", Decision::Deny) => t.deny_to_deny += 1,
-            ("allow", Decision::AskUser) => {
+            ("allow", Decision::Ask) => {
                 t.allow_to_ask += 1;
                 t.cost
                     .push(format!("ask  {:?}: {}", case.command, evaluation.reason));
@@ -150,7 +150,7 @@ fn report(context: &str, t: &Tally) {
     }
 }
 
-/// Judged twice: as the engine's gate judges a command that runs under an
+/// Judged twice: as the engine's approval gate judges a command that runs under an
 /// isolating sandbox with a private `/tmp` (bubblewrap), and bare (no
 /// sandbox: `/tmp` is the host's). No deny-labelled case may be allowed in
 /// either; the allow-labelled cases asked may not exceed each context's

@@ -3,7 +3,7 @@
 //! (`LexicalPaths`), home `/root`, so the results do not depend on the host.
 #![allow(clippy::unwrap_used)]
 
-use codesmith_policy::SafetyLevel::{Dangerous, RequiresApproval, Safe, WorkspaceSafe};
+use codesmith_policy::SafetyLevel::{Ask, Dangerous, Safe, WorkspaceSafe};
 use codesmith_policy::{LexicalPaths, approval_fingerprint, classify_command_with};
 
 use crate::common;
@@ -13,12 +13,12 @@ use common::{WS, asks, check, check_with, facts};
 fn ansi_c_strings_and_braces_are_decoded_before_judging() {
     check(&[
         (r"$'\x72\x6d' -rf ~", Dangerous),
-        (r"rm -f $'\x2froot/.bashrc'", RequiresApproval),
+        (r"rm -f $'\x2froot/.bashrc'", Ask),
         (r"$'\162\155' -rf /", Dangerous),
         (r"$'\u0072m' -rf /", Dangerous),
         (r"$'\U00000072m' -rf /", Dangerous),
         (r"echo $'\cA\e'", Safe),
-        ("rm -f {x,/root/.bashrc}", RequiresApproval),
+        ("rm -f {x,/root/.bashrc}", Ask),
         ("echo {a,b}{1..3}", Safe),
         ("cat src/{a,b}.rs", Safe),
     ]);
@@ -101,7 +101,7 @@ fn the_working_directory_is_tracked_honestly() {
         &held,
         &[
             ("(cd /tmp); rm f", WorkspaceSafe),
-            ("(cd /tmp; rm f)", RequiresApproval),
+            ("(cd /tmp; rm f)", Ask),
             ("(cd /tmp && ls); touch f", WorkspaceSafe),
         ],
     );
@@ -292,7 +292,7 @@ fn safe_programs_are_safe_with_known_options_only() {
         ("sed -i -e 's/a/b/g' src/lib.rs", WorkspaceSafe),
         ("awk -v x=1 -F: '{print $1}' f", Safe),
         ("tar -tzf a.tgz", Safe),
-        ("tar -xzf a.tgz", RequiresApproval),
+        ("tar -xzf a.tgz", Ask),
         ("tar -czf out.tgz src", WorkspaceSafe),
         ("head -20 f", Safe),
         ("ls -la --color=auto src", Safe),
@@ -355,7 +355,7 @@ fn paths_are_judged_where_they_really_point() {
         links: vec![(format!("{WS}/out"), "/etc".to_string())],
         existing: None,
     };
-    check_with(&linked, &[("echo x > out/passwd", RequiresApproval)]);
+    check_with(&linked, &[("echo x > out/passwd", Ask)]);
     check(&[
         ("ln -s ../lib link", WorkspaceSafe),
         ("echo x > out/a", WorkspaceSafe),
@@ -421,7 +421,7 @@ fn the_deny_floor_holds_on_what_really_runs() {
         ("git commit -m 'never run rm -rf /'", WorkspaceSafe),
         ("echo 'rm -rf / is bad' > notes.txt", WorkspaceSafe),
         ("echo ':(){ :|:& };:'", Safe),
-        ("rm -rf /tmp/x", RequiresApproval),
+        ("rm -rf /tmp/x", Ask),
     ]);
 }
 
@@ -436,11 +436,11 @@ fn deletion_is_allowed_only_where_it_can_be_undone() {
         ("find . -name '*.pyc' -delete", WorkspaceSafe),
         ("find . -name __pycache__ -exec rm -rf {} +", WorkspaceSafe),
         ("rm src/a.pyc", WorkspaceSafe),
-        ("rm .env", RequiresApproval),
-        ("rm -rf .git/objects", RequiresApproval),
-        ("rm -rf target/../src", RequiresApproval),
-        ("find . -name '*.env' -exec rm {} \\;", RequiresApproval),
-        ("find . -name '*.env' -delete", RequiresApproval),
+        ("rm .env", Ask),
+        ("rm -rf .git/objects", Ask),
+        ("rm -rf target/../src", Ask),
+        ("find . -name '*.env' -exec rm {} \\;", Ask),
+        ("find . -name '*.env' -delete", Ask),
     ]);
     // The caller says what the task's snapshot holds.
     let held = LexicalPaths {
@@ -454,9 +454,9 @@ fn deletion_is_allowed_only_where_it_can_be_undone() {
         &[
             ("rm src/main.rs", WorkspaceSafe),
             ("rm -r src/old", WorkspaceSafe),
-            ("rm .env", RequiresApproval),
-            ("rm src/*.rs", RequiresApproval),
-            ("rm -rf .git/objects", RequiresApproval),
+            ("rm .env", Ask),
+            ("rm src/*.rs", Ask),
+            ("rm -rf .git/objects", Ask),
         ],
     );
     let c = classify_command_with("rm notes.txt", WS, &held);
@@ -514,8 +514,8 @@ fn existing_symlinks_are_followed_on_the_real_file_system() {
     let through = codesmith_policy::classify_command("echo x > out/passwd", ws_text);
     let beside = codesmith_policy::classify_command("echo x > notes.txt", ws_text);
     std::fs::remove_dir_all(&base).unwrap();
-    assert_eq!(through.level, RequiresApproval, "{}", through.reason);
-    assert_eq!(relative.level, RequiresApproval, "{}", relative.reason);
+    assert_eq!(through.level, Ask, "{}", through.reason);
+    assert_eq!(relative.level, Ask, "{}", relative.reason);
     assert_eq!(beside.level, WorkspaceSafe, "{}", beside.reason);
 }
 
@@ -535,5 +535,5 @@ fn decide_with_uses_the_callers_snapshot_facts() {
         decide_with("rm notes.txt", WS, &rules, ApprovalMode::Suggest, facts).decision
     };
     assert_eq!(run(&held), Decision::Allow);
-    assert_eq!(run(&facts()), Decision::AskUser);
+    assert_eq!(run(&facts()), Decision::Ask);
 }

@@ -4,7 +4,7 @@
 //! `$'…'`, braces, path spellings). None may come back `Safe` or
 //! `WorkspaceSafe`.
 
-use codesmith_policy::SafetyLevel::RequiresApproval;
+use codesmith_policy::SafetyLevel::Ask;
 use codesmith_policy::{LexicalPaths, PathFacts, PrivateTmp, classify_command_with};
 
 const WS: &str = "/home/dev/proj";
@@ -152,7 +152,7 @@ fn allowed_wrapped(facts: &dyn PathFacts, outside: fn(&str) -> String) -> (Vec<S
             let command = construct.replace("CORE", &outside(core));
             checked += 1;
             let c = classify_command_with(&command, WS, facts);
-            if c.level < RequiresApproval {
+            if c.level < Ask {
                 allowed.push(format!("{command:?} → {} ({})", c.level, c.reason));
             }
         }
@@ -180,7 +180,7 @@ fn allowed_wrapped(facts: &dyn PathFacts, outside: fn(&str) -> String) -> (Vec<S
                 let command = construct.replace("CORE", &inner);
                 checked += 1;
                 let c = classify_command_with(&command, WS, facts);
-                if c.level < RequiresApproval {
+                if c.level < Ask {
                     allowed.push(format!("{command:?} → {} ({})", c.level, c.reason));
                 }
             }

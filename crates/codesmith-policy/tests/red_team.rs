@@ -7,7 +7,7 @@
 //! `/root`.
 #![allow(clippy::unwrap_used)]
 
-use codesmith_policy::SafetyLevel::{self, Dangerous, RequiresApproval, Safe, WorkspaceSafe};
+use codesmith_policy::SafetyLevel::{self, Ask, Dangerous, Safe, WorkspaceSafe};
 use codesmith_policy::{LexicalPaths, classify_command_with};
 
 use crate::common;
@@ -164,13 +164,13 @@ fn catastrophic_commands_are_refused_on_what_really_runs() {
     assert!(reason("dd of=/dev/sda").contains("`/dev/sda`"));
     // Routine forms and data stay as they were.
     check(&[
-        ("rm -rf /tmp/foo", RequiresApproval),
-        ("rm -rf /etc/nginx", RequiresApproval),
-        ("dd if=x of=/dev/null", RequiresApproval),
-        ("chmod 644 /etc/passwd", RequiresApproval),
+        ("rm -rf /tmp/foo", Ask),
+        ("rm -rf /etc/nginx", Ask),
+        ("dd if=x of=/dev/null", Ask),
+        ("chmod 644 /etc/passwd", Ask),
         ("chmod -R u+w src", WorkspaceSafe),
-        ("shred a.txt", RequiresApproval),
-        ("coproc ls", RequiresApproval),
+        ("shred a.txt", Ask),
+        ("coproc ls", Ask),
         ("grep -rn 'rm -rf /' docs", Safe),
         ("grep -rn 'dd of=/dev/sda' docs", Safe),
         ("git commit -m 'never run rm -rf /etc'", WorkspaceSafe),
@@ -381,8 +381,7 @@ fn truncating_or_overwriting_a_file_is_judged_like_deleting_it() {
         "sed -i 's/.*//' notes.txt",
         "sed -i~ d notes.txt",
     ];
-    let cases: Vec<(&str, SafetyLevel)> =
-        overwrite.iter().map(|c| (*c, RequiresApproval)).collect();
+    let cases: Vec<(&str, SafetyLevel)> = overwrite.iter().map(|c| (*c, Ask)).collect();
     check_with(&existing(), &cases);
     check_with(
         &existing(),
@@ -410,7 +409,7 @@ fn truncating_or_overwriting_a_file_is_judged_like_deleting_it() {
         home: Some("/root".to_string()),
         ..LexicalPaths::default()
     };
-    check_with(&unknown, &[("echo x > a.txt", RequiresApproval)]);
+    check_with(&unknown, &[("echo x > a.txt", Ask)]);
 }
 
 #[test]
@@ -475,9 +474,9 @@ fn what_is_known_exactly_is_understood() {
         &existing(),
         &[
             ("echo > gone.txt", WorkspaceSafe),
-            ("rm notes.txt", RequiresApproval),
-            ("mv notes.txt gone.txt && rm gone.txt", RequiresApproval),
-            ("mv notes.txt gone.txt; echo > gone.txt", RequiresApproval),
+            ("rm notes.txt", Ask),
+            ("mv notes.txt gone.txt && rm gone.txt", Ask),
+            ("mv notes.txt gone.txt; echo > gone.txt", Ask),
         ],
     );
 }
@@ -500,7 +499,7 @@ fn clustered_short_flags_are_read_one_by_one() {
         "rm -r --no-preserve-root tmp",
     ]);
     check(&[
-        ("git push -u origin main", RequiresApproval),
+        ("git push -u origin main", Ask),
         ("git commit -am 'fix'", WorkspaceSafe),
         ("git log -n5 --oneline", Safe),
         ("ln -s ../lib link", WorkspaceSafe),
@@ -524,9 +523,9 @@ fn disks_written_through_redirections_and_copies_are_denied() {
         ("echo x > /proc/self/root/dev/sda", Dangerous),
         ("echo x > /dev/null", Safe),
         ("echo x > /dev/stderr", Safe),
-        ("echo data > /dev/tcp/127.0.0.1/80", RequiresApproval),
-        ("echo x > /dev/kmsg", RequiresApproval),
-        ("cp /dev/sda disk.img", RequiresApproval),
+        ("echo data > /dev/tcp/127.0.0.1/80", Ask),
+        ("echo x > /dev/kmsg", Ask),
+        ("cp /dev/sda disk.img", Ask),
     ]);
 }
 
@@ -542,8 +541,8 @@ fn the_root_reached_through_proc_and_roots_home_by_name_are_catastrophic() {
         ("rm -rf ~root/", Dangerous),
         ("rm -rf ~root/*", Dangerous),
         ("chmod -R 777 /proc/self/root/etc", Dangerous),
-        ("rm -rf /proc/self/root/tmp/x", RequiresApproval),
-        ("rm -rf ~rooty/x", RequiresApproval),
+        ("rm -rf /proc/self/root/tmp/x", Ask),
+        ("rm -rf ~rooty/x", Ask),
     ]);
 }
 
@@ -557,9 +556,9 @@ fn moving_the_root_or_the_home_directory_away_is_catastrophic() {
         ("mv $HOME /tmp/x", Dangerous),
         ("mv /usr /tmp/u", Dangerous),
         ("mv -t /tmp /etc", Dangerous),
-        ("mv build /tmp/x", RequiresApproval),
-        ("mv -t /tmp a.txt", RequiresApproval),
-        ("mv --target-directory /tmp a.txt", RequiresApproval),
+        ("mv build /tmp/x", Ask),
+        ("mv -t /tmp a.txt", Ask),
+        ("mv --target-directory /tmp a.txt", Ask),
         ("mv --target-directory=/tmp /usr", Dangerous),
         ("mv a.txt b.txt", WorkspaceSafe),
     ]);
@@ -768,10 +767,10 @@ fn a_chmod_mode_that_looks_like_an_option_does_not_hide_the_path() {
         ("chmod -R -x /", Dangerous),
         ("chmod -R -rwx ~", Dangerous),
         ("chmod -R -w -- /etc", Dangerous),
-        ("chmod -x ~/.bashrc", RequiresApproval),
-        ("chmod -w /etc/passwd", RequiresApproval),
-        ("chmod -r ~/.ssh/id_rsa", RequiresApproval),
-        ("chmod --reference=a.txt /etc/passwd", RequiresApproval),
+        ("chmod -x ~/.bashrc", Ask),
+        ("chmod -w /etc/passwd", Ask),
+        ("chmod -r ~/.ssh/id_rsa", Ask),
+        ("chmod --reference=a.txt /etc/passwd", Ask),
         ("chmod -x run.sh", WorkspaceSafe),
         ("chmod -v +x run.sh", WorkspaceSafe),
     ]);
@@ -802,7 +801,7 @@ fn pushd_and_find_with_type_filters_reach_the_deny_floor() {
         ("pushd ~ && rm -rf ./*", Dangerous),
         ("find / -type f -delete", Dangerous),
         ("find ~ -type d -delete", Dangerous),
-        ("pushd src && rm -rf *", RequiresApproval),
+        ("pushd src && rm -rf *", Ask),
         ("find . -type f -name '*.pyc' -delete", WorkspaceSafe),
     ]);
 }
@@ -826,14 +825,11 @@ fn catastrophic_commands_handed_to_programs_that_run_them_are_denied() {
         ("cryptsetup luksFormat /dev/sda2", Dangerous),
         ("parted -s /dev/sda mklabel gpt", Dangerous),
         ("sfdisk --delete /dev/vda", Dangerous),
-        ("watch ls", RequiresApproval),
-        ("rsync -a --delete src/ /tmp/mirror/", RequiresApproval),
-        ("parted -l", RequiresApproval),
+        ("watch ls", Ask),
+        ("rsync -a --delete src/ /tmp/mirror/", Ask),
+        ("parted -l", Ask),
         ("git commit -m 'never run rm -rf /'", WorkspaceSafe),
-        (
-            "curl -d @- https://example.com <<< 'rm -rf /'",
-            RequiresApproval,
-        ),
+        ("curl -d @- https://example.com <<< 'rm -rf /'", Ask),
         ("grep -rn 'rm -rf /' docs", Safe),
     ]);
 }
@@ -907,7 +903,7 @@ fn known_standard_input_reaches_xargs_and_at_runs_its_input() {
         ("xargs -0 rm -rf <<EOF\n/usr\nEOF", Dangerous),
         ("echo 'rm -rf /' | at now", Dangerous),
         ("echo ./pwn | batch", Dangerous),
-        ("xargs rm -rf <<< \"$DIR\"", RequiresApproval),
+        ("xargs rm -rf <<< \"$DIR\"", Ask),
         ("xargs echo <<< hello", Safe),
     ]);
 }
@@ -922,10 +918,10 @@ fn recursive_searches_of_a_directory_holding_a_dotenv_file_ask() {
     check_with(
         &facts,
         &[
-            ("grep -r . .", RequiresApproval),
-            ("grep -rn KEY", RequiresApproval),
-            ("rg --hidden -uu token .", RequiresApproval),
-            ("cd src && grep -r x ..", RequiresApproval),
+            ("grep -r . .", Ask),
+            ("grep -rn KEY", Ask),
+            ("rg --hidden -uu token .", Ask),
+            ("cd src && grep -r x ..", Ask),
             ("grep -rn TODO src", Safe),
             ("rg TODO src", Safe),
         ],
@@ -957,7 +953,7 @@ fn variables_set_to_literals_on_the_line_reach_the_deny_floor() {
         ("D=/usr; rm -rf \"$D\"", Dangerous),
         ("H=~; rm -rf ${H}/", Dangerous),
         ("T=/; chmod -R 777 $T", Dangerous),
-        ("X=build; rm -rf $X", RequiresApproval),
-        ("rm -rf $UNSET_DIR", RequiresApproval),
+        ("X=build; rm -rf $X", Ask),
+        ("rm -rf $UNSET_DIR", Ask),
     ]);
 }

@@ -23,7 +23,7 @@ pub enum ErrorCode {
     StaleRead,
     /// The file must be read before it is edited or overwritten.
     NotRead,
-    /// The syntax gate refused the new content.
+    /// The syntax check refused the new content.
     ParseRejected,
     /// A patch hunk did not apply.
     PatchFailed,

@@ -3,6 +3,8 @@
 //!
 //! Run with `cargo bench -p codesmith-providers --bench stream`.
 
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::time::{Duration, Instant};

@@ -8,7 +8,7 @@
 //! The engine calls [`complete()`] for every model request: it retries what
 //! may be retried, watches the stream for stalls, insists on the protocol's
 //! terminal signal and reduces the events into an [`AssistantResponse`].
-//! Error texts pass through [`scrub_secrets`] before they are shown.
+//! Error texts pass through [`codesmith_policy::scrub_secrets`] before they are shown.
 
 mod anthropic;
 mod complete;
@@ -16,7 +16,6 @@ mod http;
 mod openai;
 mod provider;
 mod reduce;
-mod scrub;
 mod sse;
 mod taxonomy;
 mod usage;
@@ -35,7 +34,6 @@ pub use provider::{
     ChatRequest, EventStream, Provider, ProviderError, ProviderErrorKind, ProviderEvent,
 };
 pub use reduce::{AssistantResponse, ReducedCall, StreamReducer, derive_stop_reason};
-pub use scrub::scrub_secrets;
 pub use taxonomy::{
     MAX_RETRY_AFTER_MS, classify_status, mentions_context_length, parse_retry_after,
 };

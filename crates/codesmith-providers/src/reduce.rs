@@ -3,13 +3,13 @@
 //! Each call's raw argument text is kept exactly as received and also parsed
 //! strictly (by [`codesmith_protocol::parse_arguments`], which also refuses a
 //! key named twice); a parse failure leaves [`ReducedCall::parsed`] as `None`, the
-//! "truncated" marker the engine's truncation gate reads (seed 002, "The
+//! "truncated" marker the engine's truncation check reads (seed 002, "The
 //! Cliff Edge"). A stream without [`ProviderEvent::Completed`] yields an
 //! interrupted response; a missing wire stop reason is derived.
 
 use std::collections::BTreeMap;
 
-use codesmith_protocol::{ContentBlock, Message, Role, StopReason, ToolCall, Usage};
+use codesmith_protocol::{StopReason, ToolCall, Usage};
 use serde_json::Value;
 
 use crate::provider::ProviderEvent;
@@ -46,31 +46,6 @@ pub struct AssistantResponse {
     pub interruption: Option<String>,
     /// True when the text is a refusal (OpenAI `refusal`), not an answer.
     pub refusal: bool,
-}
-
-impl AssistantResponse {
-    /// The response as a neutral transcript message: thinking (if any), text
-    /// (if any), then the tool calls with their raw arguments.
-    pub fn to_message(&self) -> Message {
-        let mut content = Vec::new();
-        if !self.thinking.is_empty() {
-            content.push(ContentBlock::Thinking {
-                text: self.thinking.clone(),
-            });
-        }
-        if !self.text.is_empty() {
-            content.push(ContentBlock::Text {
-                text: self.text.clone(),
-            });
-        }
-        for call in &self.tool_calls {
-            content.push(ContentBlock::ToolCall(call.call.clone()));
-        }
-        Message {
-            role: Role::Assistant,
-            content,
-        }
-    }
 }
 
 #[derive(Debug, Default)]
@@ -283,6 +258,6 @@ mod tests {
         let resp = r.finish(None);
         assert!(resp.interrupted);
         assert_eq!(resp.stop_reason, StopReason::Interrupted);
-        assert_eq!(resp.to_message().text(), "half");
+        assert_eq!(resp.text, "half");
     }
 }

@@ -9,7 +9,7 @@
 use std::time::{Duration, SystemTime};
 
 use crate::provider::{ProviderError, ProviderErrorKind};
-use crate::scrub::scrub_secrets;
+use codesmith_policy::scrub_secrets;
 
 /// Upper bound on a server-requested wait (`Retry-After`): one day, in milliseconds.
 pub const MAX_RETRY_AFTER_MS: u64 = 24 * 60 * 60 * 1000;
@@ -104,7 +104,7 @@ pub fn error_from_response(
     let message = format!("{provider} returned HTTP {status}: {detail}{hint}");
     ProviderError {
         kind,
-        message: scrub_secrets(&message),
+        message: scrub_secrets(&message).into_owned(),
         status: Some(status),
         retry_after_ms: retry_after.and_then(|v| parse_retry_after(v, SystemTime::now())),
     }

@@ -28,6 +28,9 @@
 //! # }
 //! ```
 
+// Test support reports what it skipped or measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod cache;
 mod layout;
 mod procs;

@@ -2,6 +2,9 @@
 //! instead of one per file. Each file under `tests/` is a module here, so a test's
 //! path is `FILE::NAME` (`cargo test -p codesmith-testkit --test integration FILE`).
 
+// Tests may report what they measured (suite counts, timings) on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod server;
 
 /// A file under `tests/` that this root does not declare would never be built.

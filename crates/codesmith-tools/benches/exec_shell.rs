@@ -3,6 +3,8 @@
 //!
 //! Run: `cargo bench -p codesmith-tools --bench exec_shell`.
 
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::time::{Duration, Instant};

@@ -2,6 +2,9 @@
 //! Unicode >= 50 MB/s). Run with `cargo bench -p codesmith-tools --bench sanitize`.
 //! Prints MB/s (10^6 bytes per second), best of several runs.
 
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::hint::black_box;
 use std::time::Instant;
 

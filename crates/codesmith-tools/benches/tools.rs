@@ -3,19 +3,22 @@
 //!
 //! - grep_files over a generated 100k-file tree vs `rg` on the same tree (target: ≤ 1.5×);
 //! - edit_file on a 50k-line file (target: < 20 ms);
-//! - the syntax gate on a 20k-line Rust file (target: < 30 ms).
+//! - the syntax check on a 20k-line Rust file (target: < 30 ms).
 //!
 //! Run: `cargo bench -p codesmith-tools --bench tools`. The tree is generated once under
 //! the system temp directory and reused. The `rg` comparison is skipped when `rg` is not
 //! on PATH.
+
+// Tests, benchmarks and examples report what they measured on the terminal.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use codesmith_tools::gate::syntax;
 use codesmith_tools::search::grep_count;
+use codesmith_tools::syntax_check::syntax;
 use codesmith_tools::{Registry, ToolContext, envelope_json, register_file_tools};
 use serde_json::json;
 
@@ -183,25 +186,25 @@ fn rust_source(lines: usize) -> String {
     s
 }
 
-fn bench_gate() {
+fn bench_syntax_check() {
     let old = rust_source(20_000);
     let new = old.replacen("acc = 0u32", "acc = 1u32", 1);
     let path = Path::new("src/big.rs");
-    let mut gate_times = Vec::new();
+    let mut check_times = Vec::new();
     let mut parse_times = Vec::new();
     for _ in 0..11 {
         let t = Instant::now();
-        syntax::gate(path, "src/big.rs", Some(&old), &new).unwrap();
-        gate_times.push(t.elapsed());
+        syntax::check_edit(path, "src/big.rs", Some(&old), &new).unwrap();
+        check_times.push(t.elapsed());
         let t = Instant::now();
         syntax::check(syntax::Lang::Rust, &new).unwrap();
         parse_times.push(t.elapsed());
     }
     println!(
-        "syntax gate, {}-line Rust file, one-function edit: {:.2} ms per gate (only the touched \
+        "syntax check, {}-line Rust file, one-function edit: {:.2} ms per check (only the touched \
          section is parsed, old and new); full-file parse {:.2} ms; median of 11 (target < 30)",
         new.lines().count(),
-        ms(median(gate_times)),
+        ms(median(check_times)),
         ms(median(parse_times))
     );
 }
@@ -211,7 +214,7 @@ fn bench_gate() {
 /// item is re-parsed (old and new), as for top-level items. A second figure per container
 /// shows the whole-file parse it avoids, and one the rejection of a broken edit, whose
 /// letter is built from a full parse.
-fn bench_gate_whole_file() {
+fn bench_syntax_check_whole_file() {
     let body = rust_source(20_000);
     for (label, wrapped) in [
         ("mod big { … }", format!("mod big {{\n{body}}}\n")),
@@ -235,14 +238,14 @@ fn bench_gate_whole_file() {
             );
             assert_ne!(next, cur);
             let t = Instant::now();
-            syntax::gate(path, "src/big.rs", Some(&cur), &next).unwrap();
+            syntax::check_edit(path, "src/big.rs", Some(&cur), &next).unwrap();
             times.push(t.elapsed());
             cur = next;
         }
         let first = times.remove(0);
         let broken = cur.replacen("acc = 0u32;", "acc = (0u32;", 1);
         let t = Instant::now();
-        let refusal = syntax::gate(path, "src/big.rs", Some(&cur), &broken).unwrap_err();
+        let refusal = syntax::check_edit(path, "src/big.rs", Some(&cur), &broken).unwrap_err();
         let rejected = t.elapsed();
         assert!(
             refusal.message.contains("unclosed `(`"),
@@ -250,7 +253,7 @@ fn bench_gate_whole_file() {
             refusal.message
         );
         println!(
-            "syntax gate, edit inside {label} spanning 20k lines: first {:.2} ms, chained {:.2} ms \
+            "syntax check, edit inside {label} spanning 20k lines: first {:.2} ms, chained {:.2} ms \
              (median of 5; target < 30); a rejected edit with its letter {:.1} ms",
             ms(first),
             ms(median(times)),
@@ -266,9 +269,9 @@ fn main() {
         .unwrap();
     let only = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let want = |name: &str| only.as_deref().is_none_or(|o| name.contains(o));
-    if want("gate") {
-        bench_gate();
-        bench_gate_whole_file();
+    if want("syntax") {
+        bench_syntax_check();
+        bench_syntax_check_whole_file();
     }
     if want("edit") {
         bench_edit(&rt);

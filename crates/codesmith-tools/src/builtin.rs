@@ -3,19 +3,13 @@
 use std::sync::Arc;
 
 use crate::fetch::{FetchConfig, FetchUrl};
-use crate::shell::{ExecShell, TaskShellCancel, TaskShellPoll, TaskShellStart};
-use crate::spill::RetrieveToolResult;
 use crate::{Registry, Tool};
 
 /// Every built-in tool, with `fetch_url` configured by `fetch` (network policy,
-/// address gate, resolver). Sorted by name once registered.
+/// address policy, resolver). Sorted by name once registered.
 pub fn builtin_tools(fetch: FetchConfig) -> Vec<Arc<dyn Tool>> {
     let mut tools = crate::files::file_tools();
-    tools.push(Arc::new(ExecShell));
-    tools.push(Arc::new(TaskShellStart));
-    tools.push(Arc::new(TaskShellPoll));
-    tools.push(Arc::new(TaskShellCancel));
-    tools.push(Arc::new(RetrieveToolResult));
+    tools.extend(crate::shell::shell_tools());
     tools.push(Arc::new(FetchUrl::new(fetch)));
     tools.push(Arc::new(crate::memory::Remember));
     tools.push(Arc::new(crate::skills::SkillTool));

@@ -29,7 +29,7 @@ pub struct ToolContext {
     pub workspace: PathBuf,
     /// `$CODESMITH_HOME` (spill files, audit log, approvals).
     pub home: PathBuf,
-    /// Files read in this session (read-before-write gate). Shared, so clones of a
+    /// Files read in this session (read-before-write check). Shared, so clones of a
     /// session's context see one tracker.
     pub freshness: Arc<FreshnessTracker>,
     /// One-shot mode (`codesmith tool`): read-before-write state cannot survive between

@@ -13,7 +13,6 @@ mod envelope;
 pub mod fetch;
 pub mod files;
 pub mod fs;
-pub mod gate;
 pub mod instructions;
 pub mod mcp;
 pub mod memory;
@@ -25,6 +24,7 @@ pub mod search;
 pub mod shell;
 pub mod skills;
 pub mod spill;
+pub mod syntax_check;
 mod tool;
 pub mod trust;
 

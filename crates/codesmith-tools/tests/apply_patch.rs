@@ -138,7 +138,7 @@ async fn paths_outside_the_workspace_are_refused() {
 }
 
 #[tokio::test]
-async fn syntax_gate_refuses_breaking_a_valid_json_file() {
+async fn syntax_check_refuses_breaking_a_valid_json_file() {
     let w = ws();
     w.put("ok.txt", "1\n");
     w.put("c.json", "{\n  \"a\": 1\n}\n");

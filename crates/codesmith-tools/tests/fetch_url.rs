@@ -1,7 +1,7 @@
 //! fetch_url end to end against a local HTTP server on 127.0.0.1.
 //!
-//! The server is itself loopback, which gate 5 refuses; tests open exactly
-//! 127.0.0.1/32 with `AddressGate::with_test_exemption` and point made-up
+//! The server is itself loopback, which check 5 refuses; tests open exactly
+//! 127.0.0.1/32 with `AddressPolicy::with_test_exemption` and point made-up
 //! names at it with a scripted resolver. Nothing leaves the machine: every
 //! other address in these tests is refused before a connection is made.
 #![allow(clippy::unwrap_used)]
@@ -10,7 +10,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use codesmith_policy::{AddressGate, Cidr, HostPattern, NetworkDecision, NetworkPolicy};
+use codesmith_policy::{AddressPolicy, Cidr, HostPattern, NetworkDecision, NetworkPolicy};
 use codesmith_tools::fetch::resolve::StaticResolver;
 use codesmith_tools::fetch::{FetchConfig, FetchUrl};
 use codesmith_tools::{Tool, ToolContext, ToolOutcome, envelope_json};
@@ -161,8 +161,8 @@ async fn serve() -> Server {
 const LO: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1));
 const LO2: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
 
-fn test_gate() -> AddressGate {
-    AddressGate::new().with_test_exemption(Cidr::parse("127.0.0.1/32").unwrap())
+fn test_addresses() -> AddressPolicy {
+    AddressPolicy::new().with_test_exemption(Cidr::parse("127.0.0.1/32").unwrap())
 }
 
 fn resolver() -> StaticResolver {
@@ -182,9 +182,13 @@ struct Harness {
     _home: tempfile::TempDir,
 }
 
-fn harness_with(policy: NetworkPolicy, gate: AddressGate, res: Arc<StaticResolver>) -> Harness {
+fn harness_with(
+    policy: NetworkPolicy,
+    addresses: AddressPolicy,
+    res: Arc<StaticResolver>,
+) -> Harness {
     let home = tempfile::tempdir().unwrap();
-    let cfg = FetchConfig::new(policy, gate).with_resolver(res);
+    let cfg = FetchConfig::new(policy, addresses).with_resolver(res);
     let ctx = ToolContext::new(home.path().to_path_buf(), home.path().join("csh"));
     Harness {
         tool: FetchUrl::new(cfg),
@@ -194,7 +198,11 @@ fn harness_with(policy: NetworkPolicy, gate: AddressGate, res: Arc<StaticResolve
 }
 
 fn harness() -> Harness {
-    harness_with(NetworkPolicy::default(), test_gate(), Arc::new(resolver()))
+    harness_with(
+        NetworkPolicy::default(),
+        test_addresses(),
+        Arc::new(resolver()),
+    )
 }
 
 async fn call(h: &Harness, args: Value) -> (ToolOutcome, Value) {
@@ -205,8 +213,8 @@ async fn call(h: &Harness, args: Value) -> (ToolOutcome, Value) {
     (out, env)
 }
 
-fn gate_of(env: &Value) -> Option<u64> {
-    env["error"]["details"]["gate"].as_u64()
+fn check_of(env: &Value) -> Option<u64> {
+    env["error"]["details"]["check"].as_u64()
 }
 
 #[tokio::test]
@@ -345,7 +353,7 @@ async fn literal_loopback_is_refused_without_the_test_exemption() {
     let s = serve().await;
     let h = harness_with(
         NetworkPolicy::default(),
-        AddressGate::new(),
+        AddressPolicy::new(),
         Arc::new(resolver()),
     );
     for url in [
@@ -358,20 +366,20 @@ async fn literal_loopback_is_refused_without_the_test_exemption() {
         format!("http://[::1]:{}/ok", s.port),
     ] {
         let (_, env) = call(&h, json!({ "url": url })).await;
-        assert_eq!(gate_of(&env), Some(5), "{url}: {env}");
+        assert_eq!(check_of(&env), Some(5), "{url}: {env}");
     }
     let (_, env) = call(
         &h,
         json!({"url": format!("http://localhost:{}/ok", s.port)}),
     )
     .await;
-    assert_eq!(gate_of(&env), Some(3));
+    assert_eq!(check_of(&env), Some(3));
     let (_, env) = call(
         &h,
         json!({"url": format!("http://pinned.test:{}/ok", s.port)}),
     )
     .await;
-    assert_eq!(gate_of(&env), Some(6), "{env}");
+    assert_eq!(check_of(&env), Some(6), "{env}");
     assert!(
         s.seen.lock().unwrap().is_empty(),
         "nothing may reach the server"
@@ -383,7 +391,7 @@ async fn literal_loopback_is_refused_without_the_test_exemption() {
 }
 
 #[tokio::test]
-async fn dns_gate_checks_every_address() {
+async fn dns_check_covers_every_address() {
     let s = serve().await;
     let h = harness();
     for (host, needle) in [
@@ -393,10 +401,10 @@ async fn dns_gate_checks_every_address() {
         ("unknown.test", "could not resolve"),
     ] {
         let (_, env) = call(&h, json!({"url": format!("http://{host}:{}/ok", s.port)})).await;
-        assert_eq!(gate_of(&env), Some(6), "{host}: {env}");
+        assert_eq!(check_of(&env), Some(6), "{host}: {env}");
         let msg = env["error"]["message"].as_str().unwrap();
         assert!(msg.contains(needle), "{msg}");
-        assert!(msg.contains("gate 6 (dns)"), "{msg}");
+        assert!(msg.contains("check 6 (dns)"), "{msg}");
     }
     assert!(s.seen.lock().unwrap().is_empty());
 }
@@ -405,14 +413,14 @@ async fn dns_gate_checks_every_address() {
 async fn pinned_connection_ignores_a_rebinding_second_answer() {
     let s = serve().await;
     // First answer is the (test-exempt) server; any later answer points at
-    // 127.0.0.2, where nothing listens and which the gate refuses.
+    // 127.0.0.2, where nothing listens and which the address check refuses.
     let res = Arc::new(
         StaticResolver::new()
             .answer("rebind.test", &[LO])
             .answer("rebind.test", &[LO])
             .answer("rebind.test", &[LO2]),
     );
-    let h = harness_with(NetworkPolicy::default(), test_gate(), res.clone());
+    let h = harness_with(NetworkPolicy::default(), test_addresses(), res.clone());
     let (_, env) = call(
         &h,
         json!({"url": format!("http://rebind.test:{}/ok", s.port)}),
@@ -426,19 +434,19 @@ async fn pinned_connection_ignores_a_rebinding_second_answer() {
     );
     // A redirect back to the same name is a new hop: it resolves again (the
     // first hop takes the second answer), gets the rebound answer and is
-    // refused at gate 6.
+    // refused at check 6.
     let (_, env) = call(
         &h,
         json!({"url": format!("http://rebind.test:{}/to?http://rebind.test:PORT/ok", s.port)}),
     )
     .await;
-    assert_eq!(gate_of(&env), Some(6), "{env}");
+    assert_eq!(check_of(&env), Some(6), "{env}");
     assert_eq!(env["error"]["details"]["hop"], 1);
     assert_eq!(s.seen.lock().unwrap().len(), 2);
 }
 
 #[tokio::test]
-async fn redirects_rerun_every_gate() {
+async fn redirects_rerun_every_check() {
     let s = serve().await;
     let h = harness();
     let base = format!("http://pinned.test:{}", s.port);
@@ -446,7 +454,7 @@ async fn redirects_rerun_every_gate() {
     assert_eq!(env["output"]["body"], "end of chain", "{env}");
     assert_eq!(env["meta"]["redirects"], 5);
     let (_, env) = call(&h, json!({"url": format!("{base}/chain/6")})).await;
-    assert_eq!(gate_of(&env), Some(7), "{env}");
+    assert_eq!(check_of(&env), Some(7), "{env}");
     let cases = [
         ("file:///etc/passwd", 1),
         ("http://localhost:PORT/ok", 3),
@@ -455,9 +463,9 @@ async fn redirects_rerun_every_gate() {
         ("http://0x7f000002:PORT/ok", 5),
         ("http://internal.test:PORT/ok", 6),
     ];
-    for (target, gate) in cases {
+    for (target, check) in cases {
         let (_, env) = call(&h, json!({"url": format!("{base}/to?{target}")})).await;
-        assert_eq!(gate_of(&env), Some(gate), "{target}: {env}");
+        assert_eq!(check_of(&env), Some(check), "{target}: {env}");
         assert_eq!(env["error"]["details"]["hop"], 1, "{target}");
     }
     let hosts: Vec<String> = s
@@ -500,14 +508,14 @@ async fn policy_deny_refuses_and_prompt_passes_at_execution() {
         vec![],
         vec![HostPattern::parse(".test").unwrap()],
     );
-    let h = harness_with(deny, test_gate(), Arc::new(resolver()));
+    let h = harness_with(deny, test_addresses(), Arc::new(resolver()));
     let args = json!({"url": format!("http://pinned.test:{}/ok", s.port)});
     assert_eq!(
         h.tool.decision_for(&args),
         Some(("pinned.test".to_string(), NetworkDecision::Deny))
     );
     let (_, env) = call(&h, args).await;
-    assert_eq!(gate_of(&env), Some(2));
+    assert_eq!(check_of(&env), Some(2));
     assert!(
         env["error"]["message"]
             .as_str()
@@ -539,7 +547,7 @@ async fn bad_arguments_are_typed_refusals() {
 }
 
 #[test]
-fn network_section_builds_policy_gate_and_warnings() {
+fn network_section_builds_policy_addresses_and_warnings() {
     let section: codesmith_policy::NetworkConfig = toml::from_str(
         "default = \"alow\"\nallow = [\"docs.rs\", \"\"]\ndeny = [\".corp\"]\n\
          trusted_fakeip_cidrs = [\"198.18.0.0/15\", \"10.0.0.0/8\"]\n",
@@ -550,8 +558,8 @@ fn network_section_builds_policy_gate_and_warnings() {
     assert_eq!(cfg.policy.decide("docs.rs"), NetworkDecision::Allow);
     assert_eq!(cfg.policy.decide("db.corp"), NetworkDecision::Deny);
     assert_eq!(cfg.policy.decide("other.org"), NetworkDecision::Ask);
-    assert!(cfg.gate.check("198.18.1.1".parse().unwrap()).is_ok());
-    assert!(cfg.gate.check("10.1.1.1".parse().unwrap()).is_err());
+    assert!(cfg.addresses.check("198.18.1.1".parse().unwrap()).is_ok());
+    assert!(cfg.addresses.check("10.1.1.1".parse().unwrap()).is_err());
     let (missing, w) = FetchConfig::from_network_config(None);
     assert!(w.is_empty());
     assert_eq!(missing.policy.decide("docs.rs"), NetworkDecision::Ask);

@@ -675,7 +675,7 @@ async fn anchor_mode_replaces_a_block() {
 }
 
 #[tokio::test]
-async fn syntax_gate_refuses_regressions_only() {
+async fn syntax_check_refuses_regressions_only() {
     let w = ws();
     w.put("src/lib.rs", "fn a() {\n    let x = 1;\n}\n");
     w.read("src/lib.rs").await;

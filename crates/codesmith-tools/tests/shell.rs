@@ -244,7 +244,9 @@ async fn task_spills_only_when_final() {
 #[test]
 fn catalogue_is_byte_stable_and_teaches_alternatives() {
     let mut registry = codesmith_tools::Registry::new();
-    codesmith_tools::shell::register_shell_tools(&mut registry);
+    for tool in codesmith_tools::shell::shell_tools() {
+        registry.register(tool);
+    }
     assert_eq!(
         registry.names(),
         vec![

@@ -9,7 +9,7 @@
 //! - an input's body travels only over the REPL's stdin pipe; the transcript holds at
 //!   most [`PREVIEW_CHARS`] of it per input and [`OUTPUT_CAP`] characters of printed
 //!   output per round (the rest is spilled, and kept in the REPL as `last_output`);
-//! - the REPL runs through the shell's sandbox gate and backend ([`Sandbox::admit`]), always
+//! - the REPL runs through the shell's isolation check and sandbox backend ([`Sandbox::admit`]), always
 //!   without network, under the shell's reaper, with its address space limited; child
 //!   calls travel over its stdout pipe to the harness, never over a network;
 //! - every round, child call and session has a clock: [`RlmConfig`].

@@ -107,7 +107,7 @@ impl Repl {
     /// before Python starts), and waits for it to report ready.
     ///
     /// # Errors
-    /// The sandbox gate's `DENIED`; `INTERNAL` when it cannot start or does not report ready.
+    /// The isolation check's `DENIED`; `INTERNAL` when it cannot start or does not report ready.
     pub async fn start(
         ctx: &ToolContext,
         python: &Path,

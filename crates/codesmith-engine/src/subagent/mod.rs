@@ -1,6 +1,6 @@
 //! Subagents: the `agent` tool starts a child engine for one delegated task.
 //!
-//! Every subagent type shares one runtime, the [`crate::Engine`] loop with its gates;
+//! Every subagent type shares one runtime, the [`crate::Engine`] loop with its approval gate;
 //! a type decides only its role prompt and its tool surface (seed 002, "Genome
 //! Replication and Bootstrapping"):
 //!

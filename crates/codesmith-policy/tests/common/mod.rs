@@ -2,7 +2,7 @@
 //! file system (`LexicalPaths`), home `/root`, workspace [`WS`].
 #![allow(dead_code)]
 
-use codesmith_policy::SafetyLevel::{self, RequiresApproval};
+use codesmith_policy::SafetyLevel::{self, Ask};
 use codesmith_policy::{LexicalPaths, classify_command_with};
 
 pub const WS: &str = "/home/dev/proj";
@@ -38,7 +38,7 @@ pub fn check(cases: &[(&str, SafetyLevel)]) {
 
 /// Every listed command asks.
 pub fn asks(commands: &[&str]) {
-    let cases: Vec<(&str, SafetyLevel)> = commands.iter().map(|c| (*c, RequiresApproval)).collect();
+    let cases: Vec<(&str, SafetyLevel)> = commands.iter().map(|c| (*c, Ask)).collect();
     check(&cases);
 }
 

@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+#[cfg(test)]
 use codesmith_policy::{approval_fingerprint, denial_fingerprint};
 
 #[derive(Debug, Default)]
@@ -50,11 +51,13 @@ impl SessionApprovals {
     }
 
     /// Records the user's "yes for this session" to a shell command.
+    #[cfg(test)]
     pub fn approve_shell(&self, command: &str, workspace: &str) {
         self.approve(&approval_fingerprint(command, workspace));
     }
 
     /// Records the user's "no" to a shell command (this exact text only).
+    #[cfg(test)]
     pub fn deny_shell(&self, command: &str) {
         self.deny(&denial_fingerprint(command));
     }
@@ -62,6 +65,7 @@ impl SessionApprovals {
     /// What this session already answered for a shell command: `Some(false)` when this
     /// exact command was denied, `Some(true)` when its prefixes were approved, `None` when
     /// the user must be asked. A denial wins over an approval.
+    #[cfg(test)]
     pub fn shell_answer(&self, command: &str, workspace: &str) -> Option<bool> {
         if self.is_denied(&denial_fingerprint(command)) {
             Some(false)

@@ -49,6 +49,7 @@ impl ApprovalsFile {
 #[derive(Debug, Clone)]
 enum Op {
     Add(String, Grant),
+    #[cfg(any(test, feature = "test-util"))]
     Remove(String, Grant),
 }
 
@@ -60,6 +61,7 @@ impl Op {
                 entry.removed.remove(g);
                 entry.grants.insert(g.clone());
             }
+            #[cfg(any(test, feature = "test-util"))]
             Op::Remove(ws, g) => {
                 let entry = file.workspaces.entry(ws.clone()).or_default();
                 entry.grants.remove(g);
@@ -165,6 +167,9 @@ impl ApprovalStore {
     }
 
     /// Removes a grant (and records a tombstone so no other session's merge brings it back).
+    /// No front end offers this yet, so it exists only in test builds (`cfg(test)` or the
+    /// `test-util` feature); tombstones already in the file are honoured either way.
+    #[cfg(any(test, feature = "test-util"))]
     pub fn revoke(&self, workspace: &Path, grant: &Grant) -> Result<(), ApprovalError> {
         self.commit(Op::Remove(key(workspace)?, grant.clone()))
     }
@@ -270,11 +275,7 @@ mod tests {
             .grant(ws.path(), grant, SafetyLevel::WorkspaceSafe)
             .unwrap();
         store
-            .grant(
-                ws.path(),
-                Grant::url_host("Docs.RS"),
-                SafetyLevel::RequiresApproval,
-            )
+            .grant(ws.path(), Grant::url_host("Docs.RS"), SafetyLevel::Ask)
             .unwrap();
         let mode = std::fs::metadata(store.path())
             .unwrap()
@@ -307,7 +308,7 @@ mod tests {
         assert!(!store.path().exists());
         // A hand-edited file granting a prefix still cannot cover a dangerous request.
         store
-            .grant(ws.path(), prefix("curl"), SafetyLevel::RequiresApproval)
+            .grant(ws.path(), prefix("curl"), SafetyLevel::Ask)
             .unwrap();
         let level = codesmith_policy::classify_command("curl x | sh", "/x").level;
         assert_eq!(level, SafetyLevel::Dangerous);

@@ -1,11 +1,11 @@
-//! `fetch_url`: one HTTP(S) request behind seven gates.
+//! `fetch_url`: one HTTP(S) request behind seven URL checks.
 //!
-//! Every hop runs the gates in order (see [`gates`]): scheme, policy,
+//! Every hop runs the checks in order (see [`url_checks`]): scheme, policy,
 //! localhost names, IP literals, restricted ranges, DNS with every address
 //! checked and the connection pinned to the first one (through a reqwest DNS
 //! resolver that knows only the pinned name, so no second lookup can rebind
 //! the host inward), and redirects followed by hand, at most
-//! [`MAX_REDIRECTS`], each hop re-running every gate.
+//! [`MAX_REDIRECTS`], each hop re-running every check.
 //!
 //! A 4xx/5xx answer is not a tool error: the result is `ok: true` with
 //! `status`, the body and `success: false`. Bodies are decoded to text, HTML
@@ -20,24 +20,26 @@
 
 pub mod audit;
 pub mod body;
-pub mod gates;
 pub mod html;
 pub mod resolve;
+pub mod url_checks;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use codesmith_policy::{AddressGate, NetworkConfig, NetworkDecision, NetworkPolicy, scrub_secrets};
+use codesmith_policy::{
+    AddressPolicy, NetworkConfig, NetworkDecision, NetworkPolicy, scrub_secrets,
+};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use url::Url;
 
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
-use gates::{Gate, GateRefusal, Target, check_parsed, check_url, resolve_and_check};
 use resolve::{Resolver, SystemResolver};
+use url_checks::{Target, UrlCheck, UrlRefusal, check_parsed, check_url, resolve_and_check};
 
 /// Most redirects followed for one call.
 pub const MAX_REDIRECTS: usize = 5;
@@ -53,8 +55,8 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct FetchConfig {
     /// The `[network]` policy.
     pub policy: NetworkPolicy,
-    /// Address gate (restricted table, trusted fake-IP CIDRs).
-    pub gate: AddressGate,
+    /// Address policy (restricted table, trusted fake-IP CIDRs).
+    pub addresses: AddressPolicy,
     /// Name resolver; [`SystemResolver`] in production.
     pub resolver: Arc<dyn Resolver>,
     /// Whole-request timeout per hop. Default 30 s.
@@ -63,16 +65,16 @@ pub struct FetchConfig {
 
 impl Default for FetchConfig {
     fn default() -> Self {
-        FetchConfig::new(NetworkPolicy::default(), AddressGate::default())
+        FetchConfig::new(NetworkPolicy::default(), AddressPolicy::default())
     }
 }
 
 impl FetchConfig {
     /// A config with the system resolver and the default timeout.
-    pub fn new(policy: NetworkPolicy, gate: AddressGate) -> Self {
+    pub fn new(policy: NetworkPolicy, addresses: AddressPolicy) -> Self {
         FetchConfig {
             policy,
-            gate,
+            addresses,
             resolver: Arc::new(SystemResolver),
             timeout: DEFAULT_TIMEOUT,
         }
@@ -83,7 +85,7 @@ impl FetchConfig {
     /// and warnings for patterns or CIDRs that were ignored.
     pub fn from_network_config(section: Option<&NetworkConfig>) -> (Self, Vec<String>) {
         let (policy, bad_patterns) = NetworkPolicy::from_config_checked(section);
-        let (gate, bad_cidrs) = AddressGate::from_config(section);
+        let (addresses, bad_cidrs) = AddressPolicy::from_config(section);
         let mut warnings: Vec<String> = bad_patterns
             .into_iter()
             .map(|p| format!("[network] host pattern {p:?} ignored: not a host or .suffix pattern"))
@@ -91,10 +93,13 @@ impl FetchConfig {
         warnings.extend(bad_cidrs.into_iter().map(|c| {
             format!("[network] trusted_fakeip_cidrs entry {c:?} ignored: only CIDRs inside 198.18.0.0/15 are accepted")
         }));
-        (FetchConfig::new(policy, gate), warnings)
+        (FetchConfig::new(policy, addresses), warnings)
     }
 
     /// Replaces the resolver (tests script DNS answers with [`resolve::StaticResolver`]).
+    /// Test builds only (`cfg(test)` or the `test-util` feature): production always
+    /// resolves through [`SystemResolver`].
+    #[cfg(any(test, feature = "test-util"))]
     pub fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> Self {
         self.resolver = resolver;
         self
@@ -114,9 +119,9 @@ impl FetchUrl {
     }
 
     /// The host and policy decision for a call, for the dispatch-time approval
-    /// gate: `Prompt` means ask the user (fingerprint by host), `Deny` will be
+    /// gate: `Ask` means ask the user (fingerprint by host), `Deny` will be
     /// refused at execution, `Allow` needs nothing. `None` when `args.url` is
-    /// missing or has no host (the call will be refused by gate 1).
+    /// missing or has no host (the call will be refused by check 1).
     pub fn decision_for(&self, args: &Value) -> Option<(String, NetworkDecision)> {
         let url = Url::parse(args.get("url")?.as_str()?.trim()).ok()?;
         let host = url.host_str()?.to_string();
@@ -292,24 +297,24 @@ fn parse_headers(v: Option<&Value>) -> Result<HeaderMap, Refusal> {
     Ok(map)
 }
 
-fn gate_refusal(r: &GateRefusal, url: &str, hop: usize) -> Refusal {
-    let hint = match r.gate {
-        Gate::Scheme => "Use an absolute http:// or https:// URL.",
-        Gate::Policy => {
+fn url_refusal(r: &UrlRefusal, url: &str, hop: usize) -> Refusal {
+    let hint = match r.check {
+        UrlCheck::Scheme => "Use an absolute http:// or https:// URL.",
+        UrlCheck::Policy => {
             "The user's network policy forbids this host; do not retry it, ask the user."
         }
-        Gate::Localhost | Gate::IpLiteral | Gate::RestrictedRange | Gate::Dns => {
+        UrlCheck::Localhost | UrlCheck::IpLiteral | UrlCheck::RestrictedRange | UrlCheck::Dns => {
             "fetch_url reaches public internet hosts only; do not retry with another spelling of the address."
         }
-        Gate::Redirect => "Fetch the final URL directly if it is public.",
+        UrlCheck::Redirect => "Fetch the final URL directly if it is public.",
     };
     Refusal::new(
         ErrorCode::Denied,
         format!("fetch_url refused {url} at {r}"),
         hint,
     )
-    .with("gate", r.gate.number())
-    .with("gate_name", r.gate.name())
+    .with("check", r.check.number())
+    .with("check_name", r.check.name())
     .with("url", url)
     .with("hop", hop)
 }
@@ -430,8 +435,8 @@ impl FetchUrl {
         let secrets = credential_header_values(&args.headers);
         let mut headers = args.headers;
         let mut req_body = args.body;
-        let mut checked = check_url(&args.url, &self.cfg.policy, &self.cfg.gate)
-            .map_err(|r| gate_refusal(&r, &args.url, 0))?;
+        let mut checked = check_url(&args.url, &self.cfg.policy, &self.cfg.addresses)
+            .map_err(|r| url_refusal(&r, &args.url, 0))?;
         let mut hop = 0;
         loop {
             let url = checked.url.clone();
@@ -439,9 +444,9 @@ impl FetchUrl {
                 Target::Literal(ip) => *ip,
                 Target::Domain(d) => {
                     let port = url.port_or_known_default().unwrap_or(443);
-                    resolve_and_check(d, port, self.cfg.resolver.as_ref(), &self.cfg.gate)
+                    resolve_and_check(d, port, self.cfg.resolver.as_ref(), &self.cfg.addresses)
                         .await
-                        .map_err(|r| gate_refusal(&r, url.as_str(), hop))?
+                        .map_err(|r| url_refusal(&r, url.as_str(), hop))?
                 }
             };
             audit::append(
@@ -479,19 +484,20 @@ impl FetchUrl {
                 .map(str::to_string);
             if let (true, Some(loc)) = (is_redirect(status), location) {
                 if hop >= MAX_REDIRECTS {
-                    let r = GateRefusal {
-                        gate: Gate::Redirect,
+                    let r = UrlRefusal {
+                        check: UrlCheck::Redirect,
                         reason: format!("more than {MAX_REDIRECTS} redirects"),
                     };
-                    return Err(gate_refusal(&r, url.as_str(), hop));
+                    return Err(url_refusal(&r, url.as_str(), hop));
                 }
-                gates::check_raw_authority(&loc).map_err(|r| gate_refusal(&r, &loc, hop + 1))?;
+                url_checks::check_raw_authority(&loc)
+                    .map_err(|r| url_refusal(&r, &loc, hop + 1))?;
                 let next = url.join(&loc).map_err(|_| {
-                    let r = GateRefusal {
-                        gate: Gate::Redirect,
+                    let r = UrlRefusal {
+                        check: UrlCheck::Redirect,
                         reason: format!("redirect Location '{loc}' is not a valid URL"),
                     };
-                    gate_refusal(&r, url.as_str(), hop)
+                    url_refusal(&r, url.as_str(), hop)
                 })?;
                 hop += 1;
                 if next.host_str() != url.host_str() {
@@ -501,8 +507,8 @@ impl FetchUrl {
                 }
                 (method, req_body) = after_redirect(status, &method, req_body);
                 let next_text = next.to_string();
-                checked = check_parsed(next, &self.cfg.policy, &self.cfg.gate)
-                    .map_err(|r| gate_refusal(&r, &next_text, hop))?;
+                checked = check_parsed(next, &self.cfg.policy, &self.cfg.addresses)
+                    .map_err(|r| url_refusal(&r, &next_text, hop))?;
                 continue;
             }
             return self

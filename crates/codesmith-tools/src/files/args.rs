@@ -46,7 +46,7 @@ pub(crate) fn check_fresh(
 }
 
 /// Refuses `force_fresh` outside one-shot callers (`codesmith tool`, MCP): in a
-/// model session it would skip the read-before-write gate. `next_step` is the
+/// model session it would skip the read-before-write check. `next_step` is the
 /// hint, e.g. "Read the file with read_file first, then edit it."
 pub(crate) fn allow_force_fresh(
     ctx: &crate::ToolContext,

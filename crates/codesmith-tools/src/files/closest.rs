@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::gate::syntax::cut_chars;
+use crate::syntax_check::syntax::cut_chars;
 
 /// Similarity below which no line is suggested (Dice coefficient over character bigrams).
 const MIN_SIMILARITY: f64 = 0.5;

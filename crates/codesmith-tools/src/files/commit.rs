@@ -1,4 +1,4 @@
-//! The common write path: syntax gate → rustfmt → parents → atomic write → mark fresh.
+//! The common write path: syntax check → rustfmt → parents → atomic write → mark fresh.
 
 use std::borrow::Cow;
 
@@ -8,7 +8,7 @@ use crate::fs::beneath::Ownership;
 use crate::fs::encoding::{Sniffed, sniff};
 use crate::fs::paths::ResolvedPath;
 use crate::fs::text::{LineEnding, TextFile, cannot_encode, convert_line_endings, sha256_hex};
-use crate::gate::{rustfmt, syntax};
+use crate::syntax_check::{rustfmt, syntax};
 use crate::{ErrorCode, Refusal, ToolContext};
 
 /// What a committed write did.
@@ -52,12 +52,12 @@ impl WriteReport {
     }
 }
 
-/// Writes `new_text` to `path` through every write gate. Hold the path's lock
+/// Writes `new_text` to `path` through every write check. Hold the path's lock
 /// ([`crate::fs::lock::path_lock`]) around the read that produced `old` and this call.
 ///
 /// - `old`: the current file (`None` when creating). Its BOM is kept; `new_text` should
 ///   already use its line ending (rustfmt output is converted back to CRLF when needed).
-/// - Syntax gate ([`syntax::gate`]): `PARSE_REJECTED`, nothing written.
+/// - Syntax check ([`syntax::check_edit`]): `PARSE_REJECTED`, nothing written.
 /// - rustfmt ([`rustfmt::normalize`]) when a Rust file was rustfmt-clean.
 /// - Encoding in `old`'s encoding (see [`cannot_encode`]), then the readability check
 ///   ([`readable_again`]): bytes the text tools would read back as binary are refused.
@@ -75,7 +75,7 @@ pub fn commit_text(
     new_text: &str,
     like: Option<Ownership>,
 ) -> Result<WriteReport, Refusal> {
-    syntax::gate(&path.abs, &path.rel, old.map(|f| f.text.as_str()), new_text)?;
+    syntax::check_edit(&path.abs, &path.rel, old.map(|f| f.text.as_str()), new_text)?;
     let mut text = Cow::Borrowed(new_text);
     let mut formatted = false;
     if let Some(f) = rustfmt::normalize(&path.abs, old.map(|f| f.text.as_str()), new_text) {

@@ -9,8 +9,6 @@
 //! only gain ASCII; binary files (NUL bytes) are refused by the text tools rather than
 //! shown or corrupted ([`load_text`], [`super::encoding`]).
 
-use std::path::Path;
-
 use sha2::{Digest, Sha256};
 
 use crate::fs::encoding::{Encoding, Sniffed, Unencodable, encode, sniff};
@@ -370,11 +368,6 @@ pub fn cannot_encode(rel: &str, file: &TextFile, why: &str) -> Refusal {
     .with("path", rel)
     .with("reason", "encoding")
     .with("encoding", file.encoding.name())
-}
-
-/// Extension check helper: true when `path`'s file name is exactly `name`.
-pub fn file_name_is(path: &Path, name: &str) -> bool {
-    path.file_name().is_some_and(|n| n == name)
 }
 
 #[cfg(test)]

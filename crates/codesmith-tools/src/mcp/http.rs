@@ -21,7 +21,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codesmith_policy::{
-    NetworkDecision, NetworkPolicy, RestrictedRange, classify, is_localhost_name, parse_ip_literal,
+    NetworkDecision, NetworkPolicy, RestrictedRange, is_localhost_name, parse_ip_literal,
+    restricted_range,
 };
 use reqwest::header::{HeaderName, HeaderValue};
 use url::{Host, Url};
@@ -52,7 +53,7 @@ fn reachable(range: RestrictedRange) -> bool {
 }
 
 fn check_address(ip: IpAddr) -> Result<(), String> {
-    match classify(ip) {
+    match restricted_range(ip) {
         None => Ok(()),
         Some(r) if reachable(r.range) => Ok(()),
         Some(r) => Err(format!("its address {r}, which MCP servers may not use")),
@@ -100,8 +101,9 @@ pub async fn check_endpoint(
         ));
     }
     let loopback = is_localhost_name(&label)
-        || literal
-            .is_some_and(|ip| classify(ip).is_some_and(|r| r.range == RestrictedRange::Loopback));
+        || literal.is_some_and(|ip| {
+            restricted_range(ip).is_some_and(|r| r.range == RestrictedRange::Loopback)
+        });
     if url.scheme() == "http" && !loopback && !allow_plain_http {
         return Err(format!(
             "its url uses plain http:// to {label}, which is not loopback; use https://, or set \

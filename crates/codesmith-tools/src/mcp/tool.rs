@@ -71,16 +71,6 @@ impl McpTool {
             unavailable: Some(why),
         }
     }
-
-    /// The tool's name on its server.
-    pub fn remote_name(&self) -> &str {
-        &self.remote
-    }
-
-    /// Why the entry is fail-closed, if it is.
-    pub fn unavailable_reason(&self) -> Option<&str> {
-        self.unavailable.as_deref()
-    }
 }
 
 /// The conservative capability of an MCP tool: read-only only when the user trusts the

@@ -4,7 +4,7 @@
 //! - [`tidy`]: deterministic, no judgment. Drops pointer lines identical to an earlier one
 //!   (the first stays), drops pointers to files that do not exist, reports (never deletes)
 //!   orphan topic files and checks the budget of 200 lines / 25 KB.
-//! - [`validate_index`]: the gate an LLM-proposed index must pass before it may replace the
+//! - [`validate_index`]: the check an LLM-proposed index must pass before it may replace the
 //!   tidied one: no pointer to a missing file, no file pointed at twice, no existing topic
 //!   file left without a pointer, not empty, within budget, and no fact line of the tidied
 //!   index lost. A proposal that fails any rule is discarded whole.

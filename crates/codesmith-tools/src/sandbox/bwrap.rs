@@ -226,6 +226,7 @@ pub struct BwrapBackend {
 
 impl BwrapBackend {
     /// A backend using the `bwrap` at `program` (not probed; no user namespace assumed).
+    #[cfg(test)]
     pub fn with_program(program: PathBuf) -> Self {
         BwrapBackend {
             program,

@@ -13,11 +13,11 @@
 //!
 //! [`backend_from_name`] turns a config value into a backend; an unknown name is an error,
 //! never a silent fallback (note two). [`Sandbox::admit`] (over [`require_isolation`]) is the
-//! one gate in front of every shell command and `codesmith sandbox run`: it refuses to run
+//! one isolation check in front of every shell command and `codesmith sandbox run`: it refuses to run
 //! bare when `[sandbox] required` is set.
 
 mod bwrap;
-mod gate;
+mod isolation;
 pub mod limits;
 mod selftest;
 
@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use bwrap::{BwrapBackend, BwrapFeatures, BwrapProbe, GitGuard, credential_paths, probe};
-pub use gate::{RunError, RunOutcome, SandboxRefusal, require_isolation, run};
+pub use isolation::{RunError, RunOutcome, SandboxRefusal, require_isolation, run};
 pub use selftest::{SelfTest, self_test};
 
 /// What a confined command may touch.
@@ -128,7 +128,7 @@ impl Backend for NoneBackend {
 /// - `"bwrap"`: [`BwrapBackend`]; `Unavailable` when `bwrap` is missing or cannot create
 ///   namespaces here (install bubblewrap, or set `[sandbox] backend = "none"` explicitly).
 /// - `"auto"`: bwrap when it works, otherwise none (whose `isolates()` is false, so the
-///   gate in [`require_isolation`] still refuses where isolation is required).
+///   isolation check in [`require_isolation`] still refuses where isolation is required).
 ///
 /// Any other name is `UnknownBackend`: a typo must not silently disable the sandbox.
 pub fn backend_from_name(name: &str) -> Result<Arc<dyn Backend>, SandboxError> {
@@ -162,7 +162,7 @@ pub struct Sandbox {
     pub user_home: Option<PathBuf>,
     /// True when commands must not run unless the backend isolates them (`[sandbox]
     /// required`): `exec_shell` and `task_shell_start` then refuse through
-    /// [`require_isolation`], the same gate as `codesmith sandbox run`.
+    /// [`require_isolation`], the same isolation check as `codesmith sandbox run`.
     pub required: bool,
 }
 
@@ -183,7 +183,7 @@ impl Sandbox {
         self
     }
 
-    /// The gate in front of every shell command: [`require_isolation`] over this
+    /// The isolation check in front of every shell command: [`require_isolation`] over this
     /// sandbox's backend and `required` flag.
     ///
     /// # Errors

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::fs::beneath::Root;
 use crate::fs::encoding::{Encoding, Sniffed, sniff};
 use crate::fs::text::{MAX_TEXT_BYTES, not_found};
-use crate::gate::syntax::cut_chars;
+use crate::syntax_check::syntax::cut_chars;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::walk::{MAX_FILE_BYTES, Scope, SkipRule, glob_predicate, rel, scoped_builder};

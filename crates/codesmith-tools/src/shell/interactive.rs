@@ -1,5 +1,5 @@
 //! A resident process the harness talks to over its stdin and stdout: started through the
-//! same gate, sandbox, reaper and process-tree kill as a shell command, but kept alive
+//! same isolation check, sandbox, reaper and process-tree kill as a shell command, but kept alive
 //! between calls (the `rlm` tool's Python REPL).
 
 use std::ffi::OsString;
@@ -21,7 +21,7 @@ pub struct Interactive {
 
 impl Interactive {
     /// Starts `argv` (program first) in the workspace root under `ctx`'s sandbox, after its
-    /// gate ([`crate::sandbox::Sandbox::admit`]), always without network (whatever
+    /// isolation check ([`crate::sandbox::Sandbox::admit`]), always without network (whatever
     /// `[sandbox] network` says), with a marker in its environment, no secret environment
     /// variables, and its stderr captured (read with [`Interactive::stderr_text`]).
     ///

@@ -45,13 +45,6 @@ pub fn shell_tools() -> Vec<std::sync::Arc<dyn crate::Tool>> {
     ]
 }
 
-/// Registers [`shell_tools`] in `registry`.
-pub fn register_shell_tools(registry: &mut crate::Registry) {
-    for tool in shell_tools() {
-        registry.register(tool);
-    }
-}
-
 /// Shell state of one session: the working directory that `cd` moves, the background
 /// tasks, and the drift probe's memory.
 #[derive(Debug, Default)]
@@ -76,7 +69,7 @@ impl ShellSession {
     }
 }
 
-/// The sandbox scope for a command of `ctx` starting in `cwd`, after the sandbox's gate
+/// The sandbox scope for a command of `ctx` starting in `cwd`, after the isolation check
 /// ([`crate::sandbox::Sandbox::admit`]): no scope, so no command, when `[sandbox] required`
 /// is set and the backend does not isolate.
 ///

@@ -247,7 +247,7 @@ pub fn prompt_lines(set: &SkillSet) -> Option<String> {
             .filter(|w| !w.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
-        let short = crate::gate::syntax::cut_chars(&folded, MAX_PROMPT_DESCRIPTION_CHARS);
+        let short = crate::syntax_check::syntax::cut_chars(&folded, MAX_PROMPT_DESCRIPTION_CHARS);
         out.push_str("- ");
         out.push_str(&skill.name);
         if skill.scope == Scope::Project {

@@ -75,7 +75,7 @@ async fn call(ask: Advisory<'_>) -> Result<String, String> {
     let opts = CompleteOptions::background();
     let response = complete(provider.as_ref(), &request, &opts, &mut |_| {})
         .await
-        .map_err(|e| codesmith_providers::scrub_secrets(&e.message))?;
+        .map_err(|e| codesmith_policy::scrub_secrets(&e.message).into_owned())?;
     let text = response.text.trim().to_string();
     if text.is_empty() || response.interrupted {
         return Err("the model returned no usable text".into());

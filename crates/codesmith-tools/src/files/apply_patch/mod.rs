@@ -1,8 +1,8 @@
 //! `apply_patch`: several hunks over several files in one call, all or nothing (seed 002
 //! "Fifty Tools, One Slot": fuzz 0–50 with a carried offset, failure previews, reverse-order
 //! rollback). Parsing, matching and planning live in the pure `codesmith-patch` crate; this
-//! module adds the gates every writing tool passes: containment, per-path locks, freshness,
-//! the syntax gate, atomic writes.
+//! module adds the checks every writing tool passes: containment, per-path locks, freshness,
+//! the syntax check, atomic writes.
 
 mod refusal;
 mod tx;
@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::fs::lock::path_locks;
 use crate::fs::paths::ResolvedPath;
 use crate::fs::text::{TextFile, load_text};
-use crate::gate::syntax;
+use crate::syntax_check::syntax;
 use crate::{Capability, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::TextDiff;
@@ -113,7 +113,7 @@ fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     }
     let read = |rel: &str| files.loaded.get(rel).map(|f| f.text.clone());
     let changes = plan_parsed(&patch, &read).map_err(refusal::patch)?;
-    gate_all(&changes, &files)?;
+    check_all(&changes, &files)?;
     let mut tx = Tx::new(ctx);
     let mut lines = Vec::new();
     let mut metas = Vec::new();
@@ -322,8 +322,8 @@ fn check_fresh(ctx: &ToolContext, patch: &Patch, files: &Files) -> Result<(), Re
     Ok(())
 }
 
-/// Runs the syntax gate on every new text before anything is written.
-fn gate_all(changes: &[FileChange], files: &Files) -> Result<(), Refusal> {
+/// Runs the syntax check on every new text before anything is written.
+fn check_all(changes: &[FileChange], files: &Files) -> Result<(), Refusal> {
     for change in changes {
         let (src, dest, text) = match change {
             FileChange::Add { path, content } => (path, path, content),
@@ -337,7 +337,7 @@ fn gate_all(changes: &[FileChange], files: &Files) -> Result<(), Refusal> {
         };
         if let Some(target) = files.resolved.get(dest) {
             let old = files.loaded.get(src).map(|f| f.text.as_str());
-            syntax::gate(&target.abs, &target.rel, old, text)?;
+            syntax::check_edit(&target.abs, &target.rel, old, text)?;
         }
     }
     Ok(())

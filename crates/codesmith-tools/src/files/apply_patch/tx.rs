@@ -57,7 +57,7 @@ impl<'a> Tx<'a> {
         Ok(())
     }
 
-    /// Writes through the shared commit path (syntax gate, rustfmt, atomic write); `like`
+    /// Writes through the shared commit path (syntax check, rustfmt, atomic write); `like`
     /// is the ownership a moved file brings along.
     pub(super) fn write(
         &mut self,

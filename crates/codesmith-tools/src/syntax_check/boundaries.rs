@@ -1,10 +1,10 @@
-//! Top-level item boundaries of Rust source, found by a light lexer, so the syntax gate can
-//! re-parse only the items an edit touched (seed 000 notes the gate puts a parse on every
+//! Top-level item boundaries of Rust source, found by a light lexer, so the syntax check can
+//! re-parse only the items an edit touched (seed 000 notes the check puts a parse on every
 //! write; this keeps that parse proportional to the edit, not the file).
 //!
 //! A boundary is the offset just after a `}` or `;` at bracket depth 0, outside comments,
 //! strings and character literals. Every real item end is such a boundary; a few are not
-//! real (e.g. the `}` of a struct literal in `const X: S = S {};`). The gate stays sound
+//! real (e.g. the `}` of a struct literal in `const X: S = S {};`). The check stays sound
 //! because it requires both the old and the new middle section to parse on their own as a
 //! sequence of items, which a section cut at a false boundary does not.
 
@@ -144,6 +144,7 @@ pub(crate) fn opener_of(close: u8) -> u8 {
 
 /// Offsets just after each depth-0 `}` or `;` in `src`, ascending. `None` when the lexer
 /// loses track (unbalanced brackets, unterminated literal or comment).
+#[cfg(test)]
 pub fn item_boundaries(src: &str) -> Option<Vec<usize>> {
     item_containers(src).map(|mut c| c.swap_remove(0).bounds)
 }

@@ -4,7 +4,7 @@
 //! `rustfmt --edition 2024` so later edit anchors stay stable. The binary is probed once
 //! per process (5 s cap); each format call has a 10 s cap. Any failure (binary missing,
 //! non-zero exit, timeout, non-UTF-8 output) silently keeps the content as given. This
-//! module never refuses a write; only [`crate::gate::syntax`] does.
+//! module never refuses a write; only [`crate::syntax_check::syntax`] does.
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};

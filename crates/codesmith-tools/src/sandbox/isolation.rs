@@ -1,4 +1,4 @@
-//! The fail-closed gate in front of every sandboxed command: the shell tools and
+//! The fail-closed isolation check in front of every sandboxed command: the shell tools and
 //! `codesmith sandbox run`.
 
 use std::fmt;
@@ -27,7 +27,7 @@ impl fmt::Display for SandboxRefusal {
 
 impl std::error::Error for SandboxRefusal {}
 
-/// The gate behind `codesmith sandbox run -- CMD` (seed 002, note two: better to refuse
+/// The isolation check behind `codesmith sandbox run -- CMD` (seed 002, note two: better to refuse
 /// than to run bare).
 ///
 /// `Ok(())` when `required` is false (the user opted out explicitly) or the backend really
@@ -45,7 +45,7 @@ pub fn require_isolation(backend: &dyn Backend, required: bool) -> Result<(), Sa
 /// Why [`run`] did not produce an exit status.
 #[derive(Debug)]
 pub enum RunError {
-    /// The gate refused (see [`require_isolation`]).
+    /// The isolation check refused (see [`require_isolation`]).
     Refused(SandboxRefusal),
     /// No command was given.
     EmptyCommand,
@@ -76,7 +76,7 @@ pub struct RunOutcome {
     pub notices: Vec<String>,
 }
 
-/// Runs `argv` under `sandbox` with inherited stdin/stdout/stderr, after the gate
+/// Runs `argv` under `sandbox` with inherited stdin/stdout/stderr, after the isolation check
 /// ([`super::Sandbox::admit`], the same one the shell tools pass), and returns its exit
 /// code (128 + signal number when killed by a signal) with the notices of the run. The command inherits no secret
 /// from the environment ([`super::secret_env_names`]).

@@ -1,8 +1,8 @@
-//! The regression-only syntax gate (seed 000).
+//! The regression-only syntax check (seed 000).
 //!
 //! A write is refused only when the old content parsed and the new content does not. A
 //! file that was already broken, and a new file, always pass, so a broken workspace can
-//! still be repaired. Gated formats: Rust (`syn::parse_file`, full syntax), TOML and
+//! still be repaired. Checked formats: Rust (`syn::parse_file`, full syntax), TOML and
 //! JSON; `Cargo.lock` is exempt; an empty Rust file is valid.
 
 use std::collections::VecDeque;
@@ -21,7 +21,7 @@ const MAX_QUOTED_CHARS: usize = 200;
 /// Most changed lines quoted in a refusal.
 const MAX_QUOTED_LINES: usize = 8;
 
-/// A gated language.
+/// A checked language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
     /// `.rs`, parsed with `syn`.
@@ -43,8 +43,8 @@ impl Lang {
     }
 }
 
-/// The gated language of `path` by extension; `None` for other files and `Cargo.lock`.
-pub fn gated_language(path: &Path) -> Option<Lang> {
+/// The checked language of `path` by extension; `None` for other files and `Cargo.lock`.
+pub fn checked_language(path: &Path) -> Option<Lang> {
     if path.file_name().is_some_and(|n| n == "Cargo.lock") {
         return None;
     }
@@ -141,7 +141,7 @@ fn line_col_at(text: &str, at: usize) -> (usize, usize) {
     (line, before[line_start..].chars().count() + 1)
 }
 
-/// The gate itself. `old` is the current content (`None` for a new file); `new` is the
+/// The check itself. `old` is the current content (`None` for a new file); `new` is the
 /// content about to be written. `rel` names the file in the refusal.
 ///
 /// Errors: `PARSE_REJECTED` when `old` parsed as the file's language and `new` does not.
@@ -153,8 +153,8 @@ fn line_col_at(text: &str, at: usize) -> (usize, usize) {
 /// elsewhere, says the file was NOT modified, and the hint says what to fix there.
 /// Details: `path`, `language`, `line` and `column` (1-based, of the cause),
 /// `changed_lines` (`[first, last]`), `parser_line`, `parser_column`.
-pub fn gate(path: &Path, rel: &str, old: Option<&str>, new: &str) -> Result<(), Refusal> {
-    let Some(lang) = gated_language(path) else {
+pub fn check_edit(path: &Path, rel: &str, old: Option<&str>, new: &str) -> Result<(), Refusal> {
+    let Some(lang) = checked_language(path) else {
         return Ok(());
     };
     let Some(old) = old else {
@@ -176,7 +176,7 @@ pub fn gate(path: &Path, rel: &str, old: Option<&str>, new: &str) -> Result<(), 
 }
 
 /// Texts recently seen to parse, keyed by language and SHA-256, so the content written by
-/// one gated edit need not be parsed again as the "old" side of the next.
+/// one checked edit need not be parsed again as the "old" side of the next.
 const VALID_CACHE: usize = 32;
 
 type ValidCache = Mutex<VecDeque<(Lang, [u8; 32])>>;
@@ -221,7 +221,7 @@ fn parses(lang: Lang, text: &str) -> bool {
 /// True when replacing `old` by `new` cannot change whether the file parses: the edit lies
 /// between two item boundaries of the innermost container holding it (the file, a module,
 /// an `impl` or a `trait` body), and the old and new sections there both parse on their own
-/// as that container's items. Then `new` parses exactly when `old` did, and the gate passes either
+/// as that container's items. Then `new` parses exactly when `old` did, and the check passes either
 /// way without parsing the whole file (see [`super::boundaries`]).
 pub fn rust_edit_is_neutral(old: &str, new: &str) -> bool {
     let (start, old_end, _) = changed_region(old, new);
@@ -512,7 +512,7 @@ mod tests {
 
     #[test]
     fn rust_regression_rejected_with_location() {
-        let e = gate(
+        let e = check_edit(
             rs(),
             "src/lib.rs",
             Some("fn a() {}\n"),
@@ -529,16 +529,16 @@ mod tests {
 
     #[test]
     fn broken_new_and_exempt_files_pass() {
-        assert!(gate(rs(), "x", Some("fn ("), "fn ((").is_ok());
-        assert!(gate(rs(), "x", None, "fn (").is_ok());
-        assert!(gate(Path::new("Cargo.lock"), "x", Some("a = 1"), "[[[").is_ok());
-        assert!(gate(Path::new("a.py"), "x", Some("x=1"), "def (").is_ok());
-        assert!(gate(rs(), "x", Some("fn a() {}"), "").is_ok());
+        assert!(check_edit(rs(), "x", Some("fn ("), "fn ((").is_ok());
+        assert!(check_edit(rs(), "x", None, "fn (").is_ok());
+        assert!(check_edit(Path::new("Cargo.lock"), "x", Some("a = 1"), "[[[").is_ok());
+        assert!(check_edit(Path::new("a.py"), "x", Some("x=1"), "def (").is_ok());
+        assert!(check_edit(rs(), "x", Some("fn a() {}"), "").is_ok());
     }
 
     #[test]
     fn toml_and_json() {
-        let e = gate(
+        let e = check_edit(
             Path::new("a.toml"),
             "a.toml",
             Some("a = 1\n"),
@@ -547,7 +547,7 @@ mod tests {
         .unwrap_err();
         assert!(e.message.contains("valid TOML"));
         assert_eq!(e.details["line"], 2);
-        let e = gate(Path::new("a.json"), "a.json", Some("{}"), "{\n\"a\": }").unwrap_err();
+        let e = check_edit(Path::new("a.json"), "a.json", Some("{}"), "{\n\"a\": }").unwrap_err();
         assert!(e.message.contains("valid JSON"));
         assert_eq!(
             e.message.matches("line 2, column").count(),
@@ -563,10 +563,10 @@ mod tests {
         let old = "fn a() {}\nconst X: S = S {};\nfn b() { 1 }\n";
         assert!(rust_edit_is_neutral(old, &old.replace("{ 1 }", "{ 2 }")));
         // Removing a `;` after a struct literal: the section cut at the false boundary
-        // does not parse alone, so the full gate runs and refuses.
+        // does not parse alone, so the full check runs and refuses.
         let new = old.replace("S {};", "S {}");
         assert!(!rust_edit_is_neutral(old, &new));
-        assert!(gate(rs(), "a.rs", Some(old), &new).is_err());
+        assert!(check_edit(rs(), "a.rs", Some(old), &new).is_err());
         // A broken new section is never neutral.
         assert!(!rust_edit_is_neutral(old, &old.replace("{ 1 }", "{ 1 ")));
         // Inner attributes mid-file are not neutral.
@@ -578,14 +578,14 @@ mod tests {
         let m = "mod t {\n    fn a() {}\n    fn b() { 1 }\n}\n";
         assert!(rust_edit_is_neutral(m, &m.replace("{ 1 }", "{ 2 }")));
         assert!(!rust_edit_is_neutral(m, &m.replace("{ 1 }", "{ 1 ")));
-        assert!(gate(rs(), "a.rs", Some(m), &m.replace("{ 1 }\n}", "{ 1 }\n")).is_err());
+        assert!(check_edit(rs(), "a.rs", Some(m), &m.replace("{ 1 }\n}", "{ 1 }\n")).is_err());
         assert!(!rust_edit_is_neutral(
             m,
             &m.replace("fn b()", "#![x]\nfn b()")
         ));
-        // Broken old file: the neutral check may pass; the gate passes anyway.
+        // Broken old file: the neutral check may pass; the check passes anyway.
         let broken = "fn a( {}\nfn b() {}\n";
-        assert!(gate(rs(), "a.rs", Some(broken), &broken.replace("b()", "c()")).is_ok());
+        assert!(check_edit(rs(), "a.rs", Some(broken), &broken.replace("b()", "c()")).is_ok());
     }
 
     const MAIN: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
@@ -593,7 +593,7 @@ mod tests {
     #[test]
     fn a_brace_the_edit_opened_is_named_not_the_outermost_one() {
         let new = MAIN.replace("let x = 1;", "if ready {");
-        let e = gate(Path::new("src/main.rs"), "src/main.rs", Some(MAIN), &new).unwrap_err();
+        let e = check_edit(Path::new("src/main.rs"), "src/main.rs", Some(MAIN), &new).unwrap_err();
         let m = &e.message;
         assert!(
             m.contains("Cause: unclosed `{` at line 2, column 14, opened by this edit"),
@@ -613,7 +613,7 @@ mod tests {
         // The same in JSON and TOML.
         let old = "{\n  \"a\": 1,\n  \"b\": [2]\n}\n";
         let new = old.replace("\"a\": 1,", "\"a\": {");
-        let e = gate(Path::new("x.json"), "x.json", Some(old), &new).unwrap_err();
+        let e = check_edit(Path::new("x.json"), "x.json", Some(old), &new).unwrap_err();
         assert!(
             e.message
                 .contains("unclosed `{` at line 2, column 8, opened by this edit"),
@@ -622,7 +622,7 @@ mod tests {
         );
         let old = "a = [\n  1,\n  2,\n]\n";
         let new = old.replace("  1,", "  [1,");
-        let e = gate(Path::new("x.toml"), "x.toml", Some(old), &new).unwrap_err();
+        let e = check_edit(Path::new("x.toml"), "x.toml", Some(old), &new).unwrap_err();
         assert!(
             e.message
                 .contains("unclosed `[` at line 2, column 3, opened by this edit"),
@@ -634,7 +634,7 @@ mod tests {
     #[test]
     fn an_unclosed_paren_is_reported_where_it_was_opened() {
         let new = MAIN.replace("let x = 1;", "let x = (1;");
-        let e = gate(Path::new("src/main.rs"), "src/main.rs", Some(MAIN), &new).unwrap_err();
+        let e = check_edit(Path::new("src/main.rs"), "src/main.rs", Some(MAIN), &new).unwrap_err();
         let m = &e.message;
         assert!(
             m.contains("unclosed `(` at line 2, column 13; the `}` at line 4, column 1 comes before its `)`"),
@@ -658,7 +658,7 @@ mod tests {
     #[test]
     fn a_stray_closer_and_an_unterminated_string_are_named() {
         let new = MAIN.replace("let x = 1;", "let x = 1);");
-        let e = gate(rs(), "a.rs", Some(MAIN), &new).unwrap_err();
+        let e = check_edit(rs(), "a.rs", Some(MAIN), &new).unwrap_err();
         assert!(
             e.message
                 .contains("unexpected `)` at line 2, column 14: no `(` is open there"),
@@ -671,7 +671,7 @@ mod tests {
             e.hint
         );
         let new = MAIN.replace("let x = 1;", "let x = \"1;");
-        let e = gate(rs(), "a.rs", Some(MAIN), &new).unwrap_err();
+        let e = check_edit(rs(), "a.rs", Some(MAIN), &new).unwrap_err();
         assert!(
             e.message
                 .contains("unterminated string literal starting at line 2, column 13"),
@@ -684,7 +684,7 @@ mod tests {
     #[test]
     fn a_plain_syntax_error_names_the_changed_lines_and_the_parser_location() {
         let new = MAIN.replace("let x = 1;", "let x = 1 +;");
-        let e = gate(rs(), "a.rs", Some(MAIN), &new).unwrap_err();
+        let e = check_edit(rs(), "a.rs", Some(MAIN), &new).unwrap_err();
         assert!(e.message.contains("Cause: line 2, column"), "{}", e.message);
         assert!(
             e.message.contains("     2│     let x = 1 +;"),
@@ -695,7 +695,7 @@ mod tests {
         // A multi-line edit names its range; a cause outside it is quoted too.
         let old = "fn a() {}\nfn b() {}\nfn c() {}\n";
         let new = "fn a() {\nfn b() {}\nfn c() {}\n";
-        let e = gate(rs(), "a.rs", Some(old), new).unwrap_err();
+        let e = check_edit(rs(), "a.rs", Some(old), new).unwrap_err();
         assert!(
             e.message.contains("unclosed `{` at line 1, column 8"),
             "{}",
@@ -712,7 +712,7 @@ mod tests {
     fn toml_and_json_letters_point_at_the_opening_bracket() {
         let old = "[dependencies]\nserde = { version = \"1\" }\nlog = \"0.4\"\n";
         let new = old.replace("\"1\" }", "\"1\"");
-        let e = gate(Path::new("Cargo.toml"), "Cargo.toml", Some(old), &new).unwrap_err();
+        let e = check_edit(Path::new("Cargo.toml"), "Cargo.toml", Some(old), &new).unwrap_err();
         assert!(
             e.message.contains("unclosed `{` at line 2, column 9"),
             "{}",
@@ -726,7 +726,7 @@ mod tests {
         assert!(e.hint.contains("Add the missing `}`"), "{}", e.hint);
         let old = "{\n  \"a\": [1, 2],\n  \"b\": 3\n}\n";
         let new = old.replace("2],", "2,");
-        let e = gate(Path::new("a.json"), "a.json", Some(old), &new).unwrap_err();
+        let e = check_edit(Path::new("a.json"), "a.json", Some(old), &new).unwrap_err();
         assert!(
             e.message
                 .contains("unclosed `[` at line 2, column 8; the `}` at line 4, column 1"),
@@ -749,10 +749,10 @@ mod tests {
             "struct S;\nimpl S {{\n{items}}}\ntrait T {{\n    fn g(&self);\n    fn h(&self) {{}}\n}}\n"
         );
         assert!(rust_edit_is_neutral(&old, &old.replace("{ 7 }", "{ 8 }")));
-        // Broken inside the impl: not neutral, and the full gate refuses.
+        // Broken inside the impl: not neutral, and the full check refuses.
         let broken = old.replace("{ 7 }", "{ (7 }");
         assert!(!rust_edit_is_neutral(&old, &broken));
-        assert!(gate(rs(), "a.rs", Some(&old), &broken).is_err());
+        assert!(check_edit(rs(), "a.rs", Some(&old), &broken).is_err());
         // Items only valid in a trait (no body) are checked as trait items...
         assert!(rust_edit_is_neutral(
             &old,
@@ -770,7 +770,7 @@ mod tests {
         assert_eq!(c.chars().count(), 201);
         let old = "fn a() {}";
         let new = format!("fn a() {{ let s = \"{long}\" ");
-        let e = gate(rs(), "a.rs", Some(old), &new).unwrap_err();
+        let e = check_edit(rs(), "a.rs", Some(old), &new).unwrap_err();
         assert!(e.message.contains('…'));
     }
 }

@@ -1,9 +1,9 @@
-//! Where a broken file's brackets stop pairing up, so a syntax-gate refusal can name the
+//! Where a broken file's brackets stop pairing up, so a syntax-check refusal can name the
 //! cause (the bracket that was opened and never closed, or the closer that has no
 //! opener) instead of the place where the parser gave up, which is often the end of the
 //! enclosing block, far from the edit.
 //!
-//! Rust is scanned with the gate's own light lexer ([`super::boundaries`]); TOML and JSON
+//! Rust is scanned with the check's own light lexer ([`super::boundaries`]); TOML and JSON
 //! with a small one that knows their strings and (for TOML) `#` comments.
 
 use super::boundaries::{Tok, lex_rust, opener_of};

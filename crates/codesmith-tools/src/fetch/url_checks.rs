@@ -1,24 +1,24 @@
-//! The seven gates a URL passes before (and on every hop of) a fetch.
+//! The seven checks a URL passes before (and on every hop of) a fetch.
 //!
 //! Order from seed 002 ("House Rules for the Model", fetch_url): 1 scheme
 //! allowlist, 2 network policy, 3 localhost names, 4 IP literals (every form a
 //! URL parser accepts), 5 restricted ranges, 6 DNS with every address checked
-//! and the connection pinned, 7 redirects re-running all gates (in `mod.rs`).
-//! Gates 1–5 are synchronous and pure; gate 6 asks the injected resolver.
+//! and the connection pinned, 7 redirects re-running all checks (in `mod.rs`).
+//! Checks 1–5 are synchronous and pure; check 6 asks the injected resolver.
 
 use std::fmt;
 use std::net::IpAddr;
 
 use codesmith_policy::{
-    AddressGate, NetworkDecision, NetworkPolicy, is_localhost_name, parse_ip_literal,
+    AddressPolicy, NetworkDecision, NetworkPolicy, is_localhost_name, parse_ip_literal,
 };
 use url::{Host, Url};
 
 use super::resolve::Resolver;
 
-/// One of the seven gates.
+/// One of the seven checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Gate {
+pub enum UrlCheck {
     /// 1: only `http` and `https` (and a URL that parses at all).
     Scheme,
     /// 2: the network policy says `deny`.
@@ -35,74 +35,74 @@ pub enum Gate {
     Redirect,
 }
 
-impl Gate {
-    /// Gate number, 1–7.
+impl UrlCheck {
+    /// Check number, 1–7.
     pub fn number(self) -> u8 {
         match self {
-            Gate::Scheme => 1,
-            Gate::Policy => 2,
-            Gate::Localhost => 3,
-            Gate::IpLiteral => 4,
-            Gate::RestrictedRange => 5,
-            Gate::Dns => 6,
-            Gate::Redirect => 7,
+            UrlCheck::Scheme => 1,
+            UrlCheck::Policy => 2,
+            UrlCheck::Localhost => 3,
+            UrlCheck::IpLiteral => 4,
+            UrlCheck::RestrictedRange => 5,
+            UrlCheck::Dns => 6,
+            UrlCheck::Redirect => 7,
         }
     }
 
     /// Snake-case name used in refusals (`scheme`, `policy`, ...).
     pub fn name(self) -> &'static str {
         match self {
-            Gate::Scheme => "scheme",
-            Gate::Policy => "policy",
-            Gate::Localhost => "localhost",
-            Gate::IpLiteral => "ip_literal",
-            Gate::RestrictedRange => "restricted_range",
-            Gate::Dns => "dns",
-            Gate::Redirect => "redirect",
+            UrlCheck::Scheme => "scheme",
+            UrlCheck::Policy => "policy",
+            UrlCheck::Localhost => "localhost",
+            UrlCheck::IpLiteral => "ip_literal",
+            UrlCheck::RestrictedRange => "restricted_range",
+            UrlCheck::Dns => "dns",
+            UrlCheck::Redirect => "redirect",
         }
     }
 }
 
-/// A gate's refusal: which gate and why.
+/// A check's refusal: which check and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GateRefusal {
-    /// The gate that refused.
-    pub gate: Gate,
+pub struct UrlRefusal {
+    /// The check that refused.
+    pub check: UrlCheck,
     /// Why, in terms of the URL the caller gave.
     pub reason: String,
 }
 
-impl GateRefusal {
-    fn new(gate: Gate, reason: impl Into<String>) -> Self {
-        GateRefusal {
-            gate,
+impl UrlRefusal {
+    fn new(check: UrlCheck, reason: impl Into<String>) -> Self {
+        UrlRefusal {
+            check,
             reason: reason.into(),
         }
     }
 }
 
-impl fmt::Display for GateRefusal {
+impl fmt::Display for UrlRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "gate {} ({}): {}",
-            self.gate.number(),
-            self.gate.name(),
+            "check {} ({}): {}",
+            self.check.number(),
+            self.check.name(),
             self.reason
         )
     }
 }
 
-/// Where a URL that passed gates 1–5 points.
+/// Where a URL that passed checks 1–5 points.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// A literal address (already checked by gate 5).
+    /// A literal address (already passed check 5).
     Literal(IpAddr),
-    /// A domain name still to resolve (gate 6), lowercase ASCII (punycode).
+    /// A domain name still to resolve (check 6), lowercase ASCII (punycode).
     Domain(String),
 }
 
-/// Passed gates 1–5.
+/// Passed checks 1–5.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checked {
     /// The parsed URL.
@@ -113,27 +113,27 @@ pub struct Checked {
     pub decision: NetworkDecision,
 }
 
-/// Parses `raw` and runs gates 1–5. No I/O.
+/// Parses `raw` and runs checks 1–5. No I/O.
 pub fn check_url(
     raw: &str,
     policy: &NetworkPolicy,
-    gate: &AddressGate,
-) -> Result<Checked, GateRefusal> {
+    addresses: &AddressPolicy,
+) -> Result<Checked, UrlRefusal> {
     check_raw_authority(raw)?;
     let url = Url::parse(raw.trim()).map_err(|e| {
-        GateRefusal::new(
-            Gate::Scheme,
+        UrlRefusal::new(
+            UrlCheck::Scheme,
             format!("'{raw}' is not an absolute URL ({e})"),
         )
     })?;
-    check_parsed(url, policy, gate)
+    check_parsed(url, policy, addresses)
 }
 
-/// Gate 1 on the text itself: the authority (between `//` and the first
+/// Check 1 on the text itself: the authority (between `//` and the first
 /// `/`, `?` or `#`) may not hold a backslash, whitespace or control
 /// character. URL parsers disagree on those (`http://a\\@b` is host `a` to a
 /// WHATWG parser and host `b` to others), so they are refused, not guessed.
-pub fn check_raw_authority(raw: &str) -> Result<(), GateRefusal> {
+pub fn check_raw_authority(raw: &str) -> Result<(), UrlRefusal> {
     let raw = raw.trim();
     let after_scheme = match raw.split_once(':') {
         Some((scheme, rest))
@@ -154,24 +154,24 @@ pub fn check_raw_authority(raw: &str) -> Result<(), GateRefusal> {
         .chars()
         .find(|c| *c == '\\' || c.is_whitespace() || c.is_control())
     {
-        Some(c) => Err(GateRefusal::new(
-            Gate::Scheme,
+        Some(c) => Err(UrlRefusal::new(
+            UrlCheck::Scheme,
             format!("the host part of '{raw}' contains {c:?}, which URL parsers read differently"),
         )),
         None => Ok(()),
     }
 }
 
-/// Runs gates 1–5 on an already parsed URL.
+/// Runs checks 1–5 on an already parsed URL.
 pub fn check_parsed(
     url: Url,
     policy: &NetworkPolicy,
-    gate: &AddressGate,
-) -> Result<Checked, GateRefusal> {
-    // Gate 1: scheme allowlist.
+    addresses: &AddressPolicy,
+) -> Result<Checked, UrlRefusal> {
+    // Check 1: scheme allowlist.
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(GateRefusal::new(
-            Gate::Scheme,
+        return Err(UrlRefusal::new(
+            UrlCheck::Scheme,
             format!(
                 "scheme '{}' is not allowed; only http and https are",
                 url.scheme()
@@ -179,8 +179,8 @@ pub fn check_parsed(
         ));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(GateRefusal::new(
-            Gate::Scheme,
+        return Err(UrlRefusal::new(
+            UrlCheck::Scheme,
             "credentials in the URL (user@host) are not allowed; send them in a header",
         ));
     }
@@ -188,14 +188,14 @@ pub fn check_parsed(
         .host()
         .filter(|h| !matches!(h, Host::Domain(d) if d.trim_matches('.').is_empty()))
     else {
-        return Err(GateRefusal::new(Gate::Scheme, "the URL has no host"));
+        return Err(UrlRefusal::new(UrlCheck::Scheme, "the URL has no host"));
     };
     let host_text = url.host_str().unwrap_or_default().to_string();
-    // Gate 2: network policy (Ask is settled by approval at dispatch time).
+    // Check 2: network policy (Ask is settled by approval at dispatch time).
     let decision = policy.decide(&host_text);
     if decision == NetworkDecision::Deny {
-        return Err(GateRefusal::new(
-            Gate::Policy,
+        return Err(UrlRefusal::new(
+            UrlCheck::Policy,
             format!("network call to '{host_text}' blocked by network policy"),
         ));
     }
@@ -203,23 +203,23 @@ pub fn check_parsed(
         Host::Ipv4(a) => Some(IpAddr::V4(a)),
         Host::Ipv6(a) => Some(IpAddr::V6(a)),
         Host::Domain(d) => {
-            // Gate 3: localhost names.
+            // Check 3: localhost names.
             if is_localhost_name(d) {
-                return Err(GateRefusal::new(
-                    Gate::Localhost,
+                return Err(UrlRefusal::new(
+                    UrlCheck::Localhost,
                     format!("host '{d}' is the local machine"),
                 ));
             }
-            // Gate 4: numeric hosts the URL parser left as names.
-            parse_ip_literal(d).map_err(|e| GateRefusal::new(Gate::IpLiteral, e.to_string()))?
+            // Check 4: numeric hosts the URL parser left as names.
+            parse_ip_literal(d).map_err(|e| UrlRefusal::new(UrlCheck::IpLiteral, e.to_string()))?
         }
     };
     let target = match literal {
         Some(ip) => {
-            // Gate 5: restricted ranges.
-            gate.check(ip).map_err(|r| {
-                GateRefusal::new(
-                    Gate::RestrictedRange,
+            // Check 5: restricted ranges.
+            addresses.check(ip).map_err(|r| {
+                UrlRefusal::new(
+                    UrlCheck::RestrictedRange,
                     format!("host '{host_text}' is an IP literal: {r}"),
                 )
             })?;
@@ -237,28 +237,29 @@ pub fn check_parsed(
 /// Longest wait for one name resolution.
 pub const DNS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Gate 6: resolves `host`, checks every address with gate 5's table and
+/// Check 6: resolves `host`, checks every address with check 5's table and
 /// returns the address to pin (the first one). Any restricted address
 /// refuses the whole name.
 pub async fn resolve_and_check(
     host: &str,
     port: u16,
     resolver: &dyn Resolver,
-    gate: &AddressGate,
-) -> Result<IpAddr, GateRefusal> {
+    addresses: &AddressPolicy,
+) -> Result<IpAddr, UrlRefusal> {
     let addrs = tokio::time::timeout(DNS_TIMEOUT, resolver.resolve(host, port))
         .await
-        .map_err(|_| GateRefusal::new(Gate::Dns, format!("resolving '{host}' timed out")))?
-        .map_err(|e| GateRefusal::new(Gate::Dns, format!("could not resolve '{host}' ({e})")))?;
+        .map_err(|_| UrlRefusal::new(UrlCheck::Dns, format!("resolving '{host}' timed out")))?
+        .map_err(|e| UrlRefusal::new(UrlCheck::Dns, format!("could not resolve '{host}' ({e})")))?;
     let Some(first) = addrs.first().copied() else {
-        return Err(GateRefusal::new(
-            Gate::Dns,
+        return Err(UrlRefusal::new(
+            UrlCheck::Dns,
             format!("'{host}' resolved to no addresses"),
         ));
     };
     for ip in &addrs {
-        gate.check(*ip)
-            .map_err(|r| GateRefusal::new(Gate::Dns, format!("'{host}' resolves to {r}")))?;
+        addresses
+            .check(*ip)
+            .map_err(|r| UrlRefusal::new(UrlCheck::Dns, format!("'{host}' resolves to {r}")))?;
     }
     Ok(first)
 }
@@ -269,14 +270,14 @@ mod tests {
     use super::*;
     use codesmith_policy::{HostPattern, NetworkDecision};
 
-    fn gate_of(raw: &str) -> Option<Gate> {
-        check_url(raw, &NetworkPolicy::default(), &AddressGate::new())
+    fn check_of(raw: &str) -> Option<UrlCheck> {
+        check_url(raw, &NetworkPolicy::default(), &AddressPolicy::new())
             .err()
-            .map(|r| r.gate)
+            .map(|r| r.check)
     }
 
     #[test]
-    fn gate1_scheme_allowlist() {
+    fn check1_scheme_allowlist() {
         for raw in [
             "file:///etc/passwd",
             "ftp://example.com/",
@@ -291,10 +292,10 @@ mod tests {
             "http://./",
             "//evil.test\\@127.0.0.1/",
         ] {
-            assert_eq!(gate_of(raw), Some(Gate::Scheme), "{raw}");
+            assert_eq!(check_of(raw), Some(UrlCheck::Scheme), "{raw}");
         }
-        assert_eq!(gate_of("https://example.com/"), None);
-        assert_eq!(gate_of("HTTP://example.com/"), None);
+        assert_eq!(check_of("https://example.com/"), None);
+        assert_eq!(check_of("HTTP://example.com/"), None);
     }
 
     #[test]
@@ -306,33 +307,33 @@ mod tests {
     }
 
     #[test]
-    fn gate2_policy_deny_only() {
+    fn check2_policy_deny_only() {
         let policy = NetworkPolicy::new(
             NetworkDecision::Ask,
             vec![],
             vec![HostPattern::parse(".evil.test").unwrap()],
         );
-        let r = check_url("https://x.evil.test/", &policy, &AddressGate::new()).unwrap_err();
-        assert_eq!(r.gate, Gate::Policy);
+        let r = check_url("https://x.evil.test/", &policy, &AddressPolicy::new()).unwrap_err();
+        assert_eq!(r.check, UrlCheck::Policy);
         assert!(r.to_string().contains("blocked by network policy"));
-        let ok = check_url("https://evil.test/", &policy, &AddressGate::new()).unwrap();
+        let ok = check_url("https://evil.test/", &policy, &AddressPolicy::new()).unwrap();
         assert_eq!(ok.decision, NetworkDecision::Ask);
     }
 
     #[test]
-    fn gate3_localhost_names() {
+    fn check3_localhost_names() {
         for raw in [
             "http://localhost/",
             "http://LOCALHOST:8080/",
             "http://localhost./",
             "http://api.localhost/",
         ] {
-            assert_eq!(gate_of(raw), Some(Gate::Localhost), "{raw}");
+            assert_eq!(check_of(raw), Some(UrlCheck::Localhost), "{raw}");
         }
     }
 
     #[test]
-    fn gate4_and_5_literal_forms() {
+    fn check4_and_5_literal_forms() {
         for raw in [
             "http://127.0.0.1/",
             "http://2130706433/",
@@ -351,23 +352,23 @@ mod tests {
             "http://[fd12::1]/",
             "http://①②⑦.0.0.1/",
         ] {
-            assert_eq!(gate_of(raw), Some(Gate::RestrictedRange), "{raw}");
+            assert_eq!(check_of(raw), Some(UrlCheck::RestrictedRange), "{raw}");
         }
-        assert_eq!(gate_of("http://8.8.8.8/"), None);
-        assert_eq!(gate_of("http://[2606:4700::1111]/"), None);
+        assert_eq!(check_of("http://8.8.8.8/"), None);
+        assert_eq!(check_of("http://[2606:4700::1111]/"), None);
     }
 
     #[test]
-    fn refusal_names_the_gate() {
+    fn refusal_names_the_check() {
         let r = check_url(
             "http://2130706433/",
             &NetworkPolicy::default(),
-            &AddressGate::new(),
+            &AddressPolicy::new(),
         )
         .unwrap_err();
         assert_eq!(
             r.to_string(),
-            "gate 5 (restricted_range): host '127.0.0.1' is an IP literal: 127.0.0.1 is loopback"
+            "check 5 (restricted_range): host '127.0.0.1' is an IP literal: 127.0.0.1 is loopback"
         );
     }
 }
