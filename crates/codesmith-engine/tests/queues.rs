@@ -544,3 +544,50 @@ async fn a_flood_past_the_waiting_bound_is_refused_in_submission_order() {
     assert_eq!(refused, expected, "{closed:#?}");
     handle.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_question_is_not_a_denial_and_is_asked_again() {
+    let r = rig();
+    let server = ScriptedServer::start().await;
+    // The interrupt and the withdrawal it causes land in the same instant; each round
+    // gives the race another chance to count as the user's "no".
+    const ROUNDS: usize = 6;
+    for n in 0..=ROUNDS {
+        // The same command each round (a denial is of its text); the timeout differs
+        // only to keep the loop guard's count of identical calls out of it.
+        let args = format!(r#"{{"command": "make mark", "timeout_secs": {}}}"#, 60 + n);
+        server.push(Scripted::tool_call(format!("c{n}"), "exec_shell", &args));
+    }
+    let setup = common::Setup {
+        approval: ApprovalMode::Suggest,
+        ..common::Setup::default()
+    };
+    let engine = common::engine(&server, &r.ws, &r.home, setup);
+    let mut handle = engine.spawn(Approvals::Asked);
+    let asked_or_done = |e: &Event| matches!(e, Event::ApprovalRequested(_)) || finished(e);
+    for n in 0..=ROUNDS {
+        handle
+            .submit(Op::UserTask {
+                text: format!("mark it, round {n}"),
+            })
+            .await
+            .unwrap();
+        let events = until(&mut handle, asked_or_done).await;
+        assert!(
+            matches!(events.last(), Some(Event::ApprovalRequested(_))),
+            "round {n}: the command was not asked about again: {events:#?}"
+        );
+        handle.submit(Op::Interrupt).await.unwrap();
+        let events = until(&mut handle, finished).await;
+        assert_eq!(status(&events), TaskStatus::Cancelled);
+        assert!(
+            !events.iter().any(|e| matches!(
+                e,
+                Event::ToolResult { output, .. } if output.contains("declined")
+            )),
+            "round {n}: an interrupt counted as the user's no: {events:#?}"
+        );
+    }
+    assert_eq!(marks(&r.ws), 0);
+    handle.shutdown().await.unwrap();
+}
