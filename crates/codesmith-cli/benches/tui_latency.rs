@@ -27,6 +27,8 @@ mod approval;
 mod input;
 #[path = "../src/tui/markdown.rs"]
 mod markdown;
+#[path = "../src/render.rs"]
+mod render;
 #[path = "../src/tui/slash.rs"]
 mod slash;
 #[path = "../src/tui/status.rs"]
@@ -66,7 +68,8 @@ const KEY_EVERY: Duration = Duration::from_millis(37);
 const DRAIN_BATCH: usize = 256;
 
 /// What the engine task sends the UI (the subset of `driver::ToUi` a plain
-/// streamed answer uses).
+/// streamed answer uses), sized like it: events are sent unboxed there too.
+#[allow(clippy::large_enum_variant)]
 enum ToUi {
     Event(Event),
     Done,
@@ -110,6 +113,7 @@ fn engine(server: &ScriptedServer, ws: &std::path::Path, home: &std::path::Path)
         network: NetworkPolicy::default(),
         agents: Default::default(),
         verify_claims: false,
+        snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
     };
     let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
     Engine::new(
@@ -134,8 +138,20 @@ fn long_session(app: &mut app::App) {
             id: format!("c{i}"),
             name: "edit_file".into(),
             ok: true,
-            output: "{\"ok\":true}".into(),
+            output: "Edited \"src/lib.rs\".".into(),
             meta: serde_json::Value::Null,
+            error: None,
+            summary: Some("+1 -1".into()),
+            changes: vec![codesmith_protocol::ChangedFile {
+                path: "src/lib.rs".into(),
+                kind: codesmith_protocol::ChangeKind::Modified,
+                moved_to: None,
+                added: 1,
+                removed: 1,
+                diff: "@@ -1 +1 @@\n-a - b\n+a + b\n".into(),
+                truncated: false,
+            }],
+            source: None,
         });
         app.apply(Event::AssistantText {
             delta:

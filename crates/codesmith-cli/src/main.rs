@@ -7,6 +7,7 @@ mod config;
 mod exit;
 mod local;
 mod progress;
+mod render;
 mod setup;
 mod shutdown;
 mod tui;

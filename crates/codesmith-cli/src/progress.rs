@@ -3,12 +3,11 @@
 
 use std::io::{IsTerminal, Write};
 
-use codesmith_policy::{terminal_safe, visible_line};
+use codesmith_policy::terminal_safe;
 use codesmith_protocol::Event;
 
-use crate::tui::app::{error_line, key_argument};
-
 use crate::answer::AnswerStream;
+use crate::render::{self, Paint};
 
 /// Where events go while a task runs.
 #[derive(Debug)]
@@ -91,183 +90,34 @@ fn clear_thinking(tty: bool, thinking_shown: &mut bool) {
 
 fn human(event: &Event, tty: bool, thinking_shown: &mut bool) {
     clear_thinking(tty, thinking_shown);
-    if let Some(line) = subagent_line(event, "") {
-        let _ = writeln!(std::io::stderr().lock(), "{line}");
+    let mut err = std::io::stderr().lock();
+    if let Event::TurnStarted { .. } = event
+        && tty
+    {
+        let _ = write!(err, "⋯ thinking");
+        *thinking_shown = true;
         return;
     }
-    let mut err = std::io::stderr().lock();
-    // Everything quoted from the model, a tool, a file or a provider is made
-    // safe first; CodeSmith's own colours are added after, on a terminal only.
-    let paint = Paint::for_stderr(tty);
+    for line in human_lines(event, Paint::for_stderr(tty)) {
+        let _ = writeln!(err, "{line}");
+    }
+}
+
+/// The progress lines `exec` prints on stderr for `event`: the session line, else the
+/// shared renderer's lines ([`render::event_lines`], the same the UI's line mode prints).
+pub(crate) fn human_lines(event: &Event, paint: Paint) -> Vec<String> {
     match event {
         Event::SessionStarted {
             session_id,
             provider,
             model,
             ..
-        } => {
-            let _ = writeln!(
-                err,
-                "codesmith: session {} ({}, {})",
-                safe(session_id),
-                safe(provider),
-                safe(model)
-            );
-        }
-        Event::TurnStarted { .. } if tty => {
-            let _ = write!(err, "⋯ thinking");
-            *thinking_shown = true;
-        }
-        Event::ToolCall {
-            name, arguments, ..
-        } => {
-            let _ = writeln!(
-                err,
-                "{} {} {}",
-                paint.bold("●"),
-                visible_line(name, 60),
-                key_argument(arguments)
-            );
-        }
-        Event::ToolResult {
-            ok: false, output, ..
-        } => {
-            let _ = writeln!(err, "  {}", paint.red(&format!("✗ {}", error_line(output))));
-        }
-        Event::Retry {
-            attempt,
-            wait_ms,
-            reason,
-        } => {
-            let _ = writeln!(
-                err,
-                "↻ retry {attempt} in {:.1}s: {}",
-                *wait_ms as f64 / 1000.0,
-                safe(reason)
-            );
-        }
-        Event::Notice { message } => {
-            let _ = writeln!(err, "ℹ {}", safe(message));
-        }
-        Event::Verdict(v) => {
-            let _ = writeln!(
-                err,
-                "verdict: {} ({})",
-                safe(&v.verdict),
-                v.command
-                    .as_deref()
-                    .map_or("no command".to_string(), |c| visible_line(c, 100))
-            );
-        }
-        Event::Error { message } => {
-            let _ = writeln!(err, "{} {}", paint.red("error:"), safe(message));
-        }
-        _ => {}
-    }
-}
-
-/// The progress line of a subagent event (`None` for any other event, and for child
-/// events not shown: streamed text, thinking, round starts), indented by `indent` and
-/// labelled with the child's short id. A child's retry is labelled as its own, so it is
-/// never read as the foreground's.
-fn subagent_line(event: &Event, indent: &str) -> Option<String> {
-    match event {
-        Event::SubagentStarted {
-            agent_id,
-            agent_type,
-            description,
-            ..
-        } => Some(format!(
-            "{indent}↳ [{}] {} subagent: {}",
-            short_id(agent_id),
-            safe(agent_type),
-            visible_line(description, 80)
-        )),
-        Event::SubagentFinished {
-            agent_id,
-            status,
-            turns,
-            ..
-        } => Some(format!(
-            "{indent}↳ [{}] {} after {turns} round(s)",
-            short_id(agent_id),
-            safe(status)
-        )),
-        Event::Subagent { agent_id, event } => {
-            let inner = format!("{indent}  ");
-            if let Some(line) = subagent_line(event, &inner) {
-                return Some(line);
-            }
-            let label = format!("{inner}[{}]", short_id(agent_id));
-            match event.as_ref() {
-                Event::ToolCall {
-                    name, arguments, ..
-                } => Some(format!(
-                    "{label} ● {} {}",
-                    visible_line(name, 60),
-                    key_argument(arguments)
-                )),
-                Event::ToolResult {
-                    ok: false, output, ..
-                } => Some(format!("{label}   ✗ {}", error_line(output))),
-                Event::Retry {
-                    attempt, wait_ms, ..
-                } => Some(format!(
-                    "{label} ↻ subagent retry {attempt} in {:.1}s",
-                    *wait_ms as f64 / 1000.0
-                )),
-                Event::Notice { message } => Some(format!("{label} ℹ {}", safe(message))),
-                Event::Error { message } => Some(format!("{label} error: {}", safe(message))),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The last 6 characters of a subagent's id (its session id, whose tail is random), for
-/// labels.
-fn short_id(agent_id: &str) -> std::borrow::Cow<'_, str> {
-    let start = agent_id.char_indices().rev().nth(5).map_or(0, |(i, _)| i);
-    safe(&agent_id[start..])
-}
-
-/// `text` made safe for the terminal.
-fn safe(text: &str) -> std::borrow::Cow<'_, str> {
-    terminal_safe(text)
-}
-
-/// CodeSmith's own colours: only on a terminal, and never when `NO_COLOR` is
-/// set to a non-empty value (<https://no-color.org>).
-#[derive(Debug, Clone, Copy)]
-pub struct Paint {
-    on: bool,
-}
-
-impl Paint {
-    /// Colours for stderr when it is a terminal and `NO_COLOR` is unset.
-    pub fn for_stderr(tty: bool) -> Self {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Paint {
-            on: tty && !no_color,
-        }
-    }
-
-    fn wrap(self, sgr: &str, text: &str) -> String {
-        if self.on {
-            format!("\x1b[{sgr}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
-    }
-
-    /// `text` (already made safe) in bold.
-    pub fn bold(self, text: &str) -> String {
-        self.wrap("1", text)
-    }
-
-    /// `text` (already made safe) in red.
-    pub fn red(self, text: &str) -> String {
-        self.wrap("31", text)
+        } => vec![format!(
+            "codesmith: session {} ({}, {})",
+            terminal_safe(session_id),
+            terminal_safe(provider),
+            terminal_safe(model)
+        )],
+        _ => render::event_lines(event, paint),
     }
 }

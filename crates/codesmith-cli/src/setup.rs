@@ -174,6 +174,10 @@ pub fn engine_config(resolved: &Settings) -> EngineConfig {
         network: resolved.fetch.policy.clone(),
         agents: resolved.agents.clone(),
         verify_claims: resolved.verify_claims,
+        snapshots: SnapshotSettings {
+            enabled: resolved.snapshots,
+            ..SnapshotSettings::default()
+        },
     }
 }
 
@@ -205,12 +209,7 @@ pub fn engine(
     if resolved.provider != ProviderName::Local {
         tools.register(Arc::new(codesmith_engine::AgentTool));
     }
-    let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
-    engine.set_snapshot_settings(SnapshotSettings {
-        enabled: resolved.snapshots,
-        ..SnapshotSettings::default()
-    });
-    engine
+    Engine::new(provider, tools, ctx, approver, session, config)
 }
 
 /// What `codesmith tool` and `codesmith mcp` run against, built from the same

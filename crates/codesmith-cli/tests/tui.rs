@@ -155,8 +155,11 @@ async fn tui_task_approval_edit_answer_and_quit() {
     assert!(screen.contains("› Fix the failing test"), "{screen}");
     assert!(screen.contains("● read_file calc.py"), "{screen}");
     assert!(screen.contains("● edit_file calc.py"), "{screen}");
-    assert!(screen.contains("-return a - b"), "{screen}");
-    assert!(screen.contains("+return a + b"), "{screen}");
+    // The diff the tool computed from the file (its real indentation, a hunk header and
+    // the line counts), sent on the result event.
+    assert!(screen.contains("● edit_file calc.py · +1 -1"), "{screen}");
+    assert!(screen.contains("    -    return a - b"), "{screen}");
+    assert!(screen.contains("    +    return a + b"), "{screen}");
     assert!(screen.contains("[y] yes, once"), "{screen}");
     tmux.keys(&["y"]);
     let screen = tmux.wait_for("both tests pass now").await;

@@ -38,7 +38,8 @@ pub const BREAKER_COOLDOWN: Duration = Duration::from_secs(300);
 /// text keeps its head and tail with a marker between.
 pub const MAX_SUMMARY_INPUT_BYTES: usize = 32 * 1024;
 
-/// A rough token estimate: about four bytes of text per token.
+/// A rough token estimate of the system prompt and the transcript
+/// ([`codesmith_protocol::approx_tokens`] of their text bytes).
 pub fn estimate_tokens(system: &str, messages: &[Message]) -> u64 {
     let bytes: usize = system.len()
         + messages
@@ -50,7 +51,7 @@ pub fn estimate_tokens(system: &str, messages: &[Message]) -> u64 {
                 ContentBlock::ToolResult(r) => r.content.len(),
             })
             .sum::<usize>();
-    (bytes as u64).div_ceil(4)
+    codesmith_protocol::approx_tokens(bytes)
 }
 
 /// Stage one: replaces the bodies of tool results outside the kept tail with a

@@ -15,12 +15,10 @@ use codesmith_protocol::{
     ArgumentsError, ArgumentsErrorKind, Event, EventSink, StopReason, ToolCall, ToolResult,
     parse_arguments,
 };
-use codesmith_tools::sanitize::sanitize_json;
-use codesmith_tools::trust::{label_for_tool, wrap_external};
-use codesmith_tools::{
-    Capability, ErrorCode, Refusal, Tool, ToolOutcome, envelope_json, model_text,
-};
+use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolOutcome};
 use serde_json::Value;
+
+use crate::finish::finish_outcome;
 
 use crate::gate::GateDecision;
 use crate::guard::GuardVerdict;
@@ -189,7 +187,9 @@ fn finish_prepared(
     outcome: ToolOutcome,
     sink: &mut EventSink<'_>,
 ) -> ToolResult {
-    let label = label_for_tool(p.tool.name(), &p.args)
+    let label = p
+        .tool
+        .external_label(&p.args)
         .or_else(|| crate::subagent::external_label(p.tool.name(), &outcome));
     finish(rt, &p.call, p.tool.name(), label, outcome, true, sink)
 }
@@ -311,16 +311,7 @@ fn check(
         },
     };
     if !args.is_object() {
-        let refusal = Refusal::new(
-            ErrorCode::InvalidArguments,
-            format!(
-                "The arguments of `{}` must be a JSON object; got {}.",
-                tool.name(),
-                kind_of(&args)
-            ),
-            "Send the arguments as an object, as in the examples of the tool description.",
-        );
-        return Err((refusal, true));
+        return Err((not_an_object(tool.name(), &args), true));
     }
     Ok((tool, args))
 }
@@ -431,7 +422,22 @@ fn dormant_tool(name: &str) -> Refusal {
     .with("executed", false)
 }
 
-fn unknown_tool(name: &str, suggestions: &[String], registered: &[&str]) -> Refusal {
+/// The refusal of arguments that parsed but are not a JSON object, in every front end.
+pub(crate) fn not_an_object(tool: &str, args: &Value) -> Refusal {
+    Refusal::new(
+        ErrorCode::InvalidArguments,
+        format!(
+            "The arguments of `{tool}` must be a JSON object; got {}.",
+            kind_of(args)
+        ),
+        "Send the arguments as an object, as in the examples of the tool description.",
+    )
+}
+
+/// The refusal of a name that is no registered tool, in every front end: the closest
+/// names first (`suggestions`, "did you mean"), then every registered tool. Nothing is run
+/// on a guess.
+pub(crate) fn unknown_tool(name: &str, suggestions: &[String], registered: &[&str]) -> Refusal {
     let hint = if suggestions.is_empty() {
         format!(
             "Use one of the registered tools: {}.",
@@ -452,23 +458,9 @@ fn unknown_tool(name: &str, suggestions: &[String], registered: &[&str]) -> Refu
     .with("did_you_mean", suggestions.to_vec())
 }
 
-/// The text a model reads for a call's sanitized `envelope` (see
-/// [`codesmith_tools::model_text`]), shared by every front end: a test or build
-/// command (the call's `args` carry it) keeps its exit code even when 0, and digests
-/// are kept, shortened, only `one_shot` (outside a session, `edit_file` takes one as
-/// its freshness proof; a session tracks what was read itself).
-pub fn result_text(envelope: &Value, args: &Value, one_shot: bool) -> String {
-    let check = args
-        .get("command")
-        .and_then(Value::as_str)
-        .is_some_and(|command| crate::verify::commands::classify(command).is_some());
-    model_text(envelope, check, one_shot)
-}
-
-/// Turns an outcome into the result the model reads: the envelope, sanitized
-/// (seed 002, "Disinfectant"), a loop-guard warning when failures pile up, and
-/// for network-origin tools the `<external_content>` wrapper labelled `label`.
-/// Updates the loop guard and emits the result event.
+/// Finishes a call's result for the session (see [`crate::finish`]): then the loop
+/// guard's warning when failures pile up (`counts`: the call counts for it), and the
+/// result event.
 fn finish(
     rt: &mut Runtime,
     call: &ToolCall,
@@ -478,37 +470,16 @@ fn finish(
     counts: bool,
     sink: &mut EventSink<'_>,
 ) -> ToolResult {
-    let ok = outcome.is_ok();
-    let mut envelope = envelope_json(&outcome);
-    let report = sanitize_json(&mut envelope);
     let args = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
-    let mut content = result_text(&envelope, &args, false);
-    let meta = if ok {
-        envelope["meta"].take()
-    } else {
-        Value::Null
-    };
-    if let Some(note) = report.note() {
-        content.push('\n');
-        content.push_str(&note);
+    let mut done = finish_outcome(outcome, &args, label, false);
+    if counts && let Some(warning) = rt.guard.record(done.ok) {
+        done.text.push_str("\n\n");
+        done.text.push_str(&warning);
     }
-    if let Some(label) = label {
-        content = wrap_external(&label, &content);
-    }
-    if counts && let Some(warning) = rt.guard.record(ok) {
-        content.push_str("\n\n");
-        content.push_str(&warning);
-    }
-    sink(Event::ToolResult {
-        id: call.id.clone(),
-        name: name.to_string(),
-        ok,
-        output: content.clone(),
-        meta,
-    });
+    sink(done.event(&call.id, name));
     ToolResult {
         call_id: call.id.clone(),
-        content,
-        is_error: !ok,
+        content: done.text,
+        is_error: !done.ok,
     }
 }

@@ -79,23 +79,34 @@ impl Runtime {
                 level,
             } => {
                 request.call_id = call_id.to_string();
-                self.ask(request, &prefix, &input, grant, level, sink).await
+                let asked = Asked {
+                    request,
+                    prefix: &prefix,
+                    input: &input,
+                    way_out: way_out(tool),
+                };
+                self.ask(asked, grant, level, sink).await
             }
         }
     }
 
     async fn ask(
         &mut self,
-        request: ApprovalRequest,
-        prefix: &str,
-        input: &str,
+        asked: Asked<'_>,
         grant: Option<Grant>,
         level: SafetyLevel,
         sink: &mut EventSink<'_>,
     ) -> GateDecision {
+        let Asked {
+            request,
+            prefix,
+            input,
+            way_out,
+        } = asked;
         if self.approvals.is_denied(input) {
             return GateDecision::Refuse(denied(
                 &request,
+                way_out,
                 "It was already denied in this session.",
                 false,
             ));
@@ -120,6 +131,7 @@ impl Runtime {
             }
             return GateDecision::Refuse(denied(
                 &request,
+                way_out,
                 "Nobody is present to approve it in this run.",
                 true,
             ));
@@ -150,7 +162,7 @@ impl Runtime {
             }
             ApprovalAnswer::Deny => {
                 self.approvals.deny(input);
-                GateDecision::Refuse(denied(&request, "The user declined it.", false))
+                GateDecision::Refuse(denied(&request, way_out, "The user declined it.", false))
             }
         }
     }
@@ -231,22 +243,49 @@ fn review_headless(request: &ApprovalRequest) -> Refusal {
     .with("agent_type", crate::subagent::AgentType::Review.as_str())
 }
 
-/// The DENIED refusal for a call that needed approval and did not get it.
-pub(crate) fn denied(request: &ApprovalRequest, why: &str, headless: bool) -> Refusal {
-    let way_out = match request.tool.as_str() {
-        "fetch_url" => {
-            "rerun with `--approval auto`, or allow the host under [network] allow in config.toml"
-        }
-        "remember" | "write_file" | "edit_file" | "apply_patch" => {
+/// A request to ask about, with the fingerprints an answer covers and what the refusal
+/// tells the user to do when nobody approves it.
+struct Asked<'a> {
+    request: ApprovalRequest,
+    prefix: &'a str,
+    input: &'a str,
+    way_out: &'static str,
+}
+
+/// How the user can let a refused call of `tool` run, keyed on what the tool does (its
+/// capability, and for a network tool whether it is an MCP server's, by its external
+/// label), never on a list of tool names.
+pub(crate) fn way_out(tool: &dyn Tool) -> &'static str {
+    let mcp = || {
+        tool.external_label(&Value::Null)
+            .is_some_and(|label| label.starts_with("mcp:"))
+    };
+    match tool.capability() {
+        Capability::WritesFiles => {
             "run it in an interactive session (`--approval suggest`) and approve it, or rerun \
              with `--approval auto`"
         }
-        t if t.starts_with(codesmith_tools::trust::MCP_PREFIX) => {
+        Capability::Network if mcp() => {
             "rerun with `--approval auto`, or mark the server `trusted = true` in config.toml (its \
              tools that declare readOnlyHint then run without asking)"
         }
-        _ => "rerun with `--approval auto`, or add an allow rule to the exec policy (policy.toml)",
-    };
+        Capability::Network => {
+            "rerun with `--approval auto`, or allow the host under [network] allow in config.toml"
+        }
+        Capability::ReadOnly | Capability::ExecutesCode => {
+            "rerun with `--approval auto`, or add an allow rule to the exec policy (policy.toml)"
+        }
+    }
+}
+
+/// The DENIED refusal for a call that needed approval and did not get it; `way_out` (see
+/// [`way_out`]) is what a headless run's hint offers.
+pub(crate) fn denied(
+    request: &ApprovalRequest,
+    way_out: &str,
+    why: &str,
+    headless: bool,
+) -> Refusal {
     let hint = if headless {
         format!(
             "Do not retry it and do not work around it with another tool. Continue without it, or tell the \
@@ -263,4 +302,18 @@ pub(crate) fn denied(request: &ApprovalRequest, why: &str, headless: bool) -> Re
         hint,
     )
     .with("tool", request.tool.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codesmith_tools::fetch::{FetchConfig, FetchUrl};
+
+    #[test]
+    fn the_way_out_follows_what_the_tool_does_not_its_name() {
+        let fetch = FetchUrl::new(FetchConfig::default());
+        assert!(way_out(&fetch).contains("[network] allow"));
+        assert!(way_out(&codesmith_tools::files::WriteFile).contains("interactive session"));
+        assert!(way_out(&codesmith_tools::shell::ExecShell).contains("policy.toml"));
+    }
 }

@@ -12,6 +12,7 @@ mod agent;
 pub mod approval;
 pub mod context;
 mod dispatch;
+mod finish;
 mod gate;
 pub mod guard;
 mod handle;
@@ -29,12 +30,12 @@ pub use agent::{
     Compaction, Engine, EngineConfig, EngineError, INTERRUPTED, INTERRUPTION_NOTE, TaskOutcome,
 };
 pub use approval::{Approver, NoApprover};
-pub use dispatch::result_text;
+pub use finish::{FinishedResult, finish_outcome};
 pub use handle::{
     Approvals, EngineGone, EngineHandle, INTERRUPT_GRACE, MAX_WAITING, SUBMISSION_QUEUE, Submitter,
     TrySubmitError,
 };
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};
 pub use session::Session;
-pub use single::{CallPolicy, run_one};
+pub use single::{CallPolicy, OneCall, run_one};
 pub use subagent::{AgentSettings, AgentTool, AgentType};

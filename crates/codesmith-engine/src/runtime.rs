@@ -151,6 +151,7 @@ impl Runtime {
             NetworkDecision::Ask if self.mode == ApprovalMode::Never => {
                 Requirement::Deny(crate::gate::denied(
                     &fetch_request(tool, url, &host),
+                    crate::gate::way_out(tool),
                     "The approval mode is `never`.",
                     true,
                 ))
@@ -170,6 +171,7 @@ impl Runtime {
     /// the exact `input`; "always" stores `grant` when there is one.
     fn by_mode(
         &self,
+        tool: &dyn Tool,
         request: ApprovalRequest,
         prefix: String,
         input: String,
@@ -179,6 +181,7 @@ impl Runtime {
             ApprovalMode::Auto => Requirement::Auto { concurrent: false },
             ApprovalMode::Never => Requirement::Deny(crate::gate::denied(
                 &request,
+                crate::gate::way_out(tool),
                 "The approval mode is `never`.",
                 true,
             )),
@@ -213,6 +216,7 @@ impl Runtime {
             ..Default::default()
         };
         self.by_mode(
+            tool,
             request,
             format!("write:{summary}"),
             format!("write:{}:{args}", tool.name()),
@@ -236,6 +240,7 @@ impl Runtime {
             ..Default::default()
         };
         self.by_mode(
+            tool,
             request,
             format!("tool:{name}"),
             format!("tool:{name}:{args}"),
@@ -272,6 +277,7 @@ impl Runtime {
             ..Default::default()
         };
         self.by_mode(
+            tool,
             request,
             format!("tool:{name}"),
             format!("tool:{name}:{code}"),

@@ -64,13 +64,98 @@ pub enum Record {
         /// The transcript after the rewrite.
         messages: Vec<Message>,
     },
-    /// A non-message fact: a restore, a verdict.
+    /// A non-message fact the model does not see: a task's start, a restore,
+    /// a round's usage, a subagent's outcome, an interrupted response.
     Note {
-        /// What kind of note (`compaction`, `restore`, `verdict`, ...).
-        kind: String,
-        /// Its content.
+        /// What kind of note.
+        kind: NoteKind,
+        /// Its content (shape per kind, see [`NoteKind`]).
         data: serde_json::Value,
     },
+}
+
+/// What a [`Record::Note`] records. On disk it is the plain string of
+/// [`NoteKind::as_str`], as older versions wrote it (only a task start changed its name,
+/// and the old name is still read);
+/// a kind this version does not know (written by a newer one) reads as
+/// [`NoteKind::Other`] and is kept and ignored, never an unreadable line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum NoteKind {
+    /// The start of a user task: `{"task": N}`, the task's number in the
+    /// session (what `sessions restore` and `/restore` name). Written as `"task"`;
+    /// the `"turn"` notes (`{"turn": N}`) of sessions written before tasks had their own
+    /// name read as the same kind.
+    TaskStart,
+    /// A task's snapshot was restored into the workspace: the restore report
+    /// plus `at` (RFC 3339) and `workspace`.
+    Restore,
+    /// One model round's usage: `{"turn", "usage"}`, with `"child_calls": true`
+    /// for model requests the tools made.
+    Usage,
+    /// A subagent the session started: `{"call_id", "agent_id", "agent_type",
+    /// "status", "turns", "usage"}`.
+    Subagent,
+    /// The model's response was cut off: `{"message"}`, the provider's reason.
+    ResponseInterrupted,
+    /// A kind this version does not know, kept as read.
+    Other(String),
+}
+
+impl NoteKind {
+    /// The on-disk string of [`NoteKind::TaskStart`].
+    pub const TASK_START: &str = "task";
+    /// What sessions written before tasks had their own name called [`NoteKind::TaskStart`]
+    /// (`{"turn": N}`): still read as a task's start, so those sessions restore as before.
+    pub const LEGACY_TASK_START: &str = "turn";
+    /// The on-disk string of [`NoteKind::Restore`].
+    pub const RESTORE: &str = "restore";
+    /// The on-disk string of [`NoteKind::Usage`].
+    pub const USAGE: &str = "usage";
+    /// The on-disk string of [`NoteKind::Subagent`].
+    pub const SUBAGENT: &str = "subagent";
+    /// The on-disk string of [`NoteKind::ResponseInterrupted`].
+    pub const RESPONSE_INTERRUPTED: &str = "response_interrupted";
+
+    /// The string written to the session file.
+    pub fn as_str(&self) -> &str {
+        match self {
+            NoteKind::TaskStart => Self::TASK_START,
+            NoteKind::Restore => Self::RESTORE,
+            NoteKind::Usage => Self::USAGE,
+            NoteKind::Subagent => Self::SUBAGENT,
+            NoteKind::ResponseInterrupted => Self::RESPONSE_INTERRUPTED,
+            NoteKind::Other(kind) => kind,
+        }
+    }
+}
+
+impl From<String> for NoteKind {
+    fn from(kind: String) -> Self {
+        match kind.as_str() {
+            Self::TASK_START | Self::LEGACY_TASK_START => NoteKind::TaskStart,
+            Self::RESTORE => NoteKind::Restore,
+            Self::USAGE => NoteKind::Usage,
+            Self::SUBAGENT => NoteKind::Subagent,
+            Self::RESPONSE_INTERRUPTED => NoteKind::ResponseInterrupted,
+            _ => NoteKind::Other(kind),
+        }
+    }
+}
+
+impl From<NoteKind> for String {
+    fn from(kind: NoteKind) -> Self {
+        match kind {
+            NoteKind::Other(kind) => kind,
+            known => known.as_str().to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for NoteKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Where a subagent's session came from: the header of a child's session file names its
@@ -490,11 +575,8 @@ impl Session {
     ///
     /// # Errors
     /// [`SessionError::Io`].
-    pub fn note(&mut self, kind: &str, data: serde_json::Value) -> Result<(), SessionError> {
-        self.write(&Record::Note {
-            kind: kind.to_string(),
-            data,
-        })
+    pub fn note(&mut self, kind: NoteKind, data: serde_json::Value) -> Result<(), SessionError> {
+        self.write(&Record::Note { kind, data })
     }
 
     /// Flushes the file to stable storage (`fsync`). The engine calls it at
@@ -571,42 +653,78 @@ fn parse_line(line: &[u8]) -> Option<Record> {
     serde_json::from_str::<Record>(text).ok()
 }
 
-/// Splits `bytes` into records. Lines after the last readable record (and a
-/// last line without its newline) form the torn tail, which lies beyond
-/// `complete_len`; unreadable lines before it are listed as skipped.
+/// Splits `bytes` into records (see [`scan_lines`]).
 fn scan_records(bytes: &[u8]) -> Scan {
-    let mut scan = Scan::default();
-    let mut unreadable = Vec::new();
-    let mut start = 0;
-    let mut number = 0;
-    while start < bytes.len() {
-        number += 1;
-        let Some(nl) = memchr_newline(&bytes[start..]) else {
-            // A last line without its newline is torn, unless it is a whole record (a
-            // file an editor saved without a final newline): that one is kept.
-            if let Some(record) = parse_line(&bytes[start..]) {
-                scan.records.push(record);
-                scan.skipped_lines.append(&mut unreadable);
-                scan.complete_len = bytes.len();
-                scan.unterminated = true;
-            }
-            break;
-        };
-        let end = start + nl + 1;
-        let line = &bytes[start..end - 1];
-        let record = parse_line(line);
-        match record {
-            Some(record) => {
-                scan.records.push(record);
-                scan.skipped_lines.append(&mut unreadable);
-                scan.complete_len = end;
-            }
-            None if line.iter().all(u8::is_ascii_whitespace) => {}
-            None => unreadable.push(number),
-        }
-        start = end;
+    let mut records = Vec::new();
+    let mut reader = bytes;
+    // Reading from memory cannot fail.
+    let tally = scan_lines(&mut reader, &mut |record| records.push(record)).unwrap_or_default();
+    Scan {
+        records,
+        complete_len: tally.complete_len,
+        skipped_lines: tally.skipped_lines,
+        unterminated: tally.unterminated,
     }
-    scan
+}
+
+/// What [`scan_lines`] counted besides the records it handed on.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Bytes up to and including the newline of the last readable record.
+    complete_len: usize,
+    /// 1-based numbers of unreadable lines before that point.
+    skipped_lines: Vec<usize>,
+    /// The last record has no newline after it.
+    unterminated: bool,
+    /// Bytes read in all.
+    total_len: usize,
+}
+
+/// Reads a session file's lines from `reader` one at a time (memory bounded by the
+/// longest line) and hands each readable record to `on_record`. Lines after the
+/// last readable record (and a last line without its newline) form the torn tail,
+/// which lies beyond `complete_len`; unreadable lines before it are listed as
+/// skipped. A last line without its newline that is a whole record (a file an
+/// editor saved without a final newline) is kept.
+fn scan_lines(
+    reader: &mut impl BufRead,
+    on_record: &mut dyn FnMut(Record),
+) -> std::io::Result<Tally> {
+    let mut tally = Tally::default();
+    let mut unreadable = Vec::new();
+    let mut line = Vec::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        let end = tally.total_len + read;
+        tally.total_len = end;
+        let terminated = line.last() == Some(&b'\n');
+        let text = if terminated {
+            &line[..read - 1]
+        } else {
+            &line[..]
+        };
+        match parse_line(text) {
+            Some(record) => {
+                on_record(record);
+                tally.skipped_lines.append(&mut unreadable);
+                tally.complete_len = end;
+                tally.unterminated = !terminated;
+            }
+            None if terminated && text.iter().all(u8::is_ascii_whitespace) => {}
+            None if terminated => unreadable.push(number),
+            None => {}
+        }
+        if !terminated {
+            break;
+        }
+    }
+    Ok(tally)
 }
 
 /// The result given to a tool call whose result is missing from the session file.
@@ -701,42 +819,255 @@ fn unreadable_result(call_id: &str) -> ContentBlock {
     })
 }
 
-fn memchr_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+/// How much of a session file the catalogue reads to describe it: the header
+/// line and the first user message must lie within this many bytes, so listing
+/// a directory of huge sessions reads a bounded amount of each.
+pub const CATALOG_PREFIX_BYTES: u64 = 64 * 1024;
+
+/// A session's header (its [`Record::Meta`]) as the catalogue reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionMeta {
+    /// Session id (the file name without `.jsonl`).
+    pub id: String,
+    /// RFC 3339 UTC creation time; empty when the header line cannot be read.
+    pub created_at: String,
+    /// Canonical workspace path; empty when unknown.
+    pub workspace: String,
+    /// Provider name; empty when unknown.
+    pub provider: String,
+    /// Model name; empty when unknown.
+    pub model: String,
+    /// For a subagent's session: the session and the call that started it.
+    pub parent: Option<ParentLink>,
 }
 
-/// The id of the most recently modified session whose workspace is `workspace` and
-/// that holds a conversation (at least one message); sessions left empty and subagents'
-/// sessions (their header names a parent) are skipped.
-pub fn latest_session_for(home: &Path, workspace: &Path) -> Option<String> {
-    let want = workspace.display().to_string();
-    let mut candidates: Vec<(SystemTime, String, PathBuf)> = Vec::new();
-    for entry in fs::read_dir(sessions_dir(home)).ok()?.flatten() {
-        let path = entry.path();
-        let Some(id) = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .map(str::to_string)
-        else {
-            continue;
-        };
-        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-            continue;
-        }
-        let Ok(modified) = entry.metadata().and_then(|m| m.modified()) else {
-            continue;
-        };
-        if first_record(&path).is_some_and(
-            |r| matches!(r, Record::Meta { workspace, parent: None, .. } if workspace == want),
-        ) {
-            candidates.push((modified, id, path));
+impl SessionMeta {
+    fn from_record(id: &str, record: Record) -> Option<Self> {
+        match record {
+            Record::Meta {
+                created_at,
+                workspace,
+                provider,
+                model,
+                parent,
+                ..
+            } => Some(SessionMeta {
+                id: id.to_string(),
+                created_at,
+                workspace,
+                provider,
+                model,
+                parent,
+            }),
+            _ => None,
         }
     }
-    candidates.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
-    candidates
-        .into_iter()
-        .find(|(_, _, path)| has_conversation(path))
-        .map(|(_, id, _)| id)
+
+    /// True for a session a person started (not a subagent's).
+    pub fn is_foreground(&self) -> bool {
+        self.parent.is_none()
+    }
+}
+
+/// One session file the catalogue found, described from the first
+/// [`CATALOG_PREFIX_BYTES`] of the file and its metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogEntry {
+    /// The header. When the header line cannot be read but a message within the
+    /// prefix can, a stand-in with the id and empty strings (the session can still
+    /// be resumed, see [`Session::open`]).
+    pub meta: SessionMeta,
+    /// The session file.
+    pub path: PathBuf,
+    /// When the file was last written (the file system's modification time).
+    pub updated: Option<SystemTime>,
+    /// The file's size in bytes.
+    pub bytes: u64,
+    /// The first line of the first user message, when it lies within the prefix.
+    pub first_line: Option<String>,
+}
+
+/// A `.jsonl` file in the sessions directory that the catalogue cannot list, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unreadable {
+    /// The file name.
+    pub file: String,
+    /// Why it cannot be listed (nor resumed).
+    pub reason: String,
+}
+
+/// What [`SessionCatalog::list`] found: the sessions, newest first (by creation
+/// time, then id), and the files that could not be read. Nothing in the
+/// directory is dropped without a word.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Catalog {
+    /// The sessions, newest first.
+    pub sessions: Vec<CatalogEntry>,
+    /// Session files that could not be read, by file name.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// The sessions under a CodeSmith home, read without opening, locking or
+/// repairing them: the one place that lists session files, finds the latest
+/// one for a workspace and reads a session's header. Only `*.jsonl` files are
+/// session files (a kept `ID.jsonl.torn` is not). A file that is not a regular
+/// file, has an unsafe name or no readable header is reported as
+/// [`Unreadable`], never a failure of the listing.
+#[derive(Debug, Clone)]
+pub struct SessionCatalog {
+    dir: PathBuf,
+}
+
+impl SessionCatalog {
+    /// The catalogue of `home`'s sessions directory ([`sessions_dir`]).
+    pub fn new(home: &Path) -> Self {
+        SessionCatalog {
+            dir: sessions_dir(home),
+        }
+    }
+
+    /// The sessions directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every session file, newest first, and the files that could not be read.
+    /// A missing directory is an empty catalogue.
+    pub fn list(&self) -> Catalog {
+        let mut catalog = Catalog::default();
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return catalog;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+                continue;
+            }
+            match describe(&path) {
+                Ok(found) => catalog.sessions.push(found),
+                Err(reason) => catalog.unreadable.push(Unreadable {
+                    file: entry.file_name().to_string_lossy().into_owned(),
+                    reason,
+                }),
+            }
+        }
+        catalog.sessions.sort_by(|a, b| {
+            b.meta
+                .created_at
+                .cmp(&a.meta.created_at)
+                .then_with(|| b.meta.id.cmp(&a.meta.id))
+        });
+        catalog.unreadable.sort_by(|a, b| a.file.cmp(&b.file));
+        catalog
+    }
+
+    /// The header of session `id`, read from its first line without opening
+    /// (or locking) the session; `None` for an unknown or unsafe id or a file
+    /// without a readable header line.
+    pub fn meta(&self, id: &str) -> Option<SessionMeta> {
+        if !codesmith_policy::is_safe_name(id) {
+            return None;
+        }
+        let record = first_record(&self.dir.join(format!("{id}.jsonl")))?;
+        SessionMeta::from_record(id, record)
+    }
+
+    /// The id of the most recently modified session whose workspace is
+    /// `workspace` and that holds a conversation (at least one message); sessions
+    /// left empty and subagents' sessions (their header names a parent) are
+    /// skipped.
+    pub fn latest_for(&self, workspace: &Path) -> Option<String> {
+        let want = workspace.display().to_string();
+        let mut candidates: Vec<CatalogEntry> = self
+            .list()
+            .sessions
+            .into_iter()
+            .filter(|s| s.meta.workspace == want && s.meta.is_foreground())
+            .collect();
+        candidates.sort_by(|a, b| {
+            b.updated
+                .cmp(&a.updated)
+                .then_with(|| b.meta.id.cmp(&a.meta.id))
+        });
+        candidates
+            .into_iter()
+            .find(|s| has_conversation(&s.path))
+            .map(|s| s.meta.id)
+    }
+}
+
+/// A catalogue entry for the file at `path`, or why it cannot be listed.
+fn describe(path: &Path) -> Result<CatalogEntry, String> {
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|id| codesmith_policy::is_safe_name(id))
+        .ok_or("the name is not a session id (letters, digits, '-', '_' and '.')")?;
+    let file = open_session_file(path).ok_or_else(|| FileProblem::NotRegular.to_string())?;
+    let stat = file
+        .metadata()
+        .map_err(|e| FileProblem::Io(e).to_string())?;
+    let mut prefix = Vec::new();
+    file.take(CATALOG_PREFIX_BYTES)
+        .read_to_end(&mut prefix)
+        .map_err(|e| FileProblem::Io(e).to_string())?;
+    // Only whole lines count: the prefix may end in the middle of one.
+    let whole = if (prefix.len() as u64) < CATALOG_PREFIX_BYTES {
+        prefix.len()
+    } else {
+        prefix
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |nl| nl + 1)
+    };
+    let records: Vec<Record> = prefix[..whole]
+        .split(|&b| b == b'\n')
+        .filter_map(parse_line)
+        .collect();
+    let meta = header(&records, id)
+        .and_then(|record| SessionMeta::from_record(id, record))
+        .ok_or_else(|| FileProblem::NoHeader.to_string())?;
+    let first_line = records.iter().find_map(|r| match r {
+        Record::Message { message } if message.role == Role::User => {
+            message.text().lines().next().map(str::to_string)
+        }
+        _ => None,
+    });
+    Ok(CatalogEntry {
+        meta,
+        path: path.to_path_buf(),
+        updated: stat.modified().ok(),
+        bytes: stat.len(),
+        first_line,
+    })
+}
+
+/// The highest task number recorded in a session file by
+/// [`NoteKind::TaskStart`] notes (0 when none). The file is streamed line by
+/// line (only lines naming a note are parsed); unreadable lines are skipped.
+pub fn recorded_tasks(session_file: &Path) -> u32 {
+    let Some(file) = open_session_file(session_file) else {
+        return 0;
+    };
+    BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|line| line.contains("\"note\""))
+        .filter_map(|line| match serde_json::from_str(&line) {
+            Ok(Record::Note {
+                kind: NoteKind::TaskStart,
+                data,
+            }) => data
+                .get("task")
+                .or_else(|| data.get("turn"))
+                .and_then(serde_json::Value::as_u64),
+            _ => None,
+        })
+        // A number no task can have is unreadable too: taken as the highest, it would
+        // restart the count (or pin it), and new tasks would reuse old tasks' numbers.
+        .filter_map(|t| u32::try_from(t).ok().filter(|&t| t < u32::MAX))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Whether the session file holds at least one message (directly or in a compaction).
@@ -754,12 +1085,7 @@ fn has_conversation(path: &Path) -> bool {
         })
 }
 
-/// The note kind that records one model round's usage (`{"turn": N, "usage": {...}}`), or
-/// the usage of the model requests tools made during a turn's calls
-/// (`{"turn": N, "usage": {...}, "child_calls": true}`).
-pub const USAGE_NOTE: &str = "usage";
-
-/// The round's usage a [`USAGE_NOTE`] carries, if it is well formed.
+/// The round's usage a [`NoteKind::Usage`] note carries, if it is well formed.
 fn note_usage(data: &serde_json::Value) -> Option<Usage> {
     serde_json::from_value(data.get("usage")?.clone()).ok()
 }
@@ -774,7 +1100,7 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
         return (total, last);
     };
     for line in BufReader::new(file).lines().map_while(Result::ok) {
-        if !line.contains(USAGE_NOTE) {
+        if !line.contains(NoteKind::USAGE) {
             continue;
         }
         let Ok(Record::Note { kind, data }) = serde_json::from_str(&line) else {
@@ -783,33 +1109,19 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
         let Some(usage) = note_usage(&data) else {
             continue;
         };
-        if kind == USAGE_NOTE {
+        if kind == NoteKind::Usage {
             total.add(&usage);
             // Child calls (tools' own model requests) say nothing about how full the
             // session's context is.
             if data.get("child_calls").is_none() {
                 last = Some(usage);
             }
-        } else if kind == crate::subagent::SUBAGENT_NOTE {
+        } else if kind == NoteKind::Subagent {
             // A child's rounds cost too; they say nothing about this context's fill.
             total.add(&usage);
         }
     }
     (total, last)
-}
-
-/// The provider and model a session was created with, read from its meta
-/// line without opening (or locking) it; `None` for an unknown or unsafe id.
-pub fn session_model(home: &Path, id: &str) -> Option<(String, String)> {
-    if !codesmith_policy::is_safe_name(id) {
-        return None;
-    }
-    match first_record(&sessions_dir(home).join(format!("{id}.jsonl")))? {
-        Record::Meta {
-            provider, model, ..
-        } => Some((provider, model)),
-        _ => None,
-    }
 }
 
 /// Opens a session file for reading only when it is a regular file, not a symlink:
@@ -861,34 +1173,37 @@ pub enum FileProblem {
 /// [`FileProblem`] when it is not a regular file, cannot be read, or holds no session
 /// header (such a session cannot be resumed).
 pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
-    let mut file = open_session_file(path).ok_or(FileProblem::NotRegular)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(FileProblem::Io)?;
-    let scan = scan_records(&bytes);
+    let file = open_session_file(path).ok_or(FileProblem::NotRegular)?;
     let id = path
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or_default();
-    let meta = header(&scan.records, id).ok_or(FileProblem::NoHeader)?;
-    let messages = scan
-        .records
-        .iter()
-        .filter(|r| matches!(r, Record::Message { .. }))
-        .count();
+    let mut meta = None;
+    let mut messages = 0;
+    let mut replaced = false;
     let mut usage = codesmith_protocol::Usage::default();
-    for record in &scan.records {
-        if let Record::Note { kind, data } = record
-            && kind == USAGE_NOTE
-            && let Some(round) = note_usage(data)
-        {
-            usage.add(&round);
+    // Streamed: a listing holds one line of the file at a time, never the whole file.
+    let tally = scan_lines(&mut BufReader::new(file), &mut |record| match record {
+        Record::Meta { .. } if meta.is_none() => meta = Some(record),
+        Record::Message { .. } => messages += 1,
+        Record::Compaction { .. } => replaced = true,
+        Record::Note {
+            kind: NoteKind::Usage,
+            data,
+        } => {
+            if let Some(round) = note_usage(&data) {
+                usage.add(&round);
+            }
         }
-    }
+        _ => {}
+    })
+    .map_err(FileProblem::Io)?;
+    let meta = header_from(meta, messages > 0 || replaced, id).ok_or(FileProblem::NoHeader)?;
     Ok(FileCheck {
         meta,
         messages,
-        skipped_lines: scan.skipped_lines,
-        torn_bytes: bytes.len() - scan.complete_len,
+        skipped_lines: tally.skipped_lines,
+        torn_bytes: tally.total_len - tally.complete_len,
         usage,
     })
 }
@@ -897,20 +1212,30 @@ pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
 /// can, a stand-in with the id and nothing else known (empty strings), so an unreadable
 /// first line never costs the messages after it. `None` when there is neither.
 fn header(records: &[Record], id: &str) -> Option<Record> {
-    if let Some(meta) = records.iter().find(|r| matches!(r, Record::Meta { .. })) {
-        return Some(meta.clone());
-    }
-    records
+    let meta = records
         .iter()
-        .any(|r| matches!(r, Record::Message { .. } | Record::Compaction { .. }))
-        .then(|| Record::Meta {
-            session_id: id.to_string(),
-            created_at: String::new(),
-            workspace: String::new(),
-            provider: String::new(),
-            model: String::new(),
-            parent: None,
-        })
+        .find(|r| matches!(r, Record::Meta { .. }))
+        .cloned();
+    let talked = records
+        .iter()
+        .any(|r| matches!(r, Record::Message { .. } | Record::Compaction { .. }));
+    header_from(meta, talked, id)
+}
+
+/// [`header`] from the first meta record and whether any message or compaction
+/// was read.
+fn header_from(meta: Option<Record>, talked: bool, id: &str) -> Option<Record> {
+    if meta.is_some() {
+        return meta;
+    }
+    talked.then(|| Record::Meta {
+        session_id: id.to_string(),
+        created_at: String::new(),
+        workspace: String::new(),
+        provider: String::new(),
+        model: String::new(),
+        parent: None,
+    })
 }
 
 fn first_record(path: &Path) -> Option<Record> {
@@ -948,6 +1273,69 @@ mod tests {
     use super::*;
 
     #[test]
+    fn note_kinds_keep_their_strings_on_disk_and_unknown_kinds_survive() {
+        for (line, kind) in [
+            (
+                r#"{"type":"note","kind":"task","data":{"task":3}}"#,
+                NoteKind::TaskStart,
+            ),
+            (
+                r#"{"type":"note","kind":"restore","data":{}}"#,
+                NoteKind::Restore,
+            ),
+            (
+                r#"{"type":"note","kind":"usage","data":{}}"#,
+                NoteKind::Usage,
+            ),
+            (
+                r#"{"type":"note","kind":"subagent","data":{}}"#,
+                NoteKind::Subagent,
+            ),
+            (
+                r#"{"type":"note","kind":"response_interrupted","data":{}}"#,
+                NoteKind::ResponseInterrupted,
+            ),
+            (
+                r#"{"type":"note","kind":"verdict_v9","data":{"x":1}}"#,
+                NoteKind::Other("verdict_v9".into()),
+            ),
+        ] {
+            let record: Record = serde_json::from_str(line).unwrap();
+            assert!(
+                matches!(&record, Record::Note { kind: k, .. } if *k == kind),
+                "{line}"
+            );
+            // Written back byte for byte as older versions wrote it.
+            assert_eq!(serde_json::to_string(&record).unwrap(), line);
+        }
+        // Older sessions named a task start "turn": read as the same kind, written back
+        // under its name.
+        let task: Record =
+            serde_json::from_str(r#"{"type":"note","kind":"turn","data":{"turn":1}}"#).unwrap();
+        let Record::Note { kind, .. } = &task else {
+            panic!("{task:?}");
+        };
+        assert_eq!(*kind, NoteKind::TaskStart);
+        assert!(
+            serde_json::to_string(&task)
+                .unwrap()
+                .contains(r#""kind":"task""#)
+        );
+    }
+
+    #[test]
+    fn a_session_with_an_unknown_note_kind_still_opens() {
+        let (home, id, _path) = session_with_lines(&[
+            &line(Message::user_text("hi")),
+            b"{\"type\":\"note\",\"kind\":\"from_the_future\",\"data\":[1,2]}\n",
+            &line(Message::assistant_text("hello")),
+        ]);
+        let s = Session::open(home.path(), &id).unwrap();
+        assert_eq!(s.messages().len(), 2);
+        assert!(s.notices.is_empty(), "{:?}", s.notices);
+    }
+
+    #[test]
     fn child_call_usage_counts_in_the_total_but_is_not_the_context_fill() {
         let home = tempfile::tempdir().unwrap();
         let mut s = Session::create(home.path(), Path::new("/work/ws"), "openai", "m").unwrap();
@@ -957,12 +1345,12 @@ mod tests {
             ..Usage::default()
         };
         s.note(
-            USAGE_NOTE,
+            NoteKind::Usage,
             serde_json::json!({"turn": 1, "usage": usage(100)}),
         )
         .unwrap();
         s.note(
-            USAGE_NOTE,
+            NoteKind::Usage,
             serde_json::json!({"turn": 1, "usage": usage(5_000), "child_calls": true}),
         )
         .unwrap();
@@ -1002,10 +1390,13 @@ mod tests {
         assert_eq!(s.messages().len(), 2);
         assert_eq!(s.messages()[1].text(), "hi");
         assert_eq!(
-            latest_session_for(home.path(), ws).as_deref(),
+            SessionCatalog::new(home.path()).latest_for(ws).as_deref(),
             Some(id.as_str())
         );
-        assert_eq!(latest_session_for(home.path(), Path::new("/other")), None);
+        assert_eq!(
+            SessionCatalog::new(home.path()).latest_for(Path::new("/other")),
+            None
+        );
     }
 
     /// The torn tail is cut before anything is appended, so the next record
@@ -1090,7 +1481,8 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let mut s = Session::create(home.path(), Path::new("/w"), "openai", "m").unwrap();
         // A session's file is written with its first record.
-        s.note("start", serde_json::json!({})).unwrap();
+        s.note(NoteKind::Other("start".into()), serde_json::json!({}))
+            .unwrap();
         let (id, path) = (s.id().to_string(), s.path().to_path_buf());
         drop(s);
         let mut f = OpenOptions::new().append(true).open(&path).unwrap();
@@ -1213,9 +1605,14 @@ mod tests {
         let bytes = fs::read(&path).unwrap();
         fs::write(&path, [b"\xef\xbb\xbf".as_slice(), &bytes].concat()).unwrap();
         assert!(check_session_file(&path).is_ok());
-        assert_eq!(session_model(home.path(), &id).unwrap().1, "m");
         assert_eq!(
-            latest_session_for(home.path(), Path::new("/w")).as_deref(),
+            SessionCatalog::new(home.path()).meta(&id).unwrap().model,
+            "m"
+        );
+        assert_eq!(
+            SessionCatalog::new(home.path())
+                .latest_for(Path::new("/w"))
+                .as_deref(),
             Some(id.as_str())
         );
         let s = Session::open(home.path(), &id).unwrap();
@@ -1331,16 +1728,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            latest_session_for(home.path(), ws).as_deref(),
+            SessionCatalog::new(home.path()).latest_for(ws).as_deref(),
             Some(talked_id.as_str())
         );
         // A note alone (a session that only recorded a turn number) is no conversation either.
         let mut noted = Session::create(home.path(), ws, "openai", "m").unwrap();
-        noted.note("turn", serde_json::json!({"turn": 1})).unwrap();
+        noted
+            .note(NoteKind::TaskStart, serde_json::json!({"turn": 1}))
+            .unwrap();
         assert!(noted.is_saved());
         drop(noted);
         assert_eq!(
-            latest_session_for(home.path(), ws).as_deref(),
+            SessionCatalog::new(home.path()).latest_for(ws).as_deref(),
             Some(talked_id.as_str())
         );
     }

@@ -7,10 +7,11 @@
 use std::sync::Arc;
 
 use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
-use codesmith_tools::{ErrorCode, Refusal, Registry, ToolContext, ToolOutcome};
+use codesmith_tools::{Registry, ToolContext, ToolOutcome};
 use serde_json::Value;
 
 use crate::approval::NoApprover;
+use crate::finish::{FinishedResult, finish_outcome};
 use crate::gate::GateDecision;
 use crate::guard::LoopGuard;
 use crate::runtime::Runtime;
@@ -40,33 +41,60 @@ impl CallPolicy {
     }
 }
 
+/// One call's outcome outside a session, and the result the model reads of it.
+#[derive(Debug, Clone)]
+pub struct OneCall {
+    /// The tool's outcome as it answered (`codesmith tool` prints its envelope).
+    pub outcome: ToolOutcome,
+    /// The finished result: the same text a session gives the model for this call
+    /// (sanitized, noted, wrapped when external; digests kept, shortened), with the typed
+    /// fields of its event.
+    pub result: FinishedResult,
+}
+
 /// Runs the tool named exactly `name` with `args` under `policy` (see [`CallPolicy`]).
 /// The call is cancelled through `ctx.cancel` (see [`codesmith_tools::call_tool`]).
 ///
 /// Unknown names and non-object arguments are refused with `NOT_FOUND` and
-/// `INVALID_ARGUMENTS`; a command the exec policy denies, or a call that needs an
-/// approval nobody can give here, is refused with `DENIED`.
+/// `INVALID_ARGUMENTS` (the same refusals a session gives); a command the exec policy
+/// denies, or a call that needs an approval nobody can give here, is refused with
+/// `DENIED`.
 pub async fn run_one(
     registry: &Registry,
     ctx: Arc<ToolContext>,
     policy: &CallPolicy,
     name: &str,
     args: Value,
-) -> ToolOutcome {
+) -> OneCall {
+    let (outcome, label) = run(registry, ctx, policy, name, &args).await;
+    OneCall {
+        result: finish_outcome(outcome.clone(), &args, label, true),
+        outcome,
+    }
+}
+
+/// [`run_one`]'s outcome, with the tool's `<external_content>` label.
+async fn run(
+    registry: &Registry,
+    ctx: Arc<ToolContext>,
+    policy: &CallPolicy,
+    name: &str,
+    args: &Value,
+) -> (ToolOutcome, Option<String>) {
     let Some(tool) = registry.get(name) else {
-        return Err(Refusal::new(
-            ErrorCode::NotFound,
-            format!("There is no tool named `{name}`."),
-            format!("Use one of: {}.", registry.names().join(", ")),
-        ));
+        let names = registry.names();
+        let suggestions = match crate::repair::names::resolve_tool_name(name, &names) {
+            crate::repair::names::NameResolution::Unknown { suggestions } => suggestions,
+            crate::repair::names::NameResolution::Exact(n)
+            | crate::repair::names::NameResolution::Repaired { to: n, .. } => vec![n],
+        };
+        let refusal = crate::dispatch::unknown_tool(name, &suggestions, &names);
+        return (Err(refusal), None);
     };
     if !args.is_object() {
-        return Err(Refusal::new(
-            ErrorCode::InvalidArguments,
-            format!("The arguments of `{name}` must be a JSON object."),
-            "Pass the arguments as an object, e.g. {\"path\": \"src/main.rs\"}.",
-        ));
+        return (Err(crate::dispatch::not_an_object(name, args)), None);
     }
+    let label = tool.external_label(args);
     let mut runtime = Runtime {
         tools: registry.clone(),
         ctx,
@@ -82,10 +110,11 @@ pub async fn run_one(
         delegation: None,
         delegated: Vec::new(),
     };
-    match runtime.gate("", tool.as_ref(), &args, &mut |_| {}).await {
+    let outcome = match runtime.gate("", tool.as_ref(), args, &mut |_| {}).await {
         GateDecision::Run { .. } => {
-            codesmith_tools::call_tool(tool.as_ref(), &runtime.ctx, args).await
+            codesmith_tools::call_tool(tool.as_ref(), &runtime.ctx, args.clone()).await
         }
         GateDecision::Refuse(refusal) => Err(refusal),
-    }
+    };
+    (outcome, label)
 }

@@ -5,6 +5,7 @@
 mod common;
 
 mod approvals;
+mod catalog;
 mod economics;
 mod faults;
 mod interrupt;
@@ -12,6 +13,7 @@ mod json_repair_suite;
 mod mcp_grants;
 mod persistent_writes;
 mod queues;
+mod results;
 mod rlm;
 mod snapshot;
 mod subagents;

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use codesmith_engine::snapshot::{SideRepo, SnapshotError, SnapshotSettings, recorded_tasks};
+use codesmith_engine::session::recorded_tasks;
+use codesmith_engine::snapshot::{SideRepo, SnapshotError, SnapshotSettings};
 use codesmith_engine::{Engine, Session};
 use codesmith_protocol::Event;
 use codesmith_testkit::{Scripted, ScriptedServer};
@@ -424,11 +425,18 @@ impl Rig {
     }
 
     fn engine(&self) -> Engine {
+        self.engine_with(SnapshotSettings::default())
+    }
+
+    fn engine_with(&self, snapshots: SnapshotSettings) -> Engine {
         common::engine(
             &self.server,
             &self.d.ws,
             &self.d.home,
-            common::Setup::default(),
+            common::Setup {
+                snapshots,
+                ..common::Setup::default()
+            },
         )
     }
 
@@ -525,6 +533,8 @@ async fn the_engine_snapshots_before_a_tasks_first_write_and_restores_it() {
     let path = engine.session().path().to_path_buf();
     assert_eq!(recorded_tasks(&path), 3);
     let text = std::fs::read_to_string(&path).unwrap();
+    // Task starts are noted under their name.
+    assert_eq!(text.matches(r#""kind":"task""#).count(), 3, "{text}");
     let restores: Vec<serde_json::Value> = text
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
@@ -543,8 +553,7 @@ async fn the_engine_snapshots_before_a_tasks_first_write_and_restores_it() {
 #[tokio::test]
 async fn without_git_the_task_goes_on_with_one_notice() {
     let rig = Rig::new().await;
-    let mut engine = rig.engine();
-    engine.set_snapshot_settings(SnapshotSettings {
+    let mut engine = rig.engine_with(SnapshotSettings {
         git: PathBuf::from("/nonexistent/codesmith-no-git"),
         ..SnapshotSettings::default()
     });
@@ -601,8 +610,7 @@ async fn a_slow_git_times_out_and_a_stale_index_lock_is_cleared() {
 #[tokio::test]
 async fn disabled_snapshots_take_nothing() {
     let rig = Rig::new().await;
-    let mut engine = rig.engine();
-    engine.set_snapshot_settings(SnapshotSettings {
+    let mut engine = rig.engine_with(SnapshotSettings {
         enabled: false,
         ..SnapshotSettings::default()
     });
@@ -685,33 +693,6 @@ async fn deleting_what_the_snapshot_holds_needs_no_approval_and_anything_else_as
     // And what ran without asking comes back.
     let report = engine.restore_task(1, true).await.unwrap();
     assert_eq!(report.recreated, ["notes.txt"]);
-}
-
-#[test]
-fn sessions_written_with_turn_notes_still_count_their_tasks() {
-    let d = tempfile::tempdir().unwrap();
-    let (home, ws) = (d.path().join("home"), d.path().to_path_buf());
-    let mut session = Session::create(&home, &ws, "openai", "m").unwrap();
-    session
-        .push(codesmith_protocol::Message::user_text("one"))
-        .unwrap();
-    // Before tasks had their own name, a task's start was a `turn` note.
-    session
-        .note(
-            codesmith_engine::snapshot::LEGACY_TASK_NOTE,
-            serde_json::json!({"turn": 4}),
-        )
-        .unwrap();
-    session.sync().unwrap();
-    assert_eq!(recorded_tasks(session.path()), 4);
-    session
-        .note(
-            codesmith_engine::snapshot::TASK_NOTE,
-            serde_json::json!({"task": 5}),
-        )
-        .unwrap();
-    session.sync().unwrap();
-    assert_eq!(recorded_tasks(session.path()), 5);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -212,7 +212,9 @@ async fn an_explore_child_reads_two_files_and_its_answer_returns_to_the_parent()
     // A later `--continue` resumes the parent, never the child.
     drop(engine);
     assert_eq!(
-        codesmith_engine::session::latest_session_for(&rig.home, &rig.ws).as_deref(),
+        codesmith_engine::session::SessionCatalog::new(&rig.home)
+            .latest_for(&rig.ws)
+            .as_deref(),
         Some(parent_id.as_str())
     );
 
@@ -544,7 +546,9 @@ async fn a_childs_huge_answer_reaches_the_parent_capped_and_without_terminal_con
     assert!(result.contains("the end"));
 }
 
-/// A read-only tool answering with text from a server: its results are external content.
+/// A read-only tool answering with text from a server (a trusted MCP server's, as the
+/// registry's MCP adapter builds it): its results are external content, labelled
+/// `mcp:notes`.
 struct RemoteNotes;
 
 #[async_trait::async_trait]
@@ -560,6 +564,9 @@ impl codesmith_tools::Tool for RemoteNotes {
     }
     fn capability(&self) -> codesmith_tools::Capability {
         codesmith_tools::Capability::ReadOnly
+    }
+    fn external_label(&self, _args: &Value) -> Option<String> {
+        Some("mcp:notes".into())
     }
     async fn call(
         &self,

@@ -126,8 +126,9 @@ fn argument_names(schema: &Value) -> Vec<String> {
 
 /// About how many tokens `request` becomes once rendered: the bytes of the rendered
 /// system turn (with its one-line tool list) and of each message's rendered text, at
-/// about four bytes per token, plus a few tokens of ChatML framing per turn. Needs no
-/// tokenizer, so it is available before the model is loaded.
+/// [`codesmith_protocol::BYTES_PER_TOKEN`] bytes per token, plus a few tokens of
+/// ChatML framing per turn. Needs no tokenizer, so it is available before the model
+/// is loaded.
 pub fn estimate_tokens(request: &ChatRequest) -> u64 {
     const FRAMING_PER_TURN: u64 = 5;
     let system = render_system(&request.system, &request.tools).len();
@@ -140,7 +141,7 @@ pub fn estimate_tokens(request: &ChatRequest) -> u64 {
         })
         .sum();
     let turns = request.messages.len() as u64 + 2;
-    ((system + messages) as u64).div_ceil(4) + FRAMING_PER_TURN * turns
+    codesmith_protocol::approx_tokens(system + messages) + FRAMING_PER_TURN * turns
 }
 
 /// The text of an assistant turn: its text blocks, then each tool call as a

@@ -9,6 +9,8 @@
 //! not refused. [`catastrophic_reason`] reads raw text; it is the fallback
 //! for a line the grammar cannot parse.
 
+use crate::path_text::normalize_path;
+
 /// Returns why `raw` contains one of the five catastrophic literals, if it
 /// does. Flag order and spelling are normalised (`-rf`, `-fr`, `-r -f`,
 /// `--recursive --force`), as are quotes, `\` escapes, `${HOME}`, repeated
@@ -62,13 +64,14 @@ fn catastrophic_target(arg: &str) -> Option<&'static str> {
     }
 }
 
-/// Lexically normalises a path argument so spellings of the same target
-/// compare equal: repeated slashes collapse, `.` components vanish and `..`
-/// climbs (never above the root or the home prefix): `/.`, `/usr/..` and `//`
-/// are all `/`; `~/.` is `~`; `$HOME/tmp/..` is `$HOME`.
+/// A path argument spelled from `/`, `~` or `$HOME`, normalised by the kernel
+/// rule ([`normalize_path`]) below that root so spellings of the
+/// same target compare equal: `/.`, `/usr/..` and `//` are all `/`; `~/.` is
+/// `~`; `$HOME/tmp/..` is `$HOME`; `..` never climbs above the root or the
+/// home prefix. Any other argument is returned as written.
 fn normalize_target(arg: &str) -> String {
-    let (root, rest) = if let Some(rest) = arg.strip_prefix('/') {
-        ("/", rest)
+    let (root, rest) = if arg.starts_with('/') {
+        ("", arg)
     } else if let Some(rest) = arg.strip_prefix("$HOME") {
         ("$HOME", rest)
     } else if let Some(rest) = arg.strip_prefix('~') {
@@ -76,20 +79,11 @@ fn normalize_target(arg: &str) -> String {
     } else {
         return arg.to_string();
     };
-    let mut parts: Vec<&str> = Vec::new();
-    for part in rest.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            other => parts.push(other),
-        }
-    }
-    match (root, parts.is_empty()) {
-        (_, true) => root.to_string(),
-        ("/", false) => format!("/{}", parts.join("/")),
-        (_, false) => format!("{root}/{}", parts.join("/")),
+    let below = normalize_path(&format!("/{rest}"));
+    match (root, below.as_str()) {
+        ("", _) => below,
+        (_, "/") => root.to_string(),
+        _ => format!("{root}{below}"),
     }
 }
 
@@ -239,7 +233,7 @@ pub(crate) fn catastrophic_dir(absolute: &str, home: Option<&str>) -> Option<Str
 pub(crate) fn redirect_catastrophic(path: &str) -> Option<String> {
     // Writing a letter to the SysRq trigger crashes, reboots or powers off
     // the machine at once (`echo c > /proc/sysrq-trigger`).
-    if crate::ws_path::normalize(path) == "/proc/sysrq-trigger" {
+    if normalize_path(path) == "/proc/sysrq-trigger" {
         return Some(
             "matches a catastrophic pattern: the SysRq trigger crashes or stops the machine"
                 .to_string(),
@@ -256,7 +250,7 @@ pub(crate) fn redirect_catastrophic(path: &str) -> Option<String> {
 /// `/dev/mapper/…`, `/dev/mem`). Other devices (`/dev/kmsg`, terminals,
 /// `/dev/tcp/…`) are not judged here.
 pub(crate) fn is_disk_device(path: &str) -> bool {
-    let path = crate::ws_path::normalize(path);
+    let path = normalize_path(path);
     let Some(name) = path.strip_prefix("/dev/") else {
         return false;
     };
@@ -293,7 +287,7 @@ fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Optio
     if let Some((crate::program_rules::RunTimeDir::Current, rest)) =
         crate::program_rules::run_time_dir(text)
     {
-        let absolute = crate::ws_path::normalize(&format!("{}/{rest}", cwd?));
+        let absolute = normalize_path(&format!("{}/{rest}", cwd?));
         return catastrophic_dir(&absolute, home);
     }
     // `${HOME:?}`, `${HOME:-/x}`, `${HOME%/}` all expand to the home
@@ -310,9 +304,9 @@ fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Optio
             .filter(|r| r.is_empty() || r.starts_with('/'))
     });
     let absolute = match (home_marked, home) {
-        (Some(rest), Some(home)) => crate::ws_path::normalize(&format!("{home}/{rest}")),
+        (Some(rest), Some(home)) => normalize_path(&format!("{home}/{rest}")),
         (Some(rest), None) => {
-            let rest = crate::ws_path::normalize(&format!("/{rest}"));
+            let rest = normalize_path(&format!("/{rest}"));
             return match rest.as_str() {
                 "/" => Some("matches a catastrophic pattern: rm -rf ~".to_string()),
                 r if is_glob_only(&r[1..]) => {
@@ -321,9 +315,9 @@ fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Optio
                 _ => None,
             };
         }
-        (None, _) if text.starts_with('/') => crate::ws_path::normalize(&text),
+        (None, _) if text.starts_with('/') => normalize_path(&text),
         (None, _) if text.starts_with('$') || text.starts_with('~') => return None,
-        (None, _) => crate::ws_path::normalize(&format!("{}/{text}", cwd?)),
+        (None, _) => normalize_path(&format!("{}/{text}", cwd?)),
     };
     catastrophic_dir(&absolute, home)
 }
@@ -345,7 +339,7 @@ const HARMLESS_DEVICES: &[&str] = &[
 /// `/dev` that holds data (a disk, a partition, memory), or is only known
 /// at run time under `/dev`.
 fn is_data_device(path: &str) -> bool {
-    let path = crate::ws_path::normalize(path);
+    let path = normalize_path(path);
     path.starts_with("/dev/")
         && !HARMLESS_DEVICES.contains(&path.as_str())
         && !path.starts_with("/dev/fd/")
@@ -493,6 +487,14 @@ mod tests {
             "rm -rf /./",
             "rm -rf ~/.",
             "rm -rf $HOME/x/..",
+            "rm -rf /../..",
+            "rm -rf //usr/../../",
+            "rm -rf ~/..",
+            "rm -rf ~//./",
+            "rm -rf $HOME/../..",
+            // The kernel's `/proc/PID/root` links lead back to `/`.
+            "rm -rf /proc/self/root",
+            "rm -rf /proc/1/root/./",
         ] {
             assert!(catastrophic_reason(raw).is_some(), "{raw}");
         }
@@ -501,6 +503,8 @@ mod tests {
             "rm -rf ./build",
             "rm -rf ~/project/target",
             "rm -rf /usr/../tmp",
+            "rm -rf ~/../tmp",
+            "rm -rf ~foo",
         ] {
             assert!(catastrophic_reason(raw).is_none(), "{raw}");
         }

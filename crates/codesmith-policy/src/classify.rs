@@ -16,9 +16,10 @@ use crate::SafetyLevel::{self, Dangerous, RequiresApproval, Safe, WorkspaceSafe}
 use crate::arity::canonical_prefix;
 use crate::catastrophic::catastrophic_reason;
 use crate::net_commands::{NETWORK_REASON, needs_network};
+use crate::path_text::normalize_path;
 use crate::program_rules::{PathJudge, Verdict, program_verdict};
 use crate::shell_parse::{RedirectKind, SimpleCommand, Word, parse};
-use crate::ws_path::{PathFacts, SystemPaths, normalize};
+use crate::ws_path::{PathFacts, SystemPaths};
 
 /// Deepest nesting of `bash -c`, `eval` and here-documents that is followed;
 /// deeper nesting needs approval.
@@ -86,7 +87,7 @@ pub fn classify_command(command: &str, workspace: &str) -> Classification {
         match slot.as_ref() {
             Some((ws, root)) if ws == workspace => root.clone(),
             _ => {
-                let root = facts.resolve(&normalize(workspace));
+                let root = facts.resolve(&normalize_path(workspace));
                 *slot = Some((workspace.to_string(), root.clone()));
                 root
             }
@@ -115,7 +116,7 @@ pub fn classify_command_with(
     workspace: &str,
     facts: &dyn PathFacts,
 ) -> Classification {
-    classify_resolved(command, facts.resolve(&normalize(workspace)), facts)
+    classify_resolved(command, facts.resolve(&normalize_path(workspace)), facts)
 }
 
 /// [`classify_command_with`] for a workspace root already resolved.
@@ -131,7 +132,7 @@ pub fn classify_command_with(
 /// (the directory the command really starts in), else from the root.
 fn classify_resolved(command: &str, root: String, facts: &dyn PathFacts) -> Classification {
     let start = match facts.start_dir() {
-        Some(dir) if dir.starts_with('/') => facts.resolve(&normalize(dir)),
+        Some(dir) if dir.starts_with('/') => facts.resolve(&normalize_path(dir)),
         _ => root.clone(),
     };
     if facts.private_tmp() {
@@ -882,7 +883,7 @@ impl Ctx<'_> {
         let target = match &link {
             Some(link) if !files[0].text.starts_with(['/', '~', '$']) => {
                 let dir = link.rsplit_once('/').map_or("/", |(d, _)| d);
-                Some(normalize(&format!("{dir}/{}", files[0].text)))
+                Some(normalize_path(&format!("{dir}/{}", files[0].text)))
             }
             _ => judge.resolve(files[0]),
         };

@@ -1,12 +1,14 @@
 //! Pure policy decisions: no I/O, no async.
 
 mod network;
+mod path_text;
 mod safe_name;
 mod scrub;
 mod ssrf;
 mod terminal;
 
 pub use network::{HostPattern, NetworkConfig, NetworkDecision, NetworkPolicy, normalize_host};
+pub use path_text::{normalize_path, normalize_path_strict, normalize_path_strict_bytes};
 pub use safe_name::{MAX_SAFE_NAME_LEN, UnsafeName, check_safe_name, is_safe_name, join_safe};
 pub use scrub::{REDACTED, is_secret_env, is_secret_env_name, scrub_secrets};
 pub use ssrf::{

@@ -11,10 +11,9 @@
 use std::borrow::Cow;
 
 use crate::SafetyLevel::{self, RequiresApproval, Safe, WorkspaceSafe};
+use crate::path_text::normalize_path;
 use crate::shell_parse::Word;
-use crate::ws_path::{
-    PathFacts, PathPlace, SINKS, is_credential, normalize, place as legacy_place, within,
-};
+use crate::ws_path::{PathFacts, PathPlace, SINKS, is_credential, place as legacy_place, within};
 
 /// A level with the reason shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,9 +84,9 @@ impl PathJudge<'_> {
             None => expand_home(&word.text, word.dynamic, self.facts.home())?,
         };
         let absolute = if text.starts_with('/') {
-            normalize(&text)
+            normalize_path(&text)
         } else {
-            normalize(&format!("{}/{text}", self.cwd?))
+            normalize_path(&format!("{}/{text}", self.cwd?))
         };
         let followed = crate::ws_path::follow_links(&absolute, self.links);
         Some(self.facts.resolve(&followed))
@@ -108,7 +107,7 @@ impl PathJudge<'_> {
         if word.dynamic || word.opaque.is_some() || !word.text.starts_with('/') {
             return false;
         }
-        let lexical = crate::ws_path::follow_links(&normalize(&word.text), self.links);
+        let lexical = crate::ws_path::follow_links(&normalize_path(&word.text), self.links);
         let Some(below) = lexical.strip_prefix("/tmp/") else {
             return false;
         };

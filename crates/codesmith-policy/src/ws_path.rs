@@ -10,6 +10,8 @@
 //! `.codesmith/`), the workspace, system prefixes. A few sinks
 //! (`/dev/null`, `/dev/stdout`, …) keep nothing.
 
+use crate::path_text::normalize_path;
+
 /// What the classifier may learn about the file system and the turn.
 ///
 /// The pure rules never touch the disk themselves; the caller chooses what
@@ -127,7 +129,7 @@ impl SystemPaths {
         let home = std::env::var("HOME")
             .ok()
             .filter(|h| h.starts_with('/'))
-            .map(|h| normalize(&h));
+            .map(|h| normalize_path(&h));
         SystemPaths { home }
     }
 }
@@ -138,7 +140,7 @@ impl PathFacts for SystemPaths {
     /// does); the first component that does not exist ends the walk and the
     /// rest is kept as written.
     fn resolve(&self, path: &str) -> String {
-        let mut current = normalize(path);
+        let mut current = normalize_path(path);
         if !current.starts_with('/') {
             current.insert(0, '/');
         }
@@ -171,7 +173,7 @@ impl PathFacts for SystemPaths {
                     } else {
                         &current[..end]
                     };
-                    current = normalize(&format!("{base}/{target}{}", &current[next..]));
+                    current = normalize_path(&format!("{base}/{target}{}", &current[next..]));
                     continue 'restart;
                 }
                 end = next;
@@ -237,7 +239,7 @@ pub(crate) fn follow_links(path: &str, links: &[(String, String)]) -> String {
             break;
         };
         let rest = &current[link.len()..];
-        current = normalize(&format!("{target}/{rest}"));
+        current = normalize_path(&format!("{target}/{rest}"));
     }
     current
 }
@@ -700,14 +702,14 @@ pub(crate) fn place(path: &str, dynamic: bool, cwd: Option<&str>, workspace: &st
         return PathPlace::Outside;
     }
     let absolute = if path.starts_with('/') {
-        normalize(path)
+        normalize_path(path)
     } else {
         match cwd {
-            Some(cwd) => normalize(&format!("{cwd}/{path}")),
+            Some(cwd) => normalize_path(&format!("{cwd}/{path}")),
             None => return PathPlace::Outside,
         }
     };
-    let root = normalize(workspace);
+    let root = normalize_path(workspace);
     if within(&absolute, &root) && !root.is_empty() && root != "/" {
         return PathPlace::Inside;
     }
@@ -724,53 +726,6 @@ pub(crate) fn place(path: &str, dynamic: bool, cwd: Option<&str>, workspace: &st
 fn at_or_under(path: &str, prefix: &str) -> bool {
     path.strip_prefix(prefix)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-}
-
-/// Resolves `.` and `..` by text and drops repeated and trailing slashes.
-/// `..` above the root stays at the root, as the kernel does. The
-/// `/proc/PID/root` links (`/proc/self/root`, `/proc/1/root`,
-/// `/proc/thread-self/root`) lead back to the root directory, so
-/// `/proc/self/root/etc` is `/etc`.
-pub(crate) fn normalize(path: &str) -> String {
-    if is_normalized(path) {
-        return path.to_string();
-    }
-    let absolute = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            "root" if absolute && parts.len() == 2 && parts[0] == "proc" => parts.clear(),
-            other => parts.push(other),
-        }
-    }
-    let mut out = String::with_capacity(path.len() + 1);
-    for (index, part) in parts.iter().enumerate() {
-        if absolute || index > 0 {
-            out.push('/');
-        }
-        out.push_str(part);
-    }
-    if absolute && out.is_empty() {
-        out.push('/');
-    }
-    out
-}
-
-/// True when [`normalize`] would return `path` unchanged: an absolute path
-/// without empty, `.` or `..` components or a trailing slash, outside
-/// `/proc` (whose `PID/root` links are folded).
-fn is_normalized(path: &str) -> bool {
-    if path == "/" {
-        return true;
-    }
-    let Some(rest) = path.strip_prefix('/') else {
-        return false;
-    };
-    !rest.starts_with("proc") && rest.split('/').all(|part| !matches!(part, "" | "." | ".."))
 }
 
 /// True when `path` is `root` or below it.
@@ -807,20 +762,38 @@ mod tests {
         assert_eq!(place("/dev/null", false, cwd, WS), Sink);
         assert_eq!(place("/tmp/x", false, cwd, WS), Outside);
         assert_eq!(place("x", false, None, WS), Outside);
+        // Dots that climb above the root land where the kernel lands.
+        assert_eq!(place("/../home/dev/proj/x", false, cwd, WS), Inside);
+        assert_eq!(place("/home/dev/proj/../proj2", false, cwd, WS), Outside);
+        assert_eq!(
+            place("/home/dev/proj/./../../dev/proj", false, cwd, WS),
+            Inside
+        );
+        assert_eq!(place("/proc/self/root/etc/shadow", false, cwd, WS), System);
     }
 
     #[test]
     fn normalizes_lexically() {
-        assert_eq!(normalize("/a/./b//c/../d/"), "/a/b/d");
-        assert_eq!(normalize("/../.."), "/");
+        assert_eq!(normalize_path("/a/./b//c/../d/"), "/a/b/d");
+        assert_eq!(normalize_path("/../.."), "/");
         // Already normal: returned as is.
-        assert_eq!(normalize("/home/dev/proj/src"), "/home/dev/proj/src");
-        assert_eq!(normalize("/"), "/");
-        assert_eq!(normalize("/a/"), "/a");
-        assert_eq!(normalize("a/./b/../c"), "a/c");
-        assert_eq!(normalize(""), "");
-        assert_eq!(normalize("/proc/self/root/etc/passwd"), "/etc/passwd");
-        assert_eq!(normalize("/procfs/x"), "/procfs/x");
+        assert_eq!(normalize_path("/home/dev/proj/src"), "/home/dev/proj/src");
+        assert_eq!(normalize_path("/"), "/");
+        assert_eq!(normalize_path("/a/"), "/a");
+        assert_eq!(normalize_path("a/./b/../c"), "a/c");
+        assert_eq!(normalize_path(""), "");
+        assert_eq!(normalize_path("/proc/self/root/etc/passwd"), "/etc/passwd");
+        assert_eq!(normalize_path("/procfs/x"), "/procfs/x");
+        // `..` above the root stays at the root; at the start of a relative
+        // path (callers join it to a directory first) it is dropped.
+        assert_eq!(normalize_path("/../etc/./passwd"), "/etc/passwd");
+        assert_eq!(normalize_path("/a/../../b/"), "/b");
+        assert_eq!(normalize_path("../a"), "a");
+        assert_eq!(normalize_path("a/../../b"), "b");
+        assert_eq!(normalize_path("."), "");
+        assert_eq!(normalize_path("//"), "/");
+        assert_eq!(normalize_path("/proc/self/root/../etc"), "/etc");
+        assert_eq!(normalize_path("/proc/thread-self/root"), "/");
     }
 
     #[test]

@@ -2,11 +2,15 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ApprovalRequest, StopReason, Usage};
+use crate::{ApprovalRequest, ChangedFile, StopReason, ToolError, Usage};
 
 /// One event of a session, serialized as `{"type": "...", ...}` (one JSON line in `exec --json`).
+///
+/// Non-exhaustive: new kinds of event are added over time, so a front end matches the
+/// ones it shows and ignores the rest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     /// A session began or was resumed.
     SessionStarted {
@@ -47,7 +51,8 @@ pub enum Event {
         /// Arguments as parsed (or repaired) JSON.
         arguments: serde_json::Value,
     },
-    /// A tool call finished.
+    /// A tool call finished. Front ends render the typed fields (`error`, `summary`,
+    /// `changes`); `output` is what the model reads and is shown only as a whole.
     ToolResult {
         /// Call id.
         id: String,
@@ -62,6 +67,23 @@ pub enum Event {
         /// omitted when empty.
         #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
         meta: serde_json::Value,
+        /// A refusal's code, message and hint (set exactly when `ok` is false);
+        /// omitted on success.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<ToolError>,
+        /// A few words on a success for a person (`exit 0 · 1.2s`, `+3 -1`); omitted
+        /// when there is nothing to say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+        /// The files a successful edit changed, with the diff the tool computed from
+        /// the text before and after; omitted when the call changed no file.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changes: Vec<ChangedFile>,
+        /// The `<external_content>` label the model's text is wrapped under
+        /// (`docs.rs`, `mcp:github`): set for results from outside the workspace;
+        /// omitted for local tools.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        source: Option<String>,
     },
     /// A request failed transiently and will be retried.
     Retry {

@@ -4,7 +4,9 @@
 //! transcript ([`Message`], [`ContentBlock`], [`ToolCall`], [`ToolResult`]),
 //! the facts of one model response ([`StopReason`], [`Usage`]), the tool
 //! catalogue entry ([`ToolSpec`]), the events a front end consumes
-//! ([`Event`]) and the submissions it sends ([`Submission`], [`Op`]). The crate has no behaviour beyond serde and the one strict
+//! ([`Event`]), the submissions it sends ([`Submission`], [`Op`]) and the typed outcome a
+//! tool result carries in its events ([`ToolError`], [`ChangedFile`]). The crate has no
+//! behaviour beyond serde and the one strict
 //! reader of a call's argument text ([`parse_arguments`]), which every layer
 //! shares so that they agree on what a call asked for.
 //!
@@ -16,8 +18,13 @@ mod arguments;
 mod event;
 mod message;
 mod op;
+mod result;
 
 pub use arguments::{ArgumentsError, ArgumentsErrorKind, parse_arguments};
 pub use event::{CompactionOutcome, Event, EventSink, RestoreReport, TaskStatus, VerdictEvent};
-pub use message::{ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec, Usage};
+pub use message::{
+    BYTES_PER_TOKEN, ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec,
+    Usage, approx_tokens,
+};
 pub use op::{ApprovalAnswer, ApprovalRequest, Op, Submission};
+pub use result::{ChangeKind, ChangedFile, ErrorCode, ToolError};

@@ -102,9 +102,10 @@ pub struct ToolResult {
     pub is_error: bool,
 }
 
-/// Why a model response ended.
+/// Why a model response ended. Non-exhaustive: providers name new reasons over time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StopReason {
     /// The model finished its turn.
     EndTurn,
@@ -170,6 +171,17 @@ impl Usage {
     }
 }
 
+/// Bytes of text per token in the rough estimate used where no tokenizer is
+/// at hand (before a request is sent, for a provider that cannot count):
+/// OpenAI's rule of thumb of about four characters of English per token.
+pub const BYTES_PER_TOKEN: u64 = 4;
+
+/// About how many tokens `bytes` bytes of text are: `bytes /`
+/// [`BYTES_PER_TOKEN`], rounded up (one byte is one token, none is none).
+pub fn approx_tokens(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(BYTES_PER_TOKEN)
+}
+
 /// One entry of the tool catalogue sent to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
@@ -184,6 +196,14 @@ pub struct ToolSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rough_estimate_rounds_up_at_four_bytes_a_token() {
+        assert_eq!(
+            [0, 1, 4, 5, 8, 4096].map(approx_tokens),
+            [0, 1, 1, 2, 2, 1024]
+        );
+    }
 
     #[test]
     fn usage_sums_saturate_instead_of_overflowing() {

@@ -1,49 +1,11 @@
 //! The result envelope every tool answers with.
 
-use serde::Serialize;
+use codesmith_protocol::{ChangedFile, ToolError};
 use serde_json::{Map, Value, json};
 
-/// Typed refusal codes. Serialized in SCREAMING_SNAKE_CASE (`NOT_FOUND`, ...).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorCode {
-    /// The named path does not exist.
-    NotFound,
-    /// The file to create exists already.
-    AlreadyExists,
-    /// The search text was not found.
-    NoMatch,
-    /// The search text matched more than once.
-    AmbiguousMatch,
-    /// The path resolves outside the workspace.
-    OutsideWorkspace,
-    /// The file changed on disk since it was read.
-    StaleRead,
-    /// The file must be read before it is edited or overwritten.
-    NotRead,
-    /// The syntax gate refused the new content.
-    ParseRejected,
-    /// A patch hunk did not apply.
-    PatchFailed,
-    /// The arguments are missing, mistyped or contradictory.
-    InvalidArguments,
-    /// The input or file exceeds a limit.
-    TooLarge,
-    /// Policy or approval refused the call.
-    Denied,
-    /// The call ran out of time.
-    Timeout,
-    /// The caller cancelled the call while it ran (an MCP `notifications/cancelled`, an
-    /// interrupt); what it started was stopped.
-    Cancelled,
-    /// The tool exists but cannot be used now (its MCP server is down, or the server
-    /// offered it in a form the registry does not accept).
-    Unavailable,
-    /// An external tool (an MCP server) ran the call and reported an error.
-    ToolError,
-    /// A host-level cause; never carries host detail.
-    Internal,
-}
+/// The refusal codes are the protocol's: the event a front end reads carries the same
+/// code the model reads in the envelope.
+pub use codesmith_protocol::ErrorCode;
 
 /// A typed refusal the model can act on.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +37,15 @@ impl Refusal {
         self
     }
 
+    /// The refusal as a front end reads it: code, message and hint, without the details.
+    pub fn to_error(&self) -> ToolError {
+        ToolError {
+            code: self.code,
+            message: self.message.clone(),
+            hint: self.hint.clone(),
+        }
+    }
+
     /// The generic internal refusal: no host detail leaves the process.
     pub fn internal() -> Self {
         Refusal::new(
@@ -92,6 +63,9 @@ pub struct ToolOutput {
     pub output: Value,
     /// Facts about the result (digest, truncation, counts, ...).
     pub meta: Map<String, Value>,
+    /// The files the call changed, with the diffs the tool computed (edits only; the
+    /// model never reads these, front ends show them).
+    pub changes: Vec<ChangedFile>,
 }
 
 impl ToolOutput {
@@ -100,7 +74,14 @@ impl ToolOutput {
         ToolOutput {
             output: output.into(),
             meta: Map::new(),
+            changes: Vec::new(),
         }
+    }
+
+    /// Adds the changes of the files the call wrote.
+    pub fn with_changes(mut self, changes: impl IntoIterator<Item = ChangedFile>) -> Self {
+        self.changes.extend(changes);
+        self
     }
 
     /// Adds one meta entry.
@@ -128,6 +109,31 @@ pub fn envelope_json(outcome: &ToolOutcome) -> Value {
             }})
         }
     }
+}
+
+/// The refusal in the text of a stored result (a resumed transcript keeps only what the
+/// model read, and a refusal's text is its whole envelope, see [`model_text`]); `None`
+/// when the text is not a refusal envelope. Only this module knows the envelope's
+/// shape: front ends showing history ask here instead of parsing it themselves.
+pub fn stored_refusal(text: &str) -> Option<ToolError> {
+    let first = text.lines().next()?;
+    let envelope: Value = serde_json::from_str(first).ok()?;
+    if envelope.get("ok") != Some(&Value::Bool(false)) {
+        return None;
+    }
+    let error = envelope.get("error")?;
+    let field = |k: &str| {
+        error
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    Some(ToolError {
+        code: serde_json::from_value(error.get("code")?.clone()).ok()?,
+        message: field("message"),
+        hint: field("hint"),
+    })
 }
 
 /// Hex digits of a SHA-256 digest shown to the model: enough to tell file

@@ -32,6 +32,7 @@ pub use builtin::{builtin_registry, builtin_tools};
 pub use context::{ChildUsage, ToolContext};
 pub use envelope::{
     ErrorCode, Refusal, SHA256_PREFIX_LEN, ToolOutcome, ToolOutput, envelope_json, model_text,
+    stored_refusal,
 };
 pub use files::{file_tools, register_file_tools};
 pub use registry::Registry;

@@ -40,6 +40,18 @@ pub trait Tool: Send + Sync {
     fn handles_cancel(&self) -> bool {
         false
     }
+    /// The `<external_content>` label of this call's result when what it returns comes
+    /// from outside the workspace (seed 002: evidence is data), `None` for a local tool.
+    /// Every front end that finishes a result asks here, so the wrapper follows the tool,
+    /// never a list of names. See [`crate::trust`].
+    ///
+    /// By default a [`Capability::Network`] tool is external, labelled with its own name
+    /// (fail closed: a network tool that names no source is still wrapped), and any other
+    /// tool is local. A tool that answers from elsewhere while only reading (a trusted
+    /// MCP server's) says so here.
+    fn external_label(&self, _args: &Value) -> Option<String> {
+        (self.capability() == Capability::Network).then(|| crate::trust::clean_label(self.name()))
+    }
     /// Called by the engine when a task of the session `ctx` belongs to ends (finished,
     /// stopped or cancelled): a tool that keeps a process alive between calls (the `rlm`
     /// REPL) ends that session's here, and only that session's. Default: nothing.

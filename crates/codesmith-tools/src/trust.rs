@@ -4,17 +4,13 @@
 //! data): results of network-origin tools (fetch_url, web search, MCP tools)
 //! are wrapped in `<external_content source="LABEL">…</external_content>` when
 //! they are appended to the transcript. Labels are byte-stable by
-//! construction: fetch_url uses the requested URL's host, web search a fixed
-//! label, MCP tools `mcp:` and their server name. Local tools are not wrapped, and
-//! nothing already in history is rewritten (the engine wraps at append time).
-
-use serde_json::Value;
+//! construction: fetch_url uses the requested URL's host, MCP tools `mcp:` and their
+//! server name. Each tool names its own label ([`crate::Tool::external_label`]); local
+//! tools have none and are not wrapped, and nothing already in history is rewritten (the
+//! engine wraps at append time).
 
 /// Opening tag name.
 pub const EXTERNAL_TAG: &str = "external_content";
-
-/// Fixed label for web search results.
-pub const WEB_SEARCH_LABEL: &str = "web_search";
 
 /// Prefix of MCP tool names in the catalogue: `mcp__<server>__<tool>`.
 pub const MCP_PREFIX: &str = "mcp__";
@@ -47,28 +43,6 @@ pub fn label_for_url(url: &str) -> String {
         .and_then(|u| u.host_str().map(str::to_string))
         .unwrap_or_default();
     clean_label(&host)
-}
-
-/// The label for a tool result, or `None` for a local tool whose result is
-/// not wrapped. `fetch_url` → host of `args.url`; `web_search` →
-/// [`WEB_SEARCH_LABEL`]; `mcp__SERVER__TOOL` → `mcp:SERVER`; `github_*` →
-/// `github.com`.
-pub fn label_for_tool(tool: &str, args: &Value) -> Option<String> {
-    if tool == "fetch_url" {
-        let url = args.get("url").and_then(Value::as_str).unwrap_or("");
-        return Some(label_for_url(url));
-    }
-    if tool == "web_search" {
-        return Some(WEB_SEARCH_LABEL.to_string());
-    }
-    if let Some(rest) = tool.strip_prefix(MCP_PREFIX) {
-        let server = rest.split("__").next().unwrap_or("");
-        return Some(clean_label(&format!("mcp:{server}")));
-    }
-    if tool.starts_with("github_") {
-        return Some("github.com".to_string());
-    }
-    None
 }
 
 /// Defuses tag look-alikes inside content so it cannot close the wrapper
@@ -124,7 +98,6 @@ pub fn wrap_external(label: &str, content: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn wraps_with_byte_stable_label() {
@@ -137,32 +110,12 @@ mod tests {
     }
 
     #[test]
-    fn labels_per_tool() {
-        let l = |t: &str, a: Value| label_for_tool(t, &a);
-        assert_eq!(
-            l("fetch_url", json!({"url": "https://Docs.RS/serde?x=1"})),
-            Some("docs.rs".into())
-        );
-        assert_eq!(
-            l("fetch_url", json!({"url": "http://[::1]:8080/"})),
-            Some("_::1_".into())
-        );
-        assert_eq!(
-            l("fetch_url", json!({"url": "https://例子.测试/"})),
-            Some("xn--fsqu00a.xn--0zwm56d".into())
-        );
-        assert_eq!(l("fetch_url", json!({})), Some("unknown".into()));
-        assert_eq!(
-            l("web_search", json!({"q": "x"})),
-            Some("web_search".into())
-        );
-        assert_eq!(
-            l("mcp__linear__list_issues", json!({})),
-            Some("mcp:linear".into())
-        );
-        assert_eq!(l("github_pr_view", json!({})), Some("github.com".into()));
-        assert_eq!(l("read_file", json!({"path": "a"})), None);
-        assert_eq!(l("exec_shell", json!({})), None);
+    fn url_labels_are_hosts() {
+        let l = label_for_url;
+        assert_eq!(l("https://Docs.RS/serde?x=1"), "docs.rs");
+        assert_eq!(l("http://[::1]:8080/"), "_::1_");
+        assert_eq!(l("https://例子.测试/"), "xn--fsqu00a.xn--0zwm56d");
+        assert_eq!(l(""), "unknown");
     }
 
     #[test]

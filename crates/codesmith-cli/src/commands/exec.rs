@@ -183,7 +183,10 @@ fn keep_resumed_model(args: &mut ExecArgs) {
     let (Some(id), Ok(home)) = (args.resume.as_deref(), config::home_dir()) else {
         return;
     };
-    let Some((provider, model)) = codesmith_engine::session::session_model(&home, id) else {
+    let Some(codesmith_engine::session::SessionMeta {
+        provider, model, ..
+    }) = codesmith_engine::session::SessionCatalog::new(&home).meta(id)
+    else {
         return;
     };
     if args.model.provider.is_none() {

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 use codesmith_engine::Session;
-use codesmith_engine::session::{Record, SessionError, sessions_dir};
+use codesmith_engine::session::{
+    CatalogEntry, Record, SessionCatalog, SessionError, Unreadable, sessions_dir,
+};
 use codesmith_engine::snapshot::{SnapshotError, SnapshotSettings, restore_task};
 use codesmith_protocol::RestoreReport;
 use serde::Serialize;
@@ -45,6 +47,9 @@ pub struct Summary {
     pub workspace: String,
     /// Provider and model the session was created with (`openai/gpt-4.1-mini`).
     pub model: String,
+    /// The first line of the session's first task, when it lies within the part of
+    /// the file the catalogue reads ([`codesmith_engine::session::CATALOG_PREFIX_BYTES`]).
+    pub first_line: Option<String>,
     /// Transcript messages appended to the file.
     pub messages: usize,
     /// 1-based numbers of lines that are not valid UTF-8 or not valid records; resuming
@@ -73,15 +78,6 @@ impl Summary {
     pub fn is_foreground(&self) -> bool {
         self.parent.is_none()
     }
-}
-
-/// A `.jsonl` file in the sessions directory that is not listed, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Unreadable {
-    /// The file name.
-    pub file: String,
-    /// Why it cannot be listed (nor resumed).
-    pub reason: String,
 }
 
 /// What `sessions list` shows: the sessions, newest first, and the session files that
@@ -123,60 +119,39 @@ fn list(json: bool) -> Exit {
     Exit::Ok
 }
 
-/// The sessions under `home` and the session files that could not be read. Only
-/// `*.jsonl` files are session files; others (a kept `ID.jsonl.torn`, notes) are not.
+/// The sessions under `home` (the engine's [`SessionCatalog`]) with what a full
+/// read of each file adds (messages, usage, damage), and the session files that
+/// could not be read. The full read streams the file; see
+/// [`codesmith_engine::session::check_session_file`].
 pub fn listing(home: &Path) -> Listing {
+    let catalog = SessionCatalog::new(home).list();
     let mut listing = Listing {
-        sessions: Vec::new(),
-        unreadable: Vec::new(),
+        sessions: Vec::with_capacity(catalog.sessions.len()),
+        unreadable: catalog.unreadable,
     };
-    let Ok(entries) = std::fs::read_dir(sessions_dir(home)) else {
-        return listing;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-            continue;
-        }
-        match summary(&path) {
+    for entry in catalog.sessions {
+        match summary(entry) {
             Ok(s) => listing.sessions.push(s),
-            Err(reason) => listing.unreadable.push(Unreadable {
-                file: entry.file_name().to_string_lossy().into_owned(),
-                reason,
-            }),
+            Err(unreadable) => listing.unreadable.push(unreadable),
         }
     }
-    listing
-        .sessions
-        .sort_by(|a, b| b.created.cmp(&a.created).then_with(|| b.id.cmp(&a.id)));
     listing.unreadable.sort_by(|a, b| a.file.cmp(&b.file));
     listing
 }
 
-fn summary(path: &Path) -> Result<Summary, String> {
-    let id = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .filter(|id| codesmith_policy::is_safe_name(id))
-        .ok_or("the name is not a session id (letters, digits, '-', '_' and '.')")?
-        .to_string();
-    let check = codesmith_engine::session::check_session_file(path).map_err(|e| e.to_string())?;
-    let Record::Meta {
-        created_at,
-        workspace,
-        provider,
-        model,
-        parent,
-        ..
-    } = check.meta
-    else {
-        return Err("no readable session header".to_string());
-    };
+fn summary(entry: CatalogEntry) -> Result<Summary, Unreadable> {
+    let check =
+        codesmith_engine::session::check_session_file(&entry.path).map_err(|e| Unreadable {
+            file: format!("{}.jsonl", entry.meta.id),
+            reason: e.to_string(),
+        })?;
+    let meta = entry.meta;
     Ok(Summary {
-        id,
-        created: created_at,
-        workspace,
-        model: format!("{provider}/{model}"),
+        id: meta.id,
+        created: meta.created_at,
+        workspace: meta.workspace,
+        model: format!("{}/{}", meta.provider, meta.model),
+        first_line: entry.first_line,
         messages: check.messages,
         skipped_lines: check.skipped_lines,
         torn_bytes: check.torn_bytes,
@@ -184,8 +159,8 @@ fn summary(path: &Path) -> Result<Summary, String> {
         cached_input_tokens: check.usage.cached_input_tokens,
         cache_write_input_tokens: check.usage.cache_write_input_tokens,
         cache_hit_ratio: check.usage.cache_hit_ratio(),
-        agent_type: parent.as_ref().map(|p| p.agent_type.clone()),
-        parent: parent.map(|p| p.session_id),
+        agent_type: meta.parent.as_ref().map(|p| p.agent_type.clone()),
+        parent: meta.parent.map(|p| p.session_id),
     })
 }
 

@@ -52,7 +52,9 @@ pub async fn run(args: ToolArgs) -> Exit {
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
     let ctx = Arc::new(ctx.with_cancel(shutdown.token()));
-    let outcome = codesmith_engine::run_one(&registry, ctx, &policy, &args.name, call_args).await;
+    let outcome = codesmith_engine::run_one(&registry, ctx, &policy, &args.name, call_args)
+        .await
+        .outcome;
     // File names and command output in the envelope may hold C1 or bidi controls,
     // which `serde_json` leaves as they are.
     println!(

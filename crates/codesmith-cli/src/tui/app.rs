@@ -14,6 +14,7 @@ use super::input::{Editor, EditorAction};
 use super::slash::{self, Parsed, Slash};
 use super::status::Status;
 use super::theme::Theme;
+use crate::render::{diff_lines, error_line, first_line, key_argument};
 
 /// How a tool call stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +23,7 @@ pub enum ToolStatus {
     Running,
     /// Finished successfully.
     Ok,
-    /// Refused or failed: `CODE: message` from the result envelope.
+    /// Refused or failed: `CODE: message` from the result's typed error.
     Failed(String),
 }
 
@@ -249,10 +250,8 @@ impl App {
             Event::TurnStarted {
                 estimated_input_tokens,
                 ..
-            } => {
-                if estimated_input_tokens > 0 {
-                    self.status.context_tokens = estimated_input_tokens;
-                }
+            } if estimated_input_tokens > 0 => {
+                self.status.context_tokens = estimated_input_tokens;
             }
             Event::AssistantText { delta } => self.append_text(delta, false),
             Event::Thinking { delta } => self.append_text(delta, true),
@@ -262,7 +261,7 @@ impl App {
                 arguments,
             } => self.push(Entry::Tool(ToolEntry {
                 key_arg: key_argument(&arguments),
-                diff: edit_diff(&name, &arguments),
+                diff: Vec::new(),
                 id,
                 name,
                 status: ToolStatus::Running,
@@ -273,9 +272,17 @@ impl App {
                 id,
                 ok,
                 output,
-                meta,
+                error,
+                summary,
+                changes,
                 ..
-            } => self.tool_result(&id, ok, output, &meta),
+            } => {
+                let status = match ok {
+                    true => ToolStatus::Ok,
+                    false => ToolStatus::Failed(error_line(error.as_ref(), &output)),
+                };
+                self.tool_result(&id, status, summary, diff_lines(&changes), output);
+            }
             Event::Retry {
                 attempt,
                 wait_ms,
@@ -326,6 +333,8 @@ impl App {
             | Event::TaskFinished { .. }
             | Event::CompactionFinished { .. }
             | Event::RestoreFinished { .. } => {}
+            // Kinds added later are not shown until the UI learns them.
+            _ => {}
         }
     }
 
@@ -399,10 +408,17 @@ impl App {
         }
     }
 
-    /// Marks the call `id` finished. `meta` is the result's full metadata from the
-    /// event (the model's text keeps only part of it); a stored transcript has none, so
-    /// a result recorded as a whole envelope is read for it instead.
-    fn tool_result(&mut self, id: &str, ok: bool, output: String, meta: &Value) {
+    /// Marks the call `id` finished with `status`, the result's `summary` and the
+    /// `diff` of the files it changed (all from the event's typed fields), and keeps
+    /// `output`, the text the model read.
+    fn tool_result(
+        &mut self,
+        id: &str,
+        status: ToolStatus,
+        summary: Option<String>,
+        diff: Vec<String>,
+        output: String,
+    ) {
         let found = self
             .entries
             .iter_mut()
@@ -413,17 +429,12 @@ impl App {
                 _ => None,
             });
         if let Some((i, tool)) = found {
-            tool.status = if ok {
-                ToolStatus::Ok
-            } else {
-                ToolStatus::Failed(error_line(&output))
+            tool.summary = match status {
+                ToolStatus::Ok => summary,
+                _ => None,
             };
-            tool.summary = ok
-                .then(|| {
-                    result_summary(meta)
-                        .or_else(|| envelope(&output).and_then(|v| result_summary(v.get("meta")?)))
-                })
-                .flatten();
+            tool.status = status;
+            tool.diff = diff;
             tool.output = output;
             self.rendered[i] = None;
         }
@@ -454,7 +465,16 @@ impl App {
                         });
                     }
                     (ContentBlock::ToolResult(r), _) => {
-                        self.tool_result(&r.call_id, !r.is_error, r.content.clone(), &Value::Null);
+                        // A stored result keeps only the model's text: its refusal is read
+                        // back by the envelope's owner, and there is no summary or diff.
+                        let status = match r.is_error {
+                            false => ToolStatus::Ok,
+                            true => {
+                                let error = codesmith_tools::stored_refusal(&r.content);
+                                ToolStatus::Failed(error_line(error.as_ref(), &r.content))
+                            }
+                        };
+                        self.tool_result(&r.call_id, status, None, Vec::new(), r.content.clone());
                     }
                 }
             }
@@ -678,127 +698,6 @@ impl App {
     }
 }
 
-/// The argument a person recognises a call by: command, path, pattern or URL,
-/// as [`codesmith_policy::visible_line`] shows it (one line, controls and
-/// invisible characters visible, blank runs collapsed, at most 100
-/// characters with the middle elided, never the end).
-pub fn key_argument(args: &Value) -> String {
-    for key in [
-        "command",
-        "path",
-        "file_path",
-        "pattern",
-        "url",
-        "query",
-        "id",
-        "ref",
-        "description",
-    ] {
-        if let Some(v) = args.get(key).and_then(Value::as_str) {
-            return codesmith_policy::visible_line(v, 100);
-        }
-    }
-    String::new()
-}
-
-fn first_line(text: &str, max: usize) -> String {
-    let line = text.lines().next().unwrap_or_default();
-    let mut out: String = line.chars().take(max).collect();
-    if line.chars().count() > max || text.lines().nth(1).is_some() {
-        out.push('…');
-    }
-    out
-}
-
-/// Diff lines for a file edit: `edit_file` search/replace pairs, `write_file`
-/// content as additions, `apply_patch` patch lines as given, each with its
-/// controls and invisible characters shown ([`codesmith_policy::visible_controls`]):
-/// what will be written, exactly, and nothing the terminal acts on.
-pub fn edit_diff(name: &str, args: &Value) -> Vec<String> {
-    raw_diff(name, args)
-        .into_iter()
-        .map(|l| match codesmith_policy::visible_controls(&l) {
-            std::borrow::Cow::Borrowed(_) => l,
-            std::borrow::Cow::Owned(shown) => shown,
-        })
-        .collect()
-}
-
-fn raw_diff(name: &str, args: &Value) -> Vec<String> {
-    let s = |k: &str| args.get(k).and_then(Value::as_str);
-    match name {
-        "edit_file" => {
-            let mut out = Vec::new();
-            if let Some(search) = s("search").or(s("old_string")).or(s("old")) {
-                out.extend(search.lines().map(|l| format!("-{l}")));
-            } else if let (Some(start), Some(end)) = (s("search_start"), s("search_end")) {
-                out.extend([format!("-{start}"), "-…".to_string(), format!("-{end}")]);
-            }
-            if let Some(replace) = s("replace").or(s("new_string")).or(s("new")) {
-                out.extend(replace.lines().map(|l| format!("+{l}")));
-            }
-            out
-        }
-        "write_file" => s("content")
-            .map(|c| c.lines().map(|l| format!("+{l}")).collect())
-            .unwrap_or_default(),
-        "apply_patch" => s("patch")
-            .or(s("input"))
-            .map(|p| {
-                p.lines()
-                    .filter(|l| l.starts_with(['+', '-', '@']) && !l.starts_with("***"))
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        _ => Vec::new(),
-    }
-}
-
-/// The result envelope (`{"ok":…,"output":…,"meta":…}`), when the text is one.
-fn envelope(output: &str) -> Option<Value> {
-    serde_json::from_str::<Value>(output)
-        .ok()
-        .or_else(|| serde_json::from_str(output.lines().next()?).ok())
-        .filter(|v| v.get("ok").is_some())
-}
-
-/// A few words on a successful result from its metadata: a shell command's exit code
-/// and time (`exit 0 · 1.2s`); `None` without an exit code.
-pub fn result_summary(meta: &Value) -> Option<String> {
-    let exit = meta.get("exit_code").and_then(Value::as_i64)?;
-    let mut out = format!("exit {exit}");
-    if let Some(ms) = meta.get("duration_ms").and_then(Value::as_u64) {
-        out.push_str(&format!(" · {:.1}s", ms as f64 / 1000.0));
-    }
-    Some(out)
-}
-
-/// The readable part of a result: the envelope's `output` text, else the whole text.
-pub fn result_text(output: &str) -> String {
-    envelope(output)
-        .and_then(|v| v.get("output").and_then(Value::as_str).map(str::to_string))
-        .unwrap_or_else(|| output.to_string())
-}
-
-/// `CODE: message` from a tool-result envelope's first line, or its first 160 characters.
-pub fn error_line(output: &str) -> String {
-    let first = output.lines().next().unwrap_or_default();
-    let parsed: Option<Value> = serde_json::from_str(first).ok();
-    let field = |p: &str| {
-        parsed
-            .as_ref()
-            .and_then(|v| v.pointer(p))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    };
-    let line = match (field("/error/code"), field("/error/message")) {
-        (Some(code), Some(msg)) => format!("{code}: {msg}"),
-        _ => first.to_string(),
-    };
-    first_line(&codesmith_policy::terminal_safe(&line), 160)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -839,6 +738,14 @@ mod tests {
             ok: false,
             output: r#"{"ok":false,"error":{"code":"DENIED","message":"no"}}"#.into(),
             meta: serde_json::Value::Null,
+            error: Some(codesmith_protocol::ToolError {
+                code: codesmith_protocol::ErrorCode::Denied,
+                message: "no".into(),
+                hint: "ask".into(),
+            }),
+            summary: None,
+            changes: Vec::new(),
+            source: None,
         });
         a.apply(Event::AssistantText {
             delta: "Done".into(),
@@ -1034,17 +941,6 @@ mod tests {
     }
 
     #[test]
-    fn shell_results_summarise_exit_code_and_time() {
-        let out =
-            r#"{"ok":true,"output":"Ran 2 tests\nOK","meta":{"exit_code":0,"duration_ms":1250}}"#;
-        let meta = serde_json::json!({"exit_code": 0, "duration_ms": 1250});
-        assert_eq!(result_summary(&meta).as_deref(), Some("exit 0 · 1.2s"));
-        assert_eq!(result_text(out), "Ran 2 tests\nOK");
-        assert_eq!(result_summary(&Value::Null), None);
-        assert_eq!(result_text("plain text"), "plain text");
-    }
-
-    #[test]
     fn tab_completes_a_unique_slash_command() {
         let mut a = app();
         for c in "/ver".chars() {
@@ -1058,11 +954,37 @@ mod tests {
     }
 
     #[test]
-    fn edit_diffs_are_extracted() {
-        let d = edit_diff(
-            "edit_file",
-            &serde_json::json!({"path":"a.py","search":"a - b","replace":"a + b"}),
+    fn a_resumed_refusal_shows_its_code_and_message() {
+        let mut a = app();
+        let refusal = codesmith_tools::envelope_json(&Err(codesmith_tools::Refusal::new(
+            codesmith_tools::ErrorCode::NoMatch,
+            "no match in a.py",
+            "read it again",
+        )));
+        a.load_history(&[
+            Message {
+                role: Role::Assistant,
+                content: vec![ContentBlock::ToolCall(codesmith_protocol::ToolCall {
+                    id: "c1".into(),
+                    name: "edit_file".into(),
+                    arguments: r#"{"path":"a.py"}"#.into(),
+                })],
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult(codesmith_protocol::ToolResult {
+                    call_id: "c1".into(),
+                    content: refusal.to_string(),
+                    is_error: true,
+                })],
+            },
+        ]);
+        let Some(Entry::Tool(tool)) = a.entries.last() else {
+            panic!("no tool entry: {:?}", a.entries);
+        };
+        assert_eq!(
+            tool.status,
+            ToolStatus::Failed("NO_MATCH: no match in a.py".into())
         );
-        assert_eq!(d, ["-a - b", "+a + b"]);
     }
 }

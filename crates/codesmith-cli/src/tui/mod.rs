@@ -209,7 +209,8 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
     };
     // A session without a conversation is never written, so there may be nothing to resume.
     if matches!(exit, Exit::Ok)
-        && let Some(id) = codesmith_engine::session::latest_session_for(&home, &workspace)
+        && let Some(id) =
+            codesmith_engine::session::SessionCatalog::new(&home).latest_for(&workspace)
     {
         eprintln!("codesmith: session {id} saved; continue it with `codesmith resume`");
     }
@@ -234,14 +235,14 @@ fn open_session(resolved: &Settings, start: Start) -> anyhow::Result<Session> {
             &resolved.model,
         )?),
         Start::Latest => {
-            let id =
-                codesmith_engine::session::latest_session_for(&resolved.home, &resolved.workspace)
-                    .with_context(|| {
-                        format!(
-                            "no session to resume in {}: run `codesmith` to start one",
-                            resolved.workspace.display()
-                        )
-                    })?;
+            let id = codesmith_engine::session::SessionCatalog::new(&resolved.home)
+                .latest_for(&resolved.workspace)
+                .with_context(|| {
+                    format!(
+                        "no session to resume in {}: run `codesmith` to start one",
+                        resolved.workspace.display()
+                    )
+                })?;
             Ok(Session::resume(&resolved.home, &id)?)
         }
     }

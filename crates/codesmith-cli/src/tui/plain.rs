@@ -12,7 +12,6 @@ use codesmith_protocol::{ApprovalAnswer, ApprovalRequest, Event, Message, Op, Ro
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
-use super::app::{edit_diff, error_line, key_argument};
 use super::approval::Prompt;
 use super::driver::ToUi;
 use super::slash::{self, Parsed};
@@ -107,7 +106,7 @@ fn print_info(ui: &Ui, from: usize) {
         match e {
             super::app::Entry::Info(lines) => say(&lines.join("\n")),
             super::app::Entry::Error(m) => say(&format!("error: {m}")),
-            super::app::Entry::Notice(m) => say(&format!("note: {m}")),
+            super::app::Entry::Notice(m) => say(&crate::render::notice_line(m)),
             _ => {}
         }
     }
@@ -235,55 +234,24 @@ async fn answer(
 }
 
 /// Prints one event: answer text through `answer` (which makes it safe for the terminal
-/// as it streams), anything else as lines of its own, made safe by [`say`].
+/// as it streams), anything else as the lines [`crate::render::event_lines`] gives it.
 fn print_event(event: &Event, answer: &mut AnswerStream<std::io::Stdout>) {
-    let text = match event {
+    match event {
         Event::AssistantText { delta } => return answer.write_answer_delta(delta),
         Event::TurnCompleted { .. } => return answer.end_line(),
-        Event::ToolCall {
-            name, arguments, ..
-        } => {
-            let mut text = format!(
-                "● {} {}",
-                codesmith_policy::visible_line(name, 60),
-                key_argument(arguments)
-            );
-            for l in edit_diff(name, arguments).iter().take(20) {
-                text.push_str(&format!("\n    {l}"));
-            }
-            text
-        }
-        Event::ToolResult {
-            ok: false, output, ..
-        } => format!("  ✗ {}", error_line(output)),
-        Event::Retry {
-            attempt,
-            wait_ms,
-            reason,
-        } => {
-            let secs = *wait_ms as f64 / 1000.0;
-            format!("↻ retrying (attempt {attempt}) in {secs:.1}s: {reason}")
-        }
-        Event::Verdict(v) => {
-            let cmd = v.command.as_deref().map_or("no command".to_string(), |c| {
-                codesmith_policy::visible_line(c, 100)
-            });
-            format!("verdict: {} ({cmd})", v.verdict)
-        }
-        Event::Notice { message } => format!("note: {message}"),
-        Event::Error { message } => format!("error: {message}"),
-        Event::SubagentStarted {
-            agent_type,
-            description,
-            ..
-        } => format!("↳ {agent_type} subagent: {description}"),
-        Event::SubagentFinished { status, turns, .. } => {
-            format!("↳ subagent {status} after {turns} round(s)")
-        }
-        _ => return,
-    };
-    answer.end_line();
-    say(&text);
+        _ => {}
+    }
+    if let Some(text) = event_text(event) {
+        answer.end_line();
+        say(&text);
+    }
+}
+
+/// What line mode prints for an event other than answer text: the shared renderer's
+/// lines, uncoloured; `None` for an event it does not show.
+pub(crate) fn event_text(event: &Event) -> Option<String> {
+    let lines = crate::render::event_lines(event, crate::render::Paint::OFF);
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 /// Prints `text` and a line end, made safe for the terminal: slash-command

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use codesmith_protocol::ApprovalRequest;
-use codesmith_protocol::{Event, StopReason, Usage};
+use codesmith_protocol::{ChangeKind, ChangedFile, ErrorCode, Event, StopReason, ToolError, Usage};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -105,8 +105,20 @@ fn tool_calls_show_status_and_coloured_diffs() {
         id: "c1".into(),
         name: "edit_file".into(),
         ok: true,
-        output: "{\"ok\":true}".into(),
+        output: "Edited \"calc.py\".".into(),
         meta: serde_json::Value::Null,
+        error: None,
+        summary: Some("+1 -1".into()),
+        changes: vec![ChangedFile {
+            path: "calc.py".into(),
+            kind: ChangeKind::Modified,
+            moved_to: None,
+            added: 1,
+            removed: 1,
+            diff: "@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n".into(),
+            truncated: false,
+        }],
+        source: None,
     });
     a.apply(Event::ToolCall {
         id: "c2".into(),
@@ -114,16 +126,28 @@ fn tool_calls_show_status_and_coloured_diffs() {
         arguments: serde_json::json!({"command": "python3 -m unittest"}),
     });
     let rows = screen(&mut a);
-    let edit = find(&rows, "● edit_file calc.py");
-    assert_eq!(rows[edit + 1], "    -return a - b");
-    assert_eq!(rows[edit + 2], "    +return a + b");
+    // The diff is the one the tool computed and sent on the result event, not a guess
+    // from the call's arguments.
+    let edit = find(&rows, "● edit_file calc.py · +1 -1");
+    assert_eq!(rows[edit + 1], "    @@ -1,2 +1,2 @@");
+    assert_eq!(rows[edit + 2], "     def add(a, b):");
+    assert_eq!(rows[edit + 3], "    -    return a - b");
+    assert_eq!(rows[edit + 4], "    +    return a + b");
     find(&rows, "◌ exec_shell python3 -m unittest …");
     a.apply(Event::ToolResult {
         id: "c2".into(),
         name: "exec_shell".into(),
         ok: false,
-        output: r#"{"ok":false,"error":{"code":"TIMEOUT","message":"ran past 120 s"}}"#.into(),
+        output: "the model's text is not read for this".into(),
         meta: serde_json::Value::Null,
+        error: Some(ToolError {
+            code: ErrorCode::Timeout,
+            message: "ran past 120 s".into(),
+            hint: "run it in the background".into(),
+        }),
+        summary: None,
+        changes: Vec::new(),
+        source: None,
     });
     let rows = screen(&mut a);
     let shell = find(&rows, "✗ exec_shell python3 -m unittest");
@@ -299,6 +323,10 @@ fn thinking_is_collapsed_until_ctrl_t_and_tool_results_expand_with_ctrl_o() {
         ok: true,
         output: "1\tdef add(a, b):\n2\t    return a - b".into(),
         meta: serde_json::Value::Null,
+        error: None,
+        summary: None,
+        changes: Vec::new(),
+        source: None,
     });
     let rows = screen(&mut a);
     find(&rows, "┊ thinking (2 lines, Ctrl-T to show)");

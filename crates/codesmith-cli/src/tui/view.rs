@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Padding, Paragraph};
 use unicode_width::UnicodeWidthStr;
 
-use super::app::{App, Entry, StreamCache, ToolEntry, ToolStatus, result_text};
+use super::app::{App, Entry, StreamCache, ToolEntry, ToolStatus};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::wrap_line;
@@ -269,7 +269,7 @@ fn tool_lines(tool: &ToolEntry, expand: bool, t: &Theme) -> Vec<Line<'static>> {
         ));
     }
     if expand && !tool.output.is_empty() {
-        let text = result_text(&tool.output);
+        let text = &tool.output;
         let lines: Vec<&str> = text.lines().collect();
         for l in lines.iter().take(RESULT_LINES) {
             out.push(Line::styled(format!("  │ {l}"), t.dim));

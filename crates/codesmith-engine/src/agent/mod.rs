@@ -22,7 +22,7 @@ mod recovery;
 
 /// Transcript note kind recording why a response was cut short
 /// (`{"message": <the provider's or the transport's error text>}`).
-pub const INTERRUPTION_NOTE: &str = "response_interrupted";
+pub const INTERRUPTION_NOTE: &str = crate::session::NoteKind::RESPONSE_INTERRUPTED;
 /// How the transcript explains a turn that a cancellation ended.
 pub const INTERRUPTED: &str = "The turn was interrupted";
 /// How the transcript explains tool calls a previous run left without results (it was
@@ -55,6 +55,10 @@ pub struct EngineConfig {
     /// Check success claims in the final text by replaying the task's last
     /// verification command (`[verification] result_claims`, on by default; see [`crate::verify`]).
     pub verify_claims: bool,
+    /// Task snapshots of the workspace, taken before a task's first write
+    /// (`[snapshots] enabled`, on by default; `git` from `PATH`). A subagent never takes
+    /// its own: the parent's snapshot, taken before a writing child starts, covers it.
+    pub snapshots: crate::snapshot::SnapshotSettings,
 }
 
 /// The result of [`Engine::run_task`].
@@ -173,7 +177,7 @@ impl Engine {
             provider_label,
         );
         let catalog_bytes = serde_json::to_string(&tools.specs()).map_or(0, |t| t.len());
-        let catalog_tokens = (catalog_bytes as u64).div_ceil(4);
+        let catalog_tokens = codesmith_protocol::approx_tokens(catalog_bytes);
         let runtime = Runtime {
             tools,
             ctx,
@@ -188,8 +192,9 @@ impl Engine {
             network: Arc::new(config.network.clone()),
             verify: Default::default(),
             snapshots: crate::snapshot::TaskSnapshots::new(
+                config.snapshots.clone(),
                 session.id(),
-                crate::snapshot::recorded_tasks(session.path()),
+                crate::session::recorded_tasks(session.path()),
             ),
             delegation: Some(delegation),
             delegated: Vec::new(),
@@ -256,11 +261,6 @@ impl Engine {
                 tool.task_ended(&self.runtime.ctx);
             }
         }
-    }
-
-    /// Replaces the task-snapshot settings (default: on, `git` from `PATH`).
-    pub fn set_snapshot_settings(&mut self, settings: crate::snapshot::SnapshotSettings) {
-        self.runtime.snapshots.settings = settings;
     }
 
     /// Returns the workspace to the state before task `task` of this session (`/restore
@@ -338,7 +338,7 @@ impl Engine {
         self.session.push(Message::user_text(task))?;
         let task_no = self.runtime.snapshots.begin_task();
         self.session.note(
-            crate::snapshot::TASK_NOTE,
+            crate::session::NoteKind::TaskStart,
             serde_json::json!({ "task": task_no }),
         )?;
         self.runtime.verify.begin_task();
@@ -364,7 +364,7 @@ impl Engine {
             self.session.push(message)?;
             // Recorded so a resumed session can show what it has used and how full it is.
             self.session.note(
-                crate::session::USAGE_NOTE,
+                crate::session::NoteKind::Usage,
                 serde_json::json!({ "turn": turn, "usage": round_usage }),
             )?;
 
@@ -422,7 +422,7 @@ impl Engine {
             if child_usage != Usage::default() {
                 usage.add(&child_usage);
                 self.session.note(
-                    crate::session::USAGE_NOTE,
+                    crate::session::NoteKind::Usage,
                     serde_json::json!({ "turn": turn, "usage": child_usage, "child_calls": true }),
                 )?;
             }
@@ -430,7 +430,7 @@ impl Engine {
             for child in std::mem::take(&mut self.runtime.delegated) {
                 usage.add(&child.usage);
                 self.session
-                    .note(crate::subagent::SUBAGENT_NOTE, child.note())?;
+                    .note(crate::session::NoteKind::Subagent, child.note())?;
             }
             self.session.sync()?;
             if cancel.is_cancelled() {
@@ -454,8 +454,10 @@ impl Engine {
         sink(Event::Notice {
             message: format!("The model's answer was cut off: {why}"),
         });
-        self.session
-            .note(INTERRUPTION_NOTE, serde_json::json!({ "message": why }))?;
+        self.session.note(
+            crate::session::NoteKind::ResponseInterrupted,
+            serde_json::json!({ "message": why }),
+        )?;
         Ok(())
     }
 
@@ -517,8 +519,8 @@ impl Engine {
     }
 
     /// Input tokens the next request is expected to cost: the provider's own estimate
-    /// when it has one (it knows how it renders the request), else about four bytes per
-    /// token of the system prompt, the transcript and the JSON catalogue.
+    /// when it has one (it knows how it renders the request), else the rough estimate
+    /// ([`codesmith_protocol::approx_tokens`]) of the system prompt, the transcript and the JSON catalogue.
     fn estimate_input_tokens(&self) -> u64 {
         self.provider
             .estimate_input_tokens(&self.chat_request())

@@ -16,7 +16,7 @@ enum Level {
 }
 
 /// What a compaction did (see [`Engine::compact`]). Token figures are the estimate of
-/// [`context::estimate_tokens`] over the whole transcript, about four bytes per token.
+/// [`context::estimate_tokens`] over the whole transcript (the rough bytes-per-token estimate).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Compaction {

@@ -27,7 +27,6 @@ mod task;
 pub use capture::{MAX_EXTRA_FILES, MAX_FILE_BYTES, MAX_IGNORED_FILE_BYTES, REGENERABLE_DIRS};
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -36,7 +35,7 @@ use sha2::{Digest, Sha256};
 
 use codesmith_protocol::RestoreReport;
 
-use crate::session::{Record, Session, SessionError};
+use crate::session::{NoteKind, Session, SessionError};
 use git::SideGit;
 
 pub(crate) use task::TaskSnapshots;
@@ -682,39 +681,6 @@ pub async fn restore_task(
         map.insert("at".into(), at.into());
         map.insert("workspace".into(), workspace.display().to_string().into());
     }
-    session.note("restore", data)?;
+    session.note(NoteKind::Restore, data)?;
     Ok(report)
-}
-
-/// The note kind that marks the start of a task in the transcript (`{"task": N}`).
-pub const TASK_NOTE: &str = "task";
-
-/// The kind sessions written before tasks had their own name used for [`TASK_NOTE`]
-/// (`{"turn": N}`): still read as a task's start, so those sessions restore as before.
-pub const LEGACY_TASK_NOTE: &str = "turn";
-
-/// The highest task number recorded in a session file by [`TASK_NOTE`] (or
-/// [`LEGACY_TASK_NOTE`]) notes (0 when none); unreadable lines are skipped.
-pub fn recorded_tasks(session_file: &Path) -> u32 {
-    let Some(file) = crate::session::open_session_file(session_file) else {
-        return 0;
-    };
-    BufReader::new(file)
-        .lines()
-        .map_while(Result::ok)
-        .filter(|line| line.contains("\"note\""))
-        .filter_map(|line| match serde_json::from_str(&line) {
-            Ok(Record::Note { kind, data }) if kind == TASK_NOTE => {
-                data.get("task").and_then(serde_json::Value::as_u64)
-            }
-            Ok(Record::Note { kind, data }) if kind == LEGACY_TASK_NOTE => {
-                data.get("turn").and_then(serde_json::Value::as_u64)
-            }
-            _ => None,
-        })
-        // A number no task can have is unreadable too: taken as the highest, it would
-        // restart the count (or pin it), and new tasks would reuse old tasks' numbers.
-        .filter_map(|t| u32::try_from(t).ok().filter(|&t| t < u32::MAX))
-        .max()
-        .unwrap_or(0)
 }

@@ -26,9 +26,9 @@ pub(crate) struct TaskSnapshots {
 
 impl TaskSnapshots {
     /// State for `session`, whose transcript already records `past_tasks` tasks.
-    pub(crate) fn new(session: &str, past_tasks: u32) -> Self {
+    pub(crate) fn new(settings: SnapshotSettings, session: &str, past_tasks: u32) -> Self {
         TaskSnapshots {
-            settings: SnapshotSettings::default(),
+            settings,
             session: session.to_string(),
             task: past_tasks,
             attempted: false,

@@ -59,10 +59,6 @@ pub const MAX_PARALLEL: usize = 4;
 /// response are refused (a response with a hundred of them is a runaway, not a plan).
 pub const MAX_PER_RESPONSE: u32 = 8;
 
-/// Transcript note kind a parent's session records for each child it started:
-/// `{"call_id", "agent_id", "agent_type", "status", "turns", "usage"}`.
-pub const SUBAGENT_NOTE: &str = "subagent";
-
 /// The four subagent types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentType {
@@ -112,10 +108,7 @@ impl AgentType {
             AgentType::Explore => read_only || tool.name() == "fetch_url",
             // A read-only tool that answers from elsewhere (a trusted MCP server's, a web
             // search) still reaches the network.
-            AgentType::Plan => {
-                read_only
-                    && codesmith_tools::trust::label_for_tool(tool.name(), &Value::Null).is_none()
-            }
+            AgentType::Plan => read_only && tool.external_label(&Value::Null).is_none(),
             AgentType::Review => read_only || tool.name() == "exec_shell",
         }
     }
@@ -333,7 +326,7 @@ pub(crate) struct Delegated {
 }
 
 impl Delegated {
-    /// The [`SUBAGENT_NOTE`] data.
+    /// The [`crate::session::NoteKind::Subagent`] data.
     pub(crate) fn note(&self) -> Value {
         json!({
             "call_id": self.call_id,
@@ -696,6 +689,11 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         system_prompt: format!("{}\n\n{}", host.config.system_prompt, kind.role_prompt()),
         max_turns: host.settings.max_turns,
         approval: kind.approval(host.config.approval),
+        // The parent's task snapshot, taken before a writing child starts, covers it.
+        snapshots: crate::snapshot::SnapshotSettings {
+            enabled: false,
+            ..host.config.snapshots.clone()
+        },
         ..host.config.clone()
     };
     // At the deepest level `agent` could only be refused: it is not offered.
@@ -723,11 +721,6 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         session,
         config,
     );
-    child.set_snapshot_settings(crate::snapshot::SnapshotSettings {
-        // The parent's task snapshot, taken before a writing child starts, covers it.
-        enabled: false,
-        ..crate::snapshot::SnapshotSettings::default()
-    });
     child.set_delegation(host.settings.clone(), depth, kind, withheld);
 
     let _ = tx.send(Event::SubagentStarted {
@@ -983,35 +976,26 @@ pub(crate) fn external_label(tool: &str, outcome: &ToolOutcome) -> Option<String
 struct Findings {
     changed: BTreeSet<String>,
     external: BTreeSet<String>,
-    /// The external label of each of the child's calls that has one, by call id.
-    labels: std::collections::HashMap<String, String>,
 }
 
 impl Findings {
     fn record(&mut self, event: &Event) {
-        match event {
-            Event::ToolCall {
-                id,
-                name,
-                arguments,
-            } => {
-                if let Some(label) = codesmith_tools::trust::label_for_tool(name, arguments) {
-                    self.labels.insert(id.clone(), label);
-                }
+        if let Event::ToolResult {
+            ok: true,
+            name,
+            meta,
+            source,
+            ..
+        } = event
+        {
+            // An `agent` result's own label names its child's sources, which its meta
+            // lists one by one.
+            if name != AGENT_TOOL
+                && let Some(label) = source
+            {
+                self.external.insert(label.clone());
             }
-            Event::ToolResult {
-                id,
-                ok: true,
-                name,
-                meta,
-                ..
-            } => {
-                if let Some(label) = self.labels.remove(id) {
-                    self.external.insert(label);
-                }
-                self.record_meta(name, meta);
-            }
-            _ => {}
+            self.record_meta(name, meta);
         }
     }
 

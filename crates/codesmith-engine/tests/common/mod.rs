@@ -28,6 +28,8 @@ pub struct Setup {
     pub system_prompt: String,
     /// `[agents]` of the engine.
     pub agents: codesmith_engine::AgentSettings,
+    /// Task-snapshot settings.
+    pub snapshots: codesmith_engine::snapshot::SnapshotSettings,
 }
 
 impl Default for Setup {
@@ -42,6 +44,7 @@ impl Default for Setup {
             max_turns: 10,
             system_prompt: "test".into(),
             agents: codesmith_engine::AgentSettings::default(),
+            snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
         }
     }
 }
@@ -104,6 +107,7 @@ fn build(
         network: NetworkPolicy::default(),
         agents: setup.agents,
         verify_claims: setup.verify_claims,
+        snapshots: setup.snapshots,
     };
     let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
     let mut tools = codesmith_tools::builtin_registry(FetchConfig::default());

@@ -610,6 +610,12 @@ impl Tool for FetchUrl {
         Capability::Network
     }
 
+    /// The requested URL's host ([`crate::trust::label_for_url`]).
+    fn external_label(&self, args: &Value) -> Option<String> {
+        let url = args.get("url").and_then(Value::as_str).unwrap_or("");
+        Some(crate::trust::label_for_url(url))
+    }
+
     fn supports_parallel(&self) -> bool {
         true
     }

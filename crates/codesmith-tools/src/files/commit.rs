@@ -24,6 +24,8 @@ pub struct WriteReport {
     pub bytes: usize,
     /// Lines in the text written (after any rustfmt normalisation).
     pub lines: usize,
+    /// The diff from the old text (empty when creating) to the text written.
+    pub diff: super::TextDiff,
 }
 
 impl WriteReport {
@@ -96,7 +98,9 @@ pub fn commit_text(
         .map_err(|_| Refusal::internal())?;
     ctx.freshness.mark_fresh(&path.abs);
     let created_dirs = created.iter().map(|d| rel_of(ctx, d, path)).collect();
+    let diff = super::TextDiff::between(old.map_or("", |f| f.text.as_str()), &text);
     Ok(WriteReport {
+        diff,
         created_dirs,
         formatted,
         sha256: sha256_hex(&bytes),

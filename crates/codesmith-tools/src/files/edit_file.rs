@@ -261,7 +261,13 @@ fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
         msg.push(' ');
         msg.push_str(&note);
     }
+    let change =
+        report
+            .diff
+            .clone()
+            .into_change(&path.rel, codesmith_protocol::ChangeKind::Modified, None);
     Ok(ToolOutput::new(msg)
+        .with_changes([change])
         .with("path", path.rel.as_str())
         .with("sha256", report.sha256.as_str())
         .with("replacements", spans.len())

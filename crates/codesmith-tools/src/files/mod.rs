@@ -5,6 +5,7 @@ mod apply_patch;
 mod args;
 mod closest;
 pub mod commit;
+pub mod diff;
 mod edit_file;
 pub mod matching;
 mod read_file;
@@ -17,6 +18,7 @@ pub use write_file::WriteFile;
 
 pub(crate) use args::invalid as invalid_args;
 pub(crate) use args::parse as parse_args;
+pub use diff::TextDiff;
 
 /// The file and search tools this crate provides, ready to register: `apply_patch`,
 /// `edit_file`, `file_search`, `grep_files`, `list_dir`, `read_file`, `write_file` (sorted by

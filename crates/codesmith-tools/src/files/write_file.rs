@@ -139,7 +139,14 @@ fn write(ctx: &ToolContext, args: &Args) -> ToolOutcome {
         msg.push(' ');
         msg.push_str(&note);
     }
+    let kind = if exists {
+        codesmith_protocol::ChangeKind::Modified
+    } else {
+        codesmith_protocol::ChangeKind::Created
+    };
+    let change = report.diff.clone().into_change(&path.rel, kind, None);
     Ok(ToolOutput::new(msg)
+        .with_changes([change])
         .with("path", path.rel.as_str())
         .with("sha256", report.sha256.as_str())
         .with("bytes", report.bytes)

@@ -10,8 +10,12 @@
 //! for reads as well as writes. A dangling symlink is followed lexically and its target is
 //! checked like a new path.
 
+use std::ffi::OsString;
 use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
+
+use codesmith_policy::normalize_path_strict_bytes;
 use std::sync::Arc;
 
 use crate::fs::beneath::Root;
@@ -269,23 +273,12 @@ fn locate(abs: &Path, hops: usize) -> io::Result<PathBuf> {
     Ok(cur)
 }
 
-/// Resolves `.` and `..` without touching the disk. `None` when `..` climbs above `/`.
+/// Resolves `.` and `..` without touching the disk by the strict rule of
+/// [`codesmith_policy::normalize_path_strict`]: `None` when `..` climbs above
+/// `/` (or above the start of a relative path), so containment refuses it.
 pub fn normalize_lexically(path: &Path) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
-    for comp in path.components() {
-        match comp {
-            Component::Prefix(p) => out.push(p.as_os_str()),
-            Component::RootDir => out.push(Component::RootDir.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::Normal(n) => out.push(n),
-        }
-    }
-    Some(out)
+    normalize_path_strict_bytes(path.as_os_str().as_bytes())
+        .map(|bytes| PathBuf::from(OsString::from_vec(bytes)))
 }
 
 fn display_rel(rel: &Path) -> String {
@@ -342,6 +335,49 @@ mod tests {
         assert_eq!(e.code, ErrorCode::OutsideWorkspace);
         let e = resolve(&ws, "/etc/passwd").unwrap_err();
         assert_eq!(e.code, ErrorCode::OutsideWorkspace);
+    }
+
+    /// The containment rule for `..`: a model path whose dots climb above `/`
+    /// or out of the workspace is refused, even when the text would land back
+    /// inside after the climb (`/../WS/x`); the kernel's `/proc/PID/root`
+    /// links are not folded, so a spelling through them stays outside.
+    #[test]
+    fn dot_dot_escapes_are_refused_by_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap().join("ws");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        let ws_text = ws.to_str().unwrap();
+        for p in [
+            "..".to_string(),
+            "../ws2/src".to_string(),
+            "src/../../x".to_string(),
+            "./src/../..".to_string(),
+            "/..".to_string(),
+            format!("/..{ws_text}/src"),
+            format!("/../..{ws_text}"),
+            format!("{ws_text}/../ws2"),
+            format!("/proc/self/root{ws_text}/src"),
+            format!("/proc/1/root{ws_text}"),
+        ] {
+            let e = resolve(&ws, &p).unwrap_err();
+            assert_eq!(e.code, ErrorCode::OutsideWorkspace, "{p}");
+        }
+        for (p, rel) in [
+            ("", "."),
+            (".", "."),
+            ("./.", "."),
+            ("src/", "src"),
+            ("src//new/", "src/new"),
+            ("src/./a/../b", "src/b"),
+            ("src/..", "."),
+            ("src/../src/../", "."),
+        ] {
+            assert_eq!(resolve(&ws, p).unwrap().rel, rel, "{p:?}");
+        }
+        // Climbing out and back in by name stays inside.
+        assert_eq!(resolve(&ws, "../ws/src").unwrap().rel, "src");
+        let inside = format!("{ws_text}/src/../src/x");
+        assert_eq!(resolve(&ws, &inside).unwrap().rel, "src/x");
     }
 
     #[cfg(unix)]

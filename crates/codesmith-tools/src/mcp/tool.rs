@@ -117,6 +117,15 @@ impl Tool for McpTool {
         self.capability
     }
 
+    /// `mcp:SERVER`: whatever a server answers is data from outside the workspace, also
+    /// from a trusted server whose tool declares itself read-only.
+    fn external_label(&self, _args: &Value) -> Option<String> {
+        Some(crate::trust::clean_label(&format!(
+            "mcp:{}",
+            self.server.name()
+        )))
+    }
+
     fn supports_parallel(&self) -> bool {
         self.capability == Capability::ReadOnly
     }

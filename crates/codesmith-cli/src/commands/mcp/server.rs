@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use codesmith_engine::CallPolicy;
-use codesmith_tools::{CancellationToken, Capability, Registry, ToolContext, envelope_json};
+use codesmith_tools::{CancellationToken, Capability, Registry, ToolContext};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -73,9 +73,10 @@ impl CodesmithServer {
         self.running.clone()
     }
 
-    /// Runs one call and shapes its envelope as an MCP tool result: text content holding
-    /// what a model reads of the sanitized envelope ([`codesmith_engine::result_text`]),
-    /// `isError` set when the tool refused. Missing arguments
+    /// Runs one call and shapes it as an MCP tool result: text content holding what a
+    /// model in a session would read of it ([`codesmith_engine::finish_outcome`]: the
+    /// sanitized envelope, the sanitizer's note, the `<external_content>` wrapper of a
+    /// network-origin result), `isError` set when the tool refused. Missing arguments
     /// are `{}`. `cancel` is the request's token: when the host cancels the request
     /// (`notifications/cancelled`), a running shell command is killed with its whole tree
     /// and any other call is abandoned where it waits; rmcp then sends no response, as the
@@ -101,22 +102,17 @@ impl CodesmithServer {
         };
         self.running.fetch_add(1, Ordering::SeqCst);
         let ctx = Arc::new(self.ctx.with_cancel(token));
-        let outcome =
-            codesmith_engine::run_one(&self.registry, ctx, &self.policy, name, args.clone()).await;
+        let done = codesmith_engine::run_one(&self.registry, ctx, &self.policy, name, args).await;
         self.running.fetch_sub(1, Ordering::SeqCst);
         forward.abort();
-        // The host's model reads this: sanitized like every result in a session
-        // (NFKC; bidi controls, zero-width, Tag-block and private-use characters stripped).
-        // What it reads of a success is lean as in a session (output and the facts it acts
-        // on; digests shortened); a refusal is the whole typed envelope.
-        let mut envelope = envelope_json(&outcome);
-        codesmith_tools::sanitize::sanitize_json(&mut envelope);
-        let text = vec![ContentBlock::text(codesmith_engine::result_text(
-            &envelope, &args, true,
-        ))];
-        match outcome {
-            Ok(_) => CallToolResult::success(text),
-            Err(_) => CallToolResult::error(text),
+        // The host's model reads this: finished as in a session (sanitized: NFKC; bidi
+        // controls, zero-width, Tag-block and private-use characters stripped; a success
+        // lean, with digests shortened; a refusal the whole typed envelope; external
+        // content wrapped).
+        let text = vec![ContentBlock::text(done.result.text)];
+        match done.result.ok {
+            true => CallToolResult::success(text),
+            false => CallToolResult::error(text),
         }
     }
 }

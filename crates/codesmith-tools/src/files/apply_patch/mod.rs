@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use codesmith_patch::{FileChange, FileOp, MatchLevel, Patch, plan_parsed};
+use codesmith_protocol::{ChangeKind, ChangedFile};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -20,6 +21,7 @@ use crate::fs::text::{TextFile, load_text};
 use crate::gate::syntax;
 use crate::{Capability, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
+use super::TextDiff;
 use super::args::{invalid, parse};
 use tx::Tx;
 
@@ -115,11 +117,13 @@ fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let mut tx = Tx::new(ctx);
     let mut lines = Vec::new();
     let mut metas = Vec::new();
+    let mut changed = Vec::new();
     for change in &changes {
         match write_one(&mut tx, change, &files) {
-            Ok((line, meta)) => {
+            Ok((line, meta, file)) => {
                 lines.push(line);
                 metas.push(meta);
+                changed.push(file);
             }
             Err(refusal) => {
                 tx.rollback();
@@ -134,7 +138,7 @@ fn apply(ctx: &ToolContext, args: &Args) -> ToolOutcome {
             return Err(refusal);
         }
     };
-    Ok(summary(lines, metas, &modes, tx.created_dirs()))
+    Ok(summary(lines, metas, &modes, tx.created_dirs()).with_changes(changed))
 }
 
 /// A mode line of the patch as applied: the file and its permission bits before and after
@@ -339,11 +343,13 @@ fn gate_all(changes: &[FileChange], files: &Files) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// Writes one file change; returns its summary line, its `meta.files` entry and the
+/// change as front ends show it (with the diff of what was written).
 fn write_one(
     tx: &mut Tx<'_>,
     change: &FileChange,
     files: &Files,
-) -> Result<(String, Value), Refusal> {
+) -> Result<(String, Value, ChangedFile), Refusal> {
     let path_of = |rel: &str| files.resolved.get(rel).ok_or_else(Refusal::internal);
     match change {
         FileChange::Add { path, content } => {
@@ -351,9 +357,16 @@ fn write_one(
             let old = files.loaded.get(path);
             let report = tx.write(target, old, content, None)?;
             let verb = if old.is_some() { "replaced" } else { "created" };
+            let kind = if old.is_some() {
+                ChangeKind::Modified
+            } else {
+                ChangeKind::Created
+            };
+            let file = report.diff.clone().into_change(path, kind, None);
             Ok((
                 format!("{verb} {path}"),
                 json!({"path": path, "action": verb, "sha256": report.sha256, "formatted": report.formatted}),
+                file,
             ))
         }
         FileChange::Update {
@@ -404,19 +417,32 @@ fn write_one(
                 .iter()
                 .map(|h| json!({"hunk": h.hunk, "line": h.line, "offset": h.offset, "match": level_id(h.level)}))
                 .collect();
+            let kind = if move_to.is_some() {
+                ChangeKind::Moved
+            } else {
+                ChangeKind::Modified
+            };
+            let file = report
+                .diff
+                .clone()
+                .into_change(path, kind, move_to.as_deref());
             Ok((
                 line,
                 json!({"path": path, "action": if move_to.is_some() { "moved" } else { "updated" },
                        "moved_to": move_to, "replaced_existing": replaced,
                        "sha256": report.sha256, "formatted": report.formatted,
                        "hunks": hunks_json}),
+                file,
             ))
         }
         FileChange::Delete { path } => {
             tx.remove(path_of(path)?)?;
+            let before = files.loaded.get(path).map_or("", |f| f.text.as_str());
+            let file = TextDiff::between(before, "").into_change(path, ChangeKind::Deleted, None);
             Ok((
                 format!("deleted {path}"),
                 json!({"path": path, "action": "deleted"}),
+                file,
             ))
         }
     }

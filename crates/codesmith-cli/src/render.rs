@@ -1,0 +1,438 @@
+//! The one renderer of engine events as words: every front end (`exec`'s progress lines,
+//! the UI's line mode, the full-screen UI) shows the same event with the same words.
+//!
+//! Everything here reads the events' typed fields (a result's `error`, `summary` and
+//! `changes`), never the text the model reads: no front end parses JSON out of it.
+//! Text quoted from the model, a tool, a file or a provider is made safe for the terminal
+//! here ([`codesmith_policy::terminal_safe`], [`codesmith_policy::visible_line`]);
+//! CodeSmith's own colours are added after, by [`Paint`], on a terminal only.
+
+use std::borrow::Cow;
+
+use codesmith_policy::{terminal_safe, visible_controls, visible_line};
+use codesmith_protocol::{ChangeKind, ChangedFile, Event, ToolError, VerdictEvent};
+use serde_json::Value;
+
+/// Most diff lines a line renderer prints under an edit ([`event_lines`]); the
+/// full-screen UI has its own limit and shows the rest on Ctrl-O.
+pub const DIFF_LINES: usize = 20;
+
+/// Longest error line, in characters.
+const ERROR_CHARS: usize = 160;
+
+/// The argument a person recognises a call by: command, path, pattern or URL,
+/// as [`visible_line`] shows it (one line, controls and invisible characters visible,
+/// blank runs collapsed, at most 100 characters with the middle elided, never the end).
+/// Empty when the call has none of them.
+pub fn key_argument(args: &Value) -> String {
+    for key in [
+        "command",
+        "path",
+        "file_path",
+        "pattern",
+        "url",
+        "query",
+        "id",
+        "ref",
+        "description",
+    ] {
+        if let Some(v) = args.get(key).and_then(Value::as_str) {
+            return visible_line(v, 100);
+        }
+    }
+    String::new()
+}
+
+/// `● NAME KEY-ARGUMENT`: a tool call.
+pub fn tool_call_line(name: &str, args: &Value, paint: Paint) -> String {
+    format!(
+        "{} {} {}",
+        paint.bold("●"),
+        visible_line(name, 60),
+        key_argument(args)
+    )
+}
+
+/// `CODE: message` of a refused call, cut to one line of at most 160 characters; without
+/// a typed error (a stored result that is no envelope), the first line of `output`.
+pub fn error_line(error: Option<&ToolError>, output: &str) -> String {
+    let line = match error {
+        Some(e) => format!("{}: {}", e.code, e.message),
+        None => output.lines().next().unwrap_or_default().to_string(),
+    };
+    first_line(&terminal_safe(&line), ERROR_CHARS)
+}
+
+/// The diff lines of an edit's changed files, as the tool computed them: a file's own
+/// line (`created a.py`, `moved a -> b`, `deleted c`) when the edit created, moved or
+/// deleted it or changed several files, then its hunks (`@@` headers, ` ` context, `-`
+/// removed, `+` added). Controls and invisible characters are shown
+/// ([`visible_controls`]): exactly what was written, and nothing a terminal acts on.
+pub fn diff_lines(changes: &[ChangedFile]) -> Vec<String> {
+    let mut out = Vec::new();
+    for change in changes {
+        let path = visible_line(&change.path, 200);
+        let head = match (change.kind, &change.moved_to) {
+            (ChangeKind::Moved, Some(to)) => {
+                Some(format!("moved {path} -> {}", visible_line(to, 200)))
+            }
+            (ChangeKind::Created, _) => Some(format!("created {path}")),
+            (ChangeKind::Deleted, _) => Some(format!("deleted {path}")),
+            _ if changes.len() > 1 => Some(format!("updated {path}")),
+            _ => None,
+        };
+        out.extend(head);
+        for line in change.diff.lines() {
+            out.push(match visible_controls(line) {
+                Cow::Borrowed(l) => l.to_string(),
+                Cow::Owned(shown) => shown,
+            });
+        }
+        if change.truncated {
+            out.push("… (diff cut)".to_string());
+        }
+    }
+    out
+}
+
+/// `↻ retry N in S.Ss: reason`: a request that failed transiently and will be retried.
+pub fn retry_line(attempt: u32, wait_ms: u64, reason: &str) -> String {
+    format!(
+        "↻ retry {attempt} in {:.1}s: {}",
+        wait_ms as f64 / 1000.0,
+        terminal_safe(reason)
+    )
+}
+
+/// `ℹ message`: a notice.
+pub fn notice_line(message: &str) -> String {
+    format!("ℹ {}", terminal_safe(message))
+}
+
+/// `verdict: VERDICT (COMMAND)`: the claim verifier's verdict.
+pub fn verdict_line(v: &VerdictEvent) -> String {
+    format!(
+        "verdict: {} ({})",
+        terminal_safe(&v.verdict),
+        v.command
+            .as_deref()
+            .map_or("no command".to_string(), |c| visible_line(c, 100))
+    )
+}
+
+/// The lines a line renderer prints for `event` (none for the events it does not show:
+/// streamed text and thinking, which a front end streams itself, round boundaries, a
+/// successful result without changes, and kinds this renderer does not know). Used by
+/// `exec`'s progress on stderr and the UI's line mode on stdout.
+pub fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
+    if let Some(line) = subagent_line(event, "") {
+        return vec![line];
+    }
+    match event {
+        Event::ToolCall {
+            name, arguments, ..
+        } => vec![tool_call_line(name, arguments, paint)],
+        Event::ToolResult {
+            ok: false,
+            error,
+            output,
+            ..
+        } => vec![format!(
+            "  {}",
+            paint.red(&format!("✗ {}", error_line(error.as_ref(), output)))
+        )],
+        Event::ToolResult { changes, .. } => {
+            let lines = diff_lines(changes);
+            let mut out: Vec<String> = lines
+                .iter()
+                .take(DIFF_LINES)
+                .map(|l| format!("    {l}"))
+                .collect();
+            if lines.len() > DIFF_LINES {
+                out.push(format!("    … {} more lines", lines.len() - DIFF_LINES));
+            }
+            out
+        }
+        Event::Retry {
+            attempt,
+            wait_ms,
+            reason,
+        } => vec![retry_line(*attempt, *wait_ms, reason)],
+        Event::Notice { message } => vec![notice_line(message)],
+        Event::Verdict(v) => vec![verdict_line(v)],
+        Event::Error { message } => {
+            vec![format!(
+                "{} {}",
+                paint.red("error:"),
+                terminal_safe(message)
+            )]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The line of a subagent event (`None` for any other event, and for child events not
+/// shown: streamed text, thinking, round starts, successful results), indented by
+/// `indent` and labelled with the child's short id. A child's retry is labelled as its
+/// own, so it is never read as the foreground's.
+fn subagent_line(event: &Event, indent: &str) -> Option<String> {
+    match event {
+        Event::SubagentStarted {
+            agent_id,
+            agent_type,
+            description,
+            ..
+        } => Some(format!(
+            "{indent}↳ [{}] {} subagent: {}",
+            short_id(agent_id),
+            terminal_safe(agent_type),
+            visible_line(description, 80)
+        )),
+        Event::SubagentFinished {
+            agent_id,
+            status,
+            turns,
+            ..
+        } => Some(format!(
+            "{indent}↳ [{}] {} after {turns} round(s)",
+            short_id(agent_id),
+            terminal_safe(status)
+        )),
+        Event::Subagent { agent_id, event } => {
+            let inner = format!("{indent}  ");
+            if let Some(line) = subagent_line(event, &inner) {
+                return Some(line);
+            }
+            let label = format!("{inner}[{}]", short_id(agent_id));
+            match event.as_ref() {
+                Event::ToolCall {
+                    name, arguments, ..
+                } => Some(format!(
+                    "{label} {}",
+                    tool_call_line(name, arguments, Paint::OFF)
+                )),
+                Event::ToolResult {
+                    ok: false,
+                    error,
+                    output,
+                    ..
+                } => Some(format!(
+                    "{label}   ✗ {}",
+                    error_line(error.as_ref(), output)
+                )),
+                Event::Retry {
+                    attempt, wait_ms, ..
+                } => Some(format!(
+                    "{label} ↻ subagent retry {attempt} in {:.1}s",
+                    *wait_ms as f64 / 1000.0
+                )),
+                Event::Notice { message } => Some(format!("{label} {}", notice_line(message))),
+                Event::Error { message } => {
+                    Some(format!("{label} error: {}", terminal_safe(message)))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The last 6 characters of a subagent's id (its session id, whose tail is random), for
+/// labels.
+fn short_id(agent_id: &str) -> Cow<'_, str> {
+    let start = agent_id.char_indices().rev().nth(5).map_or(0, |(i, _)| i);
+    terminal_safe(&agent_id[start..])
+}
+
+/// The first line of `text`, at most `max` characters, with `…` when anything was cut.
+pub fn first_line(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let mut out: String = line.chars().take(max).collect();
+    if line.chars().count() > max || text.lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// CodeSmith's own colours: only on a terminal, and never when `NO_COLOR` is
+/// set to a non-empty value (<https://no-color.org>).
+#[derive(Debug, Clone, Copy)]
+pub struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    /// No colours (line mode, tests, labels inside coloured lines).
+    pub const OFF: Paint = Paint { on: false };
+
+    /// Colours for stderr when it is a terminal and `NO_COLOR` is unset.
+    pub fn for_stderr(tty: bool) -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Paint {
+            on: tty && !no_color,
+        }
+    }
+
+    fn wrap(self, sgr: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{sgr}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// `text` (already made safe) in bold.
+    pub fn bold(self, text: &str) -> String {
+        self.wrap("1", text)
+    }
+
+    /// `text` (already made safe) in red.
+    pub fn red(self, text: &str) -> String {
+        self.wrap("31", text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codesmith_protocol::ErrorCode;
+
+    fn result(ok: bool, error: Option<ToolError>, changes: Vec<ChangedFile>) -> Event {
+        Event::ToolResult {
+            id: "c1".into(),
+            name: "edit_file".into(),
+            ok,
+            output: "{\"ok\":false,\"error\":{\"code\":\"IGNORED\"}}".into(),
+            meta: Value::Null,
+            error,
+            summary: None,
+            changes,
+            source: None,
+        }
+    }
+
+    fn edit() -> ChangedFile {
+        ChangedFile {
+            path: "calc.py".into(),
+            kind: ChangeKind::Modified,
+            moved_to: None,
+            added: 1,
+            removed: 1,
+            diff: "@@ -1 +1 @@\n-a - b\n+a + \u{1b}b\n".into(),
+            truncated: false,
+        }
+    }
+
+    /// One of each event the line renderers show, with the line both print.
+    fn cases() -> Vec<(Event, &'static str)> {
+        vec![
+            (
+                Event::ToolCall {
+                    id: "c1".into(),
+                    name: "exec_shell".into(),
+                    arguments: serde_json::json!({"command": "cargo test\n--all"}),
+                },
+                "● exec_shell cargo test\\n--all",
+            ),
+            (
+                result(
+                    false,
+                    Some(ToolError {
+                        code: ErrorCode::Timeout,
+                        message: "ran past 120 s\nsecond line".into(),
+                        hint: "run it in the background".into(),
+                    }),
+                    Vec::new(),
+                ),
+                "  ✗ TIMEOUT: ran past 120 s…",
+            ),
+            (
+                result(true, None, vec![edit()]),
+                "    @@ -1 +1 @@\n    -a - b\n    +a + \\u{1b}b",
+            ),
+            (
+                Event::Retry {
+                    attempt: 2,
+                    wait_ms: 1500,
+                    reason: "HTTP 503".into(),
+                },
+                "↻ retry 2 in 1.5s: HTTP 503",
+            ),
+            (
+                Event::Notice {
+                    message: "context recovered".into(),
+                },
+                "ℹ context recovered",
+            ),
+            (
+                Event::Error {
+                    message: "the provider refused the key".into(),
+                },
+                "error: the provider refused the key",
+            ),
+            (
+                Event::Subagent {
+                    agent_id: "session-abcdef123456".into(),
+                    event: Box::new(Event::Notice {
+                        message: "hi".into(),
+                    }),
+                },
+                "  [123456] ℹ hi",
+            ),
+        ]
+    }
+
+    #[test]
+    fn exec_progress_and_line_mode_print_the_same_words_for_the_same_event() {
+        for (event, want) in cases() {
+            let exec = crate::progress::human_lines(&event, Paint::OFF).join("\n");
+            let plain = crate::tui::plain::event_text(&event);
+            assert_eq!(exec, want, "{event:?}");
+            assert_eq!(plain.as_deref(), Some(want), "{event:?}");
+        }
+    }
+
+    #[test]
+    fn error_lines_come_from_the_typed_error_never_from_the_models_text() {
+        let typed = ToolError {
+            code: ErrorCode::NoMatch,
+            message: "no match".into(),
+            hint: "h".into(),
+        };
+        let text = r#"{"ok":false,"error":{"code":"DENIED","message":"other"}}"#;
+        assert_eq!(error_line(Some(&typed), text), "NO_MATCH: no match");
+        assert_eq!(error_line(None, "plain failure\nmore"), "plain failure");
+    }
+
+    #[test]
+    fn several_files_and_moves_get_a_line_of_their_own() {
+        let mut moved = edit();
+        moved.kind = ChangeKind::Moved;
+        moved.moved_to = Some("lib/calc.py".into());
+        moved.diff.clear();
+        let mut created = edit();
+        created.kind = ChangeKind::Created;
+        created.path = "new.py".into();
+        created.diff = "@@ -0,0 +1 @@\n+x\n".into();
+        created.truncated = true;
+        assert_eq!(
+            diff_lines(&[moved, created]),
+            [
+                "moved calc.py -> lib/calc.py",
+                "created new.py",
+                "@@ -0,0 +1 @@",
+                "+x",
+                "… (diff cut)"
+            ]
+        );
+    }
+
+    #[test]
+    fn long_diffs_are_cut_in_line_renderers() {
+        let mut big = edit();
+        big.diff = (0..30).map(|i| format!("+{i}\n")).collect();
+        let lines = event_lines(&result(true, None, vec![big]), Paint::OFF);
+        assert_eq!(lines.len(), DIFF_LINES + 1);
+        assert_eq!(lines[DIFF_LINES], "    … 10 more lines");
+    }
+}
