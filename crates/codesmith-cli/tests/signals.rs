@@ -398,3 +398,63 @@ async fn the_line_mode_ui_stops_on_sigterm_closes_the_turn_and_leaves_nothing() 
         "{results:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_at_a_line_mode_approval_question_interrupts_the_task() {
+    let s = scratch();
+    let server = scripted("rm -rf build; touch marked").await;
+    let mut argv = vec![BIN.to_string()];
+    argv.extend(model_flags(&s.ws, &server.base_url()));
+    let mode = argv.iter().position(|a| a == "auto").unwrap();
+    argv[mode] = "suggest".into();
+    let home = s.home.clone();
+    let (status, out) = tokio::task::spawn_blocking(move || {
+        let mut child = spawn(&argv, &home, Stdio::piped(), Stdio::piped());
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in
+                std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut out = Vec::new();
+        let until = |what: &str, out: &mut Vec<String>| {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+                match lines.recv_timeout(left) {
+                    Ok(line) => {
+                        let hit = line.contains(what);
+                        out.push(line);
+                        if hit {
+                            return true;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            false
+        };
+        writeln!(stdin, "Mark it").unwrap();
+        stdin.flush().unwrap();
+        assert!(until("approve", &mut out), "no question: {out:#?}");
+        send(&child, "INT");
+        let interrupted = until("interrupted", &mut out);
+        // Input stays open: only the interrupt can end the question.
+        drop(stdin);
+        let status = wait_exit(&mut child, "the UI");
+        assert!(interrupted, "Ctrl-C did not end the question: {out:#?}");
+        (status, out)
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "{status:?} {out:#?}");
+    assert!(!s.ws.join("marked").exists(), "the call ran");
+    let results = recorded_results(&s.home);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(server.requests().len(), 1, "the task went on after Ctrl-C");
+}

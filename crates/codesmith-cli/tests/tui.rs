@@ -233,6 +233,49 @@ async fn tui_ctrl_c_interrupts_a_stalled_turn_and_keeps_the_session() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_quit_while_a_task_runs_closes_its_turn_before_exiting() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("this answer never arrives").stall_before(15_000));
+    let ws = sb.ws();
+    let tmux = Tmux::start(&ui_command(&sb.home(), &ws, &server.base_url()));
+    tmux.wait_for("message, /help").await;
+    tmux.text("stalled task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("working… Ctrl-C interrupts").await;
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux.alive() {
+        assert!(
+            Instant::now() < deadline,
+            "the UI did not quit:\n{}",
+            tmux.screen()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The task's turn is closed in the transcript: nothing of it is lost, and a resume
+    // continues from a well-formed conversation.
+    let dir = sb.home().join("sessions");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .expect("no session file");
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains("stalled task"), "{text}");
+    assert!(
+        text.contains("The turn was interrupted before the model answered"),
+        "the quit cut the turn off unclosed:\n{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
     let sb = Sandbox::new();
     let server = ScriptedServer::start().await;

@@ -139,10 +139,14 @@ impl Runtime {
         let cancel = self.ctx.cancel.clone();
         let answer = tokio::select! {
             answer = self.approver.ask(&request) => answer,
-            () = cancel.cancelled() => {
-                return GateDecision::Refuse(codesmith_tools::cancelled(&request.tool, None));
-            }
+            () = cancel.cancelled() => ApprovalAnswer::Deny,
         };
+        // An interrupt withdraws the question (its approver may resolve it as "deny" in
+        // the same instant): that is no answer, so nothing is recorded as the user's
+        // "no", and an answer that raced the interrupt runs nothing.
+        if cancel.is_cancelled() {
+            return GateDecision::Refuse(codesmith_tools::cancelled(&request.tool, None));
+        }
         match answer {
             ApprovalAnswer::Once => GateDecision::Run { concurrent: false },
             ApprovalAnswer::Session => {

@@ -32,7 +32,8 @@ use crate::approval::{Approver, NoApprover};
 pub const SUBMISSION_QUEUE: usize = 64;
 
 /// Most submissions that start work and wait behind the running one; past it a new one
-/// is refused at once with a `notice` and its closing event.
+/// is refused at once with a `notice`, and its closing event comes in its turn (after
+/// those of the submissions before it).
 pub const MAX_WAITING: usize = 32;
 
 /// How long an interrupted task may take to stop its tool calls and close its turn before
@@ -292,13 +293,25 @@ impl Approver for QueueApprover {
     }
 }
 
+/// A submission that waits behind the running one.
+enum Queued {
+    /// It starts its work when its turn comes.
+    Work(Submission),
+    /// It will not start (an interrupt dropped it, or too many waited): its closing
+    /// event, emitted when its turn comes, so that closing events keep the order of
+    /// their submissions.
+    NotStarted(Event),
+}
+
 /// What the loop keeps besides the engine.
 struct Queues {
     ops: mpsc::Receiver<Submission>,
     events: mpsc::UnboundedSender<Event>,
     pending: Pending,
-    /// Submissions that start work, waiting behind the running one.
-    waiting: VecDeque<Submission>,
+    /// Submissions that start work, waiting behind the running one, in their order.
+    waiting: VecDeque<Queued>,
+    /// How many of them are [`Queued::Work`].
+    work_waiting: usize,
     /// Every sender is gone: no more submissions will come.
     closed: bool,
     /// A shutdown was asked for (or every sender is gone).
@@ -323,53 +336,97 @@ impl Queues {
         }
     }
 
-    /// Drops the submissions that wait behind the running one, each with its closing
-    /// event, and denies the pending approvals.
+    /// Denies the pending approvals and drops the submissions that wait behind the
+    /// running one: each keeps its place, to close (with its closing event) after the
+    /// running one's closing event.
     fn interrupt_waiting(&mut self) {
         self.pending.deny_all();
-        for sub in std::mem::take(&mut self.waiting) {
-            self.emit(not_started(sub.op));
+        self.work_waiting = 0;
+        self.waiting = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .filter_map(|queued| match queued {
+                Queued::Work(sub) => not_started(sub.op).map(Queued::NotStarted),
+                done @ Queued::NotStarted(_) => Some(done),
+            })
+            .collect();
+    }
+
+    /// Emits the closing events of every waiting submission (the loop is ending).
+    fn close_waiting(&mut self) {
+        self.interrupt_waiting();
+        for queued in std::mem::take(&mut self.waiting) {
+            if let Queued::NotStarted(event) = queued {
+                self.emit(event);
+            }
         }
+    }
+
+    /// The next waiting submission to start, after emitting the closing events of the
+    /// dropped ones before it.
+    fn next_waiting(&mut self) -> Option<Submission> {
+        while let Some(queued) = self.waiting.pop_front() {
+            match queued {
+                Queued::Work(sub) => {
+                    self.work_waiting -= 1;
+                    return Some(sub);
+                }
+                Queued::NotStarted(event) => self.emit(event),
+            }
+        }
+        None
     }
 
     /// Queues a submission that starts work behind the running one.
     fn defer(&mut self, sub: Submission) {
-        if self.waiting.len() >= MAX_WAITING {
+        if self.work_waiting >= MAX_WAITING {
             self.emit(Event::Notice {
                 message: format!(
                     "{MAX_WAITING} submissions already wait behind the running one; this one \
-                     was dropped: wait for them, or interrupt"
+                     was dropped (its closing event follows theirs): wait for them, or interrupt"
                 ),
             });
-            self.emit(not_started(sub.op));
+            if let Some(closing) = not_started(sub.op) {
+                self.waiting.push_back(Queued::NotStarted(closing));
+            }
         } else {
-            self.waiting.push_back(sub);
+            self.work_waiting += 1;
+            self.waiting.push_back(Queued::Work(sub));
         }
     }
 }
 
-/// The closing event of a submission that never started.
-fn not_started(op: Op) -> Event {
-    match op {
-        Op::Compact => Event::CompactionFinished {
-            outcome: CompactionOutcome::Interrupted,
-            messages: 0,
-            summary: false,
-            before: 0,
-            after: 0,
-            error: None,
-        },
+/// The closing event of a submission that never started (`None` for an op that has none).
+fn not_started(op: Op) -> Option<Event> {
+    Some(match op {
+        Op::Compact => compaction_interrupted(),
         Op::Restore { task, .. } => Event::RestoreFinished {
             task,
             applied: false,
             report: None,
-            error: Some("interrupted before it started; nothing was changed".to_string()),
+            error: Some(
+                "it never started (interrupted, or too many submissions waited); nothing was \
+                 changed"
+                    .to_string(),
+            ),
         },
-        _ => Event::TaskFinished {
+        Op::UserTask { .. } => Event::TaskFinished {
             status: TaskStatus::Cancelled,
             turns: 0,
             usage: Usage::default(),
         },
+        _ => return None,
+    })
+}
+
+/// The closing event of a compaction that was interrupted (or never started).
+fn compaction_interrupted() -> Event {
+    Event::CompactionFinished {
+        outcome: CompactionOutcome::Interrupted,
+        messages: 0,
+        summary: false,
+        before: 0,
+        after: 0,
+        error: None,
     }
 }
 
@@ -384,11 +441,12 @@ async fn run_loop(
         events,
         pending,
         waiting: VecDeque::new(),
+        work_waiting: 0,
         closed: false,
         stop: false,
     };
     while !q.stop {
-        let sub = match q.waiting.pop_front() {
+        let sub = match q.next_waiting() {
             Some(sub) => sub,
             None => match q.ops.recv().await {
                 Some(sub) => sub,
@@ -411,7 +469,7 @@ async fn run_loop(
             }),
         }
     }
-    q.interrupt_waiting();
+    q.close_waiting();
     // The queue approver holds a sender of the event queue: the queue closes (and a
     // client reading to the end stops) only once it is gone. An engine handed back
     // refuses what needs approval until it is spawned again.
@@ -554,7 +612,7 @@ async fn compact(engine: &mut Engine, q: &mut Queues) {
             after: 0,
             error: Some(e.to_string()),
         },
-        Driven::Dropped => not_started(Op::Compact),
+        Driven::Dropped => compaction_interrupted(),
     };
     q.emit(finished);
 }
@@ -614,7 +672,13 @@ async fn restore(engine: &mut Engine, task: u32, apply: bool, q: &mut Queues) {
             report: None,
             error: Some(e.to_string()),
         },
-        Driven::Dropped => not_started(Op::Restore { task, apply }),
+        // Not reached: a restore is never dropped (`OnInterrupt::Finish`).
+        Driven::Dropped => Event::RestoreFinished {
+            task,
+            applied: false,
+            report: None,
+            error: Some("it was stopped before it finished".to_string()),
+        },
     };
     q.emit(finished);
 }

@@ -1063,8 +1063,10 @@ pub fn recorded_tasks(session_file: &Path) -> u32 {
                 .and_then(serde_json::Value::as_u64),
             _ => None,
         })
+        // A number no task can have is unreadable too: taken as the highest, it would
+        // restart the count (or pin it), and new tasks would reuse old tasks' numbers.
+        .filter_map(|t| u32::try_from(t).ok().filter(|&t| t < u32::MAX))
         .max()
-        .and_then(|t| u32::try_from(t).ok())
         .unwrap_or(0)
 }
 

@@ -400,3 +400,194 @@ async fn dropping_the_handle_denies_a_pending_approval_and_ends_the_engine() {
     assert_eq!(marks(&r.ws), 0);
     assert_well_formed(engine.session().messages());
 }
+
+fn closing(e: &Event) -> bool {
+    matches!(
+        e,
+        Event::TaskFinished { .. }
+            | Event::CompactionFinished { .. }
+            | Event::RestoreFinished { .. }
+    )
+}
+
+/// Events until `count` closing events have come.
+async fn closings(handle: &mut EngineHandle, count: usize) -> Vec<Event> {
+    let mut seen = Vec::new();
+    while seen.iter().filter(|e| closing(e)).count() < count {
+        match next(handle).await {
+            Some(event) => seen.push(event),
+            None => panic!("the event queue closed first: {seen:#?}"),
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_closes_the_running_work_before_the_work_it_drops() {
+    let r = rig();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "touch started; exec sleep 30"}"#,
+        ))
+        .push(Scripted::text("never sent"));
+    let engine = common::engine(&server, &r.ws, &r.home, common::Setup::default());
+    let mut handle = engine.spawn(Approvals::Refused);
+    handle
+        .submit(Op::UserTask {
+            text: "run it".into(),
+        })
+        .await
+        .unwrap();
+    until(&mut handle, |e| matches!(e, Event::ToolCall { .. })).await;
+    let start = Instant::now();
+    while !r.ws.join("started").exists() && start.elapsed() < WAIT {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for op in [
+        Op::UserTask {
+            text: "queued".into(),
+        },
+        Op::Compact,
+        Op::Restore {
+            task: 1,
+            apply: true,
+        },
+        Op::Interrupt,
+    ] {
+        handle.submit(op).await.unwrap();
+    }
+    let events = closings(&mut handle, 4).await;
+    // The running task's own events all come before any closing event: a client that
+    // reads to the first closing event has seen its whole task.
+    let first = events.iter().position(closing).unwrap();
+    let result = events
+        .iter()
+        .position(|e| matches!(e, Event::ToolResult { id, .. } if id == "c1"))
+        .unwrap_or_else(|| panic!("c1 got no result: {events:#?}"));
+    assert!(
+        result < first,
+        "a dropped submission closed first: {events:#?}"
+    );
+    let order: Vec<&str> = events
+        .iter()
+        .filter(|e| closing(e))
+        .map(|e| match e {
+            Event::TaskFinished { .. } => "task",
+            Event::CompactionFinished { .. } => "compact",
+            _ => "restore",
+        })
+        .collect();
+    assert_eq!(order, ["task", "task", "compact", "restore"]);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::RestoreFinished { applied: true, .. })),
+        "{events:#?}"
+    );
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_past_the_waiting_bound_is_refused_in_submission_order() {
+    let r = rig();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "sleep 2"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let engine = common::engine(&server, &r.ws, &r.home, common::Setup::default());
+    let mut handle = engine.spawn(Approvals::Refused);
+    handle
+        .submit(Op::UserTask {
+            text: "run it".into(),
+        })
+        .await
+        .unwrap();
+    until(&mut handle, |e| matches!(e, Event::ToolCall { .. })).await;
+    let flood = codesmith_engine::MAX_WAITING + 3;
+    for _ in 0..flood {
+        handle
+            .submit(Op::Restore {
+                task: 9,
+                apply: false,
+            })
+            .await
+            .unwrap();
+    }
+    let events = closings(&mut handle, 1 + flood).await;
+    let refusals = events
+        .iter()
+        .filter(|e| matches!(e, Event::Notice { message } if message.contains("already wait")))
+        .count();
+    assert_eq!(refusals, 3, "{events:#?}");
+    let closed: Vec<&Event> = events.iter().filter(|e| closing(e)).collect();
+    assert!(
+        matches!(
+            closed[0],
+            Event::TaskFinished {
+                status: TaskStatus::Completed,
+                ..
+            }
+        ),
+        "a refused submission closed before the running task: {closed:#?}"
+    );
+    let never = |e: &Event| matches!(e, Event::RestoreFinished { error: Some(m), .. } if m.contains("never started"));
+    let refused: Vec<bool> = closed[1..].iter().map(|e| never(e)).collect();
+    let mut expected = vec![false; codesmith_engine::MAX_WAITING];
+    expected.extend([true; 3]);
+    assert_eq!(refused, expected, "{closed:#?}");
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_question_is_not_a_denial_and_is_asked_again() {
+    let r = rig();
+    let server = ScriptedServer::start().await;
+    // The interrupt and the withdrawal it causes land in the same instant; each round
+    // gives the race another chance to count as the user's "no".
+    const ROUNDS: usize = 6;
+    for n in 0..=ROUNDS {
+        // The same command each round (a denial is of its text); the timeout differs
+        // only to keep the loop guard's count of identical calls out of it.
+        let args = format!(r#"{{"command": "make mark", "timeout_secs": {}}}"#, 60 + n);
+        server.push(Scripted::tool_call(format!("c{n}"), "exec_shell", &args));
+    }
+    let setup = common::Setup {
+        approval: ApprovalMode::Suggest,
+        ..common::Setup::default()
+    };
+    let engine = common::engine(&server, &r.ws, &r.home, setup);
+    let mut handle = engine.spawn(Approvals::Asked);
+    let asked_or_done = |e: &Event| matches!(e, Event::ApprovalRequested(_)) || finished(e);
+    for n in 0..=ROUNDS {
+        handle
+            .submit(Op::UserTask {
+                text: format!("mark it, round {n}"),
+            })
+            .await
+            .unwrap();
+        let events = until(&mut handle, asked_or_done).await;
+        assert!(
+            matches!(events.last(), Some(Event::ApprovalRequested(_))),
+            "round {n}: the command was not asked about again: {events:#?}"
+        );
+        handle.submit(Op::Interrupt).await.unwrap();
+        let events = until(&mut handle, finished).await;
+        assert_eq!(status(&events), TaskStatus::Cancelled);
+        assert!(
+            !events.iter().any(|e| matches!(
+                e,
+                Event::ToolResult { output, .. } if output.contains("declined")
+            )),
+            "round {n}: an interrupt counted as the user's no: {events:#?}"
+        );
+    }
+    assert_eq!(marks(&r.ws), 0);
+    handle.shutdown().await.unwrap();
+}

@@ -790,3 +790,21 @@ async fn restore_and_compact_ops_end_with_their_closing_events() {
     assert_eq!(outcome, CompactionOutcome::NothingToCompact);
     handle.shutdown().await.unwrap();
 }
+
+#[test]
+fn a_task_number_no_task_can_have_does_not_reset_the_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let note = |kind: &str, data: serde_json::Value| {
+        serde_json::json!({"type": "note", "kind": kind, "data": data}).to_string()
+    };
+    let lines = [
+        note("task", serde_json::json!({"task": 1})),
+        note("turn", serde_json::json!({"turn": 2})),
+        note("task", serde_json::json!({"task": 99_999_999_999u64})),
+        note("task", serde_json::json!({"task": u32::MAX})),
+        note("task", serde_json::json!({"task": -3})),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    assert_eq!(recorded_tasks(&path), 2);
+}

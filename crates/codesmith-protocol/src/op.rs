@@ -7,7 +7,9 @@
 //! runs, the engine still reads the queue, so [`Op::Interrupt`] and [`Op::Approval`] act at
 //! once. Every op that starts work ends with exactly one closing event
 //! ([`crate::Event::TaskFinished`], [`crate::Event::CompactionFinished`],
-//! [`crate::Event::RestoreFinished`]), so a client knows when to stop reading.
+//! [`crate::Event::RestoreFinished`]), and closing events come in the order of their
+//! submissions, also for work that never started (interrupted, or refused because too
+//! much waited), so a client knows when to stop reading and which submission ended.
 
 use serde::{Deserialize, Serialize};
 
@@ -38,8 +40,8 @@ pub enum Op {
     /// stopped (a shell command with its whole process tree), every tool call gets a
     /// result and the turn is closed in the transcript; pending approval requests are
     /// withdrawn (`approval_withdrawn`) and count as denied. Submissions queued behind it
-    /// that have not started are dropped, each with its closing event. With nothing
-    /// running, it does nothing.
+    /// that have not started are dropped, each with its closing event, which comes after
+    /// the running work's own closing event. With nothing running, it does nothing.
     Interrupt,
     /// Answer the pending approval request `call_id` (the id of its `approval_requested`
     /// event). An id that no request is waiting under (answered already, withdrawn, never

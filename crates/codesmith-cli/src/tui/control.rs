@@ -72,15 +72,7 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
             facts.model,
             setup::provider_label(facts.resolved.provider)
         )]),
-        Slash::Model(Some(_))
-        | Slash::Approval(Some(_))
-        | Slash::Clear
-        | Slash::Resume(Some(_))
-        | Slash::Compact
-            if facts.running =>
-        {
-            busy()
-        }
+        cmd if facts.running && waits_for_idle(&cmd) => busy(),
         Slash::Model(Some(_)) if facts.resolved.provider == crate::args::ProviderName::Local => {
             Reply::Lines(vec![
                 "the embedded model cannot be switched inside a session: restart with --model PATH.gguf"
@@ -156,6 +148,21 @@ pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
 }
 
 /// `/restore N` previews; `/restore N yes` applies.
+/// True for a command refused while a task runs: it rebuilds the engine, or starts
+/// engine work that would run only after the task (a `/restore N yes` then would apply
+/// what a preview taken before the task's last writes showed).
+fn waits_for_idle(cmd: &Slash) -> bool {
+    matches!(
+        cmd,
+        Slash::Model(Some(_))
+            | Slash::Approval(Some(_))
+            | Slash::Clear
+            | Slash::Resume(Some(_))
+            | Slash::Compact
+            | Slash::Restore(Some(_))
+    )
+}
+
 fn restore(arg: Option<&str>) -> Reply {
     let mut words = arg.unwrap_or_default().split_whitespace();
     let task = words.next().and_then(|w| w.parse::<u32>().ok());
@@ -271,4 +278,30 @@ fn sessions(f: &Facts<'_>) -> Vec<String> {
     let dir = sessions_dir(&f.resolved.home);
     lines.extend(crate::commands::sessions::notices(&listing, &dir));
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_that_start_engine_work_wait_for_the_running_task() {
+        for cmd in [
+            Slash::Compact,
+            Slash::Restore(Some("1 yes".into())),
+            Slash::Restore(Some("2".into())),
+            Slash::Model(Some("m".into())),
+            Slash::Clear,
+        ] {
+            assert!(waits_for_idle(&cmd), "{cmd:?}");
+        }
+        for cmd in [
+            Slash::Help,
+            Slash::Quit,
+            Slash::Restore(None),
+            Slash::Model(None),
+        ] {
+            assert!(!waits_for_idle(&cmd), "{cmd:?}");
+        }
+    }
 }

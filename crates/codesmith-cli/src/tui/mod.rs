@@ -77,7 +77,8 @@ pub enum SlashDone {
     AwaitLater,
 }
 
-/// How long the engine task may take to close an interrupted turn after a stop signal.
+/// How long the engine task may take to close an interrupted turn once the UI ended (a
+/// stop signal, `/quit`, the end of input).
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Opens the UI.
@@ -184,12 +185,19 @@ pub async fn run(args: UiArgs, start: Start) -> Exit {
             plain::run(ui).await
         }
     };
-    let exit = tokio::select! {
-        exit = front => exit,
-        signal = shutdown.requested() => {
-            // The UI (and with it the terminal guard) is dropped here; the engine task
-            // closes the turn and ends.
-            let _ = tokio::time::timeout(STOP_GRACE, worker).await;
+    let ended = tokio::select! {
+        exit = front => Ok(exit),
+        signal = shutdown.requested() => Err(signal),
+    };
+    // However the front end ended (a signal, `/quit`, the end of input), the UI and its
+    // driver are dropped by now: the engine task interrupts a running task and closes its
+    // turn, or lets a restore finish, before the process ends. A process that ended
+    // without this wait would cut the work off where it stood (no result recorded for a
+    // running call, a workspace half restored).
+    let _ = tokio::time::timeout(STOP_GRACE, worker).await;
+    let exit = match ended {
+        Ok(exit) => exit,
+        Err(signal) => {
             return shutdown::exit(
                 signal,
                 &format!(

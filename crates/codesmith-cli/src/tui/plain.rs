@@ -2,13 +2,15 @@
 //! read from stdin one line at a time; events are printed as lines on stdout;
 //! approval questions are asked on stdout and answered with a line on stdin
 //! (`y`, `s`, `a` or `n`; end of input is "no"). Ctrl-C (SIGINT) interrupts
-//! a running task, and leaves when none runs.
+//! a running task (also while its approval question waits for an answer), and leaves
+//! when none runs.
 
 use std::io::Write;
 
 use codesmith_policy::terminal_safe;
 use codesmith_protocol::{ApprovalAnswer, ApprovalRequest, Event, Message, Op, Role};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 use super::approval::Prompt;
 use super::driver::ToUi;
@@ -20,6 +22,12 @@ use crate::exit::Exit;
 /// Runs line mode until end of input or `/quit`.
 pub async fn run(mut ui: Ui) -> Exit {
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+    // One stream for the whole run: a Ctrl-C is never lost between two waits for it, and
+    // it is heard wherever line mode waits (for a line, for events, for an answer).
+    let mut sigint = match signal(SignalKind::interrupt()) {
+        Ok(s) => s,
+        Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for Ctrl-C: {e}")),
+    };
     say(&ui.welcome().join("\n"));
     if let Some(summary) = resumed_summary(&ui.history) {
         say(&summary);
@@ -30,7 +38,7 @@ pub async fn run(mut ui: Ui) -> Exit {
                 Ok(Some(line)) => line,
                 _ => break,
             },
-            _ = tokio::signal::ctrl_c() => break,
+            _ = sigint.recv() => break,
         };
         let line = line.trim_end().to_string();
         if line.trim().is_empty() {
@@ -44,7 +52,7 @@ pub async fn run(mut ui: Ui) -> Exit {
                 match done {
                     SlashDone::Quit => break,
                     SlashDone::Shown => {}
-                    SlashDone::AwaitEngine => wait(&mut ui, &mut stdin).await,
+                    SlashDone::AwaitEngine => wait(&mut ui, &mut stdin, &mut sigint).await,
                     SlashDone::AwaitLater => {
                         if let Some(lines) = ui.later.recv().await {
                             say(&lines.join("\n"));
@@ -61,7 +69,7 @@ pub async fn run(mut ui: Ui) -> Exit {
                 if !ui.driver.send(Op::UserTask { text: task }) {
                     return Exit::failed(anyhow::anyhow!("the engine stopped"));
                 }
-                wait(&mut ui, &mut stdin).await;
+                wait(&mut ui, &mut stdin, &mut sigint).await;
             }
         }
     }
@@ -121,7 +129,7 @@ fn ends_wait(msg: &ToUi) -> bool {
 
 /// Prints events until the engine is idle again. Approval questions are asked on stdin
 /// as they come; events that arrive meanwhile are handled after the answer.
-async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
+async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>, sigint: &mut Signal) {
     let mut text = AnswerStream::stdout();
     let mut backlog: std::collections::VecDeque<ToUi> = std::collections::VecDeque::new();
     loop {
@@ -133,7 +141,7 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
                     Some(msg) => msg,
                     None => return,
                 },
-                _ = tokio::signal::ctrl_c() => {
+                _ = sigint.recv() => {
                     ui.driver.interrupt();
                     continue;
                 }
@@ -141,7 +149,7 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
         };
         if let ToUi::Event(Event::ApprovalRequested(request)) = msg {
             text.end_line();
-            if let Some(answer) = answer(&request, ui, stdin, &mut backlog).await {
+            if let Some(answer) = answer(&request, ui, stdin, sigint, &mut backlog).await {
                 ui.driver.send(Op::Approval {
                     call_id: request.call_id,
                     answer,
@@ -165,12 +173,14 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>) {
 }
 
 /// Asks the person on stdin; `None` when the question was withdrawn (what asked stopped
-/// waiting: a subagent past its wall time, an interrupt) before or while it was asked.
-/// Other events that arrive meanwhile go to `backlog`.
+/// waiting: a subagent past its wall time, an interrupt) before or while it was asked,
+/// or when Ctrl-C interrupted the task instead. Other events that arrive meanwhile go to
+/// `backlog`.
 async fn answer(
     request: &ApprovalRequest,
     ui: &mut Ui,
     stdin: &mut Lines<BufReader<Stdin>>,
+    sigint: &mut Signal,
     backlog: &mut std::collections::VecDeque<ToUi>,
 ) -> Option<ApprovalAnswer> {
     let withdrawn = |m: &ToUi| matches!(m, ToUi::Event(Event::ApprovalWithdrawn { call_id }) if *call_id == request.call_id);
@@ -194,6 +204,12 @@ async fn answer(
     let line = loop {
         tokio::select! {
             line = stdin.next_line() => break line,
+            _ = sigint.recv() => {
+                // The engine withdraws the question and closes the task.
+                say("  → interrupted: nothing was run");
+                ui.driver.interrupt();
+                return None;
+            }
             msg = ui.events.recv() => match msg {
                 Some(m) if withdrawn(&m) => {
                     say("  → withdrawn: what asked stopped waiting; nothing was run");
