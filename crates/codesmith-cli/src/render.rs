@@ -54,11 +54,16 @@ pub fn tool_call_line(name: &str, args: &Value, paint: Paint) -> String {
 }
 
 /// `CODE: message` of a refused call, cut to one line of at most 160 characters; without
-/// a typed error (a stored result that is no envelope), the first line of `output`.
+/// a typed error (a stored result that is no envelope), the first line of `output` (inside
+/// its `<external_content>` wrapper, if any).
 pub fn error_line(error: Option<&ToolError>, output: &str) -> String {
     let line = match error {
         Some(e) => format!("{}: {}", e.code, e.message),
-        None => output.lines().next().unwrap_or_default().to_string(),
+        None => codesmith_tools::trust::external_body(output)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
     };
     first_line(&terminal_safe(&line), ERROR_CHARS)
 }
@@ -402,6 +407,10 @@ mod tests {
         let text = r#"{"ok":false,"error":{"code":"DENIED","message":"other"}}"#;
         assert_eq!(error_line(Some(&typed), text), "NO_MATCH: no match");
         assert_eq!(error_line(None, "plain failure\nmore"), "plain failure");
+        let wrapped = "<external_content source=\"example.com\">\nHTTP 404\n</external_content>";
+        assert_eq!(error_line(None, wrapped), "HTTP 404");
+        let fake = "<external_content source=\"A B\">\nx";
+        assert_eq!(error_line(None, fake), "<external_content source=\"A B\">");
     }
 
     #[test]

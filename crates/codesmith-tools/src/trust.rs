@@ -71,6 +71,22 @@ fn defuse(content: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// The text inside the `<external_content>` wrapper of a finished result (what
+/// [`wrap_external`] wrapped, then anything appended after the wrapper, such as the loop
+/// guard's warning); `text` itself when it does not open with the wrapper. Front ends
+/// reading a stored result (a resumed transcript keeps only the model's text) read it
+/// through here, so a wrapped refusal is read as the refusal, not as its opening tag.
+pub fn external_body(text: &str) -> &str {
+    let open = format!("<{EXTERNAL_TAG} source=\"");
+    let Some(rest) = text.strip_prefix(open.as_str()) else {
+        return text;
+    };
+    match rest.split_once("\">\n") {
+        Some((label, body)) if clean_label(label) == label => body,
+        _ => text,
+    }
+}
+
 /// Wraps `content` as external data:
 /// `<external_content source="LABEL">\nCONTENT\n</external_content>`.
 /// The label is passed through [`clean_label`]. The content is sanitized
