@@ -121,7 +121,8 @@ pub struct ChangedFile {
     /// Lines removed.
     pub removed: u32,
     /// Unified-diff hunks without file headers: `@@ -a,b +c,d @@` lines, then lines
-    /// starting with ` ` (context), `-` or `+`, each ending in `\n`. Empty when the text
+    /// starting with ` ` (context), `-` or `+`, each ending in `\n` (a line ends at `\n`
+    /// only; its own `\r\n` is written `\n`, any other CR stays in it). Empty when the text
     /// did not change (a pure move). Cut at a line boundary after
     /// [`ChangedFile::DIFF_LIMIT`] bytes, with `truncated` set.
     pub diff: String,
