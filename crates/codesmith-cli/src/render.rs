@@ -17,6 +17,9 @@ use serde_json::Value;
 /// full-screen UI has its own limit and shows the rest on Ctrl-O.
 pub const DIFF_LINES: usize = 20;
 
+/// The start of the line [`diff_lines`] ends a cut diff with: `… (diff cut, +A -R in all)`.
+const CUT_MARK: &str = "… (diff cut,";
+
 /// Longest error line, in characters.
 const ERROR_CHARS: usize = 160;
 
@@ -71,7 +74,8 @@ pub fn error_line(error: Option<&ToolError>, output: &str) -> String {
 /// The diff lines of an edit's changed files, as the tool computed them: a file's own
 /// line (`created a.py`, `moved a -> b`, `deleted c`) when the edit created, moved or
 /// deleted it or changed several files, then its hunks (`@@` headers, ` ` context, `-`
-/// removed, `+` added). Controls and invisible characters are shown
+/// removed, `+` added), and a cut diff's `… (diff cut, +A -R in all)`. Controls and
+/// invisible characters are shown
 /// ([`visible_controls`]): exactly what was written, and nothing a terminal acts on.
 pub fn diff_lines(changes: &[ChangedFile]) -> Vec<String> {
     let mut out = Vec::new();
@@ -94,7 +98,10 @@ pub fn diff_lines(changes: &[ChangedFile]) -> Vec<String> {
             });
         }
         if change.truncated {
-            out.push("… (diff cut)".to_string());
+            out.push(format!(
+                "{CUT_MARK} +{} -{} in all)",
+                change.added, change.removed
+            ));
         }
     }
     out
@@ -154,7 +161,15 @@ pub fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
                 .map(|l| format!("    {l}"))
                 .collect();
             if lines.len() > DIFF_LINES {
-                out.push(format!("    … {} more lines", lines.len() - DIFF_LINES));
+                // A cut diff's own marker is kept past the limit: "N more lines" alone
+                // would read as the whole rest of the change.
+                let (cuts, more): (Vec<&String>, Vec<&String>) = lines[DIFF_LINES..]
+                    .iter()
+                    .partition(|l| l.starts_with(CUT_MARK));
+                if !more.is_empty() {
+                    out.push(format!("    … {} more lines", more.len()));
+                }
+                out.extend(cuts.into_iter().map(|l| format!("    {l}")));
             }
             out
         }
@@ -431,7 +446,7 @@ mod tests {
                 "created new.py",
                 "@@ -0,0 +1 @@",
                 "+x",
-                "… (diff cut)"
+                "… (diff cut, +1 -1 in all)"
             ]
         );
     }
@@ -440,8 +455,14 @@ mod tests {
     fn long_diffs_are_cut_in_line_renderers() {
         let mut big = edit();
         big.diff = (0..30).map(|i| format!("+{i}\n")).collect();
-        let lines = event_lines(&result(true, None, vec![big]), Paint::OFF);
+        let lines = event_lines(&result(true, None, vec![big.clone()]), Paint::OFF);
         assert_eq!(lines.len(), DIFF_LINES + 1);
         assert_eq!(lines[DIFF_LINES], "    … 10 more lines");
+        big.truncated = true;
+        big.added = 100_000;
+        let lines = event_lines(&result(true, None, vec![big]), Paint::OFF);
+        assert_eq!(lines.len(), DIFF_LINES + 2, "{lines:?}");
+        assert_eq!(lines[DIFF_LINES], "    … 10 more lines");
+        assert_eq!(lines[DIFF_LINES + 1], "    … (diff cut, +100000 -1 in all)");
     }
 }
