@@ -20,6 +20,10 @@ pub const DIFF_LINES: usize = 20;
 /// The start of the line [`diff_lines`] ends a cut diff with: `… (diff cut, +A -R in all)`.
 const CUT_MARK: &str = "… (diff cut,";
 
+/// Longest diff line a line renderer prints, in characters (a minified file's one line
+/// would otherwise fill the terminal).
+pub const DIFF_LINE_CHARS: usize = 300;
+
 /// Longest error line, in characters.
 const ERROR_CHARS: usize = 160;
 
@@ -158,7 +162,7 @@ pub fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
             let mut out: Vec<String> = lines
                 .iter()
                 .take(DIFF_LINES)
-                .map(|l| format!("    {l}"))
+                .map(|l| format!("    {}", first_line(l, DIFF_LINE_CHARS)))
                 .collect();
             if lines.len() > DIFF_LINES {
                 // A cut diff's own marker is kept past the limit: "N more lines" alone
@@ -458,6 +462,14 @@ mod tests {
         let lines = event_lines(&result(true, None, vec![big.clone()]), Paint::OFF);
         assert_eq!(lines.len(), DIFF_LINES + 1);
         assert_eq!(lines[DIFF_LINES], "    … 10 more lines");
+        big.diff = format!("+{}\n", "x".repeat(70_000));
+        let lines = event_lines(&result(true, None, vec![big.clone()]), Paint::OFF);
+        assert_eq!(
+            lines[0].chars().count(),
+            4 + DIFF_LINE_CHARS + 1,
+            "cut, with `…`"
+        );
+        big.diff = (0..30).map(|i| format!("+{i}\n")).collect();
         big.truncated = true;
         big.added = 100_000;
         let lines = event_lines(&result(true, None, vec![big]), Paint::OFF);
