@@ -71,7 +71,10 @@ pub fn finish_outcome(
         text = wrap_external(label, &text);
     }
     let (meta, error, changes) = match outcome {
-        Ok(out) => (envelope["meta"].take(), None, out.changes),
+        Ok(mut out) => {
+            ChangedFile::fit_to_event(&mut out.changes);
+            (envelope["meta"].take(), None, out.changes)
+        }
         Err(refusal) => {
             let mut error = refusal.to_error();
             error.message = sanitize_text(&error.message).0.into_owned();
