@@ -17,6 +17,13 @@ use serde_json::Value;
 /// full-screen UI has its own limit and shows the rest on Ctrl-O.
 pub const DIFF_LINES: usize = 20;
 
+/// The start of the line [`diff_lines`] ends a cut diff with: `… (diff cut, +A -R in all)`.
+const CUT_MARK: &str = "… (diff cut,";
+
+/// Longest diff line a line renderer prints, in characters (a minified file's one line
+/// would otherwise fill the terminal).
+pub const DIFF_LINE_CHARS: usize = 300;
+
 /// Longest error line, in characters.
 const ERROR_CHARS: usize = 160;
 
@@ -54,11 +61,16 @@ pub fn tool_call_line(name: &str, args: &Value, paint: Paint) -> String {
 }
 
 /// `CODE: message` of a refused call, cut to one line of at most 160 characters; without
-/// a typed error (a stored result that is no envelope), the first line of `output`.
+/// a typed error (a stored result that is no envelope), the first line of `output` (inside
+/// its `<external_content>` wrapper, if any).
 pub fn error_line(error: Option<&ToolError>, output: &str) -> String {
     let line = match error {
         Some(e) => format!("{}: {}", e.code, e.message),
-        None => output.lines().next().unwrap_or_default().to_string(),
+        None => codesmith_tools::trust::external_body(output)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
     };
     first_line(&terminal_safe(&line), ERROR_CHARS)
 }
@@ -66,7 +78,8 @@ pub fn error_line(error: Option<&ToolError>, output: &str) -> String {
 /// The diff lines of an edit's changed files, as the tool computed them: a file's own
 /// line (`created a.py`, `moved a -> b`, `deleted c`) when the edit created, moved or
 /// deleted it or changed several files, then its hunks (`@@` headers, ` ` context, `-`
-/// removed, `+` added). Controls and invisible characters are shown
+/// removed, `+` added), and a cut diff's `… (diff cut, +A -R in all)`. Controls and
+/// invisible characters are shown
 /// ([`visible_controls`]): exactly what was written, and nothing a terminal acts on.
 pub fn diff_lines(changes: &[ChangedFile]) -> Vec<String> {
     let mut out = Vec::new();
@@ -89,7 +102,10 @@ pub fn diff_lines(changes: &[ChangedFile]) -> Vec<String> {
             });
         }
         if change.truncated {
-            out.push("… (diff cut)".to_string());
+            out.push(format!(
+                "{CUT_MARK} +{} -{} in all)",
+                change.added, change.removed
+            ));
         }
     }
     out
@@ -146,10 +162,18 @@ pub fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
             let mut out: Vec<String> = lines
                 .iter()
                 .take(DIFF_LINES)
-                .map(|l| format!("    {l}"))
+                .map(|l| format!("    {}", first_line(l, DIFF_LINE_CHARS)))
                 .collect();
             if lines.len() > DIFF_LINES {
-                out.push(format!("    … {} more lines", lines.len() - DIFF_LINES));
+                // A cut diff's own marker is kept past the limit: "N more lines" alone
+                // would read as the whole rest of the change.
+                let (cuts, more): (Vec<&String>, Vec<&String>) = lines[DIFF_LINES..]
+                    .iter()
+                    .partition(|l| l.starts_with(CUT_MARK));
+                if !more.is_empty() {
+                    out.push(format!("    … {} more lines", more.len()));
+                }
+                out.extend(cuts.into_iter().map(|l| format!("    {l}")));
             }
             out
         }
@@ -402,6 +426,10 @@ mod tests {
         let text = r#"{"ok":false,"error":{"code":"DENIED","message":"other"}}"#;
         assert_eq!(error_line(Some(&typed), text), "NO_MATCH: no match");
         assert_eq!(error_line(None, "plain failure\nmore"), "plain failure");
+        let wrapped = "<external_content source=\"example.com\">\nHTTP 404\n</external_content>";
+        assert_eq!(error_line(None, wrapped), "HTTP 404");
+        let fake = "<external_content source=\"A B\">\nx";
+        assert_eq!(error_line(None, fake), "<external_content source=\"A B\">");
     }
 
     #[test]
@@ -422,7 +450,7 @@ mod tests {
                 "created new.py",
                 "@@ -0,0 +1 @@",
                 "+x",
-                "… (diff cut)"
+                "… (diff cut, +1 -1 in all)"
             ]
         );
     }
@@ -431,8 +459,22 @@ mod tests {
     fn long_diffs_are_cut_in_line_renderers() {
         let mut big = edit();
         big.diff = (0..30).map(|i| format!("+{i}\n")).collect();
-        let lines = event_lines(&result(true, None, vec![big]), Paint::OFF);
+        let lines = event_lines(&result(true, None, vec![big.clone()]), Paint::OFF);
         assert_eq!(lines.len(), DIFF_LINES + 1);
         assert_eq!(lines[DIFF_LINES], "    … 10 more lines");
+        big.diff = format!("+{}\n", "x".repeat(70_000));
+        let lines = event_lines(&result(true, None, vec![big.clone()]), Paint::OFF);
+        assert_eq!(
+            lines[0].chars().count(),
+            4 + DIFF_LINE_CHARS + 1,
+            "cut, with `…`"
+        );
+        big.diff = (0..30).map(|i| format!("+{i}\n")).collect();
+        big.truncated = true;
+        big.added = 100_000;
+        let lines = event_lines(&result(true, None, vec![big]), Paint::OFF);
+        assert_eq!(lines.len(), DIFF_LINES + 2, "{lines:?}");
+        assert_eq!(lines[DIFF_LINES], "    … 10 more lines");
+        assert_eq!(lines[DIFF_LINES + 1], "    … (diff cut, +100000 -1 in all)");
     }
 }

@@ -73,7 +73,7 @@ pub async fn run_one(
     }
 }
 
-/// [`run_one`]'s outcome, with the tool's `<external_content>` label.
+/// [`run_one`]'s outcome, with the tool's `<external_content>` label when the tool ran.
 async fn run(
     registry: &Registry,
     ctx: Arc<ToolContext>,
@@ -94,7 +94,6 @@ async fn run(
     if !args.is_object() {
         return (Err(crate::dispatch::not_an_object(name, args)), None);
     }
-    let label = tool.external_label(args);
     let mut runtime = Runtime {
         tools: registry.clone(),
         ctx,
@@ -110,11 +109,13 @@ async fn run(
         delegation: None,
         delegated: Vec::new(),
     };
-    let outcome = match runtime.gate("", tool.as_ref(), args, &mut |_| {}).await {
-        GateDecision::Run { .. } => {
-            codesmith_tools::call_tool(tool.as_ref(), &runtime.ctx, args.clone()).await
-        }
-        GateDecision::Refuse(refusal) => Err(refusal),
-    };
-    (outcome, label)
+    // Only what the tool answered is external content: a refusal of the gate is
+    // CodeSmith's own, and a session does not wrap it either.
+    match runtime.gate("", tool.as_ref(), args, &mut |_| {}).await {
+        GateDecision::Run { .. } => (
+            codesmith_tools::call_tool(tool.as_ref(), &runtime.ctx, args.clone()).await,
+            tool.external_label(args),
+        ),
+        GateDecision::Refuse(refusal) => (Err(refusal), None),
+    }
 }

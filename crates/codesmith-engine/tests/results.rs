@@ -255,3 +255,64 @@ async fn an_edit_sends_its_changed_file_and_diff_on_the_event_and_a_refusal_its_
     };
     assert!(changes.is_empty() && error.is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_fetch_gives_the_model_the_same_unwrapped_text_in_a_session_and_one_shot() {
+    let args = serde_json::json!({ "url": "https://docs.example.test/page" });
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let ws = ws.canonicalize().unwrap();
+    let home = tmp.path().join("home");
+
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call("c1", "fetch_url", args.to_string()))
+        .push(Scripted::text("ok"));
+    let mut engine = common::engine(
+        &server,
+        &ws,
+        &home,
+        common::Setup {
+            approval: codesmith_policy::ApprovalMode::Never,
+            extra_tools: vec![local_fetch()],
+            ..common::Setup::default()
+        },
+    );
+    let mut events = Vec::new();
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        engine.run_task("fetch it", &mut |e| events.push(e)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let finished = results(&events);
+    let [Event::ToolResult { ok, output, .. }] = finished.as_slice() else {
+        panic!("one result expected: {events:?}");
+    };
+    assert!(!ok, "{output}");
+
+    let mut registry = Registry::new();
+    registry.register(local_fetch());
+    let ctx = Arc::new(ToolContext::new(ws.clone(), home.clone()));
+    let policy = CallPolicy {
+        approval: codesmith_policy::ApprovalMode::Never,
+        ..CallPolicy::auto(Rules::new())
+    };
+    let one = tokio::time::timeout(
+        Duration::from_secs(20),
+        run_one(&registry, ctx, &policy, "fetch_url", args),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        one.result.error.as_ref().map(|e| e.code),
+        Some(ErrorCode::Denied)
+    );
+    assert_eq!(
+        one.result.source, None,
+        "a gate's refusal is not external content"
+    );
+    assert_eq!(&one.result.text, output, "the same text as in the session");
+}

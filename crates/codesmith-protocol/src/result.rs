@@ -121,9 +121,10 @@ pub struct ChangedFile {
     /// Lines removed.
     pub removed: u32,
     /// Unified-diff hunks without file headers: `@@ -a,b +c,d @@` lines, then lines
-    /// starting with ` ` (context), `-` or `+`, each ending in `\n`. Empty when the text
+    /// starting with ` ` (context), `-` or `+`, each ending in `\n` (a line ends at `\n`
+    /// only; its own `\r\n` is written `\n`, any other CR stays in it). Empty when the text
     /// did not change (a pure move). Cut at a line boundary after
-    /// [`ChangedFile::DIFF_LIMIT`] bytes, with `truncated` set.
+    /// [`ChangedFile::DIFF_LIMIT`] bytes (over all the files of one event), with `truncated` set.
     pub diff: String,
     /// True when `diff` was cut.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -131,6 +132,58 @@ pub struct ChangedFile {
 }
 
 impl ChangedFile {
-    /// Most bytes of `diff` carried by one event (64 KiB): the counts stay exact beyond.
+    /// Most bytes of diff carried by one event (64 KiB), over all its files together: the
+    /// counts stay exact beyond.
     pub const DIFF_LIMIT: usize = 64 * 1024;
+
+    /// Cuts the diffs of one event's `changes` to [`ChangedFile::DIFF_LIMIT`] bytes in
+    /// all, in order, each at a line boundary (setting `truncated`), so a small patch that
+    /// deletes or rewrites a thousand files cannot make an event of a thousand full diffs.
+    pub fn fit_to_event(changes: &mut [ChangedFile]) {
+        let mut left = Self::DIFF_LIMIT;
+        for change in changes {
+            if change.diff.len() > left {
+                let keep = change
+                    .diff
+                    .split_inclusive('\n')
+                    .scan(0usize, |used, line| {
+                        *used += line.len();
+                        (*used <= left).then_some(line.len())
+                    })
+                    .sum();
+                change.diff.truncate(keep);
+                change.truncated = true;
+            }
+            left -= change.diff.len();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_diff_limit_holds_over_all_files_of_one_event() {
+        let file = |i: usize| ChangedFile {
+            path: format!("f{i}"),
+            kind: ChangeKind::Deleted,
+            moved_to: None,
+            added: 0,
+            removed: 5000,
+            diff: "-0123456789\n".repeat(5000),
+            truncated: false,
+        };
+        let mut changes: Vec<ChangedFile> = (0..100).map(file).collect();
+        ChangedFile::fit_to_event(&mut changes);
+        let total: usize = changes.iter().map(|c| c.diff.len()).sum();
+        assert!(total <= ChangedFile::DIFF_LIMIT, "{total}");
+        assert!(!changes[0].truncated && changes[1].truncated && changes[99].truncated);
+        assert!(
+            changes
+                .iter()
+                .all(|c| c.diff.is_empty() || c.diff.ends_with('\n'))
+        );
+        assert_eq!(changes[99].removed, 5000, "counts stay exact");
+    }
 }

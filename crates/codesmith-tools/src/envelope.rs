@@ -113,10 +113,11 @@ pub fn envelope_json(outcome: &ToolOutcome) -> Value {
 
 /// The refusal in the text of a stored result (a resumed transcript keeps only what the
 /// model read, and a refusal's text is its whole envelope, see [`model_text`]); `None`
-/// when the text is not a refusal envelope. Only this module knows the envelope's
+/// when the text is not a refusal envelope (read inside the `<external_content>` wrapper of
+/// a network-origin result, [`crate::trust::external_body`]). Only this module knows the envelope's
 /// shape: front ends showing history ask here instead of parsing it themselves.
 pub fn stored_refusal(text: &str) -> Option<ToolError> {
-    let first = text.lines().next()?;
+    let first = crate::trust::external_body(text).lines().next()?;
     let envelope: Value = serde_json::from_str(first).ok()?;
     if envelope.get("ok") != Some(&Value::Bool(false)) {
         return None;

@@ -24,12 +24,16 @@ pub struct TextDiff {
 }
 
 impl TextDiff {
-    /// Diffs `before` against `after` line by line.
+    /// Diffs `before` against `after` line by line. A line ends at `\n` only, as the
+    /// tools count lines: a lone CR stays inside its line (and is shown, see
+    /// [`ChangedFile::diff`]) instead of splitting it in two, which would hide it.
     pub fn between(before: &str, after: &str) -> Self {
+        let old: Vec<&str> = before.split_inclusive('\n').collect();
+        let new: Vec<&str> = after.split_inclusive('\n').collect();
         let diff = similar::TextDiff::configure()
             .algorithm(similar::Algorithm::Myers)
             .deadline(std::time::Instant::now() + DEADLINE)
-            .diff_lines(before, after);
+            .diff_slices(&old, &new);
         let mut out = TextDiff::default();
         for change in diff.iter_all_changes() {
             match change.tag() {
@@ -48,7 +52,7 @@ impl TextDiff {
                     similar::ChangeTag::Equal => ' ',
                 };
                 text.push(sign);
-                text.push_str(change.value().trim_end_matches(['\n', '\r']));
+                text.push_str(line_text(change.value()));
                 text.push('\n');
             }
             if out.hunks.len() + text.len() > ChangedFile::DIFF_LIMIT {
@@ -80,6 +84,12 @@ impl TextDiff {
     }
 }
 
+/// `line` without its line ending (`\n` or `\r\n`); any other CR is kept.
+fn line_text(line: &str) -> &str {
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -91,6 +101,21 @@ mod tests {
         assert_eq!((d.added, d.removed), (1, 1));
         assert_eq!(d.hunks, "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
         assert!(!d.truncated);
+    }
+
+    #[test]
+    fn a_lone_cr_stays_in_its_line_and_line_endings_are_not_shown() {
+        let d = TextDiff::between("", "world\rcr\n");
+        assert_eq!(
+            (d.added, d.removed),
+            (1, 0),
+            "one line, as the tools count it"
+        );
+        assert_eq!(d.hunks, "@@ -0,0 +1 @@\n+world\rcr\n");
+        let d = TextDiff::between("a\r\nb\r\n", "a\r\nB\r\n");
+        assert_eq!(d.hunks, "@@ -1,2 +1,2 @@\n a\n-b\n+B\n");
+        let d = TextDiff::between("a\rb\r", "a\rb\rc\r");
+        assert_eq!((d.added, d.removed), (1, 1), "a CR-only file is one line");
     }
 
     #[test]
