@@ -13,7 +13,9 @@ use std::borrow::Cow;
 use crate::SafetyLevel::{self, RequiresApproval, Safe, WorkspaceSafe};
 use crate::path_text::normalize_path;
 use crate::shell_parse::Word;
-use crate::ws_path::{PathFacts, PathPlace, SINKS, is_credential, place as legacy_place, within};
+use crate::ws_path::{
+    PathFacts, PathPlace, is_credential, is_sink, place as legacy_place, sink_by_resolution, within,
+};
 
 /// A level with the reason shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +129,7 @@ impl PathJudge<'_> {
 
     pub(crate) fn place(&self, word: &Word) -> PathPlace {
         let text = word.text.as_str();
-        if SINKS.contains(&text) || text.starts_with("/dev/fd/") {
+        if is_sink(text) {
             return PathPlace::Sink;
         }
         if self.in_private_tmp(word) {
@@ -139,8 +141,14 @@ impl PathJudge<'_> {
         let Some(resolved) = self.resolve(word) else {
             return legacy_place(text, true, None, self.workspace);
         };
-        if SINKS.contains(&resolved.as_str()) {
-            return PathPlace::Sink;
+        if is_sink(&resolved) {
+            // A sink reached through `..` or opened as a directory is
+            // wherever its descriptor leads: anything at all.
+            return if sink_by_resolution(text, &resolved) {
+                PathPlace::Sink
+            } else {
+                PathPlace::System
+            };
         }
         if is_credential(&resolved) {
             return PathPlace::System;
@@ -326,7 +334,7 @@ impl PathJudge<'_> {
     /// relative to an unknown directory) and such a command ran.
     fn through_unsure_link(&self, path: &Word) -> Option<String> {
         let command = self.unsure_links?;
-        if SINKS.contains(&path.text.as_str()) || path.text.starts_with("/dev/") {
+        if is_sink(&path.text) || path.text.starts_with("/dev/") {
             return None;
         }
         let inside = self

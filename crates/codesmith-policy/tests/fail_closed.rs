@@ -537,3 +537,33 @@ fn decide_with_uses_the_callers_snapshot_facts() {
     assert_eq!(run(&held), Decision::Allow);
     assert_eq!(run(&facts()), Decision::AskUser);
 }
+
+/// A descriptor link is a sink only as itself: written on through it
+/// (`/dev/fd/3/`, `/dev/stdout/.`, `/dev/fd/3/etc`, `/dev/stdout/../x`) it
+/// is a directory that may be `/` or the home directory (`3</`), and the
+/// host's own descriptors never stand in for the command's.
+#[test]
+fn descriptor_links_used_as_directories_are_not_sinks() {
+    let cases = [
+        ("rm -rf /dev/fd/3/ 3</", RequiresApproval),
+        ("rm -rf /dev/fd/3/etc", RequiresApproval),
+        ("rm -rf /dev/fd/../fd/3/", RequiresApproval),
+        ("rm -rf /dev/fd/", RequiresApproval),
+        ("rm -rf /dev/stdout/", RequiresApproval),
+        ("rm -rf /dev/stdout/.", RequiresApproval),
+        ("rm -rf /dev/stdin/", RequiresApproval),
+        ("rm -rf /proc/self/fd/0/", RequiresApproval),
+        ("echo x > /dev/fd/3/root/.bashrc 3</", RequiresApproval),
+        ("echo x > /dev/stdout/../x", RequiresApproval),
+        ("touch /dev/fd/3/.git/hooks/pre-commit", RequiresApproval),
+        ("dd if=x of=/dev/fd/3/sda 3</dev", Dangerous),
+        ("echo hi > /dev/null", Safe),
+        ("echo hi >/dev/fd/2", Safe),
+        ("echo hi > /dev/./null", Safe),
+        ("cat x > /dev/stdout 2>/dev/stderr", Safe),
+    ];
+    check(&cases);
+    // On the real file system too: `/dev/stdin` must not be followed to
+    // whatever the judging process's own standard input is.
+    check_with(&codesmith_policy::SystemPaths::new(), &cases);
+}
