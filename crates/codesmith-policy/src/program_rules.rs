@@ -86,12 +86,40 @@ impl PathJudge<'_> {
             None => expand_home(&word.text, word.dynamic, self.facts.home())?,
         };
         let absolute = if text.starts_with('/') {
-            normalize_path(&text)
+            text
         } else {
-            normalize_path(&format!("{}/{text}", self.cwd?))
+            format!("{}/{text}", self.cwd?)
         };
-        let followed = crate::ws_path::follow_links(&absolute, self.links);
-        Some(self.facts.resolve(&followed))
+        Some(self.kernel_order(&absolute))
+    }
+
+    /// `path` (absolute, as written) resolved in the kernel's order: the
+    /// links before each `..` are followed first and the `..` then climbs out
+    /// of where they lead, so `link/../x` with `link` pointing at `/etc` is
+    /// `/x`, not the `x` beside `link` that the text alone suggests.
+    fn kernel_order(&self, path: &str) -> String {
+        let follow = |p: &str| {
+            self.facts.resolve(&crate::ws_path::follow_links(
+                &normalize_path(p),
+                self.links,
+            ))
+        };
+        let mut base = String::new();
+        let mut pending = String::new();
+        for part in path.split('/') {
+            if part == ".." {
+                let real = follow(&format!("{base}{pending}/"));
+                base = normalize_path(&format!("{real}/.."));
+                if base == "/" {
+                    base.clear();
+                }
+                pending.clear();
+            } else if !part.is_empty() && part != "." {
+                pending.push('/');
+                pending.push_str(part);
+            }
+        }
+        follow(&format!("{base}{pending}/"))
     }
 
     /// True when `word` lands below the command's private `/tmp`: the

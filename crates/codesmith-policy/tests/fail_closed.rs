@@ -567,3 +567,31 @@ fn descriptor_links_used_as_directories_are_not_sinks() {
     // whatever the judging process's own standard input is.
     check_with(&codesmith_policy::SystemPaths::new(), &cases);
 }
+
+/// The kernel follows a link before a `..` after it climbs: with `out`
+/// pointing at `/etc`, `out/../root/.bashrc` is `/root/.bashrc`, not the
+/// workspace's `root/.bashrc` the text alone suggests. A `..` that climbs
+/// from a real directory still stays where the text says.
+#[test]
+fn dot_dot_after_a_link_climbs_out_of_where_the_link_leads() {
+    let linked = LexicalPaths {
+        home: Some("/root".to_string()),
+        snapshot: None,
+        links: vec![(format!("{WS}/out"), "/etc".to_string())],
+        existing: Some(Vec::new()),
+    };
+    check_with(
+        &linked,
+        &[
+            ("echo x > out/../root/.bashrc", RequiresApproval),
+            ("touch out/../usr/bin/ls", RequiresApproval),
+            ("mkdir -p out/./../opt/x", RequiresApproval),
+            (&format!("cp a {WS}/out/../etc/cron.d/x"), RequiresApproval),
+            ("touch out/x/../../y", RequiresApproval),
+            ("touch src/../y", WorkspaceSafe),
+            ("touch ../proj/y", WorkspaceSafe),
+            (&format!("touch {WS}/../proj/./z"), WorkspaceSafe),
+            ("echo x > /dev/null", Safe),
+        ],
+    );
+}
