@@ -658,7 +658,8 @@ fn scan_records(bytes: &[u8]) -> Scan {
     let mut records = Vec::new();
     let mut reader = bytes;
     // Reading from memory cannot fail.
-    let tally = scan_lines(&mut reader, &mut |record| records.push(record)).unwrap_or_default();
+    let tally =
+        scan_lines(&mut reader, usize::MAX, &mut |record| records.push(record)).unwrap_or_default();
     Scan {
         records,
         complete_len: tally.complete_len,
@@ -681,13 +682,16 @@ struct Tally {
 }
 
 /// Reads a session file's lines from `reader` one at a time (memory bounded by the
-/// longest line) and hands each readable record to `on_record`. Lines after the
+/// longest line, and by `max_line` bytes: a longer line is passed over unread and
+/// counts as neither a record nor unreadable) and hands each readable record to
+/// `on_record`. Lines after the
 /// last readable record (and a last line without its newline) form the torn tail,
 /// which lies beyond `complete_len`; unreadable lines before it are listed as
 /// skipped. A last line without its newline that is a whole record (a file an
 /// editor saved without a final newline) is kept.
 fn scan_lines(
     reader: &mut impl BufRead,
+    max_line: usize,
     on_record: &mut dyn FnMut(Record),
 ) -> std::io::Result<Tally> {
     let mut tally = Tally::default();
@@ -695,8 +699,7 @@ fn scan_lines(
     let mut line = Vec::new();
     let mut number = 0;
     loop {
-        line.clear();
-        let read = reader.read_until(b'\n', &mut line)?;
+        let (read, whole) = read_line_bounded(reader, &mut line, max_line)?;
         if read == 0 {
             break;
         }
@@ -705,10 +708,18 @@ fn scan_lines(
         tally.total_len = end;
         let terminated = line.last() == Some(&b'\n');
         let text = if terminated {
-            &line[..read - 1]
+            &line[..line.len() - 1]
         } else {
             &line[..]
         };
+        if !whole {
+            if terminated {
+                tally.skipped_lines.append(&mut unreadable);
+                tally.complete_len = end;
+                continue;
+            }
+            break;
+        }
         match parse_line(text) {
             Some(record) => {
                 on_record(record);
@@ -725,6 +736,74 @@ fn scan_lines(
         }
     }
     Ok(tally)
+}
+
+/// The longest line a listing or a count reads from a session file (a
+/// [`SessionCatalog`] entry, [`check_session_file`], [`recorded_tasks`],
+/// [`recorded_usage`], `--continue`'s search): a longer line (a file grown to a
+/// gigabyte without a newline) is passed over without being held in memory.
+pub const LISTED_LINE_BYTES: usize = 16 << 20;
+
+/// Reads one line (with its newline, if any) from `reader` into `line`,
+/// keeping at most `max` bytes of it; the rest of a longer line is consumed
+/// and dropped, so memory stays bounded by `max` whatever the file holds.
+/// Returns the bytes consumed (0 at the end) and whether the line was kept
+/// whole (a line cut short leaves `line` ending in its newline if it had one).
+fn read_line_bounded(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<(usize, bool)> {
+    line.clear();
+    let (mut consumed, mut whole) = (0, true);
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok((consumed, whole));
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (buf.len(), false),
+        };
+        let room = max.saturating_sub(line.len());
+        if take <= room {
+            line.extend_from_slice(&buf[..take]);
+        } else {
+            whole = false;
+            if done {
+                line.push(b'\n');
+            }
+        }
+        reader.consume(take);
+        consumed += take;
+        if done {
+            return Ok((consumed, whole));
+        }
+    }
+}
+
+/// The whole lines of at most [`LISTED_LINE_BYTES`] in a session file, as
+/// text; longer lines and lines that are not UTF-8 are passed over (never
+/// ending the walk early). A read error ends it.
+fn listed_lines(file: File) -> impl Iterator<Item = String> {
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    std::iter::from_fn(move || {
+        loop {
+            let (read, whole) =
+                read_line_bounded(&mut reader, &mut line, LISTED_LINE_BYTES).ok()?;
+            if read == 0 {
+                return None;
+            }
+            if whole && let Ok(text) = std::str::from_utf8(&line) {
+                return Some(text.trim_end_matches('\n').to_string());
+            }
+        }
+    })
 }
 
 /// The result given to a tool call whose result is missing from the session file.
@@ -1049,9 +1128,7 @@ pub fn recorded_tasks(session_file: &Path) -> u32 {
     let Some(file) = open_session_file(session_file) else {
         return 0;
     };
-    BufReader::new(file)
-        .lines()
-        .map_while(Result::ok)
+    listed_lines(file)
         .filter(|line| line.contains("\"note\""))
         .filter_map(|line| match serde_json::from_str(&line) {
             Ok(Record::Note {
@@ -1075,14 +1152,11 @@ fn has_conversation(path: &Path) -> bool {
     let Some(file) = open_session_file(path) else {
         return false;
     };
-    BufReader::new(file)
-        .lines()
-        .map_while(Result::ok)
-        .any(|line| match serde_json::from_str::<Record>(&line) {
-            Ok(Record::Message { .. }) => true,
-            Ok(Record::Compaction { messages, .. }) => !messages.is_empty(),
-            _ => false,
-        })
+    listed_lines(file).any(|line| match serde_json::from_str::<Record>(&line) {
+        Ok(Record::Message { .. }) => true,
+        Ok(Record::Compaction { messages, .. }) => !messages.is_empty(),
+        _ => false,
+    })
 }
 
 /// The round's usage a [`NoteKind::Usage`] note carries, if it is well formed.
@@ -1099,7 +1173,7 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
     let Some(file) = open_session_file(session_file) else {
         return (total, last);
     };
-    for line in BufReader::new(file).lines().map_while(Result::ok) {
+    for line in listed_lines(file) {
         if !line.contains(NoteKind::USAGE) {
             continue;
         }
@@ -1183,20 +1257,24 @@ pub fn check_session_file(path: &Path) -> Result<FileCheck, FileProblem> {
     let mut replaced = false;
     let mut usage = codesmith_protocol::Usage::default();
     // Streamed: a listing holds one line of the file at a time, never the whole file.
-    let tally = scan_lines(&mut BufReader::new(file), &mut |record| match record {
-        Record::Meta { .. } if meta.is_none() => meta = Some(record),
-        Record::Message { .. } => messages += 1,
-        Record::Compaction { .. } => replaced = true,
-        Record::Note {
-            kind: NoteKind::Usage,
-            data,
-        } => {
-            if let Some(round) = note_usage(&data) {
-                usage.add(&round);
+    let tally = scan_lines(
+        &mut BufReader::new(file),
+        LISTED_LINE_BYTES,
+        &mut |record| match record {
+            Record::Meta { .. } if meta.is_none() => meta = Some(record),
+            Record::Message { .. } => messages += 1,
+            Record::Compaction { .. } => replaced = true,
+            Record::Note {
+                kind: NoteKind::Usage,
+                data,
+            } => {
+                if let Some(round) = note_usage(&data) {
+                    usage.add(&round);
+                }
             }
-        }
-        _ => {}
-    })
+            _ => {}
+        },
+    )
     .map_err(FileProblem::Io)?;
     let meta = header_from(meta, messages > 0 || replaced, id).ok_or(FileProblem::NoHeader)?;
     Ok(FileCheck {
@@ -1239,11 +1317,10 @@ fn header_from(meta: Option<Record>, talked: bool, id: &str) -> Option<Record> {
 }
 
 fn first_record(path: &Path) -> Option<Record> {
-    let mut line = String::new();
-    BufReader::new(open_session_file(path)?)
-        .read_line(&mut line)
-        .ok()?;
-    parse_line(line.trim_end_matches('\n').as_bytes())
+    let mut line = Vec::new();
+    let mut reader = BufReader::new(open_session_file(path)?);
+    let (_, whole) = read_line_bounded(&mut reader, &mut line, LISTED_LINE_BYTES).ok()?;
+    parse_line(line.strip_suffix(b"\n").unwrap_or(&line)).filter(|_| whole)
 }
 
 fn lock(file: &File, id: &str) -> Result<(), SessionError> {
@@ -1768,5 +1845,49 @@ mod tests {
         let plain = dir.path().join("y.jsonl");
         fs::write(&plain, "{}\n").unwrap();
         assert!(open_session_file(&plain).is_some());
+    }
+
+    /// A line longer than the bound (a gigabyte without a newline) is passed
+    /// over without being held, and a line that is not UTF-8 never ends a
+    /// count early: what follows either is still read.
+    #[test]
+    fn listing_reads_lines_within_a_bound_and_past_bad_ones() {
+        let mut reader = &b"abcdef\nxy\nlonger-than-four"[..];
+        let mut line = Vec::new();
+        assert_eq!(
+            read_line_bounded(&mut reader, &mut line, 4).unwrap(),
+            (7, false)
+        );
+        assert_eq!(line, b"\n");
+        assert_eq!(
+            read_line_bounded(&mut reader, &mut line, 4).unwrap(),
+            (3, true)
+        );
+        assert_eq!(line, b"xy\n");
+        assert_eq!(
+            read_line_bounded(&mut reader, &mut line, 4).unwrap(),
+            (16, false)
+        );
+        assert_eq!(
+            read_line_bounded(&mut reader, &mut line, 4).unwrap(),
+            (0, true)
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let meta = r#"{"type":"meta","session_id":"s","created_at":"2026-01-01T00:00:00Z","workspace":"/w","provider":"p","model":"m"}"#;
+        let task = |n: u32| format!(r#"{{"type":"note","kind":"task","data":{{"task":{n}}}}}"#);
+        let message = r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":"hi"}]}}"#;
+        let mut bytes = format!("{meta}\n{}\n", task(1)).into_bytes();
+        bytes.extend_from_slice(b"\xff\xfe not text\n");
+        bytes.extend_from_slice(format!("{}\n", task(2)).as_bytes());
+        bytes.resize(bytes.len() + LISTED_LINE_BYTES + 1, b' ');
+        bytes.extend_from_slice(format!("\n{}\n{message}\n", task(3)).as_bytes());
+        fs::write(&path, &bytes).unwrap();
+        assert_eq!(recorded_tasks(&path), 3);
+        assert!(has_conversation(&path));
+        let checked = check_session_file(&path).unwrap();
+        assert_eq!(checked.messages, 1);
+        assert_eq!(checked.torn_bytes, 0);
     }
 }

@@ -342,7 +342,7 @@ fn is_data_device(path: &str) -> bool {
     let path = normalize_path(path);
     path.starts_with("/dev/")
         && !HARMLESS_DEVICES.contains(&path.as_str())
-        && !path.starts_with("/dev/fd/")
+        && !crate::ws_path::is_descriptor(&path)
         && !path.starts_with("/dev/pts/")
         && !path.starts_with("/dev/shm/")
 }

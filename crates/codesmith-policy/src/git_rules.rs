@@ -241,7 +241,7 @@ fn no_index_judgement(sub: &str, args: &[Word], judge: PathJudge<'_>) -> Segment
 /// `WorkspaceSafe` when git runs inside the workspace (the repository it
 /// finds from elsewhere is not the workspace's).
 pub(crate) fn git_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
-    let judgement = git_verdict_here(args, judge);
+    let judgement = git_judgement_here(args, judge);
     let inside = judge
         .cwd
         .is_some_and(|cwd| crate::ws_path::within(cwd, judge.workspace));
@@ -254,7 +254,7 @@ pub(crate) fn git_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudge
     judgement
 }
 
-fn git_verdict_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement {
+fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement {
     // `-c core.pager=…`, `-c alias.x=!…` and friends can run any command.
     if args
         .iter()

@@ -13,7 +13,9 @@ use std::borrow::Cow;
 use crate::SafetyLevel::{self, Ask, Safe, WorkspaceSafe};
 use crate::path_text::normalize_path;
 use crate::shell_parse::Word;
-use crate::ws_path::{PathFacts, PathPlace, SINKS, is_credential, place as legacy_place, within};
+use crate::ws_path::{
+    PathFacts, PathPlace, is_credential, is_sink, place as legacy_place, sink_by_resolution, within,
+};
 
 /// One command segment's safety level with the reason shown to the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,12 +86,40 @@ impl PathJudge<'_> {
             None => expand_home(&word.text, word.dynamic, self.facts.home())?,
         };
         let absolute = if text.starts_with('/') {
-            normalize_path(&text)
+            text
         } else {
-            normalize_path(&format!("{}/{text}", self.cwd?))
+            format!("{}/{text}", self.cwd?)
         };
-        let followed = crate::ws_path::follow_links(&absolute, self.links);
-        Some(self.facts.resolve(&followed))
+        Some(self.kernel_order(&absolute))
+    }
+
+    /// `path` (absolute, as written) resolved in the kernel's order: the
+    /// links before each `..` are followed first and the `..` then climbs out
+    /// of where they lead, so `link/../x` with `link` pointing at `/etc` is
+    /// `/x`, not the `x` beside `link` that the text alone suggests.
+    fn kernel_order(&self, path: &str) -> String {
+        let follow = |p: &str| {
+            self.facts.resolve(&crate::ws_path::follow_links(
+                &normalize_path(p),
+                self.links,
+            ))
+        };
+        let mut base = String::new();
+        let mut pending = String::new();
+        for part in path.split('/') {
+            if part == ".." {
+                let real = follow(&format!("{base}{pending}/"));
+                base = normalize_path(&format!("{real}/.."));
+                if base == "/" {
+                    base.clear();
+                }
+                pending.clear();
+            } else if !part.is_empty() && part != "." {
+                pending.push('/');
+                pending.push_str(part);
+            }
+        }
+        follow(&format!("{base}{pending}/"))
     }
 
     /// True when `word` lands below the command's private `/tmp`: the
@@ -127,7 +157,7 @@ impl PathJudge<'_> {
 
     pub(crate) fn place(&self, word: &Word) -> PathPlace {
         let text = word.text.as_str();
-        if SINKS.contains(&text) || text.starts_with("/dev/fd/") {
+        if is_sink(text) {
             return PathPlace::Sink;
         }
         if self.in_private_tmp(word) {
@@ -139,8 +169,14 @@ impl PathJudge<'_> {
         let Some(resolved) = self.resolve(word) else {
             return legacy_place(text, true, None, self.workspace);
         };
-        if SINKS.contains(&resolved.as_str()) {
-            return PathPlace::Sink;
+        if is_sink(&resolved) {
+            // A sink reached through `..` or opened as a directory is
+            // wherever its descriptor leads: anything at all.
+            return if sink_by_resolution(text, &resolved) {
+                PathPlace::Sink
+            } else {
+                PathPlace::System
+            };
         }
         if is_credential(&resolved) {
             return PathPlace::System;
@@ -331,7 +367,7 @@ impl PathJudge<'_> {
     /// relative to an unknown directory) and such a command ran.
     fn through_unsure_link(&self, path: &Word) -> Option<String> {
         let command = self.unsure_links?;
-        if SINKS.contains(&path.text.as_str()) || path.text.starts_with("/dev/") {
+        if is_sink(&path.text) || path.text.starts_with("/dev/") {
             return None;
         }
         let inside = self

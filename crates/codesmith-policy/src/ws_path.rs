@@ -166,6 +166,11 @@ impl PathFacts for SystemPaths {
                     return current;
                 };
                 if meta.file_type().is_symlink() {
+                    if process_relative(&current[..next]) {
+                        // Where it leads is this process's (its
+                        // descriptors, its directory), not the command's.
+                        return current;
+                    }
                     hops += 1;
                     let Ok(target) = std::fs::read_link(&current[..next]) else {
                         return current;
@@ -642,6 +647,47 @@ impl PathPlace {
 
 pub(crate) const SINKS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"];
 
+/// True when `path`, exactly as written, names a sink: one of [`SINKS`] or
+/// a descriptor `/dev/fd/N` itself. A spelling that goes on through it
+/// (`/dev/fd/3/etc`, `/dev/stdout/`, `/dev/fd/3/..`) uses the descriptor as
+/// a directory, which may be any directory at all, and is no sink.
+pub(crate) fn is_sink(path: &str) -> bool {
+    SINKS.contains(&path) || is_descriptor(path)
+}
+
+/// True when `path` (written or normalised) is a descriptor link
+/// `/dev/fd/N` itself, with nothing after the number.
+pub(crate) fn is_descriptor(path: &str) -> bool {
+    path.strip_prefix("/dev/fd/")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// True when `resolved` (the normalised, followed form of `written`) is a
+/// sink and `written` reaches it without passing through a directory the
+/// text cannot see: no `..` (the kernel follows a link before it climbs,
+/// so `/dev/stdout/../x` is beside wherever the descriptor leads) and no
+/// trailing `/` or `/.` (which open a descriptor link as a directory).
+pub(crate) fn sink_by_resolution(written: &str, resolved: &str) -> bool {
+    is_sink(resolved)
+        && !written.ends_with('/')
+        && !written.split('/').any(|c| c == "..")
+        && written.rsplit('/').next() != Some(".")
+}
+
+/// True when the symlink `path` (absolute, normalised) leads somewhere
+/// that depends on the process looking: `/proc/self`, `/proc/thread-self`
+/// and everything below `/proc` (a process's `cwd`, `root`, `fd/N`), and
+/// `/dev/fd`, `/dev/stdin`, `/dev/stdout`, `/dev/stderr`. Following them
+/// here would judge the command by the classifier's own descriptors.
+fn process_relative(path: &str) -> bool {
+    path.starts_with("/proc/")
+        || matches!(
+            path,
+            "/dev/fd" | "/dev/stdin" | "/dev/stdout" | "/dev/stderr"
+        )
+        || path.starts_with("/dev/fd/")
+}
+
 const SYSTEM_PREFIXES: &[&str] = &[
     "/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/opt", "/proc", "/root", "/sbin", "/sys",
     "/usr", "/var",
@@ -696,7 +742,7 @@ pub(crate) fn is_credential(path: &str) -> bool {
 /// when an earlier `cd` made it unknown) for a workspace rooted at
 /// `workspace`. `dynamic` marks a path only known at run time.
 pub(crate) fn place(path: &str, dynamic: bool, cwd: Option<&str>, workspace: &str) -> PathPlace {
-    if SINKS.contains(&path) || path.starts_with("/dev/fd/") {
+    if is_sink(path) {
         return PathPlace::Sink;
     }
     let home_startup = ["~/", "$HOME/", "${HOME}/"].iter().any(|prefix| {

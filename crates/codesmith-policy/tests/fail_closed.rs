@@ -537,3 +537,61 @@ fn decide_with_uses_the_callers_snapshot_facts() {
     assert_eq!(run(&held), Decision::Allow);
     assert_eq!(run(&facts()), Decision::Ask);
 }
+
+/// A descriptor link is a sink only as itself: written on through it
+/// (`/dev/fd/3/`, `/dev/stdout/.`, `/dev/fd/3/etc`, `/dev/stdout/../x`) it
+/// is a directory that may be `/` or the home directory (`3</`), and the
+/// host's own descriptors never stand in for the command's.
+#[test]
+fn descriptor_links_used_as_directories_are_not_sinks() {
+    let cases = [
+        ("rm -rf /dev/fd/3/ 3</", Ask),
+        ("rm -rf /dev/fd/3/etc", Ask),
+        ("rm -rf /dev/fd/../fd/3/", Ask),
+        ("rm -rf /dev/fd/", Ask),
+        ("rm -rf /dev/stdout/", Ask),
+        ("rm -rf /dev/stdout/.", Ask),
+        ("rm -rf /dev/stdin/", Ask),
+        ("rm -rf /proc/self/fd/0/", Ask),
+        ("echo x > /dev/fd/3/root/.bashrc 3</", Ask),
+        ("echo x > /dev/stdout/../x", Ask),
+        ("touch /dev/fd/3/.git/hooks/pre-commit", Ask),
+        ("dd if=x of=/dev/fd/3/sda 3</dev", Dangerous),
+        ("echo hi > /dev/null", Safe),
+        ("echo hi >/dev/fd/2", Safe),
+        ("echo hi > /dev/./null", Safe),
+        ("cat x > /dev/stdout 2>/dev/stderr", Safe),
+    ];
+    check(&cases);
+    // On the real file system too: `/dev/stdin` must not be followed to
+    // whatever the judging process's own standard input is.
+    check_with(&codesmith_policy::SystemPaths::new(), &cases);
+}
+
+/// The kernel follows a link before a `..` after it climbs: with `out`
+/// pointing at `/etc`, `out/../root/.bashrc` is `/root/.bashrc`, not the
+/// workspace's `root/.bashrc` the text alone suggests. A `..` that climbs
+/// from a real directory still stays where the text says.
+#[test]
+fn dot_dot_after_a_link_climbs_out_of_where_the_link_leads() {
+    let linked = LexicalPaths {
+        home: Some("/root".to_string()),
+        snapshot: None,
+        links: vec![(format!("{WS}/out"), "/etc".to_string())],
+        existing: Some(Vec::new()),
+    };
+    check_with(
+        &linked,
+        &[
+            ("echo x > out/../root/.bashrc", Ask),
+            ("touch out/../usr/bin/ls", Ask),
+            ("mkdir -p out/./../opt/x", Ask),
+            (&format!("cp a {WS}/out/../etc/cron.d/x"), Ask),
+            ("touch out/x/../../y", Ask),
+            ("touch src/../y", WorkspaceSafe),
+            ("touch ../proj/y", WorkspaceSafe),
+            (&format!("touch {WS}/../proj/./z"), WorkspaceSafe),
+            ("echo x > /dev/null", Safe),
+        ],
+    );
+}

@@ -171,7 +171,7 @@ pub fn notices(listing: &Listing, dir: &Path) -> Vec<String> {
         let files: Vec<String> = listing
             .unreadable
             .iter()
-            .map(|u| format!("{} ({})", u.file, u.reason))
+            .map(|u| format!("{} ({})", one_line(&u.file), u.reason))
             .collect();
         out.push(format!(
             "{} session file(s) in {} could not be read and are not listed: {}. They were left \
@@ -216,6 +216,12 @@ pub fn notices(listing: &Listing, dir: &Path) -> Vec<String> {
     out
 }
 
+/// A field read from a session file or its name, shown on one line with every
+/// control visible (a `\n` in a file name cannot forge a row of its own).
+fn one_line(text: &str) -> String {
+    codesmith_policy::visible_line(text, 4096)
+}
+
 fn table(sessions: &[Summary]) -> String {
     let width = sessions
         .iter()
@@ -230,12 +236,17 @@ fn table(sessions: &[Summary]) -> String {
     for s in sessions {
         // A subagent's session says whose it is: it is read through its parent.
         let child = match (&s.parent, &s.agent_type) {
-            (Some(parent), Some(kind)) => format!("  ({kind} subagent of {parent})"),
+            (Some(parent), Some(kind)) => {
+                format!("  ({} subagent of {})", one_line(kind), one_line(parent))
+            }
             _ => String::new(),
         };
         out.push_str(&format!(
             "{:<width$}  {:<20}  {:>8}  {}{child}\n",
-            s.id, s.created, s.messages, s.workspace
+            s.id,
+            one_line(&s.created),
+            s.messages,
+            one_line(&s.workspace)
         ));
     }
     out
@@ -523,5 +534,36 @@ mod tests {
         assert!(text.contains("… and 5 more"), "{text}");
         assert!(text.contains("new.txt"));
         assert!(!text.contains("brought back"));
+    }
+
+    /// Whatever a session file's header or name holds, the table and the
+    /// notices keep each entry on its own line with every control visible: a
+    /// newline cannot forge a row, an escape cannot drive the terminal.
+    #[test]
+    fn header_fields_and_file_names_cannot_forge_lines() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = sessions_dir(home.path());
+        std::fs::create_dir_all(&dir).unwrap();
+        let meta = serde_json::json!({
+            "type": "meta",
+            "session_id": "lies",
+            "created_at": "2026-01-01T00:00:00Z\nFAKE",
+            "workspace": "/w\nroot  2026-01-01T00:00:00Z  99  /\u{1b}[2J",
+            "provider": "p",
+            "model": "m",
+        });
+        std::fs::write(dir.join("lies.jsonl"), format!("{meta}\n")).unwrap();
+        std::fs::write(dir.join("y\nFAKE  2026  9  x.jsonl"), "").unwrap();
+        let listing = listing(home.path());
+        let shown = table(&listing.sessions);
+        assert_eq!(shown.lines().count(), 2, "{shown}");
+        assert!(
+            shown.contains("/w\\nroot") && shown.contains("\\u{1b}[2J"),
+            "{shown}"
+        );
+        let notices = notices(&listing, &dir);
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(!notices[0].contains('\n'), "{notices:?}");
+        assert!(notices[0].contains("y\\nFAKE"), "{notices:?}");
     }
 }

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use codesmith_policy::SafetyLevel::{self, Ask};
-use codesmith_policy::{LexicalPaths, classify_command_with};
+use codesmith_policy::{LexicalPaths, PathFacts, classify_command_with};
 
 pub const WS: &str = "/home/dev/proj";
 
@@ -17,7 +17,7 @@ pub fn facts() -> LexicalPaths {
 }
 
 /// Asserts every command's level, listing all that differ.
-pub fn check_with(facts: &LexicalPaths, cases: &[(&str, SafetyLevel)]) {
+pub fn check_with(facts: &impl PathFacts, cases: &[(&str, SafetyLevel)]) {
     let mut wrong = Vec::new();
     for (command, expected) in cases {
         let got = classify_command_with(command, WS, facts);
