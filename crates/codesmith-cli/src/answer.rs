@@ -17,7 +17,7 @@ use codesmith_policy::TerminalSafe;
 /// a time, as each line ends, so a reader of the pipe still sees progress but never half
 /// a line; [`end_line`](Self::end_line) writes what is left.
 #[derive(Debug)]
-pub struct AnswerStream<W: Write> {
+pub(crate) struct AnswerStream<W: Write> {
     out: W,
     live: bool,
     /// The terminal filter the text passes first; reset at each line end.
@@ -30,7 +30,7 @@ pub struct AnswerStream<W: Write> {
 
 impl AnswerStream<std::io::Stdout> {
     /// The answer on this process's stdout: live when stdout is a terminal.
-    pub fn stdout() -> Self {
+    pub(crate) fn stdout() -> Self {
         let out = std::io::stdout();
         let live = out.is_terminal();
         AnswerStream::new(out, live)
@@ -40,7 +40,7 @@ impl AnswerStream<std::io::Stdout> {
 impl<W: Write> AnswerStream<W> {
     /// An answer stream on `out`; `live` writes every delta at once (for a terminal),
     /// otherwise whole lines only.
-    pub fn new(out: W, live: bool) -> Self {
+    pub(crate) fn new(out: W, live: bool) -> Self {
         AnswerStream {
             out,
             live,
@@ -51,14 +51,14 @@ impl<W: Write> AnswerStream<W> {
     }
 
     /// Whether deltas are written as they come (stdout is a terminal).
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         self.live
     }
 
     /// The one path for answer text to the output: makes `delta` safe for the terminal,
     /// then writes it now (live) or the lines it completes (otherwise). Write errors (a
     /// closed pipe) are ignored: the answer is also in the transcript.
-    pub fn write_answer_delta(&mut self, delta: &str) {
+    pub(crate) fn write_answer_delta(&mut self, delta: &str) {
         let safe = self.filter.push(delta);
         self.write_safe(&safe);
     }
@@ -84,7 +84,7 @@ impl<W: Write> AnswerStream<W> {
 
     /// Ends the answer's current line, if one is open: before other output shares the
     /// screen, and when a model round or the task ends.
-    pub fn end_line(&mut self) {
+    pub(crate) fn end_line(&mut self) {
         // What the filter held back (a CR that was not part of a CRLF).
         let rest = std::mem::take(&mut self.filter).finish();
         self.write_safe(&rest);

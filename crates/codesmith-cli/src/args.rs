@@ -17,7 +17,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     after_help = "With no command, `codesmith` opens the interactive terminal UI in the current \
                   directory (or --workspace DIR); `codesmith resume` reopens its last conversation."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do (none: open the interactive terminal UI).
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -28,7 +28,7 @@ pub struct Cli {
 
 /// Flags of the interactive terminal UI (`codesmith` with no sub-command, and `codesmith resume`).
 #[derive(Debug, Clone, Args)]
-pub struct UiArgs {
+pub(crate) struct UiArgs {
     /// Workspace.
     #[command(flatten)]
     pub workspace: WorkspaceArg,
@@ -42,7 +42,7 @@ pub struct UiArgs {
 
 /// Colour themes of the terminal UI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ThemeArg {
+pub(crate) enum ThemeArg {
     /// Light text on a dark background.
     Dark,
     /// Dark text on a light background.
@@ -51,7 +51,7 @@ pub enum ThemeArg {
 
 /// Sub-commands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run one task non-interactively and print the final answer.
     Exec(ExecArgs),
     /// Run one tool call and print its result envelope as one JSON line (--help lists the tools).
@@ -115,7 +115,7 @@ pub enum Command {
 
 /// `codesmith skills ...`.
 #[derive(Debug, Subcommand)]
-pub enum SkillsCommand {
+pub(crate) enum SkillsCommand {
     /// List the user's and the project's skills with their trust state; skipped skills
     /// are named on stderr with what to fix.
     List {
@@ -153,7 +153,7 @@ pub enum SkillsCommand {
 
 /// Which model provider to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProviderName {
+pub(crate) enum ProviderName {
     /// OpenAI-compatible Chat Completions (OpenAI, DeepSeek, OpenRouter, vLLM, llama.cpp, Ollama).
     Openai,
     /// Anthropic Messages.
@@ -164,7 +164,7 @@ pub enum ProviderName {
 
 /// Approval modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApprovalArg {
+pub(crate) enum ApprovalArg {
     /// Run every call except what the command policy refuses outright.
     Auto,
     /// Ask for calls that need approval (in `exec`, nobody can answer: they are refused).
@@ -175,7 +175,7 @@ pub enum ApprovalArg {
 
 /// The workspace flag shared by several commands.
 #[derive(Debug, Clone, Args)]
-pub struct WorkspaceArg {
+pub(crate) struct WorkspaceArg {
     /// The repository to work on (default: the current directory).
     #[arg(long, short = 'w', value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -183,7 +183,7 @@ pub struct WorkspaceArg {
 
 /// Flags that select and configure the model.
 #[derive(Debug, Clone, Args)]
-pub struct ModelArgs {
+pub(crate) struct ModelArgs {
     /// Model provider (default: from config.toml, else `local`).
     #[arg(long)]
     pub provider: Option<ProviderName>,
@@ -200,7 +200,7 @@ pub struct ModelArgs {
 
 /// `codesmith exec`.
 #[derive(Debug, Clone, Args)]
-pub struct ExecArgs {
+pub(crate) struct ExecArgs {
     /// Workspace.
     #[command(flatten)]
     pub workspace: WorkspaceArg,
@@ -223,7 +223,7 @@ pub struct ExecArgs {
 
 /// `codesmith tool`.
 #[derive(Debug, Clone, Args)]
-pub struct ToolArgs {
+pub(crate) struct ToolArgs {
     /// Tool name (e.g. read_file).
     pub name: String,
     /// Workspace.
@@ -236,7 +236,7 @@ pub struct ToolArgs {
 
 /// `codesmith policy ...`.
 #[derive(Debug, Subcommand)]
-pub enum PolicyCommand {
+pub(crate) enum PolicyCommand {
     /// Print the decision for COMMAND as one JSON object (its `context` says whether it was
     /// judged as run bare or sandboxed).
     Check {
@@ -254,7 +254,7 @@ pub enum PolicyCommand {
 
 /// `codesmith sandbox ...`.
 #[derive(Debug, Subcommand)]
-pub enum SandboxCommand {
+pub(crate) enum SandboxCommand {
     /// Run CMD in the configured sandbox: `codesmith sandbox run -- CMD ARGS...`.
     Run {
         /// Workspace (writable inside the sandbox).
@@ -271,14 +271,14 @@ pub enum SandboxCommand {
 
 /// `codesmith model ...`.
 #[derive(Debug, Subcommand)]
-pub enum ModelCommand {
+pub(crate) enum ModelCommand {
     /// Download, verify and cache the embedded default model.
     Fetch,
 }
 
 /// `codesmith doctor`.
 #[derive(Debug, Clone, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Workspace whose project config and policy are checked.
     #[command(flatten)]
     pub workspace: WorkspaceArg,
@@ -292,7 +292,7 @@ pub struct DoctorArgs {
 
 /// `codesmith config ...`.
 #[derive(Debug, Subcommand)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// Print each effective value with its origin (`default`, `user`, `project
     /// (tightened)`, `env NAME`, `flag --NAME`); secrets are redacted.
     Show(ConfigShowArgs),
@@ -300,7 +300,7 @@ pub enum ConfigCommand {
 
 /// `codesmith config show`.
 #[derive(Debug, Clone, Args)]
-pub struct ConfigShowArgs {
+pub(crate) struct ConfigShowArgs {
     /// Workspace whose project config and policy apply.
     #[command(flatten)]
     pub workspace: WorkspaceArg,
@@ -314,14 +314,14 @@ pub struct ConfigShowArgs {
 
 /// `codesmith memory ...`.
 #[derive(Debug, Subcommand)]
-pub enum MemoryCommand {
+pub(crate) enum MemoryCommand {
     /// Tidy MEMORY.md: drop duplicate and dead pointers, report orphans (dry run by default).
     Consolidate(ConsolidateArgs),
 }
 
 /// `codesmith memory consolidate`.
 #[derive(Debug, Clone, Args)]
-pub struct ConsolidateArgs {
+pub(crate) struct ConsolidateArgs {
     /// Write the result (after saving MEMORY.md.bak); without it, print a diff only.
     #[arg(long)]
     pub apply: bool,
@@ -338,14 +338,14 @@ pub struct ConsolidateArgs {
 
 /// `codesmith verify ...`.
 #[derive(Debug, Subcommand)]
-pub enum VerifyCommand {
+pub(crate) enum VerifyCommand {
     /// Counts per verdict and the claim-match rate, from `$CODESMITH_HOME/evolution/verdicts.jsonl`.
     Stats(VerifyStatsArgs),
 }
 
 /// `codesmith verify stats`.
 #[derive(Debug, Clone, Args)]
-pub struct VerifyStatsArgs {
+pub(crate) struct VerifyStatsArgs {
     /// Print one JSON object (`verified_pass`, `verified_fail`, `verify_error`, `unsubstantiated`,
     /// `claim_match_rate`) instead of text.
     #[arg(long)]
@@ -354,7 +354,7 @@ pub struct VerifyStatsArgs {
 
 /// `codesmith sessions ...`.
 #[derive(Debug, Subcommand)]
-pub enum SessionsCommand {
+pub(crate) enum SessionsCommand {
     /// List the sessions under $CODESMITH_HOME, newest first.
     List {
         /// Print one JSON array instead of a table.
@@ -379,7 +379,7 @@ pub enum SessionsCommand {
 
 /// `codesmith mcp [list]`.
 #[derive(Debug, Args)]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     /// Workspace.
     #[command(flatten)]
     pub workspace: WorkspaceArg,
@@ -390,7 +390,7 @@ pub struct McpArgs {
 
 /// `codesmith mcp` sub-commands.
 #[derive(Debug, Subcommand)]
-pub enum McpCommand {
+pub(crate) enum McpCommand {
     /// Start the configured MCP servers (`[mcp_servers.NAME]`) and show their state and tools.
     List {
         /// One JSON object instead of text.

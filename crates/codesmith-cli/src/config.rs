@@ -29,20 +29,20 @@ use codesmith_tools::fetch::FetchConfig;
 use codesmith_tools::fs::bounded::{ReadError, read_regular_text};
 use serde::Deserialize;
 
-pub use origin::{Origin, Origins};
-pub use show::{Shown, show, to_text};
+pub(crate) use origin::{Origin, Origins};
+pub(crate) use show::{Shown, show, to_text};
 
 use crate::args::{ApprovalArg, ModelArgs, ProviderName};
 
 /// Default model rounds per task.
-pub const DEFAULT_MAX_TURNS: u32 = 50;
+pub(crate) const DEFAULT_MAX_TURNS: u32 = 50;
 /// Default stream idle window (seed 002, "Failures, Recovery, and Takeover").
-pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
+pub(crate) const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
 
 /// `[openai]` / `[anthropic]` sections of the user config.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct VendorSection {
+pub(crate) struct VendorSection {
     /// API key (prefer the environment variable).
     pub api_key: Option<String>,
     /// Endpoint base URL.
@@ -60,7 +60,7 @@ pub struct VendorSection {
 /// `[sandbox]`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SandboxSection {
+pub(crate) struct SandboxSection {
     /// Backend name: `auto` (bwrap when it works, else none; the default), `bwrap` or `none`.
     pub backend: Option<String>,
     /// Refuse to run commands when no isolating backend exists (default false).
@@ -72,14 +72,14 @@ pub struct SandboxSection {
 impl SandboxSection {
     /// Whether sessions (`exec`, the UI, `tool`, `mcp`) refuse shell commands that nothing
     /// isolates: `required`, default false.
-    pub fn required_in_sessions(&self) -> bool {
+    pub(crate) fn required_in_sessions(&self) -> bool {
         self.required.unwrap_or(false)
     }
 
     /// Whether `codesmith sandbox run` refuses to run bare: `required`, default true unless
     /// the backend is explicitly `none` (asking for a sandboxed run and getting a bare one
     /// would be a lie).
-    pub fn required_for_sandbox_run(&self) -> bool {
+    pub(crate) fn required_for_sandbox_run(&self) -> bool {
         self.required
             .unwrap_or(self.backend.as_deref() != Some("none"))
     }
@@ -88,7 +88,7 @@ impl SandboxSection {
 /// `[snapshots]`: only the user config can switch them off.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SnapshotsSection {
+pub(crate) struct SnapshotsSection {
     /// Snapshot the workspace before each turn's first write (default true).
     pub enabled: Option<bool>,
 }
@@ -96,7 +96,7 @@ pub struct SnapshotsSection {
 /// `[verification]`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct VerificationSection {
+pub(crate) struct VerificationSection {
     /// Replay the task's last test/build command when the final answer claims success
     /// (default true; seed 002, "All-Green Tests Only Count After a Replay").
     pub result_claims: Option<bool>,
@@ -105,7 +105,7 @@ pub struct VerificationSection {
 /// `[agents]`: subagents started by the `agent` tool (user config only).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AgentsSection {
+pub(crate) struct AgentsSection {
     /// The model subagents use, on the parent's provider (default: the parent's model).
     pub model: Option<String>,
     /// Cap on a subagent's model rounds (default 30).
@@ -119,7 +119,7 @@ impl FileConfig {
     ///
     /// # Errors
     /// A cap of 0 (a subagent that may not run a round or a second would only fail).
-    pub fn agent_settings(&self) -> Result<codesmith_engine::AgentSettings> {
+    pub(crate) fn agent_settings(&self) -> Result<codesmith_engine::AgentSettings> {
         let mut settings = codesmith_engine::AgentSettings::default();
         let Some(section) = &self.agents else {
             return Ok(settings);
@@ -153,7 +153,7 @@ impl FileConfig {
     ///
     /// # Errors
     /// The key under `[anthropic]`, whose caching is steered by breakpoints instead.
-    pub fn prompt_cache_key(&self) -> Result<Option<bool>> {
+    pub(crate) fn prompt_cache_key(&self) -> Result<Option<bool>> {
         if self
             .anthropic
             .as_ref()
@@ -172,7 +172,7 @@ impl FileConfig {
     /// # Errors
     /// A value other than `auto`, `always` or `never`, or the key under
     /// `[anthropic]` (where nothing reads it).
-    pub fn reasoning_replay(&self) -> Result<codesmith_providers::ReasoningReplay> {
+    pub(crate) fn reasoning_replay(&self) -> Result<codesmith_providers::ReasoningReplay> {
         if self
             .anthropic
             .as_ref()
@@ -195,7 +195,7 @@ impl FileConfig {
     }
 
     /// Whether the claim verifier runs: `[verification] result_claims`, default true.
-    pub fn verify_claims(&self) -> bool {
+    pub(crate) fn verify_claims(&self) -> bool {
         self.verification
             .as_ref()
             .and_then(|v| v.result_claims)
@@ -206,7 +206,7 @@ impl FileConfig {
 /// The user config file, `$CODESMITH_HOME/config.toml`.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FileConfig {
+pub(crate) struct FileConfig {
     /// `openai`, `anthropic` or `local`.
     pub provider: Option<String>,
     /// Model name.
@@ -242,7 +242,7 @@ pub struct FileConfig {
 
 /// The project config: only the keys that may tighten.
 #[derive(Debug, Default, Clone, Deserialize)]
-pub struct ProjectConfig {
+pub(crate) struct ProjectConfig {
     /// May only raise the approval mode.
     pub approval: Option<String>,
     /// May only require a sandbox.
@@ -255,7 +255,7 @@ pub struct ProjectConfig {
 /// Everything a command needs, resolved once from the layers; nothing downstream reads
 /// a config file again. [`Settings::origins`] says which layer set each value.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// `$CODESMITH_HOME`.
     pub home: PathBuf,
     /// Canonical workspace.
@@ -319,7 +319,7 @@ pub struct Settings {
 /// `$CODESMITH_HOME`, default `~/.codesmith`. A relative `CODESMITH_HOME` is made
 /// absolute against the current directory here, at start-up, so a later change of
 /// directory (a shell `cd`, a spawned tool) cannot move CodeSmith's state.
-pub fn home_dir() -> Result<PathBuf> {
+pub(crate) fn home_dir() -> Result<PathBuf> {
     if let Some(home) = std::env::var_os("CODESMITH_HOME").filter(|v| !v.is_empty()) {
         let home = PathBuf::from(home);
         if home.is_relative() {
@@ -335,7 +335,7 @@ pub fn home_dir() -> Result<PathBuf> {
 }
 
 /// The canonical workspace: `--workspace` or the current directory.
-pub fn workspace(arg: Option<&Path>) -> Result<PathBuf> {
+pub(crate) fn workspace(arg: Option<&Path>) -> Result<PathBuf> {
     let dir = match arg {
         Some(p) => p.to_path_buf(),
         None => std::env::current_dir().context("cannot read the current directory")?,
@@ -416,7 +416,7 @@ fn project_memory_note(workspace: &Path) -> Option<String> {
 /// The project's `.codesmith/` directory, unless it is (through a symlink) the user's own
 /// `$CODESMITH_HOME` or lies inside it: the user's files are never read as project
 /// configuration.
-pub fn project_dir(workspace: &Path, home: &Path) -> Option<PathBuf> {
+pub(crate) fn project_dir(workspace: &Path, home: &Path) -> Option<PathBuf> {
     let dir = workspace.join(".codesmith");
     match (dir.canonicalize(), home.canonicalize()) {
         (Ok(d), Ok(h)) if d.starts_with(&h) => None,
@@ -425,12 +425,12 @@ pub fn project_dir(workspace: &Path, home: &Path) -> Option<PathBuf> {
 }
 
 /// The user config file: `<home>/config.toml` (it may not exist).
-pub fn user_config_path(home: &Path) -> PathBuf {
+pub(crate) fn user_config_path(home: &Path) -> PathBuf {
     home.join("config.toml")
 }
 
 /// The largest configuration or rules file that is read (`config.toml`, `policy.toml`).
-pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Reads a configuration or rules file: `None` when it does not exist. Never blocks or
 /// reads without end: a FIFO, a device (a symlink to `/dev/zero`), a directory, a file
@@ -439,7 +439,7 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 ///
 /// # Errors
 /// As above, and when the file cannot be opened or read.
-pub fn read_config_file(path: &Path) -> Result<Option<String>> {
+pub(crate) fn read_config_file(path: &Path) -> Result<Option<String>> {
     match read_regular_text(path, MAX_CONFIG_BYTES) {
         Ok(text) => Ok(Some(text)),
         Err(ReadError::NotFound) => Ok(None),
@@ -452,7 +452,7 @@ pub fn read_config_file(path: &Path) -> Result<Option<String>> {
 }
 
 /// Reads the user config; a missing file is an empty config.
-pub fn read_user_config(home: &Path) -> Result<FileConfig> {
+pub(crate) fn read_user_config(home: &Path) -> Result<FileConfig> {
     let path = user_config_path(home);
     match read_config_file(&path) {
         Ok(Some(text)) => toml::from_str(&text)
@@ -466,7 +466,7 @@ pub fn read_user_config(home: &Path) -> Result<FileConfig> {
 /// not do said in `notes` (ignored keys, values that would loosen, a file that does not
 /// parse). Nothing in it ever loosens a setting.
 #[derive(Debug, Clone, Default)]
-pub struct ProjectLayer {
+pub(crate) struct ProjectLayer {
     /// The file, when one was found (`None`: no project config).
     pub path: Option<PathBuf>,
     /// The keys that may tighten (empty when the file is absent or does not parse).
@@ -479,7 +479,7 @@ impl ProjectLayer {
     /// Reads the project config of `workspace` (never one inside `home`, see
     /// [`project_dir`]). A file that does not parse is ignored with a note: it can only
     /// tighten, so ignoring it loosens nothing the user set.
-    pub fn load(workspace: &Path, home: &Path) -> ProjectLayer {
+    pub(crate) fn load(workspace: &Path, home: &Path) -> ProjectLayer {
         let Some(dir) = project_dir(workspace, home) else {
             return ProjectLayer::default();
         };
@@ -550,7 +550,7 @@ impl ProjectLayer {
 }
 
 /// Parses an approval mode name.
-pub fn parse_approval(name: &str) -> Result<ApprovalMode> {
+pub(crate) fn parse_approval(name: &str) -> Result<ApprovalMode> {
     match name {
         "auto" => Ok(ApprovalMode::Auto),
         "suggest" => Ok(ApprovalMode::Suggest),
@@ -578,7 +578,7 @@ fn parse_provider(name: &str) -> Result<ProviderName> {
 
 /// What the command line said, for the flag layer.
 #[derive(Debug, Clone, Copy)]
-pub struct Flags<'a> {
+pub(crate) struct Flags<'a> {
     /// `--workspace`.
     pub workspace: Option<&'a Path>,
     /// `--provider`, `--model`, `--base-url`, `--approval`.
@@ -588,7 +588,7 @@ pub struct Flags<'a> {
 }
 
 /// The model flags of a command that has none (`tool`, `mcp`, `doctor`, `config show`).
-pub const NO_MODEL_FLAGS: ModelArgs = ModelArgs {
+pub(crate) const NO_MODEL_FLAGS: ModelArgs = ModelArgs {
     provider: None,
     model: None,
     base_url: None,
@@ -602,7 +602,7 @@ pub const NO_MODEL_FLAGS: ModelArgs = ModelArgs {
 /// rejected), an invalid value (provider, approval mode, base URL, idle timeout,
 /// `[openai]` settings), or invalid exec-policy rules: each names what to fix. The
 /// project config never fails resolution; what it may not set is ignored with a warning.
-pub fn resolve(flags: Flags<'_>) -> Result<Settings> {
+pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
     let home = home_dir()?;
     let workspace = workspace(flags.workspace)?;
     let file = read_user_config(&home)?;
@@ -825,7 +825,7 @@ fn network_fetch(section: &NetworkConfig, warnings: &mut Vec<String>) -> FetchCo
 /// skills. Every skipped skill, an upgrade and a kept edit become notices in `warnings`;
 /// the first install only when `announce_first_install` (the `skills` commands; a session
 /// starts without that line, and lists the skills in its prompt).
-pub fn prepare_skills(
+pub(crate) fn prepare_skills(
     home: &Path,
     workspace: &Path,
     announce_first_install: bool,
@@ -856,7 +856,7 @@ pub fn prepare_skills(
 
 /// Reads the exec-policy rule files: the user's may allow, ask and deny; the
 /// project's may only ask and deny (its allow rules are ignored with a warning).
-pub fn load_rules(
+pub(crate) fn load_rules(
     home: &Path,
     workspace: &Path,
     warnings: &mut Vec<String>,
@@ -992,7 +992,7 @@ fn api_key(provider: ProviderName, base_url: Option<&str>) -> Option<(&'static s
 
 /// The environment variables that can hold `provider`'s key for `base_url` (default
 /// endpoint when `None`), in the order the client tries them; empty for the local model.
-pub fn key_vars(provider: ProviderName, base_url: Option<&str>) -> &'static [&'static str] {
+pub(crate) fn key_vars(provider: ProviderName, base_url: Option<&str>) -> &'static [&'static str] {
     match provider {
         ProviderName::Openai => codesmith_providers::openai_key_vars(
             base_url.unwrap_or(codesmith_providers::DEFAULT_OPENAI_BASE_URL),

@@ -6,7 +6,7 @@ use codesmith_policy::terminal_safe;
 
 /// How a command ended.
 #[derive(Debug)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// Success (exit 0).
     Ok,
     /// The run failed (exit 1); the error, if any, is printed.
@@ -19,12 +19,12 @@ pub enum Exit {
 
 impl Exit {
     /// A failure with a message.
-    pub fn failed(e: anyhow::Error) -> Self {
+    pub(crate) fn failed(e: anyhow::Error) -> Self {
         Exit::Failed(Some(e))
     }
 
     /// Prints what needs printing and returns the process exit code.
-    pub fn report(self) -> ExitCode {
+    pub(crate) fn report(self) -> ExitCode {
         match self {
             Exit::Ok => ExitCode::SUCCESS,
             Exit::Failed(None) => ExitCode::from(1),
@@ -43,6 +43,6 @@ impl Exit {
 }
 
 /// A usage error (exit 2).
-pub fn usage(e: anyhow::Error) -> Exit {
+pub(crate) fn usage(e: anyhow::Error) -> Exit {
     Exit::Usage(e)
 }

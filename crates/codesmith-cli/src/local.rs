@@ -11,7 +11,7 @@ use crate::setup::SetupError;
 
 /// Loads the local provider: the default model (fetched and cached on first
 /// use) or the GGUF file named by `--model`.
-pub async fn provider(
+pub(crate) async fn provider(
     resolved: &Settings,
     on_event: &mut EventSink<'_>,
 ) -> Result<Arc<dyn Provider>, SetupError> {

@@ -11,7 +11,7 @@ use crate::render::{self, Paint};
 
 /// Where events go while a task runs.
 #[derive(Debug)]
-pub enum Progress {
+pub(crate) enum Progress {
     /// One JSON event per line on stdout.
     Json,
     /// Human progress on stderr; the answer text streamed on stdout as it is generated.
@@ -27,7 +27,7 @@ pub enum Progress {
 
 impl Progress {
     /// JSON or human, as asked.
-    pub fn new(json: bool) -> Self {
+    pub(crate) fn new(json: bool) -> Self {
         if json {
             Progress::Json
         } else {
@@ -40,7 +40,7 @@ impl Progress {
     }
 
     /// Shows one event.
-    pub fn show(&mut self, event: &Event) {
+    pub(crate) fn show(&mut self, event: &Event) {
         match self {
             Progress::Json => {
                 let mut out = std::io::stdout().lock();
@@ -73,7 +73,7 @@ impl Progress {
     }
 
     /// Ends the streamed answer (its last line), when the task is over.
-    pub fn end_answer(&mut self) {
+    pub(crate) fn end_answer(&mut self) {
         if let Progress::Human { answer, .. } = self {
             answer.end_line();
         }

@@ -15,14 +15,14 @@ use serde_json::Value;
 
 /// Most diff lines a line renderer prints under an edit ([`event_lines`]); the
 /// full-screen UI has its own limit and shows the rest on Ctrl-O.
-pub const DIFF_LINES: usize = 20;
+pub(crate) const DIFF_LINES: usize = 20;
 
 /// The start of the line [`diff_lines`] ends a cut diff with: `… (diff cut, +A -R in all)`.
 const CUT_MARK: &str = "… (diff cut,";
 
 /// Longest diff line a line renderer prints, in characters (a minified file's one line
 /// would otherwise fill the terminal).
-pub const DIFF_LINE_CHARS: usize = 300;
+pub(crate) const DIFF_LINE_CHARS: usize = 300;
 
 /// Longest error line, in characters.
 const ERROR_CHARS: usize = 160;
@@ -31,7 +31,7 @@ const ERROR_CHARS: usize = 160;
 /// as [`visible_line`] shows it (one line, controls and invisible characters visible,
 /// blank runs collapsed, at most 100 characters with the middle elided, never the end).
 /// Empty when the call has none of them.
-pub fn key_argument(args: &Value) -> String {
+pub(crate) fn key_argument(args: &Value) -> String {
     for key in [
         "command",
         "path",
@@ -51,7 +51,7 @@ pub fn key_argument(args: &Value) -> String {
 }
 
 /// `● NAME KEY-ARGUMENT`: a tool call.
-pub fn tool_call_line(name: &str, args: &Value, paint: Paint) -> String {
+pub(crate) fn tool_call_line(name: &str, args: &Value, paint: Paint) -> String {
     format!(
         "{} {} {}",
         paint.bold("●"),
@@ -63,7 +63,7 @@ pub fn tool_call_line(name: &str, args: &Value, paint: Paint) -> String {
 /// `CODE: message` of a refused call, cut to one line of at most 160 characters; without
 /// a typed error (a stored result that is no envelope), the first line of `output` (inside
 /// its `<external_content>` wrapper, if any).
-pub fn error_line(error: Option<&ToolError>, output: &str) -> String {
+pub(crate) fn error_line(error: Option<&ToolError>, output: &str) -> String {
     let line = match error {
         Some(e) => format!("{}: {}", e.code, e.message),
         None => codesmith_tools::trust::external_body(output)
@@ -81,7 +81,7 @@ pub fn error_line(error: Option<&ToolError>, output: &str) -> String {
 /// removed, `+` added), and a cut diff's `… (diff cut, +A -R in all)`. Controls and
 /// invisible characters are shown
 /// ([`visible_controls`]): exactly what was written, and nothing a terminal acts on.
-pub fn diff_lines(changes: &[ChangedFile]) -> Vec<String> {
+pub(crate) fn diff_lines(changes: &[ChangedFile]) -> Vec<String> {
     let mut out = Vec::new();
     for change in changes {
         let path = visible_line(&change.path, 200);
@@ -112,7 +112,7 @@ pub fn diff_lines(changes: &[ChangedFile]) -> Vec<String> {
 }
 
 /// `↻ retry N in S.Ss: reason`: a request that failed transiently and will be retried.
-pub fn retry_line(attempt: u32, wait_ms: u64, reason: &str) -> String {
+pub(crate) fn retry_line(attempt: u32, wait_ms: u64, reason: &str) -> String {
     format!(
         "↻ retry {attempt} in {:.1}s: {}",
         wait_ms as f64 / 1000.0,
@@ -121,12 +121,12 @@ pub fn retry_line(attempt: u32, wait_ms: u64, reason: &str) -> String {
 }
 
 /// `ℹ message`: a notice.
-pub fn notice_line(message: &str) -> String {
+pub(crate) fn notice_line(message: &str) -> String {
     format!("ℹ {}", terminal_safe(message))
 }
 
 /// `verdict: VERDICT (COMMAND)`: the claim verifier's verdict.
-pub fn verdict_line(v: &VerdictEvent) -> String {
+pub(crate) fn verdict_line(v: &VerdictEvent) -> String {
     format!(
         "verdict: {} ({})",
         terminal_safe(&v.verdict),
@@ -140,7 +140,7 @@ pub fn verdict_line(v: &VerdictEvent) -> String {
 /// streamed text and thinking, which a front end streams itself, round boundaries, a
 /// successful result without changes, and kinds this renderer does not know). Used by
 /// `exec`'s progress on stderr and the UI's line mode on stdout.
-pub fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
+pub(crate) fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
     if let Some(line) = subagent_line(event, "") {
         return vec![line];
     }
@@ -269,7 +269,7 @@ fn short_id(agent_id: &str) -> Cow<'_, str> {
 }
 
 /// The first line of `text`, at most `max` characters, with `…` when anything was cut.
-pub fn first_line(text: &str, max: usize) -> String {
+pub(crate) fn first_line(text: &str, max: usize) -> String {
     let line = text.lines().next().unwrap_or_default();
     let mut out: String = line.chars().take(max).collect();
     if line.chars().count() > max || text.lines().nth(1).is_some() {
@@ -281,16 +281,16 @@ pub fn first_line(text: &str, max: usize) -> String {
 /// CodeSmith's own colours: only on a terminal, and never when `NO_COLOR` is
 /// set to a non-empty value (<https://no-color.org>).
 #[derive(Debug, Clone, Copy)]
-pub struct Paint {
+pub(crate) struct Paint {
     on: bool,
 }
 
 impl Paint {
     /// No colours (line mode, tests, labels inside coloured lines).
-    pub const OFF: Paint = Paint { on: false };
+    pub(crate) const OFF: Paint = Paint { on: false };
 
     /// Colours for stderr when it is a terminal and `NO_COLOR` is unset.
-    pub fn for_stderr(tty: bool) -> Self {
+    pub(crate) fn for_stderr(tty: bool) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Paint {
             on: tty && !no_color,
@@ -306,12 +306,12 @@ impl Paint {
     }
 
     /// `text` (already made safe) in bold.
-    pub fn bold(self, text: &str) -> String {
+    pub(crate) fn bold(self, text: &str) -> String {
         self.wrap("1", text)
     }
 
     /// `text` (already made safe) in red.
-    pub fn red(self, text: &str) -> String {
+    pub(crate) fn red(self, text: &str) -> String {
         self.wrap("31", text)
     }
 }

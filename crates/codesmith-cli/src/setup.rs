@@ -17,11 +17,11 @@ use crate::args::ProviderName;
 use crate::config::{SandboxSection, Settings};
 
 /// Output-token cap for the embedded model's responses.
-pub const LOCAL_MAX_TOKENS: u32 = 512;
+pub(crate) const LOCAL_MAX_TOKENS: u32 = 512;
 
 /// Why a provider could not be built.
 #[derive(Debug)]
-pub enum SetupError {
+pub(crate) enum SetupError {
     /// The configuration is wrong (exit 2).
     Usage(anyhow::Error),
     /// Something failed at run time, e.g. the model download (exit 1).
@@ -29,7 +29,7 @@ pub enum SetupError {
 }
 
 /// The provider's short name.
-pub fn provider_label(p: ProviderName) -> &'static str {
+pub(crate) fn provider_label(p: ProviderName) -> &'static str {
     match p {
         ProviderName::Openai => "openai",
         ProviderName::Anthropic => "anthropic",
@@ -38,7 +38,7 @@ pub fn provider_label(p: ProviderName) -> &'static str {
 }
 
 /// Builds the provider selected by `resolved`.
-pub async fn provider(
+pub(crate) async fn provider(
     resolved: &Settings,
     on_event: &mut EventSink<'_>,
 ) -> Result<Arc<dyn Provider>, SetupError> {
@@ -90,7 +90,7 @@ pub async fn provider(
 /// # Errors
 /// An unknown backend name, or `bwrap` named explicitly where it cannot run:
 /// a typo must not silently disable the sandbox.
-pub fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
+pub(crate) fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
     let name = section.backend.as_deref().unwrap_or("auto");
     let backend = codesmith_tools::sandbox::backend_from_name(name)
         .map_err(|e| anyhow::anyhow!("[sandbox] backend = {name:?}: {e}"))?;
@@ -102,14 +102,14 @@ pub fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
 ///
 /// # Errors
 /// See [`sandbox`].
-pub fn tool_context(resolved: &Settings) -> anyhow::Result<ToolContext> {
+pub(crate) fn tool_context(resolved: &Settings) -> anyhow::Result<ToolContext> {
     let ctx = ToolContext::new(resolved.workspace.clone(), resolved.home.clone());
     Ok(ctx.with_sandbox(sandbox(&resolved.sandbox)?))
 }
 
 /// The built-in tool registry, with fetch_url under the resolved `[network]` policy and
 /// address policy ([`Settings::fetch`]).
-pub fn registry(settings: &Settings) -> Registry {
+pub(crate) fn registry(settings: &Settings) -> Registry {
     codesmith_tools::builtin_registry(settings.fetch.clone())
 }
 
@@ -117,7 +117,7 @@ pub fn registry(settings: &Settings) -> Registry {
 /// timeout) in the workspace; `${VAR}` in their `env` and `headers`, and bearer tokens,
 /// come from this process's environment; HTTP servers' URLs pass the `[network]` deny
 /// list.
-pub async fn mcp_servers(settings: &Settings) -> codesmith_tools::mcp::McpStart {
+pub(crate) async fn mcp_servers(settings: &Settings) -> codesmith_tools::mcp::McpStart {
     let lookup = |name: &str| std::env::var(name).ok();
     codesmith_tools::mcp::start_servers(
         &settings.mcp_servers,
@@ -130,7 +130,7 @@ pub async fn mcp_servers(settings: &Settings) -> codesmith_tools::mcp::McpStart 
 }
 
 /// The session's system prompt, with the workspace's AGENTS.md.
-pub fn system_prompt(resolved: &Settings) -> String {
+pub(crate) fn system_prompt(resolved: &Settings) -> String {
     let instructions = Some(resolved.instructions.render()).filter(|text| !text.trim().is_empty());
     let style = if resolved.provider == ProviderName::Local {
         PromptStyle::Compact
@@ -148,13 +148,13 @@ pub fn system_prompt(resolved: &Settings) -> String {
 }
 
 /// The per-response output cap.
-pub fn max_tokens(resolved: &Settings) -> Option<u32> {
+pub(crate) fn max_tokens(resolved: &Settings) -> Option<u32> {
     let default = (resolved.provider == ProviderName::Local).then_some(LOCAL_MAX_TOKENS);
     resolved.max_output_tokens.or(default)
 }
 
 /// Retry and watchdog settings.
-pub fn complete_options(resolved: &Settings) -> CompleteOptions {
+pub(crate) fn complete_options(resolved: &Settings) -> CompleteOptions {
     CompleteOptions {
         idle_timeout: resolved.idle_timeout,
         ..CompleteOptions::default()
@@ -162,7 +162,7 @@ pub fn complete_options(resolved: &Settings) -> CompleteOptions {
 }
 
 /// The engine settings for a session.
-pub fn engine_config(resolved: &Settings) -> EngineConfig {
+pub(crate) fn engine_config(resolved: &Settings) -> EngineConfig {
     EngineConfig {
         model: resolved.model.clone(),
         system_prompt: system_prompt(resolved),
@@ -184,7 +184,7 @@ pub fn engine_config(resolved: &Settings) -> EngineConfig {
 /// An engine over `session` with the built-in tools, the MCP servers' tools `mcp`
 /// (see [`mcp_servers`]), the `agent` tool with the `[agents]` settings (not for the
 /// embedded model) and the configured snapshots.
-pub fn engine(
+pub(crate) fn engine(
     resolved: &Settings,
     provider: Arc<dyn Provider>,
     ctx: Arc<ToolContext>,
@@ -225,7 +225,7 @@ pub fn engine(
 ///
 /// # Errors
 /// An unusable home, workspace, config, rule file or sandbox (usage errors).
-pub fn one_shot(
+pub(crate) fn one_shot(
     workspace: Option<&std::path::Path>,
 ) -> anyhow::Result<(Registry, Arc<ToolContext>, CallPolicy)> {
     let settings = crate::config::resolve(crate::config::Flags {
@@ -250,7 +250,7 @@ pub fn one_shot(
 
 /// The approval mode of a one-shot call (see [`one_shot`]): `never` stays `never`;
 /// otherwise the call itself is the approval.
-pub fn one_shot_approval(mode: ApprovalMode) -> ApprovalMode {
+pub(crate) fn one_shot_approval(mode: ApprovalMode) -> ApprovalMode {
     match mode {
         ApprovalMode::Never => ApprovalMode::Never,
         ApprovalMode::Auto | ApprovalMode::Suggest => ApprovalMode::Auto,

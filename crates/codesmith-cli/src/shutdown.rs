@@ -18,7 +18,7 @@ use crate::exit::Exit;
 
 /// A signal that asks a front end to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopSignal {
+pub(crate) enum StopSignal {
     /// `SIGINT` (Ctrl-C at a terminal in line mode, `kill -INT`): exit 130.
     Interrupt,
     /// `SIGTERM` (`kill`, a service manager): exit 143.
@@ -29,14 +29,14 @@ pub enum StopSignal {
 
 impl StopSignal {
     /// Every stop signal.
-    pub const ALL: &'static [StopSignal] = &[
+    pub(crate) const ALL: &'static [StopSignal] = &[
         StopSignal::Interrupt,
         StopSignal::Terminate,
         StopSignal::Hangup,
     ];
 
     /// The signal's name, e.g. `SIGTERM`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             StopSignal::Interrupt => "SIGINT",
             StopSignal::Terminate => "SIGTERM",
@@ -45,7 +45,7 @@ impl StopSignal {
     }
 
     /// 128 + the signal number.
-    pub fn exit_code(self) -> u8 {
+    pub(crate) fn exit_code(self) -> u8 {
         match self {
             StopSignal::Interrupt => 130,
             StopSignal::Terminate => 143,
@@ -64,7 +64,7 @@ impl StopSignal {
 
 /// Listeners for stop signals, installed before the front end starts its work.
 #[derive(Debug, Clone)]
-pub struct Shutdown {
+pub(crate) struct Shutdown {
     token: CancellationToken,
     caught: Arc<OnceLock<StopSignal>>,
 }
@@ -75,7 +75,7 @@ impl Shutdown {
     ///
     /// # Errors
     /// A listener could not be installed (no signal support in this runtime).
-    pub fn listen(signals: &[StopSignal]) -> std::io::Result<Self> {
+    pub(crate) fn listen(signals: &[StopSignal]) -> std::io::Result<Self> {
         let token = CancellationToken::new();
         let caught = Arc::new(OnceLock::new());
         for &sig in signals {
@@ -95,17 +95,17 @@ impl Shutdown {
     }
 
     /// The token cancelled by the first stop signal: pass it to the running work.
-    pub fn token(&self) -> CancellationToken {
+    pub(crate) fn token(&self) -> CancellationToken {
         self.token.clone()
     }
 
     /// The stop signal caught, if any.
-    pub fn caught(&self) -> Option<StopSignal> {
+    pub(crate) fn caught(&self) -> Option<StopSignal> {
         self.caught.get().copied()
     }
 
     /// Waits for the first stop signal.
-    pub async fn requested(&self) -> StopSignal {
+    pub(crate) async fn requested(&self) -> StopSignal {
         self.token.cancelled().await;
         self.caught().unwrap_or(StopSignal::Terminate)
     }
@@ -113,7 +113,7 @@ impl Shutdown {
 
 /// How a front end ends after `sig`: `what` (what was stopped and what to do next) on
 /// stderr, and exit 128 + the signal.
-pub fn exit(sig: StopSignal, what: &str) -> Exit {
+pub(crate) fn exit(sig: StopSignal, what: &str) -> Exit {
     eprintln!("codesmith: interrupted by {}: {what}", sig.name());
     Exit::Code(std::process::ExitCode::from(sig.exit_code()))
 }

@@ -107,7 +107,7 @@ fn result_text(envelope: &Value, args: &Value, one_shot: bool) -> String {
 /// A few words on a success for a person: a command's exit code and time
 /// (`exit 0 · 1.2s`), else an edit's line counts (`+3 -1`, over all its files); `None`
 /// otherwise.
-pub fn summary(meta: &Value, changes: &[ChangedFile]) -> Option<String> {
+pub(crate) fn summary(meta: &Value, changes: &[ChangedFile]) -> Option<String> {
     if let Some(exit) = meta.get("exit_code").and_then(Value::as_i64) {
         let mut out = format!("exit {exit}");
         if let Some(ms) = meta.get("duration_ms").and_then(Value::as_u64) {

@@ -6,14 +6,14 @@ use crate::toolcall::partial_tag_suffix;
 
 /// Scans streamed text for any of a set of stop sequences.
 #[derive(Debug, Default)]
-pub struct StopScanner {
+pub(crate) struct StopScanner {
     stops: Vec<String>,
     held: String,
 }
 
 impl StopScanner {
     /// A scanner for `stops` (empty strings are ignored).
-    pub fn new(stops: impl IntoIterator<Item = String>) -> Self {
+    pub(crate) fn new(stops: impl IntoIterator<Item = String>) -> Self {
         StopScanner {
             stops: stops.into_iter().filter(|s| !s.is_empty()).collect(),
             held: String::new(),
@@ -22,7 +22,7 @@ impl StopScanner {
 
     /// Adds text. Returns the text that is safe to emit and the stop
     /// sequence that matched, if any (the emitted text then ends right before it).
-    pub fn push(&mut self, text: &str) -> (String, Option<String>) {
+    pub(crate) fn push(&mut self, text: &str) -> (String, Option<String>) {
         self.held.push_str(text);
         let first = self
             .stops
@@ -47,7 +47,7 @@ impl StopScanner {
     }
 
     /// Releases the held-back text at the end of the stream.
-    pub fn finish(&mut self) -> String {
+    pub(crate) fn finish(&mut self) -> String {
         std::mem::take(&mut self.held)
     }
 }

@@ -81,7 +81,7 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<u64> {
 /// The message names the provider and status, quotes the vendor's own error
 /// text (the `error.message` field when the body is JSON, else an excerpt),
 /// adds what to do for auth and context errors, and is scrubbed of secrets.
-pub fn error_from_response(
+pub(crate) fn error_from_response(
     provider: &str,
     status: u16,
     retry_after: Option<&str>,
@@ -112,7 +112,7 @@ pub fn error_from_response(
 
 /// Builds the error for an in-stream error object (`{"error": {...}}` or
 /// Anthropic's `event: error`). `error_type` is the vendor's error type.
-pub fn error_from_stream(provider: &str, error_type: &str, message: &str) -> ProviderError {
+pub(crate) fn error_from_stream(provider: &str, error_type: &str, message: &str) -> ProviderError {
     let kind = match error_type {
         "rate_limit_error" | "rate_limit_exceeded" | "insufficient_quota" => {
             ProviderErrorKind::RateLimit
@@ -133,7 +133,7 @@ pub fn error_from_stream(provider: &str, error_type: &str, message: &str) -> Pro
 }
 
 /// Maps a transport failure (connect, TLS, reset, timeout, body read).
-pub fn error_from_transport(provider: &str, err: &reqwest::Error) -> ProviderError {
+pub(crate) fn error_from_transport(provider: &str, err: &reqwest::Error) -> ProviderError {
     let kind = if err.is_timeout() {
         ProviderErrorKind::Timeout
     } else {
@@ -144,7 +144,7 @@ pub fn error_from_transport(provider: &str, err: &reqwest::Error) -> ProviderErr
 }
 
 /// The error and all its sources, joined with `: `.
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(inner) = source {

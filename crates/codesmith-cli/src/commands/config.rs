@@ -13,7 +13,7 @@ use crate::config;
 use crate::exit::{Exit, usage};
 
 /// Runs `codesmith config ...`.
-pub fn run(command: ConfigCommand) -> Exit {
+pub(crate) fn run(command: ConfigCommand) -> Exit {
     let ConfigCommand::Show(args) = command;
     let settings = match config::resolve(config::Flags {
         workspace: args.workspace.workspace.as_deref(),

@@ -14,7 +14,7 @@ use crate::setup;
 use crate::shutdown::{self, Shutdown, StopSignal};
 
 /// Runs `codesmith exec`.
-pub async fn run(mut args: ExecArgs) -> Exit {
+pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     keep_resumed_model(&mut args);
     let resolved = match config::resolve(config::Flags {
         workspace: args.workspace.workspace.as_deref(),

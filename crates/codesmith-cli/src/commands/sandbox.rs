@@ -16,7 +16,7 @@ use crate::exit::{Exit, usage};
 use crate::setup;
 
 /// Runs `codesmith sandbox ...`; returns the command's own exit code on success.
-pub fn run(command: SandboxCommand) -> Result<ExitCode, Exit> {
+pub(crate) fn run(command: SandboxCommand) -> Result<ExitCode, Exit> {
     let SandboxCommand::Run {
         workspace,
         allow_network,

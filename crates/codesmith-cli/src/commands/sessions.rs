@@ -24,7 +24,7 @@ use crate::exit::{Exit, usage};
 const SHOWN_PATHS: usize = 20;
 
 /// Runs `codesmith sessions ...`.
-pub async fn run(command: SessionsCommand) -> Exit {
+pub(crate) async fn run(command: SessionsCommand) -> Exit {
     match command {
         SessionsCommand::List { json } => list(json),
         SessionsCommand::Restore {
@@ -38,7 +38,7 @@ pub async fn run(command: SessionsCommand) -> Exit {
 
 /// One line of `sessions list`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Session id.
     pub id: String,
     /// RFC 3339 creation time.
@@ -75,7 +75,7 @@ pub struct Summary {
 
 impl Summary {
     /// True for a session a person started (not a subagent's).
-    pub fn is_foreground(&self) -> bool {
+    pub(crate) fn is_foreground(&self) -> bool {
         self.parent.is_none()
     }
 }
@@ -83,7 +83,7 @@ impl Summary {
 /// What `sessions list` shows: the sessions, newest first, and the session files that
 /// could not be read. Nothing in the directory is dropped without a word.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Listing {
+pub(crate) struct Listing {
     /// The sessions, newest first.
     pub sessions: Vec<Summary>,
     /// Session files that could not be read.
@@ -123,7 +123,7 @@ fn list(json: bool) -> Exit {
 /// read of each file adds (messages, usage, damage), and the session files that
 /// could not be read. The full read streams the file; see
 /// [`codesmith_engine::session::check_session_file`].
-pub fn listing(home: &Path) -> Listing {
+pub(crate) fn listing(home: &Path) -> Listing {
     let catalog = SessionCatalog::new(home).list();
     let mut listing = Listing {
         sessions: Vec::with_capacity(catalog.sessions.len()),
@@ -165,7 +165,7 @@ fn summary(entry: CatalogEntry) -> Result<Summary, Unreadable> {
 }
 
 /// What the listing left out or found damaged, each with what to do.
-pub fn notices(listing: &Listing, dir: &Path) -> Vec<String> {
+pub(crate) fn notices(listing: &Listing, dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     if !listing.unreadable.is_empty() {
         let files: Vec<String> = listing
@@ -338,7 +338,7 @@ fn snapshot_exit(e: SnapshotError) -> Exit {
 /// `tty` says whether a person can see the prompt and answer it (stdin and stderr are
 /// both terminals). Without one, and without `--yes`, it never asks: it returns an error
 /// naming `--yes`. An input closed before any answer is the same error, not a "no".
-pub fn confirm(
+pub(crate) fn confirm(
     yes: bool,
     tty: bool,
     input: &mut dyn BufRead,
@@ -367,7 +367,7 @@ pub fn confirm(
 }
 
 /// The change list shown before asking.
-pub fn describe(plan: &RestoreReport, workspace: &Path) -> String {
+pub(crate) fn describe(plan: &RestoreReport, workspace: &Path) -> String {
     let mut out = format!(
         "Restoring {} to its state before task {} of session {}:\n",
         workspace.display(),

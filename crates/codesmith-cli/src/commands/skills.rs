@@ -13,7 +13,7 @@ use crate::config;
 use crate::exit::{Exit, usage};
 
 /// Runs `codesmith skills ...`.
-pub fn run(command: SkillsCommand) -> Exit {
+pub(crate) fn run(command: SkillsCommand) -> Exit {
     let result = match command {
         SkillsCommand::List { workspace, json } => list(&workspace, json),
         SkillsCommand::Show { name, workspace } => show(&name, &workspace),
@@ -206,7 +206,11 @@ fn install(path: &std::path::Path) -> Result<Exit, Exit> {
 }
 
 /// The UI's `/skills` (list) and `/skills trust NAME`, as lines to show.
-pub fn slash(home: &std::path::Path, ws: &std::path::Path, arg: Option<&str>) -> Vec<String> {
+pub(crate) fn slash(
+    home: &std::path::Path,
+    ws: &std::path::Path,
+    arg: Option<&str>,
+) -> Vec<String> {
     let set = codesmith_tools::skills::discover(home, ws);
     let store = TrustStore::load(home);
     let mut words = arg.unwrap_or_default().split_whitespace();

@@ -17,7 +17,7 @@ use crate::setup;
 use crate::shutdown::{self, Shutdown, StopSignal};
 
 /// Runs `codesmith tool`.
-pub async fn run(args: ToolArgs) -> Exit {
+pub(crate) async fn run(args: ToolArgs) -> Exit {
     let (registry, ctx, policy) = match setup::one_shot(args.workspace.workspace.as_deref()) {
         Ok(parts) => parts,
         Err(e) => return usage(e),
@@ -90,7 +90,7 @@ fn unknown_tool(name: &str, names: &[&str]) -> String {
 }
 
 /// `codesmith tool --help`'s list: every tool with the first sentence of its description.
-pub fn catalogue_help() -> String {
+pub(crate) fn catalogue_help() -> String {
     let registry = codesmith_tools::builtin_registry(Default::default());
     let specs = registry.specs();
     let width = specs.iter().map(|s| s.name.len()).max().unwrap_or(0);

@@ -10,7 +10,7 @@ use crate::config;
 use crate::exit::{Exit, usage};
 
 /// Runs `codesmith verify ...`.
-pub fn run(command: VerifyCommand) -> Exit {
+pub(crate) fn run(command: VerifyCommand) -> Exit {
     match command {
         VerifyCommand::Stats(args) => stats(args.json),
     }
@@ -50,7 +50,7 @@ fn stats(json: bool) -> Exit {
 }
 
 /// The `--json` object: the four counts and the rate (null when undefined).
-pub fn stats_json(stats: &VerdictStats) -> serde_json::Value {
+pub(crate) fn stats_json(stats: &VerdictStats) -> serde_json::Value {
     json!({
         "verified_pass": stats.verified_pass,
         "verified_fail": stats.verified_fail,
@@ -61,7 +61,7 @@ pub fn stats_json(stats: &VerdictStats) -> serde_json::Value {
 }
 
 /// The text report: one line per verdict, then the rate.
-pub fn stats_text(stats: &VerdictStats) -> String {
+pub(crate) fn stats_text(stats: &VerdictStats) -> String {
     let rate = match stats.claim_match_rate() {
         Some(r) => format!(
             "{:.1}% ({} of {} replayed claims held)",

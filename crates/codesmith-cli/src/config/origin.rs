@@ -7,7 +7,7 @@ use std::fmt;
 /// the user config, the project config (which may only tighten), the environment,
 /// then the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// No layer set it: the built-in default.
     Default,
     /// `$CODESMITH_HOME/config.toml`.
@@ -35,24 +35,24 @@ impl fmt::Display for Origin {
 /// The origin of every effective value, by dotted config key (`sandbox.required`,
 /// `openai.base_url`). A key that no layer set is [`Origin::Default`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Origins(BTreeMap<String, Origin>);
+pub(crate) struct Origins(BTreeMap<String, Origin>);
 
 impl Origins {
     /// Records that `key` came from `origin` (a later call for the same key wins:
     /// call it in layer order, lowest first).
-    pub fn set(&mut self, key: impl Into<String>, origin: Origin) {
+    pub(crate) fn set(&mut self, key: impl Into<String>, origin: Origin) {
         self.0.insert(key.into(), origin);
     }
 
     /// Records `origin` for `key` when `present` (the layer set it).
-    pub fn set_if(&mut self, present: bool, key: impl Into<String>, origin: Origin) {
+    pub(crate) fn set_if(&mut self, present: bool, key: impl Into<String>, origin: Origin) {
         if present {
             self.set(key, origin);
         }
     }
 
     /// The origin of `key`; [`Origin::Default`] when no layer set it.
-    pub fn of(&self, key: &str) -> Origin {
+    pub(crate) fn of(&self, key: &str) -> Origin {
         self.0.get(key).copied().unwrap_or(Origin::Default)
     }
 }

@@ -9,12 +9,12 @@ use super::{Origin, Settings};
 use crate::args::ProviderName;
 
 /// What a redacted secret shows in place of its value.
-pub const REDACTED: &str = "<redacted>";
+pub(super) const REDACTED: &str = "<redacted>";
 
 /// One effective value: its dotted config key, its value (as JSON: a string, number,
 /// boolean, array or null for "not set") and the layer that set it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Shown {
+pub(crate) struct Shown {
     /// Dotted key as written in config.toml (`sandbox.required`, `openai.base_url`).
     pub key: String,
     /// The effective value; secrets are [`REDACTED`].
@@ -25,7 +25,7 @@ pub struct Shown {
 
 impl Shown {
     /// `origin<TAB>key = value`, the shape of `git config --show-origin`'s lines.
-    pub fn line(&self, origin_width: usize) -> String {
+    pub(crate) fn line(&self, origin_width: usize) -> String {
         let value = match &self.value {
             Value::Null => "(not set)".to_string(),
             other => other.to_string(),
@@ -35,14 +35,14 @@ impl Shown {
     }
 
     /// `{"key": ..., "value": ..., "origin": ...}`.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({"key": self.key, "value": self.value, "origin": self.origin.to_string()})
     }
 }
 
 /// Every effective value of `settings`, in a fixed order (the order of the README's
 /// Configuration section), with its origin. Keys of the other vendor are left out.
-pub fn show(settings: &Settings) -> Vec<Shown> {
+pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
     let mut out = Vec::new();
     let mut add = |key: &str, value: Value| {
         out.push(Shown {
@@ -202,7 +202,7 @@ fn scrub_value(value: &mut Value) {
 }
 
 /// The text of `codesmith config show`: one line per value, origins in one column.
-pub fn to_text(shown: &[Shown]) -> String {
+pub(crate) fn to_text(shown: &[Shown]) -> String {
     let width = shown
         .iter()
         .map(|s| s.origin.to_string().len())

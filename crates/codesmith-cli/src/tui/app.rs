@@ -18,7 +18,7 @@ use crate::render::{diff_lines, error_line, first_line, key_argument};
 
 /// How a tool call stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolStatus {
+pub(crate) enum ToolStatus {
     /// Dispatched, no result yet.
     Running,
     /// Finished successfully.
@@ -29,7 +29,7 @@ pub enum ToolStatus {
 
 /// One tool call in the transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolEntry {
+pub(crate) struct ToolEntry {
     /// Call id.
     pub id: String,
     /// Tool name.
@@ -49,7 +49,7 @@ pub struct ToolEntry {
 
 /// One entry of the transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// What the user typed.
     User(String),
     /// Assistant text (Markdown), possibly still streaming.
@@ -75,7 +75,7 @@ pub enum Entry {
 
 /// What the controller must do after a key press.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Nothing beyond redrawing.
     None,
     /// Send this task to the engine.
@@ -92,7 +92,7 @@ pub enum Action {
 
 /// Claim-verifier verdicts seen in this UI, for `/verify`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct VerdictCounts {
+pub(crate) struct VerdictCounts {
     /// `verified_pass`.
     pub pass: u32,
     /// `verified_fail`.
@@ -105,7 +105,7 @@ pub struct VerdictCounts {
 
 /// The whole UI state.
 #[derive(Debug)]
-pub struct App {
+pub(crate) struct App {
     /// The transcript.
     pub entries: Vec<Entry>,
     /// Rendered rows per entry at [`App::rendered_width`]; `None` means stale.
@@ -149,7 +149,7 @@ pub struct App {
 /// The finished lines of a streaming answer, already rendered and wrapped,
 /// so each new delta costs only its own line, not the whole answer again.
 #[derive(Debug, Clone)]
-pub struct StreamCache {
+pub(crate) struct StreamCache {
     /// Index of the entry.
     pub entry: usize,
     /// Width the rows were wrapped to.
@@ -164,7 +164,7 @@ pub struct StreamCache {
 
 impl App {
     /// A fresh UI.
-    pub fn new(theme: Theme, status: Status) -> Self {
+    pub(crate) fn new(theme: Theme, status: Status) -> Self {
         App {
             entries: Vec::new(),
             rendered: Vec::new(),
@@ -189,7 +189,7 @@ impl App {
     }
 
     /// Appends an entry.
-    pub fn push(&mut self, entry: Entry) {
+    pub(crate) fn push(&mut self, entry: Entry) {
         // A streamed answer that is no longer last gets one whole render.
         if let Some(cache) = self.stream.take()
             && let Some(r) = self.rendered.get_mut(cache.entry)
@@ -201,13 +201,13 @@ impl App {
     }
 
     /// Marks every entry for re-rendering (after a toggle or theme change).
-    pub fn invalidate(&mut self) {
+    pub(crate) fn invalidate(&mut self) {
         self.stream = None;
         self.rendered.iter_mut().for_each(|r| *r = None);
     }
 
     /// Empties the transcript.
-    pub fn clear_transcript(&mut self) {
+    pub(crate) fn clear_transcript(&mut self) {
         self.stream = None;
         self.entries.clear();
         self.rendered.clear();
@@ -215,17 +215,17 @@ impl App {
     }
 
     /// Shows lines of information (slash-command output).
-    pub fn info(&mut self, lines: Vec<String>) {
+    pub(crate) fn info(&mut self, lines: Vec<String>) {
         self.push(Entry::Info(lines));
     }
 
     /// Shows a notice.
-    pub fn notice(&mut self, message: impl Into<String>) {
+    pub(crate) fn notice(&mut self, message: impl Into<String>) {
         self.push(Entry::Notice(message.into()));
     }
 
     /// Applies one engine event.
-    pub fn apply(&mut self, event: Event) {
+    pub(crate) fn apply(&mut self, event: Event) {
         // A subagent's events (its retries included) never touch the foreground's banner.
         if !matches!(
             event,
@@ -442,7 +442,7 @@ impl App {
 
     /// Shows a stored transcript (a resumed session): user text, assistant
     /// text and thinking, and tool calls with their results.
-    pub fn load_history(&mut self, messages: &[Message]) {
+    pub(crate) fn load_history(&mut self, messages: &[Message]) {
         for m in messages {
             for block in &m.content {
                 match (block, m.role) {
@@ -483,7 +483,7 @@ impl App {
     }
 
     /// Records the user's task and marks a task running.
-    pub fn start_task(&mut self, text: &str) {
+    pub(crate) fn start_task(&mut self, text: &str) {
         self.push(Entry::User(text.to_string()));
         self.running = true;
         self.scroll = 0;
@@ -497,7 +497,7 @@ impl App {
 
     /// Marks a `/compact` running: busy like a task (Ctrl-C interrupts it), without a
     /// transcript entry; [`App::compaction_done`] reports its outcome.
-    pub fn start_compaction(&mut self) {
+    pub(crate) fn start_compaction(&mut self) {
         self.running = true;
         self.scroll = 0;
         self.status.activity = Some(super::status::Activity {
@@ -507,13 +507,13 @@ impl App {
     }
 
     /// A `/compact` ended (or was interrupted): its one report line.
-    pub fn compaction_done(&mut self, line: String) {
+    pub(crate) fn compaction_done(&mut self, line: String) {
         self.task_finished();
         self.info(vec![line]);
     }
 
     /// The engine finished the task normally: a dim summary line (time, tokens).
-    pub fn task_done(&mut self) {
+    pub(crate) fn task_done(&mut self) {
         if let Some((started, usage)) = self.task_started {
             let secs = started.elapsed().as_secs_f64();
             let now = self.status.usage;
@@ -528,7 +528,7 @@ impl App {
     }
 
     /// The engine finished the task (an error or a stop is already shown by its event).
-    pub fn task_finished(&mut self) {
+    pub(crate) fn task_finished(&mut self) {
         self.task_started = None;
         // The streamed answer is rendered once more as a whole (trailing blank lines trimmed).
         if self.stream.take().is_some()
@@ -544,7 +544,7 @@ impl App {
     }
 
     /// The user interrupted the task.
-    pub fn interrupted(&mut self) {
+    pub(crate) fn interrupted(&mut self) {
         self.task_finished();
         self.notice("interrupted: the turn was stopped; the session is kept (type to continue)");
         self.quit_armed = true;
@@ -563,7 +563,7 @@ impl App {
 
     /// Takes down the approval prompt on screen because its asker stopped waiting (a
     /// subagent past its wall time): an answer now would reach nobody.
-    pub fn withdraw_approval(&mut self) {
+    pub(crate) fn withdraw_approval(&mut self) {
         if let Some(prompt) = self.approval.take() {
             let summary = first_line(&prompt.request.summary, 60);
             self.notice(format!(
@@ -573,13 +573,13 @@ impl App {
     }
 
     /// Shows an approval prompt.
-    pub fn ask(&mut self, request: ApprovalRequest) {
+    pub(crate) fn ask(&mut self, request: ApprovalRequest) {
         self.approval = Some(Prompt::new(request));
         self.scroll = 0;
     }
 
     /// Handles a key press.
-    pub fn on_key(&mut self, key: KeyEvent) -> Action {
+    pub(crate) fn on_key(&mut self, key: KeyEvent) -> Action {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('c') {
             return self.ctrl_c();

@@ -9,7 +9,7 @@ use codesmith_protocol::{ApprovalAnswer, ApprovalRequest};
 /// they came, the others waiting. A question the engine withdraws (what asked stopped
 /// waiting) leaves wherever it is.
 #[derive(Debug, Default)]
-pub struct Questions {
+pub(crate) struct Questions {
     /// The id of the question on screen.
     shown: Option<String>,
     waiting: VecDeque<ApprovalRequest>,
@@ -17,12 +17,12 @@ pub struct Questions {
 
 impl Questions {
     /// A new question from the engine.
-    pub fn arrived(&mut self, request: ApprovalRequest) {
+    pub(crate) fn arrived(&mut self, request: ApprovalRequest) {
         self.waiting.push_back(request);
     }
 
     /// The engine withdrew `call_id`; true when it was the one on screen (take it down).
-    pub fn withdrawn(&mut self, call_id: &str) -> bool {
+    pub(crate) fn withdrawn(&mut self, call_id: &str) -> bool {
         self.waiting.retain(|r| r.call_id != call_id);
         if self.shown.as_deref() == Some(call_id) {
             self.shown = None;
@@ -32,7 +32,7 @@ impl Questions {
     }
 
     /// The next question to show, when none is on screen.
-    pub fn next(&mut self) -> Option<ApprovalRequest> {
+    pub(crate) fn next(&mut self) -> Option<ApprovalRequest> {
         if self.shown.is_some() {
             return None;
         }
@@ -42,25 +42,25 @@ impl Questions {
     }
 
     /// The person answered the question on screen: its id, to answer with.
-    pub fn answered(&mut self) -> Option<String> {
+    pub(crate) fn answered(&mut self) -> Option<String> {
         self.shown.take()
     }
 
     /// Forgets every question (the work was interrupted: the engine withdraws them all).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.shown = None;
         self.waiting.clear();
     }
 }
 
 /// Most command lines an approval prompt shows (the first half and the last half).
-pub const COMMAND_LINES: usize = 4;
+pub(crate) const COMMAND_LINES: usize = 4;
 /// Most characters of one command line in an approval prompt (the middle is elided).
-pub const COMMAND_LINE_CHARS: usize = 400;
+pub(crate) const COMMAND_LINE_CHARS: usize = 400;
 
 /// One choice of an approval prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Choice {
+pub(crate) struct Choice {
     /// The key that picks it.
     pub key: char,
     /// What it says.
@@ -71,7 +71,7 @@ pub struct Choice {
 
 /// An approval prompt on screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prompt {
+pub(crate) struct Prompt {
     /// The question.
     pub request: ApprovalRequest,
     /// Index into [`Prompt::choices`] of the highlighted choice.
@@ -80,7 +80,7 @@ pub struct Prompt {
 
 impl Prompt {
     /// A prompt for `request`, with "yes, once" highlighted.
-    pub fn new(request: ApprovalRequest) -> Self {
+    pub(crate) fn new(request: ApprovalRequest) -> Self {
         Prompt {
             request,
             selected: 0,
@@ -93,7 +93,7 @@ impl Prompt {
     /// [`COMMAND_LINE_CHARS`] characters with the middle elided). Past
     /// [`COMMAND_LINES`] lines the middle lines give way to a `… N more lines …`
     /// marker: the last lines, where a dangerous part would hide, always show.
-    pub fn command_lines(&self) -> Vec<String> {
+    pub(crate) fn command_lines(&self) -> Vec<String> {
         let all: Vec<&str> = self.request.summary.lines().collect();
         let (head, tail) = if all.len() > COMMAND_LINES {
             (COMMAND_LINES / 2, COMMAND_LINES - COMMAND_LINES / 2)
@@ -116,7 +116,7 @@ impl Prompt {
 
     /// The choices: yes once, yes for this session, always (only when a
     /// persistent grant is allowed, never for a dangerous command), no.
-    pub fn choices(&self) -> Vec<Choice> {
+    pub(crate) fn choices(&self) -> Vec<Choice> {
         let mut out = vec![
             Choice {
                 key: 'y',
@@ -145,7 +145,7 @@ impl Prompt {
     }
 
     /// The answer for a typed key (`y`, `s`, `a`, `n`, Esc as `n`), if it is a choice here.
-    pub fn answer_for(&self, key: char) -> Option<ApprovalAnswer> {
+    pub(crate) fn answer_for(&self, key: char) -> Option<ApprovalAnswer> {
         let key = key.to_ascii_lowercase();
         self.choices()
             .into_iter()
@@ -154,13 +154,13 @@ impl Prompt {
     }
 
     /// Moves the highlight by `delta` choices, wrapping around.
-    pub fn move_selection(&mut self, delta: isize) {
+    pub(crate) fn move_selection(&mut self, delta: isize) {
         let n = self.choices().len() as isize;
         self.selected = ((self.selected as isize + delta).rem_euclid(n)) as usize;
     }
 
     /// The highlighted answer.
-    pub fn selected_answer(&self) -> ApprovalAnswer {
+    pub(crate) fn selected_answer(&self) -> ApprovalAnswer {
         self.choices()
             .get(self.selected)
             .map_or(ApprovalAnswer::Deny, |c| c.answer)

@@ -15,7 +15,7 @@ use crate::config::{self, Settings};
 use crate::setup;
 
 /// What a slash command asks of the UI.
-pub enum Reply {
+pub(crate) enum Reply {
     /// Show these lines.
     Lines(Vec<String>),
     /// Rebuild the engine (the UI shows the result when it arrives); lines to show first.
@@ -42,7 +42,7 @@ impl std::fmt::Debug for Reply {
 
 /// Facts about the session that slash commands report.
 #[derive(Debug, Clone)]
-pub struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     /// The resolved configuration (as started).
     pub resolved: &'a Settings,
     /// Model now in use.
@@ -58,7 +58,7 @@ pub struct Facts<'a> {
 }
 
 /// Runs `cmd`.
-pub fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
+pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
     let busy = || {
         Reply::Lines(vec![
             "the engine is busy: wait for it to finish or press Ctrl-C, then try again".to_string(),

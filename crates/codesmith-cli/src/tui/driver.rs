@@ -25,7 +25,7 @@ enum ToEngine {
 
 /// Which session the rebuilt engine uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SessionChoice {
+pub(crate) enum SessionChoice {
     /// The current one.
     Keep,
     /// A fresh one.
@@ -36,7 +36,7 @@ pub enum SessionChoice {
 
 /// Settings for a rebuilt engine; `None` keeps the current value.
 #[derive(Debug, Clone)]
-pub struct Rebuild {
+pub(crate) struct Rebuild {
     /// New model name.
     pub model: Option<String>,
     /// New approval mode.
@@ -47,7 +47,7 @@ pub struct Rebuild {
 
 /// What the engine task reports back.
 #[derive(Debug)]
-pub enum ToUi {
+pub(crate) enum ToUi {
     /// An engine event (a submission's end is its closing event, e.g. `task_finished`).
     Event(Event),
     /// The engine was rebuilt.
@@ -70,30 +70,30 @@ pub enum ToUi {
 
 /// The handle the UI keeps.
 #[derive(Debug, Clone)]
-pub struct Driver {
+pub(crate) struct Driver {
     tx: mpsc::UnboundedSender<ToEngine>,
 }
 
 impl Driver {
     /// Sends an op to the engine (a task, `/compact`, `/restore`, an approval's answer);
     /// false when the engine task is gone.
-    pub fn send(&self, op: Op) -> bool {
+    pub(crate) fn send(&self, op: Op) -> bool {
         self.tx.send(ToEngine::Op(op)).is_ok()
     }
 
     /// Rebuilds the engine; false when the engine task is gone.
-    pub fn rebuild(&self, rebuild: Rebuild) -> bool {
+    pub(crate) fn rebuild(&self, rebuild: Rebuild) -> bool {
         self.tx.send(ToEngine::Rebuild(rebuild)).is_ok()
     }
 
     /// Interrupts the running work, if any.
-    pub fn interrupt(&self) {
+    pub(crate) fn interrupt(&self) {
         let _ = self.send(Op::Interrupt);
     }
 }
 
 /// Everything needed to (re)build an engine.
-pub struct Parts {
+pub(crate) struct Parts {
     /// The resolved configuration.
     pub resolved: Settings,
     /// The model provider.
@@ -158,7 +158,7 @@ impl Running {
 /// When `stop` is cancelled (a stop signal, see `crate::shutdown`), a running task is
 /// interrupted as by [`Driver::interrupt`], its turn closed, and the engine task ends;
 /// the returned handle finishes then.
-pub fn spawn(
+pub(crate) fn spawn(
     parts: Parts,
     session: Session,
     stop: CancellationToken,

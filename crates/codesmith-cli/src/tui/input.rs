@@ -9,7 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// What a key did to the editor.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EditorAction {
+pub(crate) enum EditorAction {
     /// The text changed or the cursor moved (or nothing happened).
     Edited,
     /// The user submitted this text; the editor is now empty.
@@ -20,7 +20,7 @@ pub enum EditorAction {
 
 /// A multi-line text editor with history.
 #[derive(Debug, Clone)]
-pub struct Editor {
+pub(crate) struct Editor {
     lines: Vec<String>,
     row: usize,
     /// Cursor position in characters (not bytes) within `lines[row]`.
@@ -46,33 +46,33 @@ impl Default for Editor {
 
 impl Editor {
     /// The whole text, lines joined with `\n`.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.lines.join("\n")
     }
 
     /// True when there is no text at all.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.lines.len() == 1 && self.lines[0].is_empty()
     }
 
     /// The lines of text (at least one).
-    pub fn lines(&self) -> &[String] {
+    pub(crate) fn lines(&self) -> &[String] {
         &self.lines
     }
 
     /// The cursor as (line, character) indexes.
-    pub fn cursor(&self) -> (usize, usize) {
+    pub(crate) fn cursor(&self) -> (usize, usize) {
         (self.row, self.col)
     }
 
     /// Empties the editor (the history is kept).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.set_text("");
         self.browsing = None;
     }
 
     /// Replaces the text and puts the cursor at its end.
-    pub fn set_text(&mut self, text: &str) {
+    pub(crate) fn set_text(&mut self, text: &str) {
         self.lines = text.split('\n').map(str::to_string).collect();
         if self.lines.is_empty() {
             self.lines.push(String::new());
@@ -82,7 +82,7 @@ impl Editor {
     }
 
     /// Inserts pasted text at the cursor (CRLF and CR become newlines; tabs stay).
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         for (i, part) in text.split('\n').enumerate() {
             if i > 0 {
@@ -95,7 +95,7 @@ impl Editor {
     }
 
     /// Handles one key press.
-    pub fn handle_key(&mut self, key: KeyEvent) -> EditorAction {
+    pub(crate) fn handle_key(&mut self, key: KeyEvent) -> EditorAction {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);

@@ -59,7 +59,7 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// Renders `text` into logical lines (not yet wrapped to a width).
-pub fn render(text: &str, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn render(text: &str, theme: &Theme) -> Vec<Line<'static>> {
     let mut r = Renderer::default();
     text.split('\n').map(|raw| r.line(raw, theme)).collect()
 }
@@ -67,13 +67,13 @@ pub fn render(text: &str, theme: &Theme) -> Vec<Line<'static>> {
 /// A line-at-a-time renderer: it remembers whether it is inside a fenced code
 /// block, so a streaming answer can be rendered one finished line at a time.
 #[derive(Debug, Clone, Default)]
-pub struct Renderer {
+pub(crate) struct Renderer {
     fence: Option<String>,
 }
 
 impl Renderer {
     /// Renders the next line (without its newline).
-    pub fn line(&mut self, raw: &str, theme: &Theme) -> Line<'static> {
+    pub(crate) fn line(&mut self, raw: &str, theme: &Theme) -> Line<'static> {
         // The same filter as every line-oriented output, before any Markdown is
         // read: a sequence cannot hide inside link or emphasis syntax.
         let safe = codesmith_policy::terminal_safe(raw);

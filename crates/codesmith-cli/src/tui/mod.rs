@@ -6,19 +6,19 @@
 //! and answers its approval questions (`approval_requested` events) with
 //! `Op::Approval` ([`approval::Questions`]).
 
-pub mod app;
-pub mod approval;
-pub mod control;
-pub mod driver;
-pub mod input;
-pub mod markdown;
-pub mod plain;
-pub mod slash;
-pub mod status;
-pub mod theme;
-pub mod tty;
-pub mod view;
-pub mod wrap;
+pub(crate) mod app;
+pub(crate) mod approval;
+pub(crate) mod control;
+pub(crate) mod driver;
+pub(crate) mod input;
+pub(crate) mod markdown;
+pub(crate) mod plain;
+pub(crate) mod slash;
+pub(crate) mod status;
+pub(crate) mod theme;
+pub(crate) mod tty;
+pub(crate) mod view;
+pub(crate) mod wrap;
 
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -37,7 +37,7 @@ use crate::shutdown::{self, Shutdown, StopSignal};
 
 /// Which session the UI opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Start {
+pub(crate) enum Start {
     /// A new session.
     New,
     /// The most recently used session of this workspace (`codesmith resume`).
@@ -45,7 +45,7 @@ pub enum Start {
 }
 
 /// Everything the UI loops need besides the engine channels.
-pub struct Ui {
+pub(crate) struct Ui {
     /// The resolved configuration as started.
     pub resolved: Settings,
     /// The UI state.
@@ -66,7 +66,7 @@ pub struct Ui {
 
 /// What became of a slash command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SlashDone {
+pub(crate) enum SlashDone {
     /// Its output is shown.
     Shown,
     /// Leave the UI.
@@ -82,7 +82,7 @@ pub enum SlashDone {
 const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Opens the UI.
-pub async fn run(args: UiArgs, start: Start) -> Exit {
+pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
     let flags = config::Flags {
         workspace: args.workspace.workspace.as_deref(),
         model: &args.model,
@@ -250,7 +250,7 @@ fn open_session(resolved: &Settings, start: Start) -> anyhow::Result<Session> {
 
 impl Ui {
     /// Facts for slash commands.
-    pub fn facts(&self) -> control::Facts<'_> {
+    pub(crate) fn facts(&self) -> control::Facts<'_> {
         control::Facts {
             resolved: &self.resolved,
             model: &self.app.status.model,
@@ -263,7 +263,7 @@ impl Ui {
 
     /// Applies an engine reply to the state; returns the next queued task to
     /// send, if the engine became idle and one is waiting.
-    pub fn on_engine(&mut self, msg: driver::ToUi) -> Option<String> {
+    pub(crate) fn on_engine(&mut self, msg: driver::ToUi) -> Option<String> {
         let app = &mut self.app;
         match msg {
             driver::ToUi::Event(Event::TaskFinished { status, .. }) => {
@@ -351,7 +351,7 @@ impl Ui {
     }
 
     /// Answers the approval question on screen.
-    pub fn answer(&mut self, answer: ApprovalAnswer) {
+    pub(crate) fn answer(&mut self, answer: ApprovalAnswer) {
         if let Some(call_id) = self.questions.answered() {
             self.driver.send(Op::Approval { call_id, answer });
         }
@@ -361,13 +361,13 @@ impl Ui {
     }
 
     /// Interrupts the running work; its questions are withdrawn by the engine.
-    pub fn interrupt(&mut self) {
+    pub(crate) fn interrupt(&mut self) {
         self.questions.clear();
         self.driver.interrupt();
     }
 
     /// Sends a task to the engine and shows it.
-    pub fn send_task(&mut self, task: String) {
+    pub(crate) fn send_task(&mut self, task: String) {
         self.app.start_task(&task);
         if !self.driver.send(Op::UserTask { text: task }) {
             self.app.task_finished();
@@ -378,7 +378,7 @@ impl Ui {
     }
 
     /// Runs a slash command.
-    pub fn slash(&mut self, cmd: slash::Slash) -> SlashDone {
+    pub(crate) fn slash(&mut self, cmd: slash::Slash) -> SlashDone {
         match control::run(cmd, &self.facts()) {
             control::Reply::Lines(lines) => self.app.info(lines),
             control::Reply::Quit => return SlashDone::Quit,
@@ -409,7 +409,7 @@ impl Ui {
     }
 
     /// The welcome lines.
-    pub fn welcome(&self) -> Vec<String> {
+    pub(crate) fn welcome(&self) -> Vec<String> {
         vec![
             format!(
                 "CodeSmith · {} · session {}",

@@ -20,7 +20,7 @@ use crate::answer::AnswerStream;
 use crate::exit::Exit;
 
 /// Runs line mode until end of input or `/quit`.
-pub async fn run(mut ui: Ui) -> Exit {
+pub(crate) async fn run(mut ui: Ui) -> Exit {
     let mut stdin = BufReader::new(tokio::io::stdin()).lines();
     // One stream for the whole run: a Ctrl-C is never lost between two waits for it, and
     // it is heard wherever line mode waits (for a line, for events, for an answer).

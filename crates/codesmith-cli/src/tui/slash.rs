@@ -2,7 +2,7 @@
 
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Slash {
+pub(crate) enum Slash {
     /// `/help`: list the commands and keys.
     Help,
     /// `/model [NAME]`: show or switch the model (same provider).
@@ -32,7 +32,7 @@ pub enum Slash {
 }
 
 /// Command names with a one-line description, in help order.
-pub const COMMANDS: &[(&str, &str)] = &[
+pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("help", "list commands and keys"),
     ("model", "[NAME] show or switch the model"),
     (
@@ -61,7 +61,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
 ];
 
 /// Key bindings shown by `/help`.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("Enter", "send"),
     ("Tab", "complete a /command"),
     ("Alt-Enter, Shift-Enter, Ctrl-J", "new line"),
@@ -80,7 +80,7 @@ pub const KEYS: &[(&str, &str)] = &[
 
 /// The outcome of reading a line that starts with `/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     /// Not a slash command: send it to the model as typed.
     Text(String),
     /// A known command.
@@ -95,7 +95,7 @@ pub enum Parsed {
 }
 
 /// Reads one submitted input. A leading `//` sends the rest, starting with `/`, as text.
-pub fn parse(input: &str) -> Parsed {
+pub(crate) fn parse(input: &str) -> Parsed {
     let trimmed = input.trim();
     if let Some(rest) = trimmed.strip_prefix("//") {
         return Parsed::Text(format!("/{rest}"));
@@ -134,7 +134,7 @@ pub fn parse(input: &str) -> Parsed {
 }
 
 /// The known command closest to `name`, if it is plausibly a typo of it.
-pub fn suggest(name: &str) -> Option<&'static str> {
+pub(crate) fn suggest(name: &str) -> Option<&'static str> {
     COMMANDS
         .iter()
         .map(|(cmd, _)| (*cmd, strsim::jaro_winkler(name, cmd)))
@@ -145,7 +145,7 @@ pub fn suggest(name: &str) -> Option<&'static str> {
 
 /// Known commands starting with what is typed after the `/` (for hints and Tab).
 /// Empty unless `typed` is a lone `/word` (no spaces, one line).
-pub fn completions(typed: &str) -> Vec<&'static str> {
+pub(crate) fn completions(typed: &str) -> Vec<&'static str> {
     let Some(word) = typed.strip_prefix('/') else {
         return Vec::new();
     };
@@ -160,7 +160,7 @@ pub fn completions(typed: &str) -> Vec<&'static str> {
 }
 
 /// The `/help` text, one entry per line.
-pub fn help_lines() -> Vec<String> {
+pub(crate) fn help_lines() -> Vec<String> {
     let mut lines = vec!["Commands:".to_string()];
     for (name, what) in COMMANDS {
         lines.push(format!("  /{name:<9} {what}"));

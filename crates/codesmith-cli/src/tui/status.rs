@@ -10,7 +10,7 @@ use super::theme::Theme;
 
 /// A retry the engine announced: shown until its wait is over or the next event arrives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RetryBanner {
+pub(crate) struct RetryBanner {
     /// 1-based attempt number.
     pub attempt: u32,
     /// When the retry fires.
@@ -22,7 +22,7 @@ pub struct RetryBanner {
 /// What the engine is busy with: shown first on the status line, with a spinner and
 /// the seconds it has taken so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Activity {
+pub(crate) struct Activity {
     /// What it is doing ("working", "compacting").
     pub label: &'static str,
     /// When it started.
@@ -32,11 +32,11 @@ pub struct Activity {
 /// Spinner frames, one per [`SPINNER_FRAME`] of elapsed time.
 const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 /// How long each spinner frame shows (the UI redraws at least this often while busy).
-pub const SPINNER_FRAME: Duration = Duration::from_millis(250);
+pub(crate) const SPINNER_FRAME: Duration = Duration::from_millis(250);
 
 impl Activity {
     /// `⠹ compacting 3s` at `now`.
-    pub fn text(&self, now: Instant) -> String {
+    pub(crate) fn text(&self, now: Instant) -> String {
         let elapsed = now.saturating_duration_since(self.since);
         let frame = (elapsed.as_millis() / SPINNER_FRAME.as_millis()) as usize % SPINNER.len();
         format!("{} {} {}s", SPINNER[frame], self.label, elapsed.as_secs())
@@ -45,7 +45,7 @@ impl Activity {
 
 /// Everything the status line shows.
 #[derive(Debug, Clone)]
-pub struct Status {
+pub(crate) struct Status {
     /// Provider short name (`openai`, `anthropic`, `local`).
     pub provider: String,
     /// Model name.
@@ -68,7 +68,13 @@ pub struct Status {
 
 impl Status {
     /// A status for a fresh session.
-    pub fn new(provider: &str, model: &str, approval: &str, sandbox: &str, isolates: bool) -> Self {
+    pub(crate) fn new(
+        provider: &str,
+        model: &str,
+        approval: &str,
+        sandbox: &str,
+        isolates: bool,
+    ) -> Self {
         Status {
             provider: provider.to_string(),
             model: model.to_string(),
@@ -83,7 +89,7 @@ impl Status {
     }
 
     /// The status line, fitted to `width` cells by dropping the least useful parts.
-    pub fn line(&self, theme: &Theme, width: usize) -> Line<'static> {
+    pub(crate) fn line(&self, theme: &Theme, width: usize) -> Line<'static> {
         let mut parts = Vec::new();
         if let Some(activity) = &self.activity {
             parts.push(activity.text(Instant::now()));
@@ -141,7 +147,7 @@ impl Status {
     }
 
     /// The retry banner text at `now`, if a retry is pending.
-    pub fn retry_text(&self, now: Instant) -> Option<String> {
+    pub(crate) fn retry_text(&self, now: Instant) -> Option<String> {
         let r = self.retry.as_ref()?;
         let left = r.until.saturating_duration_since(now);
         Some(format!(
@@ -153,7 +159,7 @@ impl Status {
     }
 
     /// Starts the retry banner for a wait of `wait_ms` from `now`.
-    pub fn set_retry(&mut self, attempt: u32, wait_ms: u64, reason: &str, now: Instant) {
+    pub(crate) fn set_retry(&mut self, attempt: u32, wait_ms: u64, reason: &str, now: Instant) {
         self.retry = Some(RetryBanner {
             attempt,
             until: now + Duration::from_millis(wait_ms),
@@ -164,7 +170,7 @@ impl Status {
 }
 
 /// `1234` → `1.2k`, `2_500_000` → `2.5M`.
-pub fn compact(n: u64) -> String {
+pub(crate) fn compact(n: u64) -> String {
     match n {
         0..=999 => n.to_string(),
         1_000..=99_999 => format!("{:.1}k", n as f64 / 1e3),
@@ -175,7 +181,7 @@ pub fn compact(n: u64) -> String {
 
 /// List prices of a model in USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Prices {
+pub(crate) struct Prices {
     /// Prompt tokens billed at the full price.
     pub input: f64,
     /// Generated tokens.
@@ -189,7 +195,7 @@ pub struct Prices {
 
 /// List prices for models whose price is known; `None` otherwise (the line then
 /// shows tokens only). The embedded model runs locally and costs nothing.
-pub fn prices(provider: &str, model: &str) -> Option<Prices> {
+pub(crate) fn prices(provider: &str, model: &str) -> Option<Prices> {
     if provider == "local" {
         return Some(Prices {
             input: 0.0,
@@ -223,7 +229,7 @@ pub fn prices(provider: &str, model: &str) -> Option<Prices> {
 
 /// The session's estimated cost in USD, when the model's price is known: cache reads
 /// and writes at their own prices, the rest of the prompt at the input price.
-pub fn estimated_cost(provider: &str, model: &str, usage: &Usage) -> Option<f64> {
+pub(crate) fn estimated_cost(provider: &str, model: &str, usage: &Usage) -> Option<f64> {
     let p = prices(provider, model)?;
     let cached = usage.cached_input_tokens + usage.cache_write_input_tokens;
     let plain = usage.input_tokens.saturating_sub(cached);
@@ -237,7 +243,7 @@ pub fn estimated_cost(provider: &str, model: &str, usage: &Usage) -> Option<f64>
 }
 
 /// Context window in tokens for well-known model families.
-pub fn context_window(provider: &str, model: &str) -> Option<u64> {
+pub(crate) fn context_window(provider: &str, model: &str) -> Option<u64> {
     if provider == "local" {
         return Some(8_192);
     }

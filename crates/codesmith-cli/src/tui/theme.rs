@@ -4,7 +4,7 @@ use ratatui::style::{Color, Modifier, Style};
 
 /// Which background the palette is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ThemeKind {
+pub(crate) enum ThemeKind {
     /// Light text on a dark background.
     Dark,
     /// Dark text on a light background.
@@ -14,7 +14,7 @@ pub enum ThemeKind {
 impl ThemeKind {
     /// Guesses from `COLORFGBG` (`"fg;bg"`, set by rxvt, Konsole, iTerm2 and others): a
     /// background colour of 7 or 9..=15 is light. Anything else, or unset, is dark.
-    pub fn detect(colorfgbg: Option<&str>) -> ThemeKind {
+    pub(crate) fn detect(colorfgbg: Option<&str>) -> ThemeKind {
         let bg = colorfgbg
             .and_then(|v| v.rsplit(';').next())
             .and_then(|b| b.trim().parse::<u8>().ok());
@@ -27,7 +27,7 @@ impl ThemeKind {
 
 /// The styles every screen element uses.
 #[derive(Debug, Clone, Copy)]
-pub struct Theme {
+pub(crate) struct Theme {
     /// Ordinary text.
     pub text: Style,
     /// Secondary text: thinking, hints, tool details.
@@ -56,7 +56,7 @@ pub struct Theme {
 
 impl Theme {
     /// The palette for `kind`.
-    pub fn new(kind: ThemeKind) -> Theme {
+    pub(crate) fn new(kind: ThemeKind) -> Theme {
         let (fg, dim, accent, code) = match kind {
             ThemeKind::Dark => (Color::Reset, Color::DarkGray, Color::Cyan, Color::Yellow),
             ThemeKind::Light => (Color::Reset, Color::DarkGray, Color::Blue, Color::Magenta),

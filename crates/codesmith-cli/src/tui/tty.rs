@@ -68,7 +68,7 @@ impl Drop for TerminalGuard {
 }
 
 /// Runs the full-screen UI until the user quits.
-pub async fn run(mut ui: Ui) -> Exit {
+pub(crate) async fn run(mut ui: Ui) -> Exit {
     // A panic on the UI's own thread ends the UI: give the terminal back first
     // so the message is readable. Panics of other tasks leave the screen alone.
     let ui_thread = std::thread::current().id();

@@ -15,16 +15,16 @@ use super::theme::Theme;
 use super::wrap::wrap_line;
 
 /// Most input rows shown at once (the box scrolls to the cursor beyond that).
-pub const MAX_INPUT_ROWS: usize = 6;
+pub(crate) const MAX_INPUT_ROWS: usize = 6;
 /// Most diff lines shown under an edit while tool results are collapsed.
-pub const DIFF_PREVIEW_LINES: usize = 8;
+pub(crate) const DIFF_PREVIEW_LINES: usize = 8;
 /// Most lines of a long (pasted) user message shown while collapsed.
-pub const USER_LINES: usize = 8;
+pub(crate) const USER_LINES: usize = 8;
 /// Most result lines shown under a call while tool results are expanded.
-pub const RESULT_LINES: usize = 30;
+pub(crate) const RESULT_LINES: usize = 30;
 
 /// Draws the whole screen.
-pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
+pub(crate) fn draw(frame: &mut Frame<'_>, app: &mut App) {
     let area = frame.area();
     let input_rows = app.editor.lines().len().clamp(1, MAX_INPUT_ROWS) as u16 + 2;
     let approval_rows = app

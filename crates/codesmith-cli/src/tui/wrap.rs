@@ -12,7 +12,7 @@ use unicode_width::UnicodeWidthChar;
 /// line-oriented outputs use, so escape sequences never become cells and
 /// controls and invisible characters show as `\u{…}`; a control character
 /// that still remains (a newline inside a span) is dropped.
-pub fn wrap_line(line: &Line<'_>, width: usize) -> Vec<Line<'static>> {
+pub(crate) fn wrap_line(line: &Line<'_>, width: usize) -> Vec<Line<'static>> {
     let width = width.max(1);
     let mut cells: Vec<(char, Style)> = Vec::new();
     for s in &line.spans {
@@ -79,7 +79,7 @@ fn to_line(cells: &[(char, Style)]) -> Line<'static> {
 
 /// The plain text of a line.
 #[cfg(test)]
-pub fn line_text(line: &Line<'_>) -> String {
+pub(crate) fn line_text(line: &Line<'_>) -> String {
     line.spans.iter().map(|s| s.content.as_ref()).collect()
 }
 

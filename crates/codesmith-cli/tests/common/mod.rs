@@ -7,7 +7,7 @@ use std::process::Output;
 use std::time::Duration;
 
 /// Copies `src` into `dst` recursively.
-pub fn copy_tree(src: &Path, dst: &Path) {
+pub(crate) fn copy_tree(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
     for entry in std::fs::read_dir(src).unwrap() {
         let entry = entry.unwrap();
@@ -21,12 +21,12 @@ pub fn copy_tree(src: &Path, dst: &Path) {
 }
 
 /// A fresh copy of the `calc` fixture project and an empty CodeSmith home.
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     pub dir: tempfile::TempDir,
 }
 
 impl Sandbox {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/calc");
         copy_tree(&fixture, &dir.path().join("ws"));
@@ -34,18 +34,18 @@ impl Sandbox {
         Sandbox { dir }
     }
 
-    pub fn ws(&self) -> PathBuf {
+    pub(crate) fn ws(&self) -> PathBuf {
         self.dir.path().join("ws")
     }
 
-    pub fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
 }
 
 /// `codesmith exec` against the scripted OpenAI-compatible server at `base_url` (model
 /// `scripted`) in `ws` with the `approval` mode, followed by `rest` (flags, the task).
-pub fn exec_args(ws: &Path, base_url: &str, approval: &str, rest: &[&str]) -> Vec<String> {
+pub(crate) fn exec_args(ws: &Path, base_url: &str, approval: &str, rest: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = [
         "exec",
         "--workspace",
@@ -68,12 +68,12 @@ pub fn exec_args(ws: &Path, base_url: &str, approval: &str, rest: &[&str]) -> Ve
 
 /// Runs the `codesmith` binary with `args`, CODESMITH_HOME set, a test API
 /// key, and a 60 s bound.
-pub async fn codesmith<S: AsRef<std::ffi::OsStr>>(home: &Path, args: &[S]) -> Output {
+pub(crate) async fn codesmith<S: AsRef<std::ffi::OsStr>>(home: &Path, args: &[S]) -> Output {
     codesmith_with_env(home, args, &[]).await
 }
 
 /// [`codesmith`] with extra environment variables.
-pub async fn codesmith_with_env<S: AsRef<std::ffi::OsStr>>(
+pub(crate) async fn codesmith_with_env<S: AsRef<std::ffi::OsStr>>(
     home: &Path,
     args: &[S],
     envs: &[(&str, &str)],
@@ -94,7 +94,7 @@ pub async fn codesmith_with_env<S: AsRef<std::ffi::OsStr>>(
 }
 
 /// Runs the UI with stdin and stdout as pipes (line mode), feeding `input`.
-pub async fn line_mode(home: &Path, args: &[&str], input: &str) -> std::process::Output {
+pub(crate) async fn line_mode(home: &Path, args: &[&str], input: &str) -> std::process::Output {
     use tokio::io::AsyncWriteExt;
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
         .args(args)
@@ -117,7 +117,7 @@ pub async fn line_mode(home: &Path, args: &[&str], input: &str) -> std::process:
 }
 
 /// `codesmith mcp list --json` run in `ws` with `home`, bounded by 60 s.
-pub async fn mcp_list_json(home: &Path, ws: &Path) -> Output {
+pub(crate) async fn mcp_list_json(home: &Path, ws: &Path) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
     cmd.args(["mcp", "list", "--json"])
         .current_dir(ws)

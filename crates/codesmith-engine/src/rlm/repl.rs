@@ -25,7 +25,7 @@ const MAX_LINE: u64 = 64 << 20;
 /// Most characters of the driver's own text (a stray message, its stderr) one error shows:
 /// whatever the round's code makes the process say, the model and the terminal get a
 /// bounded, screened excerpt.
-pub const REPORT_CHARS: usize = 2_000;
+pub(super) const REPORT_CHARS: usize = 2_000;
 
 /// How long a process that closed its pipe is given to exit and finish its stderr.
 const EXIT_GRACE: Duration = Duration::from_millis(500);
@@ -48,7 +48,7 @@ pub fn find_python(path_var: &OsStr) -> Option<PathBuf> {
 }
 
 /// The refusal when no interpreter was found.
-pub fn missing_python() -> Refusal {
+pub(super) fn missing_python() -> Refusal {
     Refusal::new(
         ErrorCode::Unavailable,
         "The rlm tool needs Python 3, and neither `python3` nor `python` was found on PATH.",
@@ -60,11 +60,11 @@ pub fn missing_python() -> Refusal {
 }
 
 /// One message of the driver, read from its stdout.
-pub type Message = Value;
+pub(super) type Message = Value;
 
 /// A running REPL.
 #[derive(Debug)]
-pub struct Repl {
+pub(super) struct Repl {
     process: Interactive,
     reader: BufReader<tokio::process::ChildStdout>,
     /// Rounds begun so far: each `exec` carries its number and its `done` must echo it.
@@ -75,7 +75,7 @@ pub struct Repl {
 
 /// Why talking to the REPL failed.
 #[derive(Debug)]
-pub enum ReplError {
+pub(super) enum ReplError {
     /// The process ended or closed its pipe; the text is the tail of its stderr.
     Exited(String),
     /// The driver sent something that is not a protocol message.
@@ -97,7 +97,7 @@ impl std::fmt::Display for ReplError {
 }
 
 /// `text` as an error may show it: terminal controls removed, then cut to [`REPORT_CHARS`].
-pub fn report(text: &str) -> String {
+pub(super) fn report(text: &str) -> String {
     super::cap_text(&codesmith_policy::screen_text(text), REPORT_CHARS)
 }
 
@@ -108,7 +108,7 @@ impl Repl {
     ///
     /// # Errors
     /// The isolation check's `DENIED`; `INTERNAL` when it cannot start or does not report ready.
-    pub async fn start(
+    pub(super) async fn start(
         ctx: &ToolContext,
         python: &Path,
         memory_bytes: u64,
@@ -153,7 +153,7 @@ impl Repl {
     ///
     /// # Errors
     /// [`ReplError::Exited`] when the pipe is closed.
-    pub async fn send(&mut self, message: &Value) -> Result<(), ReplError> {
+    pub(super) async fn send(&mut self, message: &Value) -> Result<(), ReplError> {
         let mut line = message.to_string();
         line.push('\n');
         self.write_raw(line.as_bytes()).await
@@ -178,7 +178,7 @@ impl Repl {
     /// # Errors
     /// [`ReplError::Exited`] at end of file; [`ReplError::Protocol`] for a line that is not
     /// a JSON object with an `op`, or is too long.
-    pub async fn recv(&mut self) -> Result<Message, ReplError> {
+    pub(super) async fn recv(&mut self) -> Result<Message, ReplError> {
         let mut line = Vec::new();
         let n = (&mut self.reader)
             .take(MAX_LINE)
@@ -208,7 +208,12 @@ impl Repl {
     ///
     /// # Errors
     /// As [`Repl::send`] and [`Repl::recv`].
-    pub async fn load(&mut self, name: &str, value: &Value, meta: Value) -> Result<(), ReplError> {
+    pub(super) async fn load(
+        &mut self,
+        name: &str,
+        value: &Value,
+        meta: Value,
+    ) -> Result<(), ReplError> {
         let mut parts = Vec::new();
         let mut bodies: Vec<&str> = Vec::new();
         match value {
@@ -240,13 +245,13 @@ impl Repl {
     }
 
     /// The number of the round about to begin.
-    pub fn next_round(&mut self) -> u64 {
+    pub(super) fn next_round(&mut self) -> u64 {
         self.rounds += 1;
         self.rounds
     }
 
     /// Kills the process with its whole tree; returns how many processes were killed.
-    pub fn kill(&mut self) -> usize {
+    pub(super) fn kill(&mut self) -> usize {
         self.process.kill()
     }
 

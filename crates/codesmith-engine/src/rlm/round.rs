@@ -17,7 +17,7 @@ use super::repl::{Repl, ReplError};
 
 /// What a round produced.
 #[derive(Debug, Clone, Default)]
-pub struct RoundOutput {
+pub(super) struct RoundOutput {
     /// Printed output (the driver keeps at most 8 Mi characters of it).
     pub output: String,
     /// Characters printed in all, kept or not.
@@ -32,7 +32,7 @@ pub struct RoundOutput {
 
 /// Everything a round needs besides its REPL.
 #[derive(Debug, Clone)]
-pub struct RoundEnv {
+pub(super) struct RoundEnv {
     /// The session's tool context (sandbox, workspace, usage counter).
     pub ctx: ToolContext,
     /// Where child calls go.
@@ -52,7 +52,7 @@ type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///
 /// # Errors
 /// The REPL's: it ended (a crash, the memory limit) or broke the protocol.
-pub fn run_round<'a>(
+pub(super) fn run_round<'a>(
     env: &'a RoundEnv,
     repl: &'a mut Repl,
     code: &'a str,
@@ -138,7 +138,7 @@ pub const DEGRADED_CONTEXT_CHARS: usize = 32_000;
 
 /// The prompt of an `rlm_query` once the depth is spent: the question, then the context
 /// inline, cut at [`DEGRADED_CONTEXT_CHARS`] with a note.
-pub fn degraded_prompt(prompt: &str, context: &str) -> String {
+pub(super) fn degraded_prompt(prompt: &str, context: &str) -> String {
     let cut: String = context.chars().take(DEGRADED_CONTEXT_CHARS).collect();
     let note = if cut.len() < context.len() {
         format!(

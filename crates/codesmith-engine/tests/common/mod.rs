@@ -16,7 +16,7 @@ use codesmith_tools::ToolContext;
 use codesmith_tools::fetch::FetchConfig;
 
 /// What varies between the tests' engines.
-pub struct Setup {
+pub(crate) struct Setup {
     pub approval: ApprovalMode,
     pub approver: Arc<dyn Approver>,
     pub rules: Rules,
@@ -50,14 +50,14 @@ impl Default for Setup {
 }
 
 /// A fresh session on `ws` (state under `home`) talking to `server`.
-pub fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> Engine {
+pub(crate) fn engine(server: &ScriptedServer, ws: &Path, home: &Path, setup: Setup) -> Engine {
     let provider =
         OpenAiProvider::new(OpenAiConfig::new(server.base_url(), Some("sk-test".into()))).unwrap();
     engine_with(Arc::new(provider), "scripted", ws, home, setup)
 }
 
 /// [`engine`] with another provider and model name.
-pub fn engine_with(
+pub(crate) fn engine_with(
     provider: Arc<dyn codesmith_providers::Provider>,
     model: &str,
     ws: &Path,
@@ -69,7 +69,7 @@ pub fn engine_with(
 }
 
 /// [`engine`] over an existing (reopened) `session`.
-pub fn engine_on(
+pub(crate) fn engine_on(
     server: &ScriptedServer,
     ws: &Path,
     home: &Path,
@@ -125,14 +125,14 @@ fn build(
 }
 
 /// Answers every approval request with a fixed answer and records what it was asked.
-pub struct Recorder {
+pub(crate) struct Recorder {
     pub answer: codesmith_protocol::ApprovalAnswer,
     pub asked: std::sync::Mutex<Vec<codesmith_protocol::ApprovalRequest>>,
     pub count: std::sync::atomic::AtomicUsize,
 }
 
 impl Recorder {
-    pub fn new(answer: codesmith_protocol::ApprovalAnswer) -> Arc<Recorder> {
+    pub(crate) fn new(answer: codesmith_protocol::ApprovalAnswer) -> Arc<Recorder> {
         Arc::new(Recorder {
             answer,
             asked: std::sync::Mutex::new(Vec::new()),
@@ -141,7 +141,7 @@ impl Recorder {
     }
 
     /// How many requests it answered.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.count.load(std::sync::atomic::Ordering::SeqCst)
     }
 }

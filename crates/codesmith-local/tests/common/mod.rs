@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 /// Where tests cache the model: `$CODESMITH_HOME` when set, else
 /// `target/codesmith-test-home` in the workspace (downloaded once, reused).
-pub fn test_home() -> PathBuf {
+pub(crate) fn test_home() -> PathBuf {
     if let Some(home) = std::env::var_os("CODESMITH_HOME") {
         return PathBuf::from(home);
     }
@@ -13,7 +13,7 @@ pub fn test_home() -> PathBuf {
 
 /// True (with a message on stderr) when `CODESMITH_SKIP_LOCAL_MODEL=1` asks to
 /// skip the tests that need the real model.
-pub fn skip_real_model(test: &str) -> bool {
+pub(crate) fn skip_real_model(test: &str) -> bool {
     let skip = std::env::var("CODESMITH_SKIP_LOCAL_MODEL").is_ok_and(|v| v == "1");
     if skip {
         eprintln!(
@@ -25,6 +25,6 @@ pub fn skip_real_model(test: &str) -> bool {
 
 /// Fetches (once) and returns the path of the cached Q8_0 model.
 #[allow(clippy::unwrap_used, dead_code)]
-pub fn model_path() -> PathBuf {
+pub(crate) fn model_path() -> PathBuf {
     codesmith_local::ensure_model(&test_home(), &mut |_| {}).unwrap()
 }

@@ -5,10 +5,10 @@
 use codesmith_policy::SafetyLevel::{self, Ask};
 use codesmith_policy::{LexicalPaths, PathFacts, classify_command_with};
 
-pub const WS: &str = "/home/dev/proj";
+pub(crate) const WS: &str = "/home/dev/proj";
 
 /// Home `/root`, nothing exists (writes create files), no snapshot.
-pub fn facts() -> LexicalPaths {
+pub(crate) fn facts() -> LexicalPaths {
     LexicalPaths {
         home: Some("/root".to_string()),
         existing: Some(Vec::new()),
@@ -17,7 +17,7 @@ pub fn facts() -> LexicalPaths {
 }
 
 /// Asserts every command's level, listing all that differ.
-pub fn check_with(facts: &impl PathFacts, cases: &[(&str, SafetyLevel)]) {
+pub(crate) fn check_with(facts: &impl PathFacts, cases: &[(&str, SafetyLevel)]) {
     let mut wrong = Vec::new();
     for (command, expected) in cases {
         let got = classify_command_with(command, WS, facts);
@@ -32,17 +32,17 @@ pub fn check_with(facts: &impl PathFacts, cases: &[(&str, SafetyLevel)]) {
 }
 
 /// [`check_with`] under [`facts`].
-pub fn check(cases: &[(&str, SafetyLevel)]) {
+pub(crate) fn check(cases: &[(&str, SafetyLevel)]) {
     check_with(&facts(), cases);
 }
 
 /// Every listed command asks.
-pub fn asks(commands: &[&str]) {
+pub(crate) fn asks(commands: &[&str]) {
     let cases: Vec<(&str, SafetyLevel)> = commands.iter().map(|c| (*c, Ask)).collect();
     check(&cases);
 }
 
 /// The classifier's reason for `command` under [`facts`].
-pub fn reason(command: &str) -> String {
+pub(crate) fn reason(command: &str) -> String {
     classify_command_with(command, WS, &facts()).reason
 }

@@ -16,7 +16,7 @@ use crate::provider::ChatRequest;
 /// Haiku-class models, 1,024 for Sonnet- and Opus-class ones (Anthropic's
 /// prompt-caching documentation). A marker on a shorter prefix is ignored by
 /// the API, so none is placed there.
-pub fn min_cacheable_tokens(model: &str) -> u64 {
+pub(super) fn min_cacheable_tokens(model: &str) -> u64 {
     if model.to_ascii_lowercase().contains("haiku") {
         2048
     } else {

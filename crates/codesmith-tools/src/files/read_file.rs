@@ -10,11 +10,11 @@ use crate::{Capability, Tool, ToolContext, ToolOutcome, ToolOutput};
 use super::args::parse;
 
 /// Lines returned when `max_lines` is not given (seed 002/003).
-pub const DEFAULT_LINES: usize = 200;
+pub(super) const DEFAULT_LINES: usize = 200;
 /// Hard cap on lines per call.
-pub const MAX_LINES: usize = 500;
+pub(super) const MAX_LINES: usize = 500;
 /// Hard cap on visible text per call, in bytes.
-pub const MAX_VISIBLE_BYTES: usize = 16 * 1024;
+pub(super) const MAX_VISIBLE_BYTES: usize = 16 * 1024;
 
 const EXAMPLE: &str = r#"{"path": "src/main.rs"}"#;
 

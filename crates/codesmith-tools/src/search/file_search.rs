@@ -13,9 +13,9 @@ use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, Tool
 use super::walk::{Scope, glob_predicate, rel, scoped_builder};
 
 /// Paths shown when `max_results` is not given.
-pub const DEFAULT_RESULTS: usize = 20;
+pub(super) const DEFAULT_RESULTS: usize = 20;
 /// Largest `max_results` honoured (smaller values are clamped up to 1).
-pub const MAX_RESULTS: usize = 200;
+pub(super) const MAX_RESULTS: usize = 200;
 
 const EXAMPLE: &str = r#"{"pattern": "*.rs"}"#;
 

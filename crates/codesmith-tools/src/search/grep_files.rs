@@ -24,7 +24,7 @@ use super::walk::{MAX_FILE_BYTES, Scope, SkipRule, glob_predicate, rel, scoped_b
 
 /// Default and maximum number of matching lines shown (a binary file that matches takes one
 /// line).
-pub const MAX_RESULTS: usize = 100;
+pub(super) const MAX_RESULTS: usize = 100;
 /// Longest matching line shown whole, in characters; a longer one is shown as a window
 /// around the match.
 const MAX_LINE_CHARS: usize = 300;

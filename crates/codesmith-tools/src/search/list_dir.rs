@@ -10,11 +10,11 @@ use crate::{Capability, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 use super::walk::{EXCLUDED_DIRS, builder, rel};
 
 /// Default depth (1: direct entries only).
-pub const DEFAULT_DEPTH: usize = 1;
+pub(super) const DEFAULT_DEPTH: usize = 1;
 /// Deepest listing allowed.
-pub const MAX_DEPTH: usize = 5;
+pub(super) const MAX_DEPTH: usize = 5;
 /// Entries shown at most; the rest are counted.
-pub const MAX_ENTRIES: usize = 500;
+pub(super) const MAX_ENTRIES: usize = 500;
 
 const EXAMPLE: &str = r#"{"path": "src"}"#;
 

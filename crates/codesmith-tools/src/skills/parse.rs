@@ -11,7 +11,7 @@ use yaml_rust2::{Yaml, YamlLoader};
 use super::SkillError;
 
 /// Deepest nesting of mappings and sequences the front matter may use.
-pub const MAX_DEPTH: usize = 4;
+pub(super) const MAX_DEPTH: usize = 4;
 
 /// Longest accepted `description`, in characters (the prompt shows at most
 /// [`super::MAX_PROMPT_DESCRIPTION_CHARS`] of it).

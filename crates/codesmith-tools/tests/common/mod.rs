@@ -8,7 +8,7 @@ use codesmith_tools::{Registry, ToolContext, envelope_json, register_file_tools}
 use serde_json::Value;
 
 /// A workspace `root` (canonical) under a temporary directory, with `home` beside it.
-pub struct Ws {
+pub(crate) struct Ws {
     pub _dir: tempfile::TempDir,
     pub root: PathBuf,
     pub ctx: ToolContext,
@@ -16,7 +16,7 @@ pub struct Ws {
 }
 
 /// A workspace for a session (`one_shot` false) or for one `codesmith tool` call.
-pub fn ws_with(one_shot: bool) -> Ws {
+pub(crate) fn ws_with(one_shot: bool) -> Ws {
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join("ws")).unwrap();
     let root = dir.path().join("ws").canonicalize().unwrap();
@@ -37,25 +37,25 @@ pub fn ws_with(one_shot: bool) -> Ws {
 }
 
 /// A session workspace.
-pub fn ws() -> Ws {
+pub(crate) fn ws() -> Ws {
     ws_with(false)
 }
 
 impl Ws {
     /// Calls `tool` and returns the envelope the model would read, whatever the outcome.
-    pub async fn envelope(&self, tool: &str, args: Value) -> Value {
+    pub(crate) async fn envelope(&self, tool: &str, args: Value) -> Value {
         let t = self.reg.get(tool).unwrap();
         envelope_json(&t.call(&self.ctx, args).await)
     }
 
     /// [`Ws::envelope`] by its shorter name, as the file-tool tests call it.
-    pub async fn call(&self, tool: &str, args: Value) -> Value {
+    pub(crate) async fn call(&self, tool: &str, args: Value) -> Value {
         self.envelope(tool, args).await
     }
 
     /// Reads `rel` through `read_file` (which a later edit of it requires), asserting
     /// success; returns the envelope.
-    pub async fn read(&self, rel: &str) -> Value {
+    pub(crate) async fn read(&self, rel: &str) -> Value {
         let v = self
             .call("read_file", serde_json::json!({ "path": rel }))
             .await;
@@ -64,14 +64,14 @@ impl Ws {
     }
 
     /// Writes `rel` (parents created).
-    pub fn put(&self, rel: &str, content: impl AsRef<[u8]>) {
+    pub(crate) fn put(&self, rel: &str, content: impl AsRef<[u8]>) {
         let p = self.root.join(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, content).unwrap();
     }
 
     /// Reads `rel` as UTF-8.
-    pub fn get(&self, rel: &str) -> String {
+    pub(crate) fn get(&self, rel: &str) -> String {
         fs::read_to_string(self.root.join(rel)).unwrap()
     }
 }

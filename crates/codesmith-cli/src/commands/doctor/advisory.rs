@@ -15,7 +15,7 @@ use crate::setup;
 
 /// What to send.
 #[derive(Debug, Clone)]
-pub struct Advisory<'a> {
+pub(crate) struct Advisory<'a> {
     /// Workspace for config resolution (`None`: the current directory).
     pub workspace: Option<&'a std::path::Path>,
     /// System prompt.
@@ -34,7 +34,7 @@ pub struct Advisory<'a> {
 /// One line saying why nothing usable came back: configuration, the embedded model not
 /// being cached (it is never downloaded here), transport or HTTP errors, an empty answer,
 /// or the deadline.
-pub async fn one_call(ask: Advisory<'_>) -> Result<String, String> {
+pub(crate) async fn one_call(ask: Advisory<'_>) -> Result<String, String> {
     let deadline = ask.deadline;
     match tokio::time::timeout(deadline, call(ask)).await {
         Ok(result) => result,

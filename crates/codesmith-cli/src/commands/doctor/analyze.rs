@@ -16,15 +16,15 @@ use super::advisory::{Advisory, one_call};
 use super::report::{Finding, Status};
 
 /// Whole-call deadline.
-pub const DEADLINE: Duration = Duration::from_secs(30);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(30);
 /// Most findings sent.
-pub const MAX_FINDINGS: usize = 40;
+pub(crate) const MAX_FINDINGS: usize = 40;
 /// Characters kept of each finding's JSON.
-pub const MAX_FINDING_CHARS: usize = 400;
+pub(crate) const MAX_FINDING_CHARS: usize = 400;
 /// Most lines of advice printed.
-pub const MAX_LINES: usize = 15;
+pub(crate) const MAX_LINES: usize = 15;
 /// Output-token cap of the call.
-pub const MAX_TOKENS: u32 = 1_600;
+pub(crate) const MAX_TOKENS: u32 = 1_600;
 
 const SYSTEM: &str = "You review the output of `codesmith doctor`, a self-check of a \
 terminal coding agent. You get the warnings and errors as JSON lines, each with a built-in \
@@ -35,7 +35,7 @@ step per finding. You cannot run anything: never claim to have run, fixed or ver
 anything. Plain text, at most 15 lines, no preamble.";
 
 /// The user message: one JSON object per line for each warning or error.
-pub fn payload(findings: &[Finding]) -> Option<String> {
+pub(crate) fn payload(findings: &[Finding]) -> Option<String> {
     let lines: Vec<String> = findings
         .iter()
         .filter(|f| matches!(f.status, Status::Warn | Status::Error))
@@ -49,7 +49,7 @@ pub fn payload(findings: &[Finding]) -> Option<String> {
 }
 
 /// The advice section, or the one `skipped` line; always ends with a newline.
-pub async fn run(findings: &[Finding], workspace: Option<&Path>) -> String {
+pub(crate) async fn run(findings: &[Finding], workspace: Option<&Path>) -> String {
     let Some(user) = payload(findings) else {
         return "· analysis skipped: no warnings or errors to analyze\n".to_string();
     };
@@ -72,7 +72,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// The advice under a heading, cut to [`MAX_LINES`] non-blank lines.
-pub fn render(text: &str) -> String {
+pub(crate) fn render(text: &str) -> String {
     let mut out = String::from("\nAnalysis (advice from the model; nothing was run or changed):\n");
     for line in text
         .lines()

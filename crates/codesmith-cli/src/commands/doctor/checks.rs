@@ -12,7 +12,7 @@ use crate::config::{self, FileConfig, SandboxSection, Settings};
 
 /// What the checks look at, gathered once.
 #[derive(Debug, Clone)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     /// `$CODESMITH_HOME`.
     pub home: PathBuf,
     /// The user config, when it parsed (missing: default).
@@ -28,7 +28,7 @@ pub struct Inputs {
 }
 
 /// `version`.
-pub fn version() -> Finding {
+pub(crate) fn version() -> Finding {
     Finding::new(
         "version",
         Status::Ok,
@@ -37,7 +37,7 @@ pub fn version() -> Finding {
 }
 
 /// `config.user`: the user config parses.
-pub fn user_config(home: &Path) -> (Finding, Option<FileConfig>) {
+pub(crate) fn user_config(home: &Path) -> (Finding, Option<FileConfig>) {
     let path = home.join("config.toml");
     if !path.exists() {
         let f = Finding::new(
@@ -63,7 +63,7 @@ pub fn user_config(home: &Path) -> (Finding, Option<FileConfig>) {
 
 /// `config.project`: the project config parses and only tightens. Read by the same
 /// project layer that resolution uses, so what it reports ignored is what is ignored.
-pub fn project_config(workspace: Option<&Path>, home: &Path) -> Finding {
+pub(crate) fn project_config(workspace: Option<&Path>, home: &Path) -> Finding {
     let Some(ws) = workspace else {
         return Finding::new("config.project", Status::Skip, "no workspace to check");
     };
@@ -89,7 +89,7 @@ pub fn project_config(workspace: Option<&Path>, home: &Path) -> Finding {
 }
 
 /// `config.policy`: the exec-policy rule files parse (read as resolution reads them).
-pub fn policy(home: &Path, workspace: Option<&Path>) -> Finding {
+pub(crate) fn policy(home: &Path, workspace: Option<&Path>) -> Finding {
     let Some(ws) = workspace else {
         return Finding::new("config.policy", Status::Skip, "no workspace to check");
     };
@@ -114,7 +114,7 @@ pub fn policy(home: &Path, workspace: Option<&Path>) -> Finding {
 
 /// `config.sources`: every effective value and the layer that set it (as `codesmith
 /// config show` prints them; secrets redacted).
-pub fn sources(settings: Option<&Settings>) -> Finding {
+pub(crate) fn sources(settings: Option<&Settings>) -> Finding {
     let Some(settings) = settings else {
         return Finding::new(
             "config.sources",
@@ -134,7 +134,7 @@ fn env_set(name: &str) -> bool {
 }
 
 /// `keys.openai` and `keys.anthropic`: where a key would come from (values never shown).
-pub fn keys(inputs: &Inputs) -> Vec<Finding> {
+pub(crate) fn keys(inputs: &Inputs) -> Vec<Finding> {
     keys_with(inputs, &env_set)
 }
 
@@ -224,7 +224,7 @@ fn keys_with(inputs: &Inputs, is_set: &dyn Fn(&str) -> bool) -> Vec<Finding> {
 }
 
 /// `model.embedded`: the cached default model, its digest checked (never downloaded).
-pub async fn embedded_model(inputs: &Inputs) -> Finding {
+pub(crate) async fn embedded_model(inputs: &Inputs) -> Finding {
     let id = "model.embedded";
     let uses_it = inputs.provider == ProviderName::Local;
     if uses_it && !codesmith_local::is_default_model(&inputs.model) {
@@ -317,7 +317,7 @@ fn install_hint(linux: &str, mac: &str, windows: &str) -> String {
 }
 
 /// `tools.*`: external programs, probed (and cached under `$CODESMITH_HOME`).
-pub async fn tools(home: &Path) -> Vec<Finding> {
+pub(crate) async fn tools(home: &Path) -> Vec<Finding> {
     let mut cache = ProbeCache::load(home);
     let specs: [(&str, &[&str], Status, String); 5] = [
         (
@@ -402,7 +402,7 @@ pub async fn tools(home: &Path) -> Vec<Finding> {
 /// - `sandbox.caps`, `.userns`, `.git_readonly`, `.masks`, `.host_sockets`, `.bounds`:
 ///   the self-test's items, observed by running a probe under the backend.
 /// - `sandbox.dumpable`: whether this process is non-dumpable.
-pub fn sandbox(section: &SandboxSection) -> Vec<Finding> {
+pub(crate) fn sandbox(section: &SandboxSection) -> Vec<Finding> {
     use codesmith_tools::sandbox::{BwrapProbe, probe};
     let mut out = Vec::new();
     if cfg!(target_os = "linux") {
@@ -565,7 +565,7 @@ fn dumpable() -> Finding {
 
 /// `keys.config_mode`: a `config.toml` that holds an API key is readable by its owner only
 /// (mode 0600).
-pub fn config_mode(home: &Path, file: Option<&FileConfig>) -> Option<Finding> {
+pub(crate) fn config_mode(home: &Path, file: Option<&FileConfig>) -> Option<Finding> {
     use std::os::unix::fs::PermissionsExt;
     let file = file?;
     let has_key = [file.openai.as_ref(), file.anthropic.as_ref()]
@@ -600,7 +600,7 @@ pub fn config_mode(home: &Path, file: Option<&FileConfig>) -> Option<Finding> {
 
 /// `mcp.NAME`: each configured MCP server starts and lists its tools (`mcp.servers`
 /// skipped when none is configured or the configuration did not resolve).
-pub async fn mcp(settings: Option<&Settings>) -> Vec<Finding> {
+pub(crate) async fn mcp(settings: Option<&Settings>) -> Vec<Finding> {
     let Some(settings) = settings.filter(|s| !s.mcp_servers.is_empty()) else {
         return vec![Finding::new(
             "mcp.servers",

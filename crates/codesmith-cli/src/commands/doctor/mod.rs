@@ -6,12 +6,12 @@
 //! Exit code: 1 when any finding is an error, else 0. `--json` prints the object
 //! documented in [`report`]; the analysis never changes it (in JSON mode it goes to stderr).
 
-pub mod advisory;
-pub mod analyze;
-pub mod checks;
-pub mod net;
-pub mod probe;
-pub mod report;
+pub(crate) mod advisory;
+pub(crate) mod analyze;
+pub(crate) mod checks;
+pub(crate) mod net;
+pub(crate) mod probe;
+pub(crate) mod report;
 
 use std::process::ExitCode;
 
@@ -22,7 +22,7 @@ use checks::Inputs;
 use report::{Finding, Status};
 
 /// Runs `codesmith doctor`.
-pub async fn run(args: DoctorArgs) -> Exit {
+pub(crate) async fn run(args: DoctorArgs) -> Exit {
     let findings = collect(&args).await;
     if args.json {
         println!(
@@ -50,7 +50,7 @@ pub async fn run(args: DoctorArgs) -> Exit {
 }
 
 /// Runs every check, in a fixed order.
-pub async fn collect(args: &DoctorArgs) -> Vec<Finding> {
+pub(crate) async fn collect(args: &DoctorArgs) -> Vec<Finding> {
     let mut out = vec![checks::version()];
     let home = match config::home_dir() {
         Ok(h) => h,

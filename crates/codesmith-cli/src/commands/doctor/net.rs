@@ -7,12 +7,12 @@ use std::time::Duration;
 use super::report::{Finding, Status};
 
 /// Bound on each stage.
-pub const STAGE_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const STAGE_TIMEOUT: Duration = Duration::from_secs(3);
 
 const ID: &str = "network.endpoint";
 
 /// Probes `base_url` (the provider's endpoint) and reports the first failing stage.
-pub async fn probe(provider: &str, base_url: &str) -> Finding {
+pub(crate) async fn probe(provider: &str, base_url: &str) -> Finding {
     let url = match url::Url::parse(base_url) {
         Ok(u) => u,
         Err(e) => {

@@ -13,13 +13,13 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 /// Name of the cache file under `$CODESMITH_HOME`.
-pub const CACHE_FILE: &str = "doctor-cache.json";
+pub(crate) const CACHE_FILE: &str = "doctor-cache.json";
 /// Bound on one `--version` run.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// One cached probe.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CachedProbe {
+pub(crate) struct CachedProbe {
     /// The program's absolute path when probed.
     pub path: PathBuf,
     /// Its modification time (seconds since the epoch) when probed.
@@ -30,14 +30,14 @@ pub struct CachedProbe {
 
 /// The cache file's contents: candidate command line → probe.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ProbeCache {
+pub(crate) struct ProbeCache {
     /// Entries by candidate (`"py -3"`).
     pub entries: BTreeMap<String, CachedProbe>,
 }
 
 impl ProbeCache {
     /// Reads the cache; a missing or malformed file is an empty cache.
-    pub fn load(home: &Path) -> Self {
+    pub(crate) fn load(home: &Path) -> Self {
         std::fs::read_to_string(home.join(CACHE_FILE))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
@@ -45,7 +45,7 @@ impl ProbeCache {
     }
 
     /// Writes the cache atomically when `home` exists; failures are ignored (a cache).
-    pub fn save(&self, home: &Path) {
+    pub(crate) fn save(&self, home: &Path) {
         if !home.is_dir() {
             return;
         }
@@ -60,7 +60,7 @@ impl ProbeCache {
 
 /// A resolved tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The candidate that worked (`"python3"`).
     pub candidate: String,
     /// Where it lives.
@@ -70,7 +70,7 @@ pub struct Resolved {
 }
 
 /// Finds `program` on `PATH` (with the platform's executable extensions).
-pub fn find_on_path(program: &str) -> Option<PathBuf> {
+pub(crate) fn find_on_path(program: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     let exts: &[&str] = if cfg!(windows) {
         &[".exe", ".cmd", ".bat", ""]
@@ -97,7 +97,7 @@ fn mtime(path: &Path) -> u64 {
 }
 
 /// The first candidate (a command line like `"py -3"`) whose `--version` succeeds.
-pub async fn resolve(candidates: &[&str], cache: &mut ProbeCache) -> Option<Resolved> {
+pub(crate) async fn resolve(candidates: &[&str], cache: &mut ProbeCache) -> Option<Resolved> {
     for candidate in candidates {
         let mut words = candidate.split_whitespace();
         let Some(program) = words.next() else {

@@ -28,12 +28,12 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 /// JSON schema version.
-pub const SCHEMA_VERSION: u64 = 1;
+pub(crate) const SCHEMA_VERSION: u64 = 1;
 
 /// How a finding came out. Ordered: `Ok < Skip < Warn < Error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub(crate) enum Status {
     /// Works.
     Ok,
     /// Not checked (nothing to check, or it does not apply here).
@@ -46,7 +46,7 @@ pub enum Status {
 
 impl Status {
     /// Lower-case name, as in the JSON.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
             Status::Skip => "skip",
@@ -58,7 +58,7 @@ impl Status {
 
 /// One result of one check.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// Stable dotted id (`keys.openai`).
     pub id: String,
     /// Outcome.
@@ -71,7 +71,7 @@ pub struct Finding {
 
 impl Finding {
     /// A finding without a hint.
-    pub fn new(id: &str, status: Status, summary: impl Into<String>) -> Self {
+    pub(crate) fn new(id: &str, status: Status, summary: impl Into<String>) -> Self {
         Finding {
             id: id.to_string(),
             status,
@@ -81,19 +81,19 @@ impl Finding {
     }
 
     /// The same finding with `hint`.
-    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+    pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
 
     /// The group: the id up to the first dot.
-    pub fn group(&self) -> &str {
+    pub(crate) fn group(&self) -> &str {
         self.id.split('.').next().unwrap_or(&self.id)
     }
 }
 
 /// The worst status among `findings` (`Ok` when empty); `Skip` counts as `Ok`.
-pub fn overall(findings: &[Finding]) -> Status {
+pub(crate) fn overall(findings: &[Finding]) -> Status {
     match findings.iter().map(|f| f.status).max() {
         Some(Status::Skip) | None => Status::Ok,
         Some(s) => s,
@@ -101,12 +101,12 @@ pub fn overall(findings: &[Finding]) -> Status {
 }
 
 /// Exit code: 1 when any finding is an error, else 0.
-pub fn exit_code(findings: &[Finding]) -> u8 {
+pub(crate) fn exit_code(findings: &[Finding]) -> u8 {
     u8::from(findings.iter().any(|f| f.status == Status::Error))
 }
 
 /// The JSON report (see the module docs for the schema).
-pub fn to_json(findings: &[Finding]) -> Value {
+pub(crate) fn to_json(findings: &[Finding]) -> Value {
     let count = |s: Status| findings.iter().filter(|f| f.status == s).count();
     json!({
         "schema": SCHEMA_VERSION,
@@ -144,7 +144,7 @@ fn group_title(group: &str) -> &str {
 
 /// The text report: findings grouped under headings in first-seen order, each as
 /// `  [status] summary` plus an indented `-> hint`, and a closing tally line.
-pub fn to_text(findings: &[Finding]) -> String {
+pub(crate) fn to_text(findings: &[Finding]) -> String {
     let mut groups: Vec<&str> = Vec::new();
     for f in findings {
         if !groups.contains(&f.group()) {

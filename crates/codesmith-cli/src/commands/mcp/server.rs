@@ -25,7 +25,7 @@ const INSTRUCTIONS: &str = "CodeSmith's workspace tools: each call answers with 
 /// with its byte-stable description and input schema, plus a read-only hint for tools that
 /// only read the workspace.
 #[derive(Clone)]
-pub struct CodesmithServer {
+pub(super) struct CodesmithServer {
     registry: Registry,
     ctx: Arc<ToolContext>,
     policy: Arc<CallPolicy>,
@@ -49,7 +49,7 @@ impl CodesmithServer {
     /// that tools with [`Capability::ExecutesCode`] would run are checked against its exec
     /// policy first, and what the policy refuses outright (or, in `never` mode, what would
     /// need approval) is refused with `DENIED`.
-    pub fn new(registry: Registry, ctx: Arc<ToolContext>, policy: CallPolicy) -> Self {
+    pub(super) fn new(registry: Registry, ctx: Arc<ToolContext>, policy: CallPolicy) -> Self {
         let catalogue = Arc::new(catalogue(&registry));
         CodesmithServer {
             registry,
@@ -63,13 +63,13 @@ impl CodesmithServer {
 
     /// Cancels every running call when `stop` is cancelled (a stop signal, see
     /// `crate::shutdown`). By default, nothing but the host cancels a call.
-    pub fn stop_on(mut self, stop: CancellationToken) -> Self {
+    pub(super) fn stop_on(mut self, stop: CancellationToken) -> Self {
         self.stop = stop;
         self
     }
 
     /// How many calls are running now.
-    pub fn running_calls(&self) -> Arc<std::sync::atomic::AtomicUsize> {
+    pub(super) fn running_calls(&self) -> Arc<std::sync::atomic::AtomicUsize> {
         self.running.clone()
     }
 
@@ -81,7 +81,7 @@ impl CodesmithServer {
     /// (`notifications/cancelled`), a running shell command is killed with its whole tree
     /// and any other call is abandoned where it waits; rmcp then sends no response, as the
     /// protocol requires.
-    pub async fn call(
+    pub(super) async fn call(
         &self,
         name: &str,
         arguments: Option<JsonObject>,
