@@ -25,22 +25,22 @@ use std::time::{Duration, Instant};
 use codesmith_protocol::{ContentBlock, Message, Role, ToolResult};
 
 /// Messages at the end of the transcript that recovery never rewrites.
-pub const KEEP_TAIL: usize = 4;
+pub(crate) const KEEP_TAIL: usize = 4;
 /// What a cleared tool result says instead of its body.
-pub const CLEARED_STUB: &str =
+pub(crate) const CLEARED_STUB: &str =
     "[tool result cleared to save context; run the tool again if you need it]";
 /// Consecutive compaction failures that open the breaker.
-pub const BREAKER_THRESHOLD: u32 = 3;
+pub(crate) const BREAKER_THRESHOLD: u32 = 3;
 /// How long an open breaker waits before letting one probe through.
-pub const BREAKER_COOLDOWN: Duration = Duration::from_secs(300);
+pub(crate) const BREAKER_COOLDOWN: Duration = Duration::from_secs(300);
 
 /// Most bytes of transcript text sent to the summarizer (about 8k tokens); a longer
 /// text keeps its head and tail with a marker between.
-pub const MAX_SUMMARY_INPUT_BYTES: usize = 32 * 1024;
+pub(crate) const MAX_SUMMARY_INPUT_BYTES: usize = 32 * 1024;
 
 /// A rough token estimate of the system prompt and the transcript
 /// ([`codesmith_protocol::approx_tokens`] of their text bytes).
-pub fn estimate_tokens(system: &str, messages: &[Message]) -> u64 {
+pub(crate) fn estimate_tokens(system: &str, messages: &[Message]) -> u64 {
     let bytes: usize = system.len()
         + messages
             .iter()
@@ -56,7 +56,7 @@ pub fn estimate_tokens(system: &str, messages: &[Message]) -> u64 {
 
 /// Stage one: replaces the bodies of tool results outside the kept tail with a
 /// stub. Returns `None` when there was nothing to clear.
-pub fn clear_old_tool_results(messages: &[Message]) -> Option<Vec<Message>> {
+pub(crate) fn clear_old_tool_results(messages: &[Message]) -> Option<Vec<Message>> {
     let protected = messages.len().saturating_sub(KEEP_TAIL);
     let mut changed = false;
     let out = messages
@@ -92,7 +92,7 @@ pub fn clear_old_tool_results(messages: &[Message]) -> Option<Vec<Message>> {
 /// Where the kept tail may start: at least [`KEEP_TAIL`] messages from the end,
 /// on a message that is not a tool-result turn (so no result loses its call).
 /// `None` when no such cut leaves anything to drop.
-pub fn tail_start(messages: &[Message]) -> Option<usize> {
+pub(crate) fn tail_start(messages: &[Message]) -> Option<usize> {
     let latest = messages.len().checked_sub(KEEP_TAIL)?;
     (1..=latest).rev().find(|&i| !is_tool_results(&messages[i]))
 }
@@ -107,7 +107,7 @@ fn is_tool_results(m: &Message) -> bool {
 /// Where the running task starts: the last user message whose content begins with that
 /// of `task` (its first user message, perhaps with a compaction note added), if it is
 /// still in the transcript.
-pub fn task_index(messages: &[Message], task: Option<&Message>) -> Option<usize> {
+pub(crate) fn task_index(messages: &[Message], task: Option<&Message>) -> Option<usize> {
     let task = task?;
     messages
         .iter()
@@ -116,7 +116,7 @@ pub fn task_index(messages: &[Message], task: Option<&Message>) -> Option<usize>
 
 /// The messages a compaction at `cut` folds away: everything before the kept tail
 /// except the task's first message (at index `task`).
-pub fn folded(messages: &[Message], cut: usize, task: Option<usize>) -> Vec<Message> {
+pub(crate) fn folded(messages: &[Message], cut: usize, task: Option<usize>) -> Vec<Message> {
     messages[..cut]
         .iter()
         .enumerate()
@@ -130,7 +130,7 @@ pub fn folded(messages: &[Message], cut: usize, task: Option<usize>) -> Vec<Mess
 /// text block, then the tail from `cut`. When the task message is itself in the tail,
 /// the note becomes the first message. An assistant acknowledgement keeps user and
 /// assistant messages alternating. `None` when nothing would be folded.
-pub fn compacted(
+pub(crate) fn compacted(
     note: &str,
     messages: &[Message],
     cut: usize,
@@ -162,7 +162,7 @@ pub fn compacted(
 }
 
 /// The note that stands for a summary of `folded` messages.
-pub fn summary_note(summary: &str) -> String {
+pub(crate) fn summary_note(summary: &str) -> String {
     format!(
         "[Summary of the earlier part of this session, written to fit the context window]\n{}",
         summary.trim()
@@ -170,7 +170,7 @@ pub fn summary_note(summary: &str) -> String {
 }
 
 /// The note that stands for `folded` messages dropped without a summary.
-pub fn trim_note(folded: usize) -> String {
+pub(crate) fn trim_note(folded: usize) -> String {
     format!(
         "[{folded} earlier messages were dropped to fit the context window; their content is \
          no longer available. The task above is the original request.]"
@@ -179,7 +179,7 @@ pub fn trim_note(folded: usize) -> String {
 
 /// Where the least the task needs begins: the latest user message, preceded by the
 /// assistant message whose calls it answers.
-pub fn minimal_tail_start(messages: &[Message]) -> Option<usize> {
+pub(crate) fn minimal_tail_start(messages: &[Message]) -> Option<usize> {
     let last = messages.len().checked_sub(1)?;
     if is_tool_results(&messages[last]) {
         last.checked_sub(1)
@@ -190,7 +190,7 @@ pub fn minimal_tail_start(messages: &[Message]) -> Option<usize> {
 
 /// The older part rendered as plain text for the summarizer, at most
 /// [`MAX_SUMMARY_INPUT_BYTES`]: a longer text keeps its first and last parts.
-pub fn transcript_text(messages: &[Message]) -> String {
+pub(crate) fn transcript_text(messages: &[Message]) -> String {
     let mut out = String::new();
     for m in messages {
         let who = if m.role == Role::User {
@@ -239,7 +239,7 @@ fn bound(text: String, max: usize) -> String {
 }
 
 /// Instructions for the summarizing request.
-pub const SUMMARY_PROMPT: &str = "You summarize a coding session so it can continue in a smaller context. Keep: the \
+pub(crate) const SUMMARY_PROMPT: &str = "You summarize a coding session so it can continue in a smaller context. Keep: the \
 user's goal and constraints, files read or changed and how, commands run and their outcomes, decisions made, and \
 what remains to do. Be factual and brief; use at most 300 words. Do not call tools.";
 
@@ -247,14 +247,14 @@ what remains to do. Be factual and brief; use at most 300 words. Do not call too
 /// failures it opens; after [`BREAKER_COOLDOWN`] it lets a single probe
 /// through. A manual `/compact` bypasses it.
 #[derive(Debug, Default)]
-pub struct CircuitBreaker {
+pub(crate) struct CircuitBreaker {
     failures: u32,
     opened_at: Option<Instant>,
 }
 
 impl CircuitBreaker {
     /// True when an automatic compaction may run now.
-    pub fn allows(&self, now: Instant) -> bool {
+    pub(crate) fn allows(&self, now: Instant) -> bool {
         match self.opened_at {
             None => true,
             Some(at) => now.duration_since(at) >= BREAKER_COOLDOWN,
@@ -263,13 +263,13 @@ impl CircuitBreaker {
 
     /// Opens the breaker at once: the summary request itself did not fit, so asking
     /// again before the cooldown would only overflow again.
-    pub fn trip(&mut self, now: Instant) {
+    pub(crate) fn trip(&mut self, now: Instant) {
         self.failures = self.failures.max(BREAKER_THRESHOLD);
         self.opened_at = Some(now);
     }
 
     /// Records the outcome of an attempt.
-    pub fn record(&mut self, ok: bool, now: Instant) {
+    pub(crate) fn record(&mut self, ok: bool, now: Instant) {
         if ok {
             *self = CircuitBreaker::default();
             return;

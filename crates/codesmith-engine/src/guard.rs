@@ -11,22 +11,22 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 /// Identical calls allowed before the next one is blocked.
-pub const MAX_IDENTICAL_CALLS: u32 = 2;
+pub(crate) const MAX_IDENTICAL_CALLS: u32 = 2;
 /// Consecutive failures after which results carry a warning.
-pub const WARN_AFTER_FAILURES: u32 = 3;
+pub(crate) const WARN_AFTER_FAILURES: u32 = 3;
 /// Consecutive failures that end the turn.
-pub const STOP_AFTER_FAILURES: u32 = 8;
+pub(crate) const STOP_AFTER_FAILURES: u32 = 8;
 
 /// Per-session loop-guard state.
 #[derive(Debug, Default)]
-pub struct LoopGuard {
+pub(crate) struct LoopGuard {
     seen: HashMap<String, u32>,
     consecutive_failures: u32,
 }
 
 /// What the guard says about a call about to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GuardVerdict {
+pub(crate) enum GuardVerdict {
     /// Run it.
     Proceed,
     /// Do not run it; tell the model why.
@@ -35,7 +35,7 @@ pub enum GuardVerdict {
 
 impl LoopGuard {
     /// Records an attempt of `name` with `args` and says whether it may run.
-    pub fn check(&mut self, name: &str, args: &Value) -> GuardVerdict {
+    pub(crate) fn check(&mut self, name: &str, args: &Value) -> GuardVerdict {
         let key = format!("{name}\u{0}{}", canonical(args));
         let count = self.seen.entry(key).or_default();
         *count += 1;
@@ -51,7 +51,7 @@ impl LoopGuard {
 
     /// Records the outcome of a call that ran (or was blocked). Returns a
     /// warning to append to this result once failures pile up.
-    pub fn record(&mut self, ok: bool) -> Option<String> {
+    pub(crate) fn record(&mut self, ok: bool) -> Option<String> {
         if ok {
             self.consecutive_failures = 0;
             return None;
@@ -67,7 +67,7 @@ impl LoopGuard {
     }
 
     /// True once the turn must end because of consecutive failures.
-    pub fn must_stop(&self) -> bool {
+    pub(crate) fn must_stop(&self) -> bool {
         self.consecutive_failures >= STOP_AFTER_FAILURES
     }
 }

@@ -10,11 +10,11 @@
 
 mod agent;
 pub mod approval;
-pub mod context;
+mod context;
 mod dispatch;
 mod finish;
 mod gate;
-pub mod guard;
+mod guard;
 mod handle;
 pub mod prompt;
 pub mod repair;
