@@ -36,7 +36,7 @@ use crate::args::{ApprovalArg, ModelArgs, ProviderName};
 
 /// Default model rounds per task.
 pub(crate) const DEFAULT_MAX_TURNS: u32 = 50;
-/// Default stream idle window (seed 002, "Failures, Recovery, and Takeover").
+/// Default stream idle window: a stream silent this long is treated as stalled.
 pub(crate) const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
 
 /// `[openai]` / `[anthropic]` sections of the user config.
@@ -98,7 +98,7 @@ pub(crate) struct SnapshotsSection {
 #[serde(deny_unknown_fields)]
 pub(crate) struct VerificationSection {
     /// Replay the task's last test/build command when the final answer claims success
-    /// (default true; seed 002, "All-Green Tests Only Count After a Replay").
+    /// (default true: a success claim counts only after a replay confirms it).
     pub result_claims: Option<bool>,
 }
 

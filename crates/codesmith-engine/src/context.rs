@@ -1,4 +1,4 @@
-//! Context recovery (seed 002, "Failures, Recovery, and Takeover"): what the
+//! Context recovery: what the
 //! engine does when the provider says the request no longer fits the context
 //! window.
 //!

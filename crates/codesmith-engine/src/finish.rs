@@ -3,7 +3,7 @@
 //!
 //! A session ([`crate::dispatch`]), `codesmith tool` and the MCP server
 //! ([`crate::run_one`]) all finish through [`finish_outcome`], so the same call gives the
-//! model the same text everywhere: the envelope, sanitized (seed 002, "Disinfectant"),
+//! model the same text everywhere: the envelope, sanitized,
 //! the sanitizer's note, then for content from outside the workspace the
 //! `<external_content>` wrapper. A session appends the loop guard's warning after that.
 

@@ -1,4 +1,4 @@
-//! The loop guard (seed 002, "Fifty Tools, One Slot"): stops a model that
+//! The loop guard: stops a model that
 //! repeats itself or keeps failing.
 //!
 //! - The third call in a session with the same tool name and identical

@@ -3,8 +3,7 @@
 //! The prompt is built once per session and never changes within it, so every
 //! request is a byte-for-byte extension of the previous one (prefix caching).
 //! It holds no timestamps, ids or anything else that varies between runs of
-//! the same session. It states the order of authority (seed 002,
-//! "Constitution, Disinfectant, and Approval Gates").
+//! the same session. It states the order of authority.
 
 use std::fmt::Write as _;
 use std::path::Path;

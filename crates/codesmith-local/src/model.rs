@@ -4,7 +4,7 @@
 //! extends the tokens already fed to the model. The KV cache is then kept and
 //! only the new suffix is prefilled; a prompt that diverges falls back to the
 //! state saved right after the previous prompt's prefill, or to a full
-//! prefill (issue 2, "The embedded local model").
+//! prefill.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

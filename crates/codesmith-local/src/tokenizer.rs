@@ -5,7 +5,7 @@
 //! every digit into its own piece, then applies GPT-2 byte-level
 //! pre-tokenization without a prefix space. candle's built-in GGUF tokenizer
 //! adds a prefix space (`Ġsystem` instead of `system`), which is why this
-//! module exists (issue 2).
+//! module exists.
 //!
 //! Control tokens (`<|im_start|>`, ...) are never recognised inside text:
 //! callers insert their ids explicitly, so user text cannot forge a turn.

@@ -3,7 +3,7 @@
 //!
 //! A small model has no structured tool-calling channel, so the local provider
 //! teaches this form in its system prompt and lifts the blocks out of the text
-//! here (issue 2). The parser is streaming-safe: text that might be the start
+//! here. The parser is streaming-safe: text that might be the start
 //! of an opening tag is held back until it is decided. Nothing here panics on
 //! any input; a malformed block still yields a call with its raw argument text,
 //! for the engine's argument repair to fix or refuse.

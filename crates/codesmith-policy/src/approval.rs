@@ -1,6 +1,5 @@
 //! Approval modes, the combined decision for a shell command, and approval
-//! fingerprints (seed 002: "Constitution, Disinfectant, and Approval Gates";
-//! "Failures, Recovery, and Takeover" for the two fingerprints).
+//! fingerprints.
 //!
 //! [`decide`] combines the classifier, the exec-policy rules and the mode:
 //!
@@ -84,8 +83,8 @@ pub struct Evaluation {
 
 impl Evaluation {
     /// True when an "always allow" grant may be offered and stored for this
-    /// command: never for `Dangerous` commands or denied ones (seed 002:
-    /// a catastrophic command never shows the persistent tier).
+    /// command: never for `Dangerous` commands or denied ones
+    /// (a catastrophic command never shows the persistent tier).
     pub fn grant_persistable(&self) -> bool {
         self.level != Dangerous && self.decision != Decision::Deny
     }

@@ -3,10 +3,9 @@
 //! Flags never count toward a prefix; positional sub-commands do, up to the
 //! arity recorded for the longest matching dictionary key. So `git status -s`
 //! and `git -C repo status --porcelain` both have the prefix `git status`,
-//! while `git push` is a different prefix (seed 002, "Business Rules as a
-//! Goalkeeper": an allowance for `git status` must match `git status -s` but
-//! never `git push`). Approval fingerprints and exec-policy explanations use
-//! this prefix.
+//! while `git push` is a different prefix (an allowance for `git status` must
+//! match `git status -s` but never `git push`). Approval fingerprints and
+//! exec-policy explanations use this prefix.
 
 /// Longest dictionary key, in words, that is looked up.
 const MAX_KEY_WORDS: usize = 3;

@@ -1,13 +1,12 @@
 //! The five catastrophic literals, checked on the raw text.
 //!
-//! Seed 002 ("Business Rules as a Goalkeeper") keeps this list short on
-//! purpose: `rm -rf /`, `rm -rf /*`, `rm -rf ~`, `rm -rf $HOME` and the fork
-//! bomb. Routine but risky commands (`shutdown`, `docker rm`, `killall`) go to
-//! approval instead. The classifier judges them on what will really run
-//! ([`rm_catastrophic`] on decoded words, the fork bomb by its shape in the
-//! parse), so data that merely mentions them (`grep 'rm -rf /' docs`) is
-//! not refused. [`catastrophic_reason`] reads raw text; it is the fallback
-//! for a line the grammar cannot parse.
+//! This list is kept short on purpose: `rm -rf /`, `rm -rf /*`, `rm -rf ~`,
+//! `rm -rf $HOME` and the fork bomb. Routine but risky commands (`shutdown`,
+//! `docker rm`, `killall`) go to approval instead. The classifier judges them
+//! on what will really run ([`rm_catastrophic`] on decoded words, the fork
+//! bomb by its shape in the parse), so data that merely mentions them
+//! (`grep 'rm -rf /' docs`) is not refused. [`catastrophic_reason`] reads raw
+//! text; it is the fallback for a line the grammar cannot parse.
 
 use crate::path_text::normalize_path;
 

@@ -1,4 +1,4 @@
-//! The command safety classifier (seed 002, wall four).
+//! The command safety classifier.
 //!
 //! A command line is parsed as shell (see `shell_parse`), split into simple
 //! commands, and each one is judged after its wrappers (`sudo`, `env`,

@@ -1,6 +1,5 @@
 //! Exec-policy rules: prefix rules with wildcard tokens, each `allow`, `ask`
-//! or `deny`, indexed by program name (seed 002, "Business Rules as a
-//! Goalkeeper" and "Seven Notes on Settling Security Debt", note three).
+//! or `deny`, indexed by program name.
 //!
 //! The caller reads the files and passes their text: the user's
 //! `$CODESMITH_HOME/policy.toml` as [`RuleSource::User`] and the project's

@@ -4,7 +4,7 @@
 //! History-destroying shapes (`reset --hard`, `clean -f`, `checkout -- .`,
 //! `restore` of the work tree, `branch -D`, `stash drop|clear`,
 //! `push --force`) need approval; they are not on the catastrophic list
-//! (seed 002 keeps that list to five literals).
+//! (kept to five literals, so that it stays short and exact).
 
 use crate::SafetyLevel::{Ask, Safe, WorkspaceSafe};
 use crate::net_commands::NETWORK_REASON;

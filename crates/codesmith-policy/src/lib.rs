@@ -20,7 +20,7 @@ pub use terminal::{
     unfinished_sequence_start, visible_controls, visible_line,
 };
 
-// Command safety, arity, exec-policy rules and approvals (issue 4).
+// Command safety, arity, exec-policy rules and approvals.
 mod approval;
 mod arity;
 mod catastrophic;

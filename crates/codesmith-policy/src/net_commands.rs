@@ -1,6 +1,6 @@
 //! Which shell commands reach the network.
 //!
-//! Two tables (seed 003's shell network table): programs that exist to talk to
+//! Two tables: programs that exist to talk to
 //! the network (`curl`, `ssh`, `nmap`, …), and sub-commands of build and
 //! package tools that fetch or publish (`git push`, `cargo install`,
 //! `npm install`, `pip install`). Local sub-commands of the same tools

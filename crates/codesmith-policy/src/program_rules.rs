@@ -3,7 +3,7 @@
 //! -exec`) are handled in `classify`, which can recurse; everything here is a
 //! table lookup plus path judgement.
 //!
-//! The defaults follow seed 002's restraint: reading is `Safe`, building,
+//! The defaults are restrained: reading is `Safe`, building,
 //! testing and editing inside the workspace is `WorkspaceSafe`, and anything
 //! that reaches outside the workspace, discards work, changes the system or
 //! is unknown needs approval.

@@ -1,8 +1,7 @@
 //! The one guard for ids and slugs that become a path component.
 //!
 //! Session ids, spill refs, task ids and skill names all end up joined onto a
-//! directory. Seed 002 ("Seven Notes on Settling Security Debt", the path
-//! notes) asks that every such join accept only a *single safe path
+//! directory, so every such join accepts only a *single safe path
 //! component*: letters, digits, `.`, `_` and `-`, never starting or ending
 //! with a dot (so `.`, `..` and hidden names are out), non-empty and bounded.
 

@@ -1,5 +1,4 @@
-//! The four command safety levels (seed 002, "Constitution, Disinfectant, and
-//! Approval Gates", wall four).
+//! The four command safety levels.
 
 use serde::Serialize;
 

@@ -1,8 +1,7 @@
 //! Secret scrubber for error texts from HTTP services, and the filter that keeps secrets
 //! out of the environment of the commands the model runs.
 //!
-//! Seed 002 ("Seven Notes on Settling Security Debt", note five, and the
-//! trust-boundary rules): an error body from a remote service may echo the
+//! An error body from a remote service may echo the
 //! request's credentials; before such text reaches the model, the transcript
 //! or a log, `Bearer …` tokens and API-key-shaped strings become
 //! [`REDACTED`]. Pure and allocation-light; text without anything to redact

@@ -1,10 +1,10 @@
 //! Address checks against server-side request forgery (SSRF).
 //!
-//! Pure checks used by `fetch_url` (seed 002, "House Rules for the Model",
-//! the seven checks): recognise a host that is an IP literal in any form a URL
-//! parser accepts, and refuse addresses in restricted ranges. IPv6 addresses
-//! that carry an IPv4 address (mapped, compatible, translated, NAT64, 6to4,
-//! Teredo) are unwrapped first, so `::ffff:127.0.0.1` is loopback.
+//! Pure checks used by `fetch_url` (part of its seven URL checks): recognise a
+//! host that is an IP literal in any form a URL parser accepts, and refuse
+//! addresses in restricted ranges. IPv6 addresses that carry an IPv4 address
+//! (mapped, compatible, translated, NAT64, 6to4, Teredo) are unwrapped first,
+//! so `::ffff:127.0.0.1` is loopback.
 //!
 //! The only configurable exemption is `trusted_fakeip_cidrs`, which can open
 //! parts of 198.18.0.0/15 (the fake-IP range of TUN proxies) and nothing else.

@@ -10,9 +10,9 @@
 //! reader of a call's argument text ([`parse_arguments`]), which every layer
 //! shares so that they agree on what a call asked for.
 //!
-//! The transcript is vendor-neutral (seed 002, "Takeover"): thinking is stored
-//! as plain text with no vendor signature, and a vendor dialect is applied only
-//! when a request is rendered by a provider.
+//! The transcript is vendor-neutral, so another provider can take over a session:
+//! thinking is stored as plain text with no vendor signature, and a vendor dialect is
+//! applied only when a request is rendered by a provider.
 
 mod arguments;
 mod event;

@@ -1,5 +1,5 @@
 //! Robust completion: the one function the engine calls for every model
-//! request (seed 002, "Failures, Recovery, and Takeover" and "The Cliff Edge").
+//! request.
 //!
 //! - Retryable errors (see [`crate::ProviderErrorKind::is_retryable`]) are
 //!   retried up to [`CompleteOptions::max_retries`] times with exponential
@@ -22,7 +22,7 @@ use crate::provider::{ChatRequest, Provider, ProviderError, ProviderErrorKind, P
 use crate::reduce::{AssistantResponse, StreamReducer};
 use crate::taxonomy::MAX_RETRY_AFTER_MS;
 
-/// Retry and watchdog settings. The defaults are the seed's figures; tests
+/// Retry and watchdog settings. The defaults are the production figures; tests
 /// use millisecond values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompleteOptions {
@@ -66,7 +66,7 @@ impl Default for CompleteOptions {
 
 impl CompleteOptions {
     /// The smaller budget for background calls (compaction, titles), which
-    /// must not crowd the main turn (seed 002): 3 retries at 1 s → 2 s → 4 s,
+    /// must not crowd the main turn: 3 retries at 1 s → 2 s → 4 s,
     /// transient kinds only, `Retry-After` capped at 4 s.
     pub fn background() -> Self {
         CompleteOptions {

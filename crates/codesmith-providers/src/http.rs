@@ -3,7 +3,7 @@
 //! Connect timeout only: a streamed response has no whole-request deadline
 //! (a long answer is legitimate); liveness is the idle watchdog's job in
 //! [`crate::complete()`]. Some CDN edges negotiate HTTP/2 and then fail at
-//! the protocol layer (seed 002, "The Cliff Edge"); the first such failure
+//! the protocol layer; the first such failure
 //! switches every later request of the process to HTTP/1.1.
 
 use std::sync::Once;

@@ -3,9 +3,9 @@
 //! Each call's raw argument text is kept exactly as received and also parsed
 //! strictly (by [`codesmith_protocol::parse_arguments`], which also refuses a
 //! key named twice); a parse failure leaves [`ReducedCall::parsed`] as `None`, the
-//! "truncated" marker the engine's truncation check reads (seed 002, "The
-//! Cliff Edge"). A stream without [`ProviderEvent::Completed`] yields an
-//! interrupted response; a missing wire stop reason is derived.
+//! "truncated" marker the engine's truncation check reads. A stream without
+//! [`ProviderEvent::Completed`] yields an interrupted response; a missing wire
+//! stop reason is derived.
 
 use std::collections::BTreeMap;
 
@@ -164,7 +164,7 @@ impl StreamReducer {
     }
 }
 
-/// The stop reason when the wire gave none (seed 002, "The Cliff Edge"):
+/// The stop reason when the wire gave none:
 /// billed output reaching the requested cap → `MaxTokens`; a tool call seen
 /// → `ToolUse`; else `EndTurn`.
 pub fn derive_stop_reason(

@@ -1,5 +1,5 @@
 //! The error taxonomy: HTTP status, body and transport failures mapped to
-//! [`ProviderErrorKind`] (seed 002, "Failures, Recovery, and Takeover").
+//! [`ProviderErrorKind`].
 //!
 //! Classification is by who must act. Only authentication, authorization and
 //! context-length errors are final; everything else is worth a bounded

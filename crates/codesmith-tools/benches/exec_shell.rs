@@ -1,5 +1,5 @@
 //! `exec_shell` harness overhead: `exec_shell {"command": "true"}` against spawning
-//! `bash -c true` directly. Target (issue 4): under 15 ms of overhead beyond the process.
+//! `bash -c true` directly. Target: under 15 ms of overhead beyond the process.
 //!
 //! Run: `cargo bench -p codesmith-tools --bench exec_shell`.
 

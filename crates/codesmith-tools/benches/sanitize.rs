@@ -1,4 +1,4 @@
-//! Sanitizer throughput (issue 5 targets: clean ASCII >= 200 MB/s, mixed
+//! Sanitizer throughput (targets: clean ASCII >= 200 MB/s, mixed
 //! Unicode >= 50 MB/s). Run with `cargo bench -p codesmith-tools --bench sanitize`.
 //! Prints MB/s (10^6 bytes per second), best of several runs.
 

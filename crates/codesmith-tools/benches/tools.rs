@@ -1,5 +1,5 @@
 //! File-tool benchmarks (bench binary, `harness = false`): prints figures against the
-//! targets in issue 3.
+//! targets below.
 //!
 //! - grep_files over a generated 100k-file tree vs `rg` on the same tree (target: ≤ 1.5×);
 //! - edit_file on a 50k-line file (target: < 20 ms);

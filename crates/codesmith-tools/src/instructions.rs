@@ -1,7 +1,6 @@
 //! Project instructions: AGENTS.md (CLAUDE.md as a fallback name).
 //!
-//! Seed 002 ("Seven Notes on Settling Security Debt", note five): workspace
-//! files are untrusted and may not promote themselves.
+//! Workspace files are untrusted and may not promote themselves.
 //! - The walk-up from the workspace stops at the user's home directory
 //!   (home included, never beyond it); a workspace outside home gets no
 //!   walk-up at all, so a planted `/tmp/AGENTS.md` is never read.

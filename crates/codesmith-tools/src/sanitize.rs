@@ -1,7 +1,6 @@
 //! The character-level disinfectant for text that reaches the model.
 //!
-//! Seed 002 ("Constitution, Disinfectant, and Approval Gates", wall two):
-//! invisible characters can carry instructions a human never sees (the Tag
+//! Invisible characters can carry instructions a human never sees (the Tag
 //! block U+E0000–U+E007F spells ASCII invisibly; bidi controls reorder what a
 //! reviewer reads, as in Trojan Source). Every round NFKC-normalises, then
 //! strips general categories Cf, Co and Cn plus an explicit list (zero-width

@@ -1,7 +1,7 @@
 //! Output spill: oversized shell output is cut to head + tail for the model, and the full
 //! text is saved under `$CODESMITH_HOME/tool_outputs/` for `retrieve_tool_result`.
 //!
-//! Figures from seed 002 ("Fifty Tools, One Slot", the economics of results): a 30,000-byte
+//! Figures: a 30,000-byte
 //! budget split 22,000 head / 8,000 tail (the tail keeps error messages and test summaries),
 //! the full output written atomically, spill names carrying the pid (the directory is
 //! shared between processes), files kept for 7 days and removed at start-up.
@@ -33,7 +33,7 @@ pub fn spill_dir(home: &Path) -> PathBuf {
 }
 
 /// True when `name` is a single safe path component: only `[A-Za-z0-9._-]`, bounded length,
-/// no dot at either end (seed 002, note four; the shared guard in `codesmith-policy`).
+/// no dot at either end (the shared guard in `codesmith-policy`).
 pub fn is_safe_ref(name: &str) -> bool {
     codesmith_policy::is_safe_name(name)
 }

@@ -41,9 +41,9 @@ pub trait Tool: Send + Sync {
         false
     }
     /// The `<external_content>` label of this call's result when what it returns comes
-    /// from outside the workspace (seed 002: evidence is data), `None` for a local tool.
-    /// Every front end that finishes a result asks here, so the wrapper follows the tool,
-    /// never a list of names. See [`crate::trust`].
+    /// from outside the workspace (such evidence is data, never instructions), `None` for
+    /// a local tool. Every front end that finishes a result asks here, so the wrapper
+    /// follows the tool, never a list of names. See [`crate::trust`].
     ///
     /// By default a [`Capability::Network`] tool is external, labelled with its own name
     /// (fail closed: a network tool that names no source is still wrapped), and any other

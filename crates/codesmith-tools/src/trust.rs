@@ -1,8 +1,8 @@
 //! Trust boundaries: marking network-origin results as data.
 //!
-//! Seed 002 ("Constitution, Disinfectant, and Approval Gates", evidence is
-//! data): results of network-origin tools (fetch_url, web search, MCP tools)
-//! are wrapped in `<external_content source="LABEL">…</external_content>` when
+//! Evidence is data, never instructions: results of network-origin tools
+//! (fetch_url, web search, MCP tools) are wrapped in
+//! `<external_content source="LABEL">…</external_content>` when
 //! they are appended to the transcript. Labels are byte-stable by
 //! construction: fetch_url uses the requested URL's host, MCP tools `mcp:` and their
 //! server name. Each tool names its own label ([`crate::Tool::external_label`]); local

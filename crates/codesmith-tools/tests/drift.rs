@@ -1,5 +1,5 @@
 //! After a shell command, files the session has read are re-stat'ed and a
-//! changed or deleted one gets one reminder (issue 4, exec_shell).
+//! changed or deleted one gets one reminder (exec_shell).
 
 #![allow(clippy::unwrap_used)]
 

@@ -1,11 +1,11 @@
 //! `codesmith memory consolidate`: offline tidying of a memory index.
 //!
-//! Order (seed 002, "From Experience to the Closed Loop", sleep learning): the
-//! deterministic tidy of [`codesmith_tools::memory::curate::tidy`] always runs first and
-//! is the floor; with `--llm`, one model call may propose a rewritten index, which lands
-//! only if [`codesmith_tools::memory::curate::validate_index`] finds nothing wrong.
-//! Dry run by default (a unified diff on stdout); `--apply` saves `MEMORY.md.bak` and
-//! replaces `MEMORY.md` atomically. Topic files are only read, never written.
+//! Order: the deterministic tidy of [`codesmith_tools::memory::curate::tidy`] always
+//! runs first and is the floor; with `--llm`, one model call may propose a rewritten
+//! index, which lands only if [`codesmith_tools::memory::curate::validate_index`] finds
+//! nothing wrong. Dry run by default (a unified diff on stdout); `--apply` saves
+//! `MEMORY.md.bak` and replaces `MEMORY.md` atomically. Topic files are only read, never
+//! written.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,9 +22,9 @@ use crate::args::{ConsolidateArgs, MemoryCommand};
 use crate::config;
 use crate::exit::{Exit, usage};
 
-/// Deadline of the proposal call (seed 002: 60 s).
+/// Deadline of the proposal call: 60 s.
 pub(crate) const PROPOSAL_DEADLINE: Duration = Duration::from_secs(60);
-/// Output-token cap of the proposal call (seed 002: 2000).
+/// Output-token cap of the proposal call: 2000.
 pub(crate) const PROPOSAL_MAX_TOKENS: u32 = 2_000;
 /// Characters of each topic file's head shown to the model.
 const TOPIC_HEAD_CHARS: usize = 400;

@@ -1,5 +1,4 @@
-//! `codesmith verify stats [--json]`: the claim verifier's ledger, read back
-//! (seed 002, "All-Green Tests Only Count After a Replay").
+//! `codesmith verify stats [--json]`: the claim verifier's ledger, read back.
 
 use codesmith_engine::verify::VerdictStats;
 use codesmith_engine::verify::ledger::{ledger_path, read_stats};

@@ -1,4 +1,4 @@
-//! The argument repair ladder (seed 002, "Fifty Tools, One Slot").
+//! The argument repair ladder.
 //!
 //! A model that finished its turn but fumbled the JSON of a call's arguments
 //! gets a handrail of rungs, each applied on top of the last: strict parse →

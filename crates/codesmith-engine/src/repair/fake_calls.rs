@@ -1,5 +1,5 @@
-//! Forged tool calls in assistant text (seed 002: "a slip inside the protocol
-//! can be repaired; a forgery outside the protocol must be stripped").
+//! Forged tool calls in assistant text: a malformed real call can be repaired, but a
+//! call written as plain text outside the tool channel is stripped, never run.
 //!
 //! Only the provider's tool-call channel executes tools. Text that imitates a
 //! call — `<function_calls>`, `<invoke …>`, `<tool_call>`, `[TOOL_CALL]`, or a

@@ -1,4 +1,4 @@
-//! Tool-name repair (seed 002, "Fifty Tools, One Slot").
+//! Tool-name repair.
 //!
 //! A misspelt tool name is resolved by a ladder, each rung demanding a unique
 //! registered name: exact → lower-case → hyphens to underscores → CamelCase to

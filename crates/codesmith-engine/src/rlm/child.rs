@@ -1,5 +1,5 @@
 //! Child model calls of an RLM session (`llm` / `llm_batch` in the REPL), through the
-//! session's provider with the budgets of seed 002 ("Let Code Think for the Model"): each
+//! session's provider with fixed budgets: each
 //! call times out after [`super::CHILD_TIMEOUT`], answers in at most
 //! [`super::CHILD_MAX_TOKENS`] tokens unless configured otherwise, at most
 //! [`super::MAX_BATCH`] prompts per batch; the usage of every call is added to the

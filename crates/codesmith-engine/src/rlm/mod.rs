@@ -1,4 +1,4 @@
-//! RLM, a Recursive Language Model session (seed 002, "Let Code Think for the Model"): for
+//! RLM, a Recursive Language Model session: for
 //! exact work over inputs larger than the context window, the model holds a handle, not
 //! the raw body. `rlm {task, inputs}` loads the inputs into a resident Python REPL as
 //! variables and answers with metadata only (sizes, a short preview); `rlm_exec {code}`
@@ -14,7 +14,7 @@
 //!   calls travel over its stdout pipe to the harness, never over a network;
 //! - every round, child call and session has a clock: [`RlmConfig`].
 //!
-//! Unlike the seed's own RLM, whose Python runs beside the sandbox, ours runs inside it.
+//! The Python runs inside the sandbox, never beside it.
 //!
 //! [`Sandbox::admit`]: codesmith_tools::sandbox::Sandbox::admit
 

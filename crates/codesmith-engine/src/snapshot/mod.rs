@@ -1,5 +1,5 @@
-//! Task snapshots and rollback: the last wall (seed 002, "Constitution,
-//! Disinfectant, and Approval Gates": side-git snapshots, `/restore N`).
+//! Task snapshots and rollback: the last wall when every earlier safeguard let a bad
+//! change through (side-git snapshots, `/restore N`).
 //!
 //! Before a task's first write, the workspace's tracked and untracked files
 //! (everything `.gitignore` does not exclude), small ignored files outside

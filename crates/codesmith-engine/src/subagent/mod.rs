@@ -1,8 +1,7 @@
 //! Subagents: the `agent` tool starts a child engine for one delegated task.
 //!
 //! Every subagent type shares one runtime, the [`crate::Engine`] loop with its approval gate;
-//! a type decides only its role prompt and its tool surface (seed 002, "Genome
-//! Replication and Bootstrapping"):
+//! a type decides only its role prompt and its tool surface:
 //!
 //! | type | tools |
 //! |---|---|
@@ -15,13 +14,13 @@
 //! approval mode (`review` at least `suggest`), exec policy, network policy and sandbox,
 //! asks the parent's [`crate::Approver`] (nobody in `exec`, so requests are refused), and
 //! starts with no session approvals of its own; nothing it returns is read as a grant.
-//! Children nest at most [`MAX_DEPTH`] deep (seed 002, "Constitution, Disinfectant, and
-//! Approval Gates"). Each child has caps on model rounds and wall time
+//! Children nest at most [`MAX_DEPTH`] deep, so delegation cannot recurse without bound.
+//! Each child has caps on model rounds and wall time
 //! ([`AgentSettings`]), runs under a child of the parent's cancellation token, and is
 //! stored as its own session whose header names its parent ([`ParentLink`]).
 //!
 //! Its events reach the front end wrapped in [`Event::Subagent`], so a child's `retry`
-//! never stands for the foreground's request (seed 002, "The Cliff Edge").
+//! never stands for the foreground's request.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -1,5 +1,4 @@
-//! Success-claim detection in the model's final text (seed 002, "All-Green
-//! Tests Only Count After a Replay").
+//! Success-claim detection in the model's final text.
 //!
 //! Matching is by contiguous phrase, not by regular expression: a negation
 //! inside the phrase breaks it ("tests failed" does not contain "tests pass",

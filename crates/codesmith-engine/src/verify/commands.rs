@@ -1,5 +1,4 @@
-//! Which shell commands count as verification (seed 002, "All-Green Tests
-//! Only Count After a Replay"): a test class and a build class, matched on
+//! Which shell commands count as verification: a test class and a build class, matched on
 //! the leading words of each simple command.
 //!
 //! A command line is split into simple commands (`&&`, `||`, `;`, `|`, and

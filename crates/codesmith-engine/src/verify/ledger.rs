@@ -1,6 +1,5 @@
 //! The verdict ledger: `$CODESMITH_HOME/evolution/verdicts.jsonl`, one JSON
-//! object per verdict (seed 002, "All-Green Tests Only Count After a
-//! Replay", "Ledger and Readings").
+//! object per verdict.
 //!
 //! Writing is best effort: a failure is logged on stderr and swallowed, so
 //! the ledger never breaks the engine. Reading skips lines that do not parse

@@ -1,5 +1,4 @@
-//! The claim verifier (seed 002, "All-Green Tests Only Count After a
-//! Replay").
+//! The claim verifier: a success claim counts only after a replay confirms it.
 //!
 //! When a task's final assistant text claims success ("all tests pass",
 //! "编译成功", …; see [`claim`]), the most recent verification command the

@@ -1,5 +1,5 @@
 //! Replaying a verification command through the session's own gate and tool,
-//! with no new permission (seed 002, "Replay Only, No New Authorization").
+//! with no new permission.
 
 use codesmith_tools::{ErrorCode, ToolOutcome};
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! The verdict four-tuple (seed 002): conclusion, dimension, evidence
+//! The verdict four-tuple: conclusion, dimension, evidence
 //! location, failure type; and how it is rendered as a runtime event.
 
 use serde::Serialize;

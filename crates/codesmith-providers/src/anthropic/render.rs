@@ -1,7 +1,7 @@
 //! Neutral request → Messages API body.
 //!
 //! Thinking blocks are dropped: the transcript keeps thinking as plain text
-//! without the vendor's signature (seed 002, "Takeover"), and the API
+//! without the vendor's signature, and the API
 //! rejects a thinking block whose signature is missing or foreign. Empty
 //! text blocks are skipped (the API rejects them), and so is a message left
 //! with no blocks. Tool results come first in their user message, as the

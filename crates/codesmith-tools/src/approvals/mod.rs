@@ -1,7 +1,5 @@
 //! Approvals: the session cache and the persistent "always allow" grants.
 //!
-//! Seed 002 ("Constitution, Disinfectant, and Approval Gates" and "Seven Notes on Settling
-//! Security Debt", notes six and the grant merge):
 //! - [`SessionApprovals`]: a denial fingerprints the exact input; an approval of a shell
 //!   command fingerprints its arity-aware prefixes, so approving `cargo build` covers
 //!   `cargo build --release`. The shell keys are the policy crate's

@@ -1,6 +1,5 @@
 //! The network audit log: one JSON line per outbound request in
-//! `$CODESMITH_HOME/audit.log` (seed 002, the network policy: every outbound
-//! call leaves a line).
+//! `$CODESMITH_HOME/audit.log` (every outbound call leaves a line).
 
 use std::io::Write;
 use std::net::IpAddr;

@@ -1,6 +1,6 @@
 //! The seven checks a URL passes before (and on every hop of) a fetch.
 //!
-//! Order from seed 002 ("House Rules for the Model", fetch_url): 1 scheme
+//! Order: 1 scheme
 //! allowlist, 2 network policy, 3 localhost names, 4 IP literals (every form a
 //! URL parser accepts), 5 restricted ranges, 6 DNS with every address checked
 //! and the connection pinned, 7 redirects re-running all checks (in `mod.rs`).

@@ -1,5 +1,5 @@
 //! `edit_file`: exact-match replacement in one call, with tolerant fallbacks and an anchor
-//! mode (seed 002 "Editing Files", seed 004).
+//! mode.
 
 use async_trait::async_trait;
 use serde::Deserialize;

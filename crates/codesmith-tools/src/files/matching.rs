@@ -1,5 +1,5 @@
 //! Locating the text an edit replaces: exact match, then three tolerant fallbacks
-//! (seed 002, "Editing Files"). Each level must still be unambiguous (the caller applies
+//! Each level must still be unambiguous (the caller applies
 //! `occurrence` / `replace_all`), tolerance applies at match time only, and every scan
 //! advances by whole matches, so multi-byte text is never split.
 
@@ -252,7 +252,7 @@ fn strip_all(text: &str) -> Option<(usize, String)> {
     Some((first?, out.join("\n") + tail))
 }
 
-/// Level three: strip line-number prefixes, then match exactly (seed 002 guardrails:
+/// Level three: strip line-number prefixes, then match exactly (guardrails:
 /// several lines must all carry increasing numbers; a single line must land on the line
 /// its number names).
 fn find_line_numbered(hay: &str, needle: &str, replace: &str) -> Option<Found> {

@@ -9,7 +9,7 @@ use crate::{Capability, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::args::parse;
 
-/// Lines returned when `max_lines` is not given (seed 002/003).
+/// Lines returned when `max_lines` is not given.
 pub(super) const DEFAULT_LINES: usize = 200;
 /// Hard cap on lines per call.
 pub(super) const MAX_LINES: usize = 500;

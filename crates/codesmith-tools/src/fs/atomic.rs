@@ -4,7 +4,7 @@
 //! A write goes to a temporary file in the target's own directory (so the final rename
 //! never crosses a file system), is flushed with fsync, takes the permissions and owner of
 //! the file it replaces, and is renamed over the target. A reader sees the old bytes or the new
-//! bytes, never a half-written file (seed 002, "atomic writes": temp + fsync + rename).
+//! bytes, never a half-written file (temp + fsync + rename).
 //! There is one implementation: [`crate::fs::beneath::Root::write_atomic`], run in a
 //! handle of the target's directory; workspace files go through it directly.
 

@@ -1,4 +1,4 @@
-//! Read-before-write tracking (seed 002: `FileFreshnessTracker`, mtime + length).
+//! Read-before-write tracking (mtime + length).
 //!
 //! Editing or overwriting a file the session has not read, or one that changed on disk
 //! since it was read, is refused (`NOT_READ`, `STALE_READ`) with a hint to re-read.

@@ -1,10 +1,9 @@
 //! A process-wide lock per canonical path.
 //!
 //! Read → match → build → write of one file happens under its lock, so two concurrent
-//! edits of different snippets in one file both survive (seed 004). The lock is
+//! edits of different snippets in one file both survive. The lock is
 //! process-local: several sessions in one process are covered, two processes are not.
-//! A panic while holding a lock does not poison it for later callers (seed 002,
-//! "poison-lock tolerance").
+//! A panic while holding a lock does not poison it for later callers.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! Workspace containment for model-supplied paths.
 //!
-//! Three stages (seed 002, "All file tools share one path boundary"):
+//! Three stages, one boundary shared by all file tools:
 //! 1. the lexically normalized path must lie under the canonical workspace root;
 //! 2. a path that exists is canonicalized (following every symlink) and checked again;
 //! 3. a path that does not exist yet has its deepest existing ancestor canonicalized, the

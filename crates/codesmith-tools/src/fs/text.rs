@@ -18,7 +18,7 @@ use crate::{ErrorCode, Refusal};
 /// The UTF-8 byte-order mark.
 pub const BOM: &str = "\u{feff}";
 
-/// Largest file the text tools load: 10 MB (the grep size limit, seed 002).
+/// Largest file the text tools load: 10 MB (the grep size limit).
 pub const MAX_TEXT_BYTES: u64 = 10 * 1024 * 1024;
 
 /// A file's line-ending convention.

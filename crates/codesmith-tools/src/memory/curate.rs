@@ -1,6 +1,6 @@
 //! Offline tidying of a memory index (`codesmith memory consolidate`).
 //!
-//! Two layers (seed 002, "From Experience to the Closed Loop", sleep learning):
+//! Two layers:
 //! - [`tidy`]: deterministic, no judgment. Drops pointer lines identical to an earlier one
 //!   (the first stays), drops pointers to files that do not exist, reports (never deletes)
 //!   orphan topic files and checks the budget of 200 lines / 25 KB.

@@ -4,7 +4,7 @@
 //! project's under `<workspace>/.codesmith/memory/`. Each holds `MEMORY.md` (fact lines and
 //! pointer lines such as `- [build](build.md)`) and topic files (`build.md`, ...).
 //!
-//! The online loop may only append (seed 002, "From Experience to the Closed Loop"): the
+//! The online loop may only append: the
 //! [`Remember`] tool adds one fact line and never rewrites or prunes. Tidying is the
 //! offline job of [`curate`] (`codesmith memory consolidate`), started by a person.
 //! [`load_memory`] reads both stores into the system prompt within a budget of
@@ -25,9 +25,9 @@ pub use store::{Appended, MemoryError, append_fact, topic_file_name};
 pub const INDEX_FILE: &str = "MEMORY.md";
 /// Name of the backup `codesmith memory consolidate --apply` writes before replacing the index.
 pub const BACKUP_FILE: &str = "MEMORY.md.bak";
-/// Line budget of an index, and of the memory loaded into a prompt (seed 002: 200 lines).
+/// Line budget of an index, and of the memory loaded into a prompt: 200 lines.
 pub const MAX_LINES: usize = 200;
-/// Byte budget of an index, and of the memory loaded into a prompt (seed 002: 25 KB).
+/// Byte budget of an index, and of the memory loaded into a prompt: 25 KB.
 pub const MAX_BYTES: usize = 25 * 1024;
 /// Longest fact `remember` accepts, in bytes.
 pub const MAX_FACT_BYTES: usize = 1_000;

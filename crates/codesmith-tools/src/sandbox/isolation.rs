@@ -27,7 +27,7 @@ impl fmt::Display for SandboxRefusal {
 
 impl std::error::Error for SandboxRefusal {}
 
-/// The isolation check behind `codesmith sandbox run -- CMD` (seed 002, note two: better to refuse
+/// The isolation check behind `codesmith sandbox run -- CMD` (better to refuse
 /// than to run bare).
 ///
 /// `Ok(())` when `required` is false (the user opted out explicitly) or the backend really

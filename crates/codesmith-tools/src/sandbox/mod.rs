@@ -1,8 +1,8 @@
 //! Sandbox backends for shell commands.
 //!
 //! A [`Backend`] rewrites a command line so that it runs confined, and says honestly whether
-//! it confines anything at all (seed 002, "Seven Notes on Settling Security Debt", note one:
-//! a backend that cannot isolate must report `isolates() == false`, never pretend).
+//! it confines anything at all (a backend that cannot isolate must report `isolates() == false`,
+//! never pretend).
 //!
 //! - [`BwrapBackend`]: Linux bubblewrap, holding for root too: no capabilities, a user
 //!   namespace where the kernel allows, system directories read-only, the workspace

@@ -1,7 +1,7 @@
 //! Search tools: `grep_files` (content), `file_search` (names) and `list_dir`, all built on
 //! ripgrep's own crates (`ignore` for walking, `grep-searcher`/`grep-regex` for matching).
 //!
-//! Every walk skips the same things (seed 002/003): `.git`, `node_modules`, `target`,
+//! Every walk skips the same things: `.git`, `node_modules`, `target`,
 //! `dist`, `build`, `__pycache__`, `.venv`, `*.min.js`, files over 10 MB, and whatever
 //! `.gitignore` ignores (even outside a git repository). Results are counted in full first
 //! and then truncated, so a result says how many there were.

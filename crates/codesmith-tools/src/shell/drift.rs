@@ -1,4 +1,4 @@
-//! The post-command drift probe (seed 002, "a proactive flank": after a shell command
+//! The post-command drift probe (after a shell command
 //! succeeds, the files the session has read are re-stat'ed, and a changed or deleted file
 //! gets a re-read reminder in the tool result, at most 5 paths).
 //!

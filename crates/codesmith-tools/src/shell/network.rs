@@ -1,6 +1,6 @@
 //! Recognizing a connection the sandbox blocked.
 //!
-//! Seed 002 (the shell's network table): when the sandbox has cut the network and the
+//! When the sandbox has cut the network and the
 //! failure looks like a blocked connection, the result says the policy did it, so the model
 //! stops tweaking flags and retrying.
 
@@ -51,7 +51,7 @@ pub fn command_needs_network(command: &str, workspace: &std::path::Path) -> bool
         .any(|s| s.needs_network)
 }
 
-/// True when all three conditions of seed 002 hold: the sandbox really cut the network,
+/// True when all three conditions hold: the sandbox really cut the network,
 /// the command needs the network, and the failure reads like a blocked connection.
 pub fn blocked_by_policy(
     network_blocked: bool,

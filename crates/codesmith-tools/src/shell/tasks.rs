@@ -3,7 +3,7 @@
 //! A task runs `bash -c` under the sandbox in the session directory (a `cd` inside it is
 //! not adopted). Each poll returns the status and the output produced since the previous
 //! poll. Output is spilled only by the poll (or cancel) that observes the final state
-//! (seed 002: running polls never spill, so disk churn stays O(bytes)). Drift reminders are
+//! (running polls never spill, so disk churn stays O(bytes)). Drift reminders are
 //! probed only then, too.
 
 use std::collections::BTreeMap;

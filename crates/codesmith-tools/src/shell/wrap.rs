@@ -3,8 +3,8 @@
 //! Each call is its own `bash -c` process (environment variables do not survive, by
 //! design). The user's command is prefixed with an `EXIT` trap that prints one line,
 //! `<sentinel><$PWD>`, after everything else. The engine strips that line, canonicalizes
-//! the path and adopts it only when it stays inside the workspace (seed 002, "The base cwd
-//! for path resolution survives between exec_shell calls"). The sentinel carries a
+//! the path and adopts it only when it stays inside the workspace, so the base
+//! directory for path resolution survives between exec_shell calls. The sentinel carries a
 //! per-call nonce so output cannot forge it.
 
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! Exemplar skills shipped inside the binary, installed into the user's skills root.
 //!
-//! Seed 002 ("Genome Replication and Bootstrapping"): a bundle of exemplar skills is
+//! A bundle of exemplar skills is
 //! installed on first launch and carries a version, so an upgrade can bring better
 //! exemplars. [`install_bundle`] records, in `$CODESMITH_HOME/skills-bundle.json`, the
 //! bundle version and the SHA-256 of every file it wrote. On a later launch with a higher

@@ -5,17 +5,17 @@
 //! references). Two roots are searched: the user's `$CODESMITH_HOME/skills/` and the
 //! project's `<workspace>/.codesmith/skills/`.
 //!
-//! Progressive disclosure (seed 002, "Genome Replication and Bootstrapping"): only each
+//! Progressive disclosure: only each
 //! skill's name and one-line description reach the system prompt ([`prompt_lines`]); the
 //! body arrives when the model calls the `skill` tool ([`SkillTool`]), as an ordinary tool
 //! result.
 //!
-//! Trust (seed 002, "Seven Notes", note five: trust is granted locally, never carried by
-//! the artifact): user skills are trusted; a project skill comes from the repository, so
-//! its body is delivered wrapped as external data until the user trusts it on this machine
-//! with `codesmith skills trust NAME`. The record lives in `$CODESMITH_HOME`, bound to the
-//! workspace and the SHA-256 of the skill's whole content ([`trust`]); nothing inside a
-//! skill or a repository can say it is trusted.
+//! Trust (granted locally, never carried by the artifact): user skills are trusted; a
+//! project skill comes from the repository, so its body is delivered wrapped as external
+//! data until the user trusts it on this machine with `codesmith skills trust NAME`. The
+//! record lives in `$CODESMITH_HOME`, bound to the workspace and the SHA-256 of the
+//! skill's whole content ([`trust`]); nothing inside a skill or a repository can say it is
+//! trusted.
 //!
 //! Bundled exemplar skills ship inside the binary and are installed into the user's root
 //! with a bundle version; an upgrade never overwrites a user's edit ([`bundle`]).

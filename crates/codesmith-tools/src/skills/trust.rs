@@ -7,7 +7,7 @@
 //! skill's content when it was trusted ([`super::Skill::digest`]). A later change to any
 //! file of the skill (an edit, a pull) no longer matches, and the skill is untrusted again
 //! until trusted anew. Nothing inside a skill folder or the repository is ever read as
-//! trust (seed 002, "Seven Notes", note five).
+//! trust.
 //!
 //! An unreadable or malformed store trusts nothing (fail closed); trusting rewrites it.
 

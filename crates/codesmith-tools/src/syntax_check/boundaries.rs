@@ -1,6 +1,6 @@
 //! Top-level item boundaries of Rust source, found by a light lexer, so the syntax check can
-//! re-parse only the items an edit touched (seed 000 notes the check puts a parse on every
-//! write; this keeps that parse proportional to the edit, not the file).
+//! re-parse only the items an edit touched (the check puts a parse on every write; this
+//! keeps that parse proportional to the edit, not the file).
 //!
 //! A boundary is the offset just after a `}` or `;` at bracket depth 0, outside comments,
 //! strings and character literals. Every real item end is such a boundary; a few are not

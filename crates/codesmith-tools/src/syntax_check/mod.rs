@@ -1,5 +1,5 @@
-//! The syntax check a write passes before it reaches the disk, and the layout step after it
-//! (seed 000, "Close the Syntax Gate").
+//! The syntax check a write passes before it reaches the disk, and the layout step after
+//! it.
 //!
 //! - [`syntax`]: the regression-only parse check for `.rs`, `.toml` and `.json`; the only
 //!   step with the power to refuse.

@@ -1,4 +1,4 @@
-//! rustfmt normalisation for Rust files that were rustfmt-clean (seed 000).
+//! rustfmt normalisation for Rust files that were rustfmt-clean.
 //!
 //! When a `.rs` file was rustfmt-clean before a write, the new content goes through
 //! `rustfmt --edition 2024` so later edit anchors stay stable. The binary is probed once

@@ -1,4 +1,4 @@
-//! The regression-only syntax check (seed 000).
+//! The regression-only syntax check.
 //!
 //! A write is refused only when the old content parsed and the new content does not. A
 //! file that was already broken, and a new file, always pass, so a broken workspace can
@@ -115,7 +115,7 @@ fn check_json(text: &str) -> Result<(), ParseFailure> {
         Err(e) => {
             let full = e.to_string();
             // serde_json appends " at line L column C"; strip it so the location is
-            // stated once (seed 000).
+            // stated once.
             let message = match full.rfind(" at line ") {
                 Some(i) => full[..i].to_string(),
                 None => full,

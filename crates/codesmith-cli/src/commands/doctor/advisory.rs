@@ -2,7 +2,7 @@
 //!
 //! Shared by `doctor --analyze` and `memory consolidate --llm`. The request carries no
 //! tool catalogue, so the model cannot ask to run anything; the answer is only ever
-//! printed or validated by the caller (seed 002: "the analysis does not touch disk").
+//! printed or validated by the caller, so the analysis never writes to disk.
 
 use std::time::Duration;
 

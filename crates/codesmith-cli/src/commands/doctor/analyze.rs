@@ -1,6 +1,6 @@
 //! `doctor --analyze`: one advisory model call over the findings.
 //!
-//! Contract (seed 002, "From Experience to the Closed Loop"): the deterministic report is
+//! Contract: the deterministic report is
 //! printed first and never changed; only warnings and errors are sent (at most
 //! [`MAX_FINDINGS`], each cut to [`MAX_FINDING_CHARS`] characters); the request carries no
 //! tools, so nothing can be executed; the answer is cut to [`MAX_LINES`] lines; any

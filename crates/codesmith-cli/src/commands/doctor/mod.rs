@@ -1,7 +1,7 @@
 //! `codesmith doctor`: deterministic self-checks, each finding with a status and a
-//! concrete next step (seed 002, "Genome Replication"), plus an optional advisory
-//! analysis by the configured model (`--analyze`, seed 002, "From Experience to the
-//! Closed Loop") that only explains and never runs anything.
+//! concrete next step, plus an optional advisory
+//! analysis by the configured model (`--analyze`) that only explains and never runs
+//! anything.
 //!
 //! Exit code: 1 when any finding is an error, else 0. `--json` prints the object
 //! documented in [`report`]; the analysis never changes it (in JSON mode it goes to stderr).

@@ -1,5 +1,5 @@
-//! External tools, resolved by probing candidates with `--version` (seed 002, "Genome
-//! Replication": probe, then decide; `python3`, then `python`, then `py -3`).
+//! External tools, resolved by probing candidates with `--version` (probe, then
+//! decide; `python3`, then `python`, then `py -3`).
 //!
 //! Each probe result is cached in `$CODESMITH_HOME/doctor-cache.json`, keyed by the
 //! candidate and valid while the program found on `PATH` keeps its path and modification

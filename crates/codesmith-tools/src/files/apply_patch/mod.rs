@@ -1,5 +1,5 @@
-//! `apply_patch`: several hunks over several files in one call, all or nothing (seed 002
-//! "Fifty Tools, One Slot": fuzz 0–50 with a carried offset, failure previews, reverse-order
+//! `apply_patch`: several hunks over several files in one call, all or nothing (fuzz
+//! 0–50 with a carried offset, failure previews, reverse-order
 //! rollback). Parsing, matching and planning live in the pure `codesmith-patch` crate; this
 //! module adds the checks every writing tool passes: containment, per-path locks, freshness,
 //! the syntax check, atomic writes.
