@@ -81,16 +81,25 @@ impl Tmux {
     }
 
     /// Waits (at most 20 s) until the screen contains `needle`.
+    /// Waits (at most 20 s) until `needle` is on the screen and the screen has settled:
+    /// two captures 50 ms apart are the same, so a frame the UI is still drawing (a popup
+    /// whose title is out but whose options are not) is never what the test reads.
     async fn wait_for(&self, needle: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
+        let mut last: Option<String> = None;
         loop {
             let screen = self.screen();
             if screen.contains(needle) {
-                return screen;
+                if last.as_deref() == Some(screen.as_str()) {
+                    return screen;
+                }
+                last = Some(screen.clone());
+            } else {
+                last = None;
             }
             assert!(
                 Instant::now() < deadline,
-                "{needle:?} never appeared; screen:\n{screen}"
+                "{needle:?} never appeared on a settled screen; screen:\n{screen}"
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
