@@ -264,8 +264,9 @@ async fn restore(id: &str, task: u32, workspace: Option<&Path>, yes: bool) -> Ex
     };
     let mut session = match Session::open(&home, id) {
         Ok(s) => s,
+        // Both messages already name `codesmith sessions list` as the next step.
         Err(e @ (SessionError::InvalidId(_) | SessionError::NotFound(..))) => {
-            return usage(anyhow!("{e}; see `codesmith sessions list`"));
+            return usage(anyhow!("{e}"));
         }
         Err(e) => return Exit::failed(e.into()),
     };
