@@ -57,35 +57,16 @@ pub fn self_test(backend: &dyn Backend) -> Result<Vec<SelfTest>, String> {
         codesmith_home: None,
         network: false,
     };
-    let argv = backend.wrap(vec!["bash".into(), "-c".into(), PROBE.into()], &scope);
-    let (program, args) = argv.split_first().ok_or("empty command line")?;
-    let mut child = Command::new(program)
-        .args(args)
-        .current_dir(&ws)
-        .env("CODESMITH_PROBE_HOME", &ws)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("the probe did not start: {e}"))?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err("the probe did not finish within 10 s".to_string());
-            }
-        }
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("the probe's output: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    // A probe that printed nothing did not run (a busy machine can fail a namespace or a
+    // fork for a moment); it says nothing about isolation, so it is run once more before
+    // the self-test reports it, with what it wrote on stderr and how it ended.
+    let text = match run_probe(backend, &scope, &ws)? {
+        Probe::Printed(text) => text,
+        Probe::Nothing(_) => match run_probe(backend, &scope, &ws)? {
+            Probe::Printed(text) => text,
+            Probe::Nothing(why) => return Err(format!("the probe printed nothing usable: {why}")),
+        },
+    };
     let get = |k: &str| -> String {
         text.lines()
             .find_map(|l| l.strip_prefix(&format!("{k}=")))
@@ -93,9 +74,6 @@ pub fn self_test(backend: &dyn Backend) -> Result<Vec<SelfTest>, String> {
             .trim()
             .to_string()
     };
-    if get("capeff").is_empty() {
-        return Err(format!("the probe printed nothing usable: {}", text.trim()));
-    }
     let capeff = get("capeff");
     let caps_zero = capeff.chars().all(|c| c == '0');
     let uid = get("uid");
@@ -163,4 +141,112 @@ pub fn self_test(backend: &dyn Backend) -> Result<Vec<SelfTest>, String> {
             ),
         },
     ])
+}
+
+/// What one run of the probe gave.
+enum Probe {
+    /// Its standard output, holding the `capeff=` line.
+    Printed(String),
+    /// It printed no `capeff=` line: how it ended and the start of its stderr.
+    Nothing(String),
+}
+
+/// Runs the probe once under `backend`, bounded to 10 s.
+fn run_probe(backend: &dyn Backend, scope: &Scope, ws: &std::path::Path) -> Result<Probe, String> {
+    let argv = backend.wrap(vec!["bash".into(), "-c".into(), PROBE.into()], scope);
+    let (program, args) = argv.split_first().ok_or("empty command line")?;
+    let mut child = Command::new(program)
+        .args(args)
+        .current_dir(ws)
+        .env("CODESMITH_PROBE_HOME", ws)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("the probe did not start: {e}"))?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("the probe did not finish within 10 s".to_string());
+            }
+        }
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("the probe's output: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if text.lines().any(|l| {
+        l.strip_prefix("capeff=")
+            .is_some_and(|v| !v.trim().is_empty())
+    }) {
+        return Ok(Probe::Printed(text));
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = codesmith_policy::visible_line(stderr.trim(), 300);
+    Ok(Probe::Nothing(format!(
+        "it ended with {} and wrote {:?} on stderr",
+        out.status, stderr
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    /// A backend whose first `fail` runs die before the probe prints anything.
+    #[derive(Debug)]
+    struct Flaky {
+        fail: u32,
+        runs: AtomicU32,
+    }
+
+    impl Backend for Flaky {
+        fn name(&self) -> &'static str {
+            "flaky"
+        }
+
+        fn isolates(&self) -> bool {
+            false
+        }
+
+        fn wrap(&self, argv: Vec<OsString>, _scope: &Scope) -> Vec<OsString> {
+            if self.runs.fetch_add(1, Ordering::SeqCst) < self.fail {
+                ["sh", "-c", "echo 'bwrap: no namespace' >&2; exit 3"]
+                    .map(OsString::from)
+                    .to_vec()
+            } else {
+                argv
+            }
+        }
+    }
+
+    #[test]
+    fn a_probe_that_did_not_run_is_tried_once_more_then_explained() {
+        let once = Flaky {
+            fail: 1,
+            runs: AtomicU32::new(0),
+        };
+        let items = self_test(&once).expect("the second run prints");
+        assert!(items.iter().any(|i| i.id == "caps"), "{items:?}");
+        assert_eq!(once.runs.load(Ordering::SeqCst), 2);
+
+        let always = Flaky {
+            fail: u32::MAX,
+            runs: AtomicU32::new(0),
+        };
+        let err = self_test(&always).expect_err("no run prints");
+        assert!(err.contains("exit status: 3"), "{err}");
+        assert!(err.contains("bwrap: no namespace"), "{err}");
+        assert_eq!(always.runs.load(Ordering::SeqCst), 2);
+    }
 }
