@@ -241,6 +241,8 @@ pub struct Session {
     meta: Record,
     messages: Vec<Message>,
     notices: Vec<String>,
+    /// The highest task number its task-start notes recorded (0 for a new session).
+    tasks: u32,
 }
 
 /// The directory holding session files for `home`.
@@ -293,6 +295,7 @@ impl Session {
             meta,
             messages: Vec::new(),
             notices: Vec::new(),
+            tasks: 0,
         })
     }
 
@@ -428,6 +431,7 @@ impl Session {
                     .to_string(),
             );
         }
+        let tasks = records.iter().filter_map(task_number).max().unwrap_or(0);
         let mut messages = Vec::new();
         for record in records {
             match record {
@@ -455,6 +459,7 @@ impl Session {
             meta,
             messages,
             notices,
+            tasks,
         })
     }
 
@@ -576,7 +581,19 @@ impl Session {
     /// # Errors
     /// [`SessionError::Io`].
     pub fn note(&mut self, kind: NoteKind, data: serde_json::Value) -> Result<(), SessionError> {
-        self.write(&Record::Note { kind, data })
+        let record = Record::Note { kind, data };
+        self.write(&record)?;
+        if let Some(task) = task_number(&record) {
+            self.tasks = self.tasks.max(task);
+        }
+        Ok(())
+    }
+
+    /// The highest task number this session has recorded (its task-start notes, read
+    /// when it was opened and written since; 0 for a new session): what numbers the next
+    /// task, without reading the file again.
+    pub fn recorded_tasks(&self) -> u32 {
+        self.tasks
     }
 
     /// Flushes the file to stable storage (`fsync`). The engine calls it at
@@ -1130,21 +1147,29 @@ pub fn recorded_tasks(session_file: &Path) -> u32 {
     };
     listed_lines(file)
         .filter(|line| line.contains("\"note\""))
-        .filter_map(|line| match serde_json::from_str(&line) {
-            Ok(Record::Note {
-                kind: NoteKind::TaskStart,
-                data,
-            }) => data
-                .get("task")
-                .or_else(|| data.get("turn"))
-                .and_then(serde_json::Value::as_u64),
-            _ => None,
-        })
-        // A number no task can have is unreadable too: taken as the highest, it would
-        // restart the count (or pin it), and new tasks would reuse old tasks' numbers.
-        .filter_map(|t| u32::try_from(t).ok().filter(|&t| t < u32::MAX))
+        .filter_map(|line| serde_json::from_str::<Record>(&line).ok())
+        .filter_map(|record| task_number(&record))
         .max()
         .unwrap_or(0)
+}
+
+/// The task number a [`NoteKind::TaskStart`] note records (`{"task": N}`, or older
+/// sessions' `{"turn": N}`); `None` for any other record. A number no task can have is
+/// unreadable too: taken as the highest, it would restart the count (or pin it), and new
+/// tasks would reuse old tasks' numbers.
+fn task_number(record: &Record) -> Option<u32> {
+    let Record::Note {
+        kind: NoteKind::TaskStart,
+        data,
+    } = record
+    else {
+        return None;
+    };
+    let n = data
+        .get("task")
+        .or_else(|| data.get("turn"))
+        .and_then(serde_json::Value::as_u64)?;
+    u32::try_from(n).ok().filter(|&t| t < u32::MAX)
 }
 
 /// Whether the session file holds at least one message (directly or in a compaction).
@@ -1398,6 +1423,29 @@ mod tests {
                 .unwrap()
                 .contains(r#""kind":"task""#)
         );
+    }
+
+    #[test]
+    fn an_open_session_knows_its_task_count_without_reading_the_file_again() {
+        let notes = concat!(
+            r#"{"type":"note","kind":"turn","data":{"turn":2}}"#,
+            "\n",
+            r#"{"type":"note","kind":"task","data":{"task":4294967295}}"#,
+            "\n",
+            r#"{"type":"note","kind":"task","data":{"task":3}}"#,
+            "\n",
+        );
+        let (home, id, path) =
+            session_with_lines(&[&line(Message::user_text("hi")), notes.as_bytes()]);
+        let mut session = Session::open(home.path(), &id).unwrap();
+        assert_eq!(session.recorded_tasks(), 3);
+        assert_eq!(session.recorded_tasks(), recorded_tasks(&path));
+        session
+            .note(NoteKind::TaskStart, serde_json::json!({"task": 4}))
+            .unwrap();
+        assert_eq!(session.recorded_tasks(), 4);
+        drop(session);
+        assert_eq!(recorded_tasks(&path), 4);
     }
 
     #[test]

@@ -194,7 +194,7 @@ impl Engine {
             snapshots: crate::snapshot::TaskSnapshots::new(
                 config.snapshots.clone(),
                 session.id(),
-                crate::session::recorded_tasks(session.path()),
+                session.recorded_tasks(),
             ),
             delegation: Some(delegation),
             delegated: Vec::new(),
