@@ -505,6 +505,9 @@ url = "https://alice:mcp-userinfo-pw@127.0.0.2:9/mcp"
 [mcp_servers.local]
 command = "/nonexistent/mcp-server"
 args = ["server", "--token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"]
+[mcp_servers.plain]
+command = "/nonexistent/mcp-server"
+args = ["--api-key", "shapeless-arg-secret-1", "--Password", "shapeless-arg-secret-2", "--verbose", "shown-arg"]
 "#,
     )
     .unwrap();
@@ -525,10 +528,13 @@ args = ["server", "--token", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"]
             "query-secret-0123",
             "mcp-userinfo-pw",
             "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "shapeless-arg-secret-1",
+            "shapeless-arg-secret-2",
         ] {
             assert!(!all.contains(secret), "{args:?} printed {secret}: {all}");
         }
         if args[0] == "config" {
+            assert!(all.contains("shown-arg"), "{all}");
             assert!(all.contains("@127.0.0.1:9/v1"), "{all}");
             assert!(all.contains("@127.0.0.2:9/mcp"), "{all}");
         }

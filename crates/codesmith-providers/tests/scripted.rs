@@ -724,3 +724,30 @@ async fn invalid_usage_figures_are_dropped_with_a_notice_naming_the_field() {
         "the bad value is never quoted: {said}"
     );
 }
+
+/// The key variables follow the base URL's host only: a `deepseek` in the userinfo,
+/// path or query of another host's URL never routes `DEEPSEEK_API_KEY` there, and
+/// userinfo in front of DeepSeek's own host does not hide it.
+#[test]
+fn key_vars_follow_the_host_never_userinfo_path_or_query() {
+    use codesmith_providers::openai_key_vars;
+    let openai_only: &[&str] = &["OPENAI_API_KEY"];
+    let deepseek: &[&str] = &["DEEPSEEK_API_KEY", "OPENAI_API_KEY"];
+    assert_eq!(
+        openai_key_vars("http://deepseek:x@127.0.0.1:9/v1"),
+        openai_only
+    );
+    assert_eq!(
+        openai_key_vars("http://127.0.0.1:9/deepseek/v1"),
+        openai_only
+    );
+    assert_eq!(
+        openai_key_vars("http://127.0.0.1:9/v1?deepseek=1"),
+        openai_only
+    );
+    assert_eq!(
+        openai_key_vars("https://user:sk-secret@api.deepseek.com/v1"),
+        deepseek
+    );
+    assert_eq!(openai_key_vars("https://api.deepseek.com./v1"), deepseek);
+}

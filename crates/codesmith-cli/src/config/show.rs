@@ -162,7 +162,7 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
         } else {
             item("command", json!(server.command));
             if !server.args.is_empty() {
-                item("args", json!(server.args));
+                item("args", json!(redact_flag_values(&server.args)));
             }
         }
         for header in server.headers.keys() {
@@ -182,6 +182,29 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
     // token among an MCP server's arguments. Every shown string is scrubbed.
     for shown in &mut out {
         scrub_value(&mut shown.value);
+    }
+    out
+}
+
+/// `args` with the value after a flag named for a secret (`--token X`, `--api-key X`,
+/// `--password X`: the names [`codesmith_policy::is_secret_env_name`] takes for one)
+/// replaced by [`REDACTED`]: a value of no known token shape in its own argument is
+/// found by no scrubber, only by the flag in front of it.
+fn redact_flag_values(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut hide_next = false;
+    for arg in args {
+        if std::mem::take(&mut hide_next) {
+            out.push(REDACTED.to_string());
+            continue;
+        }
+        if let Some(name) = arg.strip_prefix('-') {
+            let name = name.trim_start_matches('-');
+            hide_next = !name.is_empty()
+                && !name.contains('=')
+                && codesmith_policy::is_secret_env_name(name);
+        }
+        out.push(arg.clone());
     }
     out
 }

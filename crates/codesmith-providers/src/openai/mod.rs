@@ -80,16 +80,25 @@ pub enum Vendor {
 
 impl Vendor {
     /// Guesses the vendor from a base URL's host (`deepseek` → DeepSeek,
-    /// `api.openai.com` → OpenAI, else Generic).
+    /// `api.openai.com` → OpenAI, else Generic). Only the host counts: userinfo
+    /// (`user:pass@`), the port, the path, the query and a trailing dot do not, so
+    /// `http://deepseek:x@127.0.0.1/v1` is Generic (its host is not DeepSeek's, and
+    /// `DEEPSEEK_API_KEY` must not be sent there) and `https://u:p@api.deepseek.com`
+    /// is DeepSeek.
     pub fn detect(base_url: &str) -> Vendor {
         let lower = base_url.to_ascii_lowercase();
-        let host = lower
-            .split("://")
-            .nth(1)
-            .unwrap_or(&lower)
-            .split(['/', ':'])
-            .next()
-            .unwrap_or("");
+        let rest = lower.split_once("://").map_or(lower.as_str(), |(_, r)| r);
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let host = if host_port.starts_with('[') {
+            host_port
+                .split(']')
+                .next()
+                .map_or("", |h| h.trim_start_matches('['))
+        } else {
+            host_port.split(':').next().unwrap_or("")
+        };
+        let host = host.strip_suffix('.').unwrap_or(host);
         if host.contains("deepseek") {
             Vendor::DeepSeek
         } else if host == "api.openai.com" {
@@ -233,5 +242,27 @@ mod tests {
             Vendor::detect("https://openrouter.ai/api/v1"),
             Vendor::Generic
         );
+        // Only the host counts, never userinfo, path or query.
+        assert_eq!(
+            Vendor::detect("http://deepseek:x@127.0.0.1:9/v1"),
+            Vendor::Generic
+        );
+        assert_eq!(
+            Vendor::detect("http://127.0.0.1:9/deepseek/v1"),
+            Vendor::Generic
+        );
+        assert_eq!(
+            Vendor::detect("http://127.0.0.1:9?deepseek"),
+            Vendor::Generic
+        );
+        assert_eq!(
+            Vendor::detect("https://user:sk-secret@api.deepseek.com/v1"),
+            Vendor::DeepSeek
+        );
+        assert_eq!(
+            Vendor::detect("https://a@b@api.openai.com./v1"),
+            Vendor::OpenAi
+        );
+        assert_eq!(Vendor::detect("http://[::1]:8080/v1"), Vendor::Generic);
     }
 }
