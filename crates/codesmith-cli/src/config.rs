@@ -676,10 +676,14 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
     let key_name = format!("{vendor_name}.api_key");
     let api_key = match api_key(provider, base_url.as_deref()) {
         Some((var, key)) => {
+            check_api_key(&key, &format!("${var}"))?;
             origins.set(&key_name, Origin::Env(var));
             Some(key)
         }
         None => {
+            if let Some(key) = &vendor.api_key {
+                check_api_key(key, &format!("[{vendor_name}] api_key in config.toml"))?;
+            }
             origins.set_if(vendor.api_key.is_some(), &key_name, Origin::User);
             vendor.api_key.clone()
         }
@@ -1002,6 +1006,20 @@ pub(crate) fn key_vars(provider: ProviderName, base_url: Option<&str>) -> &'stat
     }
 }
 
+/// An API key travels in an HTTP header, which cannot carry a newline (RFC 9110, field
+/// values): a key with a control character (a newline pasted with it, NUL) is a
+/// configuration error naming where it came from, never a request that fails and is
+/// retried as if the server were down. The key itself is never quoted.
+fn check_api_key(key: &str, source: &str) -> Result<()> {
+    if let Some(c) = key.chars().find(|c| c.is_control()) {
+        bail!(
+            "the API key from {source} contains a control character ({}): keys cannot hold              newlines or other control characters; set it again without them",
+            c.escape_unicode()
+        );
+    }
+    Ok(())
+}
+
 /// A base URL must be an absolute `http` or `https` URL; anything else is a
 /// configuration error, not a network failure to retry.
 fn check_base_url(raw: &str) -> Result<()> {
@@ -1024,6 +1042,16 @@ fn check_base_url(raw: &str) -> Result<()> {
 #[cfg(test)]
 mod agents_tests {
     use super::*;
+
+    #[test]
+    fn a_key_with_a_control_character_is_refused_without_quoting_it() {
+        let err = check_api_key("sk-secret\n", "$OPENAI_API_KEY").expect_err("a newline");
+        let text = err.to_string();
+        assert!(text.contains("$OPENAI_API_KEY"), "{text}");
+        assert!(text.contains("\\u{a}"), "{text}");
+        assert!(!text.contains("sk-secret"), "{text}");
+        assert!(check_api_key(" sk-ok ", "$OPENAI_API_KEY").is_ok());
+    }
 
     fn parse(text: &str) -> FileConfig {
         toml::from_str(text).unwrap_or_else(|e| panic!("{e}"))
