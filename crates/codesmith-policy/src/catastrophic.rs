@@ -429,15 +429,87 @@ pub(crate) fn program_catastrophic(
                 .find(|t| is_disk_device(t))
                 .map(|t| format!("matches a catastrophic pattern: {program} erases the disk `{t}`"))
         }
-        // `rsync --delete SRC DEST` empties DEST of everything SRC lacks.
+        // `rsync --delete SRC DEST` empties DEST of everything SRC lacks;
+        // `--remove-source-files` deletes what it sent.
         "rsync" => {
+            let operands: Vec<&str> = texts().filter(|t| !t.starts_with('-')).collect();
+            let removes_sources = texts().any(|t| {
+                t.strip_prefix("--")
+                    .is_some_and(|l| l.len() >= 5 && "remove-source-files".starts_with(l))
+            });
+            if removes_sources
+                && let Some(why) = operands[..operands.len().saturating_sub(1)]
+                    .iter()
+                    .find_map(|t| catastrophic_path(t, cwd, home))
+            {
+                return Some(why.replace("rm -rf", "rsync --remove-source-files of"));
+            }
             if !texts().any(|t| t.starts_with("--delete") || t == "--del") {
                 return None;
             }
-            texts()
-                .rfind(|t| !t.starts_with('-'))
+            operands
+                .last()
                 .and_then(|t| catastrophic_path(t, cwd, home))
                 .map(|why| why.replace("rm -rf", "rsync --delete into"))
+        }
+        // Archivers that delete what they archived, compressors that
+        // replace every file below a directory.
+        "tar" => {
+            let call = crate::archive_rules::parse_tar(args).ok().or_else(|| {
+                // Options not understood: read leniently, so nothing
+                // unknown hides a catastrophic input.
+                texts()
+                    .any(|t| {
+                        t.strip_prefix("--")
+                            .is_some_and(|l| l.len() >= 3 && "remove-files".starts_with(l))
+                    })
+                    .then(|| crate::archive_rules::TarCall {
+                        mode: Some('c'),
+                        archive: None,
+                        dirs: Vec::new(),
+                        inputs: args
+                            .iter()
+                            .filter(|w| !w.text.starts_with('-'))
+                            .cloned()
+                            .collect(),
+                        remove_files: true,
+                        to_stdout: false,
+                        absolute: false,
+                        lists: Vec::new(),
+                    })
+            })?;
+            if !call.remove_files {
+                return None;
+            }
+            let cwd = match call.dirs.last() {
+                Some(dir) if dir.text.starts_with('/') => Some(normalize_path(&dir.text)),
+                Some(dir) => Some(normalize_path(&format!("{}/{}", cwd?, dir.text))),
+                None => cwd.map(str::to_string),
+            };
+            call.inputs
+                .iter()
+                .find_map(|w| catastrophic_path(&w.text, cwd.as_deref(), home))
+                .map(|why| why.replace("rm -rf", "tar --remove-files of"))
+        }
+        "zip" => {
+            let call = crate::archive_rules::parse_zip(args).ok()?;
+            if !call.moves {
+                return None;
+            }
+            call.inputs
+                .iter()
+                .find_map(|w| catastrophic_path(&w.text, cwd, home))
+                .map(|why| why.replace("rm -rf", "zip -m of"))
+        }
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" => {
+            let call = crate::archive_rules::parse_compressor(program, args).ok()?;
+            if !call.recursive || !call.deletes_inputs {
+                return None;
+            }
+            call.operands
+                .iter()
+                .find_map(|w| catastrophic_path(&w.text, cwd, home))
+                .map(|why| why.replace("rm -rf", &format!("{program} -r (replacing every file) of")))
         }
         "chmod" | "chown" | "chgrp" => {
             let recursive = texts().any(|t| {

@@ -825,6 +825,14 @@ impl Ctx<'_> {
             }
             "find" => self.find(args, command, depth),
             p if interpreter_kind(p).is_some() => self.interpreter(p, args, command, depth),
+            p if command.piped_input
+                && let Some(why) = crate::program_rules::runs_its_input(p, args) =>
+            {
+                SegmentJudgement::owned(
+                    Dangerous,
+                    format!("pipes data into a shell: {why}"),
+                )
+            }
             p => match program_judgement(p, args, self.judge()) {
                 Some(judgement) => judgement,
                 None if needs_network(
@@ -889,6 +897,34 @@ impl Ctx<'_> {
     }
 
     fn shell(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> SegmentJudgement {
+        // `-n` reads the script without running any of it.
+        let checks_only = args
+            .iter()
+            .take_while(|w| w.text.starts_with('-') && w.text != "--" && !w.dynamic)
+            .all(|w| {
+                w.text.len() > 1
+                    && !w.text.starts_with("--")
+                    && w.text[1..].chars().all(|c| "nvxeuc".contains(c))
+            })
+            && args.iter().any(|w| {
+                w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('n')
+            });
+        let script_flag = args
+            .iter()
+            .any(|w| w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('c'));
+        let files: Vec<&Word> = args
+            .iter()
+            .skip_while(|w| w.text.starts_with('-'))
+            .take(1)
+            .filter(|_| !script_flag)
+            .collect();
+        // (An interactive shell ignores `-n`: a script or `-c` is needed.)
+        if checks_only && !command.piped_input && (script_flag || !files.is_empty()) {
+            return self.judge().reads(files).max(SegmentJudgement::new(
+                Safe,
+                "only checks the script's syntax (`-n` runs none of it)",
+            ));
+        }
         let mut index = 0;
         let mut wants_script = false;
         let mut reads_stdin = false;
@@ -987,20 +1023,55 @@ impl Ctx<'_> {
 
     fn find(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> SegmentJudgement {
         let mut judgement = SegmentJudgement::new(Safe, "only searches");
+        // `-H`, `-L`, `-P`, `-D OPTS`, `-O LEVEL` come before the roots;
+        // `-L` (and the `-follow` primary) follow symlinks out of them.
+        let mut lead = 0;
+        while let Some(w) = args.get(lead) {
+            match w.text.as_str() {
+                "-H" | "-L" | "-P" => lead += 1,
+                "-D" => lead += 2,
+                t if t.starts_with("-O") && t.len() > 2 => lead += 1,
+                _ => break,
+            }
+        }
+        let follows_links = args[..lead.min(args.len())].iter().any(|w| w.text == "-L")
+            || args.iter().any(|w| w.text == "-follow");
+        let args = &args[lead.min(args.len())..];
         // Paths found under roots inside the workspace stay inside it.
         let roots: Vec<&Word> = args
             .iter()
             .take_while(|w| !w.text.starts_with('-') && w.text != "(" && w.text != "!")
             .collect();
+        let dot = Word::literal(".");
+        let searched: Vec<&Word> = if roots.is_empty() {
+            vec![&dot]
+        } else {
+            roots.clone()
+        };
         let judge = self.judge();
-        let found_inside = !roots.is_empty()
-            && roots
+        let found_inside = !follows_links
+            && searched
                 .iter()
                 .all(|r| judge.place(r) == crate::ws_path::PathPlace::Inside);
+        // What the commands of `-exec` are handed may be a credential
+        // file: the roots hold credential stores (and no `-name` keeps
+        // them out), a `-name` pattern can match one, or links are followed.
+        let names = find_name_patterns(args);
+        let secret_name = names.iter().find(|n| crate::ws_path::name_may_be_secret(n));
+        let hands_secrets = if follows_links {
+            Some("follows symlinks out of the roots (`-L`/`-follow`), so found paths lead anywhere".to_string())
+        } else if let Some(name) = secret_name {
+            Some(format!("its pattern `{name}` can match a credential file"))
+        } else if names.is_empty() {
+            judge.credential_holder(&searched).map(|dir| {
+                format!("it searches `{dir}`, which holds credential stores or a dotenv file")
+            })
+        } else {
+            None
+        };
         // What `{}` stands for: `ROOT/PATTERN` when one `-name` pattern
         // selects what is found, so `-exec rm {} \;` is judged like
         // `-delete`.
-        let names = find_name_patterns(args);
         let found = match (roots.first(), names.as_slice()) {
             (Some(root), [name]) => format!("{}/{name}", root.text.trim_end_matches('/')),
             (None, [name]) => format!("./{name}"),
@@ -1061,12 +1132,24 @@ impl Ctx<'_> {
                         words: inner,
                         ..SimpleCommand::default()
                     };
+                    let hands_found = args[start..end].iter().any(|w| w.text.contains("{}"));
+                    if hands_found && let Some(why) = &hands_secrets {
+                        judgement = judgement.max(SegmentJudgement::owned(
+                            Ask,
+                            format!(
+                                "find {text} runs `{}` on the paths it finds, and {why}; narrow \
+                                 the search (a root inside the workspace, a `-name` pattern), or \
+                                 approve it",
+                                nested.words.first().map_or("", |w| w.text.as_str())
+                            ),
+                        ));
+                    }
                     self.simple(&nested, depth + 1);
                     index = end + 1;
                     continue;
                 }
                 "-delete" => {
-                    judgement = judgement.max(self.find_delete(args, &roots));
+                    judgement = judgement.max(self.find_delete(args, &roots, follows_links));
                 }
                 "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
                     let written = self.judge().writes(args.get(index + 1));
@@ -1095,12 +1178,18 @@ impl Ctx<'_> {
     /// `find … -delete`: `Dangerous` for the whole file system or home,
     /// `WorkspaceSafe` when what is matched is regenerable build output or
     /// held by the snapshot, otherwise it asks.
-    fn find_delete(&self, args: &[Word], roots: &[&Word]) -> SegmentJudgement {
+    fn find_delete(&self, args: &[Word], roots: &[&Word], follows_links: bool) -> SegmentJudgement {
         let judge = self.judge();
         let home = self.facts.home();
         let everything = unfiltered(&args[roots.len()..]);
+        let dot = Word::literal(".");
+        let searched: Vec<&Word> = if roots.is_empty() {
+            vec![&dot]
+        } else {
+            roots.to_vec()
+        };
         if everything
-            && let Some(root) = roots.iter().find(|r| {
+            && let Some(root) = searched.iter().find(|r| {
                 judge
                     .resolve(r)
                     .is_some_and(|p| crate::catastrophic::catastrophic_dir(&p, home).is_some())
@@ -1114,6 +1203,12 @@ impl Ctx<'_> {
                     "matches a catastrophic pattern: find {} -delete deletes the whole tree",
                     root.text
                 ),
+            );
+        }
+        if follows_links {
+            return SegmentJudgement::new(
+                Ask,
+                "find -L … -delete follows symlinks out of its roots (what it deletes is not known)",
             );
         }
         let names = find_name_patterns(args);
@@ -1234,27 +1329,32 @@ impl Ctx<'_> {
 /// True when `find` primaries `args` select everything under the roots
 /// (no test, only traversal options and the action).
 fn unfiltered(args: &[Word]) -> bool {
-    args.iter().all(|w| {
-        matches!(
-            w.text.as_str(),
-            "-delete"
-                | "-depth"
-                | "-xdev"
-                | "-mount"
-                | "-print"
-                | "-ignore_readdir_race"
-                | "-maxdepth"
-                | "-mindepth"
-                | "-type"
-                | "-xtype"
-                | "f"
-                | "d"
-                | "l"
-                | "-H"
-                | "-L"
-                | "-P"
-        ) || w.text.chars().all(|c| c.is_ascii_digit())
-    })
+    let mut iter = args.iter();
+    while let Some(w) = iter.next() {
+        let everything = match w.text.as_str() {
+            "-delete" | "-depth" | "-xdev" | "-mount" | "-print" | "-print0" | "-ls" | "-true"
+            | "-noleaf" | "-nowarn" | "-warn" | "-daystart" | "-follow" | "-ignore_readdir_race"
+            | "-noignore_readdir_race" | "-H" | "-L" | "-P" | "-a" | "-and" | "(" | ")" => true,
+            "-maxdepth" | "-mindepth" => iter
+                .next()
+                .is_some_and(|n| n.text.chars().all(|c| c.is_ascii_digit())),
+            "-type" | "-xtype" => iter.next().is_some_and(|t| {
+                t.text
+                    .split(',')
+                    .all(|k| matches!(k, "f" | "d" | "l"))
+            }),
+            // A pattern that matches every name.
+            "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" | "-regex"
+            | "-iregex" => iter
+                .next()
+                .is_some_and(|p| matches!(p.text.as_str(), "*" | ".*" | "*/*")),
+            _ => false,
+        };
+        if !everything {
+            return false;
+        }
+    }
+    true
 }
 
 /// `find` primaries that take a value in the next word.
@@ -1690,12 +1790,28 @@ const XARGS: crate::getopt::OptSpec = crate::getopt::OptSpec {
     stop_at_operand: true,
 };
 
+/// What `xargs ARGS` runs and what its own options do.
+struct XargsCall {
+    /// The command and its arguments, with the input put in.
+    inner: Vec<Word>,
+    /// Files it reads its input from (`-a FILE`).
+    reads: Vec<Word>,
+    /// Variables it sets in the child (`--process-slot-var=NAME`).
+    assignments: Vec<(String, Word)>,
+    /// What its own options make of the call, when more than the command.
+    judgement: Option<SegmentJudgement>,
+}
+
 /// The command `xargs ARGS` runs, with what it reads (`-a FILE`). Words
 /// that hold the replace string (`-I{}`, `-i`, `--replace`) are only known
 /// at run time; without one, the input is appended: the literal words of
 /// `input` when a known printer feeds the pipe (`echo / | xargs rm -rf`),
-/// otherwise a word only known at run time.
-fn xargs_command(args: &[Word], input: Option<&[Word]>) -> Result<(Vec<Word>, Vec<Word>), String> {
+/// otherwise a word only known at run time. `-0`, `--null` and `-d` split
+/// the input at NUL bytes or the delimiter, not at blanks: a printed line
+/// is then one item. A shell run with its input as the script (`xargs -0
+/// sh -c`, `xargs -I{} sh -c {}`) is a pipe into a shell; `-P0` (as many
+/// processes at once as there are items) asks.
+fn xargs_command(args: &[Word], input: Option<&[Word]>) -> Result<XargsCall, String> {
     let parsed = crate::getopt::parse(&XARGS, args)?;
     let replace = parsed.opts.iter().find_map(|o| match o.name.as_str() {
         "I" | "i" | "replace" => Some(
@@ -1706,11 +1822,50 @@ fn xargs_command(args: &[Word], input: Option<&[Word]>) -> Result<(Vec<Word>, Ve
         _ => None,
     });
     let reads: Vec<Word> = parsed.values(&["a", "arg-file"]).cloned().collect();
+    let assignments: Vec<(String, Word)> = parsed
+        .values(&["process-slot-var"])
+        .map(|name| {
+            (
+                name.text.clone(),
+                Word {
+                    dynamic: true,
+                    ..Word::literal("{slot}")
+                },
+            )
+        })
+        .collect();
+    let mut judgement = None;
+    if parsed
+        .values(&["P", "max-procs"])
+        .any(|n| n.dynamic || n.text.trim_start_matches('0').is_empty())
+    {
+        judgement = Some(SegmentJudgement::new(
+            Ask,
+            "xargs -P0 starts as many processes at once as there are input items (an unbounded \
+             fan-out can exhaust the machine); give -P a number",
+        ));
+    }
+    // With NUL or a delimiter, the printed line is one item.
+    let joined: Option<Vec<Word>> = input.map(|items| {
+        vec![Word::literal(
+            &items
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        )]
+    });
+    let input = if parsed.has("0") || parsed.has("null") || parsed.has("d") || parsed.has("delimiter") {
+        joined.as_deref()
+    } else {
+        input
+    };
     let mut inner = parsed.operands;
     if inner.is_empty() {
         inner.push(Word::literal("echo"));
     }
-    match replace {
+    let unknown_input = input.is_none();
+    match &replace {
         Some(token) => {
             // Each input line replaces the token; a known printer's line
             // is its words joined by spaces.
@@ -1727,7 +1882,12 @@ fn xargs_command(args: &[Word], input: Option<&[Word]>) -> Result<(Vec<Word>, Ve
                         Some(line) if !token.is_empty() => {
                             word.text = word.text.replace(token.as_str(), line);
                         }
-                        _ => word.dynamic = true,
+                        _ => {
+                            if word.text == *token {
+                                word.text = "{input}".to_string();
+                            }
+                            word.dynamic = true;
+                        }
                     }
                 }
             }
@@ -1740,7 +1900,194 @@ fn xargs_command(args: &[Word], input: Option<&[Word]>) -> Result<(Vec<Word>, Ve
             }),
         },
     }
-    Ok((inner, reads))
+    if unknown_input && shell_script_word(&inner).is_some_and(|w| w.dynamic && w.text == "{input}")
+    {
+        judgement = Some(SegmentJudgement::new(
+            Dangerous,
+            "pipes data into a shell interpreter (xargs hands its input to the shell as the script)",
+        ));
+    }
+    Ok(XargsCall {
+        inner,
+        reads,
+        assignments,
+        judgement,
+    })
+}
+
+/// The script word of `sh -c SCRIPT …` (any shell, flags clustered).
+fn shell_script_word(words: &[Word]) -> Option<&Word> {
+    let (first, rest) = words.split_first()?;
+    if !SHELLS.contains(&program_name(&first.text)?) {
+        return None;
+    }
+    let mut wants_script = false;
+    for word in rest {
+        let text = word.text.as_str();
+        if text.starts_with('-') && text.len() > 1 && !text.starts_with("--") && !word.dynamic {
+            wants_script |= text.contains('c');
+            continue;
+        }
+        return wants_script.then_some(word);
+    }
+    None
+}
+
+/// The options of the wrappers that run their operands as a command and
+/// have options of their own to judge first: GNU `time`, `nice`,
+/// `ionice`, `timeout`, `taskset`, `stdbuf`, `setsid`, `nohup`.
+fn wrapper_spec(name: &str) -> Option<crate::getopt::OptSpec> {
+    use crate::getopt::OptSpec;
+    let spec = |flags, valued, long| OptSpec {
+        flags,
+        valued,
+        optional: "",
+        long,
+        stop_at_operand: true,
+    };
+    Some(match name {
+        "time" => spec(
+            "apqvV",
+            "fo",
+            &[
+                "append",
+                "format=",
+                "help",
+                "output=",
+                "portability",
+                "quiet",
+                "verbose",
+                "version",
+            ],
+        ),
+        "nice" => spec("", "n", &["adjustment=", "help", "version"]),
+        "ionice" => spec("tV", "cnpPu", &["class=", "classdata=", "help", "ignore", "pid=", "pgid=", "uid=", "version"]),
+        "timeout" => spec(
+            "v",
+            "ks",
+            &[
+                "foreground",
+                "help",
+                "kill-after=",
+                "preserve-status",
+                "signal=",
+                "verbose",
+                "version",
+            ],
+        ),
+        "taskset" => spec("acpV", "", &["all-tasks", "cpu-list", "pid", "help", "version"]),
+        "stdbuf" => spec("", "ioe", &["error=", "help", "input=", "output=", "version"]),
+        "setsid" => spec("cfwV", "", &["ctty", "fork", "help", "version", "wait"]),
+        "nohup" => spec("", "", &["help", "version"]),
+        _ => return None,
+    })
+}
+
+/// Reads the options of wrapper `name` in `args` (after its name): how
+/// many words they and the wrapper's own operands take, the files the
+/// wrapper writes (`time -o FILE`), and what its options make of the call.
+/// `Err` when an option is not understood (named).
+fn wrapper_options(
+    name: &str,
+    spec: crate::getopt::OptSpec,
+    args: &[Word],
+) -> Result<(usize, Vec<Word>, Option<SegmentJudgement>), SegmentJudgement> {
+    let ask = |why: String| SegmentJudgement::owned(Ask, why);
+    // `nice -N` is `nice -n N`; `nice --N` is `nice -n -N`.
+    let mut legacy_nice = None;
+    let args: Vec<Word> = if name == "nice"
+        && let Some(first) = args.first()
+        && let Some(n) = first.text.strip_prefix('-')
+        && n.trim_start_matches('-').chars().all(|c| c.is_ascii_digit())
+        && !n.trim_start_matches('-').is_empty()
+    {
+        legacy_nice = Some(n.to_string());
+        args[1..].to_vec()
+    } else {
+        args.to_vec()
+    };
+    let skipped = usize::from(legacy_nice.is_some());
+    let parsed = crate::getopt::parse(&spec, &args).map_err(|why| {
+        ask(format!(
+            "{name}: {why} (an option of the wrapper that is not understood); run the command \
+             without it, or approve it"
+        ))
+    })?;
+    let consumed = skipped + args.len() - parsed.operands.len();
+    let mut operands_taken = 0;
+    let mut writes = Vec::new();
+    let mut judgement = None;
+    match name {
+        "time" => writes.extend(parsed.values(&["o", "output"]).cloned()),
+        "nice" => {
+            let adjustment = parsed
+                .values(&["n", "adjustment"])
+                .last()
+                .map(|w| w.text.clone())
+                .or(legacy_nice);
+            if adjustment.as_deref().is_some_and(|a| a.starts_with('-') || a.starts_with("--")) {
+                judgement = Some(ask(
+                    "nice with a negative adjustment raises the priority (it needs privilege); \
+                     use a positive adjustment, or approve it"
+                        .to_string(),
+                ));
+            }
+        }
+        "ionice" => {
+            if parsed.has("p") || parsed.has("P") || parsed.has("u") || parsed.has("pid") || parsed.has("pgid") || parsed.has("uid") {
+                return Err(ask(
+                    "ionice -p/-P/-u changes the I/O priority of other processes; approve it if \
+                     that is intended"
+                        .to_string(),
+                ));
+            }
+            if parsed
+                .values(&["c", "class"])
+                .any(|c| matches!(c.text.as_str(), "1" | "realtime"))
+            {
+                judgement = Some(ask(
+                    "ionice -c1 (real-time I/O) can starve the machine and needs privilege; use \
+                     -c2 or -c3, or approve it"
+                        .to_string(),
+                ));
+            }
+        }
+        "timeout" => {
+            operands_taken = 1;
+            let duration = parsed.operands.first();
+            let understood = duration.is_some_and(|d| {
+                let t = d.text.trim_end_matches(['s', 'm', 'h', 'd']);
+                !d.dynamic && !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.')
+            });
+            if !understood {
+                return Err(ask(format!(
+                    "timeout's duration `{}` is not understood; give a number of seconds",
+                    duration.map_or("", |d| d.text.as_str())
+                )));
+            }
+        }
+        "taskset" => {
+            if parsed.has("p") || parsed.has("pid") || parsed.has("a") || parsed.has("all-tasks") {
+                return Err(ask(
+                    "taskset -p changes the CPU affinity of another process; approve it if that \
+                     is intended"
+                        .to_string(),
+                ));
+            }
+            operands_taken = 1;
+        }
+        "setsid" => {
+            if parsed.has("f") || parsed.has("fork") {
+                judgement = Some(ask(
+                    "setsid -f leaves the command running after the call returns; run it without \
+                     -f, or approve it"
+                        .to_string(),
+                ));
+            }
+        }
+        _ => {}
+    }
+    Ok((consumed + operands_taken.min(parsed.operands.len()), writes, judgement))
 }
 
 /// Peels wrappers off `words`. `input` is what a known printer earlier in
@@ -1765,14 +2112,41 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
         };
         if name == "xargs" {
             match xargs_command(&rest[1..], input) {
-                Ok((inner, reads)) => {
+                Ok(call) => {
                     out.wrappers.push(name);
-                    out.reads.extend(reads);
-                    rest = inner;
+                    out.reads.extend(call.reads);
+                    out.assignments.extend(call.assignments);
+                    if let Some(judgement) = call.judgement {
+                        out.judgement = Some(match out.judgement.take() {
+                            Some(earlier) => earlier.max(judgement),
+                            None => judgement,
+                        });
+                    }
+                    rest = call.inner;
                     continue;
                 }
                 Err(why) => {
                     out.judgement = Some(SegmentJudgement::owned(Ask, format!("xargs: {why}")));
+                    break;
+                }
+            }
+        }
+        if let Some(spec) = wrapper_spec(&name) {
+            match wrapper_options(&name, spec, &rest[1..]) {
+                Ok((consumed, writes, judgement)) => {
+                    out.wrappers.push(name);
+                    out.writes.extend(writes);
+                    if let Some(judgement) = judgement {
+                        out.judgement = Some(match out.judgement.take() {
+                            Some(earlier) => earlier.max(judgement),
+                            None => judgement,
+                        });
+                    }
+                    rest = rest[(1 + consumed).min(rest.len())..].to_vec();
+                    continue;
+                }
+                Err(judgement) => {
+                    out.judgement = Some(judgement);
                     break;
                 }
             }
@@ -1783,15 +2157,18 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
                 &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"],
             ),
             "env" => (1, &["-u", "--unset", "-C", "--chdir"]),
-            "nice" => (1, &["-n", "--adjustment"]),
-            "time" => (1, &["-f", "--format", "-o", "--output"]),
-            "nohup" | "builtin" | "setsid" | "unbuffer" | "coproc" => (1, &[]),
+            "chrt" => {
+                out.judgement = Some(SegmentJudgement::new(
+                    Ask,
+                    "chrt sets real-time scheduling (it needs privilege and can starve the \
+                     machine); approve it if that is intended",
+                ));
+                break;
+            }
+            "builtin" | "unbuffer" | "coproc" => (1, &[]),
             "busybox" => (1, &[]),
             "exec" => (1, &["-a"]),
             "command" => (1, &[]),
-            "stdbuf" => (1, &["-i", "-o", "-e"]),
-            "ionice" => (1, &["-c", "-n", "-p"]),
-            "timeout" => (1, &["-s", "--signal", "-k", "--kill-after"]),
             _ => break,
         };
         let mut index = skip;

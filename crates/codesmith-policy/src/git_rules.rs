@@ -316,7 +316,9 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(c))
     };
     if rest.iter().any(|w| {
-        w.starts_with("--output")
+        *w == "--output"
+            || w.starts_with("--output=")
+            || w.starts_with("--output-directory")
             || w.starts_with("--open-files-in-pager")
             || w.starts_with("-O")
             || w.starts_with("--ext-diff")
@@ -390,6 +392,9 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
                 None => SegmentJudgement::new(Ask, "writes patches to a place not analysed"),
             }
         }
+        "submodule" if matches!(rest.first(), Some(&("status" | "summary"))) => {
+            SegmentJudgement::new(Safe, "reads submodule state")
+        }
         "submodule" if rest.first() == Some(&"foreach") => {
             SegmentJudgement::new(Ask, "git submodule foreach runs a command")
         }
@@ -398,7 +403,37 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
         "diff" | "grep" if rest.iter().any(|w| w.starts_with("--no-i")) => {
             no_index_judgement(sub, &args[index + 1..], _judge)
         }
-        s if READ_ONLY.contains(&s) => SegmentJudgement::new(Safe, "reads repository state"),
+        "help" if has(&["-w", "--web"]) => SegmentJudgement::new(
+            Ask,
+            "git help --web starts a browser (`$BROWSER` or `web.browser` names any program)",
+        ),
+        "blame" | "annotate" if rest.iter().any(|w| w.starts_with("--contents")) => {
+            let file = rest
+                .iter()
+                .position(|w| *w == "--contents")
+                .and_then(|i| args.get(index + 2 + i))
+                .cloned()
+                .or_else(|| {
+                    rest.iter()
+                        .find_map(|w| w.strip_prefix("--contents=").map(Word::literal))
+                });
+            match file {
+                Some(file) => _judge
+                    .reads([&file])
+                    .max(SegmentJudgement::new(Safe, "reads repository state")),
+                None => SegmentJudgement::new(Ask, "git blame --contents without a file"),
+            }
+        }
+        s if READ_ONLY.contains(&s) => {
+            // Paths named outright are read as files (`git show /etc/x`).
+            let named: Vec<&Word> = args[index + 1..]
+                .iter()
+                .filter(|w| w.text.starts_with(['/', '~']) || w.text.starts_with("$HOME"))
+                .collect();
+            _judge
+                .reads(named)
+                .max(SegmentJudgement::new(Safe, "reads repository state"))
+        }
         "push"
             if has(&[
                 "--force",
@@ -428,6 +463,34 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
             ]) =>
         {
             SegmentJudgement::new(Ask, "may overwrite uncommitted changes")
+        }
+        "checkout" if checkout_names_paths(&rest, &args[index + 1..], _judge) => {
+            SegmentJudgement::new(
+                Ask,
+                "git checkout of paths overwrites their uncommitted changes (the snapshot may \
+                 not hold them); commit or stash first, or approve it",
+            )
+        }
+        "rm" if has(&["-f", "--force"]) && !has(&["--cached"]) => SegmentJudgement::new(
+            Ask,
+            "git rm -f deletes files even with uncommitted changes (the snapshot may not hold \
+             them); approve it, or use --cached",
+        ),
+        "tag" if has(&["-d", "--delete"]) => SegmentJudgement::new(
+            Ask,
+            "git tag -d deletes a tag (where it pointed is not kept); approve it if intended",
+        ),
+        "branch"
+            if has(&["-u"])
+                || rest
+                    .iter()
+                    .any(|w| w.starts_with("--set-upstream") || w.starts_with("--track")) =>
+        {
+            SegmentJudgement::new(
+                Ask,
+                "sets the branch's upstream (the next push or pull goes there); approve it if \
+                 intended",
+            )
         }
         "checkout" => SegmentJudgement::new(WorkspaceSafe, "switches or creates a branch"),
         "restore" if (has(&["--staged", "-S"]) && !has(&["--worktree", "-W"])) => {
@@ -473,7 +536,11 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
         "remote" => match rest.iter().find(|w| !w.starts_with('-')).copied() {
             None | Some("show" | "get-url") => SegmentJudgement::new(Safe, "reads remotes"),
             Some("update" | "prune") => SegmentJudgement::new(Ask, NETWORK_REASON),
-            Some(_) => SegmentJudgement::new(WorkspaceSafe, "edits the repository's remotes"),
+            Some(_) => SegmentJudgement::new(
+                Ask,
+                "changes the repository's remotes: the next fetch or push goes elsewhere (a URL \
+                 like `ext::sh -c …` runs a command); approve it if intended",
+            ),
         },
         "config" => config_judgement(&rest),
         "reflog" => match rest.first().copied() {
@@ -491,5 +558,34 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
             SegmentJudgement::new(WorkspaceSafe, "changes the local repository")
         }
         _ => SegmentJudgement::new(Ask, "unknown git sub-command"),
+    }
+}
+
+/// True when `git checkout` is given paths (`git checkout HEAD src/x`,
+/// `git checkout README.md`): more than one operand besides the values of
+/// `-b`/`-B`/`--orphan`, or one that names an existing file.
+fn checkout_names_paths(rest: &[&str], args: &[Word], judge: PathJudge<'_>) -> bool {
+    let mut operands = Vec::new();
+    let mut skip = false;
+    for (i, w) in rest.iter().enumerate() {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if matches!(*w, "-b" | "-B" | "--orphan" | "-t" | "--track") {
+            skip = !matches!(*w, "-t" | "--track");
+            continue;
+        }
+        if !w.starts_with('-') {
+            operands.push(i);
+        }
+    }
+    match operands.as_slice() {
+        [] => false,
+        [one] => args.get(*one).is_some_and(|w| {
+            judge
+                .resolve(w)
+                .is_some_and(|p| judge.facts.exists(&p) == Some(true))
+        }),
+        _ => true,
     }
 }

@@ -22,6 +22,7 @@ pub use terminal::{
 
 // Command safety, arity, exec-policy rules and approvals.
 mod approval;
+mod archive_rules;
 mod arity;
 mod catastrophic;
 mod classify;
@@ -33,6 +34,7 @@ mod pipe_split;
 mod program_rules;
 mod safe_options;
 mod safety_level;
+mod script_rules;
 mod shell_parse;
 mod tool_rules;
 mod ws_path;

@@ -90,6 +90,11 @@ impl PathJudge<'_> {
         } else {
             format!("{}/{text}", self.cwd?)
         };
+        // `/dev/fd/..` climbs out of `/proc/self/fd`, whatever the text says.
+        let absolute = match absolute.contains("/..") {
+            true => crate::ws_path::process_alias(&absolute).unwrap_or(absolute),
+            false => absolute,
+        };
         Some(self.kernel_order(&absolute))
     }
 
@@ -735,12 +740,10 @@ const PROJECT_TOOLS: &[&str] = &[
     "isort",
     "javac",
     "jest",
-    "just",
     "make",
     "meson",
     "mocha",
     "mypy",
-    "ninja",
     "prettier",
     "pylint",
     "pytest",
@@ -870,8 +873,18 @@ const ALWAYS_ASK: &[(&str, &str)] = &[
         "evaluates arithmetic, which can run substitutions in subscripts",
     ),
     (
+        "just",
+        "just runs the justfile's recipes, which can be any command; approve it if you trust \
+         the justfile",
+    ),
+    (
         "make",
         "make runs the Makefile's recipes, which can be any command",
+    ),
+    (
+        "ninja",
+        "ninja runs build.ninja's commands (and `-t` tools), which can be any command; approve it \
+         if you trust the build files",
     ),
     ("more", "a pager can run commands (its `!` key)"),
     ("trap", "sets a command the shell runs on a signal"),
@@ -1014,6 +1027,9 @@ pub(crate) fn program_judgement(
         }
         return Some(SegmentJudgement::new(Ask, SYSTEM_CHANGERS[i].1));
     }
+    if matches!(program, "make" | "gmake" | "ninja" | "just") && is_info_only(args) {
+        return Some(SegmentJudgement::new(Safe, "prints version or help"));
+    }
     if let Some((_, why)) = ALWAYS_ASK.iter().find(|(p, _)| *p == program) {
         return Some(SegmentJudgement::new(Ask, why));
     }
@@ -1033,9 +1049,9 @@ pub(crate) fn program_judgement(
         "rm" => rm_judgement(args, judge),
         "unlink" | "shred" => judge.deletes(operands(args)),
         "sed" => sed_judgement(args, judge),
-        "awk" | "gawk" | "mawk" | "nawk" => awk_judgement(args),
+        "awk" | "gawk" | "mawk" | "nawk" => awk_judgement(args, judge),
         "sort" => sort_judgement(args, judge),
-        "tar" => tar_judgement(args, judge),
+        "tar" => crate::archive_rules::tar_judgement(args, judge),
         "unzip" => unzip_judgement(args, judge),
         "patch" => patch_judgement(args, judge),
         "truncate" => {
@@ -1052,7 +1068,10 @@ pub(crate) fn program_judgement(
             judge.writes(operands(args))
         }
         "tee" => judge.overwrites(operands(args)),
-        "zip" => zip_judgement(args, judge),
+        "zip" => crate::archive_rules::zip_judgement(args, judge),
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" => {
+            crate::archive_rules::compressor_judgement(program, args, judge)
+        }
         "ln" => ln_judgement(args, judge),
         "cp" | "install" | "mv" => copy_judgement(program, args, judge),
         "chmod" => judge.writes(chmod_paths(args)),
@@ -1094,9 +1113,22 @@ pub(crate) fn program_judgement(
         p if PATH_WRITERS.binary_search(&p).is_ok() => judge.writes(operands(args)),
         p if READ_ONLY.binary_search(&p).is_ok() => read_judgement(p, args, judge),
         p if PROJECT_TOOLS.binary_search(&p).is_ok() => project_tool_judgement(p, args, judge),
+        "npm" | "pnpm" | "yarn" | "bun"
+            if args.iter().any(|w| {
+                ["--script-shell", "--node-options", "--shell", "--userconfig", "--globalconfig"]
+                    .iter()
+                    .any(|o| w.text == *o || w.text.starts_with(&format!("{o}=")))
+            }) =>
+        {
+            SegmentJudgement::new(
+                Ask,
+                "the package manager is told which shell or options run its scripts \
+                 (`--script-shell`, `--node-options`); approve it if intended",
+            )
+        }
         "cargo"
             if args.iter().any(|w| {
-                w.text == "--config" || w.text.starts_with("--config=") || w.text == "-Z"
+                w.text == "--config" || w.text.starts_with("--config=") || w.text.starts_with("-Z")
             }) =>
         {
             SegmentJudgement::new(Ask, "cargo --config can name programs cargo runs")
@@ -1114,6 +1146,20 @@ pub(crate) fn program_judgement(
         "npm" | "pnpm" | "yarn" | "bun" => crate::tool_rules::node_pm_judgement(args),
         "pip" | "pip3" => crate::tool_rules::pip_judgement(args),
         "uv" | "poetry" | "pipx" | "conda" => crate::tool_rules::python_pm_judgement(program, args),
+        "go" if args.first().is_some_and(|w| w.text == "clean")
+            && args.iter().any(|w| {
+                matches!(
+                    w.text.as_str(),
+                    "-modcache" | "-cache" | "-testcache" | "-fuzzcache" | "-i" | "-r"
+                )
+            }) =>
+        {
+            SegmentJudgement::new(
+                Ask,
+                "go clean -modcache/-cache deletes caches outside the workspace; approve it if \
+                 intended",
+            )
+        }
         "go" => crate::tool_rules::go_judgement(args).max(judge.writes(&output_targets(args))),
         "docker" | "podman" => crate::tool_rules::container_judgement(args),
         "rustup" => crate::tool_rules::rustup_judgement(args),
@@ -1267,13 +1313,8 @@ fn environment_dump(program: &str, args: &[Word]) -> Option<String> {
     match program {
         "jq" => args
             .iter()
-            .any(|w| {
-                let t = w.text.as_str();
-                t.contains("$ENV")
-                    || t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
-                        .any(|token| token == "env")
-            })
-            .then(|| "jq reads the environment (`env`, `$ENV`), which holds secrets".to_string()),
+            .find_map(|w| crate::script_rules::jq_escape(&w.text))
+            .map(str::to_string),
         // yq: `env(NAME)`, `strenv(NAME)` read the environment and
         // `load(…)`/`load_str(…)` read any file.
         "yq" => args
@@ -1361,21 +1402,6 @@ fn ln_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
         }
     }
     copy_judgement("ln", args, judge)
-}
-
-fn zip_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
-    if let Some(judgement) = archived_secrets(args, judge) {
-        return judgement;
-    }
-    if args.iter().any(|w| {
-        w.text == "-T"
-            || w.text == "-TT"
-            || w.text.starts_with("--unzip-command")
-            || w.text == "--test"
-    }) {
-        return SegmentJudgement::new(Ask, "zip -T / -TT runs a test command");
-    }
-    judge.writes(operands(args).into_iter().take(1))
 }
 
 /// GNU `cp`, `mv`, `install` and `ln` options (coreutils 9).
@@ -1634,8 +1660,8 @@ fn sed_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
             }
         }
     }
-    if let Some(reason) = scripts.iter().find_map(|s| sed_script_escapes(s)) {
-        return SegmentJudgement::new(Ask, reason);
+    if let Some(escape) = scripts.iter().find_map(|s| crate::script_rules::sed_escape(s)) {
+        return SegmentJudgement::new(Ask, escape.reason);
     }
     let reads = judge.reads(files.iter().copied());
     if reads.level > Safe {
@@ -1647,137 +1673,30 @@ fn sed_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     SegmentJudgement::new(Safe, "only reads or prints")
 }
 
-/// Why a sed script is not known to be harmless: GNU sed's `e` command and
-/// the `e` flag of `s` run commands, `w`/`W` (and the `w` flag) write
-/// files, `r`/`R` read any file. The script is scanned command by command;
-/// anything not understood asks.
-fn sed_script_escapes(script: &str) -> Option<&'static str> {
-    let bytes = script.as_bytes();
-    let mut i = 0;
-    let skip_ws = |i: &mut usize| {
-        while *i < bytes.len() && matches!(bytes[*i], b' ' | b'\t' | b'\n' | b';' | b'!') {
-            *i += 1;
-        }
-    };
-    // Skips one address (`1`, `$`, `/re/`, `\%re%`, `1~2`, `+3`).
-    let skip_address = |i: &mut usize| -> bool {
-        match bytes.get(*i) {
-            Some(b'0'..=b'9' | b'$' | b'+' | b'~') => {
-                while *i < bytes.len() && matches!(bytes[*i], b'0'..=b'9' | b'$' | b'+' | b'~') {
-                    *i += 1;
-                }
-                true
-            }
-            Some(b'/') | Some(b'\\') => {
-                let delim = if bytes[*i] == b'\\' {
-                    *i += 1;
-                    match bytes.get(*i) {
-                        Some(d) => *d,
-                        None => return false,
-                    }
-                } else {
-                    b'/'
-                };
-                *i += 1;
-                while *i < bytes.len() && bytes[*i] != delim {
-                    if bytes[*i] == b'\\' {
-                        *i += 1;
-                    }
-                    *i += 1;
-                }
-                *i += 1;
-                while *i < bytes.len() && matches!(bytes[*i], b'I' | b'M') {
-                    *i += 1;
-                }
-                true
-            }
-            _ => false,
-        }
-    };
-    loop {
-        skip_ws(&mut i);
-        if i >= bytes.len() {
-            return None;
-        }
-        if skip_address(&mut i) {
-            if bytes.get(i) == Some(&b',') {
-                i += 1;
-                skip_address(&mut i);
-            }
-            skip_ws(&mut i);
-        }
-        let &command = bytes.get(i)?;
-        i += 1;
-        match command {
-            b'e' => return Some("the sed script runs a command (`e`)"),
-            b'w' | b'W' => return Some("the sed script writes a file (`w`)"),
-            b'r' | b'R' => return Some("the sed script reads a file (`r`)"),
-            b's' | b'y' => {
-                let Some(&delim) = bytes.get(i) else {
-                    return Some("the sed script could not be read");
-                };
-                i += 1;
-                for _ in 0..2 {
-                    while i < bytes.len() && bytes[i] != delim {
-                        if bytes[i] == b'\\' {
-                            i += 1;
-                        }
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                if command == b's' {
-                    while i < bytes.len() && !matches!(bytes[i], b';' | b'\n' | b'}') {
-                        match bytes[i] {
-                            b'e' => return Some("the sed script runs a command (`s///e`)"),
-                            b'w' => return Some("the sed script writes a file (`s///w`)"),
-                            b'g' | b'p' | b'i' | b'I' | b'm' | b'M' | b'0'..=b'9' | b' ' => {}
-                            _ => {
-                                return Some("the sed script has a substitution flag not analysed");
-                            }
-                        }
-                        i += 1;
-                    }
-                }
-            }
-            b'a' | b'i' | b'c' | b':' | b'b' | b't' | b'T' | b'#' => {
-                // Text or a label up to the end of the line.
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    if matches!(command, b'b' | b't' | b'T') && bytes[i] == b';' {
-                        break;
-                    }
-                    i += 1;
-                }
-            }
-            b'p' | b'P' | b'd' | b'D' | b'n' | b'N' | b'g' | b'G' | b'h' | b'H' | b'x' | b'='
-            | b'l' | b'q' | b'Q' | b'z' | b'{' | b'}' | b'F' => {
-                while i < bytes.len() && bytes[i].is_ascii_digit() {
-                    i += 1;
-                }
-            }
-            _ => return Some("the sed script has a command that is not analysed"),
-        }
-    }
-}
-
 /// awk options that take a value in the next word (or attached).
 const AWK_VALUED: &[&str] = &["-v", "-F", "--assign", "--field-separator"];
 
-fn awk_judgement(args: &[Word]) -> SegmentJudgement {
+/// The program text of `awk ARGS` and the files it reads (operands that
+/// are not `NAME=value` assignments), or why the options ask.
+fn awk_parts(args: &[Word]) -> Result<(&str, Vec<&Word>), String> {
     let mut program: Option<&str> = None;
+    let mut files = Vec::new();
     let mut iter = args.iter();
     while let Some(word) = iter.next() {
         let text = word.text.as_str();
         if program.is_some() {
-            break;
+            if !(text.contains('=') && !text.starts_with(['/', '.'])) {
+                files.push(word);
+            }
+            continue;
         }
         if text == "--" {
             program = iter.next().map(|w| w.text.as_str());
-            break;
+            continue;
         }
         if !text.starts_with('-') || text == "-" {
             program = Some(text);
-            break;
+            continue;
         }
         if AWK_VALUED.contains(&text) {
             iter.next();
@@ -1791,27 +1710,71 @@ fn awk_judgement(args: &[Word]) -> SegmentJudgement {
         }
         if matches!(text, "-e" | "--source") {
             program = iter.next().map(|w| w.text.as_str());
-            break;
+            continue;
         }
-        return SegmentJudgement::owned(
-            Ask,
-            format!("awk option `{text}` loads or runs code that is not analysed"),
-        );
+        return Err(format!(
+            "awk option `{text}` loads or runs code that is not analysed; approve it if it is \
+             harmless"
+        ));
     }
-    let program = program.unwrap_or("");
-    let prints_to_file = program
-        .find("print")
-        .is_some_and(|i| program[i..].contains('>'));
-    if program.contains("system")
-        || program.contains('|')
-        || program.contains("getline")
-        || program.contains("@load")
-        || program.contains("@include")
-        || prints_to_file
-    {
-        return SegmentJudgement::new(Ask, "awk program may run commands or write files");
+    Ok((program.unwrap_or(""), files))
+}
+
+fn awk_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
+    let (program, files) = match awk_parts(args) {
+        Ok(parts) => parts,
+        Err(why) => return SegmentJudgement::owned(Ask, why),
+    };
+    if let Some(escape) = crate::script_rules::awk_escape(program) {
+        return SegmentJudgement::new(Ask, escape.reason);
     }
-    SegmentJudgement::new(Safe, "only reads or prints")
+    judge
+        .reads(files)
+        .max(SegmentJudgement::new(Safe, "only reads or prints"))
+}
+
+/// Why `program ARGS` fed from a pipe runs what it reads as a command:
+/// a sed script with a bare `e` or `s///e`, an awk program that hands its
+/// input to `system()` or prints it into a shell.
+pub(crate) fn runs_its_input(program: &str, args: &[Word]) -> Option<&'static str> {
+    let escape = match program {
+        "sed" => sed_scripts(args)
+            .into_iter()
+            .find_map(crate::script_rules::sed_escape),
+        "awk" | "gawk" | "mawk" | "nawk" => {
+            crate::script_rules::awk_escape(awk_parts(args).ok()?.0)
+        }
+        _ => None,
+    }?;
+    escape.runs_input.then_some(escape.reason)
+}
+
+/// The scripts of `sed ARGS` (`-e`, `--expression`, or the first operand).
+fn sed_scripts(args: &[Word]) -> Vec<&str> {
+    let mut scripts = Vec::new();
+    let mut iter = args.iter();
+    let mut first_operand = None;
+    while let Some(w) = iter.next() {
+        let text = w.text.as_str();
+        if let Some(value) = text.strip_prefix("--expression=") {
+            scripts.push(value);
+        } else if text == "-e" || text == "--expression" {
+            scripts.extend(iter.next().map(|w| w.text.as_str()));
+        } else if text.starts_with('-') && !text.starts_with("--") && text.contains('e') {
+            let rest = &text[text.find('e').map_or(text.len(), |i| i + 1)..];
+            if rest.is_empty() {
+                scripts.extend(iter.next().map(|w| w.text.as_str()));
+            } else {
+                scripts.push(rest);
+            }
+        } else if !text.starts_with('-') && first_operand.is_none() {
+            first_operand = Some(text);
+        }
+    }
+    if scripts.is_empty() {
+        scripts.extend(first_operand);
+    }
+    scripts
 }
 
 fn sort_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
@@ -1840,31 +1803,10 @@ fn sort_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     read_judgement("sort", args, judge)
 }
 
-/// GNU tar long options whose meaning decides the judgement, the more
-/// dangerous reading of a shared prefix first (tar accepts any unique
-/// prefix: `--to-com=sh` is `--to-command=sh`).
-const TAR_LONG: &[&str] = &[
-    "to-command",
-    "checkpoint-action",
-    "use-compress-program",
-    "info-script",
-    "new-volume-script",
-    "rsh-command",
-    "absolute-names",
-    "directory",
-    "file",
-    "extract",
-    "get",
-    "create",
-    "append",
-    "update",
-    "list",
-];
-
 /// Archivers put what they are given into the archive: a credential
 /// file, or a directory holding credential stores (`tar czf h.tgz ~`,
 /// `zip -r h.zip /root`), asks.
-fn archived_secrets(args: &[Word], judge: PathJudge<'_>) -> Option<SegmentJudgement> {
+pub(crate) fn archived_secrets(args: &[Word], judge: PathJudge<'_>) -> Option<SegmentJudgement> {
     let words: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
     let read =
         judge.reads(words.iter().copied().filter(|w| {
@@ -1884,123 +1826,9 @@ fn archived_secrets(args: &[Word], judge: PathJudge<'_>) -> Option<SegmentJudgem
     })
 }
 
-fn tar_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
-    if let Some(judgement) = archived_secrets(args, judge) {
-        return judgement;
-    }
-    let expanded: Vec<Word> = args
-        .iter()
-        .map(|w| Word {
-            text: crate::getopt::expand_long(&w.text, TAR_LONG, &[]).into_owned(),
-            ..w.clone()
-        })
-        .collect();
-    let args = expanded.as_slice();
-    if let Some(word) = args.iter().find(|w| {
-        let t = w.text.as_str();
-        t.starts_with("--to-command")
-            || t.starts_with("--checkpoint-action")
-            || t.starts_with("--use-compress-program")
-            || t.starts_with("--info-script")
-            || t.starts_with("--new-volume-script")
-            || t.starts_with("--rsh-command")
-            || t == "-I"
-            || t == "-F"
-            || (t.starts_with('-')
-                && !t.starts_with("--")
-                && t.len() > 2
-                && t[1..].starts_with(['I', 'F']))
-    }) {
-        return SegmentJudgement::owned(Ask, format!("tar option `{}` runs a program", word.text));
-    }
-    let first = args
-        .first()
-        .map(|w| w.text.trim_start_matches('-'))
-        .unwrap_or("");
-    let bundled = args.first().is_some_and(|w| !w.text.starts_with("--"));
-    let listing = (bundled && first.contains('t')) || args.iter().any(|w| w.text == "--list");
-    let creating = (bundled && first.contains(['c', 'r', 'u', 'A']))
-        || args
-            .iter()
-            .any(|w| matches!(w.text.as_str(), "--create" | "--append" | "--update"));
-    let extracting = (bundled && first.contains('x'))
-        || args
-            .iter()
-            .any(|w| matches!(w.text.as_str(), "--extract" | "--get"));
-    let mut targets: Vec<Word> = Vec::new();
-    let mut archive: Option<Word> = None;
-    let mut iter = args.iter().enumerate();
-    while let Some((index, word)) = iter.next() {
-        let text = word.text.as_str();
-        let value_of = |w: &Word, v: &str| Word {
-            text: v.to_string(),
-            ..w.clone()
-        };
-        if let Some(dir) = text.strip_prefix("--directory=") {
-            targets.push(value_of(word, dir));
-        } else if let Some(file) = text.strip_prefix("--file=") {
-            archive = Some(value_of(word, file));
-        } else if text == "-C" || text == "--directory" {
-            if let Some((_, dir)) = iter.next() {
-                targets.push(dir.clone());
-            }
-        } else if text == "--file" {
-            if let Some((_, file)) = iter.next() {
-                archive = Some(file.clone());
-            }
-        } else if let Some(dir) = text.strip_prefix("-C")
-            && !dir.is_empty()
-        {
-            targets.push(value_of(word, dir));
-        } else if (index == 0 || (text.starts_with('-') && !text.starts_with("--")))
-            && text.trim_start_matches('-').contains('f')
-        {
-            let letters = text.trim_start_matches('-');
-            let after = &letters[letters.find('f').map_or(letters.len(), |i| i + 1)..];
-            if !after.is_empty() && text.starts_with('-') {
-                archive = Some(value_of(word, after));
-            } else if let Some((_, file)) = iter.next() {
-                archive = Some(file.clone());
-            }
-        }
-    }
-    if args
-        .iter()
-        .any(|w| w.text == "-P" || w.text == "--absolute-names")
-    {
-        return SegmentJudgement::new(Ask, "extracts absolute paths");
-    }
-    let reads = judge.reads(args.iter());
-    if reads.level > Safe {
-        return reads;
-    }
-    if listing && !creating && !extracting {
-        return match &archive {
-            Some(a) => judge
-                .reads([a])
-                .max(SegmentJudgement::new(Safe, "lists an archive")),
-            None => SegmentJudgement::new(Safe, "lists an archive"),
-        };
-    }
-    if extracting && !creating {
-        let written = judge.writes(&targets);
-        if written.level > WorkspaceSafe {
-            return written;
-        }
-        return SegmentJudgement::new(Ask, WRITES_WHAT_IT_NAMES);
-    }
-    if creating {
-        targets.extend(archive);
-    }
-    if targets.is_empty() {
-        return SegmentJudgement::new(Ask, "tar mode not analysed");
-    }
-    judge.writes(&targets)
-}
-
 /// Why extracting an archive or applying a patch asks: what it writes
 /// is named inside the file, which is not read here.
-const WRITES_WHAT_IT_NAMES: &str = "writes whatever paths the archive or patch names (they may \
+pub(crate) const WRITES_WHAT_IT_NAMES: &str = "writes whatever paths the archive or patch names (they may \
      land under `.git/`, whose hooks run later, or through links outside the workspace)";
 
 /// `unzip`: listing, testing and printing to stdout only read; extracting

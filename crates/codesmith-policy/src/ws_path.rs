@@ -382,17 +382,47 @@ const CREDENTIAL_SUFFIXES: &[&str] = &[
     "run/secrets",
 ];
 
-/// Places that expose secrets of running processes or the machine's memory.
+/// Places that expose secrets of running processes or the machine's memory:
+/// a process's environment, memory and memory map (`environ`, `mem`,
+/// `maps`, …) under any spelling of `/proc/PID` (`/dev/fd/..` is
+/// `/proc/self`, see [`process_alias`]).
 fn is_process_secret(path: &str) -> bool {
     if !path.starts_with("/proc/") && !path.starts_with("/dev/") {
         return false;
     }
+    let aliased = process_alias(path);
+    let path = aliased.as_deref().unwrap_or(path);
     matches!(path, "/dev/mem" | "/dev/kmem" | "/dev/port" | "/proc/kcore")
         || path.strip_prefix("/proc/").is_some_and(|rest| {
             let mut parts = rest.split('/');
             let _pid = parts.next();
-            parts.any(|part| matches!(part, "environ" | "mem" | "auxv"))
+            parts.any(|part| {
+                matches!(
+                    part,
+                    "environ" | "mem" | "auxv" | "maps" | "smaps" | "smaps_rollup" | "pagemap"
+                        | "numa_maps"
+                )
+            })
         })
+}
+
+/// `path` (absolute) with the descriptor links of `/dev` written as the
+/// `/proc` directories they are (`/dev/fd` is `/proc/self/fd`,
+/// `/dev/stdin` is `/proc/self/fd/0`, …) and then normalised, so
+/// `/dev/fd/../environ` is `/proc/self/environ` and `/dev/fd/../../1/environ`
+/// is `/proc/1/environ`; `None` when `path` has no such prefix.
+pub(crate) fn process_alias(path: &str) -> Option<String> {
+    const ALIASES: &[(&str, &str)] = &[
+        ("/dev/fd", "/proc/self/fd"),
+        ("/dev/stdin", "/proc/self/fd/0"),
+        ("/dev/stdout", "/proc/self/fd/1"),
+        ("/dev/stderr", "/proc/self/fd/2"),
+    ];
+    let (from, to) = ALIASES.iter().find(|(from, _)| at_or_under(path, from))?;
+    let rest = &path[from.len()..];
+    // A descriptor's own link (`/dev/fd/3/..`) leads anywhere; only the
+    // `fd` directory itself is climbed out of by text.
+    Some(normalize_path(&format!("{to}{rest}")))
 }
 
 /// True when `path` (as written or resolved) is or lies below a
@@ -543,6 +573,50 @@ fn is_dotenv(name: &str) -> bool {
     }
 }
 
+/// True when the file name `pattern` (a `find -name` pattern, a glob or a
+/// plain name) can name a credential file: a dotenv file, a private key,
+/// a credential store's file (`.netrc`, `credentials`, `shadow`, …).
+pub(crate) fn name_may_be_secret(pattern: &str) -> bool {
+    const NAMES: &[&str] = &[
+        ".env",
+        ".env.local",
+        ".envrc",
+        ".netrc",
+        ".git-credentials",
+        ".pgpass",
+        ".npmrc",
+        ".pypirc",
+        ".vault-token",
+        ".bash_history",
+        ".ssh",
+        ".aws",
+        ".gnupg",
+        "id_rsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "id_dsa",
+        "credentials",
+        "credentials.json",
+        "secrets.json",
+        "secrets.yaml",
+        "auth.json",
+        "server.pem",
+        "server.key",
+        "keystore.jks",
+        "terraform.tfstate",
+        "shadow",
+        "gshadow",
+        "sudoers",
+        "environ",
+        "token",
+        "config.json",
+    ];
+    is_dotenv(pattern)
+        || NAMES
+            .iter()
+            .any(|name| pattern == *name || glob_matches(pattern, name))
+}
+
 /// True when the glob `pattern` can match a dotenv file (`.e?v`, `.en*`,
 /// `.[e]nv`, `.env.prod*`). As the shell does, only a pattern that starts
 /// with a literal `.` matches a dot file (`*` does not match `.env`).
@@ -601,6 +675,11 @@ fn glob_matches(pattern: &str, name: &str) -> bool {
             }
             Some(x) => n.first() == Some(x) && matches(&p[1..], &n[1..]),
         }
+    }
+    // As the shell does (without `dotglob`), a leading `.` is matched only
+    // by a literal `.`: `*` and `dist/*` never match `.ssh` or `.env`.
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
     }
     if pattern.is_ascii() && name.is_ascii() {
         let p = pattern.as_bytes();

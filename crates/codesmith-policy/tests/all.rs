@@ -7,6 +7,7 @@
 
 mod common;
 
+mod blind_kinds;
 mod classifier;
 mod dcg_corpus;
 mod exec_policy_examples;
