@@ -211,7 +211,27 @@ fn tar_args(args: &[Word]) -> Vec<Word> {
 
 /// Reads `tar ARGS`; an error is the reason to ask (naming the option).
 pub(crate) fn parse_tar(args: &[Word]) -> Result<TarCall, String> {
-    let args = tar_args(args);
+    // An abbreviation of a common option reads as it (`--fi=` is `--file=`).
+    let args: Vec<Word> = tar_args(args)
+        .into_iter()
+        .map(|w| Word {
+            text: crate::getopt::expand_long(
+                &w.text,
+                &[
+                    "file",
+                    "directory",
+                    "extract",
+                    "create",
+                    "list",
+                    "append",
+                    "update",
+                ],
+                &[],
+            )
+            .into_owned(),
+            ..w
+        })
+        .collect();
     for word in &args {
         let text = crate::getopt::expand_long(&word.text, TAR_RUNS, &["checkpoint"]);
         let name = text.split('=').next().unwrap_or("");
@@ -219,9 +239,8 @@ pub(crate) fn parse_tar(args: &[Word]) -> Result<TarCall, String> {
             && TAR_RUNS.contains(&long)
         {
             return Err(format!(
-                "tar option `{}` runs a program or writes another file; run it without that \
-                 option, or approve it",
-                word.text
+                "tar option `{text}` runs a program or writes another file; run it without that \
+                 option, or approve it"
             ));
         }
     }
@@ -229,18 +248,22 @@ pub(crate) fn parse_tar(args: &[Word]) -> Result<TarCall, String> {
         let option = why.split('`').nth(1).unwrap_or(&why).to_string();
         not_understood("tar", &option)
     })?;
-    let mode = parsed.opts.iter().rev().find_map(|o| match o.name.as_str() {
-        m @ ("c" | "r" | "u" | "A" | "x" | "t" | "d") => m.chars().next(),
-        "create" => Some('c'),
-        "append" => Some('r'),
-        "update" => Some('u'),
-        "catenate" | "concatenate" => Some('A'),
-        "extract" | "get" => Some('x'),
-        "list" => Some('t'),
-        "diff" | "compare" => Some('d'),
-        "delete" => Some('D'),
-        _ => None,
-    });
+    let mode = parsed
+        .opts
+        .iter()
+        .rev()
+        .find_map(|o| match o.name.as_str() {
+            m @ ("c" | "r" | "u" | "A" | "x" | "t" | "d") => m.chars().next(),
+            "create" => Some('c'),
+            "append" => Some('r'),
+            "update" => Some('u'),
+            "catenate" | "concatenate" => Some('A'),
+            "extract" | "get" => Some('x'),
+            "list" => Some('t'),
+            "diff" | "compare" => Some('d'),
+            "delete" => Some('D'),
+            _ => None,
+        });
     Ok(TarCall {
         mode,
         archive: parsed.values(&["f", "file"]).last().cloned(),

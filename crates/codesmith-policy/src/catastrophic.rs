@@ -169,7 +169,138 @@ pub(crate) fn rm_catastrophic(
     if !recursive {
         return None;
     }
-    targets.iter().find_map(|t| catastrophic_path(t, cwd, home))
+    if let Some(why) = targets.iter().find_map(|t| catastrophic_path(t, cwd, home)) {
+        return Some(why);
+    }
+    // What the floor cannot evaluate is judged by what it could reach.
+    args.iter()
+        .filter(|w| w.dynamic || w.substitution)
+        .find_map(|w| expansion_reach(&w.text, cwd, home))
+}
+
+/// Why the deleting target `text`, holding expansions that are not known
+/// before it runs (`$X`, `${X:-/}`, `${PWD%%/*}`, `$(dirname ~)`,
+/// backticks), could be the root, the home directory, a standard system
+/// directory or everything in one of them: each unknown expansion is
+/// tried as empty and as `/` (`$HOME`, `$PWD` and `$OLDPWD` are kept for
+/// [`catastrophic_path`] to resolve). `rm -rf "$TMPDIR/build"` cannot be
+/// any of these; `rm -rf "$X"` and `rm -rf /$X/*` can.
+pub(crate) fn expansion_reach(text: &str, cwd: Option<&str>, home: Option<&str>) -> Option<String> {
+    let mut pieces: Vec<(bool, &str)> = Vec::new();
+    let bytes = text.as_bytes();
+    let (mut i, mut literal_start) = (0, 0);
+    while i < bytes.len() {
+        let end = match bytes[i] {
+            b'`' => text[i + 1..].find('`').map_or(text.len(), |e| i + 2 + e),
+            b'$' => match bytes.get(i + 1) {
+                Some(open @ (b'{' | b'(')) => {
+                    let close = if *open == b'{' { b'}' } else { b')' };
+                    let mut depth = 0usize;
+                    let mut j = i + 1;
+                    while j < bytes.len() {
+                        if bytes[j] == *open {
+                            depth += 1;
+                        } else if bytes[j] == close {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        j += 1;
+                    }
+                    (j + 1).min(text.len())
+                }
+                Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+                    let mut j = i + 1;
+                    while j < bytes.len() && (bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_')
+                    {
+                        j += 1;
+                    }
+                    j
+                }
+                Some(_) => i + 2,
+                None => i + 1,
+            },
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let token = match &text[i..end] {
+            "$(pwd)" | "`pwd`" | "$(pwd -P)" | "$(pwd -L)" => "$PWD",
+            other => other,
+        };
+        if token == "$PWD" && &text[i..end] != "$PWD" {
+            pieces.push((false, &text[literal_start..i]));
+            pieces.push((false, "$PWD"));
+            literal_start = end;
+            i = end;
+            continue;
+        }
+        let known = matches!(
+            token,
+            "$HOME" | "${HOME}" | "$PWD" | "${PWD}" | "$OLDPWD" | "${OLDPWD}"
+        );
+        if !known {
+            pieces.push((false, &text[literal_start..i]));
+            pieces.push((true, token));
+            literal_start = end;
+        }
+        i = end;
+    }
+    if pieces.is_empty() {
+        return None;
+    }
+    pieces.push((false, &text[literal_start..]));
+    ["", "/"].iter().find_map(|stand_in| {
+        let candidate: String = pieces
+            .iter()
+            .map(|(unknown, piece)| if *unknown { *stand_in } else { piece })
+            .collect();
+        if candidate.is_empty() {
+            return None;
+        }
+        let why = catastrophic_path(&candidate, cwd, home)?;
+        // A root child reached by text alone must be a standard one
+        // (`$X/build` could be `/build`, which is no system directory).
+        let absolute = normalize_path(&candidate);
+        let standard = match absolute.strip_prefix('/') {
+            Some(name) if !name.is_empty() && !name.contains('/') && !is_glob_only(name) => {
+                matches!(
+                    name,
+                    "bin"
+                        | "boot"
+                        | "dev"
+                        | "etc"
+                        | "home"
+                        | "lib"
+                        | "lib32"
+                        | "lib64"
+                        | "media"
+                        | "mnt"
+                        | "opt"
+                        | "proc"
+                        | "root"
+                        | "run"
+                        | "sbin"
+                        | "srv"
+                        | "sys"
+                        | "tmp"
+                        | "usr"
+                        | "var"
+                        | "snap"
+                )
+            }
+            _ => true,
+        };
+        standard.then(|| {
+            format!(
+                "matches a catastrophic pattern: `{text}` holds an expansion the floor cannot \
+                 evaluate, and it could be `{candidate}`: {}",
+                why.trim_start_matches("matches a catastrophic pattern: ")
+            )
+        })
+    })
 }
 
 /// Directories whose loss breaks the machine: the root's children (`/etc`,
@@ -509,7 +640,9 @@ pub(crate) fn program_catastrophic(
             call.operands
                 .iter()
                 .find_map(|w| catastrophic_path(&w.text, cwd, home))
-                .map(|why| why.replace("rm -rf", &format!("{program} -r (replacing every file) of")))
+                .map(|why| {
+                    why.replace("rm -rf", &format!("{program} -r (replacing every file) of"))
+                })
         }
         "chmod" | "chown" | "chgrp" => {
             let recursive = texts().any(|t| {

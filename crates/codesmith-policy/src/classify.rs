@@ -170,6 +170,7 @@ fn classify_once(
         listed_secret: None,
         literal_vars: Vec::new(),
         private_tmp: private_tmp.then(|| std::cell::Cell::new(false)),
+        endless_pipe: false,
     };
     if command.len() > MAX_COMMAND_BYTES {
         ctx.note(Ask, "the command is too long to analyse".to_string());
@@ -255,6 +256,9 @@ struct Ctx<'f> {
     literal_vars: Vec<(String, String)>,
     /// `Some` when judging for a private `/tmp`; set once that was relied on.
     private_tmp: Option<std::cell::Cell<bool>>,
+    /// True when the last simple command prints without end into the pipe
+    /// (`yes`, `cat /dev/zero`).
+    endless_pipe: bool,
 }
 
 /// True when `argv` may create symlinks in the work tree whose targets the
@@ -304,25 +308,53 @@ fn substitute_literal_vars(words: &[Word], vars: &[(String, String)]) -> Vec<Wor
     words
         .iter()
         .map(|word| {
-            if !word.dynamic {
+            if !word.dynamic || vars.is_empty() {
                 return word.clone();
             }
+            let mut text = word.text.clone();
             for (name, value) in vars {
-                for prefix in [format!("${{{name}}}"), format!("${name}")] {
-                    if let Some(rest) = word.text.strip_prefix(prefix.as_str())
-                        && (rest.is_empty() || rest.starts_with('/'))
-                    {
-                        return Word {
-                            text: format!("{value}{rest}"),
-                            dynamic: false,
-                            ..word.clone()
-                        };
+                text = text.replace(&format!("${{{name}}}"), value);
+                // `$name` ends where a name cannot go on (`$d*`, `$d/x`).
+                let plain = format!("${name}");
+                let mut out = String::new();
+                let mut rest = text.as_str();
+                while let Some(at) = rest.find(&plain) {
+                    let after = &rest[at + plain.len()..];
+                    out.push_str(&rest[..at]);
+                    if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                        out.push_str(&plain);
+                    } else {
+                        out.push_str(value);
                     }
+                    rest = after;
                 }
+                out.push_str(rest);
+                text = out;
             }
-            word.clone()
+            if text == word.text {
+                return word.clone();
+            }
+            Word {
+                dynamic: text.contains(['$', '`']),
+                text,
+                ..word.clone()
+            }
         })
         .collect()
+}
+
+/// The words of the simple command `text` when the shell splits its
+/// unquoted `$IFS` (`rm$IFS-rf$IFS/` is `rm -rf /` with the default IFS):
+/// the text with each `$IFS` / `${IFS}` written as a blank, parsed again;
+/// `None` when it holds none.
+fn split_ifs(text: &str) -> Option<Vec<Word>> {
+    if !text.contains("$IFS") && !text.contains("${IFS}") {
+        return None;
+    }
+    let respelled = text.replace("${IFS}", " ").replace("$IFS", " ");
+    let parsed = parse(&respelled);
+    let first = parsed.commands.into_iter().next()?;
+    Some(unwrap(&first.words, None).words)
 }
 
 /// The program words after wrappers are removed.
@@ -404,6 +436,21 @@ impl Ctx<'_> {
                 "a fork bomb: a function that starts itself in the background".to_string(),
             );
         }
+        match parsed.fork_loop {
+            Some(true) => self.note(
+                Dangerous,
+                "a fork bomb: a loop without end that starts the script itself (`$0`) in the \
+                 background"
+                    .to_string(),
+            ),
+            Some(false) => self.note(
+                Ask,
+                "a loop without end that starts commands in the background (they pile up until \
+                 the machine runs out of processes); bound the loop, or approve it"
+                    .to_string(),
+            ),
+            None => {}
+        }
         if parsed.defines_function {
             self.note(Ask, "defines a shell function".to_string());
         }
@@ -460,6 +507,51 @@ impl Ctx<'_> {
         judge.credential_holder(&roots)
     }
 
+    /// `command` with each `$(git ls-files PATHSPEC…)` word (no options:
+    /// tracked files only) standing for the files it lists: paths below
+    /// the working directory inside the workspace, as a glob there would
+    /// (`*`). `None` when there is none, or the working directory is not
+    /// known to be inside the workspace.
+    fn tracked_listing(&self, command: &SimpleCommand) -> Option<SimpleCommand> {
+        let inside = self
+            .cwd
+            .as_deref()
+            .is_some_and(|cwd| crate::ws_path::within(cwd, &self.workspace));
+        let is_listing = |w: &Word| {
+            let inner = w.text.strip_prefix("$(")?.strip_suffix(')')?;
+            let parsed = parse(inner);
+            let [only] = parsed.commands.as_slice() else {
+                return None;
+            };
+            let words: Vec<&str> = only.words.iter().map(|w| w.text.as_str()).collect();
+            (parsed.ok
+                && only.redirects.is_empty()
+                && only.assignments.is_empty()
+                && words.len() >= 2
+                && words[0] == "git"
+                && words[1] == "ls-files"
+                && only.words[2..]
+                    .iter()
+                    .all(|w| !w.dynamic && (!w.text.starts_with('-') || w.text == "--")))
+            .then_some(())
+        };
+        if !inside
+            || !command
+                .words
+                .iter()
+                .any(|w| w.opaque == Some("a command substitution") && is_listing(w).is_some())
+        {
+            return None;
+        }
+        let mut replaced = command.clone();
+        for word in &mut replaced.words {
+            if word.opaque == Some("a command substitution") && is_listing(word).is_some() {
+                *word = Word::literal("*");
+            }
+        }
+        Some(replaced)
+    }
+
     fn judge(&self) -> PathJudge<'_> {
         PathJudge {
             workspace: &self.workspace,
@@ -491,6 +583,15 @@ impl Ctx<'_> {
     }
 
     fn simple_here(&mut self, command: &SimpleCommand, depth: usize) {
+        let listed;
+        let command = match self.tracked_listing(command) {
+            Some(replaced) => {
+                listed = replaced;
+                &listed
+            }
+            None => command,
+        };
+        let upstream_endless = std::mem::take(&mut self.endless_pipe) && command.piped_input;
         let redirect = self.redirect_judgement(command);
         // What the command reads on stdin, word by word, when it is known:
         // an `echo` piped in, or a here-string / here-document without
@@ -596,7 +697,11 @@ impl Ctx<'_> {
                 ),
             );
         }
-        let network = !unwrapped.query_only && needs_network(&argv);
+        let local_submodule = argv.len() >= 3
+            && argv[0] == "git"
+            && argv[1] == "submodule"
+            && matches!(argv[2].as_str(), "status" | "summary");
+        let network = !unwrapped.query_only && needs_network(&argv) && !local_submodule;
         if network && judgement.level < Ask {
             judgement = SegmentJudgement::new(Ask, NETWORK_REASON);
         }
@@ -617,11 +722,12 @@ impl Ctx<'_> {
             }
         }
         let unwrapped_words = unwrapped.words.clone();
+        let substituted = substitute_literal_vars(&unwrapped_words, &self.literal_vars);
         let unwrapped = Unwrapped {
-            words: substitute_literal_vars(&unwrapped_words, &self.literal_vars),
+            words: split_ifs(&command.text).unwrap_or(substituted),
             ..unwrapped
         };
-        if argv.first().is_some_and(|p| p == "rm")
+        if unwrapped.words.first().is_some_and(|p| p.text == "rm")
             && let Some(catastrophic) = crate::catastrophic::rm_catastrophic(
                 &unwrapped.words[1..],
                 self.cwd.as_deref(),
@@ -695,8 +801,24 @@ impl Ctx<'_> {
             level = Dangerous;
             reason = catastrophic;
         }
-        if argv.first().is_some_and(|p| p == "ln") {
-            self.record_symlink(&unwrapped.words[1..]);
+        if argv.first().is_some_and(|p| p == "ln" || p == "cp") {
+            self.record_symlink(&argv[0], &unwrapped.words[1..]);
+        }
+        // Output without end: into a file it fills the disk.
+        if let Some(why) = endless_output(&argv, upstream_endless) {
+            let to_file = command
+                .redirects
+                .iter()
+                .any(|r| r.kind == RedirectKind::Write && !crate::ws_path::is_sink(&r.target.text));
+            if to_file && level < Ask {
+                level = Ask;
+                reason = format!(
+                    "writes without end: {why} (it fills the disk); bound it (`head -c SIZE`), or \
+                     approve it"
+                );
+            } else if !to_file {
+                self.endless_pipe = true;
+            }
         }
         self.printed = echoed_words(&unwrapped.words);
         self.moved |= argv.first().is_some_and(|p| {
@@ -828,10 +950,7 @@ impl Ctx<'_> {
             p if command.piped_input
                 && let Some(why) = crate::program_rules::runs_its_input(p, args) =>
             {
-                SegmentJudgement::owned(
-                    Dangerous,
-                    format!("pipes data into a shell: {why}"),
-                )
+                SegmentJudgement::owned(Dangerous, format!("pipes data into a shell: {why}"))
             }
             p => match program_judgement(p, args, self.judge()) {
                 Some(judgement) => judgement,
@@ -865,35 +984,74 @@ impl Ctx<'_> {
         SegmentJudgement::new(Safe, "changes directory")
     }
 
-    /// Remembers `ln -s TARGET LINK` so later paths through LINK are
-    /// judged where they really point.
-    fn record_symlink(&mut self, args: &[Word]) {
-        let symbolic = args.iter().any(|w| {
-            w.text == "--symbolic"
-                || (w.text.starts_with('-') && !w.text.starts_with("--") && w.text.contains('s'))
-        });
-        let files: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
-        if !symbolic || files.len() != 2 {
+    /// Remembers the symlinks `ln -s` and `cp -s` make, in every form
+    /// (`ln -s T L`, `ln -s T` into the working directory, `ln -s T1 T2
+    /// DIR`, `-t DIR`, `--target-directory=DIR`), so later paths through
+    /// them are judged where they really point.
+    fn record_symlink(&mut self, program: &str, args: &[Word]) {
+        let Ok(parsed) = crate::getopt::parse(&crate::program_rules::file_copy_spec(program), args)
+        else {
+            return;
+        };
+        let symbolic = parsed.has("s") || parsed.has("symbolic") || parsed.has("symbolic-link");
+        if !symbolic {
             return;
         }
+        let files: Vec<&Word> = parsed.operands.iter().collect();
         let judge = self.judge();
-        let link = judge.resolve(files[1]);
-        // A relative target is relative to the link's directory.
-        let target = match &link {
-            Some(link) if !files[0].text.starts_with(['/', '~', '$']) => {
-                let dir = link.rsplit_once('/').map_or("/", |(d, _)| d);
-                Some(normalize_path(&format!("{dir}/{}", files[0].text)))
-            }
-            _ => judge.resolve(files[0]),
+        let basename = |w: &Word| {
+            w.text
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+                .to_string()
         };
-        match (link, target) {
-            (Some(link), Some(target)) => self.links.push((link, target)),
-            // Where the link points is not known: paths through it are not.
-            (Some(link), None) => self
-                .links
-                .push((link, "/unknown-symlink-target".to_string())),
-            _ => {}
+        let into = |dir: &Word, target: &Word| Word {
+            text: format!("{}/{}", dir.text.trim_end_matches('/'), basename(target)),
+            ..dir.clone()
+        };
+        let mut pairs: Vec<(Word, &Word)> = Vec::new();
+        if let Some(dir) = parsed.values(&["t", "target-directory"]).last() {
+            pairs.extend(files.iter().map(|t| (into(dir, t), *t)));
+        } else {
+            match files.as_slice() {
+                [] => {}
+                [target] if program == "ln" => {
+                    pairs.push((into(&Word::literal("."), target), target))
+                }
+                [target, link] => {
+                    pairs.push(((*link).clone(), *target));
+                    let is_dir = link.text.ends_with('/')
+                        || judge
+                            .resolve(link)
+                            .is_some_and(|p| self.facts.exists(&p) == Some(true));
+                    if is_dir {
+                        pairs.push((into(link, target), *target));
+                    }
+                }
+                [targets @ .., dir] => pairs.extend(targets.iter().map(|t| (into(dir, t), *t))),
+            }
         }
+        let mut made = Vec::new();
+        for (link_word, target_word) in pairs {
+            let link = judge.resolve(&link_word);
+            // A relative target is relative to the link's directory.
+            let target = match &link {
+                Some(link) if !target_word.text.starts_with(['/', '~', '$']) => {
+                    let dir = link.rsplit_once('/').map_or("/", |(d, _)| d);
+                    Some(normalize_path(&format!("{dir}/{}", target_word.text)))
+                }
+                _ => judge.resolve(target_word),
+            };
+            match (link, target) {
+                (Some(link), Some(target)) => made.push((link, target)),
+                // Where the link points is not known: paths through it are not.
+                (Some(link), None) => made.push((link, "/unknown-symlink-target".to_string())),
+                _ => {}
+            }
+        }
+        self.links.extend(made);
     }
 
     fn shell(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> SegmentJudgement {
@@ -1059,7 +1217,10 @@ impl Ctx<'_> {
         let names = find_name_patterns(args);
         let secret_name = names.iter().find(|n| crate::ws_path::name_may_be_secret(n));
         let hands_secrets = if follows_links {
-            Some("follows symlinks out of the roots (`-L`/`-follow`), so found paths lead anywhere".to_string())
+            Some(
+                "follows symlinks out of the roots (`-L`/`-follow`), so found paths lead anywhere"
+                    .to_string(),
+            )
         } else if let Some(name) = secret_name {
             Some(format!("its pattern `{name}` can match a credential file"))
         } else if names.is_empty() {
@@ -1250,6 +1411,22 @@ impl Ctx<'_> {
         {
             return SegmentJudgement::new(Safe, "prints version or help");
         }
+        // `node --test [FILES]`: the project's own tests, like `cargo test`.
+        if kind == InterpreterKind::Node
+            && args.iter().any(|w| w.text == "--test")
+            && args.iter().all(|w| {
+                let t = w.text.as_str();
+                matches!(t, "--test" | "--test-only")
+                    || t.starts_with("--test-name-pattern=")
+                    || t.starts_with("--test-reporter=")
+                    || t.starts_with("--test-concurrency=")
+                    || (!t.starts_with('-')
+                        && !w.dynamic
+                        && self.judge().place(w) == crate::ws_path::PathPlace::Inside)
+            })
+        {
+            return SegmentJudgement::new(WorkspaceSafe, "runs the project's tests");
+        }
         let inline_flags: &[&str] = match kind {
             InterpreterKind::Python => &["-c"],
             InterpreterKind::Node => &["-e", "--eval", "-p", "--print"],
@@ -1326,23 +1503,137 @@ impl Ctx<'_> {
     }
 }
 
+/// Endless sources of bytes.
+const ENDLESS_DEVICES: &[&str] = &["/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"];
+
+/// Why `argv` prints without end: `yes`, a reader of `/dev/zero` or
+/// `/dev/urandom` (or of an endless pipe, `upstream`), `head` asked for
+/// more than a gigabyte or a hundred million lines of one.
+fn endless_output(argv: &[String], upstream: bool) -> Option<String> {
+    let (program, args) = argv.split_first()?;
+    let files: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let endless_file = files
+        .iter()
+        .find(|f| ENDLESS_DEVICES.contains(&normalize_path(f).as_str()));
+    match program.as_str() {
+        "yes" => Some("`yes` prints forever".to_string()),
+        "head" => {
+            let mut operands = Vec::new();
+            let mut words = args.iter();
+            while let Some(a) = words.next() {
+                if matches!(a.as_str(), "-c" | "-n" | "--bytes" | "--lines") {
+                    words.next();
+                } else if !a.starts_with('-') {
+                    operands.push(a);
+                }
+            }
+            let from_endless = endless_file.is_some() || (upstream && operands.is_empty());
+            if !from_endless {
+                return None;
+            }
+            let mut count: Option<(u128, bool)> = None;
+            let mut iter = args.iter();
+            while let Some(a) = iter.next() {
+                let (value, lines) = match a.as_str() {
+                    "-c" | "--bytes" => (iter.next().cloned(), false),
+                    "-n" | "--lines" => (iter.next().cloned(), true),
+                    t if t.starts_with("--bytes=") => (Some(t[8..].to_string()), false),
+                    t if t.starts_with("--lines=") => (Some(t[8..].to_string()), true),
+                    t if t.starts_with("-c") => (Some(t[2..].to_string()), false),
+                    t if t.starts_with("-n") => (Some(t[2..].to_string()), true),
+                    t if t.len() > 1 && t[1..].chars().all(|c| c.is_ascii_digit()) => {
+                        (Some(t[1..].to_string()), true)
+                    }
+                    _ => continue,
+                };
+                count = Some((
+                    value.as_deref().and_then(size_value).unwrap_or(u128::MAX),
+                    lines,
+                ));
+            }
+            let (n, lines) = count.unwrap_or((10, true));
+            let limit = if lines { 100_000_000 } else { 1_000_000_000 };
+            (n > limit).then(|| {
+                format!(
+                    "`head` copies {n} {} of an endless stream",
+                    if lines { "lines" } else { "bytes" }
+                )
+            })
+        }
+        "cat" | "tac" | "od" | "xxd" | "base64" | "hexdump" | "strings" | "tr" | "rev" | "tee" => {
+            match endless_file {
+                Some(f) => Some(format!("`{program}` reads `{f}`, which never ends")),
+                None if upstream && files.is_empty() => {
+                    Some(format!("`{program}` passes on an endless stream"))
+                }
+                None => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A size as `head` reads it (`20000000000`, `20G`, `5MiB`, `10kB`).
+fn size_value(text: &str) -> Option<u128> {
+    let digits = text.trim_start_matches('-');
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    let n: u128 = digits[..end].parse().ok()?;
+    let unit = &digits[end..];
+    let power = match unit.chars().next().map(|c| c.to_ascii_uppercase()) {
+        None => 0,
+        Some('B') if unit.len() == 1 => return Some(n * 512),
+        Some('K') => 1,
+        Some('M') => 2,
+        Some('G') => 3,
+        Some('T') => 4,
+        Some('P') => 5,
+        Some('E') => 6,
+        _ => return None,
+    };
+    let base: u128 = if unit.ends_with("B") && !unit.ends_with("iB") && unit.len() == 2 {
+        1000
+    } else {
+        1024
+    };
+    Some(n * base.pow(power))
+}
+
 /// True when `find` primaries `args` select everything under the roots
 /// (no test, only traversal options and the action).
 fn unfiltered(args: &[Word]) -> bool {
     let mut iter = args.iter();
     while let Some(w) = iter.next() {
         let everything = match w.text.as_str() {
-            "-delete" | "-depth" | "-xdev" | "-mount" | "-print" | "-print0" | "-ls" | "-true"
-            | "-noleaf" | "-nowarn" | "-warn" | "-daystart" | "-follow" | "-ignore_readdir_race"
-            | "-noignore_readdir_race" | "-H" | "-L" | "-P" | "-a" | "-and" | "(" | ")" => true,
+            "-delete"
+            | "-depth"
+            | "-xdev"
+            | "-mount"
+            | "-print"
+            | "-print0"
+            | "-ls"
+            | "-true"
+            | "-noleaf"
+            | "-nowarn"
+            | "-warn"
+            | "-daystart"
+            | "-follow"
+            | "-ignore_readdir_race"
+            | "-noignore_readdir_race"
+            | "-H"
+            | "-L"
+            | "-P"
+            | "-a"
+            | "-and"
+            | "("
+            | ")" => true,
             "-maxdepth" | "-mindepth" => iter
                 .next()
                 .is_some_and(|n| n.text.chars().all(|c| c.is_ascii_digit())),
-            "-type" | "-xtype" => iter.next().is_some_and(|t| {
-                t.text
-                    .split(',')
-                    .all(|k| matches!(k, "f" | "d" | "l"))
-            }),
+            "-type" | "-xtype" => iter
+                .next()
+                .is_some_and(|t| t.text.split(',').all(|k| matches!(k, "f" | "d" | "l"))),
             // A pattern that matches every name.
             "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" | "-regex"
             | "-iregex" => iter
@@ -1855,11 +2146,12 @@ fn xargs_command(args: &[Word], input: Option<&[Word]>) -> Result<XargsCall, Str
                 .join(" "),
         )]
     });
-    let input = if parsed.has("0") || parsed.has("null") || parsed.has("d") || parsed.has("delimiter") {
-        joined.as_deref()
-    } else {
-        input
-    };
+    let input =
+        if parsed.has("0") || parsed.has("null") || parsed.has("d") || parsed.has("delimiter") {
+            joined.as_deref()
+        } else {
+            input
+        };
     let mut inner = parsed.operands;
     if inner.is_empty() {
         inner.push(Word::literal("echo"));
@@ -1961,7 +2253,20 @@ fn wrapper_spec(name: &str) -> Option<crate::getopt::OptSpec> {
             ],
         ),
         "nice" => spec("", "n", &["adjustment=", "help", "version"]),
-        "ionice" => spec("tV", "cnpPu", &["class=", "classdata=", "help", "ignore", "pid=", "pgid=", "uid=", "version"]),
+        "ionice" => spec(
+            "tV",
+            "cnpPu",
+            &[
+                "class=",
+                "classdata=",
+                "help",
+                "ignore",
+                "pid=",
+                "pgid=",
+                "uid=",
+                "version",
+            ],
+        ),
         "timeout" => spec(
             "v",
             "ks",
@@ -1975,8 +2280,16 @@ fn wrapper_spec(name: &str) -> Option<crate::getopt::OptSpec> {
                 "version",
             ],
         ),
-        "taskset" => spec("acpV", "", &["all-tasks", "cpu-list", "pid", "help", "version"]),
-        "stdbuf" => spec("", "ioe", &["error=", "help", "input=", "output=", "version"]),
+        "taskset" => spec(
+            "acpV",
+            "",
+            &["all-tasks", "cpu-list", "pid", "help", "version"],
+        ),
+        "stdbuf" => spec(
+            "",
+            "ioe",
+            &["error=", "help", "input=", "output=", "version"],
+        ),
         "setsid" => spec("cfwV", "", &["ctty", "fork", "help", "version", "wait"]),
         "nohup" => spec("", "", &["help", "version"]),
         _ => return None,
@@ -1998,7 +2311,9 @@ fn wrapper_options(
     let args: Vec<Word> = if name == "nice"
         && let Some(first) = args.first()
         && let Some(n) = first.text.strip_prefix('-')
-        && n.trim_start_matches('-').chars().all(|c| c.is_ascii_digit())
+        && n.trim_start_matches('-')
+            .chars()
+            .all(|c| c.is_ascii_digit())
         && !n.trim_start_matches('-').is_empty()
     {
         legacy_nice = Some(n.to_string());
@@ -2025,7 +2340,10 @@ fn wrapper_options(
                 .last()
                 .map(|w| w.text.clone())
                 .or(legacy_nice);
-            if adjustment.as_deref().is_some_and(|a| a.starts_with('-') || a.starts_with("--")) {
+            if adjustment
+                .as_deref()
+                .is_some_and(|a| a.starts_with('-') || a.starts_with("--"))
+            {
                 judgement = Some(ask(
                     "nice with a negative adjustment raises the priority (it needs privilege); \
                      use a positive adjustment, or approve it"
@@ -2034,7 +2352,13 @@ fn wrapper_options(
             }
         }
         "ionice" => {
-            if parsed.has("p") || parsed.has("P") || parsed.has("u") || parsed.has("pid") || parsed.has("pgid") || parsed.has("uid") {
+            if parsed.has("p")
+                || parsed.has("P")
+                || parsed.has("u")
+                || parsed.has("pid")
+                || parsed.has("pgid")
+                || parsed.has("uid")
+            {
                 return Err(ask(
                     "ionice -p/-P/-u changes the I/O priority of other processes; approve it if \
                      that is intended"
@@ -2087,7 +2411,11 @@ fn wrapper_options(
         }
         _ => {}
     }
-    Ok((consumed + operands_taken.min(parsed.operands.len()), writes, judgement))
+    Ok((
+        consumed + operands_taken.min(parsed.operands.len()),
+        writes,
+        judgement,
+    ))
 }
 
 /// Peels wrappers off `words`. `input` is what a known printer earlier in

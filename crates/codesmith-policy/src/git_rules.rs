@@ -171,6 +171,8 @@ const CONFIG_READ_OPTIONS: &[&str] = &[
 fn config_judgement(rest: &[&str]) -> SegmentJudgement {
     let mut names = 0;
     let mut reads = false;
+    let mut scoped = None;
+    let mut lists = false;
     let mut iter = rest.iter().enumerate();
     while let Some((position, word)) = iter.next() {
         if position == 0 && matches!(*word, "get" | "list") {
@@ -188,6 +190,13 @@ fn config_judgement(rest: &[&str]) -> SegmentJudgement {
             }
             continue;
         }
+        // Another scope only to read one named key (`--global --get
+        // user.name`); listing it could print tokens kept there.
+        if option == "--global" {
+            scoped = Some(*word);
+            continue;
+        }
+        lists |= matches!(option, "--list" | "-l" | "--get-regexp" | "--get-urlmatch");
         if !CONFIG_READ_OPTIONS.contains(&option) {
             return SegmentJudgement::owned(
                 Ask,
@@ -198,6 +207,18 @@ fn config_judgement(rest: &[&str]) -> SegmentJudgement {
             );
         }
         reads |= option.starts_with("--get") || option == "--list" || option == "-l";
+    }
+    if let Some(scope) = scoped
+        && !(reads && names == 1 && !lists)
+    {
+        return SegmentJudgement::owned(
+            Ask,
+            format!(
+                "git config `{scope}` writes or lists configuration outside the repository (git \
+                 runs commands named there later, outside any sandbox); read one key with \
+                 `--get KEY`, or approve it"
+            ),
+        );
     }
     if reads || names <= 1 {
         SegmentJudgement::new(Safe, "reads git configuration")

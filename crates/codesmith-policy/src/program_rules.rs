@@ -281,6 +281,19 @@ impl PathJudge<'_> {
                 continue;
             }
             if resolved.contains(['*', '?', '[']) {
+                // Everything a glob matches lies below its literal
+                // directory: held when the snapshot holds all of that.
+                let dir = resolved
+                    .split('/')
+                    .take_while(|c| !c.contains(['*', '?', '[']))
+                    .collect::<Vec<_>>()
+                    .join("/");
+                if !dir.is_empty()
+                    && within(&dir, self.workspace)
+                    && self.facts.snapshot_holds(&dir) == Some(true)
+                {
+                    continue;
+                }
                 return SegmentJudgement::owned(
                     Ask,
                     format!(
@@ -450,6 +463,13 @@ impl PathJudge<'_> {
     /// user's home, `/run`, or any directory the home directory lies in.
     /// A directory only known at run time counts.
     pub(crate) fn credential_holder(&self, dirs: &[&Word]) -> Option<String> {
+        self.credential_holder_of(dirs, true)
+    }
+
+    /// [`PathJudge::credential_holder`]; a directory that only holds a
+    /// dotenv file counts when `dotenv` is true.
+    pub(crate) fn credential_holder_of(&self, dirs: &[&Word], dotenv: bool) -> Option<String> {
+        let dotenv_in = |dir: &str| dotenv && self.holds_dotenv(dir);
         let holds = |resolved: &str| {
             matches!(
                 resolved,
@@ -461,15 +481,13 @@ impl PathJudge<'_> {
         };
         if dirs.is_empty() {
             return match self.cwd {
-                Some(cwd) if holds(cwd) || self.holds_dotenv(cwd) => Some(cwd.to_string()),
+                Some(cwd) if holds(cwd) || dotenv_in(cwd) => Some(cwd.to_string()),
                 Some(_) => None,
                 None => Some("the working directory".to_string()),
             };
         }
         dirs.iter().find_map(|dir| match self.resolve(dir) {
-            Some(resolved) if holds(&resolved) || self.holds_dotenv(&resolved) => {
-                Some(dir.text.clone())
-            }
+            Some(resolved) if holds(&resolved) || dotenv_in(&resolved) => Some(dir.text.clone()),
             Some(_) => None,
             None => Some(dir.text.clone()),
         })
@@ -644,6 +662,7 @@ const READ_ONLY: &[&str] = &[
     "id",
     "info",
     "jq",
+    "less",
     "locate",
     "ls",
     "lscpu",
@@ -651,6 +670,7 @@ const READ_ONLY: &[&str] = &[
     "lsof",
     "man",
     "md5sum",
+    "more",
     "nl",
     "nproc",
     "numfmt",
@@ -867,7 +887,6 @@ const ALWAYS_ASK: &[(&str, &str)] = &[
     ),
     ("coproc", "starts a coprocess"),
     ("enable", "enables or loads shell builtins"),
-    ("less", "a pager can run commands (its `!` key, `LESSOPEN`)"),
     (
         "let",
         "evaluates arithmetic, which can run substitutions in subscripts",
@@ -886,7 +905,6 @@ const ALWAYS_ASK: &[(&str, &str)] = &[
         "ninja runs build.ninja's commands (and `-t` tools), which can be any command; approve it \
          if you trust the build files",
     ),
-    ("more", "a pager can run commands (its `!` key)"),
     ("trap", "sets a command the shell runs on a signal"),
 ];
 
@@ -1104,7 +1122,10 @@ pub(crate) fn program_judgement(
         "test" | "[" if args.iter().any(|w| w.text == "-v" || w.text == "-R") => {
             SegmentJudgement::new(Ask, "test -v evaluates a subscript as arithmetic")
         }
-        "date" if args.iter().any(|w| !w.text.starts_with(['-', '+'])) => {
+        "date"
+            if crate::safe_options::check_options("date", args)
+                .is_ok_and(|operands| operands.iter().any(|i| !args[*i].text.starts_with('+'))) =>
+        {
             SegmentJudgement::new(Ask, "date with an operand sets the clock")
         }
         "hostname" if args.iter().any(|w| !w.text.starts_with('-')) => {
@@ -1115,9 +1136,15 @@ pub(crate) fn program_judgement(
         p if PROJECT_TOOLS.binary_search(&p).is_ok() => project_tool_judgement(p, args, judge),
         "npm" | "pnpm" | "yarn" | "bun"
             if args.iter().any(|w| {
-                ["--script-shell", "--node-options", "--shell", "--userconfig", "--globalconfig"]
-                    .iter()
-                    .any(|o| w.text == *o || w.text.starts_with(&format!("{o}=")))
+                [
+                    "--script-shell",
+                    "--node-options",
+                    "--shell",
+                    "--userconfig",
+                    "--globalconfig",
+                ]
+                .iter()
+                .any(|o| w.text == *o || w.text.starts_with(&format!("{o}=")))
             }) =>
         {
             SegmentJudgement::new(
@@ -1242,6 +1269,22 @@ fn project_tool_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) ->
 /// A read-only program: every option must be on its safe list, and what
 /// it reads must not be a credential store.
 fn read_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
+    // A pager's `+CMD` runs CMD at start (`+!sh` in less); without a
+    // terminal its keys (`!`, `v`) are never read.
+    if matches!(program, "less" | "more")
+        && let Some(word) = args
+            .iter()
+            .find(|w| w.text.starts_with('+') && !w.text[1..].chars().all(|c| c.is_ascii_digit()))
+    {
+        return SegmentJudgement::owned(
+            Ask,
+            format!(
+                "{program} `{}` runs a pager command at start (`!` runs a shell); drop it, or \
+                 approve it",
+                word.text
+            ),
+        );
+    }
     let operands = match crate::safe_options::check_options(program, args) {
         Ok(operands) => operands,
         Err(reason) => return SegmentJudgement::owned(Ask, reason),
@@ -1266,7 +1309,9 @@ fn read_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> Segment
             });
         let skip = usize::from(!pattern_given);
         let dirs: Vec<&Word> = operands.iter().skip(skip).map(|i| &args[*i]).collect();
-        if let Some(dir) = judge.credential_holder(&dirs) {
+        // rg skips hidden files (`.env`) unless told otherwise.
+        let dotenv_counts = !matches!(program, "rg") || rg_reads_hidden(args, &dirs, judge);
+        if let Some(dir) = judge.credential_holder_of(&dirs, dotenv_counts) {
             return SegmentJudgement::owned(
                 Ask,
                 format!(
@@ -1277,6 +1322,51 @@ fn read_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> Segment
     }
     // Option values can name files too (`grep -f ~/.ssh/id_rsa`).
     judge.reads(args.iter().filter(|w| is_credential(&w.text)))
+}
+
+/// True when `rg ARGS` may read hidden files (`.env`) in `dirs`: it is
+/// told to (`--hidden`, `-.`, `-u…`, `--unrestricted`), a glob that is not
+/// an exclusion could whitelist one (`-g .env`), or an ignore file of
+/// rg's own (`.ignore`, `.rgignore`) there could.
+fn rg_reads_hidden(args: &[Word], dirs: &[&Word], judge: PathJudge<'_>) -> bool {
+    let mut iter = args.iter();
+    while let Some(w) = iter.next() {
+        let t = w.text.as_str();
+        if t == "--hidden" || t.starts_with("--unrestricted") || t.starts_with("--no-ignore") {
+            return true;
+        }
+        if t.starts_with('-')
+            && !t.starts_with("--")
+            && t[1..].contains(['.', 'u'])
+            && !t[1..].contains(['g', 'e', 'f'])
+        {
+            return true;
+        }
+        let glob = match t {
+            "-g" | "--glob" | "--iglob" => iter.next().map(|v| v.text.clone()),
+            _ => t
+                .strip_prefix("--glob=")
+                .or_else(|| t.strip_prefix("--iglob="))
+                .or_else(|| t.strip_prefix("-g").filter(|v| !v.is_empty()))
+                .map(str::to_string),
+        };
+        if glob.is_some_and(|g| !g.starts_with('!')) {
+            return true;
+        }
+    }
+    let dot = Word::literal(".");
+    let dirs: Vec<&Word> = if dirs.is_empty() {
+        vec![&dot]
+    } else {
+        dirs.to_vec()
+    };
+    dirs.iter().any(|d| {
+        judge.resolve(d).is_none_or(|dir| {
+            [".ignore", ".rgignore"]
+                .iter()
+                .any(|f| judge.facts.exists(&format!("{dir}/{f}")) != Some(false))
+        })
+    })
 }
 
 /// True when `program` with `args` descends into directories and prints
@@ -1405,7 +1495,7 @@ fn ln_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
 }
 
 /// GNU `cp`, `mv`, `install` and `ln` options (coreutils 9).
-fn file_copy_spec(program: &str) -> crate::getopt::OptSpec {
+pub(crate) fn file_copy_spec(program: &str) -> crate::getopt::OptSpec {
     use crate::getopt::OptSpec;
     match program {
         "cp" => OptSpec {
@@ -1554,6 +1644,18 @@ fn copy_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) -> Segment
             format!("copies `{dir}` recursively, and it holds credential stores"),
         );
     }
+    if program == "cp"
+        && (parsed.has("l") || parsed.has("link"))
+        && sources
+            .iter()
+            .any(|w| !matches!(judge.place(w), PathPlace::Inside | PathPlace::Sink))
+    {
+        return SegmentJudgement::new(
+            Ask,
+            "cp -l hard-links a file from outside the workspace (writing the link writes the \
+             file); copy it without -l, or approve it",
+        );
+    }
     let mut judgement = judge.overwrites(targets.iter().copied());
     if program == "mv" {
         // Moving into a sink or the private `/tmp` loses the sources.
@@ -1660,7 +1762,10 @@ fn sed_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
             }
         }
     }
-    if let Some(escape) = scripts.iter().find_map(|s| crate::script_rules::sed_escape(s)) {
+    if let Some(escape) = scripts
+        .iter()
+        .find_map(|s| crate::script_rules::sed_escape(s))
+    {
         return SegmentJudgement::new(Ask, escape.reason);
     }
     let reads = judge.reads(files.iter().copied());

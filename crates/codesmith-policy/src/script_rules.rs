@@ -251,13 +251,20 @@ pub(crate) fn awk_escape(program: &str) -> Option<Escape> {
             b'|' => {
                 // `print | "sh"` hands what it prints to a shell.
                 let target = program[i + 1..].trim_start_matches(['&', ' ', '\t']);
-                let shell = ["\"sh", "\"bash", "\"/bin/sh", "\"/bin/bash", "\"zsh", "\"dash"]
-                    .iter()
-                    .any(|s| {
-                        target
-                            .strip_prefix(s)
-                            .is_some_and(|rest| rest.starts_with(['"', ' ']))
-                    });
+                let shell = [
+                    "\"sh",
+                    "\"bash",
+                    "\"/bin/sh",
+                    "\"/bin/bash",
+                    "\"zsh",
+                    "\"dash",
+                ]
+                .iter()
+                .any(|s| {
+                    target
+                        .strip_prefix(s)
+                        .is_some_and(|rest| rest.starts_with(['"', ' ']))
+                });
                 let to_command = print_depth.is_some() && shell;
                 note(
                     Escape {

@@ -133,6 +133,10 @@ pub(crate) struct ParsedScript {
     /// A function that starts itself in the background (the fork bomb's
     /// shape, whatever its name or spacing).
     pub fork_bomb: bool,
+    /// A loop without end (`while :`, `while true`, `until false`) whose
+    /// body starts a command in the background: `Some(true)` when that
+    /// command is the script itself (`$0`), a fork bomb.
+    pub fork_loop: Option<bool>,
     /// Script-level constructs that are not analysed (arithmetic commands,
     /// `[[ -v ]]`, unquoted here-documents with substitutions, …), named.
     pub constructs: Vec<&'static str>,
@@ -177,6 +181,7 @@ fn parse_stages(pipelines: &[Vec<&str>]) -> Option<ParsedScript> {
             }
             out.defines_function |= part.defines_function;
             out.fork_bomb |= part.fork_bomb;
+            out.fork_loop = out.fork_loop.max(part.fork_loop);
             out.constructs.extend(part.constructs);
             out.commands.extend(part.commands);
             out.loop_words.extend(part.loop_words);
@@ -303,6 +308,18 @@ impl Walker<'_> {
             "compound_statement" if self.text(node).starts_with("((") => {
                 self.out.constructs.push("an arithmetic command `((…))`");
                 self.walk_substitutions(node);
+            }
+            "while_statement" | "until_statement" if self.forks_without_end(node) => {
+                let body = node
+                    .child_by_field_name("body")
+                    .map_or("", |b| self.text(b));
+                let itself = body.contains("$0") || body.contains("BASH_SOURCE");
+                self.out.fork_loop = self.out.fork_loop.max(Some(itself));
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    self.walk(child, piped, redirects);
+                }
             }
             "c_style_for_statement" => {
                 self.out.constructs.push("an arithmetic `for ((…))` loop");
@@ -763,6 +780,34 @@ impl Walker<'_> {
 
     /// True when `body` (a function body) runs the function `name` and
     /// puts something in the background with `&`.
+    /// True when the loop `node` never ends by its condition (`while :`,
+    /// `while true`, `until false`) and its body starts a command in the
+    /// background (`&` that is not `&&`, `>&` or `&>`).
+    fn forks_without_end(&self, node: Node<'_>) -> bool {
+        let text = self.text(node);
+        let until = text.starts_with("until");
+        let Some(body) = node.child_by_field_name("body") else {
+            return false;
+        };
+        let head = text[..body.start_byte().saturating_sub(node.start_byte())]
+            .trim_start_matches(if until { "until" } else { "while" })
+            .trim()
+            .trim_end_matches(';')
+            .trim();
+        let endless = if until {
+            matches!(head, "false" | "! true" | "! :")
+        } else {
+            matches!(head, ":" | "true" | "[ 1 ]" | "[[ 1 ]]")
+        };
+        let body = self.text(body).as_bytes();
+        let background = (0..body.len()).any(|i| {
+            body[i] == b'&'
+                && !matches!(body.get(i.wrapping_sub(1)), Some(b'&' | b'>' | b'<' | b'|'))
+                && !matches!(body.get(i + 1), Some(b'&' | b'>'))
+        });
+        endless && background
+    }
+
     fn starts_itself_in_background(&self, body: Node<'_>, name: &str) -> bool {
         let text = self.text(body);
         let bytes = text.as_bytes();

@@ -399,7 +399,13 @@ fn is_process_secret(path: &str) -> bool {
             parts.any(|part| {
                 matches!(
                     part,
-                    "environ" | "mem" | "auxv" | "maps" | "smaps" | "smaps_rollup" | "pagemap"
+                    "environ"
+                        | "mem"
+                        | "auxv"
+                        | "maps"
+                        | "smaps"
+                        | "smaps_rollup"
+                        | "pagemap"
                         | "numa_maps"
                 )
             })

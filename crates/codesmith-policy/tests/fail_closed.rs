@@ -237,8 +237,8 @@ fn safe_programs_are_safe_with_known_options_only() {
         "man -P id ls",
         "man --pager=id ls",
         "man -H ls",
-        "less f",
-        "more f",
+        "less '+!id' f",
+        "more +!id f",
         "bat --pager=id f",
         "python -m pydoc x",
         "python3 -m json.tool in.json /tmp/out.json",
@@ -455,7 +455,9 @@ fn deletion_is_allowed_only_where_it_can_be_undone() {
             ("rm src/main.rs", WorkspaceSafe),
             ("rm -r src/old", WorkspaceSafe),
             ("rm .env", Ask),
-            ("rm src/*.rs", Ask),
+            // Everything a glob there matches lies below what is held.
+            ("rm src/*.rs", WorkspaceSafe),
+            ("rm *.rs", Ask),
             ("rm -rf .git/objects", Ask),
         ],
     );

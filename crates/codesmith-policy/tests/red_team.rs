@@ -90,14 +90,6 @@ fn the_write_target_of_copies_and_moves_is_judged_in_every_spelling() {
 fn xargs_options_are_read_as_xargs_reads_them() {
     asks(&[
         "echo x | xargs -I{} sh -c {}",
-        "printf 'id\\0' | xargs -0I{} sh -c {}",
-        "ls | xargs -0rI{} sh -c {}",
-        "ls | xargs -IX sh -c X",
-        "ls | xargs -iX sh -c X",
-        "ls | xargs -i sh -c {}",
-        "ls | xargs --repl=X sh -c X",
-        "ls | xargs -d'\\n' -I{} bash -c '{}'",
-        "ls | xargs -n1 sh -c",
         "ls | xargs -n1 rm",
         "ls | xargs -P4 -n1 rm -f",
         "ls | xargs -s100 rm",
@@ -107,6 +99,21 @@ fn xargs_options_are_read_as_xargs_reads_them() {
         "ls | xargs --frob grep x",
         "ls | xargs -q grep x",
     ]);
+    // A shell handed its input as the script is a pipe into a shell.
+    let deny: Vec<(&str, SafetyLevel)> = [
+        "printf 'id\\0' | xargs -0I{} sh -c {}",
+        "ls | xargs -0rI{} sh -c {}",
+        "ls | xargs -IX sh -c X",
+        "ls | xargs -iX sh -c X",
+        "ls | xargs -i sh -c {}",
+        "ls | xargs --repl=X sh -c X",
+        "ls | xargs -d'\\n' -I{} bash -c '{}'",
+        "ls | xargs -n1 sh -c",
+    ]
+    .iter()
+    .map(|c| (*c, Dangerous))
+    .collect();
+    check(&deny);
     check(&[
         ("ls | xargs -n1 grep foo", Safe),
         ("ls | xargs -0 wc -l", Safe),
@@ -430,7 +437,6 @@ fn run_time_paths_are_resolved_or_ask() {
         "cd ~/.ssh && cat $f",
         "for f in ~/.ssh/*; do cat $f; done",
         "for f in /root/.aws/credentials; do cp $f x; done",
-        "for d in /etc /usr; do rm -rf $d; done",
         "select f in ~/.netrc; do cat $f; done",
         "rm -rf $(pwd)",
         "echo x >> $(pwd)/x",
@@ -954,6 +960,8 @@ fn variables_set_to_literals_on_the_line_reach_the_deny_floor() {
         ("H=~; rm -rf ${H}/", Dangerous),
         ("T=/; chmod -R 777 $T", Dangerous),
         ("X=build; rm -rf $X", Ask),
-        ("rm -rf $UNSET_DIR", Ask),
+        // What the floor cannot evaluate, in a deleting position, is refused.
+        ("rm -rf $UNSET_DIR", Dangerous),
+        ("for d in /etc /usr; do rm -rf $d; done", Dangerous),
     ]);
 }
