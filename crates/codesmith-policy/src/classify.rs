@@ -806,10 +806,13 @@ impl Ctx<'_> {
         }
         // Output without end: into a file it fills the disk.
         if let Some(why) = endless_output(&argv, upstream_endless) {
-            let to_file = command
-                .redirects
-                .iter()
-                .any(|r| r.kind == RedirectKind::Write && !crate::ws_path::is_sink(&r.target.text));
+            let to_file =
+                command.redirects.iter().any(|r| {
+                    r.kind == RedirectKind::Write && !crate::ws_path::is_sink(&r.target.text)
+                }) || (argv[0] == "tee"
+                    && argv[1..]
+                        .iter()
+                        .any(|a| !a.starts_with('-') && !crate::ws_path::is_sink(a)));
             if to_file && level < Ask {
                 level = Ask;
                 reason = format!(
@@ -1563,7 +1566,8 @@ fn endless_output(argv: &[String], upstream: bool) -> Option<String> {
         "cat" | "tac" | "od" | "xxd" | "base64" | "hexdump" | "strings" | "tr" | "rev" | "tee" => {
             match endless_file {
                 Some(f) => Some(format!("`{program}` reads `{f}`, which never ends")),
-                None if upstream && files.is_empty() => {
+                // `tee FILE` writes what it is given, its operands included.
+                None if upstream && (files.is_empty() || program == "tee") => {
                     Some(format!("`{program}` passes on an endless stream"))
                 }
                 None => None,
@@ -2400,14 +2404,12 @@ fn wrapper_options(
             }
             operands_taken = 1;
         }
-        "setsid" => {
-            if parsed.has("f") || parsed.has("fork") {
-                judgement = Some(ask(
-                    "setsid -f leaves the command running after the call returns; run it without \
-                     -f, or approve it"
-                        .to_string(),
-                ));
-            }
+        "setsid" if parsed.has("f") || parsed.has("fork") => {
+            judgement = Some(ask(
+                "setsid -f leaves the command running after the call returns; run it without -f, \
+                 or approve it"
+                    .to_string(),
+            ));
         }
         _ => {}
     }

@@ -586,6 +586,10 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
 /// `git checkout README.md`): more than one operand besides the values of
 /// `-b`/`-B`/`--orphan`, or one that names an existing file.
 fn checkout_names_paths(rest: &[&str], args: &[Word], judge: PathJudge<'_>) -> bool {
+    // Creating a branch, git refuses to update paths at the same time.
+    if rest.iter().any(|w| matches!(*w, "-b" | "--orphan")) {
+        return false;
+    }
     let mut operands = Vec::new();
     let mut skip = false;
     for (i, w) in rest.iter().enumerate() {

@@ -1790,7 +1790,7 @@ fn awk_parts(args: &[Word]) -> Result<(&str, Vec<&Word>), String> {
     while let Some(word) = iter.next() {
         let text = word.text.as_str();
         if program.is_some() {
-            if !(text.contains('=') && !text.starts_with(['/', '.'])) {
+            if !text.contains('=') || text.starts_with(['/', '.']) {
                 files.push(word);
             }
             continue;
