@@ -2,6 +2,8 @@
 //!
 //! Each call passes, in order: the truncation gate → argument repair → name
 //! repair → the loop guard → approval → execution → sanitizing and wrapping.
+//! A call that needed a repair has a `[repaired]` line in its result naming
+//! each slip, so the model corrects it instead of repeating it.
 //! Consecutive calls of read-only tools that support parallel use, and shell
 //! commands the exec policy judges read-only, run together; a call that may
 //! write runs alone, after the calls before it and before the calls after it.
@@ -31,6 +33,8 @@ struct Prepared {
     call: ToolCall,
     tool: Arc<dyn Tool>,
     args: Value,
+    /// The repairs its name or arguments needed, as told to the model (see [`repaired_line`]).
+    repaired: Option<String>,
     /// The gate's word that it may run beside the batch's other concurrent calls.
     concurrent: bool,
 }
@@ -43,6 +47,7 @@ enum Planned {
         name: String,
         outcome: ToolOutcome,
         counts: bool,
+        repaired: Option<String>,
     },
 }
 
@@ -69,7 +74,14 @@ pub(crate) async fn dispatch_calls(
                 arguments: arguments_for_log(&call.arguments),
             });
             let outcome = Err(codesmith_tools::cancelled(&name, None));
-            results.push(finish(rt, &call, &name, None, outcome, false, sink));
+            let done = Finishing {
+                call: &call,
+                name: &name,
+                label: None,
+                counts: false,
+                repaired: None,
+            };
+            results.push(finish(rt, done, outcome, sink));
             continue;
         }
         match plan(rt, call, parsed, stop, sink).await {
@@ -91,9 +103,17 @@ pub(crate) async fn dispatch_calls(
                 name,
                 outcome,
                 counts,
+                repaired,
             } => {
                 flush(rt, &mut batch, &mut results, sink).await;
-                results.push(finish(rt, &call, &name, None, outcome, counts, sink));
+                let done = Finishing {
+                    call: &call,
+                    name: &name,
+                    label: None,
+                    counts,
+                    repaired: repaired.as_deref(),
+                };
+                results.push(finish(rt, done, outcome, sink));
             }
         }
     }
@@ -191,7 +211,14 @@ fn finish_prepared(
         .tool
         .external_label(&p.args)
         .or_else(|| crate::subagent::external_label(p.tool.name(), &outcome));
-    finish(rt, &p.call, p.tool.name(), label, outcome, true, sink)
+    let done = Finishing {
+        call: &p.call,
+        name: p.tool.name(),
+        label,
+        counts: true,
+        repaired: p.repaired.as_deref(),
+    };
+    finish(rt, done, outcome, sink)
 }
 
 /// The planning pipeline for one call. Every call gets a `tool_call` event
@@ -204,7 +231,7 @@ async fn plan(
     sink: &mut EventSink<'_>,
 ) -> Planned {
     match check(rt, &call, parsed, stop) {
-        Ok((tool, args)) => {
+        Ok((tool, args, repaired)) => {
             sink(Event::ToolCall {
                 id: call.id.clone(),
                 name: tool.name().to_string(),
@@ -222,6 +249,7 @@ async fn plan(
                     name,
                     outcome: Err(refusal),
                     counts: true,
+                    repaired,
                 };
             }
             match rt.gate(&call.id, tool.as_ref(), &args, sink).await {
@@ -229,6 +257,7 @@ async fn plan(
                     call,
                     tool,
                     args,
+                    repaired,
                     concurrent,
                 }),
                 GateDecision::Refuse(refusal) => {
@@ -238,6 +267,7 @@ async fn plan(
                         name,
                         outcome: Err(refusal),
                         counts: true,
+                        repaired,
                     }
                 }
             }
@@ -255,20 +285,25 @@ async fn plan(
                 name,
                 outcome: Err(refusal),
                 counts,
+                repaired: None,
             }
         }
     }
 }
 
+/// A call that passed [`check`]: its tool, its arguments and the repair line, if any.
+type Checked = (Arc<dyn Tool>, Value, Option<String>);
+
 /// The gates before the loop guard: truncation, interruption, argument
-/// repair, name repair and the argument shape. An error carries the refusal
-/// and whether it counts as a failed call for the loop guard.
+/// repair, name repair and the argument shape. A call that passes comes with
+/// the line that tells the model what was repaired, if anything was; an error
+/// carries the refusal and whether it counts as a failed call for the loop guard.
 fn check(
     rt: &Runtime,
     call: &ToolCall,
     parsed: Option<Value>,
     stop: &StopReason,
-) -> Result<(Arc<dyn Tool>, Value), (Refusal, bool)> {
+) -> Result<Checked, (Refusal, bool)> {
     if parsed.is_none() && stop.is_truncation() {
         return Err(match parse_arguments(&call.arguments) {
             Err(e) if e.kind == ArgumentsErrorKind::DuplicateKey => {
@@ -290,8 +325,13 @@ fn check(
         ));
     }
     let names = rt.tools.names();
+    let mut repairs = Vec::new();
     let tool = match resolve_tool_name(&call.name, &names) {
-        NameResolution::Exact(n) | NameResolution::Repaired { to: n, .. } => rt.tools.get(&n),
+        NameResolution::Exact(n) => rt.tools.get(&n),
+        NameResolution::Repaired { from, to, how } => {
+            repairs.push(how.disclosure(&from, &to));
+            rt.tools.get(&to)
+        }
         NameResolution::Unknown { suggestions } => {
             return Err((unknown_tool(&call.name, &suggestions, &names), true));
         }
@@ -303,7 +343,10 @@ fn check(
     let args = match parsed {
         Some(v) => v,
         None => match repair_arguments(&call.arguments, RepairPolicy::RepairAllowed) {
-            Ok((v, _)) => v,
+            Ok((v, rungs)) => {
+                repairs.extend(rungs.iter().map(|r| r.disclosure().to_string()));
+                v
+            }
             Err(e) => {
                 let counts = e.kind != ArgumentsErrorKind::Unfinished;
                 return Err((arguments_refusal(tool.name(), &e, stop), counts));
@@ -313,7 +356,15 @@ fn check(
     if !args.is_object() {
         return Err((not_an_object(tool.name(), &args), true));
     }
-    Ok((tool, args))
+    Ok((tool, args, repaired_line(&repairs)))
+}
+
+/// The one line a result carries when its call needed repairs (`disclosures` from
+/// [`crate::repair::names::NameRepair::disclosure`] and
+/// [`crate::repair::args::Rung::disclosure`]), so the model learns its slip instead
+/// of repeating it: `[repaired] …; repaired — … .`. `None` when nothing was repaired.
+pub(crate) fn repaired_line(disclosures: &[String]) -> Option<String> {
+    (!disclosures.is_empty()).then(|| format!("[repaired] {}.", disclosures.join(". ")))
 }
 
 /// A call's raw argument text as the event log shows it: the value when the
@@ -458,20 +509,41 @@ pub(crate) fn unknown_tool(name: &str, suggestions: &[String], registered: &[&st
     .with("did_you_mean", suggestions.to_vec())
 }
 
-/// Finishes a call's result for the session (see [`crate::finish`]): then the loop
-/// guard's warning when failures pile up (`counts`: the call counts for it), and the
+/// What [`finish`] needs of a call besides its outcome.
+struct Finishing<'a> {
+    call: &'a ToolCall,
+    /// The tool's name (resolved when it was).
+    name: &'a str,
+    /// The tool's `<external_content>` label, if any.
+    label: Option<String>,
+    /// Whether the call counts for the loop guard.
+    counts: bool,
+    /// The line naming the repairs the call needed (see [`repaired_line`]).
+    repaired: Option<&'a str>,
+}
+
+/// Finishes a call's result for the session (see [`crate::finish`]): then the line
+/// naming what was repaired, the loop guard's warning when failures pile up, and the
 /// result event.
 fn finish(
     rt: &mut Runtime,
-    call: &ToolCall,
-    name: &str,
-    label: Option<String>,
+    f: Finishing<'_>,
     outcome: ToolOutcome,
-    counts: bool,
     sink: &mut EventSink<'_>,
 ) -> ToolResult {
+    let Finishing {
+        call,
+        name,
+        label,
+        counts,
+        repaired,
+    } = f;
     let args = serde_json::from_str::<Value>(&call.arguments).unwrap_or(Value::Null);
     let mut done = finish_outcome(outcome, &args, label, false);
+    if let Some(line) = repaired {
+        done.text.push('\n');
+        done.text.push_str(line);
+    }
     if counts && let Some(warning) = rt.guard.record(done.ok) {
         done.text.push_str("\n\n");
         done.text.push_str(&warning);

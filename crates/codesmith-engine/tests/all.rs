@@ -18,6 +18,7 @@ mod persistent_writes;
 mod queues;
 mod results;
 mod rlm;
+mod shaky;
 mod snapshot;
 mod subagents;
 mod verify;

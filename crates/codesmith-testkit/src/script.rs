@@ -47,6 +47,7 @@ pub struct Scripted {
     pub(crate) usage: Option<(u64, u64)>,
     pub(crate) cache: Option<crate::CacheUsage>,
     pub(crate) chunk_chars: usize,
+    pub(crate) text_cuts: Vec<usize>,
     pub(crate) write_bytes: usize,
     pub(crate) stall_before_ms: u64,
     pub(crate) pace_ms: u64,
@@ -67,6 +68,7 @@ impl Default for Scripted {
             usage: None,
             cache: None,
             chunk_chars: 3,
+            text_cuts: Vec::new(),
             write_bytes: 16,
             stall_before_ms: 0,
             pace_ms: 0,
@@ -163,6 +165,15 @@ impl Scripted {
     /// Characters of content per delta event (default 3, minimum 1).
     pub fn chunk_chars(mut self, n: usize) -> Self {
         self.chunk_chars = n.max(1);
+        self
+    }
+
+    /// Streams the visible text in deltas that end exactly at these byte offsets
+    /// (and at its end) instead of every [`Scripted::chunk_chars`] characters: a
+    /// text cut at offset 7 arrives as two deltas, `text[..7]` and `text[7..]`.
+    /// Offsets that are 0, past the end or inside a character are ignored.
+    pub fn cut_text_at(mut self, offsets: impl IntoIterator<Item = usize>) -> Self {
+        self.text_cuts.extend(offsets);
         self
     }
 
@@ -294,15 +305,15 @@ impl Fault {
 /// One entry of the script.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
-    /// A model turn.
-    Turn(Scripted),
+    /// A model turn (boxed: a turn is much larger than a fault).
+    Turn(Box<Scripted>),
     /// An injected failure.
     Fault(Fault),
 }
 
 impl From<Scripted> for Reply {
     fn from(turn: Scripted) -> Self {
-        Reply::Turn(turn)
+        Reply::Turn(Box::new(turn))
     }
 }
 

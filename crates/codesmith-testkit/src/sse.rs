@@ -126,6 +126,32 @@ fn pieces(text: &str, n: usize) -> Vec<String> {
     chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
 }
 
+/// The visible text's deltas: cut at [`Scripted::cut_text_at`]'s offsets when it
+/// set any, else every `chunk_chars` characters.
+fn text_pieces(turn: &Scripted) -> Vec<String> {
+    if turn.text_cuts.is_empty() {
+        return pieces(&turn.text, turn.chunk_chars);
+    }
+    let text = &turn.text;
+    let mut cuts: Vec<usize> = turn
+        .text_cuts
+        .iter()
+        .copied()
+        .filter(|&at| at > 0 && at < text.len() && text.is_char_boundary(at))
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    cuts.push(text.len());
+    let mut start = 0;
+    let mut out = Vec::new();
+    for end in cuts {
+        out.push(text[start..end].to_string());
+        start = end;
+    }
+    out.retain(|p| !p.is_empty());
+    out
+}
+
 fn usage_of(turn: &Scripted, content_events: usize) -> (u64, u64) {
     turn.usage.unwrap_or((10, content_events.max(1) as u64))
 }
@@ -145,7 +171,7 @@ fn openai(turn: &Scripted) -> Vec<SseEvent> {
             true,
         ));
     }
-    for p in pieces(&turn.text, turn.chunk_chars) {
+    for p in text_pieces(turn) {
         out.push(SseEvent::data(
             &chunk(json!({"content": p}), Value::Null),
             true,
@@ -211,7 +237,7 @@ fn anthropic(turn: &Scripted) -> Vec<SseEvent> {
                     "content_block": {"type": "text", "text": ""}}),
             false,
         ));
-        for p in pieces(&turn.text, turn.chunk_chars) {
+        for p in text_pieces(turn) {
             body.push(block_delta(index, json!({"type": "text_delta", "text": p})));
         }
         body.push(block_stop(index));

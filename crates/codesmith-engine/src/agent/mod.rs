@@ -14,7 +14,7 @@ use crate::approval::Approver;
 use crate::context::{self, CircuitBreaker};
 use crate::dispatch::dispatch_calls;
 use crate::guard::LoopGuard;
-use crate::repair::fake_calls::strip_fake_tool_calls;
+use crate::repair::fake_calls::{StreamScrubber, strip_fake_tool_calls};
 use crate::runtime::Runtime;
 use crate::session::{Session, SessionError};
 
@@ -287,7 +287,10 @@ impl Engine {
 
     /// Runs `task` until the model ends its turn without tool calls, the turn
     /// limit is reached, or the loop guard stops it. Events go to `sink` as
-    /// they happen.
+    /// they happen. The first turn of a task whose text imitated a tool call
+    /// (see [`crate::repair::fake_calls`]) without making a real one does not end
+    /// it: nothing in the text runs, and the model is told so in a runtime event
+    /// and gets one more round; a second such turn ends the task.
     ///
     /// # Errors
     /// [`EngineError::Provider`] when the model cannot be reached after retries;
@@ -343,6 +346,8 @@ impl Engine {
         )?;
         self.runtime.verify.begin_task();
         let mut usage = Usage::default();
+        // Whether the model was already told, this task, that its text imitated a tool call.
+        let mut nudged = false;
         for turn in 1..=self.config.max_turns {
             let estimated_input_tokens = self.estimate_input_tokens();
             sink(Event::TurnStarted {
@@ -360,7 +365,20 @@ impl Engine {
             usage.add(&round_usage);
             let stop = response.stop_reason.clone();
             let refusal = response.refusal;
-            let (message, final_text, calls) = assistant_message(response, sink);
+            let (message, final_text, calls, imitations) = assistant_message(response);
+            // A turn whose text imitated a tool call and made no real one gets one more
+            // round per task (not after a cut-off stream, nor at the turn limit), with a
+            // runtime event at the transcript's tail saying why: nothing in text ever runs.
+            let nudge = imitations > 0
+                && calls.is_empty()
+                && !nudged
+                && stop != StopReason::Interrupted
+                && turn < self.config.max_turns;
+            if imitations > 0 {
+                sink(Event::Notice {
+                    message: imitation_notice(imitations, nudge),
+                });
+            }
             self.session.push(message)?;
             // Recorded so a resumed session can show what it has used and how full it is.
             self.session.note(
@@ -375,6 +393,14 @@ impl Engine {
                 usage: round_usage,
                 refusal,
             });
+            if nudge {
+                nudged = true;
+                self.session.push(Message::user_text(
+                    crate::repair::fake_calls::imitation_event_text(),
+                ))?;
+                self.session.sync()?;
+                continue;
+            }
             if calls.is_empty() {
                 if stop.is_truncation() {
                     let config = self.runtime.ctx.home.join("config.toml");
@@ -534,14 +560,31 @@ impl Engine {
     async fn request(&self, sink: &mut EventSink<'_>) -> Result<AssistantResponse, ProviderError> {
         let request = self.chat_request();
 
-        let mut on_notice = |notice: StreamNotice| sink(notice_event(notice));
-        codesmith_providers::complete(
+        // Forged calls never reach the front ends as the model's prose: the one scrubber
+        // strips them from the text deltas as they stream (holding back what may be the
+        // start of one), the same way the transcript's text is stripped.
+        let mut scrubber = StreamScrubber::default();
+        let mut on_notice = |notice: StreamNotice| match notice {
+            StreamNotice::TextDelta(delta) => {
+                let shown = scrubber.push(&delta);
+                if !shown.is_empty() {
+                    sink(Event::AssistantText { delta: shown });
+                }
+            }
+            other => sink(notice_event(other)),
+        };
+        let response = codesmith_providers::complete(
             self.provider.as_ref(),
             &request,
             &self.config.complete,
             &mut on_notice,
         )
-        .await
+        .await;
+        let rest = scrubber.finish();
+        if !rest.is_empty() {
+            sink(Event::AssistantText { delta: rest });
+        }
+        response
     }
 }
 
@@ -564,11 +607,25 @@ fn notice_event(notice: StreamNotice) -> Event {
 
 type PendingCalls = Vec<(codesmith_protocol::ToolCall, Option<serde_json::Value>)>;
 
-/// Builds the transcript message from a response; strips forged calls from its text.
-fn assistant_message(
-    response: AssistantResponse,
-    sink: &mut EventSink<'_>,
-) -> (Message, String, PendingCalls) {
+/// The notice of `count` imitation tool calls removed from a turn's text; `nudged`: the
+/// model gets one more round to make the real call.
+fn imitation_notice(count: usize, nudged: bool) -> String {
+    let what = format!(
+        "Removed {count} imitation tool call(s) from the model's text; they were not executed (only real \
+         tool calls are)."
+    );
+    if nudged {
+        format!(
+            "{what} The model was told to use the tool-calling interface and gets one more round."
+        )
+    } else {
+        what
+    }
+}
+
+/// Builds the transcript message from a response; strips forged calls from its text
+/// and returns how many it removed.
+fn assistant_message(response: AssistantResponse) -> (Message, String, PendingCalls, usize) {
     let mut content = Vec::new();
     if !response.thinking.is_empty() {
         content.push(ContentBlock::Thinking {
@@ -576,14 +633,6 @@ fn assistant_message(
         });
     }
     let stripped = strip_fake_tool_calls(&response.text);
-    if stripped.removed > 0 {
-        sink(Event::Notice {
-            message: format!(
-                "Removed {} imitation tool call(s) from the model's text; only real tool calls are executed.",
-                stripped.removed
-            ),
-        });
-    }
     if !stripped.text.is_empty() {
         content.push(ContentBlock::Text {
             text: stripped.text.clone(),
@@ -601,6 +650,7 @@ fn assistant_message(
         },
         stripped.text,
         calls,
+        stripped.removed,
     )
 }
 

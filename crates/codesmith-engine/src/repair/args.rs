@@ -32,11 +32,9 @@ pub enum RepairPolicy {
     StrictOnly,
 }
 
-/// Which rung produced the value.
+/// A rung of the ladder, above the strict parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rung {
-    /// The text was valid JSON as sent.
-    Strict,
     /// Raw control characters inside strings were escaped.
     ControlChars,
     /// Trailing commas before `}` or `]` were removed.
@@ -45,10 +43,29 @@ pub enum Rung {
     SurplusClosers,
 }
 
-/// Parses `raw` as JSON, climbing the ladder when `policy` allows.
+impl Rung {
+    /// What the model is told when this rung changed its arguments: the slip, that
+    /// it was repaired, and what to send instead (one clause, no final period).
+    pub fn disclosure(self) -> &'static str {
+        match self {
+            Rung::ControlChars => {
+                "arguments had a raw newline or other control character inside a string; repaired \
+                 — escape it in JSON (\\n, \\t)"
+            }
+            Rung::TrailingCommas => "arguments had a trailing comma; repaired — send valid JSON",
+            Rung::SurplusClosers => {
+                "arguments had a closing bracket or brace that closed nothing; repaired — send valid JSON"
+            }
+        }
+    }
+}
+
+/// Parses `raw` as JSON, climbing the ladder when `policy` allows. Returns the
+/// value and the rungs that changed the text, in ladder order (none when the
+/// text was valid JSON as sent).
 ///
-/// Empty or whitespace-only input is `{}` at the strict rung, since models
-/// send it for tools without arguments.
+/// Empty or whitespace-only input is `{}` with no rung, since models send it for
+/// tools without arguments.
 ///
 /// # Errors
 /// When every allowed rung failed: the strict reader's error for the text as
@@ -56,12 +73,15 @@ pub enum Rung {
 /// [`ArgumentsErrorKind::DuplicateKey`] when an object names a key twice,
 /// [`ArgumentsErrorKind::Unfinished`] when the text, as sent or after any
 /// rung, ends before its JSON does, else [`ArgumentsErrorKind::Invalid`].
-pub fn repair_arguments(raw: &str, policy: RepairPolicy) -> Result<(Value, Rung), ArgumentsError> {
+pub fn repair_arguments(
+    raw: &str,
+    policy: RepairPolicy,
+) -> Result<(Value, Vec<Rung>), ArgumentsError> {
     if raw.trim().is_empty() {
-        return Ok((Value::Object(Default::default()), Rung::Strict));
+        return Ok((Value::Object(Default::default()), Vec::new()));
     }
     let mut fault = match parse_arguments(raw) {
-        Ok(v) => return Ok((v, Rung::Strict)),
+        Ok(v) => return Ok((v, Vec::new())),
         Err(e) => e,
     };
     if fault.kind == ArgumentsErrorKind::DuplicateKey
@@ -78,10 +98,16 @@ pub fn repair_arguments(raw: &str, policy: RepairPolicy) -> Result<(Value, Rung)
         (commas, Rung::TrailingCommas),
         (closers, Rung::SurplusClosers),
     ];
-    for (text, rung) in rungs {
+    let mut changed = Vec::new();
+    let mut before = raw;
+    for (text, rung) in &rungs {
         let Some(text) = text else { break };
-        match parse_arguments(&text) {
-            Ok(v) => return Ok((v, rung)),
+        if text.as_str() != before {
+            changed.push(*rung);
+        }
+        before = text.as_str();
+        match parse_arguments(text) {
+            Ok(v) => return Ok((v, changed)),
             Err(e) if e.kind == ArgumentsErrorKind::DuplicateKey => {
                 fault.kind = e.kind;
                 return Err(fault);
@@ -213,7 +239,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn repaired(raw: &str) -> Option<(Value, Rung)> {
+    fn repaired(raw: &str) -> Option<(Value, Vec<Rung>)> {
         repair_arguments(raw, RepairPolicy::RepairAllowed).ok()
     }
 
@@ -225,30 +251,47 @@ mod tests {
 
     #[test]
     fn strict_json_passes_untouched() {
-        assert_eq!(
-            repaired(r#"{"a": 1}"#),
-            Some((json!({"a": 1}), Rung::Strict))
-        );
-        assert_eq!(repaired("  "), Some((json!({}), Rung::Strict)));
+        assert_eq!(repaired(r#"{"a": 1}"#), Some((json!({"a": 1}), vec![])));
+        assert_eq!(repaired("  "), Some((json!({}), vec![])));
     }
 
     #[test]
     fn each_rung_repairs_its_fault() {
         assert_eq!(
             repaired("{\"a\": \"x\ny\"}").unwrap(),
-            (json!({"a": "x\ny"}), Rung::ControlChars)
+            (json!({"a": "x\ny"}), vec![Rung::ControlChars])
         );
         assert_eq!(
             repaired(r#"{"a": [1, 2,], }"#).unwrap(),
-            (json!({"a": [1, 2]}), Rung::TrailingCommas)
+            (json!({"a": [1, 2]}), vec![Rung::TrailingCommas])
         );
         assert_eq!(
             repaired(r#"{"a": 1}}"#).unwrap(),
-            (json!({"a": 1}), Rung::SurplusClosers)
+            (json!({"a": 1}), vec![Rung::SurplusClosers])
         );
         assert_eq!(
             repaired(r#"{"a": [1]}]"#).unwrap(),
-            (json!({"a": [1]}), Rung::SurplusClosers)
+            (json!({"a": [1]}), vec![Rung::SurplusClosers])
+        );
+    }
+
+    /// Only the rungs that changed the text are reported, each once.
+    #[test]
+    fn the_rungs_that_changed_the_text_are_reported() {
+        assert_eq!(
+            repaired("{\"a\": \"x\ny\",}}").unwrap(),
+            (
+                json!({"a": "x\ny"}),
+                vec![
+                    Rung::ControlChars,
+                    Rung::TrailingCommas,
+                    Rung::SurplusClosers
+                ]
+            )
+        );
+        assert_eq!(
+            repaired("{\"a\": \"x\ny\"}}").unwrap().1,
+            vec![Rung::ControlChars, Rung::SurplusClosers]
         );
     }
 

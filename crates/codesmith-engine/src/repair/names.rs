@@ -16,12 +16,46 @@ pub enum NameResolution {
         from: String,
         /// The registered name it resolved to.
         to: String,
+        /// The rung that resolved it.
+        how: NameRepair,
     },
     /// No rung resolved it.
     Unknown {
         /// Registered names within edit distance 3, closest first.
         suggestions: Vec<String>,
     },
+}
+
+/// The rung of the ladder that resolved a misspelt name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRepair {
+    /// Lower-cased (`READ_FILE`).
+    Case,
+    /// Hyphens, spaces or dots turned into underscores (`read-file`).
+    Separators,
+    /// CamelCase turned into snake_case (`ReadFile`).
+    CamelCase,
+    /// A `_tool` suffix dropped (`read_file_tool`).
+    Suffix,
+    /// Completed as the one registered name it starts (`list`).
+    Prefix,
+}
+
+impl NameRepair {
+    /// What the model is told when the call to `from` ran as `to`: the slip, that it
+    /// was repaired, and to use the exact name (one clause, no final period).
+    pub fn disclosure(self, from: &str, to: &str) -> String {
+        let slip = match self {
+            NameRepair::Case => "had the wrong case",
+            NameRepair::Separators => {
+                "used a hyphen, space or dot where the name has an underscore"
+            }
+            NameRepair::CamelCase => "was written in CamelCase",
+            NameRepair::Suffix => "had a `_tool` suffix",
+            NameRepair::Prefix => "was incomplete",
+        };
+        format!("tool name `{from}` {slip}; repaired to `{to}` — call tools by their exact names")
+    }
 }
 
 /// The largest edit distance at which a registered name is suggested.
@@ -36,29 +70,30 @@ pub fn resolve_tool_name(name: &str, registered: &[&str]) -> NameResolution {
     let underscored = lower.replace(['-', ' ', '.'], "_");
     let snake = camel_to_snake(name.trim()).replace(['-', ' ', '.'], "_");
     let candidates = [
-        lower.clone(),
-        underscored.clone(),
-        snake.clone(),
-        strip_tool_suffix(&underscored),
-        strip_tool_suffix(&snake),
+        (lower.clone(), NameRepair::Case),
+        (underscored.clone(), NameRepair::Separators),
+        (snake.clone(), NameRepair::CamelCase),
+        (strip_tool_suffix(&underscored), NameRepair::Suffix),
+        (strip_tool_suffix(&snake), NameRepair::Suffix),
     ];
-    for candidate in &candidates {
+    for (candidate, how) in &candidates {
         if registered.contains(&candidate.as_str()) {
-            return repaired(name, candidate);
+            return repaired(name, candidate, *how);
         }
     }
     if let Some(found) = unique_prefix(&strip_tool_suffix(&snake), registered) {
-        return repaired(name, found);
+        return repaired(name, found, NameRepair::Prefix);
     }
     NameResolution::Unknown {
         suggestions: suggestions(&snake, registered),
     }
 }
 
-fn repaired(from: &str, to: &str) -> NameResolution {
+fn repaired(from: &str, to: &str, how: NameRepair) -> NameResolution {
     NameResolution::Repaired {
         from: from.to_string(),
         to: to.to_string(),
+        how,
     }
 }
 
@@ -140,6 +175,22 @@ mod tests {
         assert_eq!(to("grepFiles").as_deref(), Some("grep_files"));
         assert_eq!(to("read_file_tool").as_deref(), Some("read_file"));
         assert_eq!(to("list").as_deref(), Some("list_dir"));
+    }
+
+    #[test]
+    fn each_rung_is_named() {
+        for (name, how) in [
+            ("READ_FILE", NameRepair::Case),
+            ("read-file", NameRepair::Separators),
+            ("ReadFile", NameRepair::CamelCase),
+            ("read_file_tool", NameRepair::Suffix),
+            ("list", NameRepair::Prefix),
+        ] {
+            match resolve_tool_name(name, NAMES) {
+                NameResolution::Repaired { how: got, .. } => assert_eq!(got, how, "{name}"),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
     }
 
     #[test]

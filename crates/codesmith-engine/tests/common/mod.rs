@@ -161,3 +161,73 @@ impl Approver for Recorder {
         true
     }
 }
+
+/// A scripted model server and a temporary workspace holding `notes.txt`
+/// (`alpha\nbeta\n`): the rig of the tests that script a model's mistakes.
+pub(crate) struct Rig {
+    _dir: tempfile::TempDir,
+    pub ws: std::path::PathBuf,
+    pub server: ScriptedServer,
+}
+
+impl Rig {
+    pub(crate) async fn new() -> Rig {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        let ws = dir.path().join("ws").canonicalize().unwrap();
+        std::fs::write(ws.join("notes.txt"), "alpha\nbeta\n").unwrap();
+        Rig {
+            _dir: dir,
+            ws,
+            server: ScriptedServer::start().await,
+        }
+    }
+
+    /// An engine on the rig (claims verified, the default turn limit).
+    pub(crate) fn engine(&self) -> Engine {
+        self.engine_with_turns(Setup::default().max_turns)
+    }
+
+    /// [`Rig::engine`] with a turn limit of `max_turns`.
+    pub(crate) fn engine_with_turns(&self, max_turns: u32) -> Engine {
+        let home = self.ws.parent().unwrap().join("home");
+        let setup = Setup {
+            verify_claims: true,
+            max_turns,
+            ..Setup::default()
+        };
+        engine(&self.server, &self.ws, &home, setup)
+    }
+
+    /// Runs `task` on a new engine; its outcome and every event.
+    pub(crate) async fn run(
+        &self,
+        task: &str,
+    ) -> (
+        codesmith_engine::TaskOutcome,
+        Vec<codesmith_protocol::Event>,
+    ) {
+        let mut engine = self.engine();
+        let mut events = Vec::new();
+        let outcome = tokio::time::timeout(
+            Duration::from_secs(30),
+            engine.run_task(task, &mut |e| events.push(e)),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        (outcome, events)
+    }
+
+    /// The tool-result texts of request `n`.
+    pub(crate) fn results(&self, n: usize) -> Vec<String> {
+        let body = &self.server.request_bodies()[n];
+        body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
