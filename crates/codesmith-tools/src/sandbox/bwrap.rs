@@ -6,8 +6,9 @@
 //!   root before bubblewrap starts ([`super::prelude`]), so its user namespace maps to the
 //!   unprivileged host uid [`SANDBOX_UID`]; the workspace stays writable through an
 //!   idmapped mount. No capabilities (`--cap-drop ALL`), no further user namespace
-//!   (`--disable-userns` and the seccomp filter), a new session, PID, IPC, UTS and cgroup
-//!   namespace, a fresh session keyring, and death with the harness (`--die-with-parent`);
+//!   (`--disable-userns` and the seccomp filter), a new session, PID, IPC and UTS
+//!   namespace, a fresh session keyring, and death with the harness
+//!   (`--die-with-parent`);
 //! - a seccomp filter ([`super::seccomp`]);
 //! - only what [`super::exposure`] allows: the system directories read-only (minus the
 //!   secrets in `/etc`), an empty home with the toolchain folders read-only, the workspace
@@ -358,12 +359,7 @@ impl Backend for BwrapBackend {
         let mut push = |args: &[&dyn AsRef<OsStr>]| {
             out.extend(args.iter().map(|a| a.as_ref().to_os_string()));
         };
-        push(&[
-            &"--unshare-pid",
-            &"--unshare-ipc",
-            &"--unshare-uts",
-            &"--unshare-cgroup-try",
-        ]);
+        push(&[&"--unshare-pid", &"--unshare-ipc", &"--unshare-uts"]);
         if !scope.network {
             push(&[&"--unshare-net"]);
         }
