@@ -67,6 +67,13 @@ pub(crate) struct SandboxSection {
     pub required: Option<bool>,
     /// Let sandboxed commands use the network (default false).
     pub network: Option<bool>,
+    /// Further host paths sandboxed commands may read (absolute, or `~/…`). A project
+    /// config may only remove entries from the user's list.
+    pub read: Option<Vec<String>>,
+    /// Further host paths sandboxed commands may write (absolute, or `~/…`); same rule.
+    pub write: Option<Vec<String>>,
+    /// Names of further environment variables passed into sandboxed commands; same rule.
+    pub env: Option<Vec<String>>,
 }
 
 impl SandboxSection {
@@ -82,6 +89,50 @@ impl SandboxSection {
     pub(crate) fn required_for_sandbox_run(&self) -> bool {
         self.required
             .unwrap_or(self.backend.as_deref() != Some("none"))
+    }
+
+    /// What `read`, `write` and `env` add to the sandbox, with `~/` expanded against
+    /// `home`.
+    ///
+    /// # Errors
+    /// A path that is neither absolute nor `~/…`, or an environment name that is not a
+    /// plain variable name.
+    pub(crate) fn extra(
+        &self,
+        home: Option<&std::path::Path>,
+    ) -> Result<codesmith_tools::sandbox::Extra> {
+        let paths = |key: &str, list: &Option<Vec<String>>| -> Result<Vec<PathBuf>> {
+            let mut out = Vec::new();
+            for entry in list.iter().flatten() {
+                let path = match (entry.strip_prefix("~/"), home) {
+                    (Some(rest), Some(home)) => home.join(rest),
+                    _ => PathBuf::from(entry),
+                };
+                if !path.is_absolute() {
+                    anyhow::bail!(
+                        "[sandbox] {key} = {entry:?}: use an absolute path or one starting \
+                         with ~/"
+                    );
+                }
+                out.push(path);
+            }
+            Ok(out)
+        };
+        let env = self.env.clone().unwrap_or_default();
+        if let Some(bad) = env.iter().find(|n| {
+            n.is_empty()
+                || n.starts_with(|c: char| c.is_ascii_digit())
+                || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }) {
+            anyhow::bail!(
+                "[sandbox] env = [.., {bad:?}, ..]: not a variable name (letters, digits and _)"
+            );
+        }
+        Ok(codesmith_tools::sandbox::Extra {
+            read: paths("read", &self.read)?,
+            write: paths("write", &self.write)?,
+            env,
+        })
     }
 }
 
@@ -527,9 +578,15 @@ impl ProjectLayer {
                     "ignored [sandbox] backend in {shown}: only your own config.toml chooses it"
                 ));
             }
-            if sandbox.required == Some(false) || sandbox.network == Some(true) {
+            if sandbox.required == Some(false)
+                || sandbox.network == Some(true)
+                || sandbox.read.is_some()
+                || sandbox.write.is_some()
+                || sandbox.env.is_some()
+            {
                 notes.push(format!(
-                    "ignored a loosening [sandbox] setting in {shown}: a project may only tighten it"
+                    "a project may only tighten [sandbox] in {shown}: a loosening setting is \
+                     ignored, and read, write and env lists only remove entries from yours"
                 ));
             }
         }
@@ -899,6 +956,17 @@ fn tighten_sandbox(
         if p.network == Some(false) {
             user.network = Some(false);
             origins.set("sandbox.network", Origin::ProjectTightened);
+        }
+        // A project list keeps only the user's entries it also names.
+        for (key, mine, theirs) in [
+            ("sandbox.read", &mut user.read, &p.read),
+            ("sandbox.write", &mut user.write, &p.write),
+            ("sandbox.env", &mut user.env, &p.env),
+        ] {
+            if let (Some(list), Some(keep)) = (mine.as_mut(), theirs) {
+                list.retain(|e| keep.contains(e));
+                origins.set(key, Origin::ProjectTightened);
+            }
         }
     }
     user

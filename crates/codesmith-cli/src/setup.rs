@@ -94,8 +94,10 @@ pub(crate) fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
     let name = section.backend.as_deref().unwrap_or("auto");
     let backend = codesmith_tools::sandbox::backend_from_name(name)
         .map_err(|e| anyhow::anyhow!("[sandbox] backend = {name:?}: {e}"))?;
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     Ok(Sandbox::new(backend, section.network.unwrap_or(false))
-        .with_required(section.required_in_sessions()))
+        .with_required(section.required_in_sessions())
+        .with_extra(section.extra(home.as_deref())?))
 }
 
 /// The tool context for a session.

@@ -38,6 +38,7 @@ pub(crate) fn run(command: SandboxCommand) -> Result<ExitCode, Exit> {
         user_home: std::env::var_os("HOME").map(Into::into),
         codesmith_home: Some(settings.home),
         network: allow_network || section.network.unwrap_or(false),
+        extra: sandbox.extra.clone(),
     };
     let argv: Vec<OsString> = command.into_iter().map(OsString::from).collect();
     match codesmith_tools::sandbox::run(&sandbox, &scope, argv) {

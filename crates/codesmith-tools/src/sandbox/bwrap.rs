@@ -1,19 +1,26 @@
 //! The bubblewrap backend (Linux).
 //!
-//! What a command under it gets (see `bwrap(1)` for each flag):
-//! - no capabilities (`--cap-drop ALL`), and where the kernel allows a user namespace, an
-//!   unprivileged uid (`--unshare-user --uid 65534` when the harness runs as root) from which
-//!   no further user namespace can be made (`--disable-userns`); a new session, PID, IPC and
-//!   UTS namespace, and death with the harness (`--die-with-parent`);
-//! - the system directories read-only, a private `/tmp` and `/run`, a minimal `/dev`, a new
-//!   `/proc`; `/sys` only for the CPU list; no host `/run`, `/var/run`, `$XDG_RUNTIME_DIR`;
-//!   every host Unix socket bound when the command starts (`/proc/net/unix`, and the agent
-//!   sockets `SSH_AUTH_SOCK`, `GPG_AGENT_INFO`) covered by `/dev/null`;
-//! - the workspace read-write, except `.git/config`, `.git/hooks/`, `.git/info/` and
-//!   `.codesmith/`, which are read-only (a hook or `core.fsmonitor` written there would run
-//!   at the user's next `git status`, outside any sandbox);
-//! - credential masks mounted last, so a workspace that is or contains `$HOME` cannot
-//!   expose them;
+//! What a command under it gets (see `bwrap(1)` for each flag, and [`super::exposure`] for
+//! the allowlist it is built from):
+//! - never the host's root: when CodeSmith runs as root, the command's process gives up
+//!   root before bubblewrap starts ([`super::prelude`]), so its user namespace maps to the
+//!   unprivileged host uid [`SANDBOX_UID`]; the workspace stays writable through an
+//!   idmapped mount. No capabilities (`--cap-drop ALL`), no further user namespace
+//!   (`--disable-userns` and the seccomp filter), a new session, PID, IPC and UTS
+//!   namespace, a fresh session keyring, and death with the harness
+//!   (`--die-with-parent`);
+//! - a seccomp filter ([`super::seccomp`]);
+//! - only what [`super::exposure`] allows: the system directories read-only (minus the
+//!   secrets in `/etc`), an empty home with the toolchain folders read-only, the workspace
+//!   read-write, a private `/tmp`, `/var/tmp` and `/run`, a minimal `/dev`, a new `/proc`
+//!   (bubblewrap keeps `/proc/sys` and `/proc/sysrq-trigger` read-only), `/sys` only for the
+//!   CPU list. Other homes, `/srv`, `/mnt`, `/media`, `/var` and every host socket outside
+//!   the workspace are absent;
+//! - in the workspace, read-only: the parts of every git directory that make git run a
+//!   program later (its configuration, hooks, `info/`, redirections), the `.git` files of
+//!   submodules, the directory `core.hooksPath` names, and `.codesmith/` (an empty one
+//!   when absent);
+//! - an environment built from the allowlist, with `HOME` inside;
 //! - the process-count and memory bounds of [`super::limits`].
 
 use std::ffi::{OsStr, OsString};
@@ -21,7 +28,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use super::{Backend, Scope, limits};
+use super::prelude::SANDBOX_UID;
+use super::{Backend, Launch, Scope, limits};
 
 /// Directories under the user's home that hold credentials; each is covered by an empty
 /// tmpfs inside the sandbox (credentials are not mounted at all).
@@ -68,39 +76,22 @@ const CREDENTIAL_FILES: &[&str] = &[
     ".local/share/fish/fish_history",
 ];
 
-/// Workspace paths bound read-only over the writable workspace. Git porcelain still works:
-/// the index, refs, objects, logs and `COMMIT_EDITMSG` stay writable.
-const READ_ONLY_IN_WORKSPACE: &[&str] = &[
-    ".git/config",
-    ".git/config.worktree",
-    ".git/commondir",
-    ".git/hooks",
-    ".git/info",
-    ".codesmith",
-];
-
-/// Workspace directories that are created empty and read-only when absent (only when
-/// `.git` is a directory), so the command cannot create them either.
-const MADE_READ_ONLY_IN_WORKSPACE: &[&str] = &[".git/hooks", ".git/info"];
-
 /// Files in a git directory that send git to another directory for its configuration and
 /// hooks (`commondir`, see `gitrepository-layout(5)`), read whenever present. One that does
 /// not exist cannot be mounted read-only without leaving an empty file, which git rejects;
 /// [`GitGuard`] removes any the command created instead.
 const GIT_REDIRECTS: &[&str] = &[".git/commondir"];
 
-/// Top-level entries of `/` that are never bound from the host: replaced by fresh mounts
-/// (`/dev`, `/proc`, `/tmp`, `/run`), reduced (`/sys`), or of no use to a build.
-const NOT_FROM_HOST: &[&str] = &["dev", "proc", "sys", "tmp", "run", "lost+found", "boot"];
-
-/// The uid and gid a root harness maps to inside the user namespace (`nobody`).
-const UNPRIVILEGED_ID: u32 = 65534;
+/// Directories of a git directory that are made empty and read-only when absent, so the
+/// command cannot create them either.
+const MADE_WHEN_ABSENT: &[&str] = &["hooks", "info"];
 
 /// What the installed `bwrap` can do here, probed once per process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BwrapFeatures {
-    /// A user namespace can be made (`--unshare-user`): the command runs under an
-    /// unprivileged uid when the harness is root.
+    /// A user namespace can be made (`--unshare-user`). Always true when CodeSmith runs as
+    /// root: without one there is no way to run the command as an unprivileged host user,
+    /// and the backend reports that it cannot isolate.
     pub userns: bool,
     /// `--disable-userns` is supported: no further user namespace inside.
     pub disable_userns: bool,
@@ -127,16 +118,18 @@ pub enum BwrapProbe {
     },
 }
 
-/// Probes `bwrap` once per process: the full set of flags first, then without
-/// `--disable-userns`, then without a user namespace (where the kernel or a container
-/// forbids one; capabilities are still dropped).
+/// Probes `bwrap` once per process by running `true` through the real launch path (the
+/// prelude, the allowlist and the seccomp filter) over a throw-away workspace: the full
+/// set of flags first, then without `--disable-userns`, then (only when CodeSmith is not
+/// root) without a user namespace. As root, a bubblewrap that cannot make a user namespace
+/// as the unprivileged user is `Broken`: the command would run as the host's root.
 pub fn probe() -> &'static BwrapProbe {
     static PROBE: OnceLock<BwrapProbe> = OnceLock::new();
     PROBE.get_or_init(|| {
         let Some(program) = find_on_path("bwrap") else {
             return BwrapProbe::NotInstalled;
         };
-        let tries = [
+        let mut tries = vec![
             BwrapFeatures {
                 userns: true,
                 disable_userns: true,
@@ -145,32 +138,50 @@ pub fn probe() -> &'static BwrapProbe {
                 userns: true,
                 disable_userns: false,
             },
-            BwrapFeatures {
+        ];
+        if !is_root() {
+            tries.push(BwrapFeatures {
                 userns: false,
                 disable_userns: false,
-            },
-        ];
+            });
+        }
         let mut reason = String::new();
+        let dir = match tempfile::Builder::new().prefix("codesmith-probe").tempdir() {
+            Ok(d) => d,
+            Err(e) => {
+                return BwrapProbe::Broken {
+                    program,
+                    reason: format!("no temporary directory for the probe: {e}"),
+                };
+            }
+        };
+        let ws = dir
+            .path()
+            .canonicalize()
+            .unwrap_or(dir.path().to_path_buf());
+        let scope = Scope {
+            workspace: ws.clone(),
+            cwd: ws,
+            user_home: None,
+            codesmith_home: None,
+            network: false,
+            extra: super::Extra::default(),
+        };
         for features in tries {
-            let mut args = privilege_args(features);
-            args.extend(
-                [
-                    "--unshare-net",
-                    "--unshare-pid",
-                    "--ro-bind",
-                    "/",
-                    "/",
-                    "--dev",
-                    "/dev",
-                    "--proc",
-                    "/proc",
-                    "--",
-                    "true",
-                ]
-                .map(OsString::from),
-            );
-            match Command::new(&program)
-                .args(&args)
+            let backend = BwrapBackend {
+                program: program.clone(),
+                features,
+            };
+            let launch = match backend.launch(vec!["true".into()], &scope) {
+                Ok(l) => l,
+                Err(e) => {
+                    reason = e.to_string();
+                    continue;
+                }
+            };
+            let mut cmd = Command::new(launch.program());
+            launch.configure(&mut cmd);
+            match cmd
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
@@ -188,8 +199,14 @@ pub fn probe() -> &'static BwrapProbe {
                             .to_string();
                     }
                 }
-                Err(e) => reason = e.to_string(),
+                Err(e) => reason = format!("the sandbox could not be set up: {e}"),
             }
+        }
+        if is_root() {
+            reason = format!(
+                "as root, commands must run as the unprivileged uid {SANDBOX_UID}, and bwrap \
+                 could not make a user namespace for it here ({reason})"
+            );
         }
         BwrapProbe::Broken { program, reason }
     })
@@ -202,10 +219,6 @@ fn privilege_args(features: BwrapFeatures) -> Vec<OsString> {
         .to_vec();
     if features.userns {
         args.push("--unshare-user".into());
-        if nix_is_root() {
-            let id = UNPRIVILEGED_ID.to_string();
-            args.extend(["--uid".into(), id.clone().into(), "--gid".into(), id.into()]);
-        }
         if features.disable_userns {
             args.push("--disable-userns".into());
         }
@@ -213,7 +226,8 @@ fn privilege_args(features: BwrapFeatures) -> Vec<OsString> {
     args
 }
 
-fn nix_is_root() -> bool {
+/// True when CodeSmith runs with effective uid 0.
+pub(crate) fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
@@ -255,6 +269,47 @@ impl BwrapBackend {
     }
 }
 
+/// Where bubblewrap finds the host paths: themselves, or for a root harness their staged
+/// clones (see [`super::prelude`]).
+struct Sources {
+    staging: Option<PathBuf>,
+    /// `(host path, staged path)`, longest host path first when looking up.
+    staged: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Sources {
+    /// The path bubblewrap reads for host path `p`: inside a staged tree, the same place in
+    /// its clone.
+    fn of(&self, p: &Path) -> PathBuf {
+        self.staged
+            .iter()
+            .filter(|(host, _)| p.starts_with(host))
+            .max_by_key(|(host, _)| host.as_os_str().len())
+            .map(|(host, staged)| match p.strip_prefix(host) {
+                Ok(rest) if rest.as_os_str().is_empty() => staged.clone(),
+                Ok(rest) => staged.join(rest),
+                Err(_) => p.to_path_buf(),
+            })
+            .unwrap_or_else(|| p.to_path_buf())
+    }
+
+    /// Stages `p` when the harness is root (a no-op otherwise); returns its source path.
+    fn stage(
+        &mut self,
+        prelude: &mut super::prelude::Prelude,
+        p: &Path,
+        writable: bool,
+    ) -> std::io::Result<PathBuf> {
+        if let Some(staging) = &self.staging {
+            let staged = prelude.stage(staging, p, writable)?;
+            self.staged.push((p.to_path_buf(), staged.clone()));
+            Ok(staged)
+        } else {
+            Ok(p.to_path_buf())
+        }
+    }
+}
+
 impl Backend for BwrapBackend {
     fn name(&self) -> &'static str {
         "bwrap"
@@ -270,10 +325,36 @@ impl Backend for BwrapBackend {
         true
     }
 
-    fn wrap(&self, argv: Vec<OsString>, scope: &Scope) -> Vec<OsString> {
+    fn launch(&self, argv: Vec<OsString>, scope: &Scope) -> std::io::Result<Launch> {
+        use super::exposure as ex;
         let bounds = limits::bounds();
-        let mut out: Vec<OsString> = bounds.join_prefix();
-        out.push(self.program.clone().into());
+        let root = is_root();
+        let mut prelude = super::prelude::Prelude {
+            cgroup_procs: bounds.procs_cstrings(),
+            nproc: limits::MAX_PROCESSES,
+            ..Default::default()
+        };
+        let mut sources = Sources {
+            staging: None,
+            staged: Vec::new(),
+        };
+        if root {
+            let staging = super::prelude::staging_dir().ok_or_else(|| {
+                std::io::Error::other(
+                    "no /mnt, /media or /srv directory to stage the sandbox's paths in",
+                )
+            })?;
+            prelude.staging = Some(
+                std::ffi::CString::new(staging.as_os_str().as_encoded_bytes())
+                    .map_err(std::io::Error::other)?,
+            );
+            prelude.drop_to = Some((SANDBOX_UID, SANDBOX_UID));
+            sources.staging = Some(staging.to_path_buf());
+        }
+        let host_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        let home = ex::inside_home(scope.user_home.as_deref());
+
+        let mut out: Vec<OsString> = vec![self.program.clone().into()];
         out.extend(privilege_args(self.features));
         let mut push = |args: &[&dyn AsRef<OsStr>]| {
             out.extend(args.iter().map(|a| a.as_ref().to_os_string()));
@@ -282,14 +363,24 @@ impl Backend for BwrapBackend {
         if !scope.network {
             push(&[&"--unshare-net"]);
         }
-        for (entry, link) in root_entries() {
+        for (dir, link) in ex::system_dirs() {
             match link {
-                Some(target) => push(&[&"--symlink", &target, &entry]),
-                None => push(&[&"--ro-bind", &entry, &entry]),
+                Some(target) => push(&[&"--symlink", &target, &dir]),
+                None => push(&[&"--ro-bind", &dir, &dir]),
             }
         }
+        for secret in ex::etc_secrets() {
+            mask(&mut push, &secret);
+        }
         push(&[&"--dev", &"/dev", &"--proc", &"/proc"]);
-        push(&[&"--tmpfs", &"/tmp", &"--tmpfs", &"/run"]);
+        push(&[
+            &"--tmpfs",
+            &"/tmp",
+            &"--tmpfs",
+            &"/var/tmp",
+            &"--tmpfs",
+            &"/run",
+        ]);
         push(&[
             &"--ro-bind-try",
             &"/sys/devices/system/cpu",
@@ -304,60 +395,134 @@ impl Backend for BwrapBackend {
                 push(&[&"--ro-bind", &target, &target]);
             }
         }
-        if Path::new("/var/run").is_dir() && !Path::new("/var/run").is_symlink() {
-            push(&[&"--tmpfs", &"/var/run"]);
+        // An empty home, then the toolchains, then what the user added.
+        push(&[&"--tmpfs", &home]);
+        let toolchains =
+            ex::toolchain_dirs(scope.user_home.as_deref(), &host_env, &scope.workspace);
+        for dir in &toolchains {
+            let src = sources.stage(&mut prelude, dir, false)?;
+            push(&[&"--ro-bind", &src, dir]);
         }
-        push(&[&"--bind", &scope.workspace, &scope.workspace]);
-        // `.git` itself is a mount point, so it cannot be renamed, removed or replaced by a
-        // directory with a configuration of the command's choosing; a `.git` file (a linked
-        // worktree or submodule) is read-only, so it cannot point git elsewhere.
-        let git = scope.workspace.join(".git");
-        if let Ok(meta) = std::fs::symlink_metadata(&git) {
-            if meta.is_dir() {
-                push(&[&"--bind", &git, &git]);
-            } else {
-                push(&[&"--ro-bind", &git, &git]);
+        for secret in ex::toolchain_secrets(scope.user_home.as_deref(), &toolchains) {
+            mask(&mut push, &secret);
+        }
+        for (paths, writable) in [(&scope.extra.read, false), (&scope.extra.write, true)] {
+            for p in paths {
+                let Ok(p) = p.canonicalize() else { continue };
+                if p.starts_with(&scope.workspace) || p == Path::new("/") {
+                    continue;
+                }
+                let src = sources.stage(&mut prelude, &p, writable)?;
+                push(&[if writable { &"--bind" } else { &"--ro-bind" }, &src, &p]);
             }
         }
-        for rel in READ_ONLY_IN_WORKSPACE {
-            let path = scope.workspace.join(rel);
-            if path.exists() {
-                push(&[&"--ro-bind", &path, &path]);
-            } else if MADE_READ_ONLY_IN_WORKSPACE.contains(rel)
-                && std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir())
-            {
-                // A hooks or info directory that does not exist yet is created empty and
-                // read-only, so the command cannot create it either.
-                push(&[&"--tmpfs", &path, &"--remount-ro", &path]);
+        // The workspace, writable.
+        let ws_src = sources.stage(&mut prelude, &scope.workspace, true)?;
+        push(&[&"--bind", &ws_src, &scope.workspace]);
+        for git in ex::git_dirs(&scope.workspace) {
+            if git == scope.workspace.join(".git") {
+                // `.git` itself is a mount point, so it cannot be renamed, removed or
+                // replaced by a directory with a configuration of the command's choosing.
+                push(&[&"--bind", &sources.of(&git), &git]);
+            }
+            for name in ex::GIT_READ_ONLY {
+                let path = git.join(name);
+                if std::fs::symlink_metadata(&path).is_ok() {
+                    push(&[&"--ro-bind", &sources.of(&path), &path]);
+                } else if MADE_WHEN_ABSENT.contains(name) {
+                    push(&[&"--tmpfs", &path, &"--remount-ro", &path]);
+                }
             }
         }
-        // Before the credential masks, which may cover some of these sockets again.
-        for path in host_sockets(scope) {
-            push(&[&"--ro-bind", &"/dev/null", &path]);
+        // `.git` files (a linked worktree, a submodule's checkout) are read-only, so they
+        // cannot point git at a directory of the command's choosing.
+        for file in git_files(&scope.workspace) {
+            push(&[&"--ro-bind", &sources.of(&file), &file]);
         }
+        if let Some(hooks) = ex::hooks_path_dir(&scope.workspace) {
+            push(&[&"--ro-bind", &sources.of(&hooks), &hooks]);
+        }
+        let own = scope.workspace.join(".codesmith");
+        if std::fs::symlink_metadata(&own).is_ok() {
+            push(&[&"--ro-bind", &sources.of(&own), &own]);
+        } else {
+            push(&[&"--tmpfs", &own, &"--remount-ro", &own]);
+        }
+        // Credentials inside the workspace: when it is or contains the home directory, the
+        // known credential folders of that home, and `$CODESMITH_HOME` wherever it lies
+        // inside.
         for path in credential_paths(scope) {
+            if !path.starts_with(&scope.workspace) {
+                continue;
+            }
             if path.is_dir() {
                 push(&[&"--tmpfs", &path, &"--remount-ro", &path]);
             } else {
                 push(&[&"--ro-bind", &"/dev/null", &path]);
             }
         }
-        // Variables that point at what is not mounted (agent sockets, the runtime
-        // directory, the session bus) are dropped; temporary files go to the private /tmp.
-        for var in [
-            "SSH_AUTH_SOCK",
-            "GPG_AGENT_INFO",
-            "XDG_RUNTIME_DIR",
-            "DBUS_SESSION_BUS_ADDRESS",
-        ] {
-            push(&[&"--unsetenv", &var]);
+        if let Some(programs) = super::seccomp::programs() {
+            for program in programs {
+                let fd = super::prelude::pipe_with(program)?;
+                use std::os::fd::AsRawFd;
+                push(&[&"--add-seccomp-fd", &fd.as_raw_fd().to_string()]);
+                prelude.keep.push(fd);
+            }
         }
-        push(&[&"--setenv", &"TMPDIR", &"/tmp"]);
         push(&[&"--chdir", &scope.cwd, &"--"]);
-        out.extend(bounds.rlimit_prefix());
         out.extend(argv);
-        out
+        Ok(Launch {
+            argv: out,
+            env: ex::environment(host_env, &scope.extra.env, &home),
+            prelude: Some(prelude),
+        })
     }
+}
+
+/// Covers `path`: an empty read-only directory over a directory, an empty file otherwise.
+fn mask(push: &mut impl FnMut(&[&dyn AsRef<OsStr>]), path: &Path) {
+    if path.is_dir() {
+        push(&[&"--tmpfs", &path, &"--remount-ro", &path]);
+    } else {
+        push(&[&"--ro-bind", &"/dev/null", &path]);
+    }
+}
+
+/// The `.git` files of the workspace: at its root, and at each submodule path
+/// `.gitmodules` names (bounded to 256).
+fn git_files(workspace: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let root = workspace.join(".git");
+    if std::fs::symlink_metadata(&root).is_ok_and(|m| m.is_file()) {
+        out.push(root);
+    }
+    let Ok(modules) = std::fs::read_to_string(workspace.join(".gitmodules")) else {
+        return out;
+    };
+    for line in modules.lines().take(4096) {
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        if !k.trim().eq_ignore_ascii_case("path") {
+            continue;
+        }
+        let rel = Path::new(v.trim());
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            continue;
+        }
+        let file = workspace.join(rel).join(".git");
+        if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file()) {
+            out.push(file);
+        }
+        if out.len() >= 256 {
+            break;
+        }
+    }
+    out
 }
 
 /// Removes the git redirections ([`GIT_REDIRECTS`]) a sandboxed command created in the
@@ -367,6 +532,9 @@ impl Backend for BwrapBackend {
 pub struct GitGuard {
     /// Redirection files that did not exist before the command.
     absent: Vec<PathBuf>,
+    /// `.codesmith/` when it did not exist: the sandbox makes it as an empty read-only
+    /// mount point, and the empty directory left behind is removed afterwards.
+    mount_point: Option<PathBuf>,
 }
 
 impl GitGuard {
@@ -381,12 +549,21 @@ impl GitGuard {
             .map(|rel| scope.workspace.join(rel))
             .filter(|p| std::fs::symlink_metadata(p).is_err())
             .collect();
-        GitGuard { absent }
+        let own = scope.workspace.join(".codesmith");
+        let mount_point = std::fs::symlink_metadata(&own).is_err().then_some(own);
+        GitGuard {
+            absent,
+            mount_point,
+        }
     }
 
     /// Removes the redirections the command created and returns them (empty when there
     /// were none). A path that cannot be removed is returned too, with the error.
     pub fn finish(&self) -> Vec<(PathBuf, Option<std::io::Error>)> {
+        if let Some(dir) = &self.mount_point {
+            // Only an empty directory goes (remove_dir fails on anything else).
+            let _ = std::fs::remove_dir(dir);
+        }
         let mut out = Vec::new();
         for path in &self.absent {
             let Ok(meta) = std::fs::symlink_metadata(path) else {
@@ -403,84 +580,10 @@ impl GitGuard {
     }
 }
 
-/// Top-level entries of `/` to bind read-only: `(path, Some(target))` for a symlink
-/// (recreated as one, e.g. `/bin -> usr/bin`), `(path, None)` for a directory.
-fn root_entries() -> Vec<(PathBuf, Option<PathBuf>)> {
-    let Ok(dir) = std::fs::read_dir("/") else {
-        return vec![(PathBuf::from("/usr"), None), (PathBuf::from("/etc"), None)];
-    };
-    let mut out: Vec<(PathBuf, Option<PathBuf>)> = dir
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| !NOT_FROM_HOST.contains(&n))
-        })
-        .filter_map(|e| {
-            let path = e.path();
-            let kind = e.file_type().ok()?;
-            if kind.is_symlink() {
-                Some((path.clone(), Some(std::fs::read_link(&path).ok()?)))
-            } else if kind.is_dir() {
-                Some((path, None))
-            } else {
-                None
-            }
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// Most host sockets masked; beyond this many, the rest stay reachable (a host with that
-/// many bound Unix sockets is not one a sandbox is run on in practice).
-const MAX_SOCKET_MASKS: usize = 2048;
-
-/// Host Unix sockets that would otherwise be reachable by path (`connect(2)` needs only
-/// write permission on the socket file, which the harness's uid has on its own sockets,
-/// also from inside the user namespace): every bound socket the host lists in
-/// `/proc/net/unix` (see `unix(7)`) and the agent sockets named by the environment
-/// (`SSH_AUTH_SOCK`, `GPG_AGENT_INFO`), outside `/tmp`, `/run`, `/dev` and `/proc`
-/// (replaced wholesale). Each is covered by `/dev/null`, so connecting fails. Sockets bound
-/// after the command starts are not covered.
-fn host_sockets(scope: &Scope) -> Vec<PathBuf> {
-    let listed = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
-    let mut found: Vec<PathBuf> = listed
-        .lines()
-        .skip(1)
-        // Num RefCount Protocol Flags Type St Inode Path; an abstract name starts with `@`.
-        .filter_map(|l| l.split_whitespace().nth(7))
-        .filter(|p| p.starts_with('/'))
-        .map(PathBuf::from)
-        .collect();
-    for var in ["SSH_AUTH_SOCK", "GPG_AGENT_INFO"] {
-        if let Some(v) = std::env::var_os(var) {
-            // GPG_AGENT_INFO is `path:pid:protocol`.
-            let s = v.to_string_lossy();
-            found.push(PathBuf::from(s.split(':').next().unwrap_or("")));
-        }
-    }
-    let mut out: Vec<PathBuf> = found
-        .into_iter()
-        .filter_map(|p| p.canonicalize().ok())
-        .filter(|p| {
-            use std::os::unix::fs::FileTypeExt;
-            std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket())
-                && !["/tmp", "/run", "/var/run", "/dev", "/proc", "/sys"]
-                    .iter()
-                    .any(|d| p.starts_with(d))
-                && p != &scope.workspace
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out.truncate(MAX_SOCKET_MASKS);
-    out
-}
-
-/// The existing credential paths (canonical) that the bwrap backend hides for `scope`:
-/// the fixed home-relative list plus `$CODESMITH_HOME` (wherever it lies, the workspace
-/// included). Paths that contain the workspace are skipped: masking them would hide the
+/// The existing credential paths (canonical) of `scope`: the fixed home-relative list plus
+/// `$CODESMITH_HOME`. Outside the workspace they are absent from the sandbox anyway (it
+/// shows an empty home); the bwrap backend covers those that lie inside the workspace (a
+/// workspace that is or contains the home directory). Paths that contain the workspace are skipped: masking them would hide the
 /// workspace itself.
 pub fn credential_paths(scope: &Scope) -> Vec<PathBuf> {
     let mut found = Vec::new();

@@ -49,6 +49,8 @@ pub enum RunError {
     Refused(SandboxRefusal),
     /// No command was given.
     EmptyCommand,
+    /// The sandbox could not be set up for this command (see [`Backend::launch`]).
+    Setup(std::io::Error),
     /// The (wrapped) program could not be started.
     Spawn(std::io::Error),
 }
@@ -58,6 +60,7 @@ impl fmt::Display for RunError {
         match self {
             RunError::Refused(r) => r.fmt(f),
             RunError::EmptyCommand => write!(f, "no command given: use `sandbox run -- CMD ARGS`"),
+            RunError::Setup(e) => write!(f, "could not set up the sandbox: {e}"),
             RunError::Spawn(e) => write!(f, "could not start the sandboxed command: {e}"),
         }
     }
@@ -78,8 +81,8 @@ pub struct RunOutcome {
 
 /// Runs `argv` under `sandbox` with inherited stdin/stdout/stderr, after the isolation check
 /// ([`super::Sandbox::admit`], the same one the shell tools pass), and returns its exit
-/// code (128 + signal number when killed by a signal) with the notices of the run. The command inherits no secret
-/// from the environment ([`super::secret_env_names`]).
+/// code (128 + signal number when killed by a signal) with the notices of the run. The
+/// command gets only the allowlisted environment ([`super::exposure::environment`]).
 ///
 /// This is the body of `codesmith sandbox run -- CMD`.
 pub fn run(
@@ -93,13 +96,10 @@ pub fn run(
         return Err(RunError::EmptyCommand);
     }
     let guard = super::GitGuard::before(scope, backend.isolates());
-    let wrapped = backend.wrap(argv, scope);
-    let (program, args) = wrapped.split_first().ok_or(RunError::EmptyCommand)?;
-    let mut cmd = std::process::Command::new(program);
-    cmd.args(args).current_dir(&scope.cwd);
-    for name in super::secret_env_names() {
-        cmd.env_remove(name);
-    }
+    let launch = backend.launch(argv, scope).map_err(RunError::Setup)?;
+    let mut cmd = std::process::Command::new(launch.program());
+    launch.configure(&mut cmd);
+    cmd.current_dir(&scope.cwd);
     let status = cmd.status();
     let notices = guard
         .finish()
@@ -138,6 +138,7 @@ mod tests {
             user_home: None,
             codesmith_home: None,
             network: false,
+            extra: super::super::Extra::default(),
         }
     }
 

@@ -5,17 +5,16 @@
 //! Two layers, each used where the host allows it:
 //! - a cgroup per harness process (`codesmith-<pid>`, cgroup v1 `pids` and `memory`
 //!   controllers, or cgroup v2 with those controllers delegated), which every sandboxed
-//!   command joins before `bwrap` starts: `pids.max` = [`CGROUP_MAX_PIDS`] and a memory limit
+//!   command's process joins before it executes `bwrap` (see `super::prelude`): `pids.max` = [`CGROUP_MAX_PIDS`] and a memory limit
 //!   of half the machine's RAM, shared by all of the session's commands. This is the layer
 //!   that holds for root, whose `RLIMIT_NPROC` the kernel does not enforce;
-//! - `RLIMIT_NPROC` = [`MAX_PROCESSES`] and no core dumps inside the sandbox (`ulimit`, see
-//!   `setrlimit(2)`). In the sandbox's user namespace the count covers only its own
-//!   processes.
+//! - `RLIMIT_NPROC` = [`MAX_PROCESSES`] and no core dumps (`setrlimit(2)`, set in the same
+//!   place). Sandboxed commands never run as root (a root harness hands them to an
+//!   unprivileged uid), so the kernel enforces the count for them too.
 //!
 //! Stale cgroups of harness processes that no longer exist are removed when a new one is
 //! made.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -48,41 +47,14 @@ pub fn bounds() -> &'static Bounds {
 }
 
 impl Bounds {
-    /// The command-line prefix that moves the command into the cgroups before it starts
-    /// (`/bin/sh -c 'echo $$ > …/cgroup.procs … && exec "$@"'`); empty without cgroups. The
-    /// command fails (exit 125) rather than run unbounded if joining fails.
-    pub(crate) fn join_prefix(&self) -> Vec<OsString> {
-        if self.procs_files.is_empty() {
-            return Vec::new();
-        }
-        let mut script = String::new();
-        for f in &self.procs_files {
-            script.push_str(&format!("echo $$ > '{}' && ", f.display()));
-        }
-        script.push_str(
-            "exec \"$@\"; echo 'codesmith: could not join the resource-limit cgroup' >&2; exit 125",
-        );
-        ["/bin/sh", "-c", &script, "codesmith-bounds"]
-            .map(OsString::from)
-            .to_vec()
-    }
-
-    /// The prefix run inside the sandbox that sets `RLIMIT_NPROC`, turns off core dumps and
-    /// closes every file descriptor above stderr that whatever started the harness left open
-    /// (a CI runner's control pipe, a jobserver, a terminal): only stdin, stdout and stderr
-    /// reach the command. The quieting redirection is on each `exec`, never on the loop: bash
-    /// keeps the loop's own stderr in a high descriptor while the loop runs, the loop would
-    /// close that copy, and the command would then start with stderr on `/dev/null`.
-    pub(crate) fn rlimit_prefix(&self) -> Vec<OsString> {
-        let script = format!(
-            "ulimit -u {MAX_PROCESSES} 2>/dev/null; ulimit -c 0 2>/dev/null; \
-             for f in /proc/$$/fd/*; do n=${{f##*/}}; \
-             if [[ $n =~ ^[0-9]+$ ]] && (( n > 2 )); then eval \"exec $n>&-\" 2>/dev/null; fi; \
-             done; exec \"$@\""
-        );
-        ["bash", "-c", &script, "codesmith-rlimits"]
-            .map(OsString::from)
-            .to_vec()
+    /// The `cgroup.procs` files a sandboxed command joins before bubblewrap starts (see
+    /// `super::prelude`); empty without cgroups.
+    pub(crate) fn procs_cstrings(&self) -> Vec<std::ffi::CString> {
+        use std::os::unix::ffi::OsStrExt;
+        self.procs_files
+            .iter()
+            .filter_map(|f| std::ffi::CString::new(f.as_os_str().as_bytes()).ok())
+            .collect()
     }
 
     /// One line for reports: what bounds the session's commands.
@@ -148,13 +120,6 @@ fn setup() -> Bounds {
             bounds.cgroup_pids = Some(CGROUP_MAX_PIDS);
             bounds.cgroup_memory = Some(memory);
         }
-    }
-    if bounds
-        .procs_files
-        .iter()
-        .any(|f| f.to_string_lossy().contains('\''))
-    {
-        return Bounds::default();
     }
     bounds
 }

@@ -17,8 +17,14 @@
 //! bare when `[sandbox] required` is set.
 
 mod bwrap;
+pub mod exposure;
 mod isolation;
 pub mod limits;
+// The one module of the sandbox with `unsafe`: what a command's process does between
+// `fork` and `exec` cannot be written without it (see its documentation).
+#[allow(unsafe_code)]
+mod prelude;
+mod seccomp;
 mod selftest;
 
 use std::ffi::OsString;
@@ -27,7 +33,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use bwrap::{BwrapBackend, BwrapFeatures, BwrapProbe, GitGuard, credential_paths, probe};
+pub use exposure::{Access, Extra};
 pub use isolation::{RunError, RunOutcome, SandboxRefusal, require_isolation, run};
+pub use prelude::SANDBOX_UID;
+pub use seccomp::{
+    REFUSED as SECCOMP_REFUSED, REFUSED_WITH_ARGUMENTS as SECCOMP_REFUSED_WITH_ARGUMENTS,
+};
 pub use selftest::{SelfTest, self_test};
 
 /// What a confined command may touch.
@@ -44,6 +55,57 @@ pub struct Scope {
     pub codesmith_home: Option<PathBuf>,
     /// True when the command may use the network.
     pub network: bool,
+    /// What the user's config adds to what the sandbox shows (`[sandbox] read`, `write`,
+    /// `env`).
+    pub extra: Extra,
+}
+
+/// A command ready to start under a backend: its command line, its whole environment, and
+/// (for bubblewrap) the steps its process takes between `fork` and `exec`.
+#[derive(Debug)]
+pub struct Launch {
+    /// The command line, program first.
+    pub argv: Vec<OsString>,
+    /// The whole environment the program starts with (nothing else is inherited).
+    pub env: Vec<(OsString, OsString)>,
+    prelude: Option<prelude::Prelude>,
+}
+
+impl Launch {
+    /// A launch with no set-up of its own: `argv` as is, with `env`.
+    pub fn plain(argv: Vec<OsString>, env: Vec<(OsString, OsString)>) -> Self {
+        Launch {
+            argv,
+            env,
+            prelude: None,
+        }
+    }
+
+    /// The program to start (`argv[0]`; empty for an empty command line).
+    pub fn program(&self) -> &std::ffi::OsStr {
+        self.argv
+            .first()
+            .map(OsString::as_os_str)
+            .unwrap_or_default()
+    }
+
+    /// Sets `cmd`'s arguments (`argv[1..]`) and environment (cleared first), and adds the
+    /// set-up steps as a pre-exec hook. Hooks added to `cmd` before run first, so a
+    /// reaper that forks there leaves these steps to the command's own process. Variables
+    /// set on `cmd` afterwards are added to the environment.
+    pub fn configure(self, cmd: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt;
+        cmd.args(self.argv.iter().skip(1));
+        cmd.env_clear().envs(self.env);
+        if let Some(prelude) = self.prelude {
+            // SAFETY: `Prelude::run` makes only raw system calls on memory prepared before
+            // the fork (see the `prelude` module), as a pre-exec hook must.
+            #[allow(unsafe_code)]
+            unsafe {
+                cmd.pre_exec(move || prelude.run());
+            }
+        }
+    }
 }
 
 /// Names of this process's environment variables that no command may inherit, with or
@@ -102,8 +164,12 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn private_tmp(&self) -> bool {
         false
     }
-    /// Rewrites `argv` (program first) into the command line that runs it under `scope`.
-    fn wrap(&self, argv: Vec<OsString>, scope: &Scope) -> Vec<OsString>;
+    /// What it takes to run `argv` (program first) under `scope`.
+    ///
+    /// # Errors
+    /// The sandbox cannot be set up for this scope (a path it must offer cannot be staged,
+    /// the seccomp filter cannot be handed over); the command must then not run.
+    fn launch(&self, argv: Vec<OsString>, scope: &Scope) -> std::io::Result<Launch>;
 }
 
 /// The backend that does not isolate: the command runs as the user, with full access.
@@ -117,8 +183,20 @@ impl Backend for NoneBackend {
     fn isolates(&self) -> bool {
         false
     }
-    fn wrap(&self, argv: Vec<OsString>, _scope: &Scope) -> Vec<OsString> {
-        argv
+    /// The command as is, with the allowlisted environment ([`exposure::environment`]) and
+    /// the user's own `HOME` and `TMPDIR`: no secret from CodeSmith's environment reaches
+    /// it, even without a sandbox.
+    fn launch(&self, argv: Vec<OsString>, scope: &Scope) -> std::io::Result<Launch> {
+        let home = scope
+            .user_home
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let mut env = exposure::environment(std::env::vars_os(), &scope.extra.env, &home);
+        if let Some(tmp) = std::env::var_os("TMPDIR") {
+            env.retain(|(n, _)| n != "TMPDIR");
+            env.push(("TMPDIR".into(), tmp));
+        }
+        Ok(Launch::plain(argv, env))
     }
 }
 
@@ -164,6 +242,8 @@ pub struct Sandbox {
     /// required`): `exec_shell` and `task_shell_start` then refuse through
     /// [`require_isolation`], the same isolation check as `codesmith sandbox run`.
     pub required: bool,
+    /// What the user's config adds (`[sandbox] read`, `write`, `env`).
+    pub extra: Extra,
 }
 
 impl Sandbox {
@@ -174,7 +254,14 @@ impl Sandbox {
             network,
             user_home: std::env::var_os("HOME").map(PathBuf::from),
             required: false,
+            extra: Extra::default(),
         }
+    }
+
+    /// The same sandbox showing what `extra` adds.
+    pub fn with_extra(mut self, extra: Extra) -> Self {
+        self.extra = extra;
+        self
     }
 
     /// The same sandbox with `[sandbox] required` set to `required`.
@@ -313,8 +400,9 @@ mod tests {
             user_home: None,
             codesmith_home: None,
             network: false,
+            extra: Extra::default(),
         };
-        let argv = bwrap.wrap(vec!["true".into()], &scope);
+        let argv = bwrap.launch(vec!["true".into()], &scope).unwrap().argv;
         assert!(
             argv.windows(2).any(|w| w[0] == "--tmpfs" && w[1] == "/tmp"),
             "{argv:?}"

@@ -56,6 +56,7 @@ pub fn self_test(backend: &dyn Backend) -> Result<Vec<SelfTest>, String> {
         user_home: Some(ws.clone()),
         codesmith_home: None,
         network: false,
+        extra: super::Extra::default(),
     };
     // A probe that printed nothing did not run (a busy machine can fail a namespace or a
     // fork for a moment); it says nothing about isolation, so it is run once more before
@@ -153,10 +154,12 @@ enum Probe {
 
 /// Runs the probe once under `backend`, bounded to 10 s.
 fn run_probe(backend: &dyn Backend, scope: &Scope, ws: &std::path::Path) -> Result<Probe, String> {
-    let argv = backend.wrap(vec!["bash".into(), "-c".into(), PROBE.into()], scope);
-    let (program, args) = argv.split_first().ok_or("empty command line")?;
-    let mut child = Command::new(program)
-        .args(args)
+    let launch = backend
+        .launch(vec!["bash".into(), "-c".into(), PROBE.into()], scope)
+        .map_err(|e| format!("the sandbox could not be set up: {e}"))?;
+    let mut cmd = Command::new(launch.program());
+    launch.configure(&mut cmd);
+    let mut child = cmd
         .current_dir(ws)
         .env("CODESMITH_PROBE_HOME", ws)
         .stdin(Stdio::null())
@@ -219,14 +222,22 @@ mod tests {
             false
         }
 
-        fn wrap(&self, argv: Vec<OsString>, _scope: &Scope) -> Vec<OsString> {
-            if self.runs.fetch_add(1, Ordering::SeqCst) < self.fail {
+        fn launch(
+            &self,
+            argv: Vec<OsString>,
+            _scope: &Scope,
+        ) -> std::io::Result<super::super::Launch> {
+            let argv = if self.runs.fetch_add(1, Ordering::SeqCst) < self.fail {
                 ["sh", "-c", "echo 'bwrap: no namespace' >&2; exit 3"]
                     .map(OsString::from)
                     .to_vec()
             } else {
                 argv
-            }
+            };
+            Ok(super::super::Launch::plain(
+                argv,
+                std::env::vars_os().collect(),
+            ))
         }
     }
 

@@ -97,6 +97,7 @@ pub(crate) fn scope_for(ctx: &ToolContext, cwd: &Path) -> Result<Scope, crate::R
         user_home: ctx.sandbox.user_home.clone(),
         codesmith_home: Some(ctx.home.clone()),
         network: ctx.sandbox.network,
+        extra: ctx.sandbox.extra.clone(),
     })
 }
 

@@ -163,13 +163,22 @@ pub(crate) fn spawn_argv(
 ) -> std::io::Result<(Running, Pipes)> {
     let marker = tree::new_marker();
     let guard = GitGuard::before(scope, sandbox.backend.isolates());
-    let argv = sandbox.backend.wrap(argv, scope);
-    let (program, args) = argv
-        .split_first()
-        .ok_or_else(|| std::io::Error::other("empty command line"))?;
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(cwd)
+    if argv.is_empty() {
+        return Err(std::io::Error::other("empty command line"));
+    }
+    let launch = sandbox.backend.launch(argv, scope)?;
+    let mut cmd = Command::new(launch.program());
+    // On Linux the reaper is forked first (its hook runs before the launch's own set-up,
+    // which then happens in the command's process only).
+    #[cfg(target_os = "linux")]
+    let pipe = {
+        use std::os::fd::AsRawFd;
+        let pipe = super::reaper::StatusPipe::new()?;
+        super::reaper::install(&mut cmd, pipe.write.as_raw_fd());
+        pipe
+    };
+    launch.configure(cmd.as_std_mut());
+    cmd.current_dir(cwd)
         .stdin(if piped { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -181,16 +190,6 @@ pub(crate) fn spawn_argv(
     // `reaper::install`); elsewhere the command leads a new group.
     #[cfg(not(target_os = "linux"))]
     cmd.process_group(0);
-    for name in crate::sandbox::secret_env_names() {
-        cmd.env_remove(name);
-    }
-    #[cfg(target_os = "linux")]
-    let pipe = {
-        use std::os::fd::AsRawFd;
-        let pipe = super::reaper::StatusPipe::new()?;
-        super::reaper::install(&mut cmd, pipe.write.as_raw_fd());
-        pipe
-    };
     #[cfg(not(target_os = "linux"))]
     cmd.kill_on_drop(true);
     let started = Instant::now();
