@@ -267,6 +267,19 @@ pub(crate) enum SandboxCommand {
         #[arg(trailing_var_arg = true, required = true, value_name = "CMD")]
         command: Vec<String>,
     },
+    /// Show what a sandboxed command sees: paths with their access, environment names,
+    /// refused system calls, the host uid.
+    Explain {
+        /// Workspace (writable inside the sandbox).
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// Explain a run with the network allowed.
+        #[arg(long)]
+        allow_network: bool,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `codesmith model ...`.

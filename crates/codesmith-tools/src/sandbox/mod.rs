@@ -376,6 +376,149 @@ impl Sandbox {
     }
 }
 
+/// One path as a sandboxed command sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exposed {
+    /// The path inside (the same path as on the host).
+    pub path: PathBuf,
+    /// How it is offered.
+    pub access: Access,
+    /// What it is: `host` (a host path), `empty` (a fresh empty directory), `link` (a
+    /// symbolic link), `devices` (a minimal `/dev`), `proc` (a new `/proc`).
+    pub kind: &'static str,
+}
+
+/// What a sandboxed command sees and may do, read from the very command line the backend
+/// builds (what `codesmith sandbox explain` and `doctor` print).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    /// The backend's name.
+    pub backend: &'static str,
+    /// True when the backend isolates.
+    pub isolates: bool,
+    /// The host uid commands run as (an unprivileged uid for a root harness under bwrap).
+    pub host_uid: u32,
+    /// True when commands may use the network.
+    pub network: bool,
+    /// Every path the command sees, in mount order (a later entry covers an earlier one);
+    /// everything else is absent. Without isolation: `/`, read-write.
+    pub paths: Vec<Exposed>,
+    /// Names of the environment variables passed (values are not shown).
+    pub env: Vec<String>,
+    /// System calls refused (empty without a seccomp filter).
+    pub syscalls_refused: Vec<&'static str>,
+}
+
+/// Explains what a command run under `sandbox` in `scope` sees (see [`Explanation`]).
+///
+/// # Errors
+/// The sandbox cannot be set up for this scope (see [`Backend::launch`]).
+pub fn explain(sandbox: &Sandbox, scope: &Scope) -> std::io::Result<Explanation> {
+    let launch = sandbox.backend.launch(vec!["true".into()], scope)?;
+    let own_uid = nix::unistd::geteuid().as_raw();
+    let env: Vec<String> = launch
+        .env
+        .iter()
+        .map(|(n, _)| n.to_string_lossy().into_owned())
+        .collect();
+    if !sandbox.backend.isolates() {
+        return Ok(Explanation {
+            backend: sandbox.backend.name(),
+            isolates: false,
+            host_uid: own_uid,
+            network: true,
+            paths: vec![Exposed {
+                path: PathBuf::from("/"),
+                access: Access::ReadWrite,
+                kind: "host",
+            }],
+            env,
+            syscalls_refused: Vec::new(),
+        });
+    }
+    let mut paths = Vec::new();
+    let argv: Vec<&OsString> = launch.argv.iter().collect();
+    let mut i = 1;
+    let path_at = |k: usize| PathBuf::from(argv.get(k).map(|a| a.as_os_str()).unwrap_or_default());
+    while i < argv.len() {
+        let flag = argv[i].to_string_lossy();
+        match flag.as_ref() {
+            "--" => break,
+            "--ro-bind" | "--ro-bind-try" | "--bind" => {
+                let hidden = argv.get(i + 1).is_some_and(|s| *s == "/dev/null");
+                paths.push(Exposed {
+                    path: path_at(i + 2),
+                    access: if hidden {
+                        Access::Hidden
+                    } else if flag == "--bind" {
+                        Access::ReadWrite
+                    } else {
+                        Access::ReadOnly
+                    },
+                    kind: "host",
+                });
+                i += 3;
+            }
+            "--tmpfs" => {
+                let ro = argv.get(i + 2).is_some_and(|s| *s == "--remount-ro");
+                paths.push(Exposed {
+                    path: path_at(i + 1),
+                    access: if ro {
+                        Access::Hidden
+                    } else {
+                        Access::ReadWrite
+                    },
+                    kind: "empty",
+                });
+                i += if ro { 4 } else { 2 };
+            }
+            "--symlink" => {
+                paths.push(Exposed {
+                    path: path_at(i + 2),
+                    access: Access::ReadOnly,
+                    kind: "link",
+                });
+                i += 3;
+            }
+            "--dev" | "--proc" => {
+                paths.push(Exposed {
+                    path: path_at(i + 1),
+                    access: if flag == "--dev" {
+                        Access::ReadWrite
+                    } else {
+                        Access::ReadOnly
+                    },
+                    kind: if flag == "--dev" { "devices" } else { "proc" },
+                });
+                i += 2;
+            }
+            "--chdir" | "--add-seccomp-fd" | "--seccomp" | "--setenv" | "--uid" | "--gid" => {
+                i += if flag == "--setenv" { 3 } else { 2 };
+            }
+            _ => i += 1,
+        }
+    }
+    let isolated_uid = if own_uid == 0 { SANDBOX_UID } else { own_uid };
+    let filtered = seccomp::programs().is_some();
+    Ok(Explanation {
+        backend: sandbox.backend.name(),
+        isolates: true,
+        host_uid: isolated_uid,
+        network: scope.network,
+        paths,
+        env,
+        syscalls_refused: if filtered {
+            seccomp::REFUSED
+                .iter()
+                .chain(seccomp::REFUSED_WITH_ARGUMENTS)
+                .copied()
+                .collect()
+        } else {
+            Vec::new()
+        },
+    })
+}
+
 impl Default for Sandbox {
     fn default() -> Self {
         Sandbox::none()

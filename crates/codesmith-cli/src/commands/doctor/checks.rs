@@ -526,8 +526,76 @@ pub(crate) fn sandbox(section: &SandboxSection) -> Vec<Finding> {
             ),
         }
     }
+    out.push(exposure(section, backend));
     out.push(dumpable());
     out
+}
+
+/// `sandbox.exposure`: the host uid commands run as and how much they see, from the same
+/// command line the backend builds ([`codesmith_tools::sandbox::explain`]).
+fn exposure(
+    section: &SandboxSection,
+    backend: std::sync::Arc<dyn codesmith_tools::sandbox::Backend>,
+) -> Finding {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let extra = match section.extra(home.as_deref()) {
+        Ok(e) => e,
+        Err(e) => {
+            return Finding::new("sandbox.exposure", Status::Error, e.to_string())
+                .hint("fix [sandbox] read, write or env in config.toml");
+        }
+    };
+    let workspace = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .unwrap_or_else(|_| std::path::PathBuf::from("/"));
+    let sandbox = codesmith_tools::sandbox::Sandbox::new(backend, section.network.unwrap_or(false))
+        .with_extra(extra.clone());
+    let scope = codesmith_tools::sandbox::Scope {
+        workspace: workspace.clone(),
+        cwd: workspace,
+        user_home: home,
+        codesmith_home: None,
+        network: sandbox.network,
+        extra,
+    };
+    match codesmith_tools::sandbox::explain(&sandbox, &scope) {
+        Ok(e) if e.isolates => Finding::new(
+            "sandbox.exposure",
+            if e.host_uid == 0 {
+                Status::Error
+            } else {
+                Status::Ok
+            },
+            format!(
+                "commands run as host uid {}, see {} mounted paths (nothing else), get {} \
+                 environment variables ({}), and {} system calls are refused",
+                e.host_uid,
+                e.paths.len(),
+                e.env.len(),
+                e.env.join(" "),
+                e.syscalls_refused.len()
+            ),
+        )
+        .hint("`codesmith sandbox explain` lists every path with its access"),
+        Ok(e) => Finding::new(
+            "sandbox.exposure",
+            Status::Warn,
+            format!(
+                "commands see everything your user can (uid {}); they get {} environment \
+                 variables ({})",
+                e.host_uid,
+                e.env.len(),
+                e.env.join(" ")
+            ),
+        )
+        .hint("install bubblewrap so commands see only the sandbox's allowlist"),
+        Err(e) => Finding::new(
+            "sandbox.exposure",
+            Status::Error,
+            format!("the sandbox cannot be set up here: {e}"),
+        )
+        .hint("run `codesmith sandbox explain` to see the error"),
+    }
 }
 
 fn self_test_hint(id: &str) -> &'static str {
