@@ -247,3 +247,110 @@ fn doctor_tells_bwrap_missing_from_bwrap_broken() {
         "{not_working}"
     );
 }
+
+/// An executable `/bin/sh` script at `path` that appends its name to `marker` and prints a
+/// version line.
+fn plant(path: &Path, marker: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let script = format!(
+        "#!/bin/sh\necho \"$0 $*\" >> '{}'\necho 'planted 1.0'\n",
+        marker.display()
+    );
+    std::fs::write(path, script).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `codesmith doctor`, started in a workspace a model prepared: the programs doctor probes
+/// planted on every kind of workspace `PATH` entry (`ws/bin`, the relative `bin`, `.`), a
+/// `path` toolchain for rustup, a `.python-version`, a `.git/config` with fsmonitor and
+/// hooks, a module that shadows an MCP server's `python3 -m`. Nothing planted runs, and
+/// the MCP server that would start in the workspace is refused with the way to allow it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_runs_nothing_the_workspace_planted() {
+    let (d, home, ws) = dirs();
+    let (home, ws) = (Path::new(&home), Path::new(&ws).canonicalize().unwrap());
+    let marker = d.path().join("marker");
+    let programs = [
+        "python3", "python", "py", "rustfmt", "rustup", "git", "rg", "cargo",
+    ];
+    for dir in ["bin", ".", "tc/bin"] {
+        for name in programs {
+            plant(&ws.join(dir).join(name), &marker);
+        }
+    }
+    let tc = ws.join("tc");
+    std::fs::write(
+        ws.join("rust-toolchain.toml"),
+        format!("[toolchain]\npath = \"{}\"\n", tc.display()),
+    )
+    .unwrap();
+    std::fs::write(ws.join(".python-version"), "../../../../tc\n").unwrap();
+    let run = ws.join("bin/git");
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(
+        ws.join(".git/config"),
+        format!(
+            "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = {r}\n\thooksPath = {r}\n\tpager = {r}\n",
+            r = run.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(ws.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        ws.join("some_module.py"),
+        format!("open('{}', 'a').write('module\\n')\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        "[mcp_servers.shadowed]\ncommand = \"python3\"\nargs = [\"-m\", \"some_module\"]\n\
+         startup_timeout_secs = 5\n\
+         [mcp_servers.here]\ncommand = \"python3\"\nargs = [\"-m\", \"some_module\"]\ncwd = \".\"\n",
+    )
+    .unwrap();
+    let path = format!(
+        "{}:bin:.:{}",
+        ws.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"));
+    cmd.args(["doctor", "--json"])
+        .current_dir(&ws)
+        .env("CODESMITH_HOME", home)
+        .env("PATH", &path)
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    for var in ["OPENAI_API_KEY", "DEEPSEEK_API_KEY", "ANTHROPIC_API_KEY"] {
+        cmd.env_remove(var);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let log = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(
+        !marker.exists(),
+        "doctor ran what the workspace planted:\n{log}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    let by_id = |id: &str| findings.iter().find(|f| f["id"] == id).cloned();
+    let ws_text = ws.display().to_string();
+    for f in findings
+        .iter()
+        .filter(|f| f["id"].as_str().unwrap().starts_with("tools."))
+    {
+        assert!(!f["summary"].as_str().unwrap().contains(&ws_text), "{f}");
+    }
+    let here = by_id("mcp.here").unwrap();
+    assert!(
+        here["summary"]
+            .as_str()
+            .unwrap()
+            .contains("trusted_cwd = true"),
+        "{here}"
+    );
+    assert_eq!(by_id("mcp.shadowed").unwrap()["status"], "error");
+}

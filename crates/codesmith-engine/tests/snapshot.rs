@@ -808,3 +808,89 @@ fn a_task_number_no_task_can_have_does_not_reset_the_count() {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     assert_eq!(recorded_tasks(&path), 2);
 }
+
+/// An executable `/bin/sh` script at `path` that appends its name to `marker` and exits 0
+/// (an fsmonitor hook that answers nothing, a filter that passes nothing on).
+fn plant(path: &Path, marker: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let script = format!("#!/bin/sh\necho \"$0 $*\" >> '{}'\ncat\n", marker.display());
+    std::fs::write(path, script).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A repository `dir` whose `.git/config` makes every git command that reads it run
+/// `run.sh` (which appends to `marker`): fsmonitor, a hooks directory, a pager, an editor,
+/// a clean/smudge/process filter and a textconv driver that `.gitattributes` applies to
+/// every file, an external diff, and an `include.path` (a workspace file) that sets
+/// fsmonitor and another filter again.
+fn hostile_repo(dir: &Path, marker: &Path) {
+    git(dir, &["init", "-q"]);
+    let run = dir.join("run.sh");
+    plant(&run, marker);
+    for hook in [
+        "pre-commit",
+        "post-commit",
+        "post-checkout",
+        "post-index-change",
+    ] {
+        plant(&dir.join("hooks").join(hook), marker);
+    }
+    let r = run.display();
+    write(
+        dir,
+        "evil.inc",
+        &format!("[core]\n\tfsmonitor = {r}\n[filter \"y\"]\n\tclean = {r}\n"),
+    );
+    let mut config = std::fs::read_to_string(dir.join(".git/config")).unwrap();
+    config.push_str(&format!(
+        "[core]\n\tfsmonitor = {r}\n\thooksPath = {h}\n\tpager = {r}\n\teditor = {r}\n\
+         [filter \"x\"]\n\tclean = {r}\n\tsmudge = {r}\n\tprocess = {r}\n\trequired = false\n\
+         [diff \"x\"]\n\ttextconv = {r}\n[diff]\n\texternal = {r}\n\
+         [include]\n\tpath = {inc}\n",
+        h = dir.join("hooks").display(),
+        inc = dir.join("evil.inc").display(),
+    ));
+    std::fs::write(dir.join(".git/config"), config).unwrap();
+    write(dir, ".gitattributes", "* filter=x diff=x\n*.y filter=y\n");
+    write(dir, "a.txt", "a\n");
+    write(dir, "b.y", "b\n");
+}
+
+#[tokio::test]
+async fn snapshots_and_restores_run_nothing_a_workspace_git_config_names() {
+    let d = dirs();
+    let marker = d.home.with_file_name("marker");
+    hostile_repo(&d.ws, &marker);
+    // A nested repository with the same config, as a model could create one.
+    std::fs::create_dir_all(d.ws.join("sub")).unwrap();
+    hostile_repo(&d.ws.join("sub"), &marker);
+    // Control: the user's own git in that repository runs the planted programs.
+    let out = Command::new("git")
+        .args(["add", "-A"])
+        .current_dir(&d.ws)
+        .env_remove("GIT_DIR")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        marker.exists(),
+        "the plant did not run under plain git: {out:?}"
+    );
+    std::fs::remove_file(&marker).unwrap();
+    git(&d.ws, &["reset", "-q"]);
+    std::fs::remove_file(&marker).ok();
+
+    let repo = SideRepo::new(&SnapshotSettings::default(), &d.home, &d.ws);
+    repo.take("s", 1).await.unwrap();
+    write(&d.ws, "a.txt", "changed\n");
+    write(&d.ws, "new.y", "new\n");
+    let report = repo.restore("s", 1).await.unwrap();
+    assert!(report.restored.contains(&"a.txt".to_string()), "{report:?}");
+    assert_eq!(std::fs::read_to_string(d.ws.join("a.txt")).unwrap(), "a\n");
+    let log = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(
+        !marker.exists(),
+        "a program from the workspace's git config ran: {log}"
+    );
+}

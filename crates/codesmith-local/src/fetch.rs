@@ -8,7 +8,9 @@
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use codesmith_tools::host_programs::{self, HostProgram};
 
 use sha2::{Digest, Sha256};
 
@@ -175,7 +177,13 @@ fn pip_download(
         .try_clone()
         .map_err(|e| LocalError::io("creating a log in", dir, e))?;
     let started = std::time::Instant::now();
-    let mut child = Command::new("python3")
+    // pip is a host program: python3 found outside the workspace (taken to be the current
+    // directory), run in `/` with an allowlisted environment, so no `pip` module,
+    // `.python-version` or `PYTHONPATH` of a workspace takes part.
+    let workspace = std::env::current_dir().unwrap_or_default();
+    let python = host_programs::find_program("python3", &workspace)
+        .ok_or_else(|| download_err("python3 was not found on PATH".to_string()))?;
+    let mut child = host_programs::host_command(HostProgram::Pip, &python, &workspace)
         .args([
             "-m",
             "pip",

@@ -14,6 +14,7 @@ mod drift;
 mod fetch_url;
 mod file_modes;
 mod file_tools;
+mod host_programs;
 mod sandbox_bwrap;
 mod shell;
 mod ssrf_suite;

@@ -12,32 +12,9 @@ use codesmith_tools::fs::beneath::Root;
 use rustix::fs::Mode;
 use serde_json::{Value, json};
 
-/// Names the one test a child process started by [`alone`] runs.
-const ALONE: &str = "CODESMITH_TEST_ALONE";
-
-/// Runs the test `name` (its path inside this binary) alone in a fresh process of this
-/// test binary, so what it does to process-wide state (the umask) reaches no other test.
-/// Returns true in that child, which then runs the body (a few file writes); in the
-/// calling test it waits for the child, asserts that exactly that one test ran and
-/// passed (a renamed test fails here rather than passing unrun), and returns false.
+/// Runs the test `name` alone in a fresh process (see [`common::alone`]).
 fn alone(name: &str) -> bool {
-    if std::env::var_os(ALONE).is_some_and(|v| v == name) {
-        return true;
-    }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([name, "--exact", "--test-threads=1", "--nocapture"])
-        .env(ALONE, name)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("test result: ok. 1 passed"),
-        "{name} alone: {}\n{stdout}\n{stderr}",
-        out.status
-    );
-    false
+    common::alone(name, |_| {})
 }
 
 /// Runs `f` with the process umask set to `mask`, then restores it.

@@ -176,6 +176,9 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
         }
         item("enabled", json!(server.enabled.unwrap_or(true)));
         item("trusted", json!(server.trusted.unwrap_or(false)));
+        if server.url.is_none() {
+            item("trusted_cwd", json!(server.is_trusted_cwd()));
+        }
     }
     // A secret can hide in any value a user writes, not only in the fields named for
     // one: a password in a base URL's or an MCP URL's userinfo, a key in its query, a

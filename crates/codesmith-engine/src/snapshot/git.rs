@@ -1,15 +1,20 @@
 //! The `git` command line, aimed at a side repository.
 //!
-//! Every invocation runs with `GIT_DIR` = the side repository,
-//! `GIT_WORK_TREE` = the workspace and `GIT_INDEX_FILE` inside the side
-//! repository, so the user's own `.git` is never read for state nor written.
-//! The caller's `GIT_*` variables are dropped, system and global config are
-//! not read (hooks, fsmonitor, filters and signing stay off), and each run is
-//! bounded by a timeout.
+//! Every invocation is built by the harness's one git builder
+//! ([`codesmith_tools::host_programs::git_command`]: git found outside the workspace, an
+//! allowlisted environment without the caller's `GIT_*`, no system or global config, no
+//! hooks, fsmonitor, pager, editor, credential helper, signing program or transport), and
+//! runs with `GIT_DIR` = the side repository, `GIT_WORK_TREE` = the workspace and
+//! `GIT_INDEX_FILE` inside the side repository, so the user's own `.git` (its config
+//! included) is never read nor written. The side repository's `info/attributes` turns
+//! filters, `ident` and end-of-line conversion off for every path. Each run is bounded by a
+//! timeout.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
+
+use codesmith_tools::host_programs;
 
 use super::SnapshotError;
 
@@ -21,12 +26,9 @@ const IDENTITY: [&str; 4] = [
     "user.email=codesmith@localhost",
 ];
 
-/// Config that keeps user programs and content conversions out of the side repository.
-const HARDENING: [&str; 14] = [
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.fsmonitor=false",
+/// Config that keeps content conversions out of the side repository (the builder turns
+/// off the programs).
+const CONTENT: [&str; 8] = [
     "-c",
     "core.autocrlf=false",
     "-c",
@@ -35,8 +37,6 @@ const HARDENING: [&str; 14] = [
     "core.quotePath=false",
     "-c",
     "safe.directory=*",
-    "-c",
-    "gc.auto=0",
 ];
 
 /// One side repository bound to one workspace.
@@ -65,7 +65,7 @@ impl SideGit {
         args: &[&str],
         input: Option<Vec<u8>>,
     ) -> Result<Vec<u8>, SnapshotError> {
-        let mut cmd = self.command();
+        let mut cmd = self.command()?;
         cmd.args(args);
         if input.is_some() {
             cmd.stdin(Stdio::piped());
@@ -115,35 +115,35 @@ impl SideGit {
         Ok(String::from_utf8_lossy(&out).trim().to_string())
     }
 
-    fn command(&self) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(&self.program);
-        for (key, _) in std::env::vars_os() {
-            if key.to_string_lossy().starts_with("GIT_") {
-                cmd.env_remove(key);
+    /// The git program, found outside the workspace.
+    ///
+    /// Errors: [`SnapshotError::GitMissing`] when there is none.
+    pub(crate) fn program(&self) -> Result<PathBuf, SnapshotError> {
+        host_programs::find_program(&self.program, &self.workspace).ok_or_else(|| {
+            SnapshotError::GitMissing {
+                program: self.program.display().to_string(),
             }
-        }
+        })
+    }
+
+    fn command(&self) -> Result<tokio::process::Command, SnapshotError> {
+        let git = self.program()?;
+        let mut cmd =
+            tokio::process::Command::from(host_programs::git_command(&git, &self.workspace));
         cmd.env("GIT_DIR", &self.dir)
             .env("GIT_WORK_TREE", &self.workspace)
             .env("GIT_INDEX_FILE", self.dir.join("index"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", null_device())
-            .env("GIT_TERMINAL_PROMPT", "0")
             .env("HOME", &self.dir)
             .env("XDG_CONFIG_HOME", self.dir.join("xdg"))
-            .env("LC_ALL", "C")
-            .args(HARDENING)
+            .args(CONTENT)
             .args(IDENTITY)
             .current_dir(existing_dir(&self.workspace, &self.dir))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        cmd
+        Ok(cmd)
     }
-}
-
-fn null_device() -> &'static str {
-    if cfg!(windows) { "NUL" } else { "/dev/null" }
 }
 
 /// The workspace when it exists, else `fallback` (a vanished workspace must

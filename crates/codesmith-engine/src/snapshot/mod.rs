@@ -427,7 +427,7 @@ impl SideRepo {
         let ws = &self.git.workspace;
         for file in [
             Some(ws.join(".git").join("info").join("exclude")),
-            global_excludes_file(&self.git.program).await,
+            global_excludes_file(&self.git).await,
         ]
         .into_iter()
         .flatten()
@@ -580,11 +580,18 @@ impl SideRepo {
 
 /// The user's global excludes file: `core.excludesFile` from the global git
 /// config, else git's default `$XDG_CONFIG_HOME/git/ignore` (`~/.config/git/ignore`).
-async fn global_excludes_file(program: &Path) -> Option<PathBuf> {
-    let query = tokio::process::Command::new(program)
+async fn global_excludes_file(git: &SideGit) -> Option<PathBuf> {
+    let program = git.program().ok()?;
+    let mut query = codesmith_tools::host_programs::git_command(&program, &git.workspace);
+    // Reads the user's global config (never the workspace's: no repository is opened).
+    query.env_remove("GIT_CONFIG_GLOBAL");
+    if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME") {
+        query.env("XDG_CONFIG_HOME", xdg);
+    }
+    query
         .args(["config", "--global", "--path", "--get", "core.excludesFile"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let query = tokio::process::Command::from(query)
         .kill_on_drop(true)
         .output();
     if let Ok(Ok(out)) = tokio::time::timeout(Duration::from_secs(5), query).await {

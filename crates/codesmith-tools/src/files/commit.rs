@@ -78,7 +78,12 @@ pub fn commit_text(
     syntax::check_edit(&path.abs, &path.rel, old.map(|f| f.text.as_str()), new_text)?;
     let mut text = Cow::Borrowed(new_text);
     let mut formatted = false;
-    if let Some(f) = rustfmt::normalize(&path.abs, old.map(|f| f.text.as_str()), new_text) {
+    if let Some(f) = rustfmt::normalize(
+        &ctx.workspace,
+        &path.abs,
+        old.map(|f| f.text.as_str()),
+        new_text,
+    ) {
         let ending = old.map_or(LineEnding::Lf, |o| o.ending);
         let f = if ending != LineEnding::Lf {
             convert_line_endings(&f, ending)

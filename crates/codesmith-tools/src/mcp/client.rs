@@ -16,9 +16,10 @@ use rmcp::transport::streamable_http_client::{
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
-use super::config::{McpServerConfig, TransportKind};
+use super::config::{Launch, McpServerConfig, TransportKind};
 use super::http;
 use crate::fetch::resolve::SystemResolver;
+use crate::host_programs::{self, HostProgram};
 
 /// What a server offered at start-up: one entry per tool, as the server sent it.
 pub type RawTools = Vec<Value>;
@@ -45,7 +46,8 @@ struct Conn {
 enum Link {
     Stdio {
         env: std::collections::BTreeMap<String, String>,
-        cwd: std::path::PathBuf,
+        launch: Launch,
+        workspace: std::path::PathBuf,
     },
     Http {
         url: String,
@@ -72,8 +74,9 @@ impl std::fmt::Debug for McpServer {
 }
 
 impl McpServer {
-    /// Starts `config` as server `name` in `workspace` (a stdio server's default cwd),
-    /// bounded by the start-up timeout, and lists its tools. `${VAR}` in `env` and
+    /// Starts `config` as server `name` for `workspace` (a stdio server as
+    /// [`McpServerConfig::launch`] allows, refusing one that would load code from the
+    /// workspace), bounded by the start-up timeout, and lists its tools. `${VAR}` in `env` and
     /// `headers`, and the bearer token, come from `lookup`; an HTTP server's URL must pass
     /// `network`'s deny list and the checks in [`http`].
     ///
@@ -88,14 +91,15 @@ impl McpServer {
         network: &NetworkPolicy,
     ) -> Result<(Arc<McpServer>, RawTools), String> {
         let link = match config.transport()? {
-            TransportKind::Stdio => Link::Stdio {
-                env: config.resolved_env(lookup)?,
-                cwd: match &config.cwd {
-                    Some(c) if c.is_absolute() => c.clone(),
-                    Some(c) => workspace.join(c),
-                    None => workspace.to_path_buf(),
-                },
-            },
+            TransportKind::Stdio => {
+                let env = config.resolved_env(lookup)?;
+                let launch = config.launch(name, workspace, &env)?;
+                Link::Stdio {
+                    env,
+                    launch,
+                    workspace: workspace.to_path_buf(),
+                }
+            }
             TransportKind::Http(url) => Link::Http {
                 url,
                 headers: config.resolved_headers(lookup)?,
@@ -168,8 +172,16 @@ impl McpServer {
         let handshake =
             |e: rmcp::service::ClientInitializeError| format!("the MCP handshake failed: {e}");
         match &self.link {
-            Link::Stdio { env, cwd } => {
-                let mut cmd = tokio::process::Command::new(&self.config.command);
+            Link::Stdio {
+                env,
+                launch,
+                workspace,
+            } => {
+                let mut cmd = tokio::process::Command::from(host_programs::host_command(
+                    HostProgram::McpServer,
+                    &launch.program,
+                    workspace,
+                ));
                 // Like every command CodeSmith starts, the server does not inherit this
                 // process's secrets; only what the user passes in `env` reaches it.
                 for name in crate::sandbox::secret_env_names() {
@@ -177,7 +189,14 @@ impl McpServer {
                         cmd.env_remove(name);
                     }
                 }
-                cmd.args(&self.config.args).envs(env).current_dir(cwd);
+                cmd.args(&self.config.args)
+                    .envs(env)
+                    .current_dir(&launch.cwd)
+                    .env("PWD", &launch.cwd);
+                match &launch.path {
+                    Some(path) => cmd.env("PATH", path),
+                    None => cmd.env_remove("PATH"),
+                };
                 let (transport, _) = TokioChildProcess::builder(cmd)
                     .stderr(Stdio::null())
                     .spawn()

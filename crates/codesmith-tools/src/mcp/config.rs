@@ -1,10 +1,13 @@
 //! `[mcp_servers.NAME]` in the user config: how to start one MCP server.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::host_programs::{NEUTRAL_DIR, Workspace};
 
 /// Default start-up bound (spawn, `initialize`, `tools/list`), in seconds.
 pub const DEFAULT_STARTUP_TIMEOUT_SECS: u64 = 10;
@@ -27,8 +30,14 @@ pub struct McpServerConfig {
     /// `${VAR}`; an unset variable stops this server from starting, with a notice.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// Working directory of the server (default: the workspace).
+    /// Working directory of the server: absolute, or relative to the workspace (default:
+    /// `/`, outside every workspace). One inside the workspace needs `trusted_cwd`.
     pub cwd: Option<PathBuf>,
+    /// `true` lets the server start although it could load code from the workspace (its
+    /// working directory, its program, a `PATH` entry, an argument or an environment value
+    /// lies there), code the model can write and that would run outside the sandbox
+    /// (default false: such a server is refused at start, saying why). Stdio servers only.
+    pub trusted_cwd: Option<bool>,
     /// The streamable-HTTP endpoint (`https://host/mcp`); HTTP servers only. Plain
     /// `http://` is accepted only for loopback hosts unless `allow_plain_http = true`.
     pub url: Option<String>,
@@ -67,6 +76,148 @@ impl McpServerConfig {
     /// Whether the user marked the server trusted (default false).
     pub fn is_trusted(&self) -> bool {
         self.trusted.unwrap_or(false)
+    }
+
+    /// Whether the user lets the server load code from the workspace (default false).
+    pub fn is_trusted_cwd(&self) -> bool {
+        self.trusted_cwd.unwrap_or(false)
+    }
+
+    /// How stdio server `name` starts for `workspace`, with `env` its resolved `env`: the
+    /// program as an absolute path, the working directory, the `PATH` to give it.
+    ///
+    /// The server runs outside the sandbox, so unless `trusted_cwd = true` nothing it
+    /// starts from may lie in the workspace: not its working directory (a `python -m`
+    /// module, `node_modules/.bin` for `npx`, a toolchain or version file beside it), not
+    /// its program (an absolute path inside, a relative path, the first match on `PATH`
+    /// being in a relative or workspace entry), not a path an argument or an environment
+    /// value names (`node /ws/x.js`, `PYTHONPATH=/ws/src`, inherited ones included). The
+    /// `PATH` it gets has no relative and no workspace entries.
+    ///
+    /// Errors: the first such finding, with what to do (an absolute path outside the
+    /// workspace, `cwd` outside it, or `trusted_cwd = true`); a relative argument
+    /// (`./server.js`) when `cwd` is not set; a program not found on `PATH`.
+    pub fn launch(
+        &self,
+        name: &str,
+        workspace: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Launch, String> {
+        let ws = Workspace::new(workspace);
+        let trusted = self.is_trusted_cwd();
+        let allow = format!(
+            "or, if you trust this workspace's code to run outside the sandbox, set \
+             `trusted_cwd = true` under [mcp_servers.{name}]"
+        );
+        let cwd = match &self.cwd {
+            Some(c) if c.is_absolute() => c.clone(),
+            Some(c) => workspace.join(c),
+            None => PathBuf::from(NEUTRAL_DIR),
+        };
+        if !trusted && ws.holds(&cwd) {
+            return Err(format!(
+                "its working directory {} is inside the workspace, where `{}` could load code \
+                 the model wrote (a module, node_modules, a toolchain file); set `cwd` \
+                 outside the workspace, {allow}",
+                cwd.display(),
+                self.command
+            ));
+        }
+        if self.cwd.is_none()
+            && let Some(arg) = self
+                .args
+                .iter()
+                .find(|a| a.starts_with("./") || a.starts_with("../"))
+        {
+            return Err(format!(
+                "its argument `{arg}` is relative to the working directory, which is `/` \
+                 unless `cwd` is set; give an absolute path outside the workspace"
+            ));
+        }
+        let inherited = std::env::var_os("PATH");
+        let path_var: Option<OsString> = env.get("PATH").map(OsString::from).or(inherited);
+        let command = Path::new(&self.command);
+        let program = if command.is_absolute() {
+            command.to_path_buf()
+        } else if command.components().count() > 1 || self.command.ends_with('/') {
+            if !trusted {
+                return Err(format!(
+                    "its command `{}` is a relative path; give an absolute path outside \
+                     the workspace, {allow}",
+                    self.command
+                ));
+            }
+            cwd.join(command)
+        } else {
+            let dirs = path_var.as_deref().map(std::env::split_paths);
+            let hit = dirs.into_iter().flatten().find_map(|dir| {
+                let candidate = if dir.is_absolute() {
+                    dir.join(command)
+                } else {
+                    cwd.join(&dir).join(command)
+                };
+                crate::host_programs::is_executable(&candidate).then_some((dir, candidate))
+            });
+            let Some((dir, candidate)) = hit else {
+                return Err(format!("`{}` was not found on PATH", self.command));
+            };
+            if !trusted && (!dir.is_absolute() || ws.holds(&candidate)) {
+                return Err(format!(
+                    "its command `{}` is found as {} (the PATH entry `{}` is relative or \
+                     inside the workspace); give an absolute path outside the workspace, \
+                     remove that entry from PATH, {allow}",
+                    self.command,
+                    candidate.display(),
+                    dir.display()
+                ));
+            }
+            candidate
+        };
+        if !trusted && ws.holds(&program) {
+            return Err(format!(
+                "its command {} lies inside the workspace; give a program outside it, {allow}",
+                program.display()
+            ));
+        }
+        if !trusted {
+            for arg in &self.args {
+                if let Some(named) = ws.named_in(arg) {
+                    return Err(format!(
+                        "its argument `{arg}` names `{named}` in the workspace, which the \
+                         server could load as code; {allow}"
+                    ));
+                }
+            }
+            let own = env.iter().map(|(k, v)| (k.clone(), v.clone(), false));
+            let inherited = std::env::vars_os()
+                .map(|(k, v)| {
+                    let k = k.to_string_lossy().into_owned();
+                    (k, v.to_string_lossy().into_owned(), true)
+                })
+                .filter(|(k, _, _)| !env.contains_key(k));
+            for (var, value, inherited) in own.chain(inherited) {
+                // PWD is set to the working directory and OLDPWD and `_` are dropped; the
+                // inherited PATH is passed filtered (below).
+                let replaced =
+                    matches!(var.as_str(), "PWD" | "OLDPWD" | "_") || (inherited && var == "PATH");
+                if replaced {
+                    continue;
+                }
+                if let Some(named) = ws.named_in(&value) {
+                    let whence = if inherited { " (inherited)" } else { "" };
+                    return Err(format!(
+                        "the environment variable `{var}`{whence} names `{named}` in the \
+                         workspace, from where the server could load code; {allow}"
+                    ));
+                }
+            }
+        }
+        let path = if trusted {
+            path_var
+        } else {
+            path_var.and_then(|p| crate::host_programs::filtered_path(&p, &ws))
+        };
+        Ok(Launch { program, cwd, path })
     }
 
     /// The start-up bound.
@@ -113,6 +264,7 @@ impl McpServerConfig {
                     ("args", !self.args.is_empty()),
                     ("env", !self.env.is_empty()),
                     ("cwd", self.cwd.is_some()),
+                    ("trusted_cwd", self.trusted_cwd.is_some()),
                 ];
                 match stdio_keys.iter().find(|(_, set)| *set) {
                     Some((key, _)) => Err(format!(
@@ -174,6 +326,17 @@ impl McpServerConfig {
             .map(|(k, v)| Ok((k.clone(), expand(v, lookup)?)))
             .collect()
     }
+}
+
+/// How a stdio server is started, once [`McpServerConfig::launch`] checked it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// The program, as an absolute path.
+    pub program: PathBuf,
+    /// Its working directory.
+    pub cwd: PathBuf,
+    /// The `PATH` it gets (`None`: none).
+    pub path: Option<OsString>,
 }
 
 /// How a server is reached.

@@ -75,3 +75,32 @@ impl Ws {
         fs::read_to_string(self.root.join(rel)).unwrap()
     }
 }
+
+/// Names the one test a child process started by [`alone`] runs.
+const ALONE: &str = "CODESMITH_TEST_ALONE";
+
+/// Runs the test `name` (its path inside this binary) alone in a fresh process of this
+/// test binary, so what it does to process-wide state (the umask, the working directory,
+/// `PATH`) reaches no other test; `configure` sets that process up (its directory, its
+/// environment). Returns true in that child, which then runs the body; in the calling
+/// test it waits for the child, asserts that exactly that one test ran and passed (a
+/// renamed test fails here rather than passing unrun), and returns false.
+pub(crate) fn alone(name: &str, configure: impl FnOnce(&mut std::process::Command)) -> bool {
+    if std::env::var_os(ALONE).is_some_and(|v| v == name) {
+        return true;
+    }
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([name, "--exact", "--test-threads=1", "--nocapture"])
+        .env(ALONE, name)
+        .stdin(std::process::Stdio::null());
+    configure(&mut cmd);
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{name} alone: {}\n{stdout}\n{stderr}",
+        out.status
+    );
+    false
+}

@@ -317,7 +317,7 @@ fn install_hint(linux: &str, mac: &str, windows: &str) -> String {
 }
 
 /// `tools.*`: external programs, probed (and cached under `$CODESMITH_HOME`).
-pub(crate) async fn tools(home: &Path) -> Vec<Finding> {
+pub(crate) async fn tools(home: &Path, workspace: &Path) -> Vec<Finding> {
     let mut cache = ProbeCache::load(home);
     let specs: [(&str, &[&str], Status, String); 5] = [
         (
@@ -373,7 +373,7 @@ pub(crate) async fn tools(home: &Path) -> Vec<Finding> {
     ];
     let mut out = Vec::new();
     for (id, candidates, missing, hint) in specs {
-        let f = match probe::resolve(candidates, &mut cache).await {
+        let f = match probe::resolve(candidates, &mut cache, workspace).await {
             Some(r) => Finding::new(
                 id,
                 Status::Ok,

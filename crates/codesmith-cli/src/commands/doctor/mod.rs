@@ -103,7 +103,12 @@ pub(crate) async fn collect(args: &DoctorArgs) -> Vec<Finding> {
     out.extend(checks::config_mode(&home, inputs.file.as_ref()));
     out.push(endpoint(&inputs).await);
     out.push(checks::embedded_model(&inputs).await);
-    out.extend(checks::tools(&home).await);
+    // Programs are found outside the workspace (the current directory when none resolved).
+    let probe_ws = ws
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    out.extend(checks::tools(&home, &probe_ws).await);
     out.extend(checks::sandbox(&inputs.sandbox));
     out.extend(checks::mcp(settings.as_ref()).await);
     out

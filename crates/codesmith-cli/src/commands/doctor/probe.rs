@@ -1,9 +1,13 @@
 //! External tools, resolved by probing candidates with `--version` (probe, then
 //! decide; `python3`, then `python`, then `py -3`).
 //!
-//! Each probe result is cached in `$CODESMITH_HOME/doctor-cache.json`, keyed by the
-//! candidate and valid while the program found on `PATH` keeps its path and modification
-//! time; a program that is not on `PATH` is not spawned at all.
+//! A probe is a host program ([`codesmith_tools::host_programs`]): the program is found on
+//! `PATH` outside the workspace (relative entries and workspace entries skipped) and runs in
+//! `/` with an allowlisted environment, so a `rust-toolchain.toml` or `.python-version` in
+//! the workspace chooses nothing and a planted `node_modules/.bin` or `.venv/bin` program
+//! never answers. Each probe result is cached in `$CODESMITH_HOME/doctor-cache.json`, keyed
+//! by the candidate and valid while the program found keeps its path and modification
+//! time; a program that is not found is not spawned at all.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -69,25 +73,6 @@ pub(crate) struct Resolved {
     pub version: String,
 }
 
-/// Finds `program` on `PATH` (with the platform's executable extensions).
-pub(crate) fn find_on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    let exts: &[&str] = if cfg!(windows) {
-        &[".exe", ".cmd", ".bat", ""]
-    } else {
-        &[""]
-    };
-    for dir in std::env::split_paths(&path) {
-        for ext in exts {
-            let p = dir.join(format!("{program}{ext}"));
-            if p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    None
-}
-
 fn mtime(path: &Path) -> u64 {
     std::fs::metadata(path)
         .and_then(|m| m.modified())
@@ -96,15 +81,20 @@ fn mtime(path: &Path) -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The first candidate (a command line like `"py -3"`) whose `--version` succeeds.
-pub(crate) async fn resolve(candidates: &[&str], cache: &mut ProbeCache) -> Option<Resolved> {
+/// The first candidate (a command line like `"py -3"`) whose `--version` succeeds, found
+/// outside `workspace`.
+pub(crate) async fn resolve(
+    candidates: &[&str],
+    cache: &mut ProbeCache,
+    workspace: &Path,
+) -> Option<Resolved> {
     for candidate in candidates {
         let mut words = candidate.split_whitespace();
         let Some(program) = words.next() else {
             continue;
         };
         let extra: Vec<&str> = words.collect();
-        let Some(path) = find_on_path(program) else {
+        let Some(path) = codesmith_tools::host_programs::find_program(program, workspace) else {
             continue;
         };
         let stamp = mtime(&path);
@@ -116,7 +106,7 @@ pub(crate) async fn resolve(candidates: &[&str], cache: &mut ProbeCache) -> Opti
         let version = match hit {
             Some(c) => c.version,
             None => {
-                let version = run_version(&path, &extra).await;
+                let version = run_version(&path, &extra, workspace).await;
                 cache.entries.insert(
                     candidate.to_string(),
                     CachedProbe {
@@ -140,11 +130,11 @@ pub(crate) async fn resolve(candidates: &[&str], cache: &mut ProbeCache) -> Opti
 }
 
 /// Runs `path extra... --version`; the first non-empty line of stdout (else stderr).
-async fn run_version(path: &Path, extra: &[&str]) -> Option<String> {
-    let child = tokio::process::Command::new(path)
-        .args(extra)
-        .arg("--version")
-        .stdin(Stdio::null())
+async fn run_version(path: &Path, extra: &[&str], workspace: &Path) -> Option<String> {
+    use codesmith_tools::host_programs::{HostProgram, host_command};
+    let mut cmd = host_command(HostProgram::VersionProbe, path, workspace);
+    cmd.args(extra).arg("--version");
+    let child = tokio::process::Command::from(cmd)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -174,15 +164,17 @@ mod tests {
     #[tokio::test]
     async fn probes_are_cached_and_missing_programs_skipped() {
         let mut cache = ProbeCache::default();
+        let ws = tempfile::tempdir().unwrap();
+        let ws = ws.path();
         assert_eq!(
-            resolve(&["codesmith-no-such-program-xyz"], &mut cache).await,
+            resolve(&["codesmith-no-such-program-xyz"], &mut cache, ws).await,
             None
         );
         assert!(cache.entries.is_empty());
         // `sh` exists on any Unix test machine but has no reliable --version: use `ls`-free
         // check with the test binary's own cargo, which always answers.
-        if find_on_path("cargo").is_some() {
-            let r = resolve(&["codesmith-no-such-program-xyz", "cargo"], &mut cache)
+        if codesmith_tools::host_programs::find_program("cargo", ws).is_some() {
+            let r = resolve(&["codesmith-no-such-program-xyz", "cargo"], &mut cache, ws)
                 .await
                 .unwrap();
             assert_eq!(r.candidate, "cargo");
