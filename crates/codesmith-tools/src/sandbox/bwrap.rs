@@ -613,9 +613,19 @@ pub fn credential_paths(scope: &Scope) -> Vec<PathBuf> {
     kept
 }
 
+/// `name` in an absolute `PATH` entry below one of the system directories
+/// ([`super::exposure::SYSTEM_DIRS`], so never in a workspace or a home): the sandbox
+/// program itself runs outside the sandbox, so a copy the workspace planted must never be
+/// the one found.
 fn find_on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
+        .filter(|dir| {
+            dir.is_absolute()
+                && super::exposure::SYSTEM_DIRS
+                    .iter()
+                    .any(|s| dir.starts_with(s))
+        })
         .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
+        .find(|p| crate::host_programs::is_executable(p))
 }
