@@ -29,6 +29,10 @@ pub struct RunsLater {
 }
 
 impl RunsLater {
+    /// The words every [`RunsLater::reason`] holds, by which a command's reason shows
+    /// that it writes such a file.
+    pub const MARK: &'static str = " on its own ";
+
     /// One sentence for an approval reason: "`.cargo/config.toml` is read by
     /// cargo, which runs programs it names at the next cargo command …".
     pub fn reason(&self, path: &str) -> String {
