@@ -37,6 +37,8 @@ struct Prepared {
     repaired: Option<String>,
     /// The gate's word that it may run beside the batch's other concurrent calls.
     concurrent: bool,
+    /// A person approved it (see [`GateDecision::Run`]).
+    approved: bool,
 }
 
 /// A call after planning: either ready to run or already answered.
@@ -144,7 +146,12 @@ async fn execute(
     if p.tool.name() == crate::subagent::AGENT_TOOL {
         return crate::subagent::run(rt, &p.call, &p.args, &tx).await;
     }
-    let outcome = codesmith_tools::call_tool(p.tool.as_ref(), &rt.ctx, p.args.clone()).await;
+    let outcome = if p.approved {
+        let ctx = rt.ctx.approved_by_person();
+        codesmith_tools::call_tool(p.tool.as_ref(), &ctx, p.args.clone()).await
+    } else {
+        codesmith_tools::call_tool(p.tool.as_ref(), &rt.ctx, p.args.clone()).await
+    };
     (outcome, None)
 }
 
@@ -253,12 +260,16 @@ async fn plan(
                 };
             }
             match rt.gate(&call.id, tool.as_ref(), &args, sink).await {
-                GateDecision::Run { concurrent } => Planned::Run(Prepared {
+                GateDecision::Run {
+                    concurrent,
+                    approved,
+                } => Planned::Run(Prepared {
                     call,
                     tool,
                     args,
                     repaired,
                     concurrent,
+                    approved,
                 }),
                 GateDecision::Refuse(refusal) => {
                     let name = tool.name().to_string();

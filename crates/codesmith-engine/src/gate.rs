@@ -14,8 +14,11 @@ use crate::runtime::Runtime;
 #[derive(Debug)]
 pub(crate) enum GateDecision {
     /// Run it; `concurrent` when it may run beside the batch's other such calls
-    /// (see [`Requirement::Auto`]).
-    Run { concurrent: bool },
+    /// (see [`Requirement::Auto`]); `approved` when a person said yes to it (asked now,
+    /// or by an earlier answer or grant that covers it): the call then runs with
+    /// [`codesmith_tools::ToolContext::person_approved`], which shows secrets unmasked
+    /// and lets a file with other hard links be written.
+    Run { concurrent: bool, approved: bool },
     /// Do not run it; the refusal says why and what to do.
     Refuse(Refusal),
 }
@@ -69,7 +72,13 @@ impl Runtime {
             requirement = self.shell_requirement_with_snapshot(tool, args, &held);
         }
         match requirement {
-            Requirement::Auto { concurrent } => GateDecision::Run { concurrent },
+            Requirement::Auto { concurrent } => {
+                self.note_runs_later(tool, args);
+                GateDecision::Run {
+                    concurrent,
+                    approved: false,
+                }
+            }
             Requirement::Deny(refusal) => GateDecision::Refuse(refusal),
             Requirement::Ask {
                 mut request,
@@ -112,14 +121,20 @@ impl Runtime {
             ));
         }
         if self.approvals.is_approved(prefix) {
-            return GateDecision::Run { concurrent: false };
+            return GateDecision::Run {
+                concurrent: false,
+                approved: true,
+            };
         }
         // A stored grant is re-checked against this request; `never` mode never asks, so
         // it never reaches here.
         if let Some(store) = &self.store
             && store.allows(&self.ctx.workspace, grant.as_ref(), level)
         {
-            return GateDecision::Run { concurrent: false };
+            return GateDecision::Run {
+                concurrent: false,
+                approved: true,
+            };
         }
         if !self.approver.interactive() {
             if self.delegation.as_ref().and_then(|d| d.role)
@@ -148,17 +163,26 @@ impl Runtime {
             return GateDecision::Refuse(codesmith_tools::cancelled(&request.tool, None));
         }
         match answer {
-            ApprovalAnswer::Once => GateDecision::Run { concurrent: false },
+            ApprovalAnswer::Once => GateDecision::Run {
+                concurrent: false,
+                approved: true,
+            },
             ApprovalAnswer::Session => {
                 self.approvals.approve(prefix);
-                GateDecision::Run { concurrent: false }
+                GateDecision::Run {
+                    concurrent: false,
+                    approved: true,
+                }
             }
             ApprovalAnswer::Always => {
                 self.approvals.approve(prefix);
                 if let Some(problem) = self.persist(&request, grant, level) {
                     sink(Event::Notice { message: problem });
                 }
-                GateDecision::Run { concurrent: false }
+                GateDecision::Run {
+                    concurrent: false,
+                    approved: true,
+                }
             }
             ApprovalAnswer::Deny => {
                 self.approvals.deny(input);
@@ -206,9 +230,7 @@ impl Runtime {
             };
         }
         match tool.capability() {
-            Capability::ReadOnly => Requirement::Auto {
-                concurrent: tool.supports_parallel(),
-            },
+            Capability::ReadOnly => self.read_requirement(tool, args),
             Capability::WritesFiles => self.write_requirement(tool, args),
             Capability::ExecutesCode
                 if args.get("command").is_none() && args.get("code").is_some() =>

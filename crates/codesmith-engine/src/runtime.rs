@@ -11,6 +11,8 @@ use serde_json::Value;
 
 use codesmith_tools::approvals::{ApprovalStore, Grant, SessionApprovals, shell_grant_for};
 
+use codesmith_tools::files::concerns::{self, Concern};
+
 use crate::approval::{ApprovalRequest, Approver};
 use crate::gate::Requirement;
 use crate::guard::LoopGuard;
@@ -36,6 +38,10 @@ pub(crate) struct Runtime {
     pub(crate) delegation: Option<crate::subagent::Delegation>,
     /// Children that ran in the current round, for the transcript and the totals.
     pub(crate) delegated: Vec<crate::subagent::Delegated>,
+    /// Files another program runs later that calls wrote without asking (`auto` mode),
+    /// each as "PATH (PROGRAM)" or the shell command that wrote one: the task's end names
+    /// them ([`Runtime::take_ran_later`]).
+    pub(crate) ran_later: Vec<String>,
 }
 
 impl Runtime {
@@ -205,13 +211,25 @@ impl Runtime {
     ///
     /// `auto` runs them; `never` refuses them.
     pub(crate) fn write_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
-        let Some((summary, reason)) = persistent_write(tool.name(), args) else {
+        let written = concerns::written_paths(tool.name(), args);
+        let concerns = concerns::write_concerns(&self.ctx, &written);
+        let persistent = persistent_write(tool.name(), args);
+        if persistent.is_none() && concerns.is_empty() {
             return Requirement::Auto { concurrent: false };
+        }
+        let (summary, mut reasons) = match persistent {
+            Some((summary, reason)) => (summary, vec![reason.trim_end_matches('.').to_string()]),
+            None => {
+                let mut paths: Vec<&str> = concerns.iter().map(Concern::path).collect();
+                paths.dedup();
+                (format!("{} {}", tool.name(), paths.join(", ")), Vec::new())
+            }
         };
+        reasons.extend(concerns.iter().map(Concern::reason));
         let request = ApprovalRequest {
             tool: tool.name().to_string(),
             summary: summary.clone(),
-            reason,
+            reason: format!("{}.", reasons.join("; ")),
             can_persist: false,
             ..Default::default()
         };
@@ -222,6 +240,95 @@ impl Runtime {
             format!("write:{}:{args}", tool.name()),
             None,
         )
+    }
+
+    /// The requirement for a read-only tool: it runs without asking (beside the batch's
+    /// other read-only calls when it supports that), except `read_file` of a secret
+    /// ([`codesmith_policy::secret_file`]) or of a file with other hard links.
+    ///
+    /// Reading a hard-linked file asks rather than checking where its other names are:
+    /// finding them means searching every file system for the inode, and a link the model
+    /// made (`cp -l ~/.bashrc notes.txt`) is exactly one that leads outside the workspace.
+    /// A repository rarely holds hard links (git never makes them), so the question is
+    /// rare. `never` refuses both; `auto` runs them, the secret's values masked by the
+    /// tool since nobody approved the read ([`codesmith_tools::ToolContext::person_approved`]).
+    /// `grep_files` never asks: it withholds such files itself.
+    pub(crate) fn read_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
+        let auto = Requirement::Auto {
+            concurrent: tool.supports_parallel(),
+        };
+        if tool.name() != "read_file" || self.mode == ApprovalMode::Auto {
+            return auto;
+        }
+        let Some(path) = args.get("path").and_then(Value::as_str) else {
+            return auto;
+        };
+        let Some(concern) = concerns::read_concern(&self.ctx, path) else {
+            return auto;
+        };
+        let request = ApprovalRequest {
+            tool: tool.name().to_string(),
+            summary: format!("{} {}", tool.name(), concern.path()),
+            reason: format!("{}.", concern.reason()),
+            can_persist: false,
+            ..Default::default()
+        };
+        self.by_mode(
+            tool,
+            request,
+            format!("read:{}", concern.path()),
+            format!("read:{}", concern.path()),
+            None,
+        )
+    }
+
+    /// Under `auto`, records what a call about to run without asking writes that another
+    /// program runs later (a file tool's path, or a shell command the policy says writes
+    /// one), for the task's closing notice.
+    pub(crate) fn note_runs_later(&mut self, tool: &dyn Tool, args: &Value) {
+        if self.mode != ApprovalMode::Auto {
+            return;
+        }
+        match tool.capability() {
+            codesmith_tools::Capability::WritesFiles => {
+                let written = concerns::written_paths(tool.name(), args);
+                for concern in concerns::write_concerns(&self.ctx, &written) {
+                    if let Concern::RunsLater { path, by } = concern {
+                        let entry = format!("{path} ({})", by.program);
+                        if !self.ran_later.contains(&entry) {
+                            self.ran_later.push(entry);
+                        }
+                    }
+                }
+            }
+            codesmith_tools::Capability::ExecutesCode => {
+                let Some(command) = args.get("command").and_then(Value::as_str) else {
+                    return;
+                };
+                let workspace = self.ctx.workspace.to_string_lossy();
+                let eval = codesmith_policy::decide(command, &workspace, &self.rules, self.mode);
+                if eval.reason.contains(codesmith_policy::RunsLater::MARK) {
+                    let entry = format!("`{command}`: {}", eval.reason);
+                    if !self.ran_later.contains(&entry) {
+                        self.ran_later.push(entry);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The closing notice of a task that wrote files another program runs later without
+    /// anybody being asked (`auto`), naming each; `None` when it wrote none. Clears the
+    /// list.
+    pub(crate) fn take_ran_later(&mut self) -> Option<String> {
+        let written = std::mem::take(&mut self.ran_later);
+        (!written.is_empty()).then(|| {
+            format!(
+                "This task wrote files that other programs run on their own (approval mode                  auto asked nobody): {}. Review them before running those programs.",
+                written.join("; ")
+            )
+        })
     }
 
     /// The requirement for an MCP tool that is not trusted read-only: `auto` runs it,

@@ -108,6 +108,7 @@ async fn run(
         snapshots: Default::default(),
         delegation: None,
         delegated: Vec::new(),
+        ran_later: Vec::new(),
     };
     // Only what the tool answered is external content: a refusal of the gate is
     // CodeSmith's own, and a session does not wrap it either.

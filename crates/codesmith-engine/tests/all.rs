@@ -11,6 +11,7 @@ mod approvals;
 mod catalog;
 mod economics;
 mod faults;
+mod file_gates;
 mod interrupt;
 mod json_repair_suite;
 mod mcp_grants;

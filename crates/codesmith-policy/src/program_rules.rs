@@ -220,6 +220,11 @@ impl PathJudge<'_> {
             }
             run_time |= path.dynamic || path.text.starts_with('$');
             let place = self.place(path);
+            if matches!(place, PathPlace::Inside | PathPlace::System)
+                && let Some(why) = self.runs_later(path)
+            {
+                return SegmentJudgement::owned(Ask, format!("writes {why}"));
+            }
             if place.rank() > worst.rank() {
                 worst = place;
             }
@@ -491,6 +496,18 @@ impl PathJudge<'_> {
             Some(_) => None,
             None => Some(dir.text.clone()),
         })
+    }
+
+    /// Why writing `path` (inside the workspace) is a question: another
+    /// program runs the file later on its own ([`crate::runs_later`], the
+    /// judgement the file tools use).
+    fn runs_later(&self, path: &Word) -> Option<String> {
+        let resolved = self.resolve(path)?;
+        if self.workspace == "/" || !within(&resolved, self.workspace) {
+            return None;
+        }
+        let rel = resolved[self.workspace.len()..].trim_start_matches('/');
+        crate::runs_later(rel, None).map(|r| r.reason(rel))
     }
 
     /// `Ask` when any of `paths` is a credential store (by

@@ -106,7 +106,9 @@ fn is_secret_name(run: &str) -> bool {
     let lower = run.to_ascii_lowercase();
     SECRET_NAMES.iter().any(|n| {
         lower == *n || lower.ends_with(&format!("_{n}")) || lower.ends_with(&format!("-{n}"))
-    })
+    }) || ["authtoken", "authident", "_auth", "_password"]
+        .iter()
+        .any(|s| lower.ends_with(s))
 }
 
 /// True when the text between a name and a value is an assignment:
@@ -119,44 +121,155 @@ fn is_assignment_gap(gap: &str) -> bool {
     rest.trim().trim_start_matches(['"', '\'']).is_empty()
 }
 
-/// Byte ranges of the passwords in URL userinfo (`scheme://user:PASSWORD@host`).
-fn url_passwords(text: &str) -> Vec<(usize, usize)> {
+/// Schemes whose userinfo is a login name (`ssh://git@host`): only a password
+/// after `:` is a secret there.
+const LOGIN_SCHEMES: &[&str] = &["ssh", "git+ssh", "ssh+git", "sftp", "git"];
+
+/// Byte ranges of the credentials in URL userinfo: the password of
+/// `scheme://user:PASSWORD@host`, and a userinfo without a password in any
+/// other scheme than SSH's (`https://TOKEN@github.com`), where a user name
+/// alone is often the token itself.
+fn url_credentials(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut from = 0;
     while let Some(at) = text[from..].find("://") {
-        let start = from + at + 3;
+        let colon_slash = from + at;
+        let start = colon_slash + 3;
+        let scheme_start = text[..colon_slash]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-')))
+            .map_or(0, |i| i + 1);
+        let scheme = text[scheme_start..colon_slash].to_ascii_lowercase();
         let auth_end = text[start..]
-            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace() || c == '"')
+            .find(|c: char| {
+                matches!(c, '/' | '?' | '#' | '"' | '\'' | '<' | '>') || c.is_whitespace()
+            })
             .map_or(text.len(), |i| start + i);
         let authority = &text[start..auth_end];
         if let Some(atsign) = authority.rfind('@')
-            && let Some(colon) = authority[..atsign].find(':')
-            && colon + 1 < atsign
+            && atsign > 0
         {
-            out.push((start + colon + 1, start + atsign));
+            match authority[..atsign].find(':') {
+                Some(colon) if colon + 1 < atsign => {
+                    out.push((start + colon + 1, start + atsign));
+                }
+                Some(_) => {}
+                None if !scheme.is_empty() && !LOGIN_SCHEMES.contains(&scheme.as_str()) => {
+                    out.push((start, start + atsign));
+                }
+                None => {}
+            }
         }
         from = start;
     }
     out
 }
 
-/// Replaces `Bearer`/`Basic` credentials, API-key-shaped strings, values
-/// assigned to secret-looking names (`api_key=…`, `"token": "…"`) and passwords
-/// in URL userinfo (`postgres://user:…@host`) with [`REDACTED`]. Returns the
-/// input borrowed when nothing matched.
-pub fn scrub_secrets(text: &str) -> Cow<'_, str> {
-    let passwords = url_passwords(text);
-    if passwords.is_empty() {
-        return scrub_tokens(text);
+/// Byte ranges of the values of git's `http.*.extraheader` settings, as
+/// `git config --list` prints them (`http.extraheader=AUTHORIZATION: basic …`)
+/// and as a config file holds them (`extraheader = …`): the rest of the line.
+fn extraheader_values(text: &str) -> Vec<(usize, usize)> {
+    const KEY: &[u8] = b"extraheader";
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + KEY.len() <= bytes.len() {
+        if !bytes[i..i + KEY.len()].eq_ignore_ascii_case(KEY) {
+            i += 1;
+            continue;
+        }
+        let mut j = i + KEY.len();
+        while j < bytes.len() && matches!(bytes[j], b' ' | b'\t') {
+            j += 1;
+        }
+        if bytes.get(j) == Some(&b'=') {
+            j += 1;
+            while j < bytes.len() && matches!(bytes[j], b' ' | b'\t') {
+                j += 1;
+            }
+            let end = text[j..].find(['\n', '\r']).map_or(text.len(), |e| j + e);
+            if end > j {
+                out.push((j, end));
+            }
+            i = end;
+        } else {
+            i = j;
+        }
     }
+    out
+}
+
+/// Byte ranges of the bodies of PEM private key blocks: from the line after
+/// `-----BEGIN … PRIVATE KEY-----` to the start of its `-----END` line (or the
+/// end of the text).
+fn private_key_bodies(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("-----BEGIN ") {
+        let begin = from + at;
+        let line_end = text[begin..].find('\n').map_or(text.len(), |e| begin + e);
+        let header = &text[begin..line_end];
+        if !header.contains("PRIVATE KEY") {
+            from = begin + 11;
+            continue;
+        }
+        let body = (line_end + 1).min(text.len());
+        let end = text[body..]
+            .find("-----END")
+            .map_or(text.len(), |e| body + e);
+        if end > body {
+            out.push((body, end));
+        }
+        from = end.max(begin + 11);
+    }
+    out
+}
+
+/// `text` with every range replaced by [`REDACTED`]; ranges may overlap.
+fn redact_ranges(text: &str, mut ranges: Vec<(usize, usize)>) -> String {
+    ranges.sort_unstable();
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
-    for (s, e) in passwords {
+    for (s, e) in ranges {
+        if e <= last {
+            continue;
+        }
+        let s = s.max(last);
         out.push_str(&text[last..s]);
         out.push_str(REDACTED);
         last = e;
     }
     out.push_str(&text[last..]);
+    out
+}
+
+/// Only the URL rule of [`scrub_secrets`]: the credentials in URL userinfo
+/// replaced. Borrowed when there are none.
+pub(crate) fn scrub_urls_only(text: &str) -> Cow<'_, str> {
+    let ranges = url_credentials(text);
+    if ranges.is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(redact_ranges(text, ranges))
+    }
+}
+
+/// Replaces `Bearer`/`Basic` credentials and other `Authorization` header
+/// values, git's `extraheader` values, API-key-shaped strings, values
+/// assigned to secret-looking names (`api_key=…`, `"token": "…"`,
+/// `_authToken=…`), the credentials in URL userinfo (`postgres://user:…@host`,
+/// `https://…@github.com`; an SSH login name stays) and the bodies of PEM
+/// private key blocks with [`REDACTED`]. Returns the input borrowed when
+/// nothing matched.
+pub fn scrub_secrets(text: &str) -> Cow<'_, str> {
+    let mut ranges = url_credentials(text);
+    if text.len() >= 11 {
+        ranges.extend(extraheader_values(text));
+        ranges.extend(private_key_bodies(text));
+    }
+    if ranges.is_empty() {
+        return scrub_tokens(text);
+    }
+    let out = redact_ranges(text, ranges);
     Cow::Owned(scrub_tokens(&out).into_owned())
 }
 
@@ -218,6 +331,18 @@ fn scrub_tokens(text: &str) -> Cow<'_, str> {
             is_secret_name(run) && is_assignment_gap(gap) && !is_scheme_word(&text[ns..ne]);
         if scheme_then_token || assigned_secret {
             redact[i + 1] = true;
+        }
+        // `Authorization: token abc` (GitHub's scheme), `Authorization: abc`.
+        if run.eq_ignore_ascii_case("authorization") && gap.trim() == ":" {
+            let value = &text[ns..ne];
+            let scheme = is_scheme_word(value) || value.eq_ignore_ascii_case("token");
+            match runs.get(i + 2) {
+                Some(&(vs, _)) if scheme && text[ne..vs].chars().all(char::is_whitespace) => {
+                    redact[i + 2] = true;
+                }
+                _ if !scheme => redact[i + 1] = true,
+                _ => {}
+            }
         }
     }
     if !redact.contains(&true) {
@@ -290,10 +415,53 @@ mod tests {
             scrub_secrets("connect postgres://app:hunter2@db:5432/x failed"),
             "connect postgres://app:[REDACTED]@db:5432/x failed"
         );
-        assert!(matches!(
+        // A user name alone in an HTTP URL is often the token itself; an
+        // SSH login name is not a secret.
+        assert_eq!(
             scrub_secrets("https://user@example.com/a:b@c"),
-            Cow::Borrowed(_)
-        ));
+            "https://[REDACTED]@example.com/a:b@c"
+        );
+        assert_eq!(
+            scrub_secrets("origin\thttps://ghtoken123@github.com/o/r.git (fetch)"),
+            "origin\thttps://[REDACTED]@github.com/o/r.git (fetch)"
+        );
+        assert_eq!(
+            scrub_secrets("url = ssh://git@github.com/o/r.git"),
+            "url = ssh://git@github.com/o/r.git"
+        );
+        assert_eq!(
+            scrub_secrets("ssh://git:pw@host/x"),
+            "ssh://git:[REDACTED]@host/x"
+        );
+    }
+
+    #[test]
+    fn git_credentials_in_config_output_are_redacted() {
+        let listed = "user.name=Dev\nremote.origin.url=https://oauth2:glpat-secret@gitlab.com/o/r.git\n\
+                      http.https://github.com/.extraheader=AUTHORIZATION: basic eC1hY2Nlc3M=\n\
+                      core.bare=false\n";
+        let out = scrub_secrets(listed);
+        assert!(!out.contains("glpat-secret"), "{out}");
+        assert!(!out.contains("eC1hY2Nlc3M"), "{out}");
+        assert!(out.contains("user.name=Dev"), "{out}");
+        assert!(out.contains("core.bare=false"), "{out}");
+        assert_eq!(
+            scrub_secrets("\textraheader = Authorization: token abc123\n"),
+            "\textraheader = [REDACTED]\n"
+        );
+        assert_eq!(
+            scrub_secrets("Authorization: token abc123"),
+            "Authorization: token [REDACTED]"
+        );
+        assert_eq!(
+            scrub_secrets("//registry.npmjs.org/:_authToken=abc"),
+            "//registry.npmjs.org/:_authToken=[REDACTED]"
+        );
+        let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAAAA\n-----END RSA PRIVATE KEY-----\n";
+        assert_eq!(
+            scrub_secrets(key),
+            "-----BEGIN RSA PRIVATE KEY-----\n[REDACTED]-----END RSA PRIVATE KEY-----\n"
+        );
     }
 
     #[test]

@@ -312,6 +312,24 @@ pub(crate) fn protected_dir(path: &str) -> Option<&'static str> {
 /// `CODESM~2`) counts as the directory it may abbreviate. Used by the
 /// shell classifier and the file tools alike.
 pub fn protected_name(name: &str) -> Option<&'static str> {
+    let base = fold_name(name);
+    let base = base.as_str();
+    PROTECTED_DIRS.iter().copied().find(|dir| {
+        if base == *dir {
+            return true;
+        }
+        let stem: String = dir.trim_start_matches('.').chars().take(6).collect();
+        base.strip_prefix(stem.as_str())
+            .and_then(|rest| rest.strip_prefix('~'))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// The path component `name` as a case-insensitive, HFS+ or NTFS file system
+/// may take it: lower case, without the code points HFS+ ignores (zero-width
+/// joiners, bidi marks, the BOM), cut at an NTFS stream suffix (`:…`) and
+/// without trailing dots and spaces. `.GIT.` and `.git` fold alike.
+pub(crate) fn fold_name(name: &str) -> String {
     let folded: String = name
         .chars()
         .filter(
@@ -324,15 +342,7 @@ pub fn protected_name(name: &str) -> Option<&'static str> {
         .next()
         .unwrap_or_default()
         .trim_end_matches(['.', ' ']);
-    PROTECTED_DIRS.iter().copied().find(|dir| {
-        if base == *dir {
-            return true;
-        }
-        let stem: String = dir.trim_start_matches('.').chars().take(6).collect();
-        base.strip_prefix(stem.as_str())
-            .and_then(|rest| rest.strip_prefix('~'))
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    })
+    base.to_string()
 }
 
 /// Credential stores recognised by where they are, whoever's home they are
@@ -451,7 +461,9 @@ pub(crate) fn is_credential_component(path: &str) -> bool {
         return false;
     }
     let last = path.rsplit('/').find(|c| !c.is_empty());
-    if last.is_some_and(|name| is_dotenv(name) || is_dotenv_glob(name)) {
+    if last.is_some_and(|name| {
+        crate::secret_files::secret_name(name).is_some() || is_dotenv_glob(name)
+    }) {
         return true;
     }
     // Without glob characters or empty components a suffix matches
@@ -506,79 +518,6 @@ fn memchr_slashes(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
         .map(|(i, _)| i)
 }
 
-/// True when `name` ends with `suffix`, ignoring ASCII case, and has more
-/// before it.
-fn ends_with_ignore_case(name: &str, suffix: &str) -> bool {
-    let (name, suffix) = (name.as_bytes(), suffix.as_bytes());
-    name.len() > suffix.len() && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
-}
-
-/// A dotenv file of secrets (`.env`, `.env.local`, `.env.production`); the
-/// templates projects commit (`.env.example`, `.env.sample`, …) are not.
-///
-/// Also its backups and relatives (`.env~`, `.env.bak`, `.envrc` of
-/// direnv), `NAME.env` files, and SSH private keys by their usual names
-/// (`id_rsa`, `id_ed25519`, …; not the `.pub` halves).
-fn is_dotenv(name: &str) -> bool {
-    const TEMPLATES: &[&str] = &[
-        "example", "sample", "template", "dist", "defaults", "schema",
-    ];
-    if matches!(
-        name,
-        "id_rsa" | "id_dsa" | "id_ecdsa" | "id_ed25519" | "id_ecdsa_sk" | "id_ed25519_sk"
-    ) {
-        return true;
-    }
-    if let Some(stem) = name.strip_suffix(".env")
-        && !stem.is_empty()
-    {
-        return !TEMPLATES.contains(&stem);
-    }
-    // Private keys, key stores and files named for the secrets they hold.
-    if [
-        ".pem",
-        ".key",
-        ".p12",
-        ".pfx",
-        ".jks",
-        ".keystore",
-        ".kdbx",
-        ".tfstate",
-        ".tfstate.backup",
-    ]
-    .iter()
-    .any(|ext| ends_with_ignore_case(name, ext))
-        || [
-            "credentials",
-            "credentials.json",
-            ".secrets",
-            "secrets.json",
-            "secrets.yaml",
-            "secrets.yml",
-            "secrets.toml",
-            "auth.json",
-        ]
-        .iter()
-        .any(|file| name.eq_ignore_ascii_case(file))
-        || (name
-            .as_bytes()
-            .get(..15)
-            .is_some_and(|p| p.eq_ignore_ascii_case(b"service-account"))
-            && ends_with_ignore_case(name, ".json"))
-    {
-        return true;
-    }
-    match name.strip_prefix(".env") {
-        Some("") => true,
-        Some(rest) => match rest.strip_prefix('.') {
-            Some(variant) => !TEMPLATES.contains(&variant),
-            // `.envrc`, `.env~`, `.env-prod`; not `.environment` notes.
-            None => !rest.starts_with("ironment"),
-        },
-        None => false,
-    }
-}
-
 /// True when the file name `pattern` (a `find -name` pattern, a glob or a
 /// plain name) can name a credential file: a dotenv file, a private key,
 /// a credential store's file (`.netrc`, `credentials`, `shadow`, …).
@@ -617,7 +556,7 @@ pub(crate) fn name_may_be_secret(pattern: &str) -> bool {
         "token",
         "config.json",
     ];
-    is_dotenv(pattern)
+    crate::secret_files::secret_name(pattern).is_some()
         || NAMES
             .iter()
             .any(|name| pattern == *name || glob_matches(pattern, name))

@@ -12,6 +12,7 @@ mod classifier;
 mod dcg_corpus;
 mod exec_policy_examples;
 mod fail_closed;
+mod file_gates;
 mod harmful_cores;
 mod kind_cores;
 mod private_tmp;

@@ -53,6 +53,12 @@ pub struct ToolContext {
     /// calls), not yet counted in the task's totals: the engine takes it after each round
     /// of tool calls. Shared by the session's clones.
     pub child_usage: Arc<ChildUsage>,
+    /// A person approved this very call (they were asked and said yes, or a grant of theirs
+    /// covers it): a secret file it reads is shown as it is, and a file with other hard
+    /// links may be written. False by default, so a call nobody approved (any call under
+    /// `--approval auto`, `codesmith tool`, the MCP server) gets secrets masked and such
+    /// writes refused. The engine sets it per call ([`ToolContext::approved_by_person`]).
+    pub person_approved: bool,
     /// Tells this session's contexts from every other one in the process (its clones share
     /// it; a subagent's context has its own): the key of state a tool holds per session.
     session_key: u64,
@@ -95,6 +101,7 @@ impl ToolContext {
             root: OnceLock::new(),
             cancel: CancellationToken::new(),
             child_usage: Arc::default(),
+            person_approved: false,
             session_key: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -121,6 +128,15 @@ impl ToolContext {
     pub fn with_sandbox(mut self, sandbox: crate::sandbox::Sandbox) -> Self {
         self.sandbox = sandbox;
         self
+    }
+
+    /// The same session state, for one call a person approved (see
+    /// [`ToolContext::person_approved`]).
+    pub fn approved_by_person(&self) -> Self {
+        ToolContext {
+            person_approved: true,
+            ..self.clone()
+        }
     }
 
     /// The same session state, with calls cancelled by `cancel`.
@@ -160,9 +176,13 @@ impl ToolContext {
 
     /// Like [`ToolContext::resolve`], for a path a file tool is about to create, change or
     /// delete: anything under a [`codesmith_policy::PROTECTED_DIRS`] directory (`.git/`, `.codesmith/`) is
-    /// refused with `DENIED`, whether named directly or reached through a symlink.
+    /// refused with `DENIED`, whether named directly or reached through a symlink; so is an
+    /// existing regular file with other hard links unless a person approved the call
+    /// ([`ToolContext::person_approved`]): its other names are unknown and may lie outside
+    /// the workspace, and the write would change them all.
     ///
-    /// Errors: those of [`ToolContext::resolve`]; `DENIED` for a protected path.
+    /// Errors: those of [`ToolContext::resolve`]; `DENIED` for a protected path or a
+    /// linked file.
     pub fn resolve_for_write(&self, model_path: &str) -> Result<ResolvedPath, Refusal> {
         self.resolve_all_for_write(&[model_path])?
             .pop()
@@ -185,6 +205,11 @@ impl ToolContext {
         let pending: Vec<&Path> = paths.iter().map(|p| p.inner.as_path()).collect();
         for path in &paths {
             refuse_protected(path, &pending)?;
+            if !self.person_approved
+                && let Some(links) = crate::files::concerns::other_links(path)
+            {
+                return Err(crate::files::concerns::linked_refusal(&path.rel, links));
+            }
         }
         Ok(paths)
     }

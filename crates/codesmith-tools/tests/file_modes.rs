@@ -25,6 +25,17 @@ fn with_umask<T>(mask: u32, f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// The envelope of `tool` called with `ctx` in `w`'s registry.
+async fn envelope_with(
+    w: &common::Ws,
+    ctx: &codesmith_tools::ToolContext,
+    tool: &str,
+    args: Value,
+) -> Value {
+    let t = w.reg.get(tool).unwrap();
+    codesmith_tools::envelope_json(&t.call(ctx, args).await)
+}
+
 fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
@@ -156,8 +167,11 @@ async fn overwritten_edited_and_moved_files_keep_mode_and_owner() {
 
 #[tokio::test]
 async fn hard_links_and_extended_attributes_survive_every_writer() {
-    let w = ws();
-    // Hard links: every name sees the edit, the link count stays.
+    let mut w = ws();
+    let approved = w.ctx.approved_by_person();
+    let unapproved = std::mem::replace(&mut w.ctx, approved);
+    // Hard links: a write nobody approved is refused (the other names may lie outside the
+    // workspace); an approved one reaches every name, and the link count stays.
     for (tool, a) in [
         ("write_file", "w1.txt"),
         ("edit_file", "e1.txt"),
@@ -174,6 +188,10 @@ async fn hard_links_and_extended_attributes_survive_every_writer() {
                 "*** Begin Patch\n*** Update File: {a}\n@@\n-one\n+two\n*** End Patch\n"
             )}),
         };
+        let refused = envelope_with(&w, &unapproved, tool, args.clone()).await;
+        assert_eq!(refused["ok"], false, "{tool}: {refused}");
+        assert_eq!(refused["error"]["code"], "DENIED", "{tool}: {refused}");
+        assert_eq!(fs::read_to_string(w.root.join(a)).unwrap(), "one\n");
         w.call_ok(tool, args).await;
         for name in [a, b.as_str()] {
             assert_eq!(

@@ -198,6 +198,7 @@ impl Engine {
             ),
             delegation: Some(delegation),
             delegated: Vec::new(),
+            ran_later: Vec::new(),
         };
         Engine {
             provider,
@@ -321,6 +322,11 @@ impl Engine {
         let outcome = self.run_task_inner(task, cancel, sink).await;
         // Whatever ended the task, processes tools keep between calls end with it.
         self.end_tools();
+        // The files it wrote that another program runs later, which nobody was asked
+        // about, are named last.
+        if let Some(message) = self.runtime.take_ran_later() {
+            sink(Event::Notice { message });
+        }
         outcome
     }
 

@@ -5,6 +5,7 @@ mod apply_patch;
 mod args;
 mod closest;
 pub mod commit;
+pub mod concerns;
 pub mod diff;
 mod edit_file;
 pub mod matching;

@@ -84,16 +84,35 @@ fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let path = ctx.resolve(&args.path)?;
     let loaded = load_text(&path)?;
     ctx.freshness.mark_fresh(&path.abs);
-    let text = &loaded.file.text;
+    // A secret nobody approved reading reaches the model with its values masked (and
+    // without a digest, which would let a short secret be guessed offline).
+    let secret = (!ctx.person_approved)
+        .then(|| crate::files::concerns::secret_of(&path))
+        .flatten();
+    let masked = secret.map(|kind| codesmith_policy::mask_secret_text(kind, &loaded.file.text));
+    let text = masked.as_ref().unwrap_or(&loaded.file.text);
     let lines: Vec<&str> = text.lines().collect();
     let total = lines.len();
     let ranged = args.start_line.is_some() || args.max_lines.is_some();
     let mut base = ToolOutput::new(Value::Null)
         .with("path", path.rel.as_str())
-        .with("sha256", loaded.sha256.as_str())
         .with("total_lines", total);
-    let note = loaded.file.note();
-    if note.is_some() {
+    base = match secret {
+        Some(kind) => base.with("masked", kind.describe()),
+        None => base.with("sha256", loaded.sha256.as_str()),
+    };
+    let note = match (loaded.file.note(), secret) {
+        (note, Some(kind)) => Some(format!(
+            "{}[\"{}\" is {}: its values are shown as {}. Nobody approved reading it; \
+             the user can, in an interactive session (`--approval suggest`).]",
+            note.map(|n| format!("{n}\n")).unwrap_or_default(),
+            path.rel,
+            kind.describe(),
+            codesmith_policy::REDACTED
+        )),
+        (note, None) => note,
+    };
+    if loaded.file.note().is_some() {
         base = base.with("encoding", loaded.file.encoding.name());
     }
     let noted = |out: String| match &note {

@@ -341,9 +341,23 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
                         .add(SkipRule::TooLarge, rel(root, entry.path()));
                     return WalkState::Continue;
                 }
-                Ok(m) => m.len(),
+                Ok(m) => {
+                    use std::os::unix::fs::MetadataExt;
+                    if m.nlink() > 1 {
+                        scope
+                            .skipped
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .add(SkipRule::Linked, rel(root, entry.path()));
+                        return WalkState::Continue;
+                    }
+                    m.len()
+                }
                 Err(_) => return WalkState::Continue,
             };
+            let rel_path = rel(root, entry.path());
+            let secret =
+                |head: Option<&[u8]>| codesmith_policy::secret_file(&rel_path, head).is_some();
             let mut sink = FileSink {
                 matcher: &matcher,
                 max,
@@ -352,7 +366,15 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
                 lines: Vec::new(),
                 binary: false,
             };
-            let decoded = search_one(&mut searcher, &matcher, file, len, &mut sink);
+            let Some(decoded) = search_one(&mut searcher, &matcher, file, len, &secret, &mut sink)
+            else {
+                scope
+                    .skipped
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .add(SkipRule::Secret, rel_path);
+                return WalkState::Continue;
+            };
             if sink.count > 0 {
                 let fh = FileHits {
                     path: rel(root, entry.path()),
@@ -376,7 +398,9 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
 }
 
 /// Searches one opened file of `len` bytes into `sink` and returns the encoding it was
-/// decoded from when not UTF-8.
+/// decoded from when not UTF-8; `None` (nothing searched) when `secret` says the file
+/// holds one, judged by its first [`crate::files::concerns::HEAD_BYTES`] (by its path alone
+/// for a file too large to read whole).
 ///
 /// A file up to [`MAX_TEXT_BYTES`] is classified and decoded by [`sniff`], the function
 /// `read_file` uses, so both tools agree on what is text and what it says: decoded text is
@@ -389,12 +413,16 @@ fn search_one(
     matcher: &RegexMatcher,
     mut file: std::fs::File,
     len: u64,
+    secret: &dyn Fn(Option<&[u8]>) -> bool,
     sink: &mut FileSink<'_>,
-) -> Option<Encoding> {
+) -> Option<Option<Encoding>> {
     use std::io::{Read, Seek};
     if len > MAX_TEXT_BYTES {
+        if secret(None) {
+            return None;
+        }
         let _ = searcher.search_file(matcher, &file, &mut *sink);
-        return None;
+        return Some(None);
     }
     let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
     if (&mut file)
@@ -402,9 +430,13 @@ fn search_one(
         .read_to_end(&mut bytes)
         .is_err()
     {
+        return Some(None);
+    }
+    let head = usize::try_from(crate::files::concerns::HEAD_BYTES).unwrap_or(usize::MAX);
+    if secret(Some(&bytes[..bytes.len().min(head)])) {
         return None;
     }
-    match sniff(bytes) {
+    Some(match sniff(bytes) {
         Sniffed::Text { text, encoding, .. } => {
             let _ = searcher.search_slice(matcher, text.as_bytes(), &mut *sink);
             (encoding != Encoding::Utf8).then_some(encoding)
@@ -416,7 +448,7 @@ fn search_one(
             }
             None
         }
-    }
+    })
 }
 
 fn render(files: Vec<FileHits>, max: usize, root: &Path, start: &Path) -> ToolOutput {

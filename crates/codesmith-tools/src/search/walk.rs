@@ -39,14 +39,29 @@ pub(crate) enum SkipRule {
     Minified,
     /// Larger than [`MAX_FILE_BYTES`].
     TooLarge,
+    /// Holds a secret ([`codesmith_policy::secret_file`]): withheld, whatever the pattern,
+    /// so matching cannot reveal its content a character at a time either.
+    Secret,
+    /// A regular file with other hard links, which may lie outside the workspace.
+    Linked,
 }
 
-const RULES: [SkipRule; 4] = [
+const RULES: [SkipRule; 6] = [
     SkipRule::Ignored,
     SkipRule::ExcludedDir,
     SkipRule::Minified,
     SkipRule::TooLarge,
+    SkipRule::Secret,
+    SkipRule::Linked,
 ];
+
+impl SkipRule {
+    /// True for the rules `include_ignored` cannot lift: what is withheld for the user's
+    /// protection, not left out for relevance.
+    fn withheld(self) -> bool {
+        matches!(self, SkipRule::Secret | SkipRule::Linked)
+    }
+}
 
 impl SkipRule {
     fn key(self) -> &'static str {
@@ -55,6 +70,8 @@ impl SkipRule {
             SkipRule::ExcludedDir => "excluded_dir",
             SkipRule::Minified => "minified",
             SkipRule::TooLarge => "too_large",
+            SkipRule::Secret => "secret",
+            SkipRule::Linked => "hard_linked",
         }
     }
 
@@ -68,6 +85,10 @@ impl SkipRule {
             ),
             SkipRule::Minified => format!("{n} file{s} skipped as minified (`*.min.js`)"),
             SkipRule::TooLarge => format!("{n} file{s} over 10 MB"),
+            SkipRule::Secret => format!("{n} file{s} holding secrets"),
+            SkipRule::Linked => {
+                format!("{n} file{s} with other hard links (which may lie outside the workspace)")
+            }
         }
     }
 }
@@ -75,8 +96,8 @@ impl SkipRule {
 /// Counts (and a few example paths) of what a walk left out, per rule.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Skipped {
-    counts: [usize; 4],
-    examples: [Vec<String>; 4],
+    counts: [usize; 6],
+    examples: [Vec<String>; 6],
 }
 
 impl Skipped {
@@ -100,24 +121,39 @@ impl Skipped {
         if self.is_empty() {
             return None;
         }
-        let parts: Vec<String> = RULES
-            .iter()
-            .filter(|r| self.counts[**r as usize] > 0)
-            .map(|&r| {
-                let i = r as usize;
-                let mut examples = self.examples[i].clone();
-                examples.sort();
-                let mut examples = examples.join(", ");
-                if self.counts[i] > self.examples[i].len() {
-                    examples.push_str(", …");
-                }
-                format!("{} ({examples})", r.describe(self.counts[i]))
-            })
-            .collect();
-        Some(format!(
-            "[Not searched: {}. Pass include_ignored: true to search them.]",
-            parts.join("; ")
-        ))
+        let parts = |withheld: bool| -> Vec<String> {
+            RULES
+                .iter()
+                .filter(|r| r.withheld() == withheld && self.counts[**r as usize] > 0)
+                .map(|&r| {
+                    let i = r as usize;
+                    let mut examples = self.examples[i].clone();
+                    examples.sort();
+                    let mut examples = examples.join(", ");
+                    if self.counts[i] > self.examples[i].len() {
+                        examples.push_str(", …");
+                    }
+                    format!("{} ({examples})", r.describe(self.counts[i]))
+                })
+                .collect()
+        };
+        let mut notes = Vec::new();
+        let left_out = parts(false);
+        if !left_out.is_empty() {
+            notes.push(format!(
+                "[Not searched: {}. Pass include_ignored: true to search them.]",
+                left_out.join("; ")
+            ));
+        }
+        let withheld = parts(true);
+        if !withheld.is_empty() {
+            notes.push(format!(
+                "[Withheld, whatever the pattern: {}. read_file shows one after the user \
+                 approves it.]",
+                withheld.join("; ")
+            ));
+        }
+        Some(notes.join("\n"))
     }
 
     /// The counts for `meta.skipped`, by rule name.

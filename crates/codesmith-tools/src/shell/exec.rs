@@ -161,6 +161,7 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
     }
     let (raw, _) = process::lock(&running.output).text_from(0, true);
     let (text, reported) = wrap::split_sentinel(&raw, &sentinel);
+    let text = shown_output(ctx, text);
     let exit_code = process::exit_code(status);
     let elapsed = running.started.elapsed();
 
@@ -243,6 +244,21 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
     Ok(out)
 }
 
+/// A command's output as the model may see it: with credentials masked by the one
+/// scrubber ([`codesmith_policy::scrub_secrets`]: URL userinfo as `git remote -v` and `git
+/// config --list` print it, `extraheader` and `Authorization` values, token shapes, values
+/// of secret-named settings, private key bodies), unless a person approved this very
+/// command ([`ToolContext::person_approved`]).
+fn shown_output(ctx: &ToolContext, text: String) -> String {
+    if ctx.person_approved {
+        return text;
+    }
+    match codesmith_policy::scrub_secrets(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(masked) => masked,
+    }
+}
+
 /// Kills the command's whole tree after its timeout (`Some`) or a cancellation (`None`)
 /// and builds the `TIMEOUT` or `CANCELLED` refusal: how long it ran, what was killed, and
 /// the output so far.
@@ -258,6 +274,7 @@ async fn stopped(
     running.drain(DRAIN_GRACE).await;
     let (raw, _) = process::lock(&running.output).text_from(0, true);
     let (text, _) = wrap::split_sentinel(&raw, sentinel);
+    let text = shown_output(ctx, text);
     let (capped, reference) = spill::cap_output(&ctx.home, &text, Some(&text));
     let mut killed = format!("killed {}", report.describe());
     if !report.survivors.is_empty() {

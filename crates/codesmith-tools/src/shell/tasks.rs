@@ -316,8 +316,11 @@ fn report(ctx: &ToolContext, id: &str, task: &mut Task) -> ToolOutput {
         }
     }
     task.cursor = cursor;
+    // Polling is never approved by a person: credentials in the output are masked.
+    let delta = codesmith_policy::scrub_secrets(&delta);
     let (capped, reference) = if first_final {
         let (full, _) = process::lock(&task.running.output).text_from(0, true);
+        let full = codesmith_policy::scrub_secrets(&full);
         spill::cap_output(&ctx.home, &delta, Some(&full))
     } else {
         spill::cap_output(&ctx.home, &delta, None)
