@@ -213,7 +213,9 @@ fn refused_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::Backe
         .map(|v| SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, v))
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_personality, vec![SeccompRule::new(personality)?]);
-    // ioctl(2) on a terminal: faking input, and the Linux console's selection paste.
+    // ioctl(2) on a terminal: faking input, and the Linux console's selection paste. (The
+    // request's type differs between C libraries, hence the casts.)
+    #[allow(clippy::unnecessary_cast)]
     let ioctl = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64]
         .into_iter()
         .map(|req| {
