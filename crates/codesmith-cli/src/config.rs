@@ -585,8 +585,8 @@ impl ProjectLayer {
                 || sandbox.env.is_some()
             {
                 notes.push(format!(
-                    "a project may only tighten [sandbox] in {shown}: a loosening setting is \
-                     ignored, and read, write and env lists only remove entries from yours"
+                    "ignored a loosening [sandbox] setting in {shown}: a project may only \
+                     tighten it (its read, write and env lists only remove entries from yours)"
                 ));
             }
         }

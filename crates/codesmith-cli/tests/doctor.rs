@@ -209,16 +209,29 @@ fn doctor_with_path(bin: &Path, ws: &Path, home: &Path) -> String {
 #[test]
 fn doctor_tells_bwrap_missing_from_bwrap_broken() {
     let d = tempfile::tempdir().unwrap();
-    let (empty, broken, ws, home) = (
+    let (empty, ws, home) = (
         d.path().join("empty"),
-        d.path().join("broken"),
         d.path().join("ws"),
         d.path().join("home"),
     );
-    for dir in [&empty, &broken, &ws, &home] {
+    for dir in [&empty, &ws, &home] {
         std::fs::create_dir_all(dir).unwrap();
     }
-    // A bwrap that cannot create its namespaces, as in a locked-down container.
+    let missing = doctor_with_path(&empty, &ws, &home);
+    assert!(missing.contains("bwrap is not installed"), "{missing}");
+    assert!(missing.contains("apt-get install bubblewrap"), "{missing}");
+    assert!(!missing.contains("does not work here"), "{missing}");
+
+    // A bwrap that cannot create its namespaces, as in a locked-down container. CodeSmith
+    // takes bwrap only from a system directory (never a copy the workspace planted), so the
+    // fake goes below /opt, which needs root.
+    let broken =
+        std::path::PathBuf::from(format!("/opt/codesmith-test-bwrap-{}", std::process::id()));
+    if std::fs::create_dir_all(&broken).is_err() {
+        eprintln!("NOTE: not root: the broken-bwrap half of this test needs /opt");
+        return;
+    }
+    let _cleanup = RemoveOnDrop(broken.clone());
     let fake = broken.join("bwrap");
     std::fs::write(
         &fake,
@@ -227,11 +240,6 @@ fn doctor_tells_bwrap_missing_from_bwrap_broken() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-
-    let missing = doctor_with_path(&empty, &ws, &home);
-    assert!(missing.contains("bwrap is not installed"), "{missing}");
-    assert!(missing.contains("apt-get install bubblewrap"), "{missing}");
-    assert!(!missing.contains("does not work here"), "{missing}");
 
     let not_working = doctor_with_path(&broken, &ws, &home);
     assert!(
@@ -353,4 +361,13 @@ async fn doctor_runs_nothing_the_workspace_planted() {
         "{here}"
     );
     assert_eq!(by_id("mcp.shadowed").unwrap()["status"], "error");
+}
+
+/// Removes a directory when dropped (also when the test fails).
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

@@ -72,8 +72,32 @@ fn secrets_are_dropped_from_commands_by_value_as_well_as_by_name() {
         ],
     );
     let text = v["output"].as_str().unwrap_or_default();
-    assert!(text.contains("ORDINARY_SETTING=visible"), "{v}");
+    // The environment is an allowlist: an ordinary variable nobody listed stays out too,
+    // and the listed ones arrive.
+    assert!(text.contains("PATH="), "{v}");
+    assert!(!text.contains("ORDINARY_SETTING"), "{v}");
     assert!(!text.contains("Planted"), "a secret leaked: {text}");
+}
+
+/// `[sandbox] env` in the user's config passes a variable the allowlist does not name.
+#[test]
+fn a_variable_named_in_sandbox_env_reaches_commands() {
+    let (_d, home, ws) = dirs();
+    std::fs::write(
+        home.join("config.toml"),
+        "[sandbox]\nenv = [\"ORDINARY_SETTING\"]\n",
+    )
+    .unwrap();
+    let v = tool(
+        &home,
+        &ws,
+        "exec_shell",
+        r#"{"command": "env"}"#,
+        &[("ORDINARY_SETTING", "visible"), ("OTHER_SETTING", "hidden")],
+    );
+    let text = v["output"].as_str().unwrap_or_default();
+    assert!(text.contains("ORDINARY_SETTING=visible"), "{v}");
+    assert!(!text.contains("OTHER_SETTING"), "{v}");
 }
 
 /// `sandbox run` is a way to run a command too: it drops the same secrets as the shell
@@ -107,7 +131,8 @@ fn sandbox_run_drops_secrets_from_the_environment() {
         &planted,
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("ORDINARY_SETTING=visible"), "{text}");
+    assert!(text.contains("PATH="), "{text}");
+    assert!(!text.contains("ORDINARY_SETTING"), "{text}");
     assert!(!text.contains("Planted"), "a secret leaked: {text}");
     let v = tool(&home, &ws, "exec_shell", r#"{"command": "env"}"#, &planted);
     let text = v["output"].as_str().unwrap_or_default();

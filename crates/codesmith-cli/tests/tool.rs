@@ -42,7 +42,9 @@ fn credentials_in_the_environment_never_reach_shell_commands() {
     );
     assert_eq!(code, Some(0));
     let text = v["output"].as_str().unwrap_or_default();
-    assert!(text.contains("HARMLESS_SETTING=visible"), "{v}");
+    // Only the allowlisted variables arrive: an ordinary setting stays out as well.
+    assert!(text.contains("PATH="), "{v}");
+    assert!(!text.contains("HARMLESS_SETTING"), "{v}");
     assert!(
         !text.contains("OPENAI_API_KEY") && !text.contains("GITHUB_TOKEN"),
         "a credential leaked: {text}"

@@ -18,7 +18,13 @@ struct Fixture {
 
 fn fixture() -> Option<Fixture> {
     let Some(bwrap) = BwrapBackend::detect() else {
-        eprintln!("SKIPPED: bwrap is not installed or cannot create namespaces here");
+        codesmith_testkit::missing(
+            "BWRAP",
+            &format!(
+                "the sandbox tests checked nothing: {:?} (install bubblewrap)",
+                codesmith_tools::sandbox::probe()
+            ),
+        );
         return None;
     };
     let ws = tempfile::tempdir().unwrap();
@@ -512,4 +518,236 @@ async fn a_sandboxed_process_with_its_own_stderr_pipe_keeps_it() {
     assert_eq!(stdout.trim(), "to-stdout");
     let err = p.stderr_text();
     assert!(err.contains("to-stderr"), "stderr was lost: {err:?}");
+}
+
+/// The host uid of the first process whose command line starts with `token`, polled for at
+/// most 3 s.
+fn host_uid_of(token: &str) -> Option<u32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::time::Instant::now() < deadline {
+        for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+            let dir = entry.path();
+            let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
+                continue;
+            };
+            if !cmdline.starts_with(token.as_bytes()) {
+                continue;
+            }
+            let status = std::fs::read_to_string(dir.join("status")).unwrap_or_default();
+            let uid = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok());
+            if uid.is_some() {
+                return uid;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    None
+}
+
+#[tokio::test]
+async fn a_command_never_runs_as_the_hosts_root() {
+    let Some(f) = fixture() else { return };
+    let token = format!("codesmith-uid-probe-{}", std::process::id());
+    let ctx = f.ctx.clone();
+    let command = format!("exec -a {token} sleep 2");
+    let run = tokio::spawn(async move { sh(&ctx, command).await });
+    let seen = tokio::task::spawn_blocking(move || host_uid_of(&token))
+        .await
+        .unwrap();
+    run.await.unwrap();
+    let uid = seen.expect("the sandboxed process was never seen in /proc");
+    assert_ne!(uid, 0, "a sandboxed command ran as the host's root");
+    if nix_root() {
+        assert_eq!(uid, codesmith_tools::sandbox::SANDBOX_UID);
+    }
+    // What was written in the workspace belongs to the workspace's owner on disk.
+    let out = sh(&f.ctx, "echo x > made.txt; id -u".to_string()).await;
+    assert_eq!(out.meta["exit_code"], 0, "{}", text(&out));
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(&f.ctx.workspace).unwrap().uid();
+    assert_eq!(
+        std::fs::metadata(f.ctx.workspace.join("made.txt"))
+            .unwrap()
+            .uid(),
+        owner
+    );
+}
+
+#[tokio::test]
+async fn proc_sys_and_sysrq_are_not_writable() {
+    let Some(f) = fixture() else { return };
+    let out = sh(
+        &f.ctx,
+        "for p in /proc/sys/kernel/core_pattern /proc/sys/kernel/poweroff_cmd \
+         /proc/sys/vm/drop_caches /proc/sys/fs/protected_symlinks /proc/sysrq-trigger; do \
+         if [ -w $p ]; then echo \"writable $p\"; fi; \
+         if (echo 1 > $p) 2>/dev/null; then echo \"wrote $p\"; fi; done; \
+         ls /sys | tr '\\n' ' '; echo done"
+            .to_string(),
+    )
+    .await;
+    let t = text(&out);
+    assert!(!t.contains("writable") && !t.contains("wrote"), "{t}");
+    assert!(t.contains("done"), "{t}");
+    assert!(
+        !t.contains("kernel ") && !t.contains("fs "),
+        "/sys exposed: {t}"
+    );
+}
+
+#[tokio::test]
+async fn nothing_of_the_callers_keyrings_is_reachable() {
+    let Some(f) = fixture() else { return };
+    let description = format!("codesmith-probe-key-{}", std::process::id());
+    let desc = std::ffi::CString::new(description.clone()).unwrap();
+    // A session keyring of this test process's own, holding a key.
+    #[allow(unsafe_code)]
+    // SAFETY: plain system calls with valid, NUL-terminated strings and a byte buffer.
+    let added = unsafe {
+        libc::syscall(libc::SYS_keyctl, 1, c"codesmith-test".as_ptr());
+        libc::syscall(
+            libc::SYS_add_key,
+            c"user".as_ptr(),
+            desc.as_ptr(),
+            b"SECRET".as_ptr(),
+            6usize,
+            -3i32,
+        )
+    };
+    if added < 0 {
+        eprintln!("NOTE: keyrings are unavailable here; checking the sandbox side only");
+    }
+    let out = sh(&f.ctx, "cat /proc/keys; echo end".to_string()).await;
+    let t = text(&out);
+    assert!(t.contains("end"), "{t}");
+    assert!(
+        !t.contains(&description),
+        "the caller's key is visible: {t}"
+    );
+    assert!(
+        !t.contains("codesmith-test"),
+        "the caller's keyring is visible: {t}"
+    );
+}
+
+#[tokio::test]
+async fn only_allowlisted_variables_reach_a_command() {
+    let Some(f) = fixture() else { return };
+    let out = sh(&f.ctx, "env | cut -d= -f1".to_string()).await;
+    let t = text(&out);
+    let allowed = |n: &str| {
+        codesmith_tools::sandbox::exposure::env_passes(n, &[])
+            || matches!(
+                n,
+                "HOME"
+                    | "TMPDIR"
+                    | "PWD"
+                    | "OLDPWD"
+                    | "SHLVL"
+                    | "_"
+                    | "PAGER"
+                    | "GIT_PAGER"
+                    | "GIT_TERMINAL_PROMPT"
+                    | "CODESMITH_COMMAND_ID"
+            )
+    };
+    let names: Vec<&str> = t.lines().filter(|l| !l.is_empty()).collect();
+    assert!(names.contains(&"PATH"), "{t}");
+    for name in &names {
+        assert!(allowed(name), "{name} is not on the allowlist: {t}");
+    }
+    // Cargo gives this test many variables; none passes.
+    assert!(!names.iter().any(|n| n.starts_with("CARGO_PKG")), "{t}");
+}
+
+#[tokio::test]
+async fn the_home_directory_is_empty_inside() {
+    let Some(f) = fixture() else { return };
+    let out = sh(&f.ctx, "ls -A ~; echo \"home=$HOME\"".to_string()).await;
+    let t = text(&out);
+    assert_eq!(
+        t.trim(),
+        format!("home={}", f.user_home.display()),
+        "the home is not empty: {t}"
+    );
+}
+
+#[tokio::test]
+async fn host_sockets_at_any_path_are_absent() {
+    let Some(f) = fixture() else { return };
+    // A listener in a directory whose name has a space, under /srv when it can be made
+    // there (root), else next to the fake home; and one bound by a relative path.
+    let base = std::path::PathBuf::from(format!("/srv/codesmith-x y-{}", std::process::id()));
+    let dir = if std::fs::create_dir_all(&base).is_ok() {
+        base
+    } else {
+        let d = f.user_home.join("x y");
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    };
+    let sock = dir.join("s.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let renamed = dir.join("renamed.sock");
+    {
+        let first = dir.join("first.sock");
+        let l = std::os::unix::net::UnixListener::bind(&first).unwrap();
+        std::fs::rename(&first, &renamed).unwrap();
+        std::mem::forget(l);
+    }
+    let out = sh(
+        &f.ctx,
+        format!(
+            "for p in '{}' '{}'; do if [ -e \"$p\" ]; then echo \"present $p\"; fi; done; echo end",
+            sock.display(),
+            renamed.display()
+        ),
+    )
+    .await;
+    let t = text(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(t.contains("end") && !t.contains("present"), "{t}");
+}
+
+#[tokio::test]
+async fn new_user_namespaces_and_mounts_are_refused() {
+    let Some(f) = fixture() else { return };
+    let out = sh(
+        &f.ctx,
+        "unshare -U true 2>/dev/null && echo USERNS; unshare -rm true 2>/dev/null && echo MOUNTNS; \
+         mount -t tmpfs x /tmp 2>/dev/null && echo MOUNTED; echo end"
+            .to_string(),
+    )
+    .await;
+    let t = text(&out);
+    assert!(t.contains("end"), "{t}");
+    assert!(
+        !t.contains("USERNS") && !t.contains("MOUNTNS") && !t.contains("MOUNTED"),
+        "{t}"
+    );
+}
+
+#[tokio::test]
+async fn codesmith_dir_is_read_only_even_when_absent_and_leaves_nothing() {
+    let Some(f) = fixture() else { return };
+    let out = sh(
+        &f.ctx,
+        "mkdir -p .codesmith/memory 2>/dev/null && echo MADE; echo end".to_string(),
+    )
+    .await;
+    let t = text(&out);
+    assert!(t.contains("end") && !t.contains("MADE"), "{t}");
+    assert!(
+        !f.ctx.workspace.join(".codesmith").exists(),
+        "an empty mount point was left behind"
+    );
+    std::fs::create_dir_all(f.ctx.workspace.join(".codesmith")).unwrap();
+    let out = sh(
+        &f.ctx,
+        "echo x > .codesmith/MEMORY.md 2>/dev/null && echo WROTE; echo end".to_string(),
+    )
+    .await;
+    assert!(!text(&out).contains("WROTE"), "{}", text(&out));
 }
