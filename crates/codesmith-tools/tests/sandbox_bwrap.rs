@@ -751,3 +751,113 @@ async fn codesmith_dir_is_read_only_even_when_absent_and_leaves_nothing() {
     .await;
     assert!(!text(&out).contains("WROTE"), "{}", text(&out));
 }
+
+/// When CodeSmith is root the workspace is idmapped: what the command owns inside is owned
+/// by root on the host, so a set-user-ID copy of a shell left there would be host root for
+/// any local user. Neither `chmod` nor a creating `open` may set those bits.
+#[tokio::test]
+async fn no_set_user_id_or_set_group_id_file_can_be_made_in_the_workspace() {
+    let Some(f) = fixture() else { return };
+    let out = sh(
+        &f.ctx,
+        "cp /bin/true t1; chmod 4755 t1; chmod g+s t1; install -m 4755 /bin/true t2; \
+         python3 -c \"import os; os.close(os.open('t3', os.O_CREAT|os.O_WRONLY, 0o6755))\"; \
+         true"
+            .to_string(),
+    )
+    .await;
+    use std::os::unix::fs::PermissionsExt;
+    for name in ["t1", "t2", "t3"] {
+        if let Ok(meta) = std::fs::metadata(f.ctx.workspace.join(name)) {
+            let mode = meta.permissions().mode();
+            assert_eq!(mode & 0o6000, 0, "{name} is {mode:o}: {}", text(&out));
+        }
+    }
+    assert!(f.ctx.workspace.join("t1").exists(), "{}", text(&out));
+}
+
+/// A read-only mount travels with its mount point: renaming a directory above it must not
+/// free the original path for a new hook, module configuration or `.git` file.
+#[tokio::test]
+async fn directories_above_read_only_git_parts_cannot_be_moved() {
+    let Some(f) = fixture() else { return };
+    let ws = &f.ctx.workspace;
+    git_init(ws);
+    std::fs::create_dir_all(ws.join(".husky/_")).unwrap();
+    let config = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+    std::fs::write(
+        ws.join(".git/config"),
+        format!("{config}[core]\n\thooksPath = .husky/_\n"),
+    )
+    .unwrap();
+    // A submodule `lib/sub` as git lays it out.
+    let module = ws.join(".git/modules/lib/sub");
+    std::fs::create_dir_all(module.join("objects")).unwrap();
+    std::fs::create_dir_all(module.join("refs")).unwrap();
+    std::fs::write(module.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(module.join("config"), "[core]\n\tbare = false\n").unwrap();
+    std::fs::create_dir_all(ws.join("lib/sub")).unwrap();
+    std::fs::write(
+        ws.join("lib/sub/.git"),
+        "gitdir: ../../.git/modules/lib/sub\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".gitmodules"),
+        "[submodule \"lib/sub\"]\n\tpath = lib/sub\n\turl = ./x\n",
+    )
+    .unwrap();
+    let out = sh(
+        &f.ctx,
+        "for m in '.husky .h' 'lib/sub lib/s2' 'lib l2' '.git/modules .git/m2' \
+         '.git/modules/lib .git/modules/l2'; do set -- $m; \
+         if mv $1 $2 2>/dev/null; then echo MOVED-$1; mkdir -p $1; fi; done; \
+         mkdir -p .husky/_ && echo evil > .husky/_/pre-commit 2>/dev/null; \
+         mkdir -p .git/modules/lib/sub && echo evil > .git/modules/lib/sub/config 2>/dev/null; \
+         echo 'gitdir: /elsewhere' > lib/sub/.git 2>/dev/null; \
+         echo x > .git/modules/lib/sub/commondir; true"
+            .to_string(),
+    )
+    .await;
+    let t = text(&out);
+    assert!(!t.contains("MOVED"), "{t}");
+    assert!(!ws.join(".husky/_/pre-commit").exists(), "{t}");
+    assert_eq!(
+        std::fs::read_to_string(module.join("config")).unwrap(),
+        "[core]\n\tbare = false\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("lib/sub/.git")).unwrap(),
+        "gitdir: ../../.git/modules/lib/sub\n"
+    );
+    // A submodule's `commondir` would send git to a configuration of the command's making.
+    assert!(!module.join("commondir").exists(), "{t}");
+}
+
+/// A link the command leaves at a read-only place of `.git` must not steer the next
+/// command's mount: here it would put the host's `/tmp` over the sandbox's own.
+#[tokio::test]
+async fn a_link_at_a_read_only_git_place_steers_no_mount() {
+    let Some(f) = fixture() else { return };
+    let ws = &f.ctx.workspace;
+    git_init(ws);
+    let marker = std::path::PathBuf::from(format!("/tmp/codesmith-host-{}", std::process::id()));
+    std::fs::write(&marker, "host file\n").unwrap();
+    // From `.git`, as many steps up as reach the root of the sandbox's tree from the
+    // workspace: the source resolves to the host's /tmp, the destination to the sandbox's.
+    let up = "../".repeat(ws.components().count());
+    let link = format!("{up}tmp");
+    let listing = format!("ls .git/gitdir/ /tmp 2>&1; cat {} 2>&1", marker.display());
+    let _ = sh(&f.ctx, format!("ln -s {link} .git/gitdir")).await;
+    let t = text(&sh(&f.ctx, listing.clone()).await);
+    // Planted on the host, the link is refused with a reason.
+    std::os::unix::fs::symlink(&link, ws.join(".git/gitdir")).ok();
+    let refused = match ExecShell.call(&f.ctx, json!({ "command": listing })).await {
+        Ok(out) => text(&out),
+        Err(refusal) => refusal.message,
+    };
+    let _ = std::fs::remove_file(&marker);
+    assert!(!t.contains("host file"), "{t}");
+    assert!(!refused.contains("host file"), "{refused}");
+    assert!(refused.contains("symbolic link"), "{refused}");
+}

@@ -76,12 +76,6 @@ const CREDENTIAL_FILES: &[&str] = &[
     ".local/share/fish/fish_history",
 ];
 
-/// Files in a git directory that send git to another directory for its configuration and
-/// hooks (`commondir`, see `gitrepository-layout(5)`), read whenever present. One that does
-/// not exist cannot be mounted read-only without leaving an empty file, which git rejects;
-/// [`GitGuard`] removes any the command created instead.
-const GIT_REDIRECTS: &[&str] = &[".git/commondir"];
-
 /// Directories of a git directory that are made empty and read-only when absent, so the
 /// command cannot create them either.
 const MADE_WHEN_ABSENT: &[&str] = &["hooks", "info"];
@@ -419,34 +413,61 @@ impl Backend for BwrapBackend {
         // The workspace, writable.
         let ws_src = sources.stage(&mut prelude, &scope.workspace, true)?;
         push(&[&"--bind", &ws_src, &scope.workspace]);
-        for git in ex::git_dirs(&scope.workspace) {
-            if git == scope.workspace.join(".git") {
-                // `.git` itself is a mount point, so it cannot be renamed, removed or
-                // replaced by a directory with a configuration of the command's choosing.
-                push(&[&"--bind", &sources.of(&git), &git]);
-            }
+        let ws = &scope.workspace;
+        let git_dirs = ex::git_dirs(ws);
+        let git_files = git_files(ws);
+        let hooks = ex::hooks_path_dir(ws);
+        let own = ws.join(".codesmith");
+        // What is kept read-only in the workspace, and what is made as an empty read-only
+        // directory where nothing exists.
+        let mut read_only: Vec<PathBuf> = Vec::new();
+        let mut made: Vec<PathBuf> = Vec::new();
+        for git in &git_dirs {
             for name in ex::GIT_READ_ONLY {
                 let path = git.join(name);
                 if std::fs::symlink_metadata(&path).is_ok() {
-                    push(&[&"--ro-bind", &sources.of(&path), &path]);
+                    read_only.push(path);
                 } else if MADE_WHEN_ABSENT.contains(name) {
-                    push(&[&"--tmpfs", &path, &"--remount-ro", &path]);
+                    made.push(path);
                 }
             }
         }
         // `.git` files (a linked worktree, a submodule's checkout) are read-only, so they
         // cannot point git at a directory of the command's choosing.
-        for file in git_files(&scope.workspace) {
-            push(&[&"--ro-bind", &sources.of(&file), &file]);
-        }
-        if let Some(hooks) = ex::hooks_path_dir(&scope.workspace) {
-            push(&[&"--ro-bind", &sources.of(&hooks), &hooks]);
-        }
-        let own = scope.workspace.join(".codesmith");
+        read_only.extend(git_files);
+        read_only.extend(hooks);
         if std::fs::symlink_metadata(&own).is_ok() {
-            push(&[&"--ro-bind", &sources.of(&own), &own]);
+            read_only.push(own);
         } else {
-            push(&[&"--tmpfs", &own, &"--remount-ro", &own]);
+            made.push(own);
+        }
+        // A mount over a symbolic link lands wherever the link points (even outside the
+        // workspace), and the link itself stays replaceable: such a workspace is refused.
+        for path in read_only.iter().chain(&made) {
+            no_link_below(ws, path)?;
+        }
+        // Every directory between the workspace and a protected path is a mount point of
+        // its own (itself, writable), so it cannot be renamed or removed: otherwise moving
+        // `.git/modules` or `.husky` aside takes the read-only mounts with it and leaves the
+        // original paths free to be made anew. `.git` itself is among them.
+        let mut pins: Vec<PathBuf> = read_only
+            .iter()
+            .chain(&made)
+            .flat_map(|p| p.ancestors().skip(1))
+            .filter(|a| a.starts_with(ws) && *a != ws.as_path())
+            .map(Path::to_path_buf)
+            .chain(git_dirs.iter().cloned())
+            .collect();
+        pins.sort();
+        pins.dedup();
+        for dir in &pins {
+            push(&[&"--bind", &sources.of(dir), dir]);
+        }
+        for path in &read_only {
+            push(&[&"--ro-bind", &sources.of(path), path]);
+        }
+        for path in &made {
+            push(&[&"--tmpfs", path, &"--remount-ro", path]);
         }
         // Credentials inside the workspace: when it is or contains the home directory, the
         // known credential folders of that home, and `$CODESMITH_HOME` wherever it lies
@@ -477,6 +498,33 @@ impl Backend for BwrapBackend {
             prelude: Some(prelude),
         })
     }
+}
+
+/// Refuses `path` (inside `workspace`) when it is, or passes through, a symbolic link below
+/// the workspace, or is not a plain path below it.
+fn no_link_below(workspace: &Path, path: &Path) -> std::io::Result<()> {
+    let refuse = |what: &Path, why: &str| {
+        std::io::Error::other(format!(
+            "{} {why}: the sandbox keeps it read-only and cannot do so through a link (a \
+             mount there would land wherever the link points); replace it with the \
+             directory or file itself",
+            what.display()
+        ))
+    };
+    let Ok(rel) = path.strip_prefix(workspace) else {
+        return Err(refuse(path, "is not inside the workspace"));
+    };
+    let mut cur = workspace.to_path_buf();
+    for c in rel.components() {
+        let std::path::Component::Normal(name) = c else {
+            return Err(refuse(path, "is not a plain path"));
+        };
+        cur.push(name);
+        if std::fs::symlink_metadata(&cur).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(refuse(&cur, "is a symbolic link"));
+        }
+    }
+    Ok(())
 }
 
 /// Covers `path`: an empty read-only directory over a directory, an empty file otherwise.
@@ -525,8 +573,9 @@ fn git_files(workspace: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Removes the git redirections ([`GIT_REDIRECTS`]) a sandboxed command created in the
-/// workspace, once it is over (all its processes die with the sandbox's PID namespace).
+/// Removes what a sandboxed command created in the workspace at the read-only places of its
+/// git directories ([`super::exposure::GIT_READ_ONLY`] that were absent, in `.git` and in
+/// every submodule's and linked worktree's git directory), once it is over (all its processes die with the sandbox's PID namespace).
 /// Made before the command starts; [`GitGuard::finish`] may be called any number of times.
 #[derive(Debug, Clone, Default)]
 pub struct GitGuard {
@@ -544,9 +593,18 @@ impl GitGuard {
         if !isolates {
             return GitGuard::default();
         }
-        let absent = GIT_REDIRECTS
+        // A `commondir` or `gitdir` that does not exist cannot be mounted read-only without
+        // leaving an empty file, which git rejects; what the command makes there (a
+        // redirection of git's configuration and hooks, or a link that the next command's
+        // mount would follow) is removed instead.
+        let absent = super::exposure::git_dirs(&scope.workspace)
             .iter()
-            .map(|rel| scope.workspace.join(rel))
+            .flat_map(|git| {
+                super::exposure::GIT_READ_ONLY
+                    .iter()
+                    .filter(|name| !MADE_WHEN_ABSENT.contains(name))
+                    .map(move |name| git.join(name))
+            })
             .filter(|p| std::fs::symlink_metadata(p).is_err())
             .collect();
         let own = scope.workspace.join(".codesmith");

@@ -366,9 +366,9 @@ pub const GIT_READ_ONLY: &[&str] = &[
     "info",
 ];
 
-/// The directory `core.hooksPath` names in the workspace's `.git/config`, when it lies
-/// inside the workspace and exists (a relative value is relative to the workspace root, as
-/// git takes it in a non-bare repository).
+/// The directory `core.hooksPath` names in the workspace's `.git/config`, as named (not
+/// resolved), when it resolves inside the workspace and exists (a relative value is
+/// relative to the workspace root, as git takes it in a non-bare repository).
 pub fn hooks_path_dir(workspace: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(workspace.join(".git/config")).ok()?;
     let mut in_core = false;
@@ -389,13 +389,19 @@ pub fn hooks_path_dir(workspace: &Path) -> Option<PathBuf> {
         }
     }
     let value = found?;
-    let path = if Path::new(&value).is_absolute() {
+    let joined = if Path::new(&value).is_absolute() {
         PathBuf::from(value)
     } else {
         workspace.join(value)
     };
+    // As git names it (without `.` parts), not resolved: a link on the way is the
+    // sandbox's to refuse, since the command could repoint it.
+    let path: PathBuf = joined
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
     let canonical = path.canonicalize().ok()?;
-    (canonical.starts_with(workspace) && canonical.is_dir()).then_some(canonical)
+    (canonical.starts_with(workspace) && canonical.is_dir()).then_some(path)
 }
 
 #[cfg(test)]

@@ -12,6 +12,13 @@
 //! `personality` other than the harmless values, and faking terminal input
 //! (`ioctl(TIOCSTI)`, `ioctl(TIOCLINUX)`). A refused call fails with `EPERM`.
 //!
+//! Giving a file the set-user-ID or set-group-ID bit is refused too (`chmod` and its
+//! relatives, and the mode of a file being created; `openat2`, whose mode a filter cannot
+//! read, answers `ENOSYS` so that callers fall back to `openat`): when CodeSmith runs as root
+//! the workspace is mounted with an idmapping, so a file the command owns inside is owned by
+//! root on the host, and a set-user-ID copy of a shell there would give host root to any
+//! local user who runs it.
+//!
 //! Available on x86_64 and aarch64; elsewhere there is no filter and the report says so.
 
 use std::collections::BTreeMap;
@@ -77,6 +84,9 @@ pub const REFUSED_WITH_ARGUMENTS: &[&str] = &[
     "personality(other than 0, 8, 0x20000, 0x20008, 0xffffffff)",
     "ioctl(TIOCSTI)",
     "ioctl(TIOCLINUX)",
+    "chmod, fchmod, fchmodat, fchmodat2, open, openat, creat, mknod, mknodat with the \
+     set-user-ID or set-group-ID bit",
+    "openat2 (ENOSYS: its mode cannot be read)",
 ];
 
 /// The compiled filters, each as the bytes of its `struct sock_filter` array, ready for
@@ -107,6 +117,7 @@ fn build() -> Option<Vec<Vec<u8>>> {
     .ok()?;
     let mut clone3 = BTreeMap::new();
     clone3.insert(libc::SYS_clone3, Vec::new());
+    clone3.insert(libc::SYS_openat2, Vec::new());
     let enosys = SeccompFilter::new(
         clone3,
         SeccompAction::Allow,
@@ -228,6 +239,38 @@ fn refused_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, seccompiler::Backe
         })
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_ioctl, ioctl);
+    // A mode with the set-user-ID or set-group-ID bit, at argument `arg`.
+    let privileged_mode = |arg: u8| {
+        [libc::S_ISUID as u64, libc::S_ISGID as u64]
+            .into_iter()
+            .map(|bit| {
+                SeccompRule::new(vec![SeccompCondition::new(
+                    arg,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(bit),
+                    bit,
+                )?])
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut mode_at = vec![
+        (libc::SYS_fchmod, 1),
+        (libc::SYS_fchmodat, 2),
+        (libc::SYS_fchmodat2, 2),
+        (libc::SYS_openat, 3),
+        (libc::SYS_mknodat, 2),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    mode_at.extend([
+        (libc::SYS_chmod, 1),
+        (libc::SYS_open, 2),
+        (libc::SYS_creat, 1),
+        (libc::SYS_mknod, 1),
+    ]);
+    for (nr, arg) in mode_at {
+        rules.insert(nr, privileged_mode(arg)?);
+    }
     Ok(rules)
 }
 

@@ -146,8 +146,8 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
     let sentinel = wrap::new_sentinel();
     let script = wrap::wrap_script(command, &sentinel);
     let scope = scope_for(ctx, start)?;
-    let mut running =
-        process::spawn(&ctx.sandbox, &scope, &script, start).map_err(|_| Refusal::internal())?;
+    let mut running = process::spawn(&ctx.sandbox, &scope, &script, start)
+        .map_err(|e| process::start_refused(&e))?;
     let status = match running.wait_or_cancel(timeout, &ctx.cancel).await {
         Ok(Some(status)) => status,
         Ok(None) => return Err(stopped(ctx, &mut running, &sentinel, Some(timeout)).await),

@@ -150,6 +150,17 @@ pub(crate) fn spawn(
 /// and reads from its stdout.
 pub(crate) type Pipes = Option<(tokio::process::ChildStdin, tokio::process::ChildStdout)>;
 
+/// The refusal for a command that could not be started: names why (a sandbox that cannot
+/// be set up for this workspace says what to change there).
+pub(crate) fn start_refused(e: &std::io::Error) -> crate::Refusal {
+    crate::Refusal::new(
+        crate::ErrorCode::Internal,
+        format!("The command could not be started: {e}."),
+        "Fix what the message names, then run the command again; if it is outside the \
+         workspace, tell the user.",
+    )
+}
+
 /// Starts `argv` under the sandbox in `cwd`, in a new process group, under its own reaper,
 /// with stderr captured. With `piped`, stdin and stdout are pipes handed back to the caller
 /// (a resident interpreter the harness talks to); without it stdin is closed and stdout is

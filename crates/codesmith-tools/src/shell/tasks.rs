@@ -166,7 +166,7 @@ impl Tool for TaskShellStart {
         let script = format!("exec 2>&1\n{command}\n");
         let scope = scope_for(ctx, &start)?;
         let running = process::spawn(&ctx.sandbox, &scope, &script, &start)
-            .map_err(|_| Refusal::internal())?;
+            .map_err(|e| process::start_refused(&e))?;
         let id = ctx.shell.tasks.insert(Task {
             command: command.to_string(),
             running,
