@@ -514,7 +514,9 @@ pub(crate) struct CompressCall {
 
 fn compressor_spec(program: &str) -> OptSpec {
     match program {
-        "gzip" | "gunzip" => OptSpec {
+        // pigz reads gzip's options; the ones of its own (`-p N`, `-b N`,
+        // `-i`, `-z`, `-K`) are not understood and ask.
+        "gzip" | "gunzip" | "pigz" | "unpigz" => OptSpec {
             flags: "cdfhklLnNqrtvV123456789",
             valued: "",
             optional: "",

@@ -414,11 +414,27 @@ fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Optio
     };
     let text = text.as_str();
     // `$PWD`, `${PWD}` and `~+` are the working directory.
-    if let Some((crate::program_rules::RunTimeDir::Current, rest)) =
-        crate::program_rules::run_time_dir(text)
-    {
-        let absolute = normalize_path(&format!("{}/{rest}", cwd?));
-        return catastrophic_dir(&absolute, home);
+    match crate::program_rules::run_time_dir(text) {
+        Some((crate::program_rules::RunTimeDir::Current, rest)) => {
+            return match cwd {
+                Some(cwd) => catastrophic_dir(&normalize_path(&format!("{cwd}/{rest}")), home),
+                None => unknown_dir_reach(text, rest),
+            };
+        }
+        // The previous directory (`~-`, `$OLDPWD`) is not tracked here.
+        Some((crate::program_rules::RunTimeDir::Previous, rest)) => {
+            return unknown_dir_reach(text, rest);
+        }
+        None => {}
+    }
+    // `~NAME` is another account's home directory, which the floor cannot
+    // evaluate: system accounts' homes are system directories (`~daemon`
+    // is `/usr/sbin`, `~bin` is `/bin`, `~sys` is `/dev`).
+    if let Some(user) = text.strip_prefix('~') {
+        let (name, rest) = user.split_at(user.find('/').unwrap_or(user.len()));
+        if !name.is_empty() && name != "+" && name != "-" {
+            return unknown_dir_reach(text, rest);
+        }
     }
     // `${HOME:?}`, `${HOME:-/x}`, `${HOME%/}` all expand to the home
     // directory when it is set.
@@ -447,9 +463,29 @@ fn catastrophic_path(text: &str, cwd: Option<&str>, home: Option<&str>) -> Optio
         }
         (None, _) if text.starts_with('/') => normalize_path(&text),
         (None, _) if text.starts_with('$') || text.starts_with('~') => return None,
-        (None, _) => normalize_path(&format!("{}/{text}", cwd?)),
+        (None, _) => match cwd {
+            Some(cwd) => normalize_path(&format!("{cwd}/{text}")),
+            // The working directory is not known (after `cd -`, `cd "$X"`,
+            // `popd`): it could be `/`.
+            None => return unknown_dir_reach(&text, &format!("/{text}")),
+        },
     };
     catastrophic_dir(&absolute, home)
+}
+
+/// Why `text`, a directory the floor cannot evaluate followed by `rest`,
+/// could be the root or everything in it: `rest` normalised below `/` is
+/// `/` itself or only a glob (`*`, `.`, `..`, `./*`, `../..`).
+fn unknown_dir_reach(text: &str, rest: &str) -> Option<String> {
+    let reached = normalize_path(&format!("/{rest}"));
+    let whole = reached == "/" || is_glob_only(reached.trim_start_matches('/'));
+    whole.then(|| {
+        format!(
+            "matches a catastrophic pattern: `{text}` is in a directory the floor cannot \
+             evaluate (another account's home, the previous or an unknown working directory), \
+             and it could be `/`"
+        )
+    })
 }
 
 /// Device files that hold no data and may be written freely.
@@ -609,6 +645,15 @@ pub(crate) fn program_catastrophic(
                         lists: Vec::new(),
                     })
             })?;
+            // Writing an archive over a disk destroys it as `dd of=` does.
+            if matches!(call.mode, Some('c' | 'r' | 'u' | 'A'))
+                && let Some(archive) = call.archive.as_ref().filter(|a| is_disk_device(&a.text))
+            {
+                return Some(format!(
+                    "matches a catastrophic pattern: tar writes its archive over the device `{}`",
+                    archive.text
+                ));
+            }
             if !call.remove_files {
                 return None;
             }
@@ -632,7 +677,39 @@ pub(crate) fn program_catastrophic(
                 .find_map(|w| catastrophic_path(&w.text, cwd, home))
                 .map(|why| why.replace("rm -rf", "zip -m of"))
         }
-        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" => {
+        // `cargo clean` deletes its target directory, wherever it is named.
+        "cargo" if args.first().is_some_and(|w| w.text == "clean") => {
+            let mut words = texts().skip(1);
+            let mut dirs = Vec::new();
+            while let Some(t) = words.next() {
+                if t == "--target-dir" {
+                    dirs.extend(words.next());
+                } else if let Some(dir) = t.strip_prefix("--target-dir=") {
+                    dirs.push(dir);
+                }
+            }
+            dirs.iter()
+                .find_map(|t| catastrophic_path(t, cwd, home))
+                .map(|why| why.replace("rm -rf", "cargo clean --target-dir"))
+        }
+        // `cmake -E rm -r`, `remove_directory` and `remove -r` delete.
+        "cmake" => {
+            let mut words = texts().skip_while(|t| *t != "-E").skip(1);
+            let deletes = match words.next() {
+                Some("remove_directory") => true,
+                Some("rm" | "remove") => texts()
+                    .any(|t| t.starts_with('-') && !t.starts_with("--") && t.contains(['r', 'R'])),
+                _ => false,
+            };
+            if !deletes {
+                return None;
+            }
+            words
+                .filter(|t| !t.starts_with('-'))
+                .find_map(|t| catastrophic_path(t, cwd, home))
+                .map(|why| why.replace("rm -rf", "cmake -E of"))
+        }
+        "gzip" | "gunzip" | "pigz" | "unpigz" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" => {
             let call = crate::archive_rules::parse_compressor(program, args).ok()?;
             if !call.recursive || !call.deletes_inputs {
                 return None;

@@ -157,6 +157,7 @@ fn classify_once(
     let mut ctx = Ctx {
         cwd: Some(start),
         oldpwd: None,
+        cdpath: false,
         workspace: root,
         facts,
         links: Vec::new(),
@@ -231,6 +232,9 @@ struct Ctx<'f> {
     /// The directory before the last `cd` on the line (`~-`, `$OLDPWD`);
     /// `None` when not known (the shell's own `OLDPWD` is not).
     oldpwd: Option<String>,
+    /// True once the line sets `CDPATH`: a relative `cd` may then go
+    /// anywhere it lists.
+    cdpath: bool,
     facts: &'f dyn PathFacts,
     /// Symlinks made earlier on the line (`ln -s T L`): (link, target).
     links: Vec<(String, String)>,
@@ -370,6 +374,8 @@ struct Unwrapped {
     writes: Vec<Word>,
     /// Paths a wrapper reads (`xargs -a FILE`).
     reads: Vec<Word>,
+    /// The directory a wrapper runs the command in (`env -C DIR`), as written.
+    chdir: Option<Word>,
 }
 
 const SHELLS: &[&str] = &["ash", "bash", "dash", "fish", "ksh", "mksh", "sh", "zsh"];
@@ -591,6 +597,8 @@ impl Ctx<'_> {
             }
             None => command,
         };
+        self.cdpath |= command.assignments.iter().any(|(name, _)| name == "CDPATH")
+            || command.words.iter().any(|w| w.text.starts_with("CDPATH="));
         let upstream_endless = std::mem::take(&mut self.endless_pipe) && command.piped_input;
         let redirect = self.redirect_judgement(command);
         // What the command reads on stdin, word by word, when it is known:
@@ -607,6 +615,13 @@ impl Ctx<'_> {
                 .map(|t| t.split_whitespace().map(Word::literal).collect())
         };
         let unwrapped = unwrap(&command.words, input.as_deref());
+        // `env -C DIR` runs the command in DIR (unknown when DIR is): its
+        // paths are judged from there, and the line's directory is back
+        // after it.
+        let outer_cwd = unwrapped.chdir.as_ref().map(|dir| {
+            let inner = self.judge().resolve(dir);
+            std::mem::replace(&mut self.cwd, inner)
+        });
         let index = self.segments.len();
         let argv: Vec<String> = unwrapped.words.iter().map(|w| w.text.clone()).collect();
         let mut judgement = if command.words.is_empty() {
@@ -727,12 +742,20 @@ impl Ctx<'_> {
             words: split_ifs(&command.text).unwrap_or(substituted),
             ..unwrapped
         };
+        let floor_cwd = self.cwd.clone();
         if unwrapped.words.first().is_some_and(|p| p.text == "rm")
             && let Some(catastrophic) = crate::catastrophic::rm_catastrophic(
                 &unwrapped.words[1..],
-                self.cwd.as_deref(),
+                floor_cwd.as_deref(),
                 self.facts.home(),
             )
+            .or_else(|| {
+                crate::catastrophic::rm_catastrophic(
+                    &self.through_links(&unwrapped.words[1..]),
+                    floor_cwd.as_deref(),
+                    self.facts.home(),
+                )
+            })
         {
             level = Dangerous;
             reason = catastrophic;
@@ -741,7 +764,7 @@ impl Ctx<'_> {
             && let Some(catastrophic) = crate::catastrophic::program_catastrophic(
                 &program.text,
                 args,
-                self.cwd.as_deref(),
+                floor_cwd.as_deref(),
                 self.facts.home(),
             )
         {
@@ -831,6 +854,9 @@ impl Ctx<'_> {
         if self.unsure_links.is_none() && makes_unknown_links(&argv) {
             self.unsure_links = Some(command.text.trim().to_string());
         }
+        if let Some(outer) = outer_cwd {
+            self.cwd = outer;
+        }
         let prefix = canonical_prefix(&argv).text;
         self.segments.insert(
             index.min(self.segments.len()),
@@ -846,6 +872,39 @@ impl Ctx<'_> {
                 redirect_level: redirect.level,
             },
         );
+    }
+
+    /// `rm`'s operands with the symlinks on their way followed, as `rm`
+    /// follows them: every component but the last, and the last too when a
+    /// slash or a glob comes after it (`link/`, `link/*`). Options and words
+    /// only known at run time are kept as written.
+    fn through_links(&self, args: &[Word]) -> Vec<Word> {
+        let judge = self.judge();
+        args.iter()
+            .map(|word| {
+                if word.dynamic || word.text.starts_with('-') {
+                    return word.clone();
+                }
+                let text = word.text.as_str();
+                let (parent, last) = match text.trim_end_matches('/').rsplit_once('/') {
+                    Some((parent, last)) => (parent, last),
+                    None => (".", text.trim_end_matches('/')),
+                };
+                let parent = if parent.is_empty() { "/" } else { parent };
+                let whole = text.ends_with('/') || last.contains(['*', '?', '[']);
+                let resolved = if whole && !last.contains(['*', '?', '[']) {
+                    judge.resolve(&Word::literal(text.trim_end_matches('/')))
+                } else {
+                    judge
+                        .resolve(&Word::literal(parent))
+                        .map(|p| format!("{}/{last}", p.trim_end_matches('/')))
+                };
+                match resolved {
+                    Some(path) => Word::literal(&path),
+                    None => word.clone(),
+                }
+            })
+            .collect()
     }
 
     fn redirect_judgement(&self, command: &SimpleCommand) -> SegmentJudgement {
@@ -980,6 +1039,9 @@ impl Ctx<'_> {
         self.cwd = match target {
             Some(w) if w.text == "-" => self.oldpwd.clone(),
             Some(w) if physical && w.text.contains("..") => None,
+            // With `CDPATH` set, `cd NAME` may go to NAME below any listed
+            // directory.
+            Some(w) if self.cdpath && !w.text.starts_with(['/', '.', '~']) => None,
             Some(w) => self.judge().resolve(w),
             None => self.facts.home().map(str::to_string),
         };
@@ -1573,7 +1635,39 @@ fn endless_output(argv: &[String], upstream: bool) -> Option<String> {
                 None => None,
             }
         }
-        _ => None,
+        // `seq` counts to its last operand: `inf` never ends.
+        "seq" => files
+            .last()
+            .filter(|last| {
+                let last = last.trim_start_matches('+').to_ascii_lowercase();
+                matches!(last.as_str(), "inf" | "infinity")
+                    || last.parse::<f64>().is_ok_and(|n| n > 1e9)
+            })
+            .map(|last| format!("`seq` counts to {last}")),
+        // What only counts or hashes its input prints a line or two, and
+        // `tail` without `-f` prints nothing until its input ends.
+        "wc" | "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum"
+        | "b2sum" | "cksum" | "sum" | "true" | "false" | ":" => None,
+        "tail"
+            if !args.iter().any(|a| {
+                a == "--follow"
+                    || a.starts_with("--follow=")
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains(['f', 'F']))
+            }) =>
+        {
+            None
+        }
+        // Any other program that reads an endless stream is not known to
+        // bound what it makes of it (`gzip`, `sort`, `base32`, `tail -f`).
+        _ => match endless_file {
+            Some(f) => Some(format!(
+                "`{program}` reads `{f}`, which never ends, and is not known to bound its output"
+            )),
+            None if upstream && files.is_empty() => Some(format!(
+                "`{program}` reads an endless stream and is not known to bound its output"
+            )),
+            None => None,
+        },
     }
 }
 
@@ -2028,7 +2122,46 @@ fn judging_word(word: &Word) -> Word {
 /// word is literal (`echo / /home`); `None` for anything else.
 fn echoed_words(words: &[Word]) -> Option<Vec<Word>> {
     let (first, args) = words.split_first()?;
-    if first.text != "echo" || args.iter().any(|w| w.dynamic || w.opaque.is_some()) {
+    if args.iter().any(|w| w.dynamic || w.opaque.is_some()) {
+        return None;
+    }
+    // `printf FORMAT ARGS` whose format holds only `%s` and separators
+    // (`'%s\n'`, `'%s\0'`, `'%s '`) prints its arguments one by one.
+    if first.text == "printf" {
+        let (format, args) = args.split_first()?;
+        let only_separators = format
+            .text
+            .replace("%s", "")
+            .replace("\\n", "")
+            .replace("\\0", "")
+            .replace("\\t", "")
+            .chars()
+            .all(char::is_whitespace);
+        if !format.text.contains("%s") || !only_separators {
+            return None;
+        }
+        return Some(
+            args.iter()
+                .flat_map(|w| w.text.split_whitespace())
+                .map(Word::literal)
+                .collect(),
+        );
+    }
+    // `ls -d PATHS` prints the paths it is given (globs as they match).
+    if first.text == "ls" {
+        let (options, paths): (Vec<&Word>, Vec<&Word>) =
+            args.iter().partition(|w| w.text.starts_with('-'));
+        let only_d = !options.is_empty()
+            && options
+                .iter()
+                .all(|o| matches!(o.text.as_str(), "-d" | "-1" | "-d1" | "-1d"))
+            && options.iter().any(|o| o.text.contains('d'));
+        if !only_d || paths.is_empty() {
+            return None;
+        }
+        return Some(paths.into_iter().map(|w| Word::literal(&w.text)).collect());
+    }
+    if first.text != "echo" {
         return None;
     }
     let args = match args.first() {
@@ -2140,15 +2273,21 @@ fn xargs_command(args: &[Word], input: Option<&[Word]>) -> Result<XargsCall, Str
              fan-out can exhaust the machine); give -P a number",
         ));
     }
-    // With NUL or a delimiter, the printed line is one item.
+    // With NUL or a delimiter, the printed line may be one item (`echo`)
+    // or one item per word (`printf '%s\0'`, a delimiter that is a blank):
+    // both readings are judged.
     let joined: Option<Vec<Word>> = input.map(|items| {
-        vec![Word::literal(
+        let mut all = vec![Word::literal(
             &items
                 .iter()
                 .map(|w| w.text.as_str())
                 .collect::<Vec<_>>()
                 .join(" "),
-        )]
+        )];
+        if items.len() > 1 {
+            all.extend(items.iter().cloned());
+        }
+        all
     });
     let input =
         if parsed.has("0") || parsed.has("null") || parsed.has("d") || parsed.has("delimiter") {
@@ -2431,6 +2570,7 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
         assignments: Vec::new(),
         writes: Vec::new(),
         reads: Vec::new(),
+        chdir: None,
     };
     let mut rest: Vec<Word> = words.iter().map(judging_word).collect();
     while let Some(first) = rest.first() {
@@ -2535,6 +2675,18 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
                     Ask,
                     "env -C runs the command in another directory, so its paths are not judged",
                 ));
+                // `-C DIR`, `-CDIR`, `-iCDIR`, `--chdir=DIR`, `--chdir DIR`.
+                let attached = match text.strip_prefix("--chdir") {
+                    Some(long) => long.strip_prefix('='),
+                    None => text.find('C').map(|at| &text[at + 1..]),
+                };
+                out.chdir = match attached.filter(|v| !v.is_empty()) {
+                    Some(dir) => Some(Word {
+                        text: dir.to_string(),
+                        ..rest[index].clone()
+                    }),
+                    None => rest.get(index + 1).cloned(),
+                };
             }
             if name == "time" && (text == "-o" || text == "--output") {
                 out.writes.extend(rest.get(index + 1).cloned());

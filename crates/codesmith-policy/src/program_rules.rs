@@ -1104,7 +1104,7 @@ pub(crate) fn program_judgement(
         }
         "tee" => judge.overwrites(operands(args)),
         "zip" => crate::archive_rules::zip_judgement(args, judge),
-        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" => {
+        "gzip" | "gunzip" | "pigz" | "unpigz" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" => {
             crate::archive_rules::compressor_judgement(program, args, judge)
         }
         "ln" => ln_judgement(args, judge),
@@ -1261,9 +1261,19 @@ fn project_tool_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) ->
     if program == "cmake" && args.iter().any(|w| w.text == "-E" || w.text == "-P") {
         return SegmentJudgement::new(Ask, "cmake -E / -P runs commands or scripts");
     }
+    if let Some(option) = compiler_option_not_understood(program, args) {
+        return SegmentJudgement::owned(
+            Ask,
+            format!(
+                "{program} option `{option}` is not understood (it may name a program, plugin, \
+                 linker or directory the build uses)"
+            ),
+        );
+    }
     let mut judgement =
         SegmentJudgement::new(WorkspaceSafe, "builds, tests or formats the project");
-    let outputs = output_targets(args);
+    let mut outputs = output_targets(args);
+    outputs.extend(build_dirs(program, args));
     if !outputs.is_empty() {
         judgement = judgement.max(judge.writes(&outputs));
     }
@@ -1281,6 +1291,298 @@ fn project_tool_judgement(program: &str, args: &[Word], judge: PathJudge<'_>) ->
         }
     }
     judgement
+}
+
+/// The first option of a C compiler, `rustc`, `cmake` or `meson` call
+/// that is not on the list of options known to change only how the
+/// project's own files are compiled (`-B DIR` and `-fuse-ld=` pick the
+/// programs the compiler runs, `-Xclang -load` a plugin, `-C linker=` the
+/// linker, `cmake --install` writes the install prefix). Other tools: `None`.
+fn compiler_option_not_understood<'a>(program: &str, args: &'a [Word]) -> Option<&'a str> {
+    let cc = matches!(program, "cc" | "gcc" | "g++" | "clang" | "clang++");
+    if !cc && !matches!(program, "rustc" | "cmake" | "meson") {
+        return None;
+    }
+    // Options whose value is the next word (checked by the value's own
+    // judgement: outputs are writes, the rest are data).
+    let valued: &[&str] = match program {
+        "rustc" => &[
+            "-o",
+            "--out-dir",
+            "--edition",
+            "--crate-type",
+            "--crate-name",
+            "--cfg",
+            "--target",
+            "-L",
+            "-l",
+            "--emit",
+            "--explain",
+            "-W",
+            "-A",
+            "-D",
+            "-F",
+            "--cap-lints",
+            "--extern",
+        ],
+        "cmake" => &[
+            "-S",
+            "-B",
+            "-G",
+            "-T",
+            "-A",
+            "-D",
+            "-U",
+            "--build",
+            "--target",
+            "-t",
+            "--config",
+            "-j",
+            "--parallel",
+            "--preset",
+            "--log-level",
+        ],
+        "meson" => &["-C", "--buildtype", "-D", "--prefix", "--backend", "-j"],
+        _ => &[
+            "-o",
+            "-I",
+            "-L",
+            "-l",
+            "-x",
+            "-D",
+            "-U",
+            "-isystem",
+            "-iquote",
+            "-idirafter",
+            "-include",
+            "-MF",
+            "-MT",
+            "-MQ",
+            "-std",
+        ],
+    };
+    let mut iter = args.iter();
+    let mut subcommand_seen = false;
+    while let Some(word) = iter.next() {
+        let text = word.text.as_str();
+        if valued.contains(&text) {
+            iter.next()?;
+            continue;
+        }
+        if !text.starts_with('-') || text == "-" {
+            // meson's first operand is its subcommand.
+            if program == "meson" && !subcommand_seen {
+                subcommand_seen = true;
+                if !matches!(
+                    text,
+                    "setup" | "compile" | "test" | "configure" | "introspect"
+                ) {
+                    return Some(text);
+                }
+            }
+            continue;
+        }
+        let understood = match program {
+            "rustc" => {
+                if text.starts_with("-C") {
+                    let setting = match text.strip_prefix("-C").filter(|v| !v.is_empty()) {
+                        Some(v) => v,
+                        None => iter.next().map_or("", |w| w.text.as_str()),
+                    };
+                    let key = setting.split('=').next().unwrap_or("");
+                    if !matches!(
+                        key,
+                        "opt-level"
+                            | "debuginfo"
+                            | "codegen-units"
+                            | "target-cpu"
+                            | "target-feature"
+                            | "debug-assertions"
+                            | "overflow-checks"
+                            | "panic"
+                            | "lto"
+                            | "strip"
+                            | "relocation-model"
+                            | "embed-bitcode"
+                            | "force-frame-pointers"
+                            | "metadata"
+                            | "extra-filename"
+                    ) {
+                        return Some(setting);
+                    }
+                    true
+                } else {
+                    matches!(
+                        text,
+                        "-O" | "-g"
+                            | "--test"
+                            | "-v"
+                            | "--verbose"
+                            | "-V"
+                            | "--version"
+                            | "-h"
+                            | "--help"
+                    ) || [
+                        "--edition=",
+                        "--crate-type=",
+                        "--crate-name=",
+                        "--cfg=",
+                        "--emit=",
+                        "--target=",
+                        "--cap-lints=",
+                        "--error-format=",
+                        "--json=",
+                        "--color=",
+                        "-L",
+                        "-l",
+                        "-W",
+                        "-A",
+                        "-D",
+                        "-F",
+                        "--out-dir=",
+                        "--extern=",
+                    ]
+                    .iter()
+                    .any(|p| text.starts_with(p))
+                }
+            }
+            "cmake" => {
+                matches!(
+                    text,
+                    "--fresh"
+                        | "--version"
+                        | "--help"
+                        | "-N"
+                        | "-L"
+                        | "-LA"
+                        | "-LH"
+                        | "-LAH"
+                        | "--verbose"
+                        | "-v"
+                        | "--clean-first"
+                        | "-Wdev"
+                        | "-Wno-dev"
+                        | "--warn-uninitialized"
+                        | "--debug-output"
+                ) || [
+                    "-D",
+                    "-U",
+                    "-G",
+                    "-S",
+                    "-B",
+                    "-j",
+                    "--parallel=",
+                    "--preset=",
+                    "--log-level=",
+                    "--target=",
+                    "--config=",
+                ]
+                .iter()
+                .any(|p| text.starts_with(p))
+            }
+            "meson" => {
+                matches!(
+                    text,
+                    "-v" | "--version" | "--help" | "-h" | "--reconfigure" | "--wipe"
+                ) || ["-D", "-C", "-j", "--buildtype=", "--backend=", "--prefix="]
+                    .iter()
+                    .any(|p| text.starts_with(p))
+            }
+            _ => {
+                let linker_or_assembler = [
+                    "-Wl,",
+                    "-Wa,",
+                    "-Wp,",
+                    "-Xlinker",
+                    "-Xassembler",
+                    "-Xpreprocessor",
+                ]
+                .iter()
+                .any(|p| text.starts_with(p));
+                let programs = ["-fplugin", "-fuse-ld", "-fprofile", "-fdump", "-fcoverage"]
+                    .iter()
+                    .any(|p| text.starts_with(p));
+                !linker_or_assembler
+                    && !programs
+                    && (matches!(
+                        text,
+                        "-c" | "-S"
+                            | "-E"
+                            | "-v"
+                            | "-w"
+                            | "-s"
+                            | "-P"
+                            | "-C"
+                            | "-H"
+                            | "-pipe"
+                            | "-pthread"
+                            | "-shared"
+                            | "-static"
+                            | "-pie"
+                            | "-no-pie"
+                            | "-rdynamic"
+                            | "-pedantic"
+                            | "-pedantic-errors"
+                            | "-ansi"
+                            | "--version"
+                            | "--help"
+                            | "-M"
+                            | "-MM"
+                            | "-MD"
+                            | "-MMD"
+                            | "-MP"
+                    ) || [
+                        "-O", "-g", "-std=", "-W", "-D", "-U", "-f", "-m", "-I", "-L", "-l", "-o",
+                        "-x", "-isystem", "-iquote", "-MF", "-MT", "-MQ", "--std=",
+                    ]
+                    .iter()
+                    .any(|p| text.starts_with(p))
+                        && !text.starts_with("-mllvm"))
+            }
+        };
+        if !understood {
+            return Some(text);
+        }
+    }
+    None
+}
+
+/// Directories a build tool writes that are not spelled as output
+/// options: `cmake -B DIR` / `--build DIR`, `meson setup DIR` / `-C DIR`,
+/// a C compiler's dependency file (`-MF FILE`).
+fn build_dirs(program: &str, args: &[Word]) -> Vec<Word> {
+    let mut out = Vec::new();
+    let names: &[&str] = match program {
+        "cmake" => &["-B", "--build"],
+        "meson" => &["-C"],
+        "cc" | "gcc" | "g++" | "clang" | "clang++" => &["-MF"],
+        _ => &[],
+    };
+    let mut iter = args.iter();
+    let mut meson_operands = 0;
+    while let Some(word) = iter.next() {
+        let text = word.text.as_str();
+        if names.contains(&text) {
+            out.extend(iter.next().cloned());
+        } else if let Some(value) = names
+            .iter()
+            .find_map(|n| text.strip_prefix(n))
+            .filter(|v| !v.is_empty())
+        {
+            let value = value.strip_prefix('=').unwrap_or(value);
+            out.push(Word {
+                text: value.to_string(),
+                ..word.clone()
+            });
+        } else if program == "meson" && !text.starts_with('-') {
+            // `meson setup BUILDDIR [SOURCEDIR]`: the build directory.
+            meson_operands += 1;
+            if meson_operands == 2 {
+                out.push(word.clone());
+            }
+        }
+    }
+    out
 }
 
 /// A read-only program: every option must be on its safe list, and what

@@ -348,10 +348,26 @@ impl Walker<'_> {
                 let mut cursor = node.walk();
                 let values: Vec<Node<'_>> =
                     node.children_by_field_name("value", &mut cursor).collect();
+                // Over words only known at run time (`$(seq 1 100000)`),
+                // a body that starts commands in the background may start
+                // any number of them.
+                let unbounded = values.iter().any(|v| {
+                    let t = self.text(*v);
+                    t.contains('$') || t.contains('`') || t.contains(['*', '?'])
+                });
                 for value in values {
                     let mut words = Vec::new();
                     self.push_words(value, &mut words);
                     self.out.loop_words.extend(words);
+                }
+                if unbounded
+                    && let Some(body) = node.child_by_field_name("body")
+                    && backgrounds(self.text(body).as_bytes())
+                {
+                    self.out.constructs.push(
+                        "a loop over words only known at run time that starts commands in the \
+                         background (how many pile up is not known)",
+                    );
                 }
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
@@ -799,13 +815,7 @@ impl Walker<'_> {
         } else {
             matches!(head, ":" | "true" | "[ 1 ]" | "[[ 1 ]]")
         };
-        let body = self.text(body).as_bytes();
-        let background = (0..body.len()).any(|i| {
-            body[i] == b'&'
-                && !matches!(body.get(i.wrapping_sub(1)), Some(b'&' | b'>' | b'<' | b'|'))
-                && !matches!(body.get(i + 1), Some(b'&' | b'>'))
-        });
-        endless && background
+        endless && backgrounds(self.text(body).as_bytes())
     }
 
     fn starts_itself_in_background(&self, body: Node<'_>, name: &str) -> bool {
@@ -1112,6 +1122,16 @@ fn decode_ansi_c(raw: &str) -> String {
         }
     }
     out
+}
+
+/// True when the shell text `body` starts a command in the background
+/// (`&` that is not `&&`, `>&`, `&>` or `|&`).
+fn backgrounds(body: &[u8]) -> bool {
+    (0..body.len()).any(|i| {
+        body[i] == b'&'
+            && !matches!(body.get(i.wrapping_sub(1)), Some(b'&' | b'>' | b'<' | b'|'))
+            && !matches!(body.get(i + 1), Some(b'&' | b'>'))
+    })
 }
 
 #[cfg(test)]

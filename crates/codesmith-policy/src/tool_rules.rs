@@ -207,6 +207,27 @@ pub(crate) fn go_judgement(args: &[Word]) -> SegmentJudgement {
             format!("go option `{}` runs another program", word.text),
         );
     }
+    // `go run pkg@version` (also build, install, test) fetches and builds a
+    // module the project does not list.
+    if let Some(word) = args
+        .iter()
+        .skip(1)
+        .find(|w| !w.text.starts_with('-') && w.text.contains('@'))
+        && matches!(
+            subcommand(args),
+            "run" | "build" | "test" | "vet" | "generate"
+        )
+    {
+        return SegmentJudgement::owned(
+            Ask,
+            format!(
+                "go {} `{}` fetches and builds a module at a version the project does not list \
+                 ({NETWORK_REASON})",
+                subcommand(args),
+                word.text
+            ),
+        );
+    }
     if subcommand(args) == "env" && args.iter().any(|w| w.text == "-w" || w.text == "-u") {
         return SegmentJudgement::new(Ask, "go env -w changes the Go configuration");
     }

@@ -17,6 +17,7 @@ mod harmful_cores;
 mod kind_cores;
 mod private_tmp;
 mod red_team;
+mod red_team_outside;
 
 /// A file under `tests/` that this root does not declare would never be built.
 #[test]
