@@ -537,9 +537,11 @@ mod tests {
         let bwrap = BwrapBackend::with_program(PathBuf::from("/usr/bin/bwrap"));
         assert!(Sandbox::new(Arc::new(bwrap.clone()), false).private_tmp());
         // The flag is true because every wrapped command gets a tmpfs on /tmp.
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
         let scope = Scope {
-            workspace: PathBuf::from("/nonexistent/ws"),
-            cwd: PathBuf::from("/nonexistent/ws"),
+            workspace: ws.clone(),
+            cwd: ws,
             user_home: None,
             codesmith_home: None,
             network: false,

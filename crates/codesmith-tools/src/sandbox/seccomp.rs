@@ -130,7 +130,40 @@ fn build() -> Option<Vec<Vec<u8>>> {
         let program: BpfProgram = filter.try_into().ok()?;
         out.push(to_bytes(&program));
     }
+    if arch == TargetArch::x86_64 {
+        out.push(x32_refused());
+    }
     Some(out)
+}
+
+/// On x86_64, a system call number with bit 30 set is the x32 ABI's spelling of the same
+/// call, which the filters above (matching plain numbers) would not see; the kernels that
+/// enable x32 would run it. This program refuses every such number (`EPERM`), as Docker's
+/// and Chromium's x86_64 filters do. `seccompiler` cannot express a range of numbers, so it
+/// is written out: load the number, compare, return.
+fn x32_refused() -> Vec<u8> {
+    const BPF_LD_W_ABS: u16 = 0x20;
+    const BPF_JMP_JGE_K: u16 = 0x35;
+    const BPF_RET_K: u16 = 0x06;
+    const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+    const RET_ERRNO: u32 = 0x0005_0000;
+    const RET_ALLOW: u32 = 0x7fff_0000;
+    let program = [
+        // A = seccomp_data.nr (offset 0)
+        (BPF_LD_W_ABS, 0u8, 0u8, 0u32),
+        // if A >= X32_SYSCALL_BIT goto refuse else goto allow
+        (BPF_JMP_JGE_K, 0, 1, X32_SYSCALL_BIT),
+        (BPF_RET_K, 0, 0, RET_ERRNO | libc::EPERM as u32),
+        (BPF_RET_K, 0, 0, RET_ALLOW),
+    ];
+    let mut bytes = Vec::with_capacity(program.len() * 8);
+    for (code, jt, jf, k) in program {
+        bytes.extend_from_slice(&code.to_ne_bytes());
+        bytes.push(jt);
+        bytes.push(jf);
+        bytes.extend_from_slice(&k.to_ne_bytes());
+    }
+    bytes
 }
 
 /// The program as the kernel reads it: 8 bytes per instruction, native endian.
@@ -294,7 +327,12 @@ mod tests {
     #[test]
     fn the_filters_compile_to_whole_instructions() {
         let programs = programs().expect("a filter on this architecture");
-        assert_eq!(programs.len(), 2);
+        let expected = if std::env::consts::ARCH == "x86_64" {
+            3
+        } else {
+            2
+        };
+        assert_eq!(programs.len(), expected);
         for p in programs {
             assert!(!p.is_empty() && p.len() % 8 == 0, "{}", p.len());
         }
