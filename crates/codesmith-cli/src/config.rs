@@ -948,6 +948,9 @@ fn tighten_sandbox(
     origins.set_if(user.backend.is_some(), "sandbox.backend", Origin::User);
     origins.set_if(user.required.is_some(), "sandbox.required", Origin::User);
     origins.set_if(user.network.is_some(), "sandbox.network", Origin::User);
+    origins.set_if(user.read.is_some(), "sandbox.read", Origin::User);
+    origins.set_if(user.write.is_some(), "sandbox.write", Origin::User);
+    origins.set_if(user.env.is_some(), "sandbox.env", Origin::User);
     if let Some(p) = project {
         if p.required == Some(true) {
             user.required = Some(true);

@@ -94,7 +94,47 @@ fn main() {
             median(boxed.clone()).as_secs_f64() * 1e3,
             p90(boxed).as_secs_f64() * 1e3
         );
+        // CPU, as the harness pays it: this process plus everything it waited for (the
+        // reaper, the command's set-up, bwrap), per call, minus what `bash -c true` costs
+        // by itself.
+        const CPU_RUNS: u32 = 100;
+        let before = cpu_ticks();
+        for _ in 0..CPU_RUNS {
+            std::process::Command::new("bash")
+                .args(["-c", "true"])
+                .status()
+                .unwrap();
+        }
+        let bash_only = cpu_ticks() - before;
+        let before = cpu_ticks();
+        for _ in 0..CPU_RUNS {
+            rt.block_on(ExecShell.call(&ctx, json!({"command": "true"})))
+                .unwrap();
+        }
+        let sandboxed = cpu_ticks() - before;
+        let per_call = |ticks: f64| ticks * 10.0 / f64::from(CPU_RUNS);
+        println!(
+            "  CPU per call under bwrap:    {:>8.1} ms  (bash -c true alone {:.1} ms; harness and \
+             sandbox set-up {:.1} ms; target <= 25 ms)",
+            per_call(sandboxed),
+            per_call(bash_only),
+            per_call(sandboxed - bash_only)
+        );
     } else {
         println!("  (bwrap unavailable: sandboxed figure skipped)");
     }
+}
+
+/// User plus system CPU of this process and its waited-for children, in clock ticks
+/// (1/100 s), from `/proc/self/stat` (fields 14 to 17, see `proc(5)`).
+fn cpu_ticks() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // The command name may hold spaces; fields count from after its closing parenthesis.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state): utime is field 14, i.e. index 11.
+    fields[11..15]
+        .iter()
+        .map(|f| f.parse::<f64>().unwrap())
+        .sum()
 }

@@ -98,6 +98,18 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
     );
     add("sandbox.required", json!(s.sandbox.required_in_sessions()));
     add("sandbox.network", json!(s.sandbox.network.unwrap_or(false)));
+    add(
+        "sandbox.read",
+        json!(s.sandbox.read.clone().unwrap_or_default()),
+    );
+    add(
+        "sandbox.write",
+        json!(s.sandbox.write.clone().unwrap_or_default()),
+    );
+    add(
+        "sandbox.env",
+        json!(s.sandbox.env.clone().unwrap_or_default()),
+    );
     let network = &s.network;
     let network_origin = |key: &str, set: bool| Shown {
         key: key.to_string(),

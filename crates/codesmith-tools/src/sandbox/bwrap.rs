@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use super::prelude::SANDBOX_UID;
+use super::SANDBOX_UID;
 use super::{Backend, Launch, Scope, limits};
 
 /// Directories under the user's home that hold credentials; each is covered by an empty

@@ -22,9 +22,62 @@ mod isolation;
 pub mod limits;
 // The one module of the sandbox with `unsafe`: what a command's process does between
 // `fork` and `exec` cannot be written without it (see its documentation).
+#[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 mod prelude;
+#[cfg(target_os = "linux")]
 mod seccomp;
+
+/// Elsewhere than Linux there is no bubblewrap: nothing to set up between fork and exec,
+/// and no seccomp filter.
+#[cfg(not(target_os = "linux"))]
+mod prelude {
+    use std::ffi::CString;
+    use std::io;
+    use std::os::fd::OwnedFd;
+    use std::path::{Path, PathBuf};
+
+
+
+    #[derive(Debug, Default)]
+    pub(crate) struct Prelude {
+        pub(crate) cgroup_procs: Vec<CString>,
+        pub(crate) nproc: u64,
+        pub(crate) staging: Option<CString>,
+        pub(crate) drop_to: Option<(u32, u32)>,
+        pub(crate) keep: Vec<OwnedFd>,
+    }
+
+    impl Prelude {
+        pub(crate) fn stage(&mut self, _: &Path, _: &Path, _: bool) -> io::Result<PathBuf> {
+            Err(io::Error::from(io::ErrorKind::Unsupported))
+        }
+        pub(crate) fn run(&self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn pipe_with(_: &[u8]) -> io::Result<OwnedFd> {
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+
+    pub(crate) fn staging_dir() -> Option<&'static Path> {
+        None
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod seccomp {
+    pub const REFUSED: &[&str] = &[];
+    pub const REFUSED_WITH_ARGUMENTS: &[&str] = &[];
+    pub(crate) fn programs() -> Option<&'static [Vec<u8>]> {
+        None
+    }
+}
+
+/// The host uid and gid sandboxed commands run as when CodeSmith is root (`nobody` and
+/// `nogroup` on Debian-family systems; the value of the overflow ids).
+pub const SANDBOX_UID: u32 = 65534;
 mod selftest;
 
 use std::ffi::OsString;
@@ -35,7 +88,6 @@ use std::sync::Arc;
 pub use bwrap::{BwrapBackend, BwrapFeatures, BwrapProbe, GitGuard, credential_paths, probe};
 pub use exposure::{Access, Extra};
 pub use isolation::{RunError, RunOutcome, SandboxRefusal, require_isolation, run};
-pub use prelude::SANDBOX_UID;
 pub use seccomp::{
     REFUSED as SECCOMP_REFUSED, REFUSED_WITH_ARGUMENTS as SECCOMP_REFUSED_WITH_ARGUMENTS,
 };

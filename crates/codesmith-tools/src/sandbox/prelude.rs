@@ -27,9 +27,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
-/// The host uid and gid sandboxed commands run as when CodeSmith is root (`nobody` and
-/// `nogroup` on Debian-family systems; the value of the overflow ids).
-pub const SANDBOX_UID: u32 = 65534;
+use super::SANDBOX_UID;
 
 /// Most paths one command stages (a command with more is refused before it starts).
 pub(crate) const MAX_STAGED: usize = 64;
