@@ -207,7 +207,7 @@ pub(crate) struct ExecArgs {
     /// Model selection.
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Maximum model rounds for the task (default 50; at least 1).
+    /// Maximum model rounds for the task (default 500, a safety bound; at least 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
     /// Print one JSON event per line on stdout.

@@ -34,8 +34,8 @@ pub(crate) use show::{Shown, show, to_text};
 
 use crate::args::{ApprovalArg, ModelArgs, ProviderName};
 
-/// Default model rounds per task.
-pub(crate) const DEFAULT_MAX_TURNS: u32 = 50;
+/// Default model rounds per task: a safety bound, not a budget (real tasks end on their own).
+pub(crate) const DEFAULT_MAX_TURNS: u32 = 500;
 /// Default stream idle window: a stream silent this long is treated as stalled.
 pub(crate) const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
 

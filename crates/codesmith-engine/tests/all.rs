@@ -13,6 +13,7 @@ mod economics;
 mod faults;
 mod interrupt;
 mod json_repair_suite;
+mod long_sessions;
 mod mcp_grants;
 mod persistent_writes;
 mod queues;

@@ -37,7 +37,7 @@ pub struct EngineConfig {
     pub model: String,
     /// The session's system prompt (byte-stable).
     pub system_prompt: String,
-    /// Maximum model rounds per task (`--max-turns`, default 50).
+    /// Maximum model rounds per task (`--max-turns`; the CLI's default is a safety bound of 500).
     pub max_turns: u32,
     /// Output-token cap per response, if any.
     pub max_tokens: Option<u32>,
@@ -345,6 +345,7 @@ impl Engine {
             serde_json::json!({ "task": task_no }),
         )?;
         self.runtime.verify.begin_task();
+        self.runtime.guard.begin_task(&self.runtime.ctx.workspace);
         let mut usage = Usage::default();
         // Whether the model was already told, this task, that its text imitated a tool call.
         let mut nudged = false;
@@ -510,12 +511,14 @@ impl Engine {
     ) -> TaskOutcome {
         let message = match status {
             TaskStatus::TooManyFailures => format!(
-                "Stopped after {} consecutive failed tool calls; the model was not making progress.",
-                crate::guard::STOP_AFTER_FAILURES
+                "Stopped after {} consecutive failed tool calls; the model was not making progress. {}",
+                crate::guard::STOP_AFTER_FAILURES,
+                self.runtime.guard.progress().sentence()
             ),
             _ => format!(
-                "Stopped after {turns} model rounds without finishing (the turn limit). Raise it with --max-turns, \
-                 or resume the session to continue."
+                "Stopped after {turns} model rounds without finishing (the turn limit, a safety bound). {} \
+                 Resume the session to continue, or raise the limit with --max-turns.",
+                self.runtime.guard.progress().sentence()
             ),
         };
         sink(Event::Error {
