@@ -196,6 +196,10 @@ pub(crate) struct ModelArgs {
     /// Approval mode (default: suggest).
     #[arg(long)]
     pub approval: Option<ApprovalArg>,
+    /// The model's context window in tokens (default: `context_window` in the provider's
+    /// config section, else a built-in table of common models, else a guess of 32768).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1024..))]
+    pub context_window: Option<u64>,
 }
 
 /// `codesmith exec`.
