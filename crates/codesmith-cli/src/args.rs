@@ -196,6 +196,10 @@ pub(crate) struct ModelArgs {
     /// Approval mode (default: suggest).
     #[arg(long)]
     pub approval: Option<ApprovalArg>,
+    /// The model's context window in tokens (default: `context_window` in the provider's
+    /// config section, else a built-in table of common models, else a guess of 32768).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1024..))]
+    pub context_window: Option<u64>,
 }
 
 /// `codesmith exec`.
@@ -207,7 +211,7 @@ pub(crate) struct ExecArgs {
     /// Model selection.
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Maximum model rounds for the task (default 50; at least 1).
+    /// Maximum model rounds for the task (default 500, a safety bound; at least 1).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
     /// Print one JSON event per line on stdout.

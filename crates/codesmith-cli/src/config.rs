@@ -34,8 +34,8 @@ pub(crate) use show::{Shown, show, to_text};
 
 use crate::args::{ApprovalArg, ModelArgs, ProviderName};
 
-/// Default model rounds per task.
-pub(crate) const DEFAULT_MAX_TURNS: u32 = 50;
+/// Default model rounds per task: a safety bound, not a budget (real tasks end on their own).
+pub(crate) const DEFAULT_MAX_TURNS: u32 = 500;
 /// Default stream idle window: a stream silent this long is treated as stalled.
 pub(crate) const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 120;
 
@@ -55,6 +55,9 @@ pub(crate) struct VendorSection {
     /// `[openai]` only: send the session's `prompt_cache_key` (default: on for
     /// api.openai.com, off for other servers).
     pub prompt_cache_key: Option<bool>,
+    /// The context window of this vendor's model, in tokens (default: the built-in
+    /// table of common models, else a guess).
+    pub context_window: Option<u64>,
 }
 
 /// `[sandbox]`.
@@ -270,6 +273,9 @@ pub(crate) struct FileConfig {
     pub stream_idle_timeout_secs: Option<u64>,
     /// Output-token cap per model response (default: the provider's; 512 for `local`).
     pub max_output_tokens: Option<u32>,
+    /// Compact the conversation before a request that would pass this percentage of the
+    /// model's context window (1 to 100, default 80).
+    pub compact_at: Option<u8>,
     /// OpenAI-compatible endpoint settings.
     pub openai: Option<VendorSection>,
     /// Anthropic settings.
@@ -323,6 +329,9 @@ pub(crate) struct Settings {
     pub approval: ApprovalMode,
     /// Model rounds per task.
     pub max_turns: u32,
+    /// The model's context window (and where the figure came from) and the compaction
+    /// threshold (`--context-window`, `[VENDOR] context_window`, `compact_at`).
+    pub context: codesmith_engine::ContextBudget,
     /// Stream idle window.
     pub idle_timeout: Duration,
     /// `[openai] reasoning_replay`.
@@ -650,6 +659,7 @@ pub(crate) const NO_MODEL_FLAGS: ModelArgs = ModelArgs {
     model: None,
     base_url: None,
     approval: None,
+    context_window: None,
 };
 
 /// Resolves every layer into [`Settings`]: the files are read here and nowhere else.
@@ -811,6 +821,13 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         "max_output_tokens",
         Origin::User,
     );
+    let context = context_budget(
+        &model_name,
+        model.context_window,
+        &vendor,
+        &file,
+        &mut origins,
+    )?;
     let verify_claims = file.verify_claims();
     origins.set_if(
         file.verification
@@ -839,6 +856,7 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         api_key,
         approval,
         max_turns,
+        context,
         idle_timeout: Duration::from_secs(idle_secs),
         reasoning_replay,
         prompt_cache_key,
@@ -859,6 +877,53 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         origins,
         skills,
     })
+}
+
+/// The context window and compaction threshold: `--context-window`, else the vendor
+/// section's `context_window`, else the built-in table, else a guess; `compact_at`
+/// (percent, 1 to 100, default 80).
+///
+/// # Errors
+/// A `compact_at` outside 1..=100 or a `context_window` below 1024.
+fn context_budget(
+    model: &str,
+    flag: Option<u64>,
+    vendor: &VendorSection,
+    file: &FileConfig,
+    origins: &mut Origins,
+) -> Result<codesmith_engine::ContextBudget> {
+    if let Some(percent) = file.compact_at
+        && !(1..=100).contains(&percent)
+    {
+        bail!(
+            "compact_at = {percent}: use a percentage of the context window from 1 to 100 (default 80)"
+        );
+    }
+    if let Some(window) = vendor.context_window
+        && window < 1024
+    {
+        bail!(
+            "context_window = {window}: a context window is at least 1024 tokens; remove the key to use the built-in table"
+        );
+    }
+    origins.set_if(file.compact_at.is_some(), "compact_at", Origin::User);
+    if flag.is_some() {
+        origins.set("context_window", Origin::Flag("--context-window"));
+    } else {
+        origins.set_if(
+            vendor.context_window.is_some(),
+            "context_window",
+            Origin::User,
+        );
+    }
+    Ok(codesmith_engine::ContextBudget::resolve(
+        model,
+        flag,
+        vendor.context_window,
+        None,
+        file.compact_at
+            .unwrap_or(codesmith_engine::budget::DEFAULT_COMPACT_AT_PERCENT),
+    ))
 }
 
 /// The `[network]` policy and the fetch tool's address policy, built once by the one

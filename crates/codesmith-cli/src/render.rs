@@ -125,6 +125,43 @@ pub(crate) fn notice_line(message: &str) -> String {
     format!("ℹ {}", terminal_safe(message))
 }
 
+/// `⇣ context compacted (STAGE): ~B → ~A tokens of a W-token window`: a compaction
+/// while a task ran (see `Event::Compaction`).
+pub(crate) fn compaction_line(
+    trigger: &str,
+    stage: &str,
+    before: u64,
+    after: u64,
+    window: u64,
+    escalated: bool,
+) -> String {
+    let stage = match stage {
+        "clear_tool_results" => "old tool results cleared",
+        "summary" => "older turns summarized",
+        "trim" => "older turns dropped",
+        other => other,
+    };
+    let why = if trigger == "context_length" {
+        "; the provider refused the request as too long"
+    } else {
+        ""
+    };
+    let of = if window > 0 {
+        format!(" of a {window}-token window")
+    } else {
+        String::new()
+    };
+    let refill = if escalated {
+        "; it refilled quickly, so the model was told to read in pages"
+    } else {
+        ""
+    };
+    format!(
+        "⇣ context compacted ({}): ~{before} → ~{after} tokens{of}{why}{refill}",
+        terminal_safe(stage)
+    )
+}
+
 /// `verdict: VERDICT (COMMAND)`: the claim verifier's verdict.
 pub(crate) fn verdict_line(v: &VerdictEvent) -> String {
     format!(
@@ -183,6 +220,16 @@ pub(crate) fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
             reason,
         } => vec![retry_line(*attempt, *wait_ms, reason)],
         Event::Notice { message } => vec![notice_line(message)],
+        Event::Compaction {
+            trigger,
+            stage,
+            before,
+            after,
+            window,
+            escalated,
+        } => vec![compaction_line(
+            trigger, stage, *before, *after, *window, *escalated,
+        )],
         Event::Verdict(v) => vec![verdict_line(v)],
         Event::Error { message } => {
             vec![format!(

@@ -180,6 +180,7 @@ pub(crate) fn engine_config(resolved: &Settings) -> EngineConfig {
             enabled: resolved.snapshots,
             ..SnapshotSettings::default()
         },
+        context: resolved.context,
     }
 }
 

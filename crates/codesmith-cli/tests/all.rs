@@ -12,6 +12,7 @@ mod crash;
 mod doctor;
 mod exec;
 mod local_model;
+mod long_sessions;
 mod mcp;
 mod mcp_client;
 mod mcp_everything;

@@ -316,7 +316,7 @@ headers = { "X-Api-Key" = "hdr-secret-0123456789" }
         ("network.default", "user", "\"ask\""),
         ("network.allow", "user", "[\"docs.rs\"]"),
         ("network.deny", "default", "[]"),
-        ("max_turns", "default", "50"),
+        ("max_turns", "default", "500"),
         (
             "mcp_servers.web.headers.X-Api-Key",
             "user",

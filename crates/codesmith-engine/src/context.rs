@@ -238,6 +238,11 @@ fn bound(text: String, max: usize) -> String {
     )
 }
 
+/// What an escalated compaction's note tells the model: the context refilled quickly.
+pub(crate) const PAGING_HINT: &str = "[The context filled up again soon after the last compaction. From now on read \
+files in pages (read_file with start_line and max_lines) instead of whole, narrow searches with globs and patterns, and keep command \
+output short (pipe through head or tail).]";
+
 /// Instructions for the summarizing request.
 pub(crate) const SUMMARY_PROMPT: &str = "You summarize a coding session so it can continue in a smaller context. Keep: the \
 user's goal and constraints, files read or changed and how, commands run and their outcomes, decisions made, and \

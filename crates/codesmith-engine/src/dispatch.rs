@@ -96,6 +96,9 @@ pub(crate) async fn dispatch_calls(
                 rt.verify.observe(&p.call, p.tool.name(), &p.args, &rt.ctx);
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                 let (outcome, child) = forwarding(execute(rt, &p, tx), &mut rx, sink).await;
+                if may_change_unannounced(&p) {
+                    rt.guard.after_command(&rt.ctx.workspace);
+                }
                 rt.delegated.extend(child);
                 rt.verify.ran(&p.call.id, &outcome);
                 results.push(finish_prepared(rt, &p, outcome, sink));
@@ -134,6 +137,12 @@ fn writes(p: &Prepared) -> bool {
         p.tool.capability(),
         Capability::WritesFiles | Capability::ExecutesCode
     )
+}
+
+/// Calls that may change the workspace without naming what they changed (a command, a
+/// writing subagent): the loop guard fingerprints the workspace after them.
+fn may_change_unannounced(p: &Prepared) -> bool {
+    writes(p) && p.tool.capability() != Capability::WritesFiles
 }
 
 /// Runs one prepared call: an `agent` call starts a subagent (its events go to `tx`),
@@ -244,7 +253,9 @@ async fn plan(
                 name: tool.name().to_string(),
                 arguments: args.clone(),
             });
-            if let GuardVerdict::Blocked(why) = rt.guard.check(tool.name(), &args) {
+            if let GuardVerdict::Blocked(why) =
+                rt.guard.check(tool.name(), &args, &rt.ctx.workspace)
+            {
                 let refusal = Refusal::new(
                     ErrorCode::Denied,
                     why,
@@ -554,6 +565,13 @@ fn finish(
     if let Some(line) = repaired {
         done.text.push('\n');
         done.text.push_str(line);
+    }
+    if !done.changes.is_empty() {
+        rt.guard.edited(
+            done.changes
+                .iter()
+                .flat_map(|c| std::iter::once(c.path.as_str()).chain(c.moved_to.as_deref())),
+        );
     }
     if counts && let Some(warning) = rt.guard.record(done.ok) {
         done.text.push_str("\n\n");

@@ -10,6 +10,7 @@
 
 mod agent;
 pub mod approval;
+pub mod budget;
 mod context;
 mod dispatch;
 mod finish;
@@ -30,6 +31,7 @@ pub use agent::{
     Compaction, Engine, EngineConfig, EngineError, INTERRUPTED, INTERRUPTION_NOTE, TaskOutcome,
 };
 pub use approval::{Approver, NoApprover};
+pub use budget::{ContextBudget, WindowSource};
 pub use finish::{FinishedResult, finish_outcome};
 pub use handle::{
     Approvals, EngineGone, EngineHandle, INTERRUPT_GRACE, MAX_WAITING, SUBMISSION_QUEUE, Submitter,

@@ -177,6 +177,31 @@ pub enum Event {
         /// Total usage of the task (its rounds, child calls and subagents).
         usage: Usage,
     },
+    /// The engine compacted the conversation while a task ran: before a request that
+    /// would have passed the compaction threshold of the model's context window
+    /// (`trigger: "threshold"`), or after the provider refused one as too long
+    /// (`"context_length"`). The session file records the rewritten transcript. Token
+    /// figures are the engine's count of the next request (the provider's reported usage
+    /// plus an estimate of what was appended since, about four bytes per token).
+    Compaction {
+        /// `threshold` or `context_length`.
+        trigger: String,
+        /// The last step of the waterfall that ran: `clear_tool_results` (old tool
+        /// results replaced by a stub), `summary` (older turns summarized) or `trim`
+        /// (older turns dropped).
+        stage: String,
+        /// Tokens before.
+        before: u64,
+        /// Tokens after.
+        after: u64,
+        /// The model's context window in tokens (0 when unknown).
+        #[serde(default)]
+        window: u64,
+        /// True when the context refilled within a few rounds of the previous compaction,
+        /// so this one went straight to a summary and the model was told to read in pages.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        escalated: bool,
+    },
     /// A `compact` submission ended: the last event of that submission. Token figures
     /// are estimates (about four bytes of text per token) over the whole transcript.
     CompactionFinished {

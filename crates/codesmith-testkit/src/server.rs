@@ -52,6 +52,13 @@ struct Shared {
     requests: Mutex<Vec<RecordedRequest>>,
     cache: Mutex<Option<crate::cache::PromptCache>>,
     cache_usage: Mutex<Vec<crate::CacheUsage>>,
+    /// Requests with a larger body are refused as too long (see [`ScriptedServer::refuse_over`]).
+    refuse_over: Mutex<Option<usize>>,
+    /// How many requests were refused as too long.
+    refused: Mutex<usize>,
+    /// Standing replies: a request whose body contains the text gets the turn, and the
+    /// script is left as it is (see [`ScriptedServer::answer_when`]).
+    standing: Mutex<Vec<(String, Scripted)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -153,6 +160,27 @@ impl ScriptedServer {
         lock(&self.shared.cache_usage).clone()
     }
 
+    /// Refuses every request whose body is longer than `bytes` the way OpenAI refuses a
+    /// request over the model's context window (HTTP 400, `context_length_exceeded`,
+    /// "This model's maximum context length is …"), without consuming the script.
+    pub fn refuse_over(&self, bytes: usize) -> &Self {
+        *lock(&self.shared.refuse_over) = Some(bytes);
+        self
+    }
+
+    /// How many requests [`ScriptedServer::refuse_over`] refused.
+    pub fn refused(&self) -> usize {
+        *lock(&self.shared.refused)
+    }
+
+    /// Answers every request whose body contains `marker` with `turn`, leaving the script
+    /// as it is: for requests whose number is not known in advance (a compaction's
+    /// summary request, found by a phrase of its instructions).
+    pub fn answer_when(&self, marker: impl Into<String>, turn: Scripted) -> &Self {
+        lock(&self.shared.standing).push((marker.into(), turn));
+        self
+    }
+
     /// Replies still queued.
     pub fn remaining(&self) -> usize {
         lock(&self.shared.script).len()
@@ -200,6 +228,27 @@ async fn handle(mut stream: TcpStream, shared: Arc<Shared>) -> std::io::Result<(
         ));
         return write_plain(&mut stream, 404, None, &body).await;
     };
+    if lock(&shared.refuse_over).is_some_and(|max| request.raw_body.len() > max) {
+        *lock(&shared.refused) += 1;
+        let body = json!({"error": {
+            "message": format!(
+                "This model's maximum context length is {} tokens. However, your messages resulted in {} tokens.",
+                lock(&shared.refuse_over).unwrap_or(0) / 4,
+                request.raw_body.len() / 4
+            ),
+            "type": "invalid_request_error",
+            "code": "context_length_exceeded",
+        }})
+        .to_string();
+        return write_plain(&mut stream, 400, None, &body).await;
+    }
+    let standing = lock(&shared.standing)
+        .iter()
+        .find(|(marker, _)| request.raw_body.contains(marker.as_str()))
+        .map(|(_, turn)| turn.clone());
+    if let Some(turn) = standing {
+        return play_turn(&mut stream, &turn, dialect).await;
+    }
     let reply = lock(&shared.script).pop_front();
     match reply {
         Some(Reply::Turn(mut turn)) => {

@@ -84,6 +84,15 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
     }
     add("approval", json!(s.approval.as_str()));
     add("max_turns", json!(s.max_turns));
+    let window = match s.context.source {
+        codesmith_engine::WindowSource::Table => {
+            json!(format!("{} (built-in table)", s.context.window))
+        }
+        codesmith_engine::WindowSource::Guess => json!(format!("{} (a guess)", s.context.window)),
+        _ => json!(s.context.window),
+    };
+    add("context_window", window);
+    add("compact_at", json!(s.context.compact_at_percent));
     add("stream_idle_timeout_secs", json!(s.idle_timeout.as_secs()));
     add(
         "max_output_tokens",

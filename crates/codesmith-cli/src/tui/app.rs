@@ -291,6 +291,19 @@ impl App {
                 .status
                 .set_retry(attempt, wait_ms, &reason, Instant::now()),
             Event::Notice { message } => self.notice(message),
+            Event::Compaction {
+                trigger,
+                stage,
+                before,
+                after,
+                window,
+                escalated,
+            } => {
+                self.status.context_tokens = after;
+                self.notice(crate::render::compaction_line(
+                    &trigger, &stage, before, after, window, escalated,
+                ));
+            }
             Event::TurnCompleted { usage, .. } => {
                 self.status.usage.add(&usage);
                 if usage.input_tokens > 0 {

@@ -37,7 +37,7 @@ pub struct EngineConfig {
     pub model: String,
     /// The session's system prompt (byte-stable).
     pub system_prompt: String,
-    /// Maximum model rounds per task (`--max-turns`, default 50).
+    /// Maximum model rounds per task (`--max-turns`; the CLI's default is a safety bound of 500).
     pub max_turns: u32,
     /// Output-token cap per response, if any.
     pub max_tokens: Option<u32>,
@@ -59,6 +59,9 @@ pub struct EngineConfig {
     /// (`[snapshots] enabled`, on by default; `git` from `PATH`). A subagent never takes
     /// its own: the parent's snapshot, taken before a writing child starts, covers it.
     pub snapshots: crate::snapshot::SnapshotSettings,
+    /// The model's context window and the compaction threshold: a request that would
+    /// pass it is preceded by a compaction (see [`crate::budget`]).
+    pub context: crate::budget::ContextBudget,
 }
 
 /// The result of [`Engine::run_task`].
@@ -143,6 +146,17 @@ pub struct Engine {
     catalog_tokens: u64,
     /// The user message that started the running task: context recovery keeps it verbatim.
     current_task: Option<Message>,
+    /// How full the next request is (see [`crate::budget`]).
+    fill: crate::budget::Fill,
+    /// Bytes of the system prompt and the tool catalogue (constant within a session).
+    fixed_bytes: u64,
+    /// The round of the running task that last compacted ahead of the threshold, and
+    /// whether that compaction escalated.
+    compacted_at: Option<(u32, bool)>,
+    /// Whether the next compaction note tells the model to read in pages (escalation).
+    paging_hint: bool,
+    /// The stage of the last transcript rewrite (`clear_tool_results`, `summary`, `trim`).
+    last_stage: &'static str,
 }
 
 impl std::fmt::Debug for Engine {
@@ -178,6 +192,7 @@ impl Engine {
         );
         let catalog_bytes = serde_json::to_string(&tools.specs()).map_or(0, |t| t.len());
         let catalog_tokens = codesmith_protocol::approx_tokens(catalog_bytes);
+        let fixed_bytes = (catalog_bytes + config.system_prompt.len()) as u64;
         let runtime = Runtime {
             tools,
             ctx,
@@ -208,6 +223,11 @@ impl Engine {
             breaker: CircuitBreaker::default(),
             catalog_tokens,
             current_task: None,
+            fill: crate::budget::Fill::default(),
+            fixed_bytes,
+            compacted_at: None,
+            paging_hint: false,
+            last_stage: "trim",
         }
     }
 
@@ -351,10 +371,13 @@ impl Engine {
             serde_json::json!({ "task": task_no }),
         )?;
         self.runtime.verify.begin_task();
+        self.runtime.guard.begin_task(&self.runtime.ctx.workspace);
+        self.compacted_at = None;
         let mut usage = Usage::default();
         // Whether the model was already told, this task, that its text imitated a tool call.
         let mut nudged = false;
         for turn in 1..=self.config.max_turns {
+            self.compact_ahead(turn, sink).await?;
             let estimated_input_tokens = self.estimate_input_tokens();
             sink(Event::TurnStarted {
                 turn,
@@ -386,6 +409,7 @@ impl Engine {
                 });
             }
             self.session.push(message)?;
+            self.fill.reported(&round_usage, self.session.messages());
             // Recorded so a resumed session can show what it has used and how full it is.
             self.session.note(
                 crate::session::NoteKind::Usage,
@@ -516,12 +540,14 @@ impl Engine {
     ) -> TaskOutcome {
         let message = match status {
             TaskStatus::TooManyFailures => format!(
-                "Stopped after {} consecutive failed tool calls; the model was not making progress.",
-                crate::guard::STOP_AFTER_FAILURES
+                "Stopped after {} consecutive failed tool calls; the model was not making progress. {}",
+                crate::guard::STOP_AFTER_FAILURES,
+                self.runtime.guard.progress().sentence()
             ),
             _ => format!(
-                "Stopped after {turns} model rounds without finishing (the turn limit). Raise it with --max-turns, \
-                 or resume the session to continue."
+                "Stopped after {turns} model rounds without finishing (the turn limit, a safety bound). {} \
+                 Resume the session to continue, or raise the limit with --max-turns.",
+                self.runtime.guard.progress().sentence()
             ),
         };
         sink(Event::Error {

@@ -47,6 +47,9 @@ pub enum Compaction {
     },
 }
 
+/// Rounds after a compaction within which passing the threshold again escalates.
+pub(super) const REFILL_ROUNDS: u32 = 3;
+
 /// Most output tokens a summary may take, whatever the model.
 const SUMMARY_MAX_TOKENS: u32 = 1024;
 /// Most output tokens a summary by the embedded model may take: a small model rambles
@@ -70,7 +73,10 @@ impl Engine {
                     let Some(level) = next else {
                         return Err(self.task_too_large());
                     };
+                    let before = self.next_request_tokens();
                     next = self.recover_context(level, sink).await?;
+                    let stage = self.last_stage;
+                    self.report_compaction("context_length", stage, before, false, sink)?;
                 }
                 other => return Ok(other?),
             }
@@ -97,8 +103,7 @@ impl Engine {
             sink(Event::Notice {
                 message: "The context window is full: cleared old tool results.".into(),
             });
-            self.session
-                .replace_messages("clear_tool_results", cleared)?;
+            self.replace_transcript("clear_tool_results", cleared)?;
             return Ok(Some(Level::Compact));
         }
         if level != Level::Minimal
@@ -110,24 +115,136 @@ impl Engine {
         {
             return Ok(Some(Level::Minimal));
         }
-        let task = self.current_task.clone();
-        let anchor = context::task_index(&messages, task.as_ref()).zip(task.as_ref());
-        let Some(cut) = context::minimal_tail_start(&messages) else {
+        let Some(minimal) = self.minimal_transcript() else {
             return Err(self.task_too_large());
         };
-        let folded = cut - usize::from(anchor.is_some_and(|(t, _)| t < cut));
-        let Some(minimal) = context::compacted(&context::trim_note(folded), &messages, cut, anchor)
-        else {
-            return Err(self.task_too_large());
-        };
+        let folded = (messages.len() + 1).saturating_sub(minimal.len());
         sink(Event::Notice {
             message: format!(
                 "The context window is still full: kept only the task and the latest exchange \
-                 ({folded} messages between them dropped)."
+                 (about {folded} messages between them dropped)."
             ),
         });
-        self.session.replace_messages("trim", minimal)?;
+        self.replace_transcript("trim", minimal)?;
         Ok(None)
+    }
+
+    /// Compacts before the request of round `turn` when it would pass the threshold of
+    /// the context window ([`crate::budget::ContextBudget::threshold`]): the same waterfall
+    /// the recovery runs (old tool results cleared, then older turns summarized, then
+    /// only the task and the latest exchange kept), stopping at the first step that
+    /// brings the request under the threshold. A context that refills within
+    /// [`REFILL_ROUNDS`] rounds of the previous compaction escalates: the clearing step
+    /// is skipped, the note tells the model to read in pages, and the user is told.
+    pub(super) async fn compact_ahead(
+        &mut self,
+        turn: u32,
+        sink: &mut EventSink<'_>,
+    ) -> Result<(), EngineError> {
+        let threshold = self.config.context.threshold();
+        let before = self.next_request_tokens();
+        if before <= threshold {
+            return Ok(());
+        }
+        let escalated = self
+            .compacted_at
+            .is_some_and(|(at, _)| turn.saturating_sub(at) <= REFILL_ROUNDS);
+        // The user hears of an escalation once, when it starts.
+        let already = self.compacted_at.is_some_and(|(_, escalated)| escalated);
+        self.compacted_at = Some((turn, escalated));
+        if escalated && !already {
+            sink(Event::Notice {
+                message: format!(
+                    "The context refilled within {REFILL_ROUNDS} rounds of the last compaction: \
+                     summarizing more of it and telling the model to read files in pages and \
+                     narrow its searches."
+                ),
+            });
+        }
+        let why = "The context neared the model's window";
+        let mut stage = None;
+        let messages = self.session.messages().to_vec();
+        if !escalated && let Some(cleared) = context::clear_old_tool_results(&messages) {
+            self.replace_transcript("clear_tool_results", cleared)?;
+            stage = Some("clear_tool_results");
+        }
+        if stage.is_none() || self.next_request_tokens() > threshold {
+            self.paging_hint = escalated;
+            // The `compaction` event below says what happened: no notice besides it.
+            let done = self.compact_older(false, why, &mut |_| {}).await;
+            self.paging_hint = false;
+            if let Compaction::Compacted { summary, .. } = done? {
+                stage = Some(if summary { "summary" } else { "trim" });
+            }
+        }
+        if self.next_request_tokens() > threshold
+            && let Some(minimal) = self.minimal_transcript()
+        {
+            self.replace_transcript("trim", minimal)?;
+            stage = Some("trim");
+        }
+        if let Some(stage) = stage {
+            self.report_compaction("threshold", stage, before, escalated, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Tokens of the next request as the budget counts them (see [`crate::budget`]).
+    pub(super) fn next_request_tokens(&mut self) -> u64 {
+        self.fill.tokens(self.fixed_bytes, self.session.messages())
+    }
+
+    /// Replaces the transcript (recorded in the session file as a compaction) and counts
+    /// it afresh.
+    fn replace_transcript(
+        &mut self,
+        stage: &'static str,
+        messages: Vec<Message>,
+    ) -> Result<(), EngineError> {
+        self.session.replace_messages(stage, messages)?;
+        self.fill.reset();
+        self.last_stage = stage;
+        Ok(())
+    }
+
+    /// The `compaction` event and the session note of a compaction while a task ran.
+    fn report_compaction(
+        &mut self,
+        trigger: &str,
+        stage: &str,
+        before: u64,
+        escalated: bool,
+        sink: &mut EventSink<'_>,
+    ) -> Result<(), EngineError> {
+        let after = self.next_request_tokens();
+        let window = self.config.context.window;
+        self.session.note(
+            crate::session::NoteKind::Other("compaction".into()),
+            serde_json::json!({
+                "trigger": trigger, "stage": stage, "before": before, "after": after,
+                "window": window, "escalated": escalated,
+            }),
+        )?;
+        sink(Event::Compaction {
+            trigger: trigger.to_string(),
+            stage: stage.to_string(),
+            before,
+            after,
+            window,
+            escalated,
+        });
+        Ok(())
+    }
+
+    /// The least the task needs (level 3): its message and the latest exchange, with a
+    /// trim note for what lies between; `None` when nothing lies between.
+    fn minimal_transcript(&self) -> Option<Vec<Message>> {
+        let messages = self.session.messages();
+        let task = self.current_task.as_ref();
+        let anchor = context::task_index(messages, task).zip(task);
+        let cut = context::minimal_tail_start(messages)?;
+        let folded = cut - usize::from(anchor.is_some_and(|(t, _)| t < cut));
+        context::compacted(&context::trim_note(folded), messages, cut, anchor)
     }
 
     /// `/compact`: summarizes the older turns now, whatever the circuit
@@ -167,18 +284,46 @@ impl Engine {
             self.current_task.clone()
         };
         let anchor = context::task_index(&messages, task.as_ref()).zip(task.as_ref());
-        let older = context::folded(&messages, cut, anchor.map(|(t, _)| t));
+        let mut older = context::folded(&messages, cut, anchor.map(|(t, _)| t));
+        // What an earlier compaction added to the task's message (its summary or trim
+        // note) is part of what this one summarizes, so nothing earlier is lost twice.
+        if let Some((t, original)) = anchor
+            && t < cut
+            && let Some(extra) = messages[t].content.get(original.content.len()..)
+            && !extra.is_empty()
+        {
+            older.insert(
+                0,
+                Message {
+                    role: codesmith_protocol::Role::User,
+                    content: extra.to_vec(),
+                },
+            );
+        }
         if older.is_empty() {
             return Ok(Compaction::NothingToCompact);
         }
         let folded = older.len();
         let before = context::estimate_tokens("", &messages);
         let summary = self.summarize(&older, manual).await;
-        let trim = || context::compacted(&context::trim_note(folded), &messages, cut, anchor);
+        let hint = if self.paging_hint {
+            format!("\n{}", context::PAGING_HINT)
+        } else {
+            String::new()
+        };
+        let trim = || {
+            let note = format!("{}{hint}", context::trim_note(folded));
+            context::compacted(&note, &messages, cut, anchor)
+        };
         let (mut stage_name, mut replaced) = match &summary {
             Some(summary) => (
                 "summary",
-                context::compacted(&context::summary_note(summary), &messages, cut, anchor),
+                context::compacted(
+                    &format!("{}{hint}", context::summary_note(summary)),
+                    &messages,
+                    cut,
+                    anchor,
+                ),
             ),
             None => ("trim", trim()),
         };
@@ -210,7 +355,7 @@ impl Engine {
                 message: format!("{why}: compacted {folded} earlier messages ({stage_name})."),
             });
         }
-        self.session.replace_messages(stage_name, replaced)?;
+        self.replace_transcript(stage_name, replaced)?;
         Ok(Compaction::Compacted {
             messages: folded,
             summary: stage_name == "summary",

@@ -30,6 +30,8 @@ pub(crate) struct Setup {
     pub agents: codesmith_engine::AgentSettings,
     /// Task-snapshot settings.
     pub snapshots: codesmith_engine::snapshot::SnapshotSettings,
+    /// The context window and compaction threshold.
+    pub context: codesmith_engine::ContextBudget,
 }
 
 impl Default for Setup {
@@ -45,6 +47,7 @@ impl Default for Setup {
             system_prompt: "test".into(),
             agents: codesmith_engine::AgentSettings::default(),
             snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
+            context: codesmith_engine::ContextBudget::default(),
         }
     }
 }
@@ -108,6 +111,7 @@ fn build(
         agents: setup.agents,
         verify_claims: setup.verify_claims,
         snapshots: setup.snapshots,
+        context: setup.context,
     };
     let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
     let mut tools = codesmith_tools::builtin_registry(FetchConfig::default());
