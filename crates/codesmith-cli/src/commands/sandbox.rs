@@ -107,6 +107,7 @@ fn explain(workspace: &WorkspaceArg, allow_network: bool, json: bool) -> Result<
             "paths": paths,
             "env": e.env,
             "syscalls_refused": e.syscalls_refused,
+            "syscalls_refused_with_arguments": e.syscalls_refused_with_arguments,
         });
         println!("{out}");
         return Ok(ExitCode::SUCCESS);
@@ -143,6 +144,10 @@ fn explain(workspace: &WorkspaceArg, allow_network: bool, json: bool) -> Result<
     } else {
         println!("system calls refused ({}):", e.syscalls_refused.len());
         println!("  {}", e.syscalls_refused.join(" "));
+        println!("refused for some arguments:");
+        for what in &e.syscalls_refused_with_arguments {
+            println!("  {what}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -457,8 +457,10 @@ pub struct Explanation {
     pub paths: Vec<Exposed>,
     /// Names of the environment variables passed (values are not shown).
     pub env: Vec<String>,
-    /// System calls refused (empty without a seccomp filter).
+    /// System calls refused outright (empty without a seccomp filter).
     pub syscalls_refused: Vec<&'static str>,
+    /// System calls refused for some arguments, each described with them.
+    pub syscalls_refused_with_arguments: Vec<&'static str>,
 }
 
 /// Explains what a command run under `sandbox` in `scope` sees (see [`Explanation`]).
@@ -486,6 +488,7 @@ pub fn explain(sandbox: &Sandbox, scope: &Scope) -> std::io::Result<Explanation>
             }],
             env,
             syscalls_refused: Vec::new(),
+            syscalls_refused_with_arguments: Vec::new(),
         });
     }
     let mut paths = Vec::new();
@@ -560,11 +563,12 @@ pub fn explain(sandbox: &Sandbox, scope: &Scope) -> std::io::Result<Explanation>
         paths,
         env,
         syscalls_refused: if filtered {
-            seccomp::REFUSED
-                .iter()
-                .chain(seccomp::REFUSED_WITH_ARGUMENTS)
-                .copied()
-                .collect()
+            seccomp::REFUSED.to_vec()
+        } else {
+            Vec::new()
+        },
+        syscalls_refused_with_arguments: if filtered {
+            seccomp::REFUSED_WITH_ARGUMENTS.to_vec()
         } else {
             Vec::new()
         },

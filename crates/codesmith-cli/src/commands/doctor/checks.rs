@@ -573,7 +573,7 @@ fn exposure(
                 e.paths.len(),
                 e.env.len(),
                 e.env.join(" "),
-                e.syscalls_refused.len()
+                e.syscalls_refused.len() + e.syscalls_refused_with_arguments.len()
             ),
         )
         .hint("`codesmith sandbox explain` lists every path with its access"),
