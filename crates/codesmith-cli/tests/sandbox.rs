@@ -366,3 +366,103 @@ fn policy_check_names_its_context_and_judges_private_tmp_only_when_sandboxed() {
     let out = check(true, "rm -rf /tmp/../etc/hosts");
     assert_eq!(out["decision"], "ask", "{out}");
 }
+
+/// The same walls for a user who is not root: run (from a root test run) as uid 65534 with
+/// `setpriv`, CodeSmith takes the unprivileged path (no staging, its own uid in the user
+/// namespace) and still shows only the allowlist. Skipped, saying so, when the test does
+/// not run as root, `setpriv` is missing, or that uid cannot reach the binary.
+#[test]
+fn the_walls_hold_for_a_user_who_is_not_root() {
+    if codesmith_tools::sandbox::BwrapBackend::detect().is_none() {
+        codesmith_testkit::missing(
+            "BWRAP",
+            "this sandbox test checked nothing (install bubblewrap)",
+        );
+        return;
+    }
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    let bin = env!("CARGO_BIN_EXE_codesmith");
+    let as_user = |args: &[&str]| {
+        let mut cmd = Command::new("setpriv");
+        cmd.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--",
+        ]);
+        cmd.args(args).stdin(Stdio::null());
+        cmd
+    };
+    let reachable = as_user(&["test", "-x", bin])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !root || !reachable {
+        eprintln!("NOTE: not run: needs root, setpriv, and a binary uid 65534 can reach ({bin})");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (home, ws, user_home) = (
+        d.path().join("home"),
+        d.path().join("ws"),
+        d.path().join("uh"),
+    );
+    for dir in [&home, &ws, &user_home] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::create_dir_all(user_home.join(".ssh")).unwrap();
+    std::fs::write(user_home.join(".ssh/id_ed25519"), "PLANTED-KEY\n").unwrap();
+    std::fs::write(user_home.join(".s3cfg"), "secret_key = PLANTED-S3\n").unwrap();
+    for p in [d.path(), &home, &ws, &user_home, &user_home.join(".ssh")] {
+        std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+    }
+    for f in [user_home.join(".ssh/id_ed25519"), user_home.join(".s3cfg")] {
+        std::os::unix::fs::chown(&f, Some(65534), Some(65534)).unwrap();
+    }
+    let script = "id -u; echo \"home:$(ls -A ~ | tr '\\n' ' ')\"; env | cut -d= -f1 | sort | tr '\\n' ' '; echo; \
+                  cat ~/.ssh/id_ed25519 ~/.s3cfg 2>/dev/null; \
+                  [ -w /proc/sys/kernel/core_pattern ] && echo CORE-WRITABLE; \
+                  unshare -U true 2>/dev/null && echo USERNS; echo x > made.txt; echo end";
+    let out = as_user(&[
+        bin,
+        "sandbox",
+        "run",
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--",
+        "bash",
+        "-c",
+        script,
+    ])
+    .env_clear()
+    .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+    .env("HOME", &user_home)
+    .env("CODESMITH_HOME", &home)
+    .env("STRIPE_SK", "sk_live_PLANTED")
+    .env("AUTH", "PLANTED-AUTH")
+    .output()
+    .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("end"), "{text}\n{err}");
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("65534"), "{text}");
+    assert_eq!(lines.next(), Some("home:"), "the home is not empty: {text}");
+    assert!(!text.contains("PLANTED"), "a secret leaked: {text}");
+    assert!(
+        !text.contains("STRIPE_SK") && !text.contains("AUTH "),
+        "{text}"
+    );
+    assert!(
+        !text.contains("CORE-WRITABLE") && !text.contains("USERNS"),
+        "{text}"
+    );
+    assert!(
+        ws.join("made.txt").exists(),
+        "the workspace was not writable: {text}\n{err}"
+    );
+}
