@@ -530,6 +530,31 @@ impl codesmith_policy::PathFacts for TurnFacts<'_> {
         }
         Some(all_held_below(abs, rel, self.held))
     }
+
+    /// Every name in `dir` (inside the workspace, the root included) that `pattern`
+    /// matches ([`codesmith_policy::file_glob_matches`]) must be held, as
+    /// [`Self::snapshot_holds`] judges it; at most [`MAX_HELD_WALK`] entries are read, and
+    /// an unreadable directory or a non-UTF-8 name answers unknown.
+    fn glob_held(&self, dir: &str, pattern: &str) -> Option<bool> {
+        let abs = Path::new(dir);
+        self.roots.iter().find(|root| abs.starts_with(root))?;
+        let entries = std::fs::read_dir(abs).ok()?;
+        for (seen, entry) in entries.enumerate() {
+            if seen >= MAX_HELD_WALK {
+                return None;
+            }
+            let name = entry.ok()?.file_name();
+            let name = name.to_str()?;
+            if !codesmith_policy::file_glob_matches(pattern, name) {
+                continue;
+            }
+            let path = format!("{}/{name}", dir.trim_end_matches('/'));
+            if self.snapshot_holds(&path) != Some(true) {
+                return Some(false);
+            }
+        }
+        Some(true)
+    }
 }
 
 /// True when `abs` is not a directory, or every file (and symlink) below it is in

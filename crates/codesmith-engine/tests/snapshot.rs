@@ -695,6 +695,41 @@ async fn deleting_what_the_snapshot_holds_needs_no_approval_and_anything_else_as
     assert_eq!(report.recreated, ["notes.txt"]);
 }
 
+/// A glob at the workspace root deletes without approval when the snapshot holds every
+/// file it matches, and asks when one is not held.
+#[tokio::test]
+async fn a_root_glob_whose_matches_the_snapshot_holds_needs_no_approval() {
+    let rig = Rig::new().await;
+    write(&rig.d.ws, ".gitignore", "*.bin\n");
+    write(&rig.d.ws, "a.log", "one\n");
+    write(&rig.d.ws, "b.log", "two\n");
+    std::fs::write(rig.d.ws.join("big.bin"), vec![b'y'; 2 * 1024 * 1024]).unwrap();
+    let setup = common::Setup {
+        approval: codesmith_policy::ApprovalMode::Suggest,
+        ..common::Setup::default()
+    };
+    let mut engine = common::engine(&rig.server, &rig.d.ws, &rig.d.home, setup);
+    rig.server
+        .push(
+            Scripted::tool_call("held", "exec_shell", r#"{"command": "rm -f *.log"}"#)
+                .with_tool_call("lost", "exec_shell", r#"{"command": "rm -f *.bin"}"#),
+        )
+        .push(Scripted::text("cleaned"));
+    let events = run(&mut engine, "clean up").await;
+    let results = results(&events);
+    assert_eq!(results.len(), 2, "{events:?}");
+    assert!(
+        results[0].1,
+        "held logs are deleted without approval: {results:?}"
+    );
+    assert!(!rig.d.ws.join("a.log").exists() && !rig.d.ws.join("b.log").exists());
+    assert!(
+        !results[1].1 && results[1].2.contains("DENIED"),
+        "{results:?}"
+    );
+    assert!(rig.d.ws.join("big.bin").exists());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn restore_and_compact_ops_end_with_their_closing_events() {
     use codesmith_protocol::{CompactionOutcome, Op};

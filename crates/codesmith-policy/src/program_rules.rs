@@ -299,6 +299,15 @@ impl PathJudge<'_> {
                 {
                     continue;
                 }
+                // A glob in the last component only (`*.log`, `dist/*.map`): held when
+                // the snapshot holds every file it matches there.
+                if let Some((parent, last)) = resolved.rsplit_once('/')
+                    && !parent.contains(['*', '?', '['])
+                    && (parent == self.workspace || within(parent, self.workspace))
+                    && self.facts.glob_held(parent, last) == Some(true)
+                {
+                    continue;
+                }
                 return SegmentJudgement::owned(
                     Ask,
                     format!(

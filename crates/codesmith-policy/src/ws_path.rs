@@ -31,6 +31,15 @@ pub trait PathFacts {
         let _ = path;
         None
     }
+    /// Whether the task's snapshot holds everything the file-name glob `pattern` (one path
+    /// component, matched as the shell does: `*` and `?` skip a leading `.`) matches in the
+    /// directory `dir` (absolute, resolved): `Some(true)` when every match is held (or
+    /// nothing matches), `Some(false)` when one is not, `None` when unknown. The default
+    /// knows nothing.
+    fn glob_held(&self, dir: &str, pattern: &str) -> Option<bool> {
+        let _ = (dir, pattern);
+        None
+    }
     /// Whether `path` (absolute, resolved) exists: `Some(false)` lets a
     /// command create it without a prompt where overwriting an existing
     /// file the snapshot does not hold asks. `None`: unknown (overwriting
@@ -84,6 +93,9 @@ impl PathFacts for StartingIn<'_> {
     fn snapshot_holds(&self, path: &str) -> Option<bool> {
         self.facts.snapshot_holds(path)
     }
+    fn glob_held(&self, dir: &str, pattern: &str) -> Option<bool> {
+        self.facts.glob_held(dir, pattern)
+    }
     fn exists(&self, path: &str) -> Option<bool> {
         self.facts.exists(path)
     }
@@ -111,6 +123,9 @@ impl<F: PathFacts> PathFacts for PrivateTmp<F> {
     }
     fn snapshot_holds(&self, path: &str) -> Option<bool> {
         self.0.snapshot_holds(path)
+    }
+    fn glob_held(&self, dir: &str, pattern: &str) -> Option<bool> {
+        self.0.glob_held(dir, pattern)
     }
     fn exists(&self, path: &str) -> Option<bool> {
         self.0.exists(path)
@@ -915,4 +930,15 @@ mod tests {
         assert!(glob_matches("é*", "éa"));
         assert!(!glob_matches("main.rs", "main.rs"), "no glob characters");
     }
+}
+
+/// True when the file name `name` matches the one-component glob `pattern` as the shell
+/// matches it: `*`, `?` and `[...]`, where a leading `.` of `name` must be matched by a
+/// literal `.` (so `*` does not match `.env`). A pattern without glob characters matches
+/// nothing here.
+pub fn file_glob_matches(pattern: &str, name: &str) -> bool {
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    glob_matches(pattern, name)
 }
