@@ -832,6 +832,17 @@ pub(crate) fn within(path: &str, root: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// True when the file name `name` matches the one-component glob `pattern` as the shell
+/// matches it: `*`, `?` and `[...]`, where a leading `.` of `name` must be matched by a
+/// literal `.` (so `*` does not match `.env`). A pattern without glob characters matches
+/// nothing here.
+pub fn file_glob_matches(pattern: &str, name: &str) -> bool {
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    glob_matches(pattern, name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::PathPlace::*;
@@ -932,13 +943,3 @@ mod tests {
     }
 }
 
-/// True when the file name `name` matches the one-component glob `pattern` as the shell
-/// matches it: `*`, `?` and `[...]`, where a leading `.` of `name` must be matched by a
-/// literal `.` (so `*` does not match `.env`). A pattern without glob characters matches
-/// nothing here.
-pub fn file_glob_matches(pattern: &str, name: &str) -> bool {
-    if name.starts_with('.') && !pattern.starts_with('.') {
-        return false;
-    }
-    glob_matches(pattern, name)
-}
