@@ -37,8 +37,6 @@ mod prelude {
     use std::os::fd::OwnedFd;
     use std::path::{Path, PathBuf};
 
-
-
     #[derive(Debug, Default)]
     pub(crate) struct Prelude {
         pub(crate) cgroup_procs: Vec<CString>,
