@@ -198,28 +198,69 @@ fn extraheader_values(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// Byte ranges of the bodies of PEM private key blocks: from the line after
-/// `-----BEGIN … PRIVATE KEY-----` to the start of its `-----END` line (or the
-/// end of the text).
+/// The PEM headers in `text` that open a private key block: for each
+/// `-----BEGIN LABEL-----` whose label holds `PRIVATE KEY` (`RSA PRIVATE
+/// KEY`, `OPENSSH PRIVATE KEY`, `ENCRYPTED PRIVATE KEY`, `PGP PRIVATE KEY
+/// BLOCK`), the byte offset just past its closing `-----`. A header is found
+/// wherever it lies: at the start of a line, indented, or inside a quoted
+/// string whose line breaks are escaped (`"-----BEGIN PRIVATE KEY-----\nMII…"`).
+fn private_key_headers(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    const BEGIN: &[u8] = b"-----BEGIN ";
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(at) = text
+            .get(from..)?
+            .windows(BEGIN.len())
+            .position(|w| w == BEGIN)
+        {
+            let label = from + at + BEGIN.len();
+            from = label;
+            // A label is short and on one line; its end is the next `-----`.
+            let window = &text[label..text.len().min(label + 80)];
+            let Some(close) = window.windows(5).position(|w| w == b"-----") else {
+                continue;
+            };
+            let name = &window[..close];
+            if !name.contains(&b'\n') && name.windows(11).any(|w| w == b"PRIVATE KEY") {
+                return Some(label + close + 5);
+            }
+        }
+        None
+    })
+}
+
+/// True when `text` holds a PEM private key header anywhere
+/// (see [`private_key_headers`]).
+pub(crate) fn private_key_header_in(text: &[u8]) -> bool {
+    private_key_headers(text).next().is_some()
+}
+
+/// Byte ranges of the bodies of PEM private key blocks: from just after the
+/// `-----BEGIN … PRIVATE KEY-----` header (and its line break, when the
+/// header ends its line) to the start of the next `-----END` (or the end of
+/// the text). A key inside a one-line string (`\n` escapes) has its body
+/// masked within that line.
 fn private_key_bodies(text: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(at) = text[from..].find("-----BEGIN ") {
-        let begin = from + at;
-        let line_end = text[begin..].find('\n').map_or(text.len(), |e| begin + e);
-        let header = &text[begin..line_end];
-        if !header.contains("PRIVATE KEY") {
-            from = begin + 11;
+    let mut last_end = 0;
+    for header_end in private_key_headers(text.as_bytes()) {
+        if header_end < last_end {
             continue;
         }
-        let body = (line_end + 1).min(text.len());
+        let rest = &text[header_end..];
+        let body = header_end
+            + if rest.starts_with("\r\n") {
+                2
+            } else {
+                usize::from(rest.starts_with('\n'))
+            };
         let end = text[body..]
             .find("-----END")
             .map_or(text.len(), |e| body + e);
         if end > body {
             out.push((body, end));
         }
-        from = end.max(begin + 11);
+        last_end = end;
     }
     out
 }

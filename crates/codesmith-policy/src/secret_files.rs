@@ -197,15 +197,14 @@ fn is_git_config(path: &str) -> bool {
         .any(|c| crate::ws_path::protected_name(c) == Some(".git"))
 }
 
-/// True when `text` has a PEM (or PuTTY) private key header.
+/// True when `text` has a PEM (or PuTTY) private key header anywhere: at the
+/// start of a line, indented, or inside a string on one line with escaped
+/// line breaks (a service account's JSON key, `"private_key":
+/// "-----BEGIN PRIVATE KEY-----\nMII…"`).
 fn holds_private_key(text: &[u8]) -> bool {
-    text.starts_with(b"PuTTY-User-Key-File")
-        || text.split(|b| *b == b'\n').any(|line| {
-            let line = line.trim_ascii();
-            line.starts_with(b"-----BEGIN ")
-                && line.ends_with(b"-----")
-                && line.windows(11).any(|w| w == b"PRIVATE KEY")
-        })
+    text.split(|b| *b == b'\n')
+        .any(|line| line.trim_ascii_start().starts_with(b"PuTTY-User-Key-File"))
+        || crate::scrub::private_key_header_in(text)
 }
 
 /// True when a registry configuration holds a credential: an `_auth`,
@@ -254,20 +253,26 @@ pub fn mask_secret_text(kind: SecretKind, text: &str) -> String {
 fn mask_key_blocks(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut inside = false;
+    // The text between blocks passes the scrubber as a whole, not line by line: a key
+    // whose header is not at the start of its line (a quoted YAML or JSON value) spans
+    // several lines there, and only the whole run shows where its body starts and ends.
+    let mut between = String::new();
     for line in text.split_inclusive('\n') {
         let bare = line.trim();
-        if bare.starts_with("-----BEGIN ") {
+        if !inside && bare.starts_with("-----BEGIN ") {
+            out.push_str(&scrub_secrets(&std::mem::take(&mut between)));
             inside = true;
             out.push_str(line);
             out.push_str(REDACTED);
             out.push('\n');
-        } else if bare.starts_with("-----END ") {
+        } else if inside && bare.starts_with("-----END ") {
             inside = false;
             out.push_str(line);
         } else if !inside {
-            out.push_str(&scrub_secrets(line));
+            between.push_str(line);
         }
     }
+    out.push_str(&scrub_secrets(&between));
     out
 }
 
@@ -418,6 +423,37 @@ mod tests {
             secret_file(".git/modules/sub/config", Some(token)),
             Some(SecretKind::GitCredentials)
         );
+    }
+
+    #[test]
+    fn a_key_is_found_and_masked_wherever_its_header_lies() {
+        // A service account's JSON key: the whole key on one line, line breaks escaped.
+        let json = "{\n  \"type\": \"service_account\",\n  \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg+kqhkiG9w0BAQ/EFAASC\\nBKcwggSjAgEAAoIBAQC7\\n-----END PRIVATE KEY-----\\n\",\n  \"client_email\": \"x@y\"\n}\n";
+        assert_eq!(
+            secret_file("my-project-1234-abcdef.json", Some(json.as_bytes())),
+            Some(SecretKind::PrivateKey)
+        );
+        let masked = mask_secret_text(SecretKind::PrivateKey, json);
+        for part in ["MIIEvQIBADANBg+kqhkiG9w0BAQ/EFAASC", "BKcwggSjAgEAAoIBAQC7"] {
+            assert!(!masked.contains(part), "{masked}");
+            assert!(!scrub_secrets(json).contains(part), "the scrubber: {json}");
+        }
+        assert!(masked.contains("client_email"), "{masked}");
+        // A quoted YAML value spanning lines, its header after the key's name.
+        let yaml = "tls:\n  key: \"-----BEGIN RSA PRIVATE KEY-----\n    MIIEo+wIBAAKCAQ/EA1\n    -----END RSA PRIVATE KEY-----\"\n";
+        assert_eq!(
+            secret_file("values.yaml", Some(yaml.as_bytes())),
+            Some(SecretKind::PrivateKey)
+        );
+        let masked = mask_secret_text(SecretKind::PrivateKey, yaml);
+        assert!(!masked.contains("MIIEo+wIBAAKCAQ/EA1"), "{masked}");
+        // Words about keys are not keys.
+        for text in [
+            "see -----BEGIN PRIVATE KEY below\n",
+            "-----BEGIN CERTIFICATE-----\nPRIVATE KEY\n",
+        ] {
+            assert_eq!(secret_file("doc.md", Some(text.as_bytes())), None, "{text}");
+        }
     }
 
     #[test]

@@ -1482,3 +1482,59 @@ async fn cr_only_files_stay_cr_only() {
     .await);
     assert_eq!(w.get("mac.txt"), "1\r2\r2b\rthree\r");
 }
+
+/// A private key is found by what `read_file` and `grep_files` show, wherever it lies in
+/// the file: after the first 64 KiB, in a UTF-16 file, inside a JSON string (a service
+/// account key under the name the cloud console gives it), and in a log too large to
+/// decode that only `include_ignored` searches.
+#[tokio::test]
+async fn a_private_key_anywhere_in_a_file_is_masked_and_withheld() {
+    const BODY: &str = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW";
+    let key =
+        format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{BODY}\n-----END OPENSSH PRIVATE KEY-----\n");
+    let w = ws();
+    w.put(
+        "late.txt",
+        format!("{}{key}", ("y".repeat(99) + "\n").repeat(700)),
+    );
+    let utf16: Vec<u8> = std::iter::once(0xFEFFu16)
+        .chain(key.encode_utf16())
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    w.put("wide.txt", utf16);
+    w.put(
+        "my-project-1234-abcdef.json",
+        serde_json::to_string_pretty(&json!({"type": "service_account", "private_key": key}))
+            .unwrap(),
+    );
+    for path in ["late.txt", "wide.txt", "my-project-1234-abcdef.json"] {
+        let v = w
+            .call(
+                "read_file",
+                json!({"path": path, "start_line": 1, "max_lines": 500}),
+            )
+            .await;
+        let whole = v.to_string();
+        assert_eq!(v["meta"]["masked"], "a private key", "{path}: {whole:.300}");
+        assert!(!whole.contains(BODY), "{path}: {whole}");
+        let v = w
+            .call(
+                "read_file",
+                json!({"path": path, "start_line": 700, "max_lines": 10}),
+            )
+            .await;
+        assert!(!v.to_string().contains(BODY), "{path}: {v}");
+    }
+    w.put(
+        "huge.log",
+        format!("{}{key}", ("z".repeat(99) + "\n").repeat(110_000)),
+    );
+    let v = w
+        .call(
+            "grep_files",
+            json!({"pattern": "b3Bl", "include_ignored": true}),
+        )
+        .await;
+    assert!(!v.to_string().contains(BODY), "{v}");
+    assert_eq!(v["meta"]["skipped"]["secret"], 4, "{v}");
+}

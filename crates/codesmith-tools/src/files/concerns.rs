@@ -153,22 +153,43 @@ pub fn read_concern(ctx: &ToolContext, model_path: &str) -> Option<Concern> {
 }
 
 /// The secret `path` holds, by [`codesmith_policy::secret_file`] over its name as written,
-/// its real location and its first [`HEAD_BYTES`].
+/// its real location and its content as `read_file` would show it (see [`secret_in`]).
 pub fn secret_of(path: &ResolvedPath) -> Option<SecretKind> {
-    let head = head_of(path);
-    secret_file(&path.rel, head.as_deref())
-        .or_else(|| secret_file(&real_rel(path), head.as_deref()))
+    let content = content_of(path);
+    secret_in(path, content.as_deref())
 }
 
-/// The first [`HEAD_BYTES`] of the regular file at `path`, when it can be read.
-fn head_of(path: &ResolvedPath) -> Option<Vec<u8>> {
+/// The secret `path` holds when `content` is what a tool shows of it: the whole text,
+/// decoded as `read_file` decodes it (a key in a UTF-16 file, or after the first
+/// [`HEAD_BYTES`], is found there), or `None` to judge by the path alone.
+pub fn secret_in(path: &ResolvedPath, content: Option<&[u8]>) -> Option<SecretKind> {
+    secret_file(&path.rel, content).or_else(|| secret_file(&real_rel(path), content))
+}
+
+/// The content of the regular file at `path` as the file tools show it: its text decoded
+/// (UTF-16, Latin-1, …) when it is text, else its first [`HEAD_BYTES`]; `None` when it
+/// cannot be read.
+fn content_of(path: &ResolvedPath) -> Option<Vec<u8>> {
     let file = path.open_read().ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
     }
-    let mut head = Vec::new();
-    file.take(HEAD_BYTES).read_to_end(&mut head).ok()?;
-    Some(head)
+    let mut bytes = Vec::new();
+    file.take(crate::fs::text::MAX_TEXT_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    match crate::fs::text::TextFile::decode_owned(bytes) {
+        Ok(text) => Some(text.text.into_bytes()),
+        Err(_) => {
+            let mut head = Vec::new();
+            path.open_read()
+                .ok()?
+                .take(HEAD_BYTES)
+                .read_to_end(&mut head)
+                .ok()?;
+            Some(head)
+        }
+    }
 }
 
 /// `path`'s real location relative to the workspace root (`/`-separated).

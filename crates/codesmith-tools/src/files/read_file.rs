@@ -87,7 +87,7 @@ fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     // A secret nobody approved reading reaches the model with its values masked (and
     // without a digest, which would let a short secret be guessed offline).
     let secret = (!ctx.person_approved)
-        .then(|| crate::files::concerns::secret_of(&path))
+        .then(|| crate::files::concerns::secret_in(&path, Some(loaded.file.text.as_bytes())))
         .flatten();
     let masked = secret.map(|kind| codesmith_policy::mask_secret_text(kind, &loaded.file.text));
     let text = masked.as_ref().unwrap_or(&loaded.file.text);

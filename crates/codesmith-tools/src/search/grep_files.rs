@@ -418,7 +418,7 @@ fn search_one(
 ) -> Option<Option<Encoding>> {
     use std::io::{Read, Seek};
     if len > MAX_TEXT_BYTES {
-        if secret(None) {
+        if secret(None) || large_secret(&mut file, secret) {
             return None;
         }
         let _ = searcher.search_file(matcher, &file, &mut *sink);
@@ -438,6 +438,11 @@ fn search_one(
     }
     Some(match sniff(bytes) {
         Sniffed::Text { text, encoding, .. } => {
+            // Judged whole and decoded, as `read_file` judges it: a key after the first
+            // 64 KiB, or in a UTF-16 file, is found.
+            if secret(Some(text.as_bytes())) {
+                return None;
+            }
             let _ = searcher.search_slice(matcher, text.as_bytes(), &mut *sink);
             (encoding != Encoding::Utf8).then_some(encoding)
         }
@@ -449,6 +454,31 @@ fn search_one(
             None
         }
     })
+}
+
+/// Whether a file too large to decode holds a secret anywhere by its content, read in
+/// chunks that overlap by more than a key header's length; the file is rewound for the
+/// search. A read error counts as a secret (fail closed).
+fn large_secret(file: &mut std::fs::File, secret: &dyn Fn(Option<&[u8]>) -> bool) -> bool {
+    use std::io::{Read, Seek};
+    const CHUNK: usize = 1 << 20;
+    const OVERLAP: usize = 256;
+    let mut buf = vec![0u8; CHUNK + OVERLAP];
+    let mut kept = 0;
+    loop {
+        let n = match file.read(&mut buf[kept..]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(_) => return true,
+        };
+        let filled = kept + n;
+        if secret(Some(&buf[..filled])) {
+            return true;
+        }
+        kept = filled.min(OVERLAP);
+        buf.copy_within(filled - kept..filled, 0);
+    }
+    file.rewind().is_err()
 }
 
 fn render(files: Vec<FileHits>, max: usize, root: &Path, start: &Path) -> ToolOutput {
