@@ -158,6 +158,9 @@ async fn execute(
     let outcome = if p.approved {
         let ctx = rt.ctx.approved_by_person();
         codesmith_tools::call_tool(p.tool.as_ref(), &ctx, p.args.clone()).await
+    } else if rt.mode == codesmith_policy::ApprovalMode::Auto {
+        let ctx = rt.ctx.keeping_run_later();
+        codesmith_tools::call_tool(p.tool.as_ref(), &ctx, p.args.clone()).await
     } else {
         codesmith_tools::call_tool(p.tool.as_ref(), &rt.ctx, p.args.clone()).await
     };

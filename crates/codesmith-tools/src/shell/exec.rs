@@ -146,12 +146,19 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
     let sentinel = wrap::new_sentinel();
     let script = wrap::wrap_script(command, &sentinel);
     let scope = scope_for(ctx, start)?;
+    let run_later = super::run_later::RunLaterGuard::before(&ctx.workspace, start);
     let mut running = process::spawn(&ctx.sandbox, &scope, &script, start)
         .map_err(|e| process::start_refused(&e))?;
     let status = match running.wait_or_cancel(timeout, &ctx.cancel).await {
         Ok(Some(status)) => status,
-        Ok(None) => return Err(stopped(ctx, &mut running, &sentinel, Some(timeout)).await),
-        Err(process::Cancelled) => return Err(stopped(ctx, &mut running, &sentinel, None).await),
+        Ok(None) => {
+            let refusal = stopped(ctx, &mut running, &sentinel, Some(timeout)).await;
+            return Err(undo_run_later(ctx, &run_later, refusal));
+        }
+        Err(process::Cancelled) => {
+            let refusal = stopped(ctx, &mut running, &sentinel, None).await;
+            return Err(undo_run_later(ctx, &run_later, refusal));
+        }
     };
     let mut complete = running.drain(DRAIN_GRACE).await;
     // Nothing outlives its command: what it left running in the background is killed now.
@@ -167,6 +174,17 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
 
     let mut notes = String::new();
     let mut out = ToolOutput::default();
+    let written = run_later.finish(ctx.keep_run_later);
+    notes.push_str(&super::run_later::note(&written, ctx.keep_run_later));
+    if !written.is_empty() {
+        out = out.with(
+            "runs_later_written",
+            written
+                .iter()
+                .map(|w| format!("{} ({})", w.path, w.program))
+                .collect::<Vec<_>>(),
+        );
+    }
     match wrap::adopt(&ctx.workspace, start, reported.as_deref()) {
         CwdChange::Unchanged => {}
         CwdChange::Adopted(dir) => {
@@ -257,6 +275,23 @@ fn shown_output(ctx: &ToolContext, text: String) -> String {
         std::borrow::Cow::Borrowed(_) => text,
         std::borrow::Cow::Owned(masked) => masked,
     }
+}
+
+/// A stopped command's run-later files are judged like a finished one's (see
+/// `super::run_later`); the refusal's details name them.
+fn undo_run_later(
+    ctx: &ToolContext,
+    guard: &super::run_later::RunLaterGuard,
+    refusal: Refusal,
+) -> Refusal {
+    let written = guard.finish(ctx.keep_run_later);
+    if written.is_empty() {
+        return refusal;
+    }
+    refusal.with(
+        "runs_later_written",
+        super::run_later::note(&written, ctx.keep_run_later).trim(),
+    )
 }
 
 /// Kills the command's whole tree after its timeout (`Some`) or a cancellation (`None`)

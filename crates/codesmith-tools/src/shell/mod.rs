@@ -18,6 +18,7 @@ mod process;
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 mod reaper;
+mod run_later;
 mod tasks;
 mod tree;
 pub mod wrap;
