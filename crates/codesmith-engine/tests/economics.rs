@@ -42,6 +42,38 @@ impl Rig {
     }
 }
 
+impl Rig {
+    /// An engine talking to the rig's server in the Anthropic dialect as
+    /// `claude-sonnet-4-5`, with the system prompt a real session sends.
+    fn anthropic_engine(
+        &self,
+        max_turns: u32,
+        context: codesmith_engine::ContextBudget,
+    ) -> codesmith_engine::Engine {
+        let provider =
+            AnthropicProvider::new(AnthropicConfig::new(self.server.url(), None)).unwrap();
+        let setup = common::Setup {
+            max_turns,
+            system_prompt: codesmith_engine::system_prompt(&codesmith_engine::PromptInputs {
+                workspace: &self.ws,
+                project_instructions: None,
+                memory: None,
+                skills: None,
+                style: codesmith_engine::PromptStyle::Full,
+            }),
+            context,
+            ..common::Setup::default()
+        };
+        common::engine_with(
+            Arc::new(provider),
+            "claude-sonnet-4-5",
+            &self.ws,
+            &self.home,
+            setup,
+        )
+    }
+}
+
 /// One scripted model turn of the cache session: a call (or a batch of calls) of the
 /// everyday tools.
 fn session_turn(i: usize) -> Scripted {
@@ -77,26 +109,7 @@ async fn a_long_session_is_served_from_the_anthropic_prompt_cache() {
         }
     }
     rig.server.push(Scripted::text("done"));
-    let provider = AnthropicProvider::new(AnthropicConfig::new(rig.server.url(), None)).unwrap();
-    let setup = common::Setup {
-        max_turns: 40,
-        // The prompt a real session sends.
-        system_prompt: codesmith_engine::system_prompt(&codesmith_engine::PromptInputs {
-            workspace: &rig.ws,
-            project_instructions: None,
-            memory: None,
-            skills: None,
-            style: codesmith_engine::PromptStyle::Full,
-        }),
-        ..common::Setup::default()
-    };
-    let mut engine = common::engine_with(
-        Arc::new(provider),
-        "claude-sonnet-4-5",
-        &rig.ws,
-        &rig.home,
-        setup,
-    );
+    let mut engine = rig.anthropic_engine(40, codesmith_engine::ContextBudget::default());
     let mut events = Vec::new();
     let outcome = engine
         .run_task("tour the project", &mut |e| events.push(e))
@@ -333,4 +346,133 @@ async fn tool_results_carry_only_what_the_model_uses() {
         _ => None,
     });
     assert_eq!(print.as_deref(), Some("1\n"));
+}
+
+/// Model requests of the compacting cache session (100 tool calls, then the answer).
+const COMPACTING_TURNS: usize = 101;
+/// The context window of the compacting cache session, in tokens: the tool catalogue and
+/// system prompt take about 5,000 of it and each round adds about 740, so the context
+/// crosses the threshold (80 %) every four to six rounds, and the cleared stubs pile up
+/// until a summary is needed.
+const WINDOW: u64 = 14_000;
+
+/// Tokens of the tool catalogue and system prompt of an Anthropic request `body`, counted
+/// as the scripted cache counts them (a block's JSON without its marker, 4 bytes a token).
+fn fixed_tokens(body: &serde_json::Value) -> u64 {
+    let tools = body["tools"].as_array().into_iter().flatten();
+    let system = body["system"].as_array().into_iter().flatten();
+    tools
+        .chain(system)
+        .map(|block| {
+            let mut block = block.clone();
+            block.as_object_mut().unwrap().remove("cache_control");
+            (serde_json::to_vec(&block).unwrap().len() as u64).div_ceil(4)
+        })
+        .sum()
+}
+
+#[tokio::test]
+async fn a_compacting_session_is_still_served_from_the_anthropic_prompt_cache() {
+    let rig = Rig::new().await;
+    // About 2 KB per read (see [`WINDOW`]).
+    let line = "0123456789abcdefghijklmnopqrstu\n";
+    std::fs::write(rig.ws.join("big.txt"), line.repeat(64)).unwrap();
+    rig.server.enable_prompt_cache(1024);
+    rig.server.answer_when(
+        "You summarize a coding session",
+        Scripted::text("The user asked to read big.txt repeatedly; it was read many times."),
+    );
+    for i in 0..COMPACTING_TURNS - 1 {
+        // Distinct arguments each time (the file is shorter than any of these limits).
+        let args = format!(r#"{{"path": "big.txt", "max_lines": {}}}"#, 1000 + i);
+        rig.server
+            .push(Scripted::tool_call(format!("c{i}"), "read_file", args));
+    }
+    rig.server.push(Scripted::text("done"));
+    let budget =
+        codesmith_engine::ContextBudget::resolve("claude-sonnet-4-5", Some(WINDOW), None, None, 80);
+    let mut engine = rig.anthropic_engine(200, budget);
+    // The request each compaction preceded: one call per round, so the number of results
+    // before it.
+    let mut compacted_before = Vec::new();
+    let mut results = 0usize;
+    let mut stages = Vec::new();
+    let outcome = engine
+        .run_task(
+            "TASK-7731: read big.txt again and again",
+            &mut |e| match e {
+                codesmith_protocol::Event::ToolResult { .. } => results += 1,
+                codesmith_protocol::Event::Compaction { stage, .. } => {
+                    compacted_before.push(results);
+                    stages.push(stage);
+                }
+                _ => {}
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.turns as usize, COMPACTING_TURNS, "{outcome:?}");
+    let usage = rig.server.cache_usage();
+    assert_eq!(usage.len(), COMPACTING_TURNS);
+    let chat: Vec<serde_json::Value> = rig
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| !r.raw_body.contains("You summarize a coding session"))
+        .map(|r| r.body)
+        .collect();
+    assert_eq!(chat.len(), COMPACTING_TURNS);
+    assert!(fixed_tokens(&chat[0]) > 1024, "{}", fixed_tokens(&chat[0]));
+    assert!(compacted_before.len() >= 2, "{compacted_before:?}");
+    assert!(
+        stages.iter().any(|s| s == "clear_tool_results") && stages.iter().any(|s| s == "summary"),
+        "{stages:?}"
+    );
+    for n in 1..usage.len() {
+        if compacted_before.contains(&n) {
+            // The compacted request still reads the tool catalogue and system prompt...
+            assert!(
+                usage[n].cache_read_input_tokens >= fixed_tokens(&chat[n]),
+                "request {}: {:?}",
+                n + 1,
+                usage[n]
+            );
+        } else {
+            // ...and the next one reads the whole compacted request: the share recovers
+            // at once, as it does after every other request.
+            assert_eq!(
+                usage[n].cache_read_input_tokens,
+                usage[n - 1].total(),
+                "request {}",
+                n + 1
+            );
+        }
+    }
+    let worst = compacted_before
+        .iter()
+        .map(|&n| usage[n].cache_read_input_tokens as f64 / usage[n].total() as f64)
+        .fold(1.0f64, f64::min);
+    let read: u64 = usage.iter().map(|u| u.cache_read_input_tokens).sum();
+    let total: u64 = usage.iter().map(|u| u.total()).sum();
+    // What the summary requests sent (none of it cached): a quarter of their bytes.
+    let summary_tokens: u64 = rig
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.raw_body.contains("You summarize a coding session"))
+        .map(|r| r.raw_body.len() as u64 / 4)
+        .sum();
+    let overall = read as f64 / total as f64;
+    let summaries = stages.iter().filter(|s| *s == "summary").count();
+    println!(
+        "prompt cache with compaction, {COMPACTING_TURNS} requests, window {WINDOW}: {:.1} % of \
+         {total} input tokens read from the cache; {} compactions ({summaries} summaries), the \
+         compacted requests {:.1} % at worst; {:.1} % counting the summary requests' \
+         {summary_tokens} tokens as unread",
+        overall * 100.0,
+        compacted_before.len(),
+        worst * 100.0,
+        read as f64 * 100.0 / (total + summary_tokens) as f64,
+    );
+    assert!(overall >= 0.85, "only {:.1} %", overall * 100.0);
 }
