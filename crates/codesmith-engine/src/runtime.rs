@@ -534,11 +534,13 @@ impl codesmith_policy::PathFacts for TurnFacts<'_> {
     /// Every name in `dir` (inside the workspace, the root included) that `pattern`
     /// matches ([`codesmith_policy::file_glob_matches`]) must be held, as
     /// [`Self::snapshot_holds`] judges it; at most [`MAX_HELD_WALK`] entries are read, and
-    /// an unreadable directory or a non-UTF-8 name answers unknown.
+    /// an unreadable directory, a non-UTF-8 name or a pattern matching nothing answers
+    /// unknown.
     fn glob_held(&self, dir: &str, pattern: &str) -> Option<bool> {
         let abs = Path::new(dir);
         self.roots.iter().find(|root| abs.starts_with(root))?;
         let entries = std::fs::read_dir(abs).ok()?;
+        let mut matched = false;
         for (seen, entry) in entries.enumerate() {
             if seen >= MAX_HELD_WALK {
                 return None;
@@ -548,12 +550,15 @@ impl codesmith_policy::PathFacts for TurnFacts<'_> {
             if !codesmith_policy::file_glob_matches(pattern, name) {
                 continue;
             }
+            matched = true;
             let path = format!("{}/{name}", dir.trim_end_matches('/'));
             if self.snapshot_holds(&path) != Some(true) {
                 return Some(false);
             }
         }
-        Some(true)
+        // A pattern that matches nothing is passed to the command as written: what it
+        // names then is not known here.
+        matched.then_some(true)
     }
 }
 

@@ -495,12 +495,14 @@ async fn a_failing_run_tests_script_makes_the_claim_a_verified_fail() {
 async fn a_later_passing_run_lets_the_claim_be_replayed() {
     let rig = Rig::new().await;
     write_calc(&rig.ws, CALC_BROKEN);
-    rig.shell("c1", json!({"command": "python3 test_calc.py"}))
+    // `-B`: no bytecode cache. The fixed file can have the broken one's size and the same
+    // modification second, and Python would then run the cached broken bytecode.
+    rig.shell("c1", json!({"command": "python3 -B test_calc.py"}))
         .shell(
             "c2",
             json!({"command": format!("printf '{CALC_FIXED}' > calc.py")}),
         )
-        .shell("c3", json!({"command": "python3 test_calc.py -v"}))
+        .shell("c3", json!({"command": "python3 -B test_calc.py -v"}))
         .say("All tests pass now.");
     let mut engine = rig.engine(true);
     let (outcome, _) = run(&mut engine, "fix calc").await;

@@ -33,9 +33,9 @@ pub trait PathFacts {
     }
     /// Whether the task's snapshot holds everything the file-name glob `pattern` (one path
     /// component, matched as the shell does: `*` and `?` skip a leading `.`) matches in the
-    /// directory `dir` (absolute, resolved): `Some(true)` when every match is held (or
-    /// nothing matches), `Some(false)` when one is not, `None` when unknown. The default
-    /// knows nothing.
+    /// directory `dir` (absolute, resolved): `Some(true)` when it matches something and
+    /// every match is held, `Some(false)` when one is not, `None` when unknown (a pattern
+    /// matching nothing is passed on as written). The default knows nothing.
     fn glob_held(&self, dir: &str, pattern: &str) -> Option<bool> {
         let _ = (dir, pattern);
         None
