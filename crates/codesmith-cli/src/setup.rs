@@ -208,6 +208,7 @@ pub(crate) fn engine(
         );
     }
     mcp.register_into(&mut tools);
+    tools.register(Arc::new(codesmith_engine::UpdatePlan));
     // Subagents, except for the embedded model: its small context is better spent on the task.
     if resolved.provider != ProviderName::Local {
         tools.register(Arc::new(codesmith_engine::AgentTool));

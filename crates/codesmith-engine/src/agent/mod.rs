@@ -467,8 +467,15 @@ impl Engine {
                     verdict,
                 });
             }
+            let plan_calls = crate::plan::calls_in(&calls);
             let results = dispatch_calls(&mut self.runtime, calls, &stop, sink).await;
-            let content = results.into_iter().map(ContentBlock::ToolResult).collect();
+            let plan = crate::plan::latest_accepted(&plan_calls, &results);
+            let mut content: Vec<ContentBlock> =
+                results.into_iter().map(ContentBlock::ToolResult).collect();
+            if let Some(note) = self.record_plan(plan, sink)? {
+                // Restated at the tail, in the message that answers the call.
+                content.push(ContentBlock::Text { text: note });
+            }
             self.session.push(Message {
                 role: Role::User,
                 content,
@@ -497,6 +504,42 @@ impl Engine {
             }
         }
         Ok(self.stopped(TaskStatus::TurnLimit, self.config.max_turns, usage, sink))
+    }
+
+    /// Records `plan` when it differs from the session's (a note, a `plan_updated`
+    /// event) and returns the runtime event that restates it; `None` when there is no
+    /// new plan or its steps are unchanged.
+    fn record_plan(
+        &mut self,
+        plan: Option<crate::plan::Plan>,
+        sink: &mut EventSink<'_>,
+    ) -> Result<Option<String>, EngineError> {
+        let Some(plan) = plan else {
+            return Ok(None);
+        };
+        if self.session.plan().is_some_and(|p| p.same_steps(&plan)) {
+            return Ok(None);
+        }
+        let note = plan.runtime_event_text(self.task_text().as_deref());
+        sink(Event::PlanUpdated {
+            explanation: plan.explanation.clone(),
+            plan: plan.plan.clone(),
+        });
+        self.session.set_plan(plan)?;
+        Ok(Some(note))
+    }
+
+    /// The running task's text, as the user wrote it.
+    fn task_text(&self) -> Option<String> {
+        self.current_task.as_ref().map(|m| m.text())
+    }
+
+    /// The session's plan restated for a compaction note (a blank line, then the runtime
+    /// event), or nothing when the model has set no plan.
+    fn plan_for_note(&self) -> String {
+        self.session.plan().map_or_else(String::new, |p| {
+            format!("\n\n{}", p.runtime_event_text(self.task_text().as_deref()))
+        })
     }
 
     /// What the provider said when a response was cut short (its error

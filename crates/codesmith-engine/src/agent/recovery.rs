@@ -244,7 +244,8 @@ impl Engine {
         let anchor = context::task_index(messages, task).zip(task);
         let cut = context::minimal_tail_start(messages)?;
         let folded = cut - usize::from(anchor.is_some_and(|(t, _)| t < cut));
-        context::compacted(&context::trim_note(folded), messages, cut, anchor)
+        let note = format!("{}{}", context::trim_note(folded), self.plan_for_note());
+        context::compacted(&note, messages, cut, anchor)
     }
 
     /// `/compact`: summarizes the older turns now, whatever the circuit
@@ -306,11 +307,13 @@ impl Engine {
         let folded = older.len();
         let before = context::estimate_tokens("", &messages);
         let summary = self.summarize(&older, manual).await;
-        let hint = if self.paging_hint {
+        let mut hint = if self.paging_hint {
             format!("\n{}", context::PAGING_HINT)
         } else {
             String::new()
         };
+        // The plan survives the rewrite: the note restates it.
+        hint.push_str(&self.plan_for_note());
         let trim = || {
             let note = format!("{}{hint}", context::trim_note(folded));
             context::compacted(&note, &messages, cut, anchor)
