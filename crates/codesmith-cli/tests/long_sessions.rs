@@ -232,3 +232,96 @@ async fn the_plan_is_emitted_restated_once_per_change_and_survives_compaction_an
     assert!(stderr.contains("☰ plan (2/3 done)"), "{stderr}");
     assert!(stderr.contains("[>] Run the test suite"), "{stderr}");
 }
+
+#[tokio::test]
+async fn compaction_summaries_go_to_the_utility_model_and_its_usage_is_noted_apart() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    let line = "0123456789abcdefghijklmnopqrstu\n";
+    std::fs::write(ws.join("big.txt"), line.repeat(64)).unwrap();
+    let session = ScriptedServer::start().await;
+    let utility = ScriptedServer::start().await;
+    for _ in 0..40 {
+        utility.push(Scripted::text("big.txt was read many times."));
+    }
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!(
+            "[utility_model]\nprovider = \"openai\"\nmodel = \"tiny-summarizer\"\n\
+             base_url = \"{}\"\napi_key_env = \"UTILITY_TEST_KEY\"\n",
+            utility.base_url()
+        ),
+    )
+    .unwrap();
+    for i in 0..30 {
+        let args = format!(r#"{{"path": "big.txt", "max_lines": {}}}"#, 1000 + i);
+        session.push(Scripted::tool_call(format!("r{i}"), "read_file", args));
+    }
+    session.push(Scripted::text("done"));
+    let args = exec_args(
+        &ws,
+        &session.base_url(),
+        "auto",
+        &["--context-window", "12000", "--json", "read big.txt often"],
+    );
+    let envs = [("UTILITY_TEST_KEY", "sk-utility-key-1234")];
+    let out = crate::common::codesmith_with_env(&sb.home(), &args, &envs).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summaries = utility.requests();
+    assert!(
+        !summaries.is_empty(),
+        "no summary reached the utility model"
+    );
+    for r in &summaries {
+        assert_eq!(r.body["model"], "tiny-summarizer");
+        assert!(r.raw_body.contains("You summarize a coding session"));
+        assert!(
+            r.headers
+                .iter()
+                .any(|(k, v)| k == "authorization" && v.contains("sk-utility-key-1234")),
+            "{:?}",
+            r.headers
+        );
+    }
+    assert!(
+        session
+            .requests()
+            .iter()
+            .all(|r| !r.raw_body.contains("You summarize a coding session")),
+        "a summary went to the session's model"
+    );
+    let id = only_session_id(&sb.home());
+    let file =
+        std::fs::read_to_string(sb.home().join("sessions").join(format!("{id}.jsonl"))).unwrap();
+    let noted = file
+        .lines()
+        .filter(|l| l.contains("\"utility\":true") && l.contains("tiny-summarizer"))
+        .count();
+    assert_eq!(noted, summaries.len(), "one utility usage note per summary");
+
+    // `config show` names it, with its layer; without the key variable the session stops.
+    let show = crate::common::codesmith_with_env(
+        &sb.home(),
+        &["config", "show", "--workspace", ws.to_str().unwrap()],
+        &envs,
+    )
+    .await;
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.contains("utility_model.model = \"tiny-summarizer\"") && l.contains("user")),
+        "{text}"
+    );
+    let out = codesmith(&sb.home(), &args).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("UTILITY_TEST_KEY"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -310,3 +310,28 @@ async fn a_large_project_memory_stays_out_of_the_prompt_and_recall_finds_a_plant
         "not ranked first: {result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_utility_model_writes_the_proposal() {
+    let h = Home::new();
+    let session = ScriptedServer::start().await;
+    let utility = ScriptedServer::start().await;
+    let proposal =
+        "# Memory\n- prefers tabs\n- [build](build.md) — build\n- [style](style.md) — style\n";
+    utility.push(Scripted::text(proposal));
+    h.with_server(&session);
+    let mut config = std::fs::read_to_string(h.home.join("config.toml")).unwrap();
+    config.push_str(&format!(
+        "[utility_model]\nmodel = \"tidy-model\"\nbase_url = \"{}\"\n",
+        utility.base_url()
+    ));
+    std::fs::write(h.home.join("config.toml"), config).unwrap();
+    let (code, out) = run(&h.home, &["memory", "consolidate", "--llm", "--apply"]).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("passed validation"), "{out}");
+    assert!(
+        session.requests().is_empty(),
+        "the session's model was asked"
+    );
+    assert_eq!(utility.request_bodies()[0]["model"], "tidy-model");
+}

@@ -91,7 +91,8 @@ pub enum NoteKind {
     /// plus `at` (RFC 3339) and `workspace`.
     Restore,
     /// One model round's usage: `{"turn", "usage"}`, with `"child_calls": true`
-    /// for model requests the tools made.
+    /// for model requests the tools made; an auxiliary call's (a compaction summary, by the
+    /// utility model or the session's) is `{"usage", "utility": true, "model", "purpose"}`.
     Usage,
     /// A subagent the session started: `{"call_id", "agent_id", "agent_type",
     /// "status", "turns", "usage"}`.
@@ -1250,9 +1251,9 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
         };
         if kind == NoteKind::Usage {
             total.add(&usage);
-            // Child calls (tools' own model requests) say nothing about how full the
-            // session's context is.
-            if data.get("child_calls").is_none() {
+            // Child calls (tools' own model requests) and auxiliary calls (a compaction
+            // summary) say nothing about how full the session's context is.
+            if data.get("child_calls").is_none() && data.get("utility").is_none() {
                 last = Some(usage);
             }
         } else if kind == NoteKind::Subagent {

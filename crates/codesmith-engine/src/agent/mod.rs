@@ -157,6 +157,9 @@ pub struct Engine {
     paging_hint: bool,
     /// The stage of the last transcript rewrite (`clear_tool_results`, `summary`, `trim`).
     last_stage: &'static str,
+    /// The model of auxiliary calls (compaction summaries) and its provider; `None`: the
+    /// session's own (see [`Engine::set_utility_model`]).
+    utility: Option<(Arc<dyn Provider>, String)>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -228,7 +231,15 @@ impl Engine {
             compacted_at: None,
             paging_hint: false,
             last_stage: "trim",
+            utility: None,
         }
+    }
+
+    /// Sends auxiliary calls (compaction summaries) to `model` on `provider` (the
+    /// `[utility_model]`) instead of the session's model. Their usage is recorded apart, as
+    /// `usage` notes marked `"utility": true`, and never counted in a task's usage.
+    pub fn set_utility_model(&mut self, provider: Arc<dyn Provider>, model: String) {
+        self.utility = Some((provider, model));
     }
 
     /// The session.

@@ -1,6 +1,8 @@
 //! Context-length recovery for the loop: when the provider says the request
 //! no longer fits, run the next level of [`crate::context`] and send it again.
 
+use std::sync::Arc;
+
 use codesmith_protocol::{Event, EventSink, Message};
 use codesmith_providers::{AssistantResponse, ChatRequest, CompleteOptions, ProviderErrorKind};
 
@@ -392,8 +394,12 @@ impl Engine {
         if !manual && !self.breaker.allows(now) {
             return None;
         }
+        let (provider, model) = match &self.utility {
+            Some((provider, model)) => (Arc::clone(provider), model.clone()),
+            None => (Arc::clone(&self.provider), self.config.model.clone()),
+        };
         let request = ChatRequest {
-            model: self.config.model.clone(),
+            model: model.clone(),
             system: context::SUMMARY_PROMPT.to_string(),
             messages: vec![Message::user_text(context::transcript_text(older))],
             tools: Vec::new(),
@@ -407,8 +413,18 @@ impl Engine {
             ..CompleteOptions::background()
         };
         let result =
-            codesmith_providers::complete(self.provider.as_ref(), &request, &opts, &mut |_| {})
-                .await;
+            codesmith_providers::complete(provider.as_ref(), &request, &opts, &mut |_| {}).await;
+        if let Ok(response) = &result {
+            // Accounted apart from the task's rounds; a note that cannot be written loses
+            // only the figure.
+            let _ = self.session.note(
+                crate::session::NoteKind::Usage,
+                serde_json::json!({
+                    "usage": response.usage, "utility": true, "model": model,
+                    "purpose": "compaction_summary",
+                }),
+            );
+        }
         let now = std::time::Instant::now();
         match result {
             Err(e) if e.kind == ProviderErrorKind::ContextLength => {
