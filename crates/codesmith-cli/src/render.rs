@@ -403,6 +403,32 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_plan_is_a_header_and_one_inert_line_per_step() {
+        let event = Event::PlanUpdated {
+            explanation: Some("found a second bug".into()),
+            plan: vec![
+                PlanStep {
+                    step: "read".into(),
+                    status: StepStatus::Completed,
+                },
+                PlanStep {
+                    step: "fix\u{1b}[2J it".into(),
+                    status: StepStatus::InProgress,
+                },
+                PlanStep {
+                    step: "test".into(),
+                    status: StepStatus::Pending,
+                },
+            ],
+        };
+        let lines = event_lines(&event, Paint::OFF);
+        assert_eq!(lines[0], "☰ plan (1/3 done): found a second bug");
+        assert_eq!(lines[1], "  [x] read");
+        assert!(lines[2].starts_with("  [>] fix") && !lines[2].contains('\u{1b}'));
+        assert_eq!(lines[3], "  [ ] test");
+    }
+
     fn edit() -> ChangedFile {
         ChangedFile {
             path: "calc.py".into(),
