@@ -168,6 +168,90 @@ pub(crate) struct AgentsSection {
     pub max_wall_secs: Option<u64>,
 }
 
+/// `[utility_model]`: the model of auxiliary calls (compaction summaries); user config only.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UtilityModelSection {
+    /// `openai` or `anthropic` (default: the session's provider).
+    pub provider: Option<String>,
+    /// The model name (required).
+    pub model: Option<String>,
+    /// Its endpoint (default: the session's when the provider is the same, else the vendor's).
+    pub base_url: Option<String>,
+    /// The environment variable holding its API key (default: the session's key when the
+    /// provider is the same).
+    pub api_key_env: Option<String>,
+}
+
+/// The resolved `[utility_model]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UtilityModel {
+    /// Its provider (never `local`).
+    pub provider: ProviderName,
+    /// Its model.
+    pub model: String,
+    /// Its endpoint (`None`: the vendor's default).
+    pub base_url: Option<String>,
+    /// The variable its key was read from, when `api_key_env` named one.
+    pub api_key_env: Option<String>,
+    /// Its API key.
+    pub api_key: Option<String>,
+}
+
+impl UtilityModelSection {
+    /// Resolves the section against the session's provider, endpoint and key; `env` reads
+    /// the environment.
+    ///
+    /// # Errors
+    /// No model, or an unknown or `local` provider.
+    fn resolve(
+        &self,
+        session: (ProviderName, Option<&str>, Option<&str>),
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<UtilityModel> {
+        let (session_provider, session_url, session_key) = session;
+        let Some(model) = self
+            .model
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        else {
+            bail!(
+                "[utility_model] has no model; name one (model = \"...\"), or remove the section \
+                 to use the session's model"
+            );
+        };
+        let provider = match self.provider.as_deref() {
+            None => session_provider,
+            Some(name) => parse_provider(name)?,
+        };
+        if provider == ProviderName::Local {
+            bail!(
+                "[utility_model] provider = \"local\" is not supported: the embedded model is too \
+                 small for summaries; use openai or anthropic, or remove the section"
+            );
+        }
+        let same = provider == session_provider;
+        let base_url = self
+            .base_url
+            .clone()
+            .or_else(|| same.then(|| session_url.map(str::to_string)).flatten());
+        // An unset variable is reported when a session starts (`setup::utility_provider`),
+        // not by every command that reads the config.
+        let api_key = match self.api_key_env.as_deref() {
+            Some(var) => env(var).filter(|k| !k.is_empty()),
+            None => same.then(|| session_key.map(str::to_string)).flatten(),
+        };
+        Ok(UtilityModel {
+            provider,
+            model: model.to_string(),
+            base_url,
+            api_key_env: self.api_key_env.clone(),
+            api_key,
+        })
+    }
+}
+
 impl FileConfig {
     /// The subagent settings from `[agents]`, with the engine's defaults for what is unset.
     ///
@@ -290,6 +374,8 @@ pub(crate) struct FileConfig {
     pub snapshots: Option<SnapshotsSection>,
     /// Subagents (`model`, `max_turns`, `max_wall_secs`).
     pub agents: Option<AgentsSection>,
+    /// The model for auxiliary calls (`provider`, `model`, `base_url`, `api_key_env`).
+    pub utility_model: Option<UtilityModelSection>,
     /// More MCP tools than this defers the servers without `defer` (default 20).
     pub mcp_defer_threshold: Option<usize>,
     /// MCP servers whose tools join the session (`[mcp_servers.NAME]`); user config only.
@@ -351,6 +437,8 @@ pub(crate) struct Settings {
     pub verify_claims: bool,
     /// `[agents]`: the subagents' model and per-child caps (defaults when unset).
     pub agents: codesmith_engine::AgentSettings,
+    /// `[utility_model]`: the model of compaction summaries (`None`: the session's model).
+    pub utility: Option<UtilityModel>,
     /// `[snapshots] enabled` (default true; only the user config can switch them off).
     pub snapshots: bool,
     /// `mcp_defer_threshold` (default [`codesmith_tools::mcp::DEFAULT_DEFER_THRESHOLD`]).
@@ -795,6 +883,22 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         "agents.max_wall_secs",
         Origin::User,
     );
+    let lookup = |name: &str| std::env::var(name).ok();
+    let utility = file
+        .utility_model
+        .as_ref()
+        .map(|u| u.resolve((provider, base_url.as_deref(), api_key.as_deref()), &lookup))
+        .transpose()?;
+    if let Some(u) = file.utility_model.as_ref() {
+        for (key, set) in [
+            ("utility_model.provider", u.provider.is_some()),
+            ("utility_model.model", u.model.is_some()),
+            ("utility_model.base_url", u.base_url.is_some()),
+            ("utility_model.api_key_env", u.api_key_env.is_some()),
+        ] {
+            origins.set_if(set, key, Origin::User);
+        }
+    }
     let rules = load_rules(&home, &workspace, &mut warnings)?;
     let sandbox = tighten_sandbox(
         file.sandbox.clone().unwrap_or_default(),
@@ -848,6 +952,7 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
     }
     Ok(Settings {
         agents,
+        utility,
         home,
         workspace,
         provider,
@@ -1211,5 +1316,53 @@ mod agents_tests {
         let zero = parse("[agents]\nmax_turns = 0\n").agent_settings();
         assert!(zero.is_err_and(|e| e.to_string().contains("at least 1")));
         assert!(toml::from_str::<FileConfig>("[agents]\nmax_rounds = 3\n").is_err());
+    }
+}
+
+#[cfg(test)]
+mod utility_model_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn section(text: &str) -> UtilityModelSection {
+        toml::from_str::<FileConfig>(text)
+            .unwrap()
+            .utility_model
+            .unwrap()
+    }
+
+    #[test]
+    fn the_utility_model_inherits_the_session_endpoint_only_on_the_same_provider() {
+        let env = |name: &str| (name == "K").then(|| "sk-k".to_string());
+        let session = (
+            ProviderName::Openai,
+            Some("http://127.0.0.1:9/v1"),
+            Some("sk-s"),
+        );
+        let same = section("[utility_model]\nmodel = \"small\"\n")
+            .resolve(session, &env)
+            .unwrap();
+        assert_eq!(same.provider, ProviderName::Openai);
+        assert_eq!(same.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));
+        assert_eq!(same.api_key.as_deref(), Some("sk-s"));
+        let other = section(
+            "[utility_model]\nprovider = \"anthropic\"\nmodel = \"haiku\"\napi_key_env = \"K\"\n",
+        )
+        .resolve(session, &env)
+        .unwrap();
+        assert_eq!(other.base_url, None);
+        assert_eq!(other.api_key.as_deref(), Some("sk-k"));
+        assert!(
+            section("[utility_model]\nprovider = \"openai\"\n")
+                .resolve(session, &env)
+                .is_err()
+        );
+        assert!(
+            section("[utility_model]\nprovider = \"local\"\nmodel = \"x\"\n")
+                .resolve(session, &env)
+                .is_err()
+        );
+        assert!(toml::from_str::<FileConfig>("[utility_model]\nkey = \"x\"\n").is_err());
     }
 }

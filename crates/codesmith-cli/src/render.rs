@@ -10,7 +10,9 @@
 use std::borrow::Cow;
 
 use codesmith_policy::{terminal_safe, visible_controls, visible_line};
-use codesmith_protocol::{ChangeKind, ChangedFile, Event, ToolError, VerdictEvent};
+use codesmith_protocol::{
+    ChangeKind, ChangedFile, Event, PlanStep, StepStatus, ToolError, VerdictEvent,
+};
 use serde_json::Value;
 
 /// Most diff lines a line renderer prints under an edit ([`event_lines`]); the
@@ -162,6 +164,24 @@ pub(crate) fn compaction_line(
     )
 }
 
+/// `☰ plan (D/N done): EXPLANATION` and one line per step (`  [x] step`, `  [>] step`,
+/// `  [ ] step`): the model's plan after it changed (see `Event::PlanUpdated`).
+pub(crate) fn plan_lines(explanation: Option<&str>, plan: &[PlanStep]) -> Vec<String> {
+    let done = plan
+        .iter()
+        .filter(|s| s.status == StepStatus::Completed)
+        .count();
+    let why = explanation
+        .filter(|e| !e.trim().is_empty())
+        .map_or(String::new(), |e| format!(": {}", visible_line(e, 100)));
+    let mut out = vec![format!("☰ plan ({done}/{} done){why}", plan.len())];
+    out.extend(
+        plan.iter()
+            .map(|s| format!("  {} {}", s.status.mark(), visible_line(&s.step, 100))),
+    );
+    out
+}
+
 /// `verdict: VERDICT (COMMAND)`: the claim verifier's verdict.
 pub(crate) fn verdict_line(v: &VerdictEvent) -> String {
     format!(
@@ -231,6 +251,7 @@ pub(crate) fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
             trigger, stage, *before, *after, *window, *escalated,
         )],
         Event::Verdict(v) => vec![verdict_line(v)],
+        Event::PlanUpdated { explanation, plan } => plan_lines(explanation.as_deref(), plan),
         Event::Error { message } => {
             vec![format!(
                 "{} {}",
@@ -380,6 +401,32 @@ mod tests {
             changes,
             source: None,
         }
+    }
+
+    #[test]
+    fn a_plan_is_a_header_and_one_inert_line_per_step() {
+        let event = Event::PlanUpdated {
+            explanation: Some("found a second bug".into()),
+            plan: vec![
+                PlanStep {
+                    step: "read".into(),
+                    status: StepStatus::Completed,
+                },
+                PlanStep {
+                    step: "fix\u{1b}[2J it".into(),
+                    status: StepStatus::InProgress,
+                },
+                PlanStep {
+                    step: "test".into(),
+                    status: StepStatus::Pending,
+                },
+            ],
+        };
+        let lines = event_lines(&event, Paint::OFF);
+        assert_eq!(lines[0], "☰ plan (1/3 done): found a second bug");
+        assert_eq!(lines[1], "  [x] read");
+        assert!(lines[2].starts_with("  [>] fix") && !lines[2].contains('\u{1b}'));
+        assert_eq!(lines[3], "  [ ] test");
     }
 
     fn edit() -> ChangedFile {

@@ -43,12 +43,40 @@ pub(crate) async fn provider(
     on_event: &mut EventSink<'_>,
 ) -> Result<Arc<dyn Provider>, SetupError> {
     match resolved.provider {
-        ProviderName::Openai => {
-            let base = resolved
-                .base_url
-                .clone()
-                .unwrap_or_else(|| codesmith_providers::DEFAULT_OPENAI_BASE_URL.to_string());
-            let key = resolved.api_key.clone();
+        ProviderName::Local => crate::local::provider(resolved, on_event).await,
+        remote => remote_provider(
+            resolved,
+            remote,
+            resolved.base_url.clone(),
+            resolved.api_key.clone(),
+        ),
+    }
+}
+
+/// An OpenAI-compatible or Anthropic provider at `base` (the vendor's default when
+/// `None`) with `key`, with the session's OpenAI options from `resolved`.
+fn remote_provider(
+    resolved: &Settings,
+    kind: ProviderName,
+    base: Option<String>,
+    key: Option<String>,
+) -> Result<Arc<dyn Provider>, SetupError> {
+    match kind {
+        ProviderName::Anthropic => {
+            let base =
+                base.unwrap_or_else(|| codesmith_providers::DEFAULT_ANTHROPIC_BASE_URL.to_string());
+            let Some(key) = key else {
+                return Err(SetupError::Usage(anyhow::anyhow!(
+                    "no API key for Anthropic: set ANTHROPIC_API_KEY (or [anthropic] api_key in config.toml)"
+                )));
+            };
+            let p = AnthropicProvider::new(AnthropicConfig::new(base, Some(key)))
+                .map_err(|e| SetupError::Usage(e.into()))?;
+            Ok(Arc::new(p))
+        }
+        _ => {
+            let base =
+                base.unwrap_or_else(|| codesmith_providers::DEFAULT_OPENAI_BASE_URL.to_string());
             if key.is_none()
                 && codesmith_providers::Vendor::detect(&base) == codesmith_providers::Vendor::OpenAi
             {
@@ -65,22 +93,34 @@ pub(crate) async fn provider(
             let p = OpenAiProvider::new(config).map_err(|e| SetupError::Usage(e.into()))?;
             Ok(Arc::new(p))
         }
-        ProviderName::Anthropic => {
-            let base = resolved
-                .base_url
-                .clone()
-                .unwrap_or_else(|| codesmith_providers::DEFAULT_ANTHROPIC_BASE_URL.to_string());
-            let Some(key) = resolved.api_key.clone() else {
-                return Err(SetupError::Usage(anyhow::anyhow!(
-                    "no API key for Anthropic: set ANTHROPIC_API_KEY (or [anthropic] api_key in config.toml)"
-                )));
-            };
-            let p = AnthropicProvider::new(AnthropicConfig::new(base, Some(key)))
-                .map_err(|e| SetupError::Usage(e.into()))?;
-            Ok(Arc::new(p))
-        }
-        ProviderName::Local => crate::local::provider(resolved, on_event).await,
     }
+}
+
+/// The `[utility_model]`'s provider, when one is configured (`None`: the session's model
+/// writes the summaries). `exec` and the UI call it once at start-up, so a utility model
+/// that cannot be built stops them with its reason instead of falling back unseen.
+///
+/// # Errors
+/// The variable `api_key_env` names is unset, a missing API key or an unusable endpoint
+/// (usage errors).
+pub(crate) fn utility_provider(
+    resolved: &Settings,
+) -> Result<Option<Arc<dyn Provider>>, SetupError> {
+    let Some(u) = &resolved.utility else {
+        return Ok(None);
+    };
+    if let (Some(var), None) = (&u.api_key_env, &u.api_key) {
+        return Err(SetupError::Usage(anyhow::anyhow!(
+            "[utility_model] api_key_env names {var}, which is not set or empty; export it, or \
+             remove the key"
+        )));
+    }
+    remote_provider(resolved, u.provider, u.base_url.clone(), u.api_key.clone())
+        .map(Some)
+        .map_err(|e| match e {
+            SetupError::Usage(e) => SetupError::Usage(e.context("[utility_model]")),
+            other => other,
+        })
 }
 
 /// The sandbox for shell commands, from `[sandbox]`, with `required` set as
@@ -208,11 +248,17 @@ pub(crate) fn engine(
         );
     }
     mcp.register_into(&mut tools);
+    tools.register(Arc::new(codesmith_engine::UpdatePlan));
     // Subagents, except for the embedded model: its small context is better spent on the task.
     if resolved.provider != ProviderName::Local {
         tools.register(Arc::new(codesmith_engine::AgentTool));
     }
-    Engine::new(provider, tools, ctx, approver, session, config)
+    let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
+    // Checked at start-up (`utility_provider`), so it builds here too.
+    if let (Ok(Some(p)), Some(u)) = (utility_provider(resolved), &resolved.utility) {
+        engine.set_utility_model(p, u.model.clone());
+    }
+    engine
 }
 
 /// What `codesmith tool` and `codesmith mcp` run against, built from the same

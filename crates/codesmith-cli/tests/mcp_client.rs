@@ -425,15 +425,7 @@ async fn sixty_tools_are_deferred_and_activation_only_appends() {
     assert!(results[2].contains("invoice 7: 42 EUR"), "{}", results[2]);
 
     // A resumed session sends the same catalogue.
-    let sessions = sb.home().join("sessions");
-    let id = std::fs::read_dir(&sessions)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .find_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            name.strip_suffix(".jsonl").map(str::to_string)
-        })
-        .expect("a session file");
+    let id = crate::common::only_session_id(&sb.home());
     let again = ScriptedServer::start().await;
     again.push(Scripted::text("resumed"));
     let ws = sb.ws();

@@ -224,10 +224,114 @@ async fn remembered_facts_reach_the_system_prompt_and_remember_is_offered() {
         system.contains("[user memory: MEMORY.md]\n# Memory\n- prefers tabs"),
         "{system}"
     );
+    // Topic files are listed with their entry counts; their entries come by `recall`.
     assert!(
-        system.contains("[user memory: build.md]\n- run make check"),
+        system.contains("[user memory: build.md] 1 entry\n[user memory: style.md] 1 entry\n"),
         "{system}"
     );
+    assert!(!system.contains("run make check"), "{system}");
     let tools = body["tools"].to_string();
     assert!(tools.contains("\"remember\""), "{tools}");
+    assert!(tools.contains("\"recall\""), "{tools}");
+}
+
+#[tokio::test]
+async fn a_large_project_memory_stays_out_of_the_prompt_and_recall_finds_a_planted_entry() {
+    use crate::common::{Sandbox, codesmith, exec_args};
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    let mem = ws.join(".codesmith").join("memory");
+    std::fs::create_dir_all(&mem).unwrap();
+    let mut index = String::from("# Memory\n");
+    for i in 0..500 {
+        if i == 377 {
+            index.push_str("- The staging deploy key rotates every Tuesday at 09:00 UTC\n");
+        } else {
+            index.push_str(&format!(
+                "- Convention {i}: module {i} keeps its tests beside it\n"
+            ));
+        }
+    }
+    std::fs::write(mem.join("MEMORY.md"), &index).unwrap();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::tool_call(
+        "c1",
+        "recall",
+        r#"{"query": "when does the deploy key rotate"}"#,
+    ));
+    server.push(Scripted::text("Tuesdays."));
+    let args = exec_args(
+        &ws,
+        &server.base_url(),
+        "auto",
+        &["When does the key rotate?"],
+    );
+    let out = codesmith(&sb.home(), &args).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bodies = server.request_bodies();
+    let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        !system.contains("deploy key"),
+        "the planted entry is in the prompt"
+    );
+    assert!(
+        !system.contains("Convention 499"),
+        "the memory entered whole"
+    );
+    assert!(system.contains("- Convention 1: module 1"), "{system}");
+    assert!(system.contains("recall finds every entry"), "{system}");
+    let memory_part = &system[system.find("Memory index").unwrap()..];
+    assert!(memory_part.len() < 9 * 1024, "{} bytes", memory_part.len());
+    let result = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        result.contains("The staging deploy key rotates every Tuesday"),
+        "{result}"
+    );
+    let found: Vec<&str> = result
+        .lines()
+        .filter(|l| l.contains("[project memory: MEMORY.md] "))
+        .collect();
+    assert!((1..=5).contains(&found.len()), "{result}");
+    assert!(
+        found[0].contains("The staging deploy key rotates"),
+        "not ranked first: {result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_utility_model_writes_the_proposal() {
+    let h = Home::new();
+    let session = ScriptedServer::start().await;
+    let utility = ScriptedServer::start().await;
+    let proposal =
+        "# Memory\n- prefers tabs\n- [build](build.md) — build\n- [style](style.md) — style\n";
+    utility.push(Scripted::text(proposal));
+    h.with_server(&session);
+    let mut config = std::fs::read_to_string(h.home.join("config.toml")).unwrap();
+    config.push_str(&format!(
+        "[utility_model]\nmodel = \"tidy-model\"\nbase_url = \"{}\"\n",
+        utility.base_url()
+    ));
+    std::fs::write(h.home.join("config.toml"), config).unwrap();
+    let (code, out) = run(&h.home, &["memory", "consolidate", "--llm", "--apply"]).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("passed validation"), "{out}");
+    assert!(
+        session.requests().is_empty(),
+        "the session's model was asked"
+    );
+    assert_eq!(utility.request_bodies()[0]["model"], "tidy-model");
 }

@@ -17,6 +17,7 @@ mod finish;
 mod gate;
 mod guard;
 mod handle;
+pub mod plan;
 pub mod prompt;
 pub mod repair;
 pub mod rlm;
@@ -37,6 +38,7 @@ pub use handle::{
     Approvals, EngineGone, EngineHandle, INTERRUPT_GRACE, MAX_WAITING, SUBMISSION_QUEUE, Submitter,
     TrySubmitError,
 };
+pub use plan::{PLAN_TOOL, Plan, UpdatePlan};
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};
 pub use session::Session;
 pub use single::{CallPolicy, OneCall, run_one};

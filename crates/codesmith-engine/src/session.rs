@@ -91,13 +91,17 @@ pub enum NoteKind {
     /// plus `at` (RFC 3339) and `workspace`.
     Restore,
     /// One model round's usage: `{"turn", "usage"}`, with `"child_calls": true`
-    /// for model requests the tools made.
+    /// for model requests the tools made; an auxiliary call's (a compaction summary, by the
+    /// utility model or the session's) is `{"usage", "utility": true, "model", "purpose"}`.
     Usage,
     /// A subagent the session started: `{"call_id", "agent_id", "agent_type",
     /// "status", "turns", "usage"}`.
     Subagent,
     /// The model's response was cut off: `{"message"}`, the provider's reason.
     ResponseInterrupted,
+    /// The model changed its plan: the whole plan, `{"explanation"?, "plan": [{"step",
+    /// "status"}]}` (see [`crate::plan::Plan`]); the last one is the session's plan.
+    Plan,
     /// A kind this version does not know, kept as read.
     Other(String),
 }
@@ -116,6 +120,8 @@ impl NoteKind {
     pub const SUBAGENT: &str = "subagent";
     /// The on-disk string of [`NoteKind::ResponseInterrupted`].
     pub const RESPONSE_INTERRUPTED: &str = "response_interrupted";
+    /// The on-disk string of [`NoteKind::Plan`].
+    pub const PLAN: &str = "plan";
 
     /// The string written to the session file.
     pub fn as_str(&self) -> &str {
@@ -125,6 +131,7 @@ impl NoteKind {
             NoteKind::Usage => Self::USAGE,
             NoteKind::Subagent => Self::SUBAGENT,
             NoteKind::ResponseInterrupted => Self::RESPONSE_INTERRUPTED,
+            NoteKind::Plan => Self::PLAN,
             NoteKind::Other(kind) => kind,
         }
     }
@@ -138,6 +145,7 @@ impl From<String> for NoteKind {
             Self::USAGE => NoteKind::Usage,
             Self::SUBAGENT => NoteKind::Subagent,
             Self::RESPONSE_INTERRUPTED => NoteKind::ResponseInterrupted,
+            Self::PLAN => NoteKind::Plan,
             _ => NoteKind::Other(kind),
         }
     }
@@ -243,6 +251,8 @@ pub struct Session {
     notices: Vec<String>,
     /// The highest task number its task-start notes recorded (0 for a new session).
     tasks: u32,
+    /// The plan its last readable plan note recorded.
+    plan: Option<crate::plan::Plan>,
 }
 
 /// The directory holding session files for `home`.
@@ -296,6 +306,7 @@ impl Session {
             messages: Vec::new(),
             notices: Vec::new(),
             tasks: 0,
+            plan: None,
         })
     }
 
@@ -432,6 +443,7 @@ impl Session {
             );
         }
         let tasks = records.iter().filter_map(task_number).max().unwrap_or(0);
+        let plan = records.iter().rev().find_map(recorded_plan);
         let mut messages = Vec::new();
         for record in records {
             match record {
@@ -460,6 +472,7 @@ impl Session {
             messages,
             notices,
             tasks,
+            plan,
         })
     }
 
@@ -586,6 +599,23 @@ impl Session {
         if let Some(task) = task_number(&record) {
             self.tasks = self.tasks.max(task);
         }
+        Ok(())
+    }
+
+    /// The plan the model last set (`None` before its first `update_plan`); read back from
+    /// the session file on resume.
+    pub fn plan(&self) -> Option<&crate::plan::Plan> {
+        self.plan.as_ref()
+    }
+
+    /// Records `plan` as the session's plan (a [`NoteKind::Plan`] note).
+    ///
+    /// # Errors
+    /// [`SessionError::Io`]; the plan in memory is then unchanged.
+    pub fn set_plan(&mut self, plan: crate::plan::Plan) -> Result<(), SessionError> {
+        let data = serde_json::to_value(&plan).map_err(std::io::Error::other)?;
+        self.note(NoteKind::Plan, data)?;
+        self.plan = Some(plan);
         Ok(())
     }
 
@@ -1184,6 +1214,17 @@ fn has_conversation(path: &Path) -> bool {
     })
 }
 
+/// The plan a [`NoteKind::Plan`] note records, if it is well formed.
+fn recorded_plan(record: &Record) -> Option<crate::plan::Plan> {
+    match record {
+        Record::Note {
+            kind: NoteKind::Plan,
+            data,
+        } => serde_json::from_value(data.clone()).ok(),
+        _ => None,
+    }
+}
+
 /// The round's usage a [`NoteKind::Usage`] note carries, if it is well formed.
 fn note_usage(data: &serde_json::Value) -> Option<Usage> {
     serde_json::from_value(data.get("usage")?.clone()).ok()
@@ -1210,9 +1251,9 @@ pub fn recorded_usage(session_file: &Path) -> (Usage, Option<Usage>) {
         };
         if kind == NoteKind::Usage {
             total.add(&usage);
-            // Child calls (tools' own model requests) say nothing about how full the
-            // session's context is.
-            if data.get("child_calls").is_none() {
+            // Child calls (tools' own model requests) and auxiliary calls (a compaction
+            // summary) say nothing about how full the session's context is.
+            if data.get("child_calls").is_none() && data.get("utility").is_none() {
                 last = Some(usage);
             }
         } else if kind == NoteKind::Subagent {

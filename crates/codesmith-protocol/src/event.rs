@@ -4,6 +4,47 @@ use serde::{Deserialize, Serialize};
 
 use crate::{ApprovalRequest, ChangedFile, StopReason, ToolError, Usage};
 
+/// One step of the model's plan (see [`Event::PlanUpdated`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanStep {
+    /// What the step does, one short sentence.
+    pub step: String,
+    /// Where it stands.
+    pub status: StepStatus,
+}
+
+/// The status of a [`PlanStep`]: `pending`, `in_progress` or `completed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// Not started.
+    Pending,
+    /// Being worked on (at most one step at a time).
+    InProgress,
+    /// Done.
+    Completed,
+}
+
+impl StepStatus {
+    /// The on-the-wire name (`pending`, `in_progress`, `completed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::InProgress => "in_progress",
+            StepStatus::Completed => "completed",
+        }
+    }
+
+    /// The checkbox a line renderer shows for it: `[ ]`, `[>]` or `[x]`.
+    pub fn mark(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "[ ]",
+            StepStatus::InProgress => "[>]",
+            StepStatus::Completed => "[x]",
+        }
+    }
+}
+
 /// One event of a session, serialized as `{"type": "...", ...}` (one JSON line in `exec --json`).
 ///
 /// Non-exhaustive: new kinds of event are added over time, so a front end matches the
@@ -114,6 +155,15 @@ pub enum Event {
     },
     /// The claim verifier's verdict on the final turn.
     Verdict(VerdictEvent),
+    /// The model changed its plan with the `update_plan` tool (emitted only when the
+    /// plan differs from the one before). The whole plan, in order.
+    PlanUpdated {
+        /// Why the plan changed, as the model said it; omitted when it gave no reason.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        explanation: Option<String>,
+        /// The steps, in order (at most one `in_progress`).
+        plan: Vec<PlanStep>,
+    },
     /// A failure that ended the task.
     Error {
         /// Human-readable text saying what went wrong and what to do.

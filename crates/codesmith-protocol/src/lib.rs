@@ -21,7 +21,10 @@ mod op;
 mod result;
 
 pub use arguments::{ArgumentsError, ArgumentsErrorKind, parse_arguments};
-pub use event::{CompactionOutcome, Event, EventSink, RestoreReport, TaskStatus, VerdictEvent};
+pub use event::{
+    CompactionOutcome, Event, EventSink, PlanStep, RestoreReport, StepStatus, TaskStatus,
+    VerdictEvent,
+};
 pub use message::{
     BYTES_PER_TOKEN, ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec,
     Usage, approx_tokens,

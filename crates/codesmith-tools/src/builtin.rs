@@ -12,6 +12,7 @@ pub fn builtin_tools(fetch: FetchConfig) -> Vec<Arc<dyn Tool>> {
     tools.extend(crate::shell::shell_tools());
     tools.push(Arc::new(FetchUrl::new(fetch)));
     tools.push(Arc::new(crate::memory::Remember));
+    tools.push(Arc::new(crate::memory::Recall));
     tools.push(Arc::new(crate::skills::SkillTool));
     tools
 }

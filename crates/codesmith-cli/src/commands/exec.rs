@@ -42,6 +42,11 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         Err(setup::SetupError::Usage(e)) => return usage(e),
         Err(setup::SetupError::Failed(e)) => return Exit::failed(e),
     };
+    match setup::utility_provider(&resolved) {
+        Ok(_) => {}
+        Err(setup::SetupError::Usage(e)) => return usage(e),
+        Err(setup::SetupError::Failed(e)) => return Exit::failed(e),
+    }
     let session = match open_session(&resolved, args.resume.as_deref()) {
         Ok(s) => s,
         Err(e) => return usage(e),

@@ -169,6 +169,20 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
     add("agents.model", json!(s.agents.model));
     add("agents.max_turns", json!(s.agents.max_turns));
     add("agents.max_wall_secs", json!(s.agents.max_wall.as_secs()));
+    let u = s.utility.as_ref();
+    add(
+        "utility_model.provider",
+        json!(u.map(|u| crate::setup::provider_label(u.provider))),
+    );
+    add("utility_model.model", json!(u.map(|u| u.model.clone())));
+    add(
+        "utility_model.base_url",
+        json!(u.and_then(|u| u.base_url.clone())),
+    );
+    add(
+        "utility_model.api_key_env",
+        json!(u.and_then(|u| u.api_key_env.clone())),
+    );
     for (name, server) in &s.mcp_servers {
         let origin = settings.origins.of(&format!("mcp_servers.{name}"));
         let mut item = |field: &str, value: Value| {

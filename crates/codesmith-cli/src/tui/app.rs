@@ -323,6 +323,9 @@ impl App {
                     command: v.command,
                 });
             }
+            Event::PlanUpdated { explanation, plan } => self.push(Entry::Info(
+                crate::render::plan_lines(explanation.as_deref(), &plan),
+            )),
             Event::Error { message } => self.push(Entry::Error(message)),
             Event::SubagentStarted {
                 agent_id,

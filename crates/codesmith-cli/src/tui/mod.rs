@@ -109,6 +109,11 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         Err(setup::SetupError::Usage(e)) => return usage(e),
         Err(setup::SetupError::Failed(e)) => return Exit::failed(e),
     };
+    match setup::utility_provider(&resolved) {
+        Ok(_) => {}
+        Err(setup::SetupError::Usage(e)) => return usage(e),
+        Err(setup::SetupError::Failed(e)) => return Exit::failed(e),
+    }
     let ctx = match setup::tool_context(&resolved) {
         Ok(c) => c,
         Err(e) => return usage(e),

@@ -66,6 +66,18 @@ pub(crate) fn exec_args(ws: &Path, base_url: &str, approval: &str, rest: &[&str]
     args
 }
 
+/// The id of the one session under `home` (the first `.jsonl` file found).
+pub(crate) fn only_session_id(home: &Path) -> String {
+    std::fs::read_dir(home.join("sessions"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".jsonl").map(str::to_string)
+        })
+        .expect("a session file")
+}
+
 /// Runs the `codesmith` binary with `args`, CODESMITH_HOME set, a test API
 /// key, and a 60 s bound.
 pub(crate) async fn codesmith<S: AsRef<std::ffi::OsStr>>(home: &Path, args: &[S]) -> Output {

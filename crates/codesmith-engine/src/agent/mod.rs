@@ -157,6 +157,9 @@ pub struct Engine {
     paging_hint: bool,
     /// The stage of the last transcript rewrite (`clear_tool_results`, `summary`, `trim`).
     last_stage: &'static str,
+    /// The model of auxiliary calls (compaction summaries) and its provider; `None`: the
+    /// session's own (see [`Engine::set_utility_model`]).
+    utility: Option<(Arc<dyn Provider>, String)>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -228,7 +231,15 @@ impl Engine {
             compacted_at: None,
             paging_hint: false,
             last_stage: "trim",
+            utility: None,
         }
+    }
+
+    /// Sends auxiliary calls (compaction summaries) to `model` on `provider` (the
+    /// `[utility_model]`) instead of the session's model. Their usage is recorded apart, as
+    /// `usage` notes marked `"utility": true`, and never counted in a task's usage.
+    pub fn set_utility_model(&mut self, provider: Arc<dyn Provider>, model: String) {
+        self.utility = Some((provider, model));
     }
 
     /// The session.
@@ -467,8 +478,15 @@ impl Engine {
                     verdict,
                 });
             }
+            let plan_calls = crate::plan::calls_in(&calls);
             let results = dispatch_calls(&mut self.runtime, calls, &stop, sink).await;
-            let content = results.into_iter().map(ContentBlock::ToolResult).collect();
+            let plan = crate::plan::latest_accepted(&plan_calls, &results);
+            let mut content: Vec<ContentBlock> =
+                results.into_iter().map(ContentBlock::ToolResult).collect();
+            if let Some(note) = self.record_plan(plan, sink)? {
+                // Restated at the tail, in the message that answers the call.
+                content.push(ContentBlock::Text { text: note });
+            }
             self.session.push(Message {
                 role: Role::User,
                 content,
@@ -497,6 +515,42 @@ impl Engine {
             }
         }
         Ok(self.stopped(TaskStatus::TurnLimit, self.config.max_turns, usage, sink))
+    }
+
+    /// Records `plan` when it differs from the session's (a note, a `plan_updated`
+    /// event) and returns the runtime event that restates it; `None` when there is no
+    /// new plan or its steps are unchanged.
+    fn record_plan(
+        &mut self,
+        plan: Option<crate::plan::Plan>,
+        sink: &mut EventSink<'_>,
+    ) -> Result<Option<String>, EngineError> {
+        let Some(plan) = plan else {
+            return Ok(None);
+        };
+        if self.session.plan().is_some_and(|p| p.same_steps(&plan)) {
+            return Ok(None);
+        }
+        let note = plan.runtime_event_text(self.task_text().as_deref());
+        sink(Event::PlanUpdated {
+            explanation: plan.explanation.clone(),
+            plan: plan.plan.clone(),
+        });
+        self.session.set_plan(plan)?;
+        Ok(Some(note))
+    }
+
+    /// The running task's text, as the user wrote it.
+    fn task_text(&self) -> Option<String> {
+        self.current_task.as_ref().map(|m| m.text())
+    }
+
+    /// The session's plan restated for a compaction note (a blank line, then the runtime
+    /// event), or nothing when the model has set no plan.
+    fn plan_for_note(&self) -> String {
+        self.session.plan().map_or_else(String::new, |p| {
+            format!("\n\n{}", p.runtime_event_text(self.task_text().as_deref()))
+        })
     }
 
     /// What the provider said when a response was cut short (its error

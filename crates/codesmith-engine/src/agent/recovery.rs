@@ -1,6 +1,8 @@
 //! Context-length recovery for the loop: when the provider says the request
 //! no longer fits, run the next level of [`crate::context`] and send it again.
 
+use std::sync::Arc;
+
 use codesmith_protocol::{Event, EventSink, Message};
 use codesmith_providers::{AssistantResponse, ChatRequest, CompleteOptions, ProviderErrorKind};
 
@@ -244,7 +246,8 @@ impl Engine {
         let anchor = context::task_index(messages, task).zip(task);
         let cut = context::minimal_tail_start(messages)?;
         let folded = cut - usize::from(anchor.is_some_and(|(t, _)| t < cut));
-        context::compacted(&context::trim_note(folded), messages, cut, anchor)
+        let note = format!("{}{}", context::trim_note(folded), self.plan_for_note());
+        context::compacted(&note, messages, cut, anchor)
     }
 
     /// `/compact`: summarizes the older turns now, whatever the circuit
@@ -306,11 +309,13 @@ impl Engine {
         let folded = older.len();
         let before = context::estimate_tokens("", &messages);
         let summary = self.summarize(&older, manual).await;
-        let hint = if self.paging_hint {
+        let mut hint = if self.paging_hint {
             format!("\n{}", context::PAGING_HINT)
         } else {
             String::new()
         };
+        // The plan survives the rewrite: the note restates it.
+        hint.push_str(&self.plan_for_note());
         let trim = || {
             let note = format!("{}{hint}", context::trim_note(folded));
             context::compacted(&note, &messages, cut, anchor)
@@ -389,8 +394,12 @@ impl Engine {
         if !manual && !self.breaker.allows(now) {
             return None;
         }
+        let (provider, model) = match &self.utility {
+            Some((provider, model)) => (Arc::clone(provider), model.clone()),
+            None => (Arc::clone(&self.provider), self.config.model.clone()),
+        };
         let request = ChatRequest {
-            model: self.config.model.clone(),
+            model: model.clone(),
             system: context::SUMMARY_PROMPT.to_string(),
             messages: vec![Message::user_text(context::transcript_text(older))],
             tools: Vec::new(),
@@ -404,8 +413,18 @@ impl Engine {
             ..CompleteOptions::background()
         };
         let result =
-            codesmith_providers::complete(self.provider.as_ref(), &request, &opts, &mut |_| {})
-                .await;
+            codesmith_providers::complete(provider.as_ref(), &request, &opts, &mut |_| {}).await;
+        if let Ok(response) = &result {
+            // Accounted apart from the task's rounds; a note that cannot be written loses
+            // only the figure.
+            let _ = self.session.note(
+                crate::session::NoteKind::Usage,
+                serde_json::json!({
+                    "usage": response.usage, "utility": true, "model": model,
+                    "purpose": "compaction_summary",
+                }),
+            );
+        }
         let now = std::time::Instant::now();
         match result {
             Err(e) if e.kind == ProviderErrorKind::ContextLength => {

@@ -1,25 +1,35 @@
-//! Reading memory into the system prompt, within budget.
+//! Reading memory: its index for the system prompt (within budget) and its entries for
+//! `recall`.
 
 use std::path::Path;
 
-use super::{INDEX_FILE, MAX_BYTES, MAX_LINES, curate, project_memory_dir, user_memory_dir};
+use super::{INDEX_FILE, curate, project_memory_dir, user_memory_dir};
 
-/// The most of one memory file that is read; a larger one is skipped (the prompt's budget,
-/// [`MAX_BYTES`], is far smaller).
+/// The most of one memory file that is read; a larger one is skipped.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
-/// Reads the user's and the project's memory for the system prompt.
-///
-/// Order (byte-stable for a given state): the user index, the user's topic files by name,
-/// then the project index and the project's topic files. Each file is introduced by a
-/// `[user memory: build.md]`-style label so the model sees where a fact came from. The
-/// whole text stays within [`MAX_LINES`] lines and [`MAX_BYTES`] bytes: when it would not,
-/// loading stops at a line boundary and a last line says how many lines were left out.
-/// The caller frames the result as facts, never commands.
-///
-/// Returns `None` when no memory file exists or all are blank. Unreadable files, and those
-/// that are not regular files or are larger than [`MAX_FILE_BYTES`], are skipped.
-pub fn load_memory(home: &Path, workspace: &Path) -> Option<String> {
+/// Most lines of the memory index a prompt carries (labels and titles together).
+pub const MAX_INDEX_LINES: usize = 60;
+/// Most bytes of the memory index a prompt carries.
+pub const MAX_INDEX_BYTES: usize = 8 * 1024;
+/// Most characters of one title in the index; a longer line is cut with `…`.
+pub const TITLE_CHARS: usize = 100;
+
+/// One memory entry: a non-blank line of an index or a topic file, pointer lines to topic
+/// files (`- [build](build.md)`) and headings excluded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Where it is stored: `[user memory: MEMORY.md]`, `[project memory: build.md]`.
+    pub source: String,
+    /// The line as stored, without its `- ` bullet.
+    pub text: String,
+}
+
+/// The memory files of both stores, in order: the user index, the user's topic files by
+/// name, then the project index and the project's topic files; each with its label
+/// (`[user memory: build.md]`) and text. Unreadable files, and those that are not regular
+/// files or are larger than [`MAX_FILE_BYTES`], are skipped; blank ones too.
+fn sources(home: &Path, workspace: &Path) -> Vec<(String, String)> {
     let mut sources = Vec::new();
     for (label, dir) in [
         ("user memory", user_memory_dir(home)),
@@ -39,36 +49,118 @@ pub fn load_memory(home: &Path, workspace: &Path) -> Option<String> {
             }
         }
     }
+    sources
+}
+
+/// `text` without a leading `---` front matter block.
+fn without_front_matter(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("---\n") else {
+        return text;
+    };
+    match rest.find("\n---\n") {
+        Some(end) => &rest[end + 5..],
+        None => text,
+    }
+}
+
+/// Whether `line` is an entry: not blank, not a heading, not a pointer to a topic file.
+fn entry_text(line: &str) -> Option<&str> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let text = line.strip_prefix("- ").unwrap_or(line).trim();
+    let pointer = text.starts_with('[') && text.ends_with(".md)") && text.contains("](");
+    (!pointer && !text.is_empty()).then_some(text)
+}
+
+/// Every entry of the user's and the project's memory (see [`Entry`]), in the order of
+/// [`load_memory`]'s sources: what `recall` searches.
+pub fn memory_entries(home: &Path, workspace: &Path) -> Vec<Entry> {
+    sources(home, workspace)
+        .into_iter()
+        .flat_map(|(source, text)| {
+            without_front_matter(&text)
+                .lines()
+                .filter_map(entry_text)
+                .map(|t| Entry {
+                    source: source.clone(),
+                    text: t.to_string(),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Reads the index of the user's and the project's memory for the system prompt: each
+/// store's `MEMORY.md`, one title per line (a line longer than [`TITLE_CHARS`] is cut),
+/// and one line per topic file naming it and how many entries it holds. The entries of
+/// topic files are not pasted: the `recall` tool returns the ones a query matches.
+///
+/// Order (byte-stable for a given state): the user index, the user's topic files by name,
+/// then the project index and the project's topic files, each introduced by a
+/// `[user memory: MEMORY.md]`-style label. The whole text stays within [`MAX_INDEX_LINES`]
+/// lines and [`MAX_INDEX_BYTES`] bytes: when it would not, it stops at a line boundary and
+/// a last line says how many lines were left out and that `recall` finds them. The caller
+/// frames the result as facts, never commands.
+///
+/// Returns `None` when no memory file exists or all are blank.
+pub fn load_memory(home: &Path, workspace: &Path) -> Option<String> {
+    let sources = sources(home, workspace);
     if sources.is_empty() {
         return None;
     }
-    Some(fit(&sources))
+    let mut lines: Vec<String> = Vec::new();
+    for (label, text) in &sources {
+        if label.ends_with(&format!(": {INDEX_FILE}]")) {
+            lines.push(label.clone());
+            lines.extend(
+                text.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| title(l.trim_end())),
+            );
+        } else {
+            let n = without_front_matter(text)
+                .lines()
+                .filter_map(entry_text)
+                .count();
+            let s = if n == 1 { "entry" } else { "entries" };
+            lines.push(format!("{label} {n} {s}"));
+        }
+    }
+    Some(fit(&lines))
 }
 
-/// Joins labelled sources, stopping before the budget (one line kept for the marker).
-fn fit(sources: &[(String, String)]) -> String {
+/// `line` cut to [`TITLE_CHARS`] characters, with `…` when it was longer.
+fn title(line: &str) -> String {
+    let mut out: String = line.chars().take(TITLE_CHARS).collect();
+    if line.chars().count() > TITLE_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+/// Joins `lines`, stopping before the budget (one line kept for the marker).
+fn fit(lines: &[String]) -> String {
     let mut out = String::new();
-    let (mut lines, mut left_out) = (0usize, 0usize);
-    let reserve = 120;
-    for (label, text) in sources {
-        let body = text.lines().filter(|l| !l.trim().is_empty());
-        for line in std::iter::once(label.as_str()).chain(body) {
-            if left_out > 0
-                || lines + 2 > MAX_LINES
-                || out.len() + line.len() + 1 + reserve > MAX_BYTES
-            {
-                left_out += 1;
-                continue;
-            }
-            out.push_str(line);
-            out.push('\n');
-            lines += 1;
+    let (mut kept, mut left_out) = (0usize, 0usize);
+    let reserve = 160;
+    for line in lines {
+        if left_out > 0
+            || kept + 2 > MAX_INDEX_LINES
+            || out.len() + line.len() + 1 + reserve > MAX_INDEX_BYTES
+        {
+            left_out += 1;
+            continue;
         }
+        out.push_str(line);
+        out.push('\n');
+        kept += 1;
     }
     if left_out > 0 {
         out.push_str(&format!(
-            "[{left_out} more memory lines not loaded: over the budget of {MAX_LINES} lines / \
-             {MAX_BYTES} bytes; ask the user to run `codesmith memory consolidate`]\n"
+            "[{left_out} more memory index lines not shown; recall finds every entry by a \
+             query word; `codesmith memory consolidate` tidies the index]\n"
         ));
     }
     out
@@ -96,7 +188,21 @@ mod tests {
         assert_eq!(
             text,
             "[user memory: MEMORY.md]\n- likes tabs\n[project memory: MEMORY.md]\n\
-             - [build](build.md)\n[project memory: build.md]\n- tests: make check\n"
+             - [build](build.md)\n[project memory: build.md] 1 entry\n"
+        );
+        let entries = memory_entries(&home, &ws);
+        assert_eq!(
+            entries,
+            vec![
+                Entry {
+                    source: "[user memory: MEMORY.md]".into(),
+                    text: "likes tabs".into()
+                },
+                Entry {
+                    source: "[project memory: build.md]".into(),
+                    text: "tests: make check".into()
+                },
+            ]
         );
     }
 
@@ -108,16 +214,19 @@ mod tests {
         let many: String = (0..500).map(|i| format!("- fact {i}\n")).collect();
         std::fs::write(dir.join(INDEX_FILE), many).unwrap();
         let text = load_memory(d.path(), &d.path().join("w")).unwrap();
-        assert!(text.lines().count() <= MAX_LINES);
-        assert!(
-            text.ends_with("`codesmith memory consolidate`]\n"),
-            "{text}"
-        );
+        assert!(text.lines().count() <= MAX_INDEX_LINES);
+        assert!(!text.contains("- fact 499"), "{text}");
+        assert!(text.ends_with("tidies the index]\n"), "{text}");
         let wide: String = (0..100)
             .map(|i| format!("- {i} {}\n", "w".repeat(900)))
             .collect();
         std::fs::write(dir.join(INDEX_FILE), wide).unwrap();
         let text = load_memory(d.path(), &d.path().join("w")).unwrap();
-        assert!(text.len() <= MAX_BYTES, "{}", text.len());
+        assert!(text.len() <= MAX_INDEX_BYTES, "{}", text.len());
+        assert!(
+            text.lines()
+                .filter(|l| !l.starts_with('['))
+                .all(|l| l.chars().count() <= TITLE_CHARS + 1)
+        );
     }
 }

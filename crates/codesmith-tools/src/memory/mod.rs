@@ -7,17 +7,23 @@
 //! The online loop may only append: the
 //! [`Remember`] tool adds one fact line and never rewrites or prunes. Tidying is the
 //! offline job of [`curate`] (`codesmith memory consolidate`), started by a person.
-//! [`load_memory`] reads both stores into the system prompt within a budget of
-//! [`MAX_LINES`] lines and [`MAX_BYTES`] bytes.
+//! [`load_memory`] reads the index of both stores (titles, one line each, and the topic
+//! files with their entry counts) into the system prompt within [`MAX_INDEX_LINES`] lines
+//! and [`MAX_INDEX_BYTES`] bytes; the [`Recall`] tool returns the entries a query matches.
 
 pub mod curate;
 mod load;
+mod recall;
 mod remember;
 mod store;
 
 use std::path::{Path, PathBuf};
 
-pub use load::{MAX_FILE_BYTES, load_memory};
+pub use load::{
+    Entry, MAX_FILE_BYTES, MAX_INDEX_BYTES, MAX_INDEX_LINES, TITLE_CHARS, load_memory,
+    memory_entries,
+};
+pub use recall::{MAX_RECALL, Recall, rank};
 pub use remember::Remember;
 pub use store::{Appended, MemoryError, append_fact, topic_file_name};
 
@@ -25,9 +31,9 @@ pub use store::{Appended, MemoryError, append_fact, topic_file_name};
 pub const INDEX_FILE: &str = "MEMORY.md";
 /// Name of the backup `codesmith memory consolidate --apply` writes before replacing the index.
 pub const BACKUP_FILE: &str = "MEMORY.md.bak";
-/// Line budget of an index, and of the memory loaded into a prompt: 200 lines.
+/// Line budget of an index (what `codesmith memory consolidate` keeps it within): 200 lines.
 pub const MAX_LINES: usize = 200;
-/// Byte budget of an index, and of the memory loaded into a prompt: 25 KB.
+/// Byte budget of an index: 25 KB.
 pub const MAX_BYTES: usize = 25 * 1024;
 /// Longest fact `remember` accepts, in bytes.
 pub const MAX_FACT_BYTES: usize = 1_000;

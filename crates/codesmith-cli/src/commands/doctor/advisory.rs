@@ -28,7 +28,8 @@ pub(crate) struct Advisory<'a> {
     pub deadline: Duration,
 }
 
-/// Sends one request through the configured provider and returns the answer's text.
+/// Sends one request through the `[utility_model]` when one is configured, else the
+/// session's provider and model, and returns the answer's text.
 ///
 /// # Errors
 /// One line saying why nothing usable came back: configuration, the embedded model not
@@ -49,6 +50,16 @@ async fn call(ask: Advisory<'_>) -> Result<String, String> {
         max_turns: None,
     })
     .map_err(|e| format!("{e:#}"))?;
+    let setup_error = |e: setup::SetupError| match e {
+        setup::SetupError::Usage(e) | setup::SetupError::Failed(e) => format!("{e:#}"),
+    };
+    // The `[utility_model]`, when one is configured, answers advisory calls.
+    if let (Some(provider), Some(u)) = (
+        setup::utility_provider(&resolved).map_err(setup_error)?,
+        &resolved.utility,
+    ) {
+        return ask_model(provider.as_ref(), &u.model, ask).await;
+    }
     if resolved.provider == ProviderName::Local
         && codesmith_local::is_default_model(&resolved.model)
         && !codesmith_local::fetch::models_dir(&resolved.home)
@@ -59,11 +70,18 @@ async fn call(ask: Advisory<'_>) -> Result<String, String> {
     }
     let provider = setup::provider(&resolved, &mut |_| {})
         .await
-        .map_err(|e| match e {
-            setup::SetupError::Usage(e) | setup::SetupError::Failed(e) => format!("{e:#}"),
-        })?;
+        .map_err(setup_error)?;
+    ask_model(provider.as_ref(), &resolved.model, ask).await
+}
+
+/// Sends `ask` to `model` on `provider` and returns the answer's text.
+async fn ask_model(
+    provider: &dyn codesmith_providers::Provider,
+    model: &str,
+    ask: Advisory<'_>,
+) -> Result<String, String> {
     let request = ChatRequest {
-        model: resolved.model.clone(),
+        model: model.to_string(),
         system: ask.system,
         messages: vec![Message::user_text(ask.user)],
         tools: Vec::new(),
@@ -73,7 +91,7 @@ async fn call(ask: Advisory<'_>) -> Result<String, String> {
         prompt_cache_key: None,
     };
     let opts = CompleteOptions::background();
-    let response = complete(provider.as_ref(), &request, &opts, &mut |_| {})
+    let response = complete(provider, &request, &opts, &mut |_| {})
         .await
         .map_err(|e| codesmith_policy::scrub_secrets(&e.message).into_owned())?;
     let text = response.text.trim().to_string();
