@@ -861,3 +861,35 @@ async fn a_link_at_a_read_only_git_place_steers_no_mount() {
     assert!(!refused.contains("host file"), "{refused}");
     assert!(refused.contains("symbolic link"), "{refused}");
 }
+
+/// A configuration file the repository includes from the workspace is git's own
+/// configuration: read-only inside, and one that does not exist yet cannot be left behind.
+#[tokio::test]
+async fn configuration_the_repository_includes_is_read_only_and_cannot_be_created() {
+    let Some(f) = fixture() else { return };
+    let ws = &f.ctx.workspace;
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::write(
+        ws.join(".git/config"),
+        "[include]\n\tpath = ../shared.gitconfig\n[includeIf \"onbranch:main\"]\n\tpath = ../local.gitconfig\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("shared.gitconfig"), "[user]\n\tname = a\n").unwrap();
+    let out = sh(
+        &f.ctx,
+        "echo '[core] fsmonitor = touch /tmp/pwned' >> shared.gitconfig 2>/dev/null && echo WROTE; \
+         echo '[core] fsmonitor = touch /tmp/pwned' > local.gitconfig 2>/dev/null && echo MADE; echo end"
+            .to_string(),
+    )
+    .await;
+    let t = text(&out);
+    assert!(t.contains("end") && !t.contains("WROTE"), "{t}");
+    assert_eq!(
+        std::fs::read_to_string(ws.join("shared.gitconfig")).unwrap(),
+        "[user]\n\tname = a\n"
+    );
+    assert!(
+        !ws.join("local.gitconfig").exists(),
+        "an included file was left behind: {t}"
+    );
+}

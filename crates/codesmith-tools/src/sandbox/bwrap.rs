@@ -436,6 +436,14 @@ impl Backend for BwrapBackend {
         // cannot point git at a directory of the command's choosing.
         read_only.extend(git_files);
         read_only.extend(hooks);
+        // Configuration files the repository includes from the workspace: git reads them
+        // as its own (an absent one the command creates is removed by [`GitGuard`]).
+        read_only.extend(
+            ex::git_config_files(ws, scope.user_home.as_deref())
+                .into_iter()
+                .filter(|p| p.starts_with(ws) && !p.starts_with(ws.join(".git")))
+                .filter(|p| std::fs::symlink_metadata(p).is_ok()),
+        );
         if std::fs::symlink_metadata(&own).is_ok() {
             read_only.push(own);
         } else {
@@ -605,6 +613,14 @@ impl GitGuard {
                     .filter(|name| !MADE_WHEN_ABSENT.contains(name))
                     .map(move |name| git.join(name))
             })
+            .chain(
+                super::exposure::git_config_files(&scope.workspace, scope.user_home.as_deref())
+                    .into_iter()
+                    .filter(|p| {
+                        p.starts_with(&scope.workspace)
+                            && !p.starts_with(scope.workspace.join(".git"))
+                    }),
+            )
             .filter(|p| std::fs::symlink_metadata(p).is_err())
             .collect();
         let own = scope.workspace.join(".codesmith");

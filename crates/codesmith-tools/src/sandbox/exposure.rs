@@ -366,29 +366,86 @@ pub const GIT_READ_ONLY: &[&str] = &[
     "info",
 ];
 
-/// The directory `core.hooksPath` names in the workspace's `.git/config`, as named (not
-/// resolved), when it resolves inside the workspace and exists (a relative value is
-/// relative to the workspace root, as git takes it in a non-bare repository).
-pub fn hooks_path_dir(workspace: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(workspace.join(".git/config")).ok()?;
-    let mut in_core = false;
-    let mut found = None;
+/// Values of `key` in section `section` (both matched without case; a section line like
+/// `[includeIf "gitdir:x"]` counts as its first word) of git configuration `text`.
+fn config_values(text: &str, section: &str, key: &str) -> Vec<String> {
+    let mut inside = false;
+    let mut out = Vec::new();
     for line in text.lines() {
         let line = line.trim();
-        if line.starts_with('[') {
-            in_core = line.to_ascii_lowercase().starts_with("[core");
+        if let Some(rest) = line.strip_prefix('[') {
+            let name = rest
+                .split(|c: char| c == ']' || c == '"' || c.is_whitespace() || c == '.')
+                .next()
+                .unwrap_or("");
+            inside = name.eq_ignore_ascii_case(section);
             continue;
         }
-        if !in_core {
+        if !inside {
             continue;
         }
         if let Some((k, v)) = line.split_once('=')
-            && k.trim().eq_ignore_ascii_case("hookspath")
+            && k.trim().eq_ignore_ascii_case(key)
         {
-            found = Some(v.trim().trim_matches('"').to_string());
+            out.push(v.trim().trim_matches('"').to_string());
         }
     }
-    let value = found?;
+    out
+}
+
+/// Most configuration files followed through `include.path` and `includeIf.*.path`.
+const MAX_INCLUDES: usize = 32;
+
+/// The configuration files git reads for the workspace's repository: `.git/config`,
+/// `.git/config.worktree`, and every file they include (`[include] path`, and every
+/// `[includeIf …] path` whatever its condition), followed to a depth of 4 and at most
+/// [`MAX_INCLUDES`] files. A relative include is relative to the including file's
+/// directory; `~/` is the user's home. Files that do not exist are listed too: a command
+/// that creates one adds configuration git will read.
+pub fn git_config_files(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let git = workspace.join(".git");
+    if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+        return Vec::new();
+    }
+    let mut out: Vec<PathBuf> = vec![git.join("config"), git.join("config.worktree")];
+    let mut queue: Vec<(PathBuf, usize)> = out.iter().map(|p| (p.clone(), 0)).collect();
+    while let Some((file, depth)) = queue.pop() {
+        if depth >= 4 || out.len() >= MAX_INCLUDES {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let base = file.parent().unwrap_or(workspace).to_path_buf();
+        for section in ["include", "includeIf"] {
+            for value in config_values(&text, section, "path") {
+                let path = match (value.strip_prefix("~/"), home) {
+                    (Some(rest), Some(home)) => home.join(rest),
+                    (Some(_), None) => continue,
+                    _ if Path::new(&value).is_absolute() => PathBuf::from(&value),
+                    _ => base.join(&value),
+                };
+                let path = PathBuf::from(codesmith_policy::normalize_path(&path.to_string_lossy()));
+                if !out.contains(&path) && out.len() < MAX_INCLUDES {
+                    out.push(path.clone());
+                    queue.push((path, depth + 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The directory `core.hooksPath` names in the repository's configuration
+/// ([`git_config_files`], the last value winning as in git), as named (not resolved), when
+/// it resolves inside the workspace and exists (a relative value is relative to the
+/// workspace root, as git takes it in a non-bare repository).
+pub fn hooks_path_dir(workspace: &Path) -> Option<PathBuf> {
+    let value = git_config_files(workspace, None)
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| config_values(&text, "core", "hooksPath"))
+        .last()?;
     let joined = if Path::new(&value).is_absolute() {
         PathBuf::from(value)
     } else {
@@ -496,6 +553,25 @@ mod tests {
                 ".git/worktrees/w"
             ]
         );
+    }
+
+    #[test]
+    fn included_configuration_files_are_found_existing_or_not() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws = ws.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::create_dir_all(ws.join("hooks")).unwrap();
+        std::fs::write(
+            ws.join(".git/config"),
+            "[core]\n\tbare = false\n[include]\n\tpath = ../shared.gitconfig\n\
+             [includeIf \"gitdir:~/w/\"]\n\tpath = ../local.gitconfig\n",
+        )
+        .unwrap();
+        std::fs::write(ws.join("shared.gitconfig"), "[core]\n\thooksPath = hooks\n").unwrap();
+        let files = git_config_files(&ws, None);
+        assert!(files.contains(&ws.join("shared.gitconfig")), "{files:?}");
+        assert!(files.contains(&ws.join("local.gitconfig")), "{files:?}");
+        assert_eq!(hooks_path_dir(&ws), Some(ws.join("hooks")));
     }
 
     #[test]
