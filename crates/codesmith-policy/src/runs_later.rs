@@ -171,6 +171,12 @@ pub fn runs_later(path: &str, hooks_dir: Option<&str>) -> Option<RunsLater> {
 /// slashes dropped). `None` when it is not set, points outside the work tree
 /// (absolute, `~`) or climbs out of it.
 pub fn hooks_path(config: &str) -> Option<String> {
+    hooks_path_in(config, None)
+}
+
+/// [`hooks_path`], where an absolute value inside `work_tree` (absolute,
+/// normalised) also counts, given relative to it.
+pub fn hooks_path_in(config: &str, work_tree: Option<&str>) -> Option<String> {
     let mut in_core = false;
     let mut found = None;
     for line in config.lines() {
@@ -192,6 +198,13 @@ pub fn hooks_path(config: &str) -> Option<String> {
         }
     }
     let value = found?;
+    let value = match work_tree {
+        Some(root) if value.starts_with('/') => {
+            let abs = crate::normalize_path(&value);
+            abs.strip_prefix(root)?.strip_prefix('/')?.to_string()
+        }
+        _ => value,
+    };
     if value.starts_with(['/', '~']) {
         return None;
     }
@@ -291,6 +304,14 @@ mod tests {
             Some("g h")
         );
         assert_eq!(hooks_path("[core]\nhooksPath = /abs\n"), None);
+        assert_eq!(
+            hooks_path_in("[core]\nhooksPath = /ws/h/../hooks\n", Some("/ws")).as_deref(),
+            Some("hooks")
+        );
+        assert_eq!(
+            hooks_path_in("[core]\nhooksPath = /wsx/hooks\n", Some("/ws")),
+            None
+        );
         assert_eq!(hooks_path("[core]\nhooksPath = ../out\n"), None);
         assert_eq!(hooks_path("[alias]\nhooksPath = x\n"), None);
     }

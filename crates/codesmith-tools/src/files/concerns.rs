@@ -14,7 +14,6 @@
 //! tool, which refuses them.
 
 use std::io::Read;
-use std::path::Path;
 
 use codesmith_policy::{SecretKind, secret_file};
 use serde_json::Value;
@@ -109,7 +108,7 @@ pub fn written_paths(tool: &str, args: &Value) -> Vec<String> {
 /// regular files with other hard links. A path that does not resolve is skipped (the
 /// tool refuses it).
 pub fn write_concerns(ctx: &ToolContext, model_paths: &[String]) -> Vec<Concern> {
-    let hooks = hooks_dir(&ctx.workspace);
+    let hooks = crate::sandbox::exposure::hooks_path_rel(&ctx.workspace);
     let mut out = Vec::new();
     for model_path in model_paths {
         let Ok(path) = ctx.resolve(model_path) else {
@@ -222,12 +221,4 @@ pub(crate) fn linked_refusal(rel: &str, links: u64) -> crate::Refusal {
     )
     .with("path", rel)
     .with("links", links)
-}
-
-/// The directory git's `core.hooksPath` names for the repository at `workspace`
-/// (workspace-relative), read from `.git/config`; `None` when unset, absolute or
-/// unreadable.
-fn hooks_dir(workspace: &Path) -> Option<String> {
-    let config = std::fs::read(workspace.join(".git/config")).ok()?;
-    codesmith_policy::hooks_path(&String::from_utf8_lossy(&config))
 }

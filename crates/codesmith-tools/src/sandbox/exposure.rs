@@ -292,8 +292,8 @@ pub fn env_passes(name: &str, extra: &[String]) -> bool {
 
 /// The environment of a sandboxed command built from `from` (this process's environment):
 /// only the variables [`env_passes`] admits, whose names and values are valid UTF-8 and
-/// whose value is not a secret by its shape ([`codesmith_policy::is_secret_env`] on the
-/// value), then `HOME` set to `home` and `TMPDIR` to `/tmp`.
+/// whose value the one scrubber leaves alone ([`codesmith_policy::scrub_secrets`]: not a
+/// secret by its shape), then `HOME` set to `home` and `TMPDIR` to `/tmp`.
 pub fn environment(
     from: impl IntoIterator<Item = (OsString, OsString)>,
     extra: &[String],
@@ -306,7 +306,10 @@ pub fn environment(
                 env_passes(n, extra)
                     && n != "HOME"
                     && n != "TMPDIR"
-                    && !codesmith_policy::is_secret_env("VALUE", v)
+                    && matches!(
+                        codesmith_policy::scrub_secrets(v),
+                        std::borrow::Cow::Borrowed(_)
+                    )
             }
             _ => false,
         })
@@ -436,27 +439,28 @@ pub fn git_config_files(workspace: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     out
 }
 
-/// The directory `core.hooksPath` names in the repository's configuration
-/// ([`git_config_files`], the last value winning as in git), as named (not resolved), when
-/// it resolves inside the workspace and exists (a relative value is relative to the
-/// workspace root, as git takes it in a non-bare repository).
-pub fn hooks_path_dir(workspace: &Path) -> Option<PathBuf> {
-    let value = git_config_files(workspace, None)
+/// The directory `core.hooksPath` names for the workspace's repository, workspace-relative:
+/// read with [`codesmith_policy::hooks_path_in`] from each of its configuration files
+/// ([`git_config_files`], includes followed), the last value winning as in git. `None` when
+/// unset or outside the workspace. The one answer for the sandbox, the file tools' gate and
+/// the shell's run-later guard.
+pub fn hooks_path_rel(workspace: &Path) -> Option<String> {
+    let root = workspace.to_str()?;
+    git_config_files(workspace, None)
         .iter()
-        .filter_map(|f| std::fs::read_to_string(f).ok())
-        .flat_map(|text| config_values(&text, "core", "hooksPath"))
-        .last()?;
-    let joined = if Path::new(&value).is_absolute() {
-        PathBuf::from(value)
-    } else {
-        workspace.join(value)
-    };
-    // As git names it (without `.` parts), not resolved: a link on the way is the
-    // sandbox's to refuse, since the command could repoint it.
-    let path: PathBuf = joined
-        .components()
-        .filter(|c| !matches!(c, std::path::Component::CurDir))
-        .collect();
+        .filter_map(|f| std::fs::read(f).ok())
+        .filter_map(|text| {
+            codesmith_policy::hooks_path_in(&String::from_utf8_lossy(&text), Some(root))
+        })
+        .last()
+}
+
+/// The directory of [`hooks_path_rel`], as named (not resolved), when it resolves inside
+/// the workspace and exists.
+pub fn hooks_path_dir(workspace: &Path) -> Option<PathBuf> {
+    // As git names it, not resolved: a link on the way is the sandbox's to refuse, since
+    // the command could repoint it.
+    let path = workspace.join(hooks_path_rel(workspace)?);
     let canonical = path.canonicalize().ok()?;
     (canonical.starts_with(workspace) && canonical.is_dir()).then_some(path)
 }

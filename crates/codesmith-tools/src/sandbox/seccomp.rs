@@ -148,22 +148,15 @@ fn x32_refused() -> Vec<u8> {
     const X32_SYSCALL_BIT: u32 = 0x4000_0000;
     const RET_ERRNO: u32 = 0x0005_0000;
     const RET_ALLOW: u32 = 0x7fff_0000;
-    let program = [
+    let ins = |code, jt, jf, k| seccompiler::sock_filter { code, jt, jf, k };
+    to_bytes(&vec![
         // A = seccomp_data.nr (offset 0)
-        (BPF_LD_W_ABS, 0u8, 0u8, 0u32),
+        ins(BPF_LD_W_ABS, 0, 0, 0),
         // if A >= X32_SYSCALL_BIT goto refuse else goto allow
-        (BPF_JMP_JGE_K, 0, 1, X32_SYSCALL_BIT),
-        (BPF_RET_K, 0, 0, RET_ERRNO | libc::EPERM as u32),
-        (BPF_RET_K, 0, 0, RET_ALLOW),
-    ];
-    let mut bytes = Vec::with_capacity(program.len() * 8);
-    for (code, jt, jf, k) in program {
-        bytes.extend_from_slice(&code.to_ne_bytes());
-        bytes.push(jt);
-        bytes.push(jf);
-        bytes.extend_from_slice(&k.to_ne_bytes());
-    }
-    bytes
+        ins(BPF_JMP_JGE_K, 0, 1, X32_SYSCALL_BIT),
+        ins(BPF_RET_K, 0, 0, RET_ERRNO | libc::EPERM as u32),
+        ins(BPF_RET_K, 0, 0, RET_ALLOW),
+    ])
 }
 
 /// The program as the kernel reads it: 8 bytes per instruction, native endian.

@@ -69,9 +69,7 @@ impl RunLaterGuard {
                 dirs.push(dir.clone());
             }
         }
-        let hooks = std::fs::read_to_string(workspace.join(".git/config"))
-            .ok()
-            .and_then(|config| codesmith_policy::hooks_path(&config));
+        let hooks = crate::sandbox::exposure::hooks_path_rel(workspace);
         let mut guard = RunLaterGuard {
             dirs,
             workspace: workspace.to_path_buf(),
