@@ -448,11 +448,11 @@ pub fn hooks_path_rel(workspace: &Path) -> Option<String> {
     let root = workspace.to_str()?;
     git_config_files(workspace, None)
         .iter()
+        .rev()
         .filter_map(|f| std::fs::read(f).ok())
-        .filter_map(|text| {
+        .find_map(|text| {
             codesmith_policy::hooks_path_in(&String::from_utf8_lossy(&text), Some(root))
         })
-        .last()
 }
 
 /// The directory of [`hooks_path_rel`], as named (not resolved), when it resolves inside
