@@ -230,6 +230,10 @@ fn finish_prepared(
         .tool
         .external_label(&p.args)
         .or_else(|| crate::subagent::external_label(p.tool.name(), &outcome));
+    if let Ok(out) = &outcome {
+        rt.guard
+            .after_poll(p.tool.name(), &p.args, &out.output.to_string());
+    }
     let done = Finishing {
         call: &p.call,
         name: p.tool.name(),

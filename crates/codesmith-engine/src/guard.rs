@@ -50,6 +50,9 @@ pub(crate) struct LoopGuard {
     /// The workspace fingerprint last taken (`None`: not taken yet, or unavailable).
     fingerprint: Option<u64>,
     consecutive_failures: u32,
+    /// The last answer of each polled background state (by the poll's arguments), hashed:
+    /// a poll is a change only when its answer moved.
+    polled: HashMap<String, u64>,
     /// What the running task did so far, for the message of a task that a limit ends.
     progress: Progress,
 }
@@ -101,7 +104,8 @@ impl LoopGuard {
     /// is looked at only when the call would be blocked (see the module docs).
     pub(crate) fn check(&mut self, name: &str, args: &Value, workspace: &Path) -> GuardVerdict {
         if POLLING_TOOLS.contains(&name) {
-            self.changed();
+            // Never refused; whether it changed anything is known from its answer
+            // ([`LoopGuard::after_poll`]).
             return GuardVerdict::Proceed;
         }
         let key = format!("{name}\u{0}{}", canonical(args));
@@ -132,8 +136,25 @@ impl LoopGuard {
         ))
     }
 
+    /// A polling call (`task_shell_poll`) answered `answer`: a change when the polled
+    /// state moved since its previous poll (new output, an exit), so a model that alternates
+    /// a poll of an unchanging task with an identical failing call is still stopped.
+    pub(crate) fn after_poll(&mut self, name: &str, args: &Value, answer: &str) {
+        if !POLLING_TOOLS.contains(&name) {
+            return;
+        }
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        answer.hash(&mut h);
+        let now = h.finish();
+        let key = format!("{name}\u{0}{}", canonical(args));
+        if self.polled.insert(key, now) != Some(now) {
+            self.changed();
+        }
+    }
+
     /// Something changed (a file was edited, a user message arrived, background state
-    /// was polled): identical calls count afresh.
+    /// moved): identical calls count afresh.
     pub(crate) fn changed(&mut self) {
         self.epoch += 1;
     }
@@ -342,6 +363,36 @@ mod tests {
         for _ in 0..10 {
             assert_eq!(g.check("task_shell_poll", &poll, ws), GuardVerdict::Proceed);
         }
+    }
+
+    #[test]
+    fn a_poll_whose_answer_did_not_move_is_no_change() {
+        let (dir, mut g) = workspace();
+        let ws = dir.path();
+        let poll = json!({"id": "task-1"});
+        let failing = json!({"command": "false"});
+        // A poll of a task whose output moves lets the same call run again.
+        for i in 0..5 {
+            assert_eq!(g.check("exec_shell", &failing, ws), GuardVerdict::Proceed);
+            g.after_poll("task_shell_poll", &poll, &format!("line {i}"));
+        }
+        // Polls answering the same every time change nothing: the third identical call
+        // with nothing else in between is blocked.
+        let mut blocked = false;
+        for _ in 0..4 {
+            g.after_poll("task_shell_poll", &poll, "still running");
+            if matches!(
+                g.check("exec_shell", &failing, ws),
+                GuardVerdict::Blocked(_)
+            ) {
+                blocked = true;
+                break;
+            }
+        }
+        assert!(
+            blocked,
+            "alternating an unchanging poll with a failing call was never stopped"
+        );
     }
 
     #[test]
