@@ -57,6 +57,6 @@ pub use exec_rules::{Decision, MatchedRule, Rule, RuleEvaluation, RuleSource, Ru
 pub use net_commands::{NETWORK_COMMANDS, NETWORK_REASON, needs_network};
 pub use safety_level::SafetyLevel;
 pub use ws_path::{
-    LexicalPaths, PROTECTED_DIRS, PathFacts, PrivateTmp, StartingIn, SystemPaths,
+    LexicalPaths, PROTECTED_DIRS, PathFacts, PrivateTmp, StartingIn, SystemPaths, file_glob_exact,
     file_glob_matches, protected_name,
 };

@@ -304,6 +304,7 @@ impl PathJudge<'_> {
                 if let Some((parent, last)) = resolved.rsplit_once('/')
                     && !parent.contains(['*', '?', '['])
                     && (parent == self.workspace || within(parent, self.workspace))
+                    && crate::ws_path::file_glob_exact(last)
                     && self.facts.glob_held(parent, last) == Some(true)
                 {
                     continue;

@@ -609,7 +609,18 @@ fn glob_matches(pattern: &str, name: &str) -> bool {
             Some(c) if is(c, b'*') => (0..=n.len()).any(|i| matches(&p[1..], &n[i..])),
             Some(c) if is(c, b'?') => !n.is_empty() && matches(&p[1..], &n[1..]),
             Some(c) if is(c, b'[') => {
-                let Some(close) = p.iter().skip(2).position(|c| is(c, b']')).map(|i| i + 2) else {
+                // A `]` first in the set (after a `!` or `^`) is one of its members.
+                let first = if p.get(1).is_some_and(|f| is(f, b'!') || is(f, b'^')) {
+                    3
+                } else {
+                    2
+                };
+                let Some(close) = p
+                    .iter()
+                    .skip(first)
+                    .position(|c| is(c, b']'))
+                    .map(|i| i + first)
+                else {
                     return n.first().is_some_and(|f| is(f, b'[')) && matches(&p[1..], &n[1..]);
                 };
                 let Some(c) = n.first() else {
@@ -648,6 +659,14 @@ fn glob_matches(pattern: &str, name: &str) -> bool {
     let p: Vec<char> = pattern.chars().take(64).collect();
     let n: Vec<char> = name.chars().collect();
     matches(&p, &n)
+}
+
+/// True when [`file_glob_matches`] matches `pattern` as the shell does: not when it is cut
+/// (over 64 characters) or uses a character class (`[[:alpha:]]`, `[[=a=]]`, `[[.a.]]`),
+/// which it does not know. Where a glob's matches decide something, such a pattern must
+/// be treated as matching anything.
+pub fn file_glob_exact(pattern: &str) -> bool {
+    pattern.chars().count() <= 64 && !["[:", "[=", "[."].iter().any(|c| pattern.contains(c))
 }
 
 /// Where a path written by a command lands.
@@ -874,6 +893,18 @@ mod tests {
             Inside
         );
         assert_eq!(place("/proc/self/root/etc/shadow", false, cwd, WS), System);
+    }
+
+    #[test]
+    fn globs_match_as_the_shell_does_or_say_they_cannot() {
+        // `]` right after `[!` is a member of the set, as in bash.
+        assert!(file_glob_matches("[!]a]*", "bx"));
+        assert!(!file_glob_matches("[!]a]*", "ax"));
+        assert!(!file_glob_matches("[!]a]*", "]x"));
+        assert!(file_glob_matches("[]a]*", "]x"));
+        assert!(!file_glob_exact("[[:alpha:]]*"));
+        assert!(!file_glob_exact(&format!("{}*", "x".repeat(64))));
+        assert!(file_glob_exact("*.log"));
     }
 
     #[test]

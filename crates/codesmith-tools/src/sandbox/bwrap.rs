@@ -592,6 +592,8 @@ pub struct GitGuard {
     /// `.codesmith/` when it did not exist: the sandbox makes it as an empty read-only
     /// mount point, and the empty directory left behind is removed afterwards.
     mount_point: Option<PathBuf>,
+    /// The workspace: links inside it on the way to an absent file are the command's.
+    workspace: PathBuf,
 }
 
 impl GitGuard {
@@ -628,6 +630,7 @@ impl GitGuard {
         GitGuard {
             absent,
             mount_point,
+            workspace: scope.workspace.clone(),
         }
     }
 
@@ -640,6 +643,14 @@ impl GitGuard {
         }
         let mut out = Vec::new();
         for path in &self.absent {
+            // Never through a link: when a directory on the way is one (the command may
+            // have made it, pointing anywhere), the link itself is what goes, not what it
+            // reaches.
+            if let Some(link) = linked_parent(&self.workspace, path) {
+                let removed = std::fs::remove_file(&link);
+                out.push((link, removed.err()));
+                continue;
+            }
             let Ok(meta) = std::fs::symlink_metadata(path) else {
                 continue;
             };
@@ -652,6 +663,29 @@ impl GitGuard {
         }
         out
     }
+}
+
+/// The first directory between `workspace` (excluded) and `path` that is a link, or `None`
+/// when every one that exists is a real directory or `path` is not inside `workspace`
+/// (links above the workspace are the system's, not the command's).
+fn linked_parent(workspace: &Path, path: &Path) -> Option<PathBuf> {
+    let rel = path.parent()?.strip_prefix(workspace).ok()?;
+    let mut at = workspace.to_path_buf();
+    let mut found = None;
+    for part in rel.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(m) if m.file_type().is_symlink() => {
+                found = Some(at.clone());
+            }
+            _ => return None,
+        }
+        if found.is_some() {
+            break;
+        }
+    }
+    found
 }
 
 /// The existing credential paths (canonical) of `scope`: the fixed home-relative list plus
@@ -702,4 +736,42 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
         })
         .map(|dir| dir.join(name))
         .find(|p| crate::host_programs::is_executable(p))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod git_guard_attack_tests {
+    use super::*;
+
+    /// An absent included config file whose parent the command turns into a link to a
+    /// folder outside the workspace: what the link reaches must not be removed.
+    #[test]
+    fn git_guard_never_removes_through_a_link_the_command_made() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let ws = ws.canonicalize().unwrap();
+        std::fs::write(
+            ws.join(".git/config"),
+            "[include]\n\tpath = ../conf/local.cfg\n",
+        )
+        .unwrap();
+        let outside = d.path().join("outside");
+        std::fs::create_dir_all(outside.join("local.cfg")).unwrap();
+        std::fs::write(outside.join("local.cfg/keep"), "mine\n").unwrap();
+        let scope = Scope {
+            workspace: ws.clone(),
+            cwd: ws.clone(),
+            user_home: None,
+            codesmith_home: None,
+            network: false,
+            extra: Default::default(),
+        };
+        let guard = GitGuard::before(&scope, true);
+        std::os::unix::fs::symlink(&outside, ws.join("conf")).unwrap();
+        let _ = guard.finish();
+        assert!(outside.join("local.cfg/keep").exists());
+        // The link the command made is what goes.
+        assert!(std::fs::symlink_metadata(ws.join("conf")).is_err());
+    }
 }

@@ -78,7 +78,7 @@ impl RunLaterGuard {
         };
         guard.before = guard
             .scan()
-            .into_iter()
+            .into_keys()
             .map(|p| {
                 let kept = read_kept(&p);
                 (p, kept)
@@ -87,31 +87,55 @@ impl RunLaterGuard {
         guard
     }
 
-    /// The run-later files now present in the watched places.
-    fn scan(&self) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        for dir in &self.dirs {
-            let mut look = |d: &Path| {
-                let Ok(entries) = std::fs::read_dir(d) else {
-                    return;
-                };
-                for e in entries.take(MAX_ENTRIES).filter_map(Result::ok) {
-                    let path = e.path();
-                    if e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink())
-                        && self.judge(&path).is_some()
-                    {
-                        out.push(path);
-                    }
-                }
+    /// The run-later files now present in the watched places, with the program that runs
+    /// each. Nothing is looked at through a link: a directory on the way that is a link is
+    /// skipped, and a watched folder (`.cargo`, `.github`, …) that is a link counts as a
+    /// run-later file itself when what it points at holds one (so the link, never what it
+    /// points at, is what gets removed).
+    fn scan(&self) -> BTreeMap<PathBuf, &'static str> {
+        let mut out = BTreeMap::new();
+        let look = |d: &Path, out: &mut BTreeMap<PathBuf, &'static str>, link: Option<&Path>| {
+            let Ok(entries) = std::fs::read_dir(d) else {
+                return;
             };
-            look(dir);
+            for e in entries.take(MAX_ENTRIES).filter_map(Result::ok) {
+                let path = e.path();
+                if !e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()) {
+                    continue;
+                }
+                if let Some(by) = self.judge(&path) {
+                    out.insert(link.unwrap_or(&path).to_path_buf(), by.program);
+                }
+            }
+        };
+        for dir in &self.dirs {
+            if self.linked_at(dir).is_some() {
+                continue;
+            }
+            look(dir, &mut out, None);
             for folder in FOLDERS {
-                look(&dir.join(folder));
+                let f = dir.join(folder);
+                let link = self.linked_at(&f);
+                look(&f, &mut out, link.as_deref());
             }
         }
-        out.sort();
-        out.dedup();
         out
+    }
+
+    /// The first path from the workspace down to `path` (inclusive) that is not a real
+    /// directory (a link, a file), or `None` when every one is (or one is missing).
+    fn linked_at(&self, path: &Path) -> Option<PathBuf> {
+        let rel = path.strip_prefix(&self.workspace).ok()?;
+        let mut at = self.workspace.clone();
+        for part in rel.components() {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => return Some(at),
+                Err(_) => return None,
+            }
+        }
+        None
     }
 
     /// Who runs `path` later, by its workspace-relative spelling.
@@ -124,10 +148,7 @@ impl RunLaterGuard {
     /// when `keep`, else put back (a created file removed). Returns what it wrote.
     pub(crate) fn finish(&self, keep: bool) -> Vec<Written> {
         let mut out = Vec::new();
-        for path in self.scan() {
-            let Some(by) = self.judge(&path) else {
-                continue;
-            };
+        for (path, program) in self.scan() {
             let before = self.before.get(&path);
             let now = read_kept(&path);
             let changed = match before {
@@ -139,20 +160,27 @@ impl RunLaterGuard {
             if !changed {
                 continue;
             }
+            // Never undo through a link: the parent must still be a real directory inside
+            // the workspace (the path itself may be a link; removing it removes the link).
+            let parent_real = path
+                .parent()
+                .is_some_and(|p| p == self.workspace || self.linked_at(p).is_none());
             let outcome = if keep {
                 "kept"
+            } else if !parent_real {
+                "could not be undone"
             } else {
                 match before {
                     None => match std::fs::remove_file(&path) {
                         Ok(()) => "removed",
                         Err(_) => "could not be removed",
                     },
-                    Some(Some(old)) => match std::fs::remove_file(&path)
-                        .and_then(|()| std::fs::write(&path, old))
-                    {
-                        Ok(()) => "put back as it was",
-                        Err(_) => "could not be put back",
-                    },
+                    Some(Some(old)) => {
+                        match std::fs::remove_file(&path).and_then(|()| write_new(&path, old)) {
+                            Ok(()) => "put back as it was",
+                            Err(_) => "could not be put back",
+                        }
+                    }
                     Some(None) => "could not be put back",
                 }
             };
@@ -162,12 +190,23 @@ impl RunLaterGuard {
                     .unwrap_or(&path)
                     .display()
                     .to_string(),
-                program: by.program,
+                program,
                 outcome,
             });
         }
         out
     }
+}
+
+/// Writes `bytes` to `path`, which must not exist (a link made there in the meantime is
+/// not followed).
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?
+        .write_all(bytes)
 }
 
 /// The bytes of `path` when it is a regular file of at most [`MAX_KEPT`] bytes (a link is
@@ -256,5 +295,41 @@ mod tests {
         assert_eq!(written.len(), 1);
         assert_eq!(written[0].outcome, "kept");
         assert!(ws.join(".envrc").exists());
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod attack_tests {
+    use super::*;
+
+    /// A command that turns `.cargo` (or a directory on the way to where it started) into a
+    /// link to a folder outside the workspace must not get that folder's files removed.
+    #[test]
+    fn undo_never_removes_through_a_linked_folder_outside_the_workspace() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        let outside = d.path().join("home/.cargo");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        let ws = ws.canonicalize().unwrap();
+        std::fs::write(outside.join("config.toml"), "mine\n").unwrap();
+        std::fs::write(d.path().join("home/.envrc"), "mine\n").unwrap();
+        let guard = RunLaterGuard::before(&ws, &ws.join("sub"));
+        std::os::unix::fs::symlink(&outside, ws.join(".cargo")).unwrap();
+        std::fs::remove_dir(ws.join("sub")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("home"), ws.join("sub")).unwrap();
+        let _ = guard.finish(false);
+        assert_eq!(
+            std::fs::read_to_string(outside.join("config.toml")).unwrap(),
+            "mine\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("home/.envrc")).unwrap(),
+            "mine\n"
+        );
+        // The link itself is what cargo would follow: it is undone, the folder kept.
+        assert!(std::fs::symlink_metadata(ws.join(".cargo")).is_err());
+        assert!(outside.join("config.toml").exists());
     }
 }
