@@ -34,9 +34,9 @@ const FOLDERS: &[&str] = &[
     ".github/workflows",
 ];
 
-/// What a file held before the command: its bytes, or `None` when it was too large to
-/// keep.
-type Before = Option<Vec<u8>>;
+/// What a file held before the command: its bytes and mode, or `None` when it was too
+/// large to keep.
+type Before = Option<(Vec<u8>, u32)>;
 
 /// The run-later files around a command's start, before it ran.
 #[derive(Debug, Default)]
@@ -153,7 +153,8 @@ impl RunLaterGuard {
             let now = read_kept(&path);
             let changed = match before {
                 None => true,
-                Some(Some(old)) => now.as_deref() != Some(old.as_slice()),
+                // Content or mode (`chmod +x` on a hook) moved.
+                Some(Some(old)) => now.as_ref() != Some(old),
                 // Too large to compare by content: count it as unchanged.
                 Some(None) => false,
             };
@@ -175,8 +176,10 @@ impl RunLaterGuard {
                         Ok(()) => "removed",
                         Err(_) => "could not be removed",
                     },
-                    Some(Some(old)) => {
-                        match std::fs::remove_file(&path).and_then(|()| write_new(&path, old)) {
+                    Some(Some((old, mode))) => {
+                        match std::fs::remove_file(&path)
+                            .and_then(|()| write_new(&path, old, *mode))
+                        {
                             Ok(()) => "put back as it was",
                             Err(_) => "could not be put back",
                         }
@@ -200,13 +203,15 @@ impl RunLaterGuard {
 
 /// Writes `bytes` to `path`, which must not exist (a link made there in the meantime is
 /// not followed).
-fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn write_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     use std::io::Write;
-    std::fs::OpenOptions::new()
+    use std::os::unix::fs::PermissionsExt;
+    let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(path)?
-        .write_all(bytes)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))
 }
 
 /// The bytes of `path` when it is a regular file of at most [`MAX_KEPT`] bytes (a link is
@@ -216,7 +221,8 @@ fn read_kept(path: &Path) -> Before {
     if !meta.is_file() || meta.len() > MAX_KEPT {
         return None;
     }
-    std::fs::read(path).ok()
+    use std::os::unix::fs::PermissionsExt;
+    Some((std::fs::read(path).ok()?, meta.permissions().mode()))
 }
 
 /// The note for the model about what the command wrote, or an empty string.
@@ -283,6 +289,18 @@ mod tests {
             std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
             "b\n"
         );
+        // A mode change alone counts too.
+        use std::os::unix::fs::PermissionsExt;
+        let guard = RunLaterGuard::before(&ws, &ws);
+        std::fs::set_permissions(ws.join(".npmrc"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let moded = guard.finish(false);
+        assert_eq!(moded.len(), 1, "{moded:?}");
+        let mode = std::fs::metadata(ws.join(".npmrc"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644, "{mode:o}");
         let text = note(&written, false);
         assert!(
             text.contains("write_file") && text.contains("cargo"),
