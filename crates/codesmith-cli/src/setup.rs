@@ -221,6 +221,7 @@ pub(crate) fn engine_config(resolved: &Settings) -> EngineConfig {
             ..SnapshotSettings::default()
         },
         context: resolved.context,
+        hooks: std::sync::Arc::new(resolved.hooks.clone()),
     }
 }
 

@@ -1,7 +1,8 @@
 //! Dispatch: from the model's tool calls to tool results.
 //!
 //! Each call passes, in order: the truncation gate → argument repair → name
-//! repair → the loop guard → approval → execution → sanitizing and wrapping.
+//! repair → the loop guard → the user's `PreToolUse` hooks → approval → execution →
+//! `PostToolUse` hooks → sanitizing and wrapping.
 //! A call that needed a repair has a `[repaired]` line in its result naming
 //! each slip, so the model corrects it instead of repeating it.
 //! Consecutive calls of read-only tools that support parallel use, and shell
@@ -96,6 +97,10 @@ pub(crate) async fn dispatch_calls(
                 rt.verify.observe(&p.call, p.tool.name(), &p.args, &rt.ctx);
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                 let (outcome, child) = forwarding(execute(rt, &p, tx), &mut rx, sink).await;
+                let outcome = rt
+                    .hooks
+                    .post_tool_use(p.tool.name(), &p.args, outcome, sink)
+                    .await;
                 if may_change_unannounced(&p) {
                     rt.guard.after_command(&rt.ctx.workspace);
                 }
@@ -212,6 +217,10 @@ async fn flush(
     .await;
     drop(tx);
     for (p, (outcome, child)) in batch.drain(..).zip(outcomes) {
+        let outcome = rt
+            .hooks
+            .post_tool_use(p.tool.name(), &p.args, outcome, sink)
+            .await;
         rt.delegated.extend(child);
         rt.verify.ran(&p.call.id, &outcome);
         results.push(finish_prepared(rt, &p, outcome, sink));
@@ -268,6 +277,18 @@ async fn plan(
                     why,
                     "Change approach: do not send this call again.",
                 );
+                let name = tool.name().to_string();
+                return Planned::Answered {
+                    call,
+                    name,
+                    outcome: Err(refusal),
+                    counts: true,
+                    repaired,
+                };
+            }
+            // The user's PreToolUse hooks stand in front of the approval gate: a block
+            // answers the call and nothing runs (see crate::hooks).
+            if let Some(refusal) = rt.hooks.pre_tool_use(tool.name(), &args, sink).await {
                 let name = tool.name().to_string();
                 return Planned::Answered {
                     call,

@@ -13,6 +13,7 @@ mod envelope;
 pub mod fetch;
 pub mod files;
 pub mod fs;
+pub mod hooks;
 pub mod host_programs;
 pub mod instructions;
 pub mod mcp;

@@ -1,0 +1,192 @@
+//! Hooks end to end: `codesmith exec --json` against the scripted model server, with hooks
+//! in the user's config.toml.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use codesmith_testkit::{Scripted, ScriptedServer};
+use serde_json::Value;
+
+use common::{Sandbox, codesmith, exec_args};
+
+/// The tool messages of a request body.
+fn tool_messages(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Writes the user's config.toml holding `hooks`.
+fn config(sb: &Sandbox, hooks: &str) {
+    std::fs::write(sb.home().join("config.toml"), hooks).unwrap();
+}
+
+/// A `[[hooks.EVENT]]` entry that runs `script` with /bin/sh.
+fn hook(event: &str, matcher: Option<&str>, script: &str, timeout: Option<u64>) -> String {
+    let mut entry = format!("[[hooks.{event}]]\n");
+    if let Some(m) = matcher {
+        entry.push_str(&format!("matcher = {m:?}\n"));
+    }
+    entry.push_str(&format!("command = [\"/bin/sh\", \"-c\", {script:?}]\n"));
+    if let Some(t) = timeout {
+        entry.push_str(&format!("timeout_secs = {t}\n"));
+    }
+    entry
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_tool_use_hook_exiting_2_stops_the_command_and_the_model_reads_why() {
+    let sb = Sandbox::new();
+    let input = sb.dir.path().join("pre-input.json");
+    let env = sb.dir.path().join("pre-env.txt");
+    config(
+        &sb,
+        &hook(
+            "PreToolUse",
+            Some("exec_shell|edit_file"),
+            &format!(
+                "cat > '{}'; echo \"[$OPENAI_API_KEY]\" > '{}'; echo 'blocked by policy X' >&2; exit 2",
+                input.display(),
+                env.display()
+            ),
+            None,
+        ),
+    );
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "touch ran.txt"}"#,
+        ))
+        .push(Scripted::text("The command was blocked."));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "touch a file"]),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(!ws.join("ran.txt").exists(), "the blocked command ran");
+    let bodies = server.request_bodies();
+    let results = tool_messages(&bodies[1]);
+    assert!(
+        results[0].contains("blocked by policy X") && results[0].contains("NOT run"),
+        "{}",
+        results[0]
+    );
+    // The hook read Claude Code's input shape on stdin.
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&input).unwrap()).unwrap();
+    assert_eq!(got["hook_event_name"], "PreToolUse");
+    assert_eq!(got["tool_name"], "exec_shell");
+    assert_eq!(got["tool_input"]["command"], "touch ran.txt");
+    assert_eq!(got["cwd"], ws.canonicalize().unwrap().to_str().unwrap());
+    assert!(got["session_id"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(
+        got["transcript_path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with(".jsonl"))
+    );
+    // The provider's key (set for the CLI by the test harness) never reaches a hook.
+    assert_eq!(std::fs::read_to_string(&env).unwrap().trim(), "[]");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_post_tool_use_hook_receives_the_tool_response_and_can_answer_the_model() {
+    let sb = Sandbox::new();
+    let input = sb.dir.path().join("post-input.json");
+    config(
+        &sb,
+        &hook(
+            "PostToolUse",
+            Some("exec_shell"),
+            &format!(
+                "cat > '{}'; echo 'remember to run the linter' >&2; exit 2",
+                input.display()
+            ),
+            None,
+        ),
+    );
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "echo hello-from-the-tool"}"#,
+        ))
+        .push(Scripted::text("Done."));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "say hello"]),
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&input).unwrap()).unwrap();
+    assert_eq!(got["hook_event_name"], "PostToolUse");
+    assert_eq!(got["tool_name"], "exec_shell");
+    assert!(
+        got["tool_response"]
+            .to_string()
+            .contains("hello-from-the-tool"),
+        "{got}"
+    );
+    let results = tool_messages(&server.request_bodies()[1]);
+    assert!(
+        results[0].contains("hello-from-the-tool")
+            && results[0].contains("remember to run the linter"),
+        "{}",
+        results[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_hangs_is_killed_at_its_timeout_and_the_session_goes_on() {
+    let sb = Sandbox::new();
+    config(&sb, &hook("PreToolUse", None, "sleep 29; exit 2", Some(1)));
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "touch ran.txt"}"#,
+        ))
+        .push(Scripted::text("Done."));
+    let ws = sb.ws();
+    let started = std::time::Instant::now();
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "touch a file"]),
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(
+        stdout.contains("did not finish within 1 s"),
+        "no warning in {stdout}"
+    );
+    // The hook's failure is no block: the call ran.
+    assert!(ws.join("ran.txt").exists());
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .any(|c| c == b"sleep\x0029\x00");
+    assert!(!left, "the hung hook outlived its timeout");
+}
