@@ -482,6 +482,9 @@ pub(crate) struct Settings {
     pub skills: codesmith_tools::skills::SkillSet,
     /// The user's hooks, then the project's when trusted on this machine.
     pub hooks: codesmith_tools::hooks::Hooks,
+    /// The custom slash commands (`$CODESMITH_HOME/commands/`, `.codesmith/commands/`),
+    /// found once at start-up (skipped files are in `session_notices`).
+    pub commands: codesmith_tools::extensions::commands::SlashCommands,
     /// `[notifications]`, checked.
     pub notifications: Notifications,
 }
@@ -869,6 +872,18 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         .collect();
     session_notices.extend(project_memory_note(&workspace));
     let skills = prepare_skills(&home, &workspace, false, &mut session_notices);
+    let trust = codesmith_tools::skills::trust::TrustStore::load(&home);
+    let commands =
+        codesmith_tools::extensions::commands::SlashCommands::discover(&home, &workspace, &trust);
+    session_notices.extend(commands.notices.iter().map(|n| format!("commands: {n}")));
+    let mut agent_notices = Vec::new();
+    let custom_agents = codesmith_tools::extensions::agents::discover_agents(
+        &home,
+        &workspace,
+        &trust,
+        &mut agent_notices,
+    );
+    session_notices.extend(agent_notices.iter().map(|n| format!("agents: {n}")));
     let model = flags.model;
     let provider = match (model.provider, &file.provider) {
         (Some(p), _) => {
@@ -948,7 +963,8 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         "openai.prompt_cache_key",
         Origin::User,
     );
-    let agents = file.agent_settings()?;
+    let mut agents = file.agent_settings()?;
+    agents.custom = custom_agents;
     let section = file.agents.as_ref();
     origins.set_if(
         section.is_some_and(|a| a.model.is_some()),
@@ -1052,6 +1068,7 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
     }
     Ok(Settings {
         hooks,
+        commands,
         notifications,
         agents,
         utility,
@@ -1469,6 +1486,7 @@ mod agents_tests {
                 model: Some("small".into()),
                 max_turns: 5,
                 max_wall: std::time::Duration::from_secs(30),
+                custom: Vec::new(),
             })
         );
         let zero = parse("[agents]\nmax_turns = 0\n").agent_settings();

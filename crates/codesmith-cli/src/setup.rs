@@ -236,6 +236,32 @@ pub(crate) fn engine(
     session: Session,
     mcp: &codesmith_tools::mcp::McpStart,
 ) -> Engine {
+    engine_with_tools(
+        resolved,
+        provider,
+        ctx,
+        approver,
+        session,
+        mcp,
+        None,
+        &mut |_| {},
+    )
+}
+
+/// [`engine`] whose catalogue keeps only the tools named in `only` (a custom slash
+/// command's `allowed-tools`), when given: it narrows the catalogue, never the gate. A
+/// name that matches no tool is told through `on_event` as a notice.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn engine_with_tools(
+    resolved: &Settings,
+    provider: Arc<dyn Provider>,
+    ctx: Arc<ToolContext>,
+    approver: Arc<dyn Approver>,
+    session: Session,
+    mcp: &codesmith_tools::mcp::McpStart,
+    only: Option<&[String]>,
+    on_event: &mut EventSink<'_>,
+) -> Engine {
     let mut tools = registry(resolved);
     let config = engine_config(resolved);
     // The embedded model's window is too small to drive an RLM session: no `rlm` there.
@@ -252,7 +278,27 @@ pub(crate) fn engine(
     tools.register(Arc::new(codesmith_engine::UpdatePlan));
     // Subagents, except for the embedded model: its small context is better spent on the task.
     if resolved.provider != ProviderName::Local {
-        tools.register(Arc::new(codesmith_engine::AgentTool));
+        tools.register(Arc::new(codesmith_engine::AgentTool::with_custom(
+            resolved.agents.custom.clone(),
+        )));
+    }
+    if let Some(only) = only {
+        let names = tools.names();
+        let unknown: Vec<&str> = only
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !names.contains(n))
+            .collect();
+        if !unknown.is_empty() {
+            on_event(codesmith_protocol::Event::Notice {
+                message: format!(
+                    "allowed-tools names no tool called {}; the task runs without them (tools: {})",
+                    unknown.join(", "),
+                    names.join(", ")
+                ),
+            });
+        }
+        tools = tools.filtered(|t| only.iter().any(|n| n == t.name()));
     }
     let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
     // Checked at start-up (`utility_provider`), so it builds here too.

@@ -370,7 +370,7 @@ fn check(
         && host.withheld.contains(&call.name.as_str())
     {
         return Err((
-            crate::subagent::withheld(role, host.depth, &call.name),
+            crate::subagent::withheld(role, host.depth, &call.name, host.custom.as_deref()),
             true,
         ));
     }

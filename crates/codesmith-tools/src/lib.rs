@@ -10,6 +10,7 @@ mod builtin;
 mod context;
 pub mod deferred;
 mod envelope;
+pub mod extensions;
 pub mod fetch;
 pub mod files;
 pub mod fs;

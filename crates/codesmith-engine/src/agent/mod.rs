@@ -275,12 +275,14 @@ impl Engine {
         depth: u32,
         role: crate::subagent::AgentType,
         withheld: Vec<&'static str>,
+        custom: Option<String>,
     ) {
         if let Some(d) = &mut self.runtime.delegation {
             d.settings = settings;
             d.depth = depth;
             d.role = Some(role);
             d.withheld = withheld;
+            d.custom = custom;
         }
     }
 
