@@ -105,11 +105,46 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: MemoryCommand,
     },
+    /// Trust a project's hooks, slash command or custom agent on this machine (recorded in
+    /// $CODESMITH_HOME for this workspace and its current content; any change untrusts it).
+    Trust {
+        /// What to trust.
+        #[command(subcommand)]
+        what: TrustCommand,
+    },
     /// List, show, trust and install skills (instructions the model loads on demand).
     Skills {
         /// What to do.
         #[command(subcommand)]
         command: SkillsCommand,
+    },
+}
+
+/// `codesmith trust ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum TrustCommand {
+    /// The `[hooks]` of .codesmith/config.toml: they run outside the sandbox with your rights.
+    Hooks {
+        /// Workspace holding .codesmith/config.toml.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
+    /// A slash command in .codesmith/commands/NAME.md (its text then reaches the model as
+    /// instructions, not data).
+    Command {
+        /// The command's name (its file name without .md).
+        name: String,
+        /// Workspace holding .codesmith/commands/.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
+    /// A custom agent in .codesmith/agents/NAME.md (it is then offered to the agent tool).
+    Agent {
+        /// The agent file's name without .md.
+        name: String,
+        /// Workspace holding .codesmith/agents/.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
     },
 }
 

@@ -190,3 +190,125 @@ async fn a_hook_that_hangs_is_killed_at_its_timeout_and_the_session_goes_on() {
         .any(|c| c == b"sleep\x0029\x00");
     assert!(!left, "the hung hook outlived its timeout");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_hooks_run_only_once_trusted_at_their_digest() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    let project_config = ws.join(".codesmith/config.toml");
+    std::fs::write(
+        &project_config,
+        hook(
+            "PreToolUse",
+            None,
+            "echo 'project says no' >&2; exit 2",
+            None,
+        ),
+    )
+    .unwrap();
+    let run = |name: &'static str| {
+        let (home, ws) = (sb.home(), ws.clone());
+        async move {
+            let server = ScriptedServer::start().await;
+            server
+                .push(Scripted::tool_call(
+                    "c1",
+                    "exec_shell",
+                    format!(r#"{{"command": "touch {name}"}}"#),
+                ))
+                .push(Scripted::text("Done."));
+            let out = codesmith(
+                &home,
+                &exec_args(&ws, &server.base_url(), "auto", &["--json", "touch"]),
+            )
+            .await;
+            assert_eq!(out.status.code(), Some(0));
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+    };
+    // Untrusted: it does not run, and the session says how to trust it.
+    let stdout = run("first.txt").await;
+    assert!(stdout.contains("codesmith trust hooks"), "{stdout}");
+    assert!(ws.join("first.txt").exists());
+    // Trusted: it runs and blocks.
+    let ws_arg = ws.to_string_lossy().into_owned();
+    let out = codesmith(&sb.home(), &["trust", "hooks", "--workspace", &ws_arg]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    run("second.txt").await;
+    assert!(!ws.join("second.txt").exists());
+    // Changed after the trust: untrusted again.
+    std::fs::write(
+        &project_config,
+        hook(
+            "PreToolUse",
+            None,
+            "echo 'project says no!' >&2; exit 2",
+            None,
+        ),
+    )
+    .unwrap();
+    let stdout = run("third.txt").await;
+    assert!(
+        stdout.contains("changed since you trusted them"),
+        "{stdout}"
+    );
+    assert!(ws.join("third.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_hooks_add_context_and_a_stop_hook_sends_the_model_back_once() {
+    let sb = Sandbox::new();
+    let marker = sb.dir.path().join("stopped-once");
+    config(
+        &sb,
+        &format!(
+            "{}{}",
+            hook(
+                "UserPromptSubmit",
+                None,
+                "echo 'The project uses tabs.'",
+                None
+            ),
+            hook(
+                "Stop",
+                None,
+                &format!(
+                    "[ -e '{0}' ] && exit 0; touch '{0}'; echo 'run the tests first' >&2; exit 2",
+                    marker.display()
+                ),
+                None
+            )
+        ),
+    );
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("All done."))
+        .push(Scripted::text("Ran the tests; all done."));
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&sb.ws(), &server.base_url(), "auto", &["fix it"]),
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 2);
+    let first = bodies[0]["messages"].to_string();
+    assert!(
+        first.contains("fix it") && first.contains("The project uses tabs."),
+        "{first}"
+    );
+    let second = bodies[1]["messages"].to_string();
+    assert!(second.contains("run the tests first"), "{second}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Ran the tests"));
+}

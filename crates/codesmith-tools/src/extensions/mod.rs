@@ -137,6 +137,51 @@ pub(crate) fn read_roots(
     found
 }
 
+/// The project file `<workspace>/.codesmith/DIR/NAME.md` of a command (`kind`
+/// [`TrustKind::Command`]) or agent ([`TrustKind::Agent`]), read as discovery reads it:
+/// its path and the digest a trust pins.
+///
+/// # Errors
+/// No such project file (or it was skipped: a symlink, too large, not UTF-8), or another
+/// `kind`; the message says which.
+pub fn project_item(
+    home: &Path,
+    workspace: &Path,
+    kind: TrustKind,
+    name: &str,
+) -> Result<(PathBuf, String), String> {
+    let dir = match kind {
+        TrustKind::Command => "commands",
+        TrustKind::Agent => "agents",
+        other => return Err(format!("{} is not a Markdown extension", other.as_str())),
+    };
+    let mut notices = Vec::new();
+    let found = read_roots(
+        home,
+        workspace,
+        dir,
+        kind,
+        &TrustStore::default(),
+        &mut notices,
+    );
+    if let Some(f) = found
+        .into_iter()
+        .find(|f| f.scope == Scope::Project && f.stem == name)
+    {
+        return Ok((f.path, f.digest));
+    }
+    let skipped = notices
+        .iter()
+        .find(|n| n.contains(&format!("{name}.md")))
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default();
+    Err(format!(
+        "there is no project {} {name:?} in {}{skipped}",
+        kind.as_str(),
+        workspace.join(".codesmith").join(dir).display()
+    ))
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
