@@ -152,3 +152,37 @@ async fn a_custom_agent_is_offered_and_its_tools_list_is_enforced() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("\"agent_type\":\"reader\""), "{stdout}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ui_lists_custom_commands_in_help_and_expands_them_like_exec() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.home().join("commands")).unwrap();
+    std::fs::write(
+        sb.home().join("commands/review.md"),
+        "---\ndescription: careful review\nargument-hint: FILE\n---\nReview $ARGUMENTS carefully.",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("Reviewed."));
+    let ws = sb.ws().to_string_lossy().into_owned();
+    let url = server.base_url();
+    let flags = [
+        "--workspace",
+        ws.as_str(),
+        "--provider",
+        "openai",
+        "--base-url",
+        url.as_str(),
+        "--model",
+        "scripted",
+    ];
+    let out = common::line_mode(&sb.home(), &flags, "/help\n/review src/lib.rs\n/quit\n").await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("/review FILE") && stdout.contains("careful review"),
+        "{stdout}"
+    );
+    let bodies = server.request_bodies();
+    assert_eq!(first_user_text(&bodies[0]), "Review src/lib.rs carefully.");
+}

@@ -65,7 +65,15 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
         ])
     };
     match cmd {
-        Slash::Help => Reply::Lines(slash::help_lines()),
+        Slash::Help => {
+            let mut lines = slash::help_lines();
+            let custom = facts.resolved.commands.help_lines();
+            if !custom.is_empty() {
+                lines.push("Custom commands (commands/NAME.md):".to_string());
+                lines.extend(custom);
+            }
+            Reply::Lines(lines)
+        }
         Slash::Quit => Reply::Quit,
         Slash::Model(None) => Reply::Lines(vec![format!(
             "model: {} ({}); switch with /model NAME",

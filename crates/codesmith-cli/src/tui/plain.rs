@@ -44,7 +44,7 @@ pub(crate) async fn run(mut ui: Ui) -> Exit {
         if line.trim().is_empty() {
             continue;
         }
-        match slash::parse(&line) {
+        match slash::parse_with(&line, &ui.app.commands) {
             Parsed::Command(cmd) => {
                 let before = ui.app.entries.len();
                 let done = ui.slash(cmd);
