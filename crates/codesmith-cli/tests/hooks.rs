@@ -8,18 +8,7 @@ use crate::common;
 use codesmith_testkit::{Scripted, ScriptedServer};
 use serde_json::Value;
 
-use common::{Sandbox, codesmith, exec_args};
-
-/// The tool messages of a request body.
-fn tool_messages(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
+use common::{Sandbox, codesmith, exec_args, tool_messages};
 
 /// Writes the user's config.toml holding `hooks`.
 fn config(sb: &Sandbox, hooks: &str) {

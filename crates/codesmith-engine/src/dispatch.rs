@@ -269,26 +269,20 @@ async fn plan(
                 name: tool.name().to_string(),
                 arguments: args.clone(),
             });
-            if let GuardVerdict::Blocked(why) =
+            let refused = if let GuardVerdict::Blocked(why) =
                 rt.guard.check(tool.name(), &args, &rt.ctx.workspace)
             {
-                let refusal = Refusal::new(
+                Some(Refusal::new(
                     ErrorCode::Denied,
                     why,
                     "Change approach: do not send this call again.",
-                );
-                let name = tool.name().to_string();
-                return Planned::Answered {
-                    call,
-                    name,
-                    outcome: Err(refusal),
-                    counts: true,
-                    repaired,
-                };
-            }
-            // The user's PreToolUse hooks stand in front of the approval gate: a block
-            // answers the call and nothing runs (see crate::hooks).
-            if let Some(refusal) = rt.hooks.pre_tool_use(tool.name(), &args, sink).await {
+                ))
+            } else {
+                // The user's PreToolUse hooks stand in front of the approval gate: a block
+                // answers the call and nothing runs (see crate::hooks).
+                rt.hooks.pre_tool_use(tool.name(), &args, sink).await
+            };
+            if let Some(refusal) = refused {
                 let name = tool.name().to_string();
                 return Planned::Answered {
                     call,

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use crate::skills::Scope;
 use crate::skills::trust::{TrustKind, TrustStore};
 
-use super::{Found, list_field, read_roots, string_field, unknown_key};
+use super::{Found, check_keys, list_field, read_roots, string_field};
 
 /// The front matter keys an agent file may use.
 const KEYS: &[&str] = &["name", "description", "tools", "model"];
@@ -94,12 +94,7 @@ fn parse(f: Found) -> Result<CustomAgent, String> {
         }
         Err(e) => return Err(skip(e.to_string())),
     };
-    if let Some(key) = unknown_key(&map, KEYS) {
-        return Err(skip(format!(
-            "the front matter key `{key}` is not one of {}; remove it",
-            KEYS.join(", ")
-        )));
-    }
+    check_keys(&map, KEYS).map_err(skip)?;
     let field = |key: &str| string_field(&map, key).map_err(|e| skip(e.clone()));
     let Some(name) = field("name")? else {
         return Err(skip("the front matter has no `name`".into()));

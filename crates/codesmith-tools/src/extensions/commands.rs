@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use crate::skills::Scope;
 use crate::skills::trust::{TrustKind, TrustState, TrustStore};
 
-use super::{Found, list_field, read_roots, string_field, unknown_key};
+use super::{Found, check_keys, list_field, read_roots, string_field};
 
 /// The front matter keys a command file may use.
 const KEYS: &[&str] = &["description", "argument-hint", "model", "allowed-tools"];
@@ -243,12 +243,7 @@ fn parse(f: Found) -> Result<CustomCommand, String> {
         Ok(None) => (Default::default(), f.text.clone()),
         Err(e) => return Err(skip(e.to_string())),
     };
-    if let Some(key) = unknown_key(&map, KEYS) {
-        return Err(skip(format!(
-            "the front matter key `{key}` is not one of {}; remove it",
-            KEYS.join(", ")
-        )));
-    }
+    check_keys(&map, KEYS).map_err(skip)?;
     let field = |key: &str| string_field(&map, key).map_err(|e| skip(e.clone()));
     Ok(CustomCommand {
         description: field("description")?,

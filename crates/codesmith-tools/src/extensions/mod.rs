@@ -231,11 +231,19 @@ pub(crate) fn list_field(
     }
 }
 
-/// The keys of a front matter outside `known` (refused, so a typo is never ignored).
-pub(crate) fn unknown_key(map: &yaml_rust2::yaml::Hash, known: &[&str]) -> Option<String> {
-    map.keys().find_map(|k| match k {
+/// Refuses a front matter key outside `known`, so a typo is never ignored: the error
+/// names it and the keys there are.
+pub(crate) fn check_keys(map: &yaml_rust2::yaml::Hash, known: &[&str]) -> Result<(), String> {
+    let unknown = map.keys().find_map(|k| match k {
         Yaml::String(s) if known.contains(&s.as_str()) => None,
         Yaml::String(s) => Some(s.clone()),
         other => Some(format!("{other:?}")),
-    })
+    });
+    match unknown {
+        None => Ok(()),
+        Some(key) => Err(format!(
+            "the front matter key `{key}` is not one of {}; remove it",
+            known.join(", ")
+        )),
+    }
 }
