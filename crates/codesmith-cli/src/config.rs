@@ -407,7 +407,7 @@ pub(crate) struct ProjectConfig {
     pub sandbox: Option<SandboxSection>,
     /// The project's hooks: run only once the user trusts them on this machine
     /// (`codesmith trust hooks`), pinned to their digest.
-    pub hooks: Option<codesmith_tools::hooks::HooksSection>,
+    pub hooks: Option<toml::Table>,
     /// Everything else is ignored (with a warning).
     #[serde(flatten)]
     pub ignored: toml::Table,
@@ -777,6 +777,21 @@ impl ProjectLayer {
         }
     }
 
+    /// The project's `[hooks]` section, read apart from the rest, so a mistake in it never
+    /// costs the file's tightening: `Ok(None)` when it has none or an empty one.
+    ///
+    /// # Errors
+    /// The section does not parse (an unknown event or key); the message says why.
+    pub(crate) fn hooks(&self) -> Result<Option<codesmith_tools::hooks::HooksSection>, String> {
+        let Some(table) = &self.config.hooks else {
+            return Ok(None);
+        };
+        toml::Value::Table(table.clone())
+            .try_into::<codesmith_tools::hooks::HooksSection>()
+            .map(|s| Some(s).filter(|s| !s.is_empty()))
+            .map_err(|e| e.to_string())
+    }
+
     /// The approval mode the project asks for, when it parses.
     fn approval(&self) -> Option<ApprovalMode> {
         self.config.approval.as_deref().and_then(|a| a.parse().ok())
@@ -1031,7 +1046,7 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         &home,
         &workspace,
         file.hooks.as_ref(),
-        project.config.hooks.as_ref(),
+        &project,
         &mut origins,
         &mut warnings,
     )?;
@@ -1091,7 +1106,7 @@ fn resolve_hooks(
     home: &Path,
     workspace: &Path,
     user: Option<&codesmith_tools::hooks::HooksSection>,
-    project: Option<&codesmith_tools::hooks::HooksSection>,
+    project: &ProjectLayer,
     origins: &mut Origins,
     warnings: &mut Vec<String>,
 ) -> Result<codesmith_tools::hooks::Hooks> {
@@ -1105,9 +1120,17 @@ fn resolve_hooks(
             origins.set(format!("hooks.{}", event.as_str()), Origin::User);
         }
     }
-    let Some(section) = project.filter(|s| !s.is_empty()) else {
-        return Ok(hooks);
+    let section = match project.hooks() {
+        Ok(Some(section)) => section,
+        Ok(None) => return Ok(hooks),
+        Err(e) => {
+            warnings.push(format!(
+                "ignored the project's [hooks] in .codesmith/config.toml: {e}"
+            ));
+            return Ok(hooks);
+        }
     };
+    let section = &section;
     let digest = section.digest();
     let state = TrustStore::load(home).project_state(workspace, TrustKind::Hooks, "hooks", &digest);
     if !state.is_trusted() {

@@ -301,3 +301,60 @@ async fn prompt_hooks_add_context_and_a_stop_hook_sends_the_model_back_once() {
     assert!(second.contains("run the tests first"), "{second}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("Ran the tests"));
 }
+
+#[test]
+fn config_show_lists_hooks_with_their_origin_and_a_bad_project_section_costs_no_tightening() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "approval = \"auto\"\n{}",
+            hook("PreToolUse", Some("exec_shell"), "exit 0", Some(5))
+        ),
+    );
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    std::fs::write(
+        ws.join(".codesmith/config.toml"),
+        "approval = \"never\"\n[[hooks.PreToolUze]]\ncommand = [\"/bin/true\"]\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args([
+            "config",
+            "show",
+            "--json",
+            "--workspace",
+            ws.to_str().unwrap(),
+        ])
+        .env("CODESMITH_HOME", sb.home())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let shown: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let text = shown.to_string();
+    assert!(
+        text.contains("\"key\":\"hooks.PreToolUse\"") && text.contains("\"timeout_secs\":5"),
+        "{text}"
+    );
+    let hooks = shown
+        .as_array()
+        .or_else(|| shown["settings"].as_array())
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "hooks.PreToolUse")
+        .unwrap();
+    assert_eq!(hooks["origin"], "user");
+    // The project's typo is a warning; its approval tightening still holds.
+    assert!(text.contains("PreToolUze"), "{text}");
+    let approval = shown
+        .as_array()
+        .or_else(|| shown["settings"].as_array())
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "approval")
+        .unwrap();
+    assert_eq!(approval["value"], "never", "{approval}");
+}

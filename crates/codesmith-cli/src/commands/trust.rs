@@ -43,7 +43,12 @@ fn record(
 fn hooks(workspace: &WorkspaceArg) -> Result<Exit, Exit> {
     let (home, ws) = places(workspace)?;
     let layer = config::ProjectLayer::load(&ws, &home);
-    let Some(section) = layer.config.hooks.as_ref().filter(|s| !s.is_empty()) else {
+    let section = layer.hooks().map_err(|e| {
+        usage(anyhow::anyhow!(
+            "the project's [hooks] in .codesmith/config.toml do not parse: {e}"
+        ))
+    })?;
+    let Some(section) = section.as_ref() else {
         return Err(usage(anyhow::anyhow!(
             "{} has no [hooks] to trust",
             ws.join(".codesmith/config.toml").display()
