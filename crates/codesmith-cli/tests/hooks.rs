@@ -358,3 +358,47 @@ fn config_show_lists_hooks_with_their_origin_and_a_bad_project_section_costs_no_
         .unwrap();
     assert_eq!(approval["value"], "never", "{approval}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_tool_use_hook_holds_for_a_subagents_calls_too() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &hook(
+            "PreToolUse",
+            Some("exec_shell"),
+            "echo 'blocked by policy X' >&2; exit 2",
+            None,
+        ),
+    );
+    let server = ScriptedServer::start().await;
+    let call =
+        serde_json::json!({"type": "general", "description": "touch", "prompt": "touch a file"});
+    server
+        .push(Scripted::tool_call("p1", "agent", call.to_string()))
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "touch child.txt"}"#,
+        ))
+        .push(Scripted::text("Blocked."))
+        .push(Scripted::text("The child was blocked."));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "delegate"]),
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !ws.join("child.txt").exists(),
+        "the child's blocked command ran"
+    );
+    let child = tool_messages(&server.request_bodies()[2]);
+    assert!(child[0].contains("blocked by policy X"), "{}", child[0]);
+}
