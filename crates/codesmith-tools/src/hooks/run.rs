@@ -192,11 +192,14 @@ async fn read_bounded(pipe: Option<impl AsyncRead + Unpin>) -> Vec<u8> {
 /// `additionalContext`) or plain text (context).
 fn read_answer(stdout: &str) -> HookOutcome {
     let text = stdout.trim();
-    let Ok(Value::Object(answer)) = serde_json::from_str::<Value>(text) else {
-        return HookOutcome::Continue {
-            context: (!text.is_empty()).then(|| text.to_string()),
-            approve: false,
-        };
+    let answer = match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => {
+            return HookOutcome::Continue {
+                context: (!text.is_empty()).then(|| text.to_string()),
+                approve: false,
+            };
+        }
     };
     let specific = answer.get("hookSpecificOutput");
     let field = |v: Option<&Value>, key: &str| {
@@ -204,15 +207,15 @@ fn read_answer(stdout: &str) -> HookOutcome {
             .and_then(Value::as_str)
             .map(str::to_string)
     };
-    let decision = field(Some(&Value::Object(answer.clone())), "decision").or_else(|| {
+    let decision = field(Some(&answer), "decision").or_else(|| {
         field(specific, "permissionDecision").map(|d| match d.as_str() {
             "deny" => "block".to_string(),
             "allow" => "approve".to_string(),
             other => other.to_string(),
         })
     });
-    let reason = field(Some(&Value::Object(answer.clone())), "reason")
-        .or_else(|| field(specific, "permissionDecisionReason"));
+    let reason =
+        field(Some(&answer), "reason").or_else(|| field(specific, "permissionDecisionReason"));
     let context = field(specific, "additionalContext");
     match decision.as_deref() {
         Some("block") => HookOutcome::Block {
