@@ -240,6 +240,23 @@ pub(crate) fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
             reason,
         } => vec![retry_line(*attempt, *wait_ms, reason)],
         Event::Notice { message } => vec![notice_line(message)],
+        Event::McpProgress {
+            tool,
+            progress,
+            total,
+            message,
+            ..
+        } => {
+            let amount = match total {
+                Some(t) => format!("{progress}/{t}"),
+                None => progress.to_string(),
+            };
+            let text = match message {
+                Some(m) => format!("  … {tool}: {amount} {m}"),
+                None => format!("  … {tool}: {amount}"),
+            };
+            vec![terminal_safe(&text).into_owned()]
+        }
         Event::Compaction {
             trigger,
             stage,

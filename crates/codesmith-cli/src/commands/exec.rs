@@ -103,9 +103,23 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     let stop = shutdown.token();
     let mut interrupted = false;
     let mut finished = None;
+    // What the MCP servers report (progress, tool-list changes, warnings) is shown as it
+    // comes, between the engine's events.
+    let mut mcp_events = mcp.take_events();
     loop {
         let event = tokio::select! {
             event = handle.next_event() => event,
+            Some(e) = async {
+                match mcp_events.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                if let Some(event) = setup::mcp_event(&resolved.home, e) {
+                    progress.show(&event);
+                }
+                continue;
+            }
             () = stop.cancelled(), if !interrupted => {
                 interrupted = true;
                 let _ = handle.submit(Op::Interrupt).await;

@@ -15,9 +15,11 @@
 
 pub mod client;
 pub mod config;
+pub mod handler;
 pub mod http;
 pub mod schema;
 pub mod tool;
+pub mod transport;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -47,10 +49,111 @@ pub struct ServerStatus {
     /// Fail-closed entries among `tools`, with the reason.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub unavailable: BTreeMap<String, String>,
+    /// Tools the server offers only as tasks (`execution.taskSupport = "required"`),
+    /// which CodeSmith does not run: not registered. Remote names, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tasks_only: Vec<String>,
+}
+
+/// What a running server reports besides tool results, for the front ends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpEvent {
+    /// A running call reported progress (the call's idle timeout started again).
+    Progress {
+        /// The server's name.
+        server: String,
+        /// The tool's registered name (`mcp__SERVER__TOOL`).
+        tool: String,
+        /// Progress so far (the server's unit).
+        progress: f64,
+        /// The total, when the server knows it.
+        total: Option<f64>,
+        /// The server's message, at most 500 bytes.
+        message: Option<String>,
+    },
+    /// A log message (`notifications/message`), or CodeSmith's note about the server.
+    Log {
+        /// The server's name.
+        server: String,
+        /// Its level as the protocol names it (`debug` … `emergency`).
+        level: String,
+        /// The text (the logger's name first, when given), at most 2,000 bytes.
+        text: String,
+    },
+    /// The server changed its tool list and the tools were listed again.
+    ToolsChanged {
+        /// The server's name.
+        server: String,
+        /// Tools appended to the catalogue (registered names).
+        added: Vec<String>,
+        /// Tools the server no longer offers (registered names; calls are refused).
+        removed: Vec<String>,
+    },
+}
+
+impl McpEvent {
+    /// Whether the user sees it: progress, tool-list changes, and log messages at
+    /// `warning` and above.
+    pub fn shown_to_user(&self) -> bool {
+        match self {
+            McpEvent::Log { level, .. } => matches!(
+                level.as_str(),
+                "warning" | "error" | "critical" | "alert" | "emergency"
+            ),
+            _ => true,
+        }
+    }
+
+    /// One line for the user (a notice).
+    pub fn describe(&self) -> String {
+        match self {
+            McpEvent::Progress {
+                tool,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                let amount = match total {
+                    Some(t) => format!("{progress}/{t}"),
+                    None => format!("{progress}"),
+                };
+                match message {
+                    Some(m) => format!("{tool}: progress {amount}: {m}"),
+                    None => format!("{tool}: progress {amount}"),
+                }
+            }
+            McpEvent::Log {
+                server,
+                level,
+                text,
+            } => format!("MCP server `{server}` [{level}]: {text}"),
+            McpEvent::ToolsChanged {
+                server,
+                added,
+                removed,
+            } => {
+                let mut parts = Vec::new();
+                if !added.is_empty() {
+                    parts.push(format!("added {}", added.join(", ")));
+                }
+                if !removed.is_empty() {
+                    parts.push(format!("removed {}", removed.join(", ")));
+                }
+                format!(
+                    "MCP server `{server}` changed its tools: {}",
+                    parts.join("; ")
+                )
+            }
+        }
+    }
 }
 
 /// Default number of MCP tools above which servers without `defer` are deferred.
 pub const DEFAULT_DEFER_THRESHOLD: usize = 20;
+
+/// Queued [`McpEvent`]s at most; more are dropped until the front end catches up.
+const EVENT_QUEUE: usize = 1024;
 
 /// What starting the configured servers produced.
 #[derive(Default, Clone)]
@@ -61,6 +164,10 @@ pub struct McpStart {
     pub deferred: BTreeSet<String>,
     /// One status per configured server, by name.
     pub servers: Vec<ServerStatus>,
+    /// The running servers.
+    pub running: Vec<Arc<McpServer>>,
+    /// Where the running servers' events arrive, until a front end takes it.
+    events: Arc<std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<McpEvent>>>>,
 }
 
 impl std::fmt::Debug for McpStart {
@@ -75,6 +182,9 @@ impl McpStart {
     /// Adds the tools to `registry` (deferred ones deferred) and, when anything is
     /// deferred, `tool_search`.
     pub fn register_into(&self, registry: &mut crate::Registry) {
+        for server in &self.running {
+            server.add_registry(registry.late_tools());
+        }
         for tool in &self.tools {
             if self.deferred.contains(tool.name()) {
                 registry.register_deferred(tool.clone());
@@ -83,6 +193,41 @@ impl McpStart {
             }
         }
         registry.enable_tool_search();
+    }
+
+    /// The receiver of the running servers' events (progress, logs, tool-list changes):
+    /// the first call takes it, later ones get `None`.
+    pub fn take_events(&self) -> Option<tokio::sync::mpsc::Receiver<McpEvent>> {
+        self.events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+
+    /// What the system prompt says about the MCP servers: each server that failed to
+    /// start is named with why ("server X is unavailable: …"), so the model does not
+    /// guess from `NOT_FOUND`; empty when every server runs. Byte-stable for one start.
+    pub fn prompt_section(&self) -> String {
+        let failed: Vec<String> = self
+            .servers
+            .iter()
+            .filter_map(|s| {
+                s.error.as_ref().map(|e| {
+                    let first = e.lines().next().unwrap_or_default();
+                    format!(
+                        "- MCP server `{}` is unavailable: {}; its tools (`mcp__{}__*`) are \
+                         missing from this session.",
+                        s.name,
+                        tool::clip(first, 300),
+                        s.name
+                    )
+                })
+            })
+            .collect();
+        if failed.is_empty() {
+            return String::new();
+        }
+        format!("\n\n# MCP servers\n{}\n", failed.join("\n"))
     }
 
     /// One notice per server that failed to start (to be shown once).
@@ -116,21 +261,33 @@ pub async fn start_servers(
 ) -> McpStart {
     let starts = servers.iter().map(|(name, cfg)| async move {
         if !cfg.is_enabled() {
-            return (status(name, "disabled", None), Vec::new());
+            return (status(name, "disabled", None), Vec::new(), None);
         }
         if !schema::is_valid_server_name(name) {
             let why = "its name must match [a-zA-Z0-9_-]{1,64} without `__`".to_string();
-            return (status(name, "failed", Some(why)), Vec::new());
+            return (status(name, "failed", Some(why)), Vec::new(), None);
         }
         match McpServer::start(name, cfg, workspace, lookup, network).await {
-            Ok((server, raw)) => register(server, &raw),
-            Err(e) => (status(name, "failed", Some(e)), Vec::new()),
+            Ok((server, raw, tasks_only)) => {
+                let (mut st, tools) = register(server.clone(), &raw);
+                st.tasks_only = tasks_only;
+                (st, tools, Some(server))
+            }
+            Err(e) => (status(name, "failed", Some(e)), Vec::new(), None),
         }
     });
-    let mut out = McpStart::default();
+    let (tx, rx) = tokio::sync::mpsc::channel(EVENT_QUEUE);
+    let mut out = McpStart {
+        events: Arc::new(std::sync::Mutex::new(Some(rx))),
+        ..McpStart::default()
+    };
     let started = futures::future::join_all(starts).await;
-    let total: usize = started.iter().map(|(_, t)| t.len()).sum();
-    for (st, tools) in started {
+    let total: usize = started.iter().map(|(_, t, _)| t.len()).sum();
+    for (st, tools, server) in started {
+        if let Some(server) = server {
+            server.set_events(tx.clone());
+            out.running.push(server);
+        }
         let defer = servers
             .get(&st.name)
             .and_then(|c| c.defer)
@@ -151,6 +308,7 @@ fn status(name: &str, state: &'static str, error: Option<String>) -> ServerStatu
         error,
         tools: Vec::new(),
         unavailable: BTreeMap::new(),
+        tasks_only: Vec::new(),
     }
 }
 
@@ -160,46 +318,59 @@ fn register(server: Arc<McpServer>, raw: &[Value]) -> (ServerStatus, Vec<Arc<dyn
     let mut tools: BTreeMap<String, Arc<dyn Tool>> = BTreeMap::new();
     let trusted = server.config().is_trusted();
     for t in raw {
-        let remote = t
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let full = schema::qualified_name(server.name(), &remote);
-        let schema_in = t.get("inputSchema").cloned().unwrap_or(Value::Null);
-        let verdict = if !schema::is_valid_name(&full) {
-            Err(format!(
-                "its name does not fit [a-zA-Z0-9_-]{{1,64}} as `{full}`"
-            ))
-        } else {
-            schema::sanitize_schema(&schema_in)
-        };
-        let entry: McpTool = match verdict {
-            Ok(clean) => {
-                let description = t
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                McpTool::new(
-                    full.clone(),
-                    description,
-                    clean,
-                    tool::capability_for(trusted, t),
-                    remote,
-                    server.clone(),
-                )
-            }
-            Err(why) => {
-                let name = schema::placeholder_name(server.name(), &remote);
-                st.unavailable.insert(name.clone(), why.clone());
-                McpTool::unavailable(name, remote, why, server.clone())
-            }
-        };
+        let entry = entry(&server, trusted, t, Some(&mut st.unavailable));
         let name = entry.name().to_string();
         // A placeholder that collides with a real tool never replaces it.
         tools.entry(name).or_insert_with(|| Arc::new(entry));
     }
     st.tools = tools.keys().cloned().collect();
     (st, tools.into_values().collect())
+}
+
+/// The registry entry for one tool as the server described it (`t`): usable, or a
+/// fail-closed placeholder (noted in `unavailable`) when its name or schema does not fit.
+pub(crate) fn entry(
+    server: &Arc<McpServer>,
+    trusted: bool,
+    t: &Value,
+    unavailable: Option<&mut BTreeMap<String, String>>,
+) -> McpTool {
+    let remote = t
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let full = schema::qualified_name(server.name(), &remote);
+    let schema_in = t.get("inputSchema").cloned().unwrap_or(Value::Null);
+    let verdict = if !schema::is_valid_name(&full) {
+        Err(format!(
+            "its name does not fit [a-zA-Z0-9_-]{{1,64}} as `{full}`"
+        ))
+    } else {
+        schema::sanitize_schema(&schema_in)
+    };
+    match verdict {
+        Ok(clean) => {
+            let description = t
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            McpTool::new(
+                full,
+                description,
+                clean,
+                tool::capability_for(trusted, t),
+                remote,
+                server.clone(),
+            )
+        }
+        Err(why) => {
+            let name = schema::placeholder_name(server.name(), &remote);
+            if let Some(u) = unavailable {
+                u.insert(name.clone(), why.clone());
+            }
+            McpTool::unavailable(name, remote, why, server.clone())
+        }
+    }
 }

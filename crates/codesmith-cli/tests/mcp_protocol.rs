@@ -1,0 +1,348 @@
+//! The MCP client's failure paths and notifications, end to end through `codesmith exec`
+//! and the scripted model, against a server scripted on the wire
+//! (`fixtures/mcp/raw_server.py`, plain Python, no SDK): stderr of a failing server, an
+//! oversized and an undecodable answer, `list_changed`, progress, logging, tasks-only
+//! tools, roots, sampling, elicitation and the client's identity.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use codesmith_testkit::{Scripted, ScriptedServer};
+use serde_json::Value;
+
+use crate::common::{self, Sandbox, codesmith, exec_args};
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/raw_server.py")
+}
+
+/// A sandbox whose user config has the scripted server `raw` (logging to the returned
+/// file) with `raw_extra` in its section, plus `extra` TOML.
+fn raw_sandbox(raw_extra: &str, extra: &str) -> (Sandbox, PathBuf) {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("raw.jsonl");
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!(
+            "[mcp_servers.raw]\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n{raw_extra}\n{extra}",
+            fixture().to_str().unwrap(),
+            log.to_str().unwrap(),
+        ),
+    )
+    .unwrap();
+    (sb, log)
+}
+
+/// The messages the server received, with the time each arrived.
+fn received(log: &Path) -> Vec<(f64, Value)> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| (v["t"].as_f64().unwrap_or(0.0), v["msg"].clone()))
+        .collect()
+}
+
+fn calls_of(log: &Path) -> Vec<(f64, String)> {
+    received(log)
+        .into_iter()
+        .filter(|(_, m)| m["method"] == "tools/call")
+        .map(|(t, m)| (t, m["params"]["name"].as_str().unwrap_or("").to_string()))
+        .collect()
+}
+
+fn tool_messages(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn system_prompt(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+async fn run(sb: &Sandbox, model: &ScriptedServer, json: bool) -> std::process::Output {
+    let ws = sb.ws();
+    let mut rest = vec!["Use the MCP tools"];
+    if json {
+        rest.insert(0, "--json");
+    }
+    codesmith(
+        &sb.home(),
+        &exec_args(&ws, &model.base_url(), "auto", &rest),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_server_is_named_with_its_stderr_and_a_dead_one_says_why() {
+    let (sb, _) = raw_sandbox(
+        "",
+        &format!(
+            "[mcp_servers.boom]\ncommand = \"python3\"\nargs = [{:?}, \"/dev/null\", \"--boom\"]\n",
+            fixture().to_str().unwrap()
+        ),
+    );
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__die", "{}"))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The user sees why the server did not start: its own last words.
+    assert!(
+        stderr.contains("MCP server `boom` is unavailable")
+            && stderr.contains("boom: missing API key"),
+        "{stderr}"
+    );
+    // The model is told too, in the system prompt, instead of guessing from NOT_FOUND.
+    let bodies = model.request_bodies();
+    let prompt = system_prompt(&bodies[0]);
+    assert!(
+        prompt.contains("MCP server `boom` is unavailable") && prompt.contains("mcp__boom__"),
+        "{prompt}"
+    );
+    // A server that dies during a call: its exit status and stderr name the cause.
+    let results = tool_messages(&bodies[1]);
+    assert!(
+        results[0].contains("UNAVAILABLE")
+            && results[0].contains("exit status 4")
+            && results[0].contains("fatal: the index is corrupt"),
+        "{}",
+        results[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_and_undecodable_answers_fail_their_call_at_once() {
+    let (sb, log) = raw_sandbox("tool_timeout_secs = 60\nstartup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__huge", "{}"))
+        .push(Scripted::tool_call("c2", "mcp__raw__surrogate", "{}"))
+        .push(Scripted::tool_call(
+            "c3",
+            "mcp__raw__echo",
+            r#"{"text": "still here"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let started = Instant::now();
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let results = tool_messages(&model.request_bodies()[3]);
+    assert_eq!(results.len(), 3);
+    assert!(
+        results[0].contains("TOOL_ERROR")
+            && results[0].contains("larger than the 16 MiB")
+            && results[0].contains("bytes"),
+        "{}",
+        results[0]
+    );
+    assert!(!results[0].contains("in time"), "{}", results[0]);
+    assert!(
+        results[1].contains("could not be decoded at byte") && results[1].contains("surrogate"),
+        "{}",
+        results[1]
+    );
+    // The connection went on: the next call on it works.
+    assert!(results[2].contains("echo: still here"), "{}", results[2]);
+    // Each failed call was answered within 2 s: the next call reached the server that soon.
+    let calls = calls_of(&log);
+    let names: Vec<&str> = calls.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(names, ["huge", "surrogate", "echo"]);
+    for pair in calls.windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(gap < 2.0, "{} took {gap:.2}s to fail", pair[0].1);
+    }
+}
+
+/// `b`'s JSON text is `a`'s with more elements appended.
+fn extends(a: &Value, b: &Value) -> bool {
+    let (a, b) = (a.to_string(), b.to_string());
+    let head = a.strip_suffix(']').unwrap();
+    b.len() > a.len() && b.starts_with(head) && b[head.len()..].starts_with(',')
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_added_later_is_callable_and_the_request_only_grows() {
+    let (sb, log) = raw_sandbox("startup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__add_tool", "{}"))
+        .push(Scripted::tool_call(
+            "c2",
+            "mcp__raw__late",
+            r#"{"x": "hi"}"#,
+        ))
+        .push(Scripted::tool_call("c3", "mcp__raw__warn", "{}"))
+        .push(Scripted::tool_call("c4", "mcp__raw__drop_late", "{}"))
+        .push(Scripted::tool_call(
+            "c5",
+            "mcp__raw__late",
+            r#"{"x": "again"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let bodies = model.request_bodies();
+    assert_eq!(bodies.len(), 6, "{stderr}");
+    let first = tool_names(&bodies[0]);
+    assert!(first.contains(&"mcp__raw__echo".to_string()));
+    assert!(!first.contains(&"mcp__raw__late".to_string()));
+    // A tool only runnable as a task is not offered.
+    assert!(first.iter().all(|n| !n.contains("research")), "{first:?}");
+    // The new tool is appended at the tail: the request is a byte-extension.
+    assert!(extends(&bodies[0]["tools"], &bodies[1]["tools"]));
+    assert_eq!(
+        tool_names(&bodies[1]).last().map(String::as_str),
+        Some("mcp__raw__late")
+    );
+    for b in &bodies[2..] {
+        assert_eq!(b["tools"].to_string(), bodies[1]["tools"].to_string());
+    }
+    let results = tool_messages(&bodies[5]);
+    assert!(results[1].contains("late says hi"), "{}", results[1]);
+    assert!(results[2].contains("warned"), "{}", results[2]);
+    assert!(
+        results[4].contains("removed by the server") && !results[4].contains("late says"),
+        "{}",
+        results[4]
+    );
+    // The user is shown the change and the warning, not the debug message.
+    assert!(
+        stderr.contains("MCP server `raw` changed its tools: added mcp__raw__late"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("removed mcp__raw__late"), "{stderr}");
+    assert!(stderr.contains("[warning]: disk: quota at 91%"), "{stderr}");
+    assert!(!stderr.contains("a detail nobody needs"), "{stderr}");
+    let mcp_log = std::fs::read_to_string(sb.home().join("logs/mcp.log")).unwrap();
+    assert!(
+        mcp_log.contains("debug raw: a detail nobody needs")
+            && mcp_log.contains("warning raw: disk: quota at 91%"),
+        "{mcp_log}"
+    );
+    // The removed tool was never called at the server.
+    let late_calls = calls_of(&log)
+        .into_iter()
+        .filter(|(_, n)| n == "late")
+        .count();
+    assert_eq!(late_calls, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_keeps_a_call_alive_past_its_idle_timeout() {
+    let (sb, _) = raw_sandbox("tool_timeout_secs = 3\nstartup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call(
+            "c1",
+            "mcp__raw__slow_progress",
+            r#"{"steps": 10}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, true).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_messages(&model.request_bodies()[1]);
+    assert!(results[0].contains("finished 10 steps"), "{}", results[0]);
+    let progress: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "mcp_progress")
+        .collect();
+    assert!(progress.len() >= 5, "{stdout}");
+    let last = progress.last().unwrap();
+    assert_eq!(last["tool"], "mcp__raw__slow_progress");
+    assert_eq!(last["server"], "raw");
+    assert_eq!(last["total"], 10.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_names_itself_offers_the_workspace_root_and_refuses_sampling() {
+    let (sb, log) = raw_sandbox("startup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call(
+            "c1",
+            "mcp__raw__echo",
+            r#"{"text": "x"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let msgs: Vec<Value> = received(&log).into_iter().map(|(_, m)| m).collect();
+    let init = msgs.iter().find(|m| m["method"] == "initialize").unwrap();
+    assert_eq!(init["params"]["clientInfo"]["name"], "codesmith", "{init}");
+    assert_eq!(
+        init["params"]["clientInfo"]["version"],
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(init["params"]["capabilities"]["roots"]["listChanged"], true);
+    assert!(init["params"]["capabilities"].get("sampling").is_none());
+    let answer = |id: &str| {
+        msgs.iter()
+            .find(|m| m["id"] == id && m.get("method").is_none())
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let roots = answer("roots");
+    let list = roots["result"]["roots"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{roots}");
+    let ws = sb.ws().canonicalize().unwrap();
+    let uri = list[0]["uri"].as_str().unwrap();
+    assert!(
+        uri.starts_with("file://") && uri.trim_end_matches('/').ends_with(ws.to_str().unwrap()),
+        "{uri}"
+    );
+    let sampling = answer("sampling");
+    assert!(
+        sampling["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("does not run sampling"),
+        "{sampling}"
+    );
+    let elicit = answer("elicit");
+    assert_eq!(elicit["result"]["action"], "decline", "{elicit}");
+    // `codesmith mcp list` says which tools were left out as tasks-only.
+    let list = common::mcp_list_json(&sb.home(), &sb.ws()).await;
+    let v: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(
+        v["servers"][0]["tasks_only"],
+        serde_json::json!(["research"])
+    );
+}
