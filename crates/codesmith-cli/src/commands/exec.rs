@@ -136,6 +136,7 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         }
     }
     let _ = handle.shutdown().await;
+    mcp.close().await;
     let status = match &finished {
         Some(Event::TaskFinished { status, .. }) => Some(*status),
         _ => None,

@@ -123,6 +123,7 @@ async fn list(args: WorkspaceArg, json: bool) -> Exit {
         Err(e) => return usage(e),
     };
     let start = setup::mcp_servers(&settings).await;
+    start.close().await;
     if json {
         let value = serde_json::json!({ "servers": start.servers });
         println!("{value}");

@@ -390,6 +390,16 @@ impl McpServer {
         Ok((peer, wire))
     }
 
+    /// Closes the connection, waiting at most `limit`: an HTTP session is ended with
+    /// `DELETE` (as the streamable-HTTP transport asks of a client that leaves), a stdio
+    /// server's stdin is closed.
+    pub async fn close(&self, limit: std::time::Duration) {
+        let service = self.conn.lock().await.service.take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(limit).await;
+        }
+    }
+
     /// Whether the server still offers `tool` (its remote name).
     pub fn offers(&self, tool: &str) -> bool {
         guard(&self.offered).contains(tool)

@@ -195,6 +195,13 @@ impl McpStart {
         registry.enable_tool_search();
     }
 
+    /// Closes every running server's connection (concurrently, each within 2 s): HTTP
+    /// sessions are ended with `DELETE`. Front ends call it once, before they exit.
+    pub async fn close(&self) {
+        let limit = std::time::Duration::from_secs(2);
+        futures::future::join_all(self.running.iter().map(|s| s.close(limit))).await;
+    }
+
     /// The receiver of the running servers' events (progress, logs, tool-list changes):
     /// the first call takes it, later ones get `None`.
     pub fn take_events(&self) -> Option<tokio::sync::mpsc::Receiver<McpEvent>> {
