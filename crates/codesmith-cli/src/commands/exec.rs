@@ -91,13 +91,17 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
     // Nobody is present: requests that need a person are refused, saying how to allow them.
+    // `/mcp__SERVER__PROMPT args` runs an MCP server's prompt: the task is its text.
+    let task = match mcp.render_prompt(&args.task).await {
+        None => args.task.clone(),
+        Some(Ok(text)) => text,
+        Some(Err(e)) => {
+            mcp.close().await;
+            return usage(anyhow::anyhow!(e));
+        }
+    };
     let mut handle = engine.spawn(Approvals::Refused);
-    if let Err(e) = handle
-        .submit(Op::UserTask {
-            text: args.task.clone(),
-        })
-        .await
-    {
+    if let Err(e) = handle.submit(Op::UserTask { text: task }).await {
         return Exit::failed(e.into());
     }
     let stop = shutdown.token();

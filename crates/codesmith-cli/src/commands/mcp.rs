@@ -125,7 +125,8 @@ async fn list(args: WorkspaceArg, json: bool) -> Exit {
     let start = setup::mcp_servers(&settings).await;
     start.close().await;
     if json {
-        let value = serde_json::json!({ "servers": start.servers });
+        let value =
+            serde_json::json!({ "servers": start.servers, "prompts": start.prompt_commands() });
         println!("{value}");
     } else if start.servers.is_empty() {
         println!(
@@ -142,6 +143,16 @@ async fn list(args: WorkspaceArg, json: bool) -> Exit {
                     Some(why) => println!("  {t} (unavailable: {why})"),
                     None => println!("  {t}"),
                 }
+            }
+            for t in &s.tasks_only {
+                println!("  {t} (not offered: it runs only as a task)");
+            }
+            for p in start
+                .prompt_commands()
+                .iter()
+                .filter(|p| p.server == s.name)
+            {
+                println!("  {} (prompt)", p.command);
             }
         }
     }

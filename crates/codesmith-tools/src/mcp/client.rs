@@ -101,7 +101,23 @@ pub struct McpServer {
     late: StdMutex<Vec<LateTools>>,
     /// Held while the tools are listed again.
     relisting: Mutex<()>,
+    /// What the server said at the handshake (first connection).
+    about: OnceLock<About>,
 }
+
+/// What a server said about itself at its first handshake.
+#[derive(Debug, Clone, Default)]
+pub struct About {
+    /// Its `instructions`, at most [`MAX_INSTRUCTIONS`] bytes.
+    pub instructions: Option<String>,
+    /// Whether it offers resources.
+    pub resources: bool,
+    /// Its prompts, as listed at start (empty when it offers none).
+    pub prompts: Vec<Value>,
+}
+
+/// Longest server `instructions` taken into the system prompt, in bytes.
+pub const MAX_INSTRUCTIONS: usize = 4_096;
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -196,6 +212,7 @@ impl McpServer {
             registered: StdMutex::default(),
             late: StdMutex::default(),
             relisting: Mutex::new(()),
+            about: OnceLock::new(),
         });
         let (service, wire) = server.connect().await?;
         let listed =
@@ -213,6 +230,33 @@ impl McpServer {
             }
             Ok(Ok(tools)) => tools,
         };
+        let info = service.peer().peer_info();
+        let mut about = About {
+            instructions: info
+                .as_ref()
+                .and_then(|i| i.instructions.as_deref())
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| super::tool::clip(t, MAX_INSTRUCTIONS).to_string()),
+            resources: info
+                .as_ref()
+                .is_some_and(|i| i.capabilities.resources.is_some()),
+            prompts: Vec::new(),
+        };
+        if info
+            .as_ref()
+            .is_some_and(|i| i.capabilities.prompts.is_some())
+        {
+            let listed =
+                tokio::time::timeout(config.startup_timeout(), service.peer().list_all_prompts())
+                    .await;
+            if let Ok(Ok(prompts)) = listed {
+                about.prompts = prompts
+                    .iter()
+                    .filter_map(|p| serde_json::to_value(p).ok())
+                    .collect();
+            }
+        }
+        let _ = server.about.set(about);
         let mut raw = Vec::new();
         let mut tasks_only = Vec::new();
         for t in &tools {
@@ -388,6 +432,73 @@ impl McpServer {
         conn.service = Some(service);
         conn.wire = wire.clone();
         Ok((peer, wire))
+    }
+
+    /// What the server said about itself at its first handshake.
+    pub fn about(&self) -> About {
+        self.about.get().cloned().unwrap_or_default()
+    }
+
+    /// One request other than a tool call (`resources/list`, `resources/read`,
+    /// `prompts/get`), bounded by the tool timeout, with the call's error kinds.
+    async fn request<T, F, Fut>(&self, make: F) -> Result<T, CallError>
+    where
+        F: FnOnce(Peer<RoleClient>) -> Fut,
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        let (peer, wire) = self.peer().await?;
+        match tokio::time::timeout(self.config.tool_timeout(), make(peer)).await {
+            Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Err(CallError::Timeout),
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(ServiceError::McpError(e))) => Err(CallError::Protocol(self.redact(&e.message))),
+            Ok(Err(_)) => {
+                self.conn.lock().await.service = None;
+                Err(self.closed(wire.as_deref()).await)
+            }
+        }
+    }
+
+    /// The server's resources (`resources/list`, every page), as it described them.
+    ///
+    /// Errors: as [`McpServer::call`].
+    pub async fn list_resources(&self) -> Result<Vec<Value>, CallError> {
+        let listed = self
+            .request(|peer| async move { peer.list_all_resources().await })
+            .await?;
+        Ok(listed
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect())
+    }
+
+    /// Reads the resource `uri` (`resources/read`): the `ReadResourceResult` as JSON.
+    ///
+    /// Errors: as [`McpServer::call`].
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let read = self
+            .request(|peer| async move { peer.read_resource(params).await })
+            .await?;
+        serde_json::to_value(read).map_err(|_| CallError::Closed(None))
+    }
+
+    /// Gets the prompt `name` with `arguments` (`prompts/get`): the `GetPromptResult` as
+    /// JSON.
+    ///
+    /// Errors: as [`McpServer::call`].
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, CallError> {
+        let mut params = rmcp::model::GetPromptRequestParams::new(name);
+        if !arguments.is_empty() {
+            params = params.with_arguments(arguments);
+        }
+        let got = self
+            .request(|peer| async move { peer.get_prompt(params).await })
+            .await?;
+        serde_json::to_value(got).map_err(|_| CallError::Closed(None))
     }
 
     /// Closes the connection, waiting at most `limit`: an HTTP session is ended with

@@ -146,7 +146,8 @@ impl Tool for McpTool {
     }
 }
 
-fn call_refusal(tool: &str, server: &str, e: CallError) -> Refusal {
+/// The refusal for a request to `server` on behalf of `tool` that produced no result.
+pub(super) fn call_refusal(tool: &str, server: &str, e: CallError) -> Refusal {
     let r = match e {
         CallError::Down(why) => Refusal::new(
             ErrorCode::Unavailable,
