@@ -164,6 +164,7 @@ pub(crate) async fn mcp_servers(settings: &Settings) -> codesmith_tools::mcp::Mc
     codesmith_tools::mcp::start_servers(
         &settings.mcp_servers,
         &settings.workspace,
+        &settings.home,
         &lookup,
         settings.mcp_defer_threshold,
         &settings.fetch.policy,

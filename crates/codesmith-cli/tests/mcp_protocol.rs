@@ -457,3 +457,186 @@ async fn server_everything_resources_prompts_and_instructions() {
         results[1]
     );
 }
+
+/// The OAuth fixture on a free loopback port, killed on drop.
+struct OauthFixture {
+    child: tokio::process::Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl OauthFixture {
+    async fn start(dir: &Path) -> OauthFixture {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = dir.join("oauth.jsonl");
+        let script =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/oauth_server.py");
+        let child = tokio::process::Command::new("python3")
+            .arg(script)
+            .arg(port.to_string())
+            .arg(&log)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no OAuth fixture"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        OauthFixture { child, port, log }
+    }
+
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+impl Drop for OauthFixture {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// A plain HTTP/1.1 GET of `url` (loopback only): the status line's code and the
+/// `Location` header.
+async fn http_get(url: &str) -> (u16, Option<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut stream = tokio::net::TcpStream::connect(host).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut text = String::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut text)).await;
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let location = text
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("location:"))
+        .map(|l| l["location:".len()..].trim().to_string());
+    (code, location)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
+    use tokio::io::AsyncBufReadExt;
+    let sb = Sandbox::new();
+    let oauth = OauthFixture::start(sb.dir.path()).await;
+    let url = format!("http://127.0.0.1:{}/mcp", oauth.port);
+    let config = sb.home().join("config.toml");
+    std::fs::write(&config, format!("[mcp_servers.web]\nurl = {url:?}\n")).unwrap();
+
+    // Without a login the server is unavailable, and the notice says what to run.
+    let model = ScriptedServer::start().await;
+    model.push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("MCP server `web` is unavailable")
+            && stderr.contains("codesmith mcp login web"),
+        "{stderr}"
+    );
+
+    // `codesmith mcp login web`: the URL is printed; a "browser" follows it.
+    let mut login = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args(["mcp", "--workspace"])
+        .arg(sb.ws())
+        .args(["login", "web"])
+        .env("CODESMITH_HOME", sb.home())
+        .env("CODESMITH_MCP_LOGIN_WAIT_SECS", "20")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(login.stderr.take().unwrap()).lines();
+    let auth_url = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.starts_with("http://127.0.0.1") {
+                return line;
+            }
+        }
+        String::new()
+    })
+    .await
+    .unwrap();
+    assert!(auth_url.contains("/authorize?"), "{auth_url}");
+    let query: std::collections::BTreeMap<String, String> = url::Url::parse(&auth_url)
+        .unwrap()
+        .query_pairs()
+        .into_owned()
+        .collect();
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert_eq!(query["client_id"], "cid-1", "registered dynamically");
+    let (code, location) = http_get(&auth_url).await;
+    assert_eq!(code, 302);
+    let (code, _) = http_get(&location.unwrap()).await;
+    assert_eq!(code, 200, "the loopback redirect is answered");
+    let status = tokio::time::timeout(Duration::from_secs(20), login.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+    let token_file = sb.home().join("mcp-auth/web.json");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(!sb.ws().join(".codesmith/mcp-auth").exists());
+
+    // The first access token expires in 1 s: the session refreshes it, then calls.
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__web__whoami", "{}"))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_messages(&model.request_bodies()[1]);
+    assert!(results[0].contains("token: at-2"), "{}", results[0]);
+    let requests = oauth.requests();
+    let grants: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r["grant"].as_str())
+        .collect();
+    assert_eq!(grants, ["authorization_code", "refresh_token"]);
+    // Access tokens went to the MCP endpoint only.
+    for r in &requests {
+        if r["auth"].as_str().is_some_and(|a| a.contains("at-")) {
+            assert_eq!(r["path"], "/mcp", "{r}");
+        }
+    }
+
+    // Pointed at another host name, the server entry does not get the stored token.
+    let elsewhere = format!("http://localhost:{}/mcp", oauth.port);
+    std::fs::write(&config, format!("[mcp_servers.web]\nurl = {elsewhere:?}\n")).unwrap();
+    let before = oauth.requests().len();
+    let model = ScriptedServer::start().await;
+    model.push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("codesmith mcp login web"), "{stderr}");
+    for r in &oauth.requests()[before..] {
+        assert!(r["auth"].is_null(), "a token went to another host: {r}");
+    }
+}

@@ -87,6 +87,8 @@ pub struct McpServer {
     config: McpServerConfig,
     link: Link,
     workspace: PathBuf,
+    /// The CodeSmith home (OAuth tokens).
+    home: PathBuf,
     conn: Mutex<Conn>,
     me: Weak<McpServer>,
     /// Where notices, progress and logs go (set once the session's servers started).
@@ -179,6 +181,7 @@ impl McpServer {
         name: &str,
         config: &McpServerConfig,
         workspace: &Path,
+        home: &Path,
         lookup: &(dyn Fn(&str) -> Option<String> + Sync),
         network: &NetworkPolicy,
     ) -> Result<(Arc<McpServer>, RawTools, Vec<String>), String> {
@@ -200,6 +203,7 @@ impl McpServer {
             config: config.clone(),
             link,
             workspace: workspace.to_path_buf(),
+            home: home.to_path_buf(),
             conn: Mutex::new(Conn {
                 service: None,
                 wire: None,
@@ -406,8 +410,48 @@ impl McpServer {
                 if let Some(token) = token {
                     cfg = cfg.auth_header(token.clone());
                 }
-                let transport = StreamableHttpClientTransport::with_client(client, cfg);
-                handler.serve(transport).await.map_err(handshake)
+                // OAuth tokens from `codesmith mcp login`, unless a static credential is
+                // configured: bound to this URL, refreshed when they expire.
+                let static_auth = token.is_some()
+                    || headers
+                        .keys()
+                        .any(|k| k.eq_ignore_ascii_case("authorization"));
+                let oauth = if static_auth {
+                    None
+                } else {
+                    super::oauth::stored_manager(&self.home, &self.name, url).await?
+                };
+                let login_hint = |e: String| {
+                    let lower = e.to_ascii_lowercase();
+                    if lower.contains("auth") || lower.contains("401") {
+                        format!(
+                            "{e}; if the server uses OAuth, run `codesmith mcp login {}` (in a \
+                             terminal: it opens a browser page and waits)",
+                            self.name
+                        )
+                    } else {
+                        e
+                    }
+                };
+                match oauth {
+                    Some(manager) => {
+                        let authed = rmcp::transport::AuthClient::new(client, manager);
+                        let transport = StreamableHttpClientTransport::with_client(authed, cfg);
+                        handler
+                            .serve(transport)
+                            .await
+                            .map_err(handshake)
+                            .map_err(login_hint)
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::with_client(client, cfg);
+                        handler
+                            .serve(transport)
+                            .await
+                            .map_err(handshake)
+                            .map_err(login_hint)
+                    }
+                }
             }
         }
     }

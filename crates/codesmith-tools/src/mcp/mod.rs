@@ -12,11 +12,18 @@
 //! `trusted = true` and the tool declares `readOnlyHint`. Arguments pass the sanitizer
 //! before they leave; results are sanitized, size-capped (spill) and wrapped in
 //! `<external_content source="mcp:SERVER">` where every tool result is finished.
+//!
+//! Beyond tools: [`transport`] (stdio: stderr kept, oversized and undecodable answers
+//! failing their call), [`handler`] (identity, roots, sampling and elicitation answers,
+//! notifications), [`resources`] (two read-only tools), prompts as slash commands
+//! ([`McpStart::render_prompt`]), server instructions and failed servers in the system
+//! prompt ([`McpStart::prompt_section`]), and [`oauth`] for HTTP servers.
 
 pub mod client;
 pub mod config;
 pub mod handler;
 pub mod http;
+pub mod oauth;
 pub mod resources;
 pub mod schema;
 pub mod tool;
@@ -415,7 +422,8 @@ impl McpStart {
 }
 
 /// Starts every enabled server in `servers` concurrently (each bounded by its start-up
-/// timeout) in `workspace`, resolving `${VAR}` in `env` and `headers` and bearer tokens
+/// timeout) in `workspace` (OAuth tokens of HTTP servers come from `home`, see
+/// [`oauth`]), resolving `${VAR}` in `env` and `headers` and bearer tokens
 /// through `lookup`; HTTP servers' URLs must pass `network`'s deny list.
 ///
 /// Deferral: a server's `defer = true|false` decides for its tools; without it, its tools
@@ -423,6 +431,7 @@ impl McpStart {
 pub async fn start_servers(
     servers: &BTreeMap<String, McpServerConfig>,
     workspace: &Path,
+    home: &Path,
     lookup: &(dyn Fn(&str) -> Option<String> + Sync),
     defer_threshold: usize,
     network: &codesmith_policy::NetworkPolicy,
@@ -435,7 +444,7 @@ pub async fn start_servers(
             let why = "its name must match [a-zA-Z0-9_-]{1,64} without `__`".to_string();
             return (status(name, "failed", Some(why)), Vec::new(), None);
         }
-        match McpServer::start(name, cfg, workspace, lookup, network).await {
+        match McpServer::start(name, cfg, workspace, home, lookup, network).await {
             Ok((server, raw, tasks_only)) => {
                 let (mut st, tools) = register(server.clone(), &raw);
                 st.tasks_only = tasks_only;
