@@ -241,21 +241,21 @@ pub(crate) fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
         } => vec![retry_line(*attempt, *wait_ms, reason)],
         Event::Notice { message } => vec![notice_line(message)],
         Event::McpProgress {
+            server,
             tool,
             progress,
             total,
             message,
-            ..
         } => {
-            let amount = match total {
-                Some(t) => format!("{progress}/{t}"),
-                None => progress.to_string(),
-            };
-            let text = match message {
-                Some(m) => format!("  … {tool}: {amount} {m}"),
-                None => format!("  … {tool}: {amount}"),
-            };
-            vec![terminal_safe(&text).into_owned()]
+            let line = codesmith_tools::mcp::McpEvent::Progress {
+                server: server.clone(),
+                tool: tool.clone(),
+                progress: *progress,
+                total: *total,
+                message: message.clone(),
+            }
+            .describe();
+            vec![format!("  … {}", terminal_safe(&line))]
         }
         Event::Compaction {
             trigger,

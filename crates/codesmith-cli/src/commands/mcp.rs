@@ -112,17 +112,22 @@ pub(crate) async fn serve(
     Ok(())
 }
 
+/// The resolved settings for `mcp list` and `mcp login` (no model flags).
+fn settings(args: &WorkspaceArg) -> anyhow::Result<crate::config::Settings> {
+    crate::config::resolve(crate::config::Flags {
+        workspace: args.workspace.as_deref(),
+        model: &crate::config::NO_MODEL_FLAGS,
+        max_turns: None,
+    })
+}
+
 /// `codesmith mcp login NAME`: the OAuth authorization of an HTTP server (see
 /// `codesmith_tools::mcp::oauth`). The URL goes to stderr; the wait is bounded
 /// (`CODESMITH_MCP_LOGIN_WAIT_SECS`, default 300).
 /// Exit: 0 when the tokens are stored, 1 when the flow failed, 2 for an unknown or
 /// non-HTTP server.
 async fn login(args: WorkspaceArg, name: &str) -> Exit {
-    let settings = match crate::config::resolve(crate::config::Flags {
-        workspace: args.workspace.as_deref(),
-        model: &crate::config::NO_MODEL_FLAGS,
-        max_turns: None,
-    }) {
+    let settings = match settings(&args) {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
@@ -167,11 +172,7 @@ async fn login(args: WorkspaceArg, name: &str) -> Exit {
 /// prints its state (`running`, `failed` with the reason, `disabled`) and its tools.
 /// Exit: 0 when every enabled server runs, 1 when one failed, 2 on a config error.
 async fn list(args: WorkspaceArg, json: bool) -> Exit {
-    let settings = match crate::config::resolve(crate::config::Flags {
-        workspace: args.workspace.as_deref(),
-        model: &crate::config::NO_MODEL_FLAGS,
-        max_turns: None,
-    }) {
+    let settings = match settings(&args) {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
