@@ -174,6 +174,10 @@ async fn oversized_and_undecodable_answers_fail_their_call_at_once() {
     assert_eq!(names, ["huge", "surrogate", "echo"]);
     for pair in calls.windows(2) {
         let gap = pair[1].0 - pair[0].0;
+        eprintln!(
+            "measured: `{}` answered, next call {gap:.2}s later",
+            pair[0].1
+        );
         assert!(gap < 2.0, "{} took {gap:.2}s to fail", pair[0].1);
     }
 }
