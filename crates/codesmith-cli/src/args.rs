@@ -440,4 +440,11 @@ pub(crate) enum McpCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Authorize CodeSmith at an HTTP server that uses OAuth: prints the authorization
+    /// URL, waits for the browser's redirect on a loopback port, and stores the tokens in
+    /// $CODESMITH_HOME/mcp-auth/NAME.json (mode 0600).
+    Login {
+        /// The server's name in `[mcp_servers.NAME]`.
+        name: String,
+    },
 }

@@ -37,6 +37,6 @@ pub use envelope::{
     stored_refusal,
 };
 pub use files::{file_tools, register_file_tools};
-pub use registry::Registry;
+pub use registry::{LateTools, Registry};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Capability, Tool, ToolOrigin, call_tool, cancelled};

@@ -102,21 +102,39 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
     // Nobody is present: requests that need a person are refused, saying how to allow them.
+    // `/mcp__SERVER__PROMPT args` runs an MCP server's prompt: the task is its text.
+    let task = match mcp.render_prompt(&args.task).await {
+        None => args.task.clone(),
+        Some(Ok(text)) => text,
+        Some(Err(e)) => {
+            mcp.close().await;
+            return usage(anyhow::anyhow!(e));
+        }
+    };
     let mut handle = engine.spawn(Approvals::Refused);
-    if let Err(e) = handle
-        .submit(Op::UserTask {
-            text: args.task.clone(),
-        })
-        .await
-    {
+    if let Err(e) = handle.submit(Op::UserTask { text: task }).await {
         return Exit::failed(e.into());
     }
     let stop = shutdown.token();
     let mut interrupted = false;
     let mut finished = None;
+    // What the MCP servers report (progress, tool-list changes, warnings) is shown as it
+    // comes, between the engine's events.
+    let mut mcp_events = mcp.take_events();
     loop {
         let event = tokio::select! {
             event = handle.next_event() => event,
+            Some(e) = async {
+                match mcp_events.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                if let Some(event) = setup::mcp_event(&resolved.home, e) {
+                    progress.show(&event);
+                }
+                continue;
+            }
             () = stop.cancelled(), if !interrupted => {
                 interrupted = true;
                 let _ = handle.submit(Op::Interrupt).await;
@@ -133,6 +151,7 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         }
     }
     let _ = handle.shutdown().await;
+    mcp.close().await;
     let status = match &finished {
         Some(Event::TaskFinished { status, .. }) => Some(*status),
         _ => None,

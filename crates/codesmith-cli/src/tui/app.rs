@@ -294,6 +294,24 @@ impl App {
                 .status
                 .set_retry(attempt, wait_ms, &reason, Instant::now()),
             Event::Notice { message } => self.notice(message),
+            event @ Event::McpProgress { .. } => {
+                // One line per running call, updated in place while it reports progress.
+                let line = crate::render::event_lines(&event, crate::render::Paint::OFF).join(" ");
+                let same_call = |e: &Entry| {
+                    matches!(e, Entry::Info(lines) if lines.len() == 1
+                        && lines[0].split(':').next() == line.split(':').next())
+                };
+                match self.entries.last() {
+                    Some(last) if same_call(last) => {
+                        let at = self.entries.len() - 1;
+                        self.entries[at] = Entry::Info(vec![line]);
+                        if let Some(r) = self.rendered.get_mut(at) {
+                            *r = None;
+                        }
+                    }
+                    _ => self.push(Entry::Info(vec![line])),
+                }
+            }
             Event::Compaction {
                 trigger,
                 stage,
@@ -737,6 +755,31 @@ mod tests {
 
     fn ctrl(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    #[test]
+    fn mcp_progress_is_one_line_per_call_updated_in_place() {
+        let mut a = app();
+        let progress = |n: f64| Event::McpProgress {
+            server: "raw".into(),
+            tool: "mcp__raw__slow".into(),
+            progress: n,
+            total: Some(4.0),
+            message: Some(format!("step {n}")),
+        };
+        let before = a.entries.len();
+        a.apply(progress(1.0));
+        a.apply(progress(2.0));
+        assert_eq!(a.entries.len(), before + 1);
+        match a.entries.last() {
+            Some(Entry::Info(lines)) => {
+                assert!(
+                    lines[0].contains("mcp__raw__slow: progress 2/4: step 2"),
+                    "{lines:?}"
+                );
+            }
+            _ => panic!("no progress line"),
+        }
     }
 
     #[test]

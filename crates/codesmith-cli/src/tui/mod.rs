@@ -152,6 +152,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
     for notice in mcp.notices() {
         eprintln!("codesmith: {notice}");
     }
+    let servers = mcp.clone();
     let parts = driver::Parts {
         resolved: resolved.clone(),
         provider,
@@ -212,6 +213,8 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
     // without this wait would cut the work off where it stood (no result recorded for a
     // running call, a workspace half restored).
     let _ = tokio::time::timeout(STOP_GRACE, worker).await;
+    // HTTP sessions of MCP servers are ended (DELETE) before the process goes.
+    servers.close().await;
     let exit = match ended {
         Ok(exit) => exit,
         Err(signal) => {
