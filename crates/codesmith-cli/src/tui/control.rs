@@ -103,6 +103,7 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
             ),
             Err(e) => Reply::Lines(vec![e.to_string()]),
         },
+        Slash::Approvals(arg) => Reply::Lines(grants(facts, arg.as_deref())),
         Slash::Clear => Reply::Rebuild(
             Rebuild {
                 model: None,
@@ -146,6 +147,42 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
             arg.as_deref(),
         )),
     }
+}
+
+/// `/approvals` lists the workspace's saved grants; `/approvals revoke ID|--all` removes
+/// them (each change is merged into the file at once, so the running session's next
+/// question already asks).
+fn grants(facts: &Facts<'_>, arg: Option<&str>) -> Vec<String> {
+    let (home, ws) = (&facts.resolved.home, &facts.resolved.workspace);
+    let Some(arg) = arg else {
+        return crate::commands::approvals::lines(home, ws);
+    };
+    let target = arg.strip_prefix("revoke").map(str::trim);
+    let Some(target) = target.filter(|t| !t.is_empty()) else {
+        return vec!["usage: /approvals [revoke ID|--all]".to_string()];
+    };
+    let store = codesmith_engine::approval::ApprovalStore::open(home);
+    let chosen: Vec<_> = store
+        .listed(ws)
+        .into_iter()
+        .filter(|g| target == "--all" || g.id == target)
+        .collect();
+    if chosen.is_empty() {
+        return vec![format!(
+            "no saved grant has the id {target:?}: /approvals lists them"
+        )];
+    }
+    chosen
+        .iter()
+        .map(|g| match store.revoke(ws, &g.key) {
+            Ok(()) => format!(
+                "revoked {}  {}",
+                g.id,
+                codesmith_policy::terminal_safe(&g.key.describe())
+            ),
+            Err(e) => format!("could not revoke {}: {e}", g.id),
+        })
+        .collect()
 }
 
 /// `/restore N` previews; `/restore N yes` applies.
