@@ -193,3 +193,29 @@ async fn a_no_with_words_after_it_tells_the_model_why() {
     let result = tool_messages(&server.request_bodies()[1]).remove(0);
     assert!(result.contains("deploy to staging first"), "{result}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_in_read_only_writes_the_plan_as_the_final_answer() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "update_plan",
+            r#"{"plan": [{"step": "Fix add() in calc.py", "status": "pending"}, {"step": "Run the tests", "status": "pending"}]}"#,
+        ))
+        .push(Scripted::text("That is my plan."));
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&sb.ws(), &server.base_url(), "read-only", &["plan the fix"]),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("That is my plan.")
+            && stdout
+                .contains("Plan:\n1. [pending] Fix add() in calc.py\n2. [pending] Run the tests"),
+        "{stdout}"
+    );
+}

@@ -364,3 +364,24 @@ async fn approving_a_network_command_runs_that_command_with_network_in_the_sandb
     let (_, output, _) = rig.call(&mut engine, "exec_shell", fetch).await;
     assert!(!output.contains("reached"), "{output}");
 }
+
+#[tokio::test]
+async fn in_read_only_the_model_is_told_it_plans_with_the_same_bytes_every_task() {
+    let rig = Rig::new().await;
+    let note = codesmith_engine::approval::PLAN_MODE_NOTE;
+    let mut engine = rig.engine(ApprovalMode::ReadOnly, Arc::new(NoApprover));
+    for _ in 0..2 {
+        rig.server.push(Scripted::text("my plan"));
+        engine.run_task("plan it", &mut |_| {}).await.unwrap();
+    }
+    let bodies = rig.server.request_bodies();
+    let second = bodies[1].to_string();
+    let quoted = serde_json::to_string(note).unwrap();
+    let quoted = &quoted[1..quoted.len() - 1];
+    assert_eq!(second.matches(quoted).count(), 2, "{second}");
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, Arc::new(NoApprover));
+    rig.server.push(Scripted::text("done"));
+    engine.run_task("do it", &mut |_| {}).await.unwrap();
+    let third = rig.server.request_bodies()[2].to_string();
+    assert!(!third.contains("plan_mode"), "{third}");
+}

@@ -103,6 +103,7 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     let stop = shutdown.token();
     let mut interrupted = false;
     let mut finished = None;
+    let mut plan = None;
     loop {
         let event = tokio::select! {
             event = handle.next_event() => event,
@@ -117,7 +118,12 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
                 finished = Some(event);
                 break;
             }
-            Some(event) => progress.show(&event),
+            Some(event) => {
+                if let Event::PlanUpdated { plan: steps, .. } = &event {
+                    plan = Some(steps.clone());
+                }
+                progress.show(&event);
+            }
             None => break,
         }
     }
@@ -140,6 +146,13 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         // The streamed answer's open line ends before the interruption is reported.
         progress.end_answer();
         return shutdown::exit(signal, message);
+    }
+    // In plan mode the plan is the answer: written after the model's last words.
+    if resolved.approval == codesmith_policy::ApprovalMode::ReadOnly
+        && status == Some(TaskStatus::Completed)
+        && let Some(plan) = plan.filter(|p| !p.is_empty())
+    {
+        progress.write_plan(&plan);
     }
     // The last event line: how the task ended (plain progress shows nothing for it).
     if let Some(event) = &finished {

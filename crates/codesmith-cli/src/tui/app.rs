@@ -625,6 +625,16 @@ impl App {
                 }
                 return Action::None;
             }
+            KeyCode::BackTab => {
+                // Shift-Tab: the next rung of the approval ladder (plan mode first).
+                let next = self
+                    .status
+                    .approval
+                    .parse::<codesmith_policy::ApprovalMode>()
+                    .unwrap_or_default()
+                    .cycled();
+                return Action::Slash(Slash::Approval(Some(next.as_str().to_string())));
+            }
             KeyCode::PageUp => {
                 self.scroll = self.scroll.saturating_add(10);
                 return Action::None;

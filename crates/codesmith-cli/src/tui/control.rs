@@ -6,6 +6,7 @@ use codesmith_tools::memory::{INDEX_FILE, project_memory_dir, user_memory_dir};
 use futures::future::BoxFuture;
 
 use super::app::VerdictCounts;
+use codesmith_policy::ApprovalMode;
 use codesmith_protocol::Op;
 
 use super::driver::{Rebuild, SessionChoice};
@@ -104,6 +105,33 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
             Err(e) => Reply::Lines(vec![e.to_string()]),
         },
         Slash::Approvals(arg) => Reply::Lines(grants(facts, arg.as_deref())),
+        Slash::Accept(_) if facts.approval != ApprovalMode::ReadOnly.as_str() => {
+            Reply::Lines(vec![
+                "nothing to accept: plan in read-only mode first (Shift-Tab or /approval read-only)"
+                    .to_string(),
+            ])
+        }
+        Slash::Accept(arg) => {
+            let mode = match arg.as_deref().map(str::trim) {
+                None | Some("") | Some("auto-edit") => ApprovalMode::AutoEdit,
+                Some("auto") => ApprovalMode::Auto,
+                Some(other) => {
+                    return Reply::Lines(vec![format!(
+                        "usage: /accept [auto] (not {other:?}): the plan runs in auto-edit or auto"
+                    )]);
+                }
+            };
+            Reply::Rebuild(
+                Rebuild {
+                    model: None,
+                    approval: Some(mode),
+                    session: SessionChoice::Keep,
+                },
+                vec![format!(
+                    "plan accepted: approval {mode}; the work starts with the plan's steps"
+                )],
+            )
+        }
         Slash::Clear => Reply::Rebuild(
             Rebuild {
                 model: None,
@@ -194,6 +222,7 @@ fn waits_for_idle(cmd: &Slash) -> bool {
         cmd,
         Slash::Model(Some(_))
             | Slash::Approval(Some(_))
+            | Slash::Accept(_)
             | Slash::Clear
             | Slash::Resume(Some(_))
             | Slash::Compact

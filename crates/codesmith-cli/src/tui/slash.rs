@@ -11,6 +11,9 @@ pub(crate) enum Slash {
     Approval(Option<String>),
     /// `/approvals [revoke ID|--all]`: list the workspace's saved grants, or revoke some.
     Approvals(Option<String>),
+    /// `/accept [auto]`: accept the plan made in plan mode: switch to `auto-edit` (or
+    /// `auto`) and start the work with the plan as its first step list.
+    Accept(Option<String>),
     /// `/compact`: summarise older history to free context.
     Compact,
     /// `/restore N`: roll the workspace back to before task N.
@@ -40,6 +43,10 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
     (
         "approval",
         "[read-only|suggest|auto-edit|auto|never] show or switch the approval mode (Shift-Tab cycles)",
+    ),
+    (
+        "accept",
+        "[auto] accept the plan: switch to auto-edit (or auto) and start the work",
     ),
     (
         "approvals",
@@ -124,6 +131,7 @@ pub(crate) fn parse(input: &str) -> Parsed {
         "model" => Slash::Model(arg),
         "approval" => Slash::Approval(arg),
         "approvals" | "grants" => Slash::Approvals(arg),
+        "accept" => Slash::Accept(arg),
         "compact" => Slash::Compact,
         "restore" => Slash::Restore(arg),
         "verify" => Slash::Verify,

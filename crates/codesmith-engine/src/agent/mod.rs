@@ -373,7 +373,15 @@ impl Engine {
         self.session.answer_open_calls(PREVIOUS_RUN_ENDED)?;
         self.runtime.ctx = Arc::new(self.runtime.ctx.with_cancel(cancel.clone()));
         self.current_task = Some(Message::user_text(task));
-        self.session.push(Message::user_text(task))?;
+        let mut message = Message::user_text(task);
+        if self.runtime.mode == codesmith_policy::ApprovalMode::ReadOnly {
+            message
+                .content
+                .push(codesmith_protocol::ContentBlock::Text {
+                    text: crate::approval::PLAN_MODE_NOTE.to_string(),
+                });
+        }
+        self.session.push(message)?;
         let task_no = self.runtime.snapshots.begin_task();
         self.session.note(
             crate::session::NoteKind::TaskStart,
