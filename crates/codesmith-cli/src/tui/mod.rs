@@ -369,12 +369,12 @@ impl Ui {
     }
 
     /// Answers the approval question on screen.
-    pub(crate) fn answer(&mut self, answer: ApprovalAnswer) {
+    pub(crate) fn answer(&mut self, answer: ApprovalAnswer, reason: Option<String>) {
         if let Some(call_id) = self.questions.answered() {
             self.driver.send(Op::Approval {
                 call_id,
                 answer,
-                reason: None,
+                reason,
             });
         }
         if let Some(request) = self.questions.next() {

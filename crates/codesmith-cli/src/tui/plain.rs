@@ -164,11 +164,18 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>, sigint: &mut Sig
         if let ToUi::Event(e) = &msg {
             print_event(e, &mut text);
         }
-        ui.on_engine(msg);
+        let next = ui.on_engine(msg);
         if done {
             text.end_line();
             // Events were printed as they came; what the end adds is shown here.
             print_info(ui, before.min(ui.app.entries.len()));
+            // A task queued behind the wait (an accepted plan's) starts now.
+            if let Some(task) = next {
+                ui.app.start_task(&task);
+                if ui.driver.send(Op::UserTask { text: task }) {
+                    continue;
+                }
+            }
             return;
         }
     }
