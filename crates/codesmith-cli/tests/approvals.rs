@@ -9,17 +9,7 @@ use crate::common;
 use codesmith_testkit::{Scripted, ScriptedServer};
 use serde_json::Value;
 
-use common::{Sandbox, codesmith, exec_args, line_mode};
-
-fn tool_messages(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
+use common::{Sandbox, codesmith, exec_args, line_mode, tool_messages, ui_args};
 
 /// `exec` under `mode` with one scripted `write_file` of `made.txt`; the tool result.
 async fn exec_write(mode: &str) -> (Sandbox, String) {
@@ -108,16 +98,8 @@ async fn an_always_grant_is_host_scoped_listed_and_revoked() {
         ))
         .push(Scripted::text("done"));
     let ws = sb.ws();
-    let args = [
-        "--workspace",
-        ws.to_str().unwrap(),
-        "--provider",
-        "openai",
-        "--base-url",
-        &server.base_url(),
-        "--model",
-        "scripted",
-    ];
+    let url = server.base_url();
+    let args = ui_args(&ws, &url);
     let out = line_mode(&sb.home(), &args, "check it\na\n/approvals\n/quit\n").await;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(0), "{stdout}");
@@ -173,16 +155,8 @@ async fn a_no_with_words_after_it_tells_the_model_why() {
         ))
         .push(Scripted::text("ok"));
     let ws = sb.ws();
-    let args = [
-        "--workspace",
-        ws.to_str().unwrap(),
-        "--provider",
-        "openai",
-        "--base-url",
-        &server.base_url(),
-        "--model",
-        "scripted",
-    ];
+    let url = server.base_url();
+    let args = ui_args(&ws, &url);
     let out = line_mode(
         &sb.home(),
         &args,
