@@ -65,6 +65,16 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         }
         progress.show(&Event::Notice { message: notice });
     }
+    if resolved.approval == codesmith_policy::ApprovalMode::Suggest {
+        // `suggest` asks before each write, and nobody answers here (it was the name of
+        // today's `auto-edit` before the ladder had a rung that asks before writes).
+        progress.show(&Event::Notice {
+            message: "approval mode suggest asks before each file write and nobody can answer \
+                      in exec, so writes are refused; --approval auto-edit lets them run (the \
+                      former meaning of suggest)"
+                .to_string(),
+        });
+    }
     let mcp = setup::mcp_servers(&resolved).await;
     let engine = setup::engine(
         &resolved,
