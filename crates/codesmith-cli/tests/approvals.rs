@@ -193,3 +193,31 @@ async fn exec_in_read_only_writes_the_plan_as_the_final_answer() {
         "{stdout}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_approvals_revokes_in_the_ui() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "curl -s http://127.0.0.1:9/a && curl -s http://127.0.0.1:9/b"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let ws = sb.ws();
+    let url = server.base_url();
+    let input = "check\na\n/approvals\n/approvals revoke --all\n/approvals\n/quit\n";
+    let out = line_mode(&sb.home(), &ui_args(&ws, &url), input).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // A compound's "always" is the exact line, never each program.
+    assert!(
+        stdout.contains(
+            "shell exactly `curl -s http://127.0.0.1:9/a && curl -s http://127.0.0.1:9/b`"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("revoked "), "{stdout}");
+    assert!(stdout.contains("no saved grants"), "{stdout}");
+}
