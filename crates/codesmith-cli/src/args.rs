@@ -118,6 +118,38 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: SkillsCommand,
     },
+    /// List or revoke the grants "always" answers saved for a workspace.
+    Approvals {
+        /// What to do.
+        #[command(subcommand)]
+        command: ApprovalsCommand,
+    },
+}
+
+/// `codesmith approvals ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ApprovalsCommand {
+    /// List the workspace's saved grants, each with the id `revoke` takes.
+    List {
+        /// The workspace whose grants are listed.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// One JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a saved grant by its id (from `list`), or every grant of the workspace.
+    Revoke {
+        /// The grant's id.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        id: Option<String>,
+        /// Remove every grant of the workspace.
+        #[arg(long)]
+        all: bool,
+        /// The workspace whose grants are revoked.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
 }
 
 /// `codesmith trust ...`.

@@ -1545,3 +1545,70 @@ mod utility_model_tests {
         assert!(toml::from_str::<FileConfig>("[utility_model]\nkey = \"x\"\n").is_err());
     }
 }
+
+#[cfg(test)]
+mod approval_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn resolved(user: Option<&str>, project: Option<&str>) -> ApprovalMode {
+        let file = FileConfig {
+            approval: user.map(str::to_string),
+            ..FileConfig::default()
+        };
+        let project = ProjectLayer {
+            path: None,
+            config: ProjectConfig {
+                approval: project.map(str::to_string),
+                sandbox: None,
+                ignored: toml::Table::new(),
+            },
+            notes: Vec::new(),
+        };
+        resolve_approval(None, &file, &project, &mut Origins::default()).unwrap()
+    }
+
+    #[test]
+    fn the_default_is_auto_edit_and_suggest_still_parses_with_its_stricter_meaning() {
+        assert_eq!(resolved(None, None), ApprovalMode::AutoEdit);
+        assert_eq!(resolved(Some("suggest"), None), ApprovalMode::Suggest);
+        assert_eq!(resolved(Some("auto-edit"), None), ApprovalMode::AutoEdit);
+        // A project may only tighten, for writes, commands and network alike.
+        assert_eq!(resolved(None, Some("suggest")), ApprovalMode::Suggest);
+        assert_eq!(
+            resolved(Some("suggest"), Some("read-only")),
+            ApprovalMode::ReadOnly
+        );
+        assert_eq!(
+            resolved(Some("suggest"), Some("never")),
+            ApprovalMode::Suggest
+        );
+        assert_eq!(
+            resolved(Some("auto"), Some("auto-edit")),
+            ApprovalMode::AutoEdit
+        );
+        assert_eq!(
+            resolved(Some("read-only"), Some("auto")),
+            ApprovalMode::ReadOnly
+        );
+        let err = resolve_approval(
+            None,
+            &FileConfig {
+                approval: Some("sometimes".into()),
+                ..FileConfig::default()
+            },
+            &ProjectLayer {
+                path: None,
+                config: ProjectConfig::default(),
+                notes: Vec::new(),
+            },
+            &mut Origins::default(),
+        )
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("read-only, suggest, auto-edit"),
+            "{err:#}"
+        );
+    }
+}

@@ -7,6 +7,8 @@
 
 mod common;
 
+mod approvals;
+
 mod config;
 mod crash;
 mod doctor;

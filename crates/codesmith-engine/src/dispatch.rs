@@ -40,6 +40,8 @@ struct Prepared {
     concurrent: bool,
     /// A person approved it (see [`GateDecision::Run`]).
     approved: bool,
+    /// It runs with the network open in its sandbox (see [`GateDecision::Run`]).
+    network: bool,
 }
 
 /// A call after planning: either ready to run or already answered.
@@ -161,7 +163,11 @@ async fn execute(
         return crate::subagent::run(rt, &p.call, &p.args, &tx).await;
     }
     let outcome = if p.approved {
-        let ctx = rt.ctx.approved_by_person();
+        let ctx = if p.network {
+            rt.ctx.approved_by_person().with_network()
+        } else {
+            rt.ctx.approved_by_person()
+        };
         codesmith_tools::call_tool(p.tool.as_ref(), &ctx, p.args.clone()).await
     } else if rt.mode == codesmith_policy::ApprovalMode::Auto {
         let ctx = rt.ctx.keeping_run_later();
@@ -296,6 +302,7 @@ async fn plan(
                 GateDecision::Run {
                     concurrent,
                     approved,
+                    network,
                 } => Planned::Run(Prepared {
                     call,
                     tool,
@@ -303,6 +310,7 @@ async fn plan(
                     repaired,
                     concurrent,
                     approved,
+                    network,
                 }),
                 GateDecision::Refuse(refusal) => {
                     let name = tool.name().to_string();

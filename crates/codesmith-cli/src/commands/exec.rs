@@ -74,6 +74,16 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         }
         progress.show(&Event::Notice { message: notice });
     }
+    if resolved.approval == codesmith_policy::ApprovalMode::Suggest {
+        // `suggest` asks before each write, and nobody answers here (it was the name of
+        // today's `auto-edit` before the ladder had a rung that asks before writes).
+        progress.show(&Event::Notice {
+            message: "approval mode suggest asks before each file write and nobody can answer \
+                      in exec, so writes are refused; --approval auto-edit lets them run (the \
+                      former meaning of suggest)"
+                .to_string(),
+        });
+    }
     let mcp = setup::mcp_servers(&resolved).await;
     let engine = setup::engine_with_tools(
         &resolved,
@@ -121,6 +131,7 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     // What the MCP servers report (progress, tool-list changes, warnings) is shown as it
     // comes, between the engine's events.
     let mut mcp_events = mcp.take_events();
+    let mut plan = None;
     loop {
         let event = tokio::select! {
             event = handle.next_event() => event,
@@ -146,7 +157,12 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
                 finished = Some(event);
                 break;
             }
-            Some(event) => progress.show(&event),
+            Some(event) => {
+                if let Event::PlanUpdated { plan: steps, .. } = &event {
+                    plan = Some(steps.clone());
+                }
+                progress.show(&event);
+            }
             None => break,
         }
     }
@@ -170,6 +186,13 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         // The streamed answer's open line ends before the interruption is reported.
         progress.end_answer();
         return shutdown::exit(signal, message);
+    }
+    // In plan mode the plan is the answer: written after the model's last words.
+    if resolved.approval == codesmith_policy::ApprovalMode::ReadOnly
+        && status == Some(TaskStatus::Completed)
+        && let Some(plan) = plan.filter(|p| !p.is_empty())
+    {
+        progress.write_plan(&plan);
     }
     // The last event line: how the task ended (plain progress shows nothing for it).
     if let Some(event) = &finished {

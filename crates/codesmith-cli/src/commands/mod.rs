@@ -1,5 +1,6 @@
 //! One module per sub-command.
 
+pub(crate) mod approvals;
 pub(crate) mod config;
 pub(crate) mod doctor;
 pub(crate) mod exec;
@@ -40,5 +41,6 @@ pub(crate) async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
         Command::Memory { command } => memory::run(command).await,
         Command::Skills { command } => skills::run(command),
         Command::Trust { what } => trust::run(what),
+        Command::Approvals { command } => approvals::run(command),
     }
 }

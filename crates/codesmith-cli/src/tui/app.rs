@@ -82,8 +82,8 @@ pub(crate) enum Action {
     Task(String),
     /// Run this slash command.
     Slash(Slash),
-    /// Answer the pending approval.
-    Answer(ApprovalAnswer),
+    /// Answer the pending approval; a "no" may carry the person's reason.
+    Answer(ApprovalAnswer, Option<String>),
     /// Interrupt the running turn.
     Interrupt,
     /// Leave the UI.
@@ -646,6 +646,16 @@ impl App {
                 }
                 return Action::None;
             }
+            KeyCode::BackTab => {
+                // Shift-Tab: the next rung of the approval ladder (plan mode first).
+                let next = self
+                    .status
+                    .approval
+                    .parse::<codesmith_policy::ApprovalMode>()
+                    .unwrap_or_default()
+                    .cycled();
+                return Action::Slash(Slash::Approval(Some(next.as_str().to_string())));
+            }
             KeyCode::PageUp => {
                 self.scroll = self.scroll.saturating_add(10);
                 return Action::None;
@@ -683,6 +693,30 @@ impl App {
         let Some(prompt) = self.approval.as_mut() else {
             return Action::None;
         };
+        // Typing the reason of a "no": Enter sends it, Esc sends the "no" without it.
+        if let Some(reason) = prompt.reason.as_mut() {
+            match key.code {
+                KeyCode::Char(c) if reason.chars().count() < 500 => reason.push(c),
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Enter | KeyCode::Esc => {
+                    let reason = (key.code == KeyCode::Enter)
+                        .then(|| reason.trim().to_string())
+                        .filter(|r| !r.is_empty());
+                    let summary = first_line(&prompt.request.summary, 60);
+                    self.approval = None;
+                    self.notice(format!("denied: {summary}"));
+                    return Action::Answer(ApprovalAnswer::Deny, reason);
+                }
+                _ => {}
+            }
+            return Action::None;
+        }
+        if key.code == KeyCode::Char(super::approval::Prompt::REASON_KEY) {
+            prompt.reason = Some(String::new());
+            return Action::None;
+        }
         let answer = match key.code {
             KeyCode::Esc => Some(ApprovalAnswer::Deny),
             KeyCode::Enter => Some(prompt.selected_answer()),
@@ -708,7 +742,7 @@ impl App {
                 let summary = first_line(&prompt.request.summary, 60);
                 self.approval = None;
                 self.notice(format!("{label}: {summary}"));
-                Action::Answer(a)
+                Action::Answer(a, None)
             }
             None => Action::None,
         }
@@ -956,6 +990,31 @@ mod tests {
     }
 
     #[test]
+    fn r_types_the_reason_of_a_no_and_enter_sends_it() {
+        let mut a = app();
+        a.start_task("t");
+        a.ask(ApprovalRequest {
+            tool: "exec_shell".into(),
+            summary: "curl prod".into(),
+            ..Default::default()
+        });
+        assert_eq!(a.on_key(key(KeyCode::Char('r'))), Action::None);
+        for c in "use stagingx".chars() {
+            assert_eq!(
+                a.on_key(key(KeyCode::Char(c))),
+                Action::None,
+                "{c} is text now"
+            );
+        }
+        assert_eq!(a.on_key(key(KeyCode::Backspace)), Action::None);
+        assert_eq!(
+            a.on_key(key(KeyCode::Enter)),
+            Action::Answer(ApprovalAnswer::Deny, Some("use staging".into()))
+        );
+        assert!(a.approval.is_none());
+    }
+
+    #[test]
     fn approval_keys_answer_and_typing_while_running_queues() {
         let mut a = app();
         a.start_task("t");
@@ -973,7 +1032,7 @@ mod tests {
         );
         assert_eq!(
             a.on_key(key(KeyCode::Char('s'))),
-            Action::Answer(ApprovalAnswer::Session)
+            Action::Answer(ApprovalAnswer::Session, None)
         );
         assert!(a.approval.is_none());
         for c in "next".chars() {

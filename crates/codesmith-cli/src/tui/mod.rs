@@ -268,6 +268,16 @@ fn open_session(resolved: &Settings, start: Start) -> anyhow::Result<Session> {
     }
 }
 
+/// What the UI says when a task ends in plan mode.
+const PLAN_READY: &str = "plan mode: /accept starts the work in auto-edit (/accept auto for \
+                          auto), with the plan as its step list; or type to keep planning";
+
+/// The task sent when the person accepts the plan (`/accept`): the plan itself is in the
+/// transcript (restated by `update_plan`), so this only says to carry it out.
+const ACCEPTED_PLAN_TASK: &str = "The plan is accepted. Carry it out now, step by step: keep \
+                                  update_plan current as you go, starting with the plan's first \
+                                  step.";
+
 impl Ui {
     /// Facts for slash commands.
     pub(crate) fn facts(&self) -> control::Facts<'_> {
@@ -296,6 +306,9 @@ impl Ui {
                     app.queued.clear();
                 } else {
                     app.task_done();
+                    if app.status.approval == codesmith_policy::ApprovalMode::ReadOnly.as_str() {
+                        app.info(vec![PLAN_READY.to_string()]);
+                    }
                 }
                 self.questions.clear();
             }
@@ -379,12 +392,12 @@ impl Ui {
     }
 
     /// Answers the approval question on screen.
-    pub(crate) fn answer(&mut self, answer: ApprovalAnswer) {
+    pub(crate) fn answer(&mut self, answer: ApprovalAnswer, reason: Option<String>) {
         if let Some(call_id) = self.questions.answered() {
             self.driver.send(Op::Approval {
                 call_id,
                 answer,
-                reason: None,
+                reason,
             });
         }
         if let Some(request) = self.questions.next() {
@@ -411,12 +424,17 @@ impl Ui {
 
     /// Runs a slash command.
     pub(crate) fn slash(&mut self, cmd: slash::Slash) -> SlashDone {
+        let is_accept = matches!(cmd, slash::Slash::Accept(_));
         match control::run(cmd, &self.facts()) {
             control::Reply::Lines(lines) => self.app.info(lines),
             control::Reply::Quit => return SlashDone::Quit,
             control::Reply::Rebuild(r, lines) => {
                 if !lines.is_empty() {
                     self.app.info(lines);
+                }
+                if is_accept {
+                    // Sent once the engine runs in its new mode (see `on_engine`).
+                    self.app.queued.insert(0, ACCEPTED_PLAN_TASK.to_string());
                 }
                 self.driver.rebuild(r);
                 return SlashDone::AwaitEngine;

@@ -9,6 +9,11 @@ pub(crate) enum Slash {
     Model(Option<String>),
     /// `/approval [MODE]`: show or switch the approval mode.
     Approval(Option<String>),
+    /// `/approvals [revoke ID|--all]`: list the workspace's saved grants, or revoke some.
+    Approvals(Option<String>),
+    /// `/accept [auto]`: accept the plan made in plan mode: switch to `auto-edit` (or
+    /// `auto`) and start the work with the plan as its first step list.
+    Accept(Option<String>),
     /// `/compact`: summarise older history to free context.
     Compact,
     /// `/restore N`: roll the workspace back to before task N.
@@ -39,6 +44,14 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
         "approval",
         "[read-only|suggest|auto-edit|auto|never] show or switch the approval mode (Shift-Tab cycles)",
     ),
+    (
+        "accept",
+        "[auto] accept the plan: switch to auto-edit (or auto) and start the work",
+    ),
+    (
+        "approvals",
+        "[revoke ID|--all] list the grants \"always\" saved, or revoke them",
+    ),
     ("compact", "summarise older history now to free context"),
     (
         "restore",
@@ -64,6 +77,10 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
 pub(crate) const KEYS: &[(&str, &str)] = &[
     ("Enter", "send"),
     ("Tab", "complete a /command"),
+    (
+        "Shift-Tab",
+        "next approval mode: read-only (plan) → suggest → auto-edit → auto",
+    ),
     ("Alt-Enter, Shift-Enter, Ctrl-J", "new line"),
     ("↑ / ↓", "previous / next input"),
     ("PgUp / PgDn", "scroll the transcript"),
@@ -112,7 +129,9 @@ pub(crate) fn parse(input: &str) -> Parsed {
     let cmd = match name.as_str() {
         "help" | "?" => Slash::Help,
         "model" => Slash::Model(arg),
-        "approval" | "approvals" => Slash::Approval(arg),
+        "approval" => Slash::Approval(arg),
+        "approvals" | "grants" => Slash::Approvals(arg),
+        "accept" => Slash::Accept(arg),
         "compact" => Slash::Compact,
         "restore" => Slash::Restore(arg),
         "verify" => Slash::Verify,

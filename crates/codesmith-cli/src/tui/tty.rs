@@ -170,8 +170,8 @@ fn handle_terminal(ui: &mut Ui, ev: TermEvent) -> bool {
                 false
             }
             Action::Slash(cmd) => ui.slash(cmd) == super::SlashDone::Quit,
-            Action::Answer(answer) => {
-                ui.answer(answer);
+            Action::Answer(answer, reason) => {
+                ui.answer(answer, reason);
                 false
             }
             Action::Interrupt => {

@@ -387,7 +387,7 @@ impl Engine {
         // new task's message follows a transcript the providers accept.
         self.session.answer_open_calls(PREVIOUS_RUN_ENDED)?;
         self.runtime.ctx = Arc::new(self.runtime.ctx.with_cancel(cancel.clone()));
-        let message = match self.task_hooks(task, sink).await {
+        let mut message = match self.task_hooks(task, sink).await {
             Ok(message) => message,
             Err(reason) => {
                 let message = format!(
@@ -407,6 +407,13 @@ impl Engine {
             }
         };
         self.current_task = Some(message.clone());
+        if self.runtime.mode == codesmith_policy::ApprovalMode::ReadOnly {
+            message
+                .content
+                .push(codesmith_protocol::ContentBlock::Text {
+                    text: crate::approval::PLAN_MODE_NOTE.to_string(),
+                });
+        }
         self.session.push(message)?;
         let task_no = self.runtime.snapshots.begin_task();
         self.session.note(

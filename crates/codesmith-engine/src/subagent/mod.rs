@@ -8,10 +8,10 @@
 //! | `general` | the parent's whole catalogue (including `agent`) |
 //! | `explore` | read-only tools and `fetch_url` (under the network policy) |
 //! | `plan` | read-only tools only: nothing that executes or reaches the network |
-//! | `review` | read-only tools and `exec_shell` for commands that read and test/build commands, in at least `suggest` mode |
+//! | `review` | read-only tools and `exec_shell` for commands that read and test/build commands, in at least `auto-edit` mode |
 //!
 //! Permissions only tighten from parent to child: the child runs under the parent's
-//! approval mode (`review` at least `suggest`), exec policy, network policy and sandbox,
+//! approval mode (`review` at least `auto-edit`), exec policy, network policy and sandbox,
 //! asks the parent's [`crate::Approver`] (nobody in `exec`, so requests are refused), and
 //! starts with no session approvals of its own; nothing it returns is read as a grant.
 //! Children nest at most [`MAX_DEPTH`] deep, so delegation cannot recurse without bound.

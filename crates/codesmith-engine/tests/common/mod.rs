@@ -34,6 +34,8 @@ pub(crate) struct Setup {
     pub context: codesmith_engine::ContextBudget,
     /// The user's hooks.
     pub hooks: codesmith_tools::hooks::Hooks,
+    /// The sandbox shell commands run under (default: none).
+    pub sandbox: Option<codesmith_tools::sandbox::Sandbox>,
 }
 
 impl Default for Setup {
@@ -51,6 +53,7 @@ impl Default for Setup {
             snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
             context: codesmith_engine::ContextBudget::default(),
             hooks: Default::default(),
+            sandbox: None,
         }
     }
 }
@@ -117,7 +120,10 @@ fn build(
         context: setup.context,
         hooks: Arc::new(setup.hooks),
     };
-    let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
+    let mut ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
+    if let Some(sandbox) = setup.sandbox {
+        ctx = ctx.with_sandbox(sandbox);
+    }
     let mut tools = codesmith_tools::builtin_registry(FetchConfig::default());
     for tool in setup.extra_tools {
         tools.register(tool);
