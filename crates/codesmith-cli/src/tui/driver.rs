@@ -201,6 +201,19 @@ async fn relay(
             msg = rx.recv() => match msg {
                 None => break,
                 Some(ToEngine::Op(op)) => {
+                    // `/mcp__SERVER__PROMPT args` is rendered by its server into the task,
+                    // as `exec` does; a refusal is the user's to read, nothing is sent.
+                    let op = match op {
+                        Op::UserTask { text } => match parts.mcp.render_prompt(&text).await {
+                            None => Op::UserTask { text },
+                            Some(Ok(text)) => Op::UserTask { text },
+                            Some(Err(e)) => {
+                                let _ = tx.send(ToUi::Failed(e));
+                                continue;
+                            }
+                        },
+                        other => other,
+                    };
                     if running.submit.submit(op).await.is_err() {
                         break;
                     }

@@ -163,6 +163,8 @@ pub(crate) fn parse_with(
     match parse(input) {
         Parsed::Unknown { name, suggestion } => match custom.expand(input) {
             Some(expansion) => Parsed::Text(expansion.text),
+            // An MCP server's prompt: the driver has its server render it.
+            None if name.starts_with("mcp__") => Parsed::Text(input.trim().to_string()),
             None => Parsed::Unknown { name, suggestion },
         },
         other => other,
@@ -257,6 +259,11 @@ mod tests {
             parse_with("/revu", &custom),
             Parsed::Unknown { .. }
         ));
+        // An MCP server's prompt goes to the driver as typed, for its server to render.
+        assert_eq!(
+            parse_with(" /mcp__every__simple-prompt x=1 ", &custom),
+            Parsed::Text("/mcp__every__simple-prompt x=1".into())
+        );
     }
 
     #[test]
