@@ -29,6 +29,11 @@ impl Tmux {
     }
 
     fn start(command: &str) -> Tmux {
+        Tmux::start_sized(command, 80, 24)
+    }
+
+    /// A session `width` columns by `height` rows.
+    fn start_sized(command: &str, width: u16, height: u16) -> Tmux {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let socket = format!("codesmith-tui-test-{}-{n}", std::process::id());
@@ -38,9 +43,9 @@ impl Tmux {
                 "new-session",
                 "-d",
                 "-x",
-                "80",
+                &width.to_string(),
                 "-y",
-                "24",
+                &height.to_string(),
                 "-s",
                 "cs",
                 command,
@@ -514,4 +519,170 @@ async fn a_resumed_session_shows_its_recorded_usage() {
     assert!(!status.contains("ctx 0"), "{status}");
     tmux.text("/quit");
     tmux.keys(&["Enter"]);
+}
+
+/// Waits (at most 10 s) until the tmux session ended.
+async fn wait_gone(tmux: &Tmux) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux.alive() {
+        assert!(
+            Instant::now() < deadline,
+            "the UI did not quit:\n{}",
+            tmux.screen()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_replays_what_the_live_session_showed_and_keeps_an_interrupted_answer() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c0",
+            "read_file",
+            r#"{"path": "calc.py"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c1",
+            "edit_file",
+            r#"{"path": "calc.py", "search": "return a - b", "replace": "return a + b"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c2",
+            "exec_shell",
+            r#"{"command": "ls"}"#,
+        ))
+        // A success claim with no test run behind it: the verifier adds its runtime event.
+        .push(Scripted::text("Fixed add(); all tests pass."))
+        // The second answer stalls after a few words: Ctrl-C cuts it there.
+        .push(
+            Scripted::text("Partial words of an answer that never ends")
+                .chunk_chars(8)
+                .stall_after(3, 4_000),
+        )
+        .push(Scripted::text("Third answer."));
+    let ws = sb.ws();
+    let url = server.base_url();
+    let tmux = Tmux::start_sized(&ui_command(&sb.home(), &ws, &url), 100, 50);
+    tmux.wait_for("message, /help").await;
+    tmux.text("Fix the failing test");
+    tmux.keys(&["Enter"]);
+    let live = tmux.wait_for("all tests pass.").await;
+    tmux.wait_for("message, /help").await;
+    tmux.text("second task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Partial words of an").await;
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("interrupted: the turn was stopped").await;
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+
+    let command =
+        ui_command(&sb.home(), &ws, &url).replacen(" --workspace", " resume --workspace", 1);
+    let tmux = Tmux::start_sized(&command, 100, 50);
+    let screen = tmux.wait_for("message, /help").await;
+    // The edit's diff and the command's exit code, as the live session showed them.
+    for shown in [
+        "● edit_file calc.py · +1 -1",
+        "    +    return a + b",
+        "● exec_shell ls · exit 0",
+        "› Fix the failing test",
+        "Fixed add(); all tests pass.",
+        "› second task",
+    ] {
+        assert!(
+            live.contains(shown) || shown.starts_with("› second"),
+            "live: {shown:?}\n{live}"
+        );
+        assert!(screen.contains(shown), "replay lacks {shown:?}:\n{screen}");
+    }
+    // The transcript holds the verifier's runtime event; the replay never shows it.
+    let transcript = std::fs::read_dir(sb.home().join("sessions"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect::<String>();
+    assert!(
+        transcript.contains("<runtime_event type=\\\"verdict\\\">"),
+        "{transcript}"
+    );
+    assert!(!screen.contains("runtime_event"), "{screen}");
+    assert!(!screen.contains("› <"), "{screen}");
+    // The interrupted answer is kept as far as it streamed, marked as cut off.
+    assert!(screen.contains("Partial words of an"), "{screen}");
+    assert!(
+        screen.contains("The turn was interrupted here; this answer is incomplete."),
+        "{screen}"
+    );
+    assert!(!screen.contains("before the model answered"), "{screen}");
+    // What the model reads next is that same partial answer.
+    tmux.text("go on");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Third answer.").await;
+    let last = server.request_bodies().pop().unwrap().to_string();
+    assert!(
+        last.contains("Partial words of an") && last.contains("this answer is incomplete"),
+        "{last}"
+    );
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_after_an_interrupt_warns_and_a_queued_message_comes_back() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("never arrives").stall_before(15_000))
+        .push(Scripted::text("never arrives either").stall_before(15_000))
+        .push(Scripted::text("Answer to the queued message."));
+    let ws = sb.ws();
+    let tmux = Tmux::start(&ui_command(&sb.home(), &ws, &server.base_url()));
+    tmux.wait_for("message, /help").await;
+    tmux.text("first task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("working… Ctrl-C interrupts").await;
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("interrupted: the turn was stopped").await;
+    // A second Ctrl-C right after the interrupt warns instead of quitting.
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("press Ctrl-C again to quit").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(tmux.alive(), "the UI quit on the Ctrl-C after an interrupt");
+    // A message typed while a turn runs is queued; an interrupt puts it back in the
+    // input box instead of dropping it.
+    tmux.text("second task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("working… Ctrl-C interrupts").await;
+    tmux.text("queued words");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("queued: it will be sent").await;
+    tmux.keys(&["C-c"]);
+    let screen = tmux
+        .wait_for("queued message is back in the input box")
+        .await;
+    let input = screen
+        .lines()
+        .rev()
+        .find(|l| l.contains("queued words"))
+        .unwrap_or_default();
+    assert!(input.contains("│"), "not in the input box:\n{screen}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Answer to the queued message.").await;
+    let last = server.request_bodies().pop().unwrap().to_string();
+    assert!(last.contains("queued words"), "{last}");
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
 }

@@ -584,7 +584,9 @@ fn finish(
         done.text.push_str("\n\n");
         done.text.push_str(&warning);
     }
-    sink(done.event(&call.id, name));
+    let event = done.event(&call.id, name);
+    rt.shown.extend(crate::replay::shown_note(&event));
+    sink(event);
     ToolResult {
         call_id: call.id.clone(),
         content: done.text,

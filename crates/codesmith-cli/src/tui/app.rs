@@ -3,11 +3,11 @@
 
 use std::time::Instant;
 
+use codesmith_engine::replay::Replayed;
+use codesmith_protocol::Event;
 use codesmith_protocol::{ApprovalAnswer, ApprovalRequest};
-use codesmith_protocol::{ContentBlock, Event, Message, Role};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::Line;
-use serde_json::Value;
 
 use super::approval::Prompt;
 use super::input::{Editor, EditorAction};
@@ -456,43 +456,13 @@ impl App {
         }
     }
 
-    /// Shows a stored transcript (a resumed session): user text, assistant
-    /// text and thinking, and tool calls with their results.
-    pub(crate) fn load_history(&mut self, messages: &[Message]) {
-        for m in messages {
-            for block in &m.content {
-                match (block, m.role) {
-                    (ContentBlock::Text { text }, Role::User) => {
-                        self.push(Entry::User(text.clone()))
-                    }
-                    (ContentBlock::Text { text }, Role::Assistant) => {
-                        self.push(Entry::Assistant(text.clone()));
-                    }
-                    (ContentBlock::Thinking { text }, _) => {
-                        self.push(Entry::Thinking(text.clone()))
-                    }
-                    (ContentBlock::ToolCall(call), _) => {
-                        let arguments =
-                            serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-                        self.apply(Event::ToolCall {
-                            id: call.id.clone(),
-                            name: call.name.clone(),
-                            arguments,
-                        });
-                    }
-                    (ContentBlock::ToolResult(r), _) => {
-                        // A stored result keeps only the model's text: its refusal is read
-                        // back by the envelope's owner, and there is no summary or diff.
-                        let status = match r.is_error {
-                            false => ToolStatus::Ok,
-                            true => {
-                                let error = codesmith_tools::stored_refusal(&r.content);
-                                ToolStatus::Failed(error_line(error.as_ref(), &r.content))
-                            }
-                        };
-                        self.tool_result(&r.call_id, status, None, Vec::new(), r.content.clone());
-                    }
-                }
+    /// Shows a resumed session as it was shown while it ran: its tasks, and its events
+    /// through [`App::apply`], the renderer of live events.
+    pub(crate) fn load_history(&mut self, history: &[Replayed]) {
+        for item in history {
+            match item {
+                Replayed::Task(text) => self.push(Entry::User(text.clone())),
+                Replayed::Event(event) => self.apply(event.as_ref().clone()),
             }
         }
         self.finish_running_tools("no result recorded");
@@ -559,11 +529,21 @@ impl App {
         self.finish_running_tools("not run");
     }
 
-    /// The user interrupted the task.
+    /// The user interrupted the task. Messages typed while it ran and queued are not sent
+    /// and not lost: they go back into the input box, ahead of anything typed since.
+    /// The next Ctrl-C on the idle prompt only warns; the one after quits.
     pub(crate) fn interrupted(&mut self) {
         self.task_finished();
         self.notice("interrupted: the turn was stopped; the session is kept (type to continue)");
-        self.quit_armed = true;
+        if !self.queued.is_empty() {
+            let mut back = std::mem::take(&mut self.queued);
+            if !self.editor.is_empty() {
+                back.push(self.editor.text());
+            }
+            self.editor.set_text(&back.join("\n"));
+            self.notice("your queued message is back in the input box: Enter sends it");
+        }
+        self.quit_armed = false;
     }
 
     fn finish_running_tools(&mut self, why: &str) {
@@ -719,7 +699,7 @@ impl App {
 mod tests {
     use super::super::theme::ThemeKind;
     use super::*;
-    use codesmith_protocol::{StopReason, Usage, VerdictEvent};
+    use codesmith_protocol::{ContentBlock, Message, Role, StopReason, Usage, VerdictEvent};
 
     fn app() -> App {
         App::new(
@@ -902,6 +882,12 @@ mod tests {
         assert_eq!(a.on_key(ctrl('c')), Action::Interrupt);
         a.interrupted();
         assert!(!a.running);
+        // A Ctrl-C right after an interrupt warns before it quits.
+        assert_eq!(a.on_key(ctrl('c')), Action::None);
+        assert_eq!(
+            a.entries.last(),
+            Some(&Entry::Notice("press Ctrl-C again to quit".into()))
+        );
         assert_eq!(a.on_key(ctrl('c')), Action::Quit);
         // On a fresh idle prompt the first press only arms.
         let mut b = app();
@@ -935,6 +921,14 @@ mod tests {
         }
         assert_eq!(a.on_key(key(KeyCode::Enter)), Action::None);
         assert_eq!(a.queued, ["next"]);
+        // An interrupt sends nothing and loses nothing: the queued message is back in
+        // the input box, ahead of what was typed since.
+        for c in "more".chars() {
+            a.on_key(key(KeyCode::Char(c)));
+        }
+        a.interrupted();
+        assert!(a.queued.is_empty());
+        assert_eq!(a.editor.text(), "next\nmore");
     }
 
     #[test]
@@ -977,7 +971,7 @@ mod tests {
             "no match in a.py",
             "read it again",
         )));
-        a.load_history(&[
+        let records: Vec<codesmith_engine::session::Record> = [
             Message {
                 role: Role::Assistant,
                 content: vec![ContentBlock::ToolCall(codesmith_protocol::ToolCall {
@@ -994,7 +988,11 @@ mod tests {
                     is_error: true,
                 })],
             },
-        ]);
+        ]
+        .into_iter()
+        .map(|message| codesmith_engine::session::Record::Message { message })
+        .collect();
+        a.load_history(&codesmith_engine::replay::replay_records(&records));
         let Some(Entry::Tool(tool)) = a.entries.last() else {
             panic!("no tool entry: {:?}", a.entries);
         };

@@ -56,8 +56,8 @@ pub(crate) struct Ui {
     pub events: mpsc::UnboundedReceiver<driver::ToUi>,
     /// The engine's approval questions: the one on screen and those waiting.
     pub questions: approval::Questions,
-    /// The transcript of a resumed session, to show first.
-    pub history: Vec<codesmith_protocol::Message>,
+    /// A resumed session as it was shown, to show first.
+    pub history: Vec<codesmith_engine::replay::Replayed>,
     /// Where slash commands that take a while deliver their lines.
     pub later_tx: mpsc::UnboundedSender<Vec<String>>,
     /// Lines from slash commands that took a while.
@@ -143,7 +143,10 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         let recorded = codesmith_engine::session::recorded_usage(session.path());
         show_recorded_usage(&mut app.status, recorded);
     }
-    let history = session.messages().to_vec();
+    let history = match start {
+        Start::Latest => codesmith_engine::replay::replay(session.path()),
+        Start::New => Vec::new(),
+    };
     let mcp = setup::mcp_servers(&resolved).await;
     for notice in mcp.notices() {
         eprintln!("codesmith: {notice}");
@@ -274,7 +277,6 @@ impl Ui {
             driver::ToUi::Event(Event::TaskFinished { status, .. }) => {
                 if status == TaskStatus::Cancelled {
                     app.interrupted();
-                    app.queued.clear();
                 } else {
                     app.task_done();
                 }

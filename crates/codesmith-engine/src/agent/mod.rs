@@ -25,6 +25,9 @@ mod recovery;
 pub const INTERRUPTION_NOTE: &str = crate::session::NoteKind::RESPONSE_INTERRUPTED;
 /// How the transcript explains a turn that a cancellation ended.
 pub const INTERRUPTED: &str = "The turn was interrupted";
+/// How the transcript marks an answer an interrupt cut off as it streamed (after its
+/// text).
+pub const PARTIAL_MARK: &str = "(The turn was interrupted here; this answer is incomplete.)";
 /// How the transcript explains tool calls a previous run left without results (it was
 /// killed or crashed mid-turn).
 const PREVIOUS_RUN_ENDED: &str = "CodeSmith stopped";
@@ -217,6 +220,7 @@ impl Engine {
             delegation: Some(delegation),
             delegated: Vec::new(),
             ran_later: Vec::new(),
+            shown: Vec::new(),
         };
         Engine {
             provider,
@@ -394,9 +398,31 @@ impl Engine {
                 turn,
                 estimated_input_tokens,
             });
+            // The answer as it streamed, kept when an interrupt cuts it off.
+            let partial = std::sync::Mutex::new(String::new());
+            let mut tee = |event: Event| {
+                let mut text = partial
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match &event {
+                    Event::AssistantText { delta } => text.push_str(delta),
+                    // A retried request starts its answer again.
+                    Event::Retry { .. } => text.clear(),
+                    _ => {}
+                }
+                drop(text);
+                sink(event);
+            };
             let response = tokio::select! {
-                response = self.request_with_recovery(sink) => response?,
-                () = cancel.cancelled() => return self.cancelled(turn, usage),
+                response = self.request_with_recovery(&mut tee) => Some(response?),
+                () = cancel.cancelled() => None,
+            };
+            let Some(response) = response else {
+                let partial = partial
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                self.keep_partial_answer(&partial)?;
+                return self.cancelled(turn, usage);
             };
             if let Some(why) = &response.interruption {
                 self.report_interruption(why, sink)?;
@@ -487,6 +513,10 @@ impl Engine {
                 // Restated at the tail, in the message that answers the call.
                 content.push(ContentBlock::Text { text: note });
             }
+            // What the results showed besides the model's text, so a resume shows it too.
+            for shown in std::mem::take(&mut self.runtime.shown) {
+                self.session.note(crate::session::NoteKind::Shown, shown)?;
+            }
             self.session.push(Message {
                 role: Role::User,
                 content,
@@ -568,6 +598,26 @@ impl Engine {
             crate::session::NoteKind::ResponseInterrupted,
             serde_json::json!({ "message": why }),
         )?;
+        Ok(())
+    }
+
+    /// Keeps the answer an interrupt cut off while it streamed (`partial`, the text the
+    /// front end showed) as the model's message, marked as cut off, so the model and a
+    /// resumed session read what the person saw. Nothing when no text had streamed.
+    fn keep_partial_answer(&mut self, partial: &str) -> Result<(), EngineError> {
+        if partial.trim().is_empty()
+            || !self
+                .session
+                .messages()
+                .last()
+                .is_some_and(|m| m.role == Role::User)
+        {
+            return Ok(());
+        }
+        self.session.push(Message::assistant_text(format!(
+            "{}\n\n{PARTIAL_MARK}",
+            partial.trim_end()
+        )))?;
         Ok(())
     }
 
