@@ -686,3 +686,47 @@ async fn ctrl_c_after_an_interrupt_warns_and_a_queued_message_comes_back() {
     tmux.keys(&["Enter"]);
     wait_gone(&tmux).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_command_shows_its_last_lines_and_a_cancelled_one_its_output_as_text() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::tool_call(
+        "c1",
+        "exec_shell",
+        r#"{"command": "for i in 1 2 3 4 5 6 7; do echo line-$i; sleep 0.1; done; printf 'esc-\\033[2J-x\\n'; sleep 20"}"#,
+    ));
+    let ws = sb.ws();
+    let command = ui_command(&sb.home(), &ws, &server.base_url())
+        .replace("--approval suggest", "--approval auto");
+    let tmux = Tmux::start_sized(&command, 100, 40);
+    tmux.wait_for("message, /help").await;
+    tmux.text("run the loop");
+    tmux.keys(&["Enter"]);
+    // The last lines of the running command, under its call, its escapes made visible.
+    let screen = tmux.wait_for("┆ esc-").await;
+    for n in 4..=7 {
+        assert!(screen.contains(&format!("┆ line-{n}")), "{screen}");
+    }
+    assert!(!screen.contains("┆ line-3"), "more than 5 lines: {screen}");
+    assert!(screen.contains(r"esc-\u{1b}[2J-x"), "{screen}");
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("interrupted: the turn was stopped").await;
+    let screen = tmux.screen();
+    assert!(
+        !screen.contains("┆ line-"),
+        "live lines left after the end: {screen}"
+    );
+    // Expanded, the cancelled call shows its output so far as text, not the envelope.
+    tmux.keys(&["C-o"]);
+    let screen = tmux.wait_for("│ line-1").await;
+    assert!(!screen.contains("\"ok\":false"), "{screen}");
+    assert!(screen.contains("CANCELLED"), "{screen}");
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+}

@@ -178,14 +178,15 @@ fn message_events(
 }
 
 /// The event a [`NoteKind::Shown`] note keeps of `event`: a tool result without the text
-/// the model read (its message holds it) and its metadata, or a verdict; `None` for any
-/// other event.
+/// the model read (its message holds it) and a success's metadata, or a verdict; `None`
+/// for any other event.
 pub(crate) fn shown_note(event: &Event) -> Option<serde_json::Value> {
     let kept = match event {
         Event::ToolResult {
             id,
             name,
             ok,
+            meta,
             error,
             summary,
             changes,
@@ -196,7 +197,13 @@ pub(crate) fn shown_note(event: &Event) -> Option<serde_json::Value> {
             name: name.clone(),
             ok: *ok,
             output: String::new(),
-            meta: serde_json::Value::Null,
+            // A refusal's details hold what a person reads of it (a stopped command's
+            // output); a success's metadata is not shown.
+            meta: if *ok {
+                serde_json::Value::Null
+            } else {
+                meta.clone()
+            },
             error: error.clone(),
             summary: summary.clone(),
             changes: changes.clone(),

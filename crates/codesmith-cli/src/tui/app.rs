@@ -45,6 +45,8 @@ pub(crate) struct ToolEntry {
     /// A few words on a success (a shell command's exit code and time), from the
     /// result's metadata.
     pub summary: Option<String>,
+    /// The latest output lines of the call while it runs (a shell command's), as sent.
+    pub live: Vec<String>,
 }
 
 /// One entry of the transcript.
@@ -267,11 +269,14 @@ impl App {
                 status: ToolStatus::Running,
                 output: String::new(),
                 summary: None,
+                live: Vec::new(),
             })),
+            Event::ToolOutput { id, lines } => self.tool_output(&id, lines),
             Event::ToolResult {
                 id,
                 ok,
                 output,
+                meta,
                 error,
                 summary,
                 changes,
@@ -280,6 +285,12 @@ impl App {
                 let status = match ok {
                     true => ToolStatus::Ok,
                     false => ToolStatus::Failed(error_line(error.as_ref(), &output)),
+                };
+                // A stopped command's output so far is shown as the text it was, not as
+                // the envelope the model reads.
+                let output = match meta.get("output").and_then(serde_json::Value::as_str) {
+                    Some(text) if !ok => text.to_string(),
+                    _ => output,
                 };
                 self.tool_result(&id, status, summary, diff_lines(&changes), output);
             }
@@ -424,6 +435,18 @@ impl App {
         }
     }
 
+    /// Shows `lines` as the running call `id`'s latest output.
+    fn tool_output(&mut self, id: &str, lines: Vec<String>) {
+        if let Some(i) = self.entries.iter().rposition(
+            |e| matches!(e, Entry::Tool(t) if t.id == id && t.status == ToolStatus::Running),
+        ) {
+            if let Entry::Tool(tool) = &mut self.entries[i] {
+                tool.live = lines;
+            }
+            self.rendered[i] = None;
+        }
+    }
+
     /// Marks the call `id` finished with `status`, the result's `summary` and the
     /// `diff` of the files it changed (all from the event's typed fields), and keeps
     /// `output`, the text the model read.
@@ -452,6 +475,7 @@ impl App {
             tool.status = status;
             tool.diff = diff;
             tool.output = output;
+            tool.live.clear();
             self.rendered[i] = None;
         }
     }
