@@ -730,3 +730,46 @@ async fn a_running_command_shows_its_last_lines_and_a_cancelled_one_its_output_a
     tmux.keys(&["Enter"]);
     wait_gone(&tmux).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_line_counts_the_tokens_of_an_answer_as_it_streams() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(
+        Scripted::text(format!("Streaming {} end.", "word ".repeat(200)))
+            .chunk_chars(200)
+            .stall_after(3, 4_000),
+    );
+    let ws = sb.ws();
+    let tmux = Tmux::start_sized(&ui_command(&sb.home(), &ws, &server.base_url()), 120, 24);
+    tmux.wait_for("message, /help").await;
+    tmux.text("stream something");
+    tmux.keys(&["Enter"]);
+    // Mid-stream (the server holds the rest back), the round's output so far is counted.
+    let screen = tmux.wait_for("tok │").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        let screen = tmux.screen();
+        let status = screen
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default()
+            .to_string();
+        if status.contains("↓ ~") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "no streaming count:\n{screen}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.contains("working"), "{status}\n{screen}");
+    assert!(status.contains("↓ ~150 tok"), "{status}");
+    tmux.wait_for("end.").await;
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+}

@@ -252,11 +252,20 @@ impl App {
             Event::TurnStarted {
                 estimated_input_tokens,
                 ..
-            } if estimated_input_tokens > 0 => {
-                self.status.context_tokens = estimated_input_tokens;
+            } => {
+                self.status.streamed_bytes = 0;
+                if estimated_input_tokens > 0 {
+                    self.status.context_tokens = estimated_input_tokens;
+                }
             }
-            Event::AssistantText { delta } => self.append_text(delta, false),
-            Event::Thinking { delta } => self.append_text(delta, true),
+            Event::AssistantText { delta } => {
+                self.status.streamed_bytes += delta.len();
+                self.append_text(delta, false);
+            }
+            Event::Thinking { delta } => {
+                self.status.streamed_bytes += delta.len();
+                self.append_text(delta, true);
+            }
             Event::ToolCall {
                 id,
                 name,
@@ -316,6 +325,7 @@ impl App {
                 ));
             }
             Event::TurnCompleted { usage, .. } => {
+                self.status.streamed_bytes = 0;
                 self.status.usage.add(&usage);
                 if usage.input_tokens > 0 {
                     self.status.context_tokens = usage.input_tokens + usage.output_tokens;
@@ -490,6 +500,7 @@ impl App {
             }
         }
         self.finish_running_tools("no result recorded");
+        self.status.streamed_bytes = 0;
     }
 
     /// Records the user's task and marks a task running.
@@ -550,6 +561,7 @@ impl App {
         self.approval = None;
         self.status.retry = None;
         self.status.activity = None;
+        self.status.streamed_bytes = 0;
         self.finish_running_tools("not run");
     }
 
