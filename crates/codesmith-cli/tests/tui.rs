@@ -773,3 +773,65 @@ async fn the_status_line_counts_the_tokens_of_an_answer_as_it_streams() {
     tmux.keys(&["Enter"]);
     wait_gone(&tmux).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_path_attaches_bang_runs_through_the_gate_and_esc_interrupts() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("Saw the file."))
+        .push(Scripted::text("Next answer."))
+        .push(Scripted::text("never arrives").stall_before(15_000));
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join("build")).unwrap();
+    let tmux = Tmux::start_sized(&ui_command(&sb.home(), &ws, &server.base_url()), 100, 40);
+    tmux.wait_for("message, /help").await;
+    // `@path` attaches the file to the task.
+    tmux.text("explain @calc.py please");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Saw the file.").await;
+    assert!(screen.contains("attached calc.py ("), "{screen}");
+    let first = server.request_bodies().pop().unwrap().to_string();
+    assert!(
+        first.contains(r#"<attached_file path=\"calc.py\">"#) && first.contains("return a - b"),
+        "{first}"
+    );
+    tmux.wait_for("message, /help").await;
+    // `!cmd` runs through the model's gate: `ls` is read-only and runs...
+    tmux.text("!ls");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("● exec_shell ls · exit 0").await;
+    tmux.wait_for("message, /help").await;
+    // ...a deletion is asked about like the model's, and "no" runs nothing.
+    tmux.text("!rm -rf build");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Allow exec_shell?").await;
+    tmux.keys(&["n"]);
+    tmux.wait_for("denied: rm -rf build").await;
+    assert!(ws.join("build").is_dir(), "the denied command ran");
+    tmux.wait_for("message, /help").await;
+    // The model reads what the user ran with the next task; no model round ran for it.
+    assert_eq!(server.request_bodies().len(), 1);
+    tmux.text("next");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Next answer.").await;
+    let next = server.request_bodies().pop().unwrap().to_string();
+    assert!(
+        next.contains("user_shell") && next.contains("$ ls") && next.contains("calc.py"),
+        "{next}"
+    );
+    tmux.wait_for("message, /help").await;
+    // Esc interrupts a running turn.
+    tmux.text("third");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("working… Ctrl-C interrupts").await;
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("interrupted: the turn was stopped").await;
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+}

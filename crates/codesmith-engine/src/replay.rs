@@ -76,7 +76,12 @@ pub fn replay_records(records: &[Record]) -> Vec<Replayed> {
                     else {
                         continue;
                     };
+                    let in_place = data.get("in_place") == Some(&serde_json::Value::Bool(true));
                     match event {
+                        // The user's own command (`!cmd`): shown where it ran.
+                        Event::ToolCall { .. } | Event::ToolResult { .. } if in_place => {
+                            out.push(ev(event));
+                        }
                         Event::ToolResult { ref id, .. } => {
                             results.insert(id.clone(), event);
                         }
@@ -218,4 +223,21 @@ pub(crate) fn shown_note(event: &Event) -> Option<serde_json::Value> {
 /// An event as a replayed item.
 fn ev(event: Event) -> Replayed {
     Replayed::Event(Box::new(event))
+}
+
+/// The opening of the runtime event that records the user's own shell command.
+pub const USER_SHELL_EVENT_OPEN: &str = "<runtime_event type=\"user_shell\">";
+
+/// The runtime event recording that the user ran `command` themselves (`!cmd`), with
+/// `result`, the text its `exec_shell` result gave: what the model reads of it. Markup
+/// in either cannot close the event (`<` of `</runtime_event` is escaped).
+pub(crate) fn user_shell_event_text(command: &str, result: &str) -> String {
+    let inert = |t: &str| t.replace("</runtime_event", "&lt;/runtime_event");
+    format!(
+        "{USER_SHELL_EVENT_OPEN}The user ran this shell command themselves (through the same \
+         approval and sandbox as your exec_shell calls); it is context, not a request.\n\
+         $ {}\n{}\n</runtime_event>",
+        inert(command),
+        inert(result)
+    )
 }

@@ -621,6 +621,9 @@ impl App {
             return self.approval_key(key);
         }
         match key.code {
+            // Esc stops the running work, as Ctrl-C does (an approval prompt's Esc is
+            // "no", above).
+            KeyCode::Esc if self.running => return Action::Interrupt,
             KeyCode::Char('d') if ctrl && self.editor.is_empty() && !self.running => {
                 return Action::Quit;
             }

@@ -8,6 +8,7 @@
 
 pub(crate) mod app;
 pub(crate) mod approval;
+pub(crate) mod attach;
 pub(crate) mod control;
 pub(crate) mod driver;
 pub(crate) mod input;
@@ -373,10 +374,33 @@ impl Ui {
         self.driver.interrupt();
     }
 
-    /// Sends a task to the engine and shows it.
+    /// The submission for what the user typed: `!cmd` runs `cmd` as the user's own
+    /// `exec_shell` call (through the same gate as the model's), anything else is a task
+    /// with the files its `@path` words name attached (each shown as a line).
+    pub(crate) fn task_op(&mut self, typed: &str) -> Op {
+        if let Some(command) = typed.strip_prefix('!')
+            && !command.trim().is_empty()
+        {
+            return Op::UserShell {
+                command: command.trim().to_string(),
+            };
+        }
+        let ctx = codesmith_tools::ToolContext::new(
+            self.resolved.workspace.clone(),
+            self.resolved.home.clone(),
+        );
+        let (text, lines) = attach::expand(typed, &ctx);
+        if !lines.is_empty() {
+            self.app.info(lines);
+        }
+        Op::UserTask { text }
+    }
+
+    /// Sends a task (or a `!cmd`, see [`Ui::task_op`]) to the engine and shows it.
     pub(crate) fn send_task(&mut self, task: String) {
         self.app.start_task(&task);
-        if !self.driver.send(Op::UserTask { text: task }) {
+        let op = self.task_op(&task);
+        if !self.driver.send(op) {
             self.app.task_finished();
             self.app.push(app::Entry::Error(
                 "the engine stopped; restart codesmith".into(),

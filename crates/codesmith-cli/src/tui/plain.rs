@@ -67,7 +67,10 @@ pub(crate) async fn run(mut ui: Ui) -> Exit {
             )),
             Parsed::Text(task) => {
                 ui.app.start_task(&task);
-                if !ui.driver.send(Op::UserTask { text: task }) {
+                let before = ui.app.entries.len();
+                let op = ui.task_op(&task);
+                print_info(&ui, before);
+                if !ui.driver.send(op) {
                     return Exit::failed(anyhow::anyhow!("the engine stopped"));
                 }
                 wait(&mut ui, &mut stdin, &mut sigint).await;

@@ -365,6 +365,66 @@ impl Engine {
         outcome
     }
 
+    /// Runs `command` as the user's own `exec_shell` call (see
+    /// [`codesmith_protocol::Op::UserShell`]): planned, gated and run by the same pipeline
+    /// as the model's calls, stopped when `cancel` fires. The transcript gets a runtime
+    /// event with the command and the text of its result, for the model to read with the
+    /// next task, and `shown` notes of the call and its result for a resumed session.
+    /// Returns `Completed`, or `Cancelled` when interrupted.
+    ///
+    /// # Errors
+    /// [`EngineError::Session`] when the transcript cannot be written.
+    pub async fn run_user_shell(
+        &mut self,
+        command: &str,
+        cancel: CancellationToken,
+        sink: &mut EventSink<'_>,
+    ) -> Result<TaskStatus, EngineError> {
+        self.session.answer_open_calls(PREVIOUS_RUN_ENDED)?;
+        self.runtime.ctx = Arc::new(self.runtime.ctx.with_cancel(cancel.clone()));
+        let args = serde_json::json!({ "command": command });
+        let call = codesmith_protocol::ToolCall {
+            id: format!("user_shell_{}", self.session.messages().len()),
+            name: codesmith_tools::Tool::name(&codesmith_tools::shell::ExecShell).to_string(),
+            arguments: args.to_string(),
+        };
+        let shown_call = Event::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: args.clone(),
+        };
+        let results = dispatch_calls(
+            &mut self.runtime,
+            vec![(call, Some(args))],
+            &StopReason::EndTurn,
+            sink,
+        )
+        .await;
+        self.end_tools();
+        let text = results
+            .first()
+            .map(|r| r.content.clone())
+            .unwrap_or_default();
+        self.session.note(
+            crate::session::NoteKind::Shown,
+            serde_json::json!({ "event": shown_call, "in_place": true }),
+        )?;
+        for mut shown in std::mem::take(&mut self.runtime.shown) {
+            shown["in_place"] = serde_json::Value::Bool(true);
+            self.session.note(crate::session::NoteKind::Shown, shown)?;
+        }
+        self.session
+            .push(Message::user_text(crate::replay::user_shell_event_text(
+                command, &text,
+            )))?;
+        self.session.sync()?;
+        Ok(if cancel.is_cancelled() {
+            TaskStatus::Cancelled
+        } else {
+            TaskStatus::Completed
+        })
+    }
+
     async fn run_task_inner(
         &mut self,
         task: &str,
