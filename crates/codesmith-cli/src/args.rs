@@ -105,11 +105,46 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: MemoryCommand,
     },
+    /// Trust a project's hooks, slash command or custom agent on this machine (recorded in
+    /// $CODESMITH_HOME for this workspace and its current content; any change untrusts it).
+    Trust {
+        /// What to trust.
+        #[command(subcommand)]
+        what: TrustCommand,
+    },
     /// List, show, trust and install skills (instructions the model loads on demand).
     Skills {
         /// What to do.
         #[command(subcommand)]
         command: SkillsCommand,
+    },
+}
+
+/// `codesmith trust ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum TrustCommand {
+    /// The `[hooks]` of .codesmith/config.toml: they run outside the sandbox with your rights.
+    Hooks {
+        /// Workspace holding .codesmith/config.toml.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
+    /// A slash command in .codesmith/commands/NAME.md (its text then reaches the model as
+    /// instructions, not data).
+    Command {
+        /// The command's name (its file name without .md).
+        name: String,
+        /// Workspace holding .codesmith/commands/.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
+    /// A custom agent in .codesmith/agents/NAME.md (it is then offered to the agent tool).
+    Agent {
+        /// The agent file's name without .md.
+        name: String,
+        /// Workspace holding .codesmith/agents/.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
     },
 }
 
@@ -162,17 +197,6 @@ pub(crate) enum ProviderName {
     Local,
 }
 
-/// Approval modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ApprovalArg {
-    /// Run every call except what the command policy refuses outright.
-    Auto,
-    /// Ask for calls that need approval (in `exec`, nobody can answer: they are refused).
-    Suggest,
-    /// Refuse calls that need approval, even when a grant exists.
-    Never,
-}
-
 /// The workspace flag shared by several commands.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct WorkspaceArg {
@@ -193,9 +217,11 @@ pub(crate) struct ModelArgs {
     /// Base URL of an OpenAI-compatible or Anthropic endpoint.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Approval mode (default: suggest).
-    #[arg(long)]
-    pub approval: Option<ApprovalArg>,
+    /// Approval mode: read-only (plan mode), suggest (asks before each file write),
+    /// auto-edit (the default: writes run, commands the policy does not allow ask), auto,
+    /// or never (refuses what would ask).
+    #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(codesmith_policy::ApprovalMode))]
+    pub approval: Option<codesmith_policy::ApprovalMode>,
     /// The model's context window in tokens (default: `context_window` in the provider's
     /// config section, else a built-in table of common models, else a guess of 32768).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1024..))]

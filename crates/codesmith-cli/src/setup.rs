@@ -221,6 +221,7 @@ pub(crate) fn engine_config(resolved: &Settings) -> EngineConfig {
             ..SnapshotSettings::default()
         },
         context: resolved.context,
+        hooks: std::sync::Arc::new(resolved.hooks.clone()),
     }
 }
 
@@ -234,6 +235,32 @@ pub(crate) fn engine(
     approver: Arc<dyn Approver>,
     session: Session,
     mcp: &codesmith_tools::mcp::McpStart,
+) -> Engine {
+    engine_with_tools(
+        resolved,
+        provider,
+        ctx,
+        approver,
+        session,
+        mcp,
+        None,
+        &mut |_| {},
+    )
+}
+
+/// [`engine`] whose catalogue keeps only the tools named in `only` (a custom slash
+/// command's `allowed-tools`), when given: it narrows the catalogue, never the gate. A
+/// name that matches no tool is told through `on_event` as a notice.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn engine_with_tools(
+    resolved: &Settings,
+    provider: Arc<dyn Provider>,
+    ctx: Arc<ToolContext>,
+    approver: Arc<dyn Approver>,
+    session: Session,
+    mcp: &codesmith_tools::mcp::McpStart,
+    only: Option<&[String]>,
+    on_event: &mut EventSink<'_>,
 ) -> Engine {
     let mut tools = registry(resolved);
     let config = engine_config(resolved);
@@ -251,7 +278,27 @@ pub(crate) fn engine(
     tools.register(Arc::new(codesmith_engine::UpdatePlan));
     // Subagents, except for the embedded model: its small context is better spent on the task.
     if resolved.provider != ProviderName::Local {
-        tools.register(Arc::new(codesmith_engine::AgentTool));
+        tools.register(Arc::new(codesmith_engine::AgentTool::with_custom(
+            resolved.agents.custom.clone(),
+        )));
+    }
+    if let Some(only) = only {
+        let names = tools.names();
+        let unknown: Vec<&str> = only
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !names.contains(n))
+            .collect();
+        if !unknown.is_empty() {
+            on_event(codesmith_protocol::Event::Notice {
+                message: format!(
+                    "allowed-tools names no tool called {}; the task runs without them (tools: {})",
+                    unknown.join(", "),
+                    names.join(", ")
+                ),
+            });
+        }
+        tools = tools.filtered(|t| only.iter().any(|n| n == t.name()));
     }
     let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
     // Checked at start-up (`utility_provider`), so it builds here too.
@@ -297,12 +344,12 @@ pub(crate) fn one_shot(
     Ok((registry, Arc::new(ctx), policy))
 }
 
-/// The approval mode of a one-shot call (see [`one_shot`]): `never` stays `never`;
-/// otherwise the call itself is the approval.
+/// The approval mode of a one-shot call (see [`one_shot`]): `never` and `read-only` stay
+/// as they are; otherwise the call itself is the approval.
 pub(crate) fn one_shot_approval(mode: ApprovalMode) -> ApprovalMode {
     match mode {
-        ApprovalMode::Never => ApprovalMode::Never,
-        ApprovalMode::Auto | ApprovalMode::Suggest => ApprovalMode::Auto,
+        ApprovalMode::Never | ApprovalMode::ReadOnly => mode,
+        ApprovalMode::Auto | ApprovalMode::AutoEdit | ApprovalMode::Suggest => ApprovalMode::Auto,
     }
 }
 
@@ -313,7 +360,15 @@ mod tests {
     #[test]
     fn a_one_shot_call_is_its_own_approval_except_in_never_mode() {
         assert_eq!(one_shot_approval(ApprovalMode::Auto), ApprovalMode::Auto);
+        assert_eq!(
+            one_shot_approval(ApprovalMode::AutoEdit),
+            ApprovalMode::Auto
+        );
         assert_eq!(one_shot_approval(ApprovalMode::Suggest), ApprovalMode::Auto);
         assert_eq!(one_shot_approval(ApprovalMode::Never), ApprovalMode::Never);
+        assert_eq!(
+            one_shot_approval(ApprovalMode::ReadOnly),
+            ApprovalMode::ReadOnly
+        );
     }
 }

@@ -11,6 +11,8 @@ mod config;
 mod crash;
 mod doctor;
 mod exec;
+mod extensions;
+mod hooks;
 mod local_model;
 mod long_sessions;
 mod mcp;

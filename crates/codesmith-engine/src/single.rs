@@ -10,9 +10,9 @@ use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
 use codesmith_tools::{Registry, ToolContext, ToolOutcome};
 use serde_json::Value;
 
+use crate::approval::GateDecision;
 use crate::approval::NoApprover;
 use crate::finish::{FinishedResult, finish_outcome};
-use crate::gate::GateDecision;
 use crate::guard::LoopGuard;
 use crate::runtime::Runtime;
 
@@ -110,6 +110,7 @@ async fn run(
         delegated: Vec::new(),
         ran_later: Vec::new(),
         shown: Vec::new(),
+        hooks: Default::default(),
     };
     // Only what the tool answered is external content: a refusal of the gate is
     // CodeSmith's own, and a session does not wrap it either.

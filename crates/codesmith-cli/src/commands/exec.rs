@@ -16,7 +16,7 @@ use crate::shutdown::{self, Shutdown, StopSignal};
 /// Runs `codesmith exec`.
 pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     keep_resumed_model(&mut args);
-    let resolved = match config::resolve(config::Flags {
+    let mut resolved = match config::resolve(config::Flags {
         workspace: args.workspace.workspace.as_deref(),
         model: &args.model,
         max_turns: args.max_turns,
@@ -30,6 +30,15 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         ));
     }
     let mut progress = Progress::new(args.json);
+    // `/NAME ARGS`: a custom slash command, expanded by the one expansion the UI uses too.
+    let mut only_tools = None;
+    if let Some(expansion) = resolved.commands.expand(&args.task) {
+        args.task = expansion.text;
+        if let Some(model) = expansion.model {
+            resolved.model = model;
+        }
+        only_tools = expansion.allowed_tools;
+    }
     // Spilled outputs older than 7 days are removed at start-up; a failure costs nothing.
     let _ = codesmith_tools::spill::cleanup_old(&resolved.home);
     for warning in resolved.warnings.iter().chain(&resolved.session_notices) {
@@ -66,13 +75,15 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         progress.show(&Event::Notice { message: notice });
     }
     let mcp = setup::mcp_servers(&resolved).await;
-    let engine = setup::engine(
+    let engine = setup::engine_with_tools(
         &resolved,
         provider,
         Arc::new(ctx),
         Arc::new(NoApprover),
         session,
         &mcp,
+        only_tools.as_deref(),
+        &mut |e| progress.show(&e),
     );
     for warning in mcp.notices() {
         progress.show(&Event::Notice { message: warning });

@@ -11,6 +11,7 @@ pub(crate) mod sandbox;
 pub(crate) mod sessions;
 pub(crate) mod skills;
 pub(crate) mod tool;
+pub(crate) mod trust;
 pub(crate) mod verify;
 
 use crate::args::{Command, UiArgs};
@@ -38,5 +39,6 @@ pub(crate) async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
         Command::Config { command } => config::run(command),
         Command::Memory { command } => memory::run(command).await,
         Command::Skills { command } => skills::run(command),
+        Command::Trust { what } => trust::run(what),
     }
 }

@@ -146,6 +146,8 @@ pub(crate) struct App {
     pub stream: Option<StreamCache>,
     /// Running subagents (any depth) and the foreground `agent` call each runs under.
     pub subagents: Vec<(String, String)>,
+    /// The custom slash commands (`/NAME` not built in expands through them).
+    pub commands: std::sync::Arc<codesmith_tools::extensions::commands::SlashCommands>,
 }
 
 /// The finished lines of a streaming answer, already rendered and wrapped,
@@ -187,6 +189,7 @@ impl App {
             task_started: None,
             stream: None,
             subagents: Vec::new(),
+            commands: Default::default(),
         }
     }
 
@@ -713,7 +716,7 @@ impl App {
     }
 
     fn submit(&mut self, text: String) -> Action {
-        match slash::parse(&text) {
+        match slash::parse_with(&text, &self.commands) {
             Parsed::Command(cmd) => Action::Slash(cmd),
             Parsed::Unknown { name, suggestion } => {
                 let hint = suggestion.map_or_else(

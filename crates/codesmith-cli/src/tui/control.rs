@@ -11,7 +11,7 @@ use codesmith_protocol::Op;
 use super::driver::{Rebuild, SessionChoice};
 use super::slash::{self, Slash};
 use crate::args::{DoctorArgs, WorkspaceArg};
-use crate::config::{self, Settings};
+use crate::config::Settings;
 use crate::setup;
 
 /// What a slash command asks of the UI.
@@ -65,7 +65,15 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
         ])
     };
     match cmd {
-        Slash::Help => Reply::Lines(slash::help_lines()),
+        Slash::Help => {
+            let mut lines = slash::help_lines();
+            let custom = facts.resolved.commands.help_lines();
+            if !custom.is_empty() {
+                lines.push("Custom commands (commands/NAME.md):".to_string());
+                lines.extend(custom);
+            }
+            Reply::Lines(lines)
+        }
         Slash::Quit => Reply::Quit,
         Slash::Model(None) => Reply::Lines(vec![format!(
             "model: {} ({}); switch with /model NAME",
@@ -88,10 +96,11 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
             Vec::new(),
         ),
         Slash::Approval(None) => Reply::Lines(vec![format!(
-            "approval mode: {}; switch with /approval auto|suggest|never",
+            "approval mode: {}; switch with /approval read-only|suggest|auto-edit|auto|never \
+             (or Shift-Tab)",
             facts.approval
         )]),
-        Slash::Approval(Some(name)) => match config::parse_approval(&name) {
+        Slash::Approval(Some(name)) => match name.parse::<codesmith_policy::ApprovalMode>() {
             Ok(mode) => Reply::Rebuild(
                 Rebuild {
                     model: None,

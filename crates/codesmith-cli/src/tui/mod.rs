@@ -13,6 +13,7 @@ pub(crate) mod control;
 pub(crate) mod driver;
 pub(crate) mod input;
 pub(crate) mod markdown;
+pub(crate) mod notify;
 pub(crate) mod plain;
 pub(crate) mod slash;
 pub(crate) mod status;
@@ -63,6 +64,8 @@ pub(crate) struct Ui {
     pub later_tx: mpsc::UnboundedSender<Vec<String>>,
     /// Lines from slash commands that took a while.
     pub later: mpsc::UnboundedReceiver<Vec<String>>,
+    /// Tells the user that a task ended or a question waits (bell, OSC 9/777, hooks).
+    pub notifier: notify::Notifier,
 }
 
 /// What became of a slash command.
@@ -136,6 +139,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         backend.isolates(),
     );
     let mut app = app::App::new(theme, status);
+    app.commands = Arc::new(resolved.commands.clone());
     if let Some(notice) = unisolated {
         app.notice(notice);
     }
@@ -175,7 +179,15 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
     };
     let (driver, events, worker) = driver::spawn(parts, session, shutdown.token());
     let (later_tx, later) = mpsc::unbounded_channel();
+    let mut notifier = notify::Notifier::new(
+        resolved.notifications,
+        Arc::new(resolved.hooks.clone()),
+        resolved.workspace.clone(),
+        Some(later_tx.clone()),
+    );
+    notifier.terminal = full_screen;
     let ui = Ui {
+        notifier,
         resolved,
         app,
         driver,
@@ -276,6 +288,10 @@ impl Ui {
         let app = &mut self.app;
         match msg {
             driver::ToUi::Event(Event::TaskFinished { status, .. }) => {
+                if status != TaskStatus::Cancelled {
+                    self.notifier
+                        .notify("CodeSmith: the task ended", &app.session_id);
+                }
                 if status == TaskStatus::Cancelled {
                     app.interrupted();
                 } else {
@@ -284,6 +300,10 @@ impl Ui {
                 self.questions.clear();
             }
             driver::ToUi::Event(Event::ApprovalRequested(request)) => {
+                self.notifier.notify(
+                    &format!("CodeSmith: a question waits ({})", request.tool),
+                    &app.session_id,
+                );
                 self.questions.arrived(request);
             }
             driver::ToUi::Event(Event::ApprovalWithdrawn { call_id }) => {
@@ -361,7 +381,11 @@ impl Ui {
     /// Answers the approval question on screen.
     pub(crate) fn answer(&mut self, answer: ApprovalAnswer) {
         if let Some(call_id) = self.questions.answered() {
-            self.driver.send(Op::Approval { call_id, answer });
+            self.driver.send(Op::Approval {
+                call_id,
+                answer,
+                reason: None,
+            });
         }
         if let Some(request) = self.questions.next() {
             self.app.ask(request);

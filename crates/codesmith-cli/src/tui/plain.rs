@@ -45,7 +45,7 @@ pub(crate) async fn run(mut ui: Ui) -> Exit {
         if line.trim().is_empty() {
             continue;
         }
-        match slash::parse(&line) {
+        match slash::parse_with(&line, &ui.app.commands) {
             Parsed::Command(cmd) => {
                 let before = ui.app.entries.len();
                 let done = ui.slash(cmd);
@@ -161,6 +161,7 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>, sigint: &mut Sig
                 ui.driver.send(Op::Approval {
                     call_id: request.call_id,
                     answer,
+                    reason: None,
                 });
             }
             continue;

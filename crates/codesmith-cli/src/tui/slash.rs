@@ -7,7 +7,7 @@ pub(crate) enum Slash {
     Help,
     /// `/model [NAME]`: show or switch the model (same provider).
     Model(Option<String>),
-    /// `/approval [auto|suggest|never]`: show or switch the approval mode.
+    /// `/approval [MODE]`: show or switch the approval mode.
     Approval(Option<String>),
     /// `/compact`: summarise older history to free context.
     Compact,
@@ -37,7 +37,7 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("model", "[NAME] show or switch the model"),
     (
         "approval",
-        "[auto|suggest|never] show or switch the approval mode",
+        "[read-only|suggest|auto-edit|auto|never] show or switch the approval mode (Shift-Tab cycles)",
     ),
     ("compact", "summarise older history now to free context"),
     (
@@ -133,6 +133,23 @@ pub(crate) fn parse(input: &str) -> Parsed {
     Parsed::Command(cmd)
 }
 
+/// [`parse`], then a name that is no built-in command is looked up among the custom
+/// slash commands (`custom`, the one expansion `exec` uses too): one of them becomes the
+/// text it expands to. A custom command's `model` and `allowed-tools` apply in `exec`
+/// only; here the task runs in the session as it is.
+pub(crate) fn parse_with(
+    input: &str,
+    custom: &codesmith_tools::extensions::commands::SlashCommands,
+) -> Parsed {
+    match parse(input) {
+        Parsed::Unknown { name, suggestion } => match custom.expand(input) {
+            Some(expansion) => Parsed::Text(expansion.text),
+            None => Parsed::Unknown { name, suggestion },
+        },
+        other => other,
+    }
+}
+
 /// The known command closest to `name`, if it is plausibly a typo of it.
 pub(crate) fn suggest(name: &str) -> Option<&'static str> {
     COMMANDS
@@ -191,6 +208,36 @@ mod tests {
             parse("/skills trust lint-rules"),
             Parsed::Command(Slash::Skills(Some("trust lint-rules".into())))
         );
+    }
+
+    #[test]
+    fn a_custom_command_expands_where_no_built_in_one_is_named() {
+        use codesmith_tools::extensions::commands::{CustomCommand, SlashCommands};
+        let cmd = |name: &str, body: &str| CustomCommand {
+            name: name.into(),
+            description: None,
+            argument_hint: None,
+            model: None,
+            allowed_tools: None,
+            body: body.into(),
+            scope: codesmith_tools::skills::Scope::User,
+            path: format!("/home/u/.codesmith/commands/{name}.md").into(),
+            digest: String::new(),
+            trust: codesmith_tools::skills::trust::TrustState::User,
+        };
+        let custom = SlashCommands::from_commands(vec![
+            cmd("review", "Review $ARGUMENTS."),
+            cmd("help", "x"),
+        ]);
+        assert_eq!(
+            parse_with("/review a.rs", &custom),
+            Parsed::Text("Review a.rs.".into())
+        );
+        assert_eq!(parse_with("/help", &custom), Parsed::Command(Slash::Help));
+        assert!(matches!(
+            parse_with("/revu", &custom),
+            Parsed::Unknown { .. }
+        ));
     }
 
     #[test]

@@ -6,6 +6,17 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
+/// The contents of the tool messages of a request body (OpenAI dialect), in order.
+pub(crate) fn tool_messages(body: &serde_json::Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// Copies `src` into `dst` recursively.
 pub(crate) fn copy_tree(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();

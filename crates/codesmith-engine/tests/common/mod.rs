@@ -32,6 +32,8 @@ pub(crate) struct Setup {
     pub snapshots: codesmith_engine::snapshot::SnapshotSettings,
     /// The context window and compaction threshold.
     pub context: codesmith_engine::ContextBudget,
+    /// The user's hooks.
+    pub hooks: codesmith_tools::hooks::Hooks,
 }
 
 impl Default for Setup {
@@ -48,6 +50,7 @@ impl Default for Setup {
             agents: codesmith_engine::AgentSettings::default(),
             snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
             context: codesmith_engine::ContextBudget::default(),
+            hooks: Default::default(),
         }
     }
 }
@@ -112,6 +115,7 @@ fn build(
         verify_claims: setup.verify_claims,
         snapshots: setup.snapshots,
         context: setup.context,
+        hooks: Arc::new(setup.hooks),
     };
     let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
     let mut tools = codesmith_tools::builtin_registry(FetchConfig::default());
