@@ -291,9 +291,14 @@ pub(crate) struct ToolArgs {
     /// Workspace.
     #[command(flatten)]
     pub workspace: WorkspaceArg,
-    /// Arguments as a JSON object (default `{}`).
+    /// Arguments as a JSON object (default `{}`); for a tool with one required text
+    /// argument, that argument's value alone (`codesmith tool read_file README.md`).
     #[arg(value_name = "JSON-ARGS")]
     pub args: Option<String>,
+    /// Print the result for a person (the text the model reads, an edit's diff, a
+    /// refusal's reason and hint) instead of the JSON envelope.
+    #[arg(long)]
+    pub pretty: bool,
 }
 
 /// `codesmith policy ...`.

@@ -997,6 +997,14 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         project.config.sandbox.as_ref(),
         &mut origins,
     );
+    // A value no command could use is refused here, so every command (`config show`
+    // too) says so the same way.
+    if let Some(name) = &sandbox.backend {
+        codesmith_tools::sandbox::check_backend_name(name)
+            .map_err(|e| anyhow::anyhow!("[sandbox] backend = {name:?}: {e}"))?;
+    }
+    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    sandbox.extra(user_home.as_deref())?;
     let network = file.network.clone().unwrap_or_default();
     origins.set_if(file.network.is_some(), "network", Origin::User);
     let fetch = network_fetch(&network, &mut warnings);

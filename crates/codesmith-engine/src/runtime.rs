@@ -38,6 +38,9 @@ pub(crate) struct Runtime {
     /// each as "PATH (PROGRAM)" or the shell command that wrote one: the task's end names
     /// them ([`Runtime::take_ran_later`]).
     pub(crate) ran_later: Vec<String>,
+    /// The `shown` notes of the results sent this round (see
+    /// [`crate::session::NoteKind::Shown`]), written with the round's results.
+    pub(crate) shown: Vec<serde_json::Value>,
     /// The user's hooks (`PreToolUse` and `PostToolUse` run in dispatch); none outside
     /// sessions.
     pub(crate) hooks: crate::hooks::HookSite,

@@ -109,6 +109,7 @@ async fn run(
         delegation: None,
         delegated: Vec::new(),
         ran_later: Vec::new(),
+        shown: Vec::new(),
         hooks: Default::default(),
     };
     // Only what the tool answered is external content: a refusal of the gate is

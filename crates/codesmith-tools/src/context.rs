@@ -68,6 +68,35 @@ pub struct ToolContext {
     /// Tells this session's contexts from every other one in the process (its clones share
     /// it; a subagent's context has its own): the key of state a tool holds per session.
     session_key: u64,
+    /// Where a running shell command's latest output lines go while it runs (see
+    /// [`LiveOutput`]); `None` (the default) sends nothing. The engine sets it per call.
+    pub live_output: Option<LiveOutput>,
+}
+
+/// Receives a running command's latest output lines ([`crate::shell::LIVE_LINES`] lines
+/// at most, each cut to [`crate::shell::LIVE_LINE_CHARS`] characters, secrets masked as
+/// in the result), each time they change, at most every
+/// [`crate::shell::LIVE_INTERVAL`]. For a person watching: the model reads only the
+/// result.
+#[derive(Clone)]
+pub struct LiveOutput(Arc<dyn Fn(Vec<String>) + Send + Sync>);
+
+impl LiveOutput {
+    /// A receiver calling `f` with the latest lines.
+    pub fn new(f: impl Fn(Vec<String>) + Send + Sync + 'static) -> Self {
+        LiveOutput(Arc::new(f))
+    }
+
+    /// Hands on the latest lines.
+    pub fn send(&self, lines: Vec<String>) {
+        (self.0)(lines);
+    }
+}
+
+impl std::fmt::Debug for LiveOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LiveOutput")
+    }
 }
 
 /// Usage of model requests made by tools, waiting to be added to the session's totals.
@@ -113,6 +142,7 @@ impl ToolContext {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             },
+            live_output: None,
         }
     }
 
@@ -161,6 +191,14 @@ impl ToolContext {
     pub fn keeping_run_later(&self) -> Self {
         ToolContext {
             keep_run_later: true,
+            ..self.clone()
+        }
+    }
+
+    /// The same session state, for one call whose running output goes to `live`.
+    pub fn with_live_output(&self, live: LiveOutput) -> Self {
+        ToolContext {
+            live_output: Some(live),
             ..self.clone()
         }
     }

@@ -31,7 +31,7 @@ mod tool;
 pub mod trust;
 
 pub use builtin::{builtin_registry, builtin_tools};
-pub use context::{ChildUsage, ToolContext};
+pub use context::{ChildUsage, LiveOutput, ToolContext};
 pub use envelope::{
     ErrorCode, Refusal, SHA256_PREFIX_LEN, ToolOutcome, ToolOutput, envelope_json, model_text,
     stored_refusal,

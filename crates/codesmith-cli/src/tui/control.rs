@@ -306,8 +306,10 @@ fn doctor(f: &Facts<'_>) -> Reply {
         json: false,
         analyze: false,
     };
+    // The session's own settings: the sources show the origins its flags gave them.
+    let resolved = f.resolved.clone();
     Reply::Later(Box::pin(async move {
-        let findings = crate::commands::doctor::collect(&args).await;
+        let findings = crate::commands::doctor::collect_with(&args, Some(resolved)).await;
         let mut lines = vec!["doctor:".to_string()];
         lines.extend(
             crate::commands::doctor::report::to_text(&findings)

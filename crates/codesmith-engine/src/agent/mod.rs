@@ -25,6 +25,9 @@ mod recovery;
 pub const INTERRUPTION_NOTE: &str = crate::session::NoteKind::RESPONSE_INTERRUPTED;
 /// How the transcript explains a turn that a cancellation ended.
 pub const INTERRUPTED: &str = "The turn was interrupted";
+/// How the transcript marks an answer an interrupt cut off as it streamed (after its
+/// text).
+pub const PARTIAL_MARK: &str = "(The turn was interrupted here; this answer is incomplete.)";
 /// How the transcript explains tool calls a previous run left without results (it was
 /// killed or crashed mid-turn).
 const PREVIOUS_RUN_ENDED: &str = "CodeSmith stopped";
@@ -221,6 +224,7 @@ impl Engine {
             delegation: Some(delegation),
             delegated: Vec::new(),
             ran_later: Vec::new(),
+            shown: Vec::new(),
             hooks: crate::hooks::HookSite {
                 hooks: Arc::clone(&config.hooks),
                 session_id: session.id().to_string(),
@@ -374,6 +378,66 @@ impl Engine {
         outcome
     }
 
+    /// Runs `command` as the user's own `exec_shell` call (see
+    /// [`codesmith_protocol::Op::UserShell`]): planned, gated and run by the same pipeline
+    /// as the model's calls, stopped when `cancel` fires. The transcript gets a runtime
+    /// event with the command and the text of its result, for the model to read with the
+    /// next task, and `shown` notes of the call and its result for a resumed session.
+    /// Returns `Completed`, or `Cancelled` when interrupted.
+    ///
+    /// # Errors
+    /// [`EngineError::Session`] when the transcript cannot be written.
+    pub async fn run_user_shell(
+        &mut self,
+        command: &str,
+        cancel: CancellationToken,
+        sink: &mut EventSink<'_>,
+    ) -> Result<TaskStatus, EngineError> {
+        self.session.answer_open_calls(PREVIOUS_RUN_ENDED)?;
+        self.runtime.ctx = Arc::new(self.runtime.ctx.with_cancel(cancel.clone()));
+        let args = serde_json::json!({ "command": command });
+        let call = codesmith_protocol::ToolCall {
+            id: format!("user_shell_{}", self.session.messages().len()),
+            name: codesmith_tools::Tool::name(&codesmith_tools::shell::ExecShell).to_string(),
+            arguments: args.to_string(),
+        };
+        let shown_call = Event::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: args.clone(),
+        };
+        let results = dispatch_calls(
+            &mut self.runtime,
+            vec![(call, Some(args))],
+            &StopReason::EndTurn,
+            sink,
+        )
+        .await;
+        self.end_tools();
+        let text = results
+            .first()
+            .map(|r| r.content.clone())
+            .unwrap_or_default();
+        self.session.note(
+            crate::session::NoteKind::Shown,
+            serde_json::json!({ "event": shown_call, "in_place": true }),
+        )?;
+        for mut shown in std::mem::take(&mut self.runtime.shown) {
+            shown["in_place"] = serde_json::Value::Bool(true);
+            self.session.note(crate::session::NoteKind::Shown, shown)?;
+        }
+        self.session
+            .push(Message::user_text(crate::replay::user_shell_event_text(
+                command, &text,
+            )))?;
+        self.session.sync()?;
+        Ok(if cancel.is_cancelled() {
+            TaskStatus::Cancelled
+        } else {
+            TaskStatus::Completed
+        })
+    }
+
     async fn run_task_inner(
         &mut self,
         task: &str,
@@ -435,9 +499,31 @@ impl Engine {
                 turn,
                 estimated_input_tokens,
             });
+            // The answer as it streamed, kept when an interrupt cuts it off.
+            let partial = std::sync::Mutex::new(String::new());
+            let mut tee = |event: Event| {
+                let mut text = partial
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match &event {
+                    Event::AssistantText { delta } => text.push_str(delta),
+                    // A retried request starts its answer again.
+                    Event::Retry { .. } => text.clear(),
+                    _ => {}
+                }
+                drop(text);
+                sink(event);
+            };
             let response = tokio::select! {
-                response = self.request_with_recovery(sink) => response?,
-                () = cancel.cancelled() => return self.cancelled(turn, usage),
+                response = self.request_with_recovery(&mut tee) => Some(response?),
+                () = cancel.cancelled() => None,
+            };
+            let Some(response) = response else {
+                let partial = partial
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                self.keep_partial_answer(&partial)?;
+                return self.cancelled(turn, usage);
             };
             if let Some(why) = &response.interruption {
                 self.report_interruption(why, sink)?;
@@ -540,6 +626,10 @@ impl Engine {
             if let Some(note) = self.record_plan(plan, sink)? {
                 // Restated at the tail, in the message that answers the call.
                 content.push(ContentBlock::Text { text: note });
+            }
+            // What the results showed besides the model's text, so a resume shows it too.
+            for shown in std::mem::take(&mut self.runtime.shown) {
+                self.session.note(crate::session::NoteKind::Shown, shown)?;
             }
             self.session.push(Message {
                 role: Role::User,
@@ -706,6 +796,26 @@ impl Engine {
             crate::session::NoteKind::ResponseInterrupted,
             serde_json::json!({ "message": why }),
         )?;
+        Ok(())
+    }
+
+    /// Keeps the answer an interrupt cut off while it streamed (`partial`, the text the
+    /// front end showed) as the model's message, marked as cut off, so the model and a
+    /// resumed session read what the person saw. Nothing when no text had streamed.
+    fn keep_partial_answer(&mut self, partial: &str) -> Result<(), EngineError> {
+        if partial.trim().is_empty()
+            || !self
+                .session
+                .messages()
+                .last()
+                .is_some_and(|m| m.role == Role::User)
+        {
+            return Ok(());
+        }
+        self.session.push(Message::assistant_text(format!(
+            "{}\n\n{PARTIAL_MARK}",
+            partial.trim_end()
+        )))?;
         Ok(())
     }
 

@@ -67,7 +67,11 @@ pub(crate) async fn conclude(
     if let Some(message) = problem {
         sink(Event::Notice { message });
     }
-    sink(Event::Verdict(verdict.event()));
+    let event = Event::Verdict(verdict.event());
+    if let Some(shown) = crate::replay::shown_note(&event) {
+        session.note(crate::session::NoteKind::Shown, shown)?;
+    }
+    sink(event);
     Ok(Some(verdict))
 }
 

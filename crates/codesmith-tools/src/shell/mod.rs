@@ -11,6 +11,7 @@
 pub mod drift;
 mod exec;
 mod interactive;
+mod live;
 pub mod network;
 mod process;
 // The one module with `unsafe`: a process-setup hook between fork and exec cannot be
@@ -28,6 +29,7 @@ use std::sync::{Mutex, PoisonError};
 
 pub use exec::{DEFAULT_TIMEOUT_SECS, ExecShell, MAX_TIMEOUT_SECS, start_dir};
 pub use interactive::Interactive;
+pub use live::{LIVE_INTERVAL, LIVE_LINE_CHARS, LIVE_LINES};
 pub use tasks::{MAX_RUNNING_TASKS, TaskShellCancel, TaskShellPoll, TaskShellStart, TaskTable};
 pub use tree::become_child_subreaper;
 
