@@ -115,6 +115,7 @@ fn engine(server: &ScriptedServer, ws: &std::path::Path, home: &std::path::Path)
         network: NetworkPolicy::default(),
         agents: Default::default(),
         verify_claims: false,
+        slop_from_verdicts: false,
         snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
         context: codesmith_engine::ContextBudget::default(),
     };

@@ -154,6 +154,9 @@ pub(crate) struct VerificationSection {
     /// Replay the task's last test/build command when the final answer claims success
     /// (default true: a success claim counts only after a replay confirms it).
     pub result_claims: Option<bool>,
+    /// File an `unsubstantiated` or `verified_fail` verdict in the project's slop ledger
+    /// (default false).
+    pub slop: Option<bool>,
 }
 
 /// `[agents]`: subagents started by the `agent` tool (user config only).
@@ -435,6 +438,8 @@ pub(crate) struct Settings {
     pub fetch: FetchConfig,
     /// `[verification] result_claims` (default true).
     pub verify_claims: bool,
+    /// `[verification] slop` (default false).
+    pub slop_from_verdicts: bool,
     /// `[agents]`: the subagents' model and per-child caps (defaults when unset).
     pub agents: codesmith_engine::AgentSettings,
     /// `[utility_model]`: the model of compaction summaries (`None`: the session's model).
@@ -940,6 +945,13 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         "verification.result_claims",
         Origin::User,
     );
+    let slop_from_verdicts = file.verification.as_ref().and_then(|v| v.slop);
+    origins.set_if(
+        slop_from_verdicts.is_some(),
+        "verification.slop",
+        Origin::User,
+    );
+    let slop_from_verdicts = slop_from_verdicts.unwrap_or(false);
     let snapshots = file.snapshots.as_ref().and_then(|s| s.enabled);
     origins.set_if(snapshots.is_some(), "snapshots.enabled", Origin::User);
     origins.set_if(
@@ -969,6 +981,7 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         network,
         fetch,
         verify_claims,
+        slop_from_verdicts,
         snapshots: snapshots.unwrap_or(true),
         mcp_defer_threshold: file
             .mcp_defer_threshold

@@ -216,6 +216,7 @@ pub(crate) fn engine_config(resolved: &Settings) -> EngineConfig {
         network: resolved.fetch.policy.clone(),
         agents: resolved.agents.clone(),
         verify_claims: resolved.verify_claims,
+        slop_from_verdicts: resolved.slop_from_verdicts,
         snapshots: SnapshotSettings {
             enabled: resolved.snapshots,
             ..SnapshotSettings::default()

@@ -237,6 +237,14 @@ impl Runtime {
             {
                 self.code_requirement(tool, args)
             }
+            // Typing into an interactive session: the program decides what the input does,
+            // so it is judged like code, never like a read.
+            Capability::ExecutesCode
+                if args.get("command").is_none()
+                    && (args.get("text").is_some() || args.get("keys").is_some()) =>
+            {
+                self.terminal_input_requirement(tool, args)
+            }
             Capability::ExecutesCode => self.shell_requirement(tool, args),
             Capability::Network if tool.name().starts_with(codesmith_tools::trust::MCP_PREFIX) => {
                 self.mcp_requirement(tool, args)

@@ -55,6 +55,10 @@ pub struct EngineConfig {
     /// Check success claims in the final text by replaying the task's last
     /// verification command (`[verification] result_claims`, on by default; see [`crate::verify`]).
     pub verify_claims: bool,
+    /// File an entry in the project's slop ledger for an `unsubstantiated` or
+    /// `verified_fail` verdict (`[verification] slop`, off by default; see
+    /// [`codesmith_tools::slop`]).
+    pub slop_from_verdicts: bool,
     /// Task snapshots of the workspace, taken before a task's first write
     /// (`[snapshots] enabled`, on by default; `git` from `PATH`). A subagent never takes
     /// its own: the parent's snapshot, taken before a writing child starts, covers it.
@@ -466,7 +470,9 @@ impl Engine {
                 };
                 let verdict = if status == TaskStatus::Completed && self.config.verify_claims {
                     let (rt, model) = (&mut self.runtime, &self.config.model);
-                    crate::verify::conclude(rt, &mut self.session, &final_text, model, sink).await?
+                    let slop = self.config.slop_from_verdicts;
+                    crate::verify::conclude(rt, &mut self.session, &final_text, model, slop, sink)
+                        .await?
                 } else {
                     None
                 };

@@ -110,6 +110,7 @@ fn build(
         network: NetworkPolicy::default(),
         agents: setup.agents,
         verify_claims: setup.verify_claims,
+        slop_from_verdicts: false,
         snapshots: setup.snapshots,
         context: setup.context,
     };
