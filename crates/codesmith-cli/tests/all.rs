@@ -26,9 +26,11 @@ mod sessions;
 mod signals;
 mod skills;
 mod slop;
+mod stream_guards;
 mod subagents;
 mod terminal_escapes;
 mod tool;
+mod trust;
 mod tui;
 mod verify;
 

@@ -410,6 +410,12 @@ impl Engine {
             let stop = response.stop_reason.clone();
             let refusal = response.refusal;
             let (message, final_text, calls, imitations) = assistant_message(response);
+            let stop = judged_stop(
+                stop,
+                codesmith_providers::misreports_length_stop(self.provider.name()),
+                !calls.is_empty(),
+                calls.iter().all(|(_, parsed)| parsed.is_some()),
+            );
             // A turn whose text imitated a tool call and made no real one gets one more
             // round per task (not after a cut-off stream, nor at the turn limit), with a
             // runtime event at the transcript's tail saying why: nothing in text ever runs.
@@ -807,4 +813,56 @@ pub(crate) fn prompt_cache_key(session_id: &str) -> String {
     }
     key.truncate(end);
     key
+}
+
+/// The stop reason the truncation gate acts on: the wire's, except that a length stop
+/// from a provider known to misreport it (`misreports`, see
+/// [`codesmith_providers::LENGTH_STOP_MISREPORTED_BY`]) whose calls all carry complete
+/// arguments (`all_complete`: every call's arguments parsed strictly) is taken as the end
+/// it really was (`tool_use` with calls, else `end_turn`). Arguments that do not parse
+/// keep the length stop, so the gate refuses them as cut off.
+pub(crate) fn judged_stop(
+    stop: StopReason,
+    misreports: bool,
+    has_calls: bool,
+    all_complete: bool,
+) -> StopReason {
+    if !misreports || !stop.is_truncation() || !all_complete {
+        return stop;
+    }
+    if has_calls {
+        StopReason::ToolUse
+    } else {
+        StopReason::EndTurn
+    }
+}
+
+#[cfg(test)]
+mod stop_tests {
+    use super::*;
+
+    #[test]
+    fn the_misreport_table_is_empty_and_only_a_listed_provider_is_believed() {
+        assert!(codesmith_providers::LENGTH_STOP_MISREPORTED_BY.is_empty());
+        assert!(!codesmith_providers::misreports_length_stop("openai"));
+        // Not listed: the length stop stands.
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, false, true, true),
+            StopReason::MaxTokens
+        );
+        // Listed, complete arguments: the turn ended normally.
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, true, true, true),
+            StopReason::ToolUse
+        );
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, true, false, true),
+            StopReason::EndTurn
+        );
+        // Listed, but an argument was cut: still a cut-off turn, the gate refuses it.
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, true, true, false),
+            StopReason::MaxTokens
+        );
+    }
 }

@@ -111,7 +111,12 @@ pub(crate) fn scope_for(ctx: &ToolContext, cwd: &Path) -> Result<Scope, crate::R
         user_home: ctx.sandbox.user_home.clone(),
         codesmith_home: Some(ctx.home.clone()),
         network: ctx.sandbox.network,
-        extra: ctx.sandbox.extra.clone(),
+        extra: {
+            // The directories the user trusts for reading are offered read-only too.
+            let mut extra = ctx.sandbox.extra.clone();
+            extra.read.extend(ctx.trusted.roots());
+            extra
+        },
     })
 }
 
