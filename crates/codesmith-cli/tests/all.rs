@@ -21,6 +21,7 @@ mod mcp_everything;
 mod memory;
 mod model_fetch;
 mod real_streams;
+mod refusal_registry;
 mod sandbox;
 mod sessions;
 mod signals;
