@@ -116,6 +116,7 @@ fn engine(server: &ScriptedServer, ws: &std::path::Path, home: &std::path::Path)
         agents: Default::default(),
         verify_claims: false,
         slop_from_verdicts: false,
+        early_start: true,
         snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
         context: codesmith_engine::ContextBudget::default(),
     };

@@ -451,6 +451,9 @@ pub(crate) struct Settings {
     pub verify_claims: bool,
     /// `[verification] slop` (default false).
     pub slop_from_verdicts: bool,
+    /// Start read-only calls while the response still streams (default true;
+    /// `CODESMITH_EARLY_START=0` turns it off, to compare).
+    pub early_start: bool,
     /// `[trust] read`: canonical directories outside the workspace the file tools may
     /// read (entries that do not exist are skipped with a warning).
     pub trust_read: Vec<PathBuf>,
@@ -997,6 +1000,7 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
     );
     let slop_from_verdicts = slop_from_verdicts.unwrap_or(false);
     let trust_read = trusted_reads(&file, &home, &mut warnings)?;
+    let early_start = early_start(&mut origins)?;
     origins.set_if(!trust_read.is_empty(), "trust.read", Origin::User);
     let snapshots = file.snapshots.as_ref().and_then(|s| s.enabled);
     origins.set_if(snapshots.is_some(), "snapshots.enabled", Origin::User);
@@ -1029,6 +1033,7 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         verify_claims,
         slop_from_verdicts,
         trust_read,
+        early_start,
         snapshots: snapshots.unwrap_or(true),
         mcp_defer_threshold: file
             .mcp_defer_threshold
@@ -1230,6 +1235,23 @@ fn resolve_approval(
             Ok(p)
         }
         _ => Ok(base),
+    }
+}
+
+/// The variable that turns early start of read-only calls off (`0` or `false`).
+const EARLY_START_VAR: &str = "CODESMITH_EARLY_START";
+
+fn early_start(origins: &mut Origins) -> Result<bool> {
+    match std::env::var(EARLY_START_VAR) {
+        Ok(v) if !v.is_empty() => {
+            origins.set("early_start", Origin::Env(EARLY_START_VAR));
+            match v.as_str() {
+                "1" | "true" => Ok(true),
+                "0" | "false" => Ok(false),
+                _ => anyhow::bail!("{EARLY_START_VAR}={v:?} is not 1, 0, true or false"),
+            }
+        }
+        _ => Ok(true),
     }
 }
 

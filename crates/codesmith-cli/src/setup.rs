@@ -218,6 +218,7 @@ pub(crate) fn engine_config(resolved: &Settings) -> EngineConfig {
         agents: resolved.agents.clone(),
         verify_claims: resolved.verify_claims,
         slop_from_verdicts: resolved.slop_from_verdicts,
+        early_start: resolved.early_start,
         snapshots: SnapshotSettings {
             enabled: resolved.snapshots,
             ..SnapshotSettings::default()

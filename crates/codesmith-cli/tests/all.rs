@@ -10,6 +10,7 @@ mod common;
 mod config;
 mod crash;
 mod doctor;
+mod early_start;
 mod exec;
 mod fim_edit;
 mod interactive;

@@ -42,6 +42,8 @@ pub(crate) struct Runtime {
     /// each as "PATH (PROGRAM)" or the shell command that wrote one: the task's end names
     /// them ([`Runtime::take_ran_later`]).
     pub(crate) ran_later: Vec<String>,
+    /// Read-only calls of the streaming response started before it ended.
+    pub(crate) early: crate::early::EarlyStarts,
 }
 
 impl Runtime {

@@ -109,6 +109,7 @@ async fn run(
         delegation: None,
         delegated: Vec::new(),
         ran_later: Vec::new(),
+        early: Default::default(),
     };
     // Only what the tool answered is external content: a refusal of the gate is
     // CodeSmith's own, and a session does not wrap it either.

@@ -59,6 +59,9 @@ pub struct EngineConfig {
     /// `verified_fail` verdict (`[verification] slop`, off by default; see
     /// [`codesmith_tools::slop`]).
     pub slop_from_verdicts: bool,
+    /// Start read-only, parallel-safe calls while the response still streams (see
+    /// `crate::early`; on by default).
+    pub early_start: bool,
     /// Task snapshots of the workspace, taken before a task's first write
     /// (`[snapshots] enabled`, on by default; `git` from `PATH`). A subagent never takes
     /// its own: the parent's snapshot, taken before a writing child starts, covers it.
@@ -221,6 +224,7 @@ impl Engine {
             delegation: Some(delegation),
             delegated: Vec::new(),
             ran_later: Vec::new(),
+            early: Default::default(),
         };
         Engine {
             provider,
@@ -408,6 +412,7 @@ impl Engine {
             let round_usage = response.usage;
             usage.add(&round_usage);
             let stop = response.stop_reason.clone();
+            let cut_off = response.interruption.is_some();
             let refusal = response.refusal;
             let (message, final_text, calls, imitations) = assistant_message(response);
             let stop = judged_stop(
@@ -491,7 +496,12 @@ impl Engine {
                 });
             }
             let plan_calls = crate::plan::calls_in(&calls);
+            if cut_off || stop.is_truncation() || stop == StopReason::Interrupted {
+                // A cut-off response: nothing started early counts.
+                self.runtime.early.discard();
+            }
             let results = dispatch_calls(&mut self.runtime, calls, &stop, sink).await;
+            self.runtime.early.discard();
             let plan = crate::plan::latest_accepted(&plan_calls, &results);
             let mut content: Vec<ContentBlock> =
                 results.into_iter().map(ContentBlock::ToolResult).collect();
@@ -657,6 +667,7 @@ impl Engine {
     /// One model request with retries, streaming deltas to `sink`.
     async fn request(&self, sink: &mut EventSink<'_>) -> Result<AssistantResponse, ProviderError> {
         let request = self.chat_request();
+        self.runtime.early.discard();
 
         // Forged calls never reach the front ends as the model's prose: the one scrubber
         // strips them from the text deltas as they stream (holding back what may be the
@@ -667,6 +678,15 @@ impl Engine {
                 let shown = scrubber.push(&delta);
                 if !shown.is_empty() {
                     sink(Event::AssistantText { delta: shown });
+                }
+            }
+            StreamNotice::CallReady {
+                id,
+                name,
+                arguments,
+            } => {
+                if self.config.early_start {
+                    crate::early::EarlyStarts::offer(&self.runtime, &id, &name, arguments);
                 }
             }
             other => sink(notice_event(other)),
@@ -691,6 +711,10 @@ fn notice_event(notice: StreamNotice) -> Event {
         StreamNotice::TextDelta(delta) => Event::AssistantText { delta },
         StreamNotice::ThinkingDelta(delta) => Event::Thinking { delta },
         StreamNotice::Notice(message) => Event::Notice { message },
+        // Handled by `request` (early start); never an event of its own.
+        StreamNotice::CallReady { name, .. } => Event::Notice {
+            message: format!("{name}: arguments complete"),
+        },
         StreamNotice::Retry {
             attempt,
             wait_ms,

@@ -111,6 +111,7 @@ fn build(
         agents: setup.agents,
         verify_claims: setup.verify_claims,
         slop_from_verdicts: false,
+        early_start: true,
         snapshots: setup.snapshots,
         context: setup.context,
     };

@@ -1,0 +1,91 @@
+//! Early start of read-only tools: while a response still streams, a call whose
+//! arguments have become complete JSON ([`codesmith_providers::StreamNotice::CallReady`])
+//! starts at once when it is safe to run before the response is known whole: a tool that
+//! only reads, is parallel-safe, answers from the workspace (no network, no external
+//! label), and that the gate would run without asking. Nothing else starts early. The
+//! call still passes every gate in dispatch as usual; only its execution is replaced by
+//! the result already computed (when its final arguments are the same). A response that
+//! turns out cut off (truncated at the token cap, or interrupted) discards every early
+//! result; a read-only call leaves no work to undo.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+use codesmith_tools::{Capability, Tool, ToolOutcome};
+use serde_json::Value;
+use tokio::task::JoinHandle;
+
+use crate::gate::Requirement;
+use crate::runtime::Runtime;
+
+/// Calls started early in the current response, by call id.
+#[derive(Debug, Default)]
+pub(crate) struct EarlyStarts(Mutex<HashMap<String, (Value, JoinHandle<ToolOutcome>)>>);
+
+impl EarlyStarts {
+    /// Starts `name(arguments)` as call `id` when it is eligible (see the module
+    /// documentation). Returns whether it started.
+    pub(crate) fn offer(rt: &Runtime, id: &str, name: &str, arguments: Value) -> bool {
+        let Some(tool) = rt.tools.get(name) else {
+            return false;
+        };
+        if !eligible(rt, tool.as_ref(), &arguments) {
+            return false;
+        }
+        let ctx = rt.ctx.as_ref().clone();
+        let args = arguments.clone();
+        let handle =
+            tokio::spawn(
+                async move { codesmith_tools::call_tool(tool.as_ref(), &ctx, args).await },
+            );
+        let mut map = rt.early.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, old)) = map.insert(id.to_string(), (arguments, handle)) {
+            old.abort();
+        }
+        true
+    }
+
+    /// The early result of call `id` when it was started with exactly `args` (waiting
+    /// for it to finish); `None` otherwise (a call started with other arguments is
+    /// dropped).
+    pub(crate) async fn take(&self, id: &str, args: &Value) -> Option<ToolOutcome> {
+        let entry = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+        let (started_with, handle) = entry?;
+        if &started_with != args {
+            handle.abort();
+            return None;
+        }
+        handle.await.ok()
+    }
+
+    /// Drops every early call not taken (a cut-off response, or calls dispatch did not
+    /// run). Returns how many were dropped.
+    pub(crate) fn discard(&self) -> usize {
+        let drained: Vec<_> = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .collect();
+        for (_, (_, handle)) in &drained {
+            handle.abort();
+        }
+        drained.len()
+    }
+}
+
+/// True for a call that may start before its response is known whole.
+fn eligible(rt: &Runtime, tool: &dyn Tool, args: &Value) -> bool {
+    tool.capability() == Capability::ReadOnly
+        && tool.supports_parallel()
+        && tool.external_label(args).is_none()
+        && tool.name() != crate::subagent::AGENT_TOOL
+        && matches!(
+            rt.requirement(tool, args),
+            Requirement::Auto { concurrent: true }
+        )
+}
