@@ -15,7 +15,7 @@ use codesmith_tools::{Capability, Tool, ToolOutcome};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
-use crate::gate::Requirement;
+use crate::approval::Requirement;
 use crate::runtime::Runtime;
 
 /// Calls started early in the current response, by call id.

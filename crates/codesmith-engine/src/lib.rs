@@ -15,7 +15,6 @@ mod context;
 mod dispatch;
 mod early;
 mod finish;
-mod gate;
 mod guard;
 mod handle;
 pub mod plan;
