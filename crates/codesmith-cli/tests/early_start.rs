@@ -109,6 +109,11 @@ async fn a_cut_off_stream_runs_none_of_its_early_calls() {
                 .chunk_chars(8)
                 .drop_after(5),
         )
+        .push(Scripted::tool_call(
+            "w1",
+            "write_file",
+            json!({"path": "calc.py", "content": "x = 1\n", "overwrite": true}).to_string(),
+        ))
         .push(Scripted::text("Stopped."));
     let ws = sb.ws();
     let args = crate::common::exec_args(&ws, &server.base_url(), "auto", &["--json", "read"]);
@@ -126,7 +131,10 @@ async fn a_cut_off_stream_runs_none_of_its_early_calls() {
     // Whatever dispatch then makes of the cut response's calls, no early result is used.
     let r = results(&events);
     assert!(!r.is_empty(), "{events:?}");
-    for result in r {
+    for result in &r {
         assert!(result["meta"]["started_early"].is_null(), "{result}");
     }
+    // The discarded early read never counts as read: overwriting the file is refused.
+    let write = r.iter().find(|e| e["id"] == "w1").unwrap();
+    assert_eq!(write["error"]["code"], "NOT_READ", "{write}");
 }

@@ -158,7 +158,7 @@ async fn execute(
     // A read-only call started while the response streamed: its result, once it passed
     // every gate here with the same arguments.
     if !p.approved
-        && let Some(outcome) = rt.early.take(&p.call.id, &p.args).await
+        && let Some(outcome) = rt.early.take(&p.call.id, &p.args, &rt.ctx.freshness).await
     {
         return (outcome.map(|out| out.with("started_early", true)), None);
     }

@@ -9,7 +9,7 @@
 //! result; a read-only call leaves no work to undo.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use codesmith_tools::{Capability, Tool, ToolOutcome};
 use serde_json::Value;
@@ -18,9 +18,17 @@ use tokio::task::JoinHandle;
 use crate::approval::Requirement;
 use crate::runtime::Runtime;
 
+/// One call started early: the arguments it started with, the read record of its own
+/// context (adopted by the session only when its result is used), and its task.
+type Started = (
+    Value,
+    Arc<codesmith_tools::fs::freshness::FreshnessTracker>,
+    JoinHandle<ToolOutcome>,
+);
+
 /// Calls started early in the current response, by call id.
 #[derive(Debug, Default)]
-pub(crate) struct EarlyStarts(Mutex<HashMap<String, (Value, JoinHandle<ToolOutcome>)>>);
+pub(crate) struct EarlyStarts(Mutex<HashMap<String, Started>>);
 
 impl EarlyStarts {
     /// Starts `name(arguments)` as call `id` when it is eligible (see the module
@@ -32,14 +40,17 @@ impl EarlyStarts {
         if !eligible(rt, tool.as_ref(), &arguments) {
             return false;
         }
-        let ctx = rt.ctx.as_ref().clone();
+        // Its reads are recorded apart: a discarded result must not count as a read the
+        // model saw (a later write would pass the freshness check on it).
+        let ctx = rt.ctx.with_own_freshness();
+        let reads = Arc::clone(&ctx.freshness);
         let args = arguments.clone();
         let handle =
             tokio::spawn(
                 async move { codesmith_tools::call_tool(tool.as_ref(), &ctx, args).await },
             );
         let mut map = rt.early.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, old)) = map.insert(id.to_string(), (arguments, handle)) {
+        if let Some((_, _, old)) = map.insert(id.to_string(), (arguments, reads, handle)) {
             old.abort();
         }
         true
@@ -48,18 +59,26 @@ impl EarlyStarts {
     /// The early result of call `id` when it was started with exactly `args` (waiting
     /// for it to finish); `None` otherwise (a call started with other arguments is
     /// dropped).
-    pub(crate) async fn take(&self, id: &str, args: &Value) -> Option<ToolOutcome> {
+    /// The reads it made join the session's record (`session`) only then.
+    pub(crate) async fn take(
+        &self,
+        id: &str,
+        args: &Value,
+        session: &codesmith_tools::fs::freshness::FreshnessTracker,
+    ) -> Option<ToolOutcome> {
         let entry = self
             .0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(id);
-        let (started_with, handle) = entry?;
+        let (started_with, reads, handle) = entry?;
         if &started_with != args {
             handle.abort();
             return None;
         }
-        handle.await.ok()
+        let outcome = handle.await.ok()?;
+        session.adopt(&reads);
+        Some(outcome)
     }
 
     /// Drops every early call not taken (a cut-off response, or calls dispatch did not
@@ -71,7 +90,7 @@ impl EarlyStarts {
             .unwrap_or_else(PoisonError::into_inner)
             .drain()
             .collect();
-        for (_, (_, handle)) in &drained {
+        for (_, (_, _, handle)) in &drained {
             handle.abort();
         }
         drained.len()

@@ -168,6 +168,17 @@ impl ToolContext {
         }
     }
 
+    /// The same context with a fresh, empty read record of its own: the reads of a call
+    /// run on it count for the session only once adopted
+    /// ([`crate::fs::freshness::FreshnessTracker::adopt`]), as for a call started before
+    /// its response was known whole.
+    pub fn with_own_freshness(&self) -> Self {
+        ToolContext {
+            freshness: Arc::new(FreshnessTracker::new()),
+            ..self.clone()
+        }
+    }
+
     /// Resolves a model-supplied path inside the workspace (three-stage containment, see
     /// [`crate::fs::paths::resolve`]) below the held workspace handle. A path inside
     /// `$CODESMITH_HOME` (when that lies in the workspace) is refused too: the user's

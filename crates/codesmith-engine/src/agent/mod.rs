@@ -687,7 +687,11 @@ impl Engine {
                     crate::early::EarlyStarts::offer(&self.runtime, &id, &name, arguments);
                 }
             }
-            other => sink(notice_event(other)),
+            other => {
+                if let Some(event) = notice_event(other) {
+                    sink(event);
+                }
+            }
         };
         let response = codesmith_providers::complete(
             self.provider.as_ref(),
@@ -704,15 +708,14 @@ impl Engine {
     }
 }
 
-fn notice_event(notice: StreamNotice) -> Event {
-    match notice {
+/// The event a stream notice becomes; `None` for one that is no event of its own (a
+/// call whose arguments are complete, which early start acts on).
+fn notice_event(notice: StreamNotice) -> Option<Event> {
+    Some(match notice {
         StreamNotice::TextDelta(delta) => Event::AssistantText { delta },
         StreamNotice::ThinkingDelta(delta) => Event::Thinking { delta },
         StreamNotice::Notice(message) => Event::Notice { message },
-        // Handled by `request` (early start); never an event of its own.
-        StreamNotice::CallReady { name, .. } => Event::Notice {
-            message: format!("{name}: arguments complete"),
-        },
+        StreamNotice::CallReady { .. } => return None,
         StreamNotice::Retry {
             attempt,
             wait_ms,
@@ -722,7 +725,7 @@ fn notice_event(notice: StreamNotice) -> Event {
             wait_ms,
             reason,
         },
-    }
+    })
 }
 
 type PendingCalls = Vec<(codesmith_protocol::ToolCall, Option<serde_json::Value>)>;
