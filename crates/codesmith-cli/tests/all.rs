@@ -7,18 +7,23 @@
 
 mod common;
 
+mod approvals;
+
 mod config;
 mod crash;
 mod doctor;
 mod early_start;
 mod exec;
+mod extensions;
 mod fim_edit;
+mod hooks;
 mod interactive;
 mod local_model;
 mod long_sessions;
 mod mcp;
 mod mcp_client;
 mod mcp_everything;
+mod mcp_protocol;
 mod memory;
 mod model_fetch;
 mod real_streams;

@@ -40,6 +40,9 @@ pub(crate) struct Runtime {
     pub(crate) ran_later: Vec<String>,
     /// Read-only calls of the streaming response started before it ended.
     pub(crate) early: crate::early::EarlyStarts,
+    /// The user's hooks (`PreToolUse` and `PostToolUse` run in dispatch); none outside
+    /// sessions.
+    pub(crate) hooks: crate::hooks::HookSite,
 }
 
 impl Runtime {

@@ -1,5 +1,6 @@
 //! One module per sub-command.
 
+pub(crate) mod approvals;
 pub(crate) mod config;
 pub(crate) mod doctor;
 pub(crate) mod exec;
@@ -12,6 +13,7 @@ pub(crate) mod sessions;
 pub(crate) mod skills;
 pub(crate) mod slop;
 pub(crate) mod tool;
+pub(crate) mod trust;
 pub(crate) mod verify;
 
 use crate::args::{Command, UiArgs};
@@ -40,5 +42,7 @@ pub(crate) async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
         Command::Memory { command } => memory::run(command).await,
         Command::Skills { command } => skills::run(command),
         Command::Slop { command } => slop::run(command),
+        Command::Trust { what } => trust::run(what),
+        Command::Approvals { command } => approvals::run(command),
     }
 }
