@@ -162,6 +162,13 @@ async fn execute(
     if p.tool.name() == crate::subagent::AGENT_TOOL {
         return crate::subagent::run(rt, &p.call, &p.args, &tx).await;
     }
+    // A read-only call started while the response streamed: its result, once it passed
+    // every gate here with the same arguments.
+    if !p.approved
+        && let Some(outcome) = rt.early.take(&p.call.id, &p.args, &rt.ctx.freshness).await
+    {
+        return (outcome.map(|out| out.with("started_early", true)), None);
+    }
     let ctx = if p.approved && p.network {
         rt.ctx.approved_by_person().with_network()
     } else if p.approved {

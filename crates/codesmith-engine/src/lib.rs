@@ -13,6 +13,7 @@ pub mod approval;
 pub mod budget;
 mod context;
 mod dispatch;
+mod early;
 mod finish;
 mod guard;
 mod handle;

@@ -110,6 +110,7 @@ async fn run(
         delegated: Vec::new(),
         ran_later: Vec::new(),
         shown: Vec::new(),
+        early: Default::default(),
         hooks: Default::default(),
     };
     // Only what the tool answered is external content: a refusal of the gate is

@@ -65,6 +65,9 @@ pub struct ToolContext {
     /// file the command created or changed is put back as it was, and the result says so
     /// (see `crate::shell`).
     pub keep_run_later: bool,
+    /// Directories outside the workspace the read-only file tools may read (the user's
+    /// `[trust] read` and `/trust add`); shared by the session's clones. Empty by default.
+    pub trusted: Arc<crate::fs::trusted::TrustedReads>,
     /// Tells this session's contexts from every other one in the process (its clones share
     /// it; a subagent's context has its own): the key of state a tool holds per session.
     session_key: u64,
@@ -138,6 +141,7 @@ impl ToolContext {
             child_usage: Arc::default(),
             person_approved: false,
             keep_run_later: false,
+            trusted: Arc::default(),
             session_key: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -211,6 +215,17 @@ impl ToolContext {
         }
     }
 
+    /// The same context with a fresh, empty read record of its own: the reads of a call
+    /// run on it count for the session only once adopted
+    /// ([`crate::fs::freshness::FreshnessTracker::adopt`]), as for a call started before
+    /// its response was known whole.
+    pub fn with_own_freshness(&self) -> Self {
+        ToolContext {
+            freshness: Arc::new(FreshnessTracker::new()),
+            ..self.clone()
+        }
+    }
+
     /// Resolves a model-supplied path inside the workspace (three-stage containment, see
     /// [`crate::fs::paths::resolve`]) below the held workspace handle. A path inside
     /// `$CODESMITH_HOME` (when that lies in the workspace) is refused too: the user's
@@ -235,6 +250,43 @@ impl ToolContext {
             )
             .with("path", path.rel.as_str()));
         }
+        Ok(path)
+    }
+
+    /// Like [`ToolContext::resolve`], for a path a tool only reads: a path outside the
+    /// workspace is resolved below the trusted read root ([`ToolContext::trusted`]) it lies
+    /// in, with the same containment (a symlink out of that root is refused) and spelled
+    /// absolute in results. Writers never call this.
+    ///
+    /// Errors: those of [`ToolContext::resolve`] (`OUTSIDE_WORKSPACE` names the trusted
+    /// roots when there are any).
+    pub fn resolve_for_read(&self, model_path: &str) -> Result<ResolvedPath, Refusal> {
+        let refusal = match self.resolve(model_path) {
+            Ok(path) => return Ok(path),
+            Err(r) if r.code == ErrorCode::OutsideWorkspace => r,
+            Err(r) => return Err(r),
+        };
+        let roots = self.trusted.roots();
+        if roots.is_empty() {
+            return Err(refusal);
+        }
+        let lexical = Path::new(model_path)
+            .is_absolute()
+            .then(|| crate::fs::paths::normalize_lexically(Path::new(model_path)))
+            .flatten();
+        let Some(root_dir) = lexical.as_deref().and_then(|p| self.trusted.root_of(p)) else {
+            let names: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            let mut refusal = refusal.with("trusted_read", names.clone());
+            refusal.hint = format!(
+                "Use a path inside the workspace, or an absolute path inside a directory the \
+                 user trusts for reading: {}.",
+                names.join(", ")
+            );
+            return Err(refusal);
+        };
+        let root = Arc::new(Root::open(&root_dir).map_err(|_| Refusal::internal())?);
+        let mut path = resolve_in(&root, model_path)?;
+        path.rel = path.abs.display().to_string();
         Ok(path)
     }
 

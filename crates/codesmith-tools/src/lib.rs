@@ -25,6 +25,7 @@ pub mod sanitize;
 pub mod search;
 pub mod shell;
 pub mod skills;
+pub mod slop;
 pub mod spill;
 pub mod syntax_check;
 mod tool;

@@ -64,6 +64,8 @@ pub(crate) struct Ui {
     pub later_tx: mpsc::UnboundedSender<Vec<String>>,
     /// Lines from slash commands that took a while.
     pub later: mpsc::UnboundedReceiver<Vec<String>>,
+    /// The trusted read directories of the tool context every engine of this run shares.
+    pub trusted: Arc<codesmith_tools::fs::trusted::TrustedReads>,
     /// Tells the user that a task ended or a question waits (bell, OSC 9/777, hooks).
     pub notifier: notify::Notifier,
 }
@@ -123,6 +125,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         Err(e) => return usage(e),
     };
     let backend = ctx.sandbox.backend.clone();
+    let trusted = Arc::clone(&ctx.trusted);
     let unisolated = ctx
         .sandbox
         .unisolated_notice(&config::user_config_path(&resolved.home));
@@ -197,6 +200,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         history,
         later_tx,
         later,
+        trusted,
     };
     let (home, workspace) = (ui.resolved.home.clone(), ui.resolved.workspace.clone());
     let session_id = ui.app.session_id.clone();
@@ -292,6 +296,7 @@ impl Ui {
             session_id: &self.app.session_id,
             verdicts: self.app.verdicts,
             running: self.app.running,
+            trusted: &self.trusted,
         }
     }
 

@@ -58,6 +58,13 @@ pub struct EngineConfig {
     /// Check success claims in the final text by replaying the task's last
     /// verification command (`[verification] result_claims`, on by default; see [`crate::verify`]).
     pub verify_claims: bool,
+    /// File an entry in the project's slop ledger for an `unsubstantiated` or
+    /// `verified_fail` verdict (`[verification] slop`, off by default; see
+    /// [`codesmith_tools::slop`]).
+    pub slop_from_verdicts: bool,
+    /// Start read-only, parallel-safe calls while the response still streams (see
+    /// `crate::early`; on by default).
+    pub early_start: bool,
     /// Task snapshots of the workspace, taken before a task's first write
     /// (`[snapshots] enabled`, on by default; `git` from `PATH`). A subagent never takes
     /// its own: the parent's snapshot, taken before a writing child starts, covers it.
@@ -225,6 +232,7 @@ impl Engine {
             delegated: Vec::new(),
             ran_later: Vec::new(),
             shown: Vec::new(),
+            early: Default::default(),
             hooks: crate::hooks::HookSite {
                 hooks: Arc::clone(&config.hooks),
                 session_id: session.id().to_string(),
@@ -531,8 +539,15 @@ impl Engine {
             let round_usage = response.usage;
             usage.add(&round_usage);
             let stop = response.stop_reason.clone();
+            let cut_off = response.interruption.is_some();
             let refusal = response.refusal;
             let (message, final_text, calls, imitations) = assistant_message(response);
+            let stop = judged_stop(
+                stop,
+                codesmith_providers::misreports_length_stop(self.provider.name()),
+                !calls.is_empty(),
+                calls.iter().all(|(_, parsed)| parsed.is_some()),
+            );
             // A turn whose text imitated a tool call and made no real one gets one more
             // round per task (not after a cut-off stream, nor at the turn limit), with a
             // runtime event at the transcript's tail saying why: nothing in text ever runs.
@@ -606,7 +621,9 @@ impl Engine {
                 };
                 let verdict = if status == TaskStatus::Completed && self.config.verify_claims {
                     let (rt, model) = (&mut self.runtime, &self.config.model);
-                    crate::verify::conclude(rt, &mut self.session, &final_text, model, sink).await?
+                    let slop = self.config.slop_from_verdicts;
+                    crate::verify::conclude(rt, &mut self.session, &final_text, model, slop, sink)
+                        .await?
                 } else {
                     None
                 };
@@ -619,7 +636,12 @@ impl Engine {
                 });
             }
             let plan_calls = crate::plan::calls_in(&calls);
+            if cut_off || stop.is_truncation() || stop == StopReason::Interrupted {
+                // A cut-off response: nothing started early counts.
+                self.runtime.early.discard();
+            }
             let results = dispatch_calls(&mut self.runtime, calls, &stop, sink).await;
+            self.runtime.early.discard();
             let plan = crate::plan::latest_accepted(&plan_calls, &results);
             let mut content: Vec<ContentBlock> =
                 results.into_iter().map(ContentBlock::ToolResult).collect();
@@ -893,6 +915,7 @@ impl Engine {
     /// One model request with retries, streaming deltas to `sink`.
     async fn request(&self, sink: &mut EventSink<'_>) -> Result<AssistantResponse, ProviderError> {
         let request = self.chat_request();
+        self.runtime.early.discard();
 
         // Forged calls never reach the front ends as the model's prose: the one scrubber
         // strips them from the text deltas as they stream (holding back what may be the
@@ -905,7 +928,20 @@ impl Engine {
                     sink(Event::AssistantText { delta: shown });
                 }
             }
-            other => sink(notice_event(other)),
+            StreamNotice::CallReady {
+                id,
+                name,
+                arguments,
+            } => {
+                if self.config.early_start {
+                    crate::early::EarlyStarts::offer(&self.runtime, &id, &name, arguments);
+                }
+            }
+            other => {
+                if let Some(event) = notice_event(other) {
+                    sink(event);
+                }
+            }
         };
         let response = codesmith_providers::complete(
             self.provider.as_ref(),
@@ -922,11 +958,14 @@ impl Engine {
     }
 }
 
-fn notice_event(notice: StreamNotice) -> Event {
-    match notice {
+/// The event a stream notice becomes; `None` for one that is no event of its own (a
+/// call whose arguments are complete, which early start acts on).
+fn notice_event(notice: StreamNotice) -> Option<Event> {
+    Some(match notice {
         StreamNotice::TextDelta(delta) => Event::AssistantText { delta },
         StreamNotice::ThinkingDelta(delta) => Event::Thinking { delta },
         StreamNotice::Notice(message) => Event::Notice { message },
+        StreamNotice::CallReady { .. } => return None,
         StreamNotice::Retry {
             attempt,
             wait_ms,
@@ -936,7 +975,7 @@ fn notice_event(notice: StreamNotice) -> Event {
             wait_ms,
             reason,
         },
-    }
+    })
 }
 
 type PendingCalls = Vec<(codesmith_protocol::ToolCall, Option<serde_json::Value>)>;
@@ -1056,4 +1095,56 @@ pub(crate) fn prompt_cache_key(session_id: &str) -> String {
     }
     key.truncate(end);
     key
+}
+
+/// The stop reason the truncation gate acts on: the wire's, except that a length stop
+/// from a provider known to misreport it (`misreports`, see
+/// [`codesmith_providers::LENGTH_STOP_MISREPORTED_BY`]) whose calls all carry complete
+/// arguments (`all_complete`: every call's arguments parsed strictly) is taken as the end
+/// it really was (`tool_use` with calls, else `end_turn`). Arguments that do not parse
+/// keep the length stop, so the gate refuses them as cut off.
+pub(crate) fn judged_stop(
+    stop: StopReason,
+    misreports: bool,
+    has_calls: bool,
+    all_complete: bool,
+) -> StopReason {
+    if !misreports || !stop.is_truncation() || !all_complete {
+        return stop;
+    }
+    if has_calls {
+        StopReason::ToolUse
+    } else {
+        StopReason::EndTurn
+    }
+}
+
+#[cfg(test)]
+mod stop_tests {
+    use super::*;
+
+    #[test]
+    fn the_misreport_table_is_empty_and_only_a_listed_provider_is_believed() {
+        assert!(codesmith_providers::LENGTH_STOP_MISREPORTED_BY.is_empty());
+        assert!(!codesmith_providers::misreports_length_stop("openai"));
+        // Not listed: the length stop stands.
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, false, true, true),
+            StopReason::MaxTokens
+        );
+        // Listed, complete arguments: the turn ended normally.
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, true, true, true),
+            StopReason::ToolUse
+        );
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, true, false, true),
+            StopReason::EndTurn
+        );
+        // Listed, but an argument was cut: still a cut-off turn, the gate refuses it.
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, true, true, false),
+            StopReason::MaxTokens
+        );
+    }
 }

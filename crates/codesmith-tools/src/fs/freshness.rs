@@ -72,6 +72,14 @@ impl FreshnessTracker {
         }
     }
 
+    /// Takes over every read `other` recorded, with the fingerprint each had when read (a
+    /// read made on the side, counted once its result is used).
+    pub fn adopt(&self, other: &FreshnessTracker) {
+        let theirs = other.entries();
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        seen.extend(theirs);
+    }
+
     /// Forgets `abs` (e.g. after a deletion).
     pub fn forget(&self, abs: &Path) {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
