@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use codesmith_engine::{Approvals, NoApprover, Session};
-use codesmith_protocol::{Event, Op, TaskStatus};
+use codesmith_protocol::{Event, Op, StopReason, TaskStatus};
 
 use crate::args::ExecArgs;
 use crate::config;
@@ -103,6 +103,9 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     let stop = shutdown.token();
     let mut interrupted = false;
     let mut finished = None;
+    // How the last model round ended: an answer cut at the output-token limit is not a
+    // finished task, even though the engine ends it there.
+    let mut last_stop = None;
     loop {
         let event = tokio::select! {
             event = handle.next_event() => event,
@@ -117,7 +120,12 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
                 finished = Some(event);
                 break;
             }
-            Some(event) => progress.show(&event),
+            Some(event) => {
+                if let Event::TurnCompleted { stop_reason, .. } = &event {
+                    last_stop = Some(stop_reason.clone());
+                }
+                progress.show(&event);
+            }
             None => break,
         }
     }
@@ -145,7 +153,27 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     if let Some(event) = &finished {
         progress.show(event);
     }
+    if status == Some(TaskStatus::Completed) && last_stop == Some(StopReason::MaxTokens) {
+        progress.end_answer();
+        let message = incomplete_message(&resolved.home);
+        if args.json {
+            progress.show(&Event::Error {
+                message: message.clone(),
+            });
+        }
+        return Exit::failed(anyhow::anyhow!(message));
+    }
     finish(status, &mut progress)
+}
+
+/// What `exec` says when the model's last answer was cut at the output-token limit.
+fn incomplete_message(home: &std::path::Path) -> String {
+    let config = config::user_config_path(home);
+    format!(
+        "incomplete: the output-token limit was reached; raise it with the top-level key \
+         `max_output_tokens = N` in {}, or continue with --resume",
+        config.display()
+    )
 }
 
 fn open_session(resolved: &config::Settings, resume: Option<&str>) -> Result<Session> {
