@@ -8,9 +8,11 @@
 mod common;
 
 mod config;
+mod container;
 mod crash;
 mod doctor;
 mod exec;
+mod fleet;
 mod local_model;
 mod long_sessions;
 mod mcp;
@@ -19,6 +21,7 @@ mod mcp_everything;
 mod memory;
 mod model_fetch;
 mod real_streams;
+mod release;
 mod sandbox;
 mod sessions;
 mod signals;
