@@ -122,19 +122,23 @@ impl Catalogue {
     }
 
     /// The `path` argument of each read-only look tool ([`LOOK_TOOLS`]) is
-    /// limited to `paths` (workspace-relative, sorted; `.` for the root).
-    /// Writers keep free strings: they may create files.
-    pub(crate) fn with_paths(mut self, paths: &std::sync::Arc<Vec<String>>) -> Self {
-        if paths.is_empty() {
+    /// limited to what exists: a directory for `list_dir` and `file_search`, a
+    /// file for `read_file`, either for `grep_files`. Writers keep free
+    /// strings: they may create files.
+    pub(crate) fn with_paths(mut self, paths: &WorkspacePaths) -> Self {
+        if paths.dirs.is_empty() {
             return self;
         }
         for tool in &mut self.tools {
-            if !LOOK_TOOLS.contains(&tool.name.as_str()) {
-                continue;
-            }
+            let allowed = match tool.name.as_str() {
+                "list_dir" | "file_search" => std::sync::Arc::clone(&paths.dirs),
+                "read_file" => std::sync::Arc::clone(&paths.files),
+                "grep_files" => std::sync::Arc::clone(&paths.all),
+                _ => continue,
+            };
             for (name, kind) in &mut tool.props {
                 if name == "path" && *kind == Kind::Str {
-                    *kind = Kind::Path(std::sync::Arc::clone(paths));
+                    *kind = Kind::Path(std::sync::Arc::clone(&allowed));
                 }
             }
         }
@@ -898,14 +902,29 @@ fn line_key(line: &str) -> &str {
 /// response; shorter ones (`}`, `end`, blank) repeat legitimately.
 const MIN_REPEAT_LINE: usize = 6;
 
+/// The paths that exist in a workspace, each list sorted and
+/// workspace-relative with `/` separators.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WorkspacePaths {
+    /// Directories, `.` (the root) included.
+    dirs: std::sync::Arc<Vec<String>>,
+    /// Files.
+    files: std::sync::Arc<Vec<String>>,
+    /// Both.
+    all: std::sync::Arc<Vec<String>>,
+}
+
 /// Workspace paths a look tool's `path` may name: `.`, then every file and
-/// directory up to [`PATH_DEPTH`] levels down (workspace-relative, `/`
-/// separated, sorted), leaving out hidden entries and build or dependency
-/// folders (`target`, `node_modules`), at most [`MAX_PATHS`]. Empty when
-/// the folder cannot be read.
-pub(crate) fn workspace_paths(root: &std::path::Path) -> Vec<String> {
-    let mut out = vec![".".to_string()];
+/// directory up to [`PATH_DEPTH`] levels down, leaving out hidden entries
+/// and build or dependency folders (`target`, `node_modules`), at most
+/// [`MAX_PATHS`]. Empty when the folder cannot be read.
+pub(crate) fn workspace_paths(root: &std::path::Path) -> WorkspacePaths {
+    let mut dirs = vec![".".to_string()];
+    let mut files = Vec::new();
     let mut queue = std::collections::VecDeque::from([(root.to_path_buf(), String::new(), 0)]);
+    if !root.is_dir() {
+        return WorkspacePaths::default();
+    }
     while let Some((dir, prefix, depth)) = queue.pop_front() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -923,18 +942,29 @@ pub(crate) fn workspace_paths(root: &std::path::Path) -> Vec<String> {
             .collect();
         names.sort();
         for (name, is_dir) in names {
-            if out.len() >= MAX_PATHS {
+            if dirs.len() + files.len() >= MAX_PATHS {
                 break;
             }
             let path = format!("{prefix}{name}");
-            if is_dir && depth + 1 < PATH_DEPTH {
-                queue.push_back((dir.join(&name), format!("{path}/"), depth + 1));
+            if is_dir {
+                if depth + 1 < PATH_DEPTH {
+                    queue.push_back((dir.join(&name), format!("{path}/"), depth + 1));
+                }
+                dirs.push(path);
+            } else {
+                files.push(path);
             }
-            out.push(path);
         }
     }
-    out.sort();
-    out
+    let mut all: Vec<String> = dirs.iter().chain(&files).cloned().collect();
+    dirs.sort();
+    files.sort();
+    all.sort();
+    WorkspacePaths {
+        dirs: std::sync::Arc::new(dirs),
+        files: std::sync::Arc::new(files),
+        all: std::sync::Arc::new(all),
+    }
 }
 
 /// How deep [`workspace_paths`] looks.
@@ -1114,12 +1144,28 @@ mod tests {
 
     #[test]
     fn a_look_tool_names_only_paths_that_exist() {
-        let paths = std::sync::Arc::new(vec![
+        let dirs = std::sync::Arc::new(vec![
             ".".to_string(),
             "crates".to_string(),
             "crates/a".to_string(),
         ]);
-        let cat = Catalogue::new(&catalogue()).with_paths(&paths);
+        let files = std::sync::Arc::new(vec!["crates/a/lib.rs".to_string()]);
+        let paths = WorkspacePaths {
+            all: std::sync::Arc::new(vec![
+                ".".to_string(),
+                "crates".to_string(),
+                "crates/a".to_string(),
+                "crates/a/lib.rs".to_string(),
+            ]),
+            dirs,
+            files,
+        };
+        let mut specs = catalogue();
+        specs.push(spec(
+            "read_file",
+            serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        ));
+        let cat = Catalogue::new(&specs).with_paths(&paths);
         let fits = |text: &str| {
             let mut state = CallState::new(OPEN_TAG.len());
             let ok = state.push_str(&cat, text);
@@ -1133,6 +1179,13 @@ mod tests {
         assert_eq!(fits(&list(".")), (true, true));
         assert!(!fits(&list("list_dir")).0);
         assert!(!fits(&list("crates/b")).0);
+        // list_dir takes a directory, read_file a file.
+        assert!(!fits(&list("crates/a/lib.rs")).0);
+        let read = |path: &str| {
+            format!(r#"{{"name": "read_file", "arguments": {{"path": "{path}"}}}}</tool_call>"#)
+        };
+        assert_eq!(fits(&read("crates/a/lib.rs")), (true, true));
+        assert!(!fits(&read("crates")).0);
         // A writer's path stays free: it may create a file.
         assert!(fits(r#"{"name": "exec_shell", "arguments": {"command": "new/file""#).0);
     }
@@ -1176,7 +1229,7 @@ mod tests {
         let paths = workspace_paths(&dir);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(
-            paths,
+            *paths.all,
             vec![
                 ".",
                 "src",
@@ -1186,6 +1239,8 @@ mod tests {
                 "src/lib.rs"
             ]
         );
+        assert_eq!(*paths.files, vec!["src/lib.rs"]);
+        assert_eq!(paths.dirs.len(), 5);
     }
 
     #[test]

@@ -164,12 +164,11 @@ impl LocalProvider {
         }
         let Loaded { model, remembered } = loaded;
         let tokenizer = model.shared_tokenizer();
-        let paths = Arc::new(
-            self.workspace
-                .as_deref()
-                .map(workspace_paths)
-                .unwrap_or_default(),
-        );
+        let paths = self
+            .workspace
+            .as_deref()
+            .map(workspace_paths)
+            .unwrap_or_default();
         let catalogue = Catalogue::new(&request.tools)
             .with_paths(&paths)
             .without_repeats(
