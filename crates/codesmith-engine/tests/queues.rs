@@ -144,7 +144,7 @@ async fn approvals_are_events_answered_once_or_denied_by_an_op() {
         .push(Scripted::tool_call("c2", "exec_shell", MARK))
         .push(Scripted::text("done"));
     let setup = common::Setup {
-        approval: ApprovalMode::Suggest,
+        approval: ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let engine = common::engine(&server, &r.ws, &r.home, setup);
@@ -170,6 +170,7 @@ async fn approvals_are_events_answered_once_or_denied_by_an_op() {
         .submit(Op::Approval {
             call_id: "nobody".into(),
             answer: ApprovalAnswer::Once,
+            reason: None,
         })
         .await
         .unwrap();
@@ -182,6 +183,7 @@ async fn approvals_are_events_answered_once_or_denied_by_an_op() {
         .submit(Op::Approval {
             call_id: first.call_id.clone(),
             answer: ApprovalAnswer::Once,
+            reason: None,
         })
         .await
         .unwrap();
@@ -201,6 +203,7 @@ async fn approvals_are_events_answered_once_or_denied_by_an_op() {
         .submit(Op::Approval {
             call_id: second.call_id.clone(),
             answer: ApprovalAnswer::Deny,
+            reason: None,
         })
         .await
         .unwrap();
@@ -320,7 +323,7 @@ async fn an_unanswered_approval_does_not_hold_up_a_shutdown() {
         .push(Scripted::tool_call("c1", "exec_shell", MARK))
         .push(Scripted::text("never sent"));
     let setup = common::Setup {
-        approval: ApprovalMode::Suggest,
+        approval: ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let engine = common::engine(&server, &r.ws, &r.home, setup);
@@ -379,7 +382,7 @@ async fn dropping_the_handle_denies_a_pending_approval_and_ends_the_engine() {
         .push(Scripted::tool_call("c1", "exec_shell", MARK))
         .push(Scripted::text("never sent"));
     let setup = common::Setup {
-        approval: ApprovalMode::Suggest,
+        approval: ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let engine = common::engine(&server, &r.ws, &r.home, setup);
@@ -559,7 +562,7 @@ async fn an_interrupted_question_is_not_a_denial_and_is_asked_again() {
         server.push(Scripted::tool_call(format!("c{n}"), "exec_shell", &args));
     }
     let setup = common::Setup {
-        approval: ApprovalMode::Suggest,
+        approval: ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let engine = common::engine(&server, &r.ws, &r.home, setup);
