@@ -978,6 +978,23 @@ const MAX_PATHS: usize = 5000;
 pub(crate) fn task_needs_workspace(text: &str) -> bool {
     text.split(|c: char| !c.is_alphanumeric())
         .any(|word| WORKSPACE_WORDS.contains(&word.to_ascii_lowercase().as_str()))
+        || text.split_whitespace().any(names_a_path)
+}
+
+/// True for a word that names a file or a path: `calc.py`, `src/`, `./run.sh`
+/// (not a number such as `2.5`, not a sentence's last word and its full stop).
+fn names_a_path(word: &str) -> bool {
+    let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '/' && c != '_');
+    if word.contains('/') && word.chars().any(char::is_alphanumeric) {
+        return true;
+    }
+    let Some((stem, extension)) = word.rsplit_once('.') else {
+        return false;
+    };
+    !stem.is_empty()
+        && (1..=5).contains(&extension.len())
+        && extension.chars().all(|c| c.is_ascii_alphanumeric())
+        && extension.chars().any(|c| c.is_ascii_alphabetic())
 }
 
 #[cfg(test)]
@@ -1271,7 +1288,10 @@ mod tests {
         assert!(task_needs_workspace("List the crates in this repository."));
         assert!(task_needs_workspace("Where is the function parse defined?"));
         assert!(task_needs_workspace("Name the files in src/"));
+        assert!(task_needs_workspace("Read calc.py and say what add does."));
+        assert!(task_needs_workspace("What is in src/?"));
         assert!(!task_needs_workspace("What is 2 + 2?"));
+        assert!(!task_needs_workspace("Is 2.5 more than 2? Say yes."));
         assert!(!task_needs_workspace("Write a haiku about autumn."));
     }
 }
