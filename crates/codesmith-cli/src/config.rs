@@ -1562,6 +1562,7 @@ mod approval_tests {
             config: ProjectConfig {
                 approval: project.map(str::to_string),
                 sandbox: None,
+                hooks: None,
                 ignored: toml::Table::new(),
             },
             notes: Vec::new(),

@@ -153,17 +153,6 @@ pub(crate) async fn mcp_list_json(home: &Path, ws: &Path) -> Output {
         .unwrap()
 }
 
-/// The contents of the tool-result messages of one OpenAI-style request body, in order.
-pub(crate) fn tool_messages(body: &serde_json::Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
 /// The UI's arguments for `ws` against the scripted server at `base_url` (model `scripted`).
 pub(crate) fn ui_args<'a>(ws: &'a Path, base_url: &'a str) -> [&'a str; 8] {
     [
