@@ -57,7 +57,8 @@ pub(crate) async fn provider(
         }
         path
     };
-    let provider = codesmith_local::LocalProvider::new(resolved.home.clone());
+    let provider = codesmith_local::LocalProvider::new(resolved.home.clone())
+        .with_workspace(resolved.workspace.clone());
     let loader = provider.clone();
     let loaded = tokio::task::spawn_blocking(move || loader.preload(&path.to_string_lossy())).await;
     match loaded {

@@ -758,3 +758,63 @@ async fn a_refusal_in_the_human_output_carries_its_whole_reason_and_hint() {
     assert!(refusal.contains("policy.toml"), "{stderr}");
     assert!(!ws.join("made-by-the-model").exists());
 }
+
+/// An answer cut at the output-token limit is not a finished task: exit 1 with what
+/// happened and how to raise the limit. The same answer ended by the model is exit 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_cut_at_the_output_limit_exits_1_and_a_stopped_one_exits_0() {
+    use codesmith_testkit::Finish;
+    for (finish, json) in [
+        (Finish::Length, false),
+        (Finish::Length, true),
+        (Finish::Stop, false),
+    ] {
+        let sb = Sandbox::new();
+        let server = ScriptedServer::start().await;
+        let cut = finish == Finish::Length;
+        server.push(Scripted::text("The crates are codesmith-cli and").finish(finish));
+        let ws = sb.ws();
+        let extra: &[&str] = if json {
+            &["--json", "List the crates"]
+        } else {
+            &["List the crates"]
+        };
+        let out = codesmith(
+            &sb.home(),
+            &exec_args(&ws, &server.base_url(), "auto", extra),
+        )
+        .await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // The partial answer is shown either way (in --json as deltas).
+        assert!(
+            json || stdout.contains("codesmith-cli and"),
+            "stdout: {stdout}"
+        );
+        if !cut {
+            assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+            assert!(!stderr.contains("incomplete"), "stderr: {stderr}");
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+        assert!(
+            stderr.contains("incomplete: the output-token limit was reached")
+                && stderr.contains("max_output_tokens = N"),
+            "stderr: {stderr}"
+        );
+        if json {
+            let error = stdout
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .find(|e| e["type"] == "error")
+                .unwrap_or_else(|| panic!("no error event: {stdout}"));
+            assert!(
+                error["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("incomplete: the output-token limit was reached"),
+                "{error}"
+            );
+        }
+    }
+}

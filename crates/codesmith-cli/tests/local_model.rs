@@ -78,6 +78,22 @@ async fn exec_runs_the_embedded_model_end_to_end() {
         usage["usage"]["output_tokens"].as_u64().unwrap() > 0,
         "{usage}"
     );
+    // A task about the workspace starts with a real, well-formed call of a look tool: the
+    // local provider forces the first look and constrains the call to the tool's schema.
+    let call = events
+        .iter()
+        .find(|e| e["type"] == "tool_call")
+        .unwrap_or_else(|| panic!("no tool call: {types:?}"));
+    assert!(
+        ["list_dir", "file_search", "grep_files", "read_file"]
+            .contains(&call["name"].as_str().unwrap()),
+        "{call}"
+    );
+    let result = events
+        .iter()
+        .find(|e| e["type"] == "tool_result")
+        .unwrap_or_else(|| panic!("no tool result: {types:?}"));
+    assert_eq!(result["ok"], true, "{result}");
     // Whatever the model wrote, the harness kept the workspace usable.
     assert!(ws.join("tests/test_calc.py").is_file());
 }

@@ -9,12 +9,16 @@
 //!   to Q8_0 (the file that is loaded).
 //! - [`LocalProvider`] serves requests: ChatML prompt ([`prompt`]), KV cache
 //!   kept between requests ([`LocalModel`]), streamed text, and
-//!   `<tool_call>` blocks lifted into tool calls ([`toolcall`]).
+//!   `<tool_call>` blocks lifted into tool calls ([`toolcall`]). The sampler
+//!   is constrained inside a block, so a call names a real tool with
+//!   arguments of its schema, and a task about the workspace starts with a
+//!   read-only look (see the `constrain` module).
 //!
 //! On a machine whose cores are busy with other work, set
 //! `CANDLE_NUM_THREADS=1`: candle's worker threads wait on spinning barriers,
 //! which slow decoding by up to ten times when the cores are oversubscribed.
 
+mod constrain;
 mod convert;
 mod error;
 pub mod fetch;

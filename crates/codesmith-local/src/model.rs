@@ -15,6 +15,7 @@ use candle_core::{Device, Tensor};
 use candle_transformers::generation::LogitsProcessor;
 use candle_transformers::models::quantized_llama::{MAX_SEQ_LEN, ModelWeights};
 
+use crate::constrain::Steering;
 use crate::error::LocalError;
 use crate::tokenizer::LocalTokenizer;
 
@@ -191,7 +192,24 @@ impl LocalModel {
         options: &GenerateOptions,
         on_token: &mut dyn FnMut(u32) -> bool,
     ) -> Result<Generation, LocalError> {
-        let result = self.run(prompt, options, on_token);
+        self.generate_steered(prompt, options, None, on_token)
+    }
+
+    /// [`Self::generate`] with the tool-call channel constrained by `steering`
+    /// (see [`crate::constrain`]): while a block is open only tokens that keep it
+    /// valid are sampled, and generation stops once a block is closed
+    /// ([`Finish::Stopped`]).
+    ///
+    /// # Errors
+    /// As [`Self::generate`].
+    pub(crate) fn generate_steered(
+        &mut self,
+        prompt: &[u32],
+        options: &GenerateOptions,
+        steering: Option<&mut Steering>,
+        on_token: &mut dyn FnMut(u32) -> bool,
+    ) -> Result<Generation, LocalError> {
+        let result = self.run(prompt, options, steering, on_token);
         if result.is_err() {
             // A failed forward pass may have left a half-updated cache.
             self.reset();
@@ -203,6 +221,7 @@ impl LocalModel {
         &mut self,
         prompt: &[u32],
         options: &GenerateOptions,
+        mut steering: Option<&mut Steering>,
         on_token: &mut dyn FnMut(u32) -> bool,
     ) -> Result<Generation, LocalError> {
         if prompt.is_empty() || prompt.len() >= self.context_length {
@@ -223,12 +242,28 @@ impl LocalModel {
             let Some(logits) = self.live.logits.as_ref() else {
                 return Err(LocalError::Inference("no logits after prefill".to_string()));
             };
-            let next = sampler.sample(&logits.squeeze(0)?)?;
+            let logits = logits.squeeze(0)?;
+            // A mask that allows nothing (a block with no valid way on) is not applied:
+            // the block is then left to the parser, which hands it on raw.
+            let mask = steering
+                .as_deref()
+                .and_then(Steering::mask)
+                .filter(|mask| mask.iter().any(|&allowed| allowed));
+            let next = match mask {
+                Some(mask) => sampler.sample(&masked(&logits, &mask)?)?,
+                None => sampler.sample(&logits)?,
+            };
             if self.tokenizer.is_control(next) {
                 break Finish::EndOfTurn;
             }
             tokens.push(next);
+            if let Some(steering) = steering.as_deref_mut() {
+                steering.accept(next);
+            }
             if !on_token(next) {
+                break Finish::Stopped;
+            }
+            if steering.as_deref().is_some_and(Steering::finished) {
                 break Finish::Stopped;
             }
             if tokens.len() >= options.max_tokens {
@@ -278,6 +313,23 @@ impl LocalModel {
         self.live.logits = Some(logits);
         Ok(())
     }
+}
+
+/// `logits` with every token the mask rules out set to negative infinity
+/// (the mask allows at least one token).
+fn masked(logits: &Tensor, mask: &[bool]) -> Result<Tensor, LocalError> {
+    let mut values = logits.to_dtype(candle_core::DType::F32)?.to_vec1::<f32>()?;
+    for (value, allowed) in values.iter_mut().zip(mask.iter().copied()) {
+        if !allowed {
+            *value = f32::NEG_INFINITY;
+        }
+    }
+    // Tokens past the mask's end (a vocabulary larger than the token list) stay out.
+    let len = values.len();
+    for value in values.iter_mut().skip(mask.len()) {
+        *value = f32::NEG_INFINITY;
+    }
+    Ok(Tensor::from_vec(values, len, &Device::Cpu)?)
 }
 
 /// True when `state` holds a prefix of `prompt` (or all of it) and has the

@@ -20,6 +20,8 @@ use crate::toolcall::{CLOSE_TAG, OPEN_TAG};
 const DEFAULT_SYSTEM: &str = "You are a helpful AI assistant named SmolLM, trained by Hugging Face";
 /// Longest one-line tool description in the catalogue, in characters.
 const SUMMARY_CHARS: usize = 90;
+/// Bytes the task reminder after tool results adds, on average, for estimates.
+const TASK_REMINDER_BYTES: usize = 80;
 /// How many generated assistant turns are remembered token-for-token.
 const REMEMBERED_TURNS: usize = 8;
 
@@ -64,7 +66,7 @@ pub fn render_system(system: &str, tools: &[ToolSpec]) -> String {
 fn example_call(tools: &[ToolSpec]) -> String {
     let find = |name: &str| tools.iter().any(|t| t.name == name);
     if find("list_dir") {
-        return r#"{"name": "list_dir", "arguments": {"path": "."}}"#.to_string();
+        return r#"{"name": "list_dir", "arguments": {"path": ".", "depth": 2}}"#.to_string();
     }
     if find("read_file") {
         return r#"{"name": "read_file", "arguments": {"path": "README.md"}}"#.to_string();
@@ -137,7 +139,8 @@ pub fn estimate_tokens(request: &ChatRequest) -> u64 {
         .iter()
         .map(|m| match m.role {
             Role::Assistant => render_assistant(m).len(),
-            _ => render_user(m).len(),
+            _ if has_tool_results(m) => render_user(m, None).len() + TASK_REMINDER_BYTES,
+            _ => render_user(m, None).len(),
         })
         .sum();
     let turns = request.messages.len() as u64 + 2;
@@ -164,9 +167,11 @@ pub fn render_assistant(message: &Message) -> String {
     out
 }
 
-/// The text of a user turn: tool results as `<tool_response>` blocks, then
+/// The text of a user turn: tool results as `<tool_response>` blocks followed
+/// by a reminder of the task they serve (`task`, the person's latest text
+/// before them; a small model loses track of it behind a long result), then
 /// any text.
-fn render_user(message: &Message) -> String {
+fn render_user(message: &Message, task: Option<&str>) -> String {
     let mut parts = Vec::new();
     for block in &message.content {
         if let ContentBlock::ToolResult(result) = block {
@@ -176,12 +181,22 @@ fn render_user(message: &Message) -> String {
             ));
         }
     }
+    if let Some(task) = task.filter(|_| !parts.is_empty()) {
+        parts.push(format!("Use the result above to answer: {}", task.trim()));
+    }
     for block in &message.content {
         if let ContentBlock::Text { text } = block {
             parts.push(text.clone());
         }
     }
     parts.join("\n")
+}
+
+fn has_tool_results(message: &Message) -> bool {
+    message
+        .content
+        .iter()
+        .any(|b| matches!(b, ContentBlock::ToolResult(_)))
 }
 
 /// Token ids of assistant turns this provider generated, keyed by their
@@ -249,9 +264,16 @@ pub fn render_prompt(
         None,
         &render_system(&request.system, &request.tools),
     )?;
+    let mut task: Option<String> = None;
     for message in &request.messages {
         match message.role {
-            Role::User => turn(&mut ids, "user", None, &render_user(message))?,
+            Role::User => {
+                let text = render_user(message, task.as_deref());
+                if !has_tool_results(message) {
+                    task = Some(text.clone());
+                }
+                turn(&mut ids, "user", None, &text)?;
+            }
             Role::Assistant => {
                 let text = render_assistant(message);
                 turn(&mut ids, "assistant", remembered.get(&text), &text)?;

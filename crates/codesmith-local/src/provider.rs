@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use codesmith_protocol::{StopReason, Usage};
+use codesmith_protocol::{ContentBlock, Message, Role, StopReason, ToolCall, Usage};
 use codesmith_providers::{
     ChatRequest, EventStream, Provider, ProviderError, ProviderErrorKind, ProviderEvent,
 };
 use futures::StreamExt;
 use tokio::sync::mpsc;
 
+use crate::constrain::{Catalogue, LOOK_TOOLS, Steering, task_needs_workspace, workspace_paths};
 use crate::error::LocalError;
 use crate::fetch::ensure_model;
 use crate::model::{Finish, GenerateOptions, LocalModel};
@@ -25,6 +26,10 @@ use crate::respond::Responder;
 pub const DEFAULT_MODEL: &str = "smollm2-135m-instruct";
 /// Output-token cap when the request sets none.
 pub const DEFAULT_MAX_TOKENS: usize = 1024;
+/// Tool calls the small model may make for one task before it must answer in
+/// text: one look, then the answer from what it saw (a model this small
+/// wanders and repeats itself when it is free to go on calling).
+const MAX_CALLS_PER_TASK: usize = 1;
 /// Events buffered between the generation thread and the consumer.
 const CHANNEL_DEPTH: usize = 256;
 
@@ -59,6 +64,7 @@ struct Loaded {
 #[derive(Clone)]
 pub struct LocalProvider {
     home: PathBuf,
+    workspace: Option<PathBuf>,
     slot: Arc<Mutex<Option<Loaded>>>,
 }
 
@@ -76,8 +82,17 @@ impl LocalProvider {
     pub fn new(home: impl Into<PathBuf>) -> Self {
         LocalProvider {
             home: home.into(),
+            workspace: None,
             slot: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// Names the workspace the tools work on: the `path` argument of a
+    /// read-only look tool (`list_dir`, `file_search`, `grep_files`,
+    /// `read_file`) is then constrained to paths that exist there.
+    pub fn with_workspace(mut self, workspace: impl Into<PathBuf>) -> Self {
+        self.workspace = Some(workspace.into());
+        self
     }
 
     /// The GGUF path `model` refers to, fetching the default model if needed.
@@ -149,8 +164,27 @@ impl LocalProvider {
         }
         let Loaded { model, remembered } = loaded;
         let tokenizer = model.shared_tokenizer();
+        let paths = self
+            .workspace
+            .as_deref()
+            .map(workspace_paths)
+            .unwrap_or_default();
+        let catalogue = Catalogue::new(&request.tools)
+            .with_paths(&paths)
+            .without_repeats(
+                calls_of_task(request).map(|c| (c.name.as_str(), c.arguments.as_str())),
+            );
+        let mut steering = Steering::new(catalogue, tokenizer.token_texts());
+        if first_look(request) {
+            steering = steering.forced(&LOOK_TOOLS);
+        } else if calls_of_task(request).count() >= MAX_CALLS_PER_TASK {
+            steering = steering.answer_only();
+        }
         let mut responder = Responder::new(&tokenizer, stops, send);
-        let generation = model.generate(&prompt, &options, &mut |id| responder.on_token(id))?;
+        let generation =
+            model.generate_steered(&prompt, &options, Some(&mut steering), &mut |id| {
+                responder.on_token(id)
+            })?;
         responder.finish();
         if responder.stop_hit().is_none() {
             remembered.insert(
@@ -184,6 +218,52 @@ impl LocalProvider {
         });
         Ok(())
     }
+}
+
+/// The tool calls the assistant made since the person's last message.
+fn calls_of_task(request: &ChatRequest) -> impl Iterator<Item = &ToolCall> {
+    request
+        .messages
+        .iter()
+        .rev()
+        .take_while(|m| {
+            m.role == Role::Assistant
+                || m.content
+                    .iter()
+                    .any(|b| matches!(b, ContentBlock::ToolResult(_)))
+        })
+        .flat_map(Message::tool_calls)
+}
+
+/// True when this response is the first of a task about the workspace: the
+/// request offers tools, its last message is the person's text (no tool
+/// results yet since it), and that text names files, folders, crates, a
+/// repository and the like. Such a response starts with a read-only tool call.
+fn first_look(request: &ChatRequest) -> bool {
+    if request.tools.is_empty() {
+        return false;
+    }
+    let Some(last) = request.messages.last() else {
+        return false;
+    };
+    if last.role != Role::User
+        || last
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolResult(_)))
+    {
+        return false;
+    }
+    let text: String = last
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    task_needs_workspace(&text)
 }
 
 fn lock(slot: &Mutex<Option<Loaded>>) -> MutexGuard<'_, Option<Loaded>> {

@@ -34,6 +34,8 @@ pub struct LocalTokenizer {
     /// True for control tokens (`<|endoftext|>`, `<|im_start|>`, `<|im_end|>`, ...).
     control: Vec<bool>,
     by_text: HashMap<String, u32>,
+    /// Each token's text, built on first use (see [`LocalTokenizer::token_texts`]).
+    texts: std::sync::OnceLock<std::sync::Arc<Vec<Option<String>>>>,
 }
 
 impl std::fmt::Debug for LocalTokenizer {
@@ -165,6 +167,7 @@ impl LocalTokenizer {
             token_bytes,
             control,
             by_text,
+            texts: std::sync::OnceLock::new(),
         })
     }
 
@@ -200,6 +203,25 @@ impl LocalTokenizer {
     /// True when `id` is a control token (`<|im_end|>`, `<|endoftext|>`, ...).
     pub fn is_control(&self, id: u32) -> bool {
         self.control.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// Each token's text by id: `None` for a control token or one whose bytes
+    /// are not whole UTF-8 (part of a multi-byte character). Built once.
+    pub(crate) fn token_texts(&self) -> std::sync::Arc<Vec<Option<String>>> {
+        let texts = self.texts.get_or_init(|| {
+            let texts = self
+                .token_bytes
+                .iter()
+                .zip(&self.control)
+                .map(|(bytes, control)| {
+                    (!control)
+                        .then(|| std::str::from_utf8(bytes).ok().map(str::to_string))
+                        .flatten()
+                })
+                .collect();
+            std::sync::Arc::new(texts)
+        });
+        std::sync::Arc::clone(texts)
     }
 
     /// Decodes ids to text (invalid UTF-8 replaced by U+FFFD).

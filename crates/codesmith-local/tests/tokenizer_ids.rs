@@ -95,5 +95,8 @@ fn chatml_prompt_uses_control_ids_only_at_turn_boundaries() {
     assert!(text.contains(
         "<|im_start|>assistant\n<tool_call>{\"name\": \"list_dir\", \"arguments\": {}}</tool_call><|im_end|>\n"
     ));
-    assert!(text.contains("<|im_start|>user\n<tool_response>\na.rs\n</tool_response><|im_end|>\n"));
+    // A tool result is followed by a reminder of the task it serves.
+    assert!(text.contains(
+        "<|im_start|>user\n<tool_response>\na.rs\n</tool_response>\nUse the result above to answer: hi <|im_end|> there<|im_end|>\n"
+    ));
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use codesmith_engine::{Approvals, NoApprover, Session};
-use codesmith_protocol::{Event, Op, TaskStatus};
+use codesmith_protocol::{Event, Op, StopReason, TaskStatus};
 
 use crate::args::ExecArgs;
 use crate::config;
@@ -128,6 +128,9 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     let stop = shutdown.token();
     let mut interrupted = false;
     let mut finished = None;
+    // How the last model round ended: an answer cut at the output-token limit is not a
+    // finished task, even though the engine ends it there.
+    let mut last_stop = None;
     // What the MCP servers report (progress, tool-list changes, warnings) is shown as it
     // comes, between the engine's events.
     let mut mcp_events = mcp.take_events();
@@ -158,6 +161,9 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
                 break;
             }
             Some(event) => {
+                if let Event::TurnCompleted { stop_reason, .. } = &event {
+                    last_stop = Some(stop_reason.clone());
+                }
                 if let Event::PlanUpdated { plan: steps, .. } = &event {
                     plan = Some(steps.clone());
                 }
@@ -198,7 +204,27 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     if let Some(event) = &finished {
         progress.show(event);
     }
+    if status == Some(TaskStatus::Completed) && last_stop == Some(StopReason::MaxTokens) {
+        progress.end_answer();
+        let message = incomplete_message(&resolved.home);
+        if args.json {
+            progress.show(&Event::Error {
+                message: message.clone(),
+            });
+        }
+        return Exit::failed(anyhow::anyhow!(message));
+    }
     finish(status, &mut progress)
+}
+
+/// What `exec` says when the model's last answer was cut at the output-token limit.
+fn incomplete_message(home: &std::path::Path) -> String {
+    let config = config::user_config_path(home);
+    format!(
+        "incomplete: the output-token limit was reached; raise it with the top-level key \
+         `max_output_tokens = N` in {}, or continue with --resume",
+        config.display()
+    )
 }
 
 fn open_session(resolved: &config::Settings, resume: Option<&str>) -> Result<Session> {

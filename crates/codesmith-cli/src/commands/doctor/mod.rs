@@ -11,6 +11,7 @@ pub(crate) mod analyze;
 pub(crate) mod checks;
 pub(crate) mod net;
 pub(crate) mod probe;
+pub(crate) mod release;
 pub(crate) mod report;
 
 use std::process::ExitCode;
@@ -85,6 +86,8 @@ pub(crate) async fn collect_with(
         }
     };
     let ws = workspace.as_deref();
+    // Whether a newer release exists; left out when no release host answers.
+    out.extend(release::check(&home).await);
     let (user, file) = checks::user_config(&home);
     out.push(user);
     out.push(checks::project_config(ws, &home));
