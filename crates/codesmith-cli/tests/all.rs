@@ -11,6 +11,7 @@ mod config;
 mod crash;
 mod doctor;
 mod exec;
+mod images;
 mod local_model;
 mod long_sessions;
 mod mcp;

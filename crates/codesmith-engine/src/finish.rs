@@ -30,6 +30,8 @@ pub struct FinishedResult {
     pub changes: Vec<ChangedFile>,
     /// The `<external_content>` label the text is wrapped under.
     pub source: Option<String>,
+    /// Images the result carries after its text (a success's only).
+    pub images: Vec<codesmith_protocol::ImagePart>,
 }
 
 impl FinishedResult {
@@ -70,16 +72,16 @@ pub fn finish_outcome(
     if let Some(label) = &label {
         text = wrap_external(label, &text);
     }
-    let (meta, error, changes) = match outcome {
+    let (meta, error, changes, images) = match outcome {
         Ok(mut out) => {
             ChangedFile::fit_to_event(&mut out.changes);
-            (envelope["meta"].take(), None, out.changes)
+            (envelope["meta"].take(), None, out.changes, out.images)
         }
         Err(refusal) => {
             let mut error = refusal.to_error();
             error.message = sanitize_text(&error.message).0.into_owned();
             error.hint = sanitize_text(&error.hint).0.into_owned();
-            (Value::Null, Some(error), Vec::new())
+            (Value::Null, Some(error), Vec::new(), Vec::new())
         }
     };
     FinishedResult {
@@ -90,6 +92,7 @@ pub fn finish_outcome(
         error,
         changes,
         source: label.map(|l| codesmith_tools::trust::clean_label(&l)),
+        images,
     }
 }
 

@@ -458,7 +458,10 @@ async fn run_loop(
             // Nothing runs: nothing to interrupt.
             Op::Interrupt => {}
             Op::Approval { call_id, answer } => q.approval(&call_id, answer),
-            Op::UserTask { text } => user_task(&mut engine, &text, &mut q).await,
+            Op::UserTask { text, images } => {
+                engine.attach_images(images);
+                user_task(&mut engine, &text, &mut q).await
+            }
             Op::Compact => compact(&mut engine, &mut q).await,
             Op::Restore { task, apply } => restore(&mut engine, task, apply, &mut q).await,
             // A newer client's op this engine does not know: refused, not guessed at.

@@ -105,6 +105,7 @@ async fn a_task_runs_to_its_closing_event_through_the_queues() {
     let id = handle
         .submit(Op::UserTask {
             text: "mark it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -152,6 +153,7 @@ async fn approvals_are_events_answered_once_or_denied_by_an_op() {
     handle
         .submit(Op::UserTask {
             text: "mark twice".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -247,6 +249,7 @@ async fn an_interrupt_op_mid_tool_call_closes_the_turn_and_the_next_task_works()
     handle
         .submit(Op::UserTask {
             text: "run it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -287,6 +290,7 @@ async fn an_interrupt_op_mid_tool_call_closes_the_turn_and_the_next_task_works()
     handle
         .submit(Op::UserTask {
             text: "go on".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -328,6 +332,7 @@ async fn an_unanswered_approval_does_not_hold_up_a_shutdown() {
     handle
         .submit(Op::UserTask {
             text: "mark it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -335,6 +340,7 @@ async fn an_unanswered_approval_does_not_hold_up_a_shutdown() {
     handle
         .submit(Op::UserTask {
             text: "queued".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -387,6 +393,7 @@ async fn dropping_the_handle_denies_a_pending_approval_and_ends_the_engine() {
     handle
         .submit(Op::UserTask {
             text: "mark it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -438,6 +445,7 @@ async fn an_interrupt_closes_the_running_work_before_the_work_it_drops() {
     handle
         .submit(Op::UserTask {
             text: "run it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -449,6 +457,7 @@ async fn an_interrupt_closes_the_running_work_before_the_work_it_drops() {
     for op in [
         Op::UserTask {
             text: "queued".into(),
+            images: Vec::new(),
         },
         Op::Compact,
         Op::Restore {
@@ -506,6 +515,7 @@ async fn a_flood_past_the_waiting_bound_is_refused_in_submission_order() {
     handle
         .submit(Op::UserTask {
             text: "run it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -569,6 +579,7 @@ async fn an_interrupted_question_is_not_a_denial_and_is_asked_again() {
         handle
             .submit(Op::UserTask {
                 text: format!("mark it, round {n}"),
+                images: Vec::new(),
             })
             .await
             .unwrap();

@@ -35,6 +35,10 @@ pub enum Op {
     UserTask {
         /// The task as the user typed it.
         text: String,
+        /// Images attached to the task (`exec --image`, the UI's attach), sent after its
+        /// text. Serialized by digest only, like every [`crate::ImagePart`].
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<crate::ImagePart>,
     },
     /// Stop the running work: the task's cancellation token fires, running tool calls are
     /// stopped (a shell command with its whole process tree), every tool call gets a

@@ -65,6 +65,10 @@ pub struct ToolContext {
     /// file the command created or changed is put back as it was, and the result says so
     /// (see `crate::shell`).
     pub keep_run_later: bool,
+    /// The session's model reads images (the provider's `accepts_images`, set by
+    /// the engine when it is built): `read_file` on an image then answers with the image
+    /// itself, otherwise with a text saying what the file is. False by default.
+    pub images: bool,
     /// Tells this session's contexts from every other one in the process (its clones share
     /// it; a subagent's context has its own): the key of state a tool holds per session.
     session_key: u64,
@@ -109,6 +113,7 @@ impl ToolContext {
             child_usage: Arc::default(),
             person_approved: false,
             keep_run_later: false,
+            images: false,
             session_key: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)

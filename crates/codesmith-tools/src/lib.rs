@@ -14,6 +14,7 @@ pub mod fetch;
 pub mod files;
 pub mod fs;
 pub mod host_programs;
+pub mod image;
 pub mod instructions;
 pub mod mcp;
 pub mod memory;

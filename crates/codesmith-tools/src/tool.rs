@@ -52,6 +52,13 @@ pub trait Tool: Send + Sync {
     fn external_label(&self, _args: &Value) -> Option<String> {
         (self.capability() == Capability::Network).then(|| crate::trust::clean_label(self.name()))
     }
+    /// The URL a [`Capability::Network`] call will reach, which the network policy and the
+    /// approval gate judge by its host: by default the call's own `url` argument
+    /// (`fetch_url`); a tool that reaches a fixed endpoint (`web_search`'s backend) names
+    /// that. `None`: the call names no URL and is refused by the tool itself.
+    fn network_url(&self, args: &Value) -> Option<String> {
+        args.get("url").and_then(Value::as_str).map(str::to_string)
+    }
     /// Called by the engine when a task of the session `ctx` belongs to ends (finished,
     /// stopped or cancelled): a tool that keeps a process alive between calls (the `rlm`
     /// REPL) ends that session's here, and only that session's. Default: nothing.

@@ -18,6 +18,7 @@ mod host_programs;
 mod sandbox_bwrap;
 mod shell;
 mod ssrf_suite;
+mod web_search;
 
 /// A file under `tests/` that this root does not declare would never be built.
 #[test]

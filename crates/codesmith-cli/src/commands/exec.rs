@@ -29,7 +29,24 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
             "the task is empty: say what to do, e.g. codesmith exec \"fix the failing test\""
         ));
     }
+    let mut images = Vec::new();
+    for path in &args.image {
+        match codesmith_tools::image::attach(path) {
+            Ok(fitted) => images.push(fitted),
+            Err(e) => {
+                return usage(anyhow::anyhow!(
+                    "--image {}: {e}; name a PNG, JPEG, GIF or WebP file",
+                    path.display()
+                ));
+            }
+        }
+    }
     let mut progress = Progress::new(args.json);
+    for fitted in images.iter().filter(|f| f.downscaled()) {
+        progress.show(&Event::Notice {
+            message: format!("attached image: {}", fitted.describe()),
+        });
+    }
     // Spilled outputs older than 7 days are removed at start-up; a failure costs nothing.
     let _ = codesmith_tools::spill::cleanup_old(&resolved.home);
     for warning in resolved.warnings.iter().chain(&resolved.session_notices) {
@@ -95,6 +112,7 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     if let Err(e) = handle
         .submit(Op::UserTask {
             text: args.task.clone(),
+            images: images.into_iter().map(|f| f.part).collect(),
         })
         .await
     {

@@ -67,6 +67,7 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
         add(&format!("{vendor}.base_url"), json!(url));
         let key = s.api_key.as_ref().map(|_| json!(REDACTED));
         add(&format!("{vendor}.api_key"), key.unwrap_or(Value::Null));
+        add(&format!("{vendor}.images"), json!(s.images));
     }
     if s.provider == ProviderName::Openai {
         use codesmith_providers::ReasoningReplay;
@@ -164,6 +165,12 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
         });
     };
     add("verification.result_claims", json!(s.verify_claims));
+    add(
+        "web_search.backend",
+        s.web_search.as_ref().map_or(json!("none"), |w| {
+            json!(format!("{} at {}", w.backend.name(), w.url))
+        }),
+    );
     add("snapshots.enabled", json!(s.snapshots));
     add("mcp_defer_threshold", json!(s.mcp_defer_threshold));
     add("agents.model", json!(s.agents.model));

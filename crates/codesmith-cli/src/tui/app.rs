@@ -465,6 +465,10 @@ impl App {
                     (ContentBlock::Text { text }, Role::User) => {
                         self.push(Entry::User(text.clone()))
                     }
+                    (ContentBlock::Image(part), _) => self.push(Entry::User(format!(
+                        "[image attached: {}]",
+                        part.media_type
+                    ))),
                     (ContentBlock::Text { text }, Role::Assistant) => {
                         self.push(Entry::Assistant(text.clone()));
                     }
@@ -992,6 +996,7 @@ mod tests {
                     call_id: "c1".into(),
                     content: refusal.to_string(),
                     is_error: true,
+                    images: Vec::new(),
                 })],
             },
         ]);

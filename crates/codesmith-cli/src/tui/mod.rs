@@ -374,7 +374,10 @@ impl Ui {
     /// Sends a task to the engine and shows it.
     pub(crate) fn send_task(&mut self, task: String) {
         self.app.start_task(&task);
-        if !self.driver.send(Op::UserTask { text: task }) {
+        if !self.driver.send(Op::UserTask {
+            text: task,
+            images: Vec::new(),
+        }) {
             self.app.task_finished();
             self.app.push(app::Entry::Error(
                 "the engine stopped; restart codesmith".into(),

@@ -66,7 +66,10 @@ pub(crate) async fn run(mut ui: Ui) -> Exit {
             )),
             Parsed::Text(task) => {
                 ui.app.start_task(&task);
-                if !ui.driver.send(Op::UserTask { text: task }) {
+                if !ui.driver.send(Op::UserTask {
+                    text: task,
+                    images: Vec::new(),
+                }) {
                     return Exit::failed(anyhow::anyhow!("the engine stopped"));
                 }
                 wait(&mut ui, &mut stdin, &mut sigint).await;

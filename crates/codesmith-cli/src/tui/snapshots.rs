@@ -294,6 +294,7 @@ fn a_resumed_session_shows_its_history() {
                 call_id: "c1".into(),
                 content: "def add".into(),
                 is_error: false,
+                images: Vec::new(),
             })],
         },
         Message::assistant_text("All fixed."),

@@ -146,6 +146,8 @@ pub struct Engine {
     catalog_tokens: u64,
     /// The user message that started the running task: context recovery keeps it verbatim.
     current_task: Option<Message>,
+    /// Images attached to the next task's message ([`Engine::attach_images`]).
+    attached: Vec<codesmith_protocol::ImagePart>,
     /// How full the next request is (see [`crate::budget`]).
     fill: crate::budget::Fill,
     /// Bytes of the system prompt and the tool catalogue (constant within a session).
@@ -182,6 +184,14 @@ impl Engine {
         config: EngineConfig,
     ) -> Self {
         let home = ctx.home.clone();
+        // Tools answer with images only for a model that reads them.
+        let ctx = if ctx.images == provider.accepts_images() {
+            ctx
+        } else {
+            let mut own = (*ctx).clone();
+            own.images = provider.accepts_images();
+            Arc::new(own)
+        };
         reactivate(&tools, session.messages());
         let provider_label = match session.meta() {
             crate::session::Record::Meta { provider, .. } => provider.clone(),
@@ -226,6 +236,7 @@ impl Engine {
             breaker: CircuitBreaker::default(),
             catalog_tokens,
             current_task: None,
+            attached: Vec::new(),
             fill: crate::budget::Fill::default(),
             fixed_bytes,
             compacted_at: None,
@@ -336,6 +347,13 @@ impl Engine {
             .await
     }
 
+    /// Attaches `images` to the next task's message, after its text (`exec --image`,
+    /// [`codesmith_protocol::Op::UserTask`]'s images). The provider sends them as image
+    /// parts, or as a short text saying why not to a model that does not read images.
+    pub fn attach_images(&mut self, images: Vec<codesmith_protocol::ImagePart>) {
+        self.attached.extend(images);
+    }
+
     /// [`Engine::run_task`] that stops when `cancel` fires: a model request in flight is
     /// dropped, running tool calls are stopped through the same token (a shell command is
     /// killed with its whole tree, see [`codesmith_tools::call_tool`]), calls not yet run
@@ -374,8 +392,14 @@ impl Engine {
         // new task's message follows a transcript the providers accept.
         self.session.answer_open_calls(PREVIOUS_RUN_ENDED)?;
         self.runtime.ctx = Arc::new(self.runtime.ctx.with_cancel(cancel.clone()));
-        self.current_task = Some(Message::user_text(task));
-        self.session.push(Message::user_text(task))?;
+        let mut message = Message::user_text(task);
+        message.content.extend(
+            std::mem::take(&mut self.attached)
+                .into_iter()
+                .map(ContentBlock::Image),
+        );
+        self.current_task = Some(message.clone());
+        self.session.push(message)?;
         let task_no = self.runtime.snapshots.begin_task();
         self.session.note(
             crate::session::NoteKind::TaskStart,
