@@ -63,6 +63,17 @@ pub(crate) struct VendorSection {
     pub images: Option<bool>,
 }
 
+/// Whether `program` is an executable file in a directory of `PATH`.
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
 /// `[web_search]`: the backend of the `web_search` tool (absent: no such tool).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -451,6 +462,10 @@ pub(crate) struct FileConfig {
     pub mcp_servers: std::collections::BTreeMap<String, codesmith_tools::mcp::McpServerConfig>,
     /// The `web_search` tool's backend (user config only).
     pub web_search: Option<WebSearchSection>,
+    /// Language servers (`[lsp.NAME]`; user config only), added to or replacing the
+    /// built-in ones.
+    #[serde(default)]
+    pub lsp: BTreeMap<String, codesmith_tools::lsp::LspServerConfig>,
 }
 
 /// The project config: only the keys that may tighten.
@@ -521,6 +536,8 @@ pub(crate) struct Settings {
     /// `[web_search]` (user config only): the backend of the `web_search` tool, `None`
     /// when none is configured or it could not be used (a warning says why).
     pub web_search: Option<codesmith_tools::fetch::web_search::WebSearchConfig>,
+    /// The language servers: `[lsp.NAME]` and the built-in ones found on `PATH`.
+    pub lsp: codesmith_tools::lsp::LspSettings,
     /// Exec-policy rules from `$CODESMITH_HOME/policy.toml` and `.codesmith/policy.toml`.
     pub rules: codesmith_policy::Rules,
     /// The sandbox settings after the project config tightened them.
@@ -1052,6 +1069,10 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         },
     };
     origins.set_if(web_search.is_some(), "web_search.backend", Origin::User);
+    for name in file.lsp.keys() {
+        origins.set(format!("lsp.{name}"), Origin::User);
+    }
+    let lsp = codesmith_tools::lsp::LspSettings::resolve(&file.lsp, &[], &on_path);
     for name in file.mcp_servers.keys() {
         origins.set(format!("mcp_servers.{name}"), Origin::User);
     }
@@ -1081,6 +1102,7 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
             .unwrap_or(codesmith_tools::mcp::DEFAULT_DEFER_THRESHOLD),
         mcp_servers: file.mcp_servers,
         web_search,
+        lsp,
         rules,
         sandbox,
         warnings,

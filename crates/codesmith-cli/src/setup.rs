@@ -147,7 +147,12 @@ pub(crate) fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
 /// # Errors
 /// See [`sandbox`].
 pub(crate) fn tool_context(resolved: &Settings) -> anyhow::Result<ToolContext> {
-    let ctx = ToolContext::new(resolved.workspace.clone(), resolved.home.clone());
+    let mut ctx = ToolContext::new(resolved.workspace.clone(), resolved.home.clone());
+    if !resolved.lsp.servers.is_empty() {
+        ctx.lsp = Some(Arc::new(codesmith_tools::lsp::LspManager::new(
+            resolved.lsp.clone(),
+        )));
+    }
     Ok(ctx.with_sandbox(sandbox(&resolved.sandbox)?))
 }
 
@@ -155,6 +160,9 @@ pub(crate) fn tool_context(resolved: &Settings) -> anyhow::Result<ToolContext> {
 /// address policy ([`Settings::fetch`]).
 pub(crate) fn registry(settings: &Settings) -> Registry {
     let mut registry = codesmith_tools::builtin_registry(settings.fetch.clone());
+    if !settings.lsp.servers.is_empty() {
+        registry.register(Arc::new(codesmith_tools::lsp::tool::LspTool));
+    }
     if let Some(search) = &settings.web_search {
         registry.register(Arc::new(
             codesmith_tools::fetch::web_search::WebSearch::new(

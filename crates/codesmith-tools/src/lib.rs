@@ -16,6 +16,7 @@ pub mod fs;
 pub mod host_programs;
 pub mod image;
 pub mod instructions;
+pub mod lsp;
 pub mod mcp;
 pub mod memory;
 pub mod private;

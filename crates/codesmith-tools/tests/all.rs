@@ -15,6 +15,7 @@ mod fetch_url;
 mod file_modes;
 mod file_tools;
 mod host_programs;
+mod lsp;
 mod sandbox_bwrap;
 mod shell;
 mod ssrf_suite;

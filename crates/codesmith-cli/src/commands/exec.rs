@@ -83,6 +83,8 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         progress.show(&Event::Notice { message: notice });
     }
     let mcp = setup::mcp_servers(&resolved).await;
+    // The language servers end with the session: `shutdown`, `exit`, then killed.
+    let lsp = ctx.lsp.clone();
     let engine = setup::engine(
         &resolved,
         provider,
@@ -140,6 +142,9 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         }
     }
     let _ = handle.shutdown().await;
+    if let Some(lsp) = lsp {
+        lsp.shutdown().await;
+    }
     let status = match &finished {
         Some(Event::TaskFinished { status, .. }) => Some(*status),
         _ => None,
