@@ -162,17 +162,6 @@ pub(crate) enum ProviderName {
     Local,
 }
 
-/// Approval modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ApprovalArg {
-    /// Run every call except what the command policy refuses outright.
-    Auto,
-    /// Ask for calls that need approval (in `exec`, nobody can answer: they are refused).
-    Suggest,
-    /// Refuse calls that need approval, even when a grant exists.
-    Never,
-}
-
 /// The workspace flag shared by several commands.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct WorkspaceArg {
@@ -193,9 +182,11 @@ pub(crate) struct ModelArgs {
     /// Base URL of an OpenAI-compatible or Anthropic endpoint.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Approval mode (default: suggest).
-    #[arg(long)]
-    pub approval: Option<ApprovalArg>,
+    /// Approval mode: read-only (plan mode), suggest (asks before each file write),
+    /// auto-edit (the default: writes run, commands the policy does not allow ask), auto,
+    /// or never (refuses what would ask).
+    #[arg(long, value_name = "MODE", value_parser = clap::value_parser!(codesmith_policy::ApprovalMode))]
+    pub approval: Option<codesmith_policy::ApprovalMode>,
     /// The model's context window in tokens (default: `context_window` in the provider's
     /// config section, else a built-in table of common models, else a guess of 32768).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1024..))]

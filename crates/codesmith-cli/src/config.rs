@@ -32,7 +32,7 @@ use serde::Deserialize;
 pub(crate) use origin::{Origin, Origins};
 pub(crate) use show::{Shown, show, to_text};
 
-use crate::args::{ApprovalArg, ModelArgs, ProviderName};
+use crate::args::{ModelArgs, ProviderName};
 
 /// Default model rounds per task: a safety bound, not a budget (real tasks end on their own).
 pub(crate) const DEFAULT_MAX_TURNS: u32 = 500;
@@ -756,11 +756,9 @@ impl ProjectLayer {
             ));
         }
         if let Some(asked) = config.approval.as_deref()
-            && parse_approval(asked).is_err()
+            && let Err(e) = asked.parse::<ApprovalMode>()
         {
-            notes.push(format!(
-                "ignored approval = {asked:?} in {shown}: not auto, suggest or never"
-            ));
+            notes.push(format!("ignored approval in {shown}: {e}"));
         }
         if let Some(sandbox) = &config.sandbox {
             if sandbox.backend.is_some() {
@@ -789,28 +787,7 @@ impl ProjectLayer {
 
     /// The approval mode the project asks for, when it parses.
     fn approval(&self) -> Option<ApprovalMode> {
-        self.config
-            .approval
-            .as_deref()
-            .and_then(|a| parse_approval(a).ok())
-    }
-}
-
-/// Parses an approval mode name.
-pub(crate) fn parse_approval(name: &str) -> Result<ApprovalMode> {
-    match name {
-        "auto" => Ok(ApprovalMode::Auto),
-        "suggest" => Ok(ApprovalMode::Suggest),
-        "never" => Ok(ApprovalMode::Never),
-        other => bail!("unknown approval mode {other:?}: use auto, suggest or never"),
-    }
-}
-
-fn approval_from_arg(arg: ApprovalArg) -> ApprovalMode {
-    match arg {
-        ApprovalArg::Auto => ApprovalMode::Auto,
-        ApprovalArg::Suggest => ApprovalMode::Suggest,
-        ApprovalArg::Never => ApprovalMode::Never,
+        self.config.approval.as_deref().and_then(|a| a.parse().ok())
     }
 }
 
@@ -938,7 +915,9 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
     };
     let approval = resolve_approval(model.approval, &file, &project, &mut origins)?;
     if let Some(asked) = project.config.approval.as_deref()
-        && project.approval().is_some_and(|mode| mode < approval)
+        && project
+            .approval()
+            .is_some_and(|mode| !mode.tightens(approval))
     {
         warnings.push(format!(
             "ignored approval = {asked:?} in .codesmith/config.toml: a project may only tighten \
@@ -1277,24 +1256,25 @@ fn tighten_sandbox(
 /// Flag, else the stricter of the user's mode and the project's; an unreadable project
 /// value cannot loosen anything: it is ignored (and warned about by [`ProjectLayer`]).
 fn resolve_approval(
-    flag: Option<ApprovalArg>,
+    flag: Option<ApprovalMode>,
     file: &FileConfig,
     project: &ProjectLayer,
     origins: &mut Origins,
 ) -> Result<ApprovalMode> {
-    if let Some(arg) = flag {
+    if let Some(mode) = flag {
         origins.set("approval", Origin::Flag("--approval"));
-        return Ok(approval_from_arg(arg));
+        return Ok(mode);
     }
     let base = file
         .approval
         .as_deref()
-        .map(parse_approval)
-        .transpose()?
-        .unwrap_or(ApprovalMode::Suggest);
+        .map(str::parse::<ApprovalMode>)
+        .transpose()
+        .context("approval in config.toml")?
+        .unwrap_or_default();
     origins.set_if(file.approval.is_some(), "approval", Origin::User);
     match project.approval() {
-        Some(p) if p > base => {
+        Some(p) if p != base && p.tightens(base) => {
             origins.set("approval", Origin::ProjectTightened);
             Ok(p)
         }

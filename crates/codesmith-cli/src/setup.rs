@@ -316,12 +316,12 @@ pub(crate) fn one_shot(
     Ok((registry, Arc::new(ctx), policy))
 }
 
-/// The approval mode of a one-shot call (see [`one_shot`]): `never` stays `never`;
-/// otherwise the call itself is the approval.
+/// The approval mode of a one-shot call (see [`one_shot`]): `never` and `read-only` stay
+/// as they are; otherwise the call itself is the approval.
 pub(crate) fn one_shot_approval(mode: ApprovalMode) -> ApprovalMode {
     match mode {
-        ApprovalMode::Never => ApprovalMode::Never,
-        ApprovalMode::Auto | ApprovalMode::Suggest => ApprovalMode::Auto,
+        ApprovalMode::Never | ApprovalMode::ReadOnly => mode,
+        ApprovalMode::Auto | ApprovalMode::AutoEdit | ApprovalMode::Suggest => ApprovalMode::Auto,
     }
 }
 
@@ -332,7 +332,15 @@ mod tests {
     #[test]
     fn a_one_shot_call_is_its_own_approval_except_in_never_mode() {
         assert_eq!(one_shot_approval(ApprovalMode::Auto), ApprovalMode::Auto);
+        assert_eq!(
+            one_shot_approval(ApprovalMode::AutoEdit),
+            ApprovalMode::Auto
+        );
         assert_eq!(one_shot_approval(ApprovalMode::Suggest), ApprovalMode::Auto);
         assert_eq!(one_shot_approval(ApprovalMode::Never), ApprovalMode::Never);
+        assert_eq!(
+            one_shot_approval(ApprovalMode::ReadOnly),
+            ApprovalMode::ReadOnly
+        );
     }
 }

@@ -528,7 +528,12 @@ async fn piped_exec_prints_the_answer_line_by_line_as_it_streams() {
             .stall_after(1, 2_500),
     );
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
-        .args(exec_args(&sb.ws(), &server.base_url(), "suggest", &["hi"]))
+        .args(exec_args(
+            &sb.ws(),
+            &server.base_url(),
+            "auto-edit",
+            &["hi"],
+        ))
         .env("CODESMITH_HOME", sb.home())
         .env("OPENAI_API_KEY", "sk-test")
         .stdin(std::process::Stdio::null())
@@ -569,7 +574,7 @@ async fn exec_in_a_terminal_shows_the_answer_as_it_is_generated() {
     );
     let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let mut inner = quote(env!("CARGO_BIN_EXE_codesmith"));
-    for arg in exec_args(&sb.ws(), &server.base_url(), "suggest", &["hi"]) {
+    for arg in exec_args(&sb.ws(), &server.base_url(), "auto-edit", &["hi"]) {
         inner.push(' ');
         inner.push_str(&quote(&arg));
     }
@@ -625,7 +630,7 @@ async fn a_cd_into_git_cannot_smuggle_a_later_write_past_the_gate() {
             r#"{"command": "echo evil > hooks/pre-commit"}"#,
         ))
         .push(Scripted::text("Done."));
-    let args = exec_args(&ws, &server.base_url(), "suggest", &["do it"]);
+    let args = exec_args(&ws, &server.base_url(), "auto-edit", &["do it"]);
     let out = codesmith(&sb.home(), &args).await;
     assert_eq!(
         out.status.code(),

@@ -198,7 +198,7 @@ async fn only_trusted_read_only_tools_run_without_approval() {
         .push(Scripted::tool_call("c2", "mcp__fx__big", r#"{"n": 3}"#))
         .push(Scripted::text("done"));
     // `suggest` with nobody present: what needs approval is refused.
-    let out = exec(&sb, &server, "suggest").await;
+    let out = exec(&sb, &server, "auto-edit").await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
     let bodies = server.request_bodies();
@@ -226,7 +226,7 @@ async fn untrusted_servers_ask_even_for_read_only_hints() {
             r#"{"text": "hi"}"#,
         ))
         .push(Scripted::text("done"));
-    let out = exec(&sb, &server, "suggest").await;
+    let out = exec(&sb, &server, "auto-edit").await;
     assert_eq!(out.status.code(), Some(0));
     let results = tool_messages(&server.request_bodies()[1]);
     assert!(

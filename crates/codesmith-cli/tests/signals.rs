@@ -406,7 +406,7 @@ async fn ctrl_c_at_a_line_mode_approval_question_interrupts_the_task() {
     let mut argv = vec![BIN.to_string()];
     argv.extend(model_flags(&s.ws, &server.base_url()));
     let mode = argv.iter().position(|a| a == "auto").unwrap();
-    argv[mode] = "suggest".into();
+    argv[mode] = "auto-edit".into();
     let home = s.home.clone();
     let (status, out) = tokio::task::spawn_blocking(move || {
         let mut child = spawn(&argv, &home, Stdio::piped(), Stdio::piped());

@@ -118,7 +118,7 @@ async fn a_child_cannot_approve_on_its_parents_behalf_in_exec() {
         .push(Scripted::text("It needs approval."));
     let out = codesmith(
         &sb.home(),
-        &exec_args(&sb.ws(), &server.base_url(), "suggest", &["install it"]),
+        &exec_args(&sb.ws(), &server.base_url(), "auto-edit", &["install it"]),
     )
     .await;
     assert_eq!(

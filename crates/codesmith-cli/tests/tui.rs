@@ -120,7 +120,7 @@ fn ui_command(home: &Path, ws: &Path, base_url: &str) -> String {
     format!(
         "env CODESMITH_HOME={} OPENAI_API_KEY=sk-test CODESMITH_STREAM_IDLE_TIMEOUT_SECS=5 \
          TERM=xterm-256color {} --workspace {} --provider openai --base-url {} --model scripted \
-         --approval suggest",
+         --approval auto-edit",
         shell_quote(&home.display().to_string()),
         shell_quote(env!("CARGO_BIN_EXE_codesmith")),
         shell_quote(&ws.display().to_string()),
@@ -309,7 +309,7 @@ async fn line_mode_without_a_terminal_runs_tasks_asks_on_stdin_and_resumes() {
         "--model",
         "scripted",
         "--approval",
-        "suggest",
+        "auto-edit",
     ];
     let out = line_mode(
         &sb.home(),
@@ -400,7 +400,7 @@ async fn slash_model_and_approval_rebuild_the_engine_in_the_same_session() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.contains("model other-model · approval suggest"),
+        stdout.contains("model other-model · approval auto-edit"),
         "{stdout}"
     );
     assert!(

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::finish::finish_outcome;
 
-use crate::gate::GateDecision;
+use crate::approval::GateDecision;
 use crate::guard::GuardVerdict;
 use crate::repair::args::{RepairPolicy, repair_arguments};
 use crate::repair::names::{NameResolution, resolve_tool_name};

@@ -11,21 +11,20 @@
 //! sender of the queue resolves it as denied and withdraws it
 //! ([`Event::ApprovalWithdrawn`]).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use async_trait::async_trait;
 use codesmith_protocol::{
-    ApprovalAnswer, ApprovalRequest, CompactionOutcome, Event, Op, Submission, TaskStatus, Usage,
+    ApprovalAnswer, CompactionOutcome, Event, Op, Submission, TaskStatus, Usage,
 };
 use codesmith_tools::CancellationToken;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use crate::agent::{Compaction, Engine};
-use crate::approval::{Approver, NoApprover};
+use crate::approval::{NoApprover, Pending, QueueApprover};
 
 /// Submissions the queue holds before [`Submitter::submit`] waits (and
 /// [`Submitter::try_submit`] fails): a client cannot pile up work unboundedly.
@@ -191,108 +190,6 @@ impl Engine {
     }
 }
 
-/// The approval requests waiting for an answer, by `call_id`.
-#[derive(Debug, Clone, Default)]
-struct Pending(Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>>);
-
-impl Pending {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<ApprovalAnswer>>> {
-        // A panic while holding this lock cannot leave the map half-changed.
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Registers a request under `call_id`, or under `call_id#N` when that id waits
-    /// already; returns the id used and the receiver of the answer.
-    fn register(&self, call_id: &str) -> (String, oneshot::Receiver<ApprovalAnswer>) {
-        let (tx, rx) = oneshot::channel();
-        let mut map = self.lock();
-        let mut id = call_id.to_string();
-        let mut n = 2;
-        while id.is_empty() || map.contains_key(&id) {
-            id = format!("{call_id}#{n}");
-            n += 1;
-        }
-        map.insert(id.clone(), tx);
-        (id, rx)
-    }
-
-    /// Answers `call_id`; false when no request waits under it.
-    fn answer(&self, call_id: &str, answer: ApprovalAnswer) -> bool {
-        match self.lock().remove(call_id) {
-            Some(tx) => tx.send(answer).is_ok(),
-            None => false,
-        }
-    }
-
-    /// Resolves every waiting request as denied (their askers withdraw them).
-    fn deny_all(&self) {
-        self.lock().clear();
-    }
-
-    fn forget(&self, call_id: &str) {
-        self.lock().remove(call_id);
-    }
-}
-
-/// The approver of a spawned engine: each request becomes an event, and the asking tool
-/// call waits for the matching [`Op::Approval`].
-struct QueueApprover {
-    events: mpsc::UnboundedSender<Event>,
-    pending: Pending,
-}
-
-/// Withdraws a request that ends without an answer, however it ends (the asking future
-/// dropped by a cancellation, or its entry denied by an interrupt).
-struct Waiting<'a> {
-    approver: &'a QueueApprover,
-    call_id: String,
-    answered: bool,
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        if !self.answered {
-            self.approver.pending.forget(&self.call_id);
-            let _ = self.approver.events.send(Event::ApprovalWithdrawn {
-                call_id: std::mem::take(&mut self.call_id),
-            });
-        }
-    }
-}
-
-#[async_trait]
-impl Approver for QueueApprover {
-    async fn ask(&self, request: &ApprovalRequest) -> ApprovalAnswer {
-        let (call_id, answer) = self.pending.register(&request.call_id);
-        let mut waiting = Waiting {
-            approver: self,
-            call_id,
-            answered: false,
-        };
-        let mut request = request.clone();
-        request.call_id = waiting.call_id.clone();
-        if self.events.send(Event::ApprovalRequested(request)).is_err() {
-            // Nobody reads the events: nobody can answer.
-            waiting.answered = true;
-            self.pending.forget(&waiting.call_id);
-            return ApprovalAnswer::Deny;
-        }
-        match answer.await {
-            Ok(answer) => {
-                waiting.answered = true;
-                answer
-            }
-            Err(_) => ApprovalAnswer::Deny,
-        }
-    }
-
-    fn interactive(&self) -> bool {
-        true
-    }
-}
-
 /// A submission that waits behind the running one.
 enum Queued {
     /// It starts its work when its turn comes.
@@ -324,8 +221,8 @@ impl Queues {
     }
 
     /// Answers an approval, or says that nothing waits under that id.
-    fn approval(&self, call_id: &str, answer: ApprovalAnswer) {
-        if !self.pending.answer(call_id, answer) {
+    fn approval(&self, call_id: &str, answer: ApprovalAnswer, reason: Option<String>) {
+        if !self.pending.answer(call_id, answer, reason) {
             self.emit(Event::Notice {
                 message: format!(
                     "no approval request is waiting under the id {:?} (it was answered or \
@@ -457,7 +354,11 @@ async fn run_loop(
             Op::Shutdown => break,
             // Nothing runs: nothing to interrupt.
             Op::Interrupt => {}
-            Op::Approval { call_id, answer } => q.approval(&call_id, answer),
+            Op::Approval {
+                call_id,
+                answer,
+                reason,
+            } => q.approval(&call_id, answer, reason),
             Op::UserTask { text, images } => {
                 engine.attach_images(images);
                 user_task(&mut engine, &text, &mut q).await
@@ -533,8 +434,12 @@ async fn drive<F: Future>(
                             q.stop = true;
                             true
                         }
-                        Op::Approval { call_id, answer } => {
-                            q.approval(&call_id, answer);
+                        Op::Approval {
+                            call_id,
+                            answer,
+                            reason,
+                        } => {
+                            q.approval(&call_id, answer, reason);
                             false
                         }
                         _ => {

@@ -14,7 +14,6 @@ pub mod budget;
 mod context;
 mod dispatch;
 mod finish;
-mod gate;
 mod guard;
 mod handle;
 pub mod plan;

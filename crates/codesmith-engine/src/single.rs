@@ -10,9 +10,9 @@ use codesmith_policy::{ApprovalMode, NetworkPolicy, Rules};
 use codesmith_tools::{Registry, ToolContext, ToolOutcome};
 use serde_json::Value;
 
+use crate::approval::GateDecision;
 use crate::approval::NoApprover;
 use crate::finish::{FinishedResult, finish_outcome};
-use crate::gate::GateDecision;
 use crate::guard::LoopGuard;
 use crate::runtime::Runtime;
 

@@ -14,6 +14,7 @@ mod faults;
 mod file_gates;
 mod interrupt;
 mod json_repair_suite;
+mod ladder;
 mod long_sessions;
 mod mcp_grants;
 mod persistent_writes;

@@ -71,7 +71,7 @@ fn marks(ws: &Path) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn once_runs_the_call_and_asks_again_next_time() {
     let rig = Rig::new();
-    let asked = rig.task(ApprovalMode::Suggest, ApprovalAnswer::Once).await;
+    let asked = rig.task(ApprovalMode::AutoEdit, ApprovalAnswer::Once).await;
     assert_eq!((asked, rig.runs()), (2, 2));
 }
 
@@ -79,7 +79,7 @@ async fn once_runs_the_call_and_asks_again_next_time() {
 async fn session_covers_later_calls_of_the_session_only() {
     let rig = Rig::new();
     let asked = rig
-        .task(ApprovalMode::Suggest, ApprovalAnswer::Session)
+        .task(ApprovalMode::AutoEdit, ApprovalAnswer::Session)
         .await;
     assert_eq!(
         (asked, rig.runs()),
@@ -87,7 +87,7 @@ async fn session_covers_later_calls_of_the_session_only() {
         "a session approval asked again"
     );
     // A new session starts without it.
-    let asked = rig.task(ApprovalMode::Suggest, ApprovalAnswer::Once).await;
+    let asked = rig.task(ApprovalMode::AutoEdit, ApprovalAnswer::Once).await;
     assert_eq!(
         (asked, rig.runs()),
         (2, 4),
@@ -99,11 +99,11 @@ async fn session_covers_later_calls_of_the_session_only() {
 async fn always_stores_a_grant_that_later_sessions_find() {
     let rig = Rig::new();
     let asked = rig
-        .task(ApprovalMode::Suggest, ApprovalAnswer::Always)
+        .task(ApprovalMode::AutoEdit, ApprovalAnswer::Always)
         .await;
     assert_eq!((asked, rig.runs()), (1, 2));
     // A later session in the same workspace runs it without asking ...
-    let asked = rig.task(ApprovalMode::Suggest, ApprovalAnswer::Deny).await;
+    let asked = rig.task(ApprovalMode::AutoEdit, ApprovalAnswer::Deny).await;
     assert_eq!(
         (asked, rig.runs()),
         (0, 4),
@@ -117,7 +117,7 @@ async fn always_stores_a_grant_that_later_sessions_find() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deny_is_remembered_for_the_exact_call() {
     let rig = Rig::new();
-    let asked = rig.task(ApprovalMode::Suggest, ApprovalAnswer::Deny).await;
+    let asked = rig.task(ApprovalMode::AutoEdit, ApprovalAnswer::Deny).await;
     assert_eq!(
         (asked, rig.runs()),
         (1, 0),

@@ -103,7 +103,7 @@ fn write(path: &str) -> serde_json::Value {
 async fn writing_files_other_programs_run_asks_and_names_the_program() {
     let rig = Rig::new().await;
     let approver = Recorder::new(ApprovalAnswer::Deny);
-    let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
     let cases = [
         (
             "write_file",
@@ -151,7 +151,7 @@ async fn writing_files_other_programs_run_asks_and_names_the_program() {
     ];
     for (i, (tool, args, rel, program)) in cases.iter().enumerate() {
         // A fresh engine per refusal: the loop guard counts refusals in a row.
-        let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+        let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
         let events = rig.call(&mut engine, tool, args.clone()).await;
         let (ok, output) = result(&events);
         assert!(!ok && output.contains("DENIED"), "{rel}: {output}");
@@ -188,7 +188,7 @@ async fn writing_files_other_programs_run_asks_and_names_the_program() {
     std::fs::create_dir_all(rig.ws.join(".cargo")).unwrap();
     std::os::unix::fs::symlink(rig.ws.join(".cargo"), rig.ws.join("alias")).unwrap();
     for path in ["alias/config.toml", ".CARGO/Config.toml"] {
-        let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+        let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
         let before = approver.count();
         let events = rig.call(&mut engine, "write_file", write(path)).await;
         assert!(!result(&events).0, "{path}");
@@ -196,7 +196,7 @@ async fn writing_files_other_programs_run_asks_and_names_the_program() {
     }
 
     // Build files are the project's own code: no question.
-    let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
     let before = approver.count();
     for path in ["Makefile", "build.rs"] {
         let events = rig
@@ -219,7 +219,7 @@ async fn never_and_headless_refuse_them_and_auto_names_them_at_the_end() {
         .call(&mut engine, "write_file", write(".cargo/config.toml"))
         .await;
     assert!(!result(&events).0);
-    let mut engine = rig.engine(ApprovalMode::Suggest, Arc::new(NoApprover));
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, Arc::new(NoApprover));
     let events = rig.call(&mut engine, "write_file", write(".npmrc")).await;
     assert!(!result(&events).0);
     assert!(!rig.ws.join(".cargo").exists() && !rig.ws.join(".npmrc").exists());
@@ -271,13 +271,13 @@ async fn reading_secrets_asks_and_auto_masks_their_values() {
     rig.file(".env.example", "DB_PASSWORD=\n");
 
     let approver = Recorder::new(ApprovalAnswer::Deny);
-    let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
     for (path, what) in [
         (".env", "dotenv"),
         ("deploy/id_ed25519", "private key"),
         (".git/config", "credentials"),
     ] {
-        let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+        let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
         let before = approver.count();
         let events = rig
             .call(&mut engine, "read_file", json!({"path": path}))
@@ -297,7 +297,7 @@ async fn reading_secrets_asks_and_auto_masks_their_values() {
     assert_eq!(approver.count(), before);
 
     // Approved once, the file is shown as it is.
-    let mut engine = rig.engine(ApprovalMode::Suggest, Recorder::new(ApprovalAnswer::Once));
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, Recorder::new(ApprovalAnswer::Once));
     let events = rig
         .call(&mut engine, "read_file", json!({"path": ".env"}))
         .await;
@@ -349,7 +349,7 @@ async fn grep_withholds_secret_files_whatever_the_pattern() {
     );
     rig.file("src/app.rs", "// uses API_TOKEN\n");
     let approver = Recorder::new(ApprovalAnswer::Deny);
-    let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
     for pattern in ["sekrit", "API_TOKEN=t", "MIIE"] {
         let events = rig
             .call(
@@ -400,7 +400,7 @@ async fn git_output_has_credentials_masked() {
         "http.https://gitlab.example/.extraheader",
         "AUTHORIZATION: basic aGVhZGVyLXNlY3JldA==",
     ]);
-    for mode in [ApprovalMode::Auto, ApprovalMode::Suggest] {
+    for mode in [ApprovalMode::Auto, ApprovalMode::AutoEdit] {
         let mut engine = rig.engine(mode, Recorder::new(ApprovalAnswer::Once));
         for command in [
             "git config --list",
@@ -446,7 +446,7 @@ async fn a_hard_link_out_of_the_workspace_is_not_written_or_read_silently() {
             Arc::new(NoApprover) as Arc<dyn Approver>,
         ),
         (ApprovalMode::Never, Arc::new(NoApprover)),
-        (ApprovalMode::Suggest, Arc::new(NoApprover)),
+        (ApprovalMode::AutoEdit, Arc::new(NoApprover)),
     ] {
         for (tool, args) in [("edit_file", &edit), ("write_file", &overwrite)] {
             let mut engine = rig.engine(mode, approver.clone());
@@ -470,7 +470,7 @@ async fn a_hard_link_out_of_the_workspace_is_not_written_or_read_silently() {
 
     // `suggest` asks before reading it and before writing it; a "no" leaves it alone.
     let approver = Recorder::new(ApprovalAnswer::Deny);
-    let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
     let events = rig
         .call(&mut engine, "read_file", json!({"path": "notes.txt"}))
         .await;
@@ -488,7 +488,7 @@ async fn a_hard_link_out_of_the_workspace_is_not_written_or_read_silently() {
 
     // A person's yes lets the write through.
     let approver = Recorder::new(ApprovalAnswer::Once);
-    let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
     rig.call(&mut engine, "read_file", json!({"path": "notes.txt"}))
         .await;
     let events = rig.call(&mut engine, "edit_file", edit).await;

@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
+use codesmith_engine::approval::{ApprovalKey, ApprovalStore};
 use codesmith_engine::{Approver, Engine};
 use codesmith_policy::ApprovalMode;
 use codesmith_protocol::ApprovalAnswer;
 use codesmith_protocol::Event;
 use codesmith_testkit::{Scripted, ScriptedServer};
-use codesmith_tools::approvals::{ApprovalStore, Grant};
-use codesmith_tools::{Capability, Tool, ToolContext, ToolOutcome, ToolOutput};
+use codesmith_tools::{Capability, Tool, ToolContext, ToolOrigin, ToolOutcome, ToolOutput};
 use serde_json::{Value, json};
 
 use common::Recorder;
@@ -44,6 +44,15 @@ impl Tool for FakeMcpTool {
 
     fn capability(&self) -> Capability {
         Capability::Network
+    }
+
+    fn origin(&self) -> ToolOrigin {
+        let rest = self.name.trim_start_matches("mcp__");
+        let (server, tool) = rest.split_once("__").unwrap();
+        ToolOrigin::Mcp {
+            server: server.into(),
+            tool: tool.into(),
+        }
     }
 
     async fn call(&self, _ctx: &ToolContext, _args: Value) -> ToolOutcome {
@@ -93,7 +102,7 @@ impl Rig {
             &self.ws,
             &self.home,
             common::Setup {
-                approval: ApprovalMode::Suggest,
+                approval: ApprovalMode::AutoEdit,
                 approver,
                 extra_tools: vec![
                     self.lookup.clone(),
@@ -137,7 +146,7 @@ async fn always_persists_one_mcp_tool_and_revoking_asks_again() {
     let stored = ApprovalStore::open(&rig.home).grants(&rig.ws);
     assert_eq!(
         stored,
-        vec![Grant::McpTool {
+        vec![ApprovalKey::Mcp {
             server: "tracker".into(),
             tool: "lookup".into()
         }]
@@ -162,7 +171,13 @@ async fn always_persists_one_mcp_tool_and_revoking_asks_again() {
 
     // Revoked (a tombstone): session 3 asks again.
     ApprovalStore::open(&rig.home)
-        .revoke(&rig.ws, &Grant::mcp_tool("mcp__tracker__lookup").unwrap())
+        .revoke(
+            &rig.ws,
+            &ApprovalKey::Mcp {
+                server: "tracker".into(),
+                tool: "lookup".into(),
+            },
+        )
         .unwrap();
     let third = Recorder::new(ApprovalAnswer::Deny);
     let mut engine = rig.session(third.clone());

@@ -82,7 +82,7 @@ fn result(events: &[Event]) -> (bool, String) {
 async fn remember_in_user_memory_asks_in_suggest_and_project_memory_does_not() {
     let rig = Rig::new().await;
     let approver = Recorder::new(ApprovalAnswer::Deny);
-    let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
     rig.one_call(
         "remember",
         serde_json::json!({"fact": "Always push to main without review."}),
@@ -119,7 +119,7 @@ async fn remember_in_user_memory_asks_in_suggest_and_project_memory_does_not() {
 async fn writing_instruction_files_asks_in_suggest_and_other_files_do_not() {
     let rig = Rig::new().await;
     let approver = Recorder::new(ApprovalAnswer::Once);
-    let mut engine = rig.engine(ApprovalMode::Suggest, approver.clone());
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, approver.clone());
     rig.one_call(
         "write_file",
         serde_json::json!({"path": "notes.md", "content": "n\n"}),
@@ -153,7 +153,7 @@ async fn writing_instruction_files_asks_in_suggest_and_other_files_do_not() {
 #[tokio::test]
 async fn headless_and_never_runs_refuse_them_and_auto_runs_them() {
     let rig = Rig::new().await;
-    let mut engine = rig.engine(ApprovalMode::Suggest, Arc::new(NoApprover));
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, Arc::new(NoApprover));
     rig.one_call(
         "remember",
         serde_json::json!({"fact": "x", "scope": "user"}),

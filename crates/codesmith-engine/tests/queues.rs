@@ -145,7 +145,7 @@ async fn approvals_are_events_answered_once_or_denied_by_an_op() {
         .push(Scripted::tool_call("c2", "exec_shell", MARK))
         .push(Scripted::text("done"));
     let setup = common::Setup {
-        approval: ApprovalMode::Suggest,
+        approval: ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let engine = common::engine(&server, &r.ws, &r.home, setup);
@@ -172,6 +172,7 @@ async fn approvals_are_events_answered_once_or_denied_by_an_op() {
         .submit(Op::Approval {
             call_id: "nobody".into(),
             answer: ApprovalAnswer::Once,
+            reason: None,
         })
         .await
         .unwrap();
@@ -184,6 +185,7 @@ async fn approvals_are_events_answered_once_or_denied_by_an_op() {
         .submit(Op::Approval {
             call_id: first.call_id.clone(),
             answer: ApprovalAnswer::Once,
+            reason: None,
         })
         .await
         .unwrap();
@@ -203,6 +205,7 @@ async fn approvals_are_events_answered_once_or_denied_by_an_op() {
         .submit(Op::Approval {
             call_id: second.call_id.clone(),
             answer: ApprovalAnswer::Deny,
+            reason: None,
         })
         .await
         .unwrap();
@@ -324,7 +327,7 @@ async fn an_unanswered_approval_does_not_hold_up_a_shutdown() {
         .push(Scripted::tool_call("c1", "exec_shell", MARK))
         .push(Scripted::text("never sent"));
     let setup = common::Setup {
-        approval: ApprovalMode::Suggest,
+        approval: ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let engine = common::engine(&server, &r.ws, &r.home, setup);
@@ -385,7 +388,7 @@ async fn dropping_the_handle_denies_a_pending_approval_and_ends_the_engine() {
         .push(Scripted::tool_call("c1", "exec_shell", MARK))
         .push(Scripted::text("never sent"));
     let setup = common::Setup {
-        approval: ApprovalMode::Suggest,
+        approval: ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let engine = common::engine(&server, &r.ws, &r.home, setup);
@@ -569,7 +572,7 @@ async fn an_interrupted_question_is_not_a_denial_and_is_asked_again() {
         server.push(Scripted::tool_call(format!("c{n}"), "exec_shell", &args));
     }
     let setup = common::Setup {
-        approval: ApprovalMode::Suggest,
+        approval: ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let engine = common::engine(&server, &r.ws, &r.home, setup);

@@ -684,7 +684,7 @@ async fn in_suggest_mode_each_round_asks_and_a_session_approval_covers_the_rest(
     s.push(Scripted::text("Done."));
     let recorder = common::Recorder::new(codesmith_protocol::ApprovalAnswer::Session);
     let setup = common::Setup {
-        approval: codesmith_policy::ApprovalMode::Suggest,
+        approval: codesmith_policy::ApprovalMode::AutoEdit,
         approver: recorder.clone(),
         extra_tools: rlm::tools(rig.provider(), "scripted", quick(), RlmConfig::default()),
         ..Default::default()

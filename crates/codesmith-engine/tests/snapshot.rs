@@ -660,7 +660,7 @@ async fn deleting_what_the_snapshot_holds_needs_no_approval_and_anything_else_as
     std::fs::write(rig.d.ws.join("docs/big.bin"), vec![b'x'; 2 * 1024 * 1024]).unwrap();
     std::fs::write(rig.d.ws.join("big.bin"), vec![b'y'; 2 * 1024 * 1024]).unwrap();
     let setup = common::Setup {
-        approval: codesmith_policy::ApprovalMode::Suggest,
+        approval: codesmith_policy::ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let mut engine = common::engine(&rig.server, &rig.d.ws, &rig.d.home, setup);
@@ -705,7 +705,7 @@ async fn a_root_glob_whose_matches_the_snapshot_holds_needs_no_approval() {
     write(&rig.d.ws, "b.log", "two\n");
     std::fs::write(rig.d.ws.join("big.bin"), vec![b'y'; 2 * 1024 * 1024]).unwrap();
     let setup = common::Setup {
-        approval: codesmith_policy::ApprovalMode::Suggest,
+        approval: codesmith_policy::ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let mut engine = common::engine(&rig.server, &rig.d.ws, &rig.d.home, setup);

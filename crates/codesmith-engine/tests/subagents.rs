@@ -699,7 +699,7 @@ async fn a_childs_approval_request_names_the_subagent_that_asks() {
     let recorder = common::Recorder::new(codesmith_protocol::ApprovalAnswer::Deny);
     let setup = common::Setup {
         extra_tools: vec![Arc::new(AgentTool)],
-        approval: codesmith_policy::ApprovalMode::Suggest,
+        approval: codesmith_policy::ApprovalMode::AutoEdit,
         approver: recorder.clone(),
         ..common::Setup::default()
     };
@@ -736,7 +736,7 @@ async fn a_childs_approval_through_the_queues_is_labelled_and_answerable() {
     std::fs::write(rig.ws.join("Makefile"), "test:\n\ttouch marked.txt\n").unwrap();
     let setup = common::Setup {
         extra_tools: vec![Arc::new(AgentTool)],
-        approval: codesmith_policy::ApprovalMode::Suggest,
+        approval: codesmith_policy::ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
     let engine = common::engine(&rig.server, &rig.ws, &rig.home, setup);
@@ -776,6 +776,7 @@ async fn a_childs_approval_through_the_queues_is_labelled_and_answerable() {
         .submit(Op::Approval {
             call_id: request.call_id.clone(),
             answer: ApprovalAnswer::Once,
+            reason: None,
         })
         .await
         .unwrap();
@@ -810,7 +811,7 @@ async fn a_childs_question_is_withdrawn_when_its_wall_time_ends() {
         .push(Scripted::text("done"));
     let setup = common::Setup {
         extra_tools: vec![Arc::new(AgentTool)],
-        approval: codesmith_policy::ApprovalMode::Suggest,
+        approval: codesmith_policy::ApprovalMode::AutoEdit,
         agents: AgentSettings {
             max_wall: std::time::Duration::from_millis(500),
             ..AgentSettings::default()
@@ -954,7 +955,7 @@ async fn a_session_approval_given_to_a_child_stays_the_childs() {
     let recorder = common::Recorder::new(codesmith_protocol::ApprovalAnswer::Session);
     let setup = common::Setup {
         extra_tools: vec![Arc::new(AgentTool)],
-        approval: codesmith_policy::ApprovalMode::Suggest,
+        approval: codesmith_policy::ApprovalMode::AutoEdit,
         approver: recorder.clone(),
         ..common::Setup::default()
     };

@@ -388,7 +388,7 @@ async fn a_replay_never_asks_for_a_new_approval() {
             codesmith_policy::RuleSource::User,
         )
         .unwrap();
-    let mut engine = rig.engine_full(true, ApprovalMode::Suggest, approver.clone(), rules);
+    let mut engine = rig.engine_full(true, ApprovalMode::AutoEdit, approver.clone(), rules);
     let (outcome, _) = run(&mut engine, "test").await;
     // The original was approved once; the replay would need a new yes.
     assert_eq!(approver.asked.load(std::sync::atomic::Ordering::SeqCst), 1);

@@ -70,7 +70,7 @@ fn main() {
                 black_box(command),
                 WS,
                 &rules,
-                ApprovalMode::Suggest,
+                ApprovalMode::AutoEdit,
             ));
         });
         worst_best = worst_best.max(c_best).max(d_best);

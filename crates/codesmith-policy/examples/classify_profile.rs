@@ -21,7 +21,7 @@ fn main() {
                 black_box(command),
                 "/home/dev/proj",
                 &rules,
-                codesmith_policy::ApprovalMode::Suggest,
+                codesmith_policy::ApprovalMode::AutoEdit,
             ));
         }
     }

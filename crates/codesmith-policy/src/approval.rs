@@ -5,13 +5,15 @@
 //!
 //! 1. `Dangerous` (catastrophic literal, pipe into a shell) → `Deny`, in
 //!    every mode, whatever the rules say.
-//! 2. Any segment matching a `deny` rule → `Deny`.
+//! 2. Any segment matching a `deny` rule → `Deny`. Then, in `read-only` (plan
+//!    mode): `Allow` only when the policy proves the line reads only (parsed,
+//!    every part `Safe`, no writing redirection), else `Deny`.
 //! 3. Any segment matching an `ask` rule → `Ask` (`Deny` in `never`).
 //!    This holds in `auto` too: an explicit rule beats the mode's leniency.
 //! 4. Every segment matching an `allow` rule → `Allow`, unless a
 //!    redirection writes outside the workspace or the line did not parse.
 //! 5. Otherwise the level decides: `Safe` and `WorkspaceSafe` run;
-//!    `Ask` runs in `auto`, asks in `suggest`, is refused in
+//!    `Ask` runs in `auto`, asks in `suggest` and `auto-edit`, is refused in
 //!    `never`.
 
 use serde::Serialize;
@@ -20,46 +22,132 @@ use crate::SafetyLevel::{self, Ask, Dangerous, WorkspaceSafe};
 use crate::exec_rules::{Decision, MatchedRule, Rules};
 use crate::{PathFacts, Segment, classify_command};
 
-/// How much the user wants to be asked, ranked `Auto` (0) < `Suggest` (1)
-/// < `Never` (2). A project config may only raise the rank.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// How much the user wants to be asked: the approval ladder.
+///
+/// | mode | reads | file writes | shell commands | network |
+/// |---|---|---|---|---|
+/// | `read-only` (plan mode) | run | refused | only those the policy proves read-only | ask |
+/// | `suggest` | run | ask | ask unless the policy allows | ask |
+/// | `auto-edit` (the default) | run | run, except files run later, instruction files and secrets | ask unless the policy allows | ask |
+/// | `auto` | run | run | run unless the policy refuses | by policy |
+/// | `never` | run | as `auto-edit` | refused unless the policy allows | refused unless allowed |
+///
+/// The names are Codex's (`read-only`, `auto-edit`) and Claude Code's plan mode;
+/// `auto-edit` was called `suggest` before the ladder had a rung that asks before writes.
+/// Parsed once, by [`std::str::FromStr`] (clap and the config file use it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ApprovalMode {
+    /// Plan mode: reads run, file writes are refused, and only shell commands the
+    /// policy proves read-only run.
+    ReadOnly,
+    /// Ask before every file write, and before anything else that needs approval.
+    Suggest,
+    /// File writes run (the task's snapshot can undo them) except those that outlive
+    /// the session; ask before anything else that needs approval (the default).
+    #[default]
+    AutoEdit,
     /// Run everything the policy does not refuse outright.
     Auto,
-    /// Ask before anything that needs approval (the default).
-    Suggest,
     /// Never ask: what would need approval is refused.
     Never,
 }
 
-impl ApprovalMode {
-    /// The rank used for "may only tighten" comparisons: 0, 1 or 2.
-    pub fn rank(self) -> u8 {
-        match self {
-            ApprovalMode::Auto => 0,
-            ApprovalMode::Suggest => 1,
-            ApprovalMode::Never => 2,
-        }
+/// How strictly a mode treats each kind of call, higher is stricter:
+/// (file writes, shell commands, network).
+fn strictness(mode: ApprovalMode) -> [u8; 3] {
+    match mode {
+        ApprovalMode::Auto => [0, 0, 0],
+        ApprovalMode::AutoEdit => [1, 1, 1],
+        ApprovalMode::Suggest => [2, 1, 1],
+        ApprovalMode::Never => [1, 2, 2],
+        ApprovalMode::ReadOnly => [3, 3, 1],
     }
+}
 
-    /// `auto`, `suggest` or `never`.
+impl ApprovalMode {
+    /// Every mode, from the loosest rung of the ladder to the strictest, then `never`
+    /// (the order Shift-Tab cycles through and help texts list).
+    pub const ALL: [ApprovalMode; 5] = [
+        ApprovalMode::ReadOnly,
+        ApprovalMode::Suggest,
+        ApprovalMode::AutoEdit,
+        ApprovalMode::Auto,
+        ApprovalMode::Never,
+    ];
+
+    /// `read-only`, `suggest`, `auto-edit`, `auto` or `never`.
     pub fn as_str(self) -> &'static str {
         match self {
-            ApprovalMode::Auto => "auto",
+            ApprovalMode::ReadOnly => "read-only",
             ApprovalMode::Suggest => "suggest",
+            ApprovalMode::AutoEdit => "auto-edit",
+            ApprovalMode::Auto => "auto",
             ApprovalMode::Never => "never",
         }
     }
 
-    /// Parses `auto`, `suggest` or `never` (exact, lower case); `None` for
-    /// anything else, so a typo is an error for the caller, not a default.
-    pub fn parse(text: &str) -> Option<Self> {
+    /// True when this mode is at least as strict as `other` for every kind of call (file
+    /// writes, shell commands, network), so a project config may set it: a project may
+    /// only tighten. The modes are partly ordered: `suggest` and `never` are each stricter
+    /// than the other somewhere, so neither tightens the other.
+    pub fn tightens(self, other: ApprovalMode) -> bool {
+        let (a, b) = (strictness(self), strictness(other));
+        a.iter().zip(b.iter()).all(|(x, y)| x >= y)
+    }
+
+    /// This mode, or `floor` when this one is not at least as strict.
+    pub fn at_least(self, floor: ApprovalMode) -> ApprovalMode {
+        if self.tightens(floor) { self } else { floor }
+    }
+
+    /// The next mode Shift-Tab moves to: `read-only` → `suggest` → `auto-edit` → `auto`
+    /// → `read-only` (`never`, which is for unattended runs, goes to `read-only`).
+    pub fn cycled(self) -> ApprovalMode {
+        match self {
+            ApprovalMode::ReadOnly => ApprovalMode::Suggest,
+            ApprovalMode::Suggest => ApprovalMode::AutoEdit,
+            ApprovalMode::AutoEdit => ApprovalMode::Auto,
+            ApprovalMode::Auto | ApprovalMode::Never => ApprovalMode::ReadOnly,
+        }
+    }
+}
+
+impl std::fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is not an approval mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownApprovalMode(pub String);
+
+impl std::fmt::Display for UnknownApprovalMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "unknown approval mode {:?}: use read-only, suggest, auto-edit, auto or never",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownApprovalMode {}
+
+impl std::str::FromStr for ApprovalMode {
+    type Err = UnknownApprovalMode;
+
+    /// `read-only`, `suggest`, `auto-edit`, `auto` or `never` (exact, lower case; `plan`
+    /// is accepted for `read-only`). Anything else is an error, never a default.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
         match text {
-            "auto" => Some(ApprovalMode::Auto),
-            "suggest" => Some(ApprovalMode::Suggest),
-            "never" => Some(ApprovalMode::Never),
-            _ => None,
+            "read-only" | "plan" => Ok(ApprovalMode::ReadOnly),
+            "suggest" => Ok(ApprovalMode::Suggest),
+            "auto-edit" => Ok(ApprovalMode::AutoEdit),
+            "auto" => Ok(ApprovalMode::Auto),
+            "never" => Ok(ApprovalMode::Never),
+            other => Err(UnknownApprovalMode(other.to_string())),
         }
     }
 }
@@ -89,15 +177,8 @@ impl Evaluation {
         self.level != Dangerous && self.decision != Decision::Deny
     }
 
-    /// [`approval_fingerprint`] of `command` from this evaluation's
-    /// segments, without parsing again. `command` must be the line that was
-    /// evaluated.
-    pub fn approval_fingerprint(&self, command: &str) -> String {
-        fingerprint_from(command, &self.segments, self.parsed)
-    }
-
     /// The arity-aware prefixes (with their widening flags) that approving this command
-    /// covers, one per segment, as [`approval_fingerprint`] joins them; `None` when only
+    /// covers, one per segment (see [`approval_prefixes`]); `None` when only
     /// the exact input can be approved (a line that did not parse, a redirection that
     /// writes outside the workspace, no segments). This is the typed value a persistent
     /// grant stores, so nothing parses a fingerprint string back.
@@ -157,6 +238,8 @@ fn decide_classified(
         (Decision::Deny, classification.reason.clone())
     } else if ruled.decision == Some(Decision::Deny) {
         (Decision::Deny, rule_reason(Decision::Deny))
+    } else if mode == ApprovalMode::ReadOnly {
+        read_only(&classification)
     } else if ruled.decision == Some(Decision::Ask) {
         if mode == ApprovalMode::Never {
             (
@@ -201,35 +284,49 @@ fn by_level(level: SafetyLevel, mode: ApprovalMode, reason: &str) -> (Decision, 
     }
     match mode {
         ApprovalMode::Auto => (Decision::Allow, format!("{reason}; approval mode is auto")),
-        ApprovalMode::Suggest => (Decision::Ask, reason.to_string()),
-        ApprovalMode::Never => (Decision::Deny, format!("{reason}; approval mode is never")),
+        ApprovalMode::Suggest | ApprovalMode::AutoEdit => (Decision::Ask, reason.to_string()),
+        ApprovalMode::Never | ApprovalMode::ReadOnly => {
+            (Decision::Deny, format!("{reason}; approval mode is {mode}"))
+        }
     }
 }
 
-/// Session-cache key for a refusal: the exact input, so refusing
-/// `rm -rf /tmp/x` never suppresses a different command.
-pub fn denial_fingerprint(command: &str) -> String {
-    format!("shell-exact:{command}")
+/// The verdict in `read-only` (plan) mode: a command runs only when the policy proves it
+/// reads only — the line parsed, every part is judged `safe` and no redirection writes —
+/// and everything else is refused. Allow rules do not widen it: a rule says a command
+/// may run, not that it writes nothing.
+fn read_only(classification: &crate::Classification) -> (Decision, String) {
+    let proven = classification.parsed
+        && classification.level == SafetyLevel::Safe
+        && !classification.segments.is_empty()
+        && classification
+            .segments
+            .iter()
+            .all(|s| s.level == SafetyLevel::Safe && s.redirect_level == SafetyLevel::Safe);
+    if proven {
+        (Decision::Allow, classification.reason.clone())
+    } else {
+        let why = classification.reason.trim_end_matches('.');
+        (
+            Decision::Deny,
+            format!(
+                "approval mode is read-only (plan mode), which runs only commands the exec \
+                 policy proves read-only, and this one is not ({why})"
+            ),
+        )
+    }
 }
 
-/// Session-cache and grant key for an approval: the arity-aware prefixes of
-/// the segments joined by ` ; ` (`cargo build --release` → `cargo build`), so
-/// approving `cargo build` covers `cargo build --release` but not
-/// `cargo build && curl x`. Each prefix carries the segment's widening flags
-/// ([`crate::widening_flags`]): `rm -rf x` → `rm -r -f`, so a grant for `rm`
-/// never covers `rm -rf`, nor `git push` a `git push --force`. Falls back to the exact input when the line did
-/// not parse, when a redirection writes outside the workspace, or when it
-/// has no segments.
-pub fn approval_fingerprint(command: &str, workspace: &str) -> String {
+/// The arity-aware prefixes of the segments of `command` (`cargo build --release` →
+/// `["cargo build"]`), which an approval of the command covers: approving `cargo build`
+/// covers `cargo build --release` but not `cargo build && curl x` (a compound's list is
+/// its own). Each prefix carries the segment's widening flags ([`crate::widening_flags`]):
+/// `rm -rf x` → `rm -r -f`, so a grant for `rm` never covers `rm -rf`, nor `git push` a
+/// `git push --force`. `None` when only the exact input can be approved: the line did not
+/// parse, a redirection writes outside the workspace, or it has no segments.
+pub fn approval_prefixes(command: &str, workspace: &str) -> Option<Vec<String>> {
     let classification = classify_command(command, workspace);
-    fingerprint_from(command, &classification.segments, classification.parsed)
-}
-
-fn fingerprint_from(command: &str, segments: &[Segment], parsed: bool) -> String {
-    match prefixes_from(segments, parsed) {
-        Some(prefixes) => format!("shell-prefix:{}", prefixes.join(" ; ")),
-        None => denial_fingerprint(command),
-    }
+    prefixes_from(&classification.segments, classification.parsed)
 }
 
 fn prefixes_from(segments: &[Segment], parsed: bool) -> Option<Vec<String>> {
@@ -271,9 +368,9 @@ pub fn check_report(
 ) -> serde_json::Value {
     let evaluation = if private_tmp {
         let facts = crate::PrivateTmp(crate::SystemPaths::new());
-        decide_with(command, workspace, rules, ApprovalMode::Suggest, &facts)
+        decide_with(command, workspace, rules, ApprovalMode::AutoEdit, &facts)
     } else {
-        decide(command, workspace, rules, ApprovalMode::Suggest)
+        decide(command, workspace, rules, ApprovalMode::AutoEdit)
     };
     serde_json::json!({
         "decision": evaluation.decision,

@@ -44,8 +44,8 @@ mod tool_rules;
 mod ws_path;
 
 pub use approval::{
-    ApprovalMode, Evaluation, approval_fingerprint, check_report, decide, decide_with,
-    denial_fingerprint,
+    ApprovalMode, Evaluation, UnknownApprovalMode, approval_prefixes, check_report, decide,
+    decide_with,
 };
 pub use arity::{CanonicalPrefix, arity_entries, arity_of, canonical_prefix, widening_flags};
 pub use catastrophic::catastrophic_reason;
@@ -54,7 +54,7 @@ pub use classify::{
     classify_command_with,
 };
 pub use exec_rules::{Decision, MatchedRule, Rule, RuleEvaluation, RuleSource, Rules, RulesError};
-pub use net_commands::{NETWORK_COMMANDS, NETWORK_REASON, needs_network};
+pub use net_commands::{NETWORK_COMMANDS, NETWORK_REASON, fetch_hosts, needs_network};
 pub use safety_level::SafetyLevel;
 pub use ws_path::{
     LexicalPaths, PROTECTED_DIRS, PathFacts, PrivateTmp, StartingIn, SystemPaths, file_glob_exact,

@@ -104,7 +104,7 @@ fn tally(cases: &[Case], facts: &dyn PathFacts) -> Tally {
         cost: Vec::new(),
     };
     for case in cases {
-        let evaluation = decide_with(&case.command, WS, &rules, ApprovalMode::Suggest, facts);
+        let evaluation = decide_with(&case.command, WS, &rules, ApprovalMode::AutoEdit, facts);
         match (case.expected.as_str(), evaluation.decision) {
             ("deny", Decision::Allow) => t.leaks.push(format!(
                 "{}: {:?} ({})",
@@ -237,7 +237,7 @@ fn e2e_fixtures_block_lines_are_not_allowed() {
                 _ if name == "safe.txt" => ("ALLOW", line.to_string()),
                 _ => continue,
             };
-            let decision = decide(&command, WS, &rules, ApprovalMode::Suggest).decision;
+            let decision = decide(&command, WS, &rules, ApprovalMode::AutoEdit).decision;
             match expect {
                 "BLOCK" => {
                     block += 1;

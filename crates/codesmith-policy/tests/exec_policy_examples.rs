@@ -1,9 +1,9 @@
 //! The exec-policy examples table: command → expected decision, under a
 //! fixed user and project rule file, for each approval mode.
 
-use codesmith_policy::ApprovalMode::{self, Auto, Never, Suggest};
+use codesmith_policy::ApprovalMode::{self, Auto, AutoEdit, Never, ReadOnly, Suggest};
 use codesmith_policy::Decision::{self, Allow, Ask, Deny};
-use codesmith_policy::{Rules, approval_fingerprint, check_report, decide, denial_fingerprint};
+use codesmith_policy::{Rules, approval_prefixes, check_report, decide};
 
 const WS: &str = "/home/dev/proj";
 
@@ -121,44 +121,81 @@ fn examples_table() {
 }
 
 #[test]
-fn modes_are_ranked() {
-    assert!(Auto < Suggest && Suggest < Never);
-    assert_eq!([Auto.rank(), Suggest.rank(), Never.rank()], [0, 1, 2]);
-    assert_eq!(ApprovalMode::parse("suggest"), Some(Suggest));
-    assert_eq!(ApprovalMode::parse("Suggest"), None);
+fn modes_parse_once_and_tighten_partly() {
+    for mode in ApprovalMode::ALL {
+        assert_eq!(mode.as_str().parse::<ApprovalMode>(), Ok(mode));
+        assert_eq!(mode.to_string(), mode.as_str());
+        assert!(mode.tightens(mode));
+        assert!(mode.tightens(Auto));
+    }
+    assert_eq!("plan".parse::<ApprovalMode>(), Ok(ReadOnly));
+    let err = "Suggest"
+        .parse::<ApprovalMode>()
+        .expect_err("modes are lower case");
+    assert!(
+        err.to_string().contains("read-only, suggest, auto-edit"),
+        "{err}"
+    );
+    assert_eq!(ApprovalMode::default(), AutoEdit);
+    assert!(Suggest.tightens(AutoEdit) && !AutoEdit.tightens(Suggest));
+    assert!(ReadOnly.tightens(Suggest) && Never.tightens(AutoEdit));
+    // Each of `suggest` and `never` is stricter than the other somewhere.
+    assert!(!Suggest.tightens(Never) && !Never.tightens(Suggest));
+    assert_eq!(Auto.at_least(AutoEdit), AutoEdit);
+    assert_eq!(Never.at_least(AutoEdit), Never);
     assert!(Allow < Ask && Ask < Deny);
 }
 
 #[test]
-fn fingerprints_are_tight_for_denials_and_loose_for_approvals() {
+fn read_only_runs_only_what_the_policy_proves_reads_only() {
+    let rules = rules();
+    for command in [
+        "ls -la",
+        "git status",
+        "cat Cargo.toml | head -3",
+        "grep -rn x src",
+    ] {
+        let got = decide(command, WS, &rules, ReadOnly);
+        assert_eq!(got.decision, Allow, "{command}: {}", got.reason);
+    }
+    for command in [
+        "cargo build",
+        "echo x > notes.txt",
+        "touch a",
+        "rm a.txt",
+        "curl https://example.com",
+        "unknown-program",
+        "cargo build 'unterminated",
+    ] {
+        let got = decide(command, WS, &rules, ReadOnly);
+        assert_eq!(got.decision, Deny, "{command}: {}", got.reason);
+        assert!(got.reason.contains("read-only"), "{}", got.reason);
+    }
+}
+
+#[test]
+fn prefixes_are_loose_for_approvals() {
     assert_eq!(
-        approval_fingerprint("cargo build", WS),
-        approval_fingerprint("cargo build --release", WS)
+        approval_prefixes("cargo build", WS),
+        approval_prefixes("cargo build --release", WS)
     );
     assert_ne!(
-        approval_fingerprint("cargo build", WS),
-        approval_fingerprint("cargo build && curl x", WS)
+        approval_prefixes("cargo build", WS),
+        approval_prefixes("cargo build && curl x", WS)
     );
     assert_ne!(
-        approval_fingerprint("git status", WS),
-        approval_fingerprint("git push", WS)
+        approval_prefixes("git status", WS),
+        approval_prefixes("git push", WS)
     );
-    assert_ne!(
-        approval_fingerprint("echo x > a.txt", WS),
-        approval_fingerprint("echo x > /etc/passwd", WS)
-    );
-    assert_ne!(
-        denial_fingerprint("rm -rf /tmp/x"),
-        denial_fingerprint("rm -rf /tmp/y")
-    );
+    assert_eq!(approval_prefixes("echo x > /etc/passwd", WS), None);
     let evaluation = decide("cargo build --release", WS, &Rules::new(), Suggest);
     assert_eq!(
-        evaluation.approval_fingerprint("cargo build --release"),
-        approval_fingerprint("cargo build", WS)
+        evaluation.approval_prefixes(),
+        approval_prefixes("cargo build", WS)
     );
     assert_eq!(
-        approval_fingerprint("cargo build", WS),
-        "shell-prefix:cargo build"
+        approval_prefixes("cargo build", WS),
+        Some(vec!["cargo build".to_string()])
     );
 }
 

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use codesmith_policy::SafetyLevel::{Ask, Dangerous, Safe, WorkspaceSafe};
-use codesmith_policy::{LexicalPaths, approval_fingerprint, classify_command_with};
+use codesmith_policy::{LexicalPaths, approval_prefixes, classify_command_with};
 
 use crate::common;
 use common::{WS, asks, check, check_with, facts};
@@ -470,7 +470,7 @@ fn deletion_is_allowed_only_where_it_can_be_undone() {
 
 #[test]
 fn grants_cannot_widen() {
-    let fp = |c: &str| approval_fingerprint(c, WS);
+    let fp = |c: &str| approval_prefixes(c, WS);
     assert_eq!(fp("rm a.txt"), fp("rm b.txt"));
     for wider in ["rm -r a", "rm -f a", "rm -rf a", "rm --recursive a"] {
         assert_ne!(fp("rm a"), fp(wider), "{wider}");
@@ -495,7 +495,7 @@ fn grants_cannot_widen() {
     ] {
         assert_ne!(fp("curl https://x"), fp(wider), "{wider}");
     }
-    assert!(fp("rm -rf a").contains("rm -r -f"), "{}", fp("rm -rf a"));
+    assert_eq!(fp("rm -rf a"), Some(vec!["rm -r -f".to_string()]));
 }
 
 /// The real file system: an existing symlink inside the workspace that
@@ -534,7 +534,7 @@ fn decide_with_uses_the_callers_snapshot_facts() {
     };
     let rules = Rules::new();
     let run = |facts: &LexicalPaths| {
-        decide_with("rm notes.txt", WS, &rules, ApprovalMode::Suggest, facts).decision
+        decide_with("rm notes.txt", WS, &rules, ApprovalMode::AutoEdit, facts).decision
     };
     assert_eq!(run(&held), Decision::Allow);
     assert_eq!(run(&facts()), Decision::Ask);

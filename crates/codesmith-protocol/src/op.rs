@@ -55,6 +55,10 @@ pub enum Op {
         call_id: String,
         /// The answer.
         answer: ApprovalAnswer,
+        /// Why, for a [`ApprovalAnswer::Deny`]: the person's words, which reach the model
+        /// in the call's refusal. Ignored for other answers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// Summarise the session's older messages now (`/compact`). Events: one
     /// `compaction_finished`.
@@ -119,6 +123,7 @@ mod tests {
         let op = Op::Approval {
             call_id: "agent-1/c7".into(),
             answer: ApprovalAnswer::Session,
+            reason: None,
         };
         let text = serde_json::to_string(&op).unwrap_or_default();
         assert_eq!(

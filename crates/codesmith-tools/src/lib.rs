@@ -5,7 +5,6 @@
 //! (`{"ok": true, "output", "meta"}` or `{"ok": false, "error": {code, message, hint, details}}`)
 //! that the model reads. The [`Registry`] holds the catalogue sorted by name.
 
-pub mod approvals;
 mod builtin;
 mod context;
 pub mod deferred;
@@ -40,4 +39,4 @@ pub use envelope::{
 pub use files::{file_tools, register_file_tools};
 pub use registry::Registry;
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{Capability, Tool, call_tool, cancelled};
+pub use tool::{Capability, Tool, ToolOrigin, call_tool, cancelled};

@@ -5,8 +5,9 @@ use serde_json::Value;
 
 use crate::{ErrorCode, Refusal, ToolContext, ToolOutcome};
 
-/// What a tool can do to the world; sets its default approval requirement
-/// (executes code: required; writes files: suggested; otherwise: none).
+/// What a tool can do to the world; with the approval mode it sets the call's approval
+/// requirement (see the engine's `approval` module: in the default `auto-edit` mode a
+/// workspace write runs, code and untrusted network calls ask).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Capability {
     /// Reads the workspace only.
@@ -17,6 +18,22 @@ pub enum Capability {
     Network,
     /// Runs arbitrary code.
     ExecutesCode,
+}
+
+/// Where a tool comes from, which approval keys and hints follow instead of its name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ToolOrigin {
+    /// Built into CodeSmith.
+    Builtin,
+    /// One tool of one MCP server.
+    Mcp {
+        /// The server's name in `[mcp_servers.NAME]`.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+    },
+    /// Offered by the skills mechanism (the `skill` tool).
+    Skill,
 }
 
 /// One tool the model can call.
@@ -31,6 +48,11 @@ pub trait Tool: Send + Sync {
     fn input_schema(&self) -> Value;
     /// What the tool can do to the world.
     fn capability(&self) -> Capability;
+    /// Where the tool comes from (default: built in). An MCP tool names its server and
+    /// its tool here, so nothing splits its registered name back apart.
+    fn origin(&self) -> ToolOrigin {
+        ToolOrigin::Builtin
+    }
     /// True when calls may run concurrently with other parallel-safe read-only calls.
     fn supports_parallel(&self) -> bool {
         false

@@ -11,7 +11,7 @@ use codesmith_protocol::Op;
 use super::driver::{Rebuild, SessionChoice};
 use super::slash::{self, Slash};
 use crate::args::{DoctorArgs, WorkspaceArg};
-use crate::config::{self, Settings};
+use crate::config::Settings;
 use crate::setup;
 
 /// What a slash command asks of the UI.
@@ -88,10 +88,11 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
             Vec::new(),
         ),
         Slash::Approval(None) => Reply::Lines(vec![format!(
-            "approval mode: {}; switch with /approval auto|suggest|never",
+            "approval mode: {}; switch with /approval read-only|suggest|auto-edit|auto|never \
+             (or Shift-Tab)",
             facts.approval
         )]),
-        Slash::Approval(Some(name)) => match config::parse_approval(&name) {
+        Slash::Approval(Some(name)) => match name.parse::<codesmith_policy::ApprovalMode>() {
             Ok(mode) => Reply::Rebuild(
                 Rebuild {
                     model: None,

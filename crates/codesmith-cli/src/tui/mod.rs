@@ -358,7 +358,11 @@ impl Ui {
     /// Answers the approval question on screen.
     pub(crate) fn answer(&mut self, answer: ApprovalAnswer) {
         if let Some(call_id) = self.questions.answered() {
-            self.driver.send(Op::Approval { call_id, answer });
+            self.driver.send(Op::Approval {
+                call_id,
+                answer,
+                reason: None,
+            });
         }
         if let Some(request) = self.questions.next() {
             self.app.ask(request);

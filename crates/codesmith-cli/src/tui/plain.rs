@@ -156,6 +156,7 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>, sigint: &mut Sig
                 ui.driver.send(Op::Approval {
                     call_id: request.call_id,
                     answer,
+                    reason: None,
                 });
             }
             continue;

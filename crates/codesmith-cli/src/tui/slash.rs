@@ -7,7 +7,7 @@ pub(crate) enum Slash {
     Help,
     /// `/model [NAME]`: show or switch the model (same provider).
     Model(Option<String>),
-    /// `/approval [auto|suggest|never]`: show or switch the approval mode.
+    /// `/approval [MODE]`: show or switch the approval mode.
     Approval(Option<String>),
     /// `/compact`: summarise older history to free context.
     Compact,
@@ -37,7 +37,7 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
     ("model", "[NAME] show or switch the model"),
     (
         "approval",
-        "[auto|suggest|never] show or switch the approval mode",
+        "[read-only|suggest|auto-edit|auto|never] show or switch the approval mode (Shift-Tab cycles)",
     ),
     ("compact", "summarise older history now to free context"),
     (

@@ -211,9 +211,7 @@ impl Engine {
             ctx,
             guard: LoopGuard::default(),
             approvals: Default::default(),
-            store: Some(Arc::new(codesmith_tools::approvals::ApprovalStore::open(
-                &home,
-            ))),
+            store: Some(Arc::new(crate::approval::ApprovalStore::open(&home))),
             approver,
             mode: config.approval,
             rules: Arc::new(config.rules.clone()),

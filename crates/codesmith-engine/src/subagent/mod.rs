@@ -112,11 +112,11 @@ impl AgentType {
         }
     }
 
-    /// The child's approval mode: the parent's, and at least `suggest` for `review`
+    /// The child's approval mode: the parent's, and at least `auto-edit` for `review`
     /// (a shell command that writes then needs a person, and is refused in `exec`).
     fn approval(self, parent: ApprovalMode) -> ApprovalMode {
         match self {
-            AgentType::Review => parent.max(ApprovalMode::Suggest),
+            AgentType::Review => parent.at_least(ApprovalMode::AutoEdit),
             _ => parent,
         }
     }
@@ -402,6 +402,13 @@ impl crate::Approver for ChildApprover {
         &self,
         request: &codesmith_protocol::ApprovalRequest,
     ) -> codesmith_protocol::ApprovalAnswer {
+        self.ask_with_reason(request).await.0
+    }
+
+    async fn ask_with_reason(
+        &self,
+        request: &codesmith_protocol::ApprovalRequest,
+    ) -> (codesmith_protocol::ApprovalAnswer, Option<String>) {
         let mut request = request.clone();
         request.reason = format!(
             "The {} asks. {}",
@@ -412,7 +419,7 @@ impl crate::Approver for ChildApprover {
         request
             .agent_id
             .get_or_insert_with(|| self.agent_id.clone());
-        self.inner.ask(&request).await
+        self.inner.ask_with_reason(&request).await
     }
 
     fn interactive(&self) -> bool {

@@ -5,7 +5,7 @@ use codesmith_tools::{ErrorCode, ToolOutcome};
 use serde_json::Value;
 
 use super::observed::{Observation, REPLAYABLE_TOOL};
-use crate::gate::Requirement;
+use crate::approval::Requirement;
 use crate::runtime::Runtime;
 
 /// What a replay produced.
@@ -62,18 +62,18 @@ fn refused_without_asking(
         Requirement::Auto { .. } => None,
         Requirement::Deny(refusal) => Some(refusal.message),
         Requirement::Ask {
-            prefix,
-            input,
+            session,
+            denial,
             grant,
             level,
             ..
         } => {
-            let granted = rt.approvals.is_approved(&prefix)
+            let granted = rt.approvals.is_approved(&session)
                 || rt
                     .store
                     .as_ref()
                     .is_some_and(|s| s.allows(&rt.ctx.workspace, grant.as_ref(), level));
-            if !rt.approvals.is_denied(&input) && granted {
+            if !rt.approvals.is_denied(&denial) && granted {
                 None
             } else {
                 Some("replaying it would need a new approval, and a replay never asks".into())

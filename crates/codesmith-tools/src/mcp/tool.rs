@@ -107,6 +107,13 @@ impl Tool for McpTool {
         self.capability
     }
 
+    fn origin(&self) -> crate::ToolOrigin {
+        crate::ToolOrigin::Mcp {
+            server: self.server.name().to_string(),
+            tool: self.remote.clone(),
+        }
+    }
+
     /// `mcp:SERVER`: whatever a server answers is data from outside the workspace, also
     /// from a trusted server whose tool declares itself read-only.
     fn external_label(&self, _args: &Value) -> Option<String> {

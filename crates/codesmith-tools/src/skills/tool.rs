@@ -108,6 +108,10 @@ impl Tool for SkillTool {
         "skill"
     }
 
+    fn origin(&self) -> crate::ToolOrigin {
+        crate::ToolOrigin::Skill
+    }
+
     fn description(&self) -> &'static str {
         DESCRIPTION
     }

@@ -1,4 +1,11 @@
 //! Persistent grants in `$CODESMITH_HOME/approvals.toml`.
+//!
+//! Keyed by canonical workspace path, mode 0600, written atomically and merged with what
+//! is on disk, with tombstones so a grant removed elsewhere is not resurrected. Only the
+//! kinds [`ApprovalKey::persists`] names are stored, never for a `Dangerous` command, and
+//! every stored grant is re-checked against the current request when consulted. A corrupt
+//! file degrades to an empty store with a warning. The file format is the one earlier
+//! versions wrote (`kind = "shell" | "url_host" | "patch_paths" | "mcp_tool"`), read as is.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -9,7 +16,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use codesmith_policy::SafetyLevel;
 use serde::{Deserialize, Serialize};
 
-use super::Grant;
+use sha2::{Digest, Sha256};
+
+use super::ApprovalKey;
 
 /// File name under `$CODESMITH_HOME`.
 pub const APPROVALS_FILE: &str = "approvals.toml";
@@ -20,7 +29,7 @@ struct ApprovalsFile {
     #[serde(default = "one")]
     version: u32,
     #[serde(default)]
-    workspaces: BTreeMap<String, WorkspaceGrants>,
+    workspaces: BTreeMap<String, WorkspaceApprovalKeys>,
 }
 
 fn one() -> u32 {
@@ -28,12 +37,12 @@ fn one() -> u32 {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct WorkspaceGrants {
+struct WorkspaceApprovalKeys {
     #[serde(default)]
-    grants: BTreeSet<Grant>,
+    grants: BTreeSet<ApprovalKey>,
     /// Tombstones: grants removed by some session, subtracted after every merge.
     #[serde(default)]
-    removed: BTreeSet<Grant>,
+    removed: BTreeSet<ApprovalKey>,
 }
 
 impl ApprovalsFile {
@@ -48,9 +57,8 @@ impl ApprovalsFile {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Add(String, Grant),
-    #[cfg(any(test, feature = "test-util"))]
-    Remove(String, Grant),
+    Add(String, ApprovalKey),
+    Remove(String, ApprovalKey),
 }
 
 impl Op {
@@ -61,7 +69,6 @@ impl Op {
                 entry.removed.remove(g);
                 entry.grants.insert(g.clone());
             }
-            #[cfg(any(test, feature = "test-util"))]
             Op::Remove(ws, g) => {
                 let entry = file.workspaces.entry(ws.clone()).or_default();
                 entry.grants.remove(g);
@@ -76,7 +83,8 @@ impl Op {
 pub enum ApprovalError {
     /// `Dangerous` commands never get a persistent grant.
     Dangerous,
-    /// The grant is empty or malformed (e.g. an absolute or `..` patch path).
+    /// The grant is empty, malformed (e.g. an absolute or `..` write path), or of a kind
+    /// that never persists.
     Malformed,
     /// The workspace path cannot be canonicalized.
     Workspace(std::io::Error),
@@ -154,28 +162,42 @@ impl ApprovalStore {
     pub fn grant(
         &self,
         workspace: &Path,
-        grant: Grant,
+        grant: ApprovalKey,
         level: SafetyLevel,
     ) -> Result<(), ApprovalError> {
         if level == SafetyLevel::Dangerous {
             return Err(ApprovalError::Dangerous);
         }
-        if !grant.is_well_formed() {
+        if !grant.persists() || !grant.is_well_formed() {
             return Err(ApprovalError::Malformed);
         }
         self.commit(Op::Add(key(workspace)?, grant))
     }
 
     /// Removes a grant (and records a tombstone so no other session's merge brings it back).
-    /// No front end offers this yet, so it exists only in test builds (`cfg(test)` or the
-    /// `test-util` feature); tombstones already in the file are honoured either way.
-    #[cfg(any(test, feature = "test-util"))]
-    pub fn revoke(&self, workspace: &Path, grant: &Grant) -> Result<(), ApprovalError> {
+    ///
+    /// Errors: [`ApprovalError::Workspace`], [`ApprovalError::Io`] (nothing changed on disk).
+    pub fn revoke(&self, workspace: &Path, grant: &ApprovalKey) -> Result<(), ApprovalError> {
         self.commit(Op::Remove(key(workspace)?, grant.clone()))
     }
 
+    /// The grants stored for `workspace`, each with its id, as of the last open or change.
+    pub fn listed(&self, workspace: &Path) -> Vec<StoredGrant> {
+        let Ok(k) = key(workspace) else {
+            return Vec::new();
+        };
+        self.grants(workspace)
+            .into_iter()
+            .map(|key| StoredGrant {
+                id: grant_id(&k, &key),
+                workspace: k.clone(),
+                key,
+            })
+            .collect()
+    }
+
     /// The grants stored for `workspace`, as of the last open or change.
-    pub fn grants(&self, workspace: &Path) -> Vec<Grant> {
+    pub fn grants(&self, workspace: &Path) -> Vec<ApprovalKey> {
         let Ok(k) = key(workspace) else {
             return Vec::new();
         };
@@ -191,14 +213,19 @@ impl ApprovalStore {
     /// True when a stored grant covers the current request. The request is re-checked
     /// first: a `Dangerous` request or one without a grant (exact-only) is never covered,
     /// whatever the file says.
-    pub fn allows(&self, workspace: &Path, request: Option<&Grant>, level: SafetyLevel) -> bool {
+    pub fn allows(
+        &self,
+        workspace: &Path,
+        request: Option<&ApprovalKey>,
+        level: SafetyLevel,
+    ) -> bool {
         if level == SafetyLevel::Dangerous {
             return false;
         }
         let Some(request) = request.filter(|g| g.is_well_formed()) else {
             return false;
         };
-        request.covered_by(&self.grants(workspace))
+        self.grants(workspace).contains(request)
     }
 
     fn commit(&self, op: Op) -> Result<(), ApprovalError> {
@@ -215,6 +242,26 @@ impl ApprovalStore {
         inner.file = merged;
         Ok(())
     }
+}
+
+/// One stored grant as `approvals list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoredGrant {
+    /// A short stable id (8 hex digits of a SHA-256 over the workspace and the grant), what
+    /// `approvals revoke ID` takes.
+    pub id: String,
+    /// The canonical workspace path the grant holds in.
+    pub workspace: String,
+    /// What it lets run.
+    #[serde(flatten)]
+    pub key: ApprovalKey,
+}
+
+/// The id of `grant` in the workspace keyed `workspace`.
+fn grant_id(workspace: &str, grant: &ApprovalKey) -> String {
+    let text = serde_json::to_string(grant).unwrap_or_default();
+    let digest = Sha256::digest(format!("{workspace}\n{text}").as_bytes());
+    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
 }
 
 /// The canonical workspace path used as the key.
@@ -237,7 +284,7 @@ fn load(path: &Path) -> Result<ApprovalsFile, String> {
 /// Temp file in the same directory (created 0600), fsync, rename.
 fn save(path: &Path, file: &ApprovalsFile) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    crate::private::create_dir_all(dir)?;
+    codesmith_tools::private::create_dir_all(dir)?;
     let text = toml::to_string(file).map_err(std::io::Error::other)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(text.as_bytes())?;
@@ -256,11 +303,20 @@ fn save(path: &Path, file: &ApprovalsFile) -> std::io::Result<()> {
 mod tests {
     use std::os::unix::fs::PermissionsExt;
 
-    use super::super::shell_grant;
+    /// The grant "always" stores for `command` (see `ShellKeys`).
+    fn shell_grant(command: &str, ws: &str) -> Option<ApprovalKey> {
+        let eval = codesmith_policy::decide(
+            command,
+            ws,
+            &codesmith_policy::Rules::new(),
+            codesmith_policy::ApprovalMode::AutoEdit,
+        );
+        super::super::key::ShellKeys::of(command, &eval).grant
+    }
     use super::*;
 
-    fn prefix(p: &str) -> Grant {
-        Grant::Shell {
+    fn prefix(p: &str) -> ApprovalKey {
+        ApprovalKey::Shell {
             prefixes: vec![p.to_string()],
         }
     }
@@ -275,7 +331,11 @@ mod tests {
             .grant(ws.path(), grant, SafetyLevel::WorkspaceSafe)
             .unwrap();
         store
-            .grant(ws.path(), Grant::url_host("Docs.RS"), SafetyLevel::Ask)
+            .grant(
+                ws.path(),
+                ApprovalKey::url_host("Docs.RS"),
+                SafetyLevel::Ask,
+            )
             .unwrap();
         let mode = std::fs::metadata(store.path())
             .unwrap()
@@ -288,7 +348,7 @@ mod tests {
         assert!(reopened.allows(ws.path(), release.as_ref(), level));
         assert!(reopened.allows(
             ws.path(),
-            Some(&Grant::url_host("docs.rs")),
+            Some(&ApprovalKey::url_host("docs.rs")),
             SafetyLevel::Safe
         ));
         // Keyed by workspace: another workspace has nothing.
@@ -348,7 +408,7 @@ mod tests {
             .unwrap();
         let c = ApprovalStore::open(home.path());
         assert_eq!(c.grants(ws.path()), vec![prefix("cargo check")]);
-        // Granting again lifts the tombstone.
+        // ApprovalKeying again lifts the tombstone.
         b.grant(ws.path(), prefix("make"), SafetyLevel::WorkspaceSafe)
             .unwrap();
         assert!(
@@ -374,10 +434,13 @@ mod tests {
         let ws = tempfile::tempdir().unwrap();
         let store = ApprovalStore::open(home.path());
         for bad in [
-            Grant::patch_paths(&["../etc/passwd"]),
-            Grant::patch_paths(&["/abs"]),
-            Grant::Shell { prefixes: vec![] },
-            Grant::url_host(""),
+            ApprovalKey::write(&["../etc/passwd"]),
+            ApprovalKey::write(&["/abs"]),
+            ApprovalKey::Shell { prefixes: vec![] },
+            ApprovalKey::url_host(""),
+            ApprovalKey::Tool {
+                tool: "rlm_exec".into(),
+            },
         ] {
             assert!(matches!(
                 store.grant(ws.path(), bad, SafetyLevel::WorkspaceSafe),
@@ -387,14 +450,37 @@ mod tests {
         store
             .grant(
                 ws.path(),
-                Grant::patch_paths(&["src/b.rs", "src/a.rs"]),
+                ApprovalKey::write(&["src/b.rs", "src/a.rs"]),
                 SafetyLevel::WorkspaceSafe,
             )
             .unwrap();
         assert!(store.allows(
             ws.path(),
-            Some(&Grant::patch_paths(&["src/a.rs", "src/b.rs"])),
+            Some(&ApprovalKey::write(&["src/a.rs", "src/b.rs"])),
             SafetyLevel::WorkspaceSafe
         ));
+    }
+
+    #[test]
+    fn grants_written_by_earlier_versions_are_read_and_listed_with_ids() {
+        let home = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let canonical = ws.path().canonicalize().unwrap();
+        let old = format!(
+            "version = 1\n\n[workspaces.\"{}\"]\n\n[[workspaces.\"{}\".grants]]\nkind = \"shell\"\nprefixes = [\"cargo build\"]\n\n[[workspaces.\"{}\".grants]]\nkind = \"mcp_tool\"\nserver = \"gh\"\ntool = \"list_issues\"\n",
+            canonical.display(),
+            canonical.display(),
+            canonical.display()
+        );
+        std::fs::write(home.path().join(APPROVALS_FILE), old).unwrap();
+        let store = ApprovalStore::open(home.path());
+        assert_eq!(store.warning(), None);
+        let listed = store.listed(ws.path());
+        assert_eq!(listed.len(), 2, "{listed:?}");
+        assert!(listed.iter().any(|g| g.key == prefix("cargo build")));
+        assert!(listed.iter().all(|g| g.id.len() == 8));
+        assert_ne!(listed[0].id, listed[1].id);
+        store.revoke(ws.path(), &listed[0].key).unwrap();
+        assert_eq!(ApprovalStore::open(home.path()).listed(ws.path()).len(), 1);
     }
 }

@@ -1,13 +1,12 @@
 //! The approval gate: whether a prepared call runs, asks, or is refused.
 
+use codesmith_policy::{ApprovalMode, SafetyLevel};
 use codesmith_protocol::{Event, EventSink};
-use codesmith_tools::{Capability, ErrorCode, Refusal, Tool};
+use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolOrigin};
 use serde_json::Value;
 
-use codesmith_policy::SafetyLevel;
-use codesmith_tools::approvals::Grant;
-
-use crate::approval::{ApprovalAnswer, ApprovalRequest};
+use super::requirement::Requirement;
+use super::{ApprovalAnswer, ApprovalKey, ApprovalRequest};
 use crate::runtime::Runtime;
 
 /// The gate's verdict on one call.
@@ -21,31 +20,6 @@ pub(crate) enum GateDecision {
     Run { concurrent: bool, approved: bool },
     /// Do not run it; the refusal says why and what to do.
     Refuse(Refusal),
-}
-
-/// The policy's view of one call before anybody is asked.
-#[derive(Debug, Clone)]
-pub(crate) enum Requirement {
-    /// Runs without asking. `concurrent`: it may run beside the batch's other
-    /// concurrent calls — a read-only tool that supports it, or a foreground shell
-    /// command the exec policy parsed whole and judged `safe` (see
-    /// `Runtime::shell_requirement`); anything else runs alone, in call order.
-    Auto { concurrent: bool },
-    /// Needs a person's yes.
-    Ask {
-        /// What is asked about.
-        request: ApprovalRequest,
-        /// Fingerprint an approval covers (the canonical prefix).
-        prefix: String,
-        /// Fingerprint a denial covers (the exact input).
-        input: String,
-        /// What an "always" answer stores, when it may be persisted.
-        grant: Option<Grant>,
-        /// The classifier's level (a dangerous request is never persisted or covered).
-        level: SafetyLevel,
-    },
-    /// Refused by policy whatever anyone says.
-    Deny(Refusal),
 }
 
 impl Runtime {
@@ -82,17 +56,17 @@ impl Runtime {
             Requirement::Deny(refusal) => GateDecision::Refuse(refusal),
             Requirement::Ask {
                 mut request,
-                prefix,
-                input,
+                session,
+                denial,
                 grant,
                 level,
             } => {
                 request.call_id = call_id.to_string();
                 let asked = Asked {
                     request,
-                    prefix: &prefix,
-                    input: &input,
-                    way_out: way_out(tool),
+                    session: &session,
+                    denial: &denial,
+                    way_out: way_out(tool, self.mode),
                 };
                 self.ask(asked, grant, level, sink).await
             }
@@ -102,25 +76,25 @@ impl Runtime {
     async fn ask(
         &mut self,
         asked: Asked<'_>,
-        grant: Option<Grant>,
+        grant: Option<ApprovalKey>,
         level: SafetyLevel,
         sink: &mut EventSink<'_>,
     ) -> GateDecision {
         let Asked {
             request,
-            prefix,
-            input,
+            session,
+            denial,
             way_out,
         } = asked;
-        if self.approvals.is_denied(input) {
+        if self.approvals.is_denied(denial) {
             return GateDecision::Refuse(denied(
                 &request,
-                way_out,
+                &way_out,
                 "It was already denied in this session.",
                 false,
             ));
         }
-        if self.approvals.is_approved(prefix) {
+        if self.approvals.is_approved(session) {
             return GateDecision::Run {
                 concurrent: false,
                 approved: true,
@@ -131,6 +105,17 @@ impl Runtime {
         if let Some(store) = &self.store
             && store.allows(&self.ctx.workspace, grant.as_ref(), level)
         {
+            if let Some(grant) = &grant
+                && self.approvals.first_use_of_grant(grant)
+            {
+                sink(Event::Notice {
+                    message: format!(
+                        "allowed by your grant: {} (saved with \"always\"; `codesmith approvals \
+                         list` shows it, `codesmith approvals revoke ID` removes it)",
+                        grant.describe()
+                    ),
+                });
+            }
             return GateDecision::Run {
                 concurrent: false,
                 approved: true,
@@ -146,15 +131,15 @@ impl Runtime {
             }
             return GateDecision::Refuse(denied(
                 &request,
-                way_out,
+                &way_out,
                 "Nobody is present to approve it in this run.",
                 true,
             ));
         }
         let cancel = self.ctx.cancel.clone();
-        let answer = tokio::select! {
-            answer = self.approver.ask(&request) => answer,
-            () = cancel.cancelled() => ApprovalAnswer::Deny,
+        let (answer, reason) = tokio::select! {
+            answer = self.approver.ask_with_reason(&request) => answer,
+            () = cancel.cancelled() => (ApprovalAnswer::Deny, None),
         };
         // An interrupt withdraws the question (its approver may resolve it as "deny" in
         // the same instant): that is no answer, so nothing is recorded as the user's
@@ -168,14 +153,14 @@ impl Runtime {
                 approved: true,
             },
             ApprovalAnswer::Session => {
-                self.approvals.approve(prefix);
+                self.approvals.approve(session);
                 GateDecision::Run {
                     concurrent: false,
                     approved: true,
                 }
             }
             ApprovalAnswer::Always => {
-                self.approvals.approve(prefix);
+                self.approvals.approve(session);
                 if let Some(problem) = self.persist(&request, grant, level) {
                     sink(Event::Notice { message: problem });
                 }
@@ -185,8 +170,15 @@ impl Runtime {
                 }
             }
             ApprovalAnswer::Deny => {
-                self.approvals.deny(input);
-                GateDecision::Refuse(denied(&request, way_out, "The user declined it.", false))
+                self.approvals.deny(denial);
+                let why = match reason.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
+                    Some(reason) => format!(
+                        "The user declined it, saying: \"{}\".",
+                        codesmith_policy::visible_line(reason, 500)
+                    ),
+                    None => "The user declined it.".to_string(),
+                };
+                GateDecision::Refuse(denied(&request, &way_out, &why, false))
             }
         }
     }
@@ -197,7 +189,7 @@ impl Runtime {
     fn persist(
         &self,
         request: &ApprovalRequest,
-        grant: Option<Grant>,
+        grant: Option<ApprovalKey>,
         level: SafetyLevel,
     ) -> Option<String> {
         let (Some(store), Some(grant)) = (&self.store, grant) else {
@@ -216,33 +208,6 @@ impl Runtime {
                     self.ctx.home.display()
                 )
             })
-    }
-
-    /// What policy requires for this call, before anybody is asked.
-    pub(crate) fn requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
-        if tool.name() == crate::subagent::AGENT_TOOL {
-            // Starting a subagent asks nobody: each of the child's own calls passes the
-            // child's gate, under the same approver and the same (or a stricter) policy.
-            // Read-only types may run beside the batch's other read-only calls.
-            let kind = crate::subagent::requested_type(tool, args);
-            return Requirement::Auto {
-                concurrent: kind.is_some_and(crate::subagent::AgentType::read_only),
-            };
-        }
-        match tool.capability() {
-            Capability::ReadOnly => self.read_requirement(tool, args),
-            Capability::WritesFiles => self.write_requirement(tool, args),
-            Capability::ExecutesCode
-                if args.get("command").is_none() && args.get("code").is_some() =>
-            {
-                self.code_requirement(tool, args)
-            }
-            Capability::ExecutesCode => self.shell_requirement(tool, args),
-            Capability::Network if tool.name().starts_with(codesmith_tools::trust::MCP_PREFIX) => {
-                self.mcp_requirement(tool, args)
-            }
-            Capability::Network => self.network_requirement(tool, args),
-        }
     }
 }
 
@@ -269,33 +234,39 @@ fn review_headless(request: &ApprovalRequest) -> Refusal {
 /// tells the user to do when nobody approves it.
 struct Asked<'a> {
     request: ApprovalRequest,
-    prefix: &'a str,
-    input: &'a str,
-    way_out: &'static str,
+    session: &'a ApprovalKey,
+    denial: &'a ApprovalKey,
+    way_out: String,
 }
 
-/// How the user can let a refused call of `tool` run, keyed on what the tool does (its
-/// capability, and for a network tool whether it is an MCP server's, by its external
-/// label), never on a list of tool names.
-pub(crate) fn way_out(tool: &dyn Tool) -> &'static str {
-    let mcp = || {
-        tool.external_label(&Value::Null)
-            .is_some_and(|label| label.starts_with("mcp:"))
-    };
-    match tool.capability() {
-        Capability::WritesFiles => {
-            "run it in an interactive session (`--approval suggest`) and approve it, or rerun \
+/// How the user can let a refused call of `tool` run under `mode`, naming the mode that
+/// would allow it; keyed on what the tool does (its capability, and for a network tool
+/// whether it is an MCP server's, by its [`ToolOrigin`]), never on a list of tool names.
+pub(crate) fn way_out(tool: &dyn Tool, mode: ApprovalMode) -> String {
+    let mcp = matches!(tool.origin(), ToolOrigin::Mcp { .. });
+    match (tool.capability(), mode) {
+        (Capability::WritesFiles, ApprovalMode::Suggest | ApprovalMode::ReadOnly) => format!(
+            "approval mode `{mode}` does not let file writes run unasked: rerun with \
+             `--approval auto-edit` (writes run, the snapshot can undo them), or approve it in an \
+             interactive session"
+        ),
+        (Capability::WritesFiles, _) => {
+            "run it in an interactive session (`--approval auto-edit`) and approve it, or rerun \
              with `--approval auto`"
+                .to_string()
         }
-        Capability::Network if mcp() => {
+        (Capability::Network, _) if mcp => {
             "rerun with `--approval auto`, or mark the server `trusted = true` in config.toml (its \
              tools that declare readOnlyHint then run without asking)"
+                .to_string()
         }
-        Capability::Network => {
+        (Capability::Network, _) => {
             "rerun with `--approval auto`, or allow the host under [network] allow in config.toml"
+                .to_string()
         }
-        Capability::ReadOnly | Capability::ExecutesCode => {
+        (Capability::ReadOnly | Capability::ExecutesCode, _) => {
             "rerun with `--approval auto`, or add an allow rule to the exec policy (policy.toml)"
+                .to_string()
         }
     }
 }
@@ -334,8 +305,11 @@ mod tests {
     #[test]
     fn the_way_out_follows_what_the_tool_does_not_its_name() {
         let fetch = FetchUrl::new(FetchConfig::default());
-        assert!(way_out(&fetch).contains("[network] allow"));
-        assert!(way_out(&codesmith_tools::files::WriteFile).contains("interactive session"));
-        assert!(way_out(&codesmith_tools::shell::ExecShell).contains("policy.toml"));
+        let mode = ApprovalMode::AutoEdit;
+        assert!(way_out(&fetch, mode).contains("[network] allow"));
+        assert!(way_out(&codesmith_tools::files::WriteFile, mode).contains("interactive session"));
+        assert!(way_out(&codesmith_tools::shell::ExecShell, mode).contains("policy.toml"));
+        let suggest = way_out(&codesmith_tools::files::WriteFile, ApprovalMode::Suggest);
+        assert!(suggest.contains("--approval auto-edit"), "{suggest}");
     }
 }
