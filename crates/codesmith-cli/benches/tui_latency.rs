@@ -117,6 +117,7 @@ fn engine(server: &ScriptedServer, ws: &std::path::Path, home: &std::path::Path)
         verify_claims: false,
         snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
         context: codesmith_engine::ContextBudget::default(),
+        hooks: Default::default(),
     };
     let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
     Engine::new(

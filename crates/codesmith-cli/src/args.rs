@@ -105,11 +105,78 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: MemoryCommand,
     },
+    /// Trust a project's hooks, slash command or custom agent on this machine (recorded in
+    /// $CODESMITH_HOME for this workspace and its current content; any change untrusts it).
+    Trust {
+        /// What to trust.
+        #[command(subcommand)]
+        what: TrustCommand,
+    },
     /// List, show, trust and install skills (instructions the model loads on demand).
     Skills {
         /// What to do.
         #[command(subcommand)]
         command: SkillsCommand,
+    },
+    /// List or revoke the grants "always" answers saved for a workspace.
+    Approvals {
+        /// What to do.
+        #[command(subcommand)]
+        command: ApprovalsCommand,
+    },
+}
+
+/// `codesmith approvals ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ApprovalsCommand {
+    /// List the workspace's saved grants, each with the id `revoke` takes.
+    List {
+        /// The workspace whose grants are listed.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// One JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a saved grant by its id (from `list`), or every grant of the workspace.
+    Revoke {
+        /// The grant's id.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        id: Option<String>,
+        /// Remove every grant of the workspace.
+        #[arg(long)]
+        all: bool,
+        /// The workspace whose grants are revoked.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
+}
+
+/// `codesmith trust ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum TrustCommand {
+    /// The `[hooks]` of .codesmith/config.toml: they run outside the sandbox with your rights.
+    Hooks {
+        /// Workspace holding .codesmith/config.toml.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
+    /// A slash command in .codesmith/commands/NAME.md (its text then reaches the model as
+    /// instructions, not data).
+    Command {
+        /// The command's name (its file name without .md).
+        name: String,
+        /// Workspace holding .codesmith/commands/.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+    },
+    /// A custom agent in .codesmith/agents/NAME.md (it is then offered to the agent tool).
+    Agent {
+        /// The agent file's name without .md.
+        name: String,
+        /// Workspace holding .codesmith/agents/.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
     },
 }
 
@@ -409,5 +476,12 @@ pub(crate) enum McpCommand {
         /// One JSON object instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Authorize CodeSmith at an HTTP server that uses OAuth: prints the authorization
+    /// URL, waits for the browser's redirect on a loopback port, and stores the tokens in
+    /// $CODESMITH_HOME/mcp-auth/NAME.json (mode 0600).
+    Login {
+        /// The server's name in `[mcp_servers.NAME]`.
+        name: String,
     },
 }

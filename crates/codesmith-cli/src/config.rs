@@ -466,6 +466,21 @@ pub(crate) struct FileConfig {
     /// built-in ones.
     #[serde(default)]
     pub lsp: BTreeMap<String, codesmith_tools::lsp::LspServerConfig>,
+    /// The user's hooks (`[[hooks.PreToolUse]]`, ...; see `codesmith_tools::hooks`).
+    pub hooks: Option<codesmith_tools::hooks::HooksSection>,
+    /// Terminal notifications of the UI (`when`, `method`).
+    pub notifications: Option<NotificationsSection>,
+}
+
+/// `[notifications]`: how the UI tells the user that a turn ended or a question waits.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NotificationsSection {
+    /// `unfocused` (default: only while the terminal reports it lost focus), `always` or
+    /// `never`.
+    pub when: Option<String>,
+    /// `bell` (default), `osc9` or `osc777`.
+    pub method: Option<String>,
 }
 
 /// The project config: only the keys that may tighten.
@@ -475,6 +490,9 @@ pub(crate) struct ProjectConfig {
     pub approval: Option<String>,
     /// May only require a sandbox.
     pub sandbox: Option<SandboxSection>,
+    /// The project's hooks: run only once the user trusts them on this machine
+    /// (`codesmith trust hooks`), pinned to their digest.
+    pub hooks: Option<toml::Table>,
     /// Everything else is ignored (with a warning).
     #[serde(flatten)]
     pub ignored: toml::Table,
@@ -555,6 +573,73 @@ pub(crate) struct Settings {
     /// The user's and the project's skills, found once at start-up (skipped skills are in
     /// `warnings`); their names and descriptions go into the system prompt.
     pub skills: codesmith_tools::skills::SkillSet,
+    /// The user's hooks, then the project's when trusted on this machine.
+    pub hooks: codesmith_tools::hooks::Hooks,
+    /// The custom slash commands (`$CODESMITH_HOME/commands/`, `.codesmith/commands/`),
+    /// found once at start-up (skipped files are in `session_notices`).
+    pub commands: codesmith_tools::extensions::commands::SlashCommands,
+    /// `[notifications]`, checked.
+    pub notifications: Notifications,
+}
+
+/// When the UI notifies the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum NotifyWhen {
+    /// Only while the terminal reports (focus reporting, `CSI ? 1004 h`) that it is not
+    /// focused; a terminal that never reports counts as focused.
+    #[default]
+    Unfocused,
+    /// Every time.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// How the UI notifies the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum NotifyMethod {
+    /// The terminal bell (BEL).
+    #[default]
+    Bell,
+    /// `OSC 9 ; text BEL` (iTerm2, WezTerm, kitty, Windows Terminal, ...).
+    Osc9,
+    /// `OSC 777 ; notify ; title ; text BEL` (rxvt-unicode, foot, Ghostty, ...).
+    Osc777,
+}
+
+/// The resolved `[notifications]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Notifications {
+    /// When.
+    pub when: NotifyWhen,
+    /// How.
+    pub method: NotifyMethod,
+}
+
+impl NotificationsSection {
+    /// Checks the section.
+    ///
+    /// # Errors
+    /// An unknown `when` or `method`.
+    fn resolve(&self) -> Result<Notifications> {
+        let when = match self.when.as_deref() {
+            None | Some("unfocused") => NotifyWhen::Unfocused,
+            Some("always") => NotifyWhen::Always,
+            Some("never") => NotifyWhen::Never,
+            Some(other) => bail!(
+                "[notifications] when = {other:?}: use \"unfocused\", \"always\" or \"never\""
+            ),
+        };
+        let method = match self.method.as_deref() {
+            None | Some("bell") => NotifyMethod::Bell,
+            Some("osc9") => NotifyMethod::Osc9,
+            Some("osc777") => NotifyMethod::Osc777,
+            Some(other) => {
+                bail!("[notifications] method = {other:?}: use \"bell\", \"osc9\" or \"osc777\"")
+            }
+        };
+        Ok(Notifications { when, method })
+    }
 }
 
 /// `$CODESMITH_HOME`, default `~/.codesmith`. A relative `CODESMITH_HOME` is made
@@ -785,6 +870,21 @@ impl ProjectLayer {
         }
     }
 
+    /// The project's `[hooks]` section, read apart from the rest, so a mistake in it never
+    /// costs the file's tightening: `Ok(None)` when it has none or an empty one.
+    ///
+    /// # Errors
+    /// The section does not parse (an unknown event or key); the message says why.
+    pub(crate) fn hooks(&self) -> Result<Option<codesmith_tools::hooks::HooksSection>, String> {
+        let Some(table) = &self.config.hooks else {
+            return Ok(None);
+        };
+        toml::Value::Table(table.clone())
+            .try_into::<codesmith_tools::hooks::HooksSection>()
+            .map(|s| Some(s).filter(|s| !s.is_empty()))
+            .map_err(|e| e.to_string())
+    }
+
     /// The approval mode the project asks for, when it parses.
     fn approval(&self) -> Option<ApprovalMode> {
         self.config.approval.as_deref().and_then(|a| a.parse().ok())
@@ -857,6 +957,18 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         .collect();
     session_notices.extend(project_memory_note(&workspace));
     let skills = prepare_skills(&home, &workspace, false, &mut session_notices);
+    let trust = codesmith_tools::skills::trust::TrustStore::load(&home);
+    let commands =
+        codesmith_tools::extensions::commands::SlashCommands::discover(&home, &workspace, &trust);
+    session_notices.extend(commands.notices.iter().map(|n| format!("commands: {n}")));
+    let mut agent_notices = Vec::new();
+    let custom_agents = codesmith_tools::extensions::agents::discover_agents(
+        &home,
+        &workspace,
+        &trust,
+        &mut agent_notices,
+    );
+    session_notices.extend(agent_notices.iter().map(|n| format!("agents: {n}")));
     let model = flags.model;
     let provider = match (model.provider, &file.provider) {
         (Some(p), _) => {
@@ -953,7 +1065,8 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         "openai.prompt_cache_key",
         Origin::User,
     );
-    let agents = file.agent_settings()?;
+    let mut agents = file.agent_settings()?;
+    agents.custom = custom_agents;
     let section = file.agents.as_ref();
     origins.set_if(
         section.is_some_and(|a| a.model.is_some()),
@@ -1055,7 +1168,28 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
     for name in file.mcp_servers.keys() {
         origins.set(format!("mcp_servers.{name}"), Origin::User);
     }
+    let hooks = resolve_hooks(
+        &home,
+        &workspace,
+        file.hooks.as_ref(),
+        &project,
+        &mut origins,
+        &mut warnings,
+    )?;
+    let notifications = file
+        .notifications
+        .as_ref()
+        .map(NotificationsSection::resolve)
+        .transpose()?
+        .unwrap_or_default();
+    if let Some(n) = &file.notifications {
+        origins.set_if(n.when.is_some(), "notifications.when", Origin::User);
+        origins.set_if(n.method.is_some(), "notifications.method", Origin::User);
+    }
     Ok(Settings {
+        hooks,
+        commands,
+        notifications,
         agents,
         utility,
         home,
@@ -1090,6 +1224,70 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         origins,
         skills,
     })
+}
+
+/// The user's hooks, then the project's when the user trusted them on this machine at
+/// their current digest (otherwise a warning says how to trust them, and they do not run).
+///
+/// # Errors
+/// A user hook entry that cannot be used (see `codesmith_tools::hooks::Hooks::from_section`).
+fn resolve_hooks(
+    home: &Path,
+    workspace: &Path,
+    user: Option<&codesmith_tools::hooks::HooksSection>,
+    project: &ProjectLayer,
+    origins: &mut Origins,
+    warnings: &mut Vec<String>,
+) -> Result<codesmith_tools::hooks::Hooks> {
+    use codesmith_tools::hooks::{HookSource, Hooks};
+    use codesmith_tools::skills::trust::{TrustKind, TrustStore};
+    let mut hooks = Hooks::default();
+    if let Some(section) = user {
+        hooks = Hooks::from_section(section, HookSource::User)
+            .map_err(|e| anyhow::anyhow!("{e} (in {})", user_config_path(home).display()))?;
+        for (event, _) in section.entries() {
+            origins.set(format!("hooks.{}", event.as_str()), Origin::User);
+        }
+    }
+    let section = match project.hooks() {
+        Ok(Some(section)) => section,
+        Ok(None) => return Ok(hooks),
+        Err(e) => {
+            warnings.push(format!(
+                "ignored the project's [hooks] in .codesmith/config.toml: {e}"
+            ));
+            return Ok(hooks);
+        }
+    };
+    let section = &section;
+    let digest = section.digest();
+    let state = TrustStore::load(home).project_state(workspace, TrustKind::Hooks, "hooks", &digest);
+    if !state.is_trusted() {
+        let what = match state {
+            codesmith_tools::skills::trust::TrustState::Changed { .. } => {
+                "changed since you trusted them"
+            }
+            _ => "not trusted on this machine",
+        };
+        warnings.push(format!(
+            "the project's hooks in .codesmith/config.toml are {what}, so they do not run (they \
+             would run outside the sandbox with your rights); review them, then run `codesmith \
+             trust hooks` to let them run"
+        ));
+        return Ok(hooks);
+    }
+    match Hooks::from_section(section, HookSource::Project) {
+        Ok(project_hooks) => {
+            hooks.extend(project_hooks);
+            for (event, _) in section.entries() {
+                origins.set(format!("hooks.{}", event.as_str()), Origin::ProjectTrusted);
+            }
+        }
+        Err(e) => warnings.push(format!(
+            "ignored the project's hooks in .codesmith/config.toml: {e}"
+        )),
+    }
+    Ok(hooks)
 }
 
 /// The context window and compaction threshold: `--context-window`, else the vendor
@@ -1420,6 +1618,7 @@ mod agents_tests {
                 model: Some("small".into()),
                 max_turns: 5,
                 max_wall: std::time::Duration::from_secs(30),
+                custom: Vec::new(),
             })
         );
         let zero = parse("[agents]\nmax_turns = 0\n").agent_settings();
@@ -1473,5 +1672,73 @@ mod utility_model_tests {
                 .is_err()
         );
         assert!(toml::from_str::<FileConfig>("[utility_model]\nkey = \"x\"\n").is_err());
+    }
+}
+
+#[cfg(test)]
+mod approval_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn resolved(user: Option<&str>, project: Option<&str>) -> ApprovalMode {
+        let file = FileConfig {
+            approval: user.map(str::to_string),
+            ..FileConfig::default()
+        };
+        let project = ProjectLayer {
+            path: None,
+            config: ProjectConfig {
+                approval: project.map(str::to_string),
+                sandbox: None,
+                hooks: None,
+                ignored: toml::Table::new(),
+            },
+            notes: Vec::new(),
+        };
+        resolve_approval(None, &file, &project, &mut Origins::default()).unwrap()
+    }
+
+    #[test]
+    fn the_default_is_auto_edit_and_suggest_still_parses_with_its_stricter_meaning() {
+        assert_eq!(resolved(None, None), ApprovalMode::AutoEdit);
+        assert_eq!(resolved(Some("suggest"), None), ApprovalMode::Suggest);
+        assert_eq!(resolved(Some("auto-edit"), None), ApprovalMode::AutoEdit);
+        // A project may only tighten, for writes, commands and network alike.
+        assert_eq!(resolved(None, Some("suggest")), ApprovalMode::Suggest);
+        assert_eq!(
+            resolved(Some("suggest"), Some("read-only")),
+            ApprovalMode::ReadOnly
+        );
+        assert_eq!(
+            resolved(Some("suggest"), Some("never")),
+            ApprovalMode::Suggest
+        );
+        assert_eq!(
+            resolved(Some("auto"), Some("auto-edit")),
+            ApprovalMode::AutoEdit
+        );
+        assert_eq!(
+            resolved(Some("read-only"), Some("auto")),
+            ApprovalMode::ReadOnly
+        );
+        let err = resolve_approval(
+            None,
+            &FileConfig {
+                approval: Some("sometimes".into()),
+                ..FileConfig::default()
+            },
+            &ProjectLayer {
+                path: None,
+                config: ProjectConfig::default(),
+                notes: Vec::new(),
+            },
+            &mut Origins::default(),
+        )
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("read-only, suggest, auto-edit"),
+            "{err:#}"
+        );
     }
 }

@@ -72,6 +72,25 @@ impl Progress {
         }
     }
 
+    /// Writes `plan` after the answer on stdout, as a numbered Markdown list with each
+    /// step's status (`exec --approval read-only`: the plan is the final answer). JSON
+    /// output already carried it as a `plan_updated` event, so nothing is written there.
+    pub(crate) fn write_plan(&mut self, plan: &[codesmith_protocol::PlanStep]) {
+        if let Progress::Human { answer, .. } = self {
+            answer.end_line();
+            answer.write_answer_delta("\nPlan:\n");
+            for (n, step) in plan.iter().enumerate() {
+                answer.write_answer_delta(&format!(
+                    "{}. [{}] {}\n",
+                    n + 1,
+                    step.status.as_str(),
+                    step.step
+                ));
+            }
+            answer.end_line();
+        }
+    }
+
     /// Ends the streamed answer (its last line), when the task is over.
     pub(crate) fn end_answer(&mut self) {
         if let Progress::Human { answer, .. } = self {

@@ -240,6 +240,23 @@ pub(crate) fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
             reason,
         } => vec![retry_line(*attempt, *wait_ms, reason)],
         Event::Notice { message } => vec![notice_line(message)],
+        Event::McpProgress {
+            server,
+            tool,
+            progress,
+            total,
+            message,
+        } => {
+            let line = codesmith_tools::mcp::McpEvent::Progress {
+                server: server.clone(),
+                tool: tool.clone(),
+                progress: *progress,
+                total: *total,
+                message: message.clone(),
+            }
+            .describe();
+            vec![format!("  … {}", terminal_safe(&line))]
+        }
         Event::Compaction {
             trigger,
             stage,

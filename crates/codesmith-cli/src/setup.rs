@@ -6,7 +6,7 @@ use codesmith_engine::CallPolicy;
 use codesmith_engine::snapshot::SnapshotSettings;
 use codesmith_engine::{Approver, Engine, EngineConfig, PromptInputs, PromptStyle, Session};
 use codesmith_policy::ApprovalMode;
-use codesmith_protocol::EventSink;
+use codesmith_protocol::{Event, EventSink};
 use codesmith_providers::{
     AnthropicConfig, AnthropicProvider, CompleteOptions, OpenAiConfig, OpenAiProvider, Provider,
 };
@@ -183,11 +183,78 @@ pub(crate) async fn mcp_servers(settings: &Settings) -> codesmith_tools::mcp::Mc
     codesmith_tools::mcp::start_servers(
         &settings.mcp_servers,
         &settings.workspace,
+        &settings.home,
         &lookup,
         settings.mcp_defer_threshold,
         &settings.fetch.policy,
     )
     .await
+}
+
+/// What a front end shows for an MCP server's event: progress as `mcp_progress`,
+/// tool-list changes and log messages at `warning` and above as notices (`None` for the
+/// rest). Every log message is also appended, with its level, to
+/// `$CODESMITH_HOME/logs/mcp.log`.
+pub(crate) fn mcp_event(
+    home: &std::path::Path,
+    event: codesmith_tools::mcp::McpEvent,
+) -> Option<Event> {
+    use codesmith_tools::mcp::McpEvent;
+    if let McpEvent::Log {
+        server,
+        level,
+        text,
+    } = &event
+    {
+        append_mcp_log(home, server, level, text);
+    }
+    if !event.shown_to_user() {
+        return None;
+    }
+    Some(match event {
+        McpEvent::Progress {
+            server,
+            tool,
+            progress,
+            total,
+            message,
+        } => Event::McpProgress {
+            server,
+            tool,
+            progress,
+            total,
+            message,
+        },
+        other => Event::Notice {
+            message: other.describe(),
+        },
+    })
+}
+
+/// Appends one line to `$CODESMITH_HOME/logs/mcp.log` (the directory made private); a
+/// failure costs nothing.
+fn append_mcp_log(home: &std::path::Path, server: &str, level: &str, text: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = home.join("logs");
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir);
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(dir.join("mcp.log"))
+    else {
+        return;
+    };
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let text = codesmith_policy::scrub_secrets(text).replace('\n', "\\n");
+    let _ = writeln!(f, "{secs} {level} {server}: {text}");
 }
 
 /// The session's system prompt, with the workspace's AGENTS.md.
@@ -240,6 +307,7 @@ pub(crate) fn engine_config(resolved: &Settings) -> EngineConfig {
             ..SnapshotSettings::default()
         },
         context: resolved.context,
+        hooks: std::sync::Arc::new(resolved.hooks.clone()),
     }
 }
 
@@ -254,8 +322,35 @@ pub(crate) fn engine(
     session: Session,
     mcp: &codesmith_tools::mcp::McpStart,
 ) -> Engine {
+    engine_with_tools(
+        resolved,
+        provider,
+        ctx,
+        approver,
+        session,
+        mcp,
+        None,
+        &mut |_| {},
+    )
+}
+
+/// [`engine`] whose catalogue keeps only the tools named in `only` (a custom slash
+/// command's `allowed-tools`), when given: it narrows the catalogue, never the gate. A
+/// name that matches no tool is told through `on_event` as a notice.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn engine_with_tools(
+    resolved: &Settings,
+    provider: Arc<dyn Provider>,
+    ctx: Arc<ToolContext>,
+    approver: Arc<dyn Approver>,
+    session: Session,
+    mcp: &codesmith_tools::mcp::McpStart,
+    only: Option<&[String]>,
+    on_event: &mut EventSink<'_>,
+) -> Engine {
     let mut tools = registry(resolved);
-    let config = engine_config(resolved);
+    let mut config = engine_config(resolved);
+    config.system_prompt.push_str(&mcp.prompt_section());
     // The embedded model's window is too small to drive an RLM session: no `rlm` there.
     if resolved.provider != ProviderName::Local {
         codesmith_engine::rlm::register(
@@ -270,7 +365,27 @@ pub(crate) fn engine(
     tools.register(Arc::new(codesmith_engine::UpdatePlan));
     // Subagents, except for the embedded model: its small context is better spent on the task.
     if resolved.provider != ProviderName::Local {
-        tools.register(Arc::new(codesmith_engine::AgentTool));
+        tools.register(Arc::new(codesmith_engine::AgentTool::with_custom(
+            resolved.agents.custom.clone(),
+        )));
+    }
+    if let Some(only) = only {
+        let names = tools.names();
+        let unknown: Vec<&str> = only
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !names.contains(n))
+            .collect();
+        if !unknown.is_empty() {
+            on_event(codesmith_protocol::Event::Notice {
+                message: format!(
+                    "allowed-tools names no tool called {}; the task runs without them (tools: {})",
+                    unknown.join(", "),
+                    names.join(", ")
+                ),
+            });
+        }
+        tools = tools.filtered(|t| only.iter().any(|n| n == t.name()));
     }
     let mut engine = Engine::new(provider, tools, ctx, approver, session, config);
     // Checked at start-up (`utility_provider`), so it builds here too.

@@ -7,16 +7,21 @@
 
 mod common;
 
+mod approvals;
+
 mod config;
 mod crash;
 mod doctor;
 mod exec;
+mod extensions;
+mod hooks;
 mod images;
 mod local_model;
 mod long_sessions;
 mod mcp;
 mod mcp_client;
 mod mcp_everything;
+mod mcp_protocol;
 mod memory;
 mod model_fetch;
 mod real_streams;

@@ -72,8 +72,9 @@ fn python_mcp_available() -> bool {
 const CLIENT: &str = r#"
 import json, os, sys
 import anyio
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import McpError
 
 exe, workspace, home, out_path, dangerous = sys.argv[1:6]
 
@@ -87,6 +88,19 @@ def parse(text):
 def shape(result):
     texts = [c.text for c in result.content if c.type == "text"]
     return {"isError": bool(result.isError), "envelopes": [parse(t) for t in texts]}
+
+async def protocol(coro):
+    # A JSON-RPC error answer, as its code and message (or the result when there is none).
+    try:
+        return {"result": shape(await coro)}
+    except McpError as e:
+        return {"code": e.error.code, "message": e.error.message}
+
+def raw_call(session, name, arguments):
+    # Arguments the SDK's types would refuse to send (not an object), sent unchecked.
+    params = types.CallToolRequestParams.model_construct(name=name, arguments=arguments)
+    request = types.ClientRequest(types.CallToolRequest.model_construct(method="tools/call", params=params))
+    return session.send_request(request, types.CallToolResult)
 
 async def main():
     params = StdioServerParameters(
@@ -117,7 +131,9 @@ async def main():
                 out["overwrite_forced"] = shape(await call("write_file", {"path": "seed.txt", "content": "new\n", "force_fresh": True}))
                 out["outside"] = shape(await call("read_file", {"path": "../outside"}))
                 out["no_arguments"] = shape(await call("read_file"))
-                out["unknown"] = shape(await call("no_such_tool", {}))
+                out["unknown"] = await protocol(call("no_such_tool", {}))
+                out["list_arguments"] = await protocol(raw_call(session, "read_file", [1, 2]))
+                out["failed_command"] = shape(await call("exec_shell", {"command": "ls /no-such-dir-cs"}))
                 if dangerous:
                     out["dangerous"] = shape(await call("exec_shell", {"command": dangerous}))
     with open(out_path, "w", encoding="utf-8") as f:
@@ -269,7 +285,29 @@ fn python_sdk_client_lists_and_calls_tools() {
     let (outside, _) = envelope(&answers, "outside");
     assert!(!outside.to_string().contains("secret"));
     assert_eq!(refusal_code(&answers, "no_arguments"), "INVALID_ARGUMENTS");
-    assert_eq!(refusal_code(&answers, "unknown"), "NOT_FOUND");
+    // An unknown tool and arguments that are not an object are protocol errors: invalid
+    // params (-32602), with a message saying what was wrong.
+    assert_eq!(answers["unknown"]["code"], -32602, "{}", answers["unknown"]);
+    assert!(
+        answers["unknown"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no_such_tool")
+    );
+    let listed_args = &answers["list_arguments"];
+    assert_eq!(listed_args["code"], -32602, "{listed_args}");
+    assert!(
+        listed_args["message"].as_str().unwrap().contains("object"),
+        "{listed_args}"
+    );
+    // A command that ran and failed is a tool error that keeps its output and exit code.
+    let failed = &answers["failed_command"];
+    assert_eq!(failed["isError"], true, "{failed}");
+    let text = failed["envelopes"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("No such file") && text.contains(r#""exit_code":2"#),
+        "{failed}"
+    );
 
     // A tool that executes code still passes the exec policy: catastrophic means DENIED.
     if probe_policy {
@@ -370,8 +408,9 @@ const CANCEL_CLIENT: &str = r#"
 import json, os, sys, time
 import anyio
 import mcp.types as types
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import McpError
 
 exe, workspace, home, out_path, command = sys.argv[1:6]
 

@@ -602,6 +602,11 @@ async fn streamable_http_servers_get_headers_and_bearer_and_cancellation() {
         marker.exists(),
         "notifications/cancelled did not reach the HTTP server"
     );
+    // The session was ended with DELETE before codesmith exited.
+    assert!(
+        markers.join("deleted").exists(),
+        "no DELETE ended the HTTP session"
+    );
     // The token appears nowhere: not in the output, not in the transcript.
     let mut everything = format!("{stderr}{}", String::from_utf8_lossy(&out.stdout));
     for e in std::fs::read_dir(sb.home().join("sessions"))

@@ -19,7 +19,7 @@ use common::{Sandbox, codesmith, exec_args};
 const MCP_EVERYTHING_VERSION: &str = "2026.8.31";
 
 /// The server's entry point, when the pinned version is installed.
-fn everything() -> Option<PathBuf> {
+pub(crate) fn everything() -> Option<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-everything");
     let pkg = root.join("node_modules/@modelcontextprotocol/server-everything");
     let manifest: Value = std::fs::read_to_string(pkg.join("package.json"))

@@ -515,3 +515,81 @@ async fn a_resumed_session_shows_its_recorded_usage() {
     tmux.text("/quit");
     tmux.keys(&["Enter"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_shift_tab_climbs_the_ladder_and_plan_mode_hands_over_an_accepted_plan() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        // Plan mode: a write and a writing command are refused without a question.
+        .push(Scripted::tool_call(
+            "c1",
+            "write_file",
+            r#"{"path": "early.txt", "content": "x\n"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c2",
+            "exec_shell",
+            r#"{"command": "touch early2.txt"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c3",
+            "update_plan",
+            r#"{"plan": [{"step": "Write made.txt", "status": "pending"}]}"#,
+        ))
+        .push(Scripted::text("Here is the plan: write made.txt."))
+        // Accepted (auto-edit): the write runs without a question.
+        .push(Scripted::tool_call(
+            "c4",
+            "write_file",
+            r#"{"path": "made.txt", "content": "m\n"}"#,
+        ))
+        .push(Scripted::text("Step one is done."))
+        // suggest: the write asks.
+        .push(Scripted::tool_call(
+            "c5",
+            "write_file",
+            r#"{"path": "asked.txt", "content": "a\n"}"#,
+        ))
+        .push(Scripted::text("Wrote asked.txt."));
+    let ws = sb.ws();
+    let tmux = Tmux::start(&ui_command(&sb.home(), &ws, &server.base_url()));
+    tmux.wait_for("approval auto-edit").await;
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("approval auto ").await;
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("approval read-only").await;
+    tmux.text("Plan the change");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("/accept starts the work").await;
+    assert!(!screen.contains("Allow "), "{screen}");
+    assert!(!ws.join("early.txt").exists() && !ws.join("early2.txt").exists());
+    let bodies = server.request_bodies();
+    assert!(
+        bodies[0].to_string().contains("plan mode"),
+        "the model is told it plans"
+    );
+    tmux.text("/accept");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Step one is done.").await;
+    assert!(screen.contains("approval auto-edit"), "{screen}");
+    assert!(ws.join("made.txt").exists());
+    let bodies = server.request_bodies();
+    assert!(bodies[4].to_string().contains("The plan is accepted"));
+    // auto-edit → auto → read-only → suggest
+    for mode in ["approval auto ", "approval read-only", "approval suggest"] {
+        tmux.keys(&["BTab"]);
+        tmux.wait_for(mode).await;
+    }
+    tmux.text("Write another");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Allow write_file?").await;
+    assert!(!ws.join("asked.txt").exists());
+    tmux.keys(&["y"]);
+    tmux.wait_for("Wrote asked.txt.").await;
+    assert!(ws.join("asked.txt").exists());
+}

@@ -1,7 +1,8 @@
 //! Dispatch: from the model's tool calls to tool results.
 //!
 //! Each call passes, in order: the truncation gate → argument repair → name
-//! repair → the loop guard → approval → execution → sanitizing and wrapping.
+//! repair → the loop guard → the user's `PreToolUse` hooks → approval → execution →
+//! `PostToolUse` hooks → sanitizing and wrapping.
 //! A call that needed a repair has a `[repaired]` line in its result naming
 //! each slip, so the model corrects it instead of repeating it.
 //! Consecutive calls of read-only tools that support parallel use, and shell
@@ -39,6 +40,8 @@ struct Prepared {
     concurrent: bool,
     /// A person approved it (see [`GateDecision::Run`]).
     approved: bool,
+    /// It runs with the network open in its sandbox (see [`GateDecision::Run`]).
+    network: bool,
 }
 
 /// A call after planning: either ready to run or already answered.
@@ -96,6 +99,10 @@ pub(crate) async fn dispatch_calls(
                 rt.verify.observe(&p.call, p.tool.name(), &p.args, &rt.ctx);
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                 let (outcome, child) = forwarding(execute(rt, &p, tx), &mut rx, sink).await;
+                let outcome = rt
+                    .hooks
+                    .post_tool_use(p.tool.name(), &p.args, outcome, sink)
+                    .await;
                 if may_change_unannounced(&p) {
                     rt.guard.after_command(&rt.ctx.workspace);
                 }
@@ -156,7 +163,11 @@ async fn execute(
         return crate::subagent::run(rt, &p.call, &p.args, &tx).await;
     }
     let outcome = if p.approved {
-        let ctx = rt.ctx.approved_by_person();
+        let ctx = if p.network {
+            rt.ctx.approved_by_person().with_network()
+        } else {
+            rt.ctx.approved_by_person()
+        };
         codesmith_tools::call_tool(p.tool.as_ref(), &ctx, p.args.clone()).await
     } else if rt.mode == codesmith_policy::ApprovalMode::Auto {
         let ctx = rt.ctx.keeping_run_later();
@@ -212,6 +223,10 @@ async fn flush(
     .await;
     drop(tx);
     for (p, (outcome, child)) in batch.drain(..).zip(outcomes) {
+        let outcome = rt
+            .hooks
+            .post_tool_use(p.tool.name(), &p.args, outcome, sink)
+            .await;
         rt.delegated.extend(child);
         rt.verify.ran(&p.call.id, &outcome);
         results.push(finish_prepared(rt, &p, outcome, sink));
@@ -260,14 +275,20 @@ async fn plan(
                 name: tool.name().to_string(),
                 arguments: args.clone(),
             });
-            if let GuardVerdict::Blocked(why) =
+            let refused = if let GuardVerdict::Blocked(why) =
                 rt.guard.check(tool.name(), &args, &rt.ctx.workspace)
             {
-                let refusal = Refusal::new(
+                Some(Refusal::new(
                     ErrorCode::Denied,
                     why,
                     "Change approach: do not send this call again.",
-                );
+                ))
+            } else {
+                // The user's PreToolUse hooks stand in front of the approval gate: a block
+                // answers the call and nothing runs (see crate::hooks).
+                rt.hooks.pre_tool_use(tool.name(), &args, sink).await
+            };
+            if let Some(refusal) = refused {
                 let name = tool.name().to_string();
                 return Planned::Answered {
                     call,
@@ -281,6 +302,7 @@ async fn plan(
                 GateDecision::Run {
                     concurrent,
                     approved,
+                    network,
                 } => Planned::Run(Prepared {
                     call,
                     tool,
@@ -288,6 +310,7 @@ async fn plan(
                     repaired,
                     concurrent,
                     approved,
+                    network,
                 }),
                 GateDecision::Refuse(refusal) => {
                     let name = tool.name().to_string();
@@ -349,7 +372,7 @@ fn check(
         && host.withheld.contains(&call.name.as_str())
     {
         return Err((
-            crate::subagent::withheld(role, host.depth, &call.name),
+            crate::subagent::withheld(role, host.depth, &call.name, host.custom.as_deref()),
             true,
         ));
     }

@@ -16,6 +16,7 @@ mod dispatch;
 mod finish;
 mod guard;
 mod handle;
+mod hooks;
 pub mod plan;
 pub mod prompt;
 pub mod repair;
@@ -37,6 +38,7 @@ pub use handle::{
     Approvals, EngineGone, EngineHandle, INTERRUPT_GRACE, MAX_WAITING, SUBMISSION_QUEUE, Submitter,
     TrySubmitError,
 };
+pub use hooks::MAX_STOP_CONTINUATIONS;
 pub use plan::{PLAN_TOOL, Plan, UpdatePlan};
 pub use prompt::{PromptInputs, PromptStyle, system_prompt};
 pub use session::Session;

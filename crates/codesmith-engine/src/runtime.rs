@@ -38,6 +38,9 @@ pub(crate) struct Runtime {
     /// each as "PATH (PROGRAM)" or the shell command that wrote one: the task's end names
     /// them ([`Runtime::take_ran_later`]).
     pub(crate) ran_later: Vec<String>,
+    /// The user's hooks (`PreToolUse` and `PostToolUse` run in dispatch); none outside
+    /// sessions.
+    pub(crate) hooks: crate::hooks::HookSite,
 }
 
 impl Runtime {

@@ -23,7 +23,7 @@ pub struct CallPolicy {
     /// Exec-policy rules (user and project files, already merged).
     pub rules: Rules,
     /// Approval mode. Nobody is asked in a one-shot call: `auto` runs what would need
-    /// approval; `suggest` and `never` refuse it with `DENIED`.
+    /// approval; the other modes refuse it with `DENIED`.
     pub approval: ApprovalMode,
     /// The `[network]` policy (which hosts `fetch_url` may reach without approval).
     pub network: NetworkPolicy,
@@ -109,6 +109,7 @@ async fn run(
         delegation: None,
         delegated: Vec::new(),
         ran_later: Vec::new(),
+        hooks: Default::default(),
     };
     // Only what the tool answered is external content: a refusal of the gate is
     // CodeSmith's own, and a session does not wrap it either.

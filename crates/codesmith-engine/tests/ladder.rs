@@ -298,3 +298,90 @@ async fn a_reused_grant_is_named_once_per_session_and_curl_is_scoped_to_its_host
         .await;
     assert_eq!(no.count(), 1);
 }
+
+/// Serves `reached` to every HTTP request on 127.0.0.1 for at most 20 s; the port.
+fn http_listener() -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::time::Instant::now() < deadline {
+            match listener.accept() {
+                Ok((mut stream, _)) => {
+                    let _ = stream.set_nonblocking(false);
+                    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                    let mut buf = [0u8; 1024];
+                    let _ = stream.read(&mut buf);
+                    let _ =
+                        stream.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 7\r\n\r\nreached");
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            }
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn approving_a_network_command_runs_that_command_with_network_in_the_sandbox() {
+    let Ok(backend) = codesmith_tools::sandbox::backend_from_name("bwrap") else {
+        codesmith_testkit::missing("BWRAP", "the per-command network test checked nothing");
+        return;
+    };
+    let rig = Rig::new().await;
+    let port = http_listener();
+    let fetch = json!({"command": format!("curl -s http://127.0.0.1:{port}/")});
+    let engine_with = |mode: ApprovalMode, approver: Arc<dyn Approver>| {
+        common::engine(
+            &rig.server,
+            &rig.ws,
+            &rig.home,
+            common::Setup {
+                approval: mode,
+                approver,
+                sandbox: Some(codesmith_tools::sandbox::Sandbox::new(
+                    backend.clone(),
+                    false,
+                )),
+                ..common::Setup::default()
+            },
+        )
+    };
+    let yes = Recorder::new(ApprovalAnswer::Once);
+    let mut engine = engine_with(ApprovalMode::AutoEdit, yes.clone());
+    let (_, output, _) = rig.call(&mut engine, "exec_shell", fetch.clone()).await;
+    let asked = yes.asked.lock().unwrap()[0].clone();
+    assert!(
+        asked.reason.contains("runs with network access"),
+        "{}",
+        asked.reason
+    );
+    assert!(output.contains("reached"), "{output}");
+    // Nobody approved it (auto): the sandbox keeps the network cut.
+    let mut engine = engine_with(ApprovalMode::Auto, Arc::new(NoApprover));
+    let (_, output, _) = rig.call(&mut engine, "exec_shell", fetch).await;
+    assert!(!output.contains("reached"), "{output}");
+}
+
+#[tokio::test]
+async fn in_read_only_the_model_is_told_it_plans_with_the_same_bytes_every_task() {
+    let rig = Rig::new().await;
+    let note = codesmith_engine::approval::PLAN_MODE_NOTE;
+    let mut engine = rig.engine(ApprovalMode::ReadOnly, Arc::new(NoApprover));
+    for _ in 0..2 {
+        rig.server.push(Scripted::text("my plan"));
+        engine.run_task("plan it", &mut |_| {}).await.unwrap();
+    }
+    let bodies = rig.server.request_bodies();
+    let second = bodies[1].to_string();
+    let quoted = serde_json::to_string(note).unwrap();
+    let quoted = &quoted[1..quoted.len() - 1];
+    assert_eq!(second.matches(quoted).count(), 2, "{second}");
+    let mut engine = rig.engine(ApprovalMode::AutoEdit, Arc::new(NoApprover));
+    rig.server.push(Scripted::text("done"));
+    engine.run_task("do it", &mut |_| {}).await.unwrap();
+    let third = rig.server.request_bodies()[2].to_string();
+    assert!(!third.contains("plan_mode"), "{third}");
+}

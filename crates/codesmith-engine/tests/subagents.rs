@@ -49,7 +49,7 @@ impl Rig {
     /// [`Rig::engine`] with these `[agents]` settings.
     fn engine_with(&self, agents: AgentSettings) -> codesmith_engine::Engine {
         let setup = common::Setup {
-            extra_tools: vec![Arc::new(AgentTool)],
+            extra_tools: vec![Arc::new(AgentTool::default())],
             agents,
             ..common::Setup::default()
         };
@@ -597,7 +597,7 @@ async fn an_answer_written_after_reading_external_content_is_wrapped_as_external
         .push(Scripted::text("a.txt says alpha"))
         .push(Scripted::text("done"));
     let setup = common::Setup {
-        extra_tools: vec![Arc::new(AgentTool), Arc::new(RemoteNotes)],
+        extra_tools: vec![Arc::new(AgentTool::default()), Arc::new(RemoteNotes)],
         ..common::Setup::default()
     };
     let mut engine = common::engine(&rig.server, &rig.ws, &rig.home, setup);
@@ -698,7 +698,7 @@ async fn a_childs_approval_request_names_the_subagent_that_asks() {
         .push(Scripted::text("done"));
     let recorder = common::Recorder::new(codesmith_protocol::ApprovalAnswer::Deny);
     let setup = common::Setup {
-        extra_tools: vec![Arc::new(AgentTool)],
+        extra_tools: vec![Arc::new(AgentTool::default())],
         approval: codesmith_policy::ApprovalMode::AutoEdit,
         approver: recorder.clone(),
         ..common::Setup::default()
@@ -735,7 +735,7 @@ async fn a_childs_approval_through_the_queues_is_labelled_and_answerable() {
         .push(Scripted::text("done"));
     std::fs::write(rig.ws.join("Makefile"), "test:\n\ttouch marked.txt\n").unwrap();
     let setup = common::Setup {
-        extra_tools: vec![Arc::new(AgentTool)],
+        extra_tools: vec![Arc::new(AgentTool::default())],
         approval: codesmith_policy::ApprovalMode::AutoEdit,
         ..common::Setup::default()
     };
@@ -810,7 +810,7 @@ async fn a_childs_question_is_withdrawn_when_its_wall_time_ends() {
         ))
         .push(Scripted::text("done"));
     let setup = common::Setup {
-        extra_tools: vec![Arc::new(AgentTool)],
+        extra_tools: vec![Arc::new(AgentTool::default())],
         approval: codesmith_policy::ApprovalMode::AutoEdit,
         agents: AgentSettings {
             max_wall: std::time::Duration::from_millis(500),
@@ -860,7 +860,7 @@ async fn a_plan_child_gets_no_tool_that_answers_from_the_network() {
         .push(Scripted::text("found"))
         .push(Scripted::text("done"));
     let setup = common::Setup {
-        extra_tools: vec![Arc::new(AgentTool), Arc::new(RemoteNotes)],
+        extra_tools: vec![Arc::new(AgentTool::default()), Arc::new(RemoteNotes)],
         ..common::Setup::default()
     };
     let mut engine = common::engine(&rig.server, &rig.ws, &rig.home, setup);
@@ -954,7 +954,7 @@ async fn a_session_approval_given_to_a_child_stays_the_childs() {
         .push(Scripted::text("done"));
     let recorder = common::Recorder::new(codesmith_protocol::ApprovalAnswer::Session);
     let setup = common::Setup {
-        extra_tools: vec![Arc::new(AgentTool)],
+        extra_tools: vec![Arc::new(AgentTool::default())],
         approval: codesmith_policy::ApprovalMode::AutoEdit,
         approver: recorder.clone(),
         ..common::Setup::default()

@@ -7,7 +7,8 @@
 //!    every mode, whatever the rules say.
 //! 2. Any segment matching a `deny` rule → `Deny`. Then, in `read-only` (plan
 //!    mode): `Allow` only when the policy proves the line reads only (parsed,
-//!    every part `Safe`, no writing redirection), else `Deny`.
+//!    every part `Safe`, no writing redirection; an `ask` rule still asks about
+//!    such a line), else `Deny`.
 //! 3. Any segment matching an `ask` rule → `Ask` (`Deny` in `never`).
 //!    This holds in `auto` too: an explicit rule beats the mode's leniency.
 //! 4. Every segment matching an `allow` rule → `Allow`, unless a
@@ -239,7 +240,13 @@ fn decide_classified(
     } else if ruled.decision == Some(Decision::Deny) {
         (Decision::Deny, rule_reason(Decision::Deny))
     } else if mode == ApprovalMode::ReadOnly {
-        read_only(&classification)
+        match read_only(&classification) {
+            // An `ask` rule still asks about a command proven read-only.
+            (Decision::Allow, _) if ruled.decision == Some(Decision::Ask) => {
+                (Decision::Ask, rule_reason(Decision::Ask))
+            }
+            verdict => verdict,
+        }
     } else if ruled.decision == Some(Decision::Ask) {
         if mode == ApprovalMode::Never {
             (

@@ -150,7 +150,7 @@ fn modes_parse_once_and_tighten_partly() {
 fn read_only_runs_only_what_the_policy_proves_reads_only() {
     let rules = rules();
     for command in [
-        "ls -la",
+        "wc -l Cargo.toml",
         "git status",
         "cat Cargo.toml | head -3",
         "grep -rn x src",
@@ -171,6 +171,17 @@ fn read_only_runs_only_what_the_policy_proves_reads_only() {
         assert_eq!(got.decision, Deny, "{command}: {}", got.reason);
         assert!(got.reason.contains("read-only"), "{}", got.reason);
     }
+    // An `ask` rule still asks about a read-only command, and never opens a writing one.
+    let (asking, _) = Rules::from_sources(
+        Some("[[rule]]\npattern = \"git\"\ndecision = \"ask\"\n"),
+        None,
+    )
+    .expect("rules parse");
+    assert_eq!(decide("git status", WS, &asking, ReadOnly).decision, Ask);
+    assert_eq!(
+        decide("git commit -m x", WS, &asking, ReadOnly).decision,
+        Deny
+    );
 }
 
 #[test]

@@ -164,6 +164,22 @@ pub enum Event {
         /// The steps, in order (at most one `in_progress`).
         plan: Vec<PlanStep>,
     },
+    /// An MCP server reported progress for a running tool call (each report also starts
+    /// the call's idle timeout again).
+    McpProgress {
+        /// The server's configured name.
+        server: String,
+        /// The tool's registered name (`mcp__SERVER__TOOL`).
+        tool: String,
+        /// Progress so far, in the server's unit.
+        progress: f64,
+        /// The total, when the server knows it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// The server's message (at most 500 bytes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     /// A failure that ended the task.
     Error {
         /// Human-readable text saying what went wrong and what to do.

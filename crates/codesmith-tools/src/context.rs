@@ -156,6 +156,15 @@ impl ToolContext {
         }
     }
 
+    /// The same session state, for one shell command a person approved knowing it runs
+    /// with network access: its sandbox opens the network for this call only.
+    pub fn with_network(&self) -> Self {
+        ToolContext {
+            sandbox: self.sandbox.with_network(),
+            ..self.clone()
+        }
+    }
+
     /// The same session state, for one call under `--approval auto`: what its shell
     /// command writes that another program runs later is kept (and named in its result).
     pub fn keeping_run_later(&self) -> Self {

@@ -70,6 +70,9 @@ pub enum HostProgram {
     /// environment minus secrets; its command, working directory, arguments and
     /// environment are checked by [`crate::mcp::config::McpServerConfig::launch`].
     McpServer,
+    /// A hook from the user's config (`[[hooks.EVENT]]`, see [`crate::hooks`]): the user's
+    /// own program, given the allowlist plus the names its entry lists in `env`.
+    Hook,
 }
 
 impl HostProgram {
@@ -110,6 +113,7 @@ impl HostProgram {
             HostProgram::VersionProbe => Some(PROBE),
             HostProgram::Pip => Some(PIP),
             HostProgram::McpServer => None,
+            HostProgram::Hook => Some(&[]),
         }
     }
 }
@@ -147,7 +151,7 @@ pub const SPAWN_SITES: &[SpawnSite] = &[
         calls: 1,
         started: Started::Host,
         what: "host_command: every HostProgram (rustfmt, rustup, git, doctor's --version \
-               probes, pip, MCP servers)",
+               probes, pip, MCP servers, hooks)",
     },
     SpawnSite {
         file: "crates/codesmith-tools/src/shell/process.rs",

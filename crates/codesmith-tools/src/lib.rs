@@ -9,9 +9,11 @@ mod builtin;
 mod context;
 pub mod deferred;
 mod envelope;
+pub mod extensions;
 pub mod fetch;
 pub mod files;
 pub mod fs;
+pub mod hooks;
 pub mod host_programs;
 pub mod image;
 pub mod instructions;
@@ -37,6 +39,6 @@ pub use envelope::{
     stored_refusal,
 };
 pub use files::{file_tools, register_file_tools};
-pub use registry::Registry;
+pub use registry::{LateTools, Registry};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Capability, Tool, ToolOrigin, call_tool, cancelled};

@@ -8,10 +8,51 @@ use codesmith_protocol::ToolSpec;
 use crate::Tool;
 
 /// Which tools are deferred and which of them were activated, in activation order.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Deferral {
     pub(crate) deferred: BTreeSet<&'static str>,
+    /// Names appended to the catalogue's tail, in order: activated deferred tools and
+    /// tools added after the registry was built ([`LateTools`]).
     pub(crate) activated: Vec<&'static str>,
+    /// Tools added after the registry was built (an MCP server's new tools).
+    pub(crate) late: BTreeMap<&'static str, Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for Deferral {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deferral")
+            .field("deferred", &self.deferred)
+            .field("activated", &self.activated)
+            .field("late", &self.late.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// Adds tools to a registry (and its clones) after it was built: each is appended at the
+/// catalogue's tail, so the request only grows (as activating a deferred tool does).
+/// Subagent registries made before ([`Registry::filtered`]) do not see them.
+#[derive(Clone)]
+pub struct LateTools(SharedDeferral);
+
+impl std::fmt::Debug for LateTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LateTools")
+    }
+}
+
+impl LateTools {
+    /// Appends `tool` to the catalogue; false (and nothing changes) when a late tool of
+    /// that name exists. The caller keeps names unique against the registered tools.
+    pub fn add(&self, tool: Arc<dyn Tool>) -> bool {
+        let mut d = lock(&self.0);
+        let name = tool.name();
+        if d.late.contains_key(name) {
+            return false;
+        }
+        d.late.insert(name, tool);
+        d.activated.push(name);
+        true
+    }
 }
 
 /// Activation state shared by a registry, its clones and its `tool_search`.
@@ -108,14 +149,26 @@ impl Registry {
         out
     }
 
-    /// The tool named exactly `name`.
-    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
-        self.tools.get(name).cloned()
+    /// The handle that appends tools to this registry (and its clones) later.
+    pub fn late_tools(&self) -> LateTools {
+        LateTools(self.deferral.clone())
     }
 
-    /// Registered names (deferred ones included), sorted.
+    /// The tool named exactly `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools
+            .get(name)
+            .cloned()
+            .or_else(|| lock(&self.deferral).late.get(name).cloned())
+    }
+
+    /// Registered names (deferred and late ones included), sorted.
     pub fn names(&self) -> Vec<&'static str> {
-        self.tools.keys().copied().collect()
+        let late: Vec<&'static str> = lock(&self.deferral).late.keys().copied().collect();
+        let mut names: Vec<&'static str> = self.tools.keys().copied().chain(late).collect();
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 
     /// The catalogue sent to the model: resident tools sorted by name, then activated
@@ -134,7 +187,7 @@ impl Registry {
             .chain(
                 d.activated
                     .iter()
-                    .filter_map(|n| self.tools.get(n))
+                    .filter_map(|n| self.tools.get(n).or_else(|| d.late.get(n)))
                     .map(spec),
             )
             .collect()

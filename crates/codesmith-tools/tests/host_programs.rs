@@ -155,7 +155,7 @@ async fn start(ws: &Path, servers: &[(&str, McpServerConfig)]) -> BTreeMap<Strin
     let policy = codesmith_policy::NetworkPolicy::default();
     let started = tokio::time::timeout(
         Duration::from_secs(30),
-        start_servers(&map, ws, &lookup, 20, &policy),
+        start_servers(&map, ws, ws, &lookup, 20, &policy),
     )
     .await
     .unwrap();

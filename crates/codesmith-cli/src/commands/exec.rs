@@ -16,7 +16,7 @@ use crate::shutdown::{self, Shutdown, StopSignal};
 /// Runs `codesmith exec`.
 pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     keep_resumed_model(&mut args);
-    let resolved = match config::resolve(config::Flags {
+    let mut resolved = match config::resolve(config::Flags {
         workspace: args.workspace.workspace.as_deref(),
         model: &args.model,
         max_turns: args.max_turns,
@@ -42,6 +42,15 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         }
     }
     let mut progress = Progress::new(args.json);
+    // `/NAME ARGS`: a custom slash command, expanded by the one expansion the UI uses too.
+    let mut only_tools = None;
+    if let Some(expansion) = resolved.commands.expand(&args.task) {
+        args.task = expansion.text;
+        if let Some(model) = expansion.model {
+            resolved.model = model;
+        }
+        only_tools = expansion.allowed_tools;
+    }
     for fitted in images.iter().filter(|f| f.downscaled()) {
         progress.show(&Event::Notice {
             message: format!("attached image: {}", fitted.describe()),
@@ -82,16 +91,28 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         }
         progress.show(&Event::Notice { message: notice });
     }
+    if resolved.approval == codesmith_policy::ApprovalMode::Suggest {
+        // `suggest` asks before each write, and nobody answers here (it was the name of
+        // today's `auto-edit` before the ladder had a rung that asks before writes).
+        progress.show(&Event::Notice {
+            message: "approval mode suggest asks before each file write and nobody can answer \
+                      in exec, so writes are refused; --approval auto-edit lets them run (the \
+                      former meaning of suggest)"
+                .to_string(),
+        });
+    }
     let mcp = setup::mcp_servers(&resolved).await;
     // The language servers end with the session: `shutdown`, `exit`, then killed.
     let lsp = ctx.lsp.clone();
-    let engine = setup::engine(
+    let engine = setup::engine_with_tools(
         &resolved,
         provider,
         Arc::new(ctx),
         Arc::new(NoApprover),
         session,
         &mcp,
+        only_tools.as_deref(),
+        &mut |e| progress.show(&e),
     );
     for warning in mcp.notices() {
         progress.show(&Event::Notice { message: warning });
@@ -110,10 +131,19 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
     // Nobody is present: requests that need a person are refused, saying how to allow them.
+    // `/mcp__SERVER__PROMPT args` runs an MCP server's prompt: the task is its text.
+    let task = match mcp.render_prompt(&args.task).await {
+        None => args.task.clone(),
+        Some(Ok(text)) => text,
+        Some(Err(e)) => {
+            mcp.close().await;
+            return usage(anyhow::anyhow!(e));
+        }
+    };
     let mut handle = engine.spawn(Approvals::Refused);
     if let Err(e) = handle
         .submit(Op::UserTask {
-            text: args.task.clone(),
+            text: task,
             images: images.into_iter().map(|f| f.part).collect(),
         })
         .await
@@ -123,9 +153,24 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     let stop = shutdown.token();
     let mut interrupted = false;
     let mut finished = None;
+    // What the MCP servers report (progress, tool-list changes, warnings) is shown as it
+    // comes, between the engine's events.
+    let mut mcp_events = mcp.take_events();
+    let mut plan = None;
     loop {
         let event = tokio::select! {
             event = handle.next_event() => event,
+            Some(e) = async {
+                match mcp_events.as_mut() {
+                    Some(rx) => rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                if let Some(event) = setup::mcp_event(&resolved.home, e) {
+                    progress.show(&event);
+                }
+                continue;
+            }
             () = stop.cancelled(), if !interrupted => {
                 interrupted = true;
                 let _ = handle.submit(Op::Interrupt).await;
@@ -137,11 +182,17 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
                 finished = Some(event);
                 break;
             }
-            Some(event) => progress.show(&event),
+            Some(event) => {
+                if let Event::PlanUpdated { plan: steps, .. } = &event {
+                    plan = Some(steps.clone());
+                }
+                progress.show(&event);
+            }
             None => break,
         }
     }
     let _ = handle.shutdown().await;
+    mcp.close().await;
     if let Some(lsp) = lsp {
         lsp.shutdown().await;
     }
@@ -163,6 +214,13 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         // The streamed answer's open line ends before the interruption is reported.
         progress.end_answer();
         return shutdown::exit(signal, message);
+    }
+    // In plan mode the plan is the answer: written after the model's last words.
+    if resolved.approval == codesmith_policy::ApprovalMode::ReadOnly
+        && status == Some(TaskStatus::Completed)
+        && let Some(plan) = plan.filter(|p| !p.is_empty())
+    {
+        progress.write_plan(&plan);
     }
     // The last event line: how the task ended (plain progress shows nothing for it).
     if let Some(event) = &finished {

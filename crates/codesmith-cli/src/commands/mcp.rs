@@ -29,8 +29,10 @@ use crate::shutdown::{self, Shutdown, StopSignal};
 /// Exit: 0 when stdin closes, 2 when the workspace, home, config, rules or sandbox are
 /// unusable, 1 when the transport fails, 128 + the signal after SIGINT, SIGTERM or SIGHUP.
 pub(crate) async fn run(args: McpArgs) -> Exit {
-    if let Some(McpCommand::List { json }) = args.command {
-        return list(args.workspace, json).await;
+    match args.command {
+        Some(McpCommand::List { json }) => return list(args.workspace, json).await,
+        Some(McpCommand::Login { name }) => return login(args.workspace, &name).await,
+        None => {}
     }
     let args = args.workspace;
     let (registry, ctx, policy) = match setup::one_shot(args.workspace.as_deref()) {
@@ -110,21 +112,75 @@ pub(crate) async fn serve(
     Ok(())
 }
 
+/// The resolved settings for `mcp list` and `mcp login` (no model flags).
+fn settings(args: &WorkspaceArg) -> anyhow::Result<crate::config::Settings> {
+    crate::config::resolve(crate::config::Flags {
+        workspace: args.workspace.as_deref(),
+        model: &crate::config::NO_MODEL_FLAGS,
+        max_turns: None,
+    })
+}
+
+/// `codesmith mcp login NAME`: the OAuth authorization of an HTTP server (see
+/// `codesmith_tools::mcp::oauth`). The URL goes to stderr; the wait is bounded
+/// (`CODESMITH_MCP_LOGIN_WAIT_SECS`, default 300).
+/// Exit: 0 when the tokens are stored, 1 when the flow failed, 2 for an unknown or
+/// non-HTTP server.
+async fn login(args: WorkspaceArg, name: &str) -> Exit {
+    let settings = match settings(&args) {
+        Ok(s) => s,
+        Err(e) => return usage(e),
+    };
+    let Some(cfg) = settings.mcp_servers.get(name) else {
+        return usage(anyhow::anyhow!(
+            "no [mcp_servers.{name}] in config.toml; `codesmith mcp list` shows the servers"
+        ));
+    };
+    let url = match cfg.transport() {
+        Ok(codesmith_tools::mcp::config::TransportKind::Http(url)) => url,
+        Ok(_) => {
+            return usage(anyhow::anyhow!(
+                "[mcp_servers.{name}] is a stdio server; OAuth applies to HTTP servers (`url`)"
+            ));
+        }
+        Err(e) => return usage(anyhow::anyhow!("[mcp_servers.{name}]: {e}")),
+    };
+    let wait = std::env::var("CODESMITH_MCP_LOGIN_WAIT_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(
+            codesmith_tools::mcp::oauth::LOGIN_WAIT,
+            std::time::Duration::from_secs,
+        );
+    let mut show = |url: &str| {
+        eprintln!("Open this URL in a browser to authorize CodeSmith at `{name}`:\n{url}");
+        eprintln!(
+            "Waiting for the authorization (at most {}s)…",
+            wait.as_secs()
+        );
+    };
+    match codesmith_tools::mcp::oauth::login(&settings.home, name, &url, wait, &mut show).await {
+        Ok(path) => {
+            eprintln!("Authorized; the tokens are stored in {}", path.display());
+            Exit::Ok
+        }
+        Err(e) => Exit::failed(anyhow::anyhow!("the authorization at `{name}` failed: {e}")),
+    }
+}
+
 /// `codesmith mcp list [--json]`: starts each configured server as a session would and
 /// prints its state (`running`, `failed` with the reason, `disabled`) and its tools.
 /// Exit: 0 when every enabled server runs, 1 when one failed, 2 on a config error.
 async fn list(args: WorkspaceArg, json: bool) -> Exit {
-    let settings = match crate::config::resolve(crate::config::Flags {
-        workspace: args.workspace.as_deref(),
-        model: &crate::config::NO_MODEL_FLAGS,
-        max_turns: None,
-    }) {
+    let settings = match settings(&args) {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
     let start = setup::mcp_servers(&settings).await;
+    start.close().await;
     if json {
-        let value = serde_json::json!({ "servers": start.servers });
+        let value =
+            serde_json::json!({ "servers": start.servers, "prompts": start.prompt_commands() });
         println!("{value}");
     } else if start.servers.is_empty() {
         println!(
@@ -141,6 +197,16 @@ async fn list(args: WorkspaceArg, json: bool) -> Exit {
                     Some(why) => println!("  {t} (unavailable: {why})"),
                     None => println!("  {t}"),
                 }
+            }
+            for t in &s.tasks_only {
+                println!("  {t} (not offered: it runs only as a task)");
+            }
+            for p in start
+                .prompt_commands()
+                .iter()
+                .filter(|p| p.server == s.name)
+            {
+                println!("  {} (prompt)", p.command);
             }
         }
     }

@@ -1,5 +1,6 @@
 //! One module per sub-command.
 
+pub(crate) mod approvals;
 pub(crate) mod config;
 pub(crate) mod doctor;
 pub(crate) mod exec;
@@ -11,6 +12,7 @@ pub(crate) mod sandbox;
 pub(crate) mod sessions;
 pub(crate) mod skills;
 pub(crate) mod tool;
+pub(crate) mod trust;
 pub(crate) mod verify;
 
 use crate::args::{Command, UiArgs};
@@ -38,5 +40,7 @@ pub(crate) async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
         Command::Config { command } => config::run(command),
         Command::Memory { command } => memory::run(command).await,
         Command::Skills { command } => skills::run(command),
+        Command::Trust { what } => trust::run(what),
+        Command::Approvals { command } => approvals::run(command),
     }
 }

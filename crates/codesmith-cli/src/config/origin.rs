@@ -14,6 +14,8 @@ pub(crate) enum Origin {
     User,
     /// `<workspace>/.codesmith/config.toml`, which raised a safety setting.
     ProjectTightened,
+    /// `<workspace>/.codesmith/config.toml`, trusted on this machine (its hooks).
+    ProjectTrusted,
     /// The named environment variable.
     Env(&'static str),
     /// The named command-line flag (`--model`).
@@ -26,6 +28,7 @@ impl fmt::Display for Origin {
             Origin::Default => f.write_str("default"),
             Origin::User => f.write_str("user"),
             Origin::ProjectTightened => f.write_str("project (tightened)"),
+            Origin::ProjectTrusted => f.write_str("project (trusted)"),
             Origin::Env(name) => write!(f, "env {name}"),
             Origin::Flag(name) => write!(f, "flag {name}"),
         }

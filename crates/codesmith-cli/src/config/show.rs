@@ -190,6 +190,23 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
         "utility_model.api_key_env",
         json!(u.and_then(|u| u.api_key_env.clone())),
     );
+    let notify = &s.notifications;
+    add(
+        "notifications.when",
+        json!(match notify.when {
+            super::NotifyWhen::Unfocused => "unfocused",
+            super::NotifyWhen::Always => "always",
+            super::NotifyWhen::Never => "never",
+        }),
+    );
+    add(
+        "notifications.method",
+        json!(match notify.method {
+            super::NotifyMethod::Bell => "bell",
+            super::NotifyMethod::Osc9 => "osc9",
+            super::NotifyMethod::Osc777 => "osc777",
+        }),
+    );
     for (name, server) in &s.mcp_servers {
         let origin = settings.origins.of(&format!("mcp_servers.{name}"));
         let mut item = |field: &str, value: Value| {
@@ -220,6 +237,27 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
         item("trusted", json!(server.trusted.unwrap_or(false)));
         if server.url.is_none() {
             item("trusted_cwd", json!(server.is_trusted_cwd()));
+        }
+    }
+    for event in codesmith_tools::hooks::HookEvent::ALL {
+        let hooks: Vec<Value> = s
+            .hooks
+            .all()
+            .iter()
+            .filter(|h| h.event == event)
+            .map(|h| {
+                json!({
+                    "command": redact_flag_values(&h.command),
+                    "timeout_secs": h.timeout.as_secs(),
+                })
+            })
+            .collect();
+        if !hooks.is_empty() {
+            out.push(Shown {
+                key: format!("hooks.{}", event.as_str()),
+                value: Value::Array(hooks),
+                origin: settings.origins.of(&format!("hooks.{}", event.as_str())),
+            });
         }
     }
     // A secret can hide in any value a user writes, not only in the fields named for

@@ -82,8 +82,8 @@ pub(crate) enum Action {
     Task(String),
     /// Run this slash command.
     Slash(Slash),
-    /// Answer the pending approval.
-    Answer(ApprovalAnswer),
+    /// Answer the pending approval; a "no" may carry the person's reason.
+    Answer(ApprovalAnswer, Option<String>),
     /// Interrupt the running turn.
     Interrupt,
     /// Leave the UI.
@@ -144,6 +144,8 @@ pub(crate) struct App {
     pub stream: Option<StreamCache>,
     /// Running subagents (any depth) and the foreground `agent` call each runs under.
     pub subagents: Vec<(String, String)>,
+    /// The custom slash commands (`/NAME` not built in expands through them).
+    pub commands: std::sync::Arc<codesmith_tools::extensions::commands::SlashCommands>,
 }
 
 /// The finished lines of a streaming answer, already rendered and wrapped,
@@ -185,6 +187,7 @@ impl App {
             task_started: None,
             stream: None,
             subagents: Vec::new(),
+            commands: Default::default(),
         }
     }
 
@@ -291,6 +294,24 @@ impl App {
                 .status
                 .set_retry(attempt, wait_ms, &reason, Instant::now()),
             Event::Notice { message } => self.notice(message),
+            event @ Event::McpProgress { .. } => {
+                // One line per running call, updated in place while it reports progress.
+                let line = crate::render::event_lines(&event, crate::render::Paint::OFF).join(" ");
+                let same_call = |e: &Entry| {
+                    matches!(e, Entry::Info(lines) if lines.len() == 1
+                        && lines[0].split(':').next() == line.split(':').next())
+                };
+                match self.entries.last() {
+                    Some(last) if same_call(last) => {
+                        let at = self.entries.len() - 1;
+                        self.entries[at] = Entry::Info(vec![line]);
+                        if let Some(r) = self.rendered.get_mut(at) {
+                            *r = None;
+                        }
+                    }
+                    _ => self.push(Entry::Info(vec![line])),
+                }
+            }
             Event::Compaction {
                 trigger,
                 stage,
@@ -629,6 +650,16 @@ impl App {
                 }
                 return Action::None;
             }
+            KeyCode::BackTab => {
+                // Shift-Tab: the next rung of the approval ladder (plan mode first).
+                let next = self
+                    .status
+                    .approval
+                    .parse::<codesmith_policy::ApprovalMode>()
+                    .unwrap_or_default()
+                    .cycled();
+                return Action::Slash(Slash::Approval(Some(next.as_str().to_string())));
+            }
             KeyCode::PageUp => {
                 self.scroll = self.scroll.saturating_add(10);
                 return Action::None;
@@ -666,6 +697,30 @@ impl App {
         let Some(prompt) = self.approval.as_mut() else {
             return Action::None;
         };
+        // Typing the reason of a "no": Enter sends it, Esc sends the "no" without it.
+        if let Some(reason) = prompt.reason.as_mut() {
+            match key.code {
+                KeyCode::Char(c) if reason.chars().count() < 500 => reason.push(c),
+                KeyCode::Backspace => {
+                    reason.pop();
+                }
+                KeyCode::Enter | KeyCode::Esc => {
+                    let reason = (key.code == KeyCode::Enter)
+                        .then(|| reason.trim().to_string())
+                        .filter(|r| !r.is_empty());
+                    let summary = first_line(&prompt.request.summary, 60);
+                    self.approval = None;
+                    self.notice(format!("denied: {summary}"));
+                    return Action::Answer(ApprovalAnswer::Deny, reason);
+                }
+                _ => {}
+            }
+            return Action::None;
+        }
+        if key.code == KeyCode::Char(super::approval::Prompt::REASON_KEY) {
+            prompt.reason = Some(String::new());
+            return Action::None;
+        }
         let answer = match key.code {
             KeyCode::Esc => Some(ApprovalAnswer::Deny),
             KeyCode::Enter => Some(prompt.selected_answer()),
@@ -691,14 +746,14 @@ impl App {
                 let summary = first_line(&prompt.request.summary, 60);
                 self.approval = None;
                 self.notice(format!("{label}: {summary}"));
-                Action::Answer(a)
+                Action::Answer(a, None)
             }
             None => Action::None,
         }
     }
 
     fn submit(&mut self, text: String) -> Action {
-        match slash::parse(&text) {
+        match slash::parse_with(&text, &self.commands) {
             Parsed::Command(cmd) => Action::Slash(cmd),
             Parsed::Unknown { name, suggestion } => {
                 let hint = suggestion.map_or_else(
@@ -738,6 +793,31 @@ mod tests {
 
     fn ctrl(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    #[test]
+    fn mcp_progress_is_one_line_per_call_updated_in_place() {
+        let mut a = app();
+        let progress = |n: f64| Event::McpProgress {
+            server: "raw".into(),
+            tool: "mcp__raw__slow".into(),
+            progress: n,
+            total: Some(4.0),
+            message: Some(format!("step {n}")),
+        };
+        let before = a.entries.len();
+        a.apply(progress(1.0));
+        a.apply(progress(2.0));
+        assert_eq!(a.entries.len(), before + 1);
+        match a.entries.last() {
+            Some(Entry::Info(lines)) => {
+                assert!(
+                    lines[0].contains("mcp__raw__slow: progress 2/4: step 2"),
+                    "{lines:?}"
+                );
+            }
+            _ => panic!("no progress line"),
+        }
     }
 
     #[test]
@@ -914,6 +994,31 @@ mod tests {
     }
 
     #[test]
+    fn r_types_the_reason_of_a_no_and_enter_sends_it() {
+        let mut a = app();
+        a.start_task("t");
+        a.ask(ApprovalRequest {
+            tool: "exec_shell".into(),
+            summary: "curl prod".into(),
+            ..Default::default()
+        });
+        assert_eq!(a.on_key(key(KeyCode::Char('r'))), Action::None);
+        for c in "use stagingx".chars() {
+            assert_eq!(
+                a.on_key(key(KeyCode::Char(c))),
+                Action::None,
+                "{c} is text now"
+            );
+        }
+        assert_eq!(a.on_key(key(KeyCode::Backspace)), Action::None);
+        assert_eq!(
+            a.on_key(key(KeyCode::Enter)),
+            Action::Answer(ApprovalAnswer::Deny, Some("use staging".into()))
+        );
+        assert!(a.approval.is_none());
+    }
+
+    #[test]
     fn approval_keys_answer_and_typing_while_running_queues() {
         let mut a = app();
         a.start_task("t");
@@ -931,7 +1036,7 @@ mod tests {
         );
         assert_eq!(
             a.on_key(key(KeyCode::Char('s'))),
-            Action::Answer(ApprovalAnswer::Session)
+            Action::Answer(ApprovalAnswer::Session, None)
         );
         assert!(a.approval.is_none());
         for c in "next".chars() {

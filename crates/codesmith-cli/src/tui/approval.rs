@@ -76,6 +76,8 @@ pub(crate) struct Prompt {
     pub request: ApprovalRequest,
     /// Index into [`Prompt::choices`] of the highlighted choice.
     pub selected: usize,
+    /// The reason being typed after `r` (no, and say why): `Some` while it is typed.
+    pub reason: Option<String>,
 }
 
 impl Prompt {
@@ -84,6 +86,7 @@ impl Prompt {
         Prompt {
             request,
             selected: 0,
+            reason: None,
         }
     }
 
@@ -143,6 +146,9 @@ impl Prompt {
         });
         out
     }
+
+    /// The key that starts typing a reason for a "no" (which the model then reads).
+    pub(crate) const REASON_KEY: char = 'r';
 
     /// The answer for a typed key (`y`, `s`, `a`, `n`, Esc as `n`), if it is a choice here.
     pub(crate) fn answer_for(&self, key: char) -> Option<ApprovalAnswer> {

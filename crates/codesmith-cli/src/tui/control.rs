@@ -6,6 +6,7 @@ use codesmith_tools::memory::{INDEX_FILE, project_memory_dir, user_memory_dir};
 use futures::future::BoxFuture;
 
 use super::app::VerdictCounts;
+use codesmith_policy::ApprovalMode;
 use codesmith_protocol::Op;
 
 use super::driver::{Rebuild, SessionChoice};
@@ -65,7 +66,15 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
         ])
     };
     match cmd {
-        Slash::Help => Reply::Lines(slash::help_lines()),
+        Slash::Help => {
+            let mut lines = slash::help_lines();
+            let custom = facts.resolved.commands.help_lines();
+            if !custom.is_empty() {
+                lines.push("Custom commands (commands/NAME.md):".to_string());
+                lines.extend(custom);
+            }
+            Reply::Lines(lines)
+        }
         Slash::Quit => Reply::Quit,
         Slash::Model(None) => Reply::Lines(vec![format!(
             "model: {} ({}); switch with /model NAME",
@@ -103,6 +112,34 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
             ),
             Err(e) => Reply::Lines(vec![e.to_string()]),
         },
+        Slash::Approvals(arg) => Reply::Lines(grants(facts, arg.as_deref())),
+        Slash::Accept(_) if facts.approval != ApprovalMode::ReadOnly.as_str() => {
+            Reply::Lines(vec![
+                "nothing to accept: plan in read-only mode first (Shift-Tab or /approval read-only)"
+                    .to_string(),
+            ])
+        }
+        Slash::Accept(arg) => {
+            let mode = match arg.as_deref().map(str::trim) {
+                None | Some("") | Some("auto-edit") => ApprovalMode::AutoEdit,
+                Some("auto") => ApprovalMode::Auto,
+                Some(other) => {
+                    return Reply::Lines(vec![format!(
+                        "usage: /accept [auto] (not {other:?}): the plan runs in auto-edit or auto"
+                    )]);
+                }
+            };
+            Reply::Rebuild(
+                Rebuild {
+                    model: None,
+                    approval: Some(mode),
+                    session: SessionChoice::Keep,
+                },
+                vec![format!(
+                    "plan accepted: approval {mode}; the work starts with the plan's steps"
+                )],
+            )
+        }
         Slash::Clear => Reply::Rebuild(
             Rebuild {
                 model: None,
@@ -148,6 +185,42 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
     }
 }
 
+/// `/approvals` lists the workspace's saved grants; `/approvals revoke ID|--all` removes
+/// them (each change is merged into the file at once, so the running session's next
+/// question already asks).
+fn grants(facts: &Facts<'_>, arg: Option<&str>) -> Vec<String> {
+    let (home, ws) = (&facts.resolved.home, &facts.resolved.workspace);
+    let Some(arg) = arg else {
+        return crate::commands::approvals::lines(home, ws);
+    };
+    let target = arg.strip_prefix("revoke").map(str::trim);
+    let Some(target) = target.filter(|t| !t.is_empty()) else {
+        return vec!["usage: /approvals [revoke ID|--all]".to_string()];
+    };
+    let store = codesmith_engine::approval::ApprovalStore::open(home);
+    let chosen: Vec<_> = store
+        .listed(ws)
+        .into_iter()
+        .filter(|g| target == "--all" || g.id == target)
+        .collect();
+    if chosen.is_empty() {
+        return vec![format!(
+            "no saved grant has the id {target:?}: /approvals lists them"
+        )];
+    }
+    chosen
+        .iter()
+        .map(|g| match store.revoke(ws, &g.key) {
+            Ok(()) => format!(
+                "revoked {}  {}",
+                g.id,
+                codesmith_policy::terminal_safe(&g.key.describe())
+            ),
+            Err(e) => format!("could not revoke {}: {e}", g.id),
+        })
+        .collect()
+}
+
 /// `/restore N` previews; `/restore N yes` applies.
 /// True for a command refused while a task runs: it rebuilds the engine, or starts
 /// engine work that would run only after the task (a `/restore N yes` then would apply
@@ -157,6 +230,7 @@ fn waits_for_idle(cmd: &Slash) -> bool {
         cmd,
         Slash::Model(Some(_))
             | Slash::Approval(Some(_))
+            | Slash::Accept(_)
             | Slash::Clear
             | Slash::Resume(Some(_))
             | Slash::Compact

@@ -169,6 +169,19 @@ pub(crate) fn spawn(
 ) {
     let (tx, rx) = mpsc::unbounded_channel();
     let (ui_tx, ui_rx) = mpsc::unbounded_channel();
+    // What the MCP servers report reaches the UI beside the engine's events.
+    if let Some(mut events) = parts.mcp.take_events() {
+        let (ui, home) = (ui_tx.clone(), parts.resolved.home.clone());
+        tokio::spawn(async move {
+            while let Some(e) = events.recv().await {
+                if let Some(event) = setup::mcp_event(&home, e)
+                    && ui.send(ToUi::Event(event)).is_err()
+                {
+                    break;
+                }
+            }
+        });
+    }
     let running = parts.spawn(session);
     let handle = tokio::spawn(relay(running, parts, rx, ui_tx, stop));
     (Driver { tx }, ui_rx, handle)

@@ -12,6 +12,7 @@ pub(crate) mod control;
 pub(crate) mod driver;
 pub(crate) mod input;
 pub(crate) mod markdown;
+pub(crate) mod notify;
 pub(crate) mod plain;
 pub(crate) mod slash;
 pub(crate) mod status;
@@ -62,6 +63,8 @@ pub(crate) struct Ui {
     pub later_tx: mpsc::UnboundedSender<Vec<String>>,
     /// Lines from slash commands that took a while.
     pub later: mpsc::UnboundedReceiver<Vec<String>>,
+    /// Tells the user that a task ended or a question waits (bell, OSC 9/777, hooks).
+    pub notifier: notify::Notifier,
 }
 
 /// What became of a slash command.
@@ -135,6 +138,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         backend.isolates(),
     );
     let mut app = app::App::new(theme, status);
+    app.commands = Arc::new(resolved.commands.clone());
     if let Some(notice) = unisolated {
         app.notice(notice);
     }
@@ -148,6 +152,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
     for notice in mcp.notices() {
         eprintln!("codesmith: {notice}");
     }
+    let servers = mcp.clone();
     let parts = driver::Parts {
         resolved: resolved.clone(),
         provider,
@@ -171,7 +176,15 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
     };
     let (driver, events, worker) = driver::spawn(parts, session, shutdown.token());
     let (later_tx, later) = mpsc::unbounded_channel();
+    let mut notifier = notify::Notifier::new(
+        resolved.notifications,
+        Arc::new(resolved.hooks.clone()),
+        resolved.workspace.clone(),
+        Some(later_tx.clone()),
+    );
+    notifier.terminal = full_screen;
     let ui = Ui {
+        notifier,
         resolved,
         app,
         driver,
@@ -200,6 +213,8 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
     // without this wait would cut the work off where it stood (no result recorded for a
     // running call, a workspace half restored).
     let _ = tokio::time::timeout(STOP_GRACE, worker).await;
+    // HTTP sessions of MCP servers are ended (DELETE) before the process goes.
+    servers.close().await;
     let exit = match ended {
         Ok(exit) => exit,
         Err(signal) => {
@@ -253,6 +268,16 @@ fn open_session(resolved: &Settings, start: Start) -> anyhow::Result<Session> {
     }
 }
 
+/// What the UI says when a task ends in plan mode.
+const PLAN_READY: &str = "plan mode: /accept starts the work in auto-edit (/accept auto for \
+                          auto), with the plan as its step list; or type to keep planning";
+
+/// The task sent when the person accepts the plan (`/accept`): the plan itself is in the
+/// transcript (restated by `update_plan`), so this only says to carry it out.
+const ACCEPTED_PLAN_TASK: &str = "The plan is accepted. Carry it out now, step by step: keep \
+                                  update_plan current as you go, starting with the plan's first \
+                                  step.";
+
 impl Ui {
     /// Facts for slash commands.
     pub(crate) fn facts(&self) -> control::Facts<'_> {
@@ -272,15 +297,26 @@ impl Ui {
         let app = &mut self.app;
         match msg {
             driver::ToUi::Event(Event::TaskFinished { status, .. }) => {
+                if status != TaskStatus::Cancelled {
+                    self.notifier
+                        .notify("CodeSmith: the task ended", &app.session_id);
+                }
                 if status == TaskStatus::Cancelled {
                     app.interrupted();
                     app.queued.clear();
                 } else {
                     app.task_done();
+                    if app.status.approval == codesmith_policy::ApprovalMode::ReadOnly.as_str() {
+                        app.info(vec![PLAN_READY.to_string()]);
+                    }
                 }
                 self.questions.clear();
             }
             driver::ToUi::Event(Event::ApprovalRequested(request)) => {
+                self.notifier.notify(
+                    &format!("CodeSmith: a question waits ({})", request.tool),
+                    &app.session_id,
+                );
                 self.questions.arrived(request);
             }
             driver::ToUi::Event(Event::ApprovalWithdrawn { call_id }) => {
@@ -356,12 +392,12 @@ impl Ui {
     }
 
     /// Answers the approval question on screen.
-    pub(crate) fn answer(&mut self, answer: ApprovalAnswer) {
+    pub(crate) fn answer(&mut self, answer: ApprovalAnswer, reason: Option<String>) {
         if let Some(call_id) = self.questions.answered() {
             self.driver.send(Op::Approval {
                 call_id,
                 answer,
-                reason: None,
+                reason,
             });
         }
         if let Some(request) = self.questions.next() {
@@ -391,12 +427,17 @@ impl Ui {
 
     /// Runs a slash command.
     pub(crate) fn slash(&mut self, cmd: slash::Slash) -> SlashDone {
+        let is_accept = matches!(cmd, slash::Slash::Accept(_));
         match control::run(cmd, &self.facts()) {
             control::Reply::Lines(lines) => self.app.info(lines),
             control::Reply::Quit => return SlashDone::Quit,
             control::Reply::Rebuild(r, lines) => {
                 if !lines.is_empty() {
                     self.app.info(lines);
+                }
+                if is_accept {
+                    // Sent once the engine runs in its new mode (see `on_engine`).
+                    self.app.queued.insert(0, ACCEPTED_PLAN_TASK.to_string());
                 }
                 self.driver.rebuild(r);
                 return SlashDone::AwaitEngine;

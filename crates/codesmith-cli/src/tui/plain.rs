@@ -44,7 +44,7 @@ pub(crate) async fn run(mut ui: Ui) -> Exit {
         if line.trim().is_empty() {
             continue;
         }
-        match slash::parse(&line) {
+        match slash::parse_with(&line, &ui.app.commands) {
             Parsed::Command(cmd) => {
                 let before = ui.app.entries.len();
                 let done = ui.slash(cmd);
@@ -152,11 +152,12 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>, sigint: &mut Sig
         };
         if let ToUi::Event(Event::ApprovalRequested(request)) = msg {
             text.end_line();
-            if let Some(answer) = answer(&request, ui, stdin, sigint, &mut backlog).await {
+            if let Some((answer, reason)) = answer(&request, ui, stdin, sigint, &mut backlog).await
+            {
                 ui.driver.send(Op::Approval {
                     call_id: request.call_id,
                     answer,
-                    reason: None,
+                    reason,
                 });
             }
             continue;
@@ -166,11 +167,21 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>, sigint: &mut Sig
         if let ToUi::Event(e) = &msg {
             print_event(e, &mut text);
         }
-        ui.on_engine(msg);
+        let next = ui.on_engine(msg);
         if done {
             text.end_line();
             // Events were printed as they came; what the end adds is shown here.
             print_info(ui, before.min(ui.app.entries.len()));
+            // A task queued behind the wait (an accepted plan's) starts now.
+            if let Some(task) = next {
+                ui.app.start_task(&task);
+                if ui.driver.send(Op::UserTask {
+                    text: task,
+                    images: Vec::new(),
+                }) {
+                    continue;
+                }
+            }
             return;
         }
     }
@@ -186,7 +197,7 @@ async fn answer(
     stdin: &mut Lines<BufReader<Stdin>>,
     sigint: &mut Signal,
     backlog: &mut std::collections::VecDeque<ToUi>,
-) -> Option<ApprovalAnswer> {
+) -> Option<(ApprovalAnswer, Option<String>)> {
     let withdrawn = |m: &ToUi| matches!(m, ToUi::Event(Event::ApprovalWithdrawn { call_id }) if *call_id == request.call_id);
     if let Some(i) = backlog.iter().position(withdrawn) {
         backlog.remove(i);
@@ -199,7 +210,7 @@ async fn answer(
         .map(|c| format!("{} = {}", c.key, c.label))
         .collect();
     say(&format!(
-        "approve {}:\n  {}\n  why: {}\n  answer {}",
+        "approve {}:\n  {}\n  why: {}\n  answer {} (after n, words of your own tell the model why)",
         codesmith_policy::visible_line(&prompt.request.tool, 60),
         prompt.command_lines().join("\n  "),
         prompt.request.reason,
@@ -224,17 +235,17 @@ async fn answer(
             },
         }
     };
-    let reply = match line {
-        Ok(Some(line)) => line
-            .trim()
-            .chars()
-            .next()
-            .and_then(|c| prompt.answer_for(c))
-            .unwrap_or(ApprovalAnswer::Deny),
-        _ => ApprovalAnswer::Deny,
-    };
+    let line = line.ok().flatten().unwrap_or_default();
+    let mut chars = line.trim().chars();
+    let reply = chars
+        .next()
+        .and_then(|c| prompt.answer_for(c))
+        .unwrap_or(ApprovalAnswer::Deny);
+    // `n use the staging server`: the words after the key are the "no"'s reason.
+    let reason = Some(chars.as_str().trim().to_string())
+        .filter(|r| reply == ApprovalAnswer::Deny && !r.is_empty());
     say(&format!("  → {reply:?}"));
-    Some(reply)
+    Some((reply, reason))
 }
 
 /// Prints one event: answer text through `answer` (which makes it safe for the terminal

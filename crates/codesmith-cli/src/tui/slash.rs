@@ -9,6 +9,11 @@ pub(crate) enum Slash {
     Model(Option<String>),
     /// `/approval [MODE]`: show or switch the approval mode.
     Approval(Option<String>),
+    /// `/approvals [revoke ID|--all]`: list the workspace's saved grants, or revoke some.
+    Approvals(Option<String>),
+    /// `/accept [auto]`: accept the plan made in plan mode: switch to `auto-edit` (or
+    /// `auto`) and start the work with the plan as its first step list.
+    Accept(Option<String>),
     /// `/compact`: summarise older history to free context.
     Compact,
     /// `/restore N`: roll the workspace back to before task N.
@@ -39,6 +44,14 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
         "approval",
         "[read-only|suggest|auto-edit|auto|never] show or switch the approval mode (Shift-Tab cycles)",
     ),
+    (
+        "accept",
+        "[auto] accept the plan: switch to auto-edit (or auto) and start the work",
+    ),
+    (
+        "approvals",
+        "[revoke ID|--all] list the grants \"always\" saved, or revoke them",
+    ),
     ("compact", "summarise older history now to free context"),
     (
         "restore",
@@ -64,6 +77,10 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
 pub(crate) const KEYS: &[(&str, &str)] = &[
     ("Enter", "send"),
     ("Tab", "complete a /command"),
+    (
+        "Shift-Tab",
+        "next approval mode: read-only (plan) → suggest → auto-edit → auto",
+    ),
     ("Alt-Enter, Shift-Enter, Ctrl-J", "new line"),
     ("↑ / ↓", "previous / next input"),
     ("PgUp / PgDn", "scroll the transcript"),
@@ -112,7 +129,9 @@ pub(crate) fn parse(input: &str) -> Parsed {
     let cmd = match name.as_str() {
         "help" | "?" => Slash::Help,
         "model" => Slash::Model(arg),
-        "approval" | "approvals" => Slash::Approval(arg),
+        "approval" => Slash::Approval(arg),
+        "approvals" | "grants" => Slash::Approvals(arg),
+        "accept" => Slash::Accept(arg),
         "compact" => Slash::Compact,
         "restore" => Slash::Restore(arg),
         "verify" => Slash::Verify,
@@ -131,6 +150,23 @@ pub(crate) fn parse(input: &str) -> Parsed {
         }
     };
     Parsed::Command(cmd)
+}
+
+/// [`parse`], then a name that is no built-in command is looked up among the custom
+/// slash commands (`custom`, the one expansion `exec` uses too): one of them becomes the
+/// text it expands to. A custom command's `model` and `allowed-tools` apply in `exec`
+/// only; here the task runs in the session as it is.
+pub(crate) fn parse_with(
+    input: &str,
+    custom: &codesmith_tools::extensions::commands::SlashCommands,
+) -> Parsed {
+    match parse(input) {
+        Parsed::Unknown { name, suggestion } => match custom.expand(input) {
+            Some(expansion) => Parsed::Text(expansion.text),
+            None => Parsed::Unknown { name, suggestion },
+        },
+        other => other,
+    }
 }
 
 /// The known command closest to `name`, if it is plausibly a typo of it.
@@ -191,6 +227,36 @@ mod tests {
             parse("/skills trust lint-rules"),
             Parsed::Command(Slash::Skills(Some("trust lint-rules".into())))
         );
+    }
+
+    #[test]
+    fn a_custom_command_expands_where_no_built_in_one_is_named() {
+        use codesmith_tools::extensions::commands::{CustomCommand, SlashCommands};
+        let cmd = |name: &str, body: &str| CustomCommand {
+            name: name.into(),
+            description: None,
+            argument_hint: None,
+            model: None,
+            allowed_tools: None,
+            body: body.into(),
+            scope: codesmith_tools::skills::Scope::User,
+            path: format!("/home/u/.codesmith/commands/{name}.md").into(),
+            digest: String::new(),
+            trust: codesmith_tools::skills::trust::TrustState::User,
+        };
+        let custom = SlashCommands::from_commands(vec![
+            cmd("review", "Review $ARGUMENTS."),
+            cmd("help", "x"),
+        ]);
+        assert_eq!(
+            parse_with("/review a.rs", &custom),
+            Parsed::Text("Review a.rs.".into())
+        );
+        assert_eq!(parse_with("/help", &custom), Parsed::Command(Slash::Help));
+        assert!(matches!(
+            parse_with("/revu", &custom),
+            Parsed::Unknown { .. }
+        ));
     }
 
     #[test]

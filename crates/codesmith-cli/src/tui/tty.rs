@@ -4,8 +4,9 @@
 use std::io::Stdout;
 
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, Event as TermEvent, EventStream, KeyEventKind,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableFocusChange, EnableBracketedPaste, EnableFocusChange,
+    Event as TermEvent, EventStream, KeyEventKind, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::execute;
 use crossterm::terminal::{
@@ -40,7 +41,9 @@ impl TerminalGuard {
         execute!(
             std::io::stdout(),
             EnterAlternateScreen,
-            EnableBracketedPaste
+            EnableBracketedPaste,
+            // Focus reporting (CSI ? 1004 h): notifications wait for a lost focus.
+            EnableFocusChange
         )?;
         if supports_keyboard_enhancement().unwrap_or(false) {
             guard.enhanced_keys = execute!(
@@ -60,6 +63,7 @@ impl Drop for TerminalGuard {
         }
         let _ = execute!(
             std::io::stdout(),
+            DisableFocusChange,
             DisableBracketedPaste,
             LeaveAlternateScreen
         );
@@ -166,8 +170,8 @@ fn handle_terminal(ui: &mut Ui, ev: TermEvent) -> bool {
                 false
             }
             Action::Slash(cmd) => ui.slash(cmd) == super::SlashDone::Quit,
-            Action::Answer(answer) => {
-                ui.answer(answer);
+            Action::Answer(answer, reason) => {
+                ui.answer(answer, reason);
                 false
             }
             Action::Interrupt => {
@@ -175,6 +179,14 @@ fn handle_terminal(ui: &mut Ui, ev: TermEvent) -> bool {
                 false
             }
         },
+        TermEvent::FocusGained => {
+            ui.notifier.focused = true;
+            false
+        }
+        TermEvent::FocusLost => {
+            ui.notifier.focused = false;
+            false
+        }
         TermEvent::Paste(text) if ui.app.approval.is_none() => {
             ui.app.editor.paste(&text);
             false

@@ -306,7 +306,21 @@ fn approval_lines(app: &App, prompt: &super::approval::Prompt, width: u16) -> Ve
         spans.push(Span::styled(format!("[{}] {}", c.key, c.label), style));
         spans.push(Span::raw("  "));
     }
+    spans.push(Span::styled(
+        format!("[{}] no, say why", super::approval::Prompt::REASON_KEY),
+        t.warn,
+    ));
     lines.extend(wrap_line(&Line::from(spans), inner));
+    if let Some(reason) = &prompt.reason {
+        let typed = Line::styled(
+            format!(
+                "why not (Enter sends, Esc skips): {}▏",
+                codesmith_policy::visible_line(reason, 500)
+            ),
+            t.text,
+        );
+        lines.extend(wrap_line(&typed, inner));
+    }
     lines
 }
 

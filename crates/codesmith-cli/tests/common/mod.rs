@@ -6,6 +6,17 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
+/// The contents of the tool messages of a request body (OpenAI dialect), in order.
+pub(crate) fn tool_messages(body: &serde_json::Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// Copies `src` into `dst` recursively.
 pub(crate) fn copy_tree(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
@@ -140,4 +151,18 @@ pub(crate) async fn mcp_list_json(home: &Path, ws: &Path) -> Output {
         .await
         .expect("codesmith mcp list timed out")
         .unwrap()
+}
+
+/// The UI's arguments for `ws` against the scripted server at `base_url` (model `scripted`).
+pub(crate) fn ui_args<'a>(ws: &'a Path, base_url: &'a str) -> [&'a str; 8] {
+    [
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--provider",
+        "openai",
+        "--base-url",
+        base_url,
+        "--model",
+        "scripted",
+    ]
 }

@@ -62,6 +62,9 @@ pub struct EngineConfig {
     /// The model's context window and the compaction threshold: a request that would
     /// pass it is preceded by a compaction (see [`crate::budget`]).
     pub context: crate::budget::ContextBudget,
+    /// The user's hooks (see [`codesmith_tools::hooks`]); a subagent inherits them and runs
+    /// the tool hooks only.
+    pub hooks: Arc<codesmith_tools::hooks::Hooks>,
 }
 
 /// The result of [`Engine::run_task`].
@@ -162,6 +165,8 @@ pub struct Engine {
     /// The model of auxiliary calls (compaction summaries) and its provider; `None`: the
     /// session's own (see [`Engine::set_utility_model`]).
     utility: Option<(Arc<dyn Provider>, String)>,
+    /// Whether the `SessionStart` hooks ran for this engine.
+    hooks_started: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -192,6 +197,7 @@ impl Engine {
             own.images = provider.accepts_images();
             Arc::new(own)
         };
+        let ctx_workspace = ctx.workspace.clone();
         reactivate(&tools, session.messages());
         let provider_label = match session.meta() {
             crate::session::Record::Meta { provider, .. } => provider.clone(),
@@ -225,6 +231,12 @@ impl Engine {
             delegation: Some(delegation),
             delegated: Vec::new(),
             ran_later: Vec::new(),
+            hooks: crate::hooks::HookSite {
+                hooks: Arc::clone(&config.hooks),
+                session_id: session.id().to_string(),
+                transcript: session.path().to_path_buf(),
+                workspace: ctx_workspace,
+            },
         };
         Engine {
             provider,
@@ -241,6 +253,7 @@ impl Engine {
             paging_hint: false,
             last_stage: "trim",
             utility: None,
+            hooks_started: false,
         }
     }
 
@@ -271,12 +284,14 @@ impl Engine {
         depth: u32,
         role: crate::subagent::AgentType,
         withheld: Vec<&'static str>,
+        custom: Option<String>,
     ) {
         if let Some(d) = &mut self.runtime.delegation {
             d.settings = settings;
             d.depth = depth;
             d.role = Some(role);
             d.withheld = withheld;
+            d.custom = custom;
         }
     }
 
@@ -390,13 +405,38 @@ impl Engine {
         // new task's message follows a transcript the providers accept.
         self.session.answer_open_calls(PREVIOUS_RUN_ENDED)?;
         self.runtime.ctx = Arc::new(self.runtime.ctx.with_cancel(cancel.clone()));
-        let mut message = Message::user_text(task);
+        let mut message = match self.task_hooks(task, sink).await {
+            Ok(message) => message,
+            Err(reason) => {
+                let message = format!(
+                    "A UserPromptSubmit hook blocked this task; nothing was sent to the model: \
+                     {reason}"
+                );
+                sink(Event::Error {
+                    message: message.clone(),
+                });
+                return Ok(TaskOutcome {
+                    status: TaskStatus::Failed,
+                    final_text: message,
+                    turns: 0,
+                    usage: Usage::default(),
+                    verdict: None,
+                });
+            }
+        };
         message.content.extend(
             std::mem::take(&mut self.attached)
                 .into_iter()
                 .map(ContentBlock::Image),
         );
         self.current_task = Some(message.clone());
+        if self.runtime.mode == codesmith_policy::ApprovalMode::ReadOnly {
+            message
+                .content
+                .push(codesmith_protocol::ContentBlock::Text {
+                    text: crate::approval::PLAN_MODE_NOTE.to_string(),
+                });
+        }
         self.session.push(message)?;
         let task_no = self.runtime.snapshots.begin_task();
         self.session.note(
@@ -409,6 +449,8 @@ impl Engine {
         let mut usage = Usage::default();
         // Whether the model was already told, this task, that its text imitated a tool call.
         let mut nudged = false;
+        // How often a Stop hook sent the model back to work in this task.
+        let mut stop_blocks = 0u32;
         for turn in 1..=self.config.max_turns {
             self.compact_ahead(turn, sink).await?;
             let estimated_input_tokens = self.estimate_input_tokens();
@@ -461,6 +503,19 @@ impl Engine {
                 self.session.push(Message::user_text(
                     crate::repair::fake_calls::imitation_event_text(),
                 ))?;
+                self.session.sync()?;
+                continue;
+            }
+            if calls.is_empty()
+                && stop == StopReason::EndTurn
+                && turn < self.config.max_turns
+                && stop_blocks < crate::hooks::MAX_STOP_CONTINUATIONS
+                && let Some(reason) = self.stop_hooks(&final_text, stop_blocks > 0, sink).await
+            {
+                stop_blocks += 1;
+                self.session.push(Message::user_text(format!(
+                    "A Stop hook of the user sent you back to work before ending: {reason}"
+                )))?;
                 self.session.sync()?;
                 continue;
             }
@@ -537,6 +592,90 @@ impl Engine {
             }
         }
         Ok(self.stopped(TaskStatus::TurnLimit, self.config.max_turns, usage, sink))
+    }
+
+    /// Whether this engine is the foreground agent (subagents run only the tool hooks).
+    fn is_foreground(&self) -> bool {
+        self.runtime
+            .delegation
+            .as_ref()
+            .is_none_or(|d| d.depth == 0)
+    }
+
+    /// The task's message after the `SessionStart` hooks (the first task of this engine)
+    /// and the `UserPromptSubmit` hooks ran: `task`, then the context they printed. `Err`
+    /// with the reason when a prompt hook blocked it.
+    async fn task_hooks(
+        &mut self,
+        task: &str,
+        sink: &mut EventSink<'_>,
+    ) -> Result<Message, String> {
+        use codesmith_tools::hooks::HookEvent;
+        let mut message = Message::user_text(task);
+        if !self.is_foreground() || self.runtime.hooks.hooks.is_empty() {
+            return Ok(message);
+        }
+        let site = self.runtime.hooks.clone();
+        let mut blocks = Vec::new();
+        if !self.hooks_started {
+            self.hooks_started = true;
+            let source = if self.session.messages().is_empty() {
+                "startup"
+            } else {
+                "resume"
+            };
+            let fields = serde_json::json!({ "source": source });
+            let said = site
+                .run(HookEvent::SessionStart, None, object(fields), sink)
+                .await;
+            blocks.extend(crate::hooks::context_block(
+                HookEvent::SessionStart,
+                &said.context,
+            ));
+        }
+        let fields = serde_json::json!({ "prompt": task });
+        let said = site
+            .run(HookEvent::UserPromptSubmit, None, object(fields), sink)
+            .await;
+        if let Some((reason, _)) = said.block {
+            return Err(reason);
+        }
+        blocks.extend(crate::hooks::context_block(
+            HookEvent::UserPromptSubmit,
+            &said.context,
+        ));
+        message
+            .content
+            .extend(blocks.into_iter().map(|text| ContentBlock::Text { text }));
+        Ok(message)
+    }
+
+    /// Runs the `Stop` hooks of the foreground agent; `Some(reason)` when one sends the
+    /// model back to work.
+    async fn stop_hooks(
+        &self,
+        final_text: &str,
+        active: bool,
+        sink: &mut EventSink<'_>,
+    ) -> Option<String> {
+        if !self.is_foreground() {
+            return None;
+        }
+        let fields = serde_json::json!({
+            "stop_hook_active": active,
+            "last_assistant_message": final_text,
+        });
+        self.runtime
+            .hooks
+            .run(
+                codesmith_tools::hooks::HookEvent::Stop,
+                None,
+                object(fields),
+                sink,
+            )
+            .await
+            .block
+            .map(|(reason, _)| reason)
     }
 
     /// Records `plan` when it differs from the session's (a note, a `plan_updated`
@@ -811,6 +950,13 @@ fn activated_names(content: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+fn object(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match v {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
 }
 
 /// The provider prompt-cache key of a session: stable for its whole life (every

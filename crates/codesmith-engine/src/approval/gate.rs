@@ -17,7 +17,13 @@ pub(crate) enum GateDecision {
     /// or by an earlier answer or grant that covers it): the call then runs with
     /// [`codesmith_tools::ToolContext::person_approved`], which shows secrets unmasked
     /// and lets a file with other hard links be written.
-    Run { concurrent: bool, approved: bool },
+    /// `network`: a person approved a shell command knowing it runs with network access
+    /// (see `Requirement::Ask`): its sandbox opens the network for this call only.
+    Run {
+        concurrent: bool,
+        approved: bool,
+        network: bool,
+    },
     /// Do not run it; the refusal says why and what to do.
     Refuse(Refusal),
 }
@@ -51,6 +57,7 @@ impl Runtime {
                 GateDecision::Run {
                     concurrent,
                     approved: false,
+                    network: false,
                 }
             }
             Requirement::Deny(refusal) => GateDecision::Refuse(refusal),
@@ -60,6 +67,7 @@ impl Runtime {
                 denial,
                 grant,
                 level,
+                network,
             } => {
                 request.call_id = call_id.to_string();
                 let asked = Asked {
@@ -68,7 +76,7 @@ impl Runtime {
                     denial: &denial,
                     way_out: way_out(tool, self.mode),
                 };
-                self.ask(asked, grant, level, sink).await
+                self.ask(asked, grant, level, network, sink).await
             }
         }
     }
@@ -78,6 +86,7 @@ impl Runtime {
         asked: Asked<'_>,
         grant: Option<ApprovalKey>,
         level: SafetyLevel,
+        network: bool,
         sink: &mut EventSink<'_>,
     ) -> GateDecision {
         let Asked {
@@ -98,6 +107,7 @@ impl Runtime {
             return GateDecision::Run {
                 concurrent: false,
                 approved: true,
+                network,
             };
         }
         // A stored grant is re-checked against this request; `never` mode never asks, so
@@ -119,6 +129,7 @@ impl Runtime {
             return GateDecision::Run {
                 concurrent: false,
                 approved: true,
+                network,
             };
         }
         if !self.approver.interactive() {
@@ -151,12 +162,14 @@ impl Runtime {
             ApprovalAnswer::Once => GateDecision::Run {
                 concurrent: false,
                 approved: true,
+                network,
             },
             ApprovalAnswer::Session => {
                 self.approvals.approve(session);
                 GateDecision::Run {
                     concurrent: false,
                     approved: true,
+                    network,
                 }
             }
             ApprovalAnswer::Always => {
@@ -167,6 +180,7 @@ impl Runtime {
                 GateDecision::Run {
                     concurrent: false,
                     approved: true,
+                    network,
                 }
             }
             ApprovalAnswer::Deny => {

@@ -36,6 +36,15 @@ pub(crate) use queue::{Pending, QueueApprover};
 pub(crate) use requirement::Requirement;
 pub use store::{APPROVALS_FILE, ApprovalError, ApprovalStore, StoredGrant};
 
+/// The runtime event added after the task's text while the approval mode is `read-only`,
+/// telling the model it is planning. Byte-stable (the same bytes every time, so the
+/// provider's prompt cache holds across tasks).
+pub const PLAN_MODE_NOTE: &str = "<runtime_event type=\"plan_mode\">Approval mode is \
+read-only (plan mode): you may read files and run commands that only read; every file write \
+and every other command is refused. Investigate, then present your plan: record its steps \
+with update_plan and end your turn with the plan as your answer. The user accepts it (and \
+switches to a mode that lets you carry it out) or asks you to keep planning.</runtime_event>";
+
 /// Something that can answer approval requests.
 #[async_trait]
 pub trait Approver: Send + Sync {

@@ -48,6 +48,9 @@ pub(crate) enum Requirement {
         grant: Option<ApprovalKey>,
         /// The classifier's level (a dangerous request is never persisted or covered).
         level: SafetyLevel,
+        /// True when an approval runs this shell command with the network open in its
+        /// sandbox (it needs the network, the sandbox cuts it and can open it per command).
+        network: bool,
     },
     /// Refused by policy whatever anyone says.
     Deny(Refusal),
@@ -150,11 +153,12 @@ impl Runtime {
             },
             Decision::Ask => {
                 let keys = ShellKeys::of(command, &eval);
+                let (network, reason) = self.network_for(&eval);
                 Requirement::Ask {
                     request: ApprovalRequest {
                         tool: tool.name().to_string(),
                         summary: command.to_string(),
-                        reason: eval.reason.clone(),
+                        reason,
                         can_persist: eval.grant_persistable() && keys.grant.is_some(),
                         ..Default::default()
                     },
@@ -162,6 +166,7 @@ impl Runtime {
                     denial: keys.denial,
                     grant: keys.grant,
                     level: eval.level,
+                    network,
                 }
             }
             Decision::Deny if self.mode == ApprovalMode::ReadOnly && eval.level != SafetyLevel::Dangerous => {
@@ -191,6 +196,37 @@ impl Runtime {
                 .with("level", eval.level.as_str())
                 .with("tool", tool.name()),
             ),
+        }
+    }
+
+    /// Whether approving the command `eval` judged opens the network for it, and the
+    /// question's reason saying what an approval does about the network: a command that
+    /// needs it, under a sandbox that cuts it, runs with network access when the sandbox
+    /// can open it for one command (bubblewrap), and otherwise the question says it will
+    /// run without network and how to change that; never an approval that silently fails.
+    fn network_for(&self, eval: &codesmith_policy::Evaluation) -> (bool, String) {
+        let reason = eval.reason.trim_end_matches('.').to_string();
+        let needs = eval.segments.iter().any(|s| s.needs_network);
+        if !needs || !self.ctx.sandbox.network_blocked() {
+            return (false, eval.reason.clone());
+        }
+        if self.ctx.sandbox.backend.network_per_command() {
+            (
+                true,
+                format!(
+                    "{reason}. If approved, it runs with network access (this command only; \
+                     the sandbox keeps the network cut for others)."
+                ),
+            )
+        } else {
+            (
+                false,
+                format!(
+                    "{reason}. It will run without network access: the sandbox cuts the network \
+                     and cannot open it for one command. To allow it, set `[sandbox] network = \
+                     true` in config.toml."
+                ),
+            )
         }
     }
 
@@ -229,6 +265,7 @@ impl Runtime {
                     },
                     grant: Some(grant),
                     level: SafetyLevel::Ask,
+                    network: false,
                 }
             }
         }
@@ -260,6 +297,7 @@ impl Runtime {
                 denial,
                 grant,
                 level: SafetyLevel::Ask,
+                network: false,
             },
         }
     }
@@ -390,6 +428,7 @@ impl Runtime {
                 denial: key,
                 grant: None,
                 level: SafetyLevel::Ask,
+                network: false,
             };
         }
         self.by_mode(tool, request, key.clone(), key, None)

@@ -8,10 +8,10 @@
 //! | `general` | the parent's whole catalogue (including `agent`) |
 //! | `explore` | read-only tools and `fetch_url` (under the network policy) |
 //! | `plan` | read-only tools only: nothing that executes or reaches the network |
-//! | `review` | read-only tools and `exec_shell` for commands that read and test/build commands, in at least `suggest` mode |
+//! | `review` | read-only tools and `exec_shell` for commands that read and test/build commands, in at least `auto-edit` mode |
 //!
 //! Permissions only tighten from parent to child: the child runs under the parent's
-//! approval mode (`review` at least `suggest`), exec policy, network policy and sandbox,
+//! approval mode (`review` at least `auto-edit`), exec policy, network policy and sandbox,
 //! asks the parent's [`crate::Approver`] (nobody in `exec`, so requests are refused), and
 //! starts with no session approvals of its own; nothing it returns is read as a grant.
 //! Children nest at most [`MAX_DEPTH`] deep, so delegation cannot recurse without bound.
@@ -32,6 +32,8 @@ use codesmith_protocol::{Event, TaskStatus, ToolCall, Usage};
 use codesmith_providers::Provider;
 use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 use serde_json::{Value, json};
+
+use codesmith_tools::extensions::agents::CustomAgent;
 
 use crate::agent::{Engine, EngineConfig};
 use crate::runtime::Runtime;
@@ -162,6 +164,9 @@ pub struct AgentSettings {
     /// Cap on a child's wall time (default [`DEFAULT_MAX_WALL_SECS`] seconds); when it
     /// passes, the child is cancelled like an interrupt and its partial answer returned.
     pub max_wall: Duration,
+    /// Custom agents offered beside the built-in types (see
+    /// [`codesmith_tools::extensions::agents`]); each only narrows its parent's tools.
+    pub custom: Vec<CustomAgent>,
 }
 
 impl Default for AgentSettings {
@@ -170,6 +175,7 @@ impl Default for AgentSettings {
             model: None,
             max_turns: DEFAULT_MAX_TURNS,
             max_wall: Duration::from_secs(DEFAULT_MAX_WALL_SECS),
+            custom: Vec::new(),
         }
     }
 }
@@ -177,9 +183,19 @@ impl Default for AgentSettings {
 /// The `agent` tool as the catalogue shows it. Its calls are run by the engine's
 /// dispatch (which owns the provider, the approver and the session store), never
 /// through [`Tool::call`], which refuses: outside an engine session there is no model
-/// to delegate to.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct AgentTool;
+/// to delegate to. Its schema offers the built-in types and the custom agents it was
+/// built with ([`AgentTool::with_custom`]; the same list as [`AgentSettings::custom`]).
+#[derive(Debug, Default, Clone)]
+pub struct AgentTool {
+    custom: Vec<CustomAgent>,
+}
+
+impl AgentTool {
+    /// The tool offering `custom` agents beside the built-in types.
+    pub fn with_custom(custom: Vec<CustomAgent>) -> AgentTool {
+        AgentTool { custom }
+    }
+}
 
 const DESCRIPTION: &str = "Delegate one self-contained task to a subagent: a fresh agent with its own \
 transcript that works until done and returns only its final answer (plus the files it changed). Use \
@@ -205,13 +221,26 @@ impl Tool for AgentTool {
     }
 
     fn input_schema(&self) -> Value {
+        let mut types: Vec<&str> = vec!["explore", "general", "plan", "review"];
+        let mut about = "The subagent type: its tool surface and role.".to_string();
+        if !self.custom.is_empty() {
+            about.push_str(" Custom agents of this user:");
+            for agent in &self.custom {
+                types.push(&agent.name);
+                about.push_str(&format!(
+                    " `{}`: {}.",
+                    agent.name,
+                    codesmith_policy::visible_line(agent.description.trim_end_matches('.'), 200)
+                ));
+            }
+        }
         json!({
             "type": "object",
             "properties": {
                 "type": {
                     "type": "string",
-                    "enum": ["explore", "general", "plan", "review"],
-                    "description": "The subagent type: its tool surface and role."
+                    "enum": types,
+                    "description": about
                 },
                 "description": {
                     "type": "string",
@@ -278,6 +307,9 @@ pub(crate) struct Delegation {
     /// Tools of the parent's catalogue this subagent's type does not have: a call to
     /// one is refused naming the type (before name repair could turn it into another).
     pub(crate) withheld: Vec<&'static str>,
+    /// The custom agent this subagent runs as, if any (its withheld tools are refused
+    /// naming it).
+    pub(crate) custom: Option<String>,
     /// This engine's [`MAX_PARALLEL`] slots for running children (its own: a child's
     /// children wait for the child's slots, never for the ones their ancestors hold).
     pub(crate) slots: Arc<tokio::sync::Semaphore>,
@@ -302,6 +334,7 @@ impl Delegation {
             session_id,
             provider_label,
             withheld: Vec::new(),
+            custom: None,
             slots: Arc::new(tokio::sync::Semaphore::new(MAX_PARALLEL)),
             started: Arc::default(),
         }
@@ -318,7 +351,8 @@ impl Delegation {
 pub(crate) struct Delegated {
     pub(crate) call_id: String,
     pub(crate) agent_id: String,
-    pub(crate) agent_type: AgentType,
+    /// The type's name (a built-in type's, or a custom agent's).
+    pub(crate) agent_type: String,
     pub(crate) status: &'static str,
     pub(crate) turns: u32,
     pub(crate) usage: Usage,
@@ -330,7 +364,7 @@ impl Delegated {
         json!({
             "call_id": self.call_id,
             "agent_id": self.agent_id,
-            "agent_type": self.agent_type.as_str(),
+            "agent_type": self.agent_type,
             "status": self.status,
             "turns": self.turns,
             "usage": self.usage,
@@ -359,9 +393,24 @@ fn too_deep(depth: u32) -> Refusal {
 /// The refusal of a tool the running subagent (of type `role`, at `depth`) does not have.
 /// A `general` subagent at [`MAX_DEPTH`] is not shown `agent` at all, and is told why when
 /// it calls it anyway.
-pub(crate) fn withheld(role: AgentType, depth: u32, name: &str) -> Refusal {
+pub(crate) fn withheld(role: AgentType, depth: u32, name: &str, custom: Option<&str>) -> Refusal {
     if role == AgentType::General && name == AGENT_TOOL && depth >= MAX_DEPTH {
         return too_deep(depth);
+    }
+    if let Some(agent) = custom {
+        return Refusal::new(
+            ErrorCode::Denied,
+            format!(
+                "`{name}` is not available to this subagent: the user's custom agent `{agent}` \
+                 may use only the tools its definition lists (and that its parent has); the call \
+                 was NOT run."
+            ),
+            "Do not try to reach it another way. Put what should change into your final answer; \
+             the agent that delegated to you decides.",
+        )
+        .with("agent_type", agent.to_string())
+        .with("tool", name.to_string())
+        .with("executed", false);
     }
     let what = match role {
         AgentType::General => "it is not in this session's catalogue",
@@ -629,7 +678,11 @@ pub(crate) fn run<'a>(
 }
 
 async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) -> Ran {
-    let request = match Request::read(args) {
+    let custom = rt
+        .delegation
+        .as_ref()
+        .map_or(&[][..], |d| d.settings.custom.as_slice());
+    let request = match Request::read(args, custom) {
         Ok(r) => r,
         Err(refusal) => return (Err(refusal), None),
     };
@@ -668,15 +721,19 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         }
     };
     let kind = request.kind;
-    let model = host
-        .settings
-        .model
-        .clone()
+    let custom = request.custom.as_ref();
+    // The name front ends, notes and the child's session header show.
+    let type_name = custom
+        .map_or(kind.as_str(), |a| a.name.as_str())
+        .to_string();
+    let model = custom
+        .and_then(|a| a.model.clone())
+        .or_else(|| host.settings.model.clone())
         .unwrap_or_else(|| host.config.model.clone());
     let link = ParentLink {
         session_id: host.session_id.clone(),
         call_id: call.id.clone(),
-        agent_type: kind.as_str().to_string(),
+        agent_type: type_name.clone(),
         depth,
     };
     let session = match Session::create_linked(
@@ -692,7 +749,15 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
     let agent_id = session.id().to_string();
     let config = EngineConfig {
         model,
-        system_prompt: format!("{}\n\n{}", host.config.system_prompt, kind.role_prompt()),
+        system_prompt: match custom {
+            None => format!("{}\n\n{}", host.config.system_prompt, kind.role_prompt()),
+            Some(agent) => format!(
+                "{}\n\n# Role: {} subagent (the user's custom agent)\nYou are a subagent: another \
+                 agent delegated one task to you. End with a short report for that agent; your \
+                 last message is all it reads.\n\n{}",
+                host.config.system_prompt, agent.name, agent.prompt
+            ),
+        },
         max_turns: host.settings.max_turns,
         approval: kind.approval(host.config.approval),
         // The parent's task snapshot, taken before a writing child starts, covers it.
@@ -703,9 +768,15 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         ..host.config.clone()
     };
     // At the deepest level `agent` could only be refused: it is not offered.
-    let tools = rt
-        .tools
-        .filtered(|t| kind.keeps(t) && !(depth >= MAX_DEPTH && t.name() == AGENT_TOOL));
+    // A custom agent's list narrows the surface (an intersection with the parent's).
+    let listed = |t: &dyn Tool| {
+        custom
+            .and_then(|a| a.tools.as_ref())
+            .is_none_or(|list| list.iter().any(|n| n == t.name()))
+    };
+    let tools = rt.tools.filtered(|t| {
+        kind.keeps(t) && listed(t) && !(depth >= MAX_DEPTH && t.name() == AGENT_TOOL)
+    });
     let kept = tools.names();
     let withheld: Vec<&'static str> = rt
         .tools
@@ -723,18 +794,24 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         Arc::new(ctx),
         Arc::new(ChildApprover {
             inner: Arc::clone(&rt.approver),
-            asker: format!("{} subagent \"{}\"", kind.as_str(), request.description),
+            asker: format!("{type_name} subagent \"{}\"", request.description),
             agent_id: agent_id.clone(),
         }),
         session,
         config,
     );
-    child.set_delegation(host.settings.clone(), depth, kind, withheld);
+    child.set_delegation(
+        host.settings.clone(),
+        depth,
+        kind,
+        withheld,
+        custom.map(|a| a.name.clone()),
+    );
 
     let _ = tx.send(Event::SubagentStarted {
         agent_id: agent_id.clone(),
         call_id: call.id.clone(),
-        agent_type: kind.as_str().to_string(),
+        agent_type: type_name.clone(),
         description: request.description.clone(),
         depth,
     });
@@ -807,7 +884,7 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
     let record = Delegated {
         call_id: call.id.clone(),
         agent_id,
-        agent_type: kind,
+        agent_type: type_name,
         status,
         turns,
         usage,
@@ -832,13 +909,16 @@ fn label(description: &str) -> String {
 
 /// The arguments of an `agent` call.
 struct Request {
+    /// The built-in type it runs as (`general` for a custom agent, narrowed by its list).
     kind: AgentType,
+    /// The custom agent it asked for, if any.
+    custom: Option<CustomAgent>,
     description: String,
     prompt: String,
 }
 
 impl Request {
-    fn read(args: &Value) -> Result<Request, Refusal> {
+    fn read(args: &Value, custom: &[CustomAgent]) -> Result<Request, Refusal> {
         let text = |key: &str| {
             args.get(key)
                 .and_then(Value::as_str)
@@ -863,11 +943,16 @@ impl Request {
             .with("executed", false));
         }
         let kind_name = args.get("type").and_then(Value::as_str).unwrap_or("");
-        let Some(kind) = AgentType::parse(kind_name) else {
+        let agent = custom.iter().find(|a| a.name == kind_name).cloned();
+        let Some(kind) = AgentType::parse(kind_name).or(agent.as_ref().map(|_| AgentType::General))
+        else {
+            let mut names: Vec<&str> = vec!["explore", "plan", "review", "general"];
+            names.extend(custom.iter().map(|a| a.name.as_str()));
             return Err(Refusal::new(
                 ErrorCode::InvalidArguments,
                 format!(
-                    "`type` must be one of explore, plan, review, general; got {:?}.",
+                    "`type` must be one of {}; got {:?}.",
+                    names.join(", "),
                     kind_name
                 ),
                 "Send the call again with one of those types, e.g. {\"type\": \"explore\", \
@@ -883,6 +968,7 @@ impl Request {
         };
         Ok(Request {
             kind,
+            custom: agent,
             description: label(&description),
             prompt,
         })

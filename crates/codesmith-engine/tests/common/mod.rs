@@ -32,6 +32,10 @@ pub(crate) struct Setup {
     pub snapshots: codesmith_engine::snapshot::SnapshotSettings,
     /// The context window and compaction threshold.
     pub context: codesmith_engine::ContextBudget,
+    /// The user's hooks.
+    pub hooks: codesmith_tools::hooks::Hooks,
+    /// The sandbox shell commands run under (default: none).
+    pub sandbox: Option<codesmith_tools::sandbox::Sandbox>,
 }
 
 impl Default for Setup {
@@ -48,6 +52,8 @@ impl Default for Setup {
             agents: codesmith_engine::AgentSettings::default(),
             snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
             context: codesmith_engine::ContextBudget::default(),
+            hooks: Default::default(),
+            sandbox: None,
         }
     }
 }
@@ -112,8 +118,12 @@ fn build(
         verify_claims: setup.verify_claims,
         snapshots: setup.snapshots,
         context: setup.context,
+        hooks: Arc::new(setup.hooks),
     };
-    let ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
+    let mut ctx = ToolContext::new(ws.to_path_buf(), home.to_path_buf());
+    if let Some(sandbox) = setup.sandbox {
+        ctx = ctx.with_sandbox(sandbox);
+    }
     let mut tools = codesmith_tools::builtin_registry(FetchConfig::default());
     for tool in setup.extra_tools {
         tools.register(tool);

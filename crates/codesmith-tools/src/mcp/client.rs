@@ -1,15 +1,24 @@
 //! One MCP server connection (rmcp's client side), over stdio or streamable HTTP,
 //! restarted once after a crash.
+//!
+//! A call's timeout (`tool_timeout_secs`) is an idle timeout: each progress notification
+//! for the call starts it again, while a hard ceiling (`tool_max_secs`) still bounds the
+//! whole call. When the server's tool list changes (`notifications/tools/list_changed`),
+//! the tools are listed again: new ones are appended to the catalogue of every registry
+//! the server's tools were registered into ([`crate::LateTools`]), removed ones answer
+//! that the server removed them.
 
-use std::path::Path;
-use std::process::Stdio;
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex as StdMutex, OnceLock, Weak};
 
 use codesmith_policy::NetworkPolicy;
 use rmcp::ServiceExt;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientRequest, ProgressNotificationParam, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
 };
@@ -17,9 +26,13 @@ use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
 use super::config::{Launch, McpServerConfig, TransportKind};
+use super::handler::Client;
 use super::http;
+use super::transport::{StdioTransport, TransportFault, Wire};
+use super::{McpEvent, schema};
 use crate::fetch::resolve::SystemResolver;
 use crate::host_programs::{self, HostProgram};
+use crate::{LateTools, Tool};
 
 /// What a server offered at start-up: one entry per tool, as the server sent it.
 pub type RawTools = Vec<Value>;
@@ -29,29 +42,40 @@ pub type RawTools = Vec<Value>;
 pub enum CallError {
     /// The server is not running and could not be (re)started; the text says why.
     Down(String),
-    /// No answer within the tool timeout (the request was cancelled at the server).
+    /// No answer, and no progress, within the tool timeout (the request was cancelled at
+    /// the server).
     Timeout,
+    /// The call ran past the hard ceiling although it reported progress (cancelled too);
+    /// the ceiling in seconds.
+    Ceiling(u64),
     /// The server answered with a JSON-RPC error; the text is its message.
     Protocol(String),
-    /// The connection broke during the call.
-    Closed,
+    /// The answer could not be used (too large, or not decodable); the connection goes on.
+    Transport(TransportFault),
+    /// The connection broke during the call; how the process ended and the tail of its
+    /// stderr, when known.
+    Closed(Option<String>),
+    /// The server no longer offers the tool (it said its tool list changed).
+    Removed,
 }
 
+type Service = RunningService<RoleClient, Client>;
+
 struct Conn {
-    service: Option<RunningService<RoleClient, ()>>,
+    service: Option<Service>,
+    wire: Option<Arc<Wire>>,
     restarts_left: u8,
 }
 
 /// How the connection is made, with everything resolved from the user's environment.
 enum Link {
     Stdio {
-        env: std::collections::BTreeMap<String, String>,
+        env: BTreeMap<String, String>,
         launch: Launch,
-        workspace: std::path::PathBuf,
     },
     Http {
         url: String,
-        headers: std::collections::BTreeMap<String, String>,
+        headers: BTreeMap<String, String>,
         token: Option<String>,
         network: NetworkPolicy,
     },
@@ -62,14 +86,81 @@ pub struct McpServer {
     name: String,
     config: McpServerConfig,
     link: Link,
+    workspace: PathBuf,
+    /// The CodeSmith home (OAuth tokens).
+    home: PathBuf,
     conn: Mutex<Conn>,
+    me: Weak<McpServer>,
+    /// Where notices, progress and logs go (set once the session's servers started).
+    events: OnceLock<tokio::sync::mpsc::Sender<McpEvent>>,
+    /// Running calls: progress token key → remote tool name.
+    calls: StdMutex<BTreeMap<String, String>>,
+    /// Remote names of the tools the server offers now.
+    offered: StdMutex<BTreeSet<String>>,
+    /// Remote names of the tools registered in this session (offered now or before).
+    registered: StdMutex<BTreeSet<String>>,
+    /// Registries the server's tools were registered into.
+    late: StdMutex<Vec<LateTools>>,
+    /// Held while the tools are listed again.
+    relisting: Mutex<()>,
+    /// What the server said at the handshake (first connection).
+    about: OnceLock<About>,
 }
+
+/// What a server said about itself at its first handshake.
+#[derive(Debug, Clone, Default)]
+pub struct About {
+    /// Its `instructions`, at most [`MAX_INSTRUCTIONS`] bytes.
+    pub instructions: Option<String>,
+    /// Whether it offers resources.
+    pub resources: bool,
+    /// Its prompts, as listed at start (empty when it offers none).
+    pub prompts: Vec<Value>,
+}
+
+/// Longest server `instructions` taken into the system prompt, in bytes.
+pub const MAX_INSTRUCTIONS: usize = 4_096;
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
             .field("name", &self.name)
             .finish()
+    }
+}
+
+fn guard<T>(m: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn token_key(token: &rmcp::model::ProgressToken) -> String {
+    serde_json::to_string(&token.0).unwrap_or_default()
+}
+
+/// Sends `notifications/cancelled` for a request whose caller went away (a cancelled
+/// turn dropped the call's future), unless disarmed.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let param = CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the call was cancelled".into()),
+                );
+                let _ = peer
+                    .send_notification(CancelledNotification::new(param).into())
+                    .await;
+            });
+        }
     }
 }
 
@@ -80,25 +171,25 @@ impl McpServer {
     /// `headers`, and the bearer token, come from `lookup`; an HTTP server's URL must pass
     /// `network`'s deny list and the checks in [`http`].
     ///
+    /// Tools the server marks as runnable only as tasks are left out (CodeSmith does not
+    /// run tasks); their names are returned beside the tools.
+    ///
     /// Errors: a readable reason (keys of both transports, unset `${VAR}`, a refused URL,
-    /// spawn failure, handshake failure or time-out) for the start-up notice; secrets
-    /// the server was given are redacted from it.
+    /// spawn failure, handshake failure or time-out, with the tail of the server's stderr)
+    /// for the start-up notice; secrets the server was given are redacted from it.
     pub async fn start(
         name: &str,
         config: &McpServerConfig,
         workspace: &Path,
+        home: &Path,
         lookup: &(dyn Fn(&str) -> Option<String> + Sync),
         network: &NetworkPolicy,
-    ) -> Result<(Arc<McpServer>, RawTools), String> {
+    ) -> Result<(Arc<McpServer>, RawTools, Vec<String>), String> {
         let link = match config.transport()? {
             TransportKind::Stdio => {
                 let env = config.resolved_env(lookup)?;
                 let launch = config.launch(name, workspace, &env)?;
-                Link::Stdio {
-                    env,
-                    launch,
-                    workspace: workspace.to_path_buf(),
-                }
+                Link::Stdio { env, launch }
             }
             TransportKind::Http(url) => Link::Http {
                 url,
@@ -107,31 +198,91 @@ impl McpServer {
                 network: network.clone(),
             },
         };
-        let server = Arc::new(McpServer {
+        let server = Arc::new_cyclic(|me| McpServer {
             name: name.to_string(),
             config: config.clone(),
             link,
+            workspace: workspace.to_path_buf(),
+            home: home.to_path_buf(),
             conn: Mutex::new(Conn {
                 service: None,
+                wire: None,
                 restarts_left: 1,
             }),
+            me: me.clone(),
+            events: OnceLock::new(),
+            calls: StdMutex::default(),
+            offered: StdMutex::default(),
+            registered: StdMutex::default(),
+            late: StdMutex::default(),
+            relisting: Mutex::new(()),
+            about: OnceLock::new(),
         });
-        let service = server.connect().await?;
-        let tools = tokio::time::timeout(config.startup_timeout(), service.list_all_tools())
-            .await
-            .map_err(|_| {
-                format!(
+        let (service, wire) = server.connect().await?;
+        let listed =
+            tokio::time::timeout(config.startup_timeout(), service.peer().list_all_tools()).await;
+        let tools = match listed {
+            Err(_) => {
+                return Err(format!(
                     "no tool list within {}s",
                     config.startup_timeout().as_secs()
-                )
-            })?
-            .map_err(|e| server.redact(&format!("listing its tools failed: {e}")))?;
-        let raw = tools
-            .iter()
-            .filter_map(|t| serde_json::to_value(t).ok())
-            .collect();
-        server.conn.lock().await.service = Some(service);
-        Ok((server, raw))
+                ));
+            }
+            Ok(Err(e)) => {
+                let why = server.redact(&format!("listing its tools failed: {e}"));
+                return Err(with_stderr(why, wire.as_deref()).await);
+            }
+            Ok(Ok(tools)) => tools,
+        };
+        let info = service.peer().peer_info();
+        let mut about = About {
+            instructions: info
+                .as_ref()
+                .and_then(|i| i.instructions.as_deref())
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| super::tool::clip(t, MAX_INSTRUCTIONS).to_string()),
+            resources: info
+                .as_ref()
+                .is_some_and(|i| i.capabilities.resources.is_some()),
+            prompts: Vec::new(),
+        };
+        if info
+            .as_ref()
+            .is_some_and(|i| i.capabilities.prompts.is_some())
+        {
+            let listed =
+                tokio::time::timeout(config.startup_timeout(), service.peer().list_all_prompts())
+                    .await;
+            if let Ok(Ok(prompts)) = listed {
+                about.prompts = prompts
+                    .iter()
+                    .filter_map(|p| serde_json::to_value(p).ok())
+                    .collect();
+            }
+        }
+        let _ = server.about.set(about);
+        let mut raw = Vec::new();
+        let mut tasks_only = Vec::new();
+        for t in &tools {
+            if wire.as_ref().is_some_and(|w| w.is_tasks_only(&t.name)) {
+                tasks_only.push(t.name.to_string());
+            } else if let Ok(v) = serde_json::to_value(t) {
+                raw.push(v);
+            }
+        }
+        {
+            let names: BTreeSet<String> = raw
+                .iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_string))
+                .collect();
+            *guard(&server.offered) = names.clone();
+            *guard(&server.registered) = names;
+        }
+        let mut conn = server.conn.lock().await;
+        conn.service = Some(service);
+        conn.wire = wire;
+        drop(conn);
+        Ok((server, raw, tasks_only))
     }
 
     /// The server's configured name.
@@ -142,6 +293,41 @@ impl McpServer {
     /// The server's configuration.
     pub fn config(&self) -> &McpServerConfig {
         &self.config
+    }
+
+    /// Sends this server's notices, progress and logs to `events` (once; later calls are
+    /// ignored).
+    pub fn set_events(&self, events: tokio::sync::mpsc::Sender<McpEvent>) {
+        let _ = self.events.set(events);
+    }
+
+    /// Appends tools the server adds later to `registry`'s catalogue too.
+    pub fn add_registry(&self, registry: LateTools) {
+        guard(&self.late).push(registry);
+    }
+
+    /// Hands `event` on (dropped when nobody listens or the queue is full).
+    pub(super) fn emit(&self, event: McpEvent) {
+        if let Some(tx) = self.events.get() {
+            let _ = tx.try_send(event);
+        }
+    }
+
+    /// A progress notification: an [`McpEvent::Progress`] for the call it belongs to.
+    pub(super) fn progress(&self, p: ProgressNotificationParam) {
+        let Some(tool) = guard(&self.calls)
+            .get(&token_key(&p.progress_token))
+            .cloned()
+        else {
+            return;
+        };
+        self.emit(McpEvent::Progress {
+            server: self.name.clone(),
+            tool: schema::qualified_name(&self.name, &tool),
+            progress: p.progress,
+            total: p.total,
+            message: p.message.map(|m| super::tool::clip(&m, 500).to_string()),
+        });
     }
 
     /// The secrets this server was given (bearer token, header values), for redaction.
@@ -160,27 +346,31 @@ impl McpServer {
     }
 
     /// Connects (spawn or HTTP handshake), the whole of it bounded by the start-up timeout.
-    async fn connect(&self) -> Result<RunningService<RoleClient, ()>, String> {
+    async fn connect(&self) -> Result<(Service, Option<Arc<Wire>>), String> {
         let limit = self.config.startup_timeout();
-        match tokio::time::timeout(limit, self.connect_unbounded()).await {
-            Ok(result) => result.map_err(|e| self.redact(&e)),
-            Err(_) => Err(format!("no MCP handshake within {}s", limit.as_secs())),
-        }
+        let wire = matches!(self.link, Link::Stdio { .. }).then(|| Arc::new(Wire::default()));
+        let result = tokio::time::timeout(limit, self.connect_unbounded(wire.clone())).await;
+        let why = match result {
+            Ok(Ok(service)) => return Ok((service, wire)),
+            Ok(Err(e)) => self.redact(&e),
+            Err(_) => format!("no MCP handshake within {}s", limit.as_secs()),
+        };
+        Err(with_stderr(why, wire.as_deref()).await)
     }
 
-    async fn connect_unbounded(&self) -> Result<RunningService<RoleClient, ()>, String> {
+    async fn connect_unbounded(&self, wire: Option<Arc<Wire>>) -> Result<Service, String> {
         let handshake =
             |e: rmcp::service::ClientInitializeError| format!("the MCP handshake failed: {e}");
+        let handler = Client {
+            server: self.me.clone(),
+            workspace: self.workspace.clone(),
+        };
         match &self.link {
-            Link::Stdio {
-                env,
-                launch,
-                workspace,
-            } => {
+            Link::Stdio { env, launch } => {
                 let mut cmd = tokio::process::Command::from(host_programs::host_command(
                     HostProgram::McpServer,
                     &launch.program,
-                    workspace,
+                    &self.workspace,
                 ));
                 // Like every command CodeSmith starts, the server does not inherit this
                 // process's secrets; only what the user passes in `env` reaches it.
@@ -197,11 +387,9 @@ impl McpServer {
                     Some(path) => cmd.env("PATH", path),
                     None => cmd.env_remove("PATH"),
                 };
-                let (transport, _) = TokioChildProcess::builder(cmd)
-                    .stderr(Stdio::null())
-                    .spawn()
+                let transport = StdioTransport::spawn(cmd, wire.unwrap_or_default())
                     .map_err(|e| format!("`{}` could not be started: {e}", self.config.command))?;
-                ().serve(transport).await.map_err(handshake)
+                handler.serve(transport).await.map_err(handshake)
             }
             Link::Http {
                 url,
@@ -222,19 +410,59 @@ impl McpServer {
                 if let Some(token) = token {
                     cfg = cfg.auth_header(token.clone());
                 }
-                let transport = StreamableHttpClientTransport::with_client(client, cfg);
-                ().serve(transport).await.map_err(handshake)
+                // OAuth tokens from `codesmith mcp login`, unless a static credential is
+                // configured: bound to this URL, refreshed when they expire.
+                let static_auth = token.is_some()
+                    || headers
+                        .keys()
+                        .any(|k| k.eq_ignore_ascii_case("authorization"));
+                let oauth = if static_auth {
+                    None
+                } else {
+                    super::oauth::stored_manager(&self.home, &self.name, url).await?
+                };
+                let login_hint = |e: String| {
+                    let lower = e.to_ascii_lowercase();
+                    if lower.contains("auth") || lower.contains("401") {
+                        format!(
+                            "{e}; if the server uses OAuth, run `codesmith mcp login {}` (in a \
+                             terminal: it opens a browser page and waits)",
+                            self.name
+                        )
+                    } else {
+                        e
+                    }
+                };
+                match oauth {
+                    Some(manager) => {
+                        let authed = rmcp::transport::AuthClient::new(client, manager);
+                        let transport = StreamableHttpClientTransport::with_client(authed, cfg);
+                        handler
+                            .serve(transport)
+                            .await
+                            .map_err(handshake)
+                            .map_err(login_hint)
+                    }
+                    None => {
+                        let transport = StreamableHttpClientTransport::with_client(client, cfg);
+                        handler
+                            .serve(transport)
+                            .await
+                            .map_err(handshake)
+                            .map_err(login_hint)
+                    }
+                }
             }
         }
     }
 
-    /// The live peer, restarting the server once if it has stopped.
-    async fn peer(&self) -> Result<Peer<RoleClient>, CallError> {
+    /// The live peer and its wire, restarting the server once if it has stopped.
+    async fn peer(&self) -> Result<(Peer<RoleClient>, Option<Arc<Wire>>), CallError> {
         let mut conn = self.conn.lock().await;
         if let Some(service) = &conn.service
             && !service.is_closed()
         {
-            return Ok(service.peer().clone());
+            return Ok((service.peer().clone(), conn.wire.clone()));
         }
         conn.service = None;
         if conn.restarts_left == 0 {
@@ -243,32 +471,248 @@ impl McpServer {
             ));
         }
         conn.restarts_left -= 1;
-        let service = self.connect().await.map_err(CallError::Down)?;
+        let (service, wire) = self.connect().await.map_err(CallError::Down)?;
         let peer = service.peer().clone();
         conn.service = Some(service);
-        Ok(peer)
+        conn.wire = wire.clone();
+        Ok((peer, wire))
     }
 
-    /// Calls `tool` with `args`, bounded by the tool timeout. Dropping the returned future
-    /// (a cancelled turn) or running out of time sends `notifications/cancelled` to the
-    /// server (rmcp cancels abandoned requests).
+    /// What the server said about itself at its first handshake.
+    pub fn about(&self) -> About {
+        self.about.get().cloned().unwrap_or_default()
+    }
+
+    /// One request other than a tool call (`resources/list`, `resources/read`,
+    /// `prompts/get`), bounded by the tool timeout, with the call's error kinds.
+    async fn request<T, F, Fut>(&self, make: F) -> Result<T, CallError>
+    where
+        F: FnOnce(Peer<RoleClient>) -> Fut,
+        Fut: Future<Output = Result<T, ServiceError>>,
+    {
+        let (peer, wire) = self.peer().await?;
+        match tokio::time::timeout(self.config.tool_timeout(), make(peer)).await {
+            Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Err(CallError::Timeout),
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(ServiceError::McpError(e))) => Err(CallError::Protocol(self.redact(&e.message))),
+            Ok(Err(_)) => {
+                self.conn.lock().await.service = None;
+                Err(self.closed(wire.as_deref()).await)
+            }
+        }
+    }
+
+    /// The server's resources (`resources/list`, every page), as it described them.
+    ///
+    /// Errors: as [`McpServer::call`].
+    pub async fn list_resources(&self) -> Result<Vec<Value>, CallError> {
+        let listed = self
+            .request(|peer| async move { peer.list_all_resources().await })
+            .await?;
+        Ok(listed
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect())
+    }
+
+    /// Reads the resource `uri` (`resources/read`): the `ReadResourceResult` as JSON.
+    ///
+    /// Errors: as [`McpServer::call`].
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let read = self
+            .request(|peer| async move { peer.read_resource(params).await })
+            .await?;
+        serde_json::to_value(read).map_err(|_| CallError::Closed(None))
+    }
+
+    /// Gets the prompt `name` with `arguments` (`prompts/get`): the `GetPromptResult` as
+    /// JSON.
+    ///
+    /// Errors: as [`McpServer::call`].
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, CallError> {
+        let mut params = rmcp::model::GetPromptRequestParams::new(name);
+        if !arguments.is_empty() {
+            params = params.with_arguments(arguments);
+        }
+        let got = self
+            .request(|peer| async move { peer.get_prompt(params).await })
+            .await?;
+        serde_json::to_value(got).map_err(|_| CallError::Closed(None))
+    }
+
+    /// Closes the connection, waiting at most `limit`: an HTTP session is ended with
+    /// `DELETE` (as the streamable-HTTP transport asks of a client that leaves), a stdio
+    /// server's stdin is closed.
+    pub async fn close(&self, limit: std::time::Duration) {
+        let service = self.conn.lock().await.service.take();
+        if let Some(mut service) = service {
+            let _ = service.close_with_timeout(limit).await;
+        }
+    }
+
+    /// Whether the server still offers `tool` (its remote name).
+    pub fn offers(&self, tool: &str) -> bool {
+        guard(&self.offered).contains(tool)
+    }
+
+    /// Calls `tool` with `args`. The tool timeout is an idle timeout that each progress
+    /// notification restarts, under the hard ceiling of `tool_max_secs`. Dropping the
+    /// returned future (a cancelled turn) or running out of time sends
+    /// `notifications/cancelled` to the server.
     ///
     /// Returns the `CallToolResult` as JSON.
     pub async fn call(&self, tool: &str, args: Map<String, Value>) -> Result<Value, CallError> {
-        let peer = self.peer().await?;
+        if !self.offers(tool) {
+            return Err(CallError::Removed);
+        }
+        let (peer, wire) = self.peer().await?;
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
-        let limit = self.config.tool_timeout();
-        match tokio::time::timeout(limit, peer.call_tool(params)).await {
-            Err(_) => Err(CallError::Timeout),
-            Ok(Ok(result)) => serde_json::to_value(result).map_err(|_| CallError::Closed),
-            Ok(Err(ServiceError::McpError(e))) => Err(CallError::Protocol(self.redact(&e.message))),
-            Ok(Err(ServiceError::Timeout { .. })) => Err(CallError::Timeout),
-            Ok(Err(_)) => {
+        let idle = self.config.tool_timeout();
+        let ceiling = self.config.tool_ceiling();
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(idle);
+        options.reset_timeout_on_progress = true;
+        options.max_total_timeout = Some(ceiling);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = match peer.send_request_with_option(request, options).await {
+            Ok(h) => h,
+            Err(_) => return Err(self.closed(wire.as_deref()).await),
+        };
+        let id = handle.id.clone();
+        let key = token_key(&handle.progress_token);
+        guard(&self.calls).insert(key.clone(), tool.to_string());
+        let mut cancel = CancelOnDrop {
+            peer: peer.clone(),
+            id: Some(id.clone()),
+        };
+        let answer = handle.await_response().await;
+        cancel.id = None;
+        guard(&self.calls).remove(&key);
+        let fault = wire.as_ref().and_then(|w| w.take_fault(&id));
+        let outcome = match answer {
+            _ if fault.is_some() => Err(CallError::Transport(
+                fault.unwrap_or(TransportFault::Oversized { bytes: 0 }),
+            )),
+            Ok(ServerResult::CallToolResult(result)) => {
+                serde_json::to_value(result).map_err(|_| CallError::Closed(None))
+            }
+            Ok(_) => Err(CallError::Protocol(
+                "the server answered tools/call with something other than a tool result".into(),
+            )),
+            Err(ServiceError::McpError(e)) => Err(CallError::Protocol(self.redact(&e.message))),
+            Err(ServiceError::Timeout { timeout }) if timeout == ceiling && ceiling != idle => {
+                Err(CallError::Ceiling(ceiling.as_secs()))
+            }
+            Err(ServiceError::Timeout { .. }) => Err(CallError::Timeout),
+            Err(_) => {
                 // The transport failed: the connection may not know it is closed yet, so
                 // drop it; the next call reconnects (the one restart).
                 self.conn.lock().await.service = None;
-                Err(CallError::Closed)
+                Err(self.closed(wire.as_deref()).await)
             }
+        };
+        // A tool-list change the server announced during the call is taken in before
+        // the result is handed on, so a tool it added is callable from the next turn.
+        if wire.as_ref().is_some_and(|w| w.tools_changed()) {
+            self.relist().await;
         }
+        outcome
+    }
+
+    async fn closed(&self, wire: Option<&Wire>) -> CallError {
+        let Some(wire) = wire else {
+            return CallError::Closed(None);
+        };
+        let tail = wire.stderr_tail().await;
+        let exit = wire.exit();
+        let text = match (exit, tail) {
+            (None, None) => return CallError::Closed(None),
+            (Some(e), None) => e,
+            (None, Some(t)) => format!("its stderr ends with:\n{t}"),
+            (Some(e), Some(t)) => format!("{e}; its stderr ends with:\n{t}"),
+        };
+        CallError::Closed(Some(self.redact(&text)))
+    }
+
+    /// Lists the tools again (after `notifications/tools/list_changed`): new tools are
+    /// appended to every registry's catalogue, removed ones answer that the server
+    /// removed them; the user is told what changed. At most one listing runs at a time,
+    /// bounded by the start-up timeout.
+    pub async fn relist(&self) {
+        let _held = self.relisting.lock().await;
+        let (peer, wire) = {
+            let conn = self.conn.lock().await;
+            match &conn.service {
+                Some(s) if !s.is_closed() => (s.peer().clone(), conn.wire.clone()),
+                _ => return,
+            }
+        };
+        if let Some(w) = &wire {
+            w.take_tools_changed();
+        }
+        let listed =
+            tokio::time::timeout(self.config.startup_timeout(), peer.list_all_tools()).await;
+        let Ok(Ok(tools)) = listed else {
+            return;
+        };
+        let Some(me) = self.me.upgrade() else {
+            return;
+        };
+        let mut now = BTreeSet::new();
+        let mut added = Vec::new();
+        let trusted = self.config.is_trusted();
+        for t in &tools {
+            if wire.as_ref().is_some_and(|w| w.is_tasks_only(&t.name)) {
+                continue;
+            }
+            let Ok(raw) = serde_json::to_value(t) else {
+                continue;
+            };
+            now.insert(t.name.to_string());
+            if guard(&self.registered).contains(t.name.as_ref()) {
+                continue;
+            }
+            let entry = super::entry(&me, trusted, &raw, None);
+            let tool: Arc<dyn Tool> = Arc::new(entry);
+            let registries = guard(&self.late).clone();
+            for r in &registries {
+                r.add(tool.clone());
+            }
+            guard(&self.registered).insert(t.name.to_string());
+            added.push(tool.name().to_string());
+        }
+        let removed: Vec<String> = guard(&self.offered)
+            .difference(&now)
+            .map(|r| schema::qualified_name(&self.name, r))
+            .collect();
+        *guard(&self.offered) = now;
+        if !added.is_empty() || !removed.is_empty() {
+            self.emit(McpEvent::ToolsChanged {
+                server: self.name.clone(),
+                added,
+                removed,
+            });
+        }
+    }
+}
+
+/// `why` with how the process ended and the tail of its stderr, when it wrote any.
+async fn with_stderr(why: String, wire: Option<&Wire>) -> String {
+    let Some(wire) = wire else {
+        return why;
+    };
+    let tail = wire.stderr_tail().await;
+    let why = match wire.exit() {
+        Some(exit) => format!("{why} ({exit})"),
+        None => why,
+    };
+    match tail {
+        Some(tail) => format!("{why}; its stderr ends with:\n{tail}"),
+        None => why,
     }
 }

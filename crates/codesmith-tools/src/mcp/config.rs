@@ -11,8 +11,10 @@ use crate::host_programs::{NEUTRAL_DIR, Workspace};
 
 /// Default start-up bound (spawn, `initialize`, `tools/list`), in seconds.
 pub const DEFAULT_STARTUP_TIMEOUT_SECS: u64 = 10;
-/// Default bound on one `tools/call`, in seconds.
+/// Default bound on one `tools/call`'s silence, in seconds.
 pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 60;
+/// Default hard bound on one `tools/call`, progress or not, in seconds.
+pub const DEFAULT_TOOL_MAX_SECS: u64 = 600;
 
 /// One MCP server: started over stdio (`command`) or reached over streamable HTTP
 /// (`url`). Only the user config may declare servers; the project config's attempt is
@@ -56,8 +58,13 @@ pub struct McpServerConfig {
     pub enabled: Option<bool>,
     /// Start-up bound in seconds (default [`DEFAULT_STARTUP_TIMEOUT_SECS`]).
     pub startup_timeout_secs: Option<u64>,
-    /// Bound on one tool call in seconds (default [`DEFAULT_TOOL_TIMEOUT_SECS`]).
+    /// Bound in seconds on one tool call's silence (default
+    /// [`DEFAULT_TOOL_TIMEOUT_SECS`]): each progress notification the server sends for
+    /// the call starts it again.
     pub tool_timeout_secs: Option<u64>,
+    /// Hard bound on one tool call in seconds, progress or not (default
+    /// [`DEFAULT_TOOL_MAX_SECS`], never below `tool_timeout_secs`).
+    pub tool_max_secs: Option<u64>,
     /// `true` lets this server's tools that declare `readOnlyHint` run without
     /// approval (default false: every tool asks and counts as network-capable).
     pub trusted: Option<bool>,
@@ -235,6 +242,15 @@ impl McpServerConfig {
             self.tool_timeout_secs
                 .unwrap_or(DEFAULT_TOOL_TIMEOUT_SECS)
                 .max(1),
+        )
+    }
+
+    /// The hard bound on one tool call (progress does not extend it).
+    pub fn tool_ceiling(&self) -> Duration {
+        Duration::from_secs(
+            self.tool_max_secs
+                .unwrap_or(DEFAULT_TOOL_MAX_SECS)
+                .max(self.tool_timeout().as_secs()),
         )
     }
 

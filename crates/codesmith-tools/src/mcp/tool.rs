@@ -153,7 +153,8 @@ impl Tool for McpTool {
     }
 }
 
-fn call_refusal(tool: &str, server: &str, e: CallError) -> Refusal {
+/// The refusal for a request to `server` on behalf of `tool` that produced no result.
+pub(super) fn call_refusal(tool: &str, server: &str, e: CallError) -> Refusal {
     let r = match e {
         CallError::Down(why) => Refusal::new(
             ErrorCode::Unavailable,
@@ -162,8 +163,30 @@ fn call_refusal(tool: &str, server: &str, e: CallError) -> Refusal {
         ),
         CallError::Timeout => Refusal::new(
             ErrorCode::Timeout,
-            format!("`{tool}` did not answer in time; the call was cancelled at the server."),
+            format!(
+                "`{tool}` did not answer in time (nor report progress); the call was cancelled \
+                 at the server."
+            ),
             "Try a smaller request, or continue without it.",
+        ),
+        CallError::Ceiling(secs) => Refusal::new(
+            ErrorCode::Timeout,
+            format!(
+                "`{tool}` was still running after {secs}s, the most one call may take \
+                 (tool_max_secs); the call was cancelled at the server."
+            ),
+            "Try a smaller request, or continue without it.",
+        ),
+        CallError::Transport(fault) => Refusal::new(
+            ErrorCode::ToolError,
+            format!("`{tool}` failed: the MCP server `{server}` answered, but {fault}."),
+            "The answer was dropped; the server is still connected. Ask for less (a smaller \
+             range, a page) or continue without it.",
+        ),
+        CallError::Removed => Refusal::new(
+            ErrorCode::Unavailable,
+            format!("`{tool}` was removed by the server: `{server}` no longer offers it."),
+            "Do not call it again; use the server's other tools.",
         ),
         CallError::Protocol(message) => Refusal::new(
             ErrorCode::ToolError,
@@ -173,9 +196,18 @@ fn call_refusal(tool: &str, server: &str, e: CallError) -> Refusal {
             ),
             "Check the arguments against the tool's schema and send a corrected call.",
         ),
-        CallError::Closed => Refusal::new(
+        CallError::Closed(how) => Refusal::new(
             ErrorCode::Unavailable,
-            format!("`{tool}` did not finish: the MCP server `{server}` stopped during the call."),
+            match how {
+                Some(how) => format!(
+                    "`{tool}` did not finish: the MCP server `{server}` stopped during the call \
+                     ({})",
+                    excerpt(&how)
+                ),
+                None => format!(
+                    "`{tool}` did not finish: the MCP server `{server}` stopped during the call."
+                ),
+            },
             "It is restarted once on the next call; if the call may have had effects, check before \
              repeating it.",
         ),
@@ -184,7 +216,12 @@ fn call_refusal(tool: &str, server: &str, e: CallError) -> Refusal {
 }
 
 fn excerpt(text: &str) -> &str {
-    let mut end = text.len().min(ERROR_EXCERPT);
+    clip(text, ERROR_EXCERPT)
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+pub(crate) fn clip(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
     while !text.is_char_boundary(end) {
         end -= 1;
     }

@@ -313,6 +313,11 @@ impl Backend for BwrapBackend {
         true
     }
 
+    /// Each launch decides `--unshare-net` from its own scope.
+    fn network_per_command(&self) -> bool {
+        true
+    }
+
     /// Every command gets `--tmpfs /tmp` of its own (only the workspace, when it lies below
     /// `/tmp`, and read-only masks are mounted over it).
     fn private_tmp(&self) -> bool {

@@ -214,6 +214,12 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn private_tmp(&self) -> bool {
         false
     }
+    /// True when it can give one command the network while others run without it
+    /// ([`Scope::network`] per launch), so a person's approval of a command that needs the
+    /// network can open it for that command only. False by default.
+    fn network_per_command(&self) -> bool {
+        false
+    }
     /// What it takes to run `argv` (program first) under `scope`.
     ///
     /// # Errors
@@ -411,6 +417,15 @@ impl Sandbox {
     /// [`crate::ToolContext`]).
     pub fn none() -> Self {
         Sandbox::new(Arc::new(NoneBackend), true)
+    }
+
+    /// The same sandbox with the network open: for one command a person approved knowing
+    /// it runs with network access (see [`Backend::network_per_command`]).
+    pub fn with_network(&self) -> Sandbox {
+        Sandbox {
+            network: true,
+            ..self.clone()
+        }
     }
 
     /// True when the network is cut for real: an isolating backend with network off.

@@ -36,6 +36,7 @@ pub use install::{InstallError, install_skill};
 pub use load::{
     LoadedSkill, MAX_SKILL_FILE_NAME, content_digest, discover, is_skill_file_name, load_skill_dir,
 };
+pub(crate) use parse::split_front_matter;
 pub use parse::{MAX_DESCRIPTION_CHARS, SkillDoc, check_skill_name, parse_skill_md};
 pub use tool::SkillTool;
 

@@ -66,34 +66,8 @@ pub fn check_skill_name(name: &str) -> Result<(), SkillError> {
 /// [`SkillError::NoFrontMatter`], [`SkillError::BadYaml`], [`SkillError::MissingField`],
 /// [`SkillError::BadName`], [`SkillError::BadDescription`].
 pub fn parse_skill_md(text: &str) -> Result<SkillDoc, SkillError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text.split_inclusive('\n');
-    let first = lines.next().unwrap_or("");
-    if first.trim_end_matches(['\r', '\n']) != "---" {
+    let Some((map, body)) = split_front_matter(text)? else {
         return Err(SkillError::NoFrontMatter);
-    }
-    let mut yaml = String::new();
-    let mut offset = first.len();
-    let mut closed = false;
-    for line in lines {
-        offset += line.len();
-        if line.trim_end_matches(['\r', '\n']) == "---" {
-            closed = true;
-            break;
-        }
-        yaml.push_str(line);
-    }
-    if !closed {
-        return Err(SkillError::NoFrontMatter);
-    }
-    let body = text[offset..].to_string();
-    screen_events(&yaml)?;
-    let docs = YamlLoader::load_from_str(&yaml).map_err(|e| SkillError::BadYaml(e.to_string()))?;
-    let doc = docs.into_iter().next().unwrap_or(Yaml::Null);
-    let Yaml::Hash(map) = doc else {
-        return Err(SkillError::BadYaml(
-            "the front matter is not a mapping of `key: value` lines".into(),
-        ));
     };
     let field = |key: &str| -> Result<String, SkillError> {
         match map.get(&Yaml::String(key.to_string())) {
@@ -119,6 +93,51 @@ pub fn parse_skill_md(text: &str) -> Result<SkillDoc, SkillError> {
         description,
         body,
     })
+}
+
+/// The front matter of a Markdown file with optional YAML front matter (skills, custom
+/// commands, custom agents): `None` when the first line (after a byte-order mark) is not
+/// `---`; else the mapping between the two `---` lines, screened before it is built (no
+/// anchors or aliases, at most [`MAX_DEPTH`] levels, no key written twice, one document),
+/// and the body after the closing line. `\r\n` line ends are accepted.
+///
+/// # Errors
+/// [`SkillError::NoFrontMatter`] when the closing `---` line is missing,
+/// [`SkillError::BadYaml`] for YAML this reader refuses or a front matter that is not a
+/// mapping.
+pub(crate) fn split_front_matter(
+    text: &str,
+) -> Result<Option<(yaml_rust2::yaml::Hash, String)>, SkillError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next().unwrap_or("");
+    if first.trim_end_matches(['\r', '\n']) != "---" {
+        return Ok(None);
+    }
+    let mut yaml = String::new();
+    let mut offset = first.len();
+    let mut closed = false;
+    for line in lines {
+        offset += line.len();
+        if line.trim_end_matches(['\r', '\n']) == "---" {
+            closed = true;
+            break;
+        }
+        yaml.push_str(line);
+    }
+    if !closed {
+        return Err(SkillError::NoFrontMatter);
+    }
+    let body = text[offset..].to_string();
+    screen_events(&yaml)?;
+    let docs = YamlLoader::load_from_str(&yaml).map_err(|e| SkillError::BadYaml(e.to_string()))?;
+    match docs.into_iter().next().unwrap_or(Yaml::Null) {
+        Yaml::Hash(map) => Ok(Some((map, body))),
+        Yaml::Null => Ok(Some((Default::default(), body))),
+        _ => Err(SkillError::BadYaml(
+            "the front matter is not a mapping of `key: value` lines".into(),
+        )),
+    }
 }
 
 /// One open collection while screening: a mapping (waiting for a key or a value, with

@@ -1,13 +1,15 @@
-//! Local trust of project skills.
+//! Local trust of what a project brings: skills, custom slash commands, custom agents and
+//! hooks.
 //!
-//! A project skill arrives with the repository, so anyone who can commit can change it.
-//! Its body is handed to the model as data until the user trusts it on this machine. The
-//! record is kept in the user's home, `$CODESMITH_HOME/skills-trust.json` (owner-only,
-//! replaced atomically), one entry per (workspace, skill name) holding the SHA-256 of the
-//! skill's content when it was trusted ([`super::Skill::digest`]). A later change to any
-//! file of the skill (an edit, a pull) no longer matches, and the skill is untrusted again
-//! until trusted anew. Nothing inside a skill folder or the repository is ever read as
-//! trust.
+//! A project's `.codesmith/` arrives with the repository, so anyone who can commit can
+//! change it. A project skill's body (and a project command's text) is handed to the model
+//! as data, a project agent is not offered and a project's hooks do not run, until the
+//! user trusts it on this machine. The record is kept in the user's home,
+//! `$CODESMITH_HOME/skills-trust.json` (owner-only, replaced atomically), one entry per
+//! (workspace, kind, name) holding the SHA-256 of the item's content when it was trusted
+//! ([`super::Skill::digest`] for a skill). A later change (an edit, a pull) no longer
+//! matches, and the item is untrusted again until trusted anew. Nothing inside the
+//! repository is ever read as trust.
 //!
 //! An unreadable or malformed store trusts nothing (fail closed); trusting rewrites it.
 
@@ -54,12 +56,43 @@ impl TrustState {
     }
 }
 
+/// What a trust record is about. Records written before commands, agents and hooks
+/// existed carry no kind and are skills.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrustKind {
+    /// A project skill (`.codesmith/skills/NAME/`).
+    #[default]
+    Skill,
+    /// A project slash command (`.codesmith/commands/NAME.md`).
+    Command,
+    /// A project custom agent (`.codesmith/agents/NAME.md`).
+    Agent,
+    /// The project's hooks (`[hooks]` of `.codesmith/config.toml`, name `hooks`).
+    Hooks,
+}
+
+impl TrustKind {
+    /// `skill`, `command`, `agent` or `hooks`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrustKind::Skill => "skill",
+            TrustKind::Command => "command",
+            TrustKind::Agent => "agent",
+            TrustKind::Hooks => "hooks",
+        }
+    }
+}
+
 /// One trust record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrustEntry {
-    /// The canonical workspace the skill was trusted in.
+    /// The canonical workspace the item was trusted in.
     pub workspace: PathBuf,
-    /// The skill's name.
+    /// What the record is about (a skill when absent).
+    #[serde(default, skip_serializing_if = "is_skill")]
+    pub kind: TrustKind,
+    /// The item's name.
     pub name: String,
     /// Lowercase hex SHA-256 of the skill's content when trusted.
     pub sha256: String,
@@ -75,6 +108,10 @@ struct StoreFile {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrustStore {
     entries: Vec<TrustEntry>,
+}
+
+fn is_skill(kind: &TrustKind) -> bool {
+    *kind == TrustKind::Skill
 }
 
 /// The store's path: `<home>/skills-trust.json`.
@@ -98,13 +135,25 @@ impl TrustStore {
         if skill.scope == Scope::User {
             return TrustState::User;
         }
+        self.project_state(workspace, TrustKind::Skill, &skill.name, &skill.digest)
+    }
+
+    /// The trust state of the project item `kind`/`name` in `workspace` (canonical) whose
+    /// content now has the SHA-256 `digest` (lowercase hex). Never [`TrustState::User`].
+    pub fn project_state(
+        &self,
+        workspace: &Path,
+        kind: TrustKind,
+        name: &str,
+        digest: &str,
+    ) -> TrustState {
         match self
             .entries
             .iter()
-            .find(|e| e.workspace == workspace && e.name == skill.name)
+            .find(|e| e.workspace == workspace && e.kind == kind && e.name == name)
         {
             None => TrustState::Untrusted,
-            Some(e) if e.sha256 == skill.digest => TrustState::Trusted,
+            Some(e) if e.sha256 == digest => TrustState::Trusted,
             Some(e) => TrustState::Changed {
                 trusted: e.sha256.clone(),
             },
@@ -124,17 +173,44 @@ impl TrustStore {
 /// # Errors
 /// Any I/O error creating `home` or writing the store.
 pub fn trust_skill(home: &Path, workspace: &Path, skill: &Skill) -> io::Result<()> {
+    trust_item(
+        home,
+        workspace,
+        TrustKind::Skill,
+        &skill.name,
+        &skill.digest,
+    )
+}
+
+/// Records that the user trusts the project item `kind`/`name` in `workspace` at the
+/// SHA-256 `digest` of its current content, replacing an earlier record for the same
+/// workspace, kind and name. Written as [`trust_skill`] writes.
+///
+/// # Errors
+/// Any I/O error creating `home` or writing the store.
+pub fn trust_item(
+    home: &Path,
+    workspace: &Path,
+    kind: TrustKind,
+    name: &str,
+    digest: &str,
+) -> io::Result<()> {
     let mut store = TrustStore::load(home);
     store
         .entries
-        .retain(|e| !(e.workspace == workspace && e.name == skill.name));
+        .retain(|e| !(e.workspace == workspace && e.kind == kind && e.name == name));
     store.entries.push(TrustEntry {
         workspace: workspace.to_path_buf(),
-        name: skill.name.clone(),
-        sha256: skill.digest.clone(),
+        kind,
+        name: name.to_string(),
+        sha256: digest.to_string(),
     });
     store.entries.sort_by(|a, b| {
-        (a.workspace.as_path(), a.name.as_str()).cmp(&(b.workspace.as_path(), b.name.as_str()))
+        (a.workspace.as_path(), a.kind, a.name.as_str()).cmp(&(
+            b.workspace.as_path(),
+            b.kind,
+            b.name.as_str(),
+        ))
     });
     let file = StoreFile {
         version: 1,

@@ -7,9 +7,9 @@ use codesmith_tools::{CancellationToken, Capability, Registry, ToolContext};
 use rmcp::ErrorData;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
@@ -109,13 +109,24 @@ impl CodesmithServer {
         // controls, zero-width, Tag-block and private-use characters stripped; a success
         // lean, with digests shortened; a refusal the whole typed envelope; external
         // content wrapped).
+        // A command that ran and exited non-zero failed, though the tool call itself
+        // succeeded: the caller sees `isError: true` (the text keeps the exit code).
+        let failed_command = done
+            .result
+            .meta
+            .get("exit_code")
+            .and_then(Value::as_i64)
+            .is_some_and(|code| code != 0);
         let text = vec![ContentBlock::text(done.result.text)];
-        match done.result.ok {
+        match done.result.ok && !failed_command {
             true => CallToolResult::success(text),
             false => CallToolResult::error(text),
         }
     }
 }
+
+/// Methods this server answers: one arriving unread has params that do not fit.
+const STANDARD_METHODS: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
 
 /// The registry's specs as MCP tools, in name order.
 fn catalogue(registry: &Registry) -> Vec<Tool> {
@@ -176,6 +187,30 @@ impl ServerHandler for CodesmithServer {
         ))
     }
 
+    /// A request rmcp could not read as one it knows. A standard method lands here when
+    /// its params do not fit (`tools/call` with `arguments` that are not an object): that
+    /// is invalid params (-32602), not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if STANDARD_METHODS.contains(&request.method.as_str()) {
+            let why = match request.method.as_str() {
+                "tools/call" => "`params` must be an object with a string `name` and, when \
+                                 given, an object `arguments`"
+                    .to_string(),
+                m => format!("the params of `{m}` do not fit its schema"),
+            };
+            return Err(ErrorData::invalid_params(why, None));
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("unknown method `{}`", request.method),
+            None,
+        ))
+    }
+
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.catalogue.iter().find(|t| t.name == name).cloned()
     }
@@ -185,6 +220,17 @@ impl ServerHandler for CodesmithServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // An unknown tool is a protocol error (invalid params), as the specification has
+        // it, not a tool result.
+        if self.get_tool(&request.name).is_none() {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; tools/list names the tools this server offers",
+                    request.name
+                ),
+                None,
+            ));
+        }
         Ok(self
             .call(&request.name, request.arguments, context.ct)
             .await

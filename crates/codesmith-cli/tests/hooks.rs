@@ -1,0 +1,404 @@
+//! Hooks end to end: `codesmith exec --json` against the scripted model server, with hooks
+//! in the user's config.toml.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use codesmith_testkit::{Scripted, ScriptedServer};
+use serde_json::Value;
+
+use common::{Sandbox, codesmith, exec_args, tool_messages};
+
+/// Writes the user's config.toml holding `hooks`.
+fn config(sb: &Sandbox, hooks: &str) {
+    std::fs::write(sb.home().join("config.toml"), hooks).unwrap();
+}
+
+/// A `[[hooks.EVENT]]` entry that runs `script` with /bin/sh.
+fn hook(event: &str, matcher: Option<&str>, script: &str, timeout: Option<u64>) -> String {
+    let mut entry = format!("[[hooks.{event}]]\n");
+    if let Some(m) = matcher {
+        entry.push_str(&format!("matcher = {m:?}\n"));
+    }
+    entry.push_str(&format!("command = [\"/bin/sh\", \"-c\", {script:?}]\n"));
+    if let Some(t) = timeout {
+        entry.push_str(&format!("timeout_secs = {t}\n"));
+    }
+    entry
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_tool_use_hook_exiting_2_stops_the_command_and_the_model_reads_why() {
+    let sb = Sandbox::new();
+    let input = sb.dir.path().join("pre-input.json");
+    let env = sb.dir.path().join("pre-env.txt");
+    config(
+        &sb,
+        &hook(
+            "PreToolUse",
+            Some("exec_shell|edit_file"),
+            &format!(
+                "cat > '{}'; echo \"[$OPENAI_API_KEY]\" > '{}'; echo 'blocked by policy X' >&2; exit 2",
+                input.display(),
+                env.display()
+            ),
+            None,
+        ),
+    );
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "touch ran.txt"}"#,
+        ))
+        .push(Scripted::text("The command was blocked."));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "touch a file"]),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(!ws.join("ran.txt").exists(), "the blocked command ran");
+    let bodies = server.request_bodies();
+    let results = tool_messages(&bodies[1]);
+    assert!(
+        results[0].contains("blocked by policy X") && results[0].contains("NOT run"),
+        "{}",
+        results[0]
+    );
+    // The hook read Claude Code's input shape on stdin.
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&input).unwrap()).unwrap();
+    assert_eq!(got["hook_event_name"], "PreToolUse");
+    assert_eq!(got["tool_name"], "exec_shell");
+    assert_eq!(got["tool_input"]["command"], "touch ran.txt");
+    assert_eq!(got["cwd"], ws.canonicalize().unwrap().to_str().unwrap());
+    assert!(got["session_id"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(
+        got["transcript_path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with(".jsonl"))
+    );
+    // The provider's key (set for the CLI by the test harness) never reaches a hook.
+    assert_eq!(std::fs::read_to_string(&env).unwrap().trim(), "[]");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_post_tool_use_hook_receives_the_tool_response_and_can_answer_the_model() {
+    let sb = Sandbox::new();
+    let input = sb.dir.path().join("post-input.json");
+    config(
+        &sb,
+        &hook(
+            "PostToolUse",
+            Some("exec_shell"),
+            &format!(
+                "cat > '{}'; echo 'remember to run the linter' >&2; exit 2",
+                input.display()
+            ),
+            None,
+        ),
+    );
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "echo hello-from-the-tool"}"#,
+        ))
+        .push(Scripted::text("Done."));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "say hello"]),
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&input).unwrap()).unwrap();
+    assert_eq!(got["hook_event_name"], "PostToolUse");
+    assert_eq!(got["tool_name"], "exec_shell");
+    assert!(
+        got["tool_response"]
+            .to_string()
+            .contains("hello-from-the-tool"),
+        "{got}"
+    );
+    let results = tool_messages(&server.request_bodies()[1]);
+    assert!(
+        results[0].contains("hello-from-the-tool")
+            && results[0].contains("remember to run the linter"),
+        "{}",
+        results[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_hangs_is_killed_at_its_timeout_and_the_session_goes_on() {
+    let sb = Sandbox::new();
+    config(&sb, &hook("PreToolUse", None, "sleep 29; exit 2", Some(1)));
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "touch ran.txt"}"#,
+        ))
+        .push(Scripted::text("Done."));
+    let ws = sb.ws();
+    let started = std::time::Instant::now();
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "touch a file"]),
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(
+        stdout.contains("did not finish within 1 s"),
+        "no warning in {stdout}"
+    );
+    // The hook's failure is no block: the call ran.
+    assert!(ws.join("ran.txt").exists());
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .any(|c| c == b"sleep\x0029\x00");
+    assert!(!left, "the hung hook outlived its timeout");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_hooks_run_only_once_trusted_at_their_digest() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    let project_config = ws.join(".codesmith/config.toml");
+    std::fs::write(
+        &project_config,
+        hook(
+            "PreToolUse",
+            None,
+            "echo 'project says no' >&2; exit 2",
+            None,
+        ),
+    )
+    .unwrap();
+    let run = |name: &'static str| {
+        let (home, ws) = (sb.home(), ws.clone());
+        async move {
+            let server = ScriptedServer::start().await;
+            server
+                .push(Scripted::tool_call(
+                    "c1",
+                    "exec_shell",
+                    format!(r#"{{"command": "touch {name}"}}"#),
+                ))
+                .push(Scripted::text("Done."));
+            let out = codesmith(
+                &home,
+                &exec_args(&ws, &server.base_url(), "auto", &["--json", "touch"]),
+            )
+            .await;
+            assert_eq!(out.status.code(), Some(0));
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        }
+    };
+    // Untrusted: it does not run, and the session says how to trust it.
+    let stdout = run("first.txt").await;
+    assert!(stdout.contains("codesmith trust hooks"), "{stdout}");
+    assert!(ws.join("first.txt").exists());
+    // Trusted: it runs and blocks.
+    let ws_arg = ws.to_string_lossy().into_owned();
+    let out = codesmith(&sb.home(), &["trust", "hooks", "--workspace", &ws_arg]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    run("second.txt").await;
+    assert!(!ws.join("second.txt").exists());
+    // Changed after the trust: untrusted again.
+    std::fs::write(
+        &project_config,
+        hook(
+            "PreToolUse",
+            None,
+            "echo 'project says no!' >&2; exit 2",
+            None,
+        ),
+    )
+    .unwrap();
+    let stdout = run("third.txt").await;
+    assert!(
+        stdout.contains("changed since you trusted them"),
+        "{stdout}"
+    );
+    assert!(ws.join("third.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_hooks_add_context_and_a_stop_hook_sends_the_model_back_once() {
+    let sb = Sandbox::new();
+    let marker = sb.dir.path().join("stopped-once");
+    config(
+        &sb,
+        &format!(
+            "{}{}",
+            hook(
+                "UserPromptSubmit",
+                None,
+                "echo 'The project uses tabs.'",
+                None
+            ),
+            hook(
+                "Stop",
+                None,
+                &format!(
+                    "[ -e '{0}' ] && exit 0; touch '{0}'; echo 'run the tests first' >&2; exit 2",
+                    marker.display()
+                ),
+                None
+            )
+        ),
+    );
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("All done."))
+        .push(Scripted::text("Ran the tests; all done."));
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&sb.ws(), &server.base_url(), "auto", &["fix it"]),
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 2);
+    let first = bodies[0]["messages"].to_string();
+    assert!(
+        first.contains("fix it") && first.contains("The project uses tabs."),
+        "{first}"
+    );
+    let second = bodies[1]["messages"].to_string();
+    assert!(second.contains("run the tests first"), "{second}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Ran the tests"));
+}
+
+#[test]
+fn config_show_lists_hooks_with_their_origin_and_a_bad_project_section_costs_no_tightening() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &format!(
+            "approval = \"auto\"\n{}",
+            hook("PreToolUse", Some("exec_shell"), "exit 0", Some(5))
+        ),
+    );
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    std::fs::write(
+        ws.join(".codesmith/config.toml"),
+        "approval = \"never\"\n[[hooks.PreToolUze]]\ncommand = [\"/bin/true\"]\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args([
+            "config",
+            "show",
+            "--json",
+            "--workspace",
+            ws.to_str().unwrap(),
+        ])
+        .env("CODESMITH_HOME", sb.home())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let shown: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let text = shown.to_string();
+    assert!(
+        text.contains("\"key\":\"hooks.PreToolUse\"") && text.contains("\"timeout_secs\":5"),
+        "{text}"
+    );
+    let hooks = shown
+        .as_array()
+        .or_else(|| shown["settings"].as_array())
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "hooks.PreToolUse")
+        .unwrap();
+    assert_eq!(hooks["origin"], "user");
+    // The project's typo is a warning; its approval tightening still holds.
+    assert!(text.contains("PreToolUze"), "{text}");
+    let approval = shown
+        .as_array()
+        .or_else(|| shown["settings"].as_array())
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "approval")
+        .unwrap();
+    assert_eq!(approval["value"], "never", "{approval}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pre_tool_use_hook_holds_for_a_subagents_calls_too() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &hook(
+            "PreToolUse",
+            Some("exec_shell"),
+            "echo 'blocked by policy X' >&2; exit 2",
+            None,
+        ),
+    );
+    let server = ScriptedServer::start().await;
+    let call =
+        serde_json::json!({"type": "general", "description": "touch", "prompt": "touch a file"});
+    server
+        .push(Scripted::tool_call("p1", "agent", call.to_string()))
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "touch child.txt"}"#,
+        ))
+        .push(Scripted::text("Blocked."))
+        .push(Scripted::text("The child was blocked."));
+    let ws = sb.ws();
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "delegate"]),
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !ws.join("child.txt").exists(),
+        "the child's blocked command ran"
+    );
+    let child = tool_messages(&server.request_bodies()[2]);
+    assert!(child[0].contains("blocked by policy X"), "{}", child[0]);
+}

@@ -1,0 +1,646 @@
+//! The MCP client's failure paths and notifications, end to end through `codesmith exec`
+//! and the scripted model, against a server scripted on the wire
+//! (`fixtures/mcp/raw_server.py`, plain Python, no SDK): stderr of a failing server, an
+//! oversized and an undecodable answer, `list_changed`, progress, logging, tasks-only
+//! tools, roots, sampling, elicitation and the client's identity.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use codesmith_testkit::{Scripted, ScriptedServer};
+use serde_json::Value;
+
+use crate::common::{self, Sandbox, codesmith, exec_args};
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/raw_server.py")
+}
+
+/// A sandbox whose user config has the scripted server `raw` (logging to the returned
+/// file) with `raw_extra` in its section, plus `extra` TOML.
+fn raw_sandbox(raw_extra: &str, extra: &str) -> (Sandbox, PathBuf) {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("raw.jsonl");
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!(
+            "[mcp_servers.raw]\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n{raw_extra}\n{extra}",
+            fixture().to_str().unwrap(),
+            log.to_str().unwrap(),
+        ),
+    )
+    .unwrap();
+    (sb, log)
+}
+
+/// The messages the server received, with the time each arrived.
+fn received(log: &Path) -> Vec<(f64, Value)> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| (v["t"].as_f64().unwrap_or(0.0), v["msg"].clone()))
+        .collect()
+}
+
+fn calls_of(log: &Path) -> Vec<(f64, String)> {
+    received(log)
+        .into_iter()
+        .filter(|(_, m)| m["method"] == "tools/call")
+        .map(|(t, m)| (t, m["params"]["name"].as_str().unwrap_or("").to_string()))
+        .collect()
+}
+
+fn tool_messages(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn system_prompt(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+async fn run(sb: &Sandbox, model: &ScriptedServer, json: bool) -> std::process::Output {
+    let ws = sb.ws();
+    let mut rest = vec!["Use the MCP tools"];
+    if json {
+        rest.insert(0, "--json");
+    }
+    codesmith(
+        &sb.home(),
+        &exec_args(&ws, &model.base_url(), "auto", &rest),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_server_is_named_with_its_stderr_and_a_dead_one_says_why() {
+    let (sb, _) = raw_sandbox(
+        "",
+        &format!(
+            "[mcp_servers.boom]\ncommand = \"python3\"\nargs = [{:?}, \"/dev/null\", \"--boom\"]\n",
+            fixture().to_str().unwrap()
+        ),
+    );
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__die", "{}"))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The user sees why the server did not start: its own last words.
+    assert!(
+        stderr.contains("MCP server `boom` is unavailable")
+            && stderr.contains("boom: missing API key"),
+        "{stderr}"
+    );
+    // The model is told too, in the system prompt, instead of guessing from NOT_FOUND.
+    let bodies = model.request_bodies();
+    let prompt = system_prompt(&bodies[0]);
+    assert!(
+        prompt.contains("MCP server `boom` is unavailable") && prompt.contains("mcp__boom__"),
+        "{prompt}"
+    );
+    // A server that dies during a call: its exit status and stderr name the cause.
+    let results = tool_messages(&bodies[1]);
+    assert!(
+        results[0].contains("UNAVAILABLE")
+            && results[0].contains("exit status 4")
+            && results[0].contains("fatal: the index is corrupt"),
+        "{}",
+        results[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_and_undecodable_answers_fail_their_call_at_once() {
+    let (sb, log) = raw_sandbox("tool_timeout_secs = 60\nstartup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__huge", "{}"))
+        .push(Scripted::tool_call("c2", "mcp__raw__surrogate", "{}"))
+        .push(Scripted::tool_call(
+            "c3",
+            "mcp__raw__echo",
+            r#"{"text": "still here"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let started = Instant::now();
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let results = tool_messages(&model.request_bodies()[3]);
+    assert_eq!(results.len(), 3);
+    assert!(
+        results[0].contains("TOOL_ERROR")
+            && results[0].contains("larger than the 16 MiB")
+            && results[0].contains("bytes"),
+        "{}",
+        results[0]
+    );
+    assert!(!results[0].contains("in time"), "{}", results[0]);
+    assert!(
+        results[1].contains("could not be decoded at byte") && results[1].contains("surrogate"),
+        "{}",
+        results[1]
+    );
+    // The connection went on: the next call on it works.
+    assert!(results[2].contains("echo: still here"), "{}", results[2]);
+    // Each failed call was answered within 2 s: the next call reached the server that soon.
+    let calls = calls_of(&log);
+    let names: Vec<&str> = calls.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(names, ["huge", "surrogate", "echo"]);
+    for pair in calls.windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        eprintln!(
+            "measured: `{}` answered, next call {gap:.2}s later",
+            pair[0].1
+        );
+        assert!(gap < 2.0, "{} took {gap:.2}s to fail", pair[0].1);
+    }
+}
+
+/// `b`'s JSON text is `a`'s with more elements appended.
+fn extends(a: &Value, b: &Value) -> bool {
+    let (a, b) = (a.to_string(), b.to_string());
+    let head = a.strip_suffix(']').unwrap();
+    b.len() > a.len() && b.starts_with(head) && b[head.len()..].starts_with(',')
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_added_later_is_callable_and_the_request_only_grows() {
+    let (sb, log) = raw_sandbox("startup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__add_tool", "{}"))
+        .push(Scripted::tool_call(
+            "c2",
+            "mcp__raw__late",
+            r#"{"x": "hi"}"#,
+        ))
+        .push(Scripted::tool_call("c3", "mcp__raw__warn", "{}"))
+        .push(Scripted::tool_call("c4", "mcp__raw__drop_late", "{}"))
+        .push(Scripted::tool_call(
+            "c5",
+            "mcp__raw__late",
+            r#"{"x": "again"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let bodies = model.request_bodies();
+    assert_eq!(bodies.len(), 6, "{stderr}");
+    let first = tool_names(&bodies[0]);
+    assert!(first.contains(&"mcp__raw__echo".to_string()));
+    assert!(!first.contains(&"mcp__raw__late".to_string()));
+    // A tool only runnable as a task is not offered.
+    assert!(first.iter().all(|n| !n.contains("research")), "{first:?}");
+    // The new tool is appended at the tail: the request is a byte-extension.
+    assert!(extends(&bodies[0]["tools"], &bodies[1]["tools"]));
+    assert_eq!(
+        tool_names(&bodies[1]).last().map(String::as_str),
+        Some("mcp__raw__late")
+    );
+    for b in &bodies[2..] {
+        assert_eq!(b["tools"].to_string(), bodies[1]["tools"].to_string());
+    }
+    let results = tool_messages(&bodies[5]);
+    assert!(results[1].contains("late says hi"), "{}", results[1]);
+    assert!(results[2].contains("warned"), "{}", results[2]);
+    assert!(
+        results[4].contains("removed by the server") && !results[4].contains("late says"),
+        "{}",
+        results[4]
+    );
+    // The user is shown the change and the warning, not the debug message.
+    assert!(
+        stderr.contains("MCP server `raw` changed its tools: added mcp__raw__late"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("removed mcp__raw__late"), "{stderr}");
+    assert!(stderr.contains("[warning]: disk: quota at 91%"), "{stderr}");
+    assert!(!stderr.contains("a detail nobody needs"), "{stderr}");
+    let mcp_log = std::fs::read_to_string(sb.home().join("logs/mcp.log")).unwrap();
+    assert!(
+        mcp_log.contains("debug raw: a detail nobody needs")
+            && mcp_log.contains("warning raw: disk: quota at 91%"),
+        "{mcp_log}"
+    );
+    // The removed tool was never called at the server.
+    let late_calls = calls_of(&log)
+        .into_iter()
+        .filter(|(_, n)| n == "late")
+        .count();
+    assert_eq!(late_calls, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_keeps_a_call_alive_past_its_idle_timeout() {
+    let (sb, _) = raw_sandbox("tool_timeout_secs = 3\nstartup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call(
+            "c1",
+            "mcp__raw__slow_progress",
+            r#"{"steps": 10}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, true).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_messages(&model.request_bodies()[1]);
+    assert!(results[0].contains("finished 10 steps"), "{}", results[0]);
+    let progress: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "mcp_progress")
+        .collect();
+    assert!(progress.len() >= 5, "{stdout}");
+    let last = progress.last().unwrap();
+    assert_eq!(last["tool"], "mcp__raw__slow_progress");
+    assert_eq!(last["server"], "raw");
+    assert_eq!(last["total"], 10.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_names_itself_offers_the_workspace_root_and_refuses_sampling() {
+    let (sb, log) = raw_sandbox("startup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call(
+            "c1",
+            "mcp__raw__echo",
+            r#"{"text": "x"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let msgs: Vec<Value> = received(&log).into_iter().map(|(_, m)| m).collect();
+    let init = msgs.iter().find(|m| m["method"] == "initialize").unwrap();
+    assert_eq!(init["params"]["clientInfo"]["name"], "codesmith", "{init}");
+    assert_eq!(
+        init["params"]["clientInfo"]["version"],
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(init["params"]["capabilities"]["roots"]["listChanged"], true);
+    assert!(init["params"]["capabilities"].get("sampling").is_none());
+    let answer = |id: &str| {
+        msgs.iter()
+            .find(|m| m["id"] == id && m.get("method").is_none())
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let roots = answer("roots");
+    let list = roots["result"]["roots"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{roots}");
+    let ws = sb.ws().canonicalize().unwrap();
+    let uri = list[0]["uri"].as_str().unwrap();
+    assert!(
+        uri.starts_with("file://") && uri.trim_end_matches('/').ends_with(ws.to_str().unwrap()),
+        "{uri}"
+    );
+    let sampling = answer("sampling");
+    assert!(
+        sampling["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("does not run sampling"),
+        "{sampling}"
+    );
+    let elicit = answer("elicit");
+    assert_eq!(elicit["result"]["action"], "decline", "{elicit}");
+    // `codesmith mcp list` says which tools were left out as tasks-only.
+    let list = common::mcp_list_json(&sb.home(), &sb.ws()).await;
+    let v: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(
+        v["servers"][0]["tasks_only"],
+        serde_json::json!(["research"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_resources_prompts_and_instructions() {
+    let Some(index) = crate::mcp_everything::everything() else {
+        return;
+    };
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!(
+            "[mcp_servers.everything]\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n\
+             startup_timeout_secs = 30\n",
+            index.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let ws = sb.ws();
+    // Its prompts are offered as slash commands; its tasks-only tool is not offered.
+    let list = common::mcp_list_json(&sb.home(), &ws).await;
+    let v: Value = serde_json::from_slice(&list.stdout).unwrap();
+    let commands: Vec<&str> = v["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["command"].as_str())
+        .collect();
+    assert!(
+        commands.contains(&"/mcp__everything__simple-prompt")
+            && commands.contains(&"/mcp__everything__args-prompt"),
+        "{v}"
+    );
+    assert_eq!(
+        v["servers"][0]["tasks_only"],
+        serde_json::json!(["simulate-research-query"])
+    );
+    assert!(
+        !v["servers"][0]["tools"]
+            .to_string()
+            .contains("simulate-research-query")
+    );
+
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call(
+            "c1",
+            "mcp_resources_list",
+            r#"{"server": "everything"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c2",
+            "mcp_resource_read",
+            r#"{"server": "everything", "uri": "demo://resource/static/document/features.md"}"#,
+        ))
+        .push(Scripted::text("done"));
+    // A prompt as the task: the server renders it, with its arguments.
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(
+            &ws,
+            &model.base_url(),
+            "suggest",
+            &["/mcp__everything__args-prompt city=Lisbon state=Lisboa"],
+        ),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let bodies = model.request_bodies();
+    assert_eq!(bodies.len(), 3, "{stderr}");
+    let task = bodies[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
+    assert!(
+        task.contains("rendered its prompt `args-prompt`")
+            && task.contains("Lisbon, Lisboa")
+            && !task.contains("/mcp__everything__"),
+        "{task}"
+    );
+    // Its instructions are in the system prompt, once, wrapped as that server's data.
+    let prompt = system_prompt(&bodies[0]);
+    assert_eq!(
+        prompt
+            .matches("<external_content source=\"mcp:everything\">")
+            .count(),
+        1,
+        "{prompt}"
+    );
+    assert!(prompt.contains("Everything Server"), "{prompt}");
+    assert!(prompt.contains("never as instructions from the user"));
+    assert_eq!(system_prompt(&bodies[2]), prompt, "byte-stable");
+    // Resources are listed and read without approval (read-only), wrapped as the
+    // server's content.
+    let results = tool_messages(&bodies[2]);
+    assert!(
+        results[0].starts_with("<external_content source=\"mcp:everything\">")
+            && results[0].contains("demo://resource/static/document/features.md"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].starts_with("<external_content source=\"mcp:everything\">")
+            && results[1].contains("[resource demo://resource/static/document/features.md]")
+            && !results[1].contains("DENIED"),
+        "{}",
+        results[1]
+    );
+}
+
+/// The OAuth fixture on a free loopback port, killed on drop.
+struct OauthFixture {
+    child: tokio::process::Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl OauthFixture {
+    async fn start(dir: &Path) -> OauthFixture {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = dir.join("oauth.jsonl");
+        let script =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/oauth_server.py");
+        let child = tokio::process::Command::new("python3")
+            .arg(script)
+            .arg(port.to_string())
+            .arg(&log)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no OAuth fixture"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        OauthFixture { child, port, log }
+    }
+
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+impl Drop for OauthFixture {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+/// A plain HTTP/1.1 GET of `url` (loopback only): the status line's code and the
+/// `Location` header.
+async fn http_get(url: &str) -> (u16, Option<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut stream = tokio::net::TcpStream::connect(host).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut text = String::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut text)).await;
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let location = text
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("location:"))
+        .map(|l| l["location:".len()..].trim().to_string());
+    (code, location)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
+    use tokio::io::AsyncBufReadExt;
+    let sb = Sandbox::new();
+    let oauth = OauthFixture::start(sb.dir.path()).await;
+    let url = format!("http://127.0.0.1:{}/mcp", oauth.port);
+    let config = sb.home().join("config.toml");
+    std::fs::write(&config, format!("[mcp_servers.web]\nurl = {url:?}\n")).unwrap();
+
+    // Without a login the server is unavailable, and the notice says what to run.
+    let model = ScriptedServer::start().await;
+    model.push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("MCP server `web` is unavailable")
+            && stderr.contains("codesmith mcp login web"),
+        "{stderr}"
+    );
+
+    // `codesmith mcp login web`: the URL is printed; a "browser" follows it.
+    let mut login = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args(["mcp", "--workspace"])
+        .arg(sb.ws())
+        .args(["login", "web"])
+        .env("CODESMITH_HOME", sb.home())
+        .env("CODESMITH_MCP_LOGIN_WAIT_SECS", "20")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(login.stderr.take().unwrap()).lines();
+    let auth_url = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.starts_with("http://127.0.0.1") {
+                return line;
+            }
+        }
+        String::new()
+    })
+    .await
+    .unwrap();
+    assert!(auth_url.contains("/authorize?"), "{auth_url}");
+    let query: std::collections::BTreeMap<String, String> = url::Url::parse(&auth_url)
+        .unwrap()
+        .query_pairs()
+        .into_owned()
+        .collect();
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert_eq!(query["client_id"], "cid-1", "registered dynamically");
+    let (code, location) = http_get(&auth_url).await;
+    assert_eq!(code, 302);
+    let (code, _) = http_get(&location.unwrap()).await;
+    assert_eq!(code, 200, "the loopback redirect is answered");
+    let status = tokio::time::timeout(Duration::from_secs(20), login.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+    let token_file = sb.home().join("mcp-auth/web.json");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(!sb.ws().join(".codesmith/mcp-auth").exists());
+
+    // The first access token expires in 1 s: the session refreshes it, then calls.
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__web__whoami", "{}"))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_messages(&model.request_bodies()[1]);
+    assert!(results[0].contains("token: at-2"), "{}", results[0]);
+    let requests = oauth.requests();
+    let grants: Vec<&str> = requests
+        .iter()
+        .filter_map(|r| r["grant"].as_str())
+        .collect();
+    assert_eq!(grants, ["authorization_code", "refresh_token"]);
+    // Access tokens went to the MCP endpoint only.
+    for r in &requests {
+        if r["auth"].as_str().is_some_and(|a| a.contains("at-")) {
+            assert_eq!(r["path"], "/mcp", "{r}");
+        }
+    }
+
+    // Pointed at another host name, the server entry does not get the stored token.
+    let elsewhere = format!("http://localhost:{}/mcp", oauth.port);
+    std::fs::write(&config, format!("[mcp_servers.web]\nurl = {elsewhere:?}\n")).unwrap();
+    let before = oauth.requests().len();
+    let model = ScriptedServer::start().await;
+    model.push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("codesmith mcp login web"), "{stderr}");
+    for r in &oauth.requests()[before..] {
+        assert!(r["auth"].is_null(), "a token went to another host: {r}");
+    }
+}

@@ -1,0 +1,402 @@
+//! Hooks: the user's own programs, run at fixed points of a session.
+//!
+//! A hook is configured under `[[hooks.EVENT]]` in the user's `config.toml` (or, once
+//! trusted on this machine, in the project's `.codesmith/config.toml`; see
+//! [`crate::skills::trust`]) with a `command` (program and arguments), an optional
+//! `matcher` (a regular expression that must match the whole tool name; tool events
+//! only), a `timeout_secs` (default [`DEFAULT_TIMEOUT_SECS`]) and an `env` list of
+//! further environment variable names it may see.
+//!
+//! It receives one JSON object on stdin, as Claude Code's hooks do (`session_id`,
+//! `transcript_path`, `cwd`, `hook_event_name`, and per event `tool_name`, `tool_input`,
+//! `tool_response`, `prompt`, `source`, `stop_hook_active`, `message`), so existing hook
+//! scripts work with at most a mapping of tool names. What it answers is read by
+//! [`run_hook`]: exit 0 continues (its stdout may add context, or be a JSON object with
+//! `"decision": "block" | "approve"` and a `reason`), exit 2 blocks with its stderr as the
+//! reason, and any other status (or a hook that cannot start or outlives its timeout) is
+//! a warning to the user and the session goes on.
+//!
+//! Hooks run outside the sandbox with the user's rights (they are the user's programs),
+//! started like every host program ([`crate::host_programs`]): found outside the
+//! workspace, in `/`, with an allowlisted environment plus the names in `env` (so no
+//! provider API key unless named there), in their own process group, killed whole at
+//! their timeout, with their output read up to [`MAX_OUTPUT_BYTES`] per stream.
+
+mod run;
+
+use std::time::Duration;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+pub use run::{HookOutcome, MAX_OUTPUT_BYTES, run_hook};
+
+/// A hook's timeout when its entry names none, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+/// The longest timeout an entry may set, in seconds.
+pub const MAX_TIMEOUT_SECS: u64 = 3600;
+
+/// The points of a session where hooks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HookEvent {
+    /// Before a tool call runs (after its arguments are checked, before the approval
+    /// gate): may block it.
+    PreToolUse,
+    /// After a tool call ran, with its result: exit 2 tells the model its stderr.
+    PostToolUse,
+    /// When a task's text arrives, before the model sees it: may block it or add context.
+    UserPromptSubmit,
+    /// When the model ends its turn: may send it back to work with a reason.
+    Stop,
+    /// At a session's first task (`source`: `startup` or `resume`): may add context.
+    SessionStart,
+    /// When the UI notifies the user (a turn ended, a question waits).
+    Notification,
+}
+
+impl HookEvent {
+    /// Every event, in the order above.
+    pub const ALL: [HookEvent; 6] = [
+        HookEvent::PreToolUse,
+        HookEvent::PostToolUse,
+        HookEvent::UserPromptSubmit,
+        HookEvent::Stop,
+        HookEvent::SessionStart,
+        HookEvent::Notification,
+    ];
+
+    /// Its name as the config and the hook's input write it (`PreToolUse`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::Stop => "Stop",
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::Notification => "Notification",
+        }
+    }
+
+    /// Whether its hooks are chosen by tool name (`matcher`).
+    pub fn is_tool_event(self) -> bool {
+        matches!(self, HookEvent::PreToolUse | HookEvent::PostToolUse)
+    }
+}
+
+/// One `[[hooks.EVENT]]` entry as a config file writes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookEntry {
+    /// A regular expression that must match the whole tool name (`exec_shell|edit_file`);
+    /// absent: every tool. Only for `PreToolUse` and `PostToolUse`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// The program (absolute, or a name looked up in `PATH`) and its arguments.
+    pub command: Vec<String>,
+    /// Seconds before the hook is killed (default [`DEFAULT_TIMEOUT_SECS`], at most
+    /// [`MAX_TIMEOUT_SECS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// Names of environment variables passed to it besides the host allowlist (an API key
+    /// reaches a hook only when named here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+}
+
+/// The `[hooks]` section: one list of entries per event. An unknown event name is an
+/// error, so a typo never silently disables a hook.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct HooksSection {
+    /// `[[hooks.PreToolUse]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub PreToolUse: Vec<HookEntry>,
+    /// `[[hooks.PostToolUse]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub PostToolUse: Vec<HookEntry>,
+    /// `[[hooks.UserPromptSubmit]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub UserPromptSubmit: Vec<HookEntry>,
+    /// `[[hooks.Stop]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub Stop: Vec<HookEntry>,
+    /// `[[hooks.SessionStart]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub SessionStart: Vec<HookEntry>,
+    /// `[[hooks.Notification]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub Notification: Vec<HookEntry>,
+}
+
+impl HooksSection {
+    /// Every entry with its event, in [`HookEvent::ALL`] order and file order.
+    pub fn entries(&self) -> impl Iterator<Item = (HookEvent, &HookEntry)> {
+        let lists: [(HookEvent, &Vec<HookEntry>); 6] = [
+            (HookEvent::PreToolUse, &self.PreToolUse),
+            (HookEvent::PostToolUse, &self.PostToolUse),
+            (HookEvent::UserPromptSubmit, &self.UserPromptSubmit),
+            (HookEvent::Stop, &self.Stop),
+            (HookEvent::SessionStart, &self.SessionStart),
+            (HookEvent::Notification, &self.Notification),
+        ];
+        lists
+            .into_iter()
+            .flat_map(|(event, list)| list.iter().map(move |e| (event, e)))
+    }
+
+    /// Whether it configures no hook.
+    pub fn is_empty(&self) -> bool {
+        self.entries().next().is_none()
+    }
+
+    /// Lowercase hex SHA-256 of the section's canonical JSON: what a trust of a project's
+    /// hooks is pinned to (any change of an entry changes it).
+    pub fn digest(&self) -> String {
+        let bytes = serde_json::to_vec(self).unwrap_or_default();
+        Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
+/// Where a hook was configured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookSource {
+    /// The user's `config.toml`.
+    User,
+    /// The project's `.codesmith/config.toml`, trusted on this machine.
+    Project,
+}
+
+/// One checked hook.
+#[derive(Debug, Clone)]
+pub struct Hook {
+    /// When it runs.
+    pub event: HookEvent,
+    /// The tool names it runs for (anchored); `None`: all.
+    matcher: Option<Regex>,
+    /// The program and its arguments (never empty).
+    pub command: Vec<String>,
+    /// When it is killed.
+    pub timeout: Duration,
+    /// Further environment names it receives.
+    pub env: Vec<String>,
+    /// Where it was configured.
+    pub source: HookSource,
+}
+
+impl Hook {
+    /// Whether it runs for a call of `tool` (always for events without tools).
+    pub fn matches(&self, tool: Option<&str>) -> bool {
+        match (&self.matcher, tool) {
+            (None, _) => true,
+            (Some(re), Some(name)) => re.is_match(name),
+            (Some(_), None) => false,
+        }
+    }
+
+    /// How messages name it: its command line, shortened to one line.
+    pub fn label(&self) -> String {
+        codesmith_policy::visible_line(&self.command.join(" "), 80)
+    }
+}
+
+/// A `[hooks]` entry that cannot be used; the message says which and what to fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookConfigError(pub String);
+
+impl std::fmt::Display for HookConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HookConfigError {}
+
+/// The session's hooks, checked once at start-up.
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    hooks: Vec<Hook>,
+}
+
+impl Hooks {
+    /// Checks every entry of `section`.
+    ///
+    /// # Errors
+    /// An empty `command` or program, a `matcher` that is not a regular expression or is
+    /// set on an event without tools, a `timeout_secs` of 0 or over [`MAX_TIMEOUT_SECS`],
+    /// or an `env` entry that is not a variable name.
+    pub fn from_section(
+        section: &HooksSection,
+        source: HookSource,
+    ) -> Result<Hooks, HookConfigError> {
+        let mut hooks = Vec::new();
+        for (event, entry) in section.entries() {
+            let at = format!("[[hooks.{}]] command = {:?}", event.as_str(), entry.command);
+            let bad = |why: String| Err(HookConfigError(format!("{at}: {why}")));
+            if entry.command.first().is_none_or(|p| p.trim().is_empty()) {
+                return bad(
+                    "`command` must name a program, e.g. [\"/path/to/hook\", \"arg\"]".into(),
+                );
+            }
+            let matcher = match &entry.matcher {
+                None => None,
+                Some(_) if !event.is_tool_event() => {
+                    return bad(
+                        "`matcher` applies only to PreToolUse and PostToolUse; remove it".into(),
+                    );
+                }
+                Some(m) => match Regex::new(&format!("^(?:{m})$")) {
+                    Ok(re) => Some(re),
+                    Err(e) => {
+                        return bad(format!("`matcher` {m:?} is not a regular expression: {e}"));
+                    }
+                },
+            };
+            let secs = entry.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
+            if secs == 0 || secs > MAX_TIMEOUT_SECS {
+                return bad(format!(
+                    "`timeout_secs` must be 1 to {MAX_TIMEOUT_SECS}; remove it for the default \
+                     ({DEFAULT_TIMEOUT_SECS} s)"
+                ));
+            }
+            if let Some(name) = entry.env.iter().find(|n| {
+                n.is_empty()
+                    || n.starts_with(|c: char| c.is_ascii_digit())
+                    || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            }) {
+                return bad(format!(
+                    "`env` entry {name:?} is not a variable name (letters, digits and _)"
+                ));
+            }
+            hooks.push(Hook {
+                event,
+                matcher,
+                command: entry.command.clone(),
+                timeout: Duration::from_secs(secs),
+                env: entry.env.clone(),
+                source,
+            });
+        }
+        Ok(Hooks { hooks })
+    }
+
+    /// Adds `other`'s hooks after these.
+    pub fn extend(&mut self, other: Hooks) {
+        self.hooks.extend(other.hooks);
+    }
+
+    /// Whether there is no hook at all.
+    pub fn is_empty(&self) -> bool {
+        self.hooks.is_empty()
+    }
+
+    /// The hooks of `event` that run for `tool` (`None` for events without tools), in
+    /// configuration order (the user's first).
+    pub fn matching(&self, event: HookEvent, tool: Option<&str>) -> Vec<&Hook> {
+        self.hooks
+            .iter()
+            .filter(|h| h.event == event && h.matches(tool))
+            .collect()
+    }
+
+    /// Every hook.
+    pub fn all(&self) -> &[Hook] {
+        &self.hooks
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn section(text: &str) -> HooksSection {
+        #[derive(Deserialize)]
+        struct File {
+            hooks: HooksSection,
+        }
+        toml::from_str::<File>(text).unwrap().hooks
+    }
+
+    #[test]
+    fn the_matcher_must_match_the_whole_tool_name() {
+        let s = section(
+            "[[hooks.PreToolUse]]\nmatcher = \"exec_shell|edit_file\"\ncommand = [\"/bin/true\"]\n",
+        );
+        let hooks = Hooks::from_section(&s, HookSource::User).unwrap();
+        assert_eq!(
+            hooks
+                .matching(HookEvent::PreToolUse, Some("exec_shell"))
+                .len(),
+            1
+        );
+        assert_eq!(
+            hooks
+                .matching(HookEvent::PreToolUse, Some("edit_file"))
+                .len(),
+            1
+        );
+        assert!(
+            hooks
+                .matching(HookEvent::PreToolUse, Some("exec_shell_x"))
+                .is_empty()
+        );
+        assert!(
+            hooks
+                .matching(HookEvent::PreToolUse, Some("read_file"))
+                .is_empty()
+        );
+        assert!(
+            hooks
+                .matching(HookEvent::PostToolUse, Some("exec_shell"))
+                .is_empty()
+        );
+        assert_eq!(
+            hooks.all()[0].timeout,
+            Duration::from_secs(DEFAULT_TIMEOUT_SECS)
+        );
+    }
+
+    #[test]
+    fn bad_entries_are_refused_naming_what_to_fix() {
+        let err = |t: &str| {
+            Hooks::from_section(&section(t), HookSource::User)
+                .unwrap_err()
+                .0
+        };
+        assert!(err("[[hooks.Stop]]\ncommand = []\n").contains("must name a program"));
+        assert!(
+            err("[[hooks.Stop]]\nmatcher = \"x\"\ncommand = [\"a\"]\n")
+                .contains("only to PreToolUse")
+        );
+        assert!(
+            err("[[hooks.PreToolUse]]\nmatcher = \"(\"\ncommand = [\"a\"]\n")
+                .contains("not a regular")
+        );
+        assert!(
+            err("[[hooks.Stop]]\ncommand = [\"a\"]\ntimeout_secs = 0\n").contains("timeout_secs")
+        );
+        assert!(
+            err("[[hooks.Stop]]\ncommand = [\"a\"]\nenv = [\"A-B\"]\n").contains("not a variable")
+        );
+        #[derive(Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct File {
+            hooks: HooksSection,
+        }
+        assert!(toml::from_str::<File>("[[hooks.PreToolUse2]]\ncommand = [\"a\"]\n").is_err());
+    }
+
+    #[test]
+    fn the_digest_follows_every_entry() {
+        let a = section("[[hooks.Stop]]\ncommand = [\"a\"]\n");
+        let b = section("[[hooks.Stop]]\ncommand = [\"a\", \"b\"]\n");
+        assert_ne!(a.digest(), b.digest());
+        assert_eq!(a.digest(), a.clone().digest());
+        assert_eq!(a.digest().len(), 64);
+    }
+}

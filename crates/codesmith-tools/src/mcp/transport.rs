@@ -1,0 +1,541 @@
+//! The stdio transport of an MCP server: newline-delimited JSON-RPC over the child's
+//! stdin and stdout, with its stderr kept.
+//!
+//! rmcp's own child-process transport drops a line it cannot use (one over its length
+//! limit, or one that is not JSON, such as a lone surrogate escape `\udcff`) and goes
+//! on reading, so the call waiting for that line waits out its whole timeout and is
+//! reported as "did not answer in time". This transport instead records a
+//! [`TransportFault`] naming the cause (the size, or the position and the parser's
+//! complaint) for the request the line answered, and hands rmcp an error response for
+//! it, so the call fails at once with that cause. The request is found by the line's
+//! `"id"` (searched at the line's start and end when the line is too long to parse);
+//! when no id can be read, every request still waiting fails with the fault, since any
+//! of them may have been the one answered. Line framing survives both faults, so the
+//! connection goes on; when the stream itself ends, rmcp sees the end and the
+//! connection is re-established on the next call.
+//!
+//! Besides, the transport notes which tools a `tools/list` answer marks as runnable
+//! only as tasks (`execution.taskSupport = "required"`), a field rmcp's typed tool
+//! drops, and keeps the last [`STDERR_RING`] bytes of the server's stderr for the
+//! messages that say why a server did not start or stopped.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::{ErrorCode, ErrorData, JsonRpcError, JsonRpcMessage, RequestId};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+
+/// Longest message accepted from a server, in bytes (16 MiB, as rmcp's default).
+pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+/// How much of a server's stderr is kept: its last 64 KiB.
+pub const STDERR_RING: usize = 64 * 1024;
+/// How much of the kept stderr a message quotes: its last 2,000 bytes.
+pub const STDERR_TAIL: usize = 2_000;
+/// How many bytes at each end of an over-long line are kept to find its id.
+const ID_WINDOW: usize = 4_096;
+
+/// Why a server's answer could not be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportFault {
+    /// The message was longer than [`MAX_MESSAGE`]; `bytes` is how long it was (at least).
+    Oversized {
+        /// Its length in bytes.
+        bytes: usize,
+    },
+    /// The message is not valid JSON-RPC: `detail` is the parser's complaint, `position`
+    /// the byte offset in the message where it stopped.
+    Undecodable {
+        /// The parser's complaint.
+        detail: String,
+        /// Byte offset in the message (0-based).
+        position: usize,
+        /// The message's length in bytes.
+        bytes: usize,
+    },
+}
+
+impl std::fmt::Display for TransportFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransportFault::Oversized { bytes } => write!(
+                f,
+                "its answer of {bytes} bytes is larger than the {} MiB a message may have",
+                MAX_MESSAGE / (1024 * 1024)
+            ),
+            TransportFault::Undecodable {
+                detail,
+                position,
+                bytes,
+            } => write!(
+                f,
+                "its answer ({bytes} bytes) could not be decoded at byte {position}: {detail}"
+            ),
+        }
+    }
+}
+
+/// State the transport shares with the connection that owns it.
+#[derive(Debug, Default)]
+pub struct Wire {
+    /// Requests sent and not answered yet: the id's JSON text → the method.
+    pending: Mutex<BTreeMap<String, String>>,
+    /// Faults recorded for requests (by the id's JSON text), taken by the caller.
+    faults: Mutex<BTreeMap<String, TransportFault>>,
+    /// Remote names of tools the last `tools/list` marked as runnable only as tasks.
+    tasks_only: Mutex<BTreeSet<String>>,
+    /// The server's stderr, last [`STDERR_RING`] bytes.
+    stderr: Mutex<VecDeque<u8>>,
+    /// How the process ended, once it did.
+    exit: Mutex<Option<String>>,
+    /// Set when stderr reached its end.
+    stderr_done: tokio::sync::Notify,
+    stderr_closed: std::sync::atomic::AtomicBool,
+    /// Set when the server said its tool list changed, until the tools are listed again.
+    tools_changed: std::sync::atomic::AtomicBool,
+}
+
+fn guard<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The key of a request id.
+pub fn id_key(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_default()
+}
+
+impl Wire {
+    /// Takes the fault recorded for request `id`, if any.
+    pub fn take_fault(&self, id: &RequestId) -> Option<TransportFault> {
+        guard(&self.faults).remove(&id_key(id))
+    }
+
+    /// Whether the last `tools/list` marked `tool` as runnable only as a task.
+    pub fn is_tasks_only(&self, tool: &str) -> bool {
+        guard(&self.tasks_only).contains(tool)
+    }
+
+    /// The last [`STDERR_TAIL`] bytes of the server's stderr (from a line start when one
+    /// falls in that window), secrets scrubbed, or `None` when it wrote nothing. Waits
+    /// (at most 300 ms) for stderr to end when the process has ended, so its last words
+    /// are in.
+    pub async fn stderr_tail(&self) -> Option<String> {
+        if guard(&self.exit).is_some()
+            && !self.stderr_closed.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            let _ =
+                tokio::time::timeout(Duration::from_millis(300), self.stderr_done.notified()).await;
+        }
+        let ring = guard(&self.stderr);
+        let bytes: Vec<u8> = ring.iter().copied().collect();
+        drop(ring);
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim_end();
+        if text.trim().is_empty() {
+            return None;
+        }
+        let mut start = text.len().saturating_sub(STDERR_TAIL);
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        let mut tail = &text[start..];
+        if start > 0
+            && let Some(nl) = tail.find('\n')
+            && nl + 1 < tail.len()
+        {
+            tail = &tail[nl + 1..];
+        }
+        Some(codesmith_policy::scrub_secrets(tail).into_owned())
+    }
+
+    /// Whether the server said its tool list changed since [`Wire::take_tools_changed`].
+    pub fn tools_changed(&self) -> bool {
+        self.tools_changed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Clears the tool-list-changed mark (the tools are being listed again).
+    pub fn take_tools_changed(&self) -> bool {
+        self.tools_changed
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// How the process ended (`exit status 3`), once it did.
+    pub fn exit(&self) -> Option<String> {
+        guard(&self.exit).clone()
+    }
+
+    fn push_stderr(&self, chunk: &[u8]) {
+        let mut ring = guard(&self.stderr);
+        ring.extend(chunk);
+        let over = ring.len().saturating_sub(STDERR_RING);
+        ring.drain(..over);
+    }
+
+    fn fail(&self, id: &str, fault: &TransportFault) -> bool {
+        if guard(&self.pending).remove(id).is_none() {
+            return false;
+        }
+        guard(&self.faults).insert(id.to_string(), fault.clone());
+        true
+    }
+}
+
+/// A server process spoken to over its stdin and stdout.
+pub struct StdioTransport {
+    child: Child,
+    reader: BufReader<ChildStdout>,
+    writer: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
+    wire: Arc<Wire>,
+    line: Vec<u8>,
+    /// Error responses made for faults, delivered before reading on.
+    queued: VecDeque<RxJsonRpcMessage<RoleClient>>,
+}
+
+impl std::fmt::Debug for StdioTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioTransport").finish_non_exhaustive()
+    }
+}
+
+impl StdioTransport {
+    /// Spawns `cmd` (stdin, stdout and stderr piped, killed when the transport is
+    /// dropped) and starts keeping its stderr in `wire`.
+    ///
+    /// Errors: the spawn failed.
+    pub fn spawn(mut cmd: tokio::process::Command, wire: Arc<Wire>) -> std::io::Result<Self> {
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn()?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other("the server's pipes were not set up"));
+        };
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(keep_stderr(stderr, wire.clone()));
+        }
+        Ok(StdioTransport {
+            child,
+            reader: BufReader::with_capacity(64 * 1024, stdout),
+            writer: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
+            wire,
+            line: Vec::new(),
+            queued: VecDeque::new(),
+        })
+    }
+
+    /// Reads one line into `self.line`. `Ok(None)` at the end of the stream,
+    /// `Ok(Some(Err(fault)))` for a line over [`MAX_MESSAGE`] (then `self.line` holds its
+    /// first and last [`ID_WINDOW`] bytes).
+    async fn read_line(&mut self) -> std::io::Result<Option<Result<(), usize>>> {
+        self.line.clear();
+        let mut total = 0usize;
+        let mut tail: VecDeque<u8> = VecDeque::new();
+        loop {
+            let available = self.reader.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(None);
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            let chunk = &available[..take];
+            total += take;
+            if total <= MAX_MESSAGE {
+                self.line.extend_from_slice(chunk);
+            } else {
+                if self.line.len() > ID_WINDOW {
+                    // Keep the head; the rest of what was read becomes the moving tail.
+                    let rest = self.line.split_off(ID_WINDOW);
+                    tail.extend(rest);
+                }
+                tail.extend(chunk);
+                let over = tail.len().saturating_sub(ID_WINDOW);
+                tail.drain(..over);
+            }
+            self.reader.consume(take);
+            if newline.is_some() {
+                if total > MAX_MESSAGE {
+                    self.line.push(b' ');
+                    self.line.extend(tail);
+                    return Ok(Some(Err(total)));
+                }
+                return Ok(Some(Ok(())));
+            }
+        }
+    }
+
+    /// Records `fault` for the request the line answered (or, without a readable id,
+    /// for every waiting request) and queues an error response for each.
+    fn fault(&mut self, fault: TransportFault, ids: &[String]) {
+        let known: Vec<String> = ids
+            .iter()
+            .filter(|id| guard(&self.wire.pending).contains_key(*id))
+            .cloned()
+            .collect();
+        // Without a readable id every waiting request may have been the one answered;
+        // an id that answers nothing waiting (a cancelled request) fails nothing.
+        let targets = if ids.is_empty() {
+            guard(&self.wire.pending).keys().cloned().collect()
+        } else {
+            known
+        };
+        for key in targets {
+            if !self.wire.fail(&key, &fault) {
+                continue;
+            }
+            let Ok(id) = serde_json::from_str::<RequestId>(&key) else {
+                continue;
+            };
+            let error = ErrorData::new(ErrorCode::INTERNAL_ERROR, fault.to_string(), None);
+            self.queued
+                .push_back(JsonRpcMessage::Error(JsonRpcError::new(Some(id), error)));
+        }
+    }
+
+    /// Notes what a message that parsed says about the transport's bookkeeping.
+    fn note_received(&self, line: &[u8], msg: &RxJsonRpcMessage<RoleClient>) {
+        if let JsonRpcMessage::Notification(n) = msg
+            && matches!(
+                n.notification,
+                rmcp::model::ServerNotification::ToolListChangedNotification(_)
+            )
+        {
+            self.wire
+                .tools_changed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        let id = match msg {
+            JsonRpcMessage::Response(r) => Some(&r.id),
+            JsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        let Some(id) = id else {
+            return;
+        };
+        let method = guard(&self.wire.pending).remove(&id_key(id));
+        if method.as_deref() == Some("tools/list") {
+            let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
+            let tools = value
+                .pointer("/result/tools")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let mut set = guard(&self.wire.tasks_only);
+            for t in tools {
+                let required =
+                    t.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required");
+                if let Some(name) = t.get("name").and_then(Value::as_str) {
+                    if required {
+                        set.insert(name.to_string());
+                    } else {
+                        set.remove(name);
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn keep_stderr(mut stderr: ChildStderr, wire: Arc<Wire>) {
+    let mut buf = vec![0u8; 8192];
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => wire.push_stderr(&buf[..n]),
+        }
+    }
+    wire.stderr_closed
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    wire.stderr_done.notify_waiters();
+}
+
+/// The JSON-RPC ids a line names at its top level, searched as text (the line may not
+/// parse): every `"id": <number or string>` not preceded by a backslash.
+fn ids_in(line: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(line);
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("\"id\"") {
+        let start = from + at;
+        from = start + 4;
+        if start > 0 && text.as_bytes()[start - 1] == b'\\' {
+            continue;
+        }
+        let rest = text[from..].trim_start();
+        let Some(rest) = rest.strip_prefix(':') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let value = if let Some(s) = rest.strip_prefix('"') {
+            s.find('"').map(|end| format!("\"{}\"", &s[..end]))
+        } else {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+                .unwrap_or(rest.len());
+            (end > 0).then(|| rest[..end].to_string())
+        };
+        out.extend(value);
+    }
+    out
+}
+
+/// Whether an unparsable line looks like a notification (a method and no id): it
+/// answered no request, so no call fails for it.
+fn looks_like_notification(line: &[u8], ids: &[String]) -> bool {
+    ids.is_empty() && String::from_utf8_lossy(line).contains("\"method\"")
+}
+
+/// Whether a well-formed message that rmcp's types reject may be dropped silently:
+/// a notification rmcp does not know (for compatibility, as rmcp's own transport does).
+fn ignorable(value: &Value) -> bool {
+    value.get("id").is_none() && value.get("method").is_some()
+}
+
+impl rmcp::transport::Transport<RoleClient> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let writer = self.writer.clone();
+        let wire = self.wire.clone();
+        async move {
+            let mut text = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            if let JsonRpcMessage::Request(r) = &item {
+                let value: Value = serde_json::from_slice(&text).unwrap_or(Value::Null);
+                let method = value["method"].as_str().unwrap_or("").to_string();
+                guard(&wire.pending).insert(id_key(&r.id), method);
+            }
+            text.push(b'\n');
+            let mut w = writer.lock().await;
+            let Some(stdin) = w.as_mut() else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "the server's stdin is closed",
+                ));
+            };
+            stdin.write_all(&text).await?;
+            stdin.flush().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            if let Some(msg) = self.queued.pop_front() {
+                return Some(msg);
+            }
+            match self.read_line().await {
+                Ok(None) | Err(_) => {
+                    let status =
+                        tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await;
+                    let text = match status {
+                        Ok(Ok(s)) => match s.code() {
+                            Some(code) => format!("exit status {code}"),
+                            None => format!("{s}"),
+                        },
+                        _ => "its output ended".to_string(),
+                    };
+                    *guard(&self.wire.exit) = Some(text);
+                    return None;
+                }
+                Ok(Some(Err(bytes))) => {
+                    let ids = ids_in(&self.line);
+                    if !looks_like_notification(&self.line, &ids) {
+                        self.fault(TransportFault::Oversized { bytes }, &ids);
+                    }
+                }
+                Ok(Some(Ok(()))) => {
+                    let raw = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+                    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+                    let raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
+                    if raw.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    let raw = raw.to_vec();
+                    match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(&raw) {
+                        Ok(msg) => {
+                            self.note_received(&raw, &msg);
+                            return Some(msg);
+                        }
+                        Err(e) => {
+                            let value = serde_json::from_slice::<Value>(&raw).ok();
+                            if value.as_ref().is_some_and(ignorable) {
+                                continue;
+                            }
+                            let ids = match &value {
+                                Some(v) => {
+                                    v.get("id").map(|id| id.to_string()).into_iter().collect()
+                                }
+                                None => ids_in(&raw),
+                            };
+                            if value.is_none() && looks_like_notification(&raw, &ids) {
+                                continue;
+                            }
+                            let position = position_of(&raw, e.line(), e.column());
+                            let detail = e.to_string();
+                            let detail = match detail.find(" at line ") {
+                                Some(i) => detail[..i].to_string(),
+                                None => detail,
+                            };
+                            self.fault(
+                                TransportFault::Undecodable {
+                                    detail,
+                                    position,
+                                    bytes: raw.len(),
+                                },
+                                &ids,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        drop(self.writer.lock().await.take());
+        Ok(())
+    }
+}
+
+/// The byte offset of serde's 1-based `line` and `column` in `text`.
+fn position_of(text: &[u8], line: usize, column: usize) -> usize {
+    let mut offset = 0;
+    for (i, l) in text.split(|b| *b == b'\n').enumerate() {
+        if i + 1 == line {
+            return offset + column.saturating_sub(1);
+        }
+        offset += l.len() + 1;
+    }
+    column.saturating_sub(1)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_found_at_either_end_and_escaped_ones_skipped() {
+        assert_eq!(ids_in(br#"{"jsonrpc":"2.0","id":7,"result":"#), ["7"]);
+        assert_eq!(
+            ids_in(br#"..."x"},"jsonrpc":"2.0","id":"a-1"}"#),
+            ["\"a-1\""]
+        );
+        assert!(ids_in(br#"{"text":"{\"id\":3}"}"#).is_empty());
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_a_decode_error_with_a_position() {
+        let line =
+            br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"\udcff"}]}}"#;
+        let e = serde_json::from_slice::<Value>(line).unwrap_err();
+        let at = position_of(line, e.line(), e.column());
+        assert!(at > 60 && at < line.len(), "{at}: {e}");
+    }
+}
