@@ -325,6 +325,11 @@ pub(crate) struct ExecArgs {
     /// Continue an earlier session (its id).
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,
+    /// Attach an image (PNG, JPEG, GIF or WebP) to the task; repeatable. A large image is
+    /// downscaled to the providers' limits; a model that does not read images is told it
+    /// was omitted.
+    #[arg(long, short = 'i', value_name = "PATH")]
+    pub image: Vec<std::path::PathBuf>,
     /// The task.
     #[arg(value_name = "TASK")]
     pub task: String,

@@ -58,6 +58,85 @@ pub(crate) struct VendorSection {
     /// The context window of this vendor's model, in tokens (default: the built-in
     /// table of common models, else a guess).
     pub context_window: Option<u64>,
+    /// Whether this vendor's model reads images (default true); false sends each image
+    /// as a short text saying it was omitted.
+    pub images: Option<bool>,
+}
+
+/// Whether `program` is an executable file in a directory of `PATH`.
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// `[web_search]`: the backend of the `web_search` tool (absent: no such tool).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WebSearchSection {
+    /// `searxng`, `brave` or `tavily`.
+    pub backend: Option<String>,
+    /// The endpoint: SearXNG's base URL (required), or a hosted API's search URL.
+    pub url: Option<String>,
+    /// The environment variable holding a hosted API's key (default `BRAVE_API_KEY` /
+    /// `TAVILY_API_KEY`).
+    pub api_key_env: Option<String>,
+}
+
+impl WebSearchSection {
+    /// Why a hosted backend cannot be used: its key variable is unset (`None`: no key is
+    /// missing).
+    ///
+    /// # Errors
+    /// An unknown backend name.
+    pub(crate) fn missing_key(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<String>> {
+        use codesmith_tools::fetch::web_search::Backend;
+        let Some(name) = &self.backend else {
+            return Ok(None);
+        };
+        let backend = Backend::parse(name).map_err(|e| anyhow::anyhow!("[web_search] {e}"))?;
+        let key_env = self.api_key_env.as_deref().or(backend.default_key_env());
+        Ok(match key_env {
+            Some(var) if env(var).is_none() => Some(format!(
+                "[web_search] backend = \"{name}\" needs its API key in the environment \
+                 variable {var}, which is not set"
+            )),
+            _ => None,
+        })
+    }
+
+    /// The backend this section configures, with its key read from the environment:
+    /// `Ok(None)` without a `backend`.
+    ///
+    /// # Errors
+    /// An unknown backend name, a SearXNG backend without `url`, a bad URL, or a hosted
+    /// backend whose key variable is unset (each a sentence naming the key to fix).
+    pub(crate) fn resolve(
+        &self,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<codesmith_tools::fetch::web_search::WebSearchConfig>> {
+        use codesmith_tools::fetch::web_search::{Backend, WebSearchConfig};
+        let Some(name) = &self.backend else {
+            return Ok(None);
+        };
+        let backend = Backend::parse(name).map_err(|e| anyhow::anyhow!("[web_search] {e}"))?;
+        let key_env = self
+            .api_key_env
+            .as_deref()
+            .or(backend.default_key_env())
+            .unwrap_or("");
+        let key = (!key_env.is_empty()).then(|| env(key_env)).flatten();
+        WebSearchConfig::new(backend, self.url.as_deref(), key, key_env)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("[web_search] {e}"))
+    }
 }
 
 /// `[sandbox]`.
@@ -395,6 +474,12 @@ pub(crate) struct FileConfig {
     /// MCP servers whose tools join the session (`[mcp_servers.NAME]`); user config only.
     #[serde(default)]
     pub mcp_servers: std::collections::BTreeMap<String, codesmith_tools::mcp::McpServerConfig>,
+    /// The `web_search` tool's backend (user config only).
+    pub web_search: Option<WebSearchSection>,
+    /// Language servers (`[lsp.NAME]`; user config only), added to or replacing the
+    /// built-in ones.
+    #[serde(default)]
+    pub lsp: BTreeMap<String, codesmith_tools::lsp::LspServerConfig>,
     /// The user's hooks (`[[hooks.PreToolUse]]`, ...; see `codesmith_tools::hooks`).
     pub hooks: Option<codesmith_tools::hooks::HooksSection>,
     /// Terminal notifications of the UI (`when`, `method`).
@@ -456,6 +541,9 @@ pub(crate) struct Settings {
     pub reasoning_replay: codesmith_providers::ReasoningReplay,
     /// `[openai] prompt_cache_key`, when set.
     pub prompt_cache_key: Option<bool>,
+    /// Whether the model reads images: `[openai] images` / `[anthropic] images` of the
+    /// chosen provider (default true); always false for the local model.
+    pub images: bool,
     /// `max_output_tokens`: the output-token cap per response, when the user set one
     /// (otherwise the provider's own; see `setup::max_tokens`).
     pub max_output_tokens: Option<u32>,
@@ -485,6 +573,11 @@ pub(crate) struct Settings {
     pub mcp_defer_threshold: usize,
     /// `[mcp_servers.NAME]` (user config only).
     pub mcp_servers: BTreeMap<String, codesmith_tools::mcp::McpServerConfig>,
+    /// `[web_search]` (user config only): the backend of the `web_search` tool, `None`
+    /// when none is configured or it could not be used (a warning says why).
+    pub web_search: Option<codesmith_tools::fetch::web_search::WebSearchConfig>,
+    /// The language servers: `[lsp.NAME]` and the built-in ones found on `PATH`.
+    pub lsp: codesmith_tools::lsp::LspSettings,
     /// Exec-policy rules from `$CODESMITH_HOME/policy.toml` and `.codesmith/policy.toml`.
     pub rules: codesmith_policy::Rules,
     /// The sandbox settings after the project config tightened them.
@@ -998,6 +1091,21 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
     let idle_secs = idle_timeout_secs(&file, &mut origins)?;
     let reasoning_replay = file.reasoning_replay()?;
     let prompt_cache_key = file.prompt_cache_key()?;
+    let vendor_images = match provider {
+        ProviderName::Anthropic => file.anthropic.as_ref().and_then(|a| a.images),
+        ProviderName::Openai => file.openai.as_ref().and_then(|o| o.images),
+        ProviderName::Local => None,
+    };
+    origins.set_if(
+        vendor_images.is_some(),
+        if provider == ProviderName::Anthropic {
+            "anthropic.images"
+        } else {
+            "openai.images"
+        },
+        Origin::User,
+    );
+    let images = provider != ProviderName::Local && vendor_images.unwrap_or(true);
     let openai = file.openai.as_ref();
     origins.set_if(
         openai.is_some_and(|o| o.reasoning_replay.is_some()),
@@ -1109,6 +1217,24 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         "mcp_defer_threshold",
         Origin::User,
     );
+    // A hosted backend without its key leaves the tool out, saying why; any other mistake
+    // is an error, so a typo never silently drops the tool.
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let web_search = match &file.web_search {
+        None => None,
+        Some(section) => match section.missing_key(&env)? {
+            Some(why) => {
+                warnings.push(format!("{why}; the web_search tool is not offered"));
+                None
+            }
+            None => section.resolve(&env)?,
+        },
+    };
+    origins.set_if(web_search.is_some(), "web_search.backend", Origin::User);
+    for name in file.lsp.keys() {
+        origins.set(format!("lsp.{name}"), Origin::User);
+    }
+    let lsp = codesmith_tools::lsp::LspSettings::resolve(&file.lsp, &[], &on_path);
     for name in file.mcp_servers.keys() {
         origins.set(format!("mcp_servers.{name}"), Origin::User);
     }
@@ -1148,6 +1274,7 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         idle_timeout: Duration::from_secs(idle_secs),
         reasoning_replay,
         prompt_cache_key,
+        images,
         max_output_tokens: file.max_output_tokens,
         network,
         fetch,
@@ -1160,6 +1287,8 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
             .mcp_defer_threshold
             .unwrap_or(codesmith_tools::mcp::DEFAULT_DEFER_THRESHOLD),
         mcp_servers: file.mcp_servers,
+        web_search,
+        lsp,
         rules,
         sandbox,
         warnings,

@@ -70,8 +70,9 @@ fn remote_provider(
                     "no API key for Anthropic: set ANTHROPIC_API_KEY (or [anthropic] api_key in config.toml)"
                 )));
             };
-            let p = AnthropicProvider::new(AnthropicConfig::new(base, Some(key)))
-                .map_err(|e| SetupError::Usage(e.into()))?;
+            let mut config = AnthropicConfig::new(base, Some(key));
+            config.images = resolved.images;
+            let p = AnthropicProvider::new(config).map_err(|e| SetupError::Usage(e.into()))?;
             Ok(Arc::new(p))
         }
         _ => {
@@ -87,6 +88,7 @@ fn remote_provider(
             }
             let mut config = OpenAiConfig::new(base, key);
             config.reasoning_replay = resolved.reasoning_replay;
+            config.images = resolved.images;
             if let Some(send) = resolved.prompt_cache_key {
                 config.prompt_cache_key = send;
             }
@@ -145,15 +147,32 @@ pub(crate) fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
 /// # Errors
 /// See [`sandbox`].
 pub(crate) fn tool_context(resolved: &Settings) -> anyhow::Result<ToolContext> {
-    let ctx = ToolContext::new(resolved.workspace.clone(), resolved.home.clone());
+    let mut ctx = ToolContext::new(resolved.workspace.clone(), resolved.home.clone());
     trust_reads(&ctx, resolved);
+    if !resolved.lsp.servers.is_empty() {
+        ctx.lsp = Some(Arc::new(codesmith_tools::lsp::LspManager::new(
+            resolved.lsp.clone(),
+        )));
+    }
     Ok(ctx.with_sandbox(sandbox(&resolved.sandbox)?))
 }
 
 /// The built-in tool registry, with fetch_url under the resolved `[network]` policy and
 /// address policy ([`Settings::fetch`]).
 pub(crate) fn registry(settings: &Settings) -> Registry {
-    codesmith_tools::builtin_registry(settings.fetch.clone())
+    let mut registry = codesmith_tools::builtin_registry(settings.fetch.clone());
+    if !settings.lsp.servers.is_empty() {
+        registry.register(Arc::new(codesmith_tools::lsp::tool::LspTool));
+    }
+    if let Some(search) = &settings.web_search {
+        registry.register(Arc::new(
+            codesmith_tools::fetch::web_search::WebSearch::new(
+                settings.fetch.clone(),
+                search.clone(),
+            ),
+        ));
+    }
+    registry
 }
 
 /// Starts the configured MCP servers (concurrently, each bounded by its start-up

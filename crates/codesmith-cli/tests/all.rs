@@ -19,6 +19,7 @@ mod extensions;
 mod fim_edit;
 mod fleet;
 mod hooks;
+mod images;
 mod interactive;
 mod local_model;
 mod long_sessions;

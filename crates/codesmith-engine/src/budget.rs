@@ -245,6 +245,7 @@ mod tests {
                     call_id: format!("c{i}"),
                     content: "x".repeat(2048),
                     is_error: false,
+                    images: Vec::new(),
                 })],
             });
             if fill.tokens(30_000, &messages) > budget.threshold() {

@@ -38,8 +38,13 @@ pub(crate) const BREAKER_COOLDOWN: Duration = Duration::from_secs(300);
 /// text keeps its head and tail with a marker between.
 pub(crate) const MAX_SUMMARY_INPUT_BYTES: usize = 32 * 1024;
 
+/// The text bytes one image is counted as in [`estimate_tokens`].
+const IMAGE_BYTES: usize = (codesmith_protocol::ImagePart::ESTIMATED_TOKENS
+    * codesmith_protocol::BYTES_PER_TOKEN) as usize;
+
 /// A rough token estimate of the system prompt and the transcript
-/// ([`codesmith_protocol::approx_tokens`] of their text bytes).
+/// ([`codesmith_protocol::approx_tokens`] of their text bytes; each image counted as
+/// [`codesmith_protocol::ImagePart::ESTIMATED_TOKENS`]).
 pub(crate) fn estimate_tokens(system: &str, messages: &[Message]) -> u64 {
     let bytes: usize = system.len()
         + messages
@@ -48,7 +53,8 @@ pub(crate) fn estimate_tokens(system: &str, messages: &[Message]) -> u64 {
             .map(|b| match b {
                 ContentBlock::Text { text } | ContentBlock::Thinking { text } => text.len(),
                 ContentBlock::ToolCall(c) => c.name.len() + c.arguments.len(),
-                ContentBlock::ToolResult(r) => r.content.len(),
+                ContentBlock::ToolResult(r) => r.content.len() + r.images.len() * IMAGE_BYTES,
+                ContentBlock::Image(_) => IMAGE_BYTES,
             })
             .sum::<usize>();
     codesmith_protocol::approx_tokens(bytes)
@@ -70,10 +76,13 @@ pub(crate) fn clear_old_tool_results(messages: &[Message]) -> Option<Vec<Message
                 .content
                 .iter()
                 .map(|b| match b {
-                    ContentBlock::ToolResult(r) if r.content != CLEARED_STUB => {
+                    ContentBlock::ToolResult(r)
+                        if r.content != CLEARED_STUB || !r.images.is_empty() =>
+                    {
                         changed = true;
                         ContentBlock::ToolResult(ToolResult {
                             content: CLEARED_STUB.to_string(),
+                            images: Vec::new(),
                             ..r.clone()
                         })
                     }
@@ -207,6 +216,9 @@ pub(crate) fn transcript_text(messages: &[Message]) -> String {
                     let body: String = r.content.chars().take(2000).collect();
                     format!("tool result: {body}")
                 }
+                ContentBlock::Image(part) => {
+                    format!("{who} attached an image ({})", part.media_type)
+                }
             };
             out.push_str(&line);
             out.push('\n');
@@ -310,6 +322,7 @@ mod tests {
                 call_id: id.into(),
                 content: body.into(),
                 is_error: false,
+                images: Vec::new(),
             })],
         }
     }

@@ -627,5 +627,6 @@ fn finish(
         call_id: call.id.clone(),
         content: done.text,
         is_error: !done.ok,
+        images: done.images,
     }
 }

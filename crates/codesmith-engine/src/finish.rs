@@ -31,6 +31,8 @@ pub struct FinishedResult {
     pub changes: Vec<ChangedFile>,
     /// The `<external_content>` label the text is wrapped under.
     pub source: Option<String>,
+    /// Images the result carries after its text (a success's only).
+    pub images: Vec<codesmith_protocol::ImagePart>,
 }
 
 impl FinishedResult {
@@ -71,10 +73,10 @@ pub fn finish_outcome(
     if let Some(label) = &label {
         text = wrap_external(label, &text);
     }
-    let (meta, error, changes) = match outcome {
+    let (meta, error, changes, images) = match outcome {
         Ok(mut out) => {
             ChangedFile::fit_to_event(&mut out.changes);
-            (envelope["meta"].take(), None, out.changes)
+            (envelope["meta"].take(), None, out.changes, out.images)
         }
         Err(refusal) => {
             let mut error = refusal.to_error();
@@ -88,7 +90,7 @@ pub fn finish_outcome(
             if details.as_object().is_some_and(serde_json::Map::is_empty) {
                 details = Value::Null;
             }
-            (details, Some(error), Vec::new())
+            (details, Some(error), Vec::new(), Vec::new())
         }
     };
     FinishedResult {
@@ -99,6 +101,7 @@ pub fn finish_outcome(
         error,
         changes,
         source: label.map(|l| codesmith_tools::trust::clean_label(&l)),
+        images,
     }
 }
 

@@ -359,7 +359,10 @@ async fn run_loop(
                 answer,
                 reason,
             } => q.approval(&call_id, answer, reason),
-            Op::UserTask { text } => user_task(&mut engine, &text, &mut q).await,
+            Op::UserTask { text, images } => {
+                engine.attach_images(images);
+                user_task(&mut engine, &text, &mut q).await
+            }
             Op::UserShell { command } => user_shell(&mut engine, &command, &mut q).await,
             Op::Compact => compact(&mut engine, &mut q).await,
             Op::Restore { task, apply } => restore(&mut engine, task, apply, &mut q).await,

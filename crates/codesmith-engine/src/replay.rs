@@ -129,6 +129,10 @@ fn message_events(
                     continue;
                 }
             }
+            // An attached image is named where it was attached; its bytes are not shown.
+            (ContentBlock::Image(part), _) => {
+                Replayed::Task(format!("[image attached: {}]", part.media_type))
+            }
             (ContentBlock::Text { text }, _) => ev(Event::AssistantText {
                 delta: text.clone(),
             }),

@@ -1,6 +1,8 @@
 //! Sessions: the append-only transcript on disk.
 //!
-//! A session is one JSONL file, `$CODESMITH_HOME/sessions/<id>.jsonl`. Its
+//! A session is one JSONL file, `$CODESMITH_HOME/sessions/<id>.jsonl`, and, when its
+//! transcript holds images, the folder `<id>.images/` beside it with each image stored
+//! once under its SHA-256 (the JSONL lines name an image by its digest only). Its
 //! first line is a [`Record::Meta`]; each later line is a message or a note.
 //!
 //! Crash safety: every record is one `write(2)` of the whole line (so a killed
@@ -463,7 +465,14 @@ impl Session {
                 Record::Meta { .. } | Record::Note { .. } => {}
             }
         }
-        let (messages, repairs) = well_formed(messages);
+        let (mut messages, repairs) = well_formed(messages);
+        let missing = load_images(&images_dir(&path), &mut messages);
+        if missing > 0 {
+            notices.push(format!(
+                "{missing} image(s) of the transcript are no longer stored beside the session \
+                 file; the model is told each one is unavailable."
+            ));
+        }
         if repairs > 0 {
             notices.push(format!(
                 "The transcript read from the session file was not one the model accepts \
@@ -516,6 +525,7 @@ impl Session {
                          Check its effect before repeating it."
                     ),
                     is_error: true,
+                    images: Vec::new(),
                 })
             })
             .collect();
@@ -650,6 +660,7 @@ impl Session {
     /// Appends one record (see [`write_record`]); the first record of a new session
     /// creates its file first.
     fn write(&mut self, record: &Record) -> Result<(), SessionError> {
+        store_images(&images_dir(&self.path), record)?;
         let file = match &mut self.file {
             Some(file) => file,
             None => {
@@ -659,6 +670,83 @@ impl Session {
         };
         write_record(file, &self.path, record)
     }
+}
+
+/// The folder of a session's images: `<id>.images` beside `<id>.jsonl`.
+fn images_dir(session_file: &Path) -> PathBuf {
+    session_file.with_extension("images")
+}
+
+/// Every image of `record`'s messages (attached ones and those tool results carry).
+fn record_images(record: &Record) -> Vec<&codesmith_protocol::ImagePart> {
+    let messages: &[Message] = match record {
+        Record::Message { message } => std::slice::from_ref(message),
+        Record::Compaction { messages, .. } => messages,
+        Record::Meta { .. } | Record::Note { .. } => &[],
+    };
+    let mut out = Vec::new();
+    for block in messages.iter().flat_map(|m| &m.content) {
+        match block {
+            ContentBlock::Image(part) => out.push(part),
+            ContentBlock::ToolResult(r) => out.extend(&r.images),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Stores each image of `record` in `dir` under its digest's hex, unless it is there
+/// already: written under a temporary name, synced and renamed, before the record that
+/// names it is appended (so a line never names an image that was not stored). An image
+/// without bytes (a resumed one whose file was lost) or with a malformed digest is
+/// skipped.
+fn store_images(dir: &Path, record: &Record) -> Result<(), SessionError> {
+    for part in record_images(record) {
+        let (Some(hex), true) = (part.digest_hex(), part.has_bytes()) else {
+            continue;
+        };
+        let path = dir.join(hex);
+        if path.exists() {
+            continue;
+        }
+        codesmith_tools::private::create_dir_all(dir)?;
+        let staging = dir.join(format!(".{hex}.new"));
+        let mut file = codesmith_tools::private::open_options()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&staging)?;
+        file.write_all(&part.data)?;
+        file.sync_data()?;
+        fs::rename(&staging, &path)?;
+    }
+    Ok(())
+}
+
+/// Fills in the bytes of every image of `messages` from `dir`, checking each file
+/// against its digest; returns how many could not be found (or did not match), which
+/// keep empty bytes.
+fn load_images(dir: &Path, messages: &mut [Message]) -> usize {
+    let mut missing = 0;
+    let mut fill = |part: &mut codesmith_protocol::ImagePart| {
+        let loaded = part
+            .digest_hex()
+            .and_then(|hex| fs::read(dir.join(hex)).ok())
+            .map(|bytes| codesmith_protocol::ImagePart::new(part.media_type.clone(), bytes))
+            .filter(|read| read.digest == part.digest);
+        match loaded {
+            Some(read) => part.data = read.data,
+            None => missing += 1,
+        }
+    };
+    for block in messages.iter_mut().flat_map(|m| &mut m.content) {
+        match block {
+            ContentBlock::Image(part) => fill(part),
+            ContentBlock::ToolResult(r) => r.images.iter_mut().for_each(&mut fill),
+            _ => {}
+        }
+    }
+    missing
 }
 
 /// Appends one record as one `write(2)` of the whole line, so a process killed at any
@@ -951,6 +1039,7 @@ fn unreadable_result(call_id: &str) -> ContentBlock {
         call_id: call_id.to_string(),
         content: RESULT_UNREADABLE.to_string(),
         is_error: true,
+        images: Vec::new(),
     })
 }
 
@@ -1714,6 +1803,7 @@ mod tests {
                 call_id: id.into(),
                 content: "ok".into(),
                 is_error: false,
+                images: Vec::new(),
             })],
         }
     }

@@ -105,6 +105,7 @@ async fn a_task_runs_to_its_closing_event_through_the_queues() {
     let id = handle
         .submit(Op::UserTask {
             text: "mark it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -152,6 +153,7 @@ async fn approvals_are_events_answered_once_or_denied_by_an_op() {
     handle
         .submit(Op::UserTask {
             text: "mark twice".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -250,6 +252,7 @@ async fn an_interrupt_op_mid_tool_call_closes_the_turn_and_the_next_task_works()
     handle
         .submit(Op::UserTask {
             text: "run it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -290,6 +293,7 @@ async fn an_interrupt_op_mid_tool_call_closes_the_turn_and_the_next_task_works()
     handle
         .submit(Op::UserTask {
             text: "go on".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -331,6 +335,7 @@ async fn an_unanswered_approval_does_not_hold_up_a_shutdown() {
     handle
         .submit(Op::UserTask {
             text: "mark it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -338,6 +343,7 @@ async fn an_unanswered_approval_does_not_hold_up_a_shutdown() {
     handle
         .submit(Op::UserTask {
             text: "queued".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -390,6 +396,7 @@ async fn dropping_the_handle_denies_a_pending_approval_and_ends_the_engine() {
     handle
         .submit(Op::UserTask {
             text: "mark it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -441,6 +448,7 @@ async fn an_interrupt_closes_the_running_work_before_the_work_it_drops() {
     handle
         .submit(Op::UserTask {
             text: "run it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -452,6 +460,7 @@ async fn an_interrupt_closes_the_running_work_before_the_work_it_drops() {
     for op in [
         Op::UserTask {
             text: "queued".into(),
+            images: Vec::new(),
         },
         Op::Compact,
         Op::Restore {
@@ -509,6 +518,7 @@ async fn a_flood_past_the_waiting_bound_is_refused_in_submission_order() {
     handle
         .submit(Op::UserTask {
             text: "run it".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -572,6 +582,7 @@ async fn an_interrupted_question_is_not_a_denial_and_is_asked_again() {
         handle
             .submit(Op::UserTask {
                 text: format!("mark it, round {n}"),
+                images: Vec::new(),
             })
             .await
             .unwrap();

@@ -754,6 +754,7 @@ async fn restore_and_compact_ops_end_with_their_closing_events() {
     handle
         .submit(Op::UserTask {
             text: "rewrite notes".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();

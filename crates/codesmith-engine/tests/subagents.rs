@@ -744,6 +744,7 @@ async fn a_childs_approval_through_the_queues_is_labelled_and_answerable() {
     handle
         .submit(Op::UserTask {
             text: "delegate".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();
@@ -822,6 +823,7 @@ async fn a_childs_question_is_withdrawn_when_its_wall_time_ends() {
     handle
         .submit(Op::UserTask {
             text: "delegate".into(),
+            images: Vec::new(),
         })
         .await
         .unwrap();

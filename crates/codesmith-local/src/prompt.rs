@@ -167,26 +167,33 @@ pub fn render_assistant(message: &Message) -> String {
     out
 }
 
-/// The text of a user turn: tool results as `<tool_response>` blocks followed
-/// by a reminder of the task they serve (`task`, the person's latest text
-/// before them; a small model loses track of it behind a long result), then
-/// any text.
+/// Why the embedded model is sent a text in place of each image.
+const NO_IMAGES: &str = "the local model does not read images";
+
+/// The text of a user turn: tool results as `<tool_response>` blocks (an image they
+/// carry as a line saying it was omitted) followed by a reminder of the task they serve
+/// (`task`, the person's latest text before them; a small model loses track of it behind
+/// a long result), then any text and attached images (the same omission line).
 fn render_user(message: &Message, task: Option<&str>) -> String {
     let mut parts = Vec::new();
     for block in &message.content {
         if let ContentBlock::ToolResult(result) = block {
-            parts.push(format!(
-                "<tool_response>\n{}\n</tool_response>",
-                result.content
-            ));
+            let mut body = result.content.clone();
+            for image in &result.images {
+                body.push('\n');
+                body.push_str(&image.omitted_text(NO_IMAGES));
+            }
+            parts.push(format!("<tool_response>\n{body}\n</tool_response>"));
         }
     }
     if let Some(task) = task.filter(|_| !parts.is_empty()) {
         parts.push(format!("Use the result above to answer: {}", task.trim()));
     }
     for block in &message.content {
-        if let ContentBlock::Text { text } = block {
-            parts.push(text.clone());
+        match block {
+            ContentBlock::Text { text } => parts.push(text.clone()),
+            ContentBlock::Image(image) => parts.push(image.omitted_text(NO_IMAGES)),
+            _ => {}
         }
     }
     parts.join("\n")

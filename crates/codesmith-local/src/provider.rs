@@ -298,6 +298,10 @@ impl Provider for LocalProvider {
         "local"
     }
 
+    fn accepts_images(&self) -> bool {
+        false
+    }
+
     fn estimate_input_tokens(&self, request: &ChatRequest) -> Option<u64> {
         Some(crate::prompt::estimate_tokens(request))
     }

@@ -145,6 +145,7 @@ async fn real_model_streams_and_reuses_its_cache() {
                 call_id: call.id.clone(),
                 content: "# Demo\nA tiny demo project.".into(),
                 is_error: false,
+                images: Vec::new(),
             })],
         },
         None => Message::user_text("Thanks. Now say hello."),

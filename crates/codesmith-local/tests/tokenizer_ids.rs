@@ -74,6 +74,7 @@ fn chatml_prompt_uses_control_ids_only_at_turn_boundaries() {
                     call_id: "c1".into(),
                     content: "a.rs".into(),
                     is_error: false,
+                    images: Vec::new(),
                 })],
             },
         ],

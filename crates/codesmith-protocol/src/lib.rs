@@ -26,8 +26,8 @@ pub use event::{
     VerdictEvent,
 };
 pub use message::{
-    BYTES_PER_TOKEN, ContentBlock, Message, Role, StopReason, ToolCall, ToolResult, ToolSpec,
-    Usage, approx_tokens,
+    BYTES_PER_TOKEN, ContentBlock, ImagePart, Message, Role, StopReason, ToolCall, ToolResult,
+    ToolSpec, Usage, approx_tokens,
 };
 pub use op::{ApprovalAnswer, ApprovalRequest, Op, Submission};
 pub use result::{ChangeKind, ChangedFile, ErrorCode, ToolError};

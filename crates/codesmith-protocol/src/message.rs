@@ -76,6 +76,81 @@ pub enum ContentBlock {
     ToolCall(ToolCall),
     /// The result of a call, sent back to the model.
     ToolResult(ToolResult),
+    /// An image the person attached to a task (`exec --image`, the UI's attach).
+    Image(ImagePart),
+}
+
+/// An image in the transcript: its media type and bytes, named by their digest.
+///
+/// Serialized as `{"media_type", "digest"}` only: the bytes are never written inline
+/// into a session file (or anything else serde writes). The session stores each image
+/// once, by digest, beside its file and fills [`ImagePart::data`] back in when it is
+/// opened; an image whose bytes could not be found keeps empty `data`, and providers
+/// then send a short text saying it is no longer available.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImagePart {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// `sha256:` and the lowercase hex SHA-256 of [`ImagePart::data`].
+    pub digest: String,
+    /// The encoded image (as its media type says); empty when the bytes are missing.
+    #[serde(skip)]
+    pub data: std::sync::Arc<[u8]>,
+}
+
+impl ImagePart {
+    /// The tokens one image is counted as in estimates made before a provider reports
+    /// usage: Anthropic bills about `width * height / 750` tokens for an image within
+    /// its 1568-pixel long-edge limit (at most about 1,600), OpenAI's high detail at
+    /// most 1,105 for a 2048 x 768 image; the larger figure is used.
+    pub const ESTIMATED_TOKENS: u64 = 1_600;
+
+    /// An image of `media_type` holding `data`, its digest computed here.
+    pub fn new(media_type: impl Into<String>, data: Vec<u8>) -> Self {
+        use sha2::Digest;
+        let hash = sha2::Sha256::digest(&data);
+        let mut digest = String::with_capacity(7 + 64);
+        digest.push_str("sha256:");
+        for byte in hash.iter() {
+            digest.push_str(&format!("{byte:02x}"));
+        }
+        ImagePart {
+            media_type: media_type.into(),
+            digest,
+            data: data.into(),
+        }
+    }
+
+    /// The digest's hex part (a file name: 64 lowercase hex digits), or `None` when the
+    /// digest is not a well-formed `sha256:` one (a hand-edited session file).
+    pub fn digest_hex(&self) -> Option<&str> {
+        self.digest
+            .strip_prefix("sha256:")
+            .filter(|h| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+    }
+
+    /// Whether the bytes are here (false after a session was opened whose image store
+    /// lost them).
+    pub fn has_bytes(&self) -> bool {
+        !self.data.is_empty()
+    }
+
+    /// The short text a model reads in place of this image: `why` says why it was not
+    /// sent (`the local model does not read images`); a missing image says that instead.
+    pub fn omitted_text(&self, why: &str) -> String {
+        if self.has_bytes() {
+            format!(
+                "[image omitted: {}, {} bytes; {why}]",
+                self.media_type,
+                self.data.len()
+            )
+        } else {
+            format!(
+                "[image omitted: {} {}; its bytes are no longer stored beside the session]",
+                self.media_type, self.digest
+            )
+        }
+    }
 }
 
 /// A tool call as the model sent it.
@@ -100,6 +175,23 @@ pub struct ToolResult {
     /// True when the tool refused or failed.
     #[serde(default)]
     pub is_error: bool,
+    /// Images the result carries after its text (`read_file` on an image, an MCP tool's
+    /// image content), in order. Providers send them inside the tool result where the
+    /// dialect allows, else as a user-role part right after it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImagePart>,
+}
+
+impl ToolResult {
+    /// A text-only result of the call `call_id`.
+    pub fn text(call_id: impl Into<String>, content: impl Into<String>, is_error: bool) -> Self {
+        ToolResult {
+            call_id: call_id.into(),
+            content: content.into(),
+            is_error,
+            images: Vec::new(),
+        }
+    }
 }
 
 /// Why a model response ended. Non-exhaustive: providers name new reasons over time.

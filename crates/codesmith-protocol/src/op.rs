@@ -35,6 +35,10 @@ pub enum Op {
     UserTask {
         /// The task as the user typed it.
         text: String,
+        /// Images attached to the task (`exec --image`, the UI's attach), sent after its
+        /// text. Serialized by digest only, like every [`crate::ImagePart`].
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<crate::ImagePart>,
     },
     /// Run `command` as the user's own `exec_shell` call (`!cmd` in the UI): through the
     /// same gate as the model's calls (approval mode, exec policy, sandbox, approval

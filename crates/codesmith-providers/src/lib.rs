@@ -13,6 +13,7 @@
 mod anthropic;
 mod complete;
 mod http;
+mod image;
 mod openai;
 mod provider;
 mod reduce;

@@ -88,6 +88,14 @@ pub trait Provider: Send + Sync {
         None
     }
 
+    /// Whether the model reads images: false for the embedded model and for a remote one
+    /// configured with `images = false`. Tools ask it (through the engine) before they
+    /// answer with an image; a provider sends an image it is given anyway as a short text
+    /// saying it was omitted and why.
+    fn accepts_images(&self) -> bool {
+        true
+    }
+
     /// Sends one request and returns the response as a stream of events.
     ///
     /// # Errors

@@ -504,6 +504,7 @@ async fn deepseek_dialect_replays_reasoning_on_tool_rounds() {
             call_id: "c1".into(),
             content: "text".into(),
             is_error: false,
+            images: Vec::new(),
         })],
     });
     assert_eq!(run(&provider, &req, &fast()).await.ok().text, "done");

@@ -68,6 +68,13 @@ pub struct ToolContext {
     /// Directories outside the workspace the read-only file tools may read (the user's
     /// `[trust] read` and `/trust add`); shared by the session's clones. Empty by default.
     pub trusted: Arc<crate::fs::trusted::TrustedReads>,
+    /// The session's model reads images (the provider's `accepts_images`, set by
+    /// the engine when it is built): `read_file` on an image then answers with the image
+    /// itself, otherwise with a text saying what the file is. False by default.
+    pub images: bool,
+    /// The session's language servers (diagnostics after writes, the `lsp` tool); `None`
+    /// when none is configured or found. Shared by the session's clones.
+    pub lsp: Option<Arc<crate::lsp::LspManager>>,
     /// Tells this session's contexts from every other one in the process (its clones share
     /// it; a subagent's context has its own): the key of state a tool holds per session.
     session_key: u64,
@@ -142,6 +149,8 @@ impl ToolContext {
             person_approved: false,
             keep_run_later: false,
             trusted: Arc::default(),
+            images: false,
+            lsp: None,
             session_key: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)

@@ -66,6 +66,9 @@ pub struct ToolOutput {
     /// The files the call changed, with the diffs the tool computed (edits only; the
     /// model never reads these, front ends show them).
     pub changes: Vec<ChangedFile>,
+    /// Images the result carries after its text (see [`codesmith_protocol::ToolResult`]'s
+    /// `images`); the envelope the model reads says nothing of them, the tool's text does.
+    pub images: Vec<codesmith_protocol::ImagePart>,
 }
 
 impl ToolOutput {
@@ -75,7 +78,14 @@ impl ToolOutput {
             output: output.into(),
             meta: Map::new(),
             changes: Vec::new(),
+            images: Vec::new(),
         }
+    }
+
+    /// Adds an image the model receives with the result.
+    pub fn with_image(mut self, image: codesmith_protocol::ImagePart) -> Self {
+        self.images.push(image);
+        self
     }
 
     /// Adds the changes of the files the call wrote.

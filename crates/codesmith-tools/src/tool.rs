@@ -74,6 +74,13 @@ pub trait Tool: Send + Sync {
     fn external_label(&self, _args: &Value) -> Option<String> {
         (self.capability() == Capability::Network).then(|| crate::trust::clean_label(self.name()))
     }
+    /// The URL a [`Capability::Network`] call will reach, which the network policy and the
+    /// approval gate judge by its host: by default the call's own `url` argument
+    /// (`fetch_url`); a tool that reaches a fixed endpoint (`web_search`'s backend) names
+    /// that. `None`: the call names no URL and is refused by the tool itself.
+    fn network_url(&self, args: &Value) -> Option<String> {
+        args.get("url").and_then(Value::as_str).map(str::to_string)
+    }
     /// Called by the engine when a task of the session `ctx` belongs to ends (finished,
     /// stopped or cancelled): a tool that keeps a process alive between calls (the `rlm`
     /// REPL) ends that session's here, and only that session's. Default: nothing.
@@ -95,10 +102,40 @@ pub async fn call_tool(tool: &dyn Tool, ctx: &ToolContext, args: Value) -> ToolO
     if tool.handles_cancel() {
         return tool.call(ctx, args).await;
     }
-    tokio::select! {
+    let outcome = tokio::select! {
         outcome = tool.call(ctx, args) => outcome,
         () = ctx.cancel.cancelled() => Err(cancelled(tool.name(), Some(started.elapsed()))),
+    };
+    with_diagnostics(ctx, outcome).await
+}
+
+/// A write's outcome with the language servers' report on the files it changed appended
+/// to its text (see [`crate::lsp::LspManager::after_write`]); anything else as it is. The
+/// report waits at most the servers' timeout and is dropped when the call is cancelled.
+async fn with_diagnostics(ctx: &ToolContext, outcome: ToolOutcome) -> ToolOutcome {
+    let Some(lsp) = ctx.lsp.as_ref() else {
+        return outcome;
+    };
+    let mut out = outcome?;
+    if out.changes.is_empty() {
+        return Ok(out);
     }
+    let report = tokio::select! {
+        report = lsp.after_write(ctx, &out.changes) => report,
+        () = ctx.cancel.cancelled() => None,
+    };
+    if let Some(report) = report {
+        match &mut out.output {
+            Value::String(text) => {
+                text.push('\n');
+                text.push_str(&report);
+            }
+            _ => {
+                out.meta.insert("diagnostics".into(), Value::String(report));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The refusal of a cancelled call: `ran` is how long it had run (`None`: it never started).

@@ -15,9 +15,11 @@ mod fetch_url;
 mod file_modes;
 mod file_tools;
 mod host_programs;
+mod lsp;
 mod sandbox_bwrap;
 mod shell;
 mod ssrf_suite;
+mod web_search;
 
 /// A file under `tests/` that this root does not declare would never be built.
 #[test]

@@ -29,6 +29,18 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
             "the task is empty: say what to do, e.g. codesmith exec \"fix the failing test\""
         ));
     }
+    let mut images = Vec::new();
+    for path in &args.image {
+        match codesmith_tools::image::attach(path) {
+            Ok(fitted) => images.push(fitted),
+            Err(e) => {
+                return usage(anyhow::anyhow!(
+                    "--image {}: {e}; name a PNG, JPEG, GIF or WebP file",
+                    path.display()
+                ));
+            }
+        }
+    }
     let mut progress = Progress::new(args.json);
     // `/NAME ARGS`: a custom slash command, expanded by the one expansion the UI uses too.
     let mut only_tools = None;
@@ -38,6 +50,11 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
             resolved.model = model;
         }
         only_tools = expansion.allowed_tools;
+    }
+    for fitted in images.iter().filter(|f| f.downscaled()) {
+        progress.show(&Event::Notice {
+            message: format!("attached image: {}", fitted.describe()),
+        });
     }
     // Spilled outputs older than 7 days are removed at start-up; a failure costs nothing.
     let _ = codesmith_tools::spill::cleanup_old(&resolved.home);
@@ -85,6 +102,8 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         });
     }
     let mcp = setup::mcp_servers(&resolved).await;
+    // The language servers end with the session: `shutdown`, `exit`, then killed.
+    let lsp = ctx.lsp.clone();
     let engine = setup::engine_with_tools(
         &resolved,
         provider,
@@ -122,7 +141,13 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
         }
     };
     let mut handle = engine.spawn(Approvals::Refused);
-    if let Err(e) = handle.submit(Op::UserTask { text: task }).await {
+    if let Err(e) = handle
+        .submit(Op::UserTask {
+            text: task,
+            images: images.into_iter().map(|f| f.part).collect(),
+        })
+        .await
+    {
         return Exit::failed(e.into());
     }
     let stop = shutdown.token();
@@ -174,6 +199,9 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     }
     let _ = handle.shutdown().await;
     mcp.close().await;
+    if let Some(lsp) = lsp {
+        lsp.shutdown().await;
+    }
     let status = match &finished {
         Some(Event::TaskFinished { status, .. }) => Some(*status),
         _ => None,

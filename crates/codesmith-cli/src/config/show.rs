@@ -67,6 +67,7 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
         add(&format!("{vendor}.base_url"), json!(url));
         let key = s.api_key.as_ref().map(|_| json!(REDACTED));
         add(&format!("{vendor}.api_key"), key.unwrap_or(Value::Null));
+        add(&format!("{vendor}.images"), json!(s.images));
     }
     if s.provider == ProviderName::Openai {
         use codesmith_providers::ReasoningReplay;
@@ -167,6 +168,12 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
     add("verification.slop", json!(s.slop_from_verdicts));
     add("trust.read", json!(s.trust_read));
     add("early_start", json!(s.early_start));
+    add(
+        "web_search.backend",
+        s.web_search.as_ref().map_or(json!("none"), |w| {
+            json!(format!("{} at {}", w.backend.name(), w.url))
+        }),
+    );
     add("snapshots.enabled", json!(s.snapshots));
     add("mcp_defer_threshold", json!(s.mcp_defer_threshold));
     add("agents.model", json!(s.agents.model));

@@ -1130,6 +1130,7 @@ mod tests {
                     call_id: "c1".into(),
                     content: refusal.to_string(),
                     is_error: true,
+                    images: Vec::new(),
                 })],
             },
         ]

@@ -1,7 +1,8 @@
 //! `@path` in a task: the workspace file it names is attached to the task, as Claude Code
 //! does. A path resolves inside the workspace only (the file tools' containment, CodeSmith's
 //! home refused); what it resolves to is an [`Attachment`] of one kind or another, or the
-//! reason it cannot be attached. A word after `@` that names no file is sent as typed.
+//! reason it cannot be attached. A word after `@` that names no file is sent as typed. An
+//! image (PNG, JPEG, GIF, WebP) is attached as an image, downscaled as `exec --image` does.
 
 use std::io::Read;
 use std::path::Path;
@@ -22,6 +23,15 @@ pub(crate) enum Attachment {
         text: String,
         /// The file was longer than [`MAX_ATTACHED_BYTES`].
         truncated: bool,
+    },
+    /// An image, as it is sent (see `codesmith_tools::image::attach`).
+    Image {
+        /// The workspace-relative path.
+        path: String,
+        /// The image part the task carries.
+        part: codesmith_protocol::ImagePart,
+        /// It was scaled down from this size (pixels), if it was.
+        downscaled_from: Option<(u32, u32)>,
     },
 }
 
@@ -47,6 +57,10 @@ impl Attachment {
                     inert(text)
                 )
             }
+            Attachment::Image { path, .. } => format!(
+                "[attached image: {}]",
+                path.replace(['[', ']'], "").replace('\n', " ")
+            ),
         }
     }
 
@@ -62,6 +76,17 @@ impl Attachment {
                 text.len(),
                 if *truncated { ", cut" } else { "" }
             ),
+            Attachment::Image {
+                path,
+                part,
+                downscaled_from,
+            } => match downscaled_from {
+                Some((w, h)) => format!(
+                    "attached image {path} ({}, downscaled from {w}x{h})",
+                    part.media_type
+                ),
+                None => format!("attached image {path} ({})", part.media_type),
+            },
         }
     }
 }
@@ -93,6 +118,16 @@ pub(crate) fn resolve(ctx: &ToolContext, path: &str) -> Resolved {
         return Resolved::Refused(format!("{} is not a file", resolved.rel));
     }
     match read_bounded(&resolved.abs) {
+        Ok((bytes, _)) if codesmith_tools::image::sniff(&bytes).is_some() => {
+            match codesmith_tools::image::attach(&resolved.abs) {
+                Ok(fitted) => Resolved::File(Attachment::Image {
+                    path: resolved.rel,
+                    downscaled_from: fitted.downscaled().then_some(fitted.original),
+                    part: fitted.part,
+                }),
+                Err(e) => Resolved::Refused(format!("{}: {e}", resolved.rel)),
+            }
+        }
         Ok((bytes, truncated)) => match String::from_utf8(bytes) {
             Ok(text) => Resolved::File(Attachment::Text {
                 path: resolved.rel,
@@ -140,10 +175,15 @@ fn mentions(task: &str) -> Vec<&str> {
         .collect()
 }
 
-/// `task` with the files its `@path` words name attached after it, and the lines that tell
-/// the person what was attached or refused. Each file is attached once.
-pub(crate) fn expand(task: &str, ctx: &ToolContext) -> (String, Vec<String>) {
+/// `task` with the files its `@path` words name attached after it, the images among them,
+/// and the lines that tell the person what was attached or refused. Each file is attached
+/// once.
+pub(crate) fn expand(
+    task: &str,
+    ctx: &ToolContext,
+) -> (String, Vec<codesmith_protocol::ImagePart>, Vec<String>) {
     let mut text = task.to_string();
+    let mut images = Vec::new();
     let mut lines = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
     for path in mentions(task) {
@@ -156,12 +196,15 @@ pub(crate) fn expand(task: &str, ctx: &ToolContext) -> (String, Vec<String>) {
                 text.push_str("\n\n");
                 text.push_str(&attachment.model_text());
                 lines.push(attachment.shown());
+                if let Attachment::Image { part, .. } = attachment {
+                    images.push(part);
+                }
             }
             Resolved::NotAFile => {}
             Resolved::Refused(why) => lines.push(format!("not attached: @{path}: {why}")),
         }
     }
-    (text, lines)
+    (text, images, lines)
 }
 
 #[cfg(test)]
@@ -182,20 +225,40 @@ mod tests {
     fn a_mentioned_workspace_file_is_attached_once_and_inert() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
-        let (text, lines) = expand("explain @src/a.py, then @src/a.py again", &ctx);
+        let (text, images, lines) = expand("explain @src/a.py, then @src/a.py again", &ctx);
         assert_eq!(text.matches("<attached_file path=\"src/a.py\">").count(), 1);
         assert_eq!(text.matches("</attached_file>").count(), 1, "{text}");
         assert!(text.starts_with("explain @src/a.py, then"));
         assert_eq!(lines, ["attached src/a.py (28 bytes)"]);
+        assert!(images.is_empty());
+    }
+
+    #[test]
+    fn a_mentioned_image_is_attached_as_an_image() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        // A 1x1 137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 218, 99, 100, 96, 248, 95, 15, 0, 2, 135, 1, 128, 235, 71, 186, 146, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130.
+        let png: &[u8] = &[
+            137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1,
+            8, 6, 0, 0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 218, 99, 100, 96,
+            248, 95, 15, 0, 2, 135, 1, 128, 235, 71, 186, 146, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66,
+            96, 130,
+        ];
+        std::fs::write(ctx.workspace.join("shot.png"), png).unwrap();
+        let (text, images, lines) = expand("what is wrong in @shot.png?", &ctx);
+        assert_eq!(images.len(), 1, "{lines:?}");
+        assert_eq!(images[0].media_type, "image/png");
+        assert!(text.ends_with("[attached image: shot.png]"), "{text}");
+        assert_eq!(lines, ["attached image shot.png (image/png)"]);
     }
 
     #[test]
     fn other_words_are_sent_as_typed_and_what_cannot_be_attached_says_why() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
-        let (text, lines) = expand("use @property and mail a@b.c", &ctx);
+        let (text, images, lines) = expand("use @property and mail a@b.c", &ctx);
         assert_eq!(text, "use @property and mail a@b.c");
-        assert!(lines.is_empty());
+        assert!(lines.is_empty() && images.is_empty());
         assert!(
             matches!(resolve(&ctx, "bin.dat"), Resolved::Refused(w) if w.contains("not a text file"))
         );

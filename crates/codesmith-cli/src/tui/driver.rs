@@ -204,9 +204,9 @@ async fn relay(
                     // `/mcp__SERVER__PROMPT args` is rendered by its server into the task,
                     // as `exec` does; a refusal is the user's to read, nothing is sent.
                     let op = match op {
-                        Op::UserTask { text } => match parts.mcp.render_prompt(&text).await {
-                            None => Op::UserTask { text },
-                            Some(Ok(text)) => Op::UserTask { text },
+                        Op::UserTask { text, images } => match parts.mcp.render_prompt(&text).await {
+                            None => Op::UserTask { text, images },
+                            Some(Ok(text)) => Op::UserTask { text, images },
                             Some(Err(e)) => {
                                 let _ = tx.send(ToUi::Failed(e));
                                 continue;

@@ -434,11 +434,11 @@ impl Ui {
             self.resolved.workspace.clone(),
             self.resolved.home.clone(),
         );
-        let (text, lines) = attach::expand(typed, &ctx);
+        let (text, images, lines) = attach::expand(typed, &ctx);
         if !lines.is_empty() {
             self.app.info(lines);
         }
-        Op::UserTask { text }
+        Op::UserTask { text, images }
     }
 
     /// Sends a task (or a `!cmd`, see [`Ui::task_op`]) to the engine and shows it.

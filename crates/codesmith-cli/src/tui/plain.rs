@@ -180,7 +180,10 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>, sigint: &mut Sig
             // A task queued behind the wait (an accepted plan's) starts now.
             if let Some(task) = next {
                 ui.app.start_task(&task);
-                if ui.driver.send(Op::UserTask { text: task }) {
+                if ui.driver.send(Op::UserTask {
+                    text: task,
+                    images: Vec::new(),
+                }) {
                     continue;
                 }
             }

@@ -307,6 +307,7 @@ fn a_resumed_session_shows_its_history() {
                 call_id: "c1".into(),
                 content: "exit 0".into(),
                 is_error: false,
+                images: Vec::new(),
             })],
         }),
         message(Message::assistant_text("All fixed.")),

@@ -159,6 +159,8 @@ pub struct Engine {
     catalog_tokens: u64,
     /// The user message that started the running task: context recovery keeps it verbatim.
     current_task: Option<Message>,
+    /// Images attached to the next task's message ([`Engine::attach_images`]).
+    attached: Vec<codesmith_protocol::ImagePart>,
     /// How full the next request is (see [`crate::budget`]).
     fill: crate::budget::Fill,
     /// Bytes of the system prompt and the tool catalogue (constant within a session).
@@ -197,6 +199,14 @@ impl Engine {
         config: EngineConfig,
     ) -> Self {
         let home = ctx.home.clone();
+        // Tools answer with images only for a model that reads them.
+        let ctx = if ctx.images == provider.accepts_images() {
+            ctx
+        } else {
+            let mut own = (*ctx).clone();
+            own.images = provider.accepts_images();
+            Arc::new(own)
+        };
         let ctx_workspace = ctx.workspace.clone();
         reactivate(&tools, session.messages());
         let provider_label = match session.meta() {
@@ -248,6 +258,7 @@ impl Engine {
             breaker: CircuitBreaker::default(),
             catalog_tokens,
             current_task: None,
+            attached: Vec::new(),
             fill: crate::budget::Fill::default(),
             fixed_bytes,
             compacted_at: None,
@@ -359,6 +370,13 @@ impl Engine {
     ) -> Result<TaskOutcome, EngineError> {
         self.run_task_cancellable(task, CancellationToken::new(), sink)
             .await
+    }
+
+    /// Attaches `images` to the next task's message, after its text (`exec --image`,
+    /// [`codesmith_protocol::Op::UserTask`]'s images). The provider sends them as image
+    /// parts, or as a short text saying why not to a model that does not read images.
+    pub fn attach_images(&mut self, images: Vec<codesmith_protocol::ImagePart>) {
+        self.attached.extend(images);
     }
 
     /// [`Engine::run_task`] that stops when `cancel` fires: a model request in flight is
@@ -478,6 +496,11 @@ impl Engine {
                 });
             }
         };
+        message.content.extend(
+            std::mem::take(&mut self.attached)
+                .into_iter()
+                .map(ContentBlock::Image),
+        );
         self.current_task = Some(message.clone());
         if self.runtime.mode == codesmith_policy::ApprovalMode::ReadOnly {
             message

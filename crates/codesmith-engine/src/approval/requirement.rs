@@ -243,9 +243,10 @@ impl Runtime {
     /// is refused in `never` mode; `deny` is left to the tool, which refuses at execution
     /// naming the gate.
     pub(crate) fn network_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
-        let Some(url) = args.get("url").and_then(Value::as_str) else {
+        let Some(url) = tool.network_url(args) else {
             return Requirement::Auto { concurrent: false };
         };
+        let url = url.as_str();
         let host = codesmith_tools::trust::label_for_url(url);
         match self.network.decide(&host) {
             NetworkDecision::Allow | NetworkDecision::Deny => {

@@ -784,8 +784,10 @@ async fn run_child(rt: &Runtime, call: &ToolCall, args: &Value, tx: &EventTx) ->
         .into_iter()
         .filter(|n| !kept.contains(n))
         .collect();
-    let ctx = ToolContext::new(rt.ctx.workspace.clone(), rt.ctx.home.clone())
+    let mut ctx = ToolContext::new(rt.ctx.workspace.clone(), rt.ctx.home.clone())
         .with_sandbox(rt.ctx.sandbox.clone());
+    // The parent's language servers answer the child's writes too.
+    ctx.lsp = rt.ctx.lsp.clone();
     let mut child = Engine::new(
         Arc::clone(&host.provider),
         tools,

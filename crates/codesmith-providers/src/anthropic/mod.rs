@@ -35,6 +35,9 @@ pub struct AnthropicConfig {
     /// Mark the system prompt (and with it the tool catalogue before it) as
     /// a prompt-cache prefix (`cache_control: ephemeral`). Default true.
     pub cache_prompt: bool,
+    /// Whether the model reads images (`[anthropic] images`, default true); when false,
+    /// each image is sent as a short text saying it was omitted and why.
+    pub images: bool,
 }
 
 impl AnthropicConfig {
@@ -45,6 +48,7 @@ impl AnthropicConfig {
             api_key,
             default_max_tokens: DEFAULT_ANTHROPIC_MAX_TOKENS,
             cache_prompt: true,
+            images: true,
         }
     }
 }
@@ -95,6 +99,7 @@ impl AnthropicProvider {
             request,
             self.config.default_max_tokens,
             self.config.cache_prompt,
+            self.config.images,
         )
     }
 }
@@ -103,6 +108,10 @@ impl AnthropicProvider {
 impl Provider for AnthropicProvider {
     fn name(&self) -> &str {
         "anthropic"
+    }
+
+    fn accepts_images(&self) -> bool {
+        self.config.images
     }
 
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {

@@ -5,9 +5,11 @@
 //! rejects a thinking block whose signature is missing or foreign. Empty
 //! text blocks are skipped (the API rejects them), and so is a message left
 //! with no blocks. Tool results come first in their user message, as the
-//! API requires.
+//! API requires. Images travel as `image` blocks (base64 source): a result's images
+//! inside its `tool_result`, a person's attached images in place; a model configured
+//! with `images = false` reads a short text in their place.
 
-use codesmith_protocol::{ContentBlock, Message, Role};
+use codesmith_protocol::{ContentBlock, ImagePart, Message, Role, ToolResult};
 use serde_json::{Map, Value, json};
 
 use crate::provider::ChatRequest;
@@ -52,8 +54,13 @@ pub(crate) fn render_request(
     request: &ChatRequest,
     default_max_tokens: u32,
     cache_prompt: bool,
+    images: bool,
 ) -> Value {
-    let mut messages: Vec<Value> = request.messages.iter().filter_map(render_message).collect();
+    let mut messages: Vec<Value> = request
+        .messages
+        .iter()
+        .filter_map(|m| render_message(m, images))
+        .collect();
     let tools: Vec<Value> = request
         .tools
         .iter()
@@ -131,7 +138,33 @@ fn mark_message_tails(messages: &mut [Value], base: usize, min_tokens: u64) {
     }
 }
 
-fn render_message(message: &Message) -> Option<Value> {
+/// An `image` block for `part`, or the text block sent in its place.
+fn image_block(part: &ImagePart, images: bool) -> Value {
+    match crate::image::omitted(part, images) {
+        Some(text) => json!({"type": "text", "text": text}),
+        None => json!({"type": "image", "source": {
+            "type": "base64",
+            "media_type": part.media_type,
+            "data": crate::image::base64(part),
+        }}),
+    }
+}
+
+/// A `tool_result`'s `content`: its text alone, or, when it carries images, a list of
+/// its text block and then one block per image.
+fn result_content(result: &ToolResult, images: bool) -> Value {
+    if result.images.is_empty() {
+        return json!(result.content);
+    }
+    let mut blocks = Vec::with_capacity(result.images.len() + 1);
+    if !result.content.is_empty() {
+        blocks.push(json!({"type": "text", "text": result.content}));
+    }
+    blocks.extend(result.images.iter().map(|part| image_block(part, images)));
+    Value::Array(blocks)
+}
+
+fn render_message(message: &Message, images: bool) -> Option<Value> {
     let mut results = Vec::new();
     let mut blocks = Vec::new();
     for block in &message.content {
@@ -150,12 +183,13 @@ fn render_message(message: &Message) -> Option<Value> {
                 let mut r = Map::new();
                 r.insert("type".into(), json!("tool_result"));
                 r.insert("tool_use_id".into(), json!(result.call_id));
-                r.insert("content".into(), json!(result.content));
+                r.insert("content".into(), result_content(result, images));
                 if result.is_error {
                     r.insert("is_error".into(), json!(true));
                 }
                 results.push(Value::Object(r));
             }
+            ContentBlock::Image(part) => blocks.push(image_block(part, images)),
         }
     }
     results.extend(blocks);
@@ -222,6 +256,7 @@ mod tests {
                             call_id: "t1".into(),
                             content: "nope".into(),
                             is_error: true,
+                            images: Vec::new(),
                         }),
                     ],
                 },
@@ -232,11 +267,11 @@ mod tests {
             stop: vec!["END".into()],
             prompt_cache_key: None,
         };
-        let cached = render_request(&request, 1234, true);
+        let cached = render_request(&request, 1234, true, true);
         // Far below the minimum cacheable length: the block form, but no marker anywhere.
         assert_eq!(cached["system"], json!([{"type": "text", "text": "sys"}]));
         assert!(!cached.to_string().contains("cache_control"));
-        let body = render_request(&request, 1234, false);
+        let body = render_request(&request, 1234, false, true);
         assert_eq!(body["max_tokens"], json!(1234));
         assert_eq!(body["system"], json!("sys"));
         assert_eq!(body["stop_sequences"], json!(["END"]));
@@ -267,6 +302,7 @@ mod tests {
                     call_id: format!("c{i}"),
                     content: "x".repeat(900),
                     is_error: false,
+                    images: Vec::new(),
                 })],
             },
         ]
@@ -303,13 +339,13 @@ mod tests {
             v.to_string()
                 .replace(r#""cache_control":{"type":"ephemeral"},"#, "")
         };
-        let first = render_request(&request, 100, true);
+        let first = render_request(&request, 100, true, true);
         assert_eq!(markers(&first), ["system", "0.0"]);
         request.messages.extend(turn(1));
-        let second = render_request(&request, 100, true);
+        let second = render_request(&request, 100, true, true);
         assert_eq!(markers(&second), ["system", "0.0", "2.0"]);
         request.messages.extend(turn(2));
-        let third = render_request(&request, 100, true);
+        let third = render_request(&request, 100, true, true);
         // The previous tail and the new one; the older marker has moved on.
         assert_eq!(markers(&third), ["system", "2.0", "4.0"]);
         assert!(markers(&third).len() <= MAX_CACHE_BREAKPOINTS);
@@ -332,13 +368,13 @@ mod tests {
             stop: vec![],
             prompt_cache_key: None,
         };
-        assert!(markers(&render_request(&request, 100, true)).is_empty());
+        assert!(markers(&render_request(&request, 100, true, true)).is_empty());
         let sonnet = ChatRequest {
             model: "claude-sonnet-4-5".into(),
             ..request
         };
         assert_eq!(
-            markers(&render_request(&sonnet, 100, true)),
+            markers(&render_request(&sonnet, 100, true, true)),
             ["system", "0.0"]
         );
     }

@@ -129,6 +129,9 @@ pub struct OpenAiConfig {
     /// default on for [`Vendor::OpenAi`] and off elsewhere (other servers may
     /// reject an unknown field).
     pub prompt_cache_key: bool,
+    /// Whether the model reads images (`[openai] images`, default true); when false,
+    /// each image is sent as a short text saying it was omitted and why.
+    pub images: bool,
 }
 
 impl OpenAiConfig {
@@ -142,6 +145,7 @@ impl OpenAiConfig {
             vendor,
             reasoning_replay: ReasoningReplay::Auto,
             prompt_cache_key: vendor == Vendor::OpenAi,
+            images: true,
         }
     }
 }
@@ -197,6 +201,7 @@ impl OpenAiProvider {
             self.config.vendor,
             self.config.reasoning_replay,
             self.config.prompt_cache_key,
+            self.config.images,
         )
     }
 }
@@ -205,6 +210,10 @@ impl OpenAiProvider {
 impl Provider for OpenAiProvider {
     fn name(&self) -> &str {
         "openai"
+    }
+
+    fn accepts_images(&self) -> bool {
+        self.config.images
     }
 
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {

@@ -2,8 +2,13 @@
 //!
 //! Rendering is a pure function of the request and the vendor, so the same
 //! history always gives the same bytes (prefix-cache discipline).
+//!
+//! Images travel as `image_url` content parts holding `data:` URIs. A `tool` message
+//! carries text only, so a result's images follow as one user-role message right after
+//! the results of that turn, each introduced by the call id it belongs to; a model
+//! configured with `images = false` reads a short text in their place.
 
-use codesmith_protocol::{ContentBlock, Message, Role};
+use codesmith_protocol::{ContentBlock, ImagePart, Message, Role};
 use serde_json::{Map, Value, json};
 
 use super::{REASONING_PLACEHOLDER, ReasoningReplay, Vendor};
@@ -16,6 +21,7 @@ pub(crate) fn render_request(
     vendor: Vendor,
     replay: ReasoningReplay,
     send_cache_key: bool,
+    images: bool,
 ) -> Value {
     let replay = replays_reasoning(request, vendor, replay);
     let mut messages = Vec::new();
@@ -24,7 +30,7 @@ pub(crate) fn render_request(
     }
     for message in &request.messages {
         match message.role {
-            Role::User => render_user(message, &mut messages),
+            Role::User => render_user(message, images, &mut messages),
             Role::Assistant => messages.push(render_assistant(message, replay)),
         }
     }
@@ -87,23 +93,63 @@ fn replays_reasoning(request: &ChatRequest, vendor: Vendor, replay: ReasoningRep
 }
 
 /// A user message: tool results first (as `tool` messages, which must follow
-/// the assistant's calls directly), then the text, if any.
-fn render_user(message: &Message, out: &mut Vec<Value>) {
+/// the assistant's calls directly), then one user message holding the results' images
+/// (each after a line naming its call), the text and any attached images, if any.
+fn render_user(message: &Message, images: bool, out: &mut Vec<Value>) {
+    let mut parts: Vec<Value> = Vec::new();
     let mut texts = Vec::new();
     for block in &message.content {
         match block {
-            ContentBlock::ToolResult(result) => out.push(json!({
-                "role": "tool",
-                "tool_call_id": result.call_id,
-                "content": result.content,
-            })),
+            ContentBlock::ToolResult(result) => {
+                out.push(json!({
+                    "role": "tool",
+                    "tool_call_id": result.call_id,
+                    "content": result.content,
+                }));
+                if !result.images.is_empty() {
+                    parts.push(text_part(format!(
+                        "The result of tool call {} carries {} image(s):",
+                        result.call_id,
+                        result.images.len()
+                    )));
+                    parts.extend(result.images.iter().map(|p| image_part(p, images)));
+                }
+            }
             ContentBlock::Text { text } => texts.push(text.as_str()),
+            ContentBlock::Image(part) => {
+                if !texts.is_empty() {
+                    parts.push(text_part(texts.join("\n")));
+                    texts.clear();
+                }
+                parts.push(image_part(part, images));
+            }
             // A user turn carries neither thinking nor calls; nothing to send.
             ContentBlock::Thinking { .. } | ContentBlock::ToolCall(_) => {}
         }
     }
+    if parts.is_empty() {
+        if !texts.is_empty() {
+            out.push(json!({"role": "user", "content": texts.join("\n")}));
+        }
+        return;
+    }
     if !texts.is_empty() {
-        out.push(json!({"role": "user", "content": texts.join("\n")}));
+        parts.push(text_part(texts.join("\n")));
+    }
+    out.push(json!({"role": "user", "content": parts}));
+}
+
+/// A `text` content part.
+fn text_part(text: String) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+/// An `image_url` content part for `part` (a `data:` URI), or the text part sent in its
+/// place.
+fn image_part(part: &ImagePart, images: bool) -> Value {
+    match crate::image::omitted(part, images) {
+        Some(text) => text_part(text),
+        None => json!({"type": "image_url", "image_url": {"url": crate::image::data_uri(part)}}),
     }
 }
 
@@ -122,8 +168,8 @@ fn render_assistant(message: &Message, replay: bool) -> Value {
                 "type": "function",
                 "function": {"name": call.name, "arguments": call.arguments},
             })),
-            // Results travel in user turns; never rendered from an assistant one.
-            ContentBlock::ToolResult(_) => {}
+            // Results and images travel in user turns; never rendered from an assistant one.
+            ContentBlock::ToolResult(_) | ContentBlock::Image(_) => {}
         }
     }
     let mut out = Map::new();
@@ -181,6 +227,7 @@ mod tests {
                         call_id: "c1".into(),
                         content: "ok".into(),
                         is_error: false,
+                        images: Vec::new(),
                     })],
                 },
             ],
@@ -198,7 +245,13 @@ mod tests {
 
     #[test]
     fn renders_roles_calls_and_results() {
-        let body = render_request(&request(), Vendor::Generic, ReasoningReplay::Auto, true);
+        let body = render_request(
+            &request(),
+            Vendor::Generic,
+            ReasoningReplay::Auto,
+            true,
+            true,
+        );
         assert_eq!(body["stream"], json!(true));
         assert_eq!(body["stream_options"], json!({"include_usage": true}));
         assert_eq!(body["max_tokens"], json!(100));
@@ -224,12 +277,24 @@ mod tests {
 
     #[test]
     fn deepseek_tool_rounds_carry_reasoning_content() {
-        let body = render_request(&request(), Vendor::DeepSeek, ReasoningReplay::Auto, true);
+        let body = render_request(
+            &request(),
+            Vendor::DeepSeek,
+            ReasoningReplay::Auto,
+            true,
+            true,
+        );
         assert_eq!(
             body["messages"][2]["reasoning_content"],
             json!(REASONING_PLACEHOLDER)
         );
-        let body = render_request(&request(), Vendor::OpenAi, ReasoningReplay::Auto, true);
+        let body = render_request(
+            &request(),
+            Vendor::OpenAi,
+            ReasoningReplay::Auto,
+            true,
+            true,
+        );
         assert_eq!(body["max_completion_tokens"], json!(100));
         assert!(body["messages"][2].get("reasoning_content").is_none());
     }
@@ -238,7 +303,7 @@ mod tests {
     fn reasoning_replay_follows_the_setting_and_the_transcript() {
         let mut req = request();
         let replayed = |req: &ChatRequest, vendor, replay| {
-            render_request(req, vendor, replay, true)["messages"][2]
+            render_request(req, vendor, replay, true, true)["messages"][2]
                 .get("reasoning_content")
                 .cloned()
         };

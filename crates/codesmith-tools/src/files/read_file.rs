@@ -4,7 +4,8 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::fs::text::load_text;
+use crate::fs::paths::ResolvedPath;
+use crate::fs::text::{LoadedText, TextFile, load_bytes, not_text, sha256_hex};
 use crate::{Capability, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::args::parse;
@@ -27,7 +28,9 @@ a cut page ends with the exact arguments for the next call. Reading past the end
 and the line count. Where a result shows a sha256 (one-shot use), edit_file accepts it as a freshness check. \
 Read a file before you edit or overwrite it. UTF-16 and UTF-32 files (with or without BOM) \
 and legacy Latin-1/Windows-1252 files are decoded, with a first line saying so; a binary file (one \
-with NUL bytes, such as a tar archive) is refused with its size and type.\n\
+with NUL bytes, such as a tar archive) is refused with its size and type. A PNG, JPEG, GIF or WebP \
+image comes back as the image itself when your model reads images (larger ones downscaled, and the \
+result says so); otherwise its type and size.\n\
 Examples: {\"path\": \"src/main.rs\"} (first 200 lines); \
 {\"path\": \"src/big.rs\", \"start_line\": 201, \"max_lines\": 200} (the next page after a cut read)";
 
@@ -82,7 +85,13 @@ impl Tool for ReadFile {
 
 fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let path = ctx.resolve_for_read(&args.path)?;
-    let loaded = load_text(&path)?;
+    let bytes = load_bytes(&path)?;
+    if let Some(media_type) = crate::image::sniff(&bytes) {
+        return read_image(ctx, &path, media_type, bytes);
+    }
+    let sha256 = sha256_hex(&bytes);
+    let file = TextFile::decode_owned(bytes).map_err(|e| not_text(&path.rel, &e))?;
+    let loaded = LoadedText { file, sha256 };
     ctx.freshness.mark_fresh(&path.abs);
     // A secret nobody approved reading reaches the model with its values masked (and
     // without a digest, which would let a short secret be guessed offline).
@@ -158,6 +167,54 @@ fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
             .with("start_line", start)
             .with("end_line", end)
             .with("truncated", truncated)
+    })
+}
+
+/// An image file: the image itself, fitted to the providers' limits, when the session's
+/// model reads images ([`ToolContext::images`]); otherwise a text naming its type and
+/// size. Either way the result's text says what the file is.
+fn read_image(
+    ctx: &ToolContext,
+    path: &ResolvedPath,
+    media_type: &str,
+    bytes: Vec<u8>,
+) -> ToolOutcome {
+    let size = bytes.len();
+    let base = ToolOutput::new(Value::Null)
+        .with("path", path.rel.as_str())
+        .with("media_type", media_type)
+        .with("bytes", size);
+    if !ctx.images {
+        return Ok(ToolOutput {
+            output: Value::String(format!(
+                "\"{}\" is an image ({media_type}, {size} bytes). The model of this session \
+                 does not read images (the local model, or one configured with images = \
+                 false), so it is not shown.",
+                path.rel
+            )),
+            ..base.with("image", "omitted")
+        });
+    }
+    let fitted = crate::image::fit(bytes).map_err(|e| {
+        crate::Refusal::new(
+            crate::ErrorCode::InvalidArguments,
+            format!("\"{}\" looks like {media_type} but {e}.", path.rel),
+            "Check the file with exec_shell (`file PATH`); read it as text only if it is text.",
+        )
+        .with("path", path.rel.as_str())
+    })?;
+    let (width, height) = fitted.sent;
+    Ok(ToolOutput {
+        output: Value::String(format!(
+            "[image \"{}\": {}] The image follows this result.",
+            path.rel,
+            fitted.describe()
+        )),
+        ..base
+            .with("width", width)
+            .with("height", height)
+            .with("downscaled", fitted.downscaled())
+            .with_image(fitted.part)
     })
 }
 

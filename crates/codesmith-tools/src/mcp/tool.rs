@@ -232,7 +232,20 @@ pub(crate) fn clip(text: &str, max: usize) -> &str {
 /// description, resource links and embedded resources by URI (with their text when they
 /// carry some), and the structured content as JSON when no text block carries it.
 pub fn result_text(result: &Value) -> String {
+    result_content(result, false).0
+}
+
+/// [`result_text`], and with `images` (the session's model reads them) the result's
+/// image blocks as images: each fitted to the providers' limits ([`crate::image::fit`])
+/// and named in the text where it stood (`[image 1: …; it follows this result]`). An
+/// image that cannot be decoded, or any image when `images` is false, stays a line
+/// saying it was omitted and why.
+pub fn result_content(
+    result: &Value,
+    images: bool,
+) -> (String, Vec<codesmith_protocol::ImagePart>) {
     let mut parts: Vec<String> = Vec::new();
+    let mut attached = Vec::new();
     let blocks = result
         .get("content")
         .and_then(Value::as_array)
@@ -242,6 +255,21 @@ pub fn result_text(result: &Value) -> String {
         let s = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("");
         match s("type") {
             "text" => parts.push(s("text").to_string()),
+            "image" if images => match mcp_image(s("data")) {
+                Ok(fitted) => {
+                    attached.push(fitted.part.clone());
+                    parts.push(format!(
+                        "[image {}: {}; it follows this result]",
+                        attached.len(),
+                        fitted.describe()
+                    ));
+                }
+                Err(why) => parts.push(format!(
+                    "[image omitted: {}, {} bytes base64; {why}]",
+                    s("mimeType"),
+                    s("data").len()
+                )),
+            },
             "image" | "audio" => parts.push(format!(
                 "[{} omitted: {}, {} bytes base64]",
                 s("type"),
@@ -264,7 +292,23 @@ pub fn result_text(result: &Value) -> String {
     if !has_text && let Some(structured) = result.get("structuredContent") {
         parts.push(structured.to_string());
     }
-    parts.join("\n")
+    (parts.join("\n"), attached)
+}
+
+/// An MCP image block's base64 `data`, decoded and fitted. The media type is judged from
+/// the bytes, not from the server's `mimeType`.
+fn mcp_image(data: &str) -> Result<crate::image::Fitted, String> {
+    use base64::Engine as _;
+    if data.len() as u64 > crate::image::MAX_FILE_BYTES * 4 / 3 + 4 {
+        return Err(format!(
+            "larger than the {} bytes an image may be",
+            crate::image::MAX_FILE_BYTES
+        ));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| format!("its data is not base64 ({e})"))?;
+    crate::image::fit(bytes).map_err(|e| e.to_string())
 }
 
 /// A `CallToolResult` as an outcome: `isError` becomes a `TOOL_ERROR` refusal quoting the
@@ -272,7 +316,7 @@ pub fn result_text(result: &Value) -> String {
 /// `retrieve_tool_result`). Sanitizing and the `<external_content source="mcp:…">`
 /// wrapper are applied where every result is finished.
 fn finish_result(ctx: &ToolContext, tool: &str, server: &str, result: &Value) -> ToolOutcome {
-    let text = result_text(result);
+    let (text, images) = result_content(result, ctx.images);
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return Err(Refusal::new(
             ErrorCode::ToolError,
@@ -289,6 +333,7 @@ fn finish_result(ctx: &ToolContext, tool: &str, server: &str, result: &Value) ->
     if let Some(r) = spill {
         out = out.with("spill_ref", r);
     }
+    out.images = images;
     Ok(out)
 }
 
@@ -319,6 +364,24 @@ mod tests {
             result_text(&r),
             "hello\n[image omitted: image/png, 4 bytes base64]\n[resource link: file:///a (a)]\n[resource mem://x]\nbody"
         );
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==";
+        let pic = json!({"content": [
+            {"type": "text", "text": "chart:"},
+            {"type": "image", "data": png, "mimeType": "image/png"},
+            {"type": "image", "data": "QUJD", "mimeType": "image/png"}
+        ]});
+        let (text, images) = result_content(&pic, true);
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0].media_type, "image/png");
+        assert!(
+            text.starts_with("chart:\n[image 1: image/png, 1x1 pixels"),
+            "{text}"
+        );
+        assert!(
+            text.contains("[image omitted: image/png, 4 bytes base64; not a PNG"),
+            "{text}"
+        );
+        assert!(result_content(&pic, false).1.is_empty());
         let s = json!({"content": [], "structuredContent": {"n": 1}});
         assert_eq!(result_text(&s), "{\"n\":1}");
     }

@@ -692,6 +692,31 @@ pub(crate) async fn mcp(settings: Option<&Settings>) -> Vec<Finding> {
         .collect()
 }
 
+/// The `web_search` tool: its backend when one is configured, else how to enable it.
+pub(crate) fn web_search(settings: Option<&Settings>) -> Finding {
+    match settings.and_then(|s| s.web_search.as_ref()) {
+        Some(w) => Finding::new(
+            "web_search",
+            Status::Ok,
+            format!(
+                "{} at {} (calls go through the [network] policy)",
+                w.backend.name(),
+                w.url
+            ),
+        ),
+        None => Finding::new(
+            "web_search",
+            Status::Skip,
+            "no [web_search] backend configured: the web_search tool is not offered",
+        )
+        .hint(
+            "add [web_search] backend = \"searxng\" with url = \"http://HOST:PORT\" (a SearXNG \
+             instance with format=json enabled) to config.toml, or backend = \"brave\" (key in \
+             BRAVE_API_KEY) or \"tavily\" (key in TAVILY_API_KEY)",
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -128,6 +128,7 @@ pub(crate) async fn collect_with(
     out.extend(checks::tools(&home, &probe_ws).await);
     out.extend(checks::sandbox(&inputs.sandbox));
     out.extend(checks::mcp(settings.as_ref()).await);
+    out.push(checks::web_search(settings.as_ref()));
     out
 }
 

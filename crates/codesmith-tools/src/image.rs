@@ -1,0 +1,292 @@
+//! Images for the model: recognising PNG, JPEG, GIF and WebP files, and fitting them to
+//! what providers accept.
+//!
+//! Both dialects take an image of at most [`MAX_EDGE`] pixels on its long edge without
+//! scaling it down themselves (Anthropic's documented optimum, within OpenAI's high
+//! detail) and at most [`MAX_BYTES`] encoded (Anthropic's 5 MB per image, counted after
+//! base64). A larger image is downscaled here, keeping its aspect ratio, and re-encoded
+//! (PNG, or JPEG for a JPEG source or when the PNG stays too large); the caller says so
+//! in its result. Decoding is bounded ([`MAX_PIXELS`]), so a decompression bomb is
+//! refused instead of allocating gigabytes.
+//!
+//! [`attach`] is the one way a front end turns a path a person named (`exec --image`,
+//! the UI's `@path`) into an attached image.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use codesmith_protocol::ImagePart;
+use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+
+/// Longest edge, in pixels, of an image sent to a model.
+pub const MAX_EDGE: u32 = 1568;
+
+/// Most bytes of one encoded image sent to a model: 3.75 MB, which is 5 MB in base64.
+pub const MAX_BYTES: usize = 3_750_000;
+
+/// Most pixels of an image that is decoded (to be downscaled): 100 megapixels.
+pub const MAX_PIXELS: u64 = 100_000_000;
+
+/// Most bytes of an image file read to be attached: 50 MB.
+pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
+
+/// An image fitted to the providers' limits.
+#[derive(Debug, Clone)]
+pub struct Fitted {
+    /// The image as it is sent.
+    pub part: ImagePart,
+    /// Width and height of the source, in pixels.
+    pub original: (u32, u32),
+    /// Width and height as sent (equal to `original` when nothing was scaled).
+    pub sent: (u32, u32),
+}
+
+impl Fitted {
+    /// Whether the image was scaled down.
+    pub fn downscaled(&self) -> bool {
+        self.original != self.sent
+    }
+
+    /// One sentence on what was sent: its type, size and, when it was downscaled, from
+    /// what and why.
+    pub fn describe(&self) -> String {
+        let (w, h) = self.sent;
+        let mut out = format!(
+            "{}, {w}x{h} pixels, {} bytes",
+            self.part.media_type,
+            self.part.data.len()
+        );
+        if self.downscaled() {
+            let (ow, oh) = self.original;
+            out.push_str(&format!(
+                "; downscaled from {ow}x{oh} to fit the providers' limit of {MAX_EDGE} pixels \
+                 on the long edge and {MAX_BYTES} bytes"
+            ));
+        }
+        out
+    }
+}
+
+/// Why an image could not be prepared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageError {
+    /// The bytes are none of PNG, JPEG, GIF or WebP.
+    NotAnImage,
+    /// The image's header or pixels could not be decoded (the decoder's reason).
+    Undecodable(String),
+    /// The image has more than [`MAX_PIXELS`] pixels.
+    TooManyPixels {
+        /// Width in pixels.
+        width: u32,
+        /// Height in pixels.
+        height: u32,
+    },
+    /// The file could not be read (the reason), or is larger than [`MAX_FILE_BYTES`].
+    Unreadable(String),
+}
+
+impl std::fmt::Display for ImageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ImageError::NotAnImage => {
+                f.write_str("not a PNG, JPEG, GIF or WebP image (judged by its first bytes)")
+            }
+            ImageError::Undecodable(why) => write!(f, "the image cannot be decoded: {why}"),
+            ImageError::TooManyPixels { width, height } => write!(
+                f,
+                "the image is {width}x{height} pixels, more than the {MAX_PIXELS} pixels \
+                 CodeSmith decodes"
+            ),
+            ImageError::Unreadable(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for ImageError {}
+
+/// The media type of `bytes` judged by their magic numbers: `image/png`, `image/jpeg`,
+/// `image/gif` or `image/webp`, else `None`.
+pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// Fits the encoded image `bytes` to the providers' limits: sent as it is when it is
+/// small enough, else decoded, downscaled to [`MAX_EDGE`] on its long edge and
+/// re-encoded (a GIF's first frame).
+///
+/// # Errors
+/// [`ImageError::NotAnImage`], [`ImageError::Undecodable`],
+/// [`ImageError::TooManyPixels`].
+pub fn fit(bytes: Vec<u8>) -> Result<Fitted, ImageError> {
+    let media_type = sniff(&bytes).ok_or(ImageError::NotAnImage)?;
+    let format = ImageFormat::from_mime_type(media_type).ok_or(ImageError::NotAnImage)?;
+    let reader = || {
+        let mut reader = ImageReader::with_format(Cursor::new(&bytes[..]), format);
+        let mut limits = Limits::default();
+        limits.max_alloc = Some(MAX_PIXELS * 4);
+        reader.limits(limits);
+        reader
+    };
+    let (width, height) = reader()
+        .into_dimensions()
+        .map_err(|e| ImageError::Undecodable(e.to_string()))?;
+    if u64::from(width) * u64::from(height) > MAX_PIXELS {
+        return Err(ImageError::TooManyPixels { width, height });
+    }
+    if width.max(height) <= MAX_EDGE && bytes.len() <= MAX_BYTES {
+        return Ok(Fitted {
+            part: ImagePart::new(media_type, bytes),
+            original: (width, height),
+            sent: (width, height),
+        });
+    }
+    let decoded = reader()
+        .decode()
+        .map_err(|e| ImageError::Undecodable(e.to_string()))?;
+    let mut edge = MAX_EDGE;
+    loop {
+        let small = if width.max(height) > edge {
+            decoded.thumbnail(edge, edge)
+        } else {
+            decoded.clone()
+        };
+        let sent = (small.width(), small.height());
+        let (media_type, data) = encode(&small, format == ImageFormat::Jpeg)?;
+        if data.len() <= MAX_BYTES || edge <= 64 {
+            return Ok(Fitted {
+                part: ImagePart::new(media_type, data),
+                original: (width, height),
+                sent,
+            });
+        }
+        edge /= 2;
+    }
+}
+
+/// `image` encoded as JPEG when `photo` (or when its PNG is over [`MAX_BYTES`]), else
+/// PNG.
+fn encode(image: &DynamicImage, photo: bool) -> Result<(&'static str, Vec<u8>), ImageError> {
+    let failed = |e: image::ImageError| ImageError::Undecodable(e.to_string());
+    if !photo {
+        let mut png = Vec::new();
+        image
+            .write_to(&mut Cursor::new(&mut png), ImageFormat::Png)
+            .map_err(failed)?;
+        if png.len() <= MAX_BYTES {
+            return Ok(("image/png", png));
+        }
+    }
+    let mut jpeg = Vec::new();
+    DynamicImage::ImageRgb8(image.to_rgb8())
+        .write_to(&mut Cursor::new(&mut jpeg), ImageFormat::Jpeg)
+        .map_err(failed)?;
+    Ok(("image/jpeg", jpeg))
+}
+
+/// The image file at `path`, which a person named (not a workspace path the model
+/// chose), fitted to the providers' limits: what `exec --image` attaches, and what the
+/// UI calls to attach an image typed or pasted as `@path`.
+///
+/// # Errors
+/// [`ImageError::Unreadable`] (missing, not a regular file, over [`MAX_FILE_BYTES`]), or
+/// as [`fit`].
+pub fn attach(path: &Path) -> Result<Fitted, ImageError> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| ImageError::Unreadable(format!("cannot read {shown}: {e}")))?;
+    if !meta.is_file() {
+        return Err(ImageError::Unreadable(format!(
+            "{shown} is not a regular file"
+        )));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ImageError::Unreadable(format!(
+            "{shown} is {} bytes, more than the {MAX_FILE_BYTES} bytes an attached image may be",
+            meta.len()
+        )));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| ImageError::Unreadable(format!("cannot read {shown}: {e}")))?;
+    fit(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let img =
+            image::GrayImage::from_fn(width, height, |x, y| image::Luma([((x ^ y) & 0xFF) as u8]));
+        let mut out = Vec::new();
+        DynamicImage::ImageLuma8(img)
+            .write_to(&mut Cursor::new(&mut out), ImageFormat::Png)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn the_four_formats_are_known_by_their_first_bytes_and_nothing_else_is() {
+        assert_eq!(sniff(&png(2, 2)), Some("image/png"));
+        assert_eq!(sniff(&[0xFF, 0xD8, 0xFF, 0xE0]), Some("image/jpeg"));
+        assert_eq!(sniff(b"GIF89a...."), Some("image/gif"));
+        assert_eq!(sniff(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(sniff(b"<svg xmlns="), None);
+        assert_eq!(fit(b"hello".to_vec()).unwrap_err(), ImageError::NotAnImage);
+    }
+
+    #[test]
+    fn a_small_image_is_sent_as_it_is() {
+        let bytes = png(40, 30);
+        let fitted = fit(bytes.clone()).unwrap();
+        assert!(!fitted.downscaled());
+        assert_eq!(&*fitted.part.data, &bytes[..]);
+        assert_eq!(fitted.sent, (40, 30));
+    }
+
+    #[test]
+    fn a_wide_image_is_downscaled_to_the_long_edge_keeping_its_shape() {
+        let fitted = fit(png(4000, 1000)).unwrap();
+        assert_eq!(fitted.sent, (MAX_EDGE, MAX_EDGE / 4));
+        assert!(fitted.describe().contains("downscaled from 4000x1000"));
+        assert!(fitted.part.data.len() <= MAX_BYTES);
+    }
+
+    #[test]
+    fn a_forty_megapixel_image_is_downscaled_within_both_limits() {
+        let started = std::time::Instant::now();
+        // Stripes, built without a per-pixel closure (this test crate is unoptimised).
+        let mut pixels = vec![0u8; 8000 * 5000];
+        for (i, row) in pixels.chunks_mut(8000).enumerate() {
+            row.fill((i % 256) as u8);
+        }
+        let mut big = Vec::new();
+        DynamicImage::ImageLuma8(image::GrayImage::from_raw(8000, 5000, pixels).unwrap())
+            .write_to(&mut Cursor::new(&mut big), ImageFormat::Png)
+            .unwrap();
+        let fitted = fit(big).unwrap();
+        assert!(fitted.downscaled());
+        assert_eq!(fitted.original, (8000, 5000));
+        assert_eq!(fitted.sent, (MAX_EDGE, 980));
+        assert!(fitted.part.data.len() <= MAX_BYTES);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    }
+
+    #[test]
+    fn a_truncated_image_is_undecodable_not_a_panic() {
+        let mut bytes = png(3000, 3000);
+        bytes.truncate(bytes.len() / 2);
+        assert!(matches!(fit(bytes), Err(ImageError::Undecodable(_))));
+    }
+}

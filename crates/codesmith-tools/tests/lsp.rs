@@ -1,0 +1,197 @@
+//! Diagnostics from real language servers after writes, and the servers' sandbox.
+//!
+//! pyright and typescript-language-server come from npm (`scripts/dev-setup.sh`); without
+//! them those tests print `LSP SERVER MISSING` and check nothing. Every server runs under
+//! bubblewrap, as in a session; without it the tests print `BWRAP MISSING`.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use codesmith_tools::lsp::{LspManager, LspServerConfig, LspSettings};
+use codesmith_tools::sandbox::{BwrapBackend, Sandbox};
+use codesmith_tools::{Registry, ToolContext, call_tool, register_file_tools};
+use serde_json::{Value, json};
+
+struct Fixture {
+    _dirs: Vec<tempfile::TempDir>,
+    ctx: ToolContext,
+    reg: Registry,
+}
+
+fn server(command: &[&str], extensions: &[&str]) -> LspServerConfig {
+    LspServerConfig {
+        command: command.iter().map(|s| s.to_string()).collect(),
+        extensions: extensions.iter().map(|s| s.to_string()).collect(),
+        root_markers: vec![],
+        env: BTreeMap::new(),
+        enabled: true,
+    }
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
+fn fixture(name: &str, config: LspServerConfig, timeout: Duration) -> Option<Fixture> {
+    let Some(bwrap) = BwrapBackend::detect() else {
+        codesmith_testkit::missing("BWRAP", "the language-server tests checked nothing");
+        return None;
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox::new(Arc::new(bwrap), false);
+    let mut ctx = ToolContext::new(ws.path().canonicalize().unwrap(), home.path().to_path_buf())
+        .with_sandbox(sandbox);
+    ctx.lsp = Some(Arc::new(LspManager::new(LspSettings {
+        servers: vec![(name.to_string(), config)],
+        timeout,
+    })));
+    let mut reg = Registry::new();
+    register_file_tools(&mut reg);
+    Some(Fixture {
+        _dirs: vec![ws, home],
+        ctx,
+        reg,
+    })
+}
+
+impl Fixture {
+    async fn call(&self, tool: &str, args: Value) -> String {
+        let t = self.reg.get(tool).unwrap();
+        let out = call_tool(t.as_ref(), &self.ctx, args).await;
+        let out = out.unwrap_or_else(|r| panic!("{tool} refused: {r:?}"));
+        out.output.as_str().unwrap_or_default().to_string()
+    }
+}
+
+/// Writes a file with a type error, then fixes it: the error (line, message) is in the
+/// first write's result and gone after the fix.
+async fn error_then_fixed(
+    name: &str,
+    command: &[&str],
+    ext: &str,
+    bad: &str,
+    good: &str,
+    message: &str,
+) {
+    if !on_path(command[0]) {
+        codesmith_testkit::missing(
+            "LSP SERVER",
+            &format!("{} is not on PATH (run scripts/dev-setup.sh)", command[0]),
+        );
+        return;
+    }
+    let Some(f) = fixture(name, server(command, &[ext]), Duration::from_secs(30)) else {
+        return;
+    };
+    let path = format!("app.{ext}");
+    let first = f
+        .call("write_file", json!({"path": path, "content": bad}))
+        .await;
+    assert!(
+        first.contains(&format!("error(s) introduced by this edit in {path}")),
+        "{first}"
+    );
+    assert!(first.contains(&format!("{path}:2:")), "{first}");
+    assert!(first.contains(message), "{first}");
+    let fixed = f
+        .call(
+            "write_file",
+            json!({"path": path, "content": good, "overwrite": true}),
+        )
+        .await;
+    assert!(!fixed.contains("introduced"), "{fixed}");
+    assert!(
+        fixed.contains(&format!("no errors left in {path}")),
+        "{fixed}"
+    );
+    f.ctx.lsp.as_ref().unwrap().shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pyright_reports_a_type_error_and_its_fix_clears_it() {
+    error_then_fixed(
+        "pyright",
+        &["pyright-langserver", "--stdio"],
+        "py",
+        "def f(x: int) -> int:\n    return x + \"a\"\n",
+        "def f(x: int) -> int:\n    return x + 1\n",
+        "Operator \"+\" not supported",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_language_server_reports_a_type_error_and_its_fix_clears_it() {
+    error_then_fixed(
+        "typescript-language-server",
+        &["typescript-language-server", "--stdio"],
+        "ts",
+        "const n: number = 1;\nconst s: string = n;\nexport { s };\n",
+        "const n: number = 1;\nconst s: string = String(n);\nexport { s };\n",
+        "Type 'number' is not assignable to type 'string'",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_costs_the_timeout_once_and_the_write_succeeds() {
+    let timeout = Duration::from_millis(1500);
+    let Some(f) = fixture("mute", server(&["sleep", "3600"], &["py"]), timeout) else {
+        return;
+    };
+    let started = Instant::now();
+    let first = f
+        .call("write_file", json!({"path": "a.py", "content": "x = 1\n"}))
+        .await;
+    let took = started.elapsed();
+    assert!(
+        first.contains("[diagnostics unavailable: mute could not be started"),
+        "{first}"
+    );
+    assert!(took < timeout + Duration::from_secs(2), "{took:?}");
+    assert!(f.ctx.workspace.join("a.py").exists());
+    let started = Instant::now();
+    let second = f
+        .call("write_file", json!({"path": "b.py", "content": "y = 2\n"}))
+        .await;
+    assert!(!second.contains("diagnostics"), "said once: {second}");
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+    f.ctx.lsp.as_ref().unwrap().shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_runs_inside_the_sandbox() {
+    // Outside /tmp, which the sandbox replaces with its own.
+    let outside = tempfile::tempdir_in("/var/tmp").unwrap();
+    let target = outside.path().join("escaped");
+    let script = format!(
+        "echo x > {t}; echo x > /usr/lsp-escape-{pid}; ls $HOME/.ssh > {ws_note} 2>&1; exec sleep 3600",
+        t = target.display(),
+        pid = std::process::id(),
+        ws_note = "seen-by-server.txt",
+    );
+    let Some(f) = fixture(
+        "wrapper",
+        server(&["sh", "-c", &script], &["py"]),
+        Duration::from_secs(1),
+    ) else {
+        return;
+    };
+    let out = f
+        .call("write_file", json!({"path": "a.py", "content": "x = 1\n"}))
+        .await;
+    assert!(out.contains("diagnostics unavailable"), "{out}");
+    assert!(!target.exists(), "the server wrote outside the workspace");
+    assert!(!std::path::Path::new(&format!("/usr/lsp-escape-{}", std::process::id())).exists());
+    // It ran (its working directory is the workspace, which it may write).
+    assert!(f.ctx.workspace.join("seen-by-server.txt").exists());
+    f.ctx.lsp.as_ref().unwrap().shutdown().await;
+}
