@@ -103,7 +103,7 @@ async fn an_always_grant_is_host_scoped_listed_and_revoked() {
     let out = line_mode(&sb.home(), &args, "check it\na\n/approvals\n/quit\n").await;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("shell `curl` to 127.0.0.1"), "{stdout}");
+    assert!(stdout.contains("shell `curl` to 127.0.0.1:9"), "{stdout}");
 
     let list = |json: bool| {
         let mut a = vec!["approvals", "list", "-w", ws.to_str().unwrap()];
@@ -118,7 +118,7 @@ async fn an_always_grant_is_host_scoped_listed_and_revoked() {
     assert_eq!(grants.len(), 1, "{listed}");
     assert_eq!(grants[0]["kind"], "shell_hosts");
     assert_eq!(grants[0]["prefix"], "curl");
-    assert_eq!(grants[0]["hosts"][0], "127.0.0.1");
+    assert_eq!(grants[0]["hosts"][0], "127.0.0.1:9");
     let id = grants[0]["id"].as_str().unwrap().to_string();
 
     let out = codesmith(

@@ -330,7 +330,9 @@ fn read_only(classification: &crate::Classification) -> (Decision, String) {
 /// its own). Each prefix carries the segment's widening flags ([`crate::widening_flags`]):
 /// `rm -rf x` → `rm -r -f`, so a grant for `rm` never covers `rm -rf`, nor `git push` a
 /// `git push --force`. `None` when only the exact input can be approved: the line did not
-/// parse, a redirection writes outside the workspace, or it has no segments.
+/// parse, a redirection writes outside the workspace, it has no segments, or a segment is
+/// not fully understood by the key (an environment assignment, a wrapper, an option the
+/// prefix's table does not name).
 pub fn approval_prefixes(command: &str, workspace: &str) -> Option<Vec<String>> {
     let classification = classify_command(command, workspace);
     prefixes_from(&classification.segments, classification.parsed)
@@ -340,6 +342,17 @@ fn prefixes_from(segments: &[Segment], parsed: bool) -> Option<Vec<String>> {
     let exact =
         segments.is_empty() || !parsed || segments.iter().any(|s| s.redirect_level > WorkspaceSafe);
     if exact {
+        return None;
+    }
+    // A grant covers what the user saw: a command whose environment is set on the line or
+    // through a wrapper, or with an option the key does not understand, is approved
+    // exactly (its prefix would cover other commands than the one asked about).
+    let understood = segments.iter().all(|s| {
+        s.assignments.is_empty()
+            && s.wrappers.is_empty()
+            && crate::arity::key_understands(&s.prefix, &s.argv)
+    });
+    if !understood {
         return None;
     }
     Some(

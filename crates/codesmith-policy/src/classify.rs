@@ -41,6 +41,9 @@ pub struct Segment {
     pub argv: Vec<String>,
     /// Wrappers that were removed, outermost first (`sudo`, `env`, …).
     pub wrappers: Vec<String>,
+    /// The names of the environment variables the command line sets for this command
+    /// (`PATH=./bin npm test`, `env PATH=bin npm test` → `["PATH"]`), in order.
+    pub assignments: Vec<String>,
     /// Arity-aware canonical prefix (`git status`), see [`canonical_prefix`].
     pub prefix: String,
     /// The level of this simple command, redirections included.
@@ -864,6 +867,12 @@ impl Ctx<'_> {
                 text: command.text.clone(),
                 argv,
                 wrappers: unwrapped.wrappers,
+                assignments: command
+                    .assignments
+                    .iter()
+                    .chain(&unwrapped.assignments)
+                    .map(|(name, _)| name.clone())
+                    .collect(),
                 prefix,
                 level,
                 reason,
