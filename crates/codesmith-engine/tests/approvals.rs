@@ -175,3 +175,34 @@ async fn a_grant_covers_only_commands_the_key_fully_understands() {
     assert_eq!(shell, None);
     assert_eq!(hosts, Some(vec!["localhost:18779".to_string()]));
 }
+
+#[test]
+fn a_revocation_reaches_a_store_already_open_and_a_corrupt_file_honours_nothing() {
+    use codesmith_engine::approval::{ApprovalKey, ApprovalStore};
+    use codesmith_policy::SafetyLevel;
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let grant = ApprovalKey::Shell {
+        prefixes: vec!["make".into()],
+    };
+    let session = ApprovalStore::open(home.path());
+    let cli = ApprovalStore::open(home.path());
+    cli.grant(ws.path(), grant.clone(), SafetyLevel::Ask)
+        .unwrap();
+    assert!(session.allows(ws.path(), Some(&grant), SafetyLevel::Ask));
+    // Another process revokes it: the running session no longer honours it.
+    cli.revoke(ws.path(), &grant).unwrap();
+    assert!(!session.allows(ws.path(), Some(&grant), SafetyLevel::Ask));
+    // A corrupt file honours nothing and says so, naming the file.
+    cli.grant(ws.path(), grant.clone(), SafetyLevel::Ask)
+        .unwrap();
+    let path = home.path().join("approvals.toml");
+    let good = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{good}\n= = not toml")).unwrap();
+    assert!(!session.allows(ws.path(), Some(&grant), SafetyLevel::Ask));
+    let warning = session.warning().unwrap();
+    assert!(warning.contains(&path.display().to_string()), "{warning}");
+    std::fs::write(&path, good).unwrap();
+    assert!(session.allows(ws.path(), Some(&grant), SafetyLevel::Ask));
+    assert_eq!(session.warning(), None);
+}
