@@ -314,3 +314,31 @@ fn grammar_quirks_do_not_hide_commands() {
         ("cat <<EOF notes.txt\nx\nEOF", Safe),
     ]);
 }
+
+#[test]
+fn words_only_known_at_run_time_are_not_proven_harmless() {
+    assert_levels(&[
+        // A glob may become more operands than written (uniq's second is its output) or
+        // options (a file named `-oout` next to `sort *`).
+        ("uniq *", Ask),
+        ("uniq g/*", Ask),
+        ("sort *", Ask),
+        ("git diff *", Ask),
+        ("find g -type f -exec uniq {} +", Ask),
+        ("find g -type f | xargs uniq", Ask),
+        ("xargs uniq < list.txt", Ask),
+        ("xargs -a list.txt uniq", Ask),
+        ("uniq $FILES", Ask),
+        // Harmless: operands only read and options only print, or a glob that cannot
+        // become an option for a program whose operands are all inputs.
+        ("cat *", Safe),
+        ("grep -n foo src/*.rs", Safe),
+        ("sort ./*", Safe),
+        ("sort -- *", Safe),
+        ("git diff -- *", Safe),
+        ("uniq '*'", Safe),
+        ("uniq a.txt", Safe),
+        ("find g -type f -exec uniq {} \\;", Safe),
+        ("find . -name '*.rs' | xargs grep -n foo", Safe),
+    ]);
+}
