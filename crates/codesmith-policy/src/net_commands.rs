@@ -204,6 +204,17 @@ pub fn needs_network<S: AsRef<str>>(argv: &[S]) -> bool {
         }
         return false;
     }
+    // `pip list --outdated` (and its index options) asks the package index.
+    if matches!(program, "pip" | "pip3")
+        && words.iter().skip(1).any(|w| {
+            matches!(*w, "-o" | "--outdated" | "-u" | "--uptodate" | "-i" | "-f")
+                || ["--index-url", "--extra-index-url", "--find-links"]
+                    .iter()
+                    .any(|o| w.starts_with(o))
+        })
+    {
+        return true;
+    }
     let Ok(index) = NETWORK_SUBCOMMANDS.binary_search_by(|(p, _)| p.cmp(&program)) else {
         return false;
     };
