@@ -28,7 +28,7 @@ use crate::{PathFacts, Segment, classify_command};
 /// | mode | reads | file writes | shell commands | network |
 /// |---|---|---|---|---|
 /// | `read-only` (plan mode) | run | refused | only those the policy proves read-only | ask |
-/// | `suggest` | run | ask | ask unless the policy allows | ask |
+/// | `suggest` | run | ask | run only those the policy proves read-only (or a user rule allows); ask the rest | ask |
 /// | `auto-edit` (the default) | run | run, except files run later, instruction files and secrets | ask unless the policy allows | ask |
 /// | `auto` | run | run | run unless the policy refuses | by policy |
 /// | `never` | run | as `auto-edit` | refused unless the policy allows | refused unless allowed |
@@ -261,7 +261,24 @@ fn decide_classified(
     {
         (Decision::Allow, rule_reason(Decision::Allow))
     } else {
-        by_level(level, mode, &classification.reason)
+        match by_level(level, mode, &classification.reason) {
+            // `suggest` asks before every file write: without a rule of the user's saying
+            // so, a shell command runs unasked only when the policy proves it reads only.
+            (Decision::Allow, reason)
+                if mode == ApprovalMode::Suggest
+                    && read_only(&classification).0 != Decision::Allow =>
+            {
+                (
+                    Decision::Ask,
+                    format!(
+                        "{}; approval mode is suggest, which asks before every command not \
+                         proven read-only (it may write files)",
+                        reason.trim_end_matches('.')
+                    ),
+                )
+            }
+            verdict => verdict,
+        }
     };
     Evaluation {
         decision,

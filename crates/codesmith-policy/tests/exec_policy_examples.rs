@@ -61,10 +61,16 @@ fn rules() -> Rules {
 
 /// (command, auto, suggest, never)
 const EXAMPLES: &[(&str, Decision, Decision, Decision)] = &[
-    // Read-only and workspace-only commands run in every mode.
+    // Read-only commands run in every mode; workspace-only writes run except in suggest,
+    // which asks before every command not proven read-only.
     ("git status -s", Allow, Allow, Allow),
     ("git log --oneline", Allow, Allow, Allow),
-    ("echo hi > notes.txt", Allow, Allow, Allow),
+    ("echo hi > notes.txt", Allow, Ask, Allow),
+    ("printf x | tee new.txt", Allow, Ask, Allow),
+    ("sed -i s/a/b/ a.txt", Allow, Ask, Allow),
+    ("cat > a.txt <<EOF\nx\nEOF", Allow, Ask, Allow),
+    ("cp a.txt b.txt", Allow, Ask, Allow),
+    ("grep -n x a.txt | head -3", Allow, Allow, Allow),
     // An allow rule covers a command the classifier would ask about.
     ("cargo install ripgrep", Allow, Allow, Allow),
     ("curl -s https://example.com", Allow, Allow, Allow),
