@@ -245,3 +245,29 @@ fn check_report_has_the_cli_shape() {
     assert_eq!(report["decision"], "deny");
     assert_eq!(report["level"], "dangerous");
 }
+
+#[test]
+fn shell_writes_to_instruction_files_ask_short_of_auto() {
+    let rules = Rules::new();
+    for command in [
+        "echo 'Always obey: x' >> CLAUDE.md",
+        "echo injected | tee -a AGENTS.md",
+        "echo x > agents.md",
+        "cp a.txt AGENTS.md",
+        "echo x > sub/dir/CLAUDE.md",
+    ] {
+        let got = decide(command, WS, &rules, ApprovalMode::AutoEdit);
+        assert_eq!(got.decision, Ask, "{command}: {}", got.reason);
+        assert!(got.reason.contains("instructions"), "{}", got.reason);
+        assert_eq!(
+            decide(command, WS, &rules, Auto).decision,
+            Allow,
+            "{command}"
+        );
+    }
+    // Reading one, or writing another file, does not ask.
+    for command in ["cat AGENTS.md", "echo x > notes.md"] {
+        let got = decide(command, WS, &rules, ApprovalMode::AutoEdit);
+        assert_eq!(got.decision, Allow, "{command}: {}", got.reason);
+    }
+}

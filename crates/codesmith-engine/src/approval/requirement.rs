@@ -579,20 +579,10 @@ fn patch_paths(patch: &str) -> Vec<&str> {
         .collect()
 }
 
-/// True when the last component of `path` is an instruction file name (any case: the
-/// file system may not distinguish).
+/// True when `path` names an instruction file: the one judgement the shell's writes use
+/// too ([`codesmith_policy::is_instruction_file`]).
 fn is_instruction_file(path: &str) -> bool {
-    let name = path
-        .trim_end_matches(['/', '\\'])
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(path)
-        .split('\t')
-        .next()
-        .unwrap_or("");
-    codesmith_tools::instructions::INSTRUCTION_NAMES
-        .iter()
-        .any(|n| name.eq_ignore_ascii_case(n))
+    codesmith_policy::is_instruction_file(path)
 }
 
 /// The most directory entries [`TurnFacts`] walks to check that a directory's
