@@ -51,6 +51,9 @@ pub(crate) enum Requirement {
         /// True when an approval runs this shell command with the network open in its
         /// sandbox (it needs the network, the sandbox cuts it and can open it per command).
         network: bool,
+        /// What a headless refusal offers instead, when the request knows better than
+        /// its tool's [`super::gate::way_out`] (a shell command that needs the network).
+        way_out: Option<String>,
     },
     /// Refused by policy whatever anyone says.
     Deny(Refusal),
@@ -154,6 +157,7 @@ impl Runtime {
             Decision::Ask => {
                 let keys = ShellKeys::of(command, &eval);
                 let (network, reason) = self.network_for(&eval);
+                let way_out = Some(self.shell_way_out(&eval));
                 Requirement::Ask {
                     request: ApprovalRequest {
                         tool: tool.name().to_string(),
@@ -167,6 +171,7 @@ impl Runtime {
                     grant: keys.grant,
                     level: eval.level,
                     network,
+                    way_out,
                 }
             }
             Decision::Deny if self.mode == ApprovalMode::ReadOnly && eval.level != SafetyLevel::Dangerous => {
@@ -186,6 +191,30 @@ impl Runtime {
                     .with("tool", tool.name()),
                 )
             }
+            // Refused by the mode, not by the policy: what would ask is refused in `never`.
+            Decision::Deny
+                if self.mode == ApprovalMode::Never
+                    && eval.level != SafetyLevel::Dangerous
+                    && !eval.matched_rules.iter().any(|m| m.decision == Decision::Deny) =>
+            {
+                Requirement::Deny(
+                    Refusal::new(
+                        ErrorCode::Denied,
+                        format!(
+                            "Not run: {}. It needs approval, and approval mode `never` refuses \
+                             whatever needs approval.",
+                            eval.reason.trim_end_matches('.')
+                        ),
+                        format!(
+                            "Do not retry it and do not work around it with another tool. Continue \
+                             without it, or tell the user it needs approval: {}.",
+                            self.shell_way_out(&eval)
+                        ),
+                    )
+                    .with("approval_mode", self.mode.as_str())
+                    .with("tool", tool.name()),
+                )
+            }
             Decision::Deny => Requirement::Deny(
                 Refusal::new(
                     ErrorCode::Denied,
@@ -196,6 +225,31 @@ impl Runtime {
                 .with("level", eval.level.as_str())
                 .with("tool", tool.name()),
             ),
+        }
+    }
+
+    /// How the user can let the shell command `eval` judged run as asked, naming the mode
+    /// that allows it: a command that needs the network the sandbox cuts runs WITHOUT it
+    /// under `--approval auto`, so the way names what gives it the network.
+    fn shell_way_out(&self, eval: &codesmith_policy::Evaluation) -> String {
+        let cut =
+            eval.segments.iter().any(|s| s.needs_network) && self.ctx.sandbox.network_blocked();
+        if !cut {
+            return "rerun with `--approval auto`, approve it in an interactive session \
+                    (`--approval auto-edit`), or add an allow rule to the exec policy (policy.toml)"
+                .to_string();
+        }
+        if self.ctx.sandbox.backend.network_per_command() {
+            "it needs the network: approve it in an interactive session (`--approval auto-edit`), \
+             which runs it with network access for this command only, or set `[sandbox] network = \
+             true` in config.toml; `--approval auto` runs it WITHOUT network access (the sandbox \
+             cuts it), so it would fail"
+                .to_string()
+        } else {
+            "it needs the network, which the sandbox cuts and cannot open for one command: set \
+             `[sandbox] network = true` in config.toml; `--approval auto` (or an approval) runs it \
+             WITHOUT network access, so it would fail"
+                .to_string()
         }
     }
 
@@ -265,6 +319,7 @@ impl Runtime {
                     grant: Some(grant),
                     level: SafetyLevel::Ask,
                     network: false,
+                    way_out: None,
                 }
             }
         }
@@ -297,6 +352,7 @@ impl Runtime {
                 grant,
                 level: SafetyLevel::Ask,
                 network: false,
+                way_out: None,
             },
         }
     }
@@ -428,6 +484,7 @@ impl Runtime {
                 grant: None,
                 level: SafetyLevel::Ask,
                 network: false,
+                way_out: None,
             };
         }
         self.by_mode(tool, request, key.clone(), key, None)
