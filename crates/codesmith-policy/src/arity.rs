@@ -217,6 +217,15 @@ const CARGO_BUILD_OPTIONS: &[&str] = &[
     "--workspace",
 ];
 
+/// True when the option `word` is one `table` names: an entry ending in `=` names the
+/// `--name=value` form, any other entry the exact word.
+pub(crate) fn option_named(word: &str, table: &[&str]) -> bool {
+    table.iter().any(|o| match o.strip_suffix('=') {
+        Some(name) => word.strip_prefix(name).is_some_and(|v| v.starts_with('=')),
+        None => *o == word,
+    })
+}
+
 /// True when every option of `argv` (program first, wrappers removed) is one a grant for
 /// `prefix` understands ([`KEY_OPTIONS`]). Words after `--` are operands. A command with
 /// an option the table does not name (`npm test --script-shell=x`, `git -c k=v push`,
@@ -233,10 +242,7 @@ pub(crate) fn key_understands<S: AsRef<str>>(prefix: &str, argv: &[S]) -> bool {
         if !word.starts_with('-') || word == "-" {
             continue;
         }
-        let whole = words.iter().any(|w| match w.strip_suffix('=') {
-            Some(name) => word.strip_prefix(name).is_some_and(|v| v.starts_with('=')),
-            None => *w == word,
-        });
+        let whole = option_named(word, words);
         let letters = word
             .strip_prefix('-')
             .filter(|l| !l.starts_with('-') && !l.is_empty())

@@ -40,13 +40,8 @@ fn unknown_option<'a>(args: &'a [Word], understood: &[&str]) -> Option<&'a str> 
         .take_while(|w| *w != "--")
         .filter(|w| w.starts_with('-') && *w != "-")
         .find(|w| {
-            !READ_OPTIONS
-                .iter()
-                .chain(understood)
-                .any(|o| match o.strip_suffix('=') {
-                    Some(name) => w.strip_prefix(name).is_some_and(|v| v.starts_with('=')),
-                    None => o == w,
-                })
+            !crate::arity::option_named(w, READ_OPTIONS)
+                && !crate::arity::option_named(w, understood)
         })
 }
 
