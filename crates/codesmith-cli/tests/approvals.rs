@@ -103,7 +103,7 @@ async fn an_always_grant_is_host_scoped_listed_and_revoked() {
     let out = line_mode(&sb.home(), &args, "check it\na\n/approvals\n/quit\n").await;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("shell `curl` to 127.0.0.1"), "{stdout}");
+    assert!(stdout.contains("shell `curl` to 127.0.0.1:9"), "{stdout}");
 
     let list = |json: bool| {
         let mut a = vec!["approvals", "list", "-w", ws.to_str().unwrap()];
@@ -118,7 +118,7 @@ async fn an_always_grant_is_host_scoped_listed_and_revoked() {
     assert_eq!(grants.len(), 1, "{listed}");
     assert_eq!(grants[0]["kind"], "shell_hosts");
     assert_eq!(grants[0]["prefix"], "curl");
-    assert_eq!(grants[0]["hosts"][0], "127.0.0.1");
+    assert_eq!(grants[0]["hosts"][0], "127.0.0.1:9");
     let id = grants[0]["id"].as_str().unwrap().to_string();
 
     let out = codesmith(
@@ -220,4 +220,29 @@ async fn slash_approvals_revokes_in_the_ui() {
     );
     assert!(stdout.contains("revoked "), "{stdout}");
     assert!(stdout.contains("no saved grants"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_grants_file_is_an_error_never_no_saved_grants() {
+    let sb = Sandbox::new();
+    let file = sb.home().join("approvals.toml");
+    std::fs::create_dir_all(sb.home()).unwrap();
+    std::fs::write(&file, "this = = not toml").unwrap();
+    let ws = sb.ws();
+    for args in [
+        vec!["approvals", "list", "-w", ws.to_str().unwrap()],
+        vec!["approvals", "revoke", "--all", "-w", ws.to_str().unwrap()],
+    ] {
+        let out = codesmith(&sb.home(), &args).await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {stdout}");
+        assert!(!stdout.contains("no saved grants"), "{stdout}");
+        assert!(
+            stderr.contains(&file.display().to_string()) && stderr.contains("nothing"),
+            "{stderr}"
+        );
+    }
+    // The file is kept for the user to fix.
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "this = = not toml");
 }

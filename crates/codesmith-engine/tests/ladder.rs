@@ -385,3 +385,51 @@ async fn in_read_only_the_model_is_told_it_plans_with_the_same_bytes_every_task(
     let third = rig.server.request_bodies()[2].to_string();
     assert!(!third.contains("plan_mode"), "{third}");
 }
+
+#[tokio::test]
+async fn a_headless_refusal_names_what_would_really_let_the_call_run() {
+    let rig = Rig::new().await;
+    // Under `never`, the mode refused it (not the policy), and the text says which modes
+    // allow it.
+    let mut engine = rig.engine(ApprovalMode::Never, Arc::new(NoApprover));
+    let (_, output, _) = rig
+        .call(&mut engine, "exec_shell", json!({"command": "make mark"}))
+        .await;
+    assert!(output.contains("`never`"), "{output}");
+    assert!(output.contains("--approval auto"), "{output}");
+    assert!(!output.contains("command policy refused"), "{output}");
+    // A refused secret read points at what governs reads, never the exec policy.
+    std::fs::write(rig.ws.join(".env"), "TOKEN=x\n").unwrap();
+    let mut engine = rig.engine(ApprovalMode::Suggest, Arc::new(NoApprover));
+    let (_, output, _) = rig
+        .call(&mut engine, "read_file", json!({"path": ".env"}))
+        .await;
+    assert!(output.contains("DENIED"), "{output}");
+    assert!(!output.contains("policy.toml"), "{output}");
+    assert!(output.contains("--approval auto"), "{output}");
+    // A command that needs the network the sandbox cuts: `auto` would run it without it.
+    let Ok(backend) = codesmith_tools::sandbox::backend_from_name("bwrap") else {
+        codesmith_testkit::missing("BWRAP", "the network refusal text was not checked");
+        return;
+    };
+    let mut engine = common::engine(
+        &rig.server,
+        &rig.ws,
+        &rig.home,
+        common::Setup {
+            approval: ApprovalMode::AutoEdit,
+            approver: Arc::new(NoApprover),
+            sandbox: Some(codesmith_tools::sandbox::Sandbox::new(backend, false)),
+            ..common::Setup::default()
+        },
+    );
+    let (_, output, _) = rig
+        .call(
+            &mut engine,
+            "exec_shell",
+            json!({"command": "curl -s http://127.0.0.1:9/x"}),
+        )
+        .await;
+    assert!(output.contains("WITHOUT network"), "{output}");
+    assert!(output.contains("[sandbox] network"), "{output}");
+}

@@ -28,7 +28,7 @@ use crate::{PathFacts, Segment, classify_command};
 /// | mode | reads | file writes | shell commands | network |
 /// |---|---|---|---|---|
 /// | `read-only` (plan mode) | run | refused | only those the policy proves read-only | ask |
-/// | `suggest` | run | ask | ask unless the policy allows | ask |
+/// | `suggest` | run | ask | run only those the policy proves read-only (or a user rule allows); ask the rest | ask |
 /// | `auto-edit` (the default) | run | run, except files run later, instruction files and secrets | ask unless the policy allows | ask |
 /// | `auto` | run | run | run unless the policy refuses | by policy |
 /// | `never` | run | as `auto-edit` | refused unless the policy allows | refused unless allowed |
@@ -261,7 +261,24 @@ fn decide_classified(
     {
         (Decision::Allow, rule_reason(Decision::Allow))
     } else {
-        by_level(level, mode, &classification.reason)
+        match by_level(level, mode, &classification.reason) {
+            // `suggest` asks before every file write: without a rule of the user's saying
+            // so, a shell command runs unasked only when the policy proves it reads only.
+            (Decision::Allow, reason)
+                if mode == ApprovalMode::Suggest
+                    && read_only(&classification).0 != Decision::Allow =>
+            {
+                (
+                    Decision::Ask,
+                    format!(
+                        "{}; approval mode is suggest, which asks before every command not \
+                         proven read-only (it may write files)",
+                        reason.trim_end_matches('.')
+                    ),
+                )
+            }
+            verdict => verdict,
+        }
     };
     Evaluation {
         decision,
@@ -330,7 +347,9 @@ fn read_only(classification: &crate::Classification) -> (Decision, String) {
 /// its own). Each prefix carries the segment's widening flags ([`crate::widening_flags`]):
 /// `rm -rf x` → `rm -r -f`, so a grant for `rm` never covers `rm -rf`, nor `git push` a
 /// `git push --force`. `None` when only the exact input can be approved: the line did not
-/// parse, a redirection writes outside the workspace, or it has no segments.
+/// parse, a redirection writes outside the workspace, it has no segments, or a segment is
+/// not fully understood by the key (an environment assignment, a wrapper, an option the
+/// prefix's table does not name).
 pub fn approval_prefixes(command: &str, workspace: &str) -> Option<Vec<String>> {
     let classification = classify_command(command, workspace);
     prefixes_from(&classification.segments, classification.parsed)
@@ -340,6 +359,17 @@ fn prefixes_from(segments: &[Segment], parsed: bool) -> Option<Vec<String>> {
     let exact =
         segments.is_empty() || !parsed || segments.iter().any(|s| s.redirect_level > WorkspaceSafe);
     if exact {
+        return None;
+    }
+    // A grant covers what the user saw: a command whose environment is set on the line or
+    // through a wrapper, or with an option the key does not understand, is approved
+    // exactly (its prefix would cover other commands than the one asked about).
+    let understood = segments.iter().all(|s| {
+        s.assignments.is_empty()
+            && s.wrappers.is_empty()
+            && crate::arity::key_understands(&s.prefix, &s.argv)
+    });
+    if !understood {
         return None;
     }
     Some(

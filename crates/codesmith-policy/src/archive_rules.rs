@@ -316,6 +316,21 @@ pub(crate) fn tar_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudge
     if call.absolute {
         return SegmentJudgement::new(Ask, "tar -P keeps absolute paths (extracting writes them)");
     }
+    // GNU tar takes `HOST:FILE` (a colon before any slash) for a remote archive, reached
+    // through a remote shell, unless `--force-local`.
+    if let Some(a) = &call.archive
+        && a.text
+            .split('/')
+            .next()
+            .is_some_and(|head| head.contains(':'))
+        && !args.iter().any(|w| w.text == "--force-local")
+    {
+        return SegmentJudgement::new(
+            Ask,
+            "tar's archive `HOST:FILE` is on another machine (tar runs a remote shell); \
+             add --force-local for a local file",
+        );
+    }
     match call.mode {
         Some('t' | 'd') => match &call.archive {
             Some(a) => judge

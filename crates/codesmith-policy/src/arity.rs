@@ -130,6 +130,130 @@ pub fn widening_flags<S: AsRef<str>>(argv: &[S]) -> Vec<&'static str> {
     out
 }
 
+/// The options a grant for a canonical prefix understands, by prefix: `(prefix, short
+/// option letters, whole words)`. A whole word that ends with `=` also matches its
+/// `--name=value` form. An option here either changes nothing about what the command may
+/// do (`cargo build --release`), or is a widening flag the key carries ([`widening_flags`]).
+/// Sorted by prefix.
+const KEY_OPTIONS: &[(&str, &str, &[&str])] = &[
+    ("cargo bench", "qvp", CARGO_BUILD_OPTIONS),
+    ("cargo build", "qvp", CARGO_BUILD_OPTIONS),
+    ("cargo check", "qvp", CARGO_BUILD_OPTIONS),
+    ("cargo clippy", "qvp", CARGO_BUILD_OPTIONS),
+    ("cargo doc", "qvp", CARGO_BUILD_OPTIONS),
+    (
+        "cargo fmt",
+        "qv",
+        &["--all", "--check", "--quiet", "--verbose"],
+    ),
+    ("cargo run", "qvp", CARGO_BUILD_OPTIONS),
+    ("cargo test", "qvp", CARGO_BUILD_OPTIONS),
+    (
+        "git push",
+        "fdu",
+        &[
+            "--delete",
+            "--dry-run",
+            "--force",
+            "--force-if-includes",
+            "--force-with-lease",
+            "--force-with-lease=",
+            "--mirror",
+            "--set-upstream",
+            "--tags",
+        ],
+    ),
+    ("go build", "", &["-race", "-v"]),
+    (
+        "go test",
+        "",
+        &[
+            "-count", "-count=", "-race", "-run", "-run=", "-short", "-v",
+        ],
+    ),
+    ("go vet", "", &["-v"]),
+    ("npm ci", "", &["--no-audit", "--no-fund", "--silent"]),
+    (
+        "npm install",
+        "D",
+        &[
+            "--no-audit",
+            "--no-fund",
+            "--save",
+            "--save-dev",
+            "--silent",
+        ],
+    ),
+    ("npm run", "s", &["--silent"]),
+    ("npm test", "s", &["--silent"]),
+    ("pytest", "qvx", &["--quiet", "--verbose"]),
+    ("rm", "rRfv", &["--force", "--recursive", "--verbose"]),
+];
+
+/// The `cargo` build commands' options that change nothing but which targets, features
+/// and output verbosity.
+const CARGO_BUILD_OPTIONS: &[&str] = &[
+    "--all",
+    "--all-features",
+    "--all-targets",
+    "--benches",
+    "--bins",
+    "--doc",
+    "--examples",
+    "--features",
+    "--features=",
+    "--frozen",
+    "--lib",
+    "--locked",
+    "--no-default-features",
+    "--no-fail-fast",
+    "--offline",
+    "--package",
+    "--package=",
+    "--quiet",
+    "--release",
+    "--tests",
+    "--verbose",
+    "--workspace",
+];
+
+/// True when the option `word` is one `table` names: an entry ending in `=` names the
+/// `--name=value` form, any other entry the exact word.
+pub(crate) fn option_named(word: &str, table: &[&str]) -> bool {
+    table.iter().any(|o| match o.strip_suffix('=') {
+        Some(name) => word.strip_prefix(name).is_some_and(|v| v.starts_with('=')),
+        None => *o == word,
+    })
+}
+
+/// True when every option of `argv` (program first, wrappers removed) is one a grant for
+/// `prefix` understands ([`KEY_OPTIONS`]). Words after `--` are operands. A command with
+/// an option the table does not name (`npm test --script-shell=x`, `git -c k=v push`,
+/// `cargo --config … build`) cannot be covered by a prefix grant: it gets an exact one.
+pub(crate) fn key_understands<S: AsRef<str>>(prefix: &str, argv: &[S]) -> bool {
+    let (short, words): (&str, &[&str]) = KEY_OPTIONS
+        .binary_search_by(|(p, _, _)| p.cmp(&prefix))
+        .map(|i| (KEY_OPTIONS[i].1, KEY_OPTIONS[i].2))
+        .unwrap_or(("", &[]));
+    for word in argv.iter().skip(1).map(AsRef::as_ref) {
+        if word == "--" {
+            return true;
+        }
+        if !word.starts_with('-') || word == "-" {
+            continue;
+        }
+        let whole = option_named(word, words);
+        let letters = word
+            .strip_prefix('-')
+            .filter(|l| !l.starts_with('-') && !l.is_empty())
+            .is_some_and(|l| l.chars().all(|c| short.contains(c)));
+        if !whole && !letters {
+            return false;
+        }
+    }
+    true
+}
+
 /// The arity recorded for a dictionary key such as `git` or `npm run`.
 pub fn arity_of(key: &str) -> Option<usize> {
     ARITY
@@ -537,6 +661,11 @@ mod tests {
     fn prefix(command: &str) -> String {
         let argv: Vec<&str> = command.split_whitespace().collect();
         canonical_prefix(&argv).text
+    }
+
+    #[test]
+    fn key_options_are_sorted() {
+        assert!(KEY_OPTIONS.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct Segment {
     pub argv: Vec<String>,
     /// Wrappers that were removed, outermost first (`sudo`, `env`, …).
     pub wrappers: Vec<String>,
+    /// The names of the environment variables the command line sets for this command
+    /// (`PATH=./bin npm test`, `env PATH=bin npm test` → `["PATH"]`), in order.
+    pub assignments: Vec<String>,
     /// Arity-aware canonical prefix (`git status`), see [`canonical_prefix`].
     pub prefix: String,
     /// The level of this simple command, redirections included.
@@ -672,6 +675,12 @@ impl Ctx<'_> {
         for (name, value) in &unwrapped.assignments {
             judgement = judgement.max(assignment_judgement(name, value));
         }
+        if judgement.level == Safe {
+            let fed = unwrapped.wrappers.iter().any(|w| w == "xargs");
+            if let Some(asks) = runtime_operands(&unwrapped.words, fed) {
+                judgement = asks;
+            }
+        }
         // `echo` only prints its arguments, so a substitution there is data
         // (its own commands are judged as segments of their own).
         let prints_only = argv.first().is_some_and(|p| p == "echo")
@@ -864,6 +873,12 @@ impl Ctx<'_> {
                 text: command.text.clone(),
                 argv,
                 wrappers: unwrapped.wrappers,
+                assignments: command
+                    .assignments
+                    .iter()
+                    .chain(&unwrapped.assignments)
+                    .map(|(name, _)| name.clone())
+                    .collect(),
                 prefix,
                 level,
                 reason,
@@ -1236,6 +1251,7 @@ impl Ctx<'_> {
             dynamic: args.iter().any(|w| w.dynamic),
             substitution: args.iter().any(|w| w.substitution),
             opaque: args.iter().find_map(|w| w.opaque),
+            expands: args.iter().any(|w| w.expands),
         };
         self.nested(
             &joined,
@@ -1313,14 +1329,20 @@ impl Ctx<'_> {
                     while end < args.len() && args[end].text != ";" && args[end].text != "+" {
                         end += 1;
                     }
+                    // With `+`, `{}` becomes as many paths as were found.
+                    let many = args.get(end).is_some_and(|w| w.text == "+");
                     let inner: Vec<Word> = args[start..end]
                         .iter()
                         .map(|w| {
                             if w.text.contains("{}") && found_inside {
-                                Word::literal(&w.text.replace("{}", &found))
+                                Word {
+                                    expands: many,
+                                    ..Word::literal(&w.text.replace("{}", &found))
+                                }
                             } else if w.text.contains("{}") {
                                 Word {
                                     dynamic: true,
+                                    expands: many || w.expands,
                                     ..w.clone()
                                 }
                             } else {
@@ -2108,6 +2130,89 @@ const DASHES: &[char] = &[
 
 /// Judging copy of a word: Unicode dashes read as `-`, so `git reset ‐‐hard`
 /// is judged like `git reset --hard`.
+/// Programs whose every operand is a file they only read and whose every option only
+/// changes what they print: whatever words a glob, an expansion or `xargs` turns into,
+/// they read and print.
+const RUNTIME_ANY_WORDS: &[&str] = &[
+    "basename",
+    "cat",
+    "cut",
+    "dirname",
+    "du",
+    "echo",
+    "egrep",
+    "fgrep",
+    "grep",
+    "head",
+    "ls",
+    "md5sum",
+    "nl",
+    "paste",
+    "realpath",
+    "rev",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "stat",
+    "tac",
+    "tail",
+    "wc",
+];
+
+/// Programs whose every operand is a file they only read (some options write or run
+/// code): a run-time word that cannot become an option (it starts with a literal that is
+/// not `-`, or follows `--`) only adds inputs.
+const RUNTIME_INPUT_OPERANDS: &[&str] = &[
+    "cmp", "comm", "diff", "find", "git", "join", "od", "rg", "sort", "strings",
+];
+
+/// `Ask` when `words` (program first, wrappers removed) hold words known only at run
+/// time ([`Word::expands`], or the arguments `xargs` appends when `fed`) that the
+/// program's operand rules cannot prove harmless: such a word may become an option
+/// (`sort *` next to a file `-oout`) or an operand that is written (`uniq *`: the second
+/// operand is the output). `None` when every such word is harmless.
+fn runtime_operands(words: &[Word], fed: bool) -> Option<SegmentJudgement> {
+    let program = program_name(&words.first()?.text)?;
+    let mut after_dashes = false;
+    let mut any = fed;
+    let mut optionable = fed;
+    for word in &words[1..] {
+        if word.text == "--" && !after_dashes {
+            after_dashes = true;
+            continue;
+        }
+        if word.expands {
+            any = true;
+            optionable |= !after_dashes
+                && !word
+                    .text
+                    .starts_with(|c: char| c.is_alphanumeric() || c == '.' || c == '/' || c == '_');
+        }
+    }
+    // `sh -c SCRIPT ARGS…`: the words after the script are its positional parameters
+    // (the script itself is judged on its own).
+    let script_params = matches!(program, "sh" | "bash" | "dash" | "zsh")
+        && words.get(1).is_some_and(|w| w.text == "-c")
+        && words.get(2).is_some_and(|w| !w.expands);
+    if !any || script_params || RUNTIME_ANY_WORDS.contains(&program) {
+        return None;
+    }
+    if !optionable && RUNTIME_INPUT_OPERANDS.contains(&program) {
+        return None;
+    }
+    let how = if fed {
+        "is handed arguments at run time (`xargs`)"
+    } else {
+        "has words only known at run time (a glob, an unquoted expansion, `find -exec … {} +`)"
+    };
+    Some(SegmentJudgement::owned(
+        Ask,
+        format!(
+            "`{program}` {how}, which may become options or more operands than written              (`uniq`'s second operand is its output); name the files, put `./` before a              glob or `--` before it, or approve it"
+        ),
+    ))
+}
+
 fn judging_word(word: &Word) -> Word {
     if word.text.is_ascii() {
         return word.clone();

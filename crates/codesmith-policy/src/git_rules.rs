@@ -445,6 +445,36 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
                 None => SegmentJudgement::new(Ask, "git blame --contents without a file"),
             }
         }
+        "fsck"
+            if args[index + 1..].iter().any(|w| {
+                w.text.starts_with('-')
+                    && !matches!(
+                        w.text.as_str(),
+                        "--cache"
+                            | "--connectivity-only"
+                            | "--dangling"
+                            | "--full"
+                            | "--name-objects"
+                            | "--no-dangling"
+                            | "--no-full"
+                            | "--no-progress"
+                            | "--no-reflogs"
+                            | "--progress"
+                            | "--root"
+                            | "--strict"
+                            | "--tags"
+                            | "--unreachable"
+                            | "--verbose"
+                            | "-v"
+                    )
+            }) =>
+        {
+            SegmentJudgement::new(
+                Ask,
+                "git fsck with an option the read-only table does not know (`--lost-found` \
+                 writes into .git/lost-found)",
+            )
+        }
         s if READ_ONLY.contains(&s) => {
             // Paths named outright are read as files (`git show /etc/x`).
             let named: Vec<&Word> = args[index + 1..]

@@ -11,7 +11,9 @@ mod terminal;
 
 pub use network::{HostPattern, NetworkConfig, NetworkDecision, NetworkPolicy, normalize_host};
 pub use path_text::{normalize_path, normalize_path_strict, normalize_path_strict_bytes};
-pub use runs_later::{RunsLater, hooks_path, hooks_path_in, runs_later};
+pub use runs_later::{
+    INSTRUCTION_NAMES, RunsLater, hooks_path, hooks_path_in, is_instruction_file, runs_later,
+};
 pub use safe_name::{MAX_SAFE_NAME_LEN, UnsafeName, check_safe_name, is_safe_name, join_safe};
 pub use scrub::{REDACTED, is_secret_env, is_secret_env_name, scrub_secrets};
 pub use secret_files::{SecretKind, mask_secret_text, secret_file, secret_name};

@@ -204,6 +204,17 @@ pub fn needs_network<S: AsRef<str>>(argv: &[S]) -> bool {
         }
         return false;
     }
+    // `pip list --outdated` (and its index options) asks the package index.
+    if matches!(program, "pip" | "pip3")
+        && words.iter().skip(1).any(|w| {
+            matches!(*w, "-o" | "--outdated" | "-u" | "--uptodate" | "-i" | "-f")
+                || ["--index-url", "--extra-index-url", "--find-links"]
+                    .iter()
+                    .any(|o| w.starts_with(o))
+        })
+    {
+        return true;
+    }
     let Ok(index) = NETWORK_SUBCOMMANDS.binary_search_by(|(p, _)| p.cmp(&program)) else {
         return false;
     };
@@ -217,40 +228,41 @@ pub fn needs_network<S: AsRef<str>>(argv: &[S]) -> bool {
     subcommands.iter().any(|s| *s == "*" || *s == sub)
 }
 
-/// The URL hosts an HTTP client command fetches from, which is what an "always" grant
-/// for it may be scoped to: `curl -sL https://api.example.com/v1` → `["api.example.com"]`.
+/// The URL hosts and ports an HTTP client command contacts, which is what an "always"
+/// grant for it may be scoped to: `curl -sS https://api.example.com/v1` →
+/// `["api.example.com:443"]`.
 ///
 /// Built from what is understood, never from what is feared: `Some` only when the program
-/// is `curl` or `wget`, and every argument after it is either an `http://`/`https://` URL
-/// whose host is plain (no user part, no IPv6 literal) or a flag that takes no value and
-/// only changes how the answer is shown (curl `-f -s -S -L -I -i -v`, wget `-q -v -nv`,
-/// and their long forms); and at least one URL is named. Anything else (an output
-/// file, a header, a config or input file that may name more URLs, data to send) is
-/// `None`: such a command can be approved once or for the session, not for ever. Hosts
-/// are lower-cased, without port or trailing dot, sorted and deduplicated.
+/// is `curl` and every argument after it is either an `http://`/`https://` URL whose host
+/// is plain (no user part, no IPv6 literal) or a flag that takes no value and only changes
+/// how the answer is shown (`-f -s -S -I -i -v` and their long forms); and at least one
+/// URL is named. Anything else (following redirects with `-L`, which contacts hosts the
+/// command does not name; an output file, a header, a proxy, a config or input file that
+/// may name more URLs, data to send; `wget`, which follows redirects by default) is `None`:
+/// such a command can be approved once or for the session, not for ever. Each entry is
+/// `host:port` (the scheme's port when none is written), the host lower-cased without a
+/// trailing dot; sorted and deduplicated.
 pub fn fetch_hosts<S: AsRef<str>>(argv: &[S]) -> Option<Vec<String>> {
     let words: Vec<&str> = argv.iter().map(AsRef::as_ref).collect();
     let program = words.first().map(|p| p.rsplit('/').next().unwrap_or(p))?;
     let (short, long): (&str, &[&str]) = match program {
         "curl" => (
-            "fsSLIiv",
+            "fsSIiv",
             &[
                 "--compressed",
                 "--fail",
                 "--head",
                 "--include",
-                "--location",
                 "--show-error",
                 "--silent",
                 "--verbose",
             ],
         ),
-        "wget" => ("qv", &["--no-verbose", "--quiet", "--verbose", "-nv"]),
         _ => return None,
     };
     let mut hosts = Vec::new();
     for word in &words[1..] {
-        if let Some(host) = url_host(word) {
+        if let Some(host) = url_host_port(word) {
             hosts.push(host);
         } else if long.contains(word) {
             continue;
@@ -269,25 +281,31 @@ pub fn fetch_hosts<S: AsRef<str>>(argv: &[S]) -> Option<Vec<String>> {
     (!hosts.is_empty()).then_some(hosts)
 }
 
-/// The host of an `http://` or `https://` URL when it is a plain name or IPv4 address
-/// (letters, digits, `-`, `.`), lower-cased, port and trailing dot removed.
-fn url_host(word: &str) -> Option<String> {
+/// `host:port` of an `http://` or `https://` URL when the host is a plain name or IPv4
+/// address (letters, digits, `-`, `.`), lower-cased, trailing dot removed; the port is
+/// the one written, else 80 or 443 by scheme.
+fn url_host_port(word: &str) -> Option<String> {
     let lower = word.to_ascii_lowercase();
-    let rest = lower
-        .strip_prefix("https://")
-        .or_else(|| lower.strip_prefix("http://"))?;
+    let (rest, default_port) = match lower.strip_prefix("https://") {
+        Some(rest) => (rest, "443"),
+        None => (lower.strip_prefix("http://")?, "80"),
+    };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = match authority.rsplit_once(':') {
-        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => host,
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+            (host, port.trim_start_matches('0'))
+        }
         Some(_) => return None,
-        None => authority,
+        None => (authority, default_port),
     };
     let host = host.trim_end_matches('.');
     let plain = !host.is_empty()
+        && !port.is_empty()
+        && port.len() <= 5
         && host
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
-    plain.then(|| host.to_string())
+    plain.then(|| format!("{host}:{port}"))
 }
 
 #[cfg(test)]
@@ -347,12 +365,12 @@ mod tests {
     fn fetch_hosts_scope_only_commands_fully_understood() {
         let hosts = |c: &str| fetch_hosts(&c.split_whitespace().collect::<Vec<_>>());
         assert_eq!(
-            hosts("curl -sSL https://API.example.com:8443/v1?q=1"),
-            Some(vec!["api.example.com".to_string()])
+            hosts("curl -sS https://API.example.com:8443/v1?q=1"),
+            Some(vec!["api.example.com:8443".to_string()])
         );
         assert_eq!(
-            hosts("wget -q http://b.org/x https://a.org/"),
-            Some(vec!["a.org".to_string(), "b.org".to_string()])
+            hosts("curl -s http://b.org/x https://a.org/"),
+            Some(vec!["a.org:443".to_string(), "b.org:80".to_string()])
         );
         for unknown in [
             "curl",
@@ -364,6 +382,9 @@ mod tests {
             "wget -i urls.txt",
             "ssh a.org",
             "curl -sx https://a.org",
+            "curl -sL https://a.org",
+            "curl --location https://a.org",
+            "wget -q https://a.org",
         ] {
             assert_eq!(hosts(unknown), None, "{unknown}");
         }

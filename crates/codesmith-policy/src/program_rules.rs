@@ -225,6 +225,16 @@ impl PathJudge<'_> {
             {
                 return SegmentJudgement::owned(Ask, format!("writes {why}"));
             }
+            if crate::is_instruction_file(&path.text) {
+                return SegmentJudgement::owned(
+                    Ask,
+                    format!(
+                        "writes `{}`, which holds instructions every later session of this \
+                         project follows",
+                        path.text
+                    ),
+                );
+            }
             if place.rank() > worst.rank() {
                 worst = place;
             }

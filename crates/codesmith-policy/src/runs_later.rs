@@ -17,6 +17,27 @@
 
 use crate::ws_path::fold_name;
 
+/// Instruction file names: the files every later coding-agent session of the project
+/// reads as instructions it follows (CodeSmith looks for them in this order). Writing one,
+/// by a file tool or a shell command, is an approval question short of `auto`.
+pub const INSTRUCTION_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
+
+/// True when the last component of `path` is an instruction file name
+/// ([`INSTRUCTION_NAMES`], any case: the file system may not tell them apart).
+pub fn is_instruction_file(path: &str) -> bool {
+    let name = path
+        .trim_end_matches(['/', '\\'])
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(path)
+        .split('\t')
+        .next()
+        .unwrap_or("");
+    INSTRUCTION_NAMES
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n) || fold_name(name) == fold_name(n))
+}
+
 /// A file another program runs later, and who runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunsLater {

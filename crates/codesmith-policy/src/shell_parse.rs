@@ -29,6 +29,11 @@ pub(crate) struct Word {
     /// plain `$NAME` / `${NAME}` expansions). A command with such a word
     /// can never earn an allow.
     pub opaque: Option<&'static str>,
+    /// True when the word becomes zero or more words known only at run time: an unquoted
+    /// glob (`*.txt`), an unquoted expansion (split into words), or what another program
+    /// hands over (`find … -exec CMD {} +`). Such words may turn into more operands than
+    /// written, or into options.
+    pub expands: bool,
 }
 
 impl Word {
@@ -38,6 +43,7 @@ impl Word {
             dynamic: false,
             substitution: false,
             opaque: None,
+            expands: false,
         }
     }
 
@@ -48,6 +54,7 @@ impl Word {
             dynamic: true,
             substitution: text.contains("$(") || text.contains('`'),
             opaque: Some(construct),
+            expands: true,
         }
     }
 
@@ -58,6 +65,7 @@ impl Word {
             dynamic: true,
             substitution: false,
             opaque: None,
+            expands: true,
         }
     }
 
@@ -65,6 +73,7 @@ impl Word {
         self.text.push_str(&inner.text);
         self.dynamic |= inner.dynamic;
         self.substitution |= inner.substitution;
+        self.expands |= inner.expands;
         if self.opaque.is_none() {
             self.opaque = inner.opaque;
         }
@@ -659,7 +668,10 @@ impl Walker<'_> {
     fn word(&self, node: Node<'_>) -> Word {
         let raw = self.text(node);
         match node.kind() {
-            "word" | "number" => Word::literal(&unescape_unquoted(raw)),
+            "word" | "number" => Word {
+                expands: has_unquoted_glob(raw),
+                ..Word::literal(&unescape_unquoted(raw))
+            },
             "raw_string" => Word::literal(raw.trim_start_matches('\'').trim_end_matches('\'')),
             "ansi_c_string" => Word::literal(&decode_ansi_c(raw)),
             "simple_expansion" => Word::expansion(raw),
@@ -689,6 +701,8 @@ impl Walker<'_> {
                     let inner = inner.strip_suffix('"').unwrap_or(inner);
                     word.text = unescape_double_quoted(inner);
                 }
+                // Inside double quotes nothing is split or globbed.
+                word.expands = false;
                 word
             }
             "concatenation" => {
@@ -701,6 +715,7 @@ impl Walker<'_> {
                 }
                 if !saw_child {
                     word.text = unescape_unquoted(raw);
+                    word.expands = has_unquoted_glob(raw);
                 }
                 word
             }
@@ -738,6 +753,7 @@ impl Walker<'_> {
         match expand_braces(raw, MAX_BRACE_WORDS) {
             Some(words) => out.extend(words.iter().map(|w| Word {
                 dynamic: word.dynamic,
+                expands: word.expands,
                 ..Word::literal(w)
             })),
             None => out.push(Word::opaque(raw, "a brace expansion too large to analyse")),
@@ -997,6 +1013,22 @@ fn argument_children(node: Node<'_>) -> Vec<Node<'_>> {
     let mut cursor = node.walk();
     node.children_by_field_name("argument", &mut cursor)
         .collect()
+}
+
+/// True when the unquoted source text `raw` holds a glob character (`*`, `?`, `[`) no
+/// backslash escapes.
+fn has_unquoted_glob(raw: &str) -> bool {
+    let mut escaped = false;
+    for c in raw.chars() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if matches!(c, '*' | '?' | '[') {
+            return true;
+        }
+    }
+    false
 }
 
 /// Removes backslash escapes from an unquoted word (`\g` → `g`, `\ ` → ` `).

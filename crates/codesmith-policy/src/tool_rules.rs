@@ -16,9 +16,58 @@ fn subcommand(args: &[Word]) -> &str {
         .unwrap_or("")
 }
 
-fn table(sub: &str, safe: &[&str], local: &[&str], network: &[&str]) -> SegmentJudgement {
+/// Options every tool's read sub-commands understand: help, version, verbosity, colour
+/// and machine-readable output.
+const READ_OPTIONS: &[&str] = &[
+    "--color=",
+    "--help",
+    "--json",
+    "--no-color",
+    "--quiet",
+    "--verbose",
+    "--version",
+    "-V",
+    "-h",
+    "-q",
+    "-v",
+];
+
+/// The first option of `args` (before `--`) that neither [`READ_OPTIONS`] nor `understood`
+/// names (an entry ending in `=` matches `--name=value`).
+fn unknown_option<'a>(args: &'a [Word], understood: &[&str]) -> Option<&'a str> {
+    args.iter()
+        .map(|w| w.text.as_str())
+        .take_while(|w| *w != "--")
+        .filter(|w| w.starts_with('-') && *w != "-")
+        .find(|w| {
+            !crate::arity::option_named(w, READ_OPTIONS)
+                && !crate::arity::option_named(w, understood)
+        })
+}
+
+/// The judgement of a tool's sub-command from its tables: `safe` sub-commands read (only
+/// with options from [`READ_OPTIONS`] or `understood`: an option the table does not know
+/// may write, fetch or run something, so it asks), `local` ones build or edit the
+/// project, `network` ones fetch; anything else asks.
+fn table(
+    args: &[Word],
+    safe: &[&str],
+    understood: &[&str],
+    local: &[&str],
+    network: &[&str],
+) -> SegmentJudgement {
+    let sub = subcommand(args);
     if safe.contains(&sub) {
-        SegmentJudgement::new(Safe, "reads project information")
+        match unknown_option(args, understood) {
+            Some(option) => SegmentJudgement::owned(
+                Ask,
+                format!(
+                    "`{sub}` with the option `{option}`, which the read-only table does not know \
+                     (it may write, fetch or run something)"
+                ),
+            ),
+            None => SegmentJudgement::new(Safe, "reads project information"),
+        }
     } else if local.contains(&sub) {
         SegmentJudgement::new(WorkspaceSafe, "builds, tests or edits the project")
     } else if network.contains(&sub) {
@@ -30,8 +79,19 @@ fn table(sub: &str, safe: &[&str], local: &[&str], network: &[&str]) -> SegmentJ
 
 /// `cargo SUB`: `build`/`test`/`clippy` are local, `install`/`publish` fetch.
 pub(crate) fn cargo_judgement(args: &[Word]) -> SegmentJudgement {
+    // Resolving dependencies writes Cargo.lock unless it is held as it is.
+    if matches!(subcommand(args), "tree" | "metadata")
+        && !args
+            .iter()
+            .any(|w| w.text == "--locked" || w.text == "--frozen")
+    {
+        return SegmentJudgement::new(
+            WorkspaceSafe,
+            "may write Cargo.lock while resolving dependencies (add --locked to only read)",
+        );
+    }
     table(
-        subcommand(args),
+        args,
         &[
             "help",
             "locate-project",
@@ -41,6 +101,38 @@ pub(crate) fn cargo_judgement(args: &[Word]) -> SegmentJudgement {
             "tree",
             "verify-project",
             "version",
+        ],
+        &[
+            "--all-features",
+            "--charset",
+            "--charset=",
+            "--depth",
+            "--depth=",
+            "--duplicates",
+            "--edges",
+            "--edges=",
+            "--features",
+            "--features=",
+            "--format",
+            "--format-version",
+            "--format-version=",
+            "--format=",
+            "--frozen",
+            "--invert",
+            "--invert=",
+            "--locked",
+            "--no-default-features",
+            "--no-deps",
+            "--offline",
+            "--package",
+            "--package=",
+            "--prefix",
+            "--prefix=",
+            "--workspace",
+            "-d",
+            "-e",
+            "-i",
+            "-p",
         ],
         &[
             "b", "bench", "build", "c", "check", "clean", "clippy", "d", "doc", "fix", "fmt",
@@ -102,9 +194,25 @@ pub(crate) fn node_pm_judgement(args: &[Word]) -> SegmentJudgement {
         return SegmentJudgement::new(Ask, "bumps the version (runs scripts, commits and tags)");
     }
     table(
-        subcommand(args),
+        args,
         &[
             "config", "explain", "help", "list", "ls", "why", "root", "bin", "prefix",
+        ],
+        &[
+            "--all",
+            "--depth",
+            "--depth=",
+            "--dev",
+            "--global",
+            "--long",
+            "--omit=",
+            "--parseable",
+            "--prod",
+            "--production",
+            "-a",
+            "-g",
+            "-l",
+            "-p",
         ],
         &[
             "build",
@@ -133,9 +241,23 @@ pub(crate) fn node_pm_judgement(args: &[Word]) -> SegmentJudgement {
 /// `pip`/`pip3`: queries are safe, installs fetch.
 pub(crate) fn pip_judgement(args: &[Word]) -> SegmentJudgement {
     table(
-        subcommand(args),
+        args,
         &[
             "check", "freeze", "help", "list", "show", "debug", "inspect",
+        ],
+        &[
+            "--editable",
+            "--exclude-editable",
+            "--files",
+            "--format",
+            "--format=",
+            "--include-editable",
+            "--local",
+            "--not-required",
+            "--user",
+            "-e",
+            "-f",
+            "-l",
         ],
         &[],
         &[
@@ -151,27 +273,29 @@ pub(crate) fn pip_judgement(args: &[Word]) -> SegmentJudgement {
 
 /// `uv`, `poetry`, `pipx`, `conda`.
 pub(crate) fn python_pm_judgement(program: &str, args: &[Word]) -> SegmentJudgement {
-    let sub = subcommand(args);
     match program {
         "poetry" => table(
-            sub,
+            args,
             &["show", "check", "env", "version", "about"],
+            &[],
             &["build"],
             &[
                 "add", "install", "lock", "publish", "remove", "search", "update",
             ],
         ),
         "uv" => table(
-            sub,
+            args,
             &["help", "version", "tree"],
+            &["--frozen", "--locked"],
             &["venv", "build", "format"],
             &[
                 "add", "lock", "pip", "publish", "python", "remove", "run", "sync", "tool",
             ],
         ),
         _ => table(
-            sub,
+            args,
             &["list", "info", "env"],
+            &[],
             &[],
             &[
                 "create",
@@ -232,8 +356,9 @@ pub(crate) fn go_judgement(args: &[Word]) -> SegmentJudgement {
         return SegmentJudgement::new(Ask, "go env -w changes the Go configuration");
     }
     table(
-        subcommand(args),
+        args,
         &["doc", "env", "help", "list", "version"],
+        &["-deps", "-e", "-f", "-find", "-json", "-m", "-test"],
         &[
             "build", "clean", "fmt", "generate", "run", "test", "vet", "work",
         ],
@@ -262,8 +387,9 @@ pub(crate) fn container_judgement(args: &[Word]) -> SegmentJudgement {
 /// `rustup`: `show`/`which` read; the rest downloads toolchains.
 pub(crate) fn rustup_judgement(args: &[Word]) -> SegmentJudgement {
     table(
-        subcommand(args),
+        args,
         &["show", "which", "help", "doc"],
+        &[],
         &[],
         &[
             "component",

@@ -314,3 +314,68 @@ fn grammar_quirks_do_not_hide_commands() {
         ("cat <<EOF notes.txt\nx\nEOF", Safe),
     ]);
 }
+
+#[test]
+fn words_only_known_at_run_time_are_not_proven_harmless() {
+    assert_levels(&[
+        // A glob may become more operands than written (uniq's second is its output) or
+        // options (a file named `-oout` next to `sort *`).
+        ("uniq *", Ask),
+        ("uniq g/*", Ask),
+        ("sort *", Ask),
+        ("git diff *", Ask),
+        ("find g -type f -exec uniq {} +", Ask),
+        ("find g -type f | xargs uniq", Ask),
+        ("xargs uniq < list.txt", Ask),
+        ("xargs -a list.txt uniq", Ask),
+        ("uniq $FILES", Ask),
+        // Harmless: operands only read and options only print, or a glob that cannot
+        // become an option for a program whose operands are all inputs.
+        ("cat *", Safe),
+        ("grep -n foo src/*.rs", Safe),
+        ("sort ./*", Safe),
+        ("sort -- *", Safe),
+        ("git diff -- *", Safe),
+        ("uniq '*'", Safe),
+        ("uniq a.txt", Safe),
+        ("find g -type f -exec uniq {} \\;", Safe),
+        ("find . -name '*.rs' | xargs grep -n foo", Safe),
+    ]);
+}
+
+#[test]
+fn read_only_tables_accept_only_the_options_they_understand() {
+    assert_levels(&[
+        ("git fsck", Safe),
+        ("git fsck --full --strict", Safe),
+        ("git fsck --lost-found", Ask),
+        ("git fsck --lost", Ask),
+        ("tar -tf 127.0.0.1:/x", Ask),
+        ("tar -tf host:x.tar", Ask),
+        ("tar -tf x.tar", Safe),
+        ("tar --force-local -tf a:b.tar", Safe),
+        ("cargo tree --locked", Safe),
+        ("cargo metadata --frozen --format-version 1", Safe),
+        ("cargo --config x tree --locked", Ask),
+        (
+            "cargo tree --locked --manifest-path ../other/Cargo.toml",
+            Ask,
+        ),
+        ("pip list", Safe),
+        ("pip list --format=json", Safe),
+        ("pip list -o", Ask),
+        ("pip list --index-url http://127.0.0.1:18778/pip", Ask),
+        ("go list -m all", Safe),
+        ("go list -mod=mod ./...", Ask),
+        ("npm ls --depth=0", Safe),
+        ("npm ls --registry=http://x", Ask),
+    ]);
+    // Not proven read-only: cargo tree may write Cargo.lock.
+    assert_ne!(level("cargo tree"), Safe);
+    assert_ne!(level("cargo tree --offline"), Safe);
+    let net = |c: &str| codesmith_policy::needs_network(&c.split_whitespace().collect::<Vec<_>>());
+    assert!(net("pip list -o"));
+    assert!(net("pip list --outdated"));
+    assert!(net("pip list --index-url http://127.0.0.1:18778/pip"));
+    assert!(!net("pip list"));
+}

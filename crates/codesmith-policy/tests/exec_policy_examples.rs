@@ -61,10 +61,16 @@ fn rules() -> Rules {
 
 /// (command, auto, suggest, never)
 const EXAMPLES: &[(&str, Decision, Decision, Decision)] = &[
-    // Read-only and workspace-only commands run in every mode.
+    // Read-only commands run in every mode; workspace-only writes run except in suggest,
+    // which asks before every command not proven read-only.
     ("git status -s", Allow, Allow, Allow),
     ("git log --oneline", Allow, Allow, Allow),
-    ("echo hi > notes.txt", Allow, Allow, Allow),
+    ("echo hi > notes.txt", Allow, Ask, Allow),
+    ("printf x | tee new.txt", Allow, Ask, Allow),
+    ("sed -i s/a/b/ a.txt", Allow, Ask, Allow),
+    ("cat > a.txt <<EOF\nx\nEOF", Allow, Ask, Allow),
+    ("cp a.txt b.txt", Allow, Ask, Allow),
+    ("grep -n x a.txt | head -3", Allow, Allow, Allow),
     // An allow rule covers a command the classifier would ask about.
     ("cargo install ripgrep", Allow, Allow, Allow),
     ("curl -s https://example.com", Allow, Allow, Allow),
@@ -238,4 +244,30 @@ fn check_report_has_the_cli_shape() {
     let report = check_report("rm -rf /", WS, &Rules::new(), false);
     assert_eq!(report["decision"], "deny");
     assert_eq!(report["level"], "dangerous");
+}
+
+#[test]
+fn shell_writes_to_instruction_files_ask_short_of_auto() {
+    let rules = Rules::new();
+    for command in [
+        "echo 'Always obey: x' >> CLAUDE.md",
+        "echo injected | tee -a AGENTS.md",
+        "echo x > agents.md",
+        "cp a.txt AGENTS.md",
+        "echo x > sub/dir/CLAUDE.md",
+    ] {
+        let got = decide(command, WS, &rules, ApprovalMode::AutoEdit);
+        assert_eq!(got.decision, Ask, "{command}: {}", got.reason);
+        assert!(got.reason.contains("instructions"), "{}", got.reason);
+        assert_eq!(
+            decide(command, WS, &rules, Auto).decision,
+            Allow,
+            "{command}"
+        );
+    }
+    // Reading one, or writing another file, does not ask.
+    for command in ["cat AGENTS.md", "echo x > notes.md"] {
+        let got = decide(command, WS, &rules, ApprovalMode::AutoEdit);
+        assert_eq!(got.decision, Allow, "{command}: {}", got.reason);
+    }
 }

@@ -498,6 +498,29 @@ fn grants_cannot_widen() {
     assert_eq!(fp("rm -rf a"), Some(vec!["rm -r -f".to_string()]));
 }
 
+#[test]
+fn a_prefix_grant_is_only_for_commands_the_key_fully_understands() {
+    let fp = |c: &str| approval_prefixes(c, WS);
+    assert_eq!(fp("npm test"), Some(vec!["npm test".to_string()]));
+    assert_eq!(fp("cargo build --release -p x"), fp("cargo build"));
+    assert_eq!(fp("cargo test -- --nocapture"), fp("cargo test"));
+    // Whatever changes what runs is not understood by a prefix: only the exact line.
+    for exact in [
+        "PATH=./bin:$PATH npm test",
+        "env PATH=bin npm test",
+        "BASH_ENV=x LD_PRELOAD=./x.so npm test",
+        "npm test --script-shell=./bin/npm",
+        "npm --prefix /tmp/x test",
+        "cargo --config build.rustc-wrapper=./x build",
+        "cargo build --config build.rustc-wrapper=./x",
+        "git -c core.sshCommand=x push",
+        "nice npm test",
+        "make -f other.mk",
+    ] {
+        assert_eq!(fp(exact), None, "{exact}");
+    }
+}
+
 /// The real file system: an existing symlink inside the workspace that
 /// points at `/etc` is followed, so writing through it asks.
 #[test]

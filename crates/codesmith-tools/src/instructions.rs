@@ -20,7 +20,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// File names looked for in each directory, in order; the first found wins.
-pub const INSTRUCTION_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
+pub const INSTRUCTION_NAMES: [&str; 2] = codesmith_policy::INSTRUCTION_NAMES;
 
 /// Bounds on what the loader reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,13 +21,17 @@ pub(crate) fn run(command: ApprovalsCommand) -> Exit {
     result.unwrap_or_else(|exit| exit)
 }
 
-/// The store of this home and the canonical workspace.
+/// The store of this home and the canonical workspace. A grants file that cannot be read
+/// or parsed is an error (exit 1) naming the file: no grant in it is honoured, and nothing
+/// is listed or revoked, rather than "no saved grants".
 fn open(workspace: &WorkspaceArg) -> Result<(ApprovalStore, std::path::PathBuf), Exit> {
     let home = config::home_dir().map_err(usage)?;
     let ws = config::workspace(workspace.workspace.as_deref()).map_err(usage)?;
     let store = ApprovalStore::open(&home);
     if let Some(warning) = store.warning() {
-        eprintln!("codesmith: {}", terminal_safe(&warning));
+        return Err(Exit::failed(anyhow::anyhow!(
+            "{warning}; nothing was listed or revoked: fix or remove the file"
+        )));
     }
     Ok((store, ws))
 }
@@ -37,6 +41,9 @@ fn open(workspace: &WorkspaceArg) -> Result<(ApprovalStore, std::path::PathBuf),
 pub(crate) fn lines(home: &Path, workspace: &Path) -> Vec<String> {
     let store = ApprovalStore::open(home);
     let grants = store.listed(workspace);
+    if let Some(warning) = store.warning() {
+        return vec![terminal_safe(&warning).into_owned()];
+    }
     if grants.is_empty() {
         return vec![format!(
             "no saved grants for {} (an \"always\" answer saves one)",

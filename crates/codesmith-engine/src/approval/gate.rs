@@ -68,13 +68,14 @@ impl Runtime {
                 grant,
                 level,
                 network,
+                way_out: known_way_out,
             } => {
                 request.call_id = call_id.to_string();
                 let asked = Asked {
                     request,
                     session: &session,
                     denial: &denial,
-                    way_out: way_out(tool, self.mode),
+                    way_out: known_way_out.unwrap_or_else(|| way_out(tool, self.mode)),
                 };
                 self.ask(asked, grant, level, network, sink).await
             }
@@ -278,8 +279,17 @@ pub(crate) fn way_out(tool: &dyn Tool, mode: ApprovalMode) -> String {
             "rerun with `--approval auto`, or allow the host under [network] allow in config.toml"
                 .to_string()
         }
-        (Capability::ReadOnly | Capability::ExecutesCode, _) => {
-            "rerun with `--approval auto`, or add an allow rule to the exec policy (policy.toml)"
+        // A read tool asks only about a secret or hard-linked file: the read gate, not the
+        // exec policy, governs it.
+        (Capability::ReadOnly, _) => {
+            "approve it in an interactive session (`--approval auto-edit`), or rerun with \
+             `--approval auto`, which reads such files without asking (exec-policy rules do not \
+             govern file reads)"
+                .to_string()
+        }
+        (Capability::ExecutesCode, _) => {
+            "rerun with `--approval auto`, approve it in an interactive session (`--approval \
+             auto-edit`), or add an allow rule to the exec policy (policy.toml)"
                 .to_string()
         }
     }

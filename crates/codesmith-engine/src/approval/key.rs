@@ -27,13 +27,14 @@ pub enum ApprovalKey {
         /// The command as the model wrote it.
         command: String,
     },
-    /// An HTTP client command fetching from these hosts only (`curl` to
-    /// `api.example.com`, any of the flags [`codesmith_policy::fetch_hosts`] understands):
-    /// a network program's "always" is scoped to the host, never the bare program.
+    /// An HTTP client command contacting these hosts and ports only (`curl` to
+    /// `api.example.com:443`, any of the flags [`codesmith_policy::fetch_hosts`]
+    /// understands): a network program's "always" is scoped to the host and port, never
+    /// the bare program. A stored host without a port never matches.
     ShellHosts {
         /// The client's prefix (`curl`, `wget`).
         prefix: String,
-        /// The URL hosts, sorted.
+        /// The `host:port` pairs, sorted.
         hosts: Vec<String>,
     },
     /// A URL host, lower-case (`docs.rs`).
@@ -149,7 +150,13 @@ impl ApprovalKey {
             ApprovalKey::ShellHosts { prefix, hosts } => {
                 !prefix.trim().is_empty()
                     && !hosts.is_empty()
-                    && hosts.iter().all(|h| plain_host(h))
+                    && hosts.iter().all(|h| {
+                        h.rsplit_once(':').is_some_and(|(host, port)| {
+                            plain_host(host)
+                                && !port.is_empty()
+                                && port.bytes().all(|b| b.is_ascii_digit())
+                        })
+                    })
             }
             ApprovalKey::UrlHost { host } => plain_host(host),
             ApprovalKey::Write { paths } => {
@@ -216,14 +223,18 @@ impl ShellKeys {
     /// - An HTTP client's grant is scoped to its URL hosts
     ///   ([`codesmith_policy::fetch_hosts`]); another network program (`ssh`, `nc`) gets
     ///   no grant at all, only once or for the session.
-    /// - Any other single command's grant is its arity-aware prefix.
+    /// - Any other single command's grant is its arity-aware prefix when the key
+    ///   understands all of it, else the exact line (an environment assignment, a
+    ///   wrapper or an option the prefix's table does not name changes what runs).
     pub(crate) fn of(command: &str, eval: &Evaluation) -> ShellKeys {
         let denial = ApprovalKey::ShellExact {
             command: command.to_string(),
         };
         let prefixes = eval.approval_prefixes();
         let hosts = match eval.segments.as_slice() {
-            [only] => {
+            // A host key covers only the hosts contacted: an environment assignment or a
+            // wrapper (a proxy, a config file's home) may send it elsewhere.
+            [only] if only.assignments.is_empty() && only.wrappers.is_empty() => {
                 codesmith_policy::fetch_hosts(&only.argv).map(|hosts| ApprovalKey::ShellHosts {
                     prefix: only.prefix.clone(),
                     hosts,
@@ -244,9 +255,17 @@ impl ShellKeys {
             },
             (None, None) => denial.clone(),
         };
-        let grant = if eval.level == SafetyLevel::Dangerous || prefixes.is_none() {
+        // Only the exact line when it did not parse or writes outside the workspace.
+        let unreadable = eval.segments.is_empty()
+            || !eval.parsed
+            || eval
+                .segments
+                .iter()
+                .any(|s| s.redirect_level > SafetyLevel::WorkspaceSafe);
+        let grant = if eval.level == SafetyLevel::Dangerous || unreadable {
             None
-        } else if eval.segments.len() > 1 {
+        } else if eval.segments.len() > 1 || (prefixes.is_none() && !network_program) {
+            // A compound, or a command the key does not fully understand: exactly this.
             Some(denial.clone())
         } else if network_program {
             hosts
@@ -308,16 +327,20 @@ mod tests {
                 command: "curl -s https://api.example.com/x | head -5".into()
             })
         );
-        // For the session, the compound's prefixes (still never a lone `curl`).
-        assert!(matches!(&both.session, ApprovalKey::Shell { prefixes } if prefixes.len() == 2));
+        // For the session too: the key does not understand `-s` and `-5`, so only the line.
+        assert_eq!(both.session, both.denial);
+        // A compound the key understands gets the session prefixes (never a lone program).
+        let built = keys("cargo build && cargo test --release");
+        assert!(matches!(&built.session, ApprovalKey::Shell { prefixes } if prefixes.len() == 2));
+        assert!(matches!(built.grant, Some(ApprovalKey::ShellExact { .. })));
     }
 
     #[test]
     fn a_network_program_is_scoped_to_its_host_never_the_bare_program() {
-        let k = keys("curl -sL https://api.example.com/v1/items");
+        let k = keys("curl -sS https://api.example.com/v1/items");
         let host = ApprovalKey::ShellHosts {
             prefix: "curl".into(),
-            hosts: vec!["api.example.com".into()],
+            hosts: vec!["api.example.com:443".into()],
         };
         assert_eq!(k.grant, Some(host.clone()));
         assert_eq!(k.session, host);
@@ -325,6 +348,45 @@ mod tests {
         // Not understood: no grant at all, and never the bare program.
         assert_eq!(keys("curl -o out https://api.example.com").grant, None);
         assert_eq!(keys("ssh build.example.com make").grant, None);
+    }
+
+    #[test]
+    fn what_the_key_does_not_understand_is_granted_exactly() {
+        for command in [
+            "PATH=./bin:$PATH npm test",
+            "env PATH=bin npm test",
+            "npm test --script-shell=./bin/npm",
+            "git -c core.sshCommand=x push",
+        ] {
+            let k = keys(command);
+            let exact = ApprovalKey::ShellExact {
+                command: command.into(),
+            };
+            assert_eq!(k.grant, Some(exact.clone()), "{command}");
+            assert_eq!(k.session, exact, "{command}");
+        }
+        // A proxy, a config file's home or a redirect may reach another host: no host key.
+        for command in [
+            "http_proxy=http://127.0.0.1:18778 curl -s http://localhost:18779/x",
+            "env ALL_PROXY=http://127.0.0.1:18778 curl -s http://localhost:18779/x",
+            "HOME=. curl -s http://localhost:18779/x",
+            "curl -sL http://localhost:18780/",
+        ] {
+            let k = keys(command);
+            assert!(
+                !matches!(k.session, ApprovalKey::ShellHosts { .. }),
+                "{command}"
+            );
+            assert!(
+                !matches!(k.grant, Some(ApprovalKey::ShellHosts { .. })),
+                "{command}"
+            );
+        }
+        // The port is part of the host key.
+        assert_ne!(
+            keys("curl -s http://localhost:18779/x").grant,
+            keys("curl -s http://localhost:18778/x").grant
+        );
     }
 
     #[test]

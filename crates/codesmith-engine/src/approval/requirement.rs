@@ -51,6 +51,9 @@ pub(crate) enum Requirement {
         /// True when an approval runs this shell command with the network open in its
         /// sandbox (it needs the network, the sandbox cuts it and can open it per command).
         network: bool,
+        /// What a headless refusal offers instead, when the request knows better than
+        /// its tool's [`super::gate::way_out`] (a shell command that needs the network).
+        way_out: Option<String>,
     },
     /// Refused by policy whatever anyone says.
     Deny(Refusal),
@@ -162,6 +165,7 @@ impl Runtime {
             Decision::Ask => {
                 let keys = ShellKeys::of(command, &eval);
                 let (network, reason) = self.network_for(&eval);
+                let way_out = Some(self.shell_way_out(&eval));
                 Requirement::Ask {
                     request: ApprovalRequest {
                         tool: tool.name().to_string(),
@@ -175,6 +179,7 @@ impl Runtime {
                     grant: keys.grant,
                     level: eval.level,
                     network,
+                    way_out,
                 }
             }
             Decision::Deny if self.mode == ApprovalMode::ReadOnly && eval.level != SafetyLevel::Dangerous => {
@@ -194,6 +199,30 @@ impl Runtime {
                     .with("tool", tool.name()),
                 )
             }
+            // Refused by the mode, not by the policy: what would ask is refused in `never`.
+            Decision::Deny
+                if self.mode == ApprovalMode::Never
+                    && eval.level != SafetyLevel::Dangerous
+                    && !eval.matched_rules.iter().any(|m| m.decision == Decision::Deny) =>
+            {
+                Requirement::Deny(
+                    Refusal::new(
+                        ErrorCode::Denied,
+                        format!(
+                            "Not run: {}. It needs approval, and approval mode `never` refuses \
+                             whatever needs approval.",
+                            eval.reason.trim_end_matches('.')
+                        ),
+                        format!(
+                            "Do not retry it and do not work around it with another tool. Continue \
+                             without it, or tell the user it needs approval: {}.",
+                            self.shell_way_out(&eval)
+                        ),
+                    )
+                    .with("approval_mode", self.mode.as_str())
+                    .with("tool", tool.name()),
+                )
+            }
             Decision::Deny => Requirement::Deny(
                 Refusal::new(
                     ErrorCode::Denied,
@@ -204,6 +233,31 @@ impl Runtime {
                 .with("level", eval.level.as_str())
                 .with("tool", tool.name()),
             ),
+        }
+    }
+
+    /// How the user can let the shell command `eval` judged run as asked, naming the mode
+    /// that allows it: a command that needs the network the sandbox cuts runs WITHOUT it
+    /// under `--approval auto`, so the way names what gives it the network.
+    fn shell_way_out(&self, eval: &codesmith_policy::Evaluation) -> String {
+        let cut =
+            eval.segments.iter().any(|s| s.needs_network) && self.ctx.sandbox.network_blocked();
+        if !cut {
+            return "rerun with `--approval auto`, approve it in an interactive session \
+                    (`--approval auto-edit`), or add an allow rule to the exec policy (policy.toml)"
+                .to_string();
+        }
+        if self.ctx.sandbox.backend.network_per_command() {
+            "it needs the network: approve it in an interactive session (`--approval auto-edit`), \
+             which runs it with network access for this command only, or set `[sandbox] network = \
+             true` in config.toml; `--approval auto` runs it WITHOUT network access (the sandbox \
+             cuts it), so it would fail"
+                .to_string()
+        } else {
+            "it needs the network, which the sandbox cuts and cannot open for one command: set \
+             `[sandbox] network = true` in config.toml; `--approval auto` (or an approval) runs it \
+             WITHOUT network access, so it would fail"
+                .to_string()
         }
     }
 
@@ -274,6 +328,7 @@ impl Runtime {
                     grant: Some(grant),
                     level: SafetyLevel::Ask,
                     network: false,
+                    way_out: None,
                 }
             }
         }
@@ -306,6 +361,7 @@ impl Runtime {
                 grant,
                 level: SafetyLevel::Ask,
                 network: false,
+                way_out: None,
             },
         }
     }
@@ -437,6 +493,7 @@ impl Runtime {
                 grant: None,
                 level: SafetyLevel::Ask,
                 network: false,
+                way_out: None,
             };
         }
         self.by_mode(tool, request, key.clone(), key, None)
@@ -615,20 +672,10 @@ fn patch_paths(patch: &str) -> Vec<&str> {
         .collect()
 }
 
-/// True when the last component of `path` is an instruction file name (any case: the
-/// file system may not distinguish).
+/// True when `path` names an instruction file: the one judgement the shell's writes use
+/// too ([`codesmith_policy::is_instruction_file`]).
 fn is_instruction_file(path: &str) -> bool {
-    let name = path
-        .trim_end_matches(['/', '\\'])
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(path)
-        .split('\t')
-        .next()
-        .unwrap_or("");
-    codesmith_tools::instructions::INSTRUCTION_NAMES
-        .iter()
-        .any(|n| name.eq_ignore_ascii_case(n))
+    codesmith_policy::is_instruction_file(path)
 }
 
 /// The most directory entries [`TurnFacts`] walks to check that a directory's

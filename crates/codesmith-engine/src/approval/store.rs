@@ -3,8 +3,10 @@
 //! Keyed by canonical workspace path, mode 0600, written atomically and merged with what
 //! is on disk, with tombstones so a grant removed elsewhere is not resurrected. Only the
 //! kinds [`ApprovalKey::persists`] names are stored, never for a `Dangerous` command, and
-//! every stored grant is re-checked against the current request when consulted. A corrupt
-//! file degrades to an empty store with a warning. The file format is the one earlier
+//! every stored grant is re-checked against the current request when consulted. The file is
+//! re-read each time a grant is consulted, so a revocation by another process reaches a
+//! running session at once. A file that cannot be read or parsed fails closed: no grant in
+//! it is honoured, and [`ApprovalStore::warning`] says why. The file format is the one earlier
 //! versions wrote (`kind = "shell" | "url_host" | "patch_paths" | "mcp_tool"`), read as is.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -124,25 +126,40 @@ pub struct ApprovalStore {
 
 impl ApprovalStore {
     /// Opens the store of `home` (the file need not exist). A file that cannot be read or
-    /// parsed degrades to an empty store; [`ApprovalStore::warning`] then says why.
+    /// parsed holds no grant that is honoured; [`ApprovalStore::warning`] then says why.
     pub fn open(home: &Path) -> Self {
-        let path = home.join(APPROVALS_FILE);
-        let (file, warning) = match load(&path) {
-            Ok(file) => (file, None),
-            Err(e) => (
-                ApprovalsFile::default(),
-                Some(format!("ignoring unreadable {}: {e}", path.display())),
-            ),
+        let store = ApprovalStore {
+            path: home.join(APPROVALS_FILE),
+            inner: Mutex::new(Inner::default()),
         };
-        ApprovalStore {
-            path,
-            inner: Mutex::new(Inner { file, warning }),
-        }
+        drop(store.fresh());
+        store
     }
 
-    /// Why the file was ignored at open, if it was.
+    /// Why the file's grants are ignored as it is now (it cannot be read or parsed), naming
+    /// the file; `None` when it is readable or absent.
     pub fn warning(&self) -> Option<String> {
-        self.lock().warning.clone()
+        self.fresh().warning.clone()
+    }
+
+    /// The store with the file as it is on disk now: a file that cannot be read or parsed
+    /// leaves no grant (fail closed) and sets the warning.
+    fn fresh(&self) -> MutexGuard<'_, Inner> {
+        let mut inner = self.lock();
+        match load(&self.path) {
+            Ok(file) => {
+                inner.file = file;
+                inner.warning = None;
+            }
+            Err(e) => {
+                inner.file = ApprovalsFile::default();
+                inner.warning = Some(format!(
+                    "ignoring every grant in unreadable {}: {e}",
+                    self.path.display()
+                ));
+            }
+        }
+        inner
     }
 
     /// Path of the file.
@@ -181,7 +198,7 @@ impl ApprovalStore {
         self.commit(Op::Remove(key(workspace)?, grant.clone()))
     }
 
-    /// The grants stored for `workspace`, each with its id, as of the last open or change.
+    /// The grants stored for `workspace`, each with its id, as the file holds them now.
     pub fn listed(&self, workspace: &Path) -> Vec<StoredGrant> {
         let Ok(k) = key(workspace) else {
             return Vec::new();
@@ -196,12 +213,13 @@ impl ApprovalStore {
             .collect()
     }
 
-    /// The grants stored for `workspace`, as of the last open or change.
+    /// The grants stored for `workspace`, as the file holds them now (re-read, so a grant
+    /// revoked by another process is gone); none when the file cannot be read or parsed.
     pub fn grants(&self, workspace: &Path) -> Vec<ApprovalKey> {
         let Ok(k) = key(workspace) else {
             return Vec::new();
         };
-        let inner = self.lock();
+        let inner = self.fresh();
         inner
             .file
             .workspaces
