@@ -20,7 +20,7 @@ mod process;
 mod reaper;
 mod run_later;
 mod tasks;
-mod tree;
+pub(crate) mod tree;
 pub mod wrap;
 
 use std::path::{Path, PathBuf};
