@@ -115,6 +115,8 @@ fn engine(server: &ScriptedServer, ws: &std::path::Path, home: &std::path::Path)
         network: NetworkPolicy::default(),
         agents: Default::default(),
         verify_claims: false,
+        slop_from_verdicts: false,
+        early_start: true,
         snapshots: codesmith_engine::snapshot::SnapshotSettings::default(),
         context: codesmith_engine::ContextBudget::default(),
         hooks: Default::default(),

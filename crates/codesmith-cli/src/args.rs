@@ -118,12 +118,59 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: SkillsCommand,
     },
+    /// Read the project's slop ledger (technical debt an agent recorded) and close entries.
+    Slop {
+        /// What to do.
+        #[command(subcommand)]
+        command: SlopCommand,
+    },
     /// List or revoke the grants "always" answers saved for a workspace.
     Approvals {
         /// What to do.
         #[command(subcommand)]
         command: ApprovalsCommand,
     },
+}
+
+/// `codesmith slop ...`: every change is a new record in `.codesmith/slop/ledger.jsonl`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SlopCommand {
+    /// List the open entries (all with --all).
+    List {
+        /// Workspace whose ledger is read.
+        #[command(flatten)]
+        workspace: WorkspaceArg,
+        /// Also resolved, accepted and wont_fix entries.
+        #[arg(long)]
+        all: bool,
+        /// One JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one entry with its history.
+    Show(SlopIdArgs),
+    /// Mark an entry resolved (cleaned up).
+    Resolve(SlopIdArgs),
+    /// Mark an entry accepted (the debt is kept on purpose).
+    Accept(SlopIdArgs),
+    /// Mark an entry wont_fix.
+    Wontfix(SlopIdArgs),
+}
+
+/// The entry a `codesmith slop` sub-command acts on.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct SlopIdArgs {
+    /// The entry (`SLOP-3`, or `3`).
+    pub id: String,
+    /// Why (recorded with the change).
+    #[arg(long, default_value = "")]
+    pub note: String,
+    /// Workspace whose ledger is changed.
+    #[command(flatten)]
+    pub workspace: WorkspaceArg,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `codesmith approvals ...`.
@@ -291,9 +338,14 @@ pub(crate) struct ToolArgs {
     /// Workspace.
     #[command(flatten)]
     pub workspace: WorkspaceArg,
-    /// Arguments as a JSON object (default `{}`).
+    /// Arguments as a JSON object (default `{}`); for a tool with one required text
+    /// argument, that argument's value alone (`codesmith tool read_file README.md`).
     #[arg(value_name = "JSON-ARGS")]
     pub args: Option<String>,
+    /// Print the result for a person (the text the model reads, an edit's diff, a
+    /// refusal's reason and hint) instead of the JSON envelope.
+    #[arg(long)]
+    pub pretty: bool,
 }
 
 /// `codesmith policy ...`.

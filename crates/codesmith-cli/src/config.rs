@@ -154,6 +154,18 @@ pub(crate) struct VerificationSection {
     /// Replay the task's last test/build command when the final answer claims success
     /// (default true: a success claim counts only after a replay confirms it).
     pub result_claims: Option<bool>,
+    /// File an `unsubstantiated` or `verified_fail` verdict in the project's slop ledger
+    /// (default false).
+    pub slop: Option<bool>,
+}
+
+/// `[trust]`: directories outside the workspace the file tools may read (user config
+/// only; a project's is ignored with a warning).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TrustSection {
+    /// Absolute paths or `~/...`; reading only, writing there stays refused.
+    pub read: Option<Vec<String>>,
 }
 
 /// `[agents]`: subagents started by the `agent` tool (user config only).
@@ -368,8 +380,10 @@ pub(crate) struct FileConfig {
     pub sandbox: Option<SandboxSection>,
     /// Network policy for fetch_url (`default`, `allow`, `deny`, `trusted_fakeip_cidrs`).
     pub network: Option<codesmith_policy::NetworkConfig>,
-    /// The claim verifier (`result_claims`).
+    /// The claim verifier (`result_claims`, `slop`).
     pub verification: Option<VerificationSection>,
+    /// Directories outside the workspace the file tools may read (`read`).
+    pub trust: Option<TrustSection>,
     /// Task snapshots (`enabled`, default true).
     pub snapshots: Option<SnapshotsSection>,
     /// Subagents (`model`, `max_turns`, `max_wall_secs`).
@@ -453,6 +467,14 @@ pub(crate) struct Settings {
     pub fetch: FetchConfig,
     /// `[verification] result_claims` (default true).
     pub verify_claims: bool,
+    /// `[verification] slop` (default false).
+    pub slop_from_verdicts: bool,
+    /// Start read-only calls while the response still streams (default true;
+    /// `CODESMITH_EARLY_START=0` turns it off, to compare).
+    pub early_start: bool,
+    /// `[trust] read`: canonical directories outside the workspace the file tools may
+    /// read (entries that do not exist are skipped with a warning).
+    pub trust_read: Vec<PathBuf>,
     /// `[agents]`: the subagents' model and per-child caps (defaults when unset).
     pub agents: codesmith_engine::AgentSettings,
     /// `[utility_model]`: the model of compaction summaries (`None`: the session's model).
@@ -693,6 +715,36 @@ pub(crate) fn read_user_config(home: &Path) -> Result<FileConfig> {
         Ok(None) => Ok(FileConfig::default()),
         Err(e) => Err(e),
     }
+}
+
+/// `[trust] read` of the user config: each entry `~/`-expanded and checked
+/// ([`codesmith_tools::fs::trusted::check_root`]); one that cannot be trusted is skipped
+/// with a warning naming why.
+///
+/// # Errors
+/// An entry that is neither absolute nor `~/...`.
+fn trusted_reads(
+    file: &FileConfig,
+    home: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<PathBuf>> {
+    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut out = Vec::new();
+    for entry in file.trust.iter().flat_map(|t| t.read.iter().flatten()) {
+        let path = match (entry.strip_prefix("~/"), &user_home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => PathBuf::from(entry),
+        };
+        if !path.is_absolute() {
+            anyhow::bail!("[trust] read = {entry:?}: use an absolute path or one starting with ~/");
+        }
+        match codesmith_tools::fs::trusted::check_root(&path, home) {
+            Ok(dir) if !out.contains(&dir) => out.push(dir),
+            Ok(_) => {}
+            Err(why) => warnings.push(format!("ignored [trust] read entry {entry:?}: {why}")),
+        }
+    }
+    Ok(out)
 }
 
 /// The project layer: `<workspace>/.codesmith/config.toml` as read, with what it may
@@ -997,6 +1049,14 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         project.config.sandbox.as_ref(),
         &mut origins,
     );
+    // A value no command could use is refused here, so every command (`config show`
+    // too) says so the same way.
+    if let Some(name) = &sandbox.backend {
+        codesmith_tools::sandbox::check_backend_name(name)
+            .map_err(|e| anyhow::anyhow!("[sandbox] backend = {name:?}: {e}"))?;
+    }
+    let user_home = std::env::var_os("HOME").map(PathBuf::from);
+    sandbox.extra(user_home.as_deref())?;
     let network = file.network.clone().unwrap_or_default();
     origins.set_if(file.network.is_some(), "network", Origin::User);
     let fetch = network_fetch(&network, &mut warnings);
@@ -1032,6 +1092,16 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         "verification.result_claims",
         Origin::User,
     );
+    let slop_from_verdicts = file.verification.as_ref().and_then(|v| v.slop);
+    origins.set_if(
+        slop_from_verdicts.is_some(),
+        "verification.slop",
+        Origin::User,
+    );
+    let slop_from_verdicts = slop_from_verdicts.unwrap_or(false);
+    let trust_read = trusted_reads(&file, &home, &mut warnings)?;
+    let early_start = early_start(&mut origins)?;
+    origins.set_if(!trust_read.is_empty(), "trust.read", Origin::User);
     let snapshots = file.snapshots.as_ref().and_then(|s| s.enabled);
     origins.set_if(snapshots.is_some(), "snapshots.enabled", Origin::User);
     origins.set_if(
@@ -1082,6 +1152,9 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
         network,
         fetch,
         verify_claims,
+        slop_from_verdicts,
+        trust_read,
+        early_start,
         snapshots: snapshots.unwrap_or(true),
         mcp_defer_threshold: file
             .mcp_defer_threshold
@@ -1353,6 +1426,23 @@ fn resolve_approval(
             Ok(p)
         }
         _ => Ok(base),
+    }
+}
+
+/// The variable that turns early start of read-only calls off (`0` or `false`).
+const EARLY_START_VAR: &str = "CODESMITH_EARLY_START";
+
+fn early_start(origins: &mut Origins) -> Result<bool> {
+    match std::env::var(EARLY_START_VAR) {
+        Ok(v) if !v.is_empty() => {
+            origins.set("early_start", Origin::Env(EARLY_START_VAR));
+            match v.as_str() {
+                "1" | "true" => Ok(true),
+                "0" | "false" => Ok(false),
+                _ => anyhow::bail!("{EARLY_START_VAR}={v:?} is not 1, 0, true or false"),
+            }
+        }
+        _ => Ok(true),
     }
 }
 

@@ -77,6 +77,42 @@ pub(crate) fn error_line(error: Option<&ToolError>, output: &str) -> String {
     first_line(&terminal_safe(&line), ERROR_CHARS)
 }
 
+/// Most characters of a refusal's message and of its hint a line renderer prints
+/// ([`refusal_lines`]); a longer one is cut with `…`.
+const REFUSAL_CHARS: usize = 2_000;
+
+/// A refused call as a line renderer prints it: `✗ CODE: message` with every line of the
+/// message (later lines indented), then `hint: …` — the whole reason and what to do,
+/// each cut at 2,000 characters, made safe for the terminal. Without a typed error (a
+/// stored result that is no envelope), [`error_line`]'s one line.
+pub(crate) fn refusal_lines(error: Option<&ToolError>, output: &str) -> Vec<String> {
+    let Some(e) = error else {
+        return vec![format!("✗ {}", error_line(None, output))];
+    };
+    let cut = |text: &str| -> String {
+        let mut out: String = text.trim().chars().take(REFUSAL_CHARS).collect();
+        if text.trim().chars().count() > REFUSAL_CHARS {
+            out.push('…');
+        }
+        terminal_safe(&out).into_owned()
+    };
+    let message = cut(&e.message);
+    let mut lines = message.lines();
+    let mut out = vec![format!(
+        "✗ {}: {}",
+        e.code,
+        lines.next().unwrap_or_default()
+    )];
+    out.extend(lines.map(|l| format!("  {l}")));
+    if !e.hint.trim().is_empty() {
+        let hint = cut(&e.hint);
+        let mut lines = hint.lines();
+        out.push(format!("  hint: {}", lines.next().unwrap_or_default()));
+        out.extend(lines.map(|l| format!("  {l}")));
+    }
+    out
+}
+
 /// The diff lines of an edit's changed files, as the tool computed them: a file's own
 /// line (`created a.py`, `moved a -> b`, `deleted c`) when the edit created, moved or
 /// deleted it or changed several files, then its hunks (`@@` headers, ` ` context, `-`
@@ -210,10 +246,13 @@ pub(crate) fn event_lines(event: &Event, paint: Paint) -> Vec<String> {
             error,
             output,
             ..
-        } => vec![format!(
-            "  {}",
-            paint.red(&format!("✗ {}", error_line(error.as_ref(), output)))
-        )],
+        } => {
+            let mut lines = refusal_lines(error.as_ref(), output).into_iter();
+            let head = lines.next().unwrap_or_default();
+            std::iter::once(format!("  {}", paint.red(&head)))
+                .chain(lines.map(|l| format!("  {l}")))
+                .collect()
+        }
         Event::ToolResult { changes, .. } => {
             let lines = diff_lines(changes);
             let mut out: Vec<String> = lines
@@ -479,7 +518,7 @@ mod tests {
                     }),
                     Vec::new(),
                 ),
-                "  ✗ TIMEOUT: ran past 120 s…",
+                "  ✗ TIMEOUT: ran past 120 s\n    second line\n    hint: run it in the background",
             ),
             (
                 result(true, None, vec![edit()]),

@@ -146,6 +146,7 @@ pub(crate) fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
 /// See [`sandbox`].
 pub(crate) fn tool_context(resolved: &Settings) -> anyhow::Result<ToolContext> {
     let ctx = ToolContext::new(resolved.workspace.clone(), resolved.home.clone());
+    trust_reads(&ctx, resolved);
     Ok(ctx.with_sandbox(sandbox(&resolved.sandbox)?))
 }
 
@@ -283,6 +284,8 @@ pub(crate) fn engine_config(resolved: &Settings) -> EngineConfig {
         network: resolved.fetch.policy.clone(),
         agents: resolved.agents.clone(),
         verify_claims: resolved.verify_claims,
+        slop_from_verdicts: resolved.slop_from_verdicts,
+        early_start: resolved.early_start,
         snapshots: SnapshotSettings {
             enabled: resolved.snapshots,
             ..SnapshotSettings::default()
@@ -408,8 +411,19 @@ pub(crate) fn one_shot(
         approval: one_shot_approval(settings.approval),
         network: settings.fetch.policy.clone(),
     };
-    let ctx = ToolContext::one_shot(settings.workspace, settings.home).with_sandbox(sandbox);
+    let ctx = ToolContext::one_shot(settings.workspace.clone(), settings.home.clone())
+        .with_sandbox(sandbox);
+    trust_reads(&ctx, &settings);
     Ok((registry, Arc::new(ctx), policy))
+}
+
+/// Adds the user's `[trust] read` directories (already checked by `config::resolve`) to
+/// `ctx`: the read-only file tools and the sandbox's read list follow them.
+fn trust_reads(ctx: &ToolContext, settings: &Settings) {
+    for dir in &settings.trust_read {
+        // Checked once when the settings were resolved; a directory gone since is skipped.
+        let _ = ctx.trusted.add(dir, &settings.home);
+    }
 }
 
 /// The approval mode of a one-shot call (see [`one_shot`]): `never` and `read-only` stay

@@ -551,3 +551,85 @@ args = ["--api-key", "shapeless-arg-secret-1", "--Password", "shapeless-arg-secr
     assert!(stderr.contains("uses \"ftp\""), "{stderr}");
     assert!(!stderr.contains("ftp-userinfo-pw"), "{stderr}");
 }
+
+#[test]
+fn config_show_refuses_an_unknown_sandbox_backend_as_every_command_does() {
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.home().join("config.toml"),
+        "[sandbox]\nbackend = \"docker\"\n",
+    )
+    .unwrap();
+    let ws = sb.ws();
+    for args in [
+        vec!["config", "show", "--workspace", ws.to_str().unwrap()],
+        vec![
+            "tool",
+            "list_dir",
+            "--workspace",
+            ws.to_str().unwrap(),
+            "{}",
+        ],
+    ] {
+        let out = Command::new(BIN)
+            .args(&args)
+            .env("CODESMITH_HOME", sb.home())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("[sandbox] backend = \"docker\": unknown sandbox backend"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_doctor_shows_the_origins_config_show_gives_for_the_sessions_flags() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    let ws = sb.ws();
+    let url = server.base_url();
+    let flags = [
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--provider",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "scripted",
+    ];
+    let out = line_mode(&sb.home(), &flags, "/doctor\n/quit\n").await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (code, shown) = config_show(
+        &sb.home(),
+        &ws,
+        &[("OPENAI_API_KEY", "sk-test")],
+        &[
+            "--provider",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "scripted",
+        ],
+    );
+    assert_eq!(code, 0, "{shown}");
+    for key in ["provider", "model", "workspace"] {
+        // `ORIGIN   key = value` in config show; `key = value (ORIGIN)` in the doctor.
+        let line = shown
+            .lines()
+            .find(|l| l.contains(&format!(" {key} = ")))
+            .unwrap();
+        let (origin, setting) = line.split_once(&format!(" {key} = ")).unwrap();
+        let want = format!("{key} = {setting} ({})", origin.trim());
+        assert!(stdout.contains(&want), "{want:?} not in:\n{stdout}");
+    }
+    assert!(
+        stdout.contains("provider = \"openai\" (flag --provider)"),
+        "{stdout}"
+    );
+}

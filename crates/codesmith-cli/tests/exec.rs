@@ -728,3 +728,33 @@ async fn forged_calls_never_reach_stdout_or_the_json_stream_wherever_the_stream_
         .count();
     assert_eq!(notices, turns);
 }
+
+#[tokio::test]
+async fn a_refusal_in_the_human_output_carries_its_whole_reason_and_hint() {
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "rm -rf build && touch made-by-the-model"}"#,
+        ))
+        .push(Scripted::text("Could not run it."));
+    let ws = sb.ws();
+    let args = exec_args(&ws, &server.base_url(), "suggest", &["clean up"]);
+    let out = codesmith(&sb.home(), &args).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let at = stderr.find("✗ DENIED: ").expect(&stderr);
+    let refusal = &stderr[at..];
+    // The reason to its end, then the hint with the way out.
+    assert!(
+        refusal.contains("Nobody is present to approve it in this run."),
+        "{stderr}"
+    );
+    assert!(
+        refusal.contains("\n    hint: Do not retry it and do not work around it"),
+        "{stderr}"
+    );
+    assert!(refusal.contains("policy.toml"), "{stderr}");
+    assert!(!ws.join("made-by-the-model").exists());
+}

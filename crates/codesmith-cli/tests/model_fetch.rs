@@ -54,15 +54,16 @@ fn assert_short_and_readable(stderr: &str) {
     );
     let reason = error_lines[0];
     assert!(
-        reason.contains("the package index could not be reached"),
+        reason.contains("could not reach the package index"),
         "{reason}"
     );
     assert!(
         reason.contains("Temporary failure in name resolution"),
         "{reason}"
     );
+    // pip's "no matching distribution" would read as a wrong package name.
     assert!(
-        reason.contains("No matching distribution found"),
+        !reason.contains("No matching distribution found"),
         "{reason}"
     );
     assert!(!stderr.contains("Retrying"), "retry noise: {stderr}");
@@ -93,4 +94,54 @@ fn the_main_job_offline_says_the_same_and_the_ways_out() {
     let (code, stderr) = run(dir.path(), &["exec", "-w", ws.to_str().unwrap(), "hi"]);
     assert_eq!(code, Some(1), "{stderr}");
     assert_short_and_readable(&stderr);
+}
+
+/// Where the real pip is, when one is installed (`python3 -m pip` runs).
+fn real_pip() -> bool {
+    Command::new("python3")
+        .args(["-m", "pip", "--version"])
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn the_real_pip_against_an_index_nobody_answers_says_the_index_could_not_be_reached() {
+    if !real_pip() {
+        eprintln!("skipped: python3 -m pip is not installed");
+        return;
+    }
+    // A port on 127.0.0.1 that accepts nothing: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    // With pip's retries (its own words name the refused connection) and without them
+    // (pip then says only that no distribution matched).
+    for retries in ["1", "0"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_codesmith"))
+            .args(["model", "fetch"])
+            .env("CODESMITH_HOME", dir.path().join("home"))
+            .env("PIP_INDEX_URL", format!("http://127.0.0.1:{port}/simple"))
+            .env("PIP_RETRIES", retries)
+            .env("PIP_TIMEOUT", "2")
+            .env("PIP_FIND_LINKS", "")
+            .env("PIP_NO_CACHE_DIR", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("could not reach the package index"),
+            "retries {retries}: {stderr}"
+        );
+        assert!(stderr.contains("refused"), "retries {retries}: {stderr}");
+        assert!(
+            !stderr.contains("No matching distribution"),
+            "retries {retries}: {stderr}"
+        );
+    }
 }

@@ -189,3 +189,32 @@ async fn resume_with_nothing_to_resume_says_so_before_any_model_setup() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no session to resume"), "{stderr}");
 }
+
+#[tokio::test]
+async fn the_list_shows_each_sessions_model_and_the_first_line_of_its_task() {
+    let sb = common::Sandbox::new();
+    let server = codesmith_testkit::ScriptedServer::start().await;
+    server.push(codesmith_testkit::Scripted::text("Done."));
+    let args = common::exec_args(
+        &sb.ws(),
+        &server.base_url(),
+        "suggest",
+        &["Rename the add helper\nand keep its tests green"],
+    );
+    let out = codesmith(&sb.home(), &args).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let list = codesmith(&sb.home(), &["sessions", "list"]).await;
+    let table = String::from_utf8_lossy(&list.stdout);
+    let header = table.lines().next().unwrap();
+    assert!(
+        header.contains("MODEL") && header.contains("TASK"),
+        "{table}"
+    );
+    let row = table.lines().nth(1).unwrap();
+    assert!(row.contains("openai/scripted"), "{table}");
+    assert!(row.contains("Rename the add helper"), "{table}");
+    assert!(
+        !row.contains("keep its tests green"),
+        "only the first line: {table}"
+    );
+}

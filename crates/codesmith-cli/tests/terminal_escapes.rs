@@ -90,11 +90,12 @@ async fn exec_to_a_pipe_writes_only_inert_bytes() {
         lines[2].starts_with("  ✗ NOT_FOUND: ") && lines[2].contains("notes"),
         "{stderr}"
     );
+    assert!(lines[3].starts_with("    hint: "), "{stderr}");
     assert_eq!(
-        lines[3],
+        lines[4],
         "● exec_shell echo ok\\u{1b}[2J\\u{1b}[8m\\rtrue[… 100 blanks …]; echo tail"
     );
-    assert_eq!(lines.len(), 4, "{stderr}");
+    assert_eq!(lines.len(), 5, "{stderr}");
     // The model saw the command's output as a terminal would show it: no escapes, and the
     // carriage return let `true` draw over `ok`.
     let bodies = server.request_bodies();

@@ -338,3 +338,67 @@ fn a_shell_calls_cwd_cannot_smuggle_a_write_into_git_or_codesmith() {
     assert_eq!(v["ok"], true, "{v}");
     assert!(dir.path().join("src/new.txt").exists());
 }
+
+/// `codesmith tool ARGS...` in `ws`; exit code, stdout and stderr.
+fn tool_raw(home: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .arg("tool")
+        .args(args)
+        .env("CODESMITH_HOME", home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_one_shot_edit_needs_no_earlier_read_a_bare_path_reads_and_pretty_is_for_people() {
+    let sb = crate::common::Sandbox::new();
+    let ws = sb.ws();
+    let w = ws.to_str().unwrap();
+    // The first call edits: the file as it is now is its read.
+    let (code, edited) = tool(
+        &sb.home(),
+        &ws,
+        "edit_file",
+        r#"{"path": "calc.py", "search": "return a - b", "replace": "return a + b"}"#,
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(edited["ok"], true, "{edited}");
+    // A bare value is the tool's one required text argument.
+    let (code, out, err) = tool_raw(&sb.home(), &["read_file", "--workspace", w, "calc.py"]);
+    assert_eq!(code, Some(0), "{err}");
+    let read: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        read["output"].as_str().unwrap().contains("return a + b"),
+        "{read}"
+    );
+    // --pretty: the text, the diff and the few words; a refusal's reason and hint.
+    let (code, out, _) = tool_raw(
+        &sb.home(),
+        &[
+            "edit_file",
+            "--workspace",
+            w,
+            "--pretty",
+            r#"{"path": "calc.py", "search": "return a + b", "replace": "return b + a"}"#,
+        ],
+    );
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("-    return a + b\n+    return b + a\n"),
+        "{out}"
+    );
+    assert!(out.ends_with("\n─ +1 -1\n"), "{out}");
+    assert!(!out.contains("\"ok\""), "{out}");
+    let (_, out, _) = tool_raw(
+        &sb.home(),
+        &["read_file", "--workspace", w, "--pretty", "missing.py"],
+    );
+    assert!(out.starts_with("✗ NOT_FOUND: "), "{out}");
+    assert!(out.contains("\n  hint: "), "{out}");
+}

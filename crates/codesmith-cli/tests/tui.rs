@@ -2,7 +2,6 @@
 //! scripted model server. Skipped when tmux is not installed.
 
 #![allow(clippy::unwrap_used)]
-
 use crate::common;
 
 use std::path::Path;
@@ -29,6 +28,11 @@ impl Tmux {
     }
 
     fn start(command: &str) -> Tmux {
+        Tmux::start_sized(command, 80, 24)
+    }
+
+    /// A session `width` columns by `height` rows.
+    fn start_sized(command: &str, width: u16, height: u16) -> Tmux {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let socket = format!("codesmith-tui-test-{}-{n}", std::process::id());
@@ -38,9 +42,9 @@ impl Tmux {
                 "new-session",
                 "-d",
                 "-x",
-                "80",
+                &width.to_string(),
                 "-y",
-                "24",
+                &height.to_string(),
                 "-s",
                 "cs",
                 command,
@@ -592,4 +596,319 @@ async fn tui_shift_tab_climbs_the_ladder_and_plan_mode_hands_over_an_accepted_pl
     tmux.keys(&["y"]);
     tmux.wait_for("Wrote asked.txt.").await;
     assert!(ws.join("asked.txt").exists());
+}
+
+/// Waits (at most 10 s) until the tmux session ended.
+async fn wait_gone(tmux: &Tmux) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux.alive() {
+        assert!(
+            Instant::now() < deadline,
+            "the UI did not quit:\n{}",
+            tmux.screen()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_replays_what_the_live_session_showed_and_keeps_an_interrupted_answer() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c0",
+            "read_file",
+            r#"{"path": "calc.py"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c1",
+            "edit_file",
+            r#"{"path": "calc.py", "search": "return a - b", "replace": "return a + b"}"#,
+        ))
+        .push(Scripted::tool_call(
+            "c2",
+            "exec_shell",
+            r#"{"command": "ls"}"#,
+        ))
+        // A success claim with no test run behind it: the verifier adds its runtime event.
+        .push(Scripted::text("Fixed add(); all tests pass."))
+        // The second answer stalls after a few words: Ctrl-C cuts it there.
+        .push(
+            Scripted::text("Partial words of an answer that never ends")
+                .chunk_chars(8)
+                .stall_after(3, 4_000),
+        )
+        .push(Scripted::text("Third answer."));
+    let ws = sb.ws();
+    let url = server.base_url();
+    let tmux = Tmux::start_sized(&ui_command(&sb.home(), &ws, &url), 100, 50);
+    tmux.wait_for("message, /help").await;
+    tmux.text("Fix the failing test");
+    tmux.keys(&["Enter"]);
+    let live = tmux.wait_for("all tests pass.").await;
+    tmux.wait_for("message, /help").await;
+    tmux.text("second task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Partial words of an").await;
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("interrupted: the turn was stopped").await;
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+
+    let command =
+        ui_command(&sb.home(), &ws, &url).replacen(" --workspace", " resume --workspace", 1);
+    let tmux = Tmux::start_sized(&command, 100, 50);
+    let screen = tmux.wait_for("message, /help").await;
+    // The edit's diff and the command's exit code, as the live session showed them.
+    for shown in [
+        "● edit_file calc.py · +1 -1",
+        "    +    return a + b",
+        "● exec_shell ls · exit 0",
+        "› Fix the failing test",
+        "Fixed add(); all tests pass.",
+        "› second task",
+    ] {
+        assert!(
+            live.contains(shown) || shown.starts_with("› second"),
+            "live: {shown:?}\n{live}"
+        );
+        assert!(screen.contains(shown), "replay lacks {shown:?}:\n{screen}");
+    }
+    // The transcript holds the verifier's runtime event; the replay never shows it.
+    let transcript = std::fs::read_dir(sb.home().join("sessions"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect::<String>();
+    assert!(
+        transcript.contains("<runtime_event type=\\\"verdict\\\">"),
+        "{transcript}"
+    );
+    assert!(!screen.contains("runtime_event"), "{screen}");
+    assert!(!screen.contains("› <"), "{screen}");
+    // The interrupted answer is kept as far as it streamed, marked as cut off.
+    assert!(screen.contains("Partial words of an"), "{screen}");
+    assert!(
+        screen.contains("The turn was interrupted here; this answer is incomplete."),
+        "{screen}"
+    );
+    assert!(!screen.contains("before the model answered"), "{screen}");
+    // What the model reads next is that same partial answer.
+    tmux.text("go on");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Third answer.").await;
+    let last = server.request_bodies().pop().unwrap().to_string();
+    assert!(
+        last.contains("Partial words of an") && last.contains("this answer is incomplete"),
+        "{last}"
+    );
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_after_an_interrupt_warns_and_a_queued_message_comes_back() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("never arrives").stall_before(15_000))
+        .push(Scripted::text("never arrives either").stall_before(15_000))
+        .push(Scripted::text("Answer to the queued message."));
+    let ws = sb.ws();
+    let tmux = Tmux::start(&ui_command(&sb.home(), &ws, &server.base_url()));
+    tmux.wait_for("message, /help").await;
+    tmux.text("first task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("working… Ctrl-C interrupts").await;
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("interrupted: the turn was stopped").await;
+    // A second Ctrl-C right after the interrupt warns instead of quitting.
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("press Ctrl-C again to quit").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(tmux.alive(), "the UI quit on the Ctrl-C after an interrupt");
+    // A message typed while a turn runs is queued; an interrupt puts it back in the
+    // input box instead of dropping it.
+    tmux.text("second task");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("working… Ctrl-C interrupts").await;
+    tmux.text("queued words");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("queued: it will be sent").await;
+    tmux.keys(&["C-c"]);
+    let screen = tmux
+        .wait_for("queued message is back in the input box")
+        .await;
+    let input = screen
+        .lines()
+        .rev()
+        .find(|l| l.contains("queued words"))
+        .unwrap_or_default();
+    assert!(input.contains("│"), "not in the input box:\n{screen}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Answer to the queued message.").await;
+    let last = server.request_bodies().pop().unwrap().to_string();
+    assert!(last.contains("queued words"), "{last}");
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_command_shows_its_last_lines_and_a_cancelled_one_its_output_as_text() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::tool_call(
+        "c1",
+        "exec_shell",
+        r#"{"command": "for i in 1 2 3 4 5 6 7; do echo line-$i; sleep 0.1; done; printf 'esc-\\033[2J-x\\n'; sleep 20"}"#,
+    ));
+    let ws = sb.ws();
+    let command = ui_command(&sb.home(), &ws, &server.base_url())
+        .replace("--approval suggest", "--approval auto");
+    let tmux = Tmux::start_sized(&command, 100, 40);
+    tmux.wait_for("message, /help").await;
+    tmux.text("run the loop");
+    tmux.keys(&["Enter"]);
+    // The last lines of the running command, under its call, its escapes made visible.
+    let screen = tmux.wait_for("┆ esc-").await;
+    for n in 4..=7 {
+        assert!(screen.contains(&format!("┆ line-{n}")), "{screen}");
+    }
+    assert!(!screen.contains("┆ line-3"), "more than 5 lines: {screen}");
+    assert!(screen.contains(r"esc-\u{1b}[2J-x"), "{screen}");
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("interrupted: the turn was stopped").await;
+    let screen = tmux.screen();
+    assert!(
+        !screen.contains("┆ line-"),
+        "live lines left after the end: {screen}"
+    );
+    // Expanded, the cancelled call shows its output so far as text, not the envelope.
+    tmux.keys(&["C-o"]);
+    let screen = tmux.wait_for("│ line-1").await;
+    assert!(!screen.contains("\"ok\":false"), "{screen}");
+    assert!(screen.contains("CANCELLED"), "{screen}");
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_line_counts_the_tokens_of_an_answer_as_it_streams() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server.push(
+        Scripted::text(format!("Streaming {} end.", "word ".repeat(200)))
+            .chunk_chars(200)
+            .stall_after(3, 4_000),
+    );
+    let ws = sb.ws();
+    let tmux = Tmux::start_sized(&ui_command(&sb.home(), &ws, &server.base_url()), 120, 24);
+    tmux.wait_for("message, /help").await;
+    tmux.text("stream something");
+    tmux.keys(&["Enter"]);
+    // Mid-stream (the server holds the rest back), the round's output so far is counted.
+    let screen = tmux.wait_for("tok │").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        let screen = tmux.screen();
+        let status = screen
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_default()
+            .to_string();
+        if status.contains("↓ ~") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "no streaming count:\n{screen}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.contains("working"), "{status}\n{screen}");
+    assert!(status.contains("↓ ~150 tok"), "{status}");
+    tmux.wait_for("end.").await;
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_path_attaches_bang_runs_through_the_gate_and_esc_interrupts() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("Saw the file."))
+        .push(Scripted::text("Next answer."))
+        .push(Scripted::text("never arrives").stall_before(15_000));
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join("build")).unwrap();
+    let tmux = Tmux::start_sized(&ui_command(&sb.home(), &ws, &server.base_url()), 100, 40);
+    tmux.wait_for("message, /help").await;
+    // `@path` attaches the file to the task.
+    tmux.text("explain @calc.py please");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Saw the file.").await;
+    assert!(screen.contains("attached calc.py ("), "{screen}");
+    let first = server.request_bodies().pop().unwrap().to_string();
+    assert!(
+        first.contains(r#"<attached_file path=\"calc.py\">"#) && first.contains("return a - b"),
+        "{first}"
+    );
+    tmux.wait_for("message, /help").await;
+    // `!cmd` runs through the model's gate: `ls` is read-only and runs...
+    tmux.text("!ls");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("● exec_shell ls · exit 0").await;
+    tmux.wait_for("message, /help").await;
+    // ...a deletion is asked about like the model's, and "no" runs nothing.
+    tmux.text("!rm -rf build");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Allow exec_shell?").await;
+    tmux.keys(&["n"]);
+    tmux.wait_for("denied: rm -rf build").await;
+    assert!(ws.join("build").is_dir(), "the denied command ran");
+    tmux.wait_for("message, /help").await;
+    // The model reads what the user ran with the next task; no model round ran for it.
+    assert_eq!(server.request_bodies().len(), 1);
+    tmux.text("next");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Next answer.").await;
+    let next = server.request_bodies().pop().unwrap().to_string();
+    assert!(
+        next.contains("user_shell") && next.contains("$ ls") && next.contains("calc.py"),
+        "{next}"
+    );
+    tmux.wait_for("message, /help").await;
+    // Esc interrupts a running turn.
+    tmux.text("third");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("working… Ctrl-C interrupts").await;
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("interrupted: the turn was stopped").await;
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
 }

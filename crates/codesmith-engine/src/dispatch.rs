@@ -162,19 +162,32 @@ async fn execute(
     if p.tool.name() == crate::subagent::AGENT_TOOL {
         return crate::subagent::run(rt, &p.call, &p.args, &tx).await;
     }
-    let outcome = if p.approved {
-        let ctx = if p.network {
-            rt.ctx.approved_by_person().with_network()
-        } else {
-            rt.ctx.approved_by_person()
-        };
-        codesmith_tools::call_tool(p.tool.as_ref(), &ctx, p.args.clone()).await
+    // A read-only call started while the response streamed: its result, once it passed
+    // every gate here with the same arguments.
+    if !p.approved
+        && let Some(outcome) = rt.early.take(&p.call.id, &p.args, &rt.ctx.freshness).await
+    {
+        return (outcome.map(|out| out.with("started_early", true)), None);
+    }
+    let ctx = if p.approved && p.network {
+        rt.ctx.approved_by_person().with_network()
+    } else if p.approved {
+        rt.ctx.approved_by_person()
     } else if rt.mode == codesmith_policy::ApprovalMode::Auto {
-        let ctx = rt.ctx.keeping_run_later();
-        codesmith_tools::call_tool(p.tool.as_ref(), &ctx, p.args.clone()).await
+        rt.ctx.keeping_run_later()
     } else {
-        codesmith_tools::call_tool(p.tool.as_ref(), &rt.ctx, p.args.clone()).await
+        rt.ctx.as_ref().clone()
     };
+    // A running command's latest output reaches the front end as it comes.
+    let id = p.call.id.clone();
+    let live = codesmith_tools::LiveOutput::new(move |lines| {
+        let _ = tx.send(Event::ToolOutput {
+            id: id.clone(),
+            lines,
+        });
+    });
+    let ctx = ctx.with_live_output(live);
+    let outcome = codesmith_tools::call_tool(p.tool.as_ref(), &ctx, p.args.clone()).await;
     (outcome, None)
 }
 
@@ -607,7 +620,9 @@ fn finish(
         done.text.push_str("\n\n");
         done.text.push_str(&warning);
     }
-    sink(done.event(&call.id, name));
+    let event = done.event(&call.id, name);
+    rt.shown.extend(crate::replay::shown_note(&event));
+    sink(event);
     ToolResult {
         call_id: call.id.clone(),
         content: done.text,

@@ -20,7 +20,8 @@ pub struct FinishedResult {
     pub text: String,
     /// False when the tool refused or failed.
     pub ok: bool,
-    /// A success's full metadata (`Null` for a refusal).
+    /// A success's full metadata; a refusal's details (a stopped command's output so
+    /// far under `output`), sanitized like the text; `Null` when there are none.
     pub meta: Value,
     /// A refusal's code, message and hint, sanitized like the text.
     pub error: Option<ToolError>,
@@ -79,7 +80,15 @@ pub fn finish_outcome(
             let mut error = refusal.to_error();
             error.message = sanitize_text(&error.message).0.into_owned();
             error.hint = sanitize_text(&error.hint).0.into_owned();
-            (Value::Null, Some(error), Vec::new())
+            let mut details = envelope["error"]["details"].take();
+            if let Some(map) = details.as_object_mut() {
+                // The message is the typed error's.
+                map.remove("message");
+            }
+            if details.as_object().is_some_and(serde_json::Map::is_empty) {
+                details = Value::Null;
+            }
+            (details, Some(error), Vec::new())
         }
     };
     FinishedResult {

@@ -306,7 +306,7 @@ fn not_started(op: Op) -> Option<Event> {
                     .to_string(),
             ),
         },
-        Op::UserTask { .. } => Event::TaskFinished {
+        Op::UserTask { .. } | Op::UserShell { .. } => Event::TaskFinished {
             status: TaskStatus::Cancelled,
             turns: 0,
             usage: Usage::default(),
@@ -360,6 +360,7 @@ async fn run_loop(
                 reason,
             } => q.approval(&call_id, answer, reason),
             Op::UserTask { text } => user_task(&mut engine, &text, &mut q).await,
+            Op::UserShell { command } => user_shell(&mut engine, &command, &mut q).await,
             Op::Compact => compact(&mut engine, &mut q).await,
             Op::Restore { task, apply } => restore(&mut engine, task, apply, &mut q).await,
             // A newer client's op this engine does not know: refused, not guessed at.
@@ -502,6 +503,37 @@ async fn user_task(engine: &mut Engine, text: &str, q: &mut Queues) {
         }
     };
     q.emit(finished);
+}
+
+async fn user_shell(engine: &mut Engine, command: &str, q: &mut Queues) {
+    let cancel = CancellationToken::new();
+    let events = q.events.clone();
+    let mut sink = move |e: Event| {
+        let _ = events.send(e);
+    };
+    let run = engine.run_user_shell(command, cancel.clone(), &mut sink);
+    let status = match drive(run, &cancel, OnInterrupt::Grace, q).await {
+        Driven::Done(Ok(status)) => status,
+        Driven::Done(Err(e)) => {
+            q.emit(Event::Error {
+                message: e.with_next_step(),
+            });
+            TaskStatus::Failed
+        }
+        Driven::Dropped => {
+            if let Err(e) = engine.abandon_task() {
+                q.emit(Event::Error {
+                    message: format!("the interrupted command could not be recorded: {e}"),
+                });
+            }
+            TaskStatus::Cancelled
+        }
+    };
+    q.emit(Event::TaskFinished {
+        status,
+        turns: 0,
+        usage: Usage::default(),
+    });
 }
 
 async fn compact(engine: &mut Engine, q: &mut Queues) {

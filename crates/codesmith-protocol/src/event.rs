@@ -104,7 +104,8 @@ pub enum Event {
         /// The text the model will read.
         output: String,
         /// A success's full metadata (durations, full digests, paths, byte
-        /// counts), of which the model's text keeps only what it acts on;
+        /// counts), of which the model's text keeps only what it acts on; a
+        /// refusal's details (a stopped command's output so far under `output`);
         /// omitted when empty.
         #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
         meta: serde_json::Value,
@@ -125,6 +126,16 @@ pub enum Event {
         /// omitted for local tools.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         source: Option<String>,
+    },
+    /// A running call's latest output lines (a shell command's, as it runs), sent each
+    /// time they change: at most 5 lines of at most 200 characters, secrets masked, not
+    /// yet made safe for a terminal. For a person watching; the model reads only the
+    /// result. The call's `tool_result` ends them.
+    ToolOutput {
+        /// Call id.
+        id: String,
+        /// The last lines, oldest first.
+        lines: Vec<String>,
     },
     /// A request failed transiently and will be retried.
     Retry {

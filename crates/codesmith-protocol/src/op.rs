@@ -36,6 +36,16 @@ pub enum Op {
         /// The task as the user typed it.
         text: String,
     },
+    /// Run `command` as the user's own `exec_shell` call (`!cmd` in the UI): through the
+    /// same gate as the model's calls (approval mode, exec policy, sandbox, approval
+    /// questions), never around it. No model round runs; the command and its result are
+    /// recorded in the transcript, so the model reads them with the next task. Events:
+    /// `tool_call`, `approval_requested` when it needs a person, `tool_result`, then one
+    /// `task_finished`.
+    UserShell {
+        /// The command line as the user typed it (without the `!`).
+        command: String,
+    },
     /// Stop the running work: the task's cancellation token fires, running tool calls are
     /// stopped (a shell command with its whole process tree), every tool call gets a
     /// result and the turn is closed in the transcript; pending approval requests are

@@ -129,6 +129,17 @@ pub enum StreamNotice {
     /// Something the provider sent could not be used as sent (see
     /// [`ProviderEvent::Notice`]).
     Notice(String),
+    /// A tool call's arguments became complete JSON while the response still streams
+    /// (sent once per call; the response may yet be cut off, so a caller that acts on it
+    /// early must be ready to discard what it did).
+    CallReady {
+        /// Call id.
+        id: String,
+        /// Tool name as the model spelled it.
+        name: String,
+        /// The arguments, parsed by the strict reader.
+        arguments: serde_json::Value,
+    },
     /// A request failed transiently and is retried after `wait_ms`.
     Retry {
         /// 1-based retry number.
@@ -195,6 +206,7 @@ async fn attempt(
         Err(_) => return Err(stall_error(provider, idle, "before the response started")),
     };
     let mut reducer = StreamReducer::new();
+    let mut ready = ReadyCalls::default();
     let interruption = loop {
         let next = match tokio::time::timeout(idle, stream.next()).await {
             Ok(next) => next,
@@ -203,6 +215,7 @@ async fn attempt(
         match next {
             Some(Ok(event)) => {
                 forward(&event, on_event);
+                ready.push(&event, on_event);
                 reducer.push(&event);
                 if reducer.is_completed() {
                     return Ok(reducer.finish(request.max_tokens));
@@ -227,6 +240,52 @@ async fn attempt(
     response.interrupted = true;
     response.interruption = Some(interruption.message);
     Ok(response)
+}
+
+/// The calls of one streaming response, watched for the moment their arguments become
+/// complete JSON ([`StreamNotice::CallReady`]).
+#[derive(Default)]
+struct ReadyCalls {
+    /// By position: id, name, argument text so far, and whether it was announced.
+    calls: Vec<(String, String, String, bool)>,
+}
+
+impl ReadyCalls {
+    fn push(&mut self, event: &ProviderEvent, on_event: &mut (dyn FnMut(StreamNotice) + Send)) {
+        let index = match event {
+            ProviderEvent::ToolCallStart { index, id, name } => {
+                if self.calls.len() <= *index {
+                    self.calls.resize(*index + 1, Default::default());
+                }
+                self.calls[*index] = (id.clone(), name.clone(), String::new(), false);
+                *index
+            }
+            ProviderEvent::ToolCallDelta { index, arguments } => {
+                let Some(call) = self.calls.get_mut(*index) else {
+                    return;
+                };
+                call.2.push_str(arguments);
+                *index
+            }
+            _ => return,
+        };
+        let Some((id, name, text, announced)) = self.calls.get_mut(index) else {
+            return;
+        };
+        if *announced || id.is_empty() || !text.trim_end().ends_with('}') {
+            return;
+        }
+        if let Ok(arguments) = codesmith_protocol::parse_arguments(text)
+            && arguments.is_object()
+        {
+            *announced = true;
+            on_event(StreamNotice::CallReady {
+                id: id.clone(),
+                name: name.clone(),
+                arguments,
+            });
+        }
+    }
 }
 
 fn forward(event: &ProviderEvent, on_event: &mut (dyn FnMut(StreamNotice) + Send)) {

@@ -19,6 +19,14 @@ use crate::taxonomy::{error_chain, error_from_response, error_from_transport};
 /// Time allowed to open a connection (TCP and TLS).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How often an HTTP/2 connection is pinged while a response streams (and while idle in
+/// the pool): a long silent stream (a model thinking) keeps its connection known alive,
+/// and a dead one is found by the ping's timeout instead of waiting for the stream's
+/// idle watchdog.
+pub const HTTP2_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(20);
+/// How long a keepalive ping may go unanswered before the connection is closed.
+pub const HTTP2_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// Sticky, process-wide: set after the first HTTP/2 protocol failure.
 static FORCE_HTTP1: AtomicBool = AtomicBool::new(false);
 
@@ -45,6 +53,9 @@ impl HttpClient {
         let build = |http1_only: bool| {
             let mut builder = reqwest::Client::builder()
                 .connect_timeout(CONNECT_TIMEOUT)
+                .http2_keep_alive_interval(HTTP2_KEEPALIVE_INTERVAL)
+                .http2_keep_alive_timeout(HTTP2_KEEPALIVE_TIMEOUT)
+                .http2_keep_alive_while_idle(true)
                 .user_agent(concat!("codesmith/", env!("CARGO_PKG_VERSION")));
             if http1_only {
                 builder = builder.http1_only();

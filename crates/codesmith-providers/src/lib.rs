@@ -25,7 +25,7 @@ pub use anthropic::{
     DEFAULT_ANTHROPIC_BASE_URL, DEFAULT_ANTHROPIC_MAX_TOKENS, anthropic_key_from_env,
 };
 pub use complete::{CompleteOptions, StreamNotice, complete};
-pub use http::CONNECT_TIMEOUT;
+pub use http::{CONNECT_TIMEOUT, HTTP2_KEEPALIVE_INTERVAL, HTTP2_KEEPALIVE_TIMEOUT};
 pub use openai::{
     DEFAULT_OPENAI_BASE_URL, OpenAiConfig, OpenAiProvider, REASONING_PLACEHOLDER, ReasoningReplay,
     Vendor, openai_key_from_env, openai_key_vars,
@@ -34,6 +34,8 @@ pub use provider::{
     ChatRequest, EventStream, Provider, ProviderError, ProviderErrorKind, ProviderEvent,
 };
 pub use reduce::{AssistantResponse, ReducedCall, StreamReducer, derive_stop_reason};
+pub use sse::MAX_STREAM_ERRORS_BEFORE_FAIL;
+pub use taxonomy::{LENGTH_STOP_MISREPORTED_BY, misreports_length_stop};
 pub use taxonomy::{
     MAX_RETRY_AFTER_MS, classify_status, mentions_context_length, parse_retry_after,
 };

@@ -166,6 +166,65 @@ struct State<S, D> {
     head: Arc<std::sync::Mutex<Vec<u8>>>,
     /// True once the parser dispatched any event.
     saw_event: bool,
+    /// Events of this response that could not be read (see
+    /// [`MAX_STREAM_ERRORS_BEFORE_FAIL`]).
+    errors: usize,
+    /// True once the response started a tool call.
+    saw_call: bool,
+}
+
+/// The most stream-level errors one response may hold: an event the SSE parser could not
+/// read (invalid UTF-8, a malformed line) or whose data is not JSON is skipped with a
+/// notice, and the fifth fails the call. Because a skipped event may have held part of a
+/// tool call's arguments, a response that skipped any and made a tool call fails at its
+/// end instead of completing: no call of it runs on arguments that may be missing bytes.
+pub const MAX_STREAM_ERRORS_BEFORE_FAIL: usize = 5;
+
+impl<S, D> State<S, D> {
+    /// Counts one unreadable event; the error that ends the stream at the cap.
+    fn stream_error(&mut self, what: &str) -> Option<ProviderError> {
+        self.errors += 1;
+        if self.errors >= MAX_STREAM_ERRORS_BEFORE_FAIL {
+            return Some(ProviderError::new(
+                ProviderErrorKind::Network,
+                scrub_secrets(&format!(
+                    "{}: {} events of one response could not be read (the last: {what}); the \
+                     stream is given up",
+                    self.provider, self.errors
+                )),
+            ));
+        }
+        self.pending.push_back(Ok(ProviderEvent::Notice(format!(
+            "{} sent an event that could not be read ({what}); it was skipped ({} of at most {} \
+             per response)",
+            self.provider,
+            self.errors,
+            MAX_STREAM_ERRORS_BEFORE_FAIL - 1
+        ))));
+        None
+    }
+
+    /// Queues decoded events; a completion after skipped events in a response with a
+    /// tool call becomes an error (see [`MAX_STREAM_ERRORS_BEFORE_FAIL`]).
+    fn queue(&mut self, out: Vec<ProviderEvent>) {
+        for event in out {
+            self.saw_call |= matches!(event, ProviderEvent::ToolCallStart { .. });
+            if matches!(event, ProviderEvent::Completed { .. }) && self.errors > 0 && self.saw_call
+            {
+                self.pending.push_back(Err(ProviderError::new(
+                    ProviderErrorKind::Network,
+                    format!(
+                        "{}: {} events of this response could not be read, and it made a tool \
+                         call whose arguments may be missing from them; none of its calls runs",
+                        self.provider, self.errors
+                    ),
+                )));
+                self.done = true;
+                return;
+            }
+            self.pending.push_back(Ok(event));
+        }
+    }
 }
 
 /// How many leading body bytes are kept to quote a body that is not SSE.
@@ -244,6 +303,8 @@ where
         body_ended,
         head,
         saw_event: false,
+        errors: 0,
+        saw_call: false,
     };
     futures::stream::unfold(state, |mut st| async move {
         loop {
@@ -259,15 +320,34 @@ where
                     if st.body_ended.load(Ordering::SeqCst) && !is_complete_data(&event.data) {
                         continue;
                     }
+                    if !event.data.trim().is_empty() && !is_complete_data(&event.data) {
+                        if let Some(err) = st.stream_error("its data is not JSON") {
+                            st.pending.push_back(Err(err));
+                            st.done = true;
+                        }
+                        continue;
+                    }
                     let mut out = Vec::new();
                     let result = st.decoder.event(&event.event, &event.data, &mut out);
-                    st.pending.extend(out.into_iter().map(Ok));
+                    st.queue(out);
+                    if st.done {
+                        continue;
+                    }
                     match result {
                         Ok(()) => st.done = st.decoder.is_terminated(),
                         Err(err) => {
                             st.pending.push_back(Err(err));
                             st.done = true;
                         }
+                    }
+                }
+                Some(Err(
+                    err @ (eventsource_stream::EventStreamError::Utf8(_)
+                    | eventsource_stream::EventStreamError::Parser(_)),
+                )) => {
+                    if let Some(err) = st.stream_error(&err.to_string()) {
+                        st.pending.push_back(Err(err));
+                        st.done = true;
                     }
                 }
                 Some(Err(err)) => {
@@ -295,7 +375,7 @@ where
                 None => {
                     let mut out = Vec::new();
                     st.decoder.end_of_body(&mut out);
-                    st.pending.extend(out.into_iter().map(Ok));
+                    st.queue(out);
                     st.done = true;
                 }
             }

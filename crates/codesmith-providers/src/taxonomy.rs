@@ -110,6 +110,19 @@ pub(crate) fn error_from_response(
     }
 }
 
+/// Providers (by [`crate::Provider::name`]) known to report the output-token stop
+/// reason (`length`, `max_tokens`) on turns that ended normally. Empty: an entry is
+/// added only for a provider caught doing it repeatedly. The truncation gate consults it
+/// ([`misreports_length_stop`]): for such a provider a length stop whose tool calls all
+/// carry complete arguments is not taken as a cut-off turn. Arguments that do not parse
+/// are refused as cut off whatever the provider.
+pub const LENGTH_STOP_MISREPORTED_BY: &[&str] = &[];
+
+/// True when `provider` is in [`LENGTH_STOP_MISREPORTED_BY`].
+pub fn misreports_length_stop(provider: &str) -> bool {
+    LENGTH_STOP_MISREPORTED_BY.contains(&provider)
+}
+
 /// Builds the error for an in-stream error object (`{"error": {...}}` or
 /// Anthropic's `event: error`). `error_type` is the vendor's error type.
 pub(crate) fn error_from_stream(provider: &str, error_type: &str, message: &str) -> ProviderError {

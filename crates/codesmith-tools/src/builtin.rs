@@ -14,6 +14,7 @@ pub fn builtin_tools(fetch: FetchConfig) -> Vec<Arc<dyn Tool>> {
     tools.push(Arc::new(crate::memory::Remember));
     tools.push(Arc::new(crate::memory::Recall));
     tools.push(Arc::new(crate::skills::SkillTool));
+    tools.push(Arc::new(crate::slop::SlopTool));
     tools
 }
 

@@ -65,9 +65,41 @@ pub struct ToolContext {
     /// file the command created or changed is put back as it was, and the result says so
     /// (see `crate::shell`).
     pub keep_run_later: bool,
+    /// Directories outside the workspace the read-only file tools may read (the user's
+    /// `[trust] read` and `/trust add`); shared by the session's clones. Empty by default.
+    pub trusted: Arc<crate::fs::trusted::TrustedReads>,
     /// Tells this session's contexts from every other one in the process (its clones share
     /// it; a subagent's context has its own): the key of state a tool holds per session.
     session_key: u64,
+    /// Where a running shell command's latest output lines go while it runs (see
+    /// [`LiveOutput`]); `None` (the default) sends nothing. The engine sets it per call.
+    pub live_output: Option<LiveOutput>,
+}
+
+/// Receives a running command's latest output lines ([`crate::shell::LIVE_LINES`] lines
+/// at most, each cut to [`crate::shell::LIVE_LINE_CHARS`] characters, secrets masked as
+/// in the result), each time they change, at most every
+/// [`crate::shell::LIVE_INTERVAL`]. For a person watching: the model reads only the
+/// result.
+#[derive(Clone)]
+pub struct LiveOutput(Arc<dyn Fn(Vec<String>) + Send + Sync>);
+
+impl LiveOutput {
+    /// A receiver calling `f` with the latest lines.
+    pub fn new(f: impl Fn(Vec<String>) + Send + Sync + 'static) -> Self {
+        LiveOutput(Arc::new(f))
+    }
+
+    /// Hands on the latest lines.
+    pub fn send(&self, lines: Vec<String>) {
+        (self.0)(lines);
+    }
+}
+
+impl std::fmt::Debug for LiveOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LiveOutput")
+    }
 }
 
 /// Usage of model requests made by tools, waiting to be added to the session's totals.
@@ -109,10 +141,12 @@ impl ToolContext {
             child_usage: Arc::default(),
             person_approved: false,
             keep_run_later: false,
+            trusted: Arc::default(),
             session_key: {
                 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             },
+            live_output: None,
         }
     }
 
@@ -165,10 +199,29 @@ impl ToolContext {
         }
     }
 
+    /// The same session state, for one call whose running output goes to `live`.
+    pub fn with_live_output(&self, live: LiveOutput) -> Self {
+        ToolContext {
+            live_output: Some(live),
+            ..self.clone()
+        }
+    }
+
     /// The same session state, with calls cancelled by `cancel`.
     pub fn with_cancel(&self, cancel: CancellationToken) -> Self {
         ToolContext {
             cancel,
+            ..self.clone()
+        }
+    }
+
+    /// The same context with a fresh, empty read record of its own: the reads of a call
+    /// run on it count for the session only once adopted
+    /// ([`crate::fs::freshness::FreshnessTracker::adopt`]), as for a call started before
+    /// its response was known whole.
+    pub fn with_own_freshness(&self) -> Self {
+        ToolContext {
+            freshness: Arc::new(FreshnessTracker::new()),
             ..self.clone()
         }
     }
@@ -197,6 +250,43 @@ impl ToolContext {
             )
             .with("path", path.rel.as_str()));
         }
+        Ok(path)
+    }
+
+    /// Like [`ToolContext::resolve`], for a path a tool only reads: a path outside the
+    /// workspace is resolved below the trusted read root ([`ToolContext::trusted`]) it lies
+    /// in, with the same containment (a symlink out of that root is refused) and spelled
+    /// absolute in results. Writers never call this.
+    ///
+    /// Errors: those of [`ToolContext::resolve`] (`OUTSIDE_WORKSPACE` names the trusted
+    /// roots when there are any).
+    pub fn resolve_for_read(&self, model_path: &str) -> Result<ResolvedPath, Refusal> {
+        let refusal = match self.resolve(model_path) {
+            Ok(path) => return Ok(path),
+            Err(r) if r.code == ErrorCode::OutsideWorkspace => r,
+            Err(r) => return Err(r),
+        };
+        let roots = self.trusted.roots();
+        if roots.is_empty() {
+            return Err(refusal);
+        }
+        let lexical = Path::new(model_path)
+            .is_absolute()
+            .then(|| crate::fs::paths::normalize_lexically(Path::new(model_path)))
+            .flatten();
+        let Some(root_dir) = lexical.as_deref().and_then(|p| self.trusted.root_of(p)) else {
+            let names: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            let mut refusal = refusal.with("trusted_read", names.clone());
+            refusal.hint = format!(
+                "Use a path inside the workspace, or an absolute path inside a directory the \
+                 user trusts for reading: {}.",
+                names.join(", ")
+            );
+            return Err(refusal);
+        };
+        let root = Arc::new(Root::open(&root_dir).map_err(|_| Refusal::internal())?);
+        let mut path = resolve_in(&root, model_path)?;
+        path.rel = path.abs.display().to_string();
         Ok(path)
     }
 

@@ -151,6 +151,8 @@ const BOOKKEEPING: &[&str] = &[
     "total_bytes",
     "shown",
     "files_with_matches",
+    // Whether the call started while its response streamed: the same result either way.
+    "started_early",
 ];
 
 /// The text of a result the model reads, from an envelope built by

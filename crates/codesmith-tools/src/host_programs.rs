@@ -157,8 +157,9 @@ pub const SPAWN_SITES: &[SpawnSite] = &[
         file: "crates/codesmith-tools/src/shell/process.rs",
         calls: 1,
         started: Started::Sandboxed,
-        what: "exec_shell, background tasks, the claim verifier's replay (through \
-               exec_shell), the RLM REPL (shell::Interactive)",
+        what: "exec_shell, background tasks, interactive sessions (pty_start, on a \
+               pseudo-terminal), the claim verifier's replay (through exec_shell), the RLM \
+               REPL (shell::Interactive)",
     },
     SpawnSite {
         file: "crates/codesmith-tools/src/sandbox/isolation.rs",

@@ -25,13 +25,14 @@ pub mod sanitize;
 pub mod search;
 pub mod shell;
 pub mod skills;
+pub mod slop;
 pub mod spill;
 pub mod syntax_check;
 mod tool;
 pub mod trust;
 
 pub use builtin::{builtin_registry, builtin_tools};
-pub use context::{ChildUsage, ToolContext};
+pub use context::{ChildUsage, LiveOutput, ToolContext};
 pub use envelope::{
     ErrorCode, Refusal, SHA256_PREFIX_LEN, ToolOutcome, ToolOutput, envelope_json, model_text,
     stored_refusal,

@@ -251,6 +251,11 @@ fn catalogue_is_byte_stable_and_teaches_alternatives() {
         registry.names(),
         vec![
             "exec_shell",
+            "pty_end",
+            "pty_list",
+            "pty_read",
+            "pty_send",
+            "pty_start",
             "retrieve_tool_result",
             "task_shell_cancel",
             "task_shell_poll",

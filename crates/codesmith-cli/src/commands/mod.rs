@@ -11,6 +11,7 @@ pub(crate) mod policy;
 pub(crate) mod sandbox;
 pub(crate) mod sessions;
 pub(crate) mod skills;
+pub(crate) mod slop;
 pub(crate) mod tool;
 pub(crate) mod trust;
 pub(crate) mod verify;
@@ -40,6 +41,7 @@ pub(crate) async fn run(command: Option<Command>, ui: UiArgs) -> Exit {
         Command::Config { command } => config::run(command),
         Command::Memory { command } => memory::run(command).await,
         Command::Skills { command } => skills::run(command),
+        Command::Slop { command } => slop::run(command),
         Command::Trust { what } => trust::run(what),
         Command::Approvals { command } => approvals::run(command),
     }

@@ -222,16 +222,27 @@ fn one_line(text: &str) -> String {
     codesmith_policy::visible_line(text, 4096)
 }
 
+/// Longest first line of a task the table shows, in characters.
+const TASK_CHARS: usize = 50;
+
+/// The table `sessions list` prints: id, creation time, model, messages, the first line
+/// of the session's first task, and its workspace.
 fn table(sessions: &[Summary]) -> String {
-    let width = sessions
-        .iter()
-        .map(|s| s.id.len())
-        .max()
-        .unwrap_or(2)
-        .max(2);
+    let widest = |f: &dyn Fn(&Summary) -> usize, min: usize| {
+        sessions.iter().map(f).max().unwrap_or(min).max(min)
+    };
+    let task = |s: &Summary| {
+        s.first_line.as_deref().map_or_else(
+            || "-".to_string(),
+            |l| codesmith_policy::visible_line(l, TASK_CHARS),
+        )
+    };
+    let width = widest(&|s| s.id.len(), 2);
+    let model_width = widest(&|s| one_line(&s.model).chars().count(), 5);
+    let task_width = widest(&|s| task(s).chars().count(), 4);
     let mut out = format!(
-        "{:<width$}  {:<20}  {:>8}  WORKSPACE\n",
-        "ID", "CREATED", "MESSAGES"
+        "{:<width$}  {:<20}  {:<model_width$}  {:>8}  {:<task_width$}  WORKSPACE\n",
+        "ID", "CREATED", "MODEL", "MESSAGES", "TASK"
     );
     for s in sessions {
         // A subagent's session says whose it is: it is read through its parent.
@@ -242,10 +253,12 @@ fn table(sessions: &[Summary]) -> String {
             _ => String::new(),
         };
         out.push_str(&format!(
-            "{:<width$}  {:<20}  {:>8}  {}{child}\n",
+            "{:<width$}  {:<20}  {:<model_width$}  {:>8}  {:<task_width$}  {}{child}\n",
             s.id,
             one_line(&s.created),
+            one_line(&s.model),
             s.messages,
+            task(s),
             one_line(&s.workspace)
         ));
     }

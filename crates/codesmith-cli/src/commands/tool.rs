@@ -4,7 +4,9 @@
 //! outcome); exit 2 on a usage error (no such tool, arguments that are not a
 //! JSON object or name a key twice, a bad workspace); 128 + the signal when SIGINT,
 //! SIGTERM or SIGHUP cancelled the call. Read-before-write state lives for this one
-//! invocation, so the writing tools accept `"force_fresh": true` here.
+//! invocation: a file's content as it is when the call runs counts as read (a session
+//! and the MCP server keep the read-before-write check). A tool with one
+//! required text argument takes its value bare; `--pretty` prints the result for a person.
 
 use std::sync::Arc;
 
@@ -25,12 +27,25 @@ pub(crate) async fn run(args: ToolArgs) -> Exit {
     if registry.get(&args.name).is_none() {
         return usage(anyhow::anyhow!(unknown_tool(&args.name, &registry.names())));
     }
-    // The reader every layer uses for a call's arguments: a key named twice is refused.
-    let parsed = args
+    let schema = registry
+        .get(&args.name)
+        .map(|t| t.input_schema())
+        .unwrap_or(Value::Null);
+    // A bare value is the one required text argument (`read_file README.md`).
+    let bare = args
         .args
         .as_deref()
-        .map(codesmith_protocol::parse_arguments)
-        .transpose();
+        .filter(|a| !a.trim_start().starts_with('{'))
+        .zip(sole_text_argument(&schema));
+    // The reader every layer uses for a call's arguments: a key named twice is refused.
+    let parsed = match bare {
+        Some((value, key)) => Ok(Some(serde_json::json!({ key: value }))),
+        None => args
+            .args
+            .as_deref()
+            .map(codesmith_protocol::parse_arguments)
+            .transpose(),
+    };
     let call_args: Value = match parsed {
         Ok(v) => v.unwrap_or_else(|| Value::Object(Default::default())),
         Err(e) => {
@@ -44,6 +59,7 @@ pub(crate) async fn run(args: ToolArgs) -> Exit {
             "JSON-ARGS must be a JSON object, like '{{\"path\": \"README.md\"}}'"
         ));
     }
+
     // A stop signal cancels the call (crate::shutdown): a running command is killed with
     // everything it started, the CANCELLED envelope is printed, and the exit status is
     // 128 + the signal.
@@ -51,16 +67,22 @@ pub(crate) async fn run(args: ToolArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
-    let ctx = Arc::new(ctx.with_cancel(shutdown.token()));
-    let outcome = codesmith_engine::run_one(&registry, ctx, &policy, &args.name, call_args)
-        .await
-        .outcome;
-    // File names and command output in the envelope may hold C1 or bidi controls,
-    // which `serde_json` leaves as they are.
-    println!(
-        "{}",
-        codesmith_policy::json_terminal_safe(&envelope_json(&outcome).to_string())
-    );
+    // One call has no earlier read: a file's content as it is now is its read (a
+    // session, and the MCP server's clients, keep the read-before-write check).
+    let mut ctx = ctx.with_cancel(shutdown.token());
+    ctx.freshness = Arc::new(codesmith_tools::fs::freshness::FreshnessTracker::one_call());
+    let ctx = Arc::new(ctx);
+    let done = codesmith_engine::run_one(&registry, ctx, &policy, &args.name, call_args).await;
+    if args.pretty {
+        print!("{}", pretty(&done.result));
+    } else {
+        // File names and command output in the envelope may hold C1 or bidi controls,
+        // which `serde_json` leaves as they are.
+        println!(
+            "{}",
+            codesmith_policy::json_terminal_safe(&envelope_json(&done.outcome).to_string())
+        );
+    }
     match shutdown.caught() {
         Some(signal) => shutdown::exit(
             signal,
@@ -68,6 +90,38 @@ pub(crate) async fn run(args: ToolArgs) -> Exit {
         ),
         None => Exit::Ok,
     }
+}
+
+/// The name of the one required argument of `schema` when it is a string (a path, a
+/// command, a pattern): what a bare JSON-ARGS value stands for.
+fn sole_text_argument(schema: &Value) -> Option<String> {
+    let [key] = schema.get("required")?.as_array()?.as_slice() else {
+        return None;
+    };
+    let key = key.as_str()?;
+    (schema["properties"][key]["type"] == "string").then(|| key.to_string())
+}
+
+/// `--pretty`: a result as a person reads it, with the renderer every front end uses: a
+/// refusal's whole reason and hint, else the text the model reads, an edit's diff, and
+/// a success's few words (`exit 0 · 0.1s`). Made safe for the terminal.
+fn pretty(result: &codesmith_engine::FinishedResult) -> String {
+    let mut lines = Vec::new();
+    if result.ok {
+        lines.push(codesmith_policy::terminal_safe(&result.text).into_owned());
+        lines.extend(crate::render::diff_lines(&result.changes));
+        if let Some(summary) = &result.summary {
+            lines.push(format!("─ {}", codesmith_policy::terminal_safe(summary)));
+        }
+    } else {
+        lines.extend(crate::render::refusal_lines(
+            result.error.as_ref(),
+            &result.text,
+        ));
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
 }
 
 /// The refusal for a name that is not a tool: the closest names first ("did you mean"),

@@ -164,6 +164,9 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
         });
     };
     add("verification.result_claims", json!(s.verify_claims));
+    add("verification.slop", json!(s.slop_from_verdicts));
+    add("trust.read", json!(s.trust_read));
+    add("early_start", json!(s.early_start));
     add("snapshots.enabled", json!(s.snapshots));
     add("mcp_defer_threshold", json!(s.mcp_defer_threshold));
     add("agents.model", json!(s.agents.model));

@@ -3,11 +3,11 @@
 
 use std::time::Instant;
 
+use codesmith_engine::replay::Replayed;
+use codesmith_protocol::Event;
 use codesmith_protocol::{ApprovalAnswer, ApprovalRequest};
-use codesmith_protocol::{ContentBlock, Event, Message, Role};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::text::Line;
-use serde_json::Value;
 
 use super::approval::Prompt;
 use super::input::{Editor, EditorAction};
@@ -45,6 +45,8 @@ pub(crate) struct ToolEntry {
     /// A few words on a success (a shell command's exit code and time), from the
     /// result's metadata.
     pub summary: Option<String>,
+    /// The latest output lines of the call while it runs (a shell command's), as sent.
+    pub live: Vec<String>,
 }
 
 /// One entry of the transcript.
@@ -253,11 +255,20 @@ impl App {
             Event::TurnStarted {
                 estimated_input_tokens,
                 ..
-            } if estimated_input_tokens > 0 => {
-                self.status.context_tokens = estimated_input_tokens;
+            } => {
+                self.status.streamed_bytes = 0;
+                if estimated_input_tokens > 0 {
+                    self.status.context_tokens = estimated_input_tokens;
+                }
             }
-            Event::AssistantText { delta } => self.append_text(delta, false),
-            Event::Thinking { delta } => self.append_text(delta, true),
+            Event::AssistantText { delta } => {
+                self.status.streamed_bytes += delta.len();
+                self.append_text(delta, false);
+            }
+            Event::Thinking { delta } => {
+                self.status.streamed_bytes += delta.len();
+                self.append_text(delta, true);
+            }
             Event::ToolCall {
                 id,
                 name,
@@ -270,11 +281,14 @@ impl App {
                 status: ToolStatus::Running,
                 output: String::new(),
                 summary: None,
+                live: Vec::new(),
             })),
+            Event::ToolOutput { id, lines } => self.tool_output(&id, lines),
             Event::ToolResult {
                 id,
                 ok,
                 output,
+                meta,
                 error,
                 summary,
                 changes,
@@ -283,6 +297,12 @@ impl App {
                 let status = match ok {
                     true => ToolStatus::Ok,
                     false => ToolStatus::Failed(error_line(error.as_ref(), &output)),
+                };
+                // A stopped command's output so far is shown as the text it was, not as
+                // the envelope the model reads.
+                let output = match meta.get("output").and_then(serde_json::Value::as_str) {
+                    Some(text) if !ok => text.to_string(),
+                    _ => output,
                 };
                 self.tool_result(&id, status, summary, diff_lines(&changes), output);
             }
@@ -326,6 +346,7 @@ impl App {
                 ));
             }
             Event::TurnCompleted { usage, .. } => {
+                self.status.streamed_bytes = 0;
                 self.status.usage.add(&usage);
                 if usage.input_tokens > 0 {
                     self.status.context_tokens = usage.input_tokens + usage.output_tokens;
@@ -445,6 +466,18 @@ impl App {
         }
     }
 
+    /// Shows `lines` as the running call `id`'s latest output.
+    fn tool_output(&mut self, id: &str, lines: Vec<String>) {
+        if let Some(i) = self.entries.iter().rposition(
+            |e| matches!(e, Entry::Tool(t) if t.id == id && t.status == ToolStatus::Running),
+        ) {
+            if let Entry::Tool(tool) = &mut self.entries[i] {
+                tool.live = lines;
+            }
+            self.rendered[i] = None;
+        }
+    }
+
     /// Marks the call `id` finished with `status`, the result's `summary` and the
     /// `diff` of the files it changed (all from the event's typed fields), and keeps
     /// `output`, the text the model read.
@@ -473,50 +506,22 @@ impl App {
             tool.status = status;
             tool.diff = diff;
             tool.output = output;
+            tool.live.clear();
             self.rendered[i] = None;
         }
     }
 
-    /// Shows a stored transcript (a resumed session): user text, assistant
-    /// text and thinking, and tool calls with their results.
-    pub(crate) fn load_history(&mut self, messages: &[Message]) {
-        for m in messages {
-            for block in &m.content {
-                match (block, m.role) {
-                    (ContentBlock::Text { text }, Role::User) => {
-                        self.push(Entry::User(text.clone()))
-                    }
-                    (ContentBlock::Text { text }, Role::Assistant) => {
-                        self.push(Entry::Assistant(text.clone()));
-                    }
-                    (ContentBlock::Thinking { text }, _) => {
-                        self.push(Entry::Thinking(text.clone()))
-                    }
-                    (ContentBlock::ToolCall(call), _) => {
-                        let arguments =
-                            serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-                        self.apply(Event::ToolCall {
-                            id: call.id.clone(),
-                            name: call.name.clone(),
-                            arguments,
-                        });
-                    }
-                    (ContentBlock::ToolResult(r), _) => {
-                        // A stored result keeps only the model's text: its refusal is read
-                        // back by the envelope's owner, and there is no summary or diff.
-                        let status = match r.is_error {
-                            false => ToolStatus::Ok,
-                            true => {
-                                let error = codesmith_tools::stored_refusal(&r.content);
-                                ToolStatus::Failed(error_line(error.as_ref(), &r.content))
-                            }
-                        };
-                        self.tool_result(&r.call_id, status, None, Vec::new(), r.content.clone());
-                    }
-                }
+    /// Shows a resumed session as it was shown while it ran: its tasks, and its events
+    /// through [`App::apply`], the renderer of live events.
+    pub(crate) fn load_history(&mut self, history: &[Replayed]) {
+        for item in history {
+            match item {
+                Replayed::Task(text) => self.push(Entry::User(text.clone())),
+                Replayed::Event(event) => self.apply(event.as_ref().clone()),
             }
         }
         self.finish_running_tools("no result recorded");
+        self.status.streamed_bytes = 0;
     }
 
     /// Records the user's task and marks a task running.
@@ -577,14 +582,25 @@ impl App {
         self.approval = None;
         self.status.retry = None;
         self.status.activity = None;
+        self.status.streamed_bytes = 0;
         self.finish_running_tools("not run");
     }
 
-    /// The user interrupted the task.
+    /// The user interrupted the task. Messages typed while it ran and queued are not sent
+    /// and not lost: they go back into the input box, ahead of anything typed since.
+    /// The next Ctrl-C on the idle prompt only warns; the one after quits.
     pub(crate) fn interrupted(&mut self) {
         self.task_finished();
         self.notice("interrupted: the turn was stopped; the session is kept (type to continue)");
-        self.quit_armed = true;
+        if !self.queued.is_empty() {
+            let mut back = std::mem::take(&mut self.queued);
+            if !self.editor.is_empty() {
+                back.push(self.editor.text());
+            }
+            self.editor.set_text(&back.join("\n"));
+            self.notice("your queued message is back in the input box: Enter sends it");
+        }
+        self.quit_armed = false;
     }
 
     fn finish_running_tools(&mut self, why: &str) {
@@ -626,6 +642,9 @@ impl App {
             return self.approval_key(key);
         }
         match key.code {
+            // Esc stops the running work, as Ctrl-C does (an approval prompt's Esc is
+            // "no", above).
+            KeyCode::Esc if self.running => return Action::Interrupt,
             KeyCode::Char('d') if ctrl && self.editor.is_empty() && !self.running => {
                 return Action::Quit;
             }
@@ -774,7 +793,7 @@ impl App {
 mod tests {
     use super::super::theme::ThemeKind;
     use super::*;
-    use codesmith_protocol::{StopReason, Usage, VerdictEvent};
+    use codesmith_protocol::{ContentBlock, Message, Role, StopReason, Usage, VerdictEvent};
 
     fn app() -> App {
         App::new(
@@ -982,6 +1001,12 @@ mod tests {
         assert_eq!(a.on_key(ctrl('c')), Action::Interrupt);
         a.interrupted();
         assert!(!a.running);
+        // A Ctrl-C right after an interrupt warns before it quits.
+        assert_eq!(a.on_key(ctrl('c')), Action::None);
+        assert_eq!(
+            a.entries.last(),
+            Some(&Entry::Notice("press Ctrl-C again to quit".into()))
+        );
         assert_eq!(a.on_key(ctrl('c')), Action::Quit);
         // On a fresh idle prompt the first press only arms.
         let mut b = app();
@@ -1040,6 +1065,14 @@ mod tests {
         }
         assert_eq!(a.on_key(key(KeyCode::Enter)), Action::None);
         assert_eq!(a.queued, ["next"]);
+        // An interrupt sends nothing and loses nothing: the queued message is back in
+        // the input box, ahead of what was typed since.
+        for c in "more".chars() {
+            a.on_key(key(KeyCode::Char(c)));
+        }
+        a.interrupted();
+        assert!(a.queued.is_empty());
+        assert_eq!(a.editor.text(), "next\nmore");
     }
 
     #[test]
@@ -1082,7 +1115,7 @@ mod tests {
             "no match in a.py",
             "read it again",
         )));
-        a.load_history(&[
+        let records: Vec<codesmith_engine::session::Record> = [
             Message {
                 role: Role::Assistant,
                 content: vec![ContentBlock::ToolCall(codesmith_protocol::ToolCall {
@@ -1099,7 +1132,11 @@ mod tests {
                     is_error: true,
                 })],
             },
-        ]);
+        ]
+        .into_iter()
+        .map(|message| codesmith_engine::session::Record::Message { message })
+        .collect();
+        a.load_history(&codesmith_engine::replay::replay_records(&records));
         let Some(Entry::Tool(tool)) = a.entries.last() else {
             panic!("no tool entry: {:?}", a.entries);
         };

@@ -56,6 +56,8 @@ pub(crate) struct Facts<'a> {
     pub verdicts: VerdictCounts,
     /// True while a task runs.
     pub running: bool,
+    /// The session's trusted read directories (shared with the engines' tool context).
+    pub trusted: &'a codesmith_tools::fs::trusted::TrustedReads,
 }
 
 /// Runs `cmd`.
@@ -177,11 +179,52 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
         Slash::Compact => Reply::Submit(Op::Compact),
         Slash::Restore(arg) => restore(arg.as_deref()),
         Slash::Memory => Reply::Lines(memory(facts.resolved)),
+        Slash::Trust(arg) => Reply::Lines(trust(facts, arg.as_deref())),
         Slash::Skills(arg) => Reply::Lines(crate::commands::skills::slash(
             &facts.resolved.home,
             &facts.resolved.workspace,
             arg.as_deref(),
         )),
+    }
+}
+
+/// `/trust` lists the directories outside the workspace the file tools may read;
+/// `/trust add PATH` adds one for the rest of this UI run (reading only: writing there
+/// stays refused; `[trust] read` in config.toml keeps it for later runs).
+fn trust(facts: &Facts<'_>, arg: Option<&str>) -> Vec<String> {
+    match arg.map(str::trim) {
+        None => {
+            let roots = facts.trusted.roots();
+            if roots.is_empty() {
+                vec![
+                    "no directories outside the workspace are trusted for reading; add one with \
+                     /trust add PATH"
+                        .to_string(),
+                ]
+            } else {
+                roots
+                    .iter()
+                    .map(|r| format!("trusted for reading: {}", r.display()))
+                    .collect()
+            }
+        }
+        Some(rest) => {
+            let Some(path) = rest.strip_prefix("add ").map(str::trim) else {
+                return vec!["usage: /trust, or /trust add PATH (an absolute directory)".into()];
+            };
+            let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+                (Some(tail), Some(home)) => std::path::PathBuf::from(home).join(tail),
+                _ => std::path::PathBuf::from(path),
+            };
+            match facts.trusted.add(&path, &facts.resolved.home) {
+                Ok(dir) => vec![format!(
+                    "file tools and shell commands may now read {} (writing there stays refused); \
+                     add it to [trust] read in config.toml to keep it",
+                    dir.display()
+                )],
+                Err(why) => vec![format!("not trusted: {why}")],
+            }
+        }
     }
 }
 
@@ -306,8 +349,10 @@ fn doctor(f: &Facts<'_>) -> Reply {
         json: false,
         analyze: false,
     };
+    // The session's own settings: the sources show the origins its flags gave them.
+    let resolved = f.resolved.clone();
     Reply::Later(Box::pin(async move {
-        let findings = crate::commands::doctor::collect(&args).await;
+        let findings = crate::commands::doctor::collect_with(&args, Some(resolved)).await;
         let mut lines = vec!["doctor:".to_string()];
         lines.extend(
             crate::commands::doctor::report::to_text(&findings)

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use codesmith_engine::{Approvals, Engine, NoApprover, Session, Submitter};
 use codesmith_policy::ApprovalMode;
-use codesmith_protocol::{Event, Message, Op, Usage};
+use codesmith_protocol::{Event, Op, Usage};
 use codesmith_providers::Provider;
 use codesmith_tools::{CancellationToken, ToolContext};
 use tokio::sync::mpsc;
@@ -54,8 +54,8 @@ pub(crate) enum ToUi {
     Switched {
         /// Session id now in use.
         session_id: String,
-        /// The session's transcript, when another session was opened.
-        history: Option<Vec<Message>>,
+        /// The session as its front end showed it, when another session was opened.
+        history: Option<Vec<codesmith_engine::replay::Replayed>>,
         /// The usage the now-current session recorded (total, last round), when the
         /// session changed.
         usage: Option<(Usage, Option<Usage>)>,
@@ -201,6 +201,19 @@ async fn relay(
             msg = rx.recv() => match msg {
                 None => break,
                 Some(ToEngine::Op(op)) => {
+                    // `/mcp__SERVER__PROMPT args` is rendered by its server into the task,
+                    // as `exec` does; a refusal is the user's to read, nothing is sent.
+                    let op = match op {
+                        Op::UserTask { text } => match parts.mcp.render_prompt(&text).await {
+                            None => Op::UserTask { text },
+                            Some(Ok(text)) => Op::UserTask { text },
+                            Some(Err(e)) => {
+                                let _ = tx.send(ToUi::Failed(e));
+                                continue;
+                            }
+                        },
+                        other => other,
+                    };
                     if running.submit.submit(op).await.is_err() {
                         break;
                     }
@@ -255,7 +268,8 @@ fn rebuild(
             return parts.spawn(current);
         }
     };
-    let history = matches!(r.session, SessionChoice::Open(_)).then(|| session.messages().to_vec());
+    let history = matches!(r.session, SessionChoice::Open(_))
+        .then(|| codesmith_engine::replay::replay(session.path()));
     let usage = (!matches!(r.session, SessionChoice::Keep))
         .then(|| codesmith_engine::session::recorded_usage(session.path()));
     let _ = tx.send(ToUi::Switched {

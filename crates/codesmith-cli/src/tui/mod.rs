@@ -8,6 +8,7 @@
 
 pub(crate) mod app;
 pub(crate) mod approval;
+pub(crate) mod attach;
 pub(crate) mod control;
 pub(crate) mod driver;
 pub(crate) mod input;
@@ -57,12 +58,14 @@ pub(crate) struct Ui {
     pub events: mpsc::UnboundedReceiver<driver::ToUi>,
     /// The engine's approval questions: the one on screen and those waiting.
     pub questions: approval::Questions,
-    /// The transcript of a resumed session, to show first.
-    pub history: Vec<codesmith_protocol::Message>,
+    /// A resumed session as it was shown, to show first.
+    pub history: Vec<codesmith_engine::replay::Replayed>,
     /// Where slash commands that take a while deliver their lines.
     pub later_tx: mpsc::UnboundedSender<Vec<String>>,
     /// Lines from slash commands that took a while.
     pub later: mpsc::UnboundedReceiver<Vec<String>>,
+    /// The trusted read directories of the tool context every engine of this run shares.
+    pub trusted: Arc<codesmith_tools::fs::trusted::TrustedReads>,
     /// Tells the user that a task ended or a question waits (bell, OSC 9/777, hooks).
     pub notifier: notify::Notifier,
 }
@@ -122,6 +125,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         Err(e) => return usage(e),
     };
     let backend = ctx.sandbox.backend.clone();
+    let trusted = Arc::clone(&ctx.trusted);
     let unisolated = ctx
         .sandbox
         .unisolated_notice(&config::user_config_path(&resolved.home));
@@ -147,7 +151,10 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         let recorded = codesmith_engine::session::recorded_usage(session.path());
         show_recorded_usage(&mut app.status, recorded);
     }
-    let history = session.messages().to_vec();
+    let history = match start {
+        Start::Latest => codesmith_engine::replay::replay(session.path()),
+        Start::New => Vec::new(),
+    };
     let mcp = setup::mcp_servers(&resolved).await;
     for notice in mcp.notices() {
         eprintln!("codesmith: {notice}");
@@ -193,6 +200,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         history,
         later_tx,
         later,
+        trusted,
     };
     let (home, workspace) = (ui.resolved.home.clone(), ui.resolved.workspace.clone());
     let session_id = ui.app.session_id.clone();
@@ -288,6 +296,7 @@ impl Ui {
             session_id: &self.app.session_id,
             verdicts: self.app.verdicts,
             running: self.app.running,
+            trusted: &self.trusted,
         }
     }
 
@@ -303,7 +312,6 @@ impl Ui {
                 }
                 if status == TaskStatus::Cancelled {
                     app.interrupted();
-                    app.queued.clear();
                 } else {
                     app.task_done();
                     if app.status.approval == codesmith_policy::ApprovalMode::ReadOnly.as_str() {
@@ -411,10 +419,33 @@ impl Ui {
         self.driver.interrupt();
     }
 
-    /// Sends a task to the engine and shows it.
+    /// The submission for what the user typed: `!cmd` runs `cmd` as the user's own
+    /// `exec_shell` call (through the same gate as the model's), anything else is a task
+    /// with the files its `@path` words name attached (each shown as a line).
+    pub(crate) fn task_op(&mut self, typed: &str) -> Op {
+        if let Some(command) = typed.strip_prefix('!')
+            && !command.trim().is_empty()
+        {
+            return Op::UserShell {
+                command: command.trim().to_string(),
+            };
+        }
+        let ctx = codesmith_tools::ToolContext::new(
+            self.resolved.workspace.clone(),
+            self.resolved.home.clone(),
+        );
+        let (text, lines) = attach::expand(typed, &ctx);
+        if !lines.is_empty() {
+            self.app.info(lines);
+        }
+        Op::UserTask { text }
+    }
+
+    /// Sends a task (or a `!cmd`, see [`Ui::task_op`]) to the engine and shows it.
     pub(crate) fn send_task(&mut self, task: String) {
         self.app.start_task(&task);
-        if !self.driver.send(Op::UserTask { text: task }) {
+        let op = self.task_op(&task);
+        if !self.driver.send(op) {
             self.app.task_finished();
             self.app.push(app::Entry::Error(
                 "the engine stopped; restart codesmith".into(),

@@ -7,8 +7,9 @@
 
 use std::io::Write;
 
+use codesmith_engine::replay::Replayed;
 use codesmith_policy::terminal_safe;
-use codesmith_protocol::{ApprovalAnswer, ApprovalRequest, Event, Message, Op, Role};
+use codesmith_protocol::{ApprovalAnswer, ApprovalRequest, Event, Op};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -66,7 +67,10 @@ pub(crate) async fn run(mut ui: Ui) -> Exit {
             )),
             Parsed::Text(task) => {
                 ui.app.start_task(&task);
-                if !ui.driver.send(Op::UserTask { text: task }) {
+                let before = ui.app.entries.len();
+                let op = ui.task_op(&task);
+                print_info(&ui, before);
+                if !ui.driver.send(op) {
                     return Exit::failed(anyhow::anyhow!("the engine stopped"));
                 }
                 wait(&mut ui, &mut stdin, &mut sigint).await;
@@ -76,26 +80,30 @@ pub(crate) async fn run(mut ui: Ui) -> Exit {
     Exit::Ok
 }
 
-/// One line about a resumed session: how many messages, and the last answer.
-fn resumed_summary(history: &[Message]) -> Option<String> {
+/// One line about a resumed session: how many tasks, and the last answer.
+fn resumed_summary(history: &[Replayed]) -> Option<String> {
     if history.is_empty() {
         return None;
     }
-    let last = history
+    let tasks = history
         .iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant && !m.text().trim().is_empty())
-        .map(|m| m.text());
-    let mut out = format!("resumed: {} earlier messages", history.len());
-    if let Some(text) = last {
-        let first: String = text
-            .trim()
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .chars()
-            .take(200)
-            .collect();
+        .filter(|r| matches!(r, Replayed::Task(_)))
+        .count();
+    // The last answer: the text streamed after the last tool call or task.
+    let mut last = String::new();
+    for item in history {
+        match item {
+            Replayed::Event(event) => match event.as_ref() {
+                Event::AssistantText { delta } => last.push_str(delta),
+                Event::ToolCall { .. } => last.clear(),
+                _ => {}
+            },
+            Replayed::Task(_) => last.clear(),
+        }
+    }
+    let mut out = format!("resumed: {tasks} earlier task(s)");
+    if let Some(first) = last.trim().lines().next() {
+        let first: String = first.chars().take(200).collect();
         out.push_str(&format!("; last answer: {first}"));
     }
     Some(out)

@@ -24,6 +24,9 @@ pub(crate) enum Slash {
     Memory,
     /// `/skills [trust NAME]`: list the skills, or trust a project skill on this machine.
     Skills(Option<String>),
+    /// `/trust [add PATH]`: list, or add, directories outside the workspace the file
+    /// tools may read in this UI run.
+    Trust(Option<String>),
     /// `/sessions`: list sessions of this workspace.
     Sessions,
     /// `/resume ID`: switch to another session.
@@ -62,6 +65,10 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
     (
         "skills",
         "[trust NAME] list skills, or trust a project skill",
+    ),
+    (
+        "trust",
+        "[add PATH] list or add directories outside the workspace tools may read",
     ),
     ("sessions", "list sessions of this workspace"),
     ("resume", "ID switch to another session"),
@@ -137,6 +144,7 @@ pub(crate) fn parse(input: &str) -> Parsed {
         "verify" => Slash::Verify,
         "memory" => Slash::Memory,
         "skills" | "skill" => Slash::Skills(arg),
+        "trust" => Slash::Trust(arg),
         "sessions" => Slash::Sessions,
         "resume" => Slash::Resume(arg),
         "doctor" => Slash::Doctor,
@@ -163,6 +171,8 @@ pub(crate) fn parse_with(
     match parse(input) {
         Parsed::Unknown { name, suggestion } => match custom.expand(input) {
             Some(expansion) => Parsed::Text(expansion.text),
+            // An MCP server's prompt: the driver has its server render it.
+            None if name.starts_with("mcp__") => Parsed::Text(input.trim().to_string()),
             None => Parsed::Unknown { name, suggestion },
         },
         other => other,
@@ -257,6 +267,11 @@ mod tests {
             parse_with("/revu", &custom),
             Parsed::Unknown { .. }
         ));
+        // An MCP server's prompt goes to the driver as typed, for its server to render.
+        assert_eq!(
+            parse_with(" /mcp__every__simple-prompt x=1 ", &custom),
+            Parsed::Text("/mcp__every__simple-prompt x=1".into())
+        );
     }
 
     #[test]

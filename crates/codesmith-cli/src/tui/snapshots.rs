@@ -276,32 +276,55 @@ fn a_large_paste_scrolls_the_input_box_to_the_cursor() {
 
 #[test]
 fn a_resumed_session_shows_its_history() {
+    use codesmith_engine::session::{NoteKind, Record};
     use codesmith_protocol::{ContentBlock, Message, Role, ToolCall, ToolResult};
-    let mut a = app();
-    a.load_history(&[
-        Message::user_text("fix calc"),
-        Message {
+    let message = |message| Record::Message { message };
+    let shown = serde_json::json!({"event": {
+        "type": "tool_result", "id": "c1", "name": "exec_shell", "ok": true,
+        "output": "", "summary": "exit 0 · 0.1s"
+    }});
+    let records = [
+        message(Message::user_text("fix calc")),
+        Record::Note {
+            kind: NoteKind::TaskStart,
+            data: serde_json::json!({"task": 1}),
+        },
+        message(Message {
             role: Role::Assistant,
             content: vec![ContentBlock::ToolCall(ToolCall {
                 id: "c1".into(),
-                name: "read_file".into(),
-                arguments: r#"{"path":"calc.py"}"#.into(),
+                name: "exec_shell".into(),
+                arguments: r#"{"command":"make test"}"#.into(),
             })],
+        }),
+        Record::Note {
+            kind: NoteKind::Shown,
+            data: shown,
         },
-        Message {
+        message(Message {
             role: Role::User,
             content: vec![ContentBlock::ToolResult(ToolResult {
                 call_id: "c1".into(),
-                content: "def add".into(),
+                content: "exit 0".into(),
                 is_error: false,
             })],
-        },
-        Message::assistant_text("All fixed."),
-    ]);
+        }),
+        message(Message::assistant_text("All fixed.")),
+        message(Message::user_text(
+            "<runtime_event type=\"verdict\">{\"verdict\":\"verified_pass\"}</runtime_event>",
+        )),
+    ];
+    let mut a = app();
+    a.load_history(&codesmith_engine::replay::replay_records(&records));
     let rows = screen(&mut a);
     let user = find(&rows, "› fix calc");
-    assert_eq!(rows[user + 1], "● read_file calc.py");
+    assert_eq!(rows[user + 1], "● exec_shell make test · exit 0 · 0.1s");
     assert_eq!(rows[user + 3], "All fixed.");
+    assert!(
+        !rows.iter().any(|r| r.contains("runtime_event")),
+        "an engine note shown as the user's words:\n{}",
+        rows.join("\n")
+    );
 }
 
 #[test]

@@ -64,6 +64,9 @@ pub(crate) struct Status {
     pub retry: Option<RetryBanner>,
     /// What the engine is busy with, if anything.
     pub activity: Option<Activity>,
+    /// Bytes of text (answer and thinking) the model streamed in the running round: its
+    /// output so far, before the round's usage arrives.
+    pub streamed_bytes: usize,
 }
 
 impl Status {
@@ -85,6 +88,7 @@ impl Status {
             isolates,
             retry: None,
             activity: None,
+            streamed_bytes: 0,
         }
     }
 
@@ -92,7 +96,14 @@ impl Status {
     pub(crate) fn line(&self, theme: &Theme, width: usize) -> Line<'static> {
         let mut parts = Vec::new();
         if let Some(activity) = &self.activity {
-            parts.push(activity.text(Instant::now()));
+            let mut text = activity.text(Instant::now());
+            // The round's output as it streams, estimated from its text until its usage
+            // arrives.
+            if self.streamed_bytes > 0 {
+                let tokens = codesmith_protocol::approx_tokens(self.streamed_bytes);
+                text.push_str(&format!(" · ↓ ~{} tok", compact(tokens)));
+            }
+            parts.push(text);
         }
         let first = parts.len();
         parts.push(format!("{} {}", self.provider, self.model));
@@ -286,6 +297,19 @@ mod tests {
         // Narrow terminals drop the middle parts first.
         let narrow = line_text(&s.line(&theme, 30));
         assert!(narrow.starts_with("openai gpt-4.1-mini"), "{narrow}");
+    }
+
+    #[test]
+    fn the_tokens_of_a_streaming_answer_show_while_it_streams() {
+        let theme = Theme::new(ThemeKind::Dark);
+        let mut s = Status::new("openai", "scripted", "suggest", "none", false);
+        s.activity = Some(Activity {
+            label: "working",
+            since: Instant::now(),
+        });
+        s.streamed_bytes = 4_000;
+        let text = line_text(&s.line(&theme, 120));
+        assert!(text.contains("working 0s · ↓ ~1.0k tok"), "{text}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::app::{App, Entry, StreamCache, ToolEntry, ToolStatus};
 use super::markdown;
 use super::theme::Theme;
 use super::wrap::wrap_line;
+use codesmith_tools::shell::LIVE_LINE_CHARS;
 
 /// Most input rows shown at once (the box scrolls to the cursor beyond that).
 pub(crate) const MAX_INPUT_ROWS: usize = 6;
@@ -245,6 +246,14 @@ fn tool_lines(tool: &ToolEntry, expand: bool, t: &Theme) -> Vec<Line<'static>> {
         head.push(Span::styled(" …", t.dim));
     }
     let mut out = vec![Line::from(head)];
+    if tool.status == ToolStatus::Running {
+        for l in &tool.live {
+            out.push(Line::styled(
+                format!("  ┆ {}", codesmith_policy::visible_line(l, LIVE_LINE_CHARS)),
+                t.dim,
+            ));
+        }
+    }
     if let ToolStatus::Failed(why) = &tool.status {
         out.push(Line::styled(format!("  └ {why}"), t.error));
     }
@@ -455,6 +464,7 @@ mod tests {
             status: ToolStatus::Running,
             output: String::new(),
             summary: Some("read_file a.txt".into()),
+            live: Vec::new(),
         };
         let theme = Theme::new(ThemeKind::Dark);
         assert_eq!(

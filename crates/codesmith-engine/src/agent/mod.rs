@@ -25,6 +25,9 @@ mod recovery;
 pub const INTERRUPTION_NOTE: &str = crate::session::NoteKind::RESPONSE_INTERRUPTED;
 /// How the transcript explains a turn that a cancellation ended.
 pub const INTERRUPTED: &str = "The turn was interrupted";
+/// How the transcript marks an answer an interrupt cut off as it streamed (after its
+/// text).
+pub const PARTIAL_MARK: &str = "(The turn was interrupted here; this answer is incomplete.)";
 /// How the transcript explains tool calls a previous run left without results (it was
 /// killed or crashed mid-turn).
 const PREVIOUS_RUN_ENDED: &str = "CodeSmith stopped";
@@ -55,6 +58,13 @@ pub struct EngineConfig {
     /// Check success claims in the final text by replaying the task's last
     /// verification command (`[verification] result_claims`, on by default; see [`crate::verify`]).
     pub verify_claims: bool,
+    /// File an entry in the project's slop ledger for an `unsubstantiated` or
+    /// `verified_fail` verdict (`[verification] slop`, off by default; see
+    /// [`codesmith_tools::slop`]).
+    pub slop_from_verdicts: bool,
+    /// Start read-only, parallel-safe calls while the response still streams (see
+    /// `crate::early`; on by default).
+    pub early_start: bool,
     /// Task snapshots of the workspace, taken before a task's first write
     /// (`[snapshots] enabled`, on by default; `git` from `PATH`). A subagent never takes
     /// its own: the parent's snapshot, taken before a writing child starts, covers it.
@@ -221,6 +231,8 @@ impl Engine {
             delegation: Some(delegation),
             delegated: Vec::new(),
             ran_later: Vec::new(),
+            shown: Vec::new(),
+            early: Default::default(),
             hooks: crate::hooks::HookSite {
                 hooks: Arc::clone(&config.hooks),
                 session_id: session.id().to_string(),
@@ -374,6 +386,66 @@ impl Engine {
         outcome
     }
 
+    /// Runs `command` as the user's own `exec_shell` call (see
+    /// [`codesmith_protocol::Op::UserShell`]): planned, gated and run by the same pipeline
+    /// as the model's calls, stopped when `cancel` fires. The transcript gets a runtime
+    /// event with the command and the text of its result, for the model to read with the
+    /// next task, and `shown` notes of the call and its result for a resumed session.
+    /// Returns `Completed`, or `Cancelled` when interrupted.
+    ///
+    /// # Errors
+    /// [`EngineError::Session`] when the transcript cannot be written.
+    pub async fn run_user_shell(
+        &mut self,
+        command: &str,
+        cancel: CancellationToken,
+        sink: &mut EventSink<'_>,
+    ) -> Result<TaskStatus, EngineError> {
+        self.session.answer_open_calls(PREVIOUS_RUN_ENDED)?;
+        self.runtime.ctx = Arc::new(self.runtime.ctx.with_cancel(cancel.clone()));
+        let args = serde_json::json!({ "command": command });
+        let call = codesmith_protocol::ToolCall {
+            id: format!("user_shell_{}", self.session.messages().len()),
+            name: codesmith_tools::Tool::name(&codesmith_tools::shell::ExecShell).to_string(),
+            arguments: args.to_string(),
+        };
+        let shown_call = Event::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: args.clone(),
+        };
+        let results = dispatch_calls(
+            &mut self.runtime,
+            vec![(call, Some(args))],
+            &StopReason::EndTurn,
+            sink,
+        )
+        .await;
+        self.end_tools();
+        let text = results
+            .first()
+            .map(|r| r.content.clone())
+            .unwrap_or_default();
+        self.session.note(
+            crate::session::NoteKind::Shown,
+            serde_json::json!({ "event": shown_call, "in_place": true }),
+        )?;
+        for mut shown in std::mem::take(&mut self.runtime.shown) {
+            shown["in_place"] = serde_json::Value::Bool(true);
+            self.session.note(crate::session::NoteKind::Shown, shown)?;
+        }
+        self.session
+            .push(Message::user_text(crate::replay::user_shell_event_text(
+                command, &text,
+            )))?;
+        self.session.sync()?;
+        Ok(if cancel.is_cancelled() {
+            TaskStatus::Cancelled
+        } else {
+            TaskStatus::Completed
+        })
+    }
+
     async fn run_task_inner(
         &mut self,
         task: &str,
@@ -435,9 +507,31 @@ impl Engine {
                 turn,
                 estimated_input_tokens,
             });
+            // The answer as it streamed, kept when an interrupt cuts it off.
+            let partial = std::sync::Mutex::new(String::new());
+            let mut tee = |event: Event| {
+                let mut text = partial
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match &event {
+                    Event::AssistantText { delta } => text.push_str(delta),
+                    // A retried request starts its answer again.
+                    Event::Retry { .. } => text.clear(),
+                    _ => {}
+                }
+                drop(text);
+                sink(event);
+            };
             let response = tokio::select! {
-                response = self.request_with_recovery(sink) => response?,
-                () = cancel.cancelled() => return self.cancelled(turn, usage),
+                response = self.request_with_recovery(&mut tee) => Some(response?),
+                () = cancel.cancelled() => None,
+            };
+            let Some(response) = response else {
+                let partial = partial
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                self.keep_partial_answer(&partial)?;
+                return self.cancelled(turn, usage);
             };
             if let Some(why) = &response.interruption {
                 self.report_interruption(why, sink)?;
@@ -445,8 +539,15 @@ impl Engine {
             let round_usage = response.usage;
             usage.add(&round_usage);
             let stop = response.stop_reason.clone();
+            let cut_off = response.interruption.is_some();
             let refusal = response.refusal;
             let (message, final_text, calls, imitations) = assistant_message(response);
+            let stop = judged_stop(
+                stop,
+                codesmith_providers::misreports_length_stop(self.provider.name()),
+                !calls.is_empty(),
+                calls.iter().all(|(_, parsed)| parsed.is_some()),
+            );
             // A turn whose text imitated a tool call and made no real one gets one more
             // round per task (not after a cut-off stream, nor at the turn limit), with a
             // runtime event at the transcript's tail saying why: nothing in text ever runs.
@@ -520,7 +621,9 @@ impl Engine {
                 };
                 let verdict = if status == TaskStatus::Completed && self.config.verify_claims {
                     let (rt, model) = (&mut self.runtime, &self.config.model);
-                    crate::verify::conclude(rt, &mut self.session, &final_text, model, sink).await?
+                    let slop = self.config.slop_from_verdicts;
+                    crate::verify::conclude(rt, &mut self.session, &final_text, model, slop, sink)
+                        .await?
                 } else {
                     None
                 };
@@ -533,13 +636,22 @@ impl Engine {
                 });
             }
             let plan_calls = crate::plan::calls_in(&calls);
+            if cut_off || stop.is_truncation() || stop == StopReason::Interrupted {
+                // A cut-off response: nothing started early counts.
+                self.runtime.early.discard();
+            }
             let results = dispatch_calls(&mut self.runtime, calls, &stop, sink).await;
+            self.runtime.early.discard();
             let plan = crate::plan::latest_accepted(&plan_calls, &results);
             let mut content: Vec<ContentBlock> =
                 results.into_iter().map(ContentBlock::ToolResult).collect();
             if let Some(note) = self.record_plan(plan, sink)? {
                 // Restated at the tail, in the message that answers the call.
                 content.push(ContentBlock::Text { text: note });
+            }
+            // What the results showed besides the model's text, so a resume shows it too.
+            for shown in std::mem::take(&mut self.runtime.shown) {
+                self.session.note(crate::session::NoteKind::Shown, shown)?;
             }
             self.session.push(Message {
                 role: Role::User,
@@ -713,6 +825,26 @@ impl Engine {
         Ok(())
     }
 
+    /// Keeps the answer an interrupt cut off while it streamed (`partial`, the text the
+    /// front end showed) as the model's message, marked as cut off, so the model and a
+    /// resumed session read what the person saw. Nothing when no text had streamed.
+    fn keep_partial_answer(&mut self, partial: &str) -> Result<(), EngineError> {
+        if partial.trim().is_empty()
+            || !self
+                .session
+                .messages()
+                .last()
+                .is_some_and(|m| m.role == Role::User)
+        {
+            return Ok(());
+        }
+        self.session.push(Message::assistant_text(format!(
+            "{}\n\n{PARTIAL_MARK}",
+            partial.trim_end()
+        )))?;
+        Ok(())
+    }
+
     /// Closes a cancelled turn in the transcript (every call has its result, an assistant
     /// note ends the turn) and syncs it.
     fn cancelled(&mut self, turns: u32, usage: Usage) -> Result<TaskOutcome, EngineError> {
@@ -787,6 +919,7 @@ impl Engine {
     /// One model request with retries, streaming deltas to `sink`.
     async fn request(&self, sink: &mut EventSink<'_>) -> Result<AssistantResponse, ProviderError> {
         let request = self.chat_request();
+        self.runtime.early.discard();
 
         // Forged calls never reach the front ends as the model's prose: the one scrubber
         // strips them from the text deltas as they stream (holding back what may be the
@@ -799,7 +932,20 @@ impl Engine {
                     sink(Event::AssistantText { delta: shown });
                 }
             }
-            other => sink(notice_event(other)),
+            StreamNotice::CallReady {
+                id,
+                name,
+                arguments,
+            } => {
+                if self.config.early_start {
+                    crate::early::EarlyStarts::offer(&self.runtime, &id, &name, arguments);
+                }
+            }
+            other => {
+                if let Some(event) = notice_event(other) {
+                    sink(event);
+                }
+            }
         };
         let response = codesmith_providers::complete(
             self.provider.as_ref(),
@@ -816,11 +962,14 @@ impl Engine {
     }
 }
 
-fn notice_event(notice: StreamNotice) -> Event {
-    match notice {
+/// The event a stream notice becomes; `None` for one that is no event of its own (a
+/// call whose arguments are complete, which early start acts on).
+fn notice_event(notice: StreamNotice) -> Option<Event> {
+    Some(match notice {
         StreamNotice::TextDelta(delta) => Event::AssistantText { delta },
         StreamNotice::ThinkingDelta(delta) => Event::Thinking { delta },
         StreamNotice::Notice(message) => Event::Notice { message },
+        StreamNotice::CallReady { .. } => return None,
         StreamNotice::Retry {
             attempt,
             wait_ms,
@@ -830,7 +979,7 @@ fn notice_event(notice: StreamNotice) -> Event {
             wait_ms,
             reason,
         },
-    }
+    })
 }
 
 type PendingCalls = Vec<(codesmith_protocol::ToolCall, Option<serde_json::Value>)>;
@@ -950,4 +1099,56 @@ pub(crate) fn prompt_cache_key(session_id: &str) -> String {
     }
     key.truncate(end);
     key
+}
+
+/// The stop reason the truncation gate acts on: the wire's, except that a length stop
+/// from a provider known to misreport it (`misreports`, see
+/// [`codesmith_providers::LENGTH_STOP_MISREPORTED_BY`]) whose calls all carry complete
+/// arguments (`all_complete`: every call's arguments parsed strictly) is taken as the end
+/// it really was (`tool_use` with calls, else `end_turn`). Arguments that do not parse
+/// keep the length stop, so the gate refuses them as cut off.
+pub(crate) fn judged_stop(
+    stop: StopReason,
+    misreports: bool,
+    has_calls: bool,
+    all_complete: bool,
+) -> StopReason {
+    if !misreports || !stop.is_truncation() || !all_complete {
+        return stop;
+    }
+    if has_calls {
+        StopReason::ToolUse
+    } else {
+        StopReason::EndTurn
+    }
+}
+
+#[cfg(test)]
+mod stop_tests {
+    use super::*;
+
+    #[test]
+    fn the_misreport_table_is_empty_and_only_a_listed_provider_is_believed() {
+        assert!(codesmith_providers::LENGTH_STOP_MISREPORTED_BY.is_empty());
+        assert!(!codesmith_providers::misreports_length_stop("openai"));
+        // Not listed: the length stop stands.
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, false, true, true),
+            StopReason::MaxTokens
+        );
+        // Listed, complete arguments: the turn ended normally.
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, true, true, true),
+            StopReason::ToolUse
+        );
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, true, false, true),
+            StopReason::EndTurn
+        );
+        // Listed, but an argument was cut: still a cut-off turn, the gate refuses it.
+        assert_eq!(
+            judged_stop(StopReason::MaxTokens, true, true, false),
+            StopReason::MaxTokens
+        );
+    }
 }

@@ -76,6 +76,14 @@ impl Runtime {
             {
                 self.code_requirement(tool, args)
             }
+            // Typing into an interactive session: the program decides what the input does,
+            // so it is judged like code, never like a read.
+            Capability::ExecutesCode
+                if args.get("command").is_none()
+                    && (args.get("text").is_some() || args.get("keys").is_some()) =>
+            {
+                self.terminal_input_requirement(tool, args)
+            }
             Capability::ExecutesCode => self.shell_requirement(tool, args),
             Capability::Network if matches!(tool.origin(), ToolOrigin::Mcp { .. }) => {
                 self.mcp_requirement(tool, args)
@@ -523,6 +531,33 @@ impl Runtime {
     }
 }
 
+impl Runtime {
+    /// The requirement for typing into an interactive session (`pty_send`): what the
+    /// input does is up to the program reading it, so the approval mode decides as for
+    /// code (`auto` runs, `suggest` asks, `never` refuses). An approval covers the same
+    /// input to the same session only; a call that types nothing is a read.
+    pub(crate) fn terminal_input_requirement(&self, tool: &dyn Tool, args: &Value) -> Requirement {
+        let input = match codesmith_tools::shell::terminal_input(args) {
+            Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            // Nothing typed, or input the tool itself refuses: nothing reaches the program.
+            Ok(None) | Err(_) => return Requirement::Auto { concurrent: false },
+        };
+        let id = args.get("id").and_then(Value::as_str).unwrap_or("?");
+        let name = tool.name();
+        let shown = codesmith_policy::visible_controls(&input).into_owned();
+        let request = ApprovalRequest {
+            tool: name.to_string(),
+            summary: format!("{name} {id}: {shown}"),
+            reason: "It types into an interactive program, which decides what the input does."
+                .into(),
+            can_persist: false,
+            ..Default::default()
+        };
+        let key = ApprovalKey::exact(name, args);
+        self.by_mode(tool, request, key.clone(), key, None)
+    }
+}
+
 /// What a file-writing call changes beyond this session, as (summary, reason), or `None`
 /// for an ordinary workspace write. Unreadable arguments are left to the tool's own
 /// validation, except a `remember` scope, which defaults to the user's memory.
@@ -539,7 +574,7 @@ fn persistent_write(tool: &str, args: &Value) -> Option<(String, String)> {
         ));
     }
     let paths: Vec<&str> = match tool {
-        "write_file" | "edit_file" => args
+        "write_file" | "edit_file" | "fim_edit" => args
             .get("path")
             .and_then(Value::as_str)
             .into_iter()

@@ -1107,7 +1107,10 @@ impl Findings {
             self.changed.extend(strings("files_changed"));
             return;
         }
-        if !matches!(name, "write_file" | "edit_file" | "apply_patch") {
+        if !matches!(
+            name,
+            "write_file" | "edit_file" | "fim_edit" | "apply_patch"
+        ) {
             return;
         }
         if let Some(path) = meta.get("path").and_then(Value::as_str) {

@@ -37,8 +37,9 @@ use crate::session::{Session, SessionError};
 
 /// Checks `final_text` of a completed task and records the verdict: appended
 /// to the tail of `session` as a runtime event, written to the ledger under
-/// the tool context's home, and sent to `sink`. `None` when the text makes
-/// no success claim.
+/// the tool context's home, and sent to `sink`. With `slop`, an `unsubstantiated` or
+/// `verified_fail` verdict also files an entry in the project's slop ledger (a notice
+/// names it). `None` when the text makes no success claim.
 ///
 /// # Errors
 /// The transcript could not be written. (A ledger failure is only a notice.)
@@ -47,6 +48,7 @@ pub(crate) async fn conclude(
     session: &mut Session,
     final_text: &str,
     model: &str,
+    slop: bool,
     sink: &mut EventSink<'_>,
 ) -> Result<Option<Verdict>, SessionError> {
     let Some(verdict) = check(rt, final_text).await else {
@@ -67,8 +69,32 @@ pub(crate) async fn conclude(
     if let Some(message) = problem {
         sink(Event::Notice { message });
     }
-    sink(Event::Verdict(verdict.event()));
+    if slop && let Some(message) = file_slop(&rt.ctx.workspace, &verdict) {
+        sink(Event::Notice { message });
+    }
+    let event = Event::Verdict(verdict.event());
+    if let Some(shown) = crate::replay::shown_note(&event) {
+        session.note(crate::session::NoteKind::Shown, shown)?;
+    }
+    sink(event);
     Ok(Some(verdict))
+}
+
+/// Files a doubtful verdict in the project's slop ledger; the notice to show, if any.
+fn file_slop(workspace: &std::path::Path, verdict: &Verdict) -> Option<String> {
+    use codesmith_tools::slop::{Author, Ledger, verdict_entry};
+    let entry = verdict_entry(
+        verdict.verdict.as_str(),
+        &verdict.claim,
+        verdict.evidence.as_ref().map(|e| e.command.as_str()),
+        verdict.evidence.as_ref().and_then(|e| e.exit_code),
+    )?;
+    Some(
+        match Ledger::for_workspace(workspace).record(entry, Author::Verifier) {
+            Ok(e) => format!("The claim verifier filed {} in the slop ledger.", e.id),
+            Err(e) => format!("The claim verifier could not file a slop ledger entry: {e}."),
+        },
+    )
 }
 
 /// The verdict on `final_text`, replaying when there is something to replay.

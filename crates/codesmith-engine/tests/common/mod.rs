@@ -116,6 +116,8 @@ fn build(
         network: NetworkPolicy::default(),
         agents: setup.agents,
         verify_claims: setup.verify_claims,
+        slop_from_verdicts: false,
+        early_start: true,
         snapshots: setup.snapshots,
         context: setup.context,
         hooks: Arc::new(setup.hooks),

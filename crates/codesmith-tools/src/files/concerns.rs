@@ -83,12 +83,12 @@ fn linked_reason(path: &str, links: u64) -> String {
 }
 
 /// The paths a call of the file tool `tool` writes, as the model wrote them: `path` of
-/// `write_file`/`edit_file`; every path of an `apply_patch` patch (added, updated,
+/// `write_file`/`edit_file`/`fim_edit`; every path of an `apply_patch` patch (added, updated,
 /// deleted, and the destination of a move). A patch that does not parse gives none (the
 /// tool refuses it).
 pub fn written_paths(tool: &str, args: &Value) -> Vec<String> {
     match tool {
-        "write_file" | "edit_file" => args
+        "write_file" | "edit_file" | "fim_edit" => args
             .get("path")
             .and_then(Value::as_str)
             .map(str::to_string)

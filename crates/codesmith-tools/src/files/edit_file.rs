@@ -101,7 +101,7 @@ enum Mode<'a> {
 
 /// Which matches to replace.
 #[derive(Clone, Copy)]
-enum Pick {
+pub(super) enum Pick {
     Unique,
     Nth(usize),
     All,
@@ -185,45 +185,7 @@ fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
     let path = ctx.resolve_for_write(&args.path)?;
     let lock = path_lock(&path.abs);
     let _guard = lock.lock();
-    let bytes = load_bytes(&path)?;
-    let digest = args.sha256.as_ref().map(|_| sha256_hex(&bytes));
-    let file = TextFile::decode_owned(bytes).map_err(|e| not_text(&path.rel, &e))?;
-    if let Some(expected) = &args.sha256
-        && (expected.len() < crate::SHA256_PREFIX_LEN
-            || !expected.bytes().all(|b| b.is_ascii_hexdigit()))
-    {
-        return Err(Refusal::new(
-            ErrorCode::InvalidArguments,
-            format!(
-                "sha256 {expected:?} is not a digest: pass at least its first {} hex digits.",
-                crate::SHA256_PREFIX_LEN
-            ),
-            format!(
-                "Pass the sha256 read_file reported for \"{}\", or read the file first.",
-                path.rel
-            ),
-        )
-        .with("path", path.rel.as_str()));
-    }
-    match (&args.sha256, &digest) {
-        (Some(expected), Some(actual))
-            if !actual
-                .get(..expected.len())
-                .is_some_and(|head| head.eq_ignore_ascii_case(expected)) =>
-        {
-            return Err(Refusal::new(
-                ErrorCode::StaleRead,
-                format!("\"{}\" does not have the sha256 you passed; it changed since you read it.", path.rel),
-                format!("Call read_file with path=\"{}\" again and base the edit on its current content.", path.rel),
-            )
-            .with("path", path.rel.as_str())
-            .with("expected_sha256", expected.as_str())
-            .with("actual_sha256", actual.as_str()));
-        }
-        (Some(_), _) => {}
-        (None, _) if args.force_fresh => {}
-        (None, _) => check_fresh(ctx, &path.abs, &path.rel)?,
-    }
+    let file = checked_file(ctx, &path, args.sha256.as_deref(), args.force_fresh)?;
     let file = &file;
     let replace = convert_line_endings(&args.replace, file.ending);
     let (found, replace) = match mode {
@@ -276,8 +238,64 @@ fn edit(ctx: &ToolContext, args: &Args, mode: Mode<'_>) -> ToolOutcome {
         .with("formatted", report.formatted))
 }
 
+/// The file at `path` as text, after the freshness check every editor shares: its `sha256`
+/// (a prefix of at least [`crate::SHA256_PREFIX_LEN`] hex digits) when one is passed, else
+/// a read in this session (unless `force_fresh`, which the caller has allowed).
+///
+/// # Errors
+/// `INVALID_ARGUMENTS` for a `sha256` that is not a digest, `STALE_READ` when it does not
+/// match, `NOT_READ`/`STALE_READ` from the session's read record, and the file's own load
+/// and decoding refusals.
+pub(super) fn checked_file(
+    ctx: &ToolContext,
+    path: &crate::fs::paths::ResolvedPath,
+    sha256: Option<&str>,
+    force_fresh: bool,
+) -> Result<TextFile, Refusal> {
+    let bytes = load_bytes(path)?;
+    let digest = sha256.map(|_| sha256_hex(&bytes));
+    let file = TextFile::decode_owned(bytes).map_err(|e| not_text(&path.rel, &e))?;
+    if let Some(expected) = sha256
+        && (expected.len() < crate::SHA256_PREFIX_LEN
+            || !expected.bytes().all(|b| b.is_ascii_hexdigit()))
+    {
+        return Err(Refusal::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "sha256 {expected:?} is not a digest: pass at least its first {} hex digits.",
+                crate::SHA256_PREFIX_LEN
+            ),
+            format!(
+                "Pass the sha256 read_file reported for \"{}\", or read the file first.",
+                path.rel
+            ),
+        )
+        .with("path", path.rel.as_str()));
+    }
+    match (sha256, &digest) {
+        (Some(expected), Some(actual))
+            if !actual
+                .get(..expected.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(expected)) =>
+        {
+            return Err(Refusal::new(
+                ErrorCode::StaleRead,
+                format!("\"{}\" does not have the sha256 you passed; it changed since you read it.", path.rel),
+                format!("Call read_file with path=\"{}\" again and base the edit on its current content.", path.rel),
+            )
+            .with("path", path.rel.as_str())
+            .with("expected_sha256", expected)
+            .with("actual_sha256", actual.as_str()));
+        }
+        (Some(_), _) => {}
+        (None, _) if force_fresh => {}
+        (None, _) => check_fresh(ctx, &path.abs, &path.rel)?,
+    }
+    Ok(file)
+}
+
 /// Text the model sent, in the file's line ending.
-fn in_ending(text: &str, ending: LineEnding) -> String {
+pub(super) fn in_ending(text: &str, ending: LineEnding) -> String {
     convert_line_endings(text, ending)
 }
 
@@ -359,7 +377,12 @@ fn pick_anchor(args: &Args) -> Pick {
     }
 }
 
-fn select(spans: &[Span], pick: Pick, rel: &str, anchor: bool) -> Result<Vec<Span>, Refusal> {
+pub(super) fn select(
+    spans: &[Span],
+    pick: Pick,
+    rel: &str,
+    anchor: bool,
+) -> Result<Vec<Span>, Refusal> {
     let count = spans.len();
     match pick {
         Pick::All => Ok(spans.to_vec()),
@@ -409,7 +432,7 @@ fn splice(hay: &str, spans: &[Span], replace: &str) -> String {
 }
 
 /// Adds the nearest line to a `NO_MATCH` refusal, when there is one.
-trait WithClosest {
+pub(super) trait WithClosest {
     fn with_closest(self, hay: &str, needle: &str) -> Self;
 }
 
@@ -423,7 +446,7 @@ impl WithClosest for Refusal {
     }
 }
 
-fn no_match(rel: &str, field: &str) -> Refusal {
+pub(super) fn no_match(rel: &str, field: &str) -> Refusal {
     Refusal::new(
         ErrorCode::NoMatch,
         format!(

@@ -81,7 +81,7 @@ impl Tool for ReadFile {
 }
 
 fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
-    let path = ctx.resolve(&args.path)?;
+    let path = ctx.resolve_for_read(&args.path)?;
     let loaded = load_text(&path)?;
     ctx.freshness.mark_fresh(&path.abs);
     // A secret nobody approved reading reaches the model with its values masked (and

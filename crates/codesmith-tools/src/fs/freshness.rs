@@ -36,12 +36,25 @@ impl Fingerprint {
 #[derive(Debug, Default)]
 pub struct FreshnessTracker {
     seen: Mutex<HashMap<PathBuf, Fingerprint>>,
+    /// One call outside any session: every file counts as read as it is now.
+    one_call: bool,
 }
 
 impl FreshnessTracker {
     /// An empty tracker.
     pub fn new() -> Self {
         FreshnessTracker::default()
+    }
+
+    /// The tracker of one call outside any session (`codesmith tool`): no read can precede
+    /// it, so a file's content as it is when the call runs is its read and every check
+    /// passes. Never for a session or the MCP server, whose reads carry over and keep the
+    /// check.
+    pub fn one_call() -> Self {
+        FreshnessTracker {
+            one_call: true,
+            ..FreshnessTracker::default()
+        }
     }
 
     /// Records the current on-disk state of `abs` (a canonical path) as read. Call after a
@@ -57,6 +70,14 @@ impl FreshnessTracker {
                 seen.remove(abs);
             }
         }
+    }
+
+    /// Takes over every read `other` recorded, with the fingerprint each had when read (a
+    /// read made on the side, counted once its result is used).
+    pub fn adopt(&self, other: &FreshnessTracker) {
+        let theirs = other.entries();
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        seen.extend(theirs);
     }
 
     /// Forgets `abs` (e.g. after a deletion).
@@ -86,6 +107,9 @@ impl FreshnessTracker {
     /// the session never read the file; `STALE_READ` when its mtime or length differs from
     /// the read (or it can no longer be stat'ed).
     pub fn check(&self, abs: &Path, rel: &str) -> Result<(), Refusal> {
+        if self.one_call {
+            return Ok(());
+        }
         let seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(then) = seen.get(abs).copied() else {
             return Err(not_read(rel));

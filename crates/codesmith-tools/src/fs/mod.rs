@@ -11,6 +11,7 @@
 //! - [`encoding`]: text or binary, and which encoding (UTF-8/16/32, Windows-1252).
 //! - [`text`]: decoding, BOM and line-ending detection and preservation.
 //! - [`freshness`]: the read-before-write tracker keyed by canonical path (mtime + length).
+//! - [`trusted`]: directories outside the workspace the user lets the file tools read.
 
 pub mod atomic;
 pub mod beneath;
@@ -20,3 +21,4 @@ pub mod freshness;
 pub mod lock;
 pub mod paths;
 pub mod text;
+pub mod trusted;

@@ -256,6 +256,23 @@ impl Backend for NoneBackend {
     }
 }
 
+/// The backend names `[sandbox] backend` accepts.
+pub const BACKEND_NAMES: [&str; 3] = ["auto", "bwrap", "none"];
+
+/// Checks that `name` is one of [`BACKEND_NAMES`], without looking at the host (a
+/// configuration is judged the same on every machine; whether the backend runs here is
+/// [`backend_from_name`]'s question).
+///
+/// # Errors
+/// [`SandboxError::UnknownBackend`].
+pub fn check_backend_name(name: &str) -> Result<(), SandboxError> {
+    if BACKEND_NAMES.contains(&name) {
+        Ok(())
+    } else {
+        Err(SandboxError::UnknownBackend(name.to_string()))
+    }
+}
+
 /// Picks a backend by its config name.
 ///
 /// - `"none"`: [`NoneBackend`].

@@ -67,7 +67,7 @@ impl Tool for ListDir {
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
         let args: Args = crate::files::parse_args("list_dir", args, EXAMPLE)?;
-        let path = ctx.resolve(args.path.as_deref().unwrap_or("."))?;
+        let path = ctx.resolve_for_read(args.path.as_deref().unwrap_or("."))?;
         if !path.exists {
             return Err(not_found(&path.rel));
         }

@@ -149,7 +149,19 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
     let run_later = super::run_later::RunLaterGuard::before(&ctx.workspace, start);
     let mut running = process::spawn(&ctx.sandbox, &scope, &script, start)
         .map_err(|e| process::start_refused(&e))?;
-    let status = match running.wait_or_cancel(timeout, &ctx.cancel).await {
+    let waited = match ctx.live_output.clone() {
+        Some(live) => {
+            let watch = super::live::watch(running.output.clone(), live, sentinel.clone(), |t| {
+                shown_output(ctx, t)
+            });
+            tokio::select! {
+                status = running.wait_or_cancel(timeout, &ctx.cancel) => status,
+                never = watch => match never {},
+            }
+        }
+        None => running.wait_or_cancel(timeout, &ctx.cancel).await,
+    };
+    let status = match waited {
         Ok(Some(status)) => status,
         Ok(None) => {
             let refusal = stopped(ctx, &mut running, &sentinel, Some(timeout)).await;

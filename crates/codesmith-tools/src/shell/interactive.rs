@@ -31,14 +31,20 @@ impl Interactive {
     pub fn spawn(ctx: &ToolContext, argv: Vec<OsString>) -> Result<Self, Refusal> {
         let mut scope = super::scope_for(ctx, &ctx.workspace)?;
         scope.network = false;
-        let (running, pipes) =
-            process::spawn_argv(&ctx.sandbox, &scope, argv, &ctx.workspace, true).map_err(|e| {
-                Refusal::new(
-                    ErrorCode::Internal,
-                    format!("The process could not be started: {e}."),
-                    "Tell the user; check that the sandbox works (`codesmith doctor`).",
-                )
-            })?;
+        let (running, pipes) = process::spawn_argv(
+            &ctx.sandbox,
+            &scope,
+            argv,
+            &ctx.workspace,
+            process::Io::Piped,
+        )
+        .map_err(|e| {
+            Refusal::new(
+                ErrorCode::Internal,
+                format!("The process could not be started: {e}."),
+                "Tell the user; check that the sandbox works (`codesmith doctor`).",
+            )
+        })?;
         let Some((stdin, stdout)) = pipes else {
             return Err(Refusal::internal());
         };

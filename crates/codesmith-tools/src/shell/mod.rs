@@ -11,8 +11,10 @@
 pub mod drift;
 mod exec;
 mod interactive;
+mod live;
 pub mod network;
 mod process;
+mod pty;
 // The one module with `unsafe`: a process-setup hook between fork and exec cannot be
 // written without it (see its documentation for what it may do there).
 #[cfg(target_os = "linux")]
@@ -28,17 +30,28 @@ use std::sync::{Mutex, PoisonError};
 
 pub use exec::{DEFAULT_TIMEOUT_SECS, ExecShell, MAX_TIMEOUT_SECS, start_dir};
 pub use interactive::Interactive;
+pub use live::{LIVE_INTERVAL, LIVE_LINE_CHARS, LIVE_LINES};
+pub use pty::{
+    MAX_PTY_SESSIONS, NAMED_KEYS, PtyEnd, PtyList, PtyListing, PtyRead, PtySend, PtyStart,
+    PtyTable, key_bytes, terminal_input,
+};
 pub use tasks::{MAX_RUNNING_TASKS, TaskShellCancel, TaskShellPoll, TaskShellStart, TaskTable};
 pub use tree::become_child_subreaper;
 
 use crate::ToolContext;
 use crate::sandbox::Scope;
 
-/// The shell tools plus `retrieve_tool_result`: `exec_shell`, `retrieve_tool_result`,
+/// The shell tools plus `retrieve_tool_result`: `exec_shell`, the interactive sessions
+/// (`pty_end`, `pty_list`, `pty_read`, `pty_send`, `pty_start`), `retrieve_tool_result`,
 /// `task_shell_cancel`, `task_shell_poll`, `task_shell_start`.
 pub fn shell_tools() -> Vec<std::sync::Arc<dyn crate::Tool>> {
     vec![
         std::sync::Arc::new(ExecShell),
+        std::sync::Arc::new(PtyEnd),
+        std::sync::Arc::new(PtyList),
+        std::sync::Arc::new(PtyRead),
+        std::sync::Arc::new(PtySend),
+        std::sync::Arc::new(PtyStart),
         std::sync::Arc::new(crate::spill::RetrieveToolResult),
         std::sync::Arc::new(TaskShellCancel),
         std::sync::Arc::new(TaskShellPoll),
@@ -53,6 +66,8 @@ pub struct ShellSession {
     cwd: Mutex<Option<PathBuf>>,
     /// Background tasks started with `task_shell_start`.
     pub tasks: TaskTable,
+    /// Interactive sessions started with `pty_start`.
+    pub ptys: PtyTable,
     /// Which file drifts were already reported.
     pub drift: drift::DriftProbe,
 }
@@ -98,7 +113,12 @@ pub(crate) fn scope_for(ctx: &ToolContext, cwd: &Path) -> Result<Scope, crate::R
         user_home: ctx.sandbox.user_home.clone(),
         codesmith_home: Some(ctx.home.clone()),
         network: ctx.sandbox.network,
-        extra: ctx.sandbox.extra.clone(),
+        extra: {
+            // The directories the user trusts for reading are offered read-only too.
+            let mut extra = ctx.sandbox.extra.clone();
+            extra.read.extend(ctx.trusted.roots());
+            extra
+        },
     })
 }
 

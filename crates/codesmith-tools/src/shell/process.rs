@@ -33,7 +33,7 @@ pub(crate) struct Captured {
 }
 
 impl Captured {
-    fn push(&mut self, chunk: &[u8]) {
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
         if self.dropped == 0 && self.data.len() + chunk.len() <= MAX_CAPTURE {
             self.data.extend_from_slice(chunk);
             return;
@@ -44,6 +44,11 @@ impl Captured {
             let cut = self.tail.len() - OVERFLOW_TAIL;
             self.tail.drain(..cut);
         }
+    }
+
+    /// Bytes received so far (kept or not): grows with every chunk.
+    pub(crate) fn len(&self) -> usize {
+        self.data.len() + self.dropped
     }
 
     /// Text from byte `from` on (lossy UTF-8), ending before an incomplete trailing
@@ -143,7 +148,18 @@ pub(crate) fn spawn(
     cwd: &Path,
 ) -> std::io::Result<Running> {
     let argv: Vec<OsString> = vec!["bash".into(), "-c".into(), script.into()];
-    spawn_argv(sandbox, scope, argv, cwd, false).map(|(running, _)| running)
+    spawn_argv(sandbox, scope, argv, cwd, Io::Captured).map(|(running, _)| running)
+}
+
+/// What a started process's stdin, stdout and stderr are connected to.
+#[derive(Debug)]
+pub(crate) enum Io {
+    /// stdin closed; stdout and stderr captured together.
+    Captured,
+    /// stdin and stdout are pipes handed back to the caller; stderr captured.
+    Piped,
+    /// All three are this pseudo-terminal's secondary side (the caller keeps the primary).
+    Terminal(std::os::fd::OwnedFd),
 }
 
 /// The pipes of a process started with `piped` set: what the harness writes to its stdin
@@ -161,17 +177,20 @@ pub(crate) fn start_refused(e: &std::io::Error) -> crate::Refusal {
     )
 }
 
-/// Starts `argv` under the sandbox in `cwd`, in a new process group, under its own reaper,
-/// with stderr captured. With `piped`, stdin and stdout are pipes handed back to the caller
-/// (a resident interpreter the harness talks to); without it stdin is closed and stdout is
-/// captured with stderr.
+/// Starts `argv` under the sandbox in `cwd`, in a new process group, under its own reaper.
+/// `io` says where its standard streams go: [`Io::Captured`] closes stdin and captures
+/// stdout with stderr; [`Io::Piped`] hands stdin and stdout back to the caller (a resident
+/// interpreter the harness talks to) and captures stderr; [`Io::Terminal`] attaches all
+/// three to a pseudo-terminal whose primary side the caller reads (nothing is captured
+/// here).
 pub(crate) fn spawn_argv(
     sandbox: &Sandbox,
     scope: &Scope,
     argv: Vec<OsString>,
     cwd: &Path,
-    piped: bool,
+    io: Io,
 ) -> std::io::Result<(Running, Pipes)> {
+    let piped = matches!(io, Io::Piped);
     let marker = tree::new_marker();
     let guard = GitGuard::before(scope, sandbox.backend.isolates());
     if argv.is_empty() {
@@ -189,10 +208,25 @@ pub(crate) fn spawn_argv(
         pipe
     };
     launch.configure(cmd.as_std_mut());
+    match io {
+        Io::Terminal(secondary) => {
+            cmd.stdin(Stdio::from(secondary.try_clone()?))
+                .stdout(Stdio::from(secondary.try_clone()?))
+                .stderr(Stdio::from(secondary))
+                .env("TERM", "xterm");
+        }
+        Io::Piped => {
+            cmd.stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+        }
+        Io::Captured => {
+            cmd.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+        }
+    }
     cmd.current_dir(cwd)
-        .stdin(if piped { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")

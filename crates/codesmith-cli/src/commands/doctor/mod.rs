@@ -49,8 +49,19 @@ pub(crate) async fn run(args: DoctorArgs) -> Exit {
     Exit::Code(ExitCode::from(report::exit_code(&findings)))
 }
 
-/// Runs every check, in a fixed order.
+/// Runs every check, in a fixed order, on the configuration resolved as `exec` would
+/// (without model flags).
 pub(crate) async fn collect(args: &DoctorArgs) -> Vec<Finding> {
+    collect_with(args, None).await
+}
+
+/// [`collect`] on `resolved` when given: the settings a running session resolved from its
+/// own flags (the UI's `/doctor`), so its sources name the same origins `config show`
+/// gives for those flags.
+pub(crate) async fn collect_with(
+    args: &DoctorArgs,
+    resolved: Option<config::Settings>,
+) -> Vec<Finding> {
     let mut out = vec![checks::version()];
     let home = match config::home_dir() {
         Ok(h) => h,
@@ -79,13 +90,16 @@ pub(crate) async fn collect(args: &DoctorArgs) -> Vec<Finding> {
     out.push(checks::project_config(ws, &home));
     out.push(checks::policy(&home, ws));
     // Resolved once, as `exec` would; every later check reads these settings.
-    let settings = (file.is_some() && ws.is_some()).then(|| {
-        config::resolve(config::Flags {
-            workspace: args.workspace.workspace.as_deref(),
-            model: &config::NO_MODEL_FLAGS,
-            max_turns: None,
-        })
-    });
+    let settings = match resolved {
+        Some(settings) => Some(Ok(settings)),
+        None => (file.is_some() && ws.is_some()).then(|| {
+            config::resolve(config::Flags {
+                workspace: args.workspace.workspace.as_deref(),
+                model: &config::NO_MODEL_FLAGS,
+                max_turns: None,
+            })
+        }),
+    };
     let settings = match settings {
         Some(Ok(s)) => Some(s),
         Some(Err(e)) => {
