@@ -422,7 +422,7 @@ async fn a_block_holds_when_the_hook_leaves_a_child_holding_its_output() {
         &sb,
         &hook(
             "PreToolUse",
-            Some("exec_shell|task_shell_start"),
+            Some("exec_shell|task_shell_start|pty_start|pty_send"),
             "( sleep 5; echo late ) & echo 'no pushing' >&2; exit 2",
             Some(2),
         ),

@@ -36,9 +36,10 @@ use sha2::{Digest, Sha256};
 
 pub use run::{HookOutcome, MAX_OUTPUT_BYTES, refused_command, run_hook};
 
-/// The tools that run shell commands: a policy hook on shell commands matches them all
-/// (`matcher = "exec_shell|task_shell_start"`).
-pub const SHELL_TOOLS: &[&str] = &["exec_shell", "task_shell_start"];
+/// The tools that run shell commands (a command line, or input typed into an interactive
+/// shell): a policy hook on shell commands matches them all
+/// (`matcher = "exec_shell|task_shell_start|pty_start|pty_send"`).
+pub const SHELL_TOOLS: &[&str] = &["exec_shell", "task_shell_start", "pty_start", "pty_send"];
 
 /// A hook's timeout when its entry names none, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
