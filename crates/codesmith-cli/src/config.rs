@@ -1342,10 +1342,15 @@ fn resolve_hooks(
             }
             _ => "not trusted on this machine",
         };
+        let listed: Vec<String> = section
+            .entries()
+            .map(|(event, entry)| format!("  {}", entry.describe(event)))
+            .collect();
         warnings.push(format!(
             "the project's hooks in .codesmith/config.toml are {what}, so they do not run (they \
              would run outside the sandbox with your rights); review them, then run `codesmith \
-             trust hooks` to let them run"
+             trust hooks` to let them run:\n{}",
+            listed.join("\n")
         ));
         return Ok(hooks);
     }

@@ -15,13 +15,23 @@ fn config(sb: &Sandbox, hooks: &str) {
     std::fs::write(sb.home().join("config.toml"), hooks).unwrap();
 }
 
-/// A `[[hooks.EVENT]]` entry that runs `script` with /bin/sh.
+/// A `[[hooks.EVENT]]` entry that runs `script` with /bin/sh, from a file outside every
+/// workspace (inline `sh -c` code is refused).
 fn hook(event: &str, matcher: Option<&str>, script: &str, timeout: Option<u64>) -> String {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = dir.path().join(format!("hook-{n}.sh"));
+    std::fs::write(&file, script).unwrap();
     let mut entry = format!("[[hooks.{event}]]\n");
     if let Some(m) = matcher {
         entry.push_str(&format!("matcher = {m:?}\n"));
     }
-    entry.push_str(&format!("command = [\"/bin/sh\", \"-c\", {script:?}]\n"));
+    entry.push_str(&format!(
+        "command = [\"/bin/sh\", {:?}]\n",
+        file.display().to_string()
+    ));
     if let Some(t) = timeout {
         entry.push_str(&format!("timeout_secs = {t}\n"));
     }
@@ -401,4 +411,136 @@ async fn a_pre_tool_use_hook_holds_for_a_subagents_calls_too() {
     );
     let child = tool_messages(&server.request_bodies()[2]);
     assert!(child[0].contains("blocked by policy X"), "{}", child[0]);
+}
+
+/// A `PreToolUse` hook that blocks at once while a child it left in the background holds
+/// its stdout and stderr: the block holds, without waiting for the child.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_block_holds_when_the_hook_leaves_a_child_holding_its_output() {
+    let sb = Sandbox::new();
+    config(
+        &sb,
+        &hook(
+            "PreToolUse",
+            Some("exec_shell|task_shell_start|pty_start|pty_send"),
+            "( sleep 5; echo late ) & echo 'no pushing' >&2; exit 2",
+            Some(2),
+        ),
+    );
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::tool_call(
+            "c1",
+            "exec_shell",
+            r#"{"command": "touch PWNED"}"#,
+        ))
+        .push(Scripted::text("Blocked."));
+    let ws = sb.ws();
+    let started = std::time::Instant::now();
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "touch"]),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!ws.join("PWNED").exists(), "the blocked call ran");
+    assert!(started.elapsed() < std::time::Duration::from_secs(4));
+    let results = tool_messages(&server.request_bodies()[1]);
+    assert!(results[0].contains("no pushing"), "{}", results[0]);
+}
+
+/// A hook naming a workspace script however it is written (relative to `/`, where hooks
+/// run; through a symlink; through `$CODESMITH_PROJECT_DIR`) is refused, and the script
+/// never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_naming_a_workspace_script_is_refused_however_it_is_written() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    let marker = sb.dir.path().join("escaped");
+    std::fs::write(
+        ws.join("evil.sh"),
+        format!("touch '{}'\n", marker.display()),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&ws, sb.dir.path().join("wslink")).unwrap();
+    let base = sb.dir.path().to_str().unwrap().to_string();
+    let commands = [
+        format!(
+            "[\"/bin/sh\", \"{}/ws/evil.sh\"]",
+            base.trim_start_matches('/')
+        ),
+        format!("[\"/bin/sh\", \"{base}//ws/evil.sh\"]"),
+        format!("[\"/bin/sh\", \"{base}/./ws/evil.sh\"]"),
+        format!("[\"/bin/sh\", \"{base}/wslink/evil.sh\"]"),
+        "[\"/bin/sh\", \"-c\", \"sh \\\"$CODESMITH_PROJECT_DIR/evil.sh\\\"\"]".to_string(),
+    ];
+    let toml: String = commands
+        .iter()
+        .map(|c| format!("[[hooks.UserPromptSubmit]]\ncommand = {c}\n"))
+        .collect();
+    config(&sb, &toml);
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("Hi."));
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "hello"]),
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        !marker.exists(),
+        "a workspace script ran outside the sandbox"
+    );
+    assert!(
+        stdout.matches("inside the workspace").count() >= 4,
+        "{stdout}"
+    );
+}
+
+/// A trusted project hook's context reaches the model as the repository's data, and
+/// `trust hooks` shows every field it pins; a project hook may not pull a secret into
+/// its environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_hooks_context_is_the_repositorys_and_its_env_may_name_no_secret() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    let project_config = ws.join(".codesmith/config.toml");
+    let ws_arg = ws.to_string_lossy().into_owned();
+    std::fs::write(
+        &project_config,
+        "[[hooks.UserPromptSubmit]]\ncommand = [\"/bin/echo\", \"PROJECT-CONTEXT\"]\nenv = [\"OPENAI_API_KEY\"]\n",
+    )
+    .unwrap();
+    let out = codesmith(&sb.home(), &["trust", "hooks", "--workspace", &ws_arg]).await;
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "a secret in a project hook's env was trusted"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("OPENAI_API_KEY"));
+    std::fs::write(
+        &project_config,
+        "[[hooks.UserPromptSubmit]]\ncommand = [\"/bin/echo\", \"PROJECT-CONTEXT\"]\ntimeout_secs = 9\nenv = [\"TERM\"]\n",
+    )
+    .unwrap();
+    let out = codesmith(&sb.home(), &["trust", "hooks", "--workspace", &ws_arg]).await;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    for part in ["UserPromptSubmit", "PROJECT-CONTEXT", "timeout=9s", "TERM"] {
+        assert!(shown.contains(part), "{part} not shown in {shown}");
+    }
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("Hi."));
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", "hello"]),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0));
+    let first = server.request_bodies()[0]["messages"].to_string();
+    assert!(first.contains("PROJECT-CONTEXT"), "{first}");
+    assert!(!first.contains("from the user's own hook"), "{first}");
+    assert!(first.contains("repository's hook"), "{first}");
 }

@@ -337,50 +337,166 @@ impl Workspace {
     }
 
     /// True when `path` lies inside the workspace (or is it), as written once `.` and `..`
-    /// are resolved, or once symlinks are followed. A relative path never does (it has
-    /// nothing to be relative to here); an absolute path that climbs above `/` does.
+    /// are resolved, or once symlinks are followed (through the deepest ancestor that
+    /// exists, so a file not yet written under a symlinked directory counts too). A
+    /// relative path never does (it has nothing to be relative to here; see
+    /// [`Workspace::named_in`] for text resolved against a working directory).
     pub fn holds(&self, path: &Path) -> bool {
-        let inside = |p: &Path| {
-            p.starts_with(&self.given) || self.real.as_ref().is_some_and(|r| p.starts_with(r))
-        };
         if !path.is_absolute() {
             return false;
         }
-        let written = crate::fs::paths::normalize_lexically(path);
-        written.as_deref().is_none_or(inside)
-            || std::fs::canonicalize(path).is_ok_and(|real| inside(&real))
+        let inside = |p: &Path| {
+            p.starts_with(&self.given) || self.real.as_ref().is_some_and(|r| p.starts_with(r))
+        };
+        inside(&normalize(path)) || real_path(path).is_some_and(|real| inside(&real))
     }
 
-    /// The first absolute path inside the workspace that `text` names: the workspace path
-    /// (as given or real) followed by the end, `/` or a separator (`:`, `;`, `=`, `,`,
-    /// whitespace, a quote). Catches `/ws/x.js`, `--require=/ws/x.js` and `/a:/ws/lib`.
-    pub fn named_in<'t>(&self, text: &'t str) -> Option<&'t str> {
-        let roots = [Some(&self.given), self.real.as_ref()];
-        for root in roots.into_iter().flatten() {
-            let Some(root) = root.to_str() else {
+    /// What `text` (an argument or an environment value of a program started in `cwd`)
+    /// names inside the workspace, or `None`. Every piece of `text` between separators
+    /// (`:`, `;`, `=`, `,`, whitespace, a quote), and every tail of such a piece (so
+    /// `-I/ws/inc` and `-Cws` count), is resolved the way the program would resolve it:
+    /// against `cwd` when relative, `~/` as `$HOME`, `//`, `.` and `..` normalised, and
+    /// symlinks followed; one that lands inside is what is named. A mention of
+    /// `CODESMITH_PROJECT_DIR` (the variable a hook gets) counts as naming the workspace.
+    pub fn named_in(&self, text: &str, cwd: &Path) -> Option<String> {
+        if text.contains("CODESMITH_PROJECT_DIR") {
+            return Some("$CODESMITH_PROJECT_DIR".to_string());
+        }
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        for piece in text.split(|c| is_separator(Some(c))) {
+            if piece.is_empty() {
                 continue;
-            };
-            let root = root.trim_end_matches('/');
-            if root.is_empty() {
-                return Some(text);
             }
-            let mut from = 0;
-            while let Some(at) = text[from..].find(root) {
-                let start = from + at;
-                let end = start + root.len();
-                let before_ok = start == 0 || is_separator(text[..start].chars().last());
-                let after = text[end..].chars().next();
-                if before_ok && (after.is_none() || after == Some('/') || is_separator(after)) {
-                    let stop = text[end..]
-                        .find(|c| is_separator(Some(c)))
-                        .map_or(text.len(), |i| end + i);
-                    return Some(&text[start..stop]);
+            let starts = piece.char_indices().map(|(i, _)| i);
+            for start in starts {
+                let tail = &piece[start..];
+                let candidate = match (tail.strip_prefix("~/"), &home) {
+                    (Some(rest), Some(home)) => home.join(rest),
+                    _ => cwd.join(tail),
+                };
+                if self.holds(&candidate) {
+                    return Some(piece.to_string());
                 }
-                from = end;
             }
         }
         None
     }
+}
+
+/// `path` with `.`, `//` and `..` resolved as written (`..` at the root stays there).
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                if out.parent().is_some() {
+                    out.pop();
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The real path of absolute `path`: its deepest existing ancestor with symlinks
+/// followed, the rest appended and normalised. `None` when not even `/` resolves.
+fn real_path(path: &Path) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            let mut full = real;
+            for part in rest.iter().rev() {
+                full.push(part);
+            }
+            return Some(normalize(&full));
+        }
+        rest.push(
+            at.file_name()
+                .map_or_else(|| OsString::from(".."), OsStr::to_os_string),
+        );
+        at = at.parent()?;
+    }
+}
+
+/// Interpreters whose inline code (`sh -c TEXT`, `python -c`, `node -e`, ...) a host
+/// program's arguments may not carry: the code can reach the workspace in ways no check of
+/// its text can follow (`cd "$(jq -r .cwd)"`). The flag letters that take code, per name
+/// prefix; `awk` takes its program as an argument, so any use is inline code.
+const INLINE_CODE: &[(&str, &str)] = &[
+    ("sh", "c"),
+    ("bash", "c"),
+    ("dash", "c"),
+    ("zsh", "c"),
+    ("ksh", "c"),
+    ("mksh", "c"),
+    ("ash", "c"),
+    ("fish", "c"),
+    ("csh", "c"),
+    ("tcsh", "c"),
+    ("busybox", "c"),
+    ("python", "c"),
+    ("pypy", "c"),
+    ("perl", "eE"),
+    ("ruby", "e"),
+    ("node", "ep"),
+    ("nodejs", "ep"),
+    ("deno", "e"),
+    ("bun", "e"),
+    ("php", "rR"),
+    ("lua", "e"),
+    ("luajit", "e"),
+    ("pwsh", "ce"),
+    ("powershell", "ce"),
+    ("osascript", "e"),
+    ("rscript", "e"),
+    ("tclsh", ""),
+    ("awk", ""),
+    ("gawk", ""),
+    ("mawk", ""),
+    ("nawk", ""),
+];
+
+/// The interpreter of `tokens` (a program and its arguments, wrappers such as `env`
+/// included) that is handed inline code, as `NAME FLAG`; `None` when none is. A token
+/// counts as an interpreter by its file name (version suffixes aside: `python3.12`), and
+/// its code flag as `-c`, a short cluster holding it (`-ec`), or a long `--command`,
+/// `--eval`, `--print`, `-Command`, `-EncodedCommand`.
+pub fn inline_code(tokens: &[String]) -> Option<String> {
+    for (i, token) in tokens.iter().enumerate() {
+        let name = Path::new(token)
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+        let base = base.strip_suffix(".exe").unwrap_or(base);
+        let Some((interp, letters)) = INLINE_CODE.iter().find(|(n, _)| *n == base) else {
+            continue;
+        };
+        if letters.is_empty() {
+            return Some((*interp).to_string());
+        }
+        for arg in &tokens[i + 1..] {
+            let lower = arg.to_ascii_lowercase();
+            let long = matches!(
+                lower.as_str(),
+                "--command" | "--eval" | "--print" | "-command" | "-encodedcommand" | "-ec"
+            ) || lower.starts_with("--eval=")
+                || lower.starts_with("--print=")
+                || lower.starts_with("-command");
+            let short = arg.starts_with('-')
+                && !arg.starts_with("--")
+                && arg[1..].chars().all(|c| c.is_ascii_alphabetic())
+                && arg[1..].chars().any(|c| letters.contains(c));
+            if long || short {
+                return Some(format!("{interp} {arg}"));
+            }
+        }
+    }
+    None
 }
 
 fn is_separator(c: Option<char>) -> bool {
@@ -421,13 +537,67 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let ws = Workspace::new(d.path());
         let root = d.path().to_str().unwrap();
-        assert!(ws.named_in(&format!("{root}/x.js")).is_some());
-        assert!(ws.named_in(&format!("--require={root}/x.js")).is_some());
-        assert!(ws.named_in(&format!("/usr/lib:{root}/lib")).is_some());
-        assert!(ws.named_in(root).is_some());
-        assert_eq!(ws.named_in(&format!("{root}2/x")), None);
-        assert_eq!(ws.named_in("/usr/lib/python3"), None);
-        assert_eq!(ws.named_in(&format!("/base{root}")), None);
+        let at = |t: &str| ws.named_in(t, Path::new("/"));
+        assert!(at(&format!("{root}/x.js")).is_some());
+        assert!(at(&format!("--require={root}/x.js")).is_some());
+        assert!(at(&format!("/usr/lib:{root}/lib")).is_some());
+        assert!(at(root).is_some());
+        assert_eq!(at(&format!("{root}2/x")), None);
+        assert_eq!(at("/usr/lib/python3"), None);
+        assert_eq!(at("jq -c .tool_input"), None);
+    }
+
+    /// The ways a text could name a workspace file without spelling its path: relative
+    /// to the working directory, doubled or dotted separators, `..`, a symlink outside
+    /// that leads in (to a file that does not exist yet, too), a flag glued to the path,
+    /// the variable a hook gets.
+    #[test]
+    fn workspace_paths_are_found_however_they_are_written() {
+        let d = tempfile::tempdir().unwrap();
+        let ws_dir = d.path().join("ws");
+        std::fs::create_dir_all(&ws_dir).unwrap();
+        std::fs::write(ws_dir.join("evil.sh"), "x").unwrap();
+        std::os::unix::fs::symlink(&ws_dir, d.path().join("wslink")).unwrap();
+        let ws = Workspace::new(&ws_dir);
+        let base = d.path().to_str().unwrap();
+        let rel = base.trim_start_matches('/');
+        let root = Path::new("/");
+        for text in [
+            format!("{rel}/ws/evil.sh"),
+            format!("{base}//ws/evil.sh"),
+            format!("{base}/./ws/evil.sh"),
+            format!("{base}/other/../ws/evil.sh"),
+            format!("{base}/wslink/evil.sh"),
+            format!("{base}/wslink/not-yet.sh"),
+            format!("-I{base}/ws"),
+            format!("-C{rel}/ws"),
+            "sh \"$CODESMITH_PROJECT_DIR/evil.sh\"".to_string(),
+            "${CODESMITH_PROJECT_DIR}".to_string(),
+        ] {
+            assert!(ws.named_in(&text, root).is_some(), "{text} was not found");
+        }
+        // Relative to another working directory.
+        assert!(ws.named_in("ws/evil.sh", d.path()).is_some());
+        assert!(ws.named_in("../ws", &d.path().join("other")).is_some());
+        assert_eq!(ws.named_in("wsx/evil.sh", d.path()), None);
+        assert_eq!(ws.named_in("../../..", root), None);
+        assert_eq!(ws.named_in(&format!("{base}/other/x"), root), None);
+    }
+
+    #[test]
+    fn inline_code_is_found_behind_wrappers_and_flag_clusters() {
+        let t = |v: &[&str]| inline_code(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert!(t(&["/bin/sh", "-c", "echo hi"]).is_some());
+        assert!(t(&["/usr/bin/env", "bash", "-ec", "x"]).is_some());
+        assert!(t(&["python3.12", "-I", "-c", "x"]).is_some());
+        assert!(t(&["node", "--eval", "x"]).is_some());
+        assert!(t(&["/usr/bin/awk", "BEGIN{}"]).is_some());
+        assert_eq!(t(&["/bin/sh", "/home/me/hook.sh"]), None);
+        assert_eq!(t(&["/usr/bin/jq", "-c", "."]), None);
+        assert_eq!(
+            t(&["/usr/bin/python3", "/home/me/hook.py", "--check"]),
+            None
+        );
     }
 
     #[test]

@@ -60,17 +60,26 @@ fn hooks(workspace: &WorkspaceArg) -> Result<Exit, Exit> {
     )
     .map_err(|e| usage(anyhow::anyhow!("the project's hooks cannot be used: {e}")))?;
     let digest = section.digest();
-    record(&home, &ws, TrustKind::Hooks, "hooks", &digest)?;
+    // What is pinned is shown in full, every field that decides what runs, before the
+    // pin is recorded.
     let mut lines = vec![format!(
-        "trusted the project's hooks in {} at sha256 {}; they run outside the sandbox with your \
-         rights, and any change to them untrusts them:",
+        "the project's hooks in {} (sha256 {}), which will run outside the sandbox with your \
+         rights:",
         ws.display(),
         &digest[..12]
     )];
     for (event, entry) in section.entries() {
-        lines.push(format!("  {} {:?}", event.as_str(), entry.command));
+        lines.push(format!("  {}", entry.describe(event)));
     }
     println!("{}", terminal_safe(&lines.join("\n")));
+    record(&home, &ws, TrustKind::Hooks, "hooks", &digest)?;
+    println!(
+        "{}",
+        terminal_safe(&format!(
+            "trusted them at sha256 {}; any change to them untrusts them",
+            &digest[..12]
+        ))
+    );
     Ok(Exit::Ok)
 }
 

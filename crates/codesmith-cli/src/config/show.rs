@@ -250,8 +250,14 @@ pub(crate) fn show(settings: &Settings) -> Vec<Shown> {
             .filter(|h| h.event == event)
             .map(|h| {
                 json!({
+                    "matcher": h.matcher_text(),
                     "command": redact_flag_values(&h.command),
                     "timeout_secs": h.timeout.as_secs(),
+                    "env": h.env,
+                    "source": match h.source {
+                        codesmith_tools::hooks::HookSource::User => "user",
+                        codesmith_tools::hooks::HookSource::Project => "project",
+                    },
                 })
             })
             .collect();

@@ -731,6 +731,10 @@ impl Engine {
         let mut blocks = Vec::new();
         if !self.hooks_started {
             self.hooks_started = true;
+            let tools = self.runtime.tools.names();
+            for message in site.hooks.matcher_warnings(&tools) {
+                sink(codesmith_protocol::Event::Notice { message });
+            }
             let source = if self.session.messages().is_empty() {
                 "startup"
             } else {
@@ -740,7 +744,7 @@ impl Engine {
             let said = site
                 .run(HookEvent::SessionStart, None, object(fields), sink)
                 .await;
-            blocks.extend(crate::hooks::context_block(
+            blocks.extend(crate::hooks::context_blocks(
                 HookEvent::SessionStart,
                 &said.context,
             ));
@@ -752,7 +756,7 @@ impl Engine {
         if let Some((reason, _)) = said.block {
             return Err(reason);
         }
-        blocks.extend(crate::hooks::context_block(
+        blocks.extend(crate::hooks::context_blocks(
             HookEvent::UserPromptSubmit,
             &said.context,
         ));

@@ -18,9 +18,13 @@
 //!
 //! Hooks run outside the sandbox with the user's rights (they are the user's programs),
 //! started like every host program ([`crate::host_programs`]): found outside the
-//! workspace, in `/`, with an allowlisted environment plus the names in `env` (so no
-//! provider API key unless named there), in their own process group, killed whole at
-//! their timeout, with their output read up to [`MAX_OUTPUT_BYTES`] per stream.
+//! workspace, handed no argument that resolves inside it and no interpreter's inline code
+//! ([`refused_command`]), in `/`, with an allowlisted environment plus the names in `env`
+//! (so no provider API key unless named there), in their own process group. The answer is
+//! decided when the hook's own process exits (or its timeout passes); then everything it
+//! started is killed (its group, and every process carrying its marker or descending from
+//! it, `setsid` ones included) and its output, read up to [`MAX_OUTPUT_BYTES`] per
+//! stream, is drained for a short grace.
 
 mod run;
 
@@ -30,7 +34,12 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-pub use run::{HookOutcome, MAX_OUTPUT_BYTES, run_hook};
+pub use run::{HookOutcome, MAX_OUTPUT_BYTES, refused_command, run_hook};
+
+/// The tools that run shell commands (a command line, or input typed into an interactive
+/// shell): a policy hook on shell commands matches them all
+/// (`matcher = "exec_shell|task_shell_start|pty_start|pty_send"`).
+pub const SHELL_TOOLS: &[&str] = &["exec_shell", "task_shell_start", "pty_start", "pty_send"];
 
 /// A hook's timeout when its entry names none, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
@@ -102,6 +111,35 @@ pub struct HookEntry {
     /// reaches a hook only when named here).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
+}
+
+impl HookEntry {
+    /// Everything about it that decides what runs, on one line, for review (`codesmith
+    /// trust hooks`, the not-trusted notice): `EVENT matcher=... command=[...]
+    /// timeout=Ns env=[...]`. Not scrubbed for the terminal; callers print it through
+    /// their terminal-safe path.
+    pub fn describe(&self, event: HookEvent) -> String {
+        format!(
+            "{} matcher={} command={:?} timeout={}s env={:?}",
+            event.as_str(),
+            self.matcher
+                .as_deref()
+                .map_or_else(|| "(every tool)".to_string(), |m| format!("{m:?}")),
+            self.command,
+            self.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS),
+            self.env
+        )
+    }
+}
+
+/// Whether a project's hook may name `name` in its `env`: only variables a sandboxed
+/// command receives too ([`crate::sandbox::exposure::ENV_ALLOW`], the toolchain
+/// variables, `LC_*`), so a repository can never pull the user's secrets (an API key, a
+/// token) or a loader variable (`LD_PRELOAD`, `BASH_ENV`) into a program that runs with
+/// the user's rights. The user's own hooks may name any variable.
+pub fn project_may_pass(name: &str) -> bool {
+    use crate::sandbox::exposure::{ENV_ALLOW, TOOLCHAIN_ENV};
+    name.starts_with("LC_") || ENV_ALLOW.contains(&name) || TOOLCHAIN_ENV.contains(&name)
 }
 
 /// The `[hooks]` section: one list of entries per event. An unknown event name is an
@@ -198,6 +236,17 @@ impl Hook {
         }
     }
 
+    /// Its `matcher` as configured (`None`: every tool).
+    pub fn matcher_text(&self) -> Option<String> {
+        self.matcher.as_ref().map(|re| {
+            let s = re.as_str();
+            s.strip_prefix("^(?:")
+                .and_then(|s| s.strip_suffix(")$"))
+                .unwrap_or(s)
+                .to_string()
+        })
+    }
+
     /// How messages name it: its command line, shortened to one line.
     pub fn label(&self) -> String {
         codesmith_policy::visible_line(&self.command.join(" "), 80)
@@ -272,6 +321,16 @@ impl Hooks {
                     "`env` entry {name:?} is not a variable name (letters, digits and _)"
                 ));
             }
+            if source == HookSource::Project
+                && let Some(name) = entry.env.iter().find(|n| !project_may_pass(n))
+            {
+                return bad(format!(
+                    "`env` names {name:?}, but a project's hook may only name variables a \
+                     sandboxed command gets too (such as PATH, LANG, TERM, CARGO_HOME): a \
+                     repository must never pull your secrets into a program that runs with \
+                     your rights; to give a hook a secret, configure it in your own config.toml"
+                ));
+            }
             hooks.push(Hook {
                 event,
                 matcher,
@@ -301,6 +360,48 @@ impl Hooks {
             .iter()
             .filter(|h| h.event == event && h.matches(tool))
             .collect()
+    }
+
+    /// Warnings about tool-event matchers against the session's tool catalogue `tools`: a
+    /// matcher that matches none of them (a typo, or a Claude Code name such as `Bash`),
+    /// and one that matches some of the tools that run shell commands
+    /// ([`SHELL_TOOLS`]) but not all, so a policy on shell commands has a gap.
+    pub fn matcher_warnings(&self, tools: &[&str]) -> Vec<String> {
+        let mut out = Vec::new();
+        for hook in self.hooks.iter().filter(|h| h.matcher.is_some()) {
+            let at = format!(
+                "the {} hook `{}` has matcher {:?}",
+                hook.event.as_str(),
+                hook.label(),
+                hook.matcher_text().unwrap_or_default()
+            );
+            if !tools.iter().any(|t| hook.matches(Some(t))) {
+                out.push(format!(
+                    "{at}, which matches no tool of this session, so it never runs (tool names \
+                     are CodeSmith's, not Claude Code's; the tools are: {})",
+                    tools.join(", ")
+                ));
+                continue;
+            }
+            let shell: Vec<&str> = SHELL_TOOLS
+                .iter()
+                .copied()
+                .filter(|t| tools.contains(t))
+                .collect();
+            let (hit, missed): (Vec<&str>, Vec<&str>) =
+                shell.iter().partition(|t| hook.matches(Some(t)));
+            if !hit.is_empty() && !missed.is_empty() {
+                out.push(format!(
+                    "{at}, which matches {} but not {}, which also run{} shell commands; to \
+                     cover every shell command use matcher = \"{}\"",
+                    hit.join(", "),
+                    missed.join(", "),
+                    if missed.len() == 1 { "s" } else { "" },
+                    shell.join("|")
+                ));
+            }
+        }
+        out
     }
 
     /// Every hook.
@@ -389,6 +490,49 @@ mod tests {
             hooks: HooksSection,
         }
         assert!(toml::from_str::<File>("[[hooks.PreToolUse2]]\ncommand = [\"a\"]\n").is_err());
+    }
+
+    #[test]
+    fn a_projects_hook_may_name_no_secret_in_env_and_the_users_may() {
+        let text =
+            "[[hooks.SessionStart]]\ncommand = [\"/bin/true\"]\nenv = [\"OPENAI_API_KEY\"]\n";
+        let err = Hooks::from_section(&section(text), HookSource::Project).unwrap_err();
+        assert!(err.0.contains("OPENAI_API_KEY"), "{err}");
+        for name in [
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "LD_PRELOAD",
+            "BASH_ENV",
+        ] {
+            assert!(!project_may_pass(name), "{name}");
+        }
+        assert!(Hooks::from_section(&section(text), HookSource::User).is_ok());
+        let ok =
+            "[[hooks.SessionStart]]\ncommand = [\"/bin/true\"]\nenv = [\"TERM\", \"LC_ALL\"]\n";
+        assert!(Hooks::from_section(&section(ok), HookSource::Project).is_ok());
+        let s = section(
+            "[[hooks.PreToolUse]]\nmatcher = \"exec_shell\"\ncommand = [\"/x\"]\ntimeout_secs = 7\nenv = [\"TERM\"]\n",
+        );
+        let line = s.PreToolUse[0].describe(HookEvent::PreToolUse);
+        for part in ["PreToolUse", "\"exec_shell\"", "\"/x\"", "7s", "TERM"] {
+            assert!(line.contains(part), "{part} missing from {line}");
+        }
+    }
+
+    #[test]
+    fn a_matcher_that_misses_tools_is_warned_about() {
+        let s = section(
+            "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\ncommand = [\"/x\"]\n\
+             [[hooks.PreToolUse]]\nmatcher = \"exec_shell\"\ncommand = [\"/y\"]\n\
+             [[hooks.PreToolUse]]\nmatcher = \"exec_shell|task_shell_start\"\ncommand = [\"/z\"]\n",
+        );
+        let hooks = Hooks::from_section(&s, HookSource::User).unwrap();
+        let w = hooks.matcher_warnings(&["exec_shell", "task_shell_start", "read_file"]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].contains("Bash") && w[0].contains("matches no tool") && w[0].contains("read_file")
+        );
+        assert!(w[1].contains("not task_shell_start"));
     }
 
     #[test]

@@ -2,12 +2,15 @@
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::Hook;
-use crate::host_programs::{HostProgram, Workspace, find_program, host_command};
+use crate::host_programs::{HostProgram, Workspace, find_program, host_command, inline_code};
+use crate::shell::tree;
 
 /// The most bytes kept of each of a hook's stdout and stderr; the rest is read and
 /// dropped, so a chatty hook can neither block on a full pipe nor fill memory.
@@ -32,8 +35,8 @@ pub enum HookOutcome {
         reason: String,
     },
     /// Any other exit status, a signal, a hook that could not start or outlived its
-    /// timeout (then it was killed with its whole process group): the user is told, and
-    /// the session goes on as if the hook had not run.
+    /// timeout without having answered `block` (then it was killed with everything it
+    /// started): the user is told, and the session goes on as if the hook had not run.
     Warn {
         /// What went wrong, for the user.
         message: String,
@@ -67,12 +70,8 @@ pub async fn run_hook(hook: &Hook, input: &Value, workspace: &Path) -> HookOutco
                 .into(),
         );
     };
-    let ws = Workspace::new(workspace);
-    if let Some(arg) = hook.command[1..].iter().find_map(|a| ws.named_in(a)) {
-        return warn(format!(
-            "an argument names {arg} inside the workspace, which the model can change, and \
-             hooks run outside the sandbox: keep hook scripts outside the project"
-        ));
+    if let Some(why) = refused_command(&hook.command, workspace) {
+        return warn(why);
     }
     let mut std_cmd = host_command(HostProgram::Hook, &program, workspace);
     std_cmd.args(&hook.command[1..]);
@@ -81,9 +80,11 @@ pub async fn run_hook(hook: &Hook, input: &Value, workspace: &Path) -> HookOutco
             std_cmd.env(name, value);
         }
     }
+    let marker = tree::new_marker();
     std_cmd
         .env("CODESMITH_PROJECT_DIR", workspace)
         .env("CODESMITH_HOOK_EVENT", hook.event.as_str())
+        .env(tree::MARKER_ENV, &marker)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -95,36 +96,70 @@ pub async fn run_hook(hook: &Hook, input: &Value, workspace: &Path) -> HookOutco
         Err(e) => return warn(format!("it could not start: {e}")),
     };
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
+    let since = tree::start_time(pgid);
     let mut bytes = serde_json::to_vec(input).unwrap_or_default();
     bytes.push(b'\n');
-    let stdin = child.stdin.take();
     // A hook that never reads its input must not stall the session: the write runs
     // beside the wait, and a closed pipe is no error.
-    let writer = async move {
-        if let Some(mut stdin) = stdin {
+    let writer = child.stdin.take().map(|mut stdin| {
+        tokio::spawn(async move {
             let _ = stdin.write_all(&bytes).await;
             let _ = stdin.shutdown().await;
+        })
+    });
+    let (out, err) = (Output::default(), Output::default());
+    let mut readers = [
+        tokio::spawn(read_bounded(child.stdout.take(), out.clone())),
+        tokio::spawn(read_bounded(child.stderr.take(), err.clone())),
+    ];
+    // The answer is decided when the hook's own process exits (or its timeout passes),
+    // never by its pipes closing: a child it left in the background may hold them open.
+    let waited = tokio::time::timeout(hook.timeout, child.wait()).await;
+    if waited.is_err() {
+        let _ = child.start_kill();
+    }
+    // Then whatever it started goes: its group, and every process carrying its marker or
+    // descending from it, `setsid` ones included (orphans come back to CodeSmith, a child
+    // subreaper).
+    let report = tokio::task::spawn_blocking(move || tree::kill_marked(pgid, &marker, since))
+        .await
+        .unwrap_or_default();
+    let _ = child.wait().await;
+    // What it wrote before exiting is in the pipes; a short grace drains them, and a
+    // process that still holds them (one that escaped the kill) is not waited for.
+    let drained = async {
+        for r in &mut readers {
+            let _ = r.await;
         }
     };
-    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
-    let work = async {
-        let (_, out, err, status) = tokio::join!(
-            writer,
-            read_bounded(stdout),
-            read_bounded(stderr),
-            child.wait()
-        );
-        (out, err, status)
+    let _ = tokio::time::timeout(DRAIN_GRACE, drained).await;
+    for r in &readers {
+        r.abort();
+    }
+    if let Some(w) = writer {
+        w.abort();
+    }
+    let (out, err) = (out.take(), err.take());
+    let left = if report.survivors.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} of what it started could not be killed and may still run",
+            report.survivors.len()
+        )
     };
-    let (out, err, status) = match tokio::time::timeout(hook.timeout, work).await {
-        Ok(done) => done,
+    let status = match waited {
+        Ok(status) => status,
         Err(_) => {
-            kill_group(pgid);
-            let _ = child.kill().await;
+            // A hook that already answered "block" on stdout before hanging still blocks.
+            if let block @ HookOutcome::Block { .. } = read_answer(&String::from_utf8_lossy(&out)) {
+                return block;
+            }
             return warn(format!(
-                "it did not finish within {} s and was killed with its process group; the \
-                 session goes on without it (raise timeout_secs if it needs longer)",
-                hook.timeout.as_secs()
+                "it did not finish within {} s and was killed, with {} it had started{left}; \
+                 the session goes on without it (raise timeout_secs if it needs longer)",
+                hook.timeout.as_secs(),
+                report.describe()
             ));
         }
     };
@@ -159,27 +194,57 @@ pub async fn run_hook(hook: &Hook, input: &Value, workspace: &Path) -> HookOutco
     }
 }
 
-/// Kills the hook's whole process group (it leads one: `process_group(0)`).
-fn kill_group(pgid: Option<i32>) {
-    if let Some(pgid) = pgid.filter(|p| *p > 1) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pgid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
+/// Why `command` may not run as a hook for `workspace`, or `None`. A hook runs outside
+/// the sandbox, so it may not be handed anything the workspace controls: no argument
+/// that resolves (from `/`, where hooks run, through `..` and symlinks) inside the
+/// workspace or mentions `$CODESMITH_PROJECT_DIR`, and no interpreter's inline code
+/// (`sh -c`, `python -c`, ...), which could reach the workspace in ways no check of its
+/// text can follow. A hook that must run a script of the workspace cannot be made safe:
+/// that script is the model's to change.
+pub fn refused_command(command: &[String], workspace: &Path) -> Option<String> {
+    let ws = Workspace::new(workspace);
+    let cwd = Path::new(crate::host_programs::NEUTRAL_DIR);
+    if let Some(named) = command.iter().skip(1).find_map(|a| ws.named_in(a, cwd)) {
+        return Some(format!(
+            "an argument names `{named}`, inside the workspace, which the model can change, \
+             and hooks run outside the sandbox; a hook that runs a script of the workspace \
+             cannot be made safe: keep hook scripts outside the project"
+        ));
+    }
+    if let Some(code) = inline_code(command) {
+        return Some(format!(
+            "it hands `{code}` inline code, which could run files of the workspace (which the \
+             model can change) outside the sandbox in ways no check of its text can follow; \
+             put the code in a script outside the project and name that script as `command`"
+        ));
+    }
+    None
+}
+
+/// How long a hook's pipes are drained after it exited and what it started was killed.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+/// What was read of one of a hook's pipes so far (shared with its reader).
+#[derive(Debug, Clone, Default)]
+struct Output(Arc<Mutex<Vec<u8>>>);
+
+impl Output {
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
-/// Reads `pipe` to its end, keeping the first [`MAX_OUTPUT_BYTES`].
-async fn read_bounded(pipe: Option<impl AsyncRead + Unpin>) -> Vec<u8> {
-    let mut kept = Vec::new();
+/// Reads `pipe` to its end into `into`, keeping the first [`MAX_OUTPUT_BYTES`].
+async fn read_bounded(pipe: Option<impl AsyncRead + Unpin>, into: Output) {
     let Some(mut pipe) = pipe else {
-        return kept;
+        return;
     };
     let mut buf = [0u8; 8192];
     loop {
         match pipe.read(&mut buf).await {
-            Ok(0) | Err(_) => return kept,
+            Ok(0) | Err(_) => return,
             Ok(n) => {
+                let mut kept = into.0.lock().unwrap_or_else(|e| e.into_inner());
                 let room = MAX_OUTPUT_BYTES.saturating_sub(kept.len());
                 kept.extend_from_slice(&buf[..n.min(room)]);
             }
@@ -239,9 +304,20 @@ mod tests {
     use crate::hooks::{HookSource, Hooks, HooksSection};
     use std::time::{Duration, Instant};
 
+    /// A hook running `script` with /bin/sh from a file outside every workspace.
     fn hook(script: &str, timeout: u64) -> Hook {
+        static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let file = dir.path().join(format!("hook-{n}.sh"));
+        std::fs::write(&file, script).unwrap();
+        command_hook(&["/bin/sh", file.to_str().unwrap()], timeout)
+    }
+
+    fn command_hook(command: &[&str], timeout: u64) -> Hook {
         let section: HooksSection = toml::from_str::<toml::Table>(&format!(
-            "[[Stop]]\ncommand = [\"/bin/sh\", \"-c\", {script:?}]\ntimeout_secs = {timeout}\n"
+            "[[Stop]]\ncommand = {command:?}\ntimeout_secs = {timeout}\n"
         ))
         .unwrap()
         .try_into()
@@ -307,6 +383,128 @@ mod tests {
                 approve: false
             }
         );
+    }
+
+    /// The answer is the hook's exit: a child it left holding its pipes neither delays it
+    /// past a short grace nor turns a block into a warning.
+    #[test]
+    fn a_block_holds_when_a_background_child_keeps_the_pipes_open() {
+        let ws = tempfile::tempdir().unwrap();
+        let run = |s: &str| {
+            let start = Instant::now();
+            let out = block_on(run_hook(&hook(s, 2), &serde_json::json!({}), ws.path()));
+            assert!(start.elapsed() < Duration::from_millis(1900), "{s}");
+            out
+        };
+        assert_eq!(
+            run("( sleep 7; echo x ) & echo no >&2; exit 2"),
+            HookOutcome::Block {
+                reason: "no".into()
+            }
+        );
+        assert_eq!(
+            run(r#"sleep 7 & echo '{"decision":"block","reason":"no"}'"#),
+            HookOutcome::Block {
+                reason: "no".into()
+            }
+        );
+        assert_eq!(
+            run("sleep 7 & echo context"),
+            HookOutcome::Continue {
+                context: Some("context".into()),
+                approve: false
+            }
+        );
+        // A block printed before hanging holds at the timeout.
+        assert!(matches!(
+            block_on(run_hook(
+                &hook(r#"echo '{"decision":"block","reason":"no"}'; sleep 30"#, 1),
+                &serde_json::json!({}),
+                ws.path()
+            )),
+            HookOutcome::Block { .. }
+        ));
+    }
+
+    /// Processes that left the hook's group (`setsid`) are killed too.
+    #[test]
+    fn what_a_hook_started_in_another_session_dies_with_it() {
+        let ws = tempfile::tempdir().unwrap();
+        let out = block_on(run_hook(
+            &hook(
+                "setsid sleep 37 >/dev/null 2>&1 & setsid sh -c 'sleep 38' & trap '' TERM; sleep 39",
+                1,
+            ),
+            &serde_json::json!({}),
+            ws.path(),
+        ));
+        assert!(
+            matches!(&out, HookOutcome::Warn { message } if message.contains("was killed")),
+            "{out:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        let left = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .any(|c| {
+                c.starts_with(b"sleep\x003")
+                    && [
+                        b"sleep\x0037\x00".as_slice(),
+                        b"sleep\x0038\x00",
+                        b"sleep\x0039\x00",
+                    ]
+                    .contains(&c.as_slice())
+            });
+        assert!(
+            !left,
+            "a process a hook started in another session outlived it"
+        );
+    }
+
+    #[test]
+    fn workspace_scripts_and_inline_code_are_refused_however_named() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let marker = d.path().join("ran");
+        std::fs::write(ws.join("evil.sh"), format!("touch '{}'", marker.display())).unwrap();
+        std::os::unix::fs::symlink(&ws, d.path().join("wslink")).unwrap();
+        let base = d.path().to_str().unwrap();
+        for arg in [
+            format!("{}/ws/evil.sh", base.trim_start_matches('/')),
+            format!("{base}//ws/evil.sh"),
+            format!("{base}/./ws/evil.sh"),
+            format!("{base}/wslink/evil.sh"),
+        ] {
+            let out = block_on(run_hook(
+                &command_hook(&["/bin/sh", &arg], 5),
+                &serde_json::json!({}),
+                &ws,
+            ));
+            assert!(
+                matches!(&out, HookOutcome::Warn { message } if message.contains("inside the workspace")),
+                "{arg}: {out:?}"
+            );
+        }
+        let out = block_on(run_hook(
+            &command_hook(
+                &["/bin/sh", "-c", "sh \"$CODESMITH_PROJECT_DIR/evil.sh\""],
+                5,
+            ),
+            &serde_json::json!({}),
+            &ws,
+        ));
+        assert!(matches!(&out, HookOutcome::Warn { .. }), "{out:?}");
+        let out = block_on(run_hook(
+            &command_hook(&["/usr/bin/env", "sh", "-c", "true"], 5),
+            &serde_json::json!({}),
+            &ws,
+        ));
+        assert!(
+            matches!(&out, HookOutcome::Warn { message } if message.contains("inline code")),
+            "{out:?}"
+        );
+        assert!(!marker.exists(), "a workspace script ran as a hook");
     }
 
     #[test]

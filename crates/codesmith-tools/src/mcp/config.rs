@@ -188,7 +188,7 @@ impl McpServerConfig {
         }
         if !trusted {
             for arg in &self.args {
-                if let Some(named) = ws.named_in(arg) {
+                if let Some(named) = ws.named_in(arg, &cwd) {
                     return Err(format!(
                         "its argument `{arg}` names `{named}` in the workspace, which the \
                          server could load as code; {allow}"
@@ -210,7 +210,7 @@ impl McpServerConfig {
                 if replaced {
                     continue;
                 }
-                if let Some(named) = ws.named_in(&value) {
+                if let Some(named) = ws.named_in(&value, &cwd) {
                     let whence = if inherited { " (inherited)" } else { "" };
                     return Err(format!(
                         "the environment variable `{var}`{whence} names `{named}` in the \

@@ -22,7 +22,7 @@ mod pty;
 mod reaper;
 mod run_later;
 mod tasks;
-mod tree;
+pub(crate) mod tree;
 pub mod wrap;
 
 use std::path::{Path, PathBuf};

@@ -123,11 +123,23 @@ pub(crate) fn start_time(pid: Option<i32>) -> u64 {
 /// the reaper), and CodeSmith starts no process of its own in another session or group
 /// except reapers, so nothing else matches.
 pub(crate) fn kill_tree(root: Option<i32>, reaper: bool, marker: &str, since: u64) -> KillReport {
+    sweep(root, reaper, marker, since, true)
+}
+
+/// [`kill_tree`] for a process started without a reaper (a hook): its group, the
+/// processes carrying `marker` (`setsid` ones included, wherever they were re-parented)
+/// and their descendants; never other children of this process, so processes of the
+/// same kind running beside it are left alone.
+pub(crate) fn kill_marked(root: Option<i32>, marker: &str, since: u64) -> KillReport {
+    sweep(root, false, marker, since, false)
+}
+
+fn sweep(root: Option<i32>, reaper: bool, marker: &str, since: u64, orphans: bool) -> KillReport {
     let mut report = KillReport::default();
     let deadline = Instant::now() + KILL_DEADLINE;
     let me = std::process::id() as i32;
     let needle = format!("{MARKER_ENV}={marker}");
-    let orphans_of = read_stat(me);
+    let orphans_of = read_stat(me).filter(|_| orphans);
     loop {
         let members = members(root, needle.as_bytes(), since, orphans_of.as_ref());
         let spared = root.filter(|_| reaper);
@@ -173,6 +185,7 @@ fn members(root: Option<i32>, needle: &[u8], since: u64, orphans_of: Option<&Pro
                 && p.start >= since
                 && (p.session != me.session || p.pgrp != me.pgrp)
                 && p.name != reaper_name
+                && !carries_other_marker(p.pid, needle)
         });
         if in_group || orphan || (!p.zombie && p.start >= since && has_marker(p.pid, needle)) {
             chosen.insert(p.pid, p.clone());
@@ -238,6 +251,17 @@ fn read_stat(pid: i32) -> Option<Proc> {
 fn has_marker(pid: i32, needle: &[u8]) -> bool {
     std::fs::read(format!("/proc/{pid}/environ"))
         .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == needle))
+}
+
+/// Whether `pid` carries a marker other than `needle`: a process of another command or
+/// of a hook (which sets its own marker and its own process group), never an orphan of
+/// this one.
+fn carries_other_marker(pid: i32, needle: &[u8]) -> bool {
+    let prefix = format!("{MARKER_ENV}=");
+    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
+        env.split(|&b| b == 0)
+            .any(|var| var.starts_with(prefix.as_bytes()) && var != needle)
+    })
 }
 
 fn signal_kill(pid: i32) -> bool {
