@@ -70,6 +70,17 @@ impl Runtime {
         }
         match tool.capability() {
             Capability::ReadOnly => self.read_requirement(tool, args),
+            // The slop ledger's `list` and `show` only read it (in every mode, plan
+            // included); its other actions write.
+            Capability::WritesFiles
+                if tool.name() == "slop"
+                    && matches!(
+                        args.get("action").and_then(Value::as_str),
+                        Some("list" | "show")
+                    ) =>
+            {
+                Requirement::Auto { concurrent: false }
+            }
             Capability::WritesFiles => self.write_requirement(tool, args),
             Capability::ExecutesCode
                 if args.get("command").is_none() && args.get("code").is_some() =>
