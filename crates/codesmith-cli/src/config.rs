@@ -824,10 +824,7 @@ fn trusted_reads(
     let user_home = std::env::var_os("HOME").map(PathBuf::from);
     let mut out = Vec::new();
     for entry in file.trust.iter().flat_map(|t| t.read.iter().flatten()) {
-        let path = match (entry.strip_prefix("~/"), &user_home) {
-            (Some(rest), Some(h)) => h.join(rest),
-            _ => PathBuf::from(entry),
-        };
+        let path = expand_home(entry, user_home.as_deref());
         if !path.is_absolute() {
             anyhow::bail!("[trust] read = {entry:?}: use an absolute path or one starting with ~/");
         }
@@ -838,6 +835,25 @@ fn trusted_reads(
         }
     }
     Ok(out)
+}
+
+/// `entry` with a leading `~/` (or `~` alone) replaced by the user's home directory.
+fn expand_home(entry: &str, user_home: Option<&Path>) -> PathBuf {
+    match (entry.strip_prefix("~/"), user_home) {
+        (Some(rest), Some(h)) => h.join(rest),
+        (None, Some(h)) if entry == "~" => h.to_path_buf(),
+        _ => PathBuf::from(entry),
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn a_lone_tilde_is_the_home_directory() {
+    let home = Path::new("/home/u");
+    assert_eq!(expand_home("~", Some(home)), home);
+    assert_eq!(expand_home("~/", Some(home)), home.join(""));
+    assert_eq!(expand_home("~/src", Some(home)), home.join("src"));
+    assert_eq!(expand_home("~x", Some(home)), PathBuf::from("~x"));
 }
 
 /// The project layer: `<workspace>/.codesmith/config.toml` as read, with what it may

@@ -138,3 +138,39 @@ async fn a_cut_off_stream_runs_none_of_its_early_calls() {
     let write = r.iter().find(|e| e["id"] == "w1").unwrap();
     assert_eq!(write["error"]["code"], "NOT_READ", "{write}");
 }
+
+/// A read that follows a command in the same response waits for its turn: it reads what
+/// the command wrote, never a stale early copy (which would also poison the freshness
+/// record of a later edit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_after_a_command_in_the_response_is_not_started_early() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    std::fs::write(ws.join("x.txt"), "OLD\n").unwrap();
+    let server = ScriptedServer::start().await;
+    server
+        .push(
+            Scripted::tool_call(
+                "c1",
+                "exec_shell",
+                json!({"command": "echo NEW > x.txt"}).to_string(),
+            )
+            .with_tool_call("c2", "read_file", json!({"path": "x.txt"}).to_string())
+            .chunk_chars(8)
+            .pace_ms(25),
+        )
+        .push(Scripted::text("Read it."));
+    let args = crate::common::exec_args(&ws, &server.base_url(), "auto", &["--json", "go"]);
+    let out = codesmith_with_env(&sb.home(), &args, &[("CODESMITH_EARLY_START", "1")]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let r = results(&events);
+    assert_eq!(r.len(), 2, "{events:?}");
+    let read = r[1].to_string();
+    assert!(read.contains("NEW"), "{read}");
+    assert!(!read.contains("OLD"), "{read}");
+    assert!(r[1]["meta"]["started_early"].is_null(), "{read}");
+}

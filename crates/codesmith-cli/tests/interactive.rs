@@ -164,3 +164,49 @@ async fn sessions_end_with_the_engine_session() {
         .count();
     assert_eq!(left, 0, "an interactive session outlived exec");
 }
+
+/// Typing into a shell session is judged line by line by the exec policy: a deny rule
+/// refuses the typed line as it refuses the same `exec_shell` command, even in `auto`; a
+/// partial line (which would join what is typed next) is not run unasked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_lines_pass_the_exec_policy() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    std::fs::write(
+        ws.join(".codesmith/policy.toml"),
+        "[[rule]]\npattern = [\"touch\"]\ndecision = \"deny\"\nreason = \"no touching\"\n",
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await;
+    server
+        .push(call(
+            "c1",
+            "pty_start",
+            json!({"command": "bash --norc --noprofile -i", "timeout_secs": 2}),
+        ))
+        .push(call(
+            "c2",
+            "pty_send",
+            json!({"id": "pty-1", "text": "echo ok; touch via_pty\n", "timeout_secs": 2}),
+        ))
+        .push(call(
+            "c3",
+            "pty_send",
+            json!({"id": "pty-1", "text": "tou", "timeout_secs": 1}),
+        ))
+        .push(call("c4", "pty_end", json!({"id": "pty-1"})))
+        .push(Scripted::text("Done."));
+    let events = exec_json(&sb, &server, "type into a shell").await;
+    let r = results(&events);
+    assert_eq!(r.len(), 4, "{events:?}");
+    let denied = text_of(r[1]);
+    assert!(denied.contains("DENIED"), "{denied}");
+    assert!(denied.contains("no touching"), "{denied}");
+    let partial = text_of(r[2]);
+    assert!(
+        partial.contains("DENIED") || partial.contains("approval"),
+        "{partial}"
+    );
+    assert!(!ws.join("via_pty").exists());
+}

@@ -80,3 +80,36 @@ async fn record_list_resolve_keeps_the_history() {
     assert_eq!(ledger.lines().count(), 2, "{ledger}");
     assert!(ws.join(".codesmith/slop/index.json").exists());
 }
+
+/// `slop list` only reads the ledger: it runs in read-only (plan) mode, where `record`
+/// is still refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_runs_in_read_only_mode_and_recording_does_not() {
+    use codesmith_testkit::{Scripted, ScriptedServer};
+    use serde_json::json;
+    let sb = crate::common::Sandbox::new();
+    let ws = sb.ws();
+    let server = ScriptedServer::start().await;
+    server
+        .push(
+            Scripted::tool_call("c1", "slop", json!({"action": "list"}).to_string())
+                .with_tool_call(
+                    "c2",
+                    "slop",
+                    json!({"action": "record", "bucket": "docs", "severity": "low",
+                       "confidence": "low", "title": "t", "description": "d", "cleanup": "c"})
+                    .to_string(),
+                ),
+        )
+        .push(Scripted::text("Done."));
+    let args = crate::common::exec_args(&ws, &server.base_url(), "read-only", &["--json", "go"]);
+    let out = crate::common::codesmith(&sb.home(), &args).await;
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let r = crate::interactive::results(&events);
+    assert_eq!(r.len(), 2, "{events:?}");
+    assert!(!r[0].to_string().contains("DENIED"), "{}", r[0]);
+    assert!(r[1].to_string().contains("DENIED"), "{}", r[1]);
+}

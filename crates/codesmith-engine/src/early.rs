@@ -9,6 +9,7 @@
 //! result; a read-only call leaves no work to undo.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codesmith_tools::{Capability, Tool, ToolOutcome};
@@ -26,18 +27,26 @@ type Started = (
     JoinHandle<ToolOutcome>,
 );
 
-/// Calls started early in the current response, by call id.
+/// Calls started early in the current response, by call id, and whether an earlier call
+/// of the response was not eligible (from then on nothing starts early: a read must not
+/// overtake a write, a command or anything else that may change what it reads).
 #[derive(Debug, Default)]
-pub(crate) struct EarlyStarts(Mutex<HashMap<String, Started>>);
+pub(crate) struct EarlyStarts(Mutex<HashMap<String, Started>>, AtomicBool);
 
 impl EarlyStarts {
     /// Starts `name(arguments)` as call `id` when it is eligible (see the module
-    /// documentation). Returns whether it started.
+    /// documentation) and every earlier call of the response was too (calls are offered
+    /// in the response's order). Returns whether it started.
     pub(crate) fn offer(rt: &Runtime, id: &str, name: &str, arguments: Value) -> bool {
+        if rt.early.1.load(Ordering::SeqCst) {
+            return false;
+        }
         let Some(tool) = rt.tools.get(name) else {
+            rt.early.1.store(true, Ordering::SeqCst);
             return false;
         };
         if !eligible(rt, tool.as_ref(), &arguments) {
+            rt.early.1.store(true, Ordering::SeqCst);
             return false;
         }
         // Its reads are recorded apart: a discarded result must not count as a read the
@@ -84,6 +93,7 @@ impl EarlyStarts {
     /// Drops every early call not taken (a cut-off response, or calls dispatch did not
     /// run). Returns how many were dropped.
     pub(crate) fn discard(&self) -> usize {
+        self.1.store(false, Ordering::SeqCst);
         let drained: Vec<_> = self
             .0
             .lock()

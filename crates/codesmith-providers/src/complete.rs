@@ -269,21 +269,26 @@ impl ReadyCalls {
             }
             _ => return,
         };
-        let Some((id, name, text, announced)) = self.calls.get_mut(index) else {
+        let Some((id, name, text, announced)) = self.calls.get(index) else {
             return;
         };
         if *announced || id.is_empty() || !text.trim_end().ends_with('}') {
             return;
         }
+        // In the response's order only: a call is announced after every earlier one, so
+        // a caller acting early never sees a later call before an earlier one.
+        if !self.calls[..index].iter().all(|c| c.3) {
+            return;
+        }
         if let Ok(arguments) = codesmith_protocol::parse_arguments(text)
             && arguments.is_object()
         {
-            *announced = true;
             on_event(StreamNotice::CallReady {
                 id: id.clone(),
                 name: name.clone(),
                 arguments,
             });
+            self.calls[index].3 = true;
         }
     }
 }

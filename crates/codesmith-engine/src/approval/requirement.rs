@@ -73,6 +73,17 @@ impl Runtime {
         }
         match tool.capability() {
             Capability::ReadOnly => self.read_requirement(tool, args),
+            // The slop ledger's `list` and `show` only read it (in every mode, plan
+            // included); its other actions write.
+            Capability::WritesFiles
+                if tool.name() == "slop"
+                    && matches!(
+                        args.get("action").and_then(Value::as_str),
+                        Some("list" | "show")
+                    ) =>
+            {
+                Requirement::Auto { concurrent: false }
+            }
             Capability::WritesFiles => self.write_requirement(tool, args),
             Capability::ExecutesCode
                 if args.get("command").is_none() && args.get("code").is_some() =>
@@ -612,8 +623,91 @@ impl Runtime {
             ..Default::default()
         };
         let key = ApprovalKey::exact(name, args);
+        // The session may run a shell: every typed line passes the command policy as a
+        // command would, so a deny rule or a hard refusal is never skipped by typing.
+        // What the policy cannot judge (a partial line, editing keys, control
+        // characters) or would ask about asks even in `auto`.
+        let workspace = self.ctx.workspace.to_string_lossy();
+        let lines = typed_lines(args);
+        let mut ask = lines.is_none();
+        for line in lines.unwrap_or_default() {
+            let eval = codesmith_policy::decide(&line, &workspace, &self.rules, self.mode);
+            match eval.decision {
+                Decision::Allow => {}
+                Decision::Ask => ask = true,
+                Decision::Deny => {
+                    return Requirement::Deny(
+                        Refusal::new(
+                            ErrorCode::Denied,
+                            format!(
+                                "The command policy refused a line typed into the session: {}.",
+                                eval.reason.trim_end_matches('.')
+                            ),
+                            "Do not retry it or type it another way to get around the policy. \
+                             Use a safer command that does only what the task needs, or explain \
+                             to the user why it is needed.",
+                        )
+                        .with("level", eval.level.as_str())
+                        .with("tool", name)
+                        .with("line", line),
+                    );
+                }
+            }
+        }
+        if ask && self.mode == ApprovalMode::Auto {
+            let mut request = request;
+            request.reason = "It types into an interactive program, and the command policy \
+                              cannot judge this input as a plain command (a partial line, \
+                              editing keys or control characters, or a command it asks about)."
+                .into();
+            return Requirement::Ask {
+                request,
+                session: key.clone(),
+                denial: key,
+                grant: None,
+                level: SafetyLevel::Ask,
+                network: false,
+            };
+        }
         self.by_mode(tool, request, key.clone(), key, None)
     }
+}
+
+/// The complete lines `pty_send` types, each as the command a shell would read, or `None`
+/// when the input cannot be judged as commands: keys other than `ctrl-c` and `ctrl-d`
+/// (neither submits a line), a line with a
+/// control character (editing, completion, escape sequences) or text that does not end
+/// with a line break (it would join whatever is typed next).
+fn typed_lines(args: &Value) -> Option<Vec<String>> {
+    match args.get("keys") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(keys))
+            if keys
+                .iter()
+                .all(|k| matches!(k.as_str(), Some("ctrl-c" | "ctrl-d"))) => {}
+        Some(_) => return None,
+    }
+    let text = match args.get("text") {
+        None | Some(Value::Null) => "",
+        Some(Value::String(t)) => t.as_str(),
+        Some(_) => return None,
+    };
+    if text.is_empty() {
+        return Some(Vec::new());
+    }
+    if !text.ends_with(['\n', '\r']) {
+        return None;
+    }
+    let mut lines = Vec::new();
+    for line in text.split(['\n', '\r']) {
+        if line.chars().any(char::is_control) {
+            return None;
+        }
+        if !line.trim().is_empty() {
+            lines.push(line.to_string());
+        }
+    }
+    Some(lines)
 }
 
 /// What a file-writing call changes beyond this session, as (summary, reason), or `None`

@@ -277,6 +277,116 @@ impl Root {
         }
     }
 
+    /// Opens the file CodeSmith keeps on its own behalf at `rel` (a ledger, an index)
+    /// for reading and appending, creating it with mode `0o644` (filtered by the umask)
+    /// when missing. No symlink is followed at any level (each step is opened with
+    /// `O_NOFOLLOW`), and anything but a regular file with one hard link is refused, so a
+    /// link the workspace ships cannot send CodeSmith's own write elsewhere. The parent
+    /// directories must exist (see [`Root::create_parents`]).
+    ///
+    /// Errors: `ELOOP` for a symlink on the way ([`is_escape`]); `PermissionDenied` for
+    /// a hard-linked or non-regular file; other host errors.
+    pub fn open_own_append(&self, rel: &Path) -> io::Result<File> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::OFlags;
+            let parts = normal_components(rel)?;
+            let fd = walk_nofollow_mode(
+                &self.fd,
+                &parts,
+                OFlags::RDWR | OFlags::APPEND | OFlags::CREATE | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                0o644,
+            )?;
+            own_file(fd)
+        }
+        #[cfg(not(unix))]
+        {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(true)
+                .open(self.path.join(rel))
+        }
+    }
+
+    /// Opens the file CodeSmith keeps on its own behalf at `rel` for reading, with the
+    /// refusals of [`Root::open_own_append`].
+    ///
+    /// Errors: `NotFound` when missing; as [`Root::open_own_append`].
+    pub fn open_own_read(&self, rel: &Path) -> io::Result<File> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::OFlags;
+            let parts = normal_components(rel)?;
+            let fd = walk_nofollow_mode(
+                &self.fd,
+                &parts,
+                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+                0,
+            )?;
+            own_file(fd)
+        }
+        #[cfg(not(unix))]
+        {
+            File::open(self.path.join(rel))
+        }
+    }
+
+    /// Replaces the file CodeSmith keeps on its own behalf at `rel` with `bytes`
+    /// atomically (temporary file renamed over it). A symlink, a hard-linked file or
+    /// anything not regular at `rel`, or a symlink on the way to it, is refused rather
+    /// than replaced or written through. The parent directory must exist.
+    ///
+    /// Errors: as [`Root::open_own_append`]; host I/O errors.
+    pub fn replace_own(&self, rel: &Path, bytes: &[u8]) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{AtFlags, FileType, OFlags};
+            let name = rel
+                .file_name()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+            let parent = rel.parent().unwrap_or(Path::new(""));
+            let parts = normal_components(parent)?;
+            let dir = walk_nofollow_mode(
+                &self.fd,
+                &parts,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                0,
+            )?;
+            let like = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => {
+                    let kind = FileType::from_raw_mode(st.st_mode);
+                    if kind.is_symlink() {
+                        return Err(rustix::io::Errno::LOOP.into());
+                    }
+                    if !kind.is_file() || st.st_nlink > 1 {
+                        return Err(not_own_file());
+                    }
+                    Ownership {
+                        mode: st.st_mode & 0o7777,
+                        uid: st.st_uid,
+                        gid: st.st_gid,
+                    }
+                }
+                Err(rustix::io::Errno::NOENT) => {
+                    let st = rustix::fs::fstat(&dir)?;
+                    Ownership {
+                        mode: 0o644,
+                        uid: st.st_uid,
+                        gid: st.st_gid,
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            };
+            // With `like` given the target is always renamed over, never written in place.
+            self.write_atomic_as(rel, bytes, Some(like))
+        }
+        #[cfg(not(unix))]
+        {
+            self.write_atomic(rel, bytes)
+        }
+    }
+
     /// Removes the file (or symlink) at `rel`, in the directory handle of its parent.
     ///
     /// Errors: host I/O errors (`NotFound` when nothing is there).
@@ -364,6 +474,39 @@ fn walk_nofollow(
     parts: &[&std::ffi::OsStr],
     flags: rustix::fs::OFlags,
 ) -> io::Result<std::os::fd::OwnedFd> {
+    walk_nofollow_mode(root, parts, flags, 0)
+}
+
+/// A file opened for CodeSmith's own bookkeeping: regular, one hard link.
+#[cfg(unix)]
+fn own_file(fd: std::os::fd::OwnedFd) -> io::Result<File> {
+    use rustix::fs::{FileType, OFlags};
+    let st = rustix::fs::fstat(&fd)?;
+    if !FileType::from_raw_mode(st.st_mode).is_file() || st.st_nlink > 1 {
+        return Err(not_own_file());
+    }
+    let file = File::from(fd);
+    let _ = rustix::fs::fcntl_setfl(&file, rustix::fs::fcntl_getfl(&file)? & !OFlags::NONBLOCK);
+    Ok(file)
+}
+
+#[cfg(unix)]
+fn not_own_file() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        "not a regular file with a single hard link; CodeSmith does not write its own \
+         files through a link (remove it and retry)",
+    )
+}
+
+/// [`walk_nofollow`] with the creation mode of the last component (used with `O_CREAT`).
+#[cfg(unix)]
+fn walk_nofollow_mode(
+    root: &std::os::fd::OwnedFd,
+    parts: &[&std::ffi::OsStr],
+    flags: rustix::fs::OFlags,
+    mode: u32,
+) -> io::Result<std::os::fd::OwnedFd> {
     use rustix::fs::{Mode, OFlags};
     let Some((last, dirs)) = parts.split_last() else {
         return Ok(rustix::fs::openat(root, ".", flags, Mode::empty())?);
@@ -396,7 +539,7 @@ fn walk_nofollow(
         dir,
         *last,
         flags | OFlags::NOFOLLOW,
-        Mode::empty(),
+        Mode::from_raw_mode(mode),
     )?)
 }
 

@@ -69,6 +69,18 @@ pub fn check_root(dir: &Path, home: &Path) -> Result<PathBuf, String> {
     if canonical.parent().is_none() {
         return Err("the file system root cannot be trusted as a whole".into());
     }
+    // Kernel pseudo-file systems hold other processes' environments, memory maps and
+    // devices, not files to read as project context.
+    if ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|p| canonical.starts_with(p))
+    {
+        return Err(format!(
+            "{} is a kernel pseudo-file system (/proc, /sys or /dev), which holds processes' \
+             environments and devices, not files to trust",
+            dir.display()
+        ));
+    }
     let home = home.canonicalize().unwrap_or_else(|_| home.to_path_buf());
     if home.starts_with(&canonical) || canonical.starts_with(&home) {
         return Err(format!(
@@ -79,4 +91,21 @@ pub fn check_root(dir: &Path, home: &Path) -> Result<PathBuf, String> {
         ));
     }
     Ok(canonical)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn pseudo_file_systems_are_refused_as_roots() {
+        let home = Path::new("/nonexistent-codesmith-home");
+        for dir in ["/proc", "/sys", "/dev", "/proc/self"] {
+            let err = check_root(Path::new(dir), home).unwrap_err();
+            assert!(err.contains("pseudo-file system"), "{dir}: {err}");
+        }
+        assert!(check_root(&std::env::temp_dir(), home).is_ok());
+    }
 }

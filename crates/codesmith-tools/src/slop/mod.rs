@@ -279,6 +279,7 @@ impl From<std::io::Error> for SlopError {
 /// A project's ledger.
 #[derive(Debug, Clone)]
 pub struct Ledger {
+    workspace: PathBuf,
     dir: PathBuf,
 }
 
@@ -371,6 +372,7 @@ impl Ledger {
     /// appended).
     pub fn for_workspace(workspace: &Path) -> Self {
         Ledger {
+            workspace: workspace.to_path_buf(),
             dir: slop_dir(workspace),
         }
     }
@@ -388,23 +390,31 @@ impl Ledger {
     /// Every record, oldest first. A line that does not parse (cut short by a crash) is
     /// skipped; the count of skipped lines is returned beside.
     ///
+    /// The ledger is opened below a held handle of the workspace without following any
+    /// symlink, and a hard-linked ledger is refused: a link the repository ships cannot
+    /// make CodeSmith read (or, in [`Ledger::record`], write) a file elsewhere.
+    ///
     /// # Errors
-    /// Reading the file failed (a missing ledger is empty, not an error).
+    /// Reading the file failed or it is a link (a missing ledger is empty, not an error).
     pub fn records(&self) -> Result<(Vec<Record>, usize), SlopError> {
-        let text = match std::fs::read_to_string(self.ledger_path()) {
-            Ok(t) => t,
+        let root = self.root()?;
+        let mut file = match root.open_own_read(&Self::rel(LEDGER_FILE)) {
+            Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(link_refusal(e)),
         };
-        let mut records = Vec::new();
-        let mut skipped = 0;
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            match serde_json::from_str(line) {
-                Ok(r) => records.push(r),
-                Err(_) => skipped += 1,
-            }
-        }
-        Ok((records, skipped))
+        Ok(parse_records(&read_all(&mut file)?))
+    }
+
+    /// The workspace handle every ledger file is opened below.
+    fn root(&self) -> Result<crate::fs::beneath::Root, SlopError> {
+        let canonical = std::fs::canonicalize(&self.workspace)?;
+        Ok(crate::fs::beneath::Root::open(&canonical)?)
+    }
+
+    /// `name` relative to the workspace.
+    fn rel(name: &str) -> PathBuf {
+        Path::new(".codesmith").join(SLOP_DIR).join(name)
     }
 
     /// The current state of every entry, by id order of recording.
@@ -452,19 +462,20 @@ impl Ledger {
     /// [`SlopError::Io`] when the ledger cannot be written.
     pub fn record(&self, entry: NewEntry, by: Author) -> Result<Entry, SlopError> {
         entry.validate()?;
-        let (records, _) = self.records()?;
-        let next = records
-            .iter()
-            .filter_map(|r| r.id().strip_prefix("SLOP-")?.parse::<u64>().ok())
-            .max()
-            .unwrap_or(0)
-            + 1;
-        let id = format!("SLOP-{next}");
-        self.append(&Record::Recorded {
-            id: id.clone(),
-            at: now(),
-            by,
-            entry,
+        // The id is chosen while the ledger is locked, so two writers never mint the same.
+        let id = self.append_locked(|records| {
+            let next = records
+                .iter()
+                .filter_map(|r| r.id().strip_prefix("SLOP-")?.parse::<u64>().ok())
+                .max()
+                .unwrap_or(0)
+                + 1;
+            Ok(Record::Recorded {
+                id: format!("SLOP-{next}"),
+                at: now(),
+                by,
+                entry,
+            })
         })?;
         self.get(&id)
     }
@@ -482,47 +493,78 @@ impl Ledger {
         by: Author,
     ) -> Result<Entry, SlopError> {
         check_text("note", note, MAX_TEXT_BYTES)?;
-        let current = self.get(id)?;
-        if !current.status.may_become(status) {
-            return Err(SlopError::Transition {
+        let id = normalize_id(id);
+        let id = self.append_locked(|records| {
+            let current = fold(records)
+                .into_iter()
+                .find(|e| e.id == id)
+                .ok_or_else(|| SlopError::Unknown(id.clone()))?;
+            if !current.status.may_become(status) {
+                return Err(SlopError::Transition {
+                    id: current.id,
+                    from: current.status.as_str(),
+                    to: status.as_str(),
+                });
+            }
+            Ok(Record::Status {
                 id: current.id,
-                from: current.status.as_str(),
-                to: status.as_str(),
-            });
-        }
-        self.append(&Record::Status {
-            id: current.id.clone(),
-            at: now(),
-            by,
-            status,
-            note: note.to_string(),
+                at: now(),
+                by,
+                status,
+                note: note.to_string(),
+            })
         })?;
-        self.get(&current.id)
+        self.get(&id)
     }
 
-    /// Appends one line (the file is opened for appending only, created owner-writable)
-    /// and rewrites the index from the whole ledger.
-    fn append(&self, record: &Record) -> Result<(), SlopError> {
-        std::fs::create_dir_all(&self.dir)?;
-        let mut line = serde_json::to_string(record)
+    /// Appends the record `make` builds from the current records, holding an exclusive
+    /// lock (`flock`) on the ledger from reading to the rewritten index, and returns the
+    /// record's id. The directory and files are created and opened below a held handle
+    /// of the workspace with no symlink followed; a link (symbolic or hard) is refused.
+    fn append_locked(
+        &self,
+        make: impl FnOnce(&[Record]) -> Result<Record, SlopError>,
+    ) -> Result<String, SlopError> {
+        let root = self.root()?;
+        let ledger = Self::rel(LEDGER_FILE);
+        root.create_parents(&ledger).map_err(link_refusal)?;
+        let mut file = root.open_own_append(&ledger).map_err(link_refusal)?;
+        lock_exclusive(&file)?;
+        let (mut records, _) = parse_records(&read_all(&mut file)?);
+        let record = make(&records)?;
+        let mut line = serde_json::to_string(&record)
             .map_err(|e| SlopError::Invalid(format!("the record does not serialise: {e}")))?;
         line.push('\n');
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.ledger_path())?;
         file.write_all(line.as_bytes())?;
         file.sync_data()?;
-        self.write_index()
+        let id = record.id().to_string();
+        records.push(record);
+        self.write_index_of(&root, &records)?;
+        Ok(id)
     }
 
     /// Rewrites `index.json` from the ledger (atomically: a temporary file renamed over
-    /// it). The index is derived: deleting it loses nothing.
+    /// it, refused when `index.json` is a link). The index is derived: deleting it loses
+    /// nothing.
     ///
     /// # Errors
     /// Reading the ledger or writing the index failed.
     pub fn write_index(&self) -> Result<(), SlopError> {
-        let entries = self.entries()?;
+        let root = self.root()?;
+        let ledger = Self::rel(LEDGER_FILE);
+        root.create_parents(&ledger).map_err(link_refusal)?;
+        let mut file = root.open_own_append(&ledger).map_err(link_refusal)?;
+        lock_exclusive(&file)?;
+        let (records, _) = parse_records(&read_all(&mut file)?);
+        self.write_index_of(&root, &records)
+    }
+
+    fn write_index_of(
+        &self,
+        root: &crate::fs::beneath::Root,
+        records: &[Record],
+    ) -> Result<(), SlopError> {
+        let entries = fold(records);
         let index: BTreeMap<&str, serde_json::Value> = entries
             .iter()
             .map(|e| {
@@ -540,11 +582,62 @@ impl Ledger {
             .collect();
         let text = serde_json::to_string_pretty(&index)
             .map_err(|e| SlopError::Invalid(format!("the index does not serialise: {e}")))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
-        tmp.write_all(text.as_bytes())?;
-        tmp.persist(self.index_path()).map_err(|e| e.error)?;
+        root.replace_own(&Self::rel(INDEX_FILE), text.as_bytes())
+            .map_err(link_refusal)?;
         Ok(())
     }
+}
+
+/// The whole file from its start.
+fn read_all(file: &mut std::fs::File) -> Result<String, SlopError> {
+    use std::io::{Read, Seek};
+    file.seek(std::io::SeekFrom::Start(0))?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// The records of the ledger text, and the count of lines that do not parse.
+fn parse_records(text: &str) -> (Vec<Record>, usize) {
+    let mut records = Vec::new();
+    let mut skipped = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str(line) {
+            Ok(r) => records.push(r),
+            Err(_) => skipped += 1,
+        }
+    }
+    (records, skipped)
+}
+
+/// Holds an exclusive advisory lock on the ledger until `file` is closed.
+fn lock_exclusive(file: &std::fs::File) -> Result<(), SlopError> {
+    #[cfg(unix)]
+    rustix::fs::flock(file, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(std::io::Error::from)?;
+    #[cfg(not(unix))]
+    let _ = file;
+    Ok(())
+}
+
+/// A link met on the way to a ledger file, named as such.
+fn link_refusal(e: std::io::Error) -> SlopError {
+    #[cfg(unix)]
+    let not_dir = e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error());
+    #[cfg(not(unix))]
+    let not_dir = false;
+    if crate::fs::beneath::is_escape(&e) || not_dir {
+        return SlopError::Invalid(
+            "the slop ledger path .codesmith/slop holds a symbolic link (or a file where a \
+             directory belongs); CodeSmith does not write or read its own files through a \
+             link (remove it and retry)"
+                .into(),
+        );
+    }
+    if e.kind() == std::io::ErrorKind::PermissionDenied {
+        return SlopError::Invalid(format!("the slop ledger was refused: {e}"));
+    }
+    SlopError::Io(e)
 }
 
 /// `7`, `slop-7` and `SLOP-7` all name `SLOP-7`.
@@ -683,6 +776,81 @@ mod tests {
         assert!(matches!(err, SlopError::Transition { .. }), "{err}");
         let index = std::fs::read_to_string(ledger.index_path()).unwrap();
         assert!(index.contains("\"resolved\""), "{index}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_to_the_ledger_are_refused_and_nothing_outside_changes() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        let outside = d.path().join("outside");
+        std::fs::create_dir_all(ws.join(".codesmith/slop")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("bashrc"), "keep\n").unwrap();
+        let ledger = Ledger::for_workspace(&ws);
+        // A symlinked ledger file (relative, as git keeps it).
+        std::os::unix::fs::symlink(
+            "../../../outside/bashrc",
+            ws.join(".codesmith/slop/ledger.jsonl"),
+        )
+        .unwrap();
+        let err = ledger.record(sample(), Author::Model).unwrap_err();
+        assert!(err.to_string().contains("link"), "{err}");
+        assert!(
+            ledger.entries().is_err(),
+            "a linked ledger is not read either"
+        );
+        std::fs::remove_file(ws.join(".codesmith/slop/ledger.jsonl")).unwrap();
+        // A hard-linked ledger file.
+        std::fs::hard_link(
+            outside.join("bashrc"),
+            ws.join(".codesmith/slop/ledger.jsonl"),
+        )
+        .unwrap();
+        let err = ledger.record(sample(), Author::Model).unwrap_err();
+        assert!(err.to_string().contains("hard link"), "{err}");
+        std::fs::remove_file(ws.join(".codesmith/slop/ledger.jsonl")).unwrap();
+        // A symlinked index.
+        std::os::unix::fs::symlink(
+            outside.join("bashrc"),
+            ws.join(".codesmith/slop/index.json"),
+        )
+        .unwrap();
+        assert!(ledger.record(sample(), Author::Model).is_err());
+        std::fs::remove_dir_all(ws.join(".codesmith/slop")).unwrap();
+        // A symlinked ledger directory.
+        std::os::unix::fs::symlink(&outside, ws.join(".codesmith/slop")).unwrap();
+        let err = ledger.record(sample(), Author::Model).unwrap_err();
+        assert!(err.to_string().contains("link"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(outside.join("bashrc")).unwrap(),
+            "keep\n"
+        );
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn parallel_records_get_distinct_ids() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().to_path_buf();
+        let threads: Vec<_> = (0..12)
+            .map(|_| {
+                let ws = ws.clone();
+                // Each thread its own ledger value and file descriptions, as two
+                // processes would have.
+                std::thread::spawn(move || {
+                    Ledger::for_workspace(&ws)
+                        .record(sample(), Author::Model)
+                        .unwrap()
+                        .id
+                })
+            })
+            .collect();
+        let mut ids: Vec<String> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 12, "{ids:?}");
+        assert_eq!(Ledger::for_workspace(&ws).entries().unwrap().len(), 12);
     }
 
     #[test]
