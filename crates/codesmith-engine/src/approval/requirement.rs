@@ -667,6 +667,7 @@ impl Runtime {
                 grant: None,
                 level: SafetyLevel::Ask,
                 network: false,
+                way_out: None,
             };
         }
         self.by_mode(tool, request, key.clone(), key, None)
