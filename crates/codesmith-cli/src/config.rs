@@ -507,6 +507,8 @@ pub(crate) struct ProjectConfig {
     /// The project's hooks: run only once the user trusts them on this machine
     /// (`codesmith trust hooks`), pinned to their digest.
     pub hooks: Option<toml::Table>,
+    /// May only turn language servers off: `[lsp.NAME] enabled = false`.
+    pub lsp: Option<toml::Table>,
     /// Everything else is ignored (with a warning).
     #[serde(flatten)]
     pub ignored: toml::Table,
@@ -953,6 +955,30 @@ impl ProjectLayer {
             .map_err(|e| e.to_string())
     }
 
+    /// The language servers the project turns off (`[lsp.NAME] enabled = false`), and a
+    /// warning for each entry that asks for anything else: a project may disable a server,
+    /// never add one or change its command (a server runs project code, but its command is
+    /// the user's choice).
+    pub(crate) fn disabled_lsp(&self) -> (Vec<String>, Vec<String>) {
+        let (mut off, mut warnings) = (Vec::new(), Vec::new());
+        for (name, entry) in self.config.lsp.iter().flatten() {
+            let only_off = entry.as_table().is_some_and(|t| {
+                t.len() == 1 && t.get("enabled").and_then(toml::Value::as_bool) == Some(false)
+            });
+            if only_off {
+                off.push(name.clone());
+            } else {
+                warnings.push(format!(
+                    "the project's [lsp.{}] is ignored: a project config may only turn a \
+                     language server off (`enabled = false`); its command is set in your own \
+                     config",
+                    codesmith_policy::visible_line(name, 60)
+                ));
+            }
+        }
+        (off, warnings)
+    }
+
     /// The approval mode the project asks for, when it parses.
     fn approval(&self) -> Option<ApprovalMode> {
         self.config.approval.as_deref().and_then(|a| a.parse().ok())
@@ -1250,7 +1276,12 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
     for name in file.lsp.keys() {
         origins.set(format!("lsp.{name}"), Origin::User);
     }
-    let lsp = codesmith_tools::lsp::LspSettings::resolve(&file.lsp, &[], &on_path);
+    let (lsp_off, lsp_warnings) = project.disabled_lsp();
+    warnings.extend(lsp_warnings);
+    for name in &lsp_off {
+        origins.set(format!("lsp.{name}"), Origin::ProjectTightened);
+    }
+    let lsp = codesmith_tools::lsp::LspSettings::resolve(&file.lsp, &lsp_off, &on_path);
     for name in file.mcp_servers.keys() {
         origins.set(format!("mcp_servers.{name}"), Origin::User);
     }
@@ -1803,6 +1834,7 @@ mod approval_tests {
                 approval: project.map(str::to_string),
                 sandbox: None,
                 hooks: None,
+                lsp: None,
                 ignored: toml::Table::new(),
             },
             notes: Vec::new(),
@@ -1851,5 +1883,41 @@ mod approval_tests {
             format!("{err:#}").contains("read-only, suggest, auto-edit"),
             "{err:#}"
         );
+    }
+}
+
+#[cfg(test)]
+mod project_lsp_tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_project_may_turn_a_language_server_off_and_nothing_else() {
+        let config: ProjectConfig = toml::from_str(
+            "[lsp.pyright]\nenabled = false\n\
+             [lsp.evil]\ncommand = [\"./run-me\"]\nextensions = [\"py\"]\n\
+             [lsp.gopls]\nenabled = true\n",
+        )
+        .unwrap();
+        let project = ProjectLayer {
+            path: None,
+            config,
+            notes: Vec::new(),
+        };
+        let (off, warnings) = project.disabled_lsp();
+        assert_eq!(off, ["pyright"]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("[lsp.evil]")));
+        // What the project asked to turn off is not among the servers used, and its own
+        // server is never added.
+        let on_path = |_: &str| true;
+        let lsp = codesmith_tools::lsp::LspSettings::resolve(&BTreeMap::new(), &off, &on_path);
+        let names: Vec<&str> = lsp.servers.iter().map(|(n, _)| n.as_str()).collect();
+        assert!(
+            !names.contains(&"pyright") && !names.contains(&"evil"),
+            "{names:?}"
+        );
+        assert!(names.contains(&"gopls"), "{names:?}");
     }
 }

@@ -130,7 +130,7 @@ async fn the_ui_applies_the_project_tightening_and_the_network_policy() {
     let out = line_mode(&sb.home(), &flags, "clean up\n/quit\n").await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(!stdout.contains("approve "), "{stdout}");
+    assert!(!stdout.contains("(after n, words of your own"), "{stdout}");
     let results = tool_results(&server);
     assert_eq!(results.len(), 4, "{results:?}");
     assert_refusals(&results[0], &results[1], &results[2], &results[3]);

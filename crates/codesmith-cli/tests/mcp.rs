@@ -241,8 +241,11 @@ fn python_sdk_client_lists_and_calls_tools() {
         );
     }
     let specs = registry.specs();
-    assert_eq!(listed.len(), specs.len());
-    for (tool, spec) in listed.iter().zip(&specs) {
+    // `lsp` is offered only when a language server is found on this machine's PATH; the
+    // registry built here has none.
+    let compared: Vec<&Value> = listed.iter().filter(|t| t["name"] != "lsp").collect();
+    assert_eq!(compared.len(), specs.len(), "{names:?}");
+    for (tool, spec) in compared.iter().zip(&specs) {
         assert_eq!(tool["name"], spec.name.as_str());
         assert_eq!(tool["description"], spec.description.as_str());
         // Writers also accept `force_fresh` over MCP; otherwise the schema is the model's.

@@ -170,13 +170,32 @@ async fn server_everything_tools_are_listed_called_refused_and_cancelled() {
         "{refused}"
     );
     assert!(refused.contains("expected number"), "{refused}");
-    // An image becomes a short description, not base64.
+    // The server's image reaches the model as an image: named in the result's text (no
+    // base64 there), and sent as an `image_url` part right after the results.
     assert!(
-        results[3].contains("[image omitted: image/png"),
+        results[3].contains("[image 1: image/png") && results[3].contains("it follows this result"),
         "{}",
         results[3]
     );
     assert!(results[3].len() < 1000, "{}", results[3]);
+    let image_parts: Vec<&Value> = bodies[6]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|p| p["type"] == "image_url")
+        .collect();
+    assert_eq!(image_parts.len(), 1, "{}", bodies[6]);
+    assert!(
+        image_parts[0]["image_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,"),
+        "{}",
+        image_parts[0]
+    );
     // The slow call timed out and the server was sent notifications/cancelled for it.
     assert!(results[4].contains("TIMEOUT"), "{}", results[4]);
     let start = Instant::now();

@@ -84,6 +84,8 @@ fn registry() -> Vec<(&'static str, Vec<Case>)> {
             "list_dir",
             vec![case(json!({"path": "nope"}), "NOT_FOUND", &["path"])],
         ),
+        // Offered when a language server is configured (the test configures one).
+        ("lsp", vec![case(json!({}), "INVALID_ARGUMENTS", &[])]),
         (
             "pty_end",
             vec![case(json!({"id": "pty-9"}), "NOT_FOUND", &["id"])],
@@ -208,6 +210,12 @@ async fn every_catalogue_tool_has_a_registered_refusal_shape() {
         }
     }
     server.push(Scripted::text("Done."));
+    // A language server in the user config, so the catalogue has the `lsp` tool whatever
+    // this machine has on PATH (it never starts: no call names a file it handles).
+    let config = sb.home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap_or_default();
+    text.push_str("\n[lsp.fake]\ncommand = [\"/bin/false\"]\nextensions = [\"zzz\"]\n");
+    std::fs::write(&config, text).unwrap();
     let ws = sb.ws();
     let out = crate::common::codesmith(
         &sb.home(),
