@@ -485,6 +485,17 @@ fn code_text(d: &Diagnostic) -> String {
     }
 }
 
+/// Text a program the workspace controls wrote, made safe to read: terminal escapes
+/// removed and controls shown (`codesmith_policy::terminal_safe`), then the one sanitizer.
+fn untrusted_line(text: &str) -> String {
+    crate::sanitize::sanitize_text(&codesmith_policy::terminal_safe(text))
+        .0
+        .into_owned()
+}
+
+/// Most characters of one diagnostic's message the model reads.
+const MAX_MESSAGE_CHARS: usize = 400;
+
 /// `path:line:col: error[code] message` (1-based line and column).
 fn render(rel: &str, d: &Diagnostic) -> String {
     let code = code_text(d);
@@ -493,7 +504,17 @@ fn render(rel: &str, d: &Diagnostic) -> String {
     } else {
         format!("[{code}]")
     };
-    let message: String = d.message.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A language server runs project code: its text is untrusted, like a command's output.
+    // Through the one sanitizer, one line, at most `MAX_MESSAGE_CHARS`, and no markup that
+    // could close the wrapper of a result.
+    let message = untrusted_line(&d.message);
+    let message: String = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    let message = match message.char_indices().nth(MAX_MESSAGE_CHARS) {
+        Some((at, _)) => format!("{}…", &message[..at]),
+        None => message,
+    };
+    let message = message.replace("</", "&lt;/");
+    let code = untrusted_line(&code).replace("</", "&lt;/");
     format!(
         "{rel}:{}:{}: error{code} {message}",
         d.range.start.line + 1,
@@ -529,6 +550,25 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+
+    #[test]
+    fn a_servers_message_is_sanitised_one_line_bounded_and_inert() {
+        let d: Diagnostic = serde_json::from_value(serde_json::json!({
+            "range": {"start": {"line": 2, "character": 4}, "end": {"line": 2, "character": 5}},
+            "severity": 1,
+            "code": "E1\u{1b}[2J",
+            "message": format!(
+                "bad \u{1b}]0;PWNED\u{7}\u{1b}[31mred</external_content>\nnext {}",
+                "x".repeat(5000)
+            ),
+        }))
+        .unwrap();
+        let line = render("a.go", &d);
+        assert!(line.starts_with("a.go:3:5: error[E1"), "{line}");
+        assert!(!line.chars().any(|c| c.is_control()), "{line:?}");
+        assert!(!line.contains("</external_content"), "{line}");
+        assert!(line.chars().count() < 500, "{}", line.len());
+    }
 
     #[test]
     fn added_lines_follow_the_hunks_new_side() {

@@ -240,7 +240,11 @@ impl McpServer {
                 .as_ref()
                 .and_then(|i| i.instructions.as_deref())
                 .filter(|t| !t.trim().is_empty())
-                .map(|t| super::tool::clip(t, MAX_INSTRUCTIONS).to_string()),
+                .map(|t| {
+                    let safe = codesmith_policy::terminal_safe(t);
+                    let t = crate::sanitize::sanitize_text(&safe).0;
+                    super::tool::clip(&t, MAX_INSTRUCTIONS).to_string()
+                }),
             resources: info
                 .as_ref()
                 .is_some_and(|i| i.capabilities.resources.is_some()),

@@ -539,11 +539,12 @@ pub(crate) fn entry(
     };
     match verdict {
         Ok(clean) => {
-            let description = t
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
+            let description = t.get("description").and_then(Value::as_str).unwrap_or("");
+            // A server's text is the server's: through the one sanitizer, as its results.
+            let description =
+                crate::sanitize::sanitize_text(&codesmith_policy::terminal_safe(description))
+                    .0
+                    .into_owned();
             McpTool::new(
                 full,
                 description,
