@@ -256,7 +256,7 @@ async fn a_timed_out_call_is_cancelled_at_the_server() {
     assert!(results[0].contains("TIMEOUT"), "{}", results[0]);
     let marker = markers.join("cancelled");
     let start = Instant::now();
-    while !marker.exists() && start.elapsed() < Duration::from_secs(3) {
+    while !marker.exists() && start.elapsed() < Duration::from_secs(15) {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(
@@ -595,7 +595,7 @@ async fn streamable_http_servers_get_headers_and_bearer_and_cancellation() {
     assert!(results[3].contains("TIMEOUT"), "{}", results[3]);
     let marker = markers.join("cancelled");
     let start = Instant::now();
-    while !marker.exists() && start.elapsed() < Duration::from_secs(3) {
+    while !marker.exists() && start.elapsed() < Duration::from_secs(15) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(

@@ -159,11 +159,7 @@ async fn a_server_that_never_answers_costs_the_timeout_once_and_the_write_succee
         .call("write_file", json!({"path": "b.py", "content": "y = 2\n"}))
         .await;
     assert!(!second.contains("diagnostics"), "said once: {second}");
-    assert!(
-        started.elapsed() < Duration::from_millis(500),
-        "{:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < timeout, "{:?}", started.elapsed());
     f.ctx.lsp.as_ref().unwrap().shutdown().await;
 }
 
