@@ -174,7 +174,15 @@ pub fn probe() -> &'static BwrapProbe {
                 }
             };
             let mut cmd = Command::new(launch.program());
-            launch.configure(&mut cmd);
+            // Any failure of `true` is bubblewrap's: its first line of stderr is the reason.
+            // The report is held until `true` has ended (bwrap writes to it).
+            let _setup = match launch.configure(&mut cmd) {
+                Ok(setup) => setup,
+                Err(e) => {
+                    reason = format!("the sandbox could not be set up: {e}");
+                    continue;
+                }
+            };
             match cmd
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
@@ -503,12 +511,23 @@ impl Backend for BwrapBackend {
                 prelude.keep.push(fd);
             }
         }
+        // bubblewrap reports the command's exit code here, and only once the command ran:
+        // a bwrap that ends without that report failed to set the sandbox up (see
+        // [`super::SetupReport`]). The write end reaches bwrap only (the command's own
+        // descriptors are bwrap's business: it does not pass this one on).
+        let (setup_read, setup_write) = super::prelude::pipe()?;
+        {
+            use std::os::fd::AsRawFd;
+            push(&[&"--json-status-fd", &setup_write.as_raw_fd().to_string()]);
+        }
+        prelude.keep.push(setup_write);
         push(&[&"--chdir", &scope.cwd, &"--"]);
         out.extend(argv);
         Ok(Launch {
             argv: out,
             env: ex::environment(host_env, &scope.extra.env, &home),
             prelude: Some(prelude),
+            setup: Some(setup_read),
         })
     }
 }
