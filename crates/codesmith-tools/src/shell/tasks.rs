@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::exec::command_arg;
 use super::process::{self, Running};
 use super::{drift, network, scope_for};
-use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput, spill};
+use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 /// Most tasks running at once per session.
 pub const MAX_RUNNING_TASKS: usize = 8;
@@ -302,29 +302,14 @@ impl Tool for TaskShellCancel {
 fn report(ctx: &ToolContext, id: &str, task: &mut Task) -> ToolOutput {
     let finished = task.state != State::Running;
     let first_final = finished && !task.reported_final;
-    let (mut delta, mut cursor) =
-        process::lock(&task.running.output).text_from(task.cursor, finished);
-    if !finished {
-        // An escape sequence still being written waits for the next poll, so it is
-        // removed whole instead of leaving its tail as text.
-        if let Some(open) = codesmith_policy::unfinished_sequence_start(&delta) {
-            let held = delta.len() - open;
-            if !delta[open..].contains('\u{FFFD}') {
-                delta.truncate(open);
-                cursor -= held;
-            }
-        }
-    }
-    task.cursor = cursor;
     // Polling is never approved by a person: credentials in the output are masked.
-    let delta = codesmith_policy::scrub_secrets(&delta);
-    let (capped, reference) = if first_final {
-        let (full, _) = process::lock(&task.running.output).text_from(0, true);
-        let full = codesmith_policy::scrub_secrets(&full);
-        spill::cap_output(&ctx.home, &delta, Some(&full))
-    } else {
-        spill::cap_output(&ctx.home, &delta, None)
-    };
+    let (capped, reference) = process::read_new(
+        &ctx.home,
+        &task.running.output,
+        &mut task.cursor,
+        finished,
+        first_final,
+    );
     let mut body = capped.text;
     let mut out = ToolOutput::default().with("id", id);
     match task.state {
