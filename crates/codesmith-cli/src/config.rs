@@ -85,6 +85,9 @@ pub(crate) struct WebSearchSection {
     /// The environment variable holding a hosted API's key (default `BRAVE_API_KEY` /
     /// `TAVILY_API_KEY`).
     pub api_key_env: Option<String>,
+    /// Lets `url` use plain `http://` to a host that is not loopback (default false), as
+    /// `[mcp_servers.X] allow_plain_http` does.
+    pub allow_plain_http: Option<bool>,
 }
 
 impl WebSearchSection {
@@ -134,7 +137,10 @@ impl WebSearchSection {
             .unwrap_or("");
         let key = (!key_env.is_empty()).then(|| env(key_env)).flatten();
         WebSearchConfig::new(backend, self.url.as_deref(), key, key_env)
-            .map(Some)
+            .map(|mut c| {
+                c.allow_plain_http = self.allow_plain_http.unwrap_or(false);
+                Some(c)
+            })
             .map_err(|e| anyhow::anyhow!("[web_search] {e}"))
     }
 }

@@ -56,7 +56,9 @@ fn check_address(ip: IpAddr) -> Result<(), String> {
     match restricted_range(ip) {
         None => Ok(()),
         Some(r) if reachable(r.range) => Ok(()),
-        Some(r) => Err(format!("its address {r}, which MCP servers may not use")),
+        Some(r) => Err(format!(
+            "its address {r}, which a user-configured endpoint may not use"
+        )),
     }
 }
 
