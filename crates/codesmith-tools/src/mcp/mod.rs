@@ -549,7 +549,7 @@ pub(crate) fn entry(
                 full,
                 description,
                 clean,
-                tool::capability_for(trusted, t),
+                tool::trust_for(trusted, t),
                 remote,
                 server.clone(),
             )
