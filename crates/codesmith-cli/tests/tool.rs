@@ -402,3 +402,47 @@ fn a_one_shot_edit_needs_no_earlier_read_a_bare_path_reads_and_pretty_is_for_peo
     assert!(out.starts_with("✗ NOT_FOUND: "), "{out}");
     assert!(out.contains("\n  hint: "), "{out}");
 }
+
+/// A built-in language server counts as installed only where a host program is looked up:
+/// an absolute `PATH` entry outside the workspace. A relative entry (resolved against the
+/// workspace CodeSmith starts in) or an entry inside the workspace does not offer it.
+#[test]
+fn a_built_in_language_server_is_found_only_outside_the_workspace_on_an_absolute_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let fake = |dir: &std::path::Path| {
+        std::fs::create_dir_all(dir).unwrap();
+        let gopls = dir.join("gopls");
+        std::fs::write(&gopls, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&gopls, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    fake(&ws.path().join("bin"));
+    fake(outside.path());
+    let lookup = |path: String| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+            .args([
+                "tool",
+                "lsp",
+                "--workspace",
+                ws.path().to_str().unwrap(),
+                r#"{"operation": "workspace_symbols", "query": "main"}"#,
+            ])
+            .current_dir(ws.path())
+            .env("CODESMITH_HOME", home.path())
+            .env("PATH", path)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    // The `lsp` tool is offered only when some language server is.
+    let registered = "The language server cannot answer";
+    let inside = format!("bin:{}", ws.path().join("bin").display());
+    let out = lookup(inside);
+    assert!(!out.contains(registered), "{out}");
+    assert!(out.contains("lsp"), "{out}");
+    let out = lookup(outside.path().display().to_string());
+    assert!(out.contains(registered), "{out}");
+}
