@@ -38,53 +38,9 @@ fn searxng_answer() -> String {
     .to_string()
 }
 
-/// Serves every request on 127.0.0.1: `/search` answers SearXNG JSON, `/denied` answers
-/// 401 echoing the request head, `/echo` 200 echoing the request head inside a result.
-/// Returns the port and the request heads seen.
+/// [`serve_hostile`] with no redirect target.
 async fn serve() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
-    tokio::spawn(async move {
-        loop {
-            let Ok((mut sock, _)) = listener.accept().await else {
-                return;
-            };
-            let log = Arc::clone(&log);
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tokio::time::timeout(Duration::from_secs(3), sock.read(&mut chunk)).await
-                    {
-                        Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
-                        _ => return,
-                    }
-                }
-                let head = String::from_utf8_lossy(&buf).to_string();
-                log.lock().unwrap().push(head.clone());
-                let path = head.split(' ').nth(1).unwrap_or("/").to_string();
-                let (status, body) = if path.starts_with("/search") {
-                    (200, searxng_answer())
-                } else if path.starts_with("/denied") {
-                    (401, format!("{{\"error\": \"bad token in {head}\"}}"))
-                } else {
-                    let echo = json!({"web": {"results": [
-                        {"title": "echo", "url": "https://e.example/", "description": head}
-                    ]}});
-                    (200, echo.to_string())
-                };
-                let out = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = sock.write_all(out.as_bytes()).await;
-                let _ = sock.shutdown().await;
-            });
-        }
-    });
-    (port, seen)
+    serve_hostile(0).await
 }
 
 fn tool(policy: NetworkPolicy, mut config: WebSearchConfig) -> WebSearch {
@@ -283,8 +239,10 @@ fn hostile_answer(brave: bool) -> String {
 
 /// Serves on 127.0.0.1: `/hostile/search` (SearXNG) and `/hostile-brave` answer
 /// [`hostile_answer`]; `/echo-401` answers 401 echoing the request head and the key in
-/// every form; `/bounce/search` redirects to `/search` on `other_port`; anything else
-/// answers [`searxng_answer`]. Returns the port and the request heads seen.
+/// every form; `/bounce/search` redirects to `/search` on `other_port`; `/search` answers
+/// [`searxng_answer`]; `/denied` answers 401 echoing the request head; anything else 200
+/// echoing the request head inside a Brave result. Returns the port and the request heads
+/// seen.
 async fn serve_hostile(other_port: u16) -> (u16, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -323,8 +281,15 @@ async fn serve_hostile(other_port: u16) -> (u16, Arc<Mutex<Vec<String>>>) {
                 } else if path.starts_with("/bounce/search") {
                     extra = format!("location: http://127.0.0.1:{other_port}/search\r\n");
                     (302, String::new())
-                } else {
+                } else if path.starts_with("/search") {
                     (200, searxng_answer())
+                } else if path.starts_with("/denied") {
+                    (401, format!("{{\"error\": \"bad token in {head}\"}}"))
+                } else {
+                    let echo = json!({"web": {"results": [
+                        {"title": "echo", "url": "https://e.example/", "description": head}
+                    ]}});
+                    (200, echo.to_string())
                 };
                 let out = format!(
                     "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
