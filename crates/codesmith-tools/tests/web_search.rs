@@ -372,6 +372,7 @@ async fn hostile_searxng_results_come_back_wrapped_cleaned_and_capped() {
     }
     assert!(model.len() < 8_000, "{} bytes", model.len());
     assert!(text.contains("https://ok.example/c%1B[31m%07d"), "{text}");
+    assert!(text.starts_with("1. Esc red BSA"), "{text}");
     for line in text.lines() {
         assert!(line.chars().count() <= 410, "{line}");
     }

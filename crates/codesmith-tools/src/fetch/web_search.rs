@@ -315,11 +315,12 @@ impl WebSearch {
     }
 
     /// A title or snippet as plain text: the key redacted before and after highlight
-    /// markup and entities are reduced, control characters and runs of whitespace made
-    /// single spaces, cut to `cap` characters.
+    /// markup and entities are reduced, terminal escape sequences reduced to the text a
+    /// terminal would show, other control characters and runs of whitespace made single
+    /// spaces, cut to `cap` characters.
     fn clean_text(&self, raw: &str, cap: usize) -> String {
         let plain = self.redact(&html::html_to_text(&self.redact(raw)));
-        let plain: String = plain
+        let plain: String = codesmith_policy::screen_text(&plain)
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
