@@ -21,13 +21,15 @@ pub(crate) struct SafeOptions {
     /// Short flags that take a value, attached (`-A3`) or as the next word.
     pub valued: &'static str,
     /// Long options: `name` takes no value, `name=` takes one (attached
-    /// with `=` or the next word), `name==` takes the next two words.
+    /// with `=` or the next word), `name==` takes the next two words,
+    /// `name?` takes an optional value that is only ever attached with `=`
+    /// (the next word is never read as its value).
     pub long: &'static [&'static str],
     /// True when `-NUM` / `+NUM` counts are accepted (`head -20`).
     pub numeric: bool,
 }
 
-const fn entry(
+pub(crate) const fn entry(
     program: &'static str,
     flags: &'static str,
     valued: &'static str,
@@ -753,7 +755,23 @@ pub(crate) fn check_options<W: AsRef<str>>(
     program: &str,
     args: &[W],
 ) -> Result<Vec<usize>, String> {
-    let spec = safe_options(program);
+    check(program, safe_options(program), args)
+}
+
+/// [`check_options`] with a table kept elsewhere (git's sub-commands, whose
+/// tables live with the git rules); the error names `spec.program`.
+pub(crate) fn check_spec<W: AsRef<str>>(
+    spec: &SafeOptions,
+    args: &[W],
+) -> Result<Vec<usize>, String> {
+    check(spec.program, Some(spec), args)
+}
+
+fn check<W: AsRef<str>>(
+    program: &str,
+    spec: Option<&SafeOptions>,
+    args: &[W],
+) -> Result<Vec<usize>, String> {
     let mut operands = Vec::new();
     let mut index = 0;
     let mut only_operands = false;
@@ -790,8 +808,9 @@ pub(crate) fn check_options<W: AsRef<str>>(
                     .any(|l| l.strip_suffix(suffix) == Some(name))
             };
             let (bare, one, two) = (spec.long.contains(&name), listed("="), listed("=="));
-            let values = match (attached, bare, one, two) {
+            let values = match (attached, bare || listed("?"), one, two) {
                 (true, _, true, _) | (true, _, _, true) | (false, true, _, _) => 0,
+                (true, _, _, _) if listed("?") => 0,
                 (false, false, true, _) => 1,
                 (false, false, false, true) => 2,
                 _ => return Err(format!("unknown option `--{name}` for {program}")),
