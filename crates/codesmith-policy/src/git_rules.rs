@@ -172,104 +172,129 @@ const DIFF_VALUED: &str = "GSUl";
 
 /// The table of a sub-command that walks revisions as `git log` does.
 const fn log_like(program: &'static str) -> SafeOptions {
-    entry(program, LOG_FLAGS, "GLSUln", log_long![], true)
+    SafeOptions {
+        optional: DIFF_OPTIONAL,
+        ..entry(program, LOG_FLAGS, "GLSUln", log_long![], true)
+    }
 }
+
+/// Short flags of the diff family with an optional attached value (`-M50%`, `-B20/60`,
+/// `-X10`).
+const DIFF_OPTIONAL: &str = "BCMX";
 
 /// Short flags of the revision walkers that take no value.
 const LOG_FLAGS: &str = "BCDEFMPRWabcgimpqrstuwz";
 
 const LOG: SafeOptions = log_like("git log");
 const SHOW: SafeOptions = log_like("git show");
-const REV_LIST: SafeOptions = entry(
-    "git rev-list",
-    LOG_FLAGS,
-    "GLSUln",
-    log_long!["header", "timestamp", "quiet", "disk-usage", "disk-usage?"],
-    true,
-);
+const REV_LIST: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git rev-list",
+        LOG_FLAGS,
+        "GLSUln",
+        log_long!["header", "timestamp", "quiet", "disk-usage", "disk-usage?"],
+        true,
+    )
+};
 const WHATCHANGED: SafeOptions = log_like("git whatchanged");
 const REFLOG: SafeOptions = log_like("git reflog");
 const STASH_LIST: SafeOptions = log_like("git stash list");
-const RANGE_DIFF: SafeOptions = entry(
-    "git range-diff",
-    DIFF_FLAGS,
-    DIFF_VALUED,
-    diff_long![
-        "creation-factor?",
-        "no-dual-color",
-        "left-only",
-        "right-only",
-        "no-notes",
-        "notes?"
-    ],
-    false,
-);
-const DIFF: SafeOptions = entry(
-    "git diff",
-    DIFF_FLAGS,
-    DIFF_VALUED,
-    diff_long!["base", "merge-base", "no-index", "ours", "staged", "theirs"],
-    true,
-);
-const DIFF_PLUMBING: SafeOptions = entry(
-    "git diff-files/diff-index/diff-tree",
-    DIFF_FLAGS,
-    DIFF_VALUED,
-    diff_long![
-        "always",
-        "combined-all-paths",
-        "cc",
-        "format?",
-        "merge-base",
-        "no-commit-id",
-        "pretty",
-        "pretty?",
-        "root",
-        "stdin"
-    ],
-    true,
-);
-const STASH_SHOW: SafeOptions = entry(
-    "git stash show",
-    DIFF_FLAGS,
-    DIFF_VALUED,
-    diff_long![
-        "include-untracked",
-        "only-untracked",
-        "no-include-untracked"
-    ],
-    true,
-);
-const STATUS: SafeOptions = entry(
-    "git status",
-    "bsuvz",
-    "",
-    &[
-        "ahead-behind",
-        "branch",
-        "column?",
-        "find-renames",
-        "find-renames?",
-        "ignore-submodules",
-        "ignore-submodules?",
-        "ignored",
-        "ignored?",
-        "long",
-        "no-ahead-behind",
-        "no-column",
-        "no-renames",
-        "null",
-        "porcelain",
-        "porcelain?",
-        "renames",
-        "short",
-        "show-stash",
-        "untracked-files",
-        "untracked-files?",
-        "verbose",
-    ],
-    false,
-);
+const RANGE_DIFF: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git range-diff",
+        DIFF_FLAGS,
+        DIFF_VALUED,
+        diff_long![
+            "creation-factor?",
+            "no-dual-color",
+            "left-only",
+            "right-only",
+            "no-notes",
+            "notes?"
+        ],
+        false,
+    )
+};
+const DIFF: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git diff",
+        DIFF_FLAGS,
+        DIFF_VALUED,
+        diff_long!["base", "merge-base", "no-index", "ours", "staged", "theirs"],
+        true,
+    )
+};
+const DIFF_PLUMBING: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git diff-files/diff-index/diff-tree",
+        DIFF_FLAGS,
+        DIFF_VALUED,
+        diff_long![
+            "always",
+            "combined-all-paths",
+            "cc",
+            "format?",
+            "merge-base",
+            "no-commit-id",
+            "pretty",
+            "pretty?",
+            "root",
+            "stdin"
+        ],
+        true,
+    )
+};
+const STASH_SHOW: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git stash show",
+        DIFF_FLAGS,
+        DIFF_VALUED,
+        diff_long![
+            "include-untracked",
+            "only-untracked",
+            "no-include-untracked"
+        ],
+        true,
+    )
+};
+const STATUS: SafeOptions = SafeOptions {
+    optional: "u",
+    ..entry(
+        "git status",
+        "bsuvz",
+        "",
+        &[
+            "ahead-behind",
+            "branch",
+            "column?",
+            "find-renames",
+            "find-renames?",
+            "ignore-submodules",
+            "ignore-submodules?",
+            "ignored",
+            "ignored?",
+            "long",
+            "no-ahead-behind",
+            "no-column",
+            "no-renames",
+            "null",
+            "porcelain",
+            "porcelain?",
+            "renames",
+            "short",
+            "show-stash",
+            "untracked-files",
+            "untracked-files?",
+            "verbose",
+        ],
+        false,
+    )
+};
 const GREP: SafeOptions = entry(
     "git grep",
     "EFGHILPWachilnopqrvwz",
@@ -322,35 +347,38 @@ const GREP: SafeOptions = entry(
     ],
     true,
 );
-const BLAME: SafeOptions = entry(
-    "git blame",
-    "CMbcefhlnpstw",
-    "L",
-    &[
-        "abbrev?",
-        "color-by-age",
-        "color-lines",
-        "contents?",
-        "date?",
-        "encoding?",
-        "first-parent",
-        "ignore-rev?",
-        "incremental",
-        "line-porcelain",
-        "minimal",
-        "no-progress",
-        "porcelain",
-        "progress",
-        "reverse?",
-        "root",
-        "score-debug",
-        "show-email",
-        "show-name",
-        "show-number",
-        "show-stats",
-    ],
-    false,
-);
+const BLAME: SafeOptions = SafeOptions {
+    optional: "CM",
+    ..entry(
+        "git blame",
+        "CMbcefhlnpstw",
+        "L",
+        &[
+            "abbrev?",
+            "color-by-age",
+            "color-lines",
+            "contents?",
+            "date?",
+            "encoding?",
+            "first-parent",
+            "ignore-rev?",
+            "incremental",
+            "line-porcelain",
+            "minimal",
+            "no-progress",
+            "porcelain",
+            "progress",
+            "reverse?",
+            "root",
+            "score-debug",
+            "show-email",
+            "show-name",
+            "show-number",
+            "show-stats",
+        ],
+        false,
+    )
+};
 const LS_FILES: SafeOptions = entry(
     "git ls-files",
     "cdfikmostuvz",
@@ -523,29 +551,32 @@ const DESCRIBE: SafeOptions = entry(
     ],
     false,
 );
-const SHORTLOG: SafeOptions = entry(
-    "git shortlog",
-    "cens",
-    "",
-    &[
-        "after?",
-        "all",
-        "author?",
-        "before?",
-        "committer",
-        "email",
-        "first-parent",
-        "format?",
-        "group?",
-        "merges",
-        "no-merges",
-        "numbered",
-        "since?",
-        "summary",
-        "until?",
-    ],
-    false,
-);
+const SHORTLOG: SafeOptions = SafeOptions {
+    optional: "w",
+    ..entry(
+        "git shortlog",
+        "cens",
+        "",
+        &[
+            "after?",
+            "all",
+            "author?",
+            "before?",
+            "committer",
+            "email",
+            "first-parent",
+            "format?",
+            "group?",
+            "merges",
+            "no-merges",
+            "numbered",
+            "since?",
+            "summary",
+            "until?",
+        ],
+        false,
+    )
+};
 /// The small read-only sub-commands.
 const MERGE_BASE: SafeOptions = entry(
     "git merge-base",
@@ -709,13 +740,16 @@ const BRANCH_LIST: SafeOptions = entry(
     false,
 );
 /// Listing (or verifying) tags; `-n` prints annotation lines.
-const TAG_LIST: SafeOptions = entry(
-    "git tag (listing)",
-    "ilnv",
-    "",
-    ref_list_long!["verify"],
-    false,
-);
+const TAG_LIST: SafeOptions = SafeOptions {
+    optional: "n",
+    ..entry(
+        "git tag (listing)",
+        "ilnv",
+        "",
+        ref_list_long!["verify"],
+        false,
+    )
+};
 const REMOTE_READ: SafeOptions = entry(
     "git remote (reading)",
     "nv",

@@ -27,6 +27,9 @@ pub(crate) struct SafeOptions {
     pub long: &'static [&'static str],
     /// True when `-NUM` / `+NUM` counts are accepted (`head -20`).
     pub numeric: bool,
+    /// Short flags whose value is optional and only ever attached (`git status -uno`,
+    /// `git log -M50%`): the rest of the word is their value, the next word never is.
+    pub optional: &'static str,
 }
 
 pub(crate) const fn entry(
@@ -42,6 +45,7 @@ pub(crate) const fn entry(
         valued,
         long,
         numeric,
+        optional: "",
     }
 }
 
@@ -823,6 +827,9 @@ fn check<W: AsRef<str>>(
             continue;
         }
         for (offset, flag) in short.char_indices() {
+            if spec.optional.contains(flag) {
+                break;
+            }
             if spec.valued.contains(flag) {
                 if offset + flag.len_utf8() == short.len() {
                     index += 1;
@@ -869,5 +876,26 @@ mod tests {
         );
         assert!(check_options("frob", &["-x"]).is_err());
         assert_eq!(check_options("frob", &["x"]).unwrap(), vec![0]);
+    }
+
+    /// `name?` and optional short values are only ever attached: the next word is
+    /// judged on its own, so an option hidden there is still named.
+    #[test]
+    fn optional_values_never_take_the_next_word() {
+        let spec = SafeOptions {
+            optional: "u",
+            ..entry("prog", "s", "n", &["color?", "since?"], false)
+        };
+        assert_eq!(
+            check_spec(&spec, &["--color", "--since=x", "-uno", "-n", "5", "rev"]).unwrap(),
+            vec![5]
+        );
+        assert_eq!(check_spec(&spec, &["--since", "x"]).unwrap(), vec![1]);
+        assert_eq!(
+            check_spec(&spec, &["--since", "--output=x"]).unwrap_err(),
+            "unknown option `--output` for prog"
+        );
+        assert!(check_spec(&spec, &["-u", "--output=x"]).is_err());
+        assert!(check_spec(&spec, &["-su", "--output=x"]).is_err());
     }
 }
