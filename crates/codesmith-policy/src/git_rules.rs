@@ -892,10 +892,23 @@ fn read_shape<'w>(sub: &str, words: &'w [Word]) -> Option<(&'static SafeOptions,
 }
 
 /// Judges the options of a read-only shape against its table: every option
-/// must be listed, and no word may be known only at run time (it could be
-/// any option). `None` when all are understood.
+/// must be listed, and no word known only at run time may start with what is
+/// not known (`$X`, `"$B"..HEAD` could be any option; `"origin/$B"` cannot) or
+/// be split into more words by the shell (`origin/$B` unquoted may hold
+/// ` --output=x`). `None` when all are understood.
 fn read_options_judgement(table: &SafeOptions, words: &[Word]) -> Option<SegmentJudgement> {
-    if let Some(word) = words.iter().find(|w| w.dynamic || w.opaque.is_some()) {
+    let known_start = |w: &Word| {
+        w.opaque.is_none()
+            && w.text
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '_' | ':'))
+    };
+    let splits = |w: &Word| w.expands && w.text.contains('$');
+    if let Some(word) = words
+        .iter()
+        .find(|w| w.dynamic && (!known_start(w) || splits(w)))
+    {
         return Some(SegmentJudgement::owned(
             Ask,
             format!(

