@@ -295,6 +295,8 @@ const STATUS: SafeOptions = SafeOptions {
         false,
     )
 };
+/// `--no-exclude-standard` is not listed: with `--untracked` it searches ignored
+/// files (`.env`) too.
 const GREP: SafeOptions = entry(
     "git grep",
     "EFGHILPWachilnopqrvwz",
@@ -327,7 +329,6 @@ const GREP: SafeOptions = entry(
         "max-depth?",
         "name-only",
         "no-color",
-        "no-exclude-standard",
         "no-index",
         "no-recursive",
         "no-textconv",

@@ -351,6 +351,7 @@ fn git_read_only_options_come_from_allow_lists() {
         "git grep -Osh foo",
         "git grep -f /etc/shadow",
         "git grep --textconv foo",
+        "git grep --untracked --no-exclude-standard API_KEY",
         "git status --frobnicate",
         "git status -sO",
         "git ls-files --exclude-from=/etc/shadow",
