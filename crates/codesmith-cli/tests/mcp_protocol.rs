@@ -471,6 +471,12 @@ struct OauthFixture {
 
 impl OauthFixture {
     async fn start(dir: &Path) -> OauthFixture {
+        OauthFixture::start_with(dir, |_| None).await
+    }
+
+    /// The fixture whose metadata names `token_base(port)`'s `/token`, when given, as
+    /// the token endpoint.
+    async fn start_with(dir: &Path, token_base: impl Fn(u16) -> Option<String>) -> OauthFixture {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -483,6 +489,7 @@ impl OauthFixture {
             .arg(script)
             .arg(port.to_string())
             .arg(&log)
+            .args(token_base(port))
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true)
@@ -643,4 +650,76 @@ async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
     for r in &oauth.requests()[before..] {
         assert!(r["auth"].is_null(), "a token went to another host: {r}");
     }
+}
+
+/// `codesmith mcp login web` against the fixture, waiting at most 5 s for a redirect.
+async fn login(sb: &Sandbox) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args(["mcp", "--workspace"])
+        .arg(sb.ws())
+        .args(["login", "web"])
+        .env("CODESMITH_HOME", sb.home())
+        .env("CODESMITH_MCP_LOGIN_WAIT_SECS", "5")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_endpoints_the_metadata_names_elsewhere_pass_the_network_policy() {
+    // A token endpoint at the cloud-metadata address: refused before anything is sent.
+    let sb = Sandbox::new();
+    let oauth =
+        OauthFixture::start_with(sb.dir.path(), |_| Some("http://169.254.169.254".into())).await;
+    let url = format!("http://127.0.0.1:{}/mcp", oauth.port);
+    let config = sb.home().join("config.toml");
+    std::fs::write(&config, format!("[mcp_servers.web]\nurl = {url:?}\n")).unwrap();
+    let out = login(&sb).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("token_endpoint")
+            && stderr.contains("http://169.254.169.254/token")
+            && stderr.contains("link-local"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("/authorize?"), "{stderr}");
+    drop(oauth);
+
+    // A token endpoint on another origin whose host the [network] policy denies: the
+    // same, although rmcp's own client would have reached it (a loopback name beside a
+    // loopback server).
+    let sb = Sandbox::new();
+    let oauth = OauthFixture::start_with(sb.dir.path(), |port| {
+        Some(format!("http://localhost:{port}"))
+    })
+    .await;
+    let url = format!("http://127.0.0.1:{}/mcp", oauth.port);
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!("[network]\ndeny = [\"localhost\"]\n\n[mcp_servers.web]\nurl = {url:?}\n"),
+    )
+    .unwrap();
+    let out = login(&sb).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let endpoint = format!("http://localhost:{}/token", oauth.port);
+    assert!(
+        stderr.contains("token_endpoint")
+            && stderr.contains(&endpoint)
+            && stderr.contains("denies the host localhost"),
+        "{stderr}"
+    );
+    // Nothing reached the token endpoint, and CodeSmith did not even register.
+    let paths: Vec<String> = oauth
+        .requests()
+        .iter()
+        .filter_map(|r| r["path"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        paths.iter().all(|p| p != "/token" && p != "/register"),
+        "{paths:?}"
+    );
 }

@@ -423,7 +423,12 @@ impl McpServer {
                 let oauth = if static_auth {
                     None
                 } else {
-                    super::oauth::stored_manager(&self.home, &self.name, url).await?
+                    let http = super::oauth::OAuthHttp::for_endpoint(
+                        endpoint,
+                        self.config.allows_plain_http(),
+                        network,
+                    );
+                    super::oauth::stored_manager(&self.home, &self.name, url, &http).await?
                 };
                 let login_hint = |e: String| {
                     let lower = e.to_ascii_lowercase();
