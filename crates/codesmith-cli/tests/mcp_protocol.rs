@@ -291,6 +291,106 @@ async fn progress_keeps_a_call_alive_past_its_idle_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_changed_storm_does_not_stretch_a_call_past_its_ceiling() {
+    // `storm` never answers, reports progress (so only the ceiling ends it) and announces
+    // a tool-list change every 5 ms while never answering tools/list again.
+    let (sb, log) = raw_sandbox(
+        "tool_timeout_secs = 1\ntool_max_secs = 3\nstartup_timeout_secs = 5",
+        "",
+    );
+    let log2 = sb.dir.path().join("raw2.jsonl");
+    let config = sb.home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[mcp_servers.other]\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n",
+        fixture().to_str().unwrap(),
+        log2.to_str().unwrap()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__storm", "{}"))
+        .push(Scripted::tool_call(
+            "c2",
+            "mcp__other__echo",
+            r#"{"text": "next"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_messages(&model.request_bodies()[2]);
+    assert!(results[0].contains("tool_max_secs"), "{}", results[0]);
+    assert!(results[1].contains("echo: next"), "{}", results[1]);
+    // The storm call reached `raw`; the next call reached `other` within the ceiling
+    // (3 s) and a second: the call's result was not held back by the re-listings.
+    let storm = calls_of(&log)
+        .into_iter()
+        .find(|(_, n)| n == "storm")
+        .unwrap()
+        .0;
+    let next = calls_of(&log2)
+        .into_iter()
+        .find(|(_, n)| n == "echo")
+        .unwrap()
+        .0;
+    let took = next - storm;
+    eprintln!("measured: the storm call ended {took:.2}s after it reached the server");
+    assert!((2.9..4.5).contains(&took), "the call took {took:.2}s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debug_flood_hides_no_warning_and_start_up_logs_are_kept() {
+    let (sb, _) = raw_sandbox(
+        "startup_timeout_secs = 20\nenv = { RAW_STARTUP_LOG = \"1\" }",
+        "",
+    );
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__flood", "{}"))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The error sent right after `initialized` (before any front end listened) and the
+    // warning sent after 20,000 debug messages both reach the user.
+    assert!(
+        stderr.contains("MCP server `raw` [error]: boot: config file missing"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("MCP server `raw` [warning]: flood: after the flood"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("forged"), "debug messages are not shown");
+    // Every message reached the log (38 MB), which rotated at its cap and holds no raw
+    // control character.
+    let logs = sb.home().join("logs");
+    let current = std::fs::read(logs.join("mcp.log")).unwrap();
+    let rotated = std::fs::read(logs.join("mcp.log.1")).unwrap();
+    let cap = codesmith_tools::mcp::events::LOG_CAP;
+    eprintln!(
+        "measured: mcp.log {} bytes, mcp.log.1 {} bytes",
+        current.len(),
+        rotated.len()
+    );
+    assert!(current.len() as u64 <= cap && rotated.len() as u64 <= cap);
+    for file in [&current, &rotated] {
+        assert!(
+            !file.iter().any(|b| b.is_ascii_control() && *b != b'\n'),
+            "a raw control character in mcp.log"
+        );
+    }
+    let current = String::from_utf8(current).unwrap();
+    assert!(current.contains(r"debug raw: 19999 \u{1b}[31mred\rforged"));
+    assert!(
+        current.ends_with("warning raw: flood: after the flood\n"),
+        "{}",
+        &current[current.len().saturating_sub(300)..]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_names_itself_offers_the_workspace_root_and_refuses_sampling() {
     let (sb, log) = raw_sandbox("startup_timeout_secs = 20", "");
     let model = ScriptedServer::start().await;
