@@ -295,7 +295,7 @@ async fn a_list_changed_storm_does_not_stretch_a_call_past_its_ceiling() {
     // `storm` never answers, reports progress (so only the ceiling ends it) and announces
     // a tool-list change every 5 ms while never answering tools/list again.
     let (sb, log) = raw_sandbox(
-        "tool_timeout_secs = 1\ntool_max_secs = 3\nstartup_timeout_secs = 5",
+        "tool_timeout_secs = 1\ntool_max_secs = 3\nstartup_timeout_secs = 10",
         "",
     );
     let log2 = sb.dir.path().join("raw2.jsonl");
@@ -322,8 +322,9 @@ async fn a_list_changed_storm_does_not_stretch_a_call_past_its_ceiling() {
     let results = tool_messages(&model.request_bodies()[2]);
     assert!(results[0].contains("tool_max_secs"), "{}", results[0]);
     assert!(results[1].contains("echo: next"), "{}", results[1]);
-    // The storm call reached `raw`; the next call reached `other` within the ceiling
-    // (3 s) and a second: the call's result was not held back by the re-listings.
+    // The storm call reached `raw`; the next call reached `other` soon after the ceiling
+    // (3 s), well before one unanswered listing (10 s) could end: the call's result was
+    // not held back by the re-listings (it was, for minutes, when each one queued).
     let storm = calls_of(&log)
         .into_iter()
         .find(|(_, n)| n == "storm")
@@ -336,7 +337,7 @@ async fn a_list_changed_storm_does_not_stretch_a_call_past_its_ceiling() {
         .0;
     let took = next - storm;
     eprintln!("measured: the storm call ended {took:.2}s after it reached the server");
-    assert!((2.9..4.5).contains(&took), "the call took {took:.2}s");
+    assert!((2.9..6.0).contains(&took), "the call took {took:.2}s");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -387,6 +388,35 @@ async fn a_debug_flood_hides_no_warning_and_start_up_logs_are_kept() {
         current.ends_with("warning raw: flood: after the flood\n"),
         "{}",
         &current[current.len().saturating_sub(300)..]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_lists_the_servers_prompts() {
+    let (sb, _) = raw_sandbox("startup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    let ws = sb.ws().to_string_lossy().into_owned();
+    let url = model.base_url();
+    let flags = [
+        "--workspace",
+        ws.as_str(),
+        "--provider",
+        "openai",
+        "--base-url",
+        url.as_str(),
+        "--model",
+        "scripted",
+    ];
+    let out = common::line_mode(&sb.home(), &flags, "/help\n/quit\n").await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("MCP prompts") && stdout.contains("/mcp__raw__greet who=…  Greets someone"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("at length") && !stdout.contains('\u{1b}'),
+        "{stdout}"
     );
 }
 

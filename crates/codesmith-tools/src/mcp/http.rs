@@ -60,6 +60,23 @@ fn check_address(ip: IpAddr) -> Result<(), String> {
     }
 }
 
+/// `url`'s host: a domain name to resolve (lowercase) and no address, or an empty name
+/// and the literal address.
+///
+/// Errors: "host is not a valid address (…)" or "host is missing".
+fn host_of(url: &Url) -> Result<(String, Option<IpAddr>), String> {
+    match url.host() {
+        Some(Host::Domain(d)) => match parse_ip_literal(d) {
+            Ok(Some(ip)) => Ok((String::new(), Some(ip))),
+            Ok(None) => Ok((d.to_ascii_lowercase(), None)),
+            Err(e) => Err(format!("host is not a valid address ({e:?})")),
+        },
+        Some(Host::Ipv4(ip)) => Ok((String::new(), Some(IpAddr::V4(ip)))),
+        Some(Host::Ipv6(ip)) => Ok((String::new(), Some(IpAddr::V6(ip)))),
+        None => Err("host is missing".into()),
+    }
+}
+
 /// Parses `raw` and checks it against the rules in the module documentation, resolving a
 /// domain through `resolver`.
 ///
@@ -84,16 +101,7 @@ pub async fn check_endpoint(
                 .into(),
         );
     }
-    let (host, literal) = match url.host() {
-        Some(Host::Domain(d)) => match parse_ip_literal(d) {
-            Ok(Some(ip)) => (String::new(), Some(ip)),
-            Ok(None) => (d.to_ascii_lowercase(), None),
-            Err(e) => return Err(format!("its url's host is not a valid address ({e:?})")),
-        },
-        Some(Host::Ipv4(ip)) => (String::new(), Some(IpAddr::V4(ip))),
-        Some(Host::Ipv6(ip)) => (String::new(), Some(IpAddr::V6(ip))),
-        None => return Err("its url has no host".into()),
-    };
+    let (host, literal) = host_of(&url).map_err(|e| format!("its url's {e}"))?;
     let label = url.host_str().unwrap_or_default().to_string();
     if network.decide(&label) == NetworkDecision::Deny {
         return Err(format!(
@@ -156,16 +164,7 @@ pub async fn check_named_endpoint(
     if !url.username().is_empty() || url.password().is_some() {
         return Err(refused("it carries credentials".into()));
     }
-    let (host, literal) = match url.host() {
-        Some(Host::Domain(d)) => match parse_ip_literal(d) {
-            Ok(Some(ip)) => (String::new(), Some(ip)),
-            Ok(None) => (d.to_ascii_lowercase(), None),
-            Err(e) => return Err(refused(format!("its host is not a valid address ({e:?})"))),
-        },
-        Some(Host::Ipv4(ip)) => (String::new(), Some(IpAddr::V4(ip))),
-        Some(Host::Ipv6(ip)) => (String::new(), Some(IpAddr::V6(ip))),
-        None => return Err(refused("it has no host".into())),
-    };
+    let (host, literal) = host_of(&url).map_err(|e| refused(format!("its {e}")))?;
     let label = url.host_str().unwrap_or_default().to_string();
     if network.decide(&label) == NetworkDecision::Deny {
         return Err(refused(format!(

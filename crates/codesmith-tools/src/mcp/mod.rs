@@ -308,16 +308,41 @@ impl McpStart {
                     command: format!("/{command}"),
                     server: server.name().to_string(),
                     prompt: name.to_string(),
-                    description: p
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .map(|d| tool::clip(d, 300).to_string()),
+                    // A server's text is the server's: through the one sanitizer.
+                    description: p.get("description").and_then(Value::as_str).map(|d| {
+                        let d = crate::sanitize::sanitize_text(&codesmith_policy::terminal_safe(d))
+                            .0
+                            .into_owned();
+                        tool::clip(&d, 300).to_string()
+                    }),
                     arguments,
                 });
             }
         }
         out.sort_by(|a, b| a.command.cmp(&b.command));
         out
+    }
+
+    /// What the UI's `/help` says about the servers' prompts: a heading, then one line per
+    /// prompt command with its argument names and the first line of its description;
+    /// empty when no server offers prompts.
+    pub fn prompt_help_lines(&self) -> Vec<String> {
+        let commands = self.prompt_commands();
+        if commands.is_empty() {
+            return Vec::new();
+        }
+        let mut lines = vec!["MCP prompts (/mcp__SERVER__PROMPT key=value …):".to_string()];
+        for c in commands {
+            let args: String = c.arguments.iter().map(|a| format!(" {a}=…")).collect();
+            let what = c
+                .description
+                .as_deref()
+                .and_then(|d| d.lines().next())
+                .map(|d| format!("  {d}"))
+                .unwrap_or_default();
+            lines.push(format!("  {}{args}{what}", c.command));
+        }
+        lines
     }
 
     /// Renders `line` when it is an MCP prompt's slash command
