@@ -181,12 +181,28 @@ impl OAuthHttpClient for OAuthHttp {
     }
 }
 
+/// `e` with the chain of its causes (`outer: cause: cause`), so a refusal by
+/// [`OAuthHttp`] is named, not only rmcp's summary of it.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
 /// An authorization manager for `url` whose every request goes through `http`.
 async fn manager(url: &str, http: &OAuthHttp) -> Result<AuthorizationManager, String> {
     crate::fetch::install_crypto_provider();
     AuthorizationManager::new_with_oauth_http_client(url, std::sync::Arc::new(http.clone()))
         .await
-        .map_err(|e| format!("the OAuth set-up failed: {e}"))
+        .map_err(|e| format!("the OAuth set-up failed: {}", with_causes(&e)))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -294,7 +310,8 @@ pub async fn stored_manager(
         Ok(true) => Ok(Some(manager)),
         Ok(false) => Ok(None),
         Err(e) => Err(format!(
-            "its stored OAuth tokens could not be used ({e}); run `codesmith mcp login {name}`"
+            "its stored OAuth tokens could not be used ({}); run `codesmith mcp login {name}`",
+            with_causes(&e)
         )),
     }
 }
@@ -331,17 +348,22 @@ pub async fn login(
     let mut manager = manager(url, &http).await?;
     let store = FileCredentialStore::new(home, name, url);
     manager.set_credential_store(store);
-    let resolution = manager
-        .resolve_metadata()
-        .await
-        .map_err(|e| format!("discovering the authorization server failed: {e}"))?;
+    let resolution = manager.resolve_metadata().await.map_err(|e| {
+        format!(
+            "discovering the authorization server failed: {}",
+            with_causes(&e)
+        )
+    })?;
     http.check_metadata(&resolution.metadata).await?;
     manager.set_metadata(resolution.metadata);
     let request = AuthorizationRequest::new(redirect.clone()).with_client_name("CodeSmith");
     let session = AuthorizationSession::new(manager, request)
         .await
         .map_err(|(_, e)| {
-            format!("registering CodeSmith with the authorization server failed: {e}")
+            format!(
+                "registering CodeSmith with the authorization server failed: {}",
+                with_causes(&e)
+            )
         })?;
     show(&codesmith_policy::visible_controls(
         session.get_authorization_url(),
@@ -352,7 +374,12 @@ pub async fn login(
     session
         .handle_callback_url(&format!("http://127.0.0.1:{port}{target}"))
         .await
-        .map_err(|e| format!("exchanging the authorization code failed: {e}"))?;
+        .map_err(|e| {
+            format!(
+                "exchanging the authorization code failed: {}",
+                with_causes(&e)
+            )
+        })?;
     Ok(token_path(home, name))
 }
 
