@@ -5,7 +5,10 @@
 //! checked and the connection pinned to the first one (through a reqwest DNS
 //! resolver that knows only the pinned name, so no second lookup can rebind
 //! the host inward), and redirects followed by hand, at most
-//! [`MAX_REDIRECTS`], each hop re-running every check.
+//! [`MAX_REDIRECTS`], each hop re-running every check. The one exception is a request a
+//! network tool sends to an endpoint the user configured (`web_search`'s backend): a hop to
+//! exactly that origin is judged by the rule for a user-written URL instead
+//! (`ConfiguredOrigin`); a hop anywhere else still passes all seven.
 //!
 //! A 4xx/5xx answer is not a tool error: the result is `ok: true` with
 //! `status`, the body and `success: false`. Bodies are decoded to text, HTML
