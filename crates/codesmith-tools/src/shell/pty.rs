@@ -13,9 +13,7 @@
 //! `timeout_secs` bounds the call even under a flood. Sessions belong to the engine session: ending it (or
 //! dropping the table) kills every one still running.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -133,12 +131,21 @@ impl Drop for Session {
     }
 }
 
+impl super::table::Entry for Session {
+    fn is_running(&self) -> bool {
+        self.state == State::Running
+    }
+}
+
 /// The interactive sessions of one engine session. Dropping the table kills every
 /// session still running.
-#[derive(Debug, Default)]
-pub struct PtyTable {
-    next: AtomicU64,
-    sessions: Mutex<BTreeMap<u64, Arc<tokio::sync::Mutex<Session>>>>,
+#[derive(Debug)]
+pub struct PtyTable(super::table::Table<Session>);
+
+impl Default for PtyTable {
+    fn default() -> Self {
+        PtyTable(super::table::Table::new("pty-", MAX_REMEMBERED))
+    }
 }
 
 /// One line of [`PtyTable::list`]: a session's id, command and status.
@@ -154,48 +161,29 @@ pub struct PtyListing {
 
 impl PtyTable {
     fn get(&self, id: &str) -> Option<Arc<tokio::sync::Mutex<Session>>> {
-        let n: u64 = id.strip_prefix("pty-")?.parse().ok()?;
-        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions.get(&n).cloned()
+        self.0.get(id)
     }
 
     fn running_count(&self) -> usize {
-        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions
-            .values()
-            .filter(|s| s.try_lock().map_or(true, |s| s.state == State::Running))
-            .count()
+        self.0.running_count()
     }
 
     fn insert(&self, session: Session) -> String {
-        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        while sessions.len() >= MAX_REMEMBERED {
-            let over = sessions
-                .iter()
-                .find(|(_, s)| s.try_lock().is_ok_and(|s| s.state != State::Running))
-                .map(|(k, _)| *k);
-            match over {
-                Some(k) => sessions.remove(&k),
-                None => break,
-            };
-        }
-        sessions.insert(n, Arc::new(tokio::sync::Mutex::new(session)));
-        format!("pty-{n}")
+        self.0.insert(session)
     }
 
     /// Every remembered session, oldest first (a session busy in a call shows as running).
     pub fn list(&self) -> Vec<PtyListing> {
-        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions
-            .iter()
-            .map(|(n, s)| {
+        self.0
+            .entries()
+            .into_iter()
+            .map(|(id, s)| {
                 let (command, status) = match s.try_lock() {
                     Ok(s) => (s.command.clone(), s.state.as_str()),
                     Err(_) => (String::from("(busy)"), "running"),
                 };
                 PtyListing {
-                    id: format!("pty-{n}"),
+                    id,
                     command,
                     status,
                 }
@@ -206,12 +194,8 @@ impl PtyTable {
     /// Ends every session still running (its whole process tree is killed) and forgets
     /// them all. Returns how many were running.
     pub fn end_all(&self) -> usize {
-        let drained: Vec<_> = {
-            let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-            std::mem::take(&mut *sessions).into_values().collect()
-        };
         let mut ended = 0;
-        for session in drained {
+        for session in self.0.take_all() {
             if let Ok(mut s) = session.try_lock()
                 && s.state == State::Running
             {

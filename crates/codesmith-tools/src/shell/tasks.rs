@@ -6,9 +6,7 @@
 //! (running polls never spill, so disk churn stays O(bytes)). Drift reminders are
 //! probed only then, too.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -57,43 +55,33 @@ impl Drop for Task {
     }
 }
 
+impl super::table::Entry for Task {
+    fn is_running(&self) -> bool {
+        self.state == State::Running
+    }
+}
+
 /// The background tasks of one session. Dropping the table kills every task still running.
-#[derive(Debug, Default)]
-pub struct TaskTable {
-    next: AtomicU64,
-    tasks: Mutex<BTreeMap<u64, Arc<tokio::sync::Mutex<Task>>>>,
+#[derive(Debug)]
+pub struct TaskTable(super::table::Table<Task>);
+
+impl Default for TaskTable {
+    fn default() -> Self {
+        TaskTable(super::table::Table::new("task-", MAX_REMEMBERED_TASKS))
+    }
 }
 
 impl TaskTable {
     fn get(&self, id: &str) -> Option<Arc<tokio::sync::Mutex<Task>>> {
-        let n: u64 = id.strip_prefix("task-")?.parse().ok()?;
-        let tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        tasks.get(&n).cloned()
+        self.0.get(id)
     }
 
     fn running_count(&self) -> usize {
-        let tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        tasks
-            .values()
-            .filter(|t| t.try_lock().map_or(true, |t| t.state == State::Running))
-            .count()
+        self.0.running_count()
     }
 
     fn insert(&self, task: Task) -> String {
-        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        while tasks.len() >= MAX_REMEMBERED_TASKS {
-            let finished = tasks
-                .iter()
-                .find(|(_, t)| t.try_lock().is_ok_and(|t| t.state != State::Running))
-                .map(|(k, _)| *k);
-            match finished {
-                Some(k) => tasks.remove(&k),
-                None => break,
-            };
-        }
-        tasks.insert(n, Arc::new(tokio::sync::Mutex::new(task)));
-        format!("task-{n}")
+        self.0.insert(task)
     }
 }
 
