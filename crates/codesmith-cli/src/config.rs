@@ -63,17 +63,6 @@ pub(crate) struct VendorSection {
     pub images: Option<bool>,
 }
 
-/// Whether `program` is an executable file in a directory of `PATH`.
-fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| {
-            std::fs::metadata(dir.join(program))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-    })
-}
-
 /// `[web_search]`: the backend of the `web_search` tool (absent: no such tool).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -85,6 +74,9 @@ pub(crate) struct WebSearchSection {
     /// The environment variable holding a hosted API's key (default `BRAVE_API_KEY` /
     /// `TAVILY_API_KEY`).
     pub api_key_env: Option<String>,
+    /// Lets `url` use plain `http://` to a host that is not loopback (default false), as
+    /// `[mcp_servers.X] allow_plain_http` does.
+    pub allow_plain_http: Option<bool>,
 }
 
 impl WebSearchSection {
@@ -134,7 +126,10 @@ impl WebSearchSection {
             .unwrap_or("");
         let key = (!key_env.is_empty()).then(|| env(key_env)).flatten();
         WebSearchConfig::new(backend, self.url.as_deref(), key, key_env)
-            .map(Some)
+            .map(|mut c| {
+                c.allow_plain_http = self.allow_plain_http.unwrap_or(false);
+                Some(c)
+            })
             .map_err(|e| anyhow::anyhow!("[web_search] {e}"))
     }
 }
@@ -1281,6 +1276,10 @@ pub(crate) fn resolve(flags: Flags<'_>) -> Result<Settings> {
     for name in &lsp_off {
         origins.set(format!("lsp.{name}"), Origin::ProjectTightened);
     }
+    // A built-in server is offered when its program is found the way every host program
+    // is: relative `PATH` entries and the workspace are not searched.
+    let on_path =
+        |program: &str| codesmith_tools::host_programs::find_program(program, &workspace).is_some();
     let lsp = codesmith_tools::lsp::LspSettings::resolve(&file.lsp, &lsp_off, &on_path);
     for name in file.mcp_servers.keys() {
         origins.set(format!("mcp_servers.{name}"), Origin::User);

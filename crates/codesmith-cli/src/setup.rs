@@ -194,21 +194,10 @@ pub(crate) async fn mcp_servers(settings: &Settings) -> codesmith_tools::mcp::Mc
 
 /// What a front end shows for an MCP server's event: progress as `mcp_progress`,
 /// tool-list changes and log messages at `warning` and above as notices (`None` for the
-/// rest). Every log message is also appended, with its level, to
-/// `$CODESMITH_HOME/logs/mcp.log`.
-pub(crate) fn mcp_event(
-    home: &std::path::Path,
-    event: codesmith_tools::mcp::McpEvent,
-) -> Option<Event> {
+/// rest). Every log message is already in `$CODESMITH_HOME/logs/mcp.log`, written when
+/// the server sent it (see `codesmith_tools::mcp::events`).
+pub(crate) fn mcp_event(event: codesmith_tools::mcp::McpEvent) -> Option<Event> {
     use codesmith_tools::mcp::McpEvent;
-    if let McpEvent::Log {
-        server,
-        level,
-        text,
-    } = &event
-    {
-        append_mcp_log(home, server, level, text);
-    }
     if !event.shown_to_user() {
         return None;
     }
@@ -230,32 +219,6 @@ pub(crate) fn mcp_event(
             message: other.describe(),
         },
     })
-}
-
-/// Appends one line to `$CODESMITH_HOME/logs/mcp.log` (the directory made private); a
-/// failure costs nothing.
-fn append_mcp_log(home: &std::path::Path, server: &str, level: &str, text: &str) {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let dir = home.join("logs");
-    let _ = std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir);
-    let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(dir.join("mcp.log"))
-    else {
-        return;
-    };
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let text = codesmith_policy::scrub_secrets(text).replace('\n', "\\n");
-    let _ = writeln!(f, "{secs} {level} {server}: {text}");
 }
 
 /// The session's system prompt, with the workspace's AGENTS.md.

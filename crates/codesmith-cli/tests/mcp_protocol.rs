@@ -291,6 +291,136 @@ async fn progress_keeps_a_call_alive_past_its_idle_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_changed_storm_does_not_stretch_a_call_past_its_ceiling() {
+    // `storm` never answers, reports progress (so only the ceiling ends it) and announces
+    // a tool-list change every 5 ms while never answering tools/list again.
+    let (sb, log) = raw_sandbox(
+        "tool_timeout_secs = 1\ntool_max_secs = 3\nstartup_timeout_secs = 10",
+        "",
+    );
+    let log2 = sb.dir.path().join("raw2.jsonl");
+    let config = sb.home().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[mcp_servers.other]\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n",
+        fixture().to_str().unwrap(),
+        log2.to_str().unwrap()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__storm", "{}"))
+        .push(Scripted::tool_call(
+            "c2",
+            "mcp__other__echo",
+            r#"{"text": "next"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_messages(&model.request_bodies()[2]);
+    assert!(results[0].contains("tool_max_secs"), "{}", results[0]);
+    assert!(results[1].contains("echo: next"), "{}", results[1]);
+    // The storm call reached `raw`; the next call reached `other` soon after the ceiling
+    // (3 s), well before one unanswered listing (10 s) could end: the call's result was
+    // not held back by the re-listings (it was, for minutes, when each one queued).
+    let storm = calls_of(&log)
+        .into_iter()
+        .find(|(_, n)| n == "storm")
+        .unwrap()
+        .0;
+    let next = calls_of(&log2)
+        .into_iter()
+        .find(|(_, n)| n == "echo")
+        .unwrap()
+        .0;
+    let took = next - storm;
+    eprintln!("measured: the storm call ended {took:.2}s after it reached the server");
+    assert!((2.9..6.0).contains(&took), "the call took {took:.2}s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_debug_flood_hides_no_warning_and_start_up_logs_are_kept() {
+    let (sb, _) = raw_sandbox(
+        "startup_timeout_secs = 20\nenv = { RAW_STARTUP_LOG = \"1\" }",
+        "",
+    );
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__flood", "{}"))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The error sent right after `initialized` (before any front end listened) and the
+    // warning sent after 20,000 debug messages both reach the user.
+    assert!(
+        stderr.contains("MCP server `raw` [error]: boot: config file missing"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("MCP server `raw` [warning]: flood: after the flood"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("forged"), "debug messages are not shown");
+    // Every message reached the log (38 MB), which rotated at its cap and holds no raw
+    // control character.
+    let logs = sb.home().join("logs");
+    let current = std::fs::read(logs.join("mcp.log")).unwrap();
+    let rotated = std::fs::read(logs.join("mcp.log.1")).unwrap();
+    let cap = codesmith_tools::mcp::events::LOG_CAP;
+    eprintln!(
+        "measured: mcp.log {} bytes, mcp.log.1 {} bytes",
+        current.len(),
+        rotated.len()
+    );
+    assert!(current.len() as u64 <= cap && rotated.len() as u64 <= cap);
+    for file in [&current, &rotated] {
+        assert!(
+            !file.iter().any(|b| b.is_ascii_control() && *b != b'\n'),
+            "a raw control character in mcp.log"
+        );
+    }
+    let current = String::from_utf8(current).unwrap();
+    assert!(current.contains(r"debug raw: 19999 \u{1b}[31mred\rforged"));
+    assert!(
+        current.ends_with("warning raw: flood: after the flood\n"),
+        "{}",
+        &current[current.len().saturating_sub(300)..]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_lists_the_servers_prompts() {
+    let (sb, _) = raw_sandbox("startup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    let ws = sb.ws().to_string_lossy().into_owned();
+    let url = model.base_url();
+    let flags = [
+        "--workspace",
+        ws.as_str(),
+        "--provider",
+        "openai",
+        "--base-url",
+        url.as_str(),
+        "--model",
+        "scripted",
+    ];
+    let out = common::line_mode(&sb.home(), &flags, "/help\n/quit\n").await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("MCP prompts") && stdout.contains("/mcp__raw__greet who=…  Greets someone"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("at length") && !stdout.contains('\u{1b}'),
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_client_names_itself_offers_the_workspace_root_and_refuses_sampling() {
     let (sb, log) = raw_sandbox("startup_timeout_secs = 20", "");
     let model = ScriptedServer::start().await;
@@ -471,6 +601,12 @@ struct OauthFixture {
 
 impl OauthFixture {
     async fn start(dir: &Path) -> OauthFixture {
+        OauthFixture::start_with(dir, |_| None).await
+    }
+
+    /// The fixture whose metadata names `token_base(port)`'s `/token`, when given, as
+    /// the token endpoint.
+    async fn start_with(dir: &Path, token_base: impl Fn(u16) -> Option<String>) -> OauthFixture {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -483,6 +619,7 @@ impl OauthFixture {
             .arg(script)
             .arg(port.to_string())
             .arg(&log)
+            .args(token_base(port))
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true)
@@ -643,4 +780,76 @@ async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
     for r in &oauth.requests()[before..] {
         assert!(r["auth"].is_null(), "a token went to another host: {r}");
     }
+}
+
+/// `codesmith mcp login web` against the fixture, waiting at most 5 s for a redirect.
+async fn login(sb: &Sandbox) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+        .args(["mcp", "--workspace"])
+        .arg(sb.ws())
+        .args(["login", "web"])
+        .env("CODESMITH_HOME", sb.home())
+        .env("CODESMITH_MCP_LOGIN_WAIT_SECS", "5")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_endpoints_the_metadata_names_elsewhere_pass_the_network_policy() {
+    // A token endpoint at the cloud-metadata address: refused before anything is sent.
+    let sb = Sandbox::new();
+    let oauth =
+        OauthFixture::start_with(sb.dir.path(), |_| Some("http://169.254.169.254".into())).await;
+    let url = format!("http://127.0.0.1:{}/mcp", oauth.port);
+    let config = sb.home().join("config.toml");
+    std::fs::write(&config, format!("[mcp_servers.web]\nurl = {url:?}\n")).unwrap();
+    let out = login(&sb).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("token_endpoint")
+            && stderr.contains("http://169.254.169.254/token")
+            && stderr.contains("link-local"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("/authorize?"), "{stderr}");
+    drop(oauth);
+
+    // A token endpoint on another origin whose host the [network] policy denies: the
+    // same, although rmcp's own client would have reached it (a loopback name beside a
+    // loopback server).
+    let sb = Sandbox::new();
+    let oauth = OauthFixture::start_with(sb.dir.path(), |port| {
+        Some(format!("http://localhost:{port}"))
+    })
+    .await;
+    let url = format!("http://127.0.0.1:{}/mcp", oauth.port);
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!("[network]\ndeny = [\"localhost\"]\n\n[mcp_servers.web]\nurl = {url:?}\n"),
+    )
+    .unwrap();
+    let out = login(&sb).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    let endpoint = format!("http://localhost:{}/token", oauth.port);
+    assert!(
+        stderr.contains("token_endpoint")
+            && stderr.contains(&endpoint)
+            && stderr.contains("denies the host localhost"),
+        "{stderr}"
+    );
+    // Nothing reached the token endpoint, and CodeSmith did not even register.
+    let paths: Vec<String> = oauth
+        .requests()
+        .iter()
+        .filter_map(|r| r["path"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        paths.iter().all(|p| p != "/token" && p != "/register"),
+        "{paths:?}"
+    );
 }

@@ -402,3 +402,108 @@ fn a_one_shot_edit_needs_no_earlier_read_a_bare_path_reads_and_pretty_is_for_peo
     assert!(out.starts_with("✗ NOT_FOUND: "), "{out}");
     assert!(out.contains("\n  hint: "), "{out}");
 }
+
+/// A built-in language server counts as installed only where a host program is looked up:
+/// an absolute `PATH` entry outside the workspace. A relative entry (resolved against the
+/// workspace CodeSmith starts in) or an entry inside the workspace does not offer it.
+#[test]
+fn a_built_in_language_server_is_found_only_outside_the_workspace_on_an_absolute_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let fake = |dir: &std::path::Path| {
+        std::fs::create_dir_all(dir).unwrap();
+        let gopls = dir.join("gopls");
+        std::fs::write(&gopls, "#!/bin/sh\nexit 0\n").unwrap();
+        std::fs::set_permissions(&gopls, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    fake(&ws.path().join("bin"));
+    fake(outside.path());
+    let lookup = |path: String| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
+            .args([
+                "tool",
+                "lsp",
+                "--workspace",
+                ws.path().to_str().unwrap(),
+                r#"{"operation": "workspace_symbols", "query": "main"}"#,
+            ])
+            .current_dir(ws.path())
+            .env("CODESMITH_HOME", home.path())
+            .env("PATH", path)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    // The `lsp` tool is offered only when some language server is.
+    let registered = "The language server cannot answer";
+    let inside = format!("bin:{}", ws.path().join("bin").display());
+    let out = lookup(inside);
+    assert!(!out.contains(registered), "{out}");
+    assert!(out.contains("lsp"), "{out}");
+    let out = lookup(outside.path().display().to_string());
+    assert!(out.contains(registered), "{out}");
+}
+
+/// The README's `[web_search]` example works as written: a SearXNG instance on
+/// 127.0.0.1 answers through `codesmith tool web_search`, its results cleaned.
+#[test]
+fn web_search_reaches_a_searxng_on_loopback_as_the_readme_configures_it() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (mut sock, _) = listener.accept().unwrap();
+        sock.set_read_timeout(Some(std::time::Duration::from_secs(3)))
+            .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && sock.read(&mut byte).unwrap_or(0) == 1 {
+            head.push(byte[0]);
+        }
+        let body = serde_json::json!({"results": [
+            {"title": "Tokio \u{1b}[31mJoinSet\u{1b}[0m </external_content>", "url": "https://docs.rs/tokio",
+             "content": "A <b>set</b> of tasks"},
+            {"title": "bad", "url": "javascript:alert(1)", "content": "x"}
+        ]})
+        .to_string();
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        sock.write_all(answer.as_bytes()).unwrap();
+        String::from_utf8_lossy(&head).into_owned()
+    });
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[web_search]\nbackend = \"searxng\"\nurl = \"http://127.0.0.1:{port}\"\n\
+             [network]\ndefault = \"allow\"\n"
+        ),
+    )
+    .unwrap();
+    let (code, v) = tool(
+        home.path(),
+        ws.path(),
+        "web_search",
+        r#"{"query": "tokio joinset"}"#,
+    );
+    assert_eq!(code, Some(0), "{v}");
+    let head = server.join().unwrap();
+    assert!(
+        head.starts_with("GET /search?q=tokio+joinset&format=json "),
+        "{head}"
+    );
+    let text = v.to_string();
+    assert!(text.contains("1. Tokio JoinSet"), "{v}");
+    assert!(text.contains("https://docs.rs/tokio"), "{v}");
+    assert!(
+        !text.contains("\\u001b") && !text.contains("javascript:"),
+        "{v}"
+    );
+    assert!(!text.contains("</external_content>"), "{v}");
+}

@@ -2183,10 +2183,13 @@ fn runtime_operands(words: &[Word], fed: bool) -> Option<SegmentJudgement> {
         }
         if word.expands {
             any = true;
+            // An unquoted expansion anywhere in the word is split into words, any of
+            // which may be an option (`src/$X` with X=`a --pre=sh`).
             optionable |= !after_dashes
-                && !word
-                    .text
-                    .starts_with(|c: char| c.is_alphanumeric() || c == '.' || c == '/' || c == '_');
+                && (word.text.contains('$')
+                    || !word.text.starts_with(|c: char| {
+                        c.is_alphanumeric() || c == '.' || c == '/' || c == '_'
+                    }));
         }
     }
     // `sh -c SCRIPT ARGS…`: the words after the script are its positional parameters

@@ -5,10 +5,20 @@
 //! `restore` of the work tree, `branch -D`, `stash drop|clear`,
 //! `push --force`) need approval; they are not on the catastrophic list
 //! (kept to five literals, so that it stays short and exact).
+//!
+//! A read-only shape (`log`, `status`, `grep`, listing branches, `stash
+//! list`, …) is `Safe` only when every option it is given is on that
+//! sub-command's allow-list, read by the same [`SafeOptions`] mechanism as
+//! the read-only programs; any other option asks, naming it. Options that
+//! make git run a program (`--ext-diff`, `--textconv`, `--show-signature`,
+//! `-O` of grep) or write a file (`--output`) are simply not listed, and
+//! global options other than a few inert ones (`-c`, `--config-env`,
+//! `--git-dir`, `--work-tree`, `-C`) ask before any sub-command is read.
 
 use crate::SafetyLevel::{Ask, Safe, WorkspaceSafe};
 use crate::net_commands::NETWORK_REASON;
 use crate::program_rules::{PathJudge, SegmentJudgement};
+use crate::safe_options::{SafeOptions, entry};
 use crate::shell_parse::Word;
 
 const READ_ONLY: &[&str] = &[
@@ -88,6 +98,839 @@ const NETWORK: &[&str] = &[
     "send-email",
     "submodule",
 ];
+
+/// The options of the diff family (`diff`, `show`, `log -p`, `stash show`, the
+/// `diff-*` plumbing) that only shape what is printed, for [`SafeOptions`]
+/// entries: `name` takes no value, `name?` an optional value attached with
+/// `=`. A value written as the next word is read as an operand (a revision
+/// or path), never skipped, so an option hidden there is still judged.
+/// Options that run programs (`--ext-diff`, `--textconv`), write files
+/// (`--output`) or read files outside the objects (`-O`, `--no-index`,
+/// judged on its own) are not listed; neither is anything not understood.
+macro_rules! diff_long {
+    ($($extra:literal),* $(,)?) => {
+        &[
+            "abbrev", "abbrev?", "anchored?", "binary", "break-rewrites", "break-rewrites?",
+            "cached", "check", "color", "color?", "color-moved", "color-moved?",
+            "color-moved-ws?", "color-words", "color-words?", "compact-summary", "cumulative",
+            "default-prefix", "diff-algorithm?", "diff-filter?", "dirstat", "dirstat?",
+            "dirstat-by-file", "dirstat-by-file?", "exit-code", "find-copies", "find-copies?",
+            "find-copies-harder", "find-object?", "find-renames", "find-renames?", "full-index",
+            "function-context", "help", "histogram", "ignore-all-space", "ignore-blank-lines",
+            "ignore-cr-at-eol", "ignore-matching-lines?", "ignore-space-at-eol",
+            "ignore-space-change", "ignore-submodules", "ignore-submodules?",
+            "indent-heuristic", "inter-hunk-context?", "irreversible-delete", "minimal",
+            "name-only", "name-status", "no-color", "no-color-moved", "no-color-moved-ws",
+            "no-ext-diff", "no-indent-heuristic", "no-patch", "no-prefix", "no-relative",
+            "no-rename-empty", "no-renames", "no-stat", "no-textconv", "numstat",
+            "output-indicator-context?", "output-indicator-new?", "output-indicator-old?", "patch",
+            "patch-with-raw", "patch-with-stat", "patience", "pickaxe-all", "pickaxe-regex",
+            "quiet", "raw", "relative", "relative?", "rename-empty", "shortstat", "stat",
+            "stat?", "stat-count?", "stat-graph-width?", "stat-name-width?", "stat-width?",
+            "summary", "text", "unified?", "word-diff", "word-diff?", "word-diff-regex?",
+            "ws-error-highlight?", $($extra),*
+        ]
+    };
+}
+
+/// The revision-walk options of `log`, `show`, `rev-list`, `shortlog`,
+/// `reflog` and `stash list`, with the diff family's ([`diff_long!`]).
+/// `--show-signature` is not listed: it runs `gpg.program`.
+macro_rules! log_long {
+    ($($extra:literal),* $(,)?) => {
+        diff_long![
+            "abbrev-commit", "after?", "all", "all-match", "alternate-refs", "ancestry-path",
+            "ancestry-path?", "author?", "author-date-order", "basic-regexp", "before?",
+            "bisect", "boundary", "branches", "branches?", "cc", "cherry", "cherry-mark",
+            "cherry-pick", "children", "clear-decorations", "combined-all-paths", "committer?",
+            "count", "date?", "date-order", "dd", "decorate", "decorate?", "decorate-refs?",
+            "decorate-refs-exclude?", "dense", "diff-merges?", "do-walk", "encoding?",
+            "exclude?", "exclude-first-parent-only", "expand-tabs", "expand-tabs?",
+            "extended-regexp", "first-parent", "fixed-strings", "follow", "format?",
+            "full-diff", "full-history", "glob?", "graph", "grep?", "grep-reflog?",
+            "ignore-missing", "in-commit-order", "invert-grep", "left-only", "left-right",
+            "log-size", "mailmap", "max-age?", "max-count?", "max-parents?", "merges",
+            "min-age?", "min-parents?", "no-abbrev", "no-abbrev-commit", "no-decorate",
+            "no-diff-merges", "no-expand-tabs", "no-mailmap", "no-max-parents", "no-merges",
+            "no-min-parents", "no-notes", "no-use-mailmap", "no-walk", "no-walk?", "not",
+            "notes", "notes?", "objects", "objects-edge", "oneline", "parents", "perl-regexp",
+            "pretty", "pretty?", "reflog", "regexp-ignore-case", "relative-date",
+            "remerge-diff", "remotes", "remotes?", "reverse", "right-only", "show-linear-break",
+            "show-linear-break?", "show-notes", "show-notes?", "show-pulls", "simplify-by-decoration",
+            "simplify-merges", "since?", "since-as-filter?", "single-worktree", "skip?",
+            "source", "sparse", "tags", "tags?", "topo-order", "until?", "use-mailmap",
+            "walk-reflogs", $($extra),*
+        ]
+    };
+}
+
+/// Short flags of the diff family that take no value.
+const DIFF_FLAGS: &str = "BCDMRWabcmpqrstuwz";
+/// Short flags of the diff family whose value is required (attached or the
+/// next word): `-S<string>`, `-G<regex>`, `-U<n>`, `-l<n>`.
+const DIFF_VALUED: &str = "GSUl";
+
+/// The table of a sub-command that walks revisions as `git log` does.
+const fn log_like(program: &'static str) -> SafeOptions {
+    SafeOptions {
+        optional: DIFF_OPTIONAL,
+        ..entry(program, LOG_FLAGS, "GLSUln", log_long![], true)
+    }
+}
+
+/// Short flags of the diff family with an optional attached value (`-M50%`, `-B20/60`,
+/// `-X10`).
+const DIFF_OPTIONAL: &str = "BCMX";
+
+/// Short flags of the revision walkers that take no value.
+const LOG_FLAGS: &str = "BCDEFMPRWabcgimpqrstuwz";
+
+const LOG: SafeOptions = log_like("git log");
+const SHOW: SafeOptions = log_like("git show");
+const REV_LIST: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git rev-list",
+        LOG_FLAGS,
+        "GLSUln",
+        log_long!["header", "timestamp", "quiet", "disk-usage", "disk-usage?"],
+        true,
+    )
+};
+const WHATCHANGED: SafeOptions = log_like("git whatchanged");
+const REFLOG: SafeOptions = log_like("git reflog");
+const STASH_LIST: SafeOptions = log_like("git stash list");
+const RANGE_DIFF: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git range-diff",
+        DIFF_FLAGS,
+        DIFF_VALUED,
+        diff_long![
+            "creation-factor?",
+            "no-dual-color",
+            "left-only",
+            "right-only",
+            "no-notes",
+            "notes?"
+        ],
+        false,
+    )
+};
+const DIFF: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git diff",
+        DIFF_FLAGS,
+        DIFF_VALUED,
+        diff_long!["base", "merge-base", "no-index", "ours", "staged", "theirs"],
+        true,
+    )
+};
+const DIFF_PLUMBING: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git diff-files/diff-index/diff-tree",
+        DIFF_FLAGS,
+        DIFF_VALUED,
+        diff_long![
+            "always",
+            "combined-all-paths",
+            "cc",
+            "format?",
+            "merge-base",
+            "no-commit-id",
+            "pretty",
+            "pretty?",
+            "root",
+            "stdin"
+        ],
+        true,
+    )
+};
+const STASH_SHOW: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git stash show",
+        DIFF_FLAGS,
+        DIFF_VALUED,
+        diff_long![
+            "include-untracked",
+            "only-untracked",
+            "no-include-untracked"
+        ],
+        true,
+    )
+};
+const STATUS: SafeOptions = SafeOptions {
+    optional: "u",
+    ..entry(
+        "git status",
+        "bsuvz",
+        "",
+        &[
+            "ahead-behind",
+            "branch",
+            "column?",
+            "find-renames",
+            "find-renames?",
+            "ignore-submodules",
+            "ignore-submodules?",
+            "ignored",
+            "ignored?",
+            "long",
+            "no-ahead-behind",
+            "no-column",
+            "no-renames",
+            "null",
+            "porcelain",
+            "porcelain?",
+            "renames",
+            "short",
+            "show-stash",
+            "untracked-files",
+            "untracked-files?",
+            "verbose",
+        ],
+        false,
+    )
+};
+/// `--no-exclude-standard` is not listed: with `--untracked` it searches ignored
+/// files (`.env`) too.
+const GREP: SafeOptions = entry(
+    "git grep",
+    "EFGHILPWachilnopqrvwz",
+    "ABCem",
+    &[
+        "after-context?",
+        "all-match",
+        "and",
+        "basic-regexp",
+        "before-context?",
+        "break",
+        "cached",
+        "color",
+        "color?",
+        "column",
+        "context?",
+        "count",
+        "exclude-standard",
+        "extended-regexp",
+        "files-with-matches",
+        "files-without-match",
+        "fixed-strings",
+        "full-name",
+        "function-context",
+        "heading",
+        "ignore-case",
+        "invert-match",
+        "line-number",
+        "max-count?",
+        "max-depth?",
+        "name-only",
+        "no-color",
+        "no-index",
+        "no-recursive",
+        "no-textconv",
+        "not",
+        "null",
+        "only-matching",
+        "or",
+        "perl-regexp",
+        "quiet",
+        "recursive",
+        "regexp?",
+        "show-function",
+        "text",
+        "threads?",
+        "untracked",
+        "word-regexp",
+    ],
+    true,
+);
+const BLAME: SafeOptions = SafeOptions {
+    optional: "CM",
+    ..entry(
+        "git blame",
+        "CMbcefhlnpstw",
+        "L",
+        &[
+            "abbrev?",
+            "color-by-age",
+            "color-lines",
+            "contents?",
+            "date?",
+            "encoding?",
+            "first-parent",
+            "ignore-rev?",
+            "incremental",
+            "line-porcelain",
+            "minimal",
+            "no-progress",
+            "porcelain",
+            "progress",
+            "reverse?",
+            "root",
+            "score-debug",
+            "show-email",
+            "show-name",
+            "show-number",
+            "show-stats",
+        ],
+        false,
+    )
+};
+const LS_FILES: SafeOptions = entry(
+    "git ls-files",
+    "cdfikmostuvz",
+    "x",
+    &[
+        "abbrev",
+        "abbrev?",
+        "cached",
+        "debug",
+        "deduplicate",
+        "deleted",
+        "directory",
+        "empty-directory",
+        "eol",
+        "error-unmatch",
+        "exclude?",
+        "exclude-standard",
+        "format?",
+        "full-name",
+        "ignored",
+        "killed",
+        "modified",
+        "no-empty-directory",
+        "others",
+        "resolve-undo",
+        "sparse",
+        "stage",
+        "unmerged",
+        "with-tree?",
+    ],
+    false,
+);
+const LS_TREE: SafeOptions = entry(
+    "git ls-tree",
+    "dlrtz",
+    "",
+    &[
+        "abbrev",
+        "abbrev?",
+        "format?",
+        "full-name",
+        "full-tree",
+        "long",
+        "name-only",
+        "name-status",
+        "object-only",
+    ],
+    false,
+);
+const REV_PARSE: SafeOptions = entry(
+    "git rev-parse",
+    "q",
+    "",
+    &[
+        "absolute-git-dir",
+        "abbrev-ref",
+        "abbrev-ref?",
+        "after?",
+        "all",
+        "before?",
+        "branches",
+        "branches?",
+        "default?",
+        "disambiguate?",
+        "exclude?",
+        "flags",
+        "git-common-dir",
+        "git-dir",
+        "glob?",
+        "is-bare-repository",
+        "is-inside-git-dir",
+        "is-inside-work-tree",
+        "is-shallow-repository",
+        "local-env-vars",
+        "no-flags",
+        "no-revs",
+        "not",
+        "path-format?",
+        "quiet",
+        "remotes",
+        "remotes?",
+        "revs-only",
+        "short",
+        "short?",
+        "show-cdup",
+        "show-object-format",
+        "show-object-format?",
+        "show-prefix",
+        "show-ref-format",
+        "show-superproject-working-tree",
+        "show-toplevel",
+        "since?",
+        "sq",
+        "symbolic",
+        "symbolic-full-name",
+        "tags",
+        "tags?",
+        "until?",
+        "verify",
+    ],
+    false,
+);
+const SHOW_REF: SafeOptions = entry(
+    "git show-ref",
+    "dqs",
+    "",
+    &[
+        "abbrev",
+        "abbrev?",
+        "branches",
+        "dereference",
+        "exists",
+        "hash",
+        "hash?",
+        "head",
+        "heads",
+        "quiet",
+        "tags",
+        "verify",
+    ],
+    false,
+);
+const FOR_EACH_REF: SafeOptions = entry(
+    "git for-each-ref",
+    "ps",
+    "",
+    &[
+        "color",
+        "color?",
+        "contains?",
+        "count?",
+        "exclude?",
+        "format?",
+        "ignore-case",
+        "include-root-refs",
+        "merged?",
+        "no-contains?",
+        "no-merged?",
+        "omit-empty",
+        "perl",
+        "points-at?",
+        "python",
+        "shell",
+        "sort?",
+        "tcl",
+    ],
+    false,
+);
+const DESCRIBE: SafeOptions = entry(
+    "git describe",
+    "",
+    "",
+    &[
+        "abbrev?",
+        "all",
+        "always",
+        "broken",
+        "broken?",
+        "candidates?",
+        "contains",
+        "debug",
+        "dirty",
+        "dirty?",
+        "exact-match",
+        "exclude?",
+        "first-parent",
+        "long",
+        "match?",
+        "tags",
+    ],
+    false,
+);
+const SHORTLOG: SafeOptions = SafeOptions {
+    optional: "w",
+    ..entry(
+        "git shortlog",
+        "cens",
+        "",
+        &[
+            "after?",
+            "all",
+            "author?",
+            "before?",
+            "committer",
+            "email",
+            "first-parent",
+            "format?",
+            "group?",
+            "merges",
+            "no-merges",
+            "numbered",
+            "since?",
+            "summary",
+            "until?",
+        ],
+        false,
+    )
+};
+/// The small read-only sub-commands.
+const MERGE_BASE: SafeOptions = entry(
+    "git merge-base",
+    "a",
+    "",
+    &["all", "fork-point", "independent", "is-ancestor", "octopus"],
+    false,
+);
+const NAME_REV: SafeOptions = entry(
+    "git name-rev",
+    "",
+    "",
+    &[
+        "all",
+        "always",
+        "exclude?",
+        "name-only",
+        "no-undefined",
+        "refs?",
+        "tags",
+    ],
+    false,
+);
+const CAT_FILE: SafeOptions = entry(
+    "git cat-file",
+    "Zepstz",
+    "",
+    &[
+        "allow-unknown-type",
+        "batch",
+        "batch?",
+        "batch-all-objects",
+        "batch-check",
+        "batch-check?",
+        "buffer",
+        "follow-symlinks",
+        "unordered",
+        "use-mailmap",
+    ],
+    false,
+);
+const CHECK_ATTR: SafeOptions = entry("git check-attr", "az", "", &["all", "cached"], false);
+const CHECK_IGNORE: SafeOptions = entry(
+    "git check-ignore",
+    "nqvz",
+    "",
+    &["no-index", "non-matching", "quiet", "verbose"],
+    false,
+);
+const COUNT_OBJECTS: SafeOptions = entry(
+    "git count-objects",
+    "Hv",
+    "",
+    &["human-readable", "verbose"],
+    false,
+);
+const CHERRY: SafeOptions = entry("git cherry", "v", "", &["abbrev", "abbrev?"], false);
+/// `--lost-found` (writes into .git/lost-found) is not listed.
+const FSCK: SafeOptions = entry(
+    "git fsck",
+    "v",
+    "",
+    &[
+        "cache",
+        "connectivity-only",
+        "dangling",
+        "full",
+        "name-objects",
+        "no-dangling",
+        "no-full",
+        "no-progress",
+        "no-reflogs",
+        "progress",
+        "root",
+        "strict",
+        "tags",
+        "unreachable",
+        "verbose",
+    ],
+    false,
+);
+/// `--web`/`-w` (starts `$BROWSER` or `web.browser`) and `--info` are not listed.
+const HELP: SafeOptions = entry(
+    "git help",
+    "acgm",
+    "",
+    &[
+        "all",
+        "config",
+        "developer-interfaces",
+        "guides",
+        "man",
+        "no-aliases",
+        "no-external-commands",
+        "no-verbose",
+        "user-interfaces",
+        "verbose",
+    ],
+    false,
+);
+const SHOW_BRANCH: SafeOptions = entry(
+    "git show-branch",
+    "agr",
+    "",
+    &[
+        "all",
+        "color",
+        "color?",
+        "current",
+        "date-order",
+        "independent",
+        "list",
+        "merge-base",
+        "more?",
+        "no-color",
+        "no-name",
+        "remotes",
+        "sha1-name",
+        "sparse",
+        "topics",
+        "topo-order",
+    ],
+    false,
+);
+const VAR: SafeOptions = entry("git var", "l", "", &[], false);
+const VERIFY: SafeOptions = entry(
+    "git verify-commit/verify-tag",
+    "v",
+    "",
+    &["format?", "raw", "verbose"],
+    false,
+);
+const VERSION: SafeOptions = entry("git version", "", "", &["build-options"], false);
+/// The options `git branch` and `git tag` share for filtering and
+/// formatting the refs they list.
+macro_rules! ref_list_long {
+    ($($extra:literal),* $(,)?) => {
+        &[
+            "color", "color?", "column", "column?", "contains", "contains?", "format?",
+            "ignore-case", "list", "merged", "merged?", "no-color", "no-column", "no-contains",
+            "no-contains?", "no-merged", "no-merged?", "omit-empty", "points-at?", "sort?",
+            $($extra),*
+        ]
+    };
+}
+
+/// Listing branches: what filters and formats the list.
+const BRANCH_LIST: SafeOptions = entry(
+    "git branch (listing)",
+    "ailrv",
+    "",
+    ref_list_long![
+        "abbrev",
+        "abbrev?",
+        "all",
+        "no-abbrev",
+        "remotes",
+        "show-current",
+        "verbose"
+    ],
+    false,
+);
+/// Listing (or verifying) tags; `-n` prints annotation lines.
+const TAG_LIST: SafeOptions = SafeOptions {
+    optional: "n",
+    ..entry(
+        "git tag (listing)",
+        "ilnv",
+        "",
+        ref_list_long!["verify"],
+        false,
+    )
+};
+const REMOTE_READ: SafeOptions = entry(
+    "git remote (reading)",
+    "nv",
+    "",
+    &["all", "push", "verbose"],
+    false,
+);
+const WORKTREE_LIST: SafeOptions = entry(
+    "git worktree list",
+    "vz",
+    "",
+    &["expire?", "porcelain", "verbose"],
+    false,
+);
+const SUBMODULE_READ: SafeOptions = entry(
+    "git submodule status/summary",
+    "q",
+    "n",
+    &[
+        "cached",
+        "files",
+        "for-status",
+        "quiet",
+        "recursive",
+        "summary-limit?",
+    ],
+    false,
+);
+
+/// The allow-list of a read-only sub-command's options; every sub-command
+/// in [`READ_ONLY`] has one.
+fn read_only_options(sub: &str) -> Option<&'static SafeOptions> {
+    Some(match sub {
+        "annotate" | "blame" => &BLAME,
+        "cat-file" => &CAT_FILE,
+        "check-attr" => &CHECK_ATTR,
+        "check-ignore" => &CHECK_IGNORE,
+        "cherry" => &CHERRY,
+        "count-objects" => &COUNT_OBJECTS,
+        "describe" => &DESCRIBE,
+        "diff" => &DIFF,
+        "diff-files" | "diff-index" | "diff-tree" => &DIFF_PLUMBING,
+        "for-each-ref" => &FOR_EACH_REF,
+        "fsck" => &FSCK,
+        "grep" => &GREP,
+        "help" => &HELP,
+        "log" => &LOG,
+        "ls-files" => &LS_FILES,
+        "ls-tree" => &LS_TREE,
+        "merge-base" => &MERGE_BASE,
+        "name-rev" => &NAME_REV,
+        "range-diff" => &RANGE_DIFF,
+        "rev-list" => &REV_LIST,
+        "rev-parse" => &REV_PARSE,
+        "shortlog" => &SHORTLOG,
+        "show" => &SHOW,
+        "show-branch" => &SHOW_BRANCH,
+        "show-ref" => &SHOW_REF,
+        "status" => &STATUS,
+        "var" => &VAR,
+        "verify-commit" | "verify-tag" => &VERIFY,
+        "version" => &VERSION,
+        "whatchanged" => &WHATCHANGED,
+        _ => return None,
+    })
+}
+
+/// True when `git branch`/`git tag` is asked to list: an option that only
+/// makes sense when listing is given (`-a`, `--list`, `--contains`, …).
+fn lists_refs(sub: &str, words: &[Word]) -> bool {
+    let flags: &[&str] = if sub == "branch" {
+        &[
+            "-a",
+            "-l",
+            "-r",
+            "-v",
+            "-vv",
+            "--all",
+            "--list",
+            "--remotes",
+            "--show-current",
+            "--verbose",
+        ]
+    } else {
+        &["-l", "-n", "--list", "-v", "--verify"]
+    };
+    words.iter().any(|w| {
+        let name = w.text.split('=').next().unwrap_or(&w.text);
+        flags.contains(&name)
+            || matches!(
+                name,
+                "--contains" | "--no-contains" | "--merged" | "--no-merged" | "--points-at"
+            )
+    })
+}
+
+/// The read-only shape of `git SUB WORDS`, if it has one: the table its
+/// options must come from and the words that table judges (those after a
+/// second-level sub-command such as `stash list`). `None` for sub-commands
+/// that change something; they are judged by [`git_judgement_here`]'s arms.
+fn read_shape<'w>(sub: &str, words: &'w [Word]) -> Option<(&'static SafeOptions, &'w [Word])> {
+    if let Some(table) = read_only_options(sub) {
+        return Some((table, words));
+    }
+    let first = words.first().map(|w| w.text.as_str());
+    let after_first = words.get(1..).unwrap_or_default();
+    match sub {
+        "branch" | "tag" => {
+            let table = if sub == "branch" {
+                &BRANCH_LIST
+            } else {
+                &TAG_LIST
+            };
+            // Without an operand (`git branch --sort=-committerdate`) git lists.
+            let no_operand = crate::safe_options::check_spec(table, words)
+                .is_ok_and(|operands| operands.is_empty());
+            (no_operand || lists_refs(sub, words)).then_some((table, words))
+        }
+        "stash" => match first {
+            Some("list") => Some((&STASH_LIST, after_first)),
+            Some("show") => Some((&STASH_SHOW, after_first)),
+            _ => None,
+        },
+        "remote" => match words.iter().find(|w| !w.text.starts_with('-')) {
+            None => Some((&REMOTE_READ, words)),
+            Some(w) if matches!(w.text.as_str(), "show" | "get-url") => Some((&REMOTE_READ, words)),
+            Some(_) => None,
+        },
+        "reflog" => match first {
+            Some("expire" | "delete") => None,
+            Some("show") => Some((&REFLOG, after_first)),
+            _ => Some((&REFLOG, words)),
+        },
+        "worktree" if first == Some("list") => Some((&WORKTREE_LIST, after_first)),
+        "submodule" if matches!(first, Some("status" | "summary")) => {
+            Some((&SUBMODULE_READ, after_first))
+        }
+        _ => None,
+    }
+}
+
+/// Judges the options of a read-only shape against its table: every option
+/// must be listed, and no word known only at run time may start with what is
+/// not known (`$X`, `"$B"..HEAD` could be any option; `"origin/$B"` cannot) or
+/// be split into more words by the shell (`origin/$B` unquoted may hold
+/// ` --output=x`). `None` when all are understood.
+fn read_options_judgement(table: &SafeOptions, words: &[Word]) -> Option<SegmentJudgement> {
+    let known_start = |w: &Word| {
+        w.opaque.is_none()
+            && w.text
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '/' | '_' | ':'))
+    };
+    let splits = |w: &Word| w.expands && w.text.contains('$');
+    if let Some(word) = words
+        .iter()
+        .find(|w| w.dynamic && (!known_start(w) || splits(w)))
+    {
+        return Some(SegmentJudgement::owned(
+            Ask,
+            format!(
+                "{} `{}` is only known at run time, so the option it may be is not analysed",
+                table.program, word.text
+            ),
+        ));
+    }
+    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+    crate::safe_options::check_spec(table, &texts)
+        .err()
+        .map(|why| {
+            SegmentJudgement::owned(
+                Ask,
+                format!(
+                    "{why}: not on its read-only allow-list, so it may write a file or run a \
+                     program"
+                ),
+            )
+        })
+}
 
 /// Global options of `git` that take a value in the next word.
 const VALUE_OPTIONS: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
@@ -336,7 +1179,21 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
         rest.iter()
             .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(c))
     };
-    if rest.iter().any(|w| {
+    // A read-only shape is `Safe` only with options its table lists; the
+    // sub-commands that change something are judged by the arms below, and
+    // their options that write files or run commands ask first.
+    let read = read_shape(sub, &args[index + 1..]);
+    if let Some((table, words)) = read {
+        if sub == "help" && has(&["-w", "--web"]) {
+            return SegmentJudgement::new(
+                Ask,
+                "git help --web starts a browser (`$BROWSER` or `web.browser` names any program)",
+            );
+        }
+        if let Some(unknown) = read_options_judgement(table, words) {
+            return unknown;
+        }
+    } else if rest.iter().any(|w| {
         *w == "--output"
             || w.starts_with("--output=")
             || w.starts_with("--output-directory")
@@ -424,10 +1281,6 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
         "diff" | "grep" if rest.iter().any(|w| w.starts_with("--no-i")) => {
             no_index_judgement(sub, &args[index + 1..], _judge)
         }
-        "help" if has(&["-w", "--web"]) => SegmentJudgement::new(
-            Ask,
-            "git help --web starts a browser (`$BROWSER` or `web.browser` names any program)",
-        ),
         "blame" | "annotate" if rest.iter().any(|w| w.starts_with("--contents")) => {
             let file = rest
                 .iter()
@@ -444,36 +1297,6 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
                     .max(SegmentJudgement::new(Safe, "reads repository state")),
                 None => SegmentJudgement::new(Ask, "git blame --contents without a file"),
             }
-        }
-        "fsck"
-            if args[index + 1..].iter().any(|w| {
-                w.text.starts_with('-')
-                    && !matches!(
-                        w.text.as_str(),
-                        "--cache"
-                            | "--connectivity-only"
-                            | "--dangling"
-                            | "--full"
-                            | "--name-objects"
-                            | "--no-dangling"
-                            | "--no-full"
-                            | "--no-progress"
-                            | "--no-reflogs"
-                            | "--progress"
-                            | "--root"
-                            | "--strict"
-                            | "--tags"
-                            | "--unreachable"
-                            | "--verbose"
-                            | "-v"
-                    )
-            }) =>
-        {
-            SegmentJudgement::new(
-                Ask,
-                "git fsck with an option the read-only table does not know (`--lost-found` \
-                 writes into .git/lost-found)",
-            )
         }
         s if READ_ONLY.contains(&s) => {
             // Paths named outright are read as files (`git show /etc/x`).
@@ -558,29 +1381,15 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
             SegmentJudgement::new(Ask, "deletes or overwrites a branch")
         }
         "branch" | "tag" => {
-            let lists = rest.is_empty()
-                || has(&[
-                    "-l",
-                    "--list",
-                    "-a",
-                    "-r",
-                    "-v",
-                    "-vv",
-                    "--all",
-                    "--show-current",
-                    "--contains",
-                    "--merged",
-                    "--no-merged",
-                    "-n",
-                ]);
-            if lists {
+            if read.is_some() {
                 SegmentJudgement::new(Safe, "lists refs")
             } else {
                 SegmentJudgement::new(WorkspaceSafe, "creates or deletes a local ref")
             }
         }
         "stash" => match rest.iter().find(|w| !w.starts_with('-')).copied() {
-            Some("list" | "show") => SegmentJudgement::new(Safe, "reads stashes"),
+            // With an option before it, `list` is a pathspec of `git stash push`.
+            Some("list" | "show") if read.is_some() => SegmentJudgement::new(Safe, "reads stashes"),
             Some("drop" | "clear") => SegmentJudgement::new(Ask, "discards stashed changes"),
             _ => SegmentJudgement::new(WorkspaceSafe, "stashes or restores local changes"),
         },

@@ -21,13 +21,18 @@ pub(crate) struct SafeOptions {
     /// Short flags that take a value, attached (`-A3`) or as the next word.
     pub valued: &'static str,
     /// Long options: `name` takes no value, `name=` takes one (attached
-    /// with `=` or the next word), `name==` takes the next two words.
+    /// with `=` or the next word), `name==` takes the next two words,
+    /// `name?` takes an optional value that is only ever attached with `=`
+    /// (the next word is never read as its value).
     pub long: &'static [&'static str],
     /// True when `-NUM` / `+NUM` counts are accepted (`head -20`).
     pub numeric: bool,
+    /// Short flags whose value is optional and only ever attached (`git status -uno`,
+    /// `git log -M50%`): the rest of the word is their value, the next word never is.
+    pub optional: &'static str,
 }
 
-const fn entry(
+pub(crate) const fn entry(
     program: &'static str,
     flags: &'static str,
     valued: &'static str,
@@ -40,6 +45,7 @@ const fn entry(
         valued,
         long,
         numeric,
+        optional: "",
     }
 }
 
@@ -753,7 +759,23 @@ pub(crate) fn check_options<W: AsRef<str>>(
     program: &str,
     args: &[W],
 ) -> Result<Vec<usize>, String> {
-    let spec = safe_options(program);
+    check(program, safe_options(program), args)
+}
+
+/// [`check_options`] with a table kept elsewhere (git's sub-commands, whose
+/// tables live with the git rules); the error names `spec.program`.
+pub(crate) fn check_spec<W: AsRef<str>>(
+    spec: &SafeOptions,
+    args: &[W],
+) -> Result<Vec<usize>, String> {
+    check(spec.program, Some(spec), args)
+}
+
+fn check<W: AsRef<str>>(
+    program: &str,
+    spec: Option<&SafeOptions>,
+    args: &[W],
+) -> Result<Vec<usize>, String> {
     let mut operands = Vec::new();
     let mut index = 0;
     let mut only_operands = false;
@@ -790,8 +812,9 @@ pub(crate) fn check_options<W: AsRef<str>>(
                     .any(|l| l.strip_suffix(suffix) == Some(name))
             };
             let (bare, one, two) = (spec.long.contains(&name), listed("="), listed("=="));
-            let values = match (attached, bare, one, two) {
+            let values = match (attached, bare || listed("?"), one, two) {
                 (true, _, true, _) | (true, _, _, true) | (false, true, _, _) => 0,
+                (true, _, _, _) if listed("?") => 0,
                 (false, false, true, _) => 1,
                 (false, false, false, true) => 2,
                 _ => return Err(format!("unknown option `--{name}` for {program}")),
@@ -804,6 +827,9 @@ pub(crate) fn check_options<W: AsRef<str>>(
             continue;
         }
         for (offset, flag) in short.char_indices() {
+            if spec.optional.contains(flag) {
+                break;
+            }
             if spec.valued.contains(flag) {
                 if offset + flag.len_utf8() == short.len() {
                     index += 1;
@@ -850,5 +876,26 @@ mod tests {
         );
         assert!(check_options("frob", &["-x"]).is_err());
         assert_eq!(check_options("frob", &["x"]).unwrap(), vec![0]);
+    }
+
+    /// `name?` and optional short values are only ever attached: the next word is
+    /// judged on its own, so an option hidden there is still named.
+    #[test]
+    fn optional_values_never_take_the_next_word() {
+        let spec = SafeOptions {
+            optional: "u",
+            ..entry("prog", "s", "n", &["color?", "since?"], false)
+        };
+        assert_eq!(
+            check_spec(&spec, &["--color", "--since=x", "-uno", "-n", "5", "rev"]).unwrap(),
+            vec![5]
+        );
+        assert_eq!(check_spec(&spec, &["--since", "x"]).unwrap(), vec![1]);
+        assert_eq!(
+            check_spec(&spec, &["--since", "--output=x"]).unwrap_err(),
+            "unknown option `--output` for prog"
+        );
+        assert!(check_spec(&spec, &["-u", "--output=x"]).is_err());
+        assert!(check_spec(&spec, &["-su", "--output=x"]).is_err());
     }
 }

@@ -318,6 +318,119 @@ fn git_beyond_porcelain_asks() {
     ]);
 }
 
+/// Git's read-only sub-commands are `Safe` only with options on their own
+/// allow-lists; an option nobody listed (a new one, an abbreviation, one that
+/// runs a program) asks, and the reason names it.
+#[test]
+fn git_read_only_options_come_from_allow_lists() {
+    asks(&[
+        "git log --frobnicate",
+        "git log --out=/tmp/x",
+        "git log --outp=/tmp/x",
+        "git log --textconv -p",
+        "git log --ext-diff -p",
+        "git log --show-signature",
+        "git log -O/tmp/order -p",
+        "git log -n 3 --output=/tmp/x",
+        "git log -M --output=/tmp/x",
+        "git status -u --output=/tmp/x",
+        "git log --format=%h --end-of-options --output=/tmp/x",
+        "git log -p --no-i /etc/shadow x",
+        "git log --author --output=/tmp/x",
+        "git log $OPTS",
+        "git log \"$BASE\"..HEAD",
+        "git log HEAD..origin/$BRANCH",
+        "git log $(echo --output=/tmp/x)",
+        "git show --textconv HEAD:x",
+        "git diff --no-index /etc/shadow x",
+        "git diff --no-index --output=/tmp/x a b",
+        "git diff --ext-diff",
+        "git diff -M50% --output=x",
+        "git grep --open-files-in-pager=sh foo",
+        "git grep --open sh foo",
+        "git grep -Osh foo",
+        "git grep -f /etc/shadow",
+        "git grep --textconv foo",
+        "git grep --untracked --no-exclude-standard API_KEY",
+        "git status --frobnicate",
+        "git status -sO",
+        "git ls-files --exclude-from=/etc/shadow",
+        "git cat-file --filters HEAD:x",
+        "git cat-file --textconv HEAD:x",
+        "git blame -S /etc/shadow x",
+        "git rev-list --output=/tmp/x HEAD",
+        "git branch -a --edit-description",
+        "git branch --list --frob",
+        "git tag -l --frob",
+        "git stash list --output=/tmp/x",
+        "git stash show --ext-diff",
+        "git reflog --output=/tmp/x",
+        "git reflog show --textconv -p",
+        "git remote -v --frob",
+        "git worktree list --frob",
+        "git submodule status --frob",
+        "git fsck --lost-found",
+        "git help -i log",
+        "git version --frob",
+        "git --git-dir=/tmp/x log",
+        "git --work-tree=/etc status",
+        "git -c diff.external=sh diff",
+        "git --config-env=core.pager=X log",
+        "GIT_DIR=/tmp/x git log",
+    ]);
+    check(&[
+        ("git log --format=%h -n 3", Safe),
+        ("git log --format=%h -n3 -- src", Safe),
+        ("git log --oneline --graph --decorate --all -20", Safe),
+        ("git log --since=2.weeks --author=me --grep=fix -p", Safe),
+        ("git log --output-indicator-new=x -p", Safe),
+        ("git log -S foo --stat HEAD~3..HEAD -- src/main.rs", Safe),
+        ("git show --stat --no-textconv HEAD", Safe),
+        ("git status --porcelain", Safe),
+        ("git status --porcelain=v2 -sb", Safe),
+        ("git status --untracked-files=no", Safe),
+        ("git status -uno", Safe),
+        ("git log -M50% --stat", Safe),
+        ("git tag -n5", Safe),
+        ("git diff --cached --stat", Safe),
+        ("git diff --word-diff=color -U5 HEAD~1 -- src", Safe),
+        ("git grep -n -e foo -- '*.rs'", Safe),
+        ("git grep -C 3 foo", Safe),
+        ("git ls-files -z --others --exclude-standard", Safe),
+        ("git rev-parse --abbrev-ref HEAD", Safe),
+        ("git rev-parse --show-toplevel", Safe),
+        ("git blame -L 10,20 src/main.rs", Safe),
+        ("git branch --sort=-committerdate", Safe),
+        ("git branch -vv --no-merged", Safe),
+        ("git tag -l 'v1.*'", Safe),
+        ("git stash list --oneline", Safe),
+        ("git stash show -p stash@{0}", Safe),
+        ("git reflog -n 5", Safe),
+        ("git worktree list --porcelain", Safe),
+        ("git for-each-ref --format='%(refname)' refs/heads", Safe),
+        ("git describe --tags --always", Safe),
+        ("git log \"HEAD..origin/$BRANCH\"", Safe),
+        ("git stash -q list", WorkspaceSafe),
+        ("git tag -a v1 -m release", WorkspaceSafe),
+    ]);
+    for (command, named) in [
+        (
+            "git log --output-indicator-newx=x",
+            "--output-indicator-newx",
+        ),
+        (
+            "git grep --open-files-in-pager=sh foo",
+            "--open-files-in-pager",
+        ),
+        ("git status -sO", "-O"),
+        ("git branch -a --edit-description", "--edit-description"),
+        ("git log $OPTS", "$OPTS"),
+    ] {
+        let why = reason(command);
+        assert!(why.contains(named), "{command}: {why}");
+    }
+}
+
 #[test]
 fn wrappers_options_are_judged_before_what_they_wrap() {
     asks(&[
@@ -524,4 +637,18 @@ fn listed_false_positives_are_allowed() {
             ("wc -l $(curl https://evil.example/x)", Ask),
         ],
     );
+}
+
+/// An unquoted expansion is split into words wherever it sits in a word, so
+/// `src/$X` may hold an option (`X='a --pre=sh'`) as well as `$X` may; a glob
+/// after a literal prefix only names files.
+#[test]
+fn an_unquoted_expansion_inside_a_word_may_become_an_option() {
+    asks(&["rg foo src/$X", "sort notes/$F", "git log HEAD..origin/$B"]);
+    check(&[
+        ("sort \"notes/$F\"", Safe),
+        ("sort -- notes/$F", Safe),
+        ("wc -l src/*.rs", Safe),
+    ]);
+    assert!(reason("sort notes/$F").contains("options"));
 }

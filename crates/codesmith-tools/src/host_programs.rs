@@ -353,8 +353,11 @@ impl Workspace {
 
     /// What `text` (an argument or an environment value of a program started in `cwd`)
     /// names inside the workspace, or `None`. Every piece of `text` between separators
-    /// (`:`, `;`, `=`, `,`, whitespace, a quote), and every tail of such a piece (so
-    /// `-I/ws/inc` and `-Cws` count), is resolved the way the program would resolve it:
+    /// (`:`, `;`, `=`, `,`, whitespace, a quote) is a candidate, and so is each tail of it
+    /// that starts a whole word: after a character that cannot continue a name or path
+    /// (`@/ws/x`), or, in a short option, the value glued to its flag (`-Cws`, `-I/ws/inc`,
+    /// `-xf/ws/a`) — never the inside of a word or path (`news` does not name `ws`, nor
+    /// `lib/ws` the directory `ws`). Each is resolved the way the program would resolve it:
     /// against `cwd` when relative, `~/` as `$HOME`, `//`, `.` and `..` normalised, and
     /// symlinks followed; one that lands inside is what is named. A mention of
     /// `CODESMITH_PROJECT_DIR` (the variable a hook gets) counts as naming the workspace.
@@ -367,8 +370,7 @@ impl Workspace {
             if piece.is_empty() {
                 continue;
             }
-            let starts = piece.char_indices().map(|(i, _)| i);
-            for start in starts {
+            for start in word_starts(piece) {
                 let tail = &piece[start..];
                 let candidate = match (tail.strip_prefix("~/"), &home) {
                     (Some(rest), Some(home)) => home.join(rest),
@@ -381,6 +383,23 @@ impl Workspace {
         }
         None
     }
+}
+
+/// Where in `piece` a name or path may start: at 0; after a character that cannot
+/// continue a name or path; and in a short option (`-C…`), right after its first flag
+/// letter and where a path starts (`/`, `~/`, `./`, `../`).
+fn word_starts(piece: &str) -> impl Iterator<Item = usize> + '_ {
+    let option = piece.starts_with('-') && !piece.starts_with("--");
+    piece.char_indices().map(|(i, _)| i).filter(move |&i| {
+        let prev = piece[..i].chars().next_back();
+        let tail = &piece[i..];
+        let boundary =
+            prev.is_none_or(|p| !(p.is_alphanumeric() || matches!(p, '_' | '.' | '-' | '/' | '~')));
+        let glued = option
+            && i > 1
+            && (i == 2 || ["/", "~/", "./", "../"].iter().any(|p| tail.starts_with(p)));
+        boundary || glued
+    })
 }
 
 /// `path` with `.`, `//` and `..` resolved as written (`..` at the root stays there).
@@ -422,81 +441,401 @@ fn real_path(path: &Path) -> Option<PathBuf> {
     }
 }
 
-/// Interpreters whose inline code (`sh -c TEXT`, `python -c`, `node -e`, ...) a host
-/// program's arguments may not carry: the code can reach the workspace in ways no check of
-/// its text can follow (`cd "$(jq -r .cwd)"`). The flag letters that take code, per name
-/// prefix; `awk` takes its program as an argument, so any use is inline code.
-const INLINE_CODE: &[(&str, &str)] = &[
-    ("sh", "c"),
-    ("bash", "c"),
-    ("dash", "c"),
-    ("zsh", "c"),
-    ("ksh", "c"),
-    ("mksh", "c"),
-    ("ash", "c"),
-    ("fish", "c"),
-    ("csh", "c"),
-    ("tcsh", "c"),
-    ("busybox", "c"),
-    ("python", "c"),
-    ("pypy", "c"),
-    ("perl", "eE"),
-    ("ruby", "e"),
-    ("node", "ep"),
-    ("nodejs", "ep"),
-    ("deno", "e"),
-    ("bun", "e"),
-    ("php", "rR"),
-    ("lua", "e"),
-    ("luajit", "e"),
-    ("pwsh", "ce"),
-    ("powershell", "ce"),
-    ("osascript", "e"),
-    ("rscript", "e"),
-    ("tclsh", ""),
-    ("awk", ""),
-    ("gawk", ""),
-    ("mawk", ""),
-    ("nawk", ""),
+/// What a runner is handed once its options are read.
+#[derive(Debug, Clone, Copy)]
+enum Hands {
+    /// A command: the words after this many operands (`timeout 5 CMD`, `env CMD`).
+    Command(usize),
+    /// A program file: the first operand (`sh FILE`, `python -m MODULE`).
+    File,
+    /// Program text as its first operand (`awk PROGRAM`), unless `file_flag` names a file.
+    Text,
+}
+
+/// A program that runs other code: an interpreter handed a program, or a wrapper handed a
+/// command. Only the options listed are understood; each hands no code.
+struct Runner {
+    /// File names it is known by (version suffixes aside: `python3.12` is `python`).
+    names: &'static [&'static str],
+    /// Short flags that take no value.
+    flags: &'static str,
+    /// Short flags whose value (attached or the next word) is no code.
+    valued: &'static str,
+    /// Long options: `name` takes no value, `name=` takes one (attached or the next word).
+    long: &'static [&'static str],
+    /// The short flag whose value is the program file or module (`-m`, `-f`).
+    file_flag: Option<char>,
+    /// A sub-command that must come first (`deno run FILE`).
+    first_word: Option<&'static str>,
+    /// `-NUM` is an option (`nice -5`).
+    numeric: bool,
+    hands: Hands,
+}
+
+const fn runner(names: &'static [&'static str], hands: Hands) -> Runner {
+    Runner {
+        names,
+        flags: "",
+        valued: "",
+        long: &[],
+        file_flag: None,
+        first_word: None,
+        numeric: false,
+        hands,
+    }
+}
+
+/// The interpreters and wrappers whose arguments are understood, with the options of each
+/// that hand no code. `sh -c`, `python -c`, `perl -e`/`-M`, `node -e`/`--import`,
+/// `env -S`, `bash --rcfile` and every other option are absent, so they are not
+/// understood.
+const RUNNERS: &[Runner] = &[
+    Runner {
+        flags: "aefnuvx",
+        valued: "o",
+        long: &["norc", "noprofile", "posix"],
+        ..runner(
+            &[
+                "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh",
+            ],
+            Hands::File,
+        )
+    },
+    Runner {
+        long: &["no-config", "private"],
+        ..runner(&["fish"], Hands::File)
+    },
+    Runner {
+        flags: "efx",
+        ..runner(&["csh", "tcsh"], Hands::File)
+    },
+    Runner {
+        flags: "BbdEIOqsSuvx",
+        file_flag: Some('m'),
+        ..runner(&["python", "pypy"], Hands::File)
+    },
+    Runner {
+        flags: "aTtUWw",
+        ..runner(&["perl"], Hands::File)
+    },
+    Runner {
+        flags: "dvw",
+        long: &["disable-gems"],
+        ..runner(&["ruby"], Hands::File)
+    },
+    Runner {
+        long: &[
+            "enable-source-maps",
+            "max-old-space-size=",
+            "no-deprecation",
+            "no-warnings",
+            "throw-deprecation",
+            "trace-uncaught",
+            "trace-warnings",
+            "unhandled-rejections=",
+        ],
+        ..runner(&["node", "nodejs"], Hands::File)
+    },
+    Runner {
+        first_word: Some("run"),
+        ..runner(&["deno", "bun"], Hands::File)
+    },
+    Runner {
+        file_flag: Some('f'),
+        ..runner(&["php"], Hands::File)
+    },
+    runner(
+        &[
+            "lua",
+            "luajit",
+            "tclsh",
+            "wish",
+            "expect",
+            "osascript",
+            "rscript",
+            "julia",
+        ],
+        Hands::File,
+    ),
+    Runner {
+        valued: "Fv",
+        file_flag: Some('f'),
+        ..runner(&["awk", "gawk", "mawk", "nawk"], Hands::Text)
+    },
+    Runner {
+        flags: "i0",
+        valued: "u",
+        long: &["ignore-environment", "null", "unset="],
+        ..runner(&["env"], Hands::Command(0))
+    },
+    Runner {
+        valued: "n",
+        long: &["adjustment="],
+        numeric: true,
+        ..runner(&["nice"], Hands::Command(0))
+    },
+    runner(&["nohup", "busybox"], Hands::Command(0)),
+    Runner {
+        flags: "cfw",
+        long: &["ctty", "fork", "wait"],
+        ..runner(&["setsid"], Hands::Command(0))
+    },
+    Runner {
+        flags: "v",
+        valued: "ks",
+        long: &[
+            "foreground",
+            "kill-after=",
+            "preserve-status",
+            "signal=",
+            "verbose",
+        ],
+        ..runner(&["timeout"], Hands::Command(1))
+    },
+    Runner {
+        valued: "eio",
+        long: &["error=", "input=", "output="],
+        ..runner(&["stdbuf"], Hands::Command(0))
+    },
+    Runner {
+        flags: "pqv",
+        ..runner(&["time"], Hands::Command(0))
+    },
 ];
 
-/// The interpreter of `tokens` (a program and its arguments, wrappers such as `env`
-/// included) that is handed inline code, as `NAME FLAG`; `None` when none is. A token
-/// counts as an interpreter by its file name (version suffixes aside: `python3.12`), and
-/// its code flag as `-c`, a short cluster holding it (`-ec`), or a long `--command`,
-/// `--eval`, `--print`, `-Command`, `-EncodedCommand`.
-pub fn inline_code(tokens: &[String]) -> Option<String> {
-    for (i, token) in tokens.iter().enumerate() {
-        let name = Path::new(token)
-            .file_name()
-            .map(|n| n.to_string_lossy().to_ascii_lowercase())
-            .unwrap_or_default();
-        let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-        let base = base.strip_suffix(".exe").unwrap_or(base);
-        let Some((interp, letters)) = INLINE_CODE.iter().find(|(n, _)| *n == base) else {
-            continue;
+/// Programs that take their arguments as data, never as code to run (`jq`'s filter
+/// language runs no program and reads no file it is not named).
+const DATA_PROGRAMS: &[&str] = &[
+    "cat",
+    "echo",
+    "false",
+    "jq",
+    "logger",
+    "notify-send",
+    "printf",
+    "sleep",
+    "true",
+];
+
+/// The name a program is known by: its file name, lower-cased, without a version suffix
+/// (`python3.12`, `lua5.4`) or `.exe`.
+fn program_name(token: &str) -> String {
+    let name = Path::new(token)
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".exe").unwrap_or(&name);
+    name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-')
+        .to_string()
+}
+
+/// Why `tokens` (a host program and its arguments, as a hook's `command` gives them) is
+/// not understood as handing no inline code to an interpreter, or `None` when it is.
+/// Understood are: an interpreter given a program file (or `python -m MODULE`) and only
+/// options listed in [`RUNNERS`]; a wrapper (`env`, `nice`, `timeout`, …) with listed
+/// options around an understood command; a script whose `#!` line, with the script as
+/// its program file, is understood; a program of [`DATA_PROGRAMS`]; and a compiled
+/// program given no arguments. Anything else (an option not listed, `sh -c`, an
+/// interpreter with no program file, which reads its program from stdin — the hook's
+/// input —, awk's program text, a compiled program not known to take data, a program not
+/// found) is named in the answer. `program` is looked up as [`find_program`] does for
+/// `workspace`, to read its `#!` line.
+pub fn inline_code(tokens: &[String], workspace: &Path) -> Option<String> {
+    judge_program(tokens, workspace, 0).err()
+}
+
+fn judge_program(tokens: &[String], workspace: &Path, depth: usize) -> Result<(), String> {
+    let Some(first) = tokens.first() else {
+        return Err("an empty command".to_string());
+    };
+    if depth > 4 {
+        return Err(format!(
+            "`{first}` is nested too deeply (wrappers and `#!` lines) to be followed"
+        ));
+    }
+    let name = program_name(first);
+    let args = &tokens[1..];
+    if name == "pwsh" || name == "powershell" {
+        return powershell_args(&name, args);
+    }
+    if let Some(runner) = RUNNERS.iter().find(|r| r.names.contains(&name.as_str())) {
+        return match runner_args(runner, &name, args)? {
+            Some(command) => judge_program(command, workspace, depth + 1),
+            None => Ok(()),
         };
-        if letters.is_empty() {
-            return Some((*interp).to_string());
+    }
+    let Some(path) = find_program(first, workspace) else {
+        if DATA_PROGRAMS.contains(&name.as_str()) {
+            return Ok(());
         }
-        for arg in &tokens[i + 1..] {
-            let lower = arg.to_ascii_lowercase();
-            let long = matches!(
-                lower.as_str(),
-                "--command" | "--eval" | "--print" | "-command" | "-encodedcommand" | "-ec"
-            ) || lower.starts_with("--eval=")
-                || lower.starts_with("--print=")
-                || lower.starts_with("-command");
-            let short = arg.starts_with('-')
-                && !arg.starts_with("--")
-                && arg[1..].chars().all(|c| c.is_ascii_alphabetic())
-                && arg[1..].chars().any(|c| letters.contains(c));
-            if long || short {
-                return Some(format!("{interp} {arg}"));
+        return Err(format!(
+            "`{first}` was not found outside the workspace, so what it does with its \
+             arguments is not known"
+        ));
+    };
+    let mut head = [0u8; 256];
+    let read = std::fs::File::open(&path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    let head = &head[..read];
+    if let Some(line) = head.strip_prefix(b"#!") {
+        // The kernel runs `INTERPRETER [ONE-ARGUMENT] SCRIPT ARGS…`.
+        let line = String::from_utf8_lossy(line.split(|b| *b == b'\n').next().unwrap_or(&[]));
+        let line = line.trim();
+        let mut command: Vec<String> = match line.split_once([' ', '\t']) {
+            Some((interpreter, arg)) => vec![interpreter.to_string(), arg.trim().to_string()],
+            None => vec![line.to_string()],
+        };
+        command.push(path.to_string_lossy().into_owned());
+        command.extend(args.iter().cloned());
+        return judge_program(&command, workspace, depth + 1);
+    }
+    if !head.starts_with(b"\x7fELF") {
+        return Err(format!(
+            "`{first}` is neither a script with a `#!` line nor a compiled program"
+        ));
+    }
+    match args.first() {
+        Some(arg) if !DATA_PROGRAMS.contains(&name.as_str()) => Err(format!(
+            "`{first}` is a compiled program not known to take data, so its argument `{arg}` \
+             is not understood as handing no inline code"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Reads `args` of `runner` (called `name`): the command it runs next, `None` when it is
+/// handed a program file, or what is not understood.
+fn runner_args<'a>(
+    runner: &Runner,
+    name: &str,
+    args: &'a [String],
+) -> Result<Option<&'a [String]>, String> {
+    let not_understood = |word: &str| {
+        Err(format!(
+            "`{name} {word}`: an option of {name} not understood as handing no inline code"
+        ))
+    };
+    let mut index = 0;
+    if let Some(first) = runner.first_word {
+        if args.first().map(String::as_str) != Some(first) {
+            return Err(format!(
+                "`{name}` other than `{name} {first} FILE` is not understood"
+            ));
+        }
+        index = 1;
+    }
+    let mut operands_only = false;
+    while index < args.len() {
+        let word = args[index].as_str();
+        index += 1;
+        if !operands_only && word == "--" {
+            operands_only = true;
+            continue;
+        }
+        let option = !operands_only && word.len() > 1 && word.starts_with(['-', '+']);
+        if !option && name == "env" && word.contains('=') {
+            return Err(format!(
+                "`env {word}` sets a variable, which can make the program it runs load code \
+                 (`BASH_ENV`, `PERL5OPT`, `NODE_OPTIONS`, …)"
+            ));
+        }
+        if !option {
+            return match runner.hands {
+                Hands::Command(skip) => Ok(Some(args.get(index - 1 + skip..).unwrap_or_default())),
+                Hands::File => program_file(name, word).map(|()| None),
+                Hands::Text => Err(format!(
+                    "`{name} {word}`: the program text of {name} is inline code"
+                )),
+            };
+        }
+        if word.starts_with('+') {
+            return not_understood(word);
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            let (given, attached) = match long.split_once('=') {
+                Some((given, _)) => (given, true),
+                None => (long, false),
+            };
+            let valued = runner
+                .long
+                .iter()
+                .any(|l| l.strip_suffix('=') == Some(given));
+            if runner.long.contains(&given) && !attached {
+                continue;
+            }
+            if !valued {
+                return not_understood(word);
+            }
+            index += usize::from(!attached);
+            continue;
+        }
+        let short = &word[1..];
+        if runner.numeric && short.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        for (at, flag) in short.char_indices() {
+            let rest = &short[at + flag.len_utf8()..];
+            if Some(flag) == runner.file_flag || runner.valued.contains(flag) {
+                let value = if rest.is_empty() {
+                    index += 1;
+                    args.get(index - 1).map_or("", String::as_str)
+                } else {
+                    rest
+                };
+                if Some(flag) == runner.file_flag {
+                    return program_file(name, value).map(|()| None);
+                }
+                break;
+            }
+            if !runner.flags.contains(flag) {
+                return not_understood(&format!("-{flag}"));
             }
         }
     }
-    None
+    match runner.hands {
+        Hands::Command(_) => Ok(None),
+        Hands::File | Hands::Text => Err(format!(
+            "`{name}` without a program file reads its program from stdin, which is the \
+             hook's input (inline code)"
+        )),
+    }
+}
+
+/// `file` as the program file of `name`: a named file, not stdin or a descriptor (which
+/// carry the hook's input).
+fn program_file(name: &str, file: &str) -> Result<(), String> {
+    if file.is_empty() || file == "-" || file.starts_with("/dev/") || file.starts_with("/proc/") {
+        return Err(format!(
+            "`{name}` reads its program from `{file}`, the hook's input (inline code)"
+        ));
+    }
+    Ok(())
+}
+
+/// PowerShell: only `[-NoProfile | -NoLogo | -NonInteractive]… [-File] SCRIPT ARGS…`
+/// (its options are case-insensitive single-dash words).
+fn powershell_args(name: &str, args: &[String]) -> Result<(), String> {
+    let mut iter = args.iter();
+    while let Some(word) = iter.next() {
+        match word.to_ascii_lowercase().as_str() {
+            "-noprofile" | "-nologo" | "-noninteractive" => {}
+            "-file" | "-f" => {
+                return program_file(name, iter.next().map_or("", String::as_str));
+            }
+            w if w.starts_with('-') => {
+                return Err(format!(
+                    "`{name} {word}`: an option of {name} not understood as handing no inline \
+                     code"
+                ));
+            }
+            _ => return program_file(name, word),
+        }
+    }
+    Err(format!(
+        "`{name}` without a program file reads its program from stdin, which is the hook's \
+         input (inline code)"
+    ))
 }
 
 fn is_separator(c: Option<char>) -> bool {
@@ -545,6 +884,28 @@ mod tests {
         assert_eq!(at(&format!("{root}2/x")), None);
         assert_eq!(at("/usr/lib/python3"), None);
         assert_eq!(at("jq -c .tool_input"), None);
+        assert!(at(&format!("@{root}/x")).is_some());
+        assert!(at(&format!("-xf{root}/a.tar")).is_some());
+    }
+
+    /// A name is matched as a whole word or path, never by its tail: an argument `news`
+    /// does not name the workspace `ws` beside it, nor does `lib/ws`.
+    #[test]
+    fn names_are_matched_as_whole_words() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("ws")).unwrap();
+        let ws = Workspace::new(&d.path().join("ws"));
+        let at = |t: &str| ws.named_in(t, d.path());
+        assert_eq!(at("news"), None);
+        assert_eq!(at("--topic=news"), None);
+        assert_eq!(at("lib/ws"), None);
+        assert_eq!(at("mcp-ws"), None);
+        assert_eq!(at("--name"), None);
+        assert!(at("ws").is_some());
+        assert!(at("ws/x").is_some());
+        assert!(at("--dir=ws").is_some());
+        assert!(at("-Cws").is_some());
+        assert!(at("./ws").is_some());
     }
 
     /// The ways a text could name a workspace file without spelling its path: relative
@@ -586,7 +947,13 @@ mod tests {
 
     #[test]
     fn inline_code_is_found_behind_wrappers_and_flag_clusters() {
-        let t = |v: &[&str]| inline_code(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let ws = tempfile::tempdir().unwrap();
+        let t = |v: &[&str]| {
+            inline_code(
+                &v.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                ws.path(),
+            )
+        };
         assert!(t(&["/bin/sh", "-c", "echo hi"]).is_some());
         assert!(t(&["/usr/bin/env", "bash", "-ec", "x"]).is_some());
         assert!(t(&["python3.12", "-I", "-c", "x"]).is_some());
@@ -598,6 +965,76 @@ mod tests {
             t(&["/usr/bin/python3", "/home/me/hook.py", "--check"]),
             None
         );
+    }
+
+    /// A hook command is allowed only when every word is understood as handing no inline
+    /// code; what is not understood (an option nobody listed, an interpreter reading its
+    /// program from stdin, which is the hook's input, a compiled program given arguments)
+    /// is refused, and the answer names it.
+    #[test]
+    fn inline_code_is_judged_from_what_is_understood() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let script = |name: &str, text: &str| {
+            let path = d.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            path.to_str().unwrap().to_string()
+        };
+        let plain = script("plain.sh", "#!/bin/sh\nexit 0\n");
+        let via_env = script("env.py", "#!/usr/bin/env python3\n");
+        let split = script("split.sh", "#!/usr/bin/env -S sh -c 'id'\n");
+        let no_line = script("noline", "exit 0\n");
+        let t = |v: &[&str]| inline_code(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &ws);
+        for (command, named) in [
+            (vec!["/bin/sh"], "stdin"),
+            (vec!["/bin/bash", "-s"], "-s"),
+            (vec!["/bin/sh", "-"], "`-`"),
+            (vec!["/bin/sh", "/dev/stdin"], "/dev/stdin"),
+            (vec!["python3"], "stdin"),
+            (vec!["python3", "-W", "x", "/h.py"], "-W"),
+            (vec!["python3", "-i", "/h.py"], "-i"),
+            (vec!["/bin/bash", "--rcfile", "/x", "/h.sh"], "--rcfile"),
+            (vec!["/bin/bash", "+O", "extglob", "-c", "x"], "+O"),
+            (vec!["perl", "-Mstrict;system(1)", "/h.pl"], "-M"),
+            (
+                vec!["node", "--import=data:text/javascript,1", "/h.js"],
+                "--import",
+            ),
+            (vec!["deno", "eval", "1"], "deno run"),
+            (vec!["pwsh", "-Command", "x"], "-Command"),
+            (vec!["/usr/bin/awk", "-F:", "{print}"], "program text"),
+            (vec!["/usr/bin/env", "-S", "sh -c x"], "-S"),
+            (vec!["env", "BASH_ENV=/x", "/bin/sh", "/h.sh"], "BASH_ENV"),
+            (vec!["timeout", "5", "/bin/sh", "-c", "x"], "-c"),
+            (vec!["nice", "-n", "5", "python3", "-c", "x"], "-c"),
+            (vec!["/bin/ls", "-l"], "-l"),
+            (vec![split.as_str()], "-S"),
+            (vec![no_line.as_str()], "neither"),
+            (vec!["no-such-program-here", "x"], "not found"),
+        ] {
+            let why = t(&command).unwrap_or_else(|| panic!("{command:?} was understood"));
+            assert!(why.contains(named), "{command:?}: {why}");
+        }
+        for command in [
+            vec!["/bin/sh", "-eu", "/h.sh", "-c", "x"],
+            vec!["/usr/bin/env", "bash", "-e", "/h.sh"],
+            vec!["env", "-i", "/bin/sh", "/h.sh"],
+            vec!["python3.12", "-I", "/h.py"],
+            vec!["python3", "-m", "hooks.check"],
+            vec!["/usr/bin/awk", "-F", ":", "-f", "/h.awk", "x"],
+            vec!["timeout", "5", "nice", "-5", "/bin/sh", "/h.sh"],
+            vec!["deno", "run", "/h.ts"],
+            vec!["pwsh", "-NoProfile", "-File", "/h.ps1"],
+            vec!["/bin/echo", "PROJECT-CONTEXT"],
+            vec!["/bin/true"],
+            vec!["/bin/ls"],
+            vec![plain.as_str(), "--check", "-c", "x"],
+            vec![via_env.as_str()],
+        ] {
+            assert_eq!(t(&command), None, "{command:?}");
+        }
     }
 
     #[test]

@@ -27,8 +27,15 @@ pub const MAX_BYTES: usize = 3_750_000;
 /// Most pixels of an image that is decoded (to be downscaled): 100 megapixels.
 pub const MAX_PIXELS: u64 = 100_000_000;
 
-/// Most bytes of an image file read to be attached: 50 MB.
+/// Most bytes of an image file read, to be attached or by `read_file`: 50 MB.
 pub const MAX_FILE_BYTES: u64 = 50 * 1024 * 1024;
+
+/// The one sentence for an image file of `bytes` bytes, more than [`MAX_FILE_BYTES`],
+/// whichever way it came (`exec --image`, the UI's `@path`, `read_file`); `shown` names
+/// the file.
+pub fn too_large(shown: &str, bytes: u64) -> String {
+    format!("{shown} is {bytes} bytes, more than the {MAX_FILE_BYTES} bytes an image may be")
+}
 
 /// An image fitted to the providers' limits.
 #[derive(Debug, Clone)]
@@ -210,9 +217,9 @@ pub fn attach(path: &Path) -> Result<Fitted, ImageError> {
         )));
     }
     if meta.len() > MAX_FILE_BYTES {
-        return Err(ImageError::Unreadable(format!(
-            "{shown} is {} bytes, more than the {MAX_FILE_BYTES} bytes an attached image may be",
-            meta.len()
+        return Err(ImageError::Unreadable(too_large(
+            &shown.to_string(),
+            meta.len(),
         )));
     }
     let bytes = std::fs::read(path)

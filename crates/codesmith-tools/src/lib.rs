@@ -42,4 +42,4 @@ pub use envelope::{
 pub use files::{file_tools, register_file_tools};
 pub use registry::{LateTools, Registry};
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{Capability, Tool, ToolOrigin, call_tool, cancelled};
+pub use tool::{Capability, McpTrust, Tool, ToolOrigin, call_tool, cancelled};

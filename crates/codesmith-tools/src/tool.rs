@@ -36,6 +36,29 @@ pub enum ToolOrigin {
     Skill,
 }
 
+/// Why an MCP tool is or is not trusted to only read: the two facts its capability
+/// follows from (read-only only when both hold), which an approval refusal names instead
+/// of guessing which one is missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct McpTrust {
+    /// The user marked the tool's server `trusted = true`.
+    pub server_trusted: bool,
+    /// The tool declares `annotations.readOnlyHint: true`.
+    pub read_only_hint: bool,
+}
+
+impl McpTrust {
+    /// [`Capability::ReadOnly`] when the server is trusted and the tool declares
+    /// readOnlyHint; otherwise [`Capability::Network`], which asks for approval.
+    pub fn capability(self) -> Capability {
+        if self.server_trusted && self.read_only_hint {
+            Capability::ReadOnly
+        } else {
+            Capability::Network
+        }
+    }
+}
+
 /// One tool the model can call.
 #[async_trait]
 pub trait Tool: Send + Sync {
@@ -52,6 +75,11 @@ pub trait Tool: Send + Sync {
     /// its tool here, so nothing splits its registered name back apart.
     fn origin(&self) -> ToolOrigin {
         ToolOrigin::Builtin
+    }
+    /// For an MCP tool, whether its server is trusted and it declares readOnlyHint (what
+    /// its capability follows from); `None` for every other tool.
+    fn mcp_trust(&self) -> Option<McpTrust> {
+        None
     }
     /// True when calls may run concurrently with other parallel-safe read-only calls.
     fn supports_parallel(&self) -> bool {

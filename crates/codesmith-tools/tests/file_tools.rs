@@ -145,6 +145,53 @@ async fn read_refusals() {
     );
 }
 
+/// An image file is held to the one image cap (50 MB) with the one image sentence, as
+/// `exec --image` is, not to the text tools' 10 MB; a text file keeps the text cap.
+#[tokio::test]
+async fn an_image_is_held_to_the_image_cap_not_the_text_cap() {
+    let w = ws();
+    let png = |name: &str, len: u64| {
+        let path = w.root.join(name);
+        fs::write(&path, b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR").unwrap();
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+        path
+    };
+    let fat = png("fat.png", 3 * 1024 * 1024 * 1024);
+    let m = refused(
+        &w.call("read_file", json!({"path": "fat.png"})).await,
+        "TOO_LARGE",
+    );
+    let attached = codesmith_tools::image::attach(&fat)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        m,
+        format!(
+            "{}.",
+            codesmith_tools::image::too_large("\"fat.png\"", 3 * 1024 * 1024 * 1024)
+        )
+    );
+    assert!(m.contains("52428800 bytes an image may be"), "{m}");
+    assert!(!m.contains("text"), "{m}");
+    assert!(
+        attached.ends_with("52428800 bytes an image may be"),
+        "{attached}"
+    );
+    // Between the two caps an image is read as an image (this session's model reads
+    // none, so its type and size come back), not refused as too large a text.
+    png("mid.png", 12 * 1024 * 1024);
+    let out = ok(&w.call("read_file", json!({"path": "mid.png"})).await);
+    assert!(
+        out.contains("is an image (image/png, 12582912 bytes)"),
+        "{out}"
+    );
+}
+
 #[cfg(unix)]
 #[tokio::test]
 async fn symlink_escapes_are_refused_for_read_and_write() {

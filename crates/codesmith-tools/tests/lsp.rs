@@ -191,3 +191,100 @@ async fn the_server_runs_inside_the_sandbox() {
     assert!(f.ctx.workspace.join("seen-by-server.txt").exists());
     f.ctx.lsp.as_ref().unwrap().shutdown().await;
 }
+
+/// The `lsp` tool against pyright: definition, references, hover, document and workspace
+/// symbols on a two-file project, each answer checked against the source (1-based lines
+/// and columns).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lsp_tool_answers_lookups_from_pyright_correctly() {
+    if !on_path("pyright-langserver") {
+        codesmith_testkit::missing(
+            "LSP SERVER",
+            "pyright-langserver is not on PATH (run scripts/dev-setup.sh); the lsp tool's \
+             lookups were not checked",
+        );
+        return;
+    }
+    let Some(mut f) = fixture(
+        "pyright",
+        server(&["pyright-langserver", "--stdio"], &["py"]),
+        Duration::from_secs(30),
+    ) else {
+        return;
+    };
+    f.reg
+        .register(Arc::new(codesmith_tools::lsp::tool::LspTool));
+    let ws = f.ctx.workspace.clone();
+    std::fs::write(
+        ws.join("lib.py"),
+        "def greet(name: str) -> str:\n    return \"hi \" + name\n\n\n\
+         class Greeter:\n    def hello(self) -> str:\n        return greet(\"x\")\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("app.py"),
+        "from lib import greet\n\nprint(greet(\"a\"))\nprint(greet(\"b\"))\n",
+    )
+    .unwrap();
+
+    // `greet` in `print(greet("a"))` (app.py line 3, column 7) is defined at lib.py 1:5.
+    let definition = f
+        .call(
+            "lsp",
+            json!({"operation": "definition", "path": "app.py", "line": 3, "column": 7}),
+        )
+        .await;
+    assert_eq!(definition.trim(), "lib.py:1:5", "{definition}");
+
+    let hover = f
+        .call(
+            "lsp",
+            json!({"operation": "hover", "path": "app.py", "line": 3, "column": 7}),
+        )
+        .await;
+    assert!(hover.contains("greet(name: str) -> str"), "{hover}");
+
+    // Its declaration, its use in lib.py, the import and both calls in app.py.
+    let references = f
+        .call(
+            "lsp",
+            json!({"operation": "references", "path": "lib.py", "line": 1, "column": 5}),
+        )
+        .await;
+    let mut found: Vec<&str> = references.lines().map(str::trim).collect();
+    found.sort_unstable();
+    assert_eq!(
+        found,
+        [
+            "app.py:1:17",
+            "app.py:3:7",
+            "app.py:4:7",
+            "lib.py:1:5",
+            "lib.py:7:16"
+        ],
+        "{references}"
+    );
+
+    let outline = f
+        .call(
+            "lsp",
+            json!({"operation": "document_symbols", "path": "lib.py"}),
+        )
+        .await;
+    let lines: Vec<&str> = outline.lines().collect();
+    assert!(lines.contains(&"function greet (line 1)"), "{outline}");
+    assert!(lines.contains(&"class Greeter (line 5)"), "{outline}");
+    assert!(lines.contains(&"  method hello (line 6)"), "{outline}");
+
+    let symbols = f
+        .call(
+            "lsp",
+            json!({"operation": "workspace_symbols", "query": "Greeter"}),
+        )
+        .await;
+    assert!(
+        symbols.lines().any(|l| l == "class Greeter (lib.py:5:7)"),
+        "{symbols}"
+    );
+    f.ctx.lsp.as_ref().unwrap().shutdown().await;
+}

@@ -169,7 +169,7 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
                     None => std::future::pending().await,
                 }
             } => {
-                if let Some(event) = setup::mcp_event(&resolved.home, e) {
+                if let Some(event) = setup::mcp_event(e) {
                     progress.show(&event);
                 }
                 continue;

@@ -159,7 +159,16 @@ async fn login(args: WorkspaceArg, name: &str) -> Exit {
             wait.as_secs()
         );
     };
-    match codesmith_tools::mcp::oauth::login(&settings.home, name, &url, wait, &mut show).await {
+    let login = codesmith_tools::mcp::oauth::login(
+        &settings.home,
+        name,
+        &url,
+        cfg.allows_plain_http(),
+        &settings.fetch.policy,
+        wait,
+        &mut show,
+    );
+    match login.await {
         Ok(path) => {
             eprintln!("Authorized; the tokens are stored in {}", path.display());
             Exit::Ok

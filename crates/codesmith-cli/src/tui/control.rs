@@ -58,6 +58,8 @@ pub(crate) struct Facts<'a> {
     pub running: bool,
     /// The session's trusted read directories (shared with the engines' tool context).
     pub trusted: &'a codesmith_tools::fs::trusted::TrustedReads,
+    /// What `/help` says about the MCP servers' prompts (empty when none offers any).
+    pub mcp_prompts: &'a [String],
 }
 
 /// Runs `cmd`.
@@ -75,6 +77,7 @@ pub(crate) fn run(cmd: Slash, facts: &Facts<'_>) -> Reply {
                 lines.push("Custom commands (commands/NAME.md):".to_string());
                 lines.extend(custom);
             }
+            lines.extend(facts.mcp_prompts.iter().cloned());
             Reply::Lines(lines)
         }
         Slash::Quit => Reply::Quit,

@@ -171,10 +171,10 @@ pub(crate) fn spawn(
     let (ui_tx, ui_rx) = mpsc::unbounded_channel();
     // What the MCP servers report reaches the UI beside the engine's events.
     if let Some(mut events) = parts.mcp.take_events() {
-        let (ui, home) = (ui_tx.clone(), parts.resolved.home.clone());
+        let ui = ui_tx.clone();
         tokio::spawn(async move {
             while let Some(e) = events.recv().await {
-                if let Some(event) = setup::mcp_event(&home, e)
+                if let Some(event) = setup::mcp_event(e)
                     && ui.send(ToUi::Event(event)).is_err()
                 {
                     break;

@@ -68,6 +68,8 @@ pub(crate) struct Ui {
     pub trusted: Arc<codesmith_tools::fs::trusted::TrustedReads>,
     /// Tells the user that a task ended or a question waits (bell, OSC 9/777, hooks).
     pub notifier: notify::Notifier,
+    /// What `/help` says about the MCP servers' prompts (empty when none offers any).
+    pub mcp_prompts: Vec<String>,
 }
 
 /// What became of a slash command.
@@ -160,6 +162,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         eprintln!("codesmith: {notice}");
     }
     let servers = mcp.clone();
+    let mcp_prompts = mcp.prompt_help_lines();
     let parts = driver::Parts {
         resolved: resolved.clone(),
         provider,
@@ -201,6 +204,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         later_tx,
         later,
         trusted,
+        mcp_prompts,
     };
     let (home, workspace) = (ui.resolved.home.clone(), ui.resolved.workspace.clone());
     let session_id = ui.app.session_id.clone();
@@ -297,6 +301,7 @@ impl Ui {
             verdicts: self.app.verdicts,
             running: self.app.running,
             trusted: &self.trusted,
+            mcp_prompts: &self.mcp_prompts,
         }
     }
 

@@ -2,7 +2,7 @@
 
 use codesmith_policy::{ApprovalMode, SafetyLevel};
 use codesmith_protocol::{Event, EventSink};
-use codesmith_tools::{Capability, ErrorCode, Refusal, Tool, ToolOrigin};
+use codesmith_tools::{Capability, ErrorCode, McpTrust, Refusal, Tool, ToolOrigin};
 use serde_json::Value;
 
 use super::requirement::Requirement;
@@ -270,11 +270,7 @@ pub(crate) fn way_out(tool: &dyn Tool, mode: ApprovalMode) -> String {
              with `--approval auto`"
                 .to_string()
         }
-        (Capability::Network, _) if mcp => {
-            "rerun with `--approval auto`, or mark the server `trusted = true` in config.toml (its \
-             tools that declare readOnlyHint then run without asking)"
-                .to_string()
-        }
+        (Capability::Network, _) if mcp => mcp_way_out(tool.mcp_trust()),
         (Capability::Network, _) => {
             "rerun with `--approval auto`, or allow the host under [network] allow in config.toml"
                 .to_string()
@@ -293,6 +289,51 @@ pub(crate) fn way_out(tool: &dyn Tool, mode: ApprovalMode) -> String {
                 .to_string()
         }
     }
+}
+
+/// How the user can let an MCP tool's call run: `trusted = true` is offered only when it
+/// would help (the server is not trusted yet and the tool declares readOnlyHint).
+fn mcp_way_out(trust: Option<McpTrust>) -> String {
+    match trust {
+        Some(McpTrust {
+            server_trusted: true,
+            ..
+        }) => "rerun with `--approval auto`, or approve it in an interactive session (its server \
+               is already `trusted = true`, but the tool does not declare readOnlyHint, so each \
+               call asks)"
+            .to_string(),
+        Some(McpTrust {
+            server_trusted: false,
+            read_only_hint: true,
+        }) => "rerun with `--approval auto`, or mark the server `trusted = true` in config.toml \
+               (this tool declares readOnlyHint, so it then runs without asking)"
+            .to_string(),
+        Some(McpTrust {
+            server_trusted: false,
+            read_only_hint: false,
+        }) => "rerun with `--approval auto`, or approve it in an interactive session (the tool \
+               does not declare readOnlyHint, so it asks even from a server marked `trusted = \
+               true`)"
+            .to_string(),
+        None => "rerun with `--approval auto`, or approve it in an interactive session".to_string(),
+    }
+}
+
+/// Why an MCP tool's call asks: what every such call shares, then which of the two facts
+/// that would let it run unasked is missing.
+pub(crate) fn mcp_reason(trust: Option<McpTrust>) -> String {
+    let why = match trust {
+        Some(McpTrust {
+            server_trusted: true,
+            ..
+        }) => " This tool does not declare readOnlyHint.",
+        Some(McpTrust {
+            server_trusted: false,
+            ..
+        }) => " Its server is not marked `trusted = true`.",
+        None => "",
+    };
+    format!("MCP tools run outside CodeSmith's sandbox and may reach the network.{why}")
 }
 
 /// The DENIED refusal for a call that needed approval and did not get it; `way_out` (see
@@ -335,5 +376,73 @@ mod tests {
         assert!(way_out(&codesmith_tools::shell::ExecShell, mode).contains("policy.toml"));
         let suggest = way_out(&codesmith_tools::files::WriteFile, ApprovalMode::Suggest);
         assert!(suggest.contains("--approval auto-edit"), "{suggest}");
+    }
+
+    /// An MCP tool as the registry holds one: its origin and its trust facts.
+    struct FakeMcp(McpTrust);
+
+    #[async_trait::async_trait]
+    impl Tool for FakeMcp {
+        fn name(&self) -> &'static str {
+            "mcp__gh__create_issue"
+        }
+        fn description(&self) -> &'static str {
+            "x"
+        }
+        fn input_schema(&self) -> Value {
+            serde_json::json!({"type": "object"})
+        }
+        fn capability(&self) -> Capability {
+            self.0.capability()
+        }
+        fn origin(&self) -> ToolOrigin {
+            ToolOrigin::Mcp {
+                server: "gh".into(),
+                tool: "create_issue".into(),
+            }
+        }
+        fn mcp_trust(&self) -> Option<McpTrust> {
+            Some(self.0)
+        }
+        async fn call(
+            &self,
+            _ctx: &codesmith_tools::ToolContext,
+            _args: Value,
+        ) -> codesmith_tools::ToolOutcome {
+            Err(Refusal::internal())
+        }
+    }
+
+    #[test]
+    fn an_mcp_refusal_names_what_is_missing_and_offers_trust_only_where_it_helps() {
+        let trust = |server_trusted, read_only_hint| {
+            Some(McpTrust {
+                server_trusted,
+                read_only_hint,
+            })
+        };
+        let tool = |server_trusted, read_only_hint| {
+            FakeMcp(McpTrust {
+                server_trusted,
+                read_only_hint,
+            })
+        };
+        // A trusted server's tool without readOnlyHint: trusting the server again cannot help.
+        let trusted = way_out(&tool(true, false), ApprovalMode::AutoEdit);
+        assert!(!trusted.contains("mark the server"), "{trusted}");
+        assert!(trusted.contains("already `trusted = true`"), "{trusted}");
+        assert!(trusted.contains("readOnlyHint"), "{trusted}");
+        let reason = mcp_reason(trust(true, false));
+        assert!(reason.contains("does not declare readOnlyHint"), "{reason}");
+        assert!(!reason.contains("not marked"), "{reason}");
+        // Only an untrusted server's read-only tool is helped by `trusted = true`.
+        let helps = way_out(&tool(false, true), ApprovalMode::Suggest);
+        assert!(
+            helps.contains("mark the server `trusted = true`"),
+            "{helps}"
+        );
+        let neither = way_out(&tool(false, false), ApprovalMode::Suggest);
+        assert!(!neither.contains("mark the server"), "{neither}");
+        assert!(mcp_reason(trust(false, false)).contains("not marked `trusted = true`"));
     }
 }

@@ -521,7 +521,7 @@ impl Runtime {
         let request = ApprovalRequest {
             tool: name.to_string(),
             summary: format!("{name} {args}"),
-            reason: "MCP tools run outside CodeSmith's sandbox and may reach the network.".into(),
+            reason: super::gate::mcp_reason(tool.mcp_trust()),
             can_persist: grant.is_some(),
             ..Default::default()
         };

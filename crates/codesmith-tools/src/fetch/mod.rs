@@ -5,7 +5,10 @@
 //! checked and the connection pinned to the first one (through a reqwest DNS
 //! resolver that knows only the pinned name, so no second lookup can rebind
 //! the host inward), and redirects followed by hand, at most
-//! [`MAX_REDIRECTS`], each hop re-running every check.
+//! [`MAX_REDIRECTS`], each hop re-running every check. The one exception is a request a
+//! network tool sends to an endpoint the user configured (`web_search`'s backend): a hop to
+//! exactly that origin is judged by the rule for a user-written URL instead
+//! (`ConfiguredOrigin`); a hop anywhere else still passes all seven.
 //!
 //! A 4xx/5xx answer is not a tool error: the result is `ok: true` with
 //! `status`, the body and `success: false`. Bodies are decoded to text, HTML
@@ -40,7 +43,7 @@ use url::Url;
 
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 use resolve::{Resolver, SystemResolver};
-use url_checks::{Target, UrlCheck, UrlRefusal, check_parsed, check_url, resolve_and_check};
+use url_checks::{Checked, Target, UrlCheck, UrlRefusal, check_parsed, resolve_and_check};
 
 /// Most redirects followed for one call.
 pub const MAX_REDIRECTS: usize = 5;
@@ -147,6 +150,21 @@ pub(crate) struct Args {
     pub(crate) headers: HeaderMap,
     pub(crate) body: Option<String>,
     pub(crate) max_bytes: usize,
+    /// The origin the user configured for this request (`web_search`'s backend), or
+    /// `None` for a URL the model chose.
+    pub(crate) configured: Option<ConfiguredOrigin>,
+}
+
+/// A user-configured endpoint's origin (scheme, host, port). A hop to exactly this origin
+/// is judged by the rule for a URL the user wrote, the same one an `[mcp_servers.X] url`
+/// passes ([`crate::mcp::http::check_endpoint`]: loopback and private addresses allowed,
+/// link-local and metadata addresses refused, `[network] deny` applies, plain `http://`
+/// only to loopback unless `allow_plain_http`). Every other hop (a redirect elsewhere)
+/// passes all seven checks.
+#[derive(Debug, Clone)]
+pub(crate) struct ConfiguredOrigin {
+    pub(crate) origin: url::Origin,
+    pub(crate) allow_plain_http: bool,
 }
 
 fn invalid(msg: impl Into<String>, hint: &str) -> Refusal {
@@ -207,6 +225,7 @@ fn parse_args(args: &Value) -> Result<Args, Refusal> {
         headers,
         body,
         max_bytes,
+        configured: None,
     })
 }
 
@@ -248,14 +267,68 @@ fn credential_header_values(headers: &HeaderMap) -> Vec<String> {
     out
 }
 
-/// `text` with every occurrence of each of `values` replaced by `[REDACTED]`.
+/// `text` with every occurrence of each of `values` replaced by `[REDACTED]`: as written,
+/// percent-encoded (form encoding, every reserved byte, or every byte; upper- or
+/// lower-case hex) and base64-encoded (standard or URL-safe alphabet, at any alignment
+/// inside a longer base64 text), since a server may echo a credential in any of those.
 pub(crate) fn redact_values(mut text: String, values: &[String]) -> String {
     for v in values {
-        if text.contains(v.as_str()) {
-            text = text.replace(v.as_str(), codesmith_policy::REDACTED);
+        for form in encoded_forms(v) {
+            if text.contains(form.as_str()) {
+                text = text.replace(form.as_str(), codesmith_policy::REDACTED);
+            }
         }
     }
     text
+}
+
+/// `value` and its percent- and base64-encoded forms ([`redact_values`]), longest first;
+/// base64 forms shorter than 8 characters are left out (they would match ordinary text).
+fn encoded_forms(value: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let bytes = value.as_bytes();
+    let pct = |keep: fn(u8) -> bool, lower: bool| -> String {
+        let mut out = String::with_capacity(bytes.len() * 3);
+        for &b in bytes {
+            if keep(b) {
+                out.push(char::from(b));
+            } else if lower {
+                out.push_str(&format!("%{b:02x}"));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        out
+    };
+    let unreserved = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
+    let mut forms = vec![
+        value.to_string(),
+        url::form_urlencoded::byte_serialize(bytes).collect::<String>(),
+        pct(unreserved, false),
+        pct(unreserved, true),
+        pct(|_| false, false),
+        pct(|_| false, true),
+    ];
+    // The value at byte offset 0, 1 or 2 of a base64 group: only the characters that
+    // encode the value's bits alone are kept.
+    for offset in 0..3usize {
+        let mut padded = vec![0u8; offset];
+        padded.extend_from_slice(bytes);
+        let start = (offset * 8).div_ceil(6);
+        let end = padded.len() * 8 / 6;
+        for engine in [
+            &base64::engine::general_purpose::STANDARD_NO_PAD,
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        ] {
+            let encoded = engine.encode(&padded);
+            if let Some(part) = encoded.get(start..end).filter(|p| p.len() >= 8) {
+                forms.push(part.to_string());
+            }
+        }
+    }
+    forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+    forms.dedup();
+    forms
 }
 
 fn parse_headers(v: Option<&Value>) -> Result<HeaderMap, Refusal> {
@@ -444,20 +517,22 @@ impl FetchUrl {
         let secrets = credential_header_values(&args.headers);
         let mut headers = args.headers;
         let mut req_body = args.body;
-        let mut checked = check_url(&args.url, &self.cfg.policy, &self.cfg.addresses)
-            .map_err(|r| url_refusal(&r, &args.url, 0))?;
+        let configured = args.configured;
+        url_checks::check_raw_authority(&args.url).map_err(|r| url_refusal(&r, &args.url, 0))?;
+        let first = Url::parse(args.url.trim()).map_err(|e| {
+            let r = UrlRefusal {
+                check: UrlCheck::Scheme,
+                reason: format!("'{}' is not an absolute URL ({e})", args.url),
+            };
+            url_refusal(&r, &args.url, 0)
+        })?;
+        let (mut next, mut shown) = (first, args.url.clone());
         let mut hop = 0;
         loop {
+            let (checked, ip) = self
+                .check_hop(next, &shown, configured.as_ref(), tool, hop)
+                .await?;
             let url = checked.url.clone();
-            let ip = match &checked.target {
-                Target::Literal(ip) => *ip,
-                Target::Domain(d) => {
-                    let port = url.port_or_known_default().unwrap_or(443);
-                    resolve_and_check(d, port, self.cfg.resolver.as_ref(), &self.cfg.addresses)
-                        .await
-                        .map_err(|r| url_refusal(&r, url.as_str(), hop))?
-                }
-            };
             audit::append(
                 &ctx.home,
                 &audit::AuditEntry {
@@ -501,7 +576,7 @@ impl FetchUrl {
                 }
                 url_checks::check_raw_authority(&loc)
                     .map_err(|r| url_refusal(&r, &loc, hop + 1))?;
-                let next = url.join(&loc).map_err(|_| {
+                let target = url.join(&loc).map_err(|_| {
                     let r = UrlRefusal {
                         check: UrlCheck::Redirect,
                         reason: format!("redirect Location '{loc}' is not a valid URL"),
@@ -509,21 +584,75 @@ impl FetchUrl {
                     url_refusal(&r, url.as_str(), hop)
                 })?;
                 hop += 1;
-                if next.host_str() != url.host_str() {
+                if target.host_str() != url.host_str() {
                     headers.remove(reqwest::header::AUTHORIZATION);
                     headers.remove(reqwest::header::COOKIE);
                     headers.remove(reqwest::header::PROXY_AUTHORIZATION);
                 }
                 (method, req_body) = after_redirect(status, &method, req_body);
-                let next_text = next.to_string();
-                checked = check_parsed(next, &self.cfg.policy, &self.cfg.addresses)
-                    .map_err(|r| url_refusal(&r, &next_text, hop))?;
+                shown = target.to_string();
+                next = target;
                 continue;
             }
             return self
                 .respond(ctx, &mut resp, &url, hop, args.max_bytes, &secrets)
                 .await;
         }
+    }
+
+    /// Checks one hop's URL and returns it with the address to connect to: the rule for a
+    /// user-written URL when the hop goes to the `configured` origin, else checks 2–6.
+    async fn check_hop(
+        &self,
+        url: Url,
+        shown: &str,
+        configured: Option<&ConfiguredOrigin>,
+        tool: &str,
+        hop: usize,
+    ) -> Result<(Checked, IpAddr), Refusal> {
+        if let Some(c) = configured.filter(|c| c.origin == url.origin()) {
+            let endpoint = crate::mcp::http::check_endpoint(
+                url.as_str(),
+                c.allow_plain_http,
+                &self.cfg.policy,
+                self.cfg.resolver.as_ref(),
+            )
+            .await
+            .map_err(|why| {
+                Refusal::new(
+                    ErrorCode::Denied,
+                    format!("{tool} refused {url}, the endpoint configured in config.toml: {why}"),
+                    "The user configured this endpoint; do not retry. Tell the user what was \
+                     refused so they can fix the configuration.",
+                )
+                .with("url", url.as_str())
+                .with("hop", hop)
+            })?;
+            let decision = self.cfg.policy.decide(url.host_str().unwrap_or_default());
+            let target = if endpoint.host.is_empty() {
+                Target::Literal(endpoint.ip)
+            } else {
+                Target::Domain(endpoint.host)
+            };
+            let checked = Checked {
+                url: endpoint.url,
+                target,
+                decision,
+            };
+            return Ok((checked, endpoint.ip));
+        }
+        let checked = check_parsed(url, &self.cfg.policy, &self.cfg.addresses)
+            .map_err(|r| url_refusal(&r, shown, hop))?;
+        let ip = match &checked.target {
+            Target::Literal(ip) => *ip,
+            Target::Domain(d) => {
+                let port = checked.url.port_or_known_default().unwrap_or(443);
+                resolve_and_check(d, port, self.cfg.resolver.as_ref(), &self.cfg.addresses)
+                    .await
+                    .map_err(|r| url_refusal(&r, checked.url.as_str(), hop))?
+            }
+        };
+        Ok((checked, ip))
     }
 
     async fn respond(

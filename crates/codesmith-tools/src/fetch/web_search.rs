@@ -4,13 +4,22 @@
 //! Backends, each through its documented API: a self-hosted SearXNG instance
 //! (`GET /search?q=…&format=json`), the Brave Search API (`GET /res/v1/web/search`, key in
 //! `X-Subscription-Token`) and Tavily (`POST /search`, key as a bearer token). Every request
-//! is sent by [`FetchUrl::run`], so it passes the same seven URL checks, the `[network]`
-//! policy (a denied backend host is refused; `ask` is settled by the approval gate through
-//! [`Tool::network_url`]) and the audit log (as `web_search`). The result is external
-//! content labelled `web_search:BACKEND` (byte-stable), sanitized where every result is
-//! finished. The API key never reaches the model: it is replaced by `[REDACTED]` in
-//! whatever comes back, results and errors alike, and the one scrubber
-//! ([`codesmith_policy::scrub_secrets`]) runs over error texts too.
+//! is sent by [`FetchUrl::run`], through the `[network]` policy (a denied backend host is
+//! refused; `ask` is settled by the approval gate through [`Tool::network_url`]) and the
+//! audit log (as `web_search`). The URL is the user's, so the backend's configured origin
+//! is judged by the rule for a user-written endpoint, the one `[mcp_servers.X] url`
+//! passes (loopback and private addresses allowed, link-local and cloud-metadata ones
+//! refused, plain `http://` only to loopback unless `allow_plain_http`); a redirect
+//! anywhere else passes all seven URL checks of `fetch_url`.
+//!
+//! The result is external content labelled `web_search:BACKEND` (byte-stable), sanitized
+//! where every result is finished. Each result's URL is kept only when it is an absolute
+//! `http(s)` URL of at most [`MAX_URL_CHARS`] characters (as re-serialised, so without
+//! control characters); titles and snippets are reduced to plain text without control
+//! characters and cut. The API key never reaches the model: it is replaced by
+//! `[REDACTED]` as written, percent-encoded and base64-encoded, in whatever comes back,
+//! results and errors alike, and the one scrubber ([`codesmith_policy::scrub_secrets`])
+//! runs over them too.
 //!
 //! Without a `[web_search]` backend in the user config the tool is not registered.
 
@@ -20,7 +29,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 use url::Url;
 
-use super::{Args, FetchConfig, FetchUrl, body, html, redact_values};
+use super::{Args, ConfiguredOrigin, FetchConfig, FetchUrl, body, html, redact_values};
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 /// Most results one call returns.
@@ -31,6 +40,10 @@ pub const DEFAULT_COUNT: u64 = 5;
 pub const MAX_DOMAINS: usize = 5;
 /// Most characters of one snippet shown.
 const SNIPPET_CHARS: usize = 400;
+/// Most characters of one title shown.
+const TITLE_CHARS: usize = 200;
+/// Longest result URL kept, in characters; a result with a longer one is left out.
+pub const MAX_URL_CHARS: usize = 2048;
 
 /// Which search API answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +112,9 @@ pub struct WebSearchConfig {
     pub url: Url,
     /// The API key (hosted APIs), read from the environment at start-up.
     pub api_key: Option<String>,
+    /// Whether plain `http://` may reach a host that is not loopback (`[web_search]
+    /// allow_plain_http`, default false), as for an MCP server's URL.
+    pub allow_plain_http: bool,
 }
 
 impl std::fmt::Debug for WebSearchConfig {
@@ -107,6 +123,7 @@ impl std::fmt::Debug for WebSearchConfig {
             .field("backend", &self.backend)
             .field("url", &self.url.as_str())
             .field("api_key", &self.api_key.as_ref().map(|_| "[REDACTED]"))
+            .field("allow_plain_http", &self.allow_plain_http)
             .finish()
     }
 }
@@ -144,6 +161,7 @@ impl WebSearchConfig {
             backend,
             url,
             api_key: api_key.filter(|k| !k.is_empty()),
+            allow_plain_http: false,
         })
     }
 
@@ -252,11 +270,16 @@ impl WebSearch {
             headers,
             body,
             max_bytes: body::MAX_MAX_BYTES,
+            configured: Some(ConfiguredOrigin {
+                origin: self.config.url.origin(),
+                allow_plain_http: self.config.allow_plain_http,
+            }),
         })
     }
 
-    /// The backend's JSON answer as results (title, URL, snippet), at most `count`.
-    fn results(&self, answer: &Value, count: u64) -> Vec<(String, String, String)> {
+    /// The backend's JSON answer as results (title, URL, snippet), at most `count`, and
+    /// how many were left out for want of a usable URL.
+    fn results(&self, answer: &Value, count: u64) -> (Vec<(String, String, String)>, usize) {
         let list = match self.config.backend {
             Backend::Searxng | Backend::Tavily => answer.get("results"),
             Backend::Brave => answer.get("web").and_then(|w| w.get("results")),
@@ -265,27 +288,55 @@ impl WebSearch {
             Backend::Brave => "description",
             Backend::Searxng | Backend::Tavily => "content",
         };
-        let text = |item: &Value, key: &str| {
-            let raw = item.get(key).and_then(Value::as_str).unwrap_or("");
-            // Snippets carry highlight markup and entities; the model reads plain text.
-            let plain = html::html_to_text(raw);
-            let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
-            plain.chars().take(SNIPPET_CHARS).collect::<String>()
-        };
-        list.and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .filter(|item| item.get("url").and_then(Value::as_str).is_some())
-            .take(count as usize)
-            .map(|item| {
-                (
-                    text(item, "title"),
-                    item["url"].as_str().unwrap_or_default().to_string(),
-                    text(item, snippet_key),
-                )
-            })
-            .collect()
+        let mut dropped = 0;
+        let mut out = Vec::new();
+        for item in list
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice)
+        {
+            if out.len() as u64 >= count {
+                break;
+            }
+            let raw_url = item.get("url").and_then(Value::as_str).unwrap_or("");
+            let Some(url) = self.clean_url(raw_url) else {
+                dropped += 1;
+                continue;
+            };
+            let text = |key: &str, cap: usize| {
+                self.clean_text(item.get(key).and_then(Value::as_str).unwrap_or(""), cap)
+            };
+            out.push((
+                text("title", TITLE_CHARS),
+                url,
+                text(snippet_key, SNIPPET_CHARS),
+            ));
+        }
+        (out, dropped)
+    }
+
+    /// A title or snippet as plain text: the key redacted before and after highlight
+    /// markup and entities are reduced, terminal escape sequences reduced to the text a
+    /// terminal would show, other control characters and runs of whitespace made single
+    /// spaces, cut to `cap` characters.
+    fn clean_text(&self, raw: &str, cap: usize) -> String {
+        let plain = self.redact(&html::html_to_text(&self.redact(raw)));
+        let plain: String = codesmith_policy::screen_text(&plain)
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+        plain.chars().take(cap).collect()
+    }
+
+    /// A result's URL as the model may see it: an absolute `http(s)` URL with a host,
+    /// re-serialised (ASCII only: control and non-ASCII characters percent-encoded), the key
+    /// redacted, at most [`MAX_URL_CHARS`] characters; `None` for anything else.
+    fn clean_url(&self, raw: &str) -> Option<String> {
+        let url = Url::parse(&self.redact(raw.trim())).ok()?;
+        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+            return None;
+        }
+        Some(self.redact(url.as_str())).filter(|u| u.chars().count() <= MAX_URL_CHARS)
     }
 }
 
@@ -431,7 +482,8 @@ impl Tool for WebSearch {
         let body = answer.output["body"].as_str().unwrap_or_default();
         let status = answer.output["status"].as_u64().unwrap_or(0);
         if answer.output["success"] != Value::Bool(true) {
-            let excerpt: String = body.chars().take(300).collect();
+            // Redacted before it is cut, so no part of the key survives at the cut.
+            let excerpt = self.clean_text(&self.redact(body), 300);
             return Err(Refusal::new(
                 ErrorCode::ToolError,
                 self.redact(&format!(
@@ -452,11 +504,12 @@ impl Tool for WebSearch {
             )
             .with("backend", backend)
         })?;
-        let results = self.results(&parsed, count);
+        let (results, dropped) = self.results(&parsed, count);
         let mut text = String::new();
         if results.is_empty() {
             text.push_str(&format!("No results for {query:?}."));
         }
+
         for (i, (title, url, snippet)) in results.iter().enumerate() {
             if i > 0 {
                 text.push('\n');
@@ -466,9 +519,19 @@ impl Tool for WebSearch {
                 text.push_str(&format!("   {snippet}\n"));
             }
         }
+        if dropped > 0 {
+            if !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                "[{dropped} result(s) left out: no http(s) URL of at most {MAX_URL_CHARS} \
+                 characters]"
+            ));
+        }
         Ok(ToolOutput::new(self.redact(&text))
             .with("backend", backend)
-            .with("results", results.len()))
+            .with("results", results.len())
+            .with("left_out", dropped))
     }
 }
 

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::fs::paths::ResolvedPath;
-use crate::fs::text::{LoadedText, TextFile, load_bytes, not_text, sha256_hex};
+use crate::fs::text::{LoadedText, TextFile, load_bytes_or_image, not_text, sha256_hex};
 use crate::{Capability, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::args::parse;
@@ -85,7 +85,7 @@ impl Tool for ReadFile {
 
 fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let path = ctx.resolve_for_read(&args.path)?;
-    let bytes = load_bytes(&path)?;
+    let bytes = load_bytes_or_image(&path)?;
     if let Some(media_type) = crate::image::sniff(&bytes) {
         return read_image(ctx, &path, media_type, bytes);
     }

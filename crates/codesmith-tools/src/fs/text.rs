@@ -238,6 +238,28 @@ pub fn load_text(path: &ResolvedPath) -> Result<LoadedText, Refusal> {
 /// except the UTF-8 check (`NOT_FOUND`, `INVALID_ARGUMENTS` for a directory, `TOO_LARGE`,
 /// `INTERNAL`).
 pub fn load_bytes(path: &ResolvedPath) -> Result<Vec<u8>, Refusal> {
+    load_bytes_within(path, false)
+}
+
+/// As [`load_bytes`], for a tool that also reads images (`read_file`): a file whose first
+/// bytes say it is an image ([`crate::image::sniff`]) is held to the one image cap,
+/// [`crate::image::MAX_FILE_BYTES`], and refused above it with the image sentence
+/// ([`crate::image::too_large`]); any other file to [`MAX_TEXT_BYTES`].
+pub fn load_bytes_or_image(path: &ResolvedPath) -> Result<Vec<u8>, Refusal> {
+    load_bytes_within(path, true)
+}
+
+/// Whether the file at `path` starts like an image (an unreadable file does not).
+fn starts_as_image(path: &ResolvedPath) -> bool {
+    let Ok(file) = path.open_read() else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(16);
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, 16), &mut head)
+        .is_ok_and(|_| crate::image::sniff(&head).is_some())
+}
+
+fn load_bytes_within(path: &ResolvedPath, images: bool) -> Result<Vec<u8>, Refusal> {
     let meta = match std::fs::metadata(&path.abs) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(&path.rel)),
@@ -255,7 +277,23 @@ pub fn load_bytes(path: &ResolvedPath) -> Result<Vec<u8>, Refusal> {
         // A FIFO, socket or device would block the read forever or never end.
         return Err(not_regular(&path.rel));
     }
-    if meta.len() > MAX_TEXT_BYTES {
+    // The image cap is the larger: only a file over the text cap needs its first bytes read.
+    let image = images && meta.len() > MAX_TEXT_BYTES && starts_as_image(path);
+    let limit = if image {
+        crate::image::MAX_FILE_BYTES
+    } else {
+        MAX_TEXT_BYTES
+    };
+    if image && meta.len() > limit {
+        return Err(Refusal::new(
+            ErrorCode::TooLarge,
+            format!("{}.", crate::image::too_large(&format!("\"{}\"", path.rel), meta.len())),
+            "Ask the user for a smaller copy of the image, or make one with exec_shell and read that.",
+        )
+        .with("path", path.rel.as_str())
+        .with("bytes", meta.len()));
+    }
+    if meta.len() > limit {
         return Err(Refusal::new(
             ErrorCode::TooLarge,
             format!(
@@ -280,16 +318,13 @@ pub fn load_bytes(path: &ResolvedPath) -> Result<Vec<u8>, Refusal> {
         Err(_) => return Err(Refusal::internal()),
     };
     match file.metadata() {
-        Ok(m) if m.is_file() && m.len() <= MAX_TEXT_BYTES => {}
+        Ok(m) if m.is_file() && m.len() <= limit => {}
         Ok(_) => return Err(Refusal::internal()),
         Err(_) => return Err(Refusal::internal()),
     }
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(file, MAX_TEXT_BYTES + 1),
-        &mut bytes,
-    )
-    .map_err(|_| Refusal::internal())?;
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
+        .map_err(|_| Refusal::internal())?;
     Ok(bytes)
 }
 

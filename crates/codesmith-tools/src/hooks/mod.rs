@@ -18,8 +18,8 @@
 //!
 //! Hooks run outside the sandbox with the user's rights (they are the user's programs),
 //! started like every host program ([`crate::host_programs`]): found outside the
-//! workspace, handed no argument that resolves inside it and no interpreter's inline code
-//! ([`refused_command`]), in `/`, with an allowlisted environment plus the names in `env`
+//! workspace, handed no argument that resolves inside it, and only with a program and
+//! arguments understood as handing no interpreter inline code ([`refused_command`]), in `/`, with an allowlisted environment plus the names in `env`
 //! (so no provider API key unless named there), in their own process group. The answer is
 //! decided when the hook's own process exits (or its timeout passes); then everything it
 //! started is killed (its group, and every process carrying its marker or descending from

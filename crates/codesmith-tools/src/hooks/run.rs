@@ -197,9 +197,11 @@ pub async fn run_hook(hook: &Hook, input: &Value, workspace: &Path) -> HookOutco
 /// Why `command` may not run as a hook for `workspace`, or `None`. A hook runs outside
 /// the sandbox, so it may not be handed anything the workspace controls: no argument
 /// that resolves (from `/`, where hooks run, through `..` and symlinks) inside the
-/// workspace or mentions `$CODESMITH_PROJECT_DIR`, and no interpreter's inline code
-/// (`sh -c`, `python -c`, ...), which could reach the workspace in ways no check of its
-/// text can follow. A hook that must run a script of the workspace cannot be made safe:
+/// workspace or mentions `$CODESMITH_PROJECT_DIR`, and only a program and arguments
+/// understood as handing no interpreter inline code ([`inline_code`]: `sh -c`, `python
+/// -c`, an interpreter reading its program from stdin, an option not understood, ... are
+/// refused), since such code could reach the workspace in ways no check of its text can
+/// follow. A hook that must run a script of the workspace cannot be made safe:
 /// that script is the model's to change.
 pub fn refused_command(command: &[String], workspace: &Path) -> Option<String> {
     let ws = Workspace::new(workspace);
@@ -211,11 +213,12 @@ pub fn refused_command(command: &[String], workspace: &Path) -> Option<String> {
              cannot be made safe: keep hook scripts outside the project"
         ));
     }
-    if let Some(code) = inline_code(command) {
+    if let Some(why) = inline_code(command, workspace) {
         return Some(format!(
-            "it hands `{code}` inline code, which could run files of the workspace (which the \
-             model can change) outside the sandbox in ways no check of its text can follow; \
-             put the code in a script outside the project and name that script as `command`"
+            "{why}; a hook's program and arguments must be understood as handing no inline \
+             code, which could run files of the workspace (which the model can change) outside \
+             the sandbox in ways no check of its text can follow: put the code in a script \
+             outside the project and name that script as `command`"
         ));
     }
     None

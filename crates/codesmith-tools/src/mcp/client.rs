@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
 use super::config::{Launch, McpServerConfig, TransportKind};
+use super::events::EventSender;
 use super::handler::Client;
 use super::http;
 use super::transport::{StdioTransport, TransportFault, Wire};
@@ -91,8 +92,8 @@ pub struct McpServer {
     home: PathBuf,
     conn: Mutex<Conn>,
     me: Weak<McpServer>,
-    /// Where notices, progress and logs go (set once the session's servers started).
-    events: OnceLock<tokio::sync::mpsc::Sender<McpEvent>>,
+    /// Where notices, progress and logs go (from the first message of the handshake).
+    events: EventSender,
     /// Running calls: progress token key → remote tool name.
     calls: StdMutex<BTreeMap<String, String>>,
     /// Remote names of the tools the server offers now.
@@ -101,10 +102,24 @@ pub struct McpServer {
     registered: StdMutex<BTreeSet<String>>,
     /// Registries the server's tools were registered into.
     late: StdMutex<Vec<LateTools>>,
-    /// Held while the tools are listed again.
-    relisting: Mutex<()>,
+    /// Whether a re-listing is asked for and whether the one task that lists runs.
+    relist: StdMutex<Relist>,
+    /// How many re-listings finished (see [`McpServer::request_relist`]).
+    relisted: tokio::sync::watch::Sender<u64>,
     /// What the server said at the handshake (first connection).
     about: OnceLock<About>,
+}
+
+/// The state of re-listing the tools: a storm of `notifications/tools/list_changed`
+/// leaves at most one listing running and one pending.
+#[derive(Debug, Default)]
+struct Relist {
+    /// A listing is asked for and has not started yet.
+    pending: bool,
+    /// The task that lists runs.
+    running: bool,
+    /// Listings started so far.
+    started: u64,
 }
 
 /// What a server said about itself at its first handshake.
@@ -174,6 +189,9 @@ impl McpServer {
     /// Tools the server marks as runnable only as tasks are left out (CodeSmith does not
     /// run tasks); their names are returned beside the tools.
     ///
+    /// What the server reports (logs, progress, tool-list changes) goes to `events` from
+    /// its first message on, so nothing it sends during start-up is lost.
+    ///
     /// Errors: a readable reason (keys of both transports, unset `${VAR}`, a refused URL,
     /// spawn failure, handshake failure or time-out, with the tail of the server's stderr)
     /// for the start-up notice; secrets the server was given are redacted from it.
@@ -184,6 +202,7 @@ impl McpServer {
         home: &Path,
         lookup: &(dyn Fn(&str) -> Option<String> + Sync),
         network: &NetworkPolicy,
+        events: &EventSender,
     ) -> Result<(Arc<McpServer>, RawTools, Vec<String>), String> {
         let link = match config.transport()? {
             TransportKind::Stdio => {
@@ -210,12 +229,13 @@ impl McpServer {
                 restarts_left: 1,
             }),
             me: me.clone(),
-            events: OnceLock::new(),
+            events: events.clone(),
             calls: StdMutex::default(),
             offered: StdMutex::default(),
             registered: StdMutex::default(),
             late: StdMutex::default(),
-            relisting: Mutex::new(()),
+            relist: StdMutex::default(),
+            relisted: tokio::sync::watch::Sender::new(0),
             about: OnceLock::new(),
         });
         let (service, wire) = server.connect().await?;
@@ -299,22 +319,15 @@ impl McpServer {
         &self.config
     }
 
-    /// Sends this server's notices, progress and logs to `events` (once; later calls are
-    /// ignored).
-    pub fn set_events(&self, events: tokio::sync::mpsc::Sender<McpEvent>) {
-        let _ = self.events.set(events);
-    }
-
     /// Appends tools the server adds later to `registry`'s catalogue too.
     pub fn add_registry(&self, registry: LateTools) {
         guard(&self.late).push(registry);
     }
 
-    /// Hands `event` on (dropped when nobody listens or the queue is full).
+    /// Hands `event` on: logs to the log file, what the user sees to the front end's
+    /// queue (see [`super::events`] for what gives way when it is full).
     pub(super) fn emit(&self, event: McpEvent) {
-        if let Some(tx) = self.events.get() {
-            let _ = tx.try_send(event);
-        }
+        self.events.send(event);
     }
 
     /// A progress notification: an [`McpEvent::Progress`] for the call it belongs to.
@@ -423,7 +436,12 @@ impl McpServer {
                 let oauth = if static_auth {
                     None
                 } else {
-                    super::oauth::stored_manager(&self.home, &self.name, url).await?
+                    let http = super::oauth::OAuthHttp::for_endpoint(
+                        endpoint,
+                        self.config.allows_plain_http(),
+                        network,
+                    );
+                    super::oauth::stored_manager(&self.home, &self.name, url, &http).await?
                 };
                 let login_hint = |e: String| {
                     let lower = e.to_ascii_lowercase();
@@ -574,6 +592,7 @@ impl McpServer {
         if !self.offers(tool) {
             return Err(CallError::Removed);
         }
+        let started = std::time::Instant::now();
         let (peer, wire) = self.peer().await?;
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(args);
         let idle = self.config.tool_timeout();
@@ -621,9 +640,16 @@ impl McpServer {
             }
         };
         // A tool-list change the server announced during the call is taken in before
-        // the result is handed on, so a tool it added is callable from the next turn.
+        // the result is handed on, so a tool it added is callable from the next turn; but
+        // the wait is bounded by what is left of the call's ceiling (and one listing's
+        // start-up timeout): the listing goes on in the background, never holding the
+        // call past `tool_max_secs` whatever the server does.
         if wire.as_ref().is_some_and(|w| w.tools_changed()) {
-            self.relist().await;
+            let target = self.request_relist();
+            let left = ceiling
+                .saturating_sub(started.elapsed())
+                .min(self.config.startup_timeout());
+            self.await_relist(target, left).await;
         }
         outcome
     }
@@ -643,12 +669,60 @@ impl McpServer {
         CallError::Closed(Some(self.redact(&text)))
     }
 
-    /// Lists the tools again (after `notifications/tools/list_changed`): new tools are
-    /// appended to every registry's catalogue, removed ones answer that the server
-    /// removed them; the user is told what changed. At most one listing runs at a time,
-    /// bounded by the start-up timeout.
-    pub async fn relist(&self) {
-        let _held = self.relisting.lock().await;
+    /// Asks for the tools to be listed again (after `notifications/tools/list_changed`),
+    /// in the background: however many times it is asked, one task lists, one listing at
+    /// a time, and at most one more listing is pending behind the running one. Returns
+    /// the number of the listing that will see the change (for
+    /// [`McpServer::await_relist`]).
+    pub fn request_relist(&self) -> u64 {
+        let (spawn, target) = {
+            let mut r = guard(&self.relist);
+            r.pending = true;
+            let spawn = !r.running;
+            r.running = true;
+            // The next listing to start covers this request.
+            (spawn, r.started + 1)
+        };
+        if spawn {
+            match self.me.upgrade() {
+                Some(me) => {
+                    tokio::spawn(async move { me.relist_worker().await });
+                }
+                None => guard(&self.relist).running = false,
+            }
+        }
+        target
+    }
+
+    /// Waits (at most `limit`) until listing number `target` (from
+    /// [`McpServer::request_relist`]) has finished.
+    pub async fn await_relist(&self, target: u64, limit: std::time::Duration) {
+        let mut done = self.relisted.subscribe();
+        let _ = tokio::time::timeout(limit, done.wait_for(|n| *n >= target)).await;
+    }
+
+    /// The one task that lists: runs listings while one is pending, then ends.
+    async fn relist_worker(&self) {
+        loop {
+            let number = {
+                let mut r = guard(&self.relist);
+                if !r.pending {
+                    r.running = false;
+                    return;
+                }
+                r.pending = false;
+                r.started += 1;
+                r.started
+            };
+            self.relist_once().await;
+            self.relisted.send_replace(number);
+        }
+    }
+
+    /// Lists the tools again: new tools are appended to every registry's catalogue,
+    /// removed ones answer that the server removed them; the user is told what changed.
+    /// Bounded by the start-up timeout; a listing that fails or times out changes nothing.
+    async fn relist_once(&self) {
         let (peer, wire) = {
             let conn = self.conn.lock().await;
             match &conn.service {

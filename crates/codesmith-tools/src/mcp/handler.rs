@@ -10,7 +10,8 @@
 //!   answer carries a sentence the server can show.
 //! - Progress becomes [`McpEvent::Progress`] (the call's idle timeout is reset by rmcp,
 //!   see [`super::client`]); log messages become [`McpEvent::Log`];
-//!   `notifications/tools/list_changed` makes the server list its tools again.
+//!   `notifications/tools/list_changed` asks for the tools to be listed again (coalesced:
+//!   one listing at a time, at most one pending, see [`McpServer::request_relist`]).
 
 #![allow(deprecated)] // Roots, sampling and logging are marked deprecated in rmcp (SEP-2577).
 
@@ -147,7 +148,7 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(server) = self.server.upgrade() {
-            tokio::spawn(async move { server.relist().await });
+            server.request_relist();
         }
     }
 }

@@ -56,7 +56,26 @@ fn check_address(ip: IpAddr) -> Result<(), String> {
     match restricted_range(ip) {
         None => Ok(()),
         Some(r) if reachable(r.range) => Ok(()),
-        Some(r) => Err(format!("its address {r}, which MCP servers may not use")),
+        Some(r) => Err(format!(
+            "its address {r}, which a user-configured endpoint may not use"
+        )),
+    }
+}
+
+/// `url`'s host: a domain name to resolve (lowercase) and no address, or an empty name
+/// and the literal address.
+///
+/// Errors: "host is not a valid address (…)" or "host is missing".
+fn host_of(url: &Url) -> Result<(String, Option<IpAddr>), String> {
+    match url.host() {
+        Some(Host::Domain(d)) => match parse_ip_literal(d) {
+            Ok(Some(ip)) => Ok((String::new(), Some(ip))),
+            Ok(None) => Ok((d.to_ascii_lowercase(), None)),
+            Err(e) => Err(format!("host is not a valid address ({e:?})")),
+        },
+        Some(Host::Ipv4(ip)) => Ok((String::new(), Some(IpAddr::V4(ip)))),
+        Some(Host::Ipv6(ip)) => Ok((String::new(), Some(IpAddr::V6(ip)))),
+        None => Err("host is missing".into()),
     }
 }
 
@@ -84,16 +103,7 @@ pub async fn check_endpoint(
                 .into(),
         );
     }
-    let (host, literal) = match url.host() {
-        Some(Host::Domain(d)) => match parse_ip_literal(d) {
-            Ok(Some(ip)) => (String::new(), Some(ip)),
-            Ok(None) => (d.to_ascii_lowercase(), None),
-            Err(e) => return Err(format!("its url's host is not a valid address ({e:?})")),
-        },
-        Some(Host::Ipv4(ip)) => (String::new(), Some(IpAddr::V4(ip))),
-        Some(Host::Ipv6(ip)) => (String::new(), Some(IpAddr::V6(ip))),
-        None => return Err("its url has no host".into()),
-    };
+    let (host, literal) = host_of(&url).map_err(|e| format!("its url's {e}"))?;
     let label = url.host_str().unwrap_or_default().to_string();
     if network.decide(&label) == NetworkDecision::Deny {
         return Err(format!(
@@ -129,6 +139,97 @@ pub async fn check_endpoint(
         host,
         ip: first,
     })
+}
+
+/// Parses `raw`, an endpoint the server's OAuth metadata names on another origin than
+/// the configured URL (an authorization server, its token or registration endpoint),
+/// and checks it under the rule for URLs CodeSmith did not get from the user:
+/// - only `https`, or plain `http` to a loopback address when `server` is loopback
+///   too; no credentials in the URL;
+/// - the `[network] deny` patterns of the user config refuse it (deny wins);
+/// - every address the host resolves to must be public, or of the class of the
+///   configured server's own address (loopback beside a loopback server, a private
+///   network beside a private-network server); link-local and cloud-metadata addresses
+///   and the rest of the restricted table are always refused. The connection is pinned
+///   to the checked address.
+///
+/// Errors: a sentence that names the endpoint and what was refused.
+pub async fn check_named_endpoint(
+    raw: &str,
+    server: &Endpoint,
+    network: &NetworkPolicy,
+    resolver: &dyn Resolver,
+) -> Result<Endpoint, String> {
+    let shown = codesmith_policy::visible_controls(raw);
+    let refused = |why: String| format!("the endpoint {shown} is refused: {why}");
+    let url = Url::parse(raw).map_err(|e| refused(format!("it does not parse ({e})")))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(refused("it carries credentials".into()));
+    }
+    let (host, literal) = host_of(&url).map_err(|e| refused(format!("its {e}")))?;
+    let label = url.host_str().unwrap_or_default().to_string();
+    if network.decide(&label) == NetworkDecision::Deny {
+        return Err(refused(format!(
+            "the [network] policy in config.toml denies the host {label}"
+        )));
+    }
+    let server_range = restricted_range(server.ip).map(|r| r.range);
+    let allowed = |ip: IpAddr| -> Result<(), String> {
+        match restricted_range(ip) {
+            None => Ok(()),
+            Some(r) if reachable(r.range) && Some(r.range) == server_range => Ok(()),
+            Some(r) => Err(format!(
+                "its address {r}, which an endpoint named by the server's metadata may not use \
+                 (only public addresses, or the configured server's own kind)"
+            )),
+        }
+    };
+    if let Some(ip) = literal {
+        allowed(ip).map_err(refused)?;
+    }
+    let loopback_server = server_range == Some(RestrictedRange::Loopback);
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback_server => {}
+        other => {
+            return Err(refused(format!("it must use https://, not {other}://")));
+        }
+    }
+    let port = url.port_or_known_default().unwrap_or(443);
+    let ips = match literal {
+        Some(ip) => vec![ip],
+        None => tokio::time::timeout(Duration::from_secs(5), resolver.resolve(&host, port))
+            .await
+            .map_err(|_| refused(format!("resolving {host} timed out")))?
+            .map_err(|e| refused(format!("could not resolve {host} ({e})")))?,
+    };
+    let Some(&first) = ips.first() else {
+        return Err(refused(format!("{host} resolved to no addresses")));
+    };
+    for ip in &ips {
+        allowed(*ip).map_err(refused)?;
+    }
+    if url.scheme() == "http"
+        && ips
+            .iter()
+            .any(|ip| restricted_range(*ip).is_none_or(|r| r.range != RestrictedRange::Loopback))
+    {
+        return Err(refused(
+            "plain http:// is only for loopback addresses".into(),
+        ));
+    }
+    Ok(Endpoint {
+        url,
+        host,
+        ip: first,
+    })
+}
+
+/// Whether `a` and `b` have the same origin (scheme, host and port).
+pub fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str() == b.host_str()
+        && a.port_or_known_default() == b.port_or_known_default()
 }
 
 /// The configured headers as HTTP headers.
@@ -250,6 +351,59 @@ mod tests {
             .await
             .unwrap_err();
         assert!(e.contains("denies"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn endpoints_named_by_metadata_are_held_to_the_public_rule() {
+        let r = StaticResolver::new()
+            .answer("auth.example", &["93.184.216.34".parse().unwrap()])
+            .answer("sso.corp", &["10.0.0.9".parse().unwrap()])
+            .answer("sneaky.example", &["169.254.169.254".parse().unwrap()]);
+        let none = NetworkPolicy::default();
+        let public = check(
+            "https://mcp.example.com/mcp",
+            false,
+            &StaticResolver::new().answer("mcp.example.com", &["93.184.216.34".parse().unwrap()]),
+        )
+        .await
+        .unwrap();
+        let local = check("http://127.0.0.1:8000/mcp", false, &r).await.unwrap();
+        let lan = check("https://10.0.0.7/mcp", false, &r).await.unwrap();
+        let named = |raw: &'static str, server: &Endpoint| {
+            let (r, none, server) = (&r, &none, server.clone());
+            async move { check_named_endpoint(raw, &server, none, r).await }
+        };
+        assert!(named("https://auth.example/token", &public).await.is_ok());
+        // Metadata addresses, literal or resolved, are refused beside any server.
+        for server in [&public, &local, &lan] {
+            for raw in [
+                "http://169.254.169.254/token",
+                "https://sneaky.example/token",
+            ] {
+                let e = named(raw, server).await.unwrap_err();
+                assert!(e.contains(raw) && e.contains("link-local"), "{e}");
+            }
+        }
+        // Loopback and private addresses only beside a server of that kind.
+        assert!(named("http://127.0.0.1:9000/token", &local).await.is_ok());
+        let e = named("http://127.0.0.1:9000/token", &public)
+            .await
+            .unwrap_err();
+        assert!(e.contains("127.0.0.1:9000/token"), "{e}");
+        assert!(named("https://sso.corp/token", &lan).await.is_ok());
+        assert!(named("https://sso.corp/token", &public).await.is_err());
+        assert!(named("https://sso.corp/token", &local).await.is_err());
+        // Plain http only to loopback; the [network] deny list applies.
+        assert!(named("http://auth.example/token", &public).await.is_err());
+        let deny = NetworkPolicy::new(
+            NetworkDecision::Allow,
+            vec![],
+            vec![codesmith_policy::HostPattern::parse("auth.example").unwrap()],
+        );
+        let e = check_named_endpoint("https://auth.example/token", &public, &deny, &r)
+            .await
+            .unwrap_err();
+        assert!(e.contains("denies the host auth.example"), "{e}");
     }
 
     #[test]

@@ -21,6 +21,7 @@
 
 pub mod client;
 pub mod config;
+pub mod events;
 pub mod handler;
 pub mod http;
 pub mod oauth;
@@ -176,9 +177,6 @@ impl McpEvent {
 /// Default number of MCP tools above which servers without `defer` are deferred.
 pub const DEFAULT_DEFER_THRESHOLD: usize = 20;
 
-/// Queued [`McpEvent`]s at most; more are dropped until the front end catches up.
-const EVENT_QUEUE: usize = 1024;
-
 /// What starting the configured servers produced.
 #[derive(Default, Clone)]
 pub struct McpStart {
@@ -191,7 +189,7 @@ pub struct McpStart {
     /// The running servers.
     pub running: Vec<Arc<McpServer>>,
     /// Where the running servers' events arrive, until a front end takes it.
-    events: Arc<std::sync::Mutex<Option<tokio::sync::mpsc::Receiver<McpEvent>>>>,
+    events: Arc<std::sync::Mutex<Option<events::EventReceiver>>>,
 }
 
 impl std::fmt::Debug for McpStart {
@@ -226,9 +224,11 @@ impl McpStart {
         futures::future::join_all(self.running.iter().map(|s| s.close(limit))).await;
     }
 
-    /// The receiver of the running servers' events (progress, logs, tool-list changes):
-    /// the first call takes it, later ones get `None`.
-    pub fn take_events(&self) -> Option<tokio::sync::mpsc::Receiver<McpEvent>> {
+    /// The receiver of the running servers' events (progress, tool-list changes, log
+    /// messages at `warning` and above; every log message is in `logs/mcp.log`
+    /// already, see [`events`]): the first call takes it, later ones get `None`. Events
+    /// sent before it is taken, from the servers' start-up on, wait in it.
+    pub fn take_events(&self) -> Option<events::EventReceiver> {
         self.events
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -308,16 +308,41 @@ impl McpStart {
                     command: format!("/{command}"),
                     server: server.name().to_string(),
                     prompt: name.to_string(),
-                    description: p
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .map(|d| tool::clip(d, 300).to_string()),
+                    // A server's text is the server's: through the one sanitizer.
+                    description: p.get("description").and_then(Value::as_str).map(|d| {
+                        let d = crate::sanitize::sanitize_text(&codesmith_policy::terminal_safe(d))
+                            .0
+                            .into_owned();
+                        tool::clip(&d, 300).to_string()
+                    }),
                     arguments,
                 });
             }
         }
         out.sort_by(|a, b| a.command.cmp(&b.command));
         out
+    }
+
+    /// What the UI's `/help` says about the servers' prompts: a heading, then one line per
+    /// prompt command with its argument names and the first line of its description;
+    /// empty when no server offers prompts.
+    pub fn prompt_help_lines(&self) -> Vec<String> {
+        let commands = self.prompt_commands();
+        if commands.is_empty() {
+            return Vec::new();
+        }
+        let mut lines = vec!["MCP prompts (/mcp__SERVER__PROMPT key=value …):".to_string()];
+        for c in commands {
+            let args: String = c.arguments.iter().map(|a| format!(" {a}=…")).collect();
+            let what = c
+                .description
+                .as_deref()
+                .and_then(|d| d.lines().next())
+                .map(|d| format!("  {d}"))
+                .unwrap_or_default();
+            lines.push(format!("  {}{args}{what}", c.command));
+        }
+        lines
     }
 
     /// Renders `line` when it is an MCP prompt's slash command
@@ -436,6 +461,8 @@ pub async fn start_servers(
     defer_threshold: usize,
     network: &codesmith_policy::NetworkPolicy,
 ) -> McpStart {
+    let (tx, rx) = events::channel(events::McpLog::new(home));
+    let sender = &tx;
     let starts = servers.iter().map(|(name, cfg)| async move {
         if !cfg.is_enabled() {
             return (status(name, "disabled", None), Vec::new(), None);
@@ -444,7 +471,7 @@ pub async fn start_servers(
             let why = "its name must match [a-zA-Z0-9_-]{1,64} without `__`".to_string();
             return (status(name, "failed", Some(why)), Vec::new(), None);
         }
-        match McpServer::start(name, cfg, workspace, home, lookup, network).await {
+        match McpServer::start(name, cfg, workspace, home, lookup, network, sender).await {
             Ok((server, raw, tasks_only)) => {
                 let (mut st, tools) = register(server.clone(), &raw);
                 st.tasks_only = tasks_only;
@@ -453,7 +480,6 @@ pub async fn start_servers(
             Err(e) => (status(name, "failed", Some(e)), Vec::new(), None),
         }
     });
-    let (tx, rx) = tokio::sync::mpsc::channel(EVENT_QUEUE);
     let mut out = McpStart {
         events: Arc::new(std::sync::Mutex::new(Some(rx))),
         ..McpStart::default()
@@ -465,7 +491,6 @@ pub async fn start_servers(
         .any(|c| c.defer.unwrap_or(total > defer_threshold));
     for (st, tools, server) in started {
         if let Some(server) = server {
-            server.set_events(tx.clone());
             out.running.push(server);
         }
         let defer = servers
@@ -549,7 +574,7 @@ pub(crate) fn entry(
                 full,
                 description,
                 clean,
-                tool::capability_for(trusted, t),
+                tool::trust_for(trusted, t),
                 remote,
                 server.clone(),
             )

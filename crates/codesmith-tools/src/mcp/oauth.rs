@@ -9,6 +9,17 @@
 //! - refresh: an expired access token is refreshed with the refresh token before a
 //!   request.
 //!
+//! Every OAuth request (discovery, registration, the code exchange, refresh) goes through
+//! [`OAuthHttp`], CodeSmith's client, not rmcp's own: a request to the configured
+//! server's origin is held to the rule for the URL the user wrote
+//! ([`http::check_endpoint`]); one to another origin (an authorization server or an
+//! endpoint the server's metadata names) to the stricter rule of
+//! [`http::check_named_endpoint`]: the `[network]` deny list, and public addresses only
+//! (or the configured server's own kind: loopback, private network), never link-local or
+//! cloud-metadata addresses. The token and registration endpoints are checked as soon as
+//! the metadata is discovered, before the user is sent to authorize. The authorization
+//! URL is shown with every control character visible.
+//!
 //! Tokens are stored in the user's CodeSmith home, `$CODESMITH_HOME/mcp-auth/NAME.json`
 //! (directory 0700, file 0600), never in the project, together with the server URL they
 //! were issued for: a stored token is used only for that exact URL, so a server entry
@@ -20,8 +31,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use codesmith_policy::NetworkPolicy;
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
+    OAuthHttpClient, OAuthHttpClientError, OAuthHttpClientFuture, OAuthHttpRequest,
     StoredCredentials,
 };
 use serde::{Deserialize, Serialize};
@@ -33,6 +46,163 @@ pub const LOGIN_WAIT: Duration = Duration::from_secs(300);
 /// The token file of server `name` under `home`.
 pub fn token_path(home: &Path, name: &str) -> PathBuf {
     home.join("mcp-auth").join(format!("{name}.json"))
+}
+
+/// Longest one OAuth request may take.
+pub const OAUTH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Largest OAuth answer read, in bytes (1 MiB).
+pub const MAX_OAUTH_ANSWER: usize = 1024 * 1024;
+
+/// The HTTP client of every OAuth request for one configured server (see the module
+/// documentation for the rules). Each request is checked, then sent on a connection
+/// pinned to the checked address, through no proxy, following no redirect (a redirect
+/// answer is handed back as it is), within [`OAUTH_TIMEOUT`]; an answer larger than
+/// [`MAX_OAUTH_ANSWER`] fails the request.
+#[derive(Debug, Clone)]
+pub struct OAuthHttp {
+    server: super::http::Endpoint,
+    allow_plain_http: bool,
+    network: NetworkPolicy,
+}
+
+impl OAuthHttp {
+    /// The client for the server configured at `url` (checked as the user's URL).
+    ///
+    /// Errors: the URL is refused (see [`http::check_endpoint`]).
+    ///
+    /// [`http::check_endpoint`]: super::http::check_endpoint
+    pub async fn new(
+        url: &str,
+        allow_plain_http: bool,
+        network: &NetworkPolicy,
+    ) -> Result<OAuthHttp, String> {
+        let server = super::http::check_endpoint(
+            url,
+            allow_plain_http,
+            network,
+            &crate::fetch::resolve::SystemResolver,
+        )
+        .await?;
+        Ok(OAuthHttp::for_endpoint(server, allow_plain_http, network))
+    }
+
+    /// The client for the server at `server`, already checked as the user's URL.
+    pub fn for_endpoint(
+        server: super::http::Endpoint,
+        allow_plain_http: bool,
+        network: &NetworkPolicy,
+    ) -> OAuthHttp {
+        OAuthHttp {
+            server,
+            allow_plain_http,
+            network: network.clone(),
+        }
+    }
+
+    /// Checks `raw` under the rule for its origin and returns where to connect.
+    ///
+    /// Errors: a sentence naming the endpoint and why it is refused.
+    pub async fn check(&self, raw: &str) -> Result<super::http::Endpoint, String> {
+        let resolver = crate::fetch::resolve::SystemResolver;
+        let same =
+            url::Url::parse(raw).is_ok_and(|u| super::http::same_origin(&u, &self.server.url));
+        if same {
+            super::http::check_endpoint(raw, self.allow_plain_http, &self.network, &resolver)
+                .await
+                .map_err(|e| {
+                    format!(
+                        "the endpoint {} is refused: {e}",
+                        codesmith_policy::visible_controls(raw)
+                    )
+                })
+        } else {
+            super::http::check_named_endpoint(raw, &self.server, &self.network, &resolver).await
+        }
+    }
+
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
+        let endpoint = self.check(&request.uri().to_string()).await?;
+        let client = super::http::client_for(&endpoint, OAUTH_TIMEOUT)?;
+        let request = reqwest::Request::try_from(request)?;
+        let mut response = tokio::time::timeout(OAUTH_TIMEOUT, client.execute(request))
+            .await
+            .map_err(|_| format!("no answer within {}s", OAUTH_TIMEOUT.as_secs()))??;
+        let mut out = http::Response::new(Vec::new());
+        *out.status_mut() = response.status();
+        *out.version_mut() = response.version();
+        *out.headers_mut() = std::mem::take(response.headers_mut());
+        let body = out.body_mut();
+        while let Some(chunk) = tokio::time::timeout(OAUTH_TIMEOUT, response.chunk())
+            .await
+            .map_err(|_| format!("the answer did not end within {}s", OAUTH_TIMEOUT.as_secs()))??
+        {
+            if body.len() + chunk.len() > MAX_OAUTH_ANSWER {
+                return Err(format!("the answer is larger than {MAX_OAUTH_ANSWER} bytes").into());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(out)
+    }
+
+    /// Checks the endpoints CodeSmith will send to that `metadata` names (token and
+    /// registration endpoints), so a refused one stops the login before the user is
+    /// sent to authorize.
+    ///
+    /// Errors: the first refused endpoint, named, with the metadata field.
+    async fn check_metadata(
+        &self,
+        metadata: &rmcp::transport::auth::AuthorizationMetadata,
+    ) -> Result<(), String> {
+        let named = [
+            ("token_endpoint", Some(metadata.token_endpoint.as_str())),
+            (
+                "registration_endpoint",
+                metadata.registration_endpoint.as_deref(),
+            ),
+        ];
+        for (field, raw) in named {
+            if let Some(raw) = raw {
+                self.check(raw)
+                    .await
+                    .map_err(|e| format!("the authorization server's {field}: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl OAuthHttpClient for OAuthHttp {
+    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+        Box::pin(async move { self.send(request.request).await })
+    }
+}
+
+/// `e` with the chain of its causes (`outer: cause: cause`), so a refusal by
+/// [`OAuthHttp`] is named, not only rmcp's summary of it.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
+/// An authorization manager for `url` whose every request goes through `http`.
+async fn manager(url: &str, http: &OAuthHttp) -> Result<AuthorizationManager, String> {
+    crate::fetch::install_crypto_provider();
+    AuthorizationManager::new_with_oauth_http_client(url, std::sync::Arc::new(http.clone()))
+        .await
+        .map_err(|e| format!("the OAuth set-up failed: {}", with_causes(&e)))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -120,28 +290,28 @@ impl CredentialStore for FileCredentialStore {
 }
 
 /// The authorization manager for `url` with the tokens stored for it, when there are
-/// any (`None`: the server was never logged in to).
+/// any (`None`: the server was never logged in to); its requests (refresh) go through
+/// `http`.
 ///
 /// Errors: discovery failed (the message says what).
 pub async fn stored_manager(
     home: &Path,
     name: &str,
     url: &str,
+    http: &OAuthHttp,
 ) -> Result<Option<AuthorizationManager>, String> {
     let store = FileCredentialStore::new(home, name, url);
     if !store.has_tokens() {
         return Ok(None);
     }
-    crate::fetch::install_crypto_provider();
-    let mut manager = AuthorizationManager::new(url)
-        .await
-        .map_err(|e| format!("its OAuth set-up failed: {e}"))?;
+    let mut manager = manager(url, http).await?;
     manager.set_credential_store(store);
     match manager.initialize_from_store().await {
         Ok(true) => Ok(Some(manager)),
         Ok(false) => Ok(None),
         Err(e) => Err(format!(
-            "its stored OAuth tokens could not be used ({e}); run `codesmith mcp login {name}`"
+            "its stored OAuth tokens could not be used ({}); run `codesmith mcp login {name}`",
+            with_causes(&e)
         )),
     }
 }
@@ -151,15 +321,22 @@ pub async fn stored_manager(
 /// `wait`) for the redirect on a loopback port, exchanges the code (with the PKCE
 /// verifier) and stores the tokens.
 ///
-/// Errors: discovery, registration, the wait or the exchange failed; the message says
+/// Every request goes through [`OAuthHttp`] for `url` (with the server's
+/// `allow_plain_http` and the `[network]` policy).
+///
+/// Errors: the server's URL or an endpoint its metadata names is refused (named, with
+/// why), discovery, registration, the wait or the exchange failed; the message says
 /// which.
 pub async fn login(
     home: &Path,
     name: &str,
     url: &str,
+    allow_plain_http: bool,
+    network: &NetworkPolicy,
     wait: Duration,
     show: &mut (dyn FnMut(&str) + Send),
 ) -> Result<PathBuf, String> {
+    let http = OAuthHttp::new(url, allow_plain_http, network).await?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .map_err(|e| format!("no loopback port for the redirect: {e}"))?;
@@ -168,31 +345,41 @@ pub async fn login(
         .map_err(|e| format!("no loopback port for the redirect: {e}"))?
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    crate::fetch::install_crypto_provider();
-    let mut manager = AuthorizationManager::new(url)
-        .await
-        .map_err(|e| format!("the OAuth set-up failed: {e}"))?;
+    let mut manager = manager(url, &http).await?;
     let store = FileCredentialStore::new(home, name, url);
     manager.set_credential_store(store);
-    let resolution = manager
-        .resolve_metadata()
-        .await
-        .map_err(|e| format!("discovering the authorization server failed: {e}"))?;
+    let resolution = manager.resolve_metadata().await.map_err(|e| {
+        format!(
+            "discovering the authorization server failed: {}",
+            with_causes(&e)
+        )
+    })?;
+    http.check_metadata(&resolution.metadata).await?;
     manager.set_metadata(resolution.metadata);
     let request = AuthorizationRequest::new(redirect.clone()).with_client_name("CodeSmith");
     let session = AuthorizationSession::new(manager, request)
         .await
         .map_err(|(_, e)| {
-            format!("registering CodeSmith with the authorization server failed: {e}")
+            format!(
+                "registering CodeSmith with the authorization server failed: {}",
+                with_causes(&e)
+            )
         })?;
-    show(session.get_authorization_url());
+    show(&codesmith_policy::visible_controls(
+        session.get_authorization_url(),
+    ));
     let target = tokio::time::timeout(wait, accept_redirect(&listener))
         .await
         .map_err(|_| format!("no redirect arrived within {}s", wait.as_secs()))??;
     session
         .handle_callback_url(&format!("http://127.0.0.1:{port}{target}"))
         .await
-        .map_err(|e| format!("exchanging the authorization code failed: {e}"))?;
+        .map_err(|e| {
+            format!(
+                "exchanging the authorization code failed: {}",
+                with_causes(&e)
+            )
+        })?;
     Ok(token_path(home, name))
 }
 

@@ -21,6 +21,9 @@ pub struct McpTool {
     description: &'static str,
     schema: Value,
     capability: Capability,
+    /// Whether the server is trusted and the tool declares readOnlyHint (`None` for a
+    /// fail-closed entry).
+    trust: Option<crate::McpTrust>,
     remote: String,
     server: Arc<McpServer>,
     /// Set for a fail-closed entry: why the tool cannot be used.
@@ -34,12 +37,12 @@ impl std::fmt::Debug for McpTool {
 }
 
 impl McpTool {
-    /// A usable tool. `capability` comes from [`capability_for`].
+    /// A usable tool. `trust` comes from [`trust_for`]; the capability follows from it.
     pub fn new(
         name: String,
         description: String,
         schema: Value,
-        capability: Capability,
+        trust: crate::McpTrust,
         remote: String,
         server: Arc<McpServer>,
     ) -> Self {
@@ -47,7 +50,8 @@ impl McpTool {
             name: Box::leak(name.into_boxed_str()),
             description: Box::leak(description.into_boxed_str()),
             schema,
-            capability,
+            capability: trust.capability(),
+            trust: Some(trust),
             remote,
             server,
             unavailable: None,
@@ -66,6 +70,7 @@ impl McpTool {
             description: Box::leak(description.into_boxed_str()),
             schema: json!({"type": "object", "properties": {}}),
             capability: Capability::Network,
+            trust: None,
             remote,
             server,
             unavailable: Some(why),
@@ -78,14 +83,18 @@ impl McpTool {
 /// otherwise network-capable, which asks for approval. Hints from an untrusted server are
 /// never believed (the MCP specification says clients must not trust them).
 pub fn capability_for(trusted: bool, raw_tool: &Value) -> Capability {
-    let read_only = raw_tool
-        .pointer("/annotations/readOnlyHint")
-        .and_then(Value::as_bool)
-        == Some(true);
-    if trusted && read_only {
-        Capability::ReadOnly
-    } else {
-        Capability::Network
+    trust_for(trusted, raw_tool).capability()
+}
+
+/// Whether the server is `trusted` and `raw_tool` declares `annotations.readOnlyHint:
+/// true`: what [`capability_for`] follows from.
+pub fn trust_for(trusted: bool, raw_tool: &Value) -> crate::McpTrust {
+    crate::McpTrust {
+        server_trusted: trusted,
+        read_only_hint: raw_tool
+            .pointer("/annotations/readOnlyHint")
+            .and_then(Value::as_bool)
+            == Some(true),
     }
 }
 
@@ -105,6 +114,10 @@ impl Tool for McpTool {
 
     fn capability(&self) -> Capability {
         self.capability
+    }
+
+    fn mcp_trust(&self) -> Option<crate::McpTrust> {
+        self.trust
     }
 
     fn origin(&self) -> crate::ToolOrigin {
