@@ -23,7 +23,7 @@ use crate::tokenizer::LocalTokenizer;
 /// attention scratch memory (heads x chunk x context floats) and the time
 /// between two liveness checks (a forward pass cannot be interrupted: on a
 /// loaded machine an unoptimised build prefills ~30 tokens/s).
-const PREFILL_CHUNK: usize = 64;
+const PREFILL_CHUNK: usize = 32;
 
 /// Sampling and length settings for one generation.
 #[derive(Debug, Clone, PartialEq)]
