@@ -612,6 +612,11 @@ impl OauthFixture {
             .local_addr()
             .unwrap()
             .port();
+        OauthFixture::start_on(dir, port, token_base(port)).await
+    }
+
+    /// The fixture on `port` (appending to the same request log as before).
+    async fn start_on(dir: &Path, port: u16, token_base: Option<String>) -> OauthFixture {
         let log = dir.join("oauth.jsonl");
         let script =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/oauth_server.py");
@@ -619,7 +624,7 @@ impl OauthFixture {
             .arg(script)
             .arg(port.to_string())
             .arg(&log)
-            .args(token_base(port))
+            .args(token_base)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true)
@@ -677,27 +682,10 @@ async fn http_get(url: &str) -> (u16, Option<String>) {
     (code, location)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
+/// `codesmith mcp login web` with a "browser" that follows the printed URL at once;
+/// asserts the login succeeded and returns the authorization URL.
+async fn browser_login(sb: &Sandbox) -> String {
     use tokio::io::AsyncBufReadExt;
-    let sb = Sandbox::new();
-    let oauth = OauthFixture::start(sb.dir.path()).await;
-    let url = format!("http://127.0.0.1:{}/mcp", oauth.port);
-    let config = sb.home().join("config.toml");
-    std::fs::write(&config, format!("[mcp_servers.web]\nurl = {url:?}\n")).unwrap();
-
-    // Without a login the server is unavailable, and the notice says what to run.
-    let model = ScriptedServer::start().await;
-    model.push(Scripted::text("done"));
-    let out = run(&sb, &model, false).await;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("MCP server `web` is unavailable")
-            && stderr.contains("codesmith mcp login web"),
-        "{stderr}"
-    );
-
-    // `codesmith mcp login web`: the URL is printed; a "browser" follows it.
     let mut login = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
         .args(["mcp", "--workspace"])
         .arg(sb.ws())
@@ -722,13 +710,6 @@ async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
     .await
     .unwrap();
     assert!(auth_url.contains("/authorize?"), "{auth_url}");
-    let query: std::collections::BTreeMap<String, String> = url::Url::parse(&auth_url)
-        .unwrap()
-        .query_pairs()
-        .into_owned()
-        .collect();
-    assert_eq!(query["code_challenge_method"], "S256");
-    assert_eq!(query["client_id"], "cid-1", "registered dynamically");
     let (code, location) = http_get(&auth_url).await;
     assert_eq!(code, 302);
     let (code, _) = http_get(&location.unwrap()).await;
@@ -738,6 +719,37 @@ async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
         .unwrap()
         .unwrap();
     assert!(status.success());
+    auth_url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
+    let sb = Sandbox::new();
+    let oauth = OauthFixture::start(sb.dir.path()).await;
+    let url = format!("http://127.0.0.1:{}/mcp", oauth.port);
+    let config = sb.home().join("config.toml");
+    std::fs::write(&config, format!("[mcp_servers.web]\nurl = {url:?}\n")).unwrap();
+
+    // Without a login the server is unavailable, and the notice says what to run.
+    let model = ScriptedServer::start().await;
+    model.push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("MCP server `web` is unavailable")
+            && stderr.contains("codesmith mcp login web"),
+        "{stderr}"
+    );
+
+    // `codesmith mcp login web`: the URL is printed; a "browser" follows it.
+    let auth_url = browser_login(&sb).await;
+    let query: std::collections::BTreeMap<String, String> = url::Url::parse(&auth_url)
+        .unwrap()
+        .query_pairs()
+        .into_owned()
+        .collect();
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert_eq!(query["client_id"], "cid-1", "registered dynamically");
     let token_file = sb.home().join("mcp-auth/web.json");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
@@ -852,4 +864,54 @@ async fn oauth_endpoints_the_metadata_names_elsewhere_pass_the_network_policy() 
         paths.iter().all(|p| p != "/token" && p != "/register"),
         "{paths:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_refresh_token_goes_only_to_the_token_endpoint_it_came_from() {
+    let sb = Sandbox::new();
+    let mut oauth = OauthFixture::start(sb.dir.path()).await;
+    let port = oauth.port;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!("[mcp_servers.web]\nurl = {url:?}\n"),
+    )
+    .unwrap();
+    browser_login(&sb).await;
+    let stored: Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.home().join("mcp-auth/web.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        stored["token_endpoint"],
+        format!("http://127.0.0.1:{port}/token")
+    );
+    assert_eq!(stored["auth_issuer"], format!("http://127.0.0.1:{port}"));
+
+    // The server's metadata now names a token endpoint on another host (the issuer
+    // unchanged), then one on the same origin at another path: in neither case does
+    // the refresh token (nor the access token) go anywhere; the notice says why.
+    let moved = [
+        format!("http://localhost:{port}"),
+        format!("http://127.0.0.1:{port}/elsewhere"),
+    ];
+    for base in moved {
+        oauth.child.kill().await.unwrap();
+        oauth = OauthFixture::start_on(sb.dir.path(), port, Some(base.clone())).await;
+        let before = oauth.requests().len();
+        let model = ScriptedServer::start().await;
+        model.push(Scripted::text("done"));
+        let out = run(&sb, &model, false).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("token endpoint is now")
+                && stderr.contains(&format!("{base}/token"))
+                && stderr.contains("codesmith mcp login web"),
+            "{stderr}"
+        );
+        for r in &oauth.requests()[before..] {
+            assert!(r["grant"].is_null(), "a token grant was sent: {r}");
+            assert!(r["auth"].is_null(), "an access token was sent: {r}");
+        }
+    }
 }
