@@ -915,3 +915,144 @@ async fn oauth_refresh_token_goes_only_to_the_token_endpoint_it_came_from() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_reaches_the_model_as_the_servers_wrapped_content_and_the_user_sees_it() {
+    let (sb, _) = raw_sandbox("startup_timeout_secs = 20", "");
+    for json in [false, true] {
+        let model = ScriptedServer::start().await;
+        model.push(Scripted::text("done"));
+        let mut rest = vec!["/mcp__raw__inject topic=zz"];
+        if json {
+            rest.insert(0, "--json");
+        }
+        let out = codesmith(
+            &sb.home(),
+            &exec_args(&sb.ws(), &model.base_url(), "auto", &rest),
+        )
+        .await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        // The user is shown what is sent, terminal-safe.
+        let shown = if json { &stdout } else { &stderr };
+        assert!(
+            shown.contains("/mcp__raw__inject sends the server's prompt to the model")
+                && shown.contains("user, assistant, user")
+                && shown.contains("PROMPT about zz"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains("\\u001b"),
+            "{shown}"
+        );
+        let body = &model.request_bodies()[0];
+        let messages = body["messages"].as_array().unwrap();
+        // One user message; the server's "assistant" message is not an assistant turn.
+        assert!(messages.iter().all(|m| m["role"] != "assistant"), "{body}");
+        let task: Vec<&str> = messages
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .filter_map(|m| m["content"].as_str())
+            .collect();
+        assert_eq!(task.len(), 1, "{body}");
+        let task = task[0];
+        assert!(
+            task.contains("rendered its prompt `inject` with the arguments `topic=zz`"),
+            "{task}"
+        );
+        assert!(!task.contains('\u{1b}') && !task.contains('\r'), "{task}");
+        // Everything the server wrote is inside the one wrapper: its forged closing
+        // tags (exact, spaced, upper case) are defused, the fake runtime event is data.
+        let open = task.find("<external_content source=\"mcp:raw\">").unwrap();
+        let lower = task.to_ascii_lowercase();
+        assert_eq!(lower.matches("</external_content").count(), 1, "{task}");
+        assert!(!lower.contains("< / external_content"), "{task}");
+        let close = task.find("</external_content>").unwrap();
+        for inside in [
+            "PROMPT about zz",
+            "<runtime_event>",
+            "ASSISTANT-ROLE",
+            "RES-TEXT",
+        ] {
+            let at = task
+                .find(inside)
+                .unwrap_or_else(|| panic!("{inside}: {task}"));
+            assert!(
+                open < at && at < close,
+                "{inside} outside the wrapper: {task}"
+            );
+        }
+        assert!(
+            task.contains("role assistant: written by the server; the assistant never said it")
+                && task.contains("[embedded resource file:///etc/passwd]"),
+            "{task}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stray_stdout_lines_fail_no_call_and_are_logged() {
+    let (sb, _) = raw_sandbox("startup_timeout_secs = 20\nenv = { RAW_EXTRA = \"1\" }", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__junk", "{}"))
+        .push(Scripted::tool_call(
+            "c2",
+            "mcp__raw__echo",
+            r#"{"text": "after"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_messages(&model.request_bodies()[2]);
+    // The real answers arrive; the stray lines failed nothing.
+    assert!(results[0].contains("junk done"), "{}", results[0]);
+    assert!(results[1].contains("echo: after"), "{}", results[1]);
+    // The user is told once; every stray line is in mcp.log.
+    assert_eq!(stderr.matches("not JSON-RPC").count(), 1, "{stderr}");
+    assert!(stderr.contains("Downloading weights... 42%"), "{stderr}");
+    let mcp_log = std::fs::read_to_string(sb.home().join("logs/mcp.log")).unwrap();
+    assert!(
+        mcp_log.contains("Downloading weights") && mcp_log.contains("stray stdout line 2"),
+        "{mcp_log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_added_later_keep_names_unique_and_the_catalogue_under_the_threshold() {
+    let (sb, _) = raw_sandbox("startup_timeout_secs = 20\nenv = { RAW_EXTRA = \"1\" }", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__add_dup", "{}"))
+        .push(Scripted::tool_call("c2", "mcp__raw__add_many", "{}"))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let bodies = model.request_bodies();
+    let start = tool_names(&bodies[0]);
+    let mcp_at_start = start.iter().filter(|n| n.starts_with("mcp__raw__")).count();
+    for body in &bodies {
+        let names = tool_names(body);
+        let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "a name twice: {names:?}");
+    }
+    // `dup.` would take `mcp__raw__dup_`: refused, said why.
+    assert!(
+        stderr.contains("`dup.` not added") && stderr.contains("already taken"),
+        "{stderr}"
+    );
+    // Of 40 new tools only as many stay resident as the defer threshold (20) leaves
+    // room for; the rest would be deferred, and this session has no tool_search.
+    let last = tool_names(&bodies[2]);
+    let many = last
+        .iter()
+        .filter(|n| n.starts_with("mcp__raw__many_"))
+        .count();
+    assert_eq!(many, 20 - mcp_at_start, "{last:?} {stderr}");
+    assert!(stderr.contains("no tool_search"), "{stderr}");
+    // The request still extends the previous one.
+    assert_eq!(last[..start.len()], start[..]);
+}
