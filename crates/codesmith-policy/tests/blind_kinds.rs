@@ -306,7 +306,8 @@ fn git_beyond_porcelain_asks() {
     ]);
     check(&[
         ("git remote -v", Safe),
-        ("git remote show origin", Safe),
+        ("git remote show -n origin", Safe),
+        ("git remote -v show", Safe),
         ("git remote get-url origin", Safe),
         ("git help log", Safe),
         ("git show HEAD", Safe),
