@@ -1453,6 +1453,19 @@ fn no_index_judgement(
 /// finds from elsewhere is not the workspace's).
 pub(crate) fn git_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let judgement = git_judgement_here(args, judge);
+    // Git runs programs its repository's configuration names, whatever the
+    // sub-command; only `version` and `help` (and the global `--version`,
+    // `--help`) use no repository.
+    let sub = args
+        .iter()
+        .map(|w| w.text.as_str())
+        .find(|w| !w.starts_with('-'));
+    if judgement.level < Ask
+        && sub.is_some_and(|s| !matches!(s, "version" | "help"))
+        && let Some(question) = crate::git_repo::repository_question(judge)
+    {
+        return question;
+    }
     let inside = judge
         .cwd
         .is_some_and(|cwd| crate::ws_path::within(cwd, judge.workspace));

@@ -21,6 +21,7 @@ fn denies(commands: &[&str]) {
 /// and a dotenv file exist.
 fn held() -> LexicalPaths {
     LexicalPaths {
+        files: crate::common::inert_repo(),
         home: Some("/root".to_string()),
         snapshot: Some(vec![WS.to_string()]),
         links: Vec::new(),

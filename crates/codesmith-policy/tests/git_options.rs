@@ -130,3 +130,177 @@ fn remote_show_without_n_reaches_the_network() {
         ("git remote get-url origin", Safe),
     ]);
 }
+
+/// [`common::facts`] with these files (absolute path, text) instead of the
+/// inert repository at [`WS`].
+fn with_files(files: &[(&str, &str)]) -> LexicalPaths {
+    LexicalPaths {
+        files: files
+            .iter()
+            .map(|(p, t)| (p.replace("WS", WS), (*t).to_string()))
+            .collect(),
+        ..common::facts()
+    }
+}
+
+/// Git runs programs its repository's configuration names: a git command is
+/// let run only when the repository git will use is found and every key of its
+/// configuration is known to be inert; otherwise it asks, naming the key.
+#[test]
+fn a_repository_config_naming_anything_not_known_inert_asks() {
+    for (config, key) in [
+        (
+            "[core]\n\tfsmonitor = \"echo pwned > PWNED; false\"\n",
+            "core.fsmonitor",
+        ),
+        ("[core]\n\tbare = false\n\tworktree = ..\n", "core.worktree"),
+        ("[diff]\n\texternal = tools/run.sh\n", "diff.external"),
+        (
+            "[diff \"x\"]\n\ttextconv = tools/run.sh\n",
+            "diff.x.textconv",
+        ),
+        ("[filter \"f\"]\n\tclean = tools/run.sh\n", "filter.f.clean"),
+        ("[gpg]\n\tprogram = tools/run.sh\n", "gpg.program"),
+        ("[core]\n\tsshCommand = tools/run.sh\n", "core.sshcommand"),
+        ("[core]\n\tpager = tools/run.sh\n", "core.pager"),
+        ("[include]\n\tpath = ../x.cfg\n", "include.path"),
+        ("[core] fsmonitor = x\n", "core.fsmonitor"),
+    ] {
+        let facts = with_files(&[("WS/.git/config", config)]);
+        for command in [
+            "git status",
+            "git grep TODO",
+            "git ls-files",
+            "git diff --stat",
+            "git log -p",
+            "git show HEAD",
+            "git blame a.txt",
+            "git verify-commit HEAD",
+            "git tag -v v1",
+            "git add a.txt",
+            "git commit -m x",
+            "cd src && git status",
+        ] {
+            let got = codesmith_policy::classify_command_with(command, WS, &facts);
+            assert_eq!(got.level, Ask, "{command} with {config:?}: {}", got.reason);
+            assert!(got.reason.contains(key), "{command}: {}", got.reason);
+        }
+    }
+    let facts = with_files(&[("WS/.git/config", "[core]\n\tfsmonitor = x\n")]);
+    check_with(
+        &facts,
+        &[
+            ("git version", Safe),
+            ("git --version", Safe),
+            ("git help log", Safe),
+        ],
+    );
+}
+
+/// Files (path, text), a command, and its expected level.
+type RepoCase = (
+    &'static [(&'static str, &'static str)],
+    &'static str,
+    codesmith_policy::SafetyLevel,
+);
+
+#[test]
+fn the_repository_is_found_as_git_finds_it() {
+    const BAD: &str = "[core]\n\tfsmonitor = x\n";
+    let cases: &[RepoCase] = &[
+        // The nearest `.git` wins: a nested clean repository under a bad one.
+        (
+            &[
+                ("WS/.git/config", BAD),
+                ("WS/sub/.git/config", common::INERT_CONFIG),
+            ],
+            "cd sub && git status",
+            Safe,
+        ),
+        (
+            &[
+                ("WS/.git/config", common::INERT_CONFIG),
+                ("WS/sub/.git/config", BAD),
+            ],
+            "cd sub && git log",
+            Ask,
+        ),
+        // A gitfile (worktree or submodule) names the git directory.
+        (
+            &[
+                ("WS/.git", "gitdir: ../store/wt\n"),
+                ("/home/dev/store/wt/config", BAD),
+            ],
+            "git status",
+            Ask,
+        ),
+        (
+            &[
+                ("WS/.git", "gitdir: /home/dev/store/wt\n"),
+                ("/home/dev/store/wt/commondir", "../main\n"),
+                ("/home/dev/store/main/config", BAD),
+            ],
+            "git status",
+            Ask,
+        ),
+        (
+            &[
+                ("WS/.git", "gitdir: /home/dev/store/wt\n"),
+                ("/home/dev/store/wt/commondir", "../main\n"),
+                ("/home/dev/store/main/config", common::INERT_CONFIG),
+                ("/home/dev/store/wt/config.worktree", BAD),
+            ],
+            "git status",
+            Ask,
+        ),
+        (
+            &[
+                ("WS/.git", "gitdir: /home/dev/store/wt\n"),
+                ("/home/dev/store/wt/commondir", "../main\n"),
+                ("/home/dev/store/main/config", common::INERT_CONFIG),
+            ],
+            "git status",
+            Safe,
+        ),
+        (&[("WS/.git", "not a gitfile\n")], "git status", Ask),
+        // The planted implicit bare repository of the report.
+        (
+            &[
+                ("WS/.git/config", common::INERT_CONFIG),
+                ("WS/b/HEAD", "ref: refs/heads/master\n"),
+                ("WS/b/objects/.keep", ""),
+                (
+                    "WS/b/config",
+                    "[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = x\n",
+                ),
+            ],
+            "cd b && git status",
+            Ask,
+        ),
+        // No repository at all: git would read files as `--no-index` does.
+        (&[], "git diff a.txt .env", Ask),
+        (&[], "git status", Ask),
+    ];
+    for (files, command, level) in cases {
+        let facts = with_files(files);
+        let got = codesmith_policy::classify_command_with(command, WS, &facts);
+        assert_eq!(
+            got.level, *level,
+            "{command} with {files:?}: {}",
+            got.reason
+        );
+    }
+}
+
+/// Setting git configuration through the environment on the line asks, so the
+/// sandbox's protected `safe.bareRepository` cannot be undone by the command.
+#[test]
+fn the_command_cannot_replace_the_protected_git_config() {
+    asks(&[
+        "GIT_CONFIG_COUNT=0 git status",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.bareRepository GIT_CONFIG_VALUE_0=all git status",
+        "export GIT_CONFIG_COUNT=0; git status",
+        "env GIT_CONFIG_PARAMETERS=x git status",
+        "git -c safe.bareRepository=all status",
+    ]);
+}
