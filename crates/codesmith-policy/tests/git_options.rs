@@ -304,3 +304,19 @@ fn the_command_cannot_replace_the_protected_git_config() {
         "git -c safe.bareRepository=all status",
     ]);
 }
+
+/// A `.git` at any depth, file (a gitfile naming another git directory) as well
+/// as directory, is protected like the top-level one.
+#[test]
+fn writes_to_a_dot_git_at_any_depth_ask() {
+    asks(&[
+        "printf 'gitdir: ../b\\n' > sub/.git",
+        "echo 'gitdir: /tmp/x' > a/b/c/.git",
+        "cp evil.txt vendor/lib/.git",
+        "mv x sub/.GIT",
+        "mkdir -p sub/.git/hooks",
+        "tee sub/.git < x",
+        "ln -s ../b sub/.git",
+        "rm sub/.git",
+    ]);
+}
