@@ -21,6 +21,7 @@ mod pty;
 #[allow(unsafe_code)]
 mod reaper;
 mod run_later;
+mod table;
 mod tasks;
 pub(crate) mod tree;
 pub mod wrap;
