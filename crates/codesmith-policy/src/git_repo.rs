@@ -36,6 +36,7 @@ const INERT: &[&str] = &[
     "extensions.refstorage",
     "extensions.worktreeconfig",
     "fetch.prune",
+    "http.extraheader",
     "init.defaultbranch",
     "lfs.repositoryformatversion",
     "pull.ff",
@@ -47,12 +48,14 @@ const INERT: &[&str] = &[
 ];
 
 /// Keys of a named subsection (`remote.origin.url`), as `section.key` in lower case.
-/// A remote's URL is only used by commands that reach the network, which ask anyway.
+/// A remote's URL and the headers sent to a URL (`http.<url>.extraheader`, as CI
+/// checkouts set it) are only used by commands that reach the network, which ask anyway.
 const INERT_NAMED: &[&str] = &[
     "branch.description",
     "branch.merge",
     "branch.rebase",
     "branch.remote",
+    "http.extraheader",
     "remote.fetch",
     "remote.pushurl",
     "remote.url",
@@ -340,6 +343,10 @@ mod tests {
                     # [core] fsmonitor = x\n[user]\n\tname = \"A \\\"B\\\"\" ; comment\n\
                     \tEmail = a@b\n[Init]\n\tdefaultBranch = main\n";
         assert_eq!(inert_config(text), Ok(()));
+        assert_eq!(
+            inert_config("[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: x\n"),
+            Ok(())
+        );
         assert_eq!(
             config_keys("[core] fsmonitor = x\n").unwrap(),
             vec!["core.fsmonitor"]
