@@ -665,6 +665,22 @@ async fn resume_replays_what_the_live_session_showed_and_keeps_an_interrupted_an
         ui_command(&sb.home(), &ws, &url).replacen(" --workspace", " resume --workspace", 1);
     let tmux = Tmux::start_sized(&command, 100, 50);
     let screen = tmux.wait_for("message, /help").await;
+    // What `ls` answered, as the transcript keeps it: a failure below explains itself.
+    let ls_result = || {
+        std::fs::read_dir(sb.home().join("sessions"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .flat_map(|t| {
+                t.lines()
+                    .filter(|l| l.contains("\"c2\""))
+                    .map(|l| l.chars().take(2_000).collect::<String>())
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     // The edit's diff and the command's exit code, as the live session showed them.
     for shown in [
         "● edit_file calc.py · +1 -1",
@@ -676,9 +692,14 @@ async fn resume_replays_what_the_live_session_showed_and_keeps_an_interrupted_an
     ] {
         assert!(
             live.contains(shown) || shown.starts_with("› second"),
-            "live: {shown:?}\n{live}"
+            "live: {shown:?}\n{live}\nexec_shell's result in the transcript:\n{}",
+            ls_result()
         );
-        assert!(screen.contains(shown), "replay lacks {shown:?}:\n{screen}");
+        assert!(
+            screen.contains(shown),
+            "replay lacks {shown:?}:\n{screen}\nexec_shell's result in the transcript:\n{}",
+            ls_result()
+        );
     }
     // The transcript holds the verifier's runtime event; the replay never shows it.
     let transcript = std::fs::read_dir(sb.home().join("sessions"))

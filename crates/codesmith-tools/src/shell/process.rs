@@ -309,6 +309,8 @@ pub(crate) struct Running {
     pub(crate) started: Instant,
     /// Undoes git redirections the command created, once it is over.
     guard: GitGuard,
+    /// Tells bubblewrap's own failure apart from the command's exit status.
+    setup: crate::sandbox::SetupReport,
 }
 
 impl Drop for Running {
@@ -390,7 +392,7 @@ pub(crate) fn spawn_argv(
         super::reaper::install(&mut cmd, pipe.write.as_raw_fd());
         pipe
     };
-    launch.configure(cmd.as_std_mut());
+    let setup = launch.configure(cmd.as_std_mut())?;
     match io {
         Io::Terminal(secondary) => {
             cmd.stdin(Stdio::from(secondary.try_clone()?))
@@ -457,6 +459,7 @@ pub(crate) fn spawn_argv(
         readers,
         started,
         guard,
+        setup,
     };
     Ok((running, pipes))
 }
@@ -638,6 +641,22 @@ impl Running {
 /// The wait ended because the call was cancelled.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Cancelled;
+
+impl Running {
+    /// When the command never ran because bubblewrap could not set the sandbox up (see
+    /// [`crate::sandbox::SetupReport`]), why, quoting bubblewrap's message from `output`
+    /// (what the command's process printed); `None` when `status` is the command's own.
+    /// Every path that reports a sandboxed command's end asks this first.
+    pub(crate) fn setup_failure(
+        &mut self,
+        status: ExitStatus,
+        output: &str,
+    ) -> Option<crate::sandbox::SetupFailure> {
+        self.setup
+            .failed(status)
+            .then(|| crate::sandbox::SetupFailure::from_output(output))
+    }
+}
 
 /// Exit code of a status: the code, or 128 + signal when killed by a signal.
 pub(crate) fn exit_code(status: ExitStatus) -> i32 {

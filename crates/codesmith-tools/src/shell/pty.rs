@@ -95,6 +95,9 @@ enum State {
     Running,
     Exited(i32),
     Ended,
+    /// bubblewrap could not set the sandbox up: the command never ran (its reason is in
+    /// the output).
+    SandboxFailed,
 }
 
 impl State {
@@ -103,6 +106,7 @@ impl State {
             State::Running => "running",
             State::Exited(_) => "exited",
             State::Ended => "ended",
+            State::SandboxFailed => "sandbox_failed",
         }
     }
 }
@@ -349,7 +353,11 @@ async fn wait(ctx: &ToolContext, session: &mut Session, until: &Until, limit: Du
                 session.reader = None;
             }
             session.running.kill_tree();
-            session.state = State::Exited(process::exit_code(status));
+            let (full, _) = process::lock(&session.running.output).text_from(0, true);
+            session.state = match session.running.setup_failure(status, &full) {
+                Some(_) => State::SandboxFailed,
+                None => State::Exited(process::exit_code(status)),
+            };
         }
         if session.state != State::Running {
             return Stop::Exited;
@@ -417,6 +425,13 @@ fn report(ctx: &ToolContext, id: &str, session: &mut Session, stop: Option<Stop>
     }
     match session.state {
         State::Exited(code) => out = out.with("exit_code", code),
+        State::SandboxFailed => {
+            let (full, _) = process::lock(&session.running.output).text_from(0, true);
+            let failure = crate::sandbox::SetupFailure::from_output(&full);
+            out = out
+                .with("error_code", crate::ErrorCode::SandboxFailed.as_str())
+                .with("sandbox", failure.message);
+        }
         State::Ended if !session.killed.is_empty() => {
             out = out.with("killed", session.killed.clone());
         }

@@ -31,6 +31,8 @@ enum State {
     Running,
     Exited(i32),
     Cancelled,
+    /// bubblewrap could not set the sandbox up: the command never ran (see `failure`).
+    SandboxFailed,
 }
 
 #[derive(Debug)]
@@ -45,6 +47,8 @@ struct Task {
     killed: String,
     /// Processes the task's shell left running when it exited (killed then).
     leftovers: usize,
+    /// Why the sandbox could not be set up, for [`State::SandboxFailed`].
+    failure: Option<crate::sandbox::SetupFailure>,
 }
 
 impl Drop for Task {
@@ -163,6 +167,7 @@ impl Tool for TaskShellStart {
             reported_final: false,
             killed: String::new(),
             leftovers: 0,
+            failure: None,
         });
         Ok(ToolOutput::new(format!(
             "Started background task {id}. Call task_shell_poll {{\"id\": \"{id}\"}} for its output."
@@ -230,8 +235,16 @@ impl Tool for TaskShellPoll {
             if let Some(status) = status {
                 task.running.drain(DRAIN_GRACE).await;
                 task.leftovers = task.running.kill_tree().killed.len();
-                task.state = State::Exited(process::exit_code(status));
+                let (full, _) = process::lock(&task.running.output).text_from(0, true);
+                task.failure = task.running.setup_failure(status, &full);
+                task.state = match task.failure {
+                    Some(_) => State::SandboxFailed,
+                    None => State::Exited(process::exit_code(status)),
+                };
             }
+        }
+        if let Some(failure) = &task.failure {
+            return Err(failure.refusal().with("id", id));
         }
         Ok(report(ctx, id, &mut task))
     }
@@ -308,6 +321,7 @@ fn report(ctx: &ToolContext, id: &str, task: &mut Task) -> ToolOutput {
                 .with("status", "cancelled")
                 .with("killed", task.killed.clone())
         }
+        State::SandboxFailed => out = out.with("status", "sandbox_failed"),
     }
     if task.leftovers > 0 {
         out = out.with("killed_leftovers", task.leftovers);
