@@ -498,6 +498,33 @@ async fn a_hook_naming_a_workspace_script_is_refused_however_it_is_written() {
     );
 }
 
+/// A hook whose interpreter reads its program from stdin (the hook's input, which holds
+/// the task's text) is refused however the path is spelled, so text the model or a task
+/// supplies never runs on the host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_reading_its_program_from_stdin_is_refused_however_spelled() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    let marker = sb.dir.path().join("pwned-stdin");
+    config(
+        &sb,
+        "[[hooks.UserPromptSubmit]]\ncommand = [\"bash\", \"//dev/stdin\"]\n\
+         [[hooks.UserPromptSubmit]]\ncommand = [\"python3\", \"/./dev/stdin\"]\n",
+    );
+    let server = ScriptedServer::start().await;
+    server.push(Scripted::text("Hi."));
+    let task = format!("hello $(touch '{}') world", marker.display());
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&ws, &server.base_url(), "auto", &["--json", &task]),
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!marker.exists(), "the task's text ran on the host");
+    assert!(stdout.matches("under `/dev`").count() >= 2, "{stdout}");
+}
+
 /// A trusted project hook's context reaches the model as the repository's data, and
 /// `trust hooks` shows every field it pins; a project hook may not pull a secret into
 /// its environment.

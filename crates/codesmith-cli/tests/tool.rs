@@ -403,6 +403,88 @@ fn a_one_shot_edit_needs_no_earlier_read_a_bare_path_reads_and_pretty_is_for_peo
     assert!(out.contains("\n  hint: "), "{out}");
 }
 
+/// A file the operating system keeps CodeSmith out of (`EACCES`) is a clear `DENIED` that
+/// names it, not an `INTERNAL` failure: run as an unprivileged user (root reads anything),
+/// which needs root and `setpriv` to set up.
+#[test]
+fn a_file_codesmith_may_not_read_is_refused_by_name_not_as_internal() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::{Command, Stdio};
+    let uid = Command::new("id").arg("-u").stdin(Stdio::null()).output();
+    let root = uid.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let setpriv = Command::new("setpriv")
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !root || !setpriv {
+        eprintln!("skipped: needs root and setpriv to run CodeSmith as another user");
+        return;
+    }
+    let mode = |p: &std::path::Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    };
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    mode(ws.path(), 0o755);
+    mode(home.path(), 0o777);
+    std::fs::write(ws.path().join("secret.txt"), "s\n").unwrap();
+    mode(&ws.path().join("secret.txt"), 0o000);
+    std::fs::create_dir(ws.path().join("locked")).unwrap();
+    std::fs::write(ws.path().join("locked/x.txt"), "x\n").unwrap();
+    mode(&ws.path().join("locked"), 0o700);
+    std::fs::write(ws.path().join("ro.txt"), "r\n").unwrap();
+    mode(&ws.path().join("ro.txt"), 0o644);
+    let run = |name: &str, args: &str| -> Value {
+        let out = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_codesmith"))
+            .args([
+                "tool",
+                name,
+                "--workspace",
+                ws.path().to_str().unwrap(),
+                args,
+            ])
+            .env("CODESMITH_HOME", home.path())
+            .env("HOME", home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let line = String::from_utf8_lossy(&out.stdout);
+        serde_json::from_str(line.trim())
+            .unwrap_or_else(|_| panic!("{line}\n{}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let v = run("read_file", r#"{"path": "secret.txt"}"#);
+    assert_eq!(v["error"]["code"], "DENIED", "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("\"secret.txt\" is not readable by CodeSmith"),
+        "{message}"
+    );
+    assert_eq!(
+        v["error"]["details"]["os_error"], "permission_denied",
+        "{v}"
+    );
+    // A directory it may not search: the path named, how it failed said.
+    let v = run("read_file", r#"{"path": "locked/x.txt"}"#);
+    assert_eq!(v["error"]["code"], "DENIED", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"locked/x.txt\""),
+        "{v}"
+    );
+    // A file it may read but not write.
+    let v = run(
+        "write_file",
+        r#"{"path": "ro.txt", "content": "w\n", "force_fresh": true}"#,
+    );
+    assert_eq!(v["ok"], false, "{v}");
+    assert_ne!(v["error"]["code"], "INTERNAL", "{v}");
+}
+
 /// A built-in language server counts as installed only where a host program is looked up:
 /// an absolute `PATH` entry outside the workspace. A relative entry (resolved against the
 /// workspace CodeSmith starts in) or an entry inside the workspace does not offer it.
@@ -506,4 +588,73 @@ fn web_search_reaches_a_searxng_on_loopback_as_the_readme_configures_it() {
         "{v}"
     );
     assert!(!text.contains("</external_content>"), "{v}");
+}
+
+/// `codesmith tool lsp` runs the language server the user configured, as a session does:
+/// a fake server (in the sandbox) answers a file's outline, and is told to exit before
+/// the call returns.
+#[test]
+fn the_lsp_tool_answers_in_a_one_shot_call_from_the_configured_server() {
+    let python = "/usr/bin/python3";
+    if !std::path::Path::new(python).is_file() {
+        codesmith_testkit::missing("PYTHON3", "the one-shot lsp call was not checked");
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[lsp.fake]\ncommand = [\"{python}\", \"fake_lsp.py\"]\nextensions = [\"py\"]\n"),
+    )
+    .unwrap();
+    std::fs::write(ws.path().join("app.py"), "def greet():\n    pass\n").unwrap();
+    std::fs::write(
+        ws.path().join("fake_lsp.py"),
+        r#"
+import json, sys
+def send(msg):
+    body = json.dumps(msg).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+while True:
+    length = None
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    msg = json.loads(sys.stdin.buffer.read(length))
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        if method == "exit":
+            open("server-exited", "w").write("yes")
+            sys.exit(0)
+        continue
+    result = None
+    if method == "initialize":
+        result = {"capabilities": {"documentSymbolProvider": True, "textDocumentSync": 1}}
+    elif method == "textDocument/documentSymbol":
+        r = {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 9}}
+        result = [{"name": "greet", "kind": 12, "range": r, "selectionRange": r}]
+    send({"jsonrpc": "2.0", "id": mid, "result": result})
+"#,
+    )
+    .unwrap();
+    let (code, out) = tool(
+        home.path(),
+        ws.path(),
+        "lsp",
+        r#"{"operation": "document_symbols", "path": "app.py"}"#,
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(out["output"], "function greet (line 1)", "{out}");
+    assert!(
+        ws.path().join("server-exited").exists(),
+        "the language server was not shut down when the call ended"
+    );
 }

@@ -665,6 +665,22 @@ async fn resume_replays_what_the_live_session_showed_and_keeps_an_interrupted_an
         ui_command(&sb.home(), &ws, &url).replacen(" --workspace", " resume --workspace", 1);
     let tmux = Tmux::start_sized(&command, 100, 50);
     let screen = tmux.wait_for("message, /help").await;
+    // What `ls` answered, as the transcript keeps it: a failure below explains itself.
+    let ls_result = || {
+        std::fs::read_dir(sb.home().join("sessions"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .flat_map(|t| {
+                t.lines()
+                    .filter(|l| l.contains("\"c2\""))
+                    .map(|l| l.chars().take(2_000).collect::<String>())
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     // The edit's diff and the command's exit code, as the live session showed them.
     for shown in [
         "● edit_file calc.py · +1 -1",
@@ -676,9 +692,14 @@ async fn resume_replays_what_the_live_session_showed_and_keeps_an_interrupted_an
     ] {
         assert!(
             live.contains(shown) || shown.starts_with("› second"),
-            "live: {shown:?}\n{live}"
+            "live: {shown:?}\n{live}\nexec_shell's result in the transcript:\n{}",
+            ls_result()
         );
-        assert!(screen.contains(shown), "replay lacks {shown:?}:\n{screen}");
+        assert!(
+            screen.contains(shown),
+            "replay lacks {shown:?}:\n{screen}\nexec_shell's result in the transcript:\n{}",
+            ls_result()
+        );
     }
     // The transcript holds the verifier's runtime event; the replay never shows it.
     let transcript = std::fs::read_dir(sb.home().join("sessions"))
@@ -911,4 +932,54 @@ async fn at_path_attaches_bang_runs_through_the_gate_and_esc_interrupts() {
     tmux.text("/quit");
     tmux.keys(&["Enter"]);
     wait_gone(&tmux).await;
+}
+
+/// A command whose middle the approval prompt folds away cannot be approved unseen: "y"
+/// shows it whole first, Ctrl-O shows it on demand, and only once its end has been on
+/// screen does "y" run it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_a_folded_command_is_shown_whole_before_yes_runs_it() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let server = ScriptedServer::start().await;
+    let command = format!(
+        "echo harmless build step\n{}touch HIDDEN_RAN\n{}echo done",
+        "\n".repeat(30),
+        "\n".repeat(30)
+    );
+    let args = serde_json::json!({ "command": command }).to_string();
+    server
+        .push(Scripted::tool_call("c1", "exec_shell", &args))
+        .push(Scripted::text("The build step ran."));
+    let ws = sb.ws();
+    // In suggest mode every command asks.
+    let ui = ui_command(&sb.home(), &ws, &server.base_url())
+        .replace("--approval auto-edit", "--approval suggest");
+    let tmux = Tmux::start(&ui);
+    tmux.wait_for("message, /help").await;
+    tmux.text("run the build step");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Allow exec_shell?").await;
+    assert!(!screen.contains("$ touch HIDDEN_RAN"), "{screen}");
+    assert!(screen.contains("Ctrl-O shows all of it"), "{screen}");
+    // "y" before the whole command was on screen shows it instead of running it.
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("approve only what you have seen").await;
+    assert!(screen.contains("rows 1–"), "{screen}");
+    assert!(!ws.join("HIDDEN_RAN").exists());
+    // Ctrl-O folds it again; Ctrl-O shows it; End scrolls to its end.
+    tmux.keys(&["C-o"]);
+    tmux.wait_for("Ctrl-O shows all of it").await;
+    tmux.keys(&["C-o"]);
+    tmux.wait_for("rows 1–").await;
+    tmux.keys(&["End"]);
+    let screen = tmux.wait_for("$ echo done").await;
+    assert!(screen.contains("of 63"), "{screen}");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("The build step ran.").await;
+    assert!(screen.contains("approved once"), "{screen}");
+    assert!(ws.join("HIDDEN_RAN").exists());
 }

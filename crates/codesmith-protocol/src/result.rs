@@ -43,6 +43,9 @@ pub enum ErrorCode {
     Unavailable,
     /// An external tool (an MCP server) ran the call and reported an error.
     ToolError,
+    /// The sandbox could not be set up (bubblewrap failed before the command started), so
+    /// the command did not run; the message quotes the sandbox's own reason.
+    SandboxFailed,
     /// A host-level cause; never carries host detail.
     Internal,
 }
@@ -67,6 +70,7 @@ impl ErrorCode {
             ErrorCode::Cancelled => "CANCELLED",
             ErrorCode::Unavailable => "UNAVAILABLE",
             ErrorCode::ToolError => "TOOL_ERROR",
+            ErrorCode::SandboxFailed => "SANDBOX_FAILED",
             ErrorCode::Internal => "INTERNAL",
         }
     }

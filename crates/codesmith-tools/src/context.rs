@@ -293,8 +293,11 @@ impl ToolContext {
             );
             return Err(refusal);
         };
-        let root = Arc::new(Root::open(&root_dir).map_err(|_| Refusal::internal())?);
-        let mut path = resolve_in(&root, model_path)?;
+        let root = Root::open(&root_dir).map_err(|e| {
+            let dir = root_dir.display().to_string();
+            crate::fs::os_error::io_refusal(&dir, crate::fs::os_error::Access::Reach, &e)
+        })?;
+        let mut path = resolve_in(&Arc::new(root), model_path)?;
         path.rel = path.abs.display().to_string();
         Ok(path)
     }

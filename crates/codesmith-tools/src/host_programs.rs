@@ -383,6 +383,88 @@ impl Workspace {
         }
         None
     }
+
+    /// The real path of `text` (resolved against `cwd` when relative) as a file a host
+    /// program is handed to read as its code or data, or why it may not be: each step is
+    /// resolved the way the kernel resolves it (`.`, `..`, symlinks followed one by one,
+    /// at most 40), and no step may lie under `/dev`, `/proc` or `/sys`, on a procfs
+    /// (whose links, like `/dev/stdin`'s target `/proc/self/fd/0`, mean something else in
+    /// every process) or inside the workspace (a symlink that leads in, or through, counts);
+    /// what it ends at must exist and be a regular file (not a fifo, socket, device or
+    /// directory). `new_ok` lets the last name not exist yet (a file a program creates).
+    /// Fails closed: a step that cannot be read is a refusal.
+    pub fn host_file(&self, text: &Path, cwd: &Path, new_ok: bool) -> Result<PathBuf, String> {
+        if text.as_os_str().is_empty() {
+            return Err("is empty".to_string());
+        }
+        let mut todo = Vec::new();
+        push_parts(&mut todo, &cwd.join(text));
+        let mut out = PathBuf::from("/");
+        let mut links = 0;
+        while let Some(part) = todo.pop() {
+            if part == ".." {
+                out.pop();
+                continue;
+            }
+            let next = out.join(&part);
+            self.step_allowed(&next, &out)?;
+            let meta = match std::fs::symlink_metadata(&next) {
+                Ok(m) => m,
+                Err(e) if new_ok && todo.is_empty() && e.kind() == std::io::ErrorKind::NotFound => {
+                    return Ok(next);
+                }
+                Err(e) => return Err(format!("cannot be resolved at `{}` ({e})", next.display())),
+            };
+            if meta.file_type().is_symlink() {
+                links += 1;
+                let target = std::fs::read_link(&next)
+                    .ok()
+                    .filter(|_| links <= 40)
+                    .ok_or_else(|| format!("cannot be resolved at `{}`", next.display()))?;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                push_parts(&mut todo, &target);
+            } else {
+                out = next;
+            }
+        }
+        match std::fs::metadata(&out) {
+            Ok(m) if m.is_file() => Ok(out),
+            Ok(_) => Err(format!(
+                "is `{}`, which is not a regular file",
+                out.display()
+            )),
+            Err(e) => Err(format!("cannot be resolved at `{}` ({e})", out.display())),
+        }
+    }
+
+    /// Why `next`, a step of [`Workspace::host_file`] in directory `dir`, may not be
+    /// taken.
+    fn step_allowed(&self, next: &Path, dir: &Path) -> Result<(), String> {
+        if let Some(system) = SYSTEM_DIRS.iter().find(|d| next.starts_with(d)) {
+            return Err(format!(
+                "resolves through `{}`, under `{system}`, whose files are the system's or \
+                 another process's view (stdin, a descriptor, a device), not a script",
+                next.display()
+            ));
+        }
+        if next.starts_with(&self.given) || self.real.as_ref().is_some_and(|r| next.starts_with(r))
+        {
+            return Err(format!(
+                "resolves through `{}`, inside the workspace, which the model can change",
+                next.display()
+            ));
+        }
+        if rustix::fs::statfs(dir).is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC) {
+            return Err(format!(
+                "resolves through `{}`, on a procfs, whose links mean something else in \
+                 every process",
+                next.display()
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Where in `piece` a name or path may start: at 0; after a character that cannot
@@ -400,6 +482,23 @@ fn word_starts(piece: &str) -> impl Iterator<Item = usize> + '_ {
             && (i == 2 || ["/", "~/", "./", "../"].iter().any(|p| tail.starts_with(p)));
         boundary || glued
     })
+}
+
+/// Directories whose files are never a host program's code or data file: devices (and
+/// `/dev/stdin`, `/dev/fd/N`), processes' views, kernel objects.
+const SYSTEM_DIRS: &[&str] = &["/dev", "/proc", "/sys"];
+
+/// Pushes `path`'s parts onto `todo` so that they pop in order (`.` and the root dropped,
+/// `..` kept).
+fn push_parts(todo: &mut Vec<OsString>, path: &Path) {
+    use std::path::Component;
+    for c in path.components().rev() {
+        match c {
+            Component::ParentDir => todo.push(OsString::from("..")),
+            Component::Normal(n) => todo.push(n.to_os_string()),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
 }
 
 /// `path` with `.`, `//` and `..` resolved as written (`..` at the root stays there).
@@ -463,8 +562,15 @@ struct Runner {
     valued: &'static str,
     /// Long options: `name` takes no value, `name=` takes one (attached or the next word).
     long: &'static [&'static str],
-    /// The short flag whose value is the program file or module (`-m`, `-f`).
+    /// The short flag whose value is the program file (`-f`).
     file_flag: Option<char>,
+    /// Short flags, and long options, whose value names code found through a search path
+    /// (`python -m MODULE`, `perl -MModule`, `ruby -rlib`, `node --require pkg`): where it
+    /// resolves (the working directory, site-packages, `.pth` files, editable installs,
+    /// `node_modules`) is not something the command line shows, so they are refused.
+    searched: &'static str,
+    /// Long options (without `--`) that load code found through a search path.
+    searched_long: &'static [&'static str],
     /// A sub-command that must come first (`deno run FILE`).
     first_word: Option<&'static str>,
     /// `-NUM` is an option (`nice -5`).
@@ -479,6 +585,8 @@ const fn runner(names: &'static [&'static str], hands: Hands) -> Runner {
         valued: "",
         long: &[],
         file_flag: None,
+        searched: "",
+        searched_long: &[],
         first_word: None,
         numeric: false,
         hands,
@@ -511,15 +619,17 @@ const RUNNERS: &[Runner] = &[
     },
     Runner {
         flags: "BbdEIOqsSuvx",
-        file_flag: Some('m'),
+        searched: "m",
         ..runner(&["python", "pypy"], Hands::File)
     },
     Runner {
         flags: "aTtUWw",
+        searched: "Mm",
         ..runner(&["perl"], Hands::File)
     },
     Runner {
         flags: "dvw",
+        searched: "r",
         long: &["disable-gems"],
         ..runner(&["ruby"], Hands::File)
     },
@@ -534,6 +644,8 @@ const RUNNERS: &[Runner] = &[
             "trace-warnings",
             "unhandled-rejections=",
         ],
+        searched: "r",
+        searched_long: &["require", "import", "loader", "experimental-loader"],
         ..runner(&["node", "nodejs"], Hands::File)
     },
     Runner {
@@ -603,6 +715,62 @@ const RUNNERS: &[Runner] = &[
     },
 ];
 
+/// What the operands of a [`DataFiles`] program are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operand {
+    /// Files it reads as data (a sound file): each must resolve to an existing regular
+    /// file outside the workspace and the system directories ([`Workspace::host_file`]).
+    Read,
+    /// Files it writes (`tee`): each resolves the same way, except that the last name may
+    /// not exist yet.
+    Write,
+}
+
+/// A compiled program that takes files as data, never as code, with the options of it
+/// that are understood (each takes no value, or one attached with `=`).
+struct DataFiles {
+    names: &'static [&'static str],
+    /// Short flags that take no value.
+    flags: &'static str,
+    /// Long options without `--`: `name` takes no value, `name=` one attached with `=`.
+    long: &'static [&'static str],
+    operands: Operand,
+}
+
+/// The programs of [`DataFiles`]: `tee` to append a log, sound players for a
+/// notification.
+const DATA_FILE_PROGRAMS: &[DataFiles] = &[
+    DataFiles {
+        names: &["tee"],
+        flags: "aip",
+        long: &[
+            "append",
+            "ignore-interrupts",
+            "output-error",
+            "output-error=",
+        ],
+        operands: Operand::Write,
+    },
+    DataFiles {
+        names: &["paplay", "pw-play", "pw-cat"],
+        flags: "",
+        long: &["volume="],
+        operands: Operand::Read,
+    },
+    DataFiles {
+        names: &["aplay"],
+        flags: "qN",
+        long: &["quiet"],
+        operands: Operand::Read,
+    },
+    DataFiles {
+        names: &["afplay"],
+        flags: "",
+        long: &[],
+        operands: Operand::Read,
+    },
+];
+
 /// Programs that take their arguments as data, never as code to run (`jq`'s filter
 /// language runs no program and reads no file it is not named).
 const DATA_PROGRAMS: &[&str] = &[
@@ -631,20 +799,24 @@ fn program_name(token: &str) -> String {
 
 /// Why `tokens` (a host program and its arguments, as a hook's `command` gives them) is
 /// not understood as handing no inline code to an interpreter, or `None` when it is.
-/// Understood are: an interpreter given a program file (or `python -m MODULE`) and only
-/// options listed in [`RUNNERS`]; a wrapper (`env`, `nice`, `timeout`, …) with listed
-/// options around an understood command; a script whose `#!` line, with the script as
-/// its program file, is understood; a program of [`DATA_PROGRAMS`]; and a compiled
-/// program given no arguments. Anything else (an option not listed, `sh -c`, an
-/// interpreter with no program file, which reads its program from stdin — the hook's
-/// input —, awk's program text, a compiled program not known to take data, a program not
-/// found) is named in the answer. `program` is looked up as [`find_program`] does for
-/// `workspace`, to read its `#!` line.
+/// Understood are: an interpreter given a program file and only options listed in
+/// [`RUNNERS`]; a wrapper (`env`, `nice`, `timeout`, …) with listed options around an
+/// understood command; a script whose `#!` line, with the script as its program file, is
+/// understood; a program of [`DATA_PROGRAMS`]; a program of [`DATA_FILE_PROGRAMS`] with
+/// listed options and files as its operands; and a compiled program given no arguments.
+/// Every program (found as [`find_program`] finds it for `workspace`, to read its `#!`
+/// line) and every program or data file is judged by where it resolves
+/// ([`Workspace::host_file`]: an existing regular file, outside the workspace and `/dev`,
+/// `/proc`, `/sys`, resolved from `/`, where hooks run). Anything else (an option not
+/// listed, `sh -c`, an interpreter with no program file, which reads its program from
+/// stdin — the hook's input —, `python -m` and other code found through a search path,
+/// awk's program text, a compiled program not known to take data, a program not found) is
+/// named in the answer.
 pub fn inline_code(tokens: &[String], workspace: &Path) -> Option<String> {
-    judge_program(tokens, workspace, 0).err()
+    judge_program(tokens, &Workspace::new(workspace), 0).err()
 }
 
-fn judge_program(tokens: &[String], workspace: &Path, depth: usize) -> Result<(), String> {
+fn judge_program(tokens: &[String], ws: &Workspace, depth: usize) -> Result<(), String> {
     let Some(first) = tokens.first() else {
         return Err("an empty command".to_string());
     };
@@ -653,18 +825,31 @@ fn judge_program(tokens: &[String], workspace: &Path, depth: usize) -> Result<()
             "`{first}` is nested too deeply (wrappers and `#!` lines) to be followed"
         ));
     }
+    let found = find_program(first, &ws.given);
+    match &found {
+        Some(path) => {
+            ws.host_file(path, Path::new(NEUTRAL_DIR), false)
+                .map_err(|why| format!("the program `{first}` {why}"))?;
+        }
+        None if first.contains('/') => {
+            return Err(format!(
+                "the program `{first}` is not an executable file outside the workspace"
+            ));
+        }
+        None => {}
+    }
     let name = program_name(first);
     let args = &tokens[1..];
     if name == "pwsh" || name == "powershell" {
-        return powershell_args(&name, args);
+        return powershell_args(&name, args, ws);
     }
     if let Some(runner) = RUNNERS.iter().find(|r| r.names.contains(&name.as_str())) {
-        return match runner_args(runner, &name, args)? {
-            Some(command) => judge_program(command, workspace, depth + 1),
+        return match runner_args(runner, &name, args, ws)? {
+            Some(command) => judge_program(command, ws, depth + 1),
             None => Ok(()),
         };
     }
-    let Some(path) = find_program(first, workspace) else {
+    let Some(path) = found else {
         if DATA_PROGRAMS.contains(&name.as_str()) {
             return Ok(());
         }
@@ -688,20 +873,99 @@ fn judge_program(tokens: &[String], workspace: &Path, depth: usize) -> Result<()
         };
         command.push(path.to_string_lossy().into_owned());
         command.extend(args.iter().cloned());
-        return judge_program(&command, workspace, depth + 1);
+        return judge_program(&command, ws, depth + 1);
     }
     if !head.starts_with(b"\x7fELF") {
         return Err(format!(
             "`{first}` is neither a script with a `#!` line nor a compiled program"
         ));
     }
+    if let Some(files) = DATA_FILE_PROGRAMS
+        .iter()
+        .find(|d| d.names.contains(&name.as_str()))
+    {
+        return data_file_args(files, &name, args, ws);
+    }
     match args.first() {
         Some(arg) if !DATA_PROGRAMS.contains(&name.as_str()) => Err(format!(
             "`{first}` is a compiled program not known to take data, so its argument `{arg}` \
-             is not understood as handing no inline code"
+             is not understood as handing no inline code (arguments are understood only for \
+             known interpreters and wrappers, `echo`/`jq`-like programs, and the files of \
+             `tee` and sound players)"
         )),
         _ => Ok(()),
     }
+}
+
+/// Reads `args` of a [`DataFiles`] program called `name`: listed options, then operands,
+/// absolute paths that resolve as its [`Operand`] says.
+fn data_file_args(
+    files: &DataFiles,
+    name: &str,
+    args: &[String],
+    ws: &Workspace,
+) -> Result<(), String> {
+    let mut operands_only = false;
+    let mut operands = 0;
+    for word in args {
+        if !operands_only && word == "--" {
+            operands_only = true;
+            continue;
+        }
+        if !operands_only && word.len() > 1 && word.starts_with('-') {
+            let understood = match word.strip_prefix("--") {
+                Some(long) => match long.split_once('=') {
+                    Some((given, _)) => files
+                        .long
+                        .iter()
+                        .any(|l| l.strip_suffix('=') == Some(given)),
+                    None => files.long.contains(&long),
+                },
+                None => word[1..].chars().all(|c| files.flags.contains(c)),
+            };
+            if !understood {
+                return Err(format!(
+                    "`{name} {word}`: an option of {name} not understood as harmless"
+                ));
+            }
+            continue;
+        }
+        operands += 1;
+        if !Path::new(word).is_absolute() {
+            return Err(format!(
+                "`{name}`'s file `{word}` is not an absolute path; {name} is accepted only \
+                 with absolute paths of files outside the project"
+            ));
+        }
+        ws.host_file(
+            Path::new(word),
+            Path::new(NEUTRAL_DIR),
+            files.operands == Operand::Write,
+        )
+        .map_err(|why| {
+            format!(
+                "`{name}`'s file `{word}` {why}; {name} is accepted only with files outside \
+                 the project (absolute paths)"
+            )
+        })?;
+    }
+    if operands == 0 && files.operands == Operand::Read {
+        return Err(format!(
+            "`{name}` without a file reads stdin, the hook's input, as data it was not \
+             meant for"
+        ));
+    }
+    Ok(())
+}
+
+/// Why `name`'s option `option` is refused: it loads code found through a search path.
+fn searched(name: &str, option: &str) -> String {
+    format!(
+        "`{name} {option}` loads code found through a search path ({name}'s module path: \
+         the working directory, site-packages, `.pth` files, editable installs or \
+         `node_modules` that can point into the project), and where it resolves is not on \
+         the command line: name the absolute path of a script outside the project instead"
+    )
 }
 
 /// Reads `args` of `runner` (called `name`): the command it runs next, `None` when it is
@@ -710,6 +974,7 @@ fn runner_args<'a>(
     runner: &Runner,
     name: &str,
     args: &'a [String],
+    ws: &Workspace,
 ) -> Result<Option<&'a [String]>, String> {
     let not_understood = |word: &str| {
         Err(format!(
@@ -743,7 +1008,7 @@ fn runner_args<'a>(
         if !option {
             return match runner.hands {
                 Hands::Command(skip) => Ok(Some(args.get(index - 1 + skip..).unwrap_or_default())),
-                Hands::File => program_file(name, word).map(|()| None),
+                Hands::File => program_file(name, word, ws).map(|()| None),
                 Hands::Text => Err(format!(
                     "`{name} {word}`: the program text of {name} is inline code"
                 )),
@@ -757,6 +1022,9 @@ fn runner_args<'a>(
                 Some((given, _)) => (given, true),
                 None => (long, false),
             };
+            if runner.searched_long.contains(&given) {
+                return Err(searched(name, &format!("--{given}")));
+            }
             let valued = runner
                 .long
                 .iter()
@@ -776,6 +1044,9 @@ fn runner_args<'a>(
         }
         for (at, flag) in short.char_indices() {
             let rest = &short[at + flag.len_utf8()..];
+            if runner.searched.contains(flag) {
+                return Err(searched(name, &format!("-{flag}")));
+            }
             if Some(flag) == runner.file_flag || runner.valued.contains(flag) {
                 let value = if rest.is_empty() {
                     index += 1;
@@ -784,7 +1055,7 @@ fn runner_args<'a>(
                     rest
                 };
                 if Some(flag) == runner.file_flag {
-                    return program_file(name, value).map(|()| None);
+                    return program_file(name, value, ws).map(|()| None);
                 }
                 break;
             }
@@ -802,26 +1073,35 @@ fn runner_args<'a>(
     }
 }
 
-/// `file` as the program file of `name`: a named file, not stdin or a descriptor (which
-/// carry the hook's input).
-fn program_file(name: &str, file: &str) -> Result<(), String> {
-    if file.is_empty() || file == "-" || file.starts_with("/dev/") || file.starts_with("/proc/") {
+/// `file` as the program file of `name`: a named file that resolves, from `/` where hooks
+/// run, to an existing regular file outside the workspace and the system directories
+/// ([`Workspace::host_file`]) — never stdin, a descriptor or a device (which carry the
+/// hook's input), nor a name the program would look for elsewhere.
+fn program_file(name: &str, file: &str, ws: &Workspace) -> Result<(), String> {
+    if file.is_empty() || file == "-" {
         return Err(format!(
             "`{name}` reads its program from `{file}`, the hook's input (inline code)"
         ));
     }
-    Ok(())
+    ws.host_file(Path::new(file), Path::new(NEUTRAL_DIR), false)
+        .map(drop)
+        .map_err(|why| {
+            format!(
+                "the program file `{file}` of `{name}` {why}; name the absolute path of a \
+                 script file outside the project"
+            )
+        })
 }
 
 /// PowerShell: only `[-NoProfile | -NoLogo | -NonInteractive]… [-File] SCRIPT ARGS…`
 /// (its options are case-insensitive single-dash words).
-fn powershell_args(name: &str, args: &[String]) -> Result<(), String> {
+fn powershell_args(name: &str, args: &[String], ws: &Workspace) -> Result<(), String> {
     let mut iter = args.iter();
     while let Some(word) = iter.next() {
         match word.to_ascii_lowercase().as_str() {
             "-noprofile" | "-nologo" | "-noninteractive" => {}
             "-file" | "-f" => {
-                return program_file(name, iter.next().map_or("", String::as_str));
+                return program_file(name, iter.next().map_or("", String::as_str), ws);
             }
             w if w.starts_with('-') => {
                 return Err(format!(
@@ -829,7 +1109,7 @@ fn powershell_args(name: &str, args: &[String]) -> Result<(), String> {
                      code"
                 ));
             }
-            _ => return program_file(name, word),
+            _ => return program_file(name, word, ws),
         }
     }
     Err(format!(
@@ -947,22 +1227,23 @@ mod tests {
 
     #[test]
     fn inline_code_is_found_behind_wrappers_and_flag_clusters() {
-        let ws = tempfile::tempdir().unwrap();
-        let t = |v: &[&str]| {
-            inline_code(
-                &v.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-                ws.path(),
-            )
-        };
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let hook_sh = d.path().join("hook.sh");
+        let hook_py = d.path().join("hook.py");
+        std::fs::write(&hook_sh, "exit 0\n").unwrap();
+        std::fs::write(&hook_py, "pass\n").unwrap();
+        let t = |v: &[&str]| inline_code(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &ws);
         assert!(t(&["/bin/sh", "-c", "echo hi"]).is_some());
         assert!(t(&["/usr/bin/env", "bash", "-ec", "x"]).is_some());
         assert!(t(&["python3.12", "-I", "-c", "x"]).is_some());
         assert!(t(&["node", "--eval", "x"]).is_some());
         assert!(t(&["/usr/bin/awk", "BEGIN{}"]).is_some());
-        assert_eq!(t(&["/bin/sh", "/home/me/hook.sh"]), None);
+        assert_eq!(t(&["/bin/sh", hook_sh.to_str().unwrap()]), None);
         assert_eq!(t(&["/usr/bin/jq", "-c", "."]), None);
         assert_eq!(
-            t(&["/usr/bin/python3", "/home/me/hook.py", "--check"]),
+            t(&["/usr/bin/python3", hook_py.to_str().unwrap(), "--check"]),
             None
         );
     }
@@ -986,7 +1267,25 @@ mod tests {
         let via_env = script("env.py", "#!/usr/bin/env python3\n");
         let split = script("split.sh", "#!/usr/bin/env -S sh -c 'id'\n");
         let no_line = script("noline", "exit 0\n");
-        let t = |v: &[&str]| inline_code(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &ws);
+        let h_sh = script("h.sh", "exit 0\n");
+        let h_py = script("h.py", "pass\n");
+        let h_awk = script("h.awk", "{print}\n");
+        let h_ts = script("h.ts", "1\n");
+        let h_ps1 = script("h.ps1", "1\n");
+        let t = |v: &[&str]| {
+            let v: Vec<String> = v
+                .iter()
+                .map(|s| match *s {
+                    "/h.sh" => h_sh.clone(),
+                    "/h.py" => h_py.clone(),
+                    "/h.awk" => h_awk.clone(),
+                    "/h.ts" => h_ts.clone(),
+                    "/h.ps1" => h_ps1.clone(),
+                    s => s.to_string(),
+                })
+                .collect();
+            inline_code(&v, &ws)
+        };
         for (command, named) in [
             (vec!["/bin/sh"], "stdin"),
             (vec!["/bin/bash", "-s"], "-s"),
@@ -1006,6 +1305,7 @@ mod tests {
             (vec!["pwsh", "-Command", "x"], "-Command"),
             (vec!["/usr/bin/awk", "-F:", "{print}"], "program text"),
             (vec!["/usr/bin/env", "-S", "sh -c x"], "-S"),
+            (vec!["python3", "-m", "hooks.check"], "-m"),
             (vec!["env", "BASH_ENV=/x", "/bin/sh", "/h.sh"], "BASH_ENV"),
             (vec!["timeout", "5", "/bin/sh", "-c", "x"], "-c"),
             (vec!["nice", "-n", "5", "python3", "-c", "x"], "-c"),
@@ -1022,7 +1322,6 @@ mod tests {
             vec!["/usr/bin/env", "bash", "-e", "/h.sh"],
             vec!["env", "-i", "/bin/sh", "/h.sh"],
             vec!["python3.12", "-I", "/h.py"],
-            vec!["python3", "-m", "hooks.check"],
             vec!["/usr/bin/awk", "-F", ":", "-f", "/h.awk", "x"],
             vec!["timeout", "5", "nice", "-5", "/bin/sh", "/h.sh"],
             vec!["deno", "run", "/h.ts"],
@@ -1034,6 +1333,178 @@ mod tests {
             vec![via_env.as_str()],
         ] {
             assert_eq!(t(&command), None, "{command:?}");
+        }
+    }
+
+    /// A program file is judged by where it resolves, never by how it is spelled: stdin
+    /// and descriptors however written (`//dev/stdin`, `/./dev/stdin`, `..`, `/proc`, a
+    /// symlink outside that leads there), anything but an existing regular file (a
+    /// directory, a socket, a device, a missing file), a symlink chain that passes through
+    /// the workspace, and an interpreter or program that resolves into it.
+    #[test]
+    fn program_files_and_programs_are_judged_by_where_they_resolve() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let out = d.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let p = |name: &str| out.join(name).to_str().unwrap().to_string();
+        std::fs::write(out.join("real.sh"), "exit 0\n").unwrap();
+        std::fs::write(ws.join("evil.sh"), "exit 0\n").unwrap();
+        std::os::unix::fs::symlink("/dev/stdin", out.join("to-stdin")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/fd/0", out.join("to-fd")).unwrap();
+        std::os::unix::fs::symlink(ws.join("hop"), out.join("via-ws")).unwrap();
+        std::os::unix::fs::symlink(out.join("real.sh"), ws.join("hop")).unwrap();
+        std::os::unix::fs::symlink(ws.join("evil.sh"), out.join("into-ws")).unwrap();
+        std::os::unix::fs::symlink("loop", out.join("loop")).unwrap();
+        std::fs::create_dir_all(out.join("dir")).unwrap();
+        let _socket = std::os::unix::net::UnixListener::bind(out.join("sock")).unwrap();
+        // A workspace interpreter named by a script's `#!` line, and a workspace program.
+        std::fs::copy("/bin/sh", ws.join("python3")).unwrap();
+        let shebang = p("shebang.py");
+        std::fs::write(&shebang, format!("#!{}/python3\n", ws.display())).unwrap();
+        std::fs::set_permissions(&shebang, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink(ws.join("python3"), out.join("py-link")).unwrap();
+        let real = p("real.sh");
+        let relative = real.trim_start_matches('/').to_string();
+        let t = |v: &[&str]| inline_code(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &ws);
+        for command in [
+            vec!["bash", "//dev/stdin"],
+            vec!["python3", "/./dev/stdin"],
+            vec!["/bin/sh", "/dev/../dev/stdin"],
+            vec!["/bin/sh", "/dev/fd/0"],
+            vec!["sh", "/proc/self/fd/0"],
+            vec!["sh", "///proc//self/fd/0"],
+            vec!["perl", "/dev/stdin"],
+            vec!["/usr/bin/awk", "-f", "//dev/stdin"],
+            vec!["pwsh", "-File", "/./dev/stdin"],
+            vec!["env", "bash", "/dev//stdin"],
+            vec!["sh", &p("to-stdin")],
+            vec!["sh", &p("to-fd")],
+            vec!["sh", &p("via-ws")],
+            vec!["sh", &p("into-ws")],
+            vec!["sh", &p("loop")],
+            vec!["sh", &p("dir")],
+            vec!["sh", &p("sock")],
+            vec!["sh", &p("missing.sh")],
+            vec!["sh", "/dev/null"],
+            vec!["sh", "/sys/kernel/notes"],
+            vec!["sh", "no-such-hook.sh"],
+            vec![shebang.as_str()],
+            vec![&p("py-link"), &real],
+            vec!["/proc/self/exe"],
+        ] {
+            assert!(t(&command).is_some(), "{command:?} was accepted");
+        }
+        let why = t(&["bash", "//dev/stdin"]).unwrap();
+        assert!(why.contains("/dev"), "{why}");
+        let why = t(&["sh", &p("via-ws")]).unwrap();
+        assert!(why.contains("inside the workspace"), "{why}");
+        // A real file outside, also spelled relative to `/` (where hooks run) or through
+        // `//` and `..`, is a program file.
+        for command in [
+            vec!["sh", real.as_str()],
+            vec!["sh", relative.as_str()],
+            vec!["sh", &format!("{}//../out/./real.sh", out.display())],
+            vec!["bash", "-e", "--", real.as_str()],
+        ] {
+            assert_eq!(t(&command), None, "{command:?}");
+        }
+    }
+
+    /// Code found through a search path (`python -m`, `perl -M`, `ruby -r`, `node
+    /// --require`) is refused however the option is written, and the answer says to name
+    /// a script's absolute path instead.
+    #[test]
+    fn code_found_through_a_search_path_is_refused() {
+        let ws = tempfile::tempdir().unwrap();
+        let t = |v: &[&str]| {
+            inline_code(
+                &v.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                ws.path(),
+            )
+        };
+        for command in [
+            vec!["python3", "-m", "tmp.ws2.evil"],
+            vec!["python3", "-Im", "hooks.check"],
+            vec!["python3", "-mhooks.check"],
+            vec!["/usr/bin/env", "python3", "-I", "-m", "x"],
+            vec!["timeout", "5", "python3", "-m", "x"],
+            vec!["perl", "-MPOSIX", "/x.pl"],
+            vec!["perl", "-mPOSIX", "/x.pl"],
+            vec!["ruby", "-rjson", "/x.rb"],
+            vec!["ruby", "-w", "-r", "json", "/x.rb"],
+            vec!["node", "-r", "pkg", "/x.js"],
+            vec!["node", "--require", "pkg", "/x.js"],
+            vec!["node", "--import=pkg", "/x.js"],
+            vec!["node", "--loader", "pkg", "/x.js"],
+        ] {
+            let why = t(&command).unwrap_or_else(|| panic!("{command:?} was accepted"));
+            assert!(
+                why.contains("search path") && why.contains("absolute path"),
+                "{command:?}: {why}"
+            );
+        }
+    }
+
+    /// `tee` and sound players take files outside the project as data; anything else
+    /// about them (an option not listed, a file inside the workspace or under `/dev`,
+    /// `/proc`, `/sys`, a sound file that is not an existing regular file, no file at
+    /// all) is refused, as is an unknown compiled program given arguments.
+    #[test]
+    fn data_files_of_tee_and_sound_players_are_understood() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("sound.oga"), "x").unwrap();
+        let bin = d.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        // A compiled program called `paplay` (only its name and ELF header are read).
+        let paplay = bin.join("paplay");
+        std::fs::copy("/bin/true", &paplay).unwrap();
+        let paplay = paplay.to_str().unwrap();
+        let sound = d.path().join("complete.oga");
+        std::fs::write(&sound, "x").unwrap();
+        let sound = sound.to_str().unwrap();
+        let log = d.path().join("tool-log.jsonl");
+        let log = log.to_str().unwrap();
+        let in_ws = ws.join("log.jsonl");
+        let in_ws = in_ws.to_str().unwrap();
+        let ws_sound = ws.join("sound.oga");
+        let ws_sound = ws_sound.to_str().unwrap();
+        let missing_dir = d.path().join("no-dir/log");
+        let missing_dir = missing_dir.to_str().unwrap();
+        let dir = d.path().to_str().unwrap();
+        let t = |v: &[&str]| inline_code(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &ws);
+        for command in [
+            vec!["tee", "-a", log],
+            vec!["/usr/bin/tee", "--append", "--output-error=warn", log, log],
+            vec!["tee"],
+            vec![paplay, sound],
+            vec![paplay, "--volume=30000", "--", sound],
+        ] {
+            assert_eq!(t(&command), None, "{command:?}");
+        }
+        for (command, named) in [
+            (vec!["tee", "-a", in_ws], "inside the workspace"),
+            (vec!["tee", "/proc/sys/kernel/core_pattern"], "/proc"),
+            (vec!["tee", "/dev/tcp/127.0.0.1/9"], "/dev"),
+            (vec!["tee", missing_dir], "cannot be resolved"),
+            (vec!["tee", dir], "not a regular file"),
+            (vec!["tee", "-x", log], "-x"),
+            (vec!["tee", "--output-error", "warn", log], "absolute"),
+            (vec![paplay], "stdin"),
+            (vec![paplay, ws_sound], "inside the workspace"),
+            (vec![paplay, "/dev/stdin"], "/dev"),
+            (vec![paplay, dir], "not a regular file"),
+            (vec![paplay, "--server=x", sound], "--server"),
+            (
+                vec!["sqlite3", log],
+                "compiled program not known to take data",
+            ),
+        ] {
+            let why = t(&command).unwrap_or_else(|| panic!("{command:?} was accepted"));
+            assert!(why.contains(named), "{command:?}: {why}");
         }
     }
 

@@ -104,33 +104,64 @@ pub fn write_spill(home: &Path, text: &str) -> std::io::Result<String> {
 /// (a running task's poll) cuts without saving and says the full output is saved when the
 /// task ends. Returns the capped text and the spill ref, if one was written.
 pub fn cap_output(home: &Path, shown: &str, full: Option<&str>) -> (Capped, Option<String>) {
-    let shown = codesmith_policy::screen_text(shown);
-    let shown = shown.as_ref();
-    if shown.len() <= OUTPUT_CAP {
-        return (
-            head_tail(shown, HEAD_BYTES, TAIL_BYTES, |_| String::new()),
-            None,
-        );
-    }
-    let reference = full.and_then(|f| write_spill(home, f).ok());
-    let spill = full.is_some();
-    let capped = head_tail(shown, HEAD_BYTES, TAIL_BYTES, |omitted| {
-        match (&reference, spill) {
-            (Some(r), _) => format!(
-                "\n[... {omitted} bytes omitted. Full output saved; call retrieve_tool_result \
+    cap_parts(home, shown, 0, "", full)
+}
+
+/// Like [`cap_output`], for output already cut in two: `head` (its start), `gap` bytes left
+/// out, and `tail` (its end). Each part goes through the terminal filter on its own; the
+/// result keeps at most [`HEAD_BYTES`] of `head` and [`TAIL_BYTES`] of `tail`, and one
+/// marker counts everything left out (`gap` and what the cut removed). With `gap == 0` and
+/// an empty `tail` this is [`cap_output`].
+pub fn cap_parts(
+    home: &Path,
+    head: &str,
+    gap: usize,
+    tail: &str,
+    full: Option<&str>,
+) -> (Capped, Option<String>) {
+    let marker = |omitted: usize, reference: &Option<String>| match (reference, full.is_some()) {
+        (Some(r), _) => format!(
+            "\n[... {omitted} bytes omitted. Full output saved; call retrieve_tool_result \
              {{\"ref\": \"{r}\"}} to page through it.]\n"
-            ),
-            (None, true) => format!(
-                "\n[... {omitted} bytes omitted. The full output could not be saved; rerun the \
+        ),
+        (None, true) => format!(
+            "\n[... {omitted} bytes omitted. The full output could not be saved; rerun the \
              command with its output filtered (grep, tail) or redirected to a file.]\n"
-            ),
-            (None, false) => format!(
-                "\n[... {omitted} bytes omitted. The task is still running; the full output is \
+        ),
+        (None, false) => format!(
+            "\n[... {omitted} bytes omitted. The task is still running; the full output is \
              saved when it ends.]\n"
-            ),
+        ),
+    };
+    let head = codesmith_policy::screen_text(head);
+    if gap == 0 && tail.is_empty() {
+        let shown = head.as_ref();
+        if shown.len() <= OUTPUT_CAP {
+            return (
+                head_tail(shown, HEAD_BYTES, TAIL_BYTES, |_| String::new()),
+                None,
+            );
         }
-    });
-    (capped, reference)
+        let reference = full.and_then(|f| write_spill(home, f).ok());
+        let capped = head_tail(shown, HEAD_BYTES, TAIL_BYTES, |o| marker(o, &reference));
+        return (capped, reference);
+    }
+    let tail = codesmith_policy::screen_text(tail);
+    let mut h = head.len().min(HEAD_BYTES);
+    while !head.is_char_boundary(h) {
+        h -= 1;
+    }
+    let mut t = tail.len().saturating_sub(TAIL_BYTES);
+    while !tail.is_char_boundary(t) {
+        t += 1;
+    }
+    let omitted = gap + (head.len() - h) + t;
+    let reference = full.and_then(|f| write_spill(home, f).ok());
+    let mut text = String::with_capacity(h + (tail.len() - t) + 200);
+    text.push_str(&head[..h]);
+    text.push_str(&marker(omitted, &reference));
+    text.push_str(&tail[t..]);
+    (Capped { text, omitted }, reference)
 }
 
 /// Removes spill files older than [`RETENTION`]; call once at start-up. Returns how many

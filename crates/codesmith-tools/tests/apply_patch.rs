@@ -172,7 +172,12 @@ async fn a_failed_write_rolls_back_earlier_files() {
     // `blocker` is a file, so writing `blocker/c.txt` fails after a.txt and new/b.txt were written.
     let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n-1\n+2\n*** Add File: new/b.txt\n+b\n*** Add File: blocker/c.txt\n+c\n*** End Patch";
     let v = w.patch(patch).await;
-    assert_eq!(code(&v), "INTERNAL");
+    assert_eq!(code(&v), "INVALID_ARGUMENTS", "{v}");
+    assert!(
+        v.to_string()
+            .contains("\\\"blocker/c.txt\\\" cannot be written"),
+        "{v}"
+    );
     assert_eq!(w.get("a.txt"), "1\n");
     assert!(!w.root.join("new").exists());
     // The rollback keeps the session's read valid.

@@ -572,3 +572,64 @@ async fn run_later_files_a_command_writes_are_undone_unless_the_call_may_keep_th
     );
     assert!(f.ctx.workspace.join(".envrc").exists());
 }
+
+/// A pty read under a flood answers within its timeout (and a second), with the newest
+/// output and a marker counting what it left out, however long the session has flooded.
+#[tokio::test]
+async fn a_flooding_terminal_session_answers_within_its_timeout_with_its_newest_output() {
+    use codesmith_tools::shell::{PtyEnd, PtyRead, PtyStart};
+    let f = fixture();
+    let bound = |secs: u64| Duration::from_secs(secs) + Duration::from_secs(1);
+    let started = Instant::now();
+    let out = PtyStart
+        .call(
+            &f.ctx,
+            json!({"command": "yes FLOODLINE", "timeout_secs": 2}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < bound(2),
+        "pty_start took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.meta["status"], "running");
+    assert!(text(&out).contains("FLOODLINE\n"), "{}", text(&out));
+    assert!(text(&out).contains("bytes omitted"), "{}", text(&out));
+    let id = out.meta["id"].as_str().unwrap().to_string();
+    // A pattern that never shows keeps the read searching the flood until its timeout.
+    for args in [
+        json!({"id": id, "timeout_secs": 2}),
+        json!({"id": id, "timeout_secs": 2, "wait_for": "NEVER_PRINTED$"}),
+        json!({"id": id, "timeout_secs": 1}),
+    ] {
+        let started = Instant::now();
+        let out = PtyRead.call(&f.ctx, args.clone()).await.unwrap();
+        let secs = args["timeout_secs"].as_u64().unwrap();
+        assert!(
+            started.elapsed() < bound(secs),
+            "{args}: took {:?}",
+            started.elapsed()
+        );
+        assert_eq!(out.meta["waited"], "timed_out");
+        let shown = text(&out);
+        // The newest output: the flood's lines to the end (the last one may be half written).
+        let last = shown.trim_end().rsplit('\n').next().unwrap();
+        assert!(
+            "FLOODLINE".starts_with(last) && !last.is_empty(),
+            "{shown:?}"
+        );
+        assert!(shown.contains("\nFLOODLINE\nFLOODLINE\n"), "{shown:?}");
+        assert!(shown.contains("bytes omitted"), "{args}: {shown:?}");
+        assert!(out.meta["omitted_bytes"].as_u64().unwrap() > 0);
+        assert!(shown.len() < 31_000, "{args}: {} bytes", shown.len());
+    }
+    let started = Instant::now();
+    let end = PtyEnd.call(&f.ctx, json!({"id": id})).await.unwrap();
+    assert_eq!(end.meta["status"], "ended");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "pty_end took {:?}",
+        started.elapsed()
+    );
+}

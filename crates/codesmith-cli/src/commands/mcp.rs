@@ -43,7 +43,13 @@ pub(crate) async fn run(args: McpArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
-    match serve(registry, ctx, policy, &shutdown).await {
+    // The language servers the calls started do not outlive the connection.
+    let lsp = ctx.lsp.clone();
+    let served = serve(registry, ctx, policy, &shutdown).await;
+    if let Some(lsp) = lsp {
+        lsp.shutdown().await;
+    }
+    match served {
         Ok(()) => match shutdown.caught() {
             Some(signal) => shutdown::exit(
                 signal,

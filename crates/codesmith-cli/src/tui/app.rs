@@ -736,6 +736,30 @@ impl App {
             prompt.reason = Some(String::new());
             return Action::None;
         }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        // Ctrl-O shows the whole command (and folds it again); while it shows, the
+        // arrows and page keys scroll it.
+        if ctrl && key.code == KeyCode::Char('o') {
+            prompt.expanded = !prompt.expanded;
+            prompt.scroll = 0;
+            return Action::None;
+        }
+        if prompt.expanded {
+            let scroll = match key.code {
+                KeyCode::Up => Some(prompt.scroll.saturating_sub(1)),
+                KeyCode::Down => Some(prompt.scroll.saturating_add(1)),
+                KeyCode::PageUp => Some(prompt.scroll.saturating_sub(10)),
+                KeyCode::PageDown => Some(prompt.scroll.saturating_add(10)),
+                KeyCode::Home => Some(0),
+                KeyCode::End => Some(usize::MAX / 2),
+                _ => None,
+            };
+            if let Some(scroll) = scroll {
+                // The view clamps the scroll to the last page when it draws.
+                prompt.scroll = scroll;
+                return Action::None;
+            }
+        }
         let answer = match key.code {
             KeyCode::Esc => Some(ApprovalAnswer::Deny),
             KeyCode::Enter => Some(prompt.selected_answer()),
@@ -747,9 +771,16 @@ impl App {
                 prompt.move_selection(1);
                 None
             }
-            KeyCode::Char(c) => prompt.answer_for(c),
+            KeyCode::Char(c) if !ctrl => prompt.answer_for(c),
             _ => None,
         };
+        // A command is approved only once all of it has been on screen: an approving key
+        // pressed before shows it instead, and says why.
+        if answer.is_some_and(super::approval::Prompt::approves) && !prompt.seen_all.get() {
+            prompt.expanded = true;
+            prompt.must_read = true;
+            return Action::None;
+        }
         match answer {
             Some(a) => {
                 let label = match a {

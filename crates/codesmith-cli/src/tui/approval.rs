@@ -1,6 +1,7 @@
 //! Inline approval prompts, and the queue of the engine's approval questions: each
 //! arrives as an `approval_requested` event and is answered with `Op::Approval`.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use codesmith_protocol::{ApprovalAnswer, ApprovalRequest};
@@ -78,16 +79,39 @@ pub(crate) struct Prompt {
     pub selected: usize,
     /// The reason being typed after `r` (no, and say why): `Some` while it is typed.
     pub reason: Option<String>,
+    /// The whole command is on screen (Ctrl-O), scrolled [`Prompt::scroll`] rows down.
+    pub expanded: bool,
+    /// First row of the whole command shown while expanded.
+    pub scroll: usize,
+    /// An approving key was pressed before the whole command had been shown: the prompt
+    /// says why it expanded instead of answering.
+    pub must_read: bool,
+    /// True once every row of the whole command has been on screen (set by the view when
+    /// it draws the last row; from the start when nothing is elided).
+    pub seen_all: Cell<bool>,
 }
+
+/// The line an eliding prompt shows under the command.
+pub(crate) const ELIDED_NOTE: &str =
+    "  part of this command is not shown: Ctrl-O shows all of it before you approve";
+/// The line shown when an approving key was pressed before the whole command was shown.
+pub(crate) const MUST_READ_NOTE: &str =
+    "  approve only what you have seen: read to the end (↓, PgDn, End), then answer";
 
 impl Prompt {
     /// A prompt for `request`, with "yes, once" highlighted.
     pub(crate) fn new(request: ApprovalRequest) -> Self {
-        Prompt {
+        let mut prompt = Prompt {
             request,
             selected: 0,
             reason: None,
-        }
+            expanded: false,
+            scroll: 0,
+            must_read: false,
+            seen_all: Cell::new(false),
+        };
+        prompt.seen_all = Cell::new(!prompt.elides());
+        prompt
     }
 
     /// The command (the request's summary) as the prompt shows it: each line
@@ -95,7 +119,8 @@ impl Prompt {
     /// (controls and invisible characters shown, blank runs collapsed, at most
     /// [`COMMAND_LINE_CHARS`] characters with the middle elided). Past
     /// [`COMMAND_LINES`] lines the middle lines give way to a `… N more lines …`
-    /// marker: the last lines, where a dangerous part would hide, always show.
+    /// marker. When anything is left out, a last line says so and names Ctrl-O,
+    /// which shows [`Prompt::full_lines`].
     pub(crate) fn command_lines(&self) -> Vec<String> {
         let all: Vec<&str> = self.request.summary.lines().collect();
         let (head, tail) = if all.len() > COMMAND_LINES {
@@ -114,7 +139,42 @@ impl Prompt {
             out.push(format!("  … {} more lines …", all.len() - head - tail));
             out.extend(all[all.len() - tail..].iter().map(|l| line(l)));
         }
+        if self.elides() {
+            out.push(ELIDED_NOTE.to_string());
+        }
         out
+    }
+
+    /// Every line of the command, none elided: each prefixed `$ ` and passed through
+    /// [`codesmith_policy::visible_line`] with no length limit (controls and invisible
+    /// characters shown, blank runs counted).
+    pub(crate) fn full_lines(&self) -> Vec<String> {
+        self.request
+            .summary
+            .lines()
+            .map(|l| format!("$ {}", codesmith_policy::visible_line(l, usize::MAX)))
+            .collect()
+    }
+
+    /// True when [`Prompt::command_lines`] leaves part of the command out: lines past
+    /// [`COMMAND_LINES`], or a line cut to [`COMMAND_LINE_CHARS`].
+    pub(crate) fn elides(&self) -> bool {
+        let mut lines = 0;
+        for l in self.request.summary.lines() {
+            lines += 1;
+            if lines > COMMAND_LINES
+                || codesmith_policy::visible_line(l, COMMAND_LINE_CHARS)
+                    != codesmith_policy::visible_line(l, usize::MAX)
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// True for an answer that runs the command.
+    pub(crate) fn approves(answer: ApprovalAnswer) -> bool {
+        answer != ApprovalAnswer::Deny
     }
 
     /// The choices: yes once, yes for this session, always (only when a
@@ -210,8 +270,37 @@ mod tests {
         req.summary = "a\nb\nc\nd\ne\nrm -rf ~".into();
         assert_eq!(
             Prompt::new(req).command_lines(),
-            ["$ a", "$ b", "  … 2 more lines …", "$ e", "$ rm -rf ~"]
+            [
+                "$ a",
+                "$ b",
+                "  … 2 more lines …",
+                "$ e",
+                "$ rm -rf ~",
+                ELIDED_NOTE
+            ]
         );
+    }
+
+    #[test]
+    fn an_elided_command_is_not_taken_as_seen_and_its_full_lines_hide_nothing() {
+        let mut req = request(true);
+        let p = Prompt::new(req.clone());
+        assert!(!p.elides() && p.seen_all.get(), "short: all of it shows");
+        req.summary = format!("echo {} touch HIDDEN {}", "a".repeat(300), "b".repeat(300));
+        let p = Prompt::new(req.clone());
+        assert!(p.elides() && !p.seen_all.get(), "a line cut in its middle");
+        assert!(!p.command_lines().concat().contains("HIDDEN"));
+        assert!(p.full_lines()[0].contains("touch HIDDEN"));
+        req.summary = "a\nb\nHIDDEN\nd\ne".into();
+        let p = Prompt::new(req);
+        assert!(p.elides() && !p.seen_all.get(), "a line folded away");
+        assert_eq!(p.full_lines()[2], "$ HIDDEN");
+        // Blank runs are counted, not hidden: no elision.
+        let p = Prompt::new(ApprovalRequest {
+            summary: format!("echo{}ok", " ".repeat(500)),
+            ..request(true)
+        });
+        assert!(!p.elides());
     }
 
     #[test]

@@ -217,7 +217,8 @@ async fn answer(
     say(&format!(
         "approve {}:\n  {}\n  why: {}\n  answer {} (after n, words of your own tell the model why)",
         codesmith_policy::visible_line(&prompt.request.tool, 60),
-        prompt.command_lines().join("\n  "),
+        // Scrolled lines stay readable here: the whole command is printed, none elided.
+        prompt.full_lines().join("\n  "),
         prompt.request.reason,
         keys.join(", ")
     ));

@@ -194,6 +194,103 @@ fn approval_prompt_shows_command_reason_and_choices() {
 }
 
 #[test]
+fn an_elided_command_is_shown_whole_before_it_can_be_approved() {
+    use super::app::Action;
+    use codesmith_protocol::ApprovalAnswer;
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
+    let mut a = app();
+    a.start_task("build it");
+    // Typed text whose dangerous line sits in the middle, where the prompt folds.
+    let text = format!(
+        "echo harmless build step\n{}touch HIDDEN_RAN\n{}echo done",
+        "\n".repeat(30),
+        "\n".repeat(30)
+    );
+    a.ask(ApprovalRequest {
+        tool: "pty_send".into(),
+        summary: text,
+        reason: "types into a terminal".into(),
+        can_persist: true,
+        ..Default::default()
+    });
+    let rows = screen(&mut a);
+    assert!(!rows.iter().any(|r| r.contains("HIDDEN_RAN")));
+    find(&rows, "not shown: Ctrl-O shows all of it");
+    // "yes" before the whole text was on screen shows it instead, and says why.
+    for c in ['y', 'a', 's'] {
+        assert_eq!(a.on_key(key(KeyCode::Char(c))), Action::None, "{c}");
+    }
+    assert_eq!(a.on_key(key(KeyCode::Enter)), Action::None);
+    let rows = screen(&mut a);
+    find(&rows, "approve only what you have seen");
+    find(&rows, "rows 1–");
+    assert!(
+        !rows.iter().any(|r| r.contains("HIDDEN_RAN")),
+        "below the page"
+    );
+    assert_eq!(a.on_key(key(KeyCode::Char('y'))), Action::None);
+    // Scrolled to the end, everything has been shown: now "yes" answers.
+    let mut rows = screen(&mut a);
+    for _ in 0..70 {
+        if rows.iter().any(|r| r.contains("$ touch HIDDEN_RAN")) {
+            break;
+        }
+        a.on_key(key(KeyCode::Down));
+        rows = screen(&mut a);
+    }
+    find(&rows, "$ touch HIDDEN_RAN");
+    assert_eq!(
+        a.on_key(key(KeyCode::Char('y'))),
+        Action::None,
+        "not at the end yet"
+    );
+    a.on_key(key(KeyCode::End));
+    let rows = screen(&mut a);
+    find(&rows, "$ echo done");
+    // The next frame drops the note: the end has been on screen.
+    let rows = screen(&mut a);
+    assert!(!rows.iter().any(|r| r.contains("approve only what")));
+    assert_eq!(
+        a.on_key(key(KeyCode::Char('y'))),
+        Action::Answer(ApprovalAnswer::Once, None)
+    );
+    // A single long line elided in its middle counts too; Ctrl-O shows it, and "no"
+    // never needs it.
+    let long = format!(
+        "echo {} ; rm -rf ~/work {}",
+        "a".repeat(300),
+        "b".repeat(300)
+    );
+    a.ask(ApprovalRequest {
+        tool: "exec_shell".into(),
+        summary: long,
+        reason: "runs a command".into(),
+        ..Default::default()
+    });
+    let rows = screen(&mut a);
+    assert!(!rows.iter().any(|r| r.contains("rm -rf ~/work")));
+    find(&rows, "Ctrl-O shows all");
+    a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let rows = screen(&mut a);
+    find(&rows, "rm -rf ~/work");
+    assert_eq!(
+        a.on_key(key(KeyCode::Char('y'))),
+        Action::Answer(ApprovalAnswer::Once, None)
+    );
+    a.ask(ApprovalRequest {
+        tool: "exec_shell".into(),
+        summary: "a\nb\nc\nd\ne\nf".into(),
+        ..Default::default()
+    });
+    screen(&mut a);
+    assert_eq!(
+        a.on_key(key(KeyCode::Char('n'))),
+        Action::Answer(ApprovalAnswer::Deny, None)
+    );
+}
+
+#[test]
 fn status_line_and_retry_banner_at_80x24() {
     let mut a = app();
     a.apply(Event::TurnCompleted {

@@ -28,11 +28,15 @@ pub(crate) const RESULT_LINES: usize = 30;
 pub(crate) fn draw(frame: &mut Frame<'_>, app: &mut App) {
     let area = frame.area();
     let input_rows = app.editor.lines().len().clamp(1, MAX_INPUT_ROWS) as u16 + 2;
-    let approval_rows = app
-        .approval
-        .as_ref()
-        .map_or(0, |p| approval_lines(app, p, area.width).len() as u16 + 2);
     let retry = app.status.retry_text(Instant::now());
+    // What the approval prompt may take: all but the input, the status line, the banner
+    // and one transcript row (and its own border).
+    let approval_max =
+        area.height
+            .saturating_sub(input_rows + 1 + u16::from(retry.is_some()) + 1 + 2) as usize;
+    let approval_rows = app.approval.as_ref().map_or(0, |p| {
+        approval_lines(app, p, area.width, approval_max, false).len() as u16 + 2
+    });
     let [transcript, banner, approval, input, status] = Layout::vertical([
         Constraint::Min(1),
         Constraint::Length(u16::from(retry.is_some())),
@@ -291,20 +295,34 @@ fn tool_lines(tool: &ToolEntry, expand: bool, t: &Theme) -> Vec<Line<'static>> {
     out
 }
 
-fn approval_lines(app: &App, prompt: &super::approval::Prompt, width: u16) -> Vec<Line<'static>> {
+/// The rows of an approval prompt `width` columns wide, at most `max_rows` of them when
+/// the whole command is shown (it scrolls). With `drawn` (the rows go on screen), marks
+/// the prompt's command as seen once they hold its last row.
+fn approval_lines(
+    app: &App,
+    prompt: &super::approval::Prompt,
+    width: u16,
+    max_rows: usize,
+    drawn: bool,
+) -> Vec<Line<'static>> {
     let t = &app.theme;
     let inner = width.saturating_sub(4) as usize;
-    let mut lines = Vec::new();
-    for l in prompt.command_lines() {
-        let style = if l.starts_with("$ ") {
+    let style_of = |l: &str| {
+        if l.starts_with("$ ") {
             t.heading
         } else {
             t.dim
-        };
-        lines.extend(wrap_line(&Line::styled(l, style), inner));
+        }
+    };
+    // Below the command: a note when "yes" was pressed too early, why, the choices, and
+    // the reason being typed.
+    let mut footer = Vec::new();
+    if prompt.must_read && !prompt.seen_all.get() {
+        let note = Line::styled(super::approval::MUST_READ_NOTE, t.warn);
+        footer.extend(wrap_line(&note, inner));
     }
     let why = Line::styled(format!("why: {}", prompt.request.reason), t.text);
-    lines.extend(wrap_line(&why, inner));
+    footer.extend(wrap_line(&why, inner));
     let mut spans = Vec::new();
     for (i, c) in prompt.choices().iter().enumerate() {
         let style = if i == prompt.selected {
@@ -319,7 +337,7 @@ fn approval_lines(app: &App, prompt: &super::approval::Prompt, width: u16) -> Ve
         format!("[{}] no, say why", super::approval::Prompt::REASON_KEY),
         t.warn,
     ));
-    lines.extend(wrap_line(&Line::from(spans), inner));
+    footer.extend(wrap_line(&Line::from(spans), inner));
     if let Some(reason) = &prompt.reason {
         let typed = Line::styled(
             format!(
@@ -328,14 +346,45 @@ fn approval_lines(app: &App, prompt: &super::approval::Prompt, width: u16) -> Ve
             ),
             t.text,
         );
-        lines.extend(wrap_line(&typed, inner));
+        footer.extend(wrap_line(&typed, inner));
     }
+    let mut lines = Vec::new();
+    if prompt.expanded {
+        let rows: Vec<Line<'static>> = prompt
+            .full_lines()
+            .into_iter()
+            .flat_map(|l| wrap_line(&Line::styled(l.clone(), style_of(&l)), inner))
+            .collect();
+        // The footer and the position line keep their rows; the command gets the rest
+        // (at least 3).
+        let page = max_rows.saturating_sub(footer.len() + 1).max(3);
+        let scroll = prompt.scroll.min(rows.len().saturating_sub(page));
+        let end = (scroll + page).min(rows.len());
+        lines.extend(rows[scroll..end].iter().cloned());
+        if drawn && end == rows.len() {
+            prompt.seen_all.set(true);
+        }
+        lines.push(Line::styled(
+            format!(
+                "  rows {}–{end} of {} · ↑/↓ PgUp/PgDn Home/End scroll · Ctrl-O folds",
+                scroll + 1,
+                rows.len()
+            ),
+            t.dim,
+        ));
+    } else {
+        for l in prompt.command_lines() {
+            lines.extend(wrap_line(&Line::styled(l.clone(), style_of(&l)), inner));
+        }
+    }
+    lines.extend(footer);
     lines
 }
 
 fn draw_approval(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(prompt) = &app.approval else { return };
-    let lines = approval_lines(app, prompt, area.width);
+    let rows = area.height.saturating_sub(2) as usize;
+    let lines = approval_lines(app, prompt, area.width, rows, true);
     let title = format!(
         " Allow {}? ",
         codesmith_policy::visible_line(&prompt.request.tool, 40)

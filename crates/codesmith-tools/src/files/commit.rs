@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::fs::beneath::Ownership;
 use crate::fs::encoding::{Sniffed, sniff};
+use crate::fs::os_error::{Access, io_refusal};
 use crate::fs::paths::ResolvedPath;
 use crate::fs::text::{LineEnding, TextFile, cannot_encode, convert_line_endings, sha256_hex};
 use crate::syntax_check::{rustfmt, syntax};
@@ -98,9 +99,9 @@ pub fn commit_text(
         _ => Cow::Borrowed(text.as_bytes()),
     };
     readable_again(&path.rel, old, &text, &bytes)?;
-    let created = path.create_parents().map_err(|_| Refusal::internal())?;
-    path.write_atomic_as(&bytes, like)
-        .map_err(|_| Refusal::internal())?;
+    let refused = |e: std::io::Error| io_refusal(&path.rel, Access::Write, &e);
+    let created = path.create_parents().map_err(refused)?;
+    path.write_atomic_as(&bytes, like).map_err(refused)?;
     ctx.freshness.mark_fresh(&path.abs);
     let created_dirs = created.iter().map(|d| rel_of(ctx, d, path)).collect();
     let diff = super::TextDiff::between(old.map_or("", |f| f.text.as_str()), &text);

@@ -11,6 +11,7 @@
 //! - [`encoding`]: text or binary, and which encoding (UTF-8/16/32, Windows-1252).
 //! - [`text`]: decoding, BOM and line-ending detection and preservation.
 //! - [`freshness`]: the read-before-write tracker keyed by canonical path (mtime + length).
+//! - [`os_error`]: the one mapping from an operating-system error to a file tool's refusal.
 //! - [`trusted`]: directories outside the workspace the user lets the file tools read.
 
 pub mod atomic;
@@ -19,6 +20,7 @@ pub mod bounded;
 pub mod encoding;
 pub mod freshness;
 pub mod lock;
+pub mod os_error;
 pub mod paths;
 pub mod text;
 pub mod trusted;

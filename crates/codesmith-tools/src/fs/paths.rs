@@ -19,6 +19,7 @@ use codesmith_policy::normalize_path_strict_bytes;
 use std::sync::Arc;
 
 use crate::fs::beneath::Root;
+use crate::fs::os_error::{Access, io_refusal};
 use crate::{ErrorCode, Refusal};
 
 /// How many dangling symlinks in a row are followed before giving up.
@@ -106,8 +107,9 @@ impl ResolvedPath {
 ///
 /// Errors: `INVALID_ARGUMENTS` for a path containing NUL; `OUTSIDE_WORKSPACE` when any stage
 /// places the path outside the root (including through a symlink); `INTERNAL` (generic, no
-/// host detail) when the root itself cannot be canonicalized or a host error interrupts
-/// resolution.
+/// host detail) when the root itself cannot be canonicalized; for a system error on the
+/// way to the path, the refusal [`io_refusal`] names (`DENIED` for a directory CodeSmith
+/// may not search).
 pub fn resolve(workspace: &Path, model_path: &str) -> Result<ResolvedPath, Refusal> {
     let root = workspace.canonicalize().map_err(|_| Refusal::internal())?;
     let root = Root::open(&root).map_err(|_| Refusal::internal())?;
@@ -140,7 +142,8 @@ pub fn resolve_in(handle: &Arc<Root>, model_path: &str) -> Result<ResolvedPath, 
     let rel = display_rel(rel_path);
     // Stages 2 and 3.
     let (abs, exists) = real_location(&lexical, 0).map_err(|e| match e {
-        Located::Io => Refusal::internal(),
+        Located::Io(Some(e)) => io_refusal(model_path, Access::Reach, &e),
+        Located::Io(None) => Refusal::internal(),
         Located::Loop => outside(model_path),
     })?;
     let Ok(inner) = abs.strip_prefix(&root).map(Path::to_path_buf) else {
@@ -156,7 +159,8 @@ pub fn resolve_in(handle: &Arc<Root>, model_path: &str) -> Result<ResolvedPath, 
 }
 
 enum Located {
-    Io,
+    /// A system error (when there was one) on the way to the path.
+    Io(Option<io::Error>),
     Loop,
 }
 
@@ -169,7 +173,7 @@ fn real_location(lexical: &Path, hops: usize) -> Result<(PathBuf, bool), Located
             if is_not_dir(&e) {
                 return Ok((lexical.to_path_buf(), false));
             }
-            return Err(Located::Io);
+            return Err(Located::Io(Some(e)));
         }
         Err(_) => {}
     }
@@ -180,7 +184,7 @@ fn real_location(lexical: &Path, hops: usize) -> Result<(PathBuf, bool), Located
         if hops >= MAX_LINK_HOPS {
             return Err(Located::Loop);
         }
-        let target = std::fs::read_link(lexical).map_err(|_| Located::Io)?;
+        let target = std::fs::read_link(lexical).map_err(|e| Located::Io(Some(e)))?;
         let parent = lexical.parent().unwrap_or(lexical);
         let next = normalize_lexically(&parent.join(target)).ok_or(Located::Loop)?;
         return real_location(&next, hops + 1);
@@ -189,11 +193,11 @@ fn real_location(lexical: &Path, hops: usize) -> Result<(PathBuf, bool), Located
     let mut cur = lexical;
     loop {
         let Some(name) = cur.file_name() else {
-            return Err(Located::Io);
+            return Err(Located::Io(None));
         };
         tail.push(name.to_os_string());
         let Some(parent) = cur.parent() else {
-            return Err(Located::Io);
+            return Err(Located::Io(None));
         };
         match parent.canonicalize() {
             Ok(base) => {
@@ -205,7 +209,7 @@ fn real_location(lexical: &Path, hops: usize) -> Result<(PathBuf, bool), Located
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => cur = parent,
             Err(e) if is_not_dir(&e) => return Ok((lexical.to_path_buf(), false)),
-            Err(_) => return Err(Located::Io),
+            Err(e) => return Err(Located::Io(Some(e))),
         }
     }
 }

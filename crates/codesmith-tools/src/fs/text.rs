@@ -12,6 +12,7 @@
 use sha2::{Digest, Sha256};
 
 use crate::fs::encoding::{Encoding, Sniffed, Unencodable, encode, sniff};
+use crate::fs::os_error::{Access, io_refusal};
 use crate::fs::paths::ResolvedPath;
 use crate::{ErrorCode, Refusal};
 
@@ -226,7 +227,8 @@ pub struct LoadedText {
 ///
 /// Errors: `NOT_FOUND` when nothing exists there; `INVALID_ARGUMENTS` for a directory or a
 /// binary file (details `reason: "binary"`, see [`not_text`]); `TOO_LARGE` above
-/// [`MAX_TEXT_BYTES`]; `INTERNAL` for host errors.
+/// [`MAX_TEXT_BYTES`]; for a system error, the refusal [`io_refusal`] names (`DENIED` for a
+/// file CodeSmith may not read).
 pub fn load_text(path: &ResolvedPath) -> Result<LoadedText, Refusal> {
     let bytes = load_bytes(path)?;
     let sha256 = sha256_hex(&bytes);
@@ -263,7 +265,7 @@ fn load_bytes_within(path: &ResolvedPath, images: bool) -> Result<Vec<u8>, Refus
     let meta = match std::fs::metadata(&path.abs) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found(&path.rel)),
-        Err(_) => return Err(Refusal::internal()),
+        Err(e) => return Err(io_refusal(&path.rel, Access::Read, &e)),
     };
     if meta.is_dir() {
         return Err(Refusal::new(
@@ -315,16 +317,28 @@ fn load_bytes_within(path: &ResolvedPath, images: bool) -> Result<Vec<u8>, Refus
         Err(e) if crate::fs::beneath::is_escape(&e) => {
             return Err(crate::fs::paths::outside(&path.rel));
         }
-        Err(_) => return Err(Refusal::internal()),
+        Err(e) => return Err(io_refusal(&path.rel, Access::Read, &e)),
     };
     match file.metadata() {
         Ok(m) if m.is_file() && m.len() <= limit => {}
-        Ok(_) => return Err(Refusal::internal()),
-        Err(_) => return Err(Refusal::internal()),
+        // Swapped for something else, or grown, since the check above.
+        Ok(m) if !m.is_file() => return Err(not_regular(&path.rel)),
+        Ok(_) => {
+            return Err(Refusal::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "\"{}\" grew past {limit} bytes while it was opened.",
+                    path.rel
+                ),
+                "Use grep_files to find the part you need, or exec_shell for bulk processing.",
+            )
+            .with("path", path.rel.as_str()));
+        }
+        Err(e) => return Err(io_refusal(&path.rel, Access::Read, &e)),
     }
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(file, limit + 1), &mut bytes)
-        .map_err(|_| Refusal::internal())?;
+        .map_err(|e| io_refusal(&path.rel, Access::Read, &e))?;
     Ok(bytes)
 }
 

@@ -19,8 +19,10 @@
 //! Hooks run outside the sandbox with the user's rights (they are the user's programs),
 //! started like every host program ([`crate::host_programs`]): found outside the
 //! workspace, handed no argument that resolves inside it, and only with a program and
-//! arguments understood as handing no interpreter inline code ([`refused_command`]), in `/`, with an allowlisted environment plus the names in `env`
-//! (so no provider API key unless named there), in their own process group. The answer is
+//! arguments understood as running no code but files outside the project (judged by where
+//! they resolve; no stdin as a program, no `python -m`: [`refused_command`]), in `/`
+//! (root's, so nothing there is the workspace's), with an allowlisted environment plus the
+//! names in `env` (so no provider API key unless named there), in their own process group. The answer is
 //! decided when the hook's own process exits (or its timeout passes); then everything it
 //! started is killed (its group, and every process carrying its marker or descending from
 //! it, `setsid` ones included) and its output, read up to [`MAX_OUTPUT_BYTES`] per

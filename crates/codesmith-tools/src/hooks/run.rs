@@ -195,14 +195,17 @@ pub async fn run_hook(hook: &Hook, input: &Value, workspace: &Path) -> HookOutco
 }
 
 /// Why `command` may not run as a hook for `workspace`, or `None`. A hook runs outside
-/// the sandbox, so it may not be handed anything the workspace controls: no argument
-/// that resolves (from `/`, where hooks run, through `..` and symlinks) inside the
-/// workspace or mentions `$CODESMITH_PROJECT_DIR`, and only a program and arguments
-/// understood as handing no interpreter inline code ([`inline_code`]: `sh -c`, `python
-/// -c`, an interpreter reading its program from stdin, an option not understood, ... are
-/// refused), since such code could reach the workspace in ways no check of its text can
-/// follow. A hook that must run a script of the workspace cannot be made safe:
-/// that script is the model's to change.
+/// the sandbox, so it may run no code the workspace controls (the model can change it) or
+/// the model supplies (the hook's input): no argument may resolve (from `/`, where hooks
+/// run, through `..` and symlinks) inside the workspace or mention
+/// `$CODESMITH_PROJECT_DIR`, and the program and arguments must be understood as running
+/// no code but files outside the project ([`inline_code`]: `sh -c`, `python -c`, an
+/// interpreter reading its program from stdin or `/dev/stdin`, `python -m` and other code
+/// found through a search path, an option not understood, ... are refused), since such
+/// code could reach the workspace in ways no check of its text can follow. The answer
+/// says how to get the hook accepted: a script outside the project, named by its absolute
+/// path. A hook that must run a script of the workspace cannot be made safe: that script
+/// is the model's to change.
 pub fn refused_command(command: &[String], workspace: &Path) -> Option<String> {
     let ws = Workspace::new(workspace);
     let cwd = Path::new(crate::host_programs::NEUTRAL_DIR);
@@ -215,10 +218,12 @@ pub fn refused_command(command: &[String], workspace: &Path) -> Option<String> {
     }
     if let Some(why) = inline_code(command, workspace) {
         return Some(format!(
-            "{why}; a hook's program and arguments must be understood as handing no inline \
-             code, which could run files of the workspace (which the model can change) outside \
-             the sandbox in ways no check of its text can follow: put the code in a script \
-             outside the project and name that script as `command`"
+            "{why}. A hook's command line is accepted only when it is understood to run no \
+             code but files outside the project (the model can change the project, and it \
+             writes part of the hook's input); to run anything else, put the line in a \
+             script outside the project (`#!/bin/sh`, then `exec PROGRAM ARGS...`), make it \
+             executable and name its absolute path as `command`: a script's contents are \
+             yours to vouch for"
         ));
     }
     None
@@ -509,6 +514,83 @@ mod tests {
             "{out:?}"
         );
         assert!(!marker.exists(), "a workspace script ran as a hook");
+    }
+
+    /// The hook's input carries the model's text: a shell or interpreter handed stdin as
+    /// its program file, however spelled, is refused before it runs, and so is code found
+    /// through a search path from `/` (`python3 -m tmp.x` imports `/tmp/x.py`).
+    #[test]
+    fn stdin_and_module_programs_are_refused_before_they_run() {
+        // A directory name that is a Python identifier, so the dotted name would import.
+        let d = tempfile::Builder::new()
+            .prefix("hookfix")
+            .tempdir()
+            .unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let marker = d.path().join("pwned");
+        let input = serde_json::json!({
+            "prompt": format!("hello $(touch '{}') world", marker.display())
+        });
+        let module = d.path().join("evil.py");
+        std::fs::write(&module, format!("open('{}', 'w')\n", marker.display())).unwrap();
+        let dotted = format!(
+            "{}.evil",
+            d.path()
+                .to_str()
+                .unwrap()
+                .trim_start_matches('/')
+                .replace('/', ".")
+        );
+        for command in [
+            vec!["bash", "//dev/stdin"],
+            vec!["sh", "/./dev/stdin"],
+            vec!["python3", "/./dev/stdin"],
+            vec!["python3", "-m", dotted.as_str()],
+        ] {
+            let out = block_on(run_hook(&command_hook(&command, 5), &input, &ws));
+            assert!(
+                matches!(&out, HookOutcome::Warn { message } if message.contains("absolute path")),
+                "{command:?}: {out:?}"
+            );
+        }
+        assert!(!marker.exists(), "a refused hook ran");
+    }
+
+    /// `tee -a LOG` runs as a hook (the log is outside the project) and an unknown
+    /// compiled program given arguments is refused with the way to get it accepted: a
+    /// script outside the project named by its absolute path.
+    #[test]
+    fn tee_logs_calls_and_a_refusal_says_how_to_get_accepted() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let log = d.path().join("tool-log.jsonl");
+        let input = serde_json::json!({"tool_name": "exec_shell"});
+        let out = block_on(run_hook(
+            &command_hook(&["tee", "-a", log.to_str().unwrap()], 5),
+            &input,
+            &ws,
+        ));
+        assert!(matches!(out, HookOutcome::Continue { .. }), "{out:?}");
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "{\"tool_name\":\"exec_shell\"}\n"
+        );
+        let why =
+            refused_command(&["sqlite3".to_string(), log.display().to_string()], &ws).unwrap();
+        assert!(
+            why.contains("compiled program")
+                && why.contains("#!/bin/sh")
+                && why.contains("absolute path"),
+            "{why}"
+        );
+        let why = refused_command(
+            &["tee".to_string(), ws.join("log").display().to_string()],
+            &ws,
+        )
+        .unwrap();
+        assert!(why.contains("inside the workspace"), "{why}");
     }
 
     #[test]

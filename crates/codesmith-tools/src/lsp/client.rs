@@ -298,7 +298,19 @@ async fn read_loop(
                     let _ = write_to(&process, &reply).await;
                 }
             }
-            Ok(None) => break "the server closed its output".to_string(),
+            Ok(None) => {
+                // A server whose sandbox could not be set up never ran: say so, with
+                // bubblewrap's reason, rather than that it closed its output.
+                let mut process = process.lock().await;
+                process.settle(Duration::from_millis(300)).await;
+                break match process.sandbox_failure() {
+                    Some(failure) => format!(
+                        "the sandbox could not be set up, so the server never ran: {}",
+                        failure.message
+                    ),
+                    None => "the server closed its output".to_string(),
+                };
+            }
             Err(e) => break e,
         }
     };

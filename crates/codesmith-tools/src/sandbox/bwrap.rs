@@ -174,7 +174,15 @@ pub fn probe() -> &'static BwrapProbe {
                 }
             };
             let mut cmd = Command::new(launch.program());
-            launch.configure(&mut cmd);
+            // Any failure of `true` is bubblewrap's: its first line of stderr is the reason.
+            // The report is held until `true` has ended (bwrap writes to it).
+            let _setup = match launch.configure(&mut cmd) {
+                Ok(setup) => setup,
+                Err(e) => {
+                    reason = format!("the sandbox could not be set up: {e}");
+                    continue;
+                }
+            };
             match cmd
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
@@ -449,7 +457,14 @@ impl Backend for BwrapBackend {
                 .filter(|p| p.starts_with(ws) && !p.starts_with(ws.join(".git")))
                 .filter(|p| std::fs::symlink_metadata(p).is_ok()),
         );
-        if std::fs::symlink_metadata(&own).is_ok() {
+        // An empty `.codesmith/` is most often the mount point another sandboxed command
+        // of this workspace left while it runs, and which that command's [`GitGuard`]
+        // removes when it ends, possibly between this launch and bubblewrap's mounts (bwrap
+        // would then fail on a missing source): it is made afresh like an absent one,
+        // which shows the same empty read-only directory and needs nothing on the host.
+        let own_empty = std::fs::symlink_metadata(&own).is_ok_and(|m| m.is_dir())
+            && std::fs::read_dir(&own).is_ok_and(|mut d| d.next().is_none());
+        if std::fs::symlink_metadata(&own).is_ok() && !own_empty {
             read_only.push(own);
         } else {
             made.push(own);
@@ -503,12 +518,23 @@ impl Backend for BwrapBackend {
                 prelude.keep.push(fd);
             }
         }
+        // bubblewrap reports the command's exit code here, and only once the command ran:
+        // a bwrap that ends without that report failed to set the sandbox up (see
+        // [`super::SetupReport`]). The write end reaches bwrap only (the command's own
+        // descriptors are bwrap's business: it does not pass this one on).
+        let (setup_read, setup_write) = super::prelude::pipe()?;
+        {
+            use std::os::fd::AsRawFd;
+            push(&[&"--json-status-fd", &setup_write.as_raw_fd().to_string()]);
+        }
+        prelude.keep.push(setup_write);
         push(&[&"--chdir", &scope.cwd, &"--"]);
         out.extend(argv);
         Ok(Launch {
             argv: out,
             env: ex::environment(host_env, &scope.extra.env, &home),
             prelude: Some(prelude),
+            setup: Some(setup_read),
         })
     }
 }
@@ -747,6 +773,47 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 #[allow(clippy::unwrap_used)]
 mod git_guard_attack_tests {
     use super::*;
+
+    /// Another command's `.codesmith/` mount point, removed by its guard between this
+    /// command's launch and bubblewrap's mounts, does not make bubblewrap fail.
+    #[test]
+    fn an_empty_mount_point_removed_before_bwrap_mounts_does_not_fail_the_sandbox() {
+        let Some(backend) = BwrapBackend::detect() else {
+            return;
+        };
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().canonicalize().unwrap();
+        std::fs::create_dir(ws.join(".codesmith")).unwrap();
+        let scope = Scope {
+            workspace: ws.clone(),
+            cwd: ws.clone(),
+            user_home: None,
+            codesmith_home: None,
+            network: false,
+            extra: Default::default(),
+        };
+        let launch = backend
+            .launch(
+                vec!["test".into(), "-d".into(), ".codesmith".into()],
+                &scope,
+            )
+            .unwrap();
+        // The other command ends now: its guard removes the empty mount point.
+        std::fs::remove_dir(ws.join(".codesmith")).unwrap();
+        let mut cmd = Command::new(launch.program());
+        let mut setup = launch.configure(&mut cmd).unwrap();
+        let out = cmd.current_dir(&ws).stdin(Stdio::null()).output().unwrap();
+        assert!(
+            !setup.failed(out.status),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 
     /// An absent included config file whose parent the command turns into a link to a
     /// folder outside the workspace: what the link reaches must not be removed.

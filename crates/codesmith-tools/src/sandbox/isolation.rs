@@ -53,6 +53,9 @@ pub enum RunError {
     Setup(std::io::Error),
     /// The (wrapped) program could not be started.
     Spawn(std::io::Error),
+    /// bubblewrap started but could not set the sandbox up, so the command did not run (its
+    /// own message went to stderr; see [`super::SetupReport`]).
+    SetupFailed,
 }
 
 impl fmt::Display for RunError {
@@ -62,6 +65,11 @@ impl fmt::Display for RunError {
             RunError::EmptyCommand => write!(f, "no command given: use `sandbox run -- CMD ARGS`"),
             RunError::Setup(e) => write!(f, "could not set up the sandbox: {e}"),
             RunError::Spawn(e) => write!(f, "could not start the sandboxed command: {e}"),
+            RunError::SetupFailed => write!(
+                f,
+                "bubblewrap could not set up the sandbox (its reason is printed above), so the \
+                 command did not run; `codesmith doctor` checks the sandbox"
+            ),
         }
     }
 }
@@ -98,7 +106,7 @@ pub fn run(
     let guard = super::GitGuard::before(scope, backend.isolates());
     let launch = backend.launch(argv, scope).map_err(RunError::Setup)?;
     let mut cmd = std::process::Command::new(launch.program());
-    launch.configure(&mut cmd);
+    let mut setup = launch.configure(&mut cmd).map_err(RunError::Setup)?;
     cmd.current_dir(&scope.cwd);
     let status = cmd.status();
     let notices = guard
@@ -116,6 +124,9 @@ pub fn run(
         })
         .collect();
     let status = status.map_err(RunError::Spawn)?;
+    if setup.failed(status) {
+        return Err(RunError::SetupFailed);
+    }
     use std::os::unix::process::ExitStatusExt;
     Ok(RunOutcome {
         code: status

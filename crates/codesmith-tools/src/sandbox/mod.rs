@@ -27,6 +27,7 @@ pub mod limits;
 mod prelude;
 #[cfg(target_os = "linux")]
 mod seccomp;
+mod setup;
 
 /// Elsewhere than Linux there is no bubblewrap: nothing to set up between fork and exec,
 /// and no seccomp filter.
@@ -56,6 +57,10 @@ mod prelude {
     }
 
     pub(crate) fn pipe_with(_: &[u8]) -> io::Result<OwnedFd> {
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+
+    pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }
 
@@ -90,6 +95,7 @@ pub use seccomp::{
     REFUSED as SECCOMP_REFUSED, REFUSED_WITH_ARGUMENTS as SECCOMP_REFUSED_WITH_ARGUMENTS,
 };
 pub use selftest::{SelfTest, self_test};
+pub use setup::{SetupFailure, SetupReport};
 
 /// What a confined command may touch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +125,8 @@ pub struct Launch {
     /// The whole environment the program starts with (nothing else is inherited).
     pub env: Vec<(OsString, OsString)>,
     prelude: Option<prelude::Prelude>,
+    /// Read end of bubblewrap's `--json-status-fd` pipe (see [`SetupReport`]).
+    setup: Option<std::os::fd::OwnedFd>,
 }
 
 impl Launch {
@@ -128,6 +136,7 @@ impl Launch {
             argv,
             env,
             prelude: None,
+            setup: None,
         }
     }
 
@@ -143,7 +152,15 @@ impl Launch {
     /// set-up steps as a pre-exec hook. Hooks added to `cmd` before run first, so a
     /// reaper that forks there leaves these steps to the command's own process. Variables
     /// set on `cmd` afterwards are added to the environment.
-    pub fn configure(self, cmd: &mut std::process::Command) {
+    ///
+    /// Returns what tells a failed sandbox set-up apart from the command's own exit status
+    /// once the process has ended ([`SetupReport::failed`]); every caller must ask it
+    /// before reporting an exit code.
+    ///
+    /// # Errors
+    /// The report's pipe cannot be prepared (the command must then not run).
+    #[must_use = "a failed sandbox set-up must not be reported as the command's exit status"]
+    pub fn configure(self, cmd: &mut std::process::Command) -> std::io::Result<SetupReport> {
         use std::os::unix::process::CommandExt;
         cmd.args(self.argv.iter().skip(1));
         cmd.env_clear().envs(self.env);
@@ -154,6 +171,10 @@ impl Launch {
             unsafe {
                 cmd.pre_exec(move || prelude.run());
             }
+        }
+        match self.setup {
+            Some(read) => SetupReport::over(read),
+            None => Ok(SetupReport::default()),
         }
     }
 }
@@ -577,7 +598,8 @@ pub fn explain(sandbox: &Sandbox, scope: &Scope) -> std::io::Result<Explanation>
                 });
                 i += 2;
             }
-            "--chdir" | "--add-seccomp-fd" | "--seccomp" | "--setenv" | "--uid" | "--gid" => {
+            "--chdir" | "--add-seccomp-fd" | "--seccomp" | "--json-status-fd" | "--setenv"
+            | "--uid" | "--gid" => {
                 i += if flag == "--setenv" { 3 } else { 2 };
             }
             _ => i += 1,

@@ -384,7 +384,7 @@ fn new_userns(uid_map: &str, gid_map: &str) -> io::Result<OwnedFd> {
 }
 
 /// A close-on-exec pipe: (read end, write end).
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds: [RawFd; 2] = [-1; 2];
     // SAFETY: pipe2 fills the two descriptors, owned here alone from then on.
     unsafe {

@@ -158,7 +158,11 @@ fn run_probe(backend: &dyn Backend, scope: &Scope, ws: &std::path::Path) -> Resu
         .launch(vec!["bash".into(), "-c".into(), PROBE.into()], scope)
         .map_err(|e| format!("the sandbox could not be set up: {e}"))?;
     let mut cmd = Command::new(launch.program());
-    launch.configure(&mut cmd);
+    // A failed set-up prints bubblewrap's reason on stderr and no `capeff=` line: the
+    // probe reports it as `Nothing` with that stderr.
+    let _setup = launch
+        .configure(&mut cmd)
+        .map_err(|e| format!("the sandbox could not be set up: {e}"))?;
     let mut child = cmd
         .current_dir(ws)
         .env("CODESMITH_PROBE_HOME", ws)

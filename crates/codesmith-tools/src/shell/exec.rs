@@ -147,38 +147,50 @@ async fn run(ctx: &ToolContext, command: &str, start: &Path, timeout: Duration) 
     let script = wrap::wrap_script(command, &sentinel);
     let scope = scope_for(ctx, start)?;
     let run_later = super::run_later::RunLaterGuard::before(&ctx.workspace, start);
-    let mut running = process::spawn(&ctx.sandbox, &scope, &script, start)
-        .map_err(|e| process::start_refused(&e))?;
-    let waited = match ctx.live_output.clone() {
-        Some(live) => {
-            let watch = super::live::watch(running.output.clone(), live, sentinel.clone(), |t| {
-                shown_output(ctx, t)
-            });
-            tokio::select! {
-                status = running.wait_or_cancel(timeout, &ctx.cancel) => status,
-                never = watch => match never {},
+    // A sandbox that could not be set up ran nothing: a passing shortage is tried once more,
+    // and any such failure is reported as the sandbox's, never as the command's exit code.
+    let mut tries = 0;
+    let (running, status, complete, leftovers, raw) = loop {
+        tries += 1;
+        let mut running = process::spawn(&ctx.sandbox, &scope, &script, start)
+            .map_err(|e| process::start_refused(&e))?;
+        let waited = match ctx.live_output.clone() {
+            Some(live) => {
+                let watch =
+                    super::live::watch(running.output.clone(), live, sentinel.clone(), |t| {
+                        shown_output(ctx, t)
+                    });
+                tokio::select! {
+                    status = running.wait_or_cancel(timeout, &ctx.cancel) => status,
+                    never = watch => match never {},
+                }
             }
+            None => running.wait_or_cancel(timeout, &ctx.cancel).await,
+        };
+        let status = match waited {
+            Ok(Some(status)) => status,
+            Ok(None) => {
+                let refusal = stopped(ctx, &mut running, &sentinel, Some(timeout)).await;
+                return Err(undo_run_later(ctx, &run_later, refusal));
+            }
+            Err(process::Cancelled) => {
+                let refusal = stopped(ctx, &mut running, &sentinel, None).await;
+                return Err(undo_run_later(ctx, &run_later, refusal));
+            }
+        };
+        let mut complete = running.drain(DRAIN_GRACE).await;
+        // Nothing outlives its command: what it left running in the background is killed now.
+        let leftovers = running.kill_tree();
+        if !complete && !leftovers.killed.is_empty() {
+            complete = running.drain(DRAIN_GRACE).await;
         }
-        None => running.wait_or_cancel(timeout, &ctx.cancel).await,
+        let (raw, _) = process::lock(&running.output).text_from(0, true);
+        match running.setup_failure(status, &raw) {
+            None => break (running, status, complete, leftovers, raw),
+            Some(failure) if failure.transient && tries < 2 => continue,
+            Some(failure) => return Err(undo_run_later(ctx, &run_later, failure.refusal())),
+        }
     };
-    let status = match waited {
-        Ok(Some(status)) => status,
-        Ok(None) => {
-            let refusal = stopped(ctx, &mut running, &sentinel, Some(timeout)).await;
-            return Err(undo_run_later(ctx, &run_later, refusal));
-        }
-        Err(process::Cancelled) => {
-            let refusal = stopped(ctx, &mut running, &sentinel, None).await;
-            return Err(undo_run_later(ctx, &run_later, refusal));
-        }
-    };
-    let mut complete = running.drain(DRAIN_GRACE).await;
-    // Nothing outlives its command: what it left running in the background is killed now.
-    let leftovers = running.kill_tree();
-    if !complete && !leftovers.killed.is_empty() {
-        complete = running.drain(DRAIN_GRACE).await;
-    }
-    let (raw, _) = process::lock(&running.output).text_from(0, true);
     let (text, reported) = wrap::split_sentinel(&raw, &sentinel);
     let text = shown_output(ctx, text);
     let exit_code = process::exit_code(status);

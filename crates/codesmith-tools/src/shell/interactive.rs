@@ -73,6 +73,14 @@ impl Interactive {
         self.running.kill_tree().killed.len()
     }
 
+    /// When the process has exited without ever running because bubblewrap could not set
+    /// the sandbox up, why (quoting bubblewrap); `None` while it runs or when it ran.
+    pub fn sandbox_failure(&mut self) -> Option<crate::sandbox::SetupFailure> {
+        let status = self.running.try_status()?;
+        let text = self.stderr_text();
+        self.running.setup_failure(status, &text)
+    }
+
     /// True once the process has exited (without waiting).
     pub fn exited(&mut self) -> bool {
         self.running.try_status().is_some()

@@ -32,8 +32,9 @@ pub(crate) async fn watch(
     let mut tick = tokio::time::interval(LIVE_INTERVAL);
     loop {
         tick.tick().await;
-        let (text, next) = process::lock(&output).text_from(cursor, false);
-        cursor = next;
+        let slice = process::lock(&output).read(cursor, 0, TAIL_BYTES, false);
+        cursor = slice.next;
+        let text = slice.head + &slice.tail;
         if text.is_empty() {
             continue;
         }

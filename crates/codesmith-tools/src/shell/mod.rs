@@ -21,6 +21,10 @@ mod pty;
 #[allow(unsafe_code)]
 mod reaper;
 mod run_later;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod setup_tests;
+mod table;
 mod tasks;
 pub(crate) mod tree;
 pub mod wrap;

@@ -19,57 +19,182 @@ use tokio::task::JoinHandle;
 use super::tree;
 use crate::sandbox::{GitGuard, Sandbox, Scope};
 
-/// Most bytes kept in memory per command; beyond it only a rolling tail is kept.
-const MAX_CAPTURE: usize = 32 * 1024 * 1024;
-/// Size of the rolling tail kept past [`MAX_CAPTURE`].
-const OVERFLOW_TAIL: usize = 64 * 1024;
+/// Most bytes of output kept in memory per command: the first half of it from the start
+/// (so a finished command's spilled output begins where the command began) and a rolling
+/// window of the newest half (so a long-running session's latest output stays readable).
+/// What falls between is counted and named by an "N bytes omitted" marker. The bound also
+/// bounds the one pass that masks credentials in a finished command's spilled output.
+const MAX_CAPTURE: usize = 8 * 1024 * 1024;
+/// Bytes kept from the start of the output.
+const HEAD_KEEP: usize = MAX_CAPTURE / 2;
+/// Newest bytes kept past [`HEAD_KEEP`] (a rolling window).
+const WINDOW: usize = MAX_CAPTURE / 2;
+/// How far the window may grow past [`WINDOW`] before its oldest bytes are dropped (the
+/// move is paid once per this many bytes).
+const WINDOW_SLACK: usize = WINDOW / 8;
 
-/// Output collected from stdout and stderr, in arrival order.
+/// Output collected from stdout and stderr, in arrival order: the first [`HEAD_KEEP`]
+/// bytes and a rolling window of the newest [`WINDOW`] bytes, with the count of the bytes
+/// dropped between them. Offsets are absolute (bytes since the command started), so a
+/// reader's cursor stays valid as the window moves.
 #[derive(Debug, Default)]
 pub(crate) struct Captured {
-    data: Vec<u8>,
-    dropped: usize,
-    tail: Vec<u8>,
+    head: Vec<u8>,
+    window: Vec<u8>,
+    /// Offset of `window[0]`; the bytes from `head.len()` to here were dropped.
+    window_start: usize,
+}
+
+/// A bounded read of captured output (see [`Captured::read`]): the first bytes of the span
+/// read, how many bytes between were left out, and its last bytes.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Slice {
+    /// The span's first bytes (lossy UTF-8); the whole span when nothing was left out.
+    pub(crate) head: String,
+    /// Bytes between `head` and `tail` not returned (dropped from memory or over the
+    /// read's limits).
+    pub(crate) omitted: usize,
+    /// The span's last bytes (lossy UTF-8); empty when nothing was left out.
+    pub(crate) tail: String,
+    /// Where the next read starts: the end of the span, less an incomplete trailing
+    /// character a later read completes.
+    pub(crate) next: usize,
 }
 
 impl Captured {
-    pub(crate) fn push(&mut self, chunk: &[u8]) {
-        if self.dropped == 0 && self.data.len() + chunk.len() <= MAX_CAPTURE {
-            self.data.extend_from_slice(chunk);
+    pub(crate) fn push(&mut self, mut chunk: &[u8]) {
+        if self.head.len() < HEAD_KEEP {
+            let take = chunk.len().min(HEAD_KEEP - self.head.len());
+            self.head.extend_from_slice(&chunk[..take]);
+            self.window_start = self.head.len();
+            chunk = &chunk[take..];
+        }
+        if chunk.is_empty() {
             return;
         }
-        self.dropped += chunk.len();
-        self.tail.extend_from_slice(chunk);
-        if self.tail.len() > 2 * OVERFLOW_TAIL {
-            let cut = self.tail.len() - OVERFLOW_TAIL;
-            self.tail.drain(..cut);
+        self.window.extend_from_slice(chunk);
+        if self.window.len() > WINDOW + WINDOW_SLACK {
+            let cut = self.window.len() - WINDOW;
+            self.window.drain(..cut);
+            self.window_start += cut;
         }
     }
 
     /// Bytes received so far (kept or not): grows with every chunk.
     pub(crate) fn len(&self) -> usize {
-        self.data.len() + self.dropped
+        self.window_start + self.window.len()
+    }
+
+    /// The kept bytes from `from` to `to` (absolute offsets; dropped bytes are skipped,
+    /// so callers ask only for ranges the capture holds whole).
+    fn collect(&self, from: usize, to: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        if from < self.head.len() {
+            out.extend_from_slice(&self.head[from..to.min(self.head.len())]);
+        }
+        let start = self.window_start.max(from);
+        if to > start {
+            out.extend_from_slice(&self.window[start - self.window_start..to - self.window_start]);
+        }
+        out
+    }
+
+    /// The output from byte `from` on, at most `max_head` bytes of its start and
+    /// `max_tail` bytes of its end (cut on character boundaries), with the count of what
+    /// lies between. Bytes the capture dropped count as omitted. Unless `finished`, an
+    /// incomplete trailing character is left for the next read. The cost is bounded by the
+    /// limits, not by how much output arrived.
+    pub(crate) fn read(
+        &self,
+        from: usize,
+        max_head: usize,
+        max_tail: usize,
+        finished: bool,
+    ) -> Slice {
+        let end = self.len();
+        let from = from.min(end);
+        let has_gap = from < self.head.len() && self.window_start > self.head.len();
+        // Bytes right after `from` that were dropped (a cursor that fell behind the window).
+        let lost = if from >= self.head.len() {
+            self.window_start.saturating_sub(from)
+        } else {
+            0
+        };
+        let start = from + lost;
+        let keep_end = |bytes: &[u8]| {
+            if finished {
+                bytes.len()
+            } else {
+                complete_len(bytes)
+            }
+        };
+        if !has_gap && lost == 0 && end - start <= max_head.saturating_add(max_tail) {
+            let bytes = self.collect(start, end);
+            let keep = keep_end(&bytes);
+            return Slice {
+                head: String::from_utf8_lossy(&bytes[..keep]).into_owned(),
+                omitted: 0,
+                tail: String::new(),
+                next: start + keep,
+            };
+        }
+        // The head part: the first bytes of the first kept run.
+        let run_end = if start < self.head.len() {
+            self.head.len()
+        } else {
+            end
+        };
+        let head_bytes = self.collect(start, run_end.min(start.saturating_add(max_head)));
+        let head_len = complete_len(&head_bytes);
+        let head_end = start + head_len;
+        // The tail part: the last bytes, after the head part and past any gap.
+        let mut tail_from = end.saturating_sub(max_tail).max(head_end);
+        if has_gap {
+            tail_from = tail_from.max(self.window_start);
+        }
+        let mut tail_bytes = self.collect(tail_from, end);
+        let lead = tail_bytes
+            .iter()
+            .take(3)
+            .take_while(|b| **b & 0xC0 == 0x80)
+            .count();
+        tail_bytes.drain(..lead);
+        tail_from += lead;
+        let keep = keep_end(&tail_bytes);
+        Slice {
+            head: String::from_utf8_lossy(&head_bytes[..head_len]).into_owned(),
+            omitted: lost + (tail_from - head_end),
+            tail: String::from_utf8_lossy(&tail_bytes[..keep]).into_owned(),
+            next: tail_from + keep,
+        }
     }
 
     /// Text from byte `from` on (lossy UTF-8), ending before an incomplete trailing
-    /// character unless `finished`. Returns the text and the new cursor.
+    /// character unless `finished`; bytes the capture dropped are replaced by an "N bytes
+    /// omitted" line. Returns the text and the new cursor.
     pub(crate) fn text_from(&self, from: usize, finished: bool) -> (String, usize) {
-        let bytes = self.data.get(from..).unwrap_or(&[]);
-        let end = if finished {
-            bytes.len()
-        } else {
-            complete_len(bytes)
-        };
-        let mut text = String::from_utf8_lossy(&bytes[..end]).into_owned();
-        if finished && self.dropped > 0 {
-            text.push_str(&format!(
-                "\n[... more than {MAX_CAPTURE} bytes of output; the rest was not kept except \
-                 this tail ...]\n"
-            ));
-            text.push_str(&String::from_utf8_lossy(&self.tail));
+        let slice = self.read(from, MAX_CAPTURE, MAX_CAPTURE, finished);
+        let mut text = slice.head;
+        if slice.omitted > 0 {
+            text.push_str(&omitted_line(slice.omitted, &capture_gap()));
         }
-        (text, from + end)
+        text.push_str(&slice.tail);
+        (text, slice.next)
     }
+}
+
+/// The line that stands for `bytes` of output left out, saying `why`.
+fn omitted_line(bytes: usize, why: &str) -> String {
+    format!("\n[... {bytes} bytes of output omitted: {why} ...]\n")
+}
+
+/// Why a command's kept output has a gap.
+fn capture_gap() -> String {
+    format!(
+        "only the first {} MiB and the newest {} MiB of a command's output are kept",
+        HEAD_KEEP >> 20,
+        WINDOW >> 20
+    )
 }
 
 /// Length of `bytes` without a UTF-8 sequence cut off at the end (a later read completes
@@ -91,6 +216,64 @@ fn complete_len(bytes: &[u8]) -> usize {
         }
     }
     len
+}
+
+/// Raw bytes a read of a running session or task looks at from the start and from the end
+/// of the new output: enough to fill the shell budget after the terminal filter, and a
+/// bound on each read's cost however much output arrived since the last one.
+const READ_HEAD: usize = 2 * crate::spill::HEAD_BYTES;
+const READ_TAIL: usize = 2 * crate::spill::TAIL_BYTES;
+
+/// Bytes of a session's or task's output saved for `retrieve_tool_result` when it is over:
+/// its first and its last (a flood in between is counted, not saved, so the one pass that
+/// masks credentials in it stays short).
+const SPILL_HEAD: usize = 512 * 1024;
+const SPILL_TAIL: usize = 512 * 1024;
+
+/// The output since `*cursor` as a read of an interactive session or background task
+/// shows it, and moves the cursor past it. At most [`READ_HEAD`] bytes of its start and
+/// [`READ_TAIL`] of its end are filtered (the rest is counted in the "N bytes omitted"
+/// marker); credentials are masked; unless `finished`, an escape sequence still being
+/// written waits for the next read. With `spill`, the output is saved for
+/// `retrieve_tool_result` when the shown text is cut (its first [`SPILL_HEAD`] and last
+/// [`SPILL_TAIL`] bytes, with a line counting what lies between).
+pub(crate) fn read_new(
+    home: &Path,
+    output: &SharedOutput,
+    cursor: &mut usize,
+    finished: bool,
+    spill: bool,
+) -> (crate::spill::Capped, Option<String>) {
+    let mut slice = lock(output).read(*cursor, READ_HEAD, READ_TAIL, finished);
+    if !finished {
+        let last = if slice.omitted > 0 {
+            &mut slice.tail
+        } else {
+            &mut slice.head
+        };
+        if let Some(open) = codesmith_policy::unfinished_sequence_start(last)
+            && !last[open..].contains('\u{FFFD}')
+        {
+            slice.next -= last.len() - open;
+            last.truncate(open);
+        }
+    }
+    *cursor = slice.next;
+    let full = spill.then(|| {
+        let kept = lock(output).read(0, SPILL_HEAD, SPILL_TAIL, true);
+        let mut full = kept.head;
+        if kept.omitted > 0 {
+            full.push_str(&omitted_line(
+                kept.omitted,
+                "a session's saved output keeps its first and last 512 KiB",
+            ));
+        }
+        full.push_str(&kept.tail);
+        codesmith_policy::scrub_secrets(&full).into_owned()
+    });
+    let head = codesmith_policy::scrub_secrets(&slice.head);
+    let tail = codesmith_policy::scrub_secrets(&slice.tail);
+    crate::spill::cap_parts(home, &head, slice.omitted, &tail, full.as_deref())
 }
 
 /// Shared handle on a command's captured output.
@@ -126,6 +309,8 @@ pub(crate) struct Running {
     pub(crate) started: Instant,
     /// Undoes git redirections the command created, once it is over.
     guard: GitGuard,
+    /// Tells bubblewrap's own failure apart from the command's exit status.
+    setup: crate::sandbox::SetupReport,
 }
 
 impl Drop for Running {
@@ -207,7 +392,7 @@ pub(crate) fn spawn_argv(
         super::reaper::install(&mut cmd, pipe.write.as_raw_fd());
         pipe
     };
-    launch.configure(cmd.as_std_mut());
+    let setup = launch.configure(cmd.as_std_mut())?;
     match io {
         Io::Terminal(secondary) => {
             cmd.stdin(Stdio::from(secondary.try_clone()?))
@@ -274,6 +459,7 @@ pub(crate) fn spawn_argv(
         readers,
         started,
         guard,
+        setup,
     };
     Ok((running, pipes))
 }
@@ -456,6 +642,22 @@ impl Running {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Cancelled;
 
+impl Running {
+    /// When the command never ran because bubblewrap could not set the sandbox up (see
+    /// [`crate::sandbox::SetupReport`]), why, quoting bubblewrap's message from `output`
+    /// (what the command's process printed); `None` when `status` is the command's own.
+    /// Every path that reports a sandboxed command's end asks this first.
+    pub(crate) fn setup_failure(
+        &mut self,
+        status: ExitStatus,
+        output: &str,
+    ) -> Option<crate::sandbox::SetupFailure> {
+        self.setup
+            .failed(status)
+            .then(|| crate::sandbox::SetupFailure::from_output(output))
+    }
+}
+
 /// Exit code of a status: the code, or 128 + signal when killed by a signal.
 pub(crate) fn exit_code(status: ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
@@ -466,7 +668,78 @@ pub(crate) fn exit_code(status: ExitStatus) -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use super::complete_len;
+    use super::*;
+
+    /// `n` bytes of the line `tag\n` repeated.
+    fn lines(tag: u8, n: usize) -> Vec<u8> {
+        [tag, b'\n'].repeat(n / 2)
+    }
+
+    #[test]
+    fn past_the_cap_the_newest_output_stays_readable_and_the_gap_is_counted() {
+        let mut c = Captured::default();
+        c.push(&lines(b'h', HEAD_KEEP));
+        let mut cursor = c.len();
+        // A running reader keeps up for a while, then falls behind a long flood.
+        c.push(&lines(b'a', 1024));
+        let first = c.read(cursor, 2000, 2000, false);
+        assert_eq!((first.head.len(), first.omitted), (1024, 0));
+        cursor = first.next;
+        let flood = 3 * WINDOW;
+        for _ in 0..flood / (1 << 20) {
+            c.push(&lines(b'b', 1 << 20));
+        }
+        c.push(b"newest line\n");
+        let total = HEAD_KEEP + 1024 + flood + 12;
+        assert_eq!(c.len(), total);
+        assert!(
+            c.head.len() + c.window.len() <= HEAD_KEEP + WINDOW + WINDOW_SLACK,
+            "memory stays bounded"
+        );
+        let read = c.read(cursor, 100, 100, false);
+        assert!(read.tail.ends_with("b\nnewest line\n"), "{:?}", read.tail);
+        assert_eq!(
+            read.head.len() + read.omitted + read.tail.len(),
+            total - cursor
+        );
+        assert!(
+            read.omitted > flood - WINDOW,
+            "the dropped bytes are counted"
+        );
+        assert_eq!(read.next, total);
+        // Nothing new: an empty read, not the old output again.
+        assert_eq!(c.read(read.next, 100, 100, false).head, "");
+        // The whole text keeps the start, names the gap and ends with the newest output.
+        let (full, _) = c.text_from(0, true);
+        assert!(full.starts_with("h\nh\n"));
+        let gap = total - HEAD_KEEP - c.window.len();
+        assert!(
+            full.contains(&format!("[... {gap} bytes of output omitted")),
+            "gap {gap}"
+        );
+        assert!(full.ends_with("newest line\n"));
+    }
+
+    #[test]
+    fn a_read_costs_its_limits_not_the_output_since_the_last_read() {
+        let mut c = Captured::default();
+        c.push(&[b'x'; 10_000]);
+        c.push("é".as_bytes());
+        c.push(&[b'y'; 10]);
+        c.push(&"€".as_bytes()[..2]);
+        let r = c.read(0, 100, 13, false);
+        assert_eq!(r.head, "x".repeat(100));
+        assert_eq!(r.tail, "y".repeat(10), "cut on a character boundary");
+        assert_eq!(
+            r.omitted,
+            10_000 - 100 + 2,
+            "the half character counts as omitted"
+        );
+        assert_eq!(r.next, 10_000 + 2 + 10, "the incomplete euro waits");
+        let whole = c.read(0, 20_000, 0, true);
+        assert_eq!((whole.omitted, whole.tail.as_str()), (0, ""));
+        assert!(whole.head.ends_with("y\u{FFFD}"));
+    }
 
     #[test]
     fn incomplete_trailing_char_waits_for_the_next_read() {

@@ -8,12 +8,12 @@
 //! What it prints is collected by one reader per session; every read returns the output
 //! since the previous read, reduced by the terminal filter (escape sequences removed,
 //! carriage-return overdraw resolved), with credentials masked, cut to the shell budget and
-//! spilled once the session is over. Sessions belong to the engine session: ending it (or
+//! spilled once the session is over. A read's cost is bounded whatever the program printed
+//! (see [`process::read_new`]; the capture keeps a rolling window of the newest output), so
+//! `timeout_secs` bounds the call even under a flood. Sessions belong to the engine session: ending it (or
 //! dropping the table) kills every one still running.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 use super::exec::command_arg;
 use super::process::{self, Io, Running, SharedOutput};
 use super::scope_for;
-use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput, spill};
+use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 /// Most interactive sessions running at once per engine session.
 pub const MAX_PTY_SESSIONS: usize = 4;
@@ -47,6 +47,10 @@ const DRAIN_GRACE: Duration = Duration::from_millis(300);
 /// The terminal's size (rows, columns).
 const ROWS: u16 = 40;
 const COLS: u16 = 160;
+/// Most bytes of new output one check of `wait_for` filters and searches (the newest).
+const SCAN_BYTES: usize = 64 * 1024;
+/// Bytes before the previous check's end searched again, for a match across it.
+const SCAN_OVERLAP: usize = 4 * 1024;
 /// Longest slice a wait sleeps before it checks whether the command exited.
 const EXIT_POLL: Duration = Duration::from_millis(100);
 
@@ -91,6 +95,9 @@ enum State {
     Running,
     Exited(i32),
     Ended,
+    /// bubblewrap could not set the sandbox up: the command never ran (its reason is in
+    /// the output).
+    SandboxFailed,
 }
 
 impl State {
@@ -99,6 +106,7 @@ impl State {
             State::Running => "running",
             State::Exited(_) => "exited",
             State::Ended => "ended",
+            State::SandboxFailed => "sandbox_failed",
         }
     }
 }
@@ -127,12 +135,21 @@ impl Drop for Session {
     }
 }
 
+impl super::table::Entry for Session {
+    fn is_running(&self) -> bool {
+        self.state == State::Running
+    }
+}
+
 /// The interactive sessions of one engine session. Dropping the table kills every
 /// session still running.
-#[derive(Debug, Default)]
-pub struct PtyTable {
-    next: AtomicU64,
-    sessions: Mutex<BTreeMap<u64, Arc<tokio::sync::Mutex<Session>>>>,
+#[derive(Debug)]
+pub struct PtyTable(super::table::Table<Session>);
+
+impl Default for PtyTable {
+    fn default() -> Self {
+        PtyTable(super::table::Table::new("pty-", MAX_REMEMBERED))
+    }
 }
 
 /// One line of [`PtyTable::list`]: a session's id, command and status.
@@ -148,48 +165,29 @@ pub struct PtyListing {
 
 impl PtyTable {
     fn get(&self, id: &str) -> Option<Arc<tokio::sync::Mutex<Session>>> {
-        let n: u64 = id.strip_prefix("pty-")?.parse().ok()?;
-        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions.get(&n).cloned()
+        self.0.get(id)
     }
 
     fn running_count(&self) -> usize {
-        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions
-            .values()
-            .filter(|s| s.try_lock().map_or(true, |s| s.state == State::Running))
-            .count()
+        self.0.running_count()
     }
 
     fn insert(&self, session: Session) -> String {
-        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        while sessions.len() >= MAX_REMEMBERED {
-            let over = sessions
-                .iter()
-                .find(|(_, s)| s.try_lock().is_ok_and(|s| s.state != State::Running))
-                .map(|(k, _)| *k);
-            match over {
-                Some(k) => sessions.remove(&k),
-                None => break,
-            };
-        }
-        sessions.insert(n, Arc::new(tokio::sync::Mutex::new(session)));
-        format!("pty-{n}")
+        self.0.insert(session)
     }
 
     /// Every remembered session, oldest first (a session busy in a call shows as running).
     pub fn list(&self) -> Vec<PtyListing> {
-        let sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions
-            .iter()
-            .map(|(n, s)| {
+        self.0
+            .entries()
+            .into_iter()
+            .map(|(id, s)| {
                 let (command, status) = match s.try_lock() {
                     Ok(s) => (s.command.clone(), s.state.as_str()),
                     Err(_) => (String::from("(busy)"), "running"),
                 };
                 PtyListing {
-                    id: format!("pty-{n}"),
+                    id,
                     command,
                     status,
                 }
@@ -200,12 +198,8 @@ impl PtyTable {
     /// Ends every session still running (its whole process tree is killed) and forgets
     /// them all. Returns how many were running.
     pub fn end_all(&self) -> usize {
-        let drained: Vec<_> = {
-            let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-            std::mem::take(&mut *sessions).into_values().collect()
-        };
         let mut ended = 0;
-        for session in drained {
+        for session in self.0.take_all() {
             if let Ok(mut s) = session.try_lock()
                 && s.state == State::Running
             {
@@ -346,6 +340,10 @@ async fn wait(ctx: &ToolContext, session: &mut Session, until: &Until, limit: Du
     let deadline = started + limit;
     let mut last_len = process::lock(&session.running.output).len();
     let mut last_output = started;
+    // Where the pattern search has looked up to: each check filters only the output that
+    // arrived since the previous one (and a little before it, for a match across the
+    // boundary), so a flood cannot make one check cost more than a bounded amount.
+    let mut scanned: Option<usize> = None;
     loop {
         if session.state == State::Running
             && let Some(status) = session.running.try_status()
@@ -355,7 +353,11 @@ async fn wait(ctx: &ToolContext, session: &mut Session, until: &Until, limit: Du
                 session.reader = None;
             }
             session.running.kill_tree();
-            session.state = State::Exited(process::exit_code(status));
+            let (full, _) = process::lock(&session.running.output).text_from(0, true);
+            session.state = match session.running.setup_failure(status, &full) {
+                Some(_) => State::SandboxFailed,
+                None => State::Exited(process::exit_code(status)),
+            };
         }
         if session.state != State::Running {
             return Stop::Exited;
@@ -368,10 +370,17 @@ async fn wait(ctx: &ToolContext, session: &mut Session, until: &Until, limit: Du
         }
         let quiet_until = match until {
             Until::Pattern(re) => {
-                let (text, _) =
-                    process::lock(&session.running.output).text_from(session.cursor, false);
-                if re.is_match(&codesmith_policy::screen_text(&text)) {
-                    return Stop::Matched;
+                if scanned != Some(len) {
+                    let from = scanned
+                        .map_or(session.cursor, |s| s.saturating_sub(SCAN_OVERLAP))
+                        .max(session.cursor);
+                    let slice =
+                        process::lock(&session.running.output).read(from, 0, SCAN_BYTES, false);
+                    scanned = Some(len);
+                    let text = slice.head + &slice.tail;
+                    if re.is_match(&codesmith_policy::screen_text(&text)) {
+                        return Stop::Matched;
+                    }
                 }
                 deadline
             }
@@ -400,26 +409,14 @@ async fn wait(ctx: &ToolContext, session: &mut Session, until: &Until, limit: Du
 fn report(ctx: &ToolContext, id: &str, session: &mut Session, stop: Option<Stop>) -> ToolOutput {
     let finished = session.state != State::Running;
     let first_final = finished && !session.reported_final;
-    let (mut delta, mut cursor) =
-        process::lock(&session.running.output).text_from(session.cursor, finished);
-    if !finished
-        && let Some(open) = codesmith_policy::unfinished_sequence_start(&delta)
-        && !delta[open..].contains('\u{FFFD}')
-    {
-        // An escape sequence still being written waits for the next read.
-        cursor -= delta.len() - open;
-        delta.truncate(open);
-    }
-    session.cursor = cursor;
-    let delta = codesmith_policy::scrub_secrets(&delta);
-    let (capped, reference) = if first_final {
-        session.reported_final = true;
-        let (full, _) = process::lock(&session.running.output).text_from(0, true);
-        let full = codesmith_policy::scrub_secrets(&full);
-        spill::cap_output(&ctx.home, &delta, Some(&full))
-    } else {
-        spill::cap_output(&ctx.home, &delta, None)
-    };
+    let (capped, reference) = process::read_new(
+        &ctx.home,
+        &session.running.output,
+        &mut session.cursor,
+        finished,
+        first_final,
+    );
+    session.reported_final |= first_final;
     let mut out = ToolOutput::new(capped.text)
         .with("id", id)
         .with("status", session.state.as_str());
@@ -428,6 +425,13 @@ fn report(ctx: &ToolContext, id: &str, session: &mut Session, stop: Option<Stop>
     }
     match session.state {
         State::Exited(code) => out = out.with("exit_code", code),
+        State::SandboxFailed => {
+            let (full, _) = process::lock(&session.running.output).text_from(0, true);
+            let failure = crate::sandbox::SetupFailure::from_output(&full);
+            out = out
+                .with("error_code", crate::ErrorCode::SandboxFailed.as_str())
+                .with("sandbox", failure.message);
+        }
         State::Ended if !session.killed.is_empty() => {
             out = out.with("killed", session.killed.clone());
         }

@@ -6,9 +6,7 @@
 //! (running polls never spill, so disk churn stays O(bytes)). Drift reminders are
 //! probed only then, too.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -17,7 +15,7 @@ use serde_json::{Value, json};
 use super::exec::command_arg;
 use super::process::{self, Running};
 use super::{drift, network, scope_for};
-use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput, spill};
+use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 /// Most tasks running at once per session.
 pub const MAX_RUNNING_TASKS: usize = 8;
@@ -33,6 +31,8 @@ enum State {
     Running,
     Exited(i32),
     Cancelled,
+    /// bubblewrap could not set the sandbox up: the command never ran (see `failure`).
+    SandboxFailed,
 }
 
 #[derive(Debug)]
@@ -47,6 +47,8 @@ struct Task {
     killed: String,
     /// Processes the task's shell left running when it exited (killed then).
     leftovers: usize,
+    /// Why the sandbox could not be set up, for [`State::SandboxFailed`].
+    failure: Option<crate::sandbox::SetupFailure>,
 }
 
 impl Drop for Task {
@@ -57,43 +59,33 @@ impl Drop for Task {
     }
 }
 
+impl super::table::Entry for Task {
+    fn is_running(&self) -> bool {
+        self.state == State::Running
+    }
+}
+
 /// The background tasks of one session. Dropping the table kills every task still running.
-#[derive(Debug, Default)]
-pub struct TaskTable {
-    next: AtomicU64,
-    tasks: Mutex<BTreeMap<u64, Arc<tokio::sync::Mutex<Task>>>>,
+#[derive(Debug)]
+pub struct TaskTable(super::table::Table<Task>);
+
+impl Default for TaskTable {
+    fn default() -> Self {
+        TaskTable(super::table::Table::new("task-", MAX_REMEMBERED_TASKS))
+    }
 }
 
 impl TaskTable {
     fn get(&self, id: &str) -> Option<Arc<tokio::sync::Mutex<Task>>> {
-        let n: u64 = id.strip_prefix("task-")?.parse().ok()?;
-        let tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        tasks.get(&n).cloned()
+        self.0.get(id)
     }
 
     fn running_count(&self) -> usize {
-        let tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        tasks
-            .values()
-            .filter(|t| t.try_lock().map_or(true, |t| t.state == State::Running))
-            .count()
+        self.0.running_count()
     }
 
     fn insert(&self, task: Task) -> String {
-        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-        while tasks.len() >= MAX_REMEMBERED_TASKS {
-            let finished = tasks
-                .iter()
-                .find(|(_, t)| t.try_lock().is_ok_and(|t| t.state != State::Running))
-                .map(|(k, _)| *k);
-            match finished {
-                Some(k) => tasks.remove(&k),
-                None => break,
-            };
-        }
-        tasks.insert(n, Arc::new(tokio::sync::Mutex::new(task)));
-        format!("task-{n}")
+        self.0.insert(task)
     }
 }
 
@@ -175,6 +167,7 @@ impl Tool for TaskShellStart {
             reported_final: false,
             killed: String::new(),
             leftovers: 0,
+            failure: None,
         });
         Ok(ToolOutput::new(format!(
             "Started background task {id}. Call task_shell_poll {{\"id\": \"{id}\"}} for its output."
@@ -242,8 +235,16 @@ impl Tool for TaskShellPoll {
             if let Some(status) = status {
                 task.running.drain(DRAIN_GRACE).await;
                 task.leftovers = task.running.kill_tree().killed.len();
-                task.state = State::Exited(process::exit_code(status));
+                let (full, _) = process::lock(&task.running.output).text_from(0, true);
+                task.failure = task.running.setup_failure(status, &full);
+                task.state = match task.failure {
+                    Some(_) => State::SandboxFailed,
+                    None => State::Exited(process::exit_code(status)),
+                };
             }
+        }
+        if let Some(failure) = &task.failure {
+            return Err(failure.refusal().with("id", id));
         }
         Ok(report(ctx, id, &mut task))
     }
@@ -302,29 +303,14 @@ impl Tool for TaskShellCancel {
 fn report(ctx: &ToolContext, id: &str, task: &mut Task) -> ToolOutput {
     let finished = task.state != State::Running;
     let first_final = finished && !task.reported_final;
-    let (mut delta, mut cursor) =
-        process::lock(&task.running.output).text_from(task.cursor, finished);
-    if !finished {
-        // An escape sequence still being written waits for the next poll, so it is
-        // removed whole instead of leaving its tail as text.
-        if let Some(open) = codesmith_policy::unfinished_sequence_start(&delta) {
-            let held = delta.len() - open;
-            if !delta[open..].contains('\u{FFFD}') {
-                delta.truncate(open);
-                cursor -= held;
-            }
-        }
-    }
-    task.cursor = cursor;
     // Polling is never approved by a person: credentials in the output are masked.
-    let delta = codesmith_policy::scrub_secrets(&delta);
-    let (capped, reference) = if first_final {
-        let (full, _) = process::lock(&task.running.output).text_from(0, true);
-        let full = codesmith_policy::scrub_secrets(&full);
-        spill::cap_output(&ctx.home, &delta, Some(&full))
-    } else {
-        spill::cap_output(&ctx.home, &delta, None)
-    };
+    let (capped, reference) = process::read_new(
+        &ctx.home,
+        &task.running.output,
+        &mut task.cursor,
+        finished,
+        first_final,
+    );
     let mut body = capped.text;
     let mut out = ToolOutput::default().with("id", id);
     match task.state {
@@ -335,6 +321,7 @@ fn report(ctx: &ToolContext, id: &str, task: &mut Task) -> ToolOutput {
                 .with("status", "cancelled")
                 .with("killed", task.killed.clone())
         }
+        State::SandboxFailed => out = out.with("status", "sandbox_failed"),
     }
     if task.leftovers > 0 {
         out = out.with("killed_leftovers", task.leftovers);

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::files::commit::{WriteReport, commit_text};
 use crate::fs::beneath::Ownership;
+use crate::fs::os_error::{Access, io_refusal};
 use crate::fs::paths::ResolvedPath;
 use crate::fs::text::TextFile;
 use crate::{Refusal, ToolContext};
@@ -41,11 +42,21 @@ impl<'a> Tx<'a> {
         let bytes = match path.open_read() {
             Ok(mut f) => {
                 let mut b = Vec::new();
-                f.read_to_end(&mut b).map_err(|_| Refusal::internal())?;
+                f.read_to_end(&mut b)
+                    .map_err(|e| io_refusal(&path.rel, Access::Read, &e))?;
                 Some(b)
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(_) => return Err(Refusal::internal()),
+            // Nothing there (a file where a directory was expected holds nothing either):
+            // nothing to restore.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                None
+            }
+            Err(e) => return Err(io_refusal(&path.rel, Access::Read, &e)),
         };
         let ownership = path.ownership().ok().flatten();
         self.backups.push(Backup {
@@ -67,7 +78,9 @@ impl<'a> Tx<'a> {
         like: Option<Ownership>,
     ) -> Result<WriteReport, Refusal> {
         self.backup(path)?;
-        let dirs = path.create_parents().map_err(|_| Refusal::internal())?;
+        let dirs = path
+            .create_parents()
+            .map_err(|e| io_refusal(&path.rel, Access::Write, &e))?;
         for d in dirs {
             let rel = relative_dir(path, &d);
             self.created.push((path.clone(), d, rel));
@@ -77,7 +90,8 @@ impl<'a> Tx<'a> {
 
     pub(super) fn remove(&mut self, path: &ResolvedPath) -> Result<(), Refusal> {
         self.backup(path)?;
-        path.remove_file().map_err(|_| Refusal::internal())?;
+        path.remove_file()
+            .map_err(|e| io_refusal(&path.rel, Access::Write, &e))?;
         self.ctx.freshness.forget(&path.abs);
         Ok(())
     }
