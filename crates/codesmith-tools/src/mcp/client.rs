@@ -316,6 +316,11 @@ impl McpServer {
         Ok((server, raw, tasks_only))
     }
 
+    /// Whether this server's transport hands its log messages on in order (stdio).
+    pub(super) fn logs_in_order(&self) -> bool {
+        matches!(self.link, Link::Stdio { .. })
+    }
+
     /// The server's configured name.
     pub fn name(&self) -> &str {
         &self.name
@@ -403,6 +408,15 @@ impl McpServer {
                     level: level.into(),
                     text,
                 });
+            }));
+        }
+        if let Some(w) = &wire {
+            // Log messages in the order the server sent them, each before the answer
+            // read after it.
+            let events = self.events.clone();
+            let name = self.name.clone();
+            w.on_log(Box::new(move |params| {
+                events.send(super::handler::log_event(&name, params));
             }));
         }
         let result = tokio::time::timeout(limit, self.connect_unbounded(wire.clone())).await;

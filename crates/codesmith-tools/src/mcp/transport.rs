@@ -101,7 +101,23 @@ pub struct Wire {
     stray: std::sync::atomic::AtomicU64,
     /// Where a skipped line is reported (see [`Wire::on_stray`]).
     stray_sink: OnceLock<Sink>,
+    /// Where a log notification is handed as it is read (see [`Wire::on_log`]).
+    log_sink: OnceLock<LogSinkBox>,
 }
+
+struct LogSinkBox(LogSink);
+
+impl std::fmt::Debug for LogSinkBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LogSink")
+    }
+}
+
+/// Receives a server's log notification (`notifications/message`) at the moment the
+/// transport reads it, so log lines keep the order the server sent them in and precede the
+/// answer that follows them.
+#[allow(deprecated)] // Logging is marked deprecated in rmcp (SEP-2577); servers still send it.
+pub type LogSink = Box<dyn Fn(&rmcp::model::LoggingMessageNotificationParam) + Send + Sync>;
 
 struct Sink(StraySink);
 
@@ -135,6 +151,12 @@ impl Wire {
     /// the first [`MAX_STRAY_REPORTED`] of them. Only the first call counts.
     pub fn on_stray(&self, sink: StraySink) {
         let _ = self.stray_sink.set(Sink(sink));
+    }
+
+    /// Sets where log notifications are handed as they are read (in the order the server
+    /// sent them, before any answer read after them). Only the first call counts.
+    pub fn on_log(&self, sink: LogSink) {
+        let _ = self.log_sink.set(LogSinkBox(sink));
     }
 
     /// How many stray stdout lines were skipped.
@@ -364,7 +386,15 @@ impl StdioTransport {
     }
 
     /// Notes what a message that parsed says about the transport's bookkeeping.
+    #[allow(deprecated)] // Logging is marked deprecated in rmcp (SEP-2577).
     fn note_received(&self, line: &[u8], msg: &RxJsonRpcMessage<RoleClient>) {
+        if let JsonRpcMessage::Notification(n) = msg
+            && let rmcp::model::ServerNotification::LoggingMessageNotification(log) =
+                &n.notification
+            && let Some(sink) = self.wire.log_sink.get()
+        {
+            (sink.0)(&log.params);
+        }
         if let JsonRpcMessage::Notification(n) = msg
             && matches!(
                 n.notification,
