@@ -490,6 +490,28 @@ fn after_redirect(
     }
 }
 
+/// The request headers that may follow a redirect to another origin (scheme, host or
+/// port): they describe what the client accepts and the body it carries, never who it is.
+/// Every other header (a credential, a search backend's key header, anything the model
+/// named) stays with the origin it was written for.
+const PORTABLE_HEADERS: &[&str] = &[
+    "accept",
+    "accept-language",
+    "user-agent",
+    "content-type",
+    "content-language",
+];
+
+/// Drops every header not in [`PORTABLE_HEADERS`], for a hop to another origin.
+fn keep_portable_headers(headers: &mut HeaderMap) {
+    let names: Vec<HeaderName> = headers.keys().cloned().collect();
+    for name in names {
+        if !PORTABLE_HEADERS.contains(&name.as_str()) {
+            headers.remove(&name);
+        }
+    }
+}
+
 /// Reads at most `cap` bytes of body; returns the bytes and whether more remained.
 async fn read_capped(resp: &mut reqwest::Response, cap: usize) -> reqwest::Result<(Vec<u8>, bool)> {
     let mut buf = Vec::new();
@@ -584,10 +606,8 @@ impl FetchUrl {
                     url_refusal(&r, url.as_str(), hop)
                 })?;
                 hop += 1;
-                if target.host_str() != url.host_str() {
-                    headers.remove(reqwest::header::AUTHORIZATION);
-                    headers.remove(reqwest::header::COOKIE);
-                    headers.remove(reqwest::header::PROXY_AUTHORIZATION);
+                if target.origin() != url.origin() {
+                    keep_portable_headers(&mut headers);
                 }
                 (method, req_body) = after_redirect(status, &method, req_body);
                 shown = target.to_string();
