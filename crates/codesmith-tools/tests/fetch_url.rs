@@ -320,7 +320,7 @@ async fn a_redirect_to_another_origin_carries_only_portable_headers() {
             "x-custom:",
         ] {
             assert_eq!(
-                body.contains(&name),
+                body.contains(name),
                 same_origin,
                 "{name} after a redirect to {target}: {body}"
             );
