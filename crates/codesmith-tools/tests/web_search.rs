@@ -210,6 +210,15 @@ fn key_forms() -> Vec<String> {
         b64url.encode(ODD_KEY),
         b64.encode(format!("user:{ODD_KEY}")),
         b64.encode(format!("Bearer {ODD_KEY}!")),
+        ODD_KEY.bytes().map(|b| format!("{b:02x}")).collect(),
+        ODD_KEY.bytes().map(|b| format!("{b:02X}")).collect(),
+        // Joined by invisible characters the engine's sanitizer strips: the model would
+        // read the key itself.
+        ODD_KEY.chars().map(|c| format!("{c}\u{200b}")).collect(),
+        ODD_KEY
+            .chars()
+            .map(|c| format!("{c}\u{2060}\u{feff}"))
+            .collect(),
     ]
 }
 

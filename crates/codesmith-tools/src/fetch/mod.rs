@@ -270,8 +270,18 @@ fn credential_header_values(headers: &HeaderMap) -> Vec<String> {
 /// `text` with every occurrence of each of `values` replaced by `[REDACTED]`: as written,
 /// percent-encoded (form encoding, every reserved byte, or every byte; upper- or
 /// lower-case hex) and base64-encoded (standard or URL-safe alphabet, at any alignment
-/// inside a longer base64 text), since a server may echo a credential in any of those.
-pub(crate) fn redact_values(mut text: String, values: &[String]) -> String {
+/// inside a longer base64 text) and hex (upper- or lower-case), since a server may echo a
+/// credential in any of those. The text is sanitized first ([`crate::sanitize_text`]:
+/// invisible and look-alike characters removed or normalised), so a value split by
+/// zero-width characters is found as the model would read it, joined.
+pub(crate) fn redact_values(text: String, values: &[String]) -> String {
+    if values.is_empty() {
+        return text;
+    }
+    let mut text = match crate::sanitize::sanitize_text(&text).0 {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(clean) => clean,
+    };
     for v in values {
         for form in encoded_forms(v) {
             if text.contains(form.as_str()) {
@@ -308,6 +318,8 @@ fn encoded_forms(value: &str) -> Vec<String> {
         pct(unreserved, true),
         pct(|_| false, false),
         pct(|_| false, true),
+        bytes.iter().map(|b| format!("{b:02x}")).collect(),
+        bytes.iter().map(|b| format!("{b:02X}")).collect(),
     ];
     // The value at byte offset 0, 1 or 2 of a base64 group: only the characters that
     // encode the value's bits alone are kept.

@@ -196,10 +196,13 @@ impl WebSearch {
         }
     }
 
-    /// `text` with the API key replaced and any other secret scrubbed.
+    /// `text` sanitized (as the model would read it), then with the API key replaced and
+    /// any other secret scrubbed: redaction runs after every step that can join
+    /// characters.
     fn redact(&self, text: &str) -> String {
         let keys: Vec<String> = self.config.api_key.iter().cloned().collect();
-        let text = redact_values(text.to_string(), &keys);
+        let text = crate::sanitize::sanitize_text(text).0.into_owned();
+        let text = redact_values(text, &keys);
         codesmith_policy::scrub_secrets(&text).into_owned()
     }
 
@@ -324,7 +327,7 @@ impl WebSearch {
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
-        let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+        let plain = self.redact(&plain.split_whitespace().collect::<Vec<_>>().join(" "));
         plain.chars().take(cap).collect()
     }
 
