@@ -875,3 +875,96 @@ async fn an_answer_cut_at_the_token_limit_names_the_key_and_the_file() {
         "{notice}"
     );
 }
+
+/// A read-only tool that panics on its own task, or in blocking work it unwraps, or
+/// answers "steady" — to show one call's panic ends that call only.
+struct Panicky(&'static str);
+
+#[async_trait::async_trait]
+impl codesmith_tools::Tool for Panicky {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+    fn description(&self) -> &'static str {
+        "A test tool."
+    }
+    fn input_schema(&self) -> Value {
+        serde_json::json!({"type": "object"})
+    }
+    fn capability(&self) -> codesmith_tools::Capability {
+        codesmith_tools::Capability::ReadOnly
+    }
+    async fn call(
+        &self,
+        _ctx: &codesmith_tools::ToolContext,
+        _args: Value,
+    ) -> codesmith_tools::ToolOutcome {
+        match self.0 {
+            "boom" => panic!("byte index 3 is not a char boundary"),
+            "boom_blocking" => {
+                let n: usize = tokio::task::spawn_blocking(|| -> usize {
+                    panic!("attempt to add with overflow")
+                })
+                .await
+                .unwrap();
+                Ok(codesmith_tools::ToolOutput::new(n.to_string()))
+            }
+            _ => Ok(codesmith_tools::ToolOutput::new("steady answer")),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_call_is_an_internal_refusal_and_the_turn_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ws = tmp.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let ws = ws.canonicalize().unwrap();
+    let server = codesmith_testkit::ScriptedServer::start().await;
+    let tools: Vec<std::sync::Arc<dyn codesmith_tools::Tool>> = vec![
+        std::sync::Arc::new(Panicky("boom")),
+        std::sync::Arc::new(Panicky("boom_blocking")),
+        std::sync::Arc::new(Panicky("steady")),
+    ];
+    let mut engine = crate::common::engine(
+        &server,
+        &ws,
+        &tmp.path().join("home"),
+        crate::common::Setup {
+            extra_tools: tools,
+            ..crate::common::Setup::default()
+        },
+    );
+    server
+        .push(
+            Scripted::tool_call("c1", "boom", "{}")
+                .with_tool_call("c2", "steady", "{}")
+                .with_tool_call("c3", "boom_blocking", "{}"),
+        )
+        .push(Scripted::tool_call("c4", "steady", "{}"))
+        .push(Scripted::text("finished anyway"));
+    let mut results = Vec::new();
+    let outcome = engine
+        .run_task("go", &mut |e| {
+            if let Event::ToolResult { id, ok, output, .. } = e {
+                results.push((id, ok, output));
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, TaskStatus::Completed);
+    let ids: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c3", "c4"]);
+    for (id, ok, output) in &results {
+        if id == "c2" || id == "c4" {
+            assert!(*ok, "{id}: {output}");
+            assert!(output.contains("steady answer"), "{output}");
+        } else {
+            assert!(!*ok, "{id}: {output}");
+            assert!(output.contains("INTERNAL"), "{output}");
+            assert!(output.contains("failed inside CodeSmith"), "{output}");
+            assert!(!output.contains("char boundary"), "host detail: {output}");
+            assert!(!output.contains("overflow"), "host detail: {output}");
+        }
+    }
+}

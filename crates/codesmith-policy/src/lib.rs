@@ -18,8 +18,9 @@ pub use safe_name::{MAX_SAFE_NAME_LEN, UnsafeName, check_safe_name, is_safe_name
 pub use scrub::{REDACTED, is_secret_env, is_secret_env_name, scrub_secrets};
 pub use secret_files::{SecretKind, mask_secret_text, secret_file, secret_name};
 pub use ssrf::{
-    AddressPolicy, Cidr, FAKEIP_RANGE, MalformedLiteral, Restricted, RestrictedRange,
-    embedded_ipv4, is_localhost_name, parse_ip_literal, restricted_range, restricted_v4,
+    AddressPolicy, CLOUD_METADATA_V4, CLOUD_METADATA_V6, Cidr, FAKEIP_RANGE, MalformedLiteral,
+    Restricted, RestrictedRange, embedded_ipv4, is_localhost_name, parse_ip_literal,
+    restricted_range, restricted_v4,
 };
 pub use terminal::{
     BLANK_RUN, MAX_OPEN_SEQUENCE, TerminalSafe, json_terminal_safe, screen_text, terminal_safe,

@@ -122,7 +122,28 @@ pub enum RestrictedRange {
     SiteLocal,
     /// IPv6 discard-only 100::/64 and local-use NAT64 64:ff9b:1::/48.
     Discard,
+    /// A cloud provider's instance-metadata or host-agent address outside link-local
+    /// (which is refused as [`RestrictedRange::LinkLocal`]): the exact addresses in
+    /// [`CLOUD_METADATA_V4`] and [`CLOUD_METADATA_V6`]. Never reachable, not even by a
+    /// user-configured endpoint that may reach private or carrier-grade NAT ranges.
+    CloudMetadata,
 }
+
+/// Cloud metadata addresses outside 169.254/16: Alibaba Cloud's 100.100.100.200 (in
+/// carrier-grade NAT space), Azure's WireServer 168.63.129.16 (a public address) and
+/// Oracle Cloud's 192.0.0.192.
+pub const CLOUD_METADATA_V4: &[Ipv4Addr] = &[
+    Ipv4Addr::new(100, 100, 100, 200),
+    Ipv4Addr::new(168, 63, 129, 16),
+    Ipv4Addr::new(192, 0, 0, 192),
+];
+
+/// Cloud metadata addresses in IPv6 unique local space: AWS's instance metadata
+/// `fd00:ec2::254` and EKS pod identity `fd00:ec2::23`.
+pub const CLOUD_METADATA_V6: &[Ipv6Addr] = &[
+    Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254),
+    Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x23),
+];
 
 impl RestrictedRange {
     /// Short lowercase name for messages (`loopback`, `private (RFC 1918)`, ...).
@@ -141,6 +162,7 @@ impl RestrictedRange {
             RestrictedRange::UniqueLocal => "IPv6 unique local",
             RestrictedRange::SiteLocal => "IPv6 site-local",
             RestrictedRange::Discard => "IPv6 discard / local NAT64",
+            RestrictedRange::CloudMetadata => "a cloud metadata address",
         }
     }
 }
@@ -174,6 +196,9 @@ pub fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 /// The restricted range an IPv4 address falls in, if any.
 pub fn restricted_v4(ip: Ipv4Addr) -> Option<RestrictedRange> {
     use RestrictedRange::*;
+    if CLOUD_METADATA_V4.contains(&ip) {
+        return Some(CloudMetadata);
+    }
     let o = ip.octets();
     let r = match o {
         [0, ..] => Unspecified,
@@ -197,7 +222,9 @@ fn restricted_v6_native(ip: Ipv6Addr) -> Option<RestrictedRange> {
     use RestrictedRange::*;
     let bits = u128::from(ip);
     let in_block = |net: u128, prefix: u8| bits & mask128(prefix) == net;
-    let r = if bits == 0 {
+    let r = if CLOUD_METADATA_V6.contains(&ip) {
+        CloudMetadata
+    } else if bits == 0 {
         Unspecified
     } else if bits == 1 {
         Loopback
@@ -479,6 +506,30 @@ mod tests {
 
     fn range(h: &str) -> Option<RestrictedRange> {
         restricted_range(lit(h)).map(|r| r.range)
+    }
+
+    #[test]
+    fn cloud_metadata_addresses_have_their_own_class_in_every_form() {
+        for h in [
+            "100.100.100.200",
+            "168.63.129.16",
+            "192.0.0.192",
+            "[fd00:ec2::254]",
+            "[FD00:0EC2:0:0:0:0:0:254]",
+            "[fd00:ec2::23]",
+            "[::ffff:100.100.100.200]",
+            "[64:ff9b::a83f:8110]",
+            "0x646464c8",
+        ] {
+            assert_eq!(range(h), Some(CloudMetadata), "{h}");
+        }
+        assert_eq!(range("100.100.100.200"), Some(CloudMetadata));
+        assert_eq!(range("[fd00:ec2::254]"), Some(CloudMetadata));
+        // Their neighbours keep their ranges.
+        assert_eq!(range("100.100.100.201"), Some(SharedCgnat));
+        assert_eq!(range("[fd00:ec2::255]"), Some(UniqueLocal));
+        assert_eq!(range("168.63.129.17"), None);
+        assert_eq!(range("169.254.169.254"), Some(LinkLocal));
     }
 
     #[test]

@@ -127,9 +127,13 @@ pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// Fits the encoded image `bytes` to the providers' limits: sent as it is when it is
-/// small enough, else decoded, downscaled to [`MAX_EDGE`] on its long edge and
-/// re-encoded (a GIF's first frame).
+/// Fits the encoded image `bytes` to the providers' limits. Every image is decoded in
+/// full (within [`MAX_PIXELS`] and a matching memory cap; an animation's first frame
+/// only) and what is sent is re-encoded from the decoded pixels (PNG, or JPEG for a
+/// JPEG), downscaled to [`MAX_EDGE`] on its long edge when larger: bytes that only look
+/// like an image (a cut-off file, junk after a valid header, a header claiming absurd
+/// dimensions) are refused, never passed on. This is the one door for every image a
+/// model reads: `exec --image`, `@path`, `read_file` and MCP image results.
 ///
 /// # Errors
 /// [`ImageError::NotAnImage`], [`ImageError::Undecodable`],
@@ -150,16 +154,19 @@ pub fn fit(bytes: Vec<u8>) -> Result<Fitted, ImageError> {
     if u64::from(width) * u64::from(height) > MAX_PIXELS {
         return Err(ImageError::TooManyPixels { width, height });
     }
-    if width.max(height) <= MAX_EDGE && bytes.len() <= MAX_BYTES {
-        return Ok(Fitted {
-            part: ImagePart::new(media_type, bytes),
-            original: (width, height),
-            sent: (width, height),
-        });
-    }
     let decoded = reader()
         .decode()
         .map_err(|e| ImageError::Undecodable(e.to_string()))?;
+    // The pixels decoded are what is judged: a header's claim is not.
+    let (width, height) = (decoded.width(), decoded.height());
+    if width == 0 || height == 0 {
+        return Err(ImageError::Undecodable(format!(
+            "it decodes to {width}x{height} pixels"
+        )));
+    }
+    if u64::from(width) * u64::from(height) > MAX_PIXELS {
+        return Err(ImageError::TooManyPixels { width, height });
+    }
     let mut edge = MAX_EDGE;
     loop {
         let small = if width.max(height) > edge {
@@ -253,13 +260,71 @@ mod tests {
         assert_eq!(fit(b"hello".to_vec()).unwrap_err(), ImageError::NotAnImage);
     }
 
+    fn pixels(bytes: &[u8]) -> Vec<u8> {
+        image::load_from_memory(bytes)
+            .unwrap()
+            .to_luma8()
+            .into_raw()
+    }
+
     #[test]
-    fn a_small_image_is_sent_as_it_is() {
-        let bytes = png(40, 30);
+    fn a_small_image_is_sent_re_encoded_from_its_pixels() {
+        let mut bytes = png(40, 30);
+        // Bytes after the end of the image are not sent.
+        bytes.extend_from_slice(b"PRIVATE DATA PRIVATE DATA");
         let fitted = fit(bytes.clone()).unwrap();
         assert!(!fitted.downscaled());
-        assert_eq!(&*fitted.part.data, &bytes[..]);
         assert_eq!(fitted.sent, (40, 30));
+        assert_eq!(fitted.part.media_type, "image/png");
+        assert!(!fitted.part.data.windows(7).any(|w| w == b"PRIVATE"));
+        assert_eq!(pixels(&fitted.part.data), pixels(&bytes));
+    }
+
+    #[test]
+    fn bytes_that_only_look_like_an_image_are_refused() {
+        // A PNG cut inside its image data, at several points.
+        let whole = png(300, 200);
+        for cut in [60, 100, whole.len() / 2, whole.len() - 20] {
+            let r = fit(whole[..cut].to_vec());
+            assert!(
+                matches!(r, Err(ImageError::Undecodable(_))),
+                "cut {cut}: {r:?}"
+            );
+        }
+        // A valid header followed by data that is not compressed pixels.
+        let mut junk = whole[..33].to_vec();
+        let data = b"PRIVATE DATA ".repeat(500);
+        junk.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        junk.extend_from_slice(b"IDAT");
+        junk.extend_from_slice(&data);
+        junk.extend_from_slice(&[0; 4]);
+        assert!(matches!(fit(junk), Err(ImageError::Undecodable(_))));
+        // A GIF header with nothing after it, and a WebP header claiming 16384x16384.
+        let gif = b"GIF89a\x00\x40\x00\x40\x00\x00\x00;".to_vec();
+        assert!(fit(gif).is_err());
+        let mut webp = b"RIFF\x00\x00\x00\x00WEBPVP8L".to_vec();
+        webp.extend_from_slice(&[0x10, 0, 0, 0, 0x2f, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0]);
+        assert!(fit(webp).is_err());
+    }
+
+    #[test]
+    fn an_animated_gif_is_sent_as_its_first_frame_as_png() {
+        use image::codecs::gif::GifEncoder;
+        let mut gif = Vec::new();
+        {
+            let mut enc = GifEncoder::new(&mut gif);
+            for i in 0..50u8 {
+                let frame = image::RgbaImage::from_pixel(8, 8, image::Rgba([i, 0, 0, 255]));
+                enc.encode_frame(image::Frame::new(frame)).unwrap();
+            }
+        }
+        let fitted = fit(gif).unwrap();
+        assert_eq!(fitted.part.media_type, "image/png");
+        assert_eq!(fitted.sent, (8, 8));
+        let first = image::load_from_memory(&fitted.part.data)
+            .unwrap()
+            .to_rgba8();
+        assert_eq!(first.get_pixel(0, 0).0, [0, 0, 0, 255]);
     }
 
     #[test]

@@ -122,7 +122,31 @@ pub trait Tool: Send + Sync {
 /// call is dropped where it waits (an HTTP request is aborted, nothing more is read or
 /// written) and answered with a `CANCELLED` refusal. A call whose token fired before it
 /// started does not run.
+///
+/// A call that panics (in its own future, or in blocking work it awaited and unwrapped)
+/// ends as an `INTERNAL` refusal for that call alone: the turn, the run and the calls
+/// running beside it go on. The panic itself is reported by the process's panic hook
+/// (standard error, or the front end's log); the model reads no host detail of it.
 pub async fn call_tool(tool: &dyn Tool, ctx: &ToolContext, args: Value) -> ToolOutcome {
+    use futures::FutureExt as _;
+    match std::panic::AssertUnwindSafe(call_tool_inner(tool, ctx, args))
+        .catch_unwind()
+        .await
+    {
+        Ok(outcome) => outcome,
+        Err(_) => Err(Refusal::new(
+            crate::ErrorCode::Internal,
+            format!(
+                "The `{}` tool failed inside CodeSmith (an internal fault, not your request).",
+                tool.name()
+            ),
+            "Do not repeat this exact call; continue another way and tell the user the tool failed.",
+        )
+        .with("panicked", true)),
+    }
+}
+
+async fn call_tool_inner(tool: &dyn Tool, ctx: &ToolContext, args: Value) -> ToolOutcome {
     let started = std::time::Instant::now();
     if ctx.cancel.is_cancelled() {
         return Err(cancelled(tool.name(), None));

@@ -285,6 +285,52 @@ async fn credential_headers_are_sent_but_never_shown_back_or_logged() {
 }
 
 #[tokio::test]
+async fn a_redirect_to_another_origin_carries_only_portable_headers() {
+    let (s1, s2) = (serve().await, serve().await);
+    let h = harness();
+    let headers = json!({
+        "Authorization": "Bearer SecretBearerValue123",
+        "X-Api-Key": "ApiKeySecretValue",
+        "Api-Key": "OtherKeySecretValue",
+        "X-Subscription-Token": "BraveKeySecretValue",
+        "X-Custom": "anything",
+        "Accept": "text/plain",
+        "Accept-Language": "de"
+    });
+    // Another port of the same host, another host on the same port, and (as a control)
+    // the same origin.
+    let cases = [
+        (format!("http://pinned.test:{}/echo", s2.port), false),
+        (format!("http://127.0.0.1:{}/echo", s1.port), false),
+        (format!("http://pinned.test:{}/echo", s1.port), true),
+    ];
+    for (target, same_origin) in cases {
+        let url = format!("http://pinned.test:{}/to?{target}", s1.port);
+        let (_, env) = call(&h, json!({"url": url, "headers": headers})).await;
+        assert_eq!(env["ok"], true, "{target}: {env}");
+        let body = env["output"]["body"].as_str().unwrap().to_ascii_lowercase();
+        assert!(body.contains("accept: text/plain"), "{target}: {body}");
+        assert!(body.contains("accept-language: de"), "{target}: {body}");
+        assert!(body.contains("user-agent: codesmith/"), "{target}: {body}");
+        for name in [
+            "authorization:",
+            "x-api-key:",
+            "\napi-key:",
+            "x-subscription-token:",
+            "x-custom:",
+        ] {
+            assert_eq!(
+                body.contains(name),
+                same_origin,
+                "{name} after a redirect to {target}: {body}"
+            );
+        }
+        assert!(!body.contains("secretbearervalue123"), "{target}: {body}");
+    }
+    assert_eq!(s2.seen.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
 async fn html_is_reduced_and_errors_are_not_tool_failures() {
     let s = serve().await;
     let h = harness();

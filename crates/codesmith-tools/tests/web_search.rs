@@ -210,6 +210,15 @@ fn key_forms() -> Vec<String> {
         b64url.encode(ODD_KEY),
         b64.encode(format!("user:{ODD_KEY}")),
         b64.encode(format!("Bearer {ODD_KEY}!")),
+        ODD_KEY.bytes().map(|b| format!("{b:02x}")).collect(),
+        ODD_KEY.bytes().map(|b| format!("{b:02X}")).collect(),
+        // Joined by invisible characters the engine's sanitizer strips: the model would
+        // read the key itself.
+        ODD_KEY.chars().map(|c| format!("{c}\u{200b}")).collect(),
+        ODD_KEY
+            .chars()
+            .map(|c| format!("{c}\u{2060}\u{feff}"))
+            .collect(),
     ]
 }
 
@@ -440,6 +449,22 @@ async fn only_the_configured_origin_may_be_loopback_and_metadata_never() {
         let refusal = tool.call(&ctx, json!({"query": "x"})).await.unwrap_err();
         assert_eq!(refusal.code, ErrorCode::Denied, "{url}: {refusal:?}");
         assert!(refusal.message.contains("link-local"), "{url}: {refusal:?}");
+    }
+    // Cloud metadata addresses outside link-local are refused too, though their
+    // neighbours (carrier-grade NAT, IPv6 unique local) are ranges a configured endpoint
+    // may reach.
+    for url in [
+        "https://100.100.100.200/",
+        "https://[fd00:ec2::254]/",
+        "https://168.63.129.16/",
+    ] {
+        let tool = real_tool(allow_all(), searxng(url));
+        let refusal = tool.call(&ctx, json!({"query": "x"})).await.unwrap_err();
+        assert_eq!(refusal.code, ErrorCode::Denied, "{url}: {refusal:?}");
+        assert!(
+            refusal.message.contains("cloud metadata"),
+            "{url}: {refusal:?}"
+        );
     }
     // Plain http to a private address needs allow_plain_http, as for an MCP server.
     let tool = real_tool(allow_all(), searxng("http://10.9.9.9:9/"));

@@ -258,7 +258,13 @@ pub fn decode_entities(s: &str) -> std::borrow::Cow<'_, str> {
     while let Some(amp) = rest.find('&') {
         out.push_str(&rest[..amp]);
         let tail = &rest[amp..];
-        let semi = tail[..tail.len().min(12)].find(';');
+        // A reference is at most 12 bytes; the window is cut on a character boundary
+        // (untrusted text: `&` may be followed by a multi-byte character).
+        let mut window = tail.len().min(12);
+        while !tail.is_char_boundary(window) {
+            window -= 1;
+        }
+        let semi = tail[..window].find(';');
         let decoded = semi.and_then(|e| entity(&tail[1..e]).map(|c| (c, e)));
         match decoded {
             Some((c, e)) => {
@@ -345,5 +351,30 @@ with <b>bold</b> and <a href="https://docs.rs/x">a link</a>.</p>
             let _ = html_to_text(h);
         }
         assert_eq!(html_to_text("a < b"), "a < b");
+    }
+
+    #[test]
+    fn an_ampersand_before_multi_byte_text_does_not_cut_a_character() {
+        assert_eq!(decode_entities("Q & 研究開発"), "Q & 研究開発");
+        assert_eq!(html_to_text("<p>Q & 研究開発</p>"), "Q & 研究開発");
+        assert_eq!(decode_entities("&amp;😀 &é;&#233;"), "&😀 &é;é");
+        // Every placement of `&` (and `<`, `&#`) among 1-, 2-, 3- and 4-byte characters.
+        let pieces = [
+            "a", "é", "研", "😀", "&", "&#", ";", "<", ">", "<!--", "\u{200b}",
+        ];
+        let mut n = 0u32;
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    for d in pieces {
+                        let s = format!("{a}{b}{c}{d}{a}{c}{b}{d}x");
+                        let _ = decode_entities(&s);
+                        let _ = html_to_text(&s);
+                        n += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(n, 11u32.pow(4));
     }
 }

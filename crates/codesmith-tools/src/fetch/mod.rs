@@ -271,8 +271,18 @@ fn credential_header_values(headers: &HeaderMap) -> Vec<String> {
 /// `text` with every occurrence of each of `values` replaced by `[REDACTED]`: as written,
 /// percent-encoded (form encoding, every reserved byte, or every byte; upper- or
 /// lower-case hex) and base64-encoded (standard or URL-safe alphabet, at any alignment
-/// inside a longer base64 text), since a server may echo a credential in any of those.
-pub(crate) fn redact_values(mut text: String, values: &[String]) -> String {
+/// inside a longer base64 text) and hex (upper- or lower-case), since a server may echo a
+/// credential in any of those. The text is sanitized first ([`crate::sanitize_text`]:
+/// invisible and look-alike characters removed or normalised), so a value split by
+/// zero-width characters is found as the model would read it, joined.
+pub(crate) fn redact_values(text: String, values: &[String]) -> String {
+    if values.is_empty() {
+        return text;
+    }
+    let mut text = match crate::sanitize::sanitize_text(&text).0 {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(clean) => clean,
+    };
     for v in values {
         for form in encoded_forms(v) {
             if text.contains(form.as_str()) {
@@ -309,6 +319,8 @@ fn encoded_forms(value: &str) -> Vec<String> {
         pct(unreserved, true),
         pct(|_| false, false),
         pct(|_| false, true),
+        bytes.iter().map(|b| format!("{b:02x}")).collect(),
+        bytes.iter().map(|b| format!("{b:02X}")).collect(),
     ];
     // The value at byte offset 0, 1 or 2 of a base64 group: only the characters that
     // encode the value's bits alone are kept.
@@ -491,6 +503,28 @@ fn after_redirect(
     }
 }
 
+/// The request headers that may follow a redirect to another origin (scheme, host or
+/// port): they describe what the client accepts and the body it carries, never who it is.
+/// Every other header (a credential, a search backend's key header, anything the model
+/// named) stays with the origin it was written for.
+const PORTABLE_HEADERS: &[&str] = &[
+    "accept",
+    "accept-language",
+    "user-agent",
+    "content-type",
+    "content-language",
+];
+
+/// Drops every header not in [`PORTABLE_HEADERS`], for a hop to another origin.
+fn keep_portable_headers(headers: &mut HeaderMap) {
+    let names: Vec<HeaderName> = headers.keys().cloned().collect();
+    for name in names {
+        if !PORTABLE_HEADERS.contains(&name.as_str()) {
+            headers.remove(&name);
+        }
+    }
+}
+
 /// Reads at most `cap` bytes of body; returns the bytes and whether more remained.
 async fn read_capped(resp: &mut reqwest::Response, cap: usize) -> reqwest::Result<(Vec<u8>, bool)> {
     let mut buf = Vec::new();
@@ -585,10 +619,8 @@ impl FetchUrl {
                     url_refusal(&r, url.as_str(), hop)
                 })?;
                 hop += 1;
-                if target.host_str() != url.host_str() {
-                    headers.remove(reqwest::header::AUTHORIZATION);
-                    headers.remove(reqwest::header::COOKIE);
-                    headers.remove(reqwest::header::PROXY_AUTHORIZATION);
+                if target.origin() != url.origin() {
+                    keep_portable_headers(&mut headers);
                 }
                 (method, req_body) = after_redirect(status, &method, req_body);
                 shown = target.to_string();

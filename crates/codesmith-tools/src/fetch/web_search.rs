@@ -196,10 +196,13 @@ impl WebSearch {
         }
     }
 
-    /// `text` with the API key replaced and any other secret scrubbed.
+    /// `text` sanitized (as the model would read it), then with the API key replaced and
+    /// any other secret scrubbed: redaction runs after every step that can join
+    /// characters.
     fn redact(&self, text: &str) -> String {
         let keys: Vec<String> = self.config.api_key.iter().cloned().collect();
-        let text = redact_values(text.to_string(), &keys);
+        let text = crate::sanitize::sanitize_text(text).0.into_owned();
+        let text = redact_values(text, &keys);
         codesmith_policy::scrub_secrets(&text).into_owned()
     }
 
@@ -231,6 +234,24 @@ impl WebSearch {
                 )
             })
         };
+        // The parameters CodeSmith sets replace any of the same name in the configured
+        // URL (a backend would read the first of two); the others are kept.
+        let ours: &[&str] = match self.config.backend {
+            Backend::Searxng => &["q", "format"],
+            Backend::Brave => &["q", "count"],
+            Backend::Tavily => &[],
+        };
+        if !ours.is_empty() && url.query().is_some() {
+            let kept: Vec<(String, String)> = url
+                .query_pairs()
+                .filter(|(k, _)| !ours.contains(&k.as_ref()))
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            url.set_query(None);
+            if !kept.is_empty() {
+                url.query_pairs_mut().extend_pairs(kept);
+            }
+        }
         match self.config.backend {
             Backend::Searxng => {
                 url.query_pairs_mut()
@@ -324,18 +345,22 @@ impl WebSearch {
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
-        let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+        let plain = self.redact(&plain.split_whitespace().collect::<Vec<_>>().join(" "));
         plain.chars().take(cap).collect()
     }
 
     /// A result's URL as the model may see it: an absolute `http(s)` URL with a host,
-    /// re-serialised (ASCII only: control and non-ASCII characters percent-encoded), the key
+    /// re-serialised without userinfo (ASCII only: control and non-ASCII characters percent-encoded), the key
     /// redacted, at most [`MAX_URL_CHARS`] characters; `None` for anything else.
     fn clean_url(&self, raw: &str) -> Option<String> {
-        let url = Url::parse(&self.redact(raw.trim())).ok()?;
+        let mut url = Url::parse(&self.redact(raw.trim())).ok()?;
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
             return None;
         }
+        // Userinfo is dropped: fetch_url refuses it, and `docs.rs@evil.test` would show a
+        // host the link does not go to.
+        url.set_username("").ok()?;
+        url.set_password(None).ok()?;
         Some(self.redact(url.as_str())).filter(|u| u.chars().count() <= MAX_URL_CHARS)
     }
 }
@@ -495,6 +520,19 @@ impl Tool for WebSearch {
             .with("backend", backend)
             .with("status", status));
         }
+        if answer.meta.get("truncated") == Some(&Value::Bool(true)) {
+            return Err(Refusal::new(
+                ErrorCode::ToolError,
+                format!(
+                    "The search backend ({backend}) answered with more than the {} bytes a \
+                     search answer may be.",
+                    body::MAX_MAX_BYTES
+                ),
+                "Tell the user the search backend's answer was too large; continue without \
+                 searching.",
+            )
+            .with("backend", backend));
+        }
         let parsed: Value = serde_json::from_str(body).map_err(|_| {
             Refusal::new(
                 ErrorCode::ToolError,
@@ -568,5 +606,43 @@ mod tests {
             WebSearchConfig::new(Backend::Tavily, None, Some("tvly-secret".into()), "T").unwrap()
         );
         assert!(!shown.contains("tvly-secret"), "{shown}");
+    }
+
+    fn tool(backend: Backend, url: &str) -> WebSearch {
+        let fetch = FetchConfig::new(
+            codesmith_policy::NetworkPolicy::default(),
+            codesmith_policy::AddressPolicy::new(),
+        );
+        let key = (backend != Backend::Searxng).then(|| "k3y-value".to_string());
+        WebSearch::new(
+            fetch,
+            WebSearchConfig::new(backend, Some(url), key, "K").unwrap(),
+        )
+    }
+
+    #[test]
+    fn the_parameters_codesmith_sets_replace_those_in_the_configured_url() {
+        let t = tool(
+            Backend::Searxng,
+            "http://127.0.0.1:8/?q=old&format=html&lang=en&q=again",
+        );
+        let url = t.request("tokio", 5, &[]).unwrap().url;
+        assert_eq!(url, "http://127.0.0.1:8/search?lang=en&q=tokio&format=json");
+        let t = tool(Backend::Brave, "https://b.example/res?count=99&q=x");
+        let url = t.request("tokio", 3, &[]).unwrap().url;
+        assert_eq!(url, "https://b.example/res?q=tokio&count=3");
+    }
+
+    #[test]
+    fn result_urls_lose_userinfo() {
+        let t = tool(Backend::Searxng, "http://127.0.0.1:8/");
+        assert_eq!(
+            t.clean_url("https://user:pw@docs.rs/x").as_deref(),
+            Some("https://docs.rs/x")
+        );
+        assert_eq!(
+            t.clean_url("https://docs.rs@evil.test/").as_deref(),
+            Some("https://evil.test/")
+        );
     }
 }

@@ -72,8 +72,8 @@ fn location(ctx: &ToolContext, value: &Value) -> Option<String> {
     let shown = server_text(&shown, MAX_PATH_CHARS, true);
     Some(format!(
         "{shown}:{}:{}",
-        range["start"]["line"].as_u64()? + 1,
-        range["start"]["character"].as_u64()? + 1
+        range["start"]["line"].as_u64()?.saturating_add(1),
+        range["start"]["character"].as_u64()?.saturating_add(1)
     ))
 }
 
@@ -82,11 +82,16 @@ fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
+        // Decoded from bytes, never by slicing the text: a `%` before a multi-byte
+        // character must not cut the string inside that character.
+        let hex = |b: u8| (b as char).to_digit(16);
         if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(&s[i + 1..(i + 3).min(s.len())], 16)
+            && let (Some(hi), Some(lo)) = (
+                bytes.get(i + 1).and_then(|b| hex(*b)),
+                bytes.get(i + 2).and_then(|b| hex(*b)),
+            )
         {
-            out.push(b);
+            out.push((hi * 16 + lo) as u8);
             i += 3;
         } else {
             out.push(bytes[i]);
@@ -163,7 +168,7 @@ fn symbols(ctx: &ToolContext, items: &[Value], depth: usize, out: &mut Vec<Strin
                 item["selectionRange"]["start"]["line"]
                     .as_u64()
                     .unwrap_or(0)
-                    + 1
+                    .saturating_add(1)
             ),
         };
         out.push(format!("{}{kind} {name} ({at})", "  ".repeat(depth)));
@@ -346,5 +351,38 @@ impl Tool for LspTool {
             }
         };
         Ok(ToolOutput::new(text).with("server", name))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod peer_data_tests {
+    use super::*;
+
+    #[test]
+    fn a_percent_before_a_multi_byte_character_is_kept_as_text() {
+        assert_eq!(percent_decode("/x/%日本"), "/x/%日本");
+        assert_eq!(percent_decode("/x/%e6%97%a5"), "/x/日");
+        for s in ["%", "%4", "%é", "%4é", "%%41", "a%", "%😀1", "%1😀", "%zz"] {
+            let _ = percent_decode(s);
+        }
+        assert_eq!(percent_decode("%%41"), "%A");
+    }
+
+    #[test]
+    fn a_position_at_u64_max_does_not_overflow() {
+        let ctx = ToolContext::new("/ws".into(), "/home".into());
+        let loc = json!({"uri": "file:///ws/%E6%97%A5%", "range": {"start": {"line": u64::MAX, "character": u64::MAX}}});
+        let shown = location(&ctx, &loc).unwrap();
+        assert_eq!(shown, format!("日%:{}:{}", u64::MAX, u64::MAX));
+        let mut out = Vec::new();
+        symbols(
+            &ctx,
+            &[json!({"name": "n", "kind": 12, "selectionRange": {"start": {"line": u64::MAX}}})],
+            0,
+            &mut out,
+        );
+        assert_eq!(out.len(), 1);
+        assert!(out[0].contains(&u64::MAX.to_string()), "{out:?}");
     }
 }

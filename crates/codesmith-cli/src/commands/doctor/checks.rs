@@ -692,6 +692,29 @@ pub(crate) async fn mcp(settings: Option<&Settings>) -> Vec<Finding> {
         .collect()
 }
 
+/// `raw` as doctor prints it: no userinfo, every query value `[REDACTED]` (only the names
+/// shown), no fragment; a URL that does not parse is not printed at all.
+fn shown_url(raw: &str) -> String {
+    let Ok(mut url) = url::Url::parse(raw) else {
+        return "(a URL that does not parse)".into();
+    };
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    let names: Vec<String> = url.query_pairs().map(|(k, _)| k.into_owned()).collect();
+    url.set_query(None);
+    url.set_fragment(None);
+    let mut shown = url.to_string();
+    if !names.is_empty() {
+        let pairs: Vec<String> = names
+            .iter()
+            .map(|k| format!("{k}={}", codesmith_policy::REDACTED))
+            .collect();
+        shown.push('?');
+        shown.push_str(&pairs.join("&"));
+    }
+    codesmith_policy::scrub_secrets(&shown).into_owned()
+}
+
 /// The `web_search` tool: its backend when one is configured, else how to enable it.
 pub(crate) fn web_search(settings: Option<&Settings>) -> Finding {
     match settings.and_then(|s| s.web_search.as_ref()) {
@@ -701,7 +724,7 @@ pub(crate) fn web_search(settings: Option<&Settings>) -> Finding {
             format!(
                 "{} at {} (calls go through the [network] policy)",
                 w.backend.name(),
-                w.url
+                shown_url(w.url.as_str())
             ),
         ),
         None => Finding::new(
@@ -720,6 +743,19 @@ pub(crate) fn web_search(settings: Option<&Settings>) -> Finding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backend_url_is_shown_without_credentials() {
+        let shown = shown_url(
+            "http://user:SuperSecret1@127.0.0.1:8888/search?token=SuperSecret2&k=SuperSecret3#x",
+        );
+        assert_eq!(
+            shown,
+            "http://127.0.0.1:8888/search?token=[REDACTED]&k=[REDACTED]"
+        );
+        assert_eq!(shown_url("https://s.example/"), "https://s.example/");
+        assert!(!shown_url("not a url SuperSecret").contains("Secret"));
+    }
 
     fn inputs(provider: ProviderName, base_url: Option<&str>) -> Inputs {
         Inputs {
