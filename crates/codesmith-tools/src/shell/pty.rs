@@ -122,6 +122,8 @@ struct Session {
     state: State,
     reported_final: bool,
     killed: String,
+    /// What the shell reading the terminal holds of the text typed so far.
+    typed: super::TypedLine,
 }
 
 impl Drop for Session {
@@ -193,6 +195,20 @@ impl PtyTable {
                 }
             })
             .collect()
+    }
+
+    /// The start command of session `id` and what its shell holds of the text typed into
+    /// it ([`super::typing`] follows each input); `None` for an id not known. A session
+    /// busy in another call counts as not followed.
+    pub fn typed_line(&self, id: &str) -> Option<(String, super::TypedLine)> {
+        let session = self.get(id)?;
+        Some(match session.try_lock() {
+            Ok(s) => (s.command.clone(), s.typed.clone()),
+            Err(_) => (
+                String::new(),
+                super::TypedLine::Lost("the session is busy in another call"),
+            ),
+        })
     }
 
     /// Ends every session still running (its whole process tree is killed) and forgets
@@ -560,6 +576,7 @@ impl Tool for PtyStart {
             state: State::Running,
             reported_final: false,
             killed: String::new(),
+            typed: super::TypedLine::Clear,
         });
         let session = ctx.shell.ptys.get(&id).ok_or_else(Refusal::internal)?;
         let mut session = session.lock().await;
@@ -712,6 +729,11 @@ impl Tool for PtySend {
                 session.writer.flush().await
             })
             .await;
+            let typed = std::mem::take(&mut session.typed);
+            session.typed = match written {
+                Ok(Ok(())) => super::typing(&typed, &args).after,
+                _ => super::TypedLine::Lost("a write to the terminal failed part way"),
+            };
             match written {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
