@@ -149,12 +149,17 @@ pub(crate) fn sandbox(section: &SandboxSection) -> anyhow::Result<Sandbox> {
 pub(crate) fn tool_context(resolved: &Settings) -> anyhow::Result<ToolContext> {
     let mut ctx = ToolContext::new(resolved.workspace.clone(), resolved.home.clone());
     trust_reads(&ctx, resolved);
-    if !resolved.lsp.servers.is_empty() {
-        ctx.lsp = Some(Arc::new(codesmith_tools::lsp::LspManager::new(
-            resolved.lsp.clone(),
-        )));
-    }
+    ctx.lsp = lsp_manager(resolved);
     Ok(ctx.with_sandbox(sandbox(&resolved.sandbox)?))
+}
+
+/// The language-server manager of a session or a one-shot call, from the resolved
+/// `[lsp]` settings; `None` when no server is configured or found (the `lsp` tool is then
+/// not offered, see [`registry`]). Servers start on first use; whoever built the manager
+/// shuts it down when the session or call ends.
+fn lsp_manager(resolved: &Settings) -> Option<Arc<codesmith_tools::lsp::LspManager>> {
+    (!resolved.lsp.servers.is_empty())
+        .then(|| Arc::new(codesmith_tools::lsp::LspManager::new(resolved.lsp.clone())))
 }
 
 /// The built-in tool registry, with fetch_url under the resolved `[network]` policy and
@@ -393,9 +398,12 @@ pub(crate) fn one_shot(
         approval: one_shot_approval(settings.approval),
         network: settings.fetch.policy.clone(),
     };
-    let ctx = ToolContext::one_shot(settings.workspace.clone(), settings.home.clone())
+    let mut ctx = ToolContext::one_shot(settings.workspace.clone(), settings.home.clone())
         .with_sandbox(sandbox);
     trust_reads(&ctx, &settings);
+    // The same language servers as a session (the registry offers `lsp` when there are
+    // any); the caller shuts them down after the call.
+    ctx.lsp = lsp_manager(&settings);
     Ok((registry, Arc::new(ctx), policy))
 }
 

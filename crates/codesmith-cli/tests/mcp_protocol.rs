@@ -612,6 +612,11 @@ impl OauthFixture {
             .local_addr()
             .unwrap()
             .port();
+        OauthFixture::start_on(dir, port, token_base(port)).await
+    }
+
+    /// The fixture on `port` (appending to the same request log as before).
+    async fn start_on(dir: &Path, port: u16, token_base: Option<String>) -> OauthFixture {
         let log = dir.join("oauth.jsonl");
         let script =
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/oauth_server.py");
@@ -619,7 +624,7 @@ impl OauthFixture {
             .arg(script)
             .arg(port.to_string())
             .arg(&log)
-            .args(token_base(port))
+            .args(token_base)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true)
@@ -677,27 +682,10 @@ async fn http_get(url: &str) -> (u16, Option<String>) {
     (code, location)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
+/// `codesmith mcp login web` with a "browser" that follows the printed URL at once;
+/// asserts the login succeeded and returns the authorization URL.
+async fn browser_login(sb: &Sandbox) -> String {
     use tokio::io::AsyncBufReadExt;
-    let sb = Sandbox::new();
-    let oauth = OauthFixture::start(sb.dir.path()).await;
-    let url = format!("http://127.0.0.1:{}/mcp", oauth.port);
-    let config = sb.home().join("config.toml");
-    std::fs::write(&config, format!("[mcp_servers.web]\nurl = {url:?}\n")).unwrap();
-
-    // Without a login the server is unavailable, and the notice says what to run.
-    let model = ScriptedServer::start().await;
-    model.push(Scripted::text("done"));
-    let out = run(&sb, &model, false).await;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("MCP server `web` is unavailable")
-            && stderr.contains("codesmith mcp login web"),
-        "{stderr}"
-    );
-
-    // `codesmith mcp login web`: the URL is printed; a "browser" follows it.
     let mut login = tokio::process::Command::new(env!("CARGO_BIN_EXE_codesmith"))
         .args(["mcp", "--workspace"])
         .arg(sb.ws())
@@ -722,13 +710,6 @@ async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
     .await
     .unwrap();
     assert!(auth_url.contains("/authorize?"), "{auth_url}");
-    let query: std::collections::BTreeMap<String, String> = url::Url::parse(&auth_url)
-        .unwrap()
-        .query_pairs()
-        .into_owned()
-        .collect();
-    assert_eq!(query["code_challenge_method"], "S256");
-    assert_eq!(query["client_id"], "cid-1", "registered dynamically");
     let (code, location) = http_get(&auth_url).await;
     assert_eq!(code, 302);
     let (code, _) = http_get(&location.unwrap()).await;
@@ -738,6 +719,37 @@ async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
         .unwrap()
         .unwrap();
     assert!(status.success());
+    auth_url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_login_stores_tokens_refreshes_and_never_sends_them_elsewhere() {
+    let sb = Sandbox::new();
+    let oauth = OauthFixture::start(sb.dir.path()).await;
+    let url = format!("http://127.0.0.1:{}/mcp", oauth.port);
+    let config = sb.home().join("config.toml");
+    std::fs::write(&config, format!("[mcp_servers.web]\nurl = {url:?}\n")).unwrap();
+
+    // Without a login the server is unavailable, and the notice says what to run.
+    let model = ScriptedServer::start().await;
+    model.push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("MCP server `web` is unavailable")
+            && stderr.contains("codesmith mcp login web"),
+        "{stderr}"
+    );
+
+    // `codesmith mcp login web`: the URL is printed; a "browser" follows it.
+    let auth_url = browser_login(&sb).await;
+    let query: std::collections::BTreeMap<String, String> = url::Url::parse(&auth_url)
+        .unwrap()
+        .query_pairs()
+        .into_owned()
+        .collect();
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert_eq!(query["client_id"], "cid-1", "registered dynamically");
     let token_file = sb.home().join("mcp-auth/web.json");
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
@@ -852,4 +864,195 @@ async fn oauth_endpoints_the_metadata_names_elsewhere_pass_the_network_policy() 
         paths.iter().all(|p| p != "/token" && p != "/register"),
         "{paths:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_refresh_token_goes_only_to_the_token_endpoint_it_came_from() {
+    let sb = Sandbox::new();
+    let mut oauth = OauthFixture::start(sb.dir.path()).await;
+    let port = oauth.port;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!("[mcp_servers.web]\nurl = {url:?}\n"),
+    )
+    .unwrap();
+    browser_login(&sb).await;
+    let stored: Value = serde_json::from_str(
+        &std::fs::read_to_string(sb.home().join("mcp-auth/web.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        stored["token_endpoint"],
+        format!("http://127.0.0.1:{port}/token")
+    );
+    assert_eq!(stored["auth_issuer"], format!("http://127.0.0.1:{port}"));
+
+    // The server's metadata now names a token endpoint on another host (the issuer
+    // unchanged), then one on the same origin at another path: in neither case does
+    // the refresh token (nor the access token) go anywhere; the notice says why.
+    let moved = [
+        format!("http://localhost:{port}"),
+        format!("http://127.0.0.1:{port}/elsewhere"),
+    ];
+    for base in moved {
+        oauth.child.kill().await.unwrap();
+        oauth = OauthFixture::start_on(sb.dir.path(), port, Some(base.clone())).await;
+        let before = oauth.requests().len();
+        let model = ScriptedServer::start().await;
+        model.push(Scripted::text("done"));
+        let out = run(&sb, &model, false).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("token endpoint is now")
+                && stderr.contains(&format!("{base}/token"))
+                && stderr.contains("codesmith mcp login web"),
+            "{stderr}"
+        );
+        for r in &oauth.requests()[before..] {
+            assert!(r["grant"].is_null(), "a token grant was sent: {r}");
+            assert!(r["auth"].is_null(), "an access token was sent: {r}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_reaches_the_model_as_the_servers_wrapped_content_and_the_user_sees_it() {
+    let (sb, _) = raw_sandbox("startup_timeout_secs = 20", "");
+    for json in [false, true] {
+        let model = ScriptedServer::start().await;
+        model.push(Scripted::text("done"));
+        let mut rest = vec!["/mcp__raw__inject topic=zz"];
+        if json {
+            rest.insert(0, "--json");
+        }
+        let out = codesmith(
+            &sb.home(),
+            &exec_args(&sb.ws(), &model.base_url(), "auto", &rest),
+        )
+        .await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        // The user is shown what is sent, terminal-safe.
+        let shown = if json { &stdout } else { &stderr };
+        assert!(
+            shown.contains("/mcp__raw__inject sends the server's prompt to the model")
+                && shown.contains("user, assistant, user")
+                && shown.contains("PROMPT about zz"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains("\\u001b"),
+            "{shown}"
+        );
+        let body = &model.request_bodies()[0];
+        let messages = body["messages"].as_array().unwrap();
+        // One user message; the server's "assistant" message is not an assistant turn.
+        assert!(messages.iter().all(|m| m["role"] != "assistant"), "{body}");
+        let task: Vec<&str> = messages
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .filter_map(|m| m["content"].as_str())
+            .collect();
+        assert_eq!(task.len(), 1, "{body}");
+        let task = task[0];
+        assert!(
+            task.contains("rendered its prompt `inject` with the arguments `topic=zz`"),
+            "{task}"
+        );
+        assert!(!task.contains('\u{1b}') && !task.contains('\r'), "{task}");
+        // Everything the server wrote is inside the one wrapper: its forged closing
+        // tags (exact, spaced, upper case) are defused, the fake runtime event is data.
+        let open = task.find("<external_content source=\"mcp:raw\">").unwrap();
+        let lower = task.to_ascii_lowercase();
+        assert_eq!(lower.matches("</external_content").count(), 1, "{task}");
+        assert!(!lower.contains("< / external_content"), "{task}");
+        let close = task.find("</external_content>").unwrap();
+        for inside in [
+            "PROMPT about zz",
+            "<runtime_event>",
+            "ASSISTANT-ROLE",
+            "RES-TEXT",
+        ] {
+            let at = task
+                .find(inside)
+                .unwrap_or_else(|| panic!("{inside}: {task}"));
+            assert!(
+                open < at && at < close,
+                "{inside} outside the wrapper: {task}"
+            );
+        }
+        assert!(
+            task.contains("role assistant: written by the server; the assistant never said it")
+                && task.contains("[embedded resource file:///etc/passwd]"),
+            "{task}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stray_stdout_lines_fail_no_call_and_are_logged() {
+    let (sb, _) = raw_sandbox("startup_timeout_secs = 20\nenv = { RAW_EXTRA = \"1\" }", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__junk", "{}"))
+        .push(Scripted::tool_call(
+            "c2",
+            "mcp__raw__echo",
+            r#"{"text": "after"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_messages(&model.request_bodies()[2]);
+    // The real answers arrive; the stray lines failed nothing.
+    assert!(results[0].contains("junk done"), "{}", results[0]);
+    assert!(results[1].contains("echo: after"), "{}", results[1]);
+    // The user is told once; every stray line is in mcp.log.
+    assert_eq!(stderr.matches("not JSON-RPC").count(), 1, "{stderr}");
+    assert!(stderr.contains("Downloading weights... 42%"), "{stderr}");
+    let mcp_log = std::fs::read_to_string(sb.home().join("logs/mcp.log")).unwrap();
+    assert!(
+        mcp_log.contains("Downloading weights") && mcp_log.contains("stray stdout line 2"),
+        "{mcp_log}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_added_later_keep_names_unique_and_the_catalogue_under_the_threshold() {
+    let (sb, _) = raw_sandbox("startup_timeout_secs = 20\nenv = { RAW_EXTRA = \"1\" }", "");
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__add_dup", "{}"))
+        .push(Scripted::tool_call("c2", "mcp__raw__add_many", "{}"))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let bodies = model.request_bodies();
+    let start = tool_names(&bodies[0]);
+    let mcp_at_start = start.iter().filter(|n| n.starts_with("mcp__raw__")).count();
+    for body in &bodies {
+        let names = tool_names(body);
+        let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "a name twice: {names:?}");
+    }
+    // `dup.` would take `mcp__raw__dup_`: refused, said why.
+    assert!(
+        stderr.contains("`dup.` not added") && stderr.contains("already taken"),
+        "{stderr}"
+    );
+    // Of 40 new tools only as many stay resident as the defer threshold (20) leaves
+    // room for; the rest would be deferred, and this session has no tool_search.
+    let last = tool_names(&bodies[2]);
+    let many = last
+        .iter()
+        .filter(|n| n.starts_with("mcp__raw__many_"))
+        .count();
+    assert_eq!(many, 20 - mcp_at_start, "{last:?} {stderr}");
+    assert!(stderr.contains("no tool_search"), "{stderr}");
+    // The request still extends the previous one.
+    assert_eq!(last[..start.len()], start[..]);
 }

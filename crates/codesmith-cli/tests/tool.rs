@@ -589,3 +589,72 @@ fn web_search_reaches_a_searxng_on_loopback_as_the_readme_configures_it() {
     );
     assert!(!text.contains("</external_content>"), "{v}");
 }
+
+/// `codesmith tool lsp` runs the language server the user configured, as a session does:
+/// a fake server (in the sandbox) answers a file's outline, and is told to exit before
+/// the call returns.
+#[test]
+fn the_lsp_tool_answers_in_a_one_shot_call_from_the_configured_server() {
+    let python = "/usr/bin/python3";
+    if !std::path::Path::new(python).is_file() {
+        codesmith_testkit::missing("PYTHON3", "the one-shot lsp call was not checked");
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!("[lsp.fake]\ncommand = [\"{python}\", \"fake_lsp.py\"]\nextensions = [\"py\"]\n"),
+    )
+    .unwrap();
+    std::fs::write(ws.path().join("app.py"), "def greet():\n    pass\n").unwrap();
+    std::fs::write(
+        ws.path().join("fake_lsp.py"),
+        r#"
+import json, sys
+def send(msg):
+    body = json.dumps(msg).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+while True:
+    length = None
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    msg = json.loads(sys.stdin.buffer.read(length))
+    method, mid = msg.get("method"), msg.get("id")
+    if mid is None:
+        if method == "exit":
+            open("server-exited", "w").write("yes")
+            sys.exit(0)
+        continue
+    result = None
+    if method == "initialize":
+        result = {"capabilities": {"documentSymbolProvider": True, "textDocumentSync": 1}}
+    elif method == "textDocument/documentSymbol":
+        r = {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 9}}
+        result = [{"name": "greet", "kind": 12, "range": r, "selectionRange": r}]
+    send({"jsonrpc": "2.0", "id": mid, "result": result})
+"#,
+    )
+    .unwrap();
+    let (code, out) = tool(
+        home.path(),
+        ws.path(),
+        "lsp",
+        r#"{"operation": "document_symbols", "path": "app.py"}"#,
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(out["output"], "function greet (line 1)", "{out}");
+    assert!(
+        ws.path().join("server-exited").exists(),
+        "the language server was not shut down when the call ended"
+    );
+}

@@ -20,6 +20,7 @@
 use codesmith_protocol::ToolSpec;
 use serde_json::Value;
 
+use crate::ground::Grounding;
 use crate::toolcall::{CLOSE_TAG, OPEN_TAG};
 
 /// Longest string value (in characters) the constrained decoder lets the
@@ -694,6 +695,8 @@ pub(crate) struct Steering {
     /// Each token's text, or `None` for a token that is not whole UTF-8 or is
     /// a control token (never allowed inside a block).
     texts: std::sync::Arc<Vec<Option<String>>>,
+    /// The copy bias toward the task's tool results, in free text.
+    grounding: Option<Grounding>,
 }
 
 impl Steering {
@@ -719,6 +722,25 @@ impl Steering {
                     .collect(),
             ),
             texts,
+            grounding: None,
+        }
+    }
+
+    /// Biases free text toward copying `source` faithfully (see [`Grounding`]);
+    /// no effect when `source` is blank.
+    pub(crate) fn grounded(mut self, source: &str) -> Self {
+        if !source.trim().is_empty() {
+            self.grounding = Some(Grounding::new(source, std::sync::Arc::clone(&self.texts)));
+        }
+        self
+    }
+
+    /// Logit bonuses for the next token (token id, bonus); empty inside a
+    /// block or when nothing is grounded.
+    pub(crate) fn bias(&self) -> Vec<(u32, f32)> {
+        match (&self.call, &self.grounding) {
+            (None, Some(grounding)) => grounding.bias(),
+            _ => Vec::new(),
         }
     }
 
@@ -849,6 +871,9 @@ impl Steering {
                 self.finished = ok;
             }
             return;
+        }
+        if let Some(grounding) = self.grounding.as_mut() {
+            grounding.accept(&text);
         }
         for piece in text.split_inclusive('\n') {
             self.line.push_str(piece);
@@ -1281,6 +1306,30 @@ mod tests {
         );
         steering.accept(2);
         assert_eq!(steering.mask().unwrap(), vec![true, true, true, true, true]);
+    }
+
+    #[test]
+    fn grounding_biases_free_text_but_not_a_block() {
+        let vocab = texts(&["<tool_call>", "list_dir", "\n", "Cargo.toml"]);
+        let steering = Steering::new(Catalogue::new(&catalogue()), vocab.clone())
+            .grounded("Cargo.toml\nlist_dir\n");
+        assert!(steering.bias().is_empty(), "nothing written yet");
+        let mut copying = Steering::new(Catalogue::new(&catalogue()), vocab.clone())
+            .grounded("Cargo.toml\nlist_dir\n");
+        copying.accept(3);
+        assert_eq!(
+            copying.bias().iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+            vec![2]
+        );
+        // Inside a forced block the tool-call mask alone decides.
+        let forced = Steering::new(Catalogue::new(&catalogue()), vocab.clone())
+            .forced(&LOOK_TOOLS)
+            .grounded("<tool_call>list_dir");
+        assert!(forced.bias().is_empty());
+        // Nothing to copy from: no bias.
+        let mut blank = Steering::new(Catalogue::new(&catalogue()), vocab).grounded("  \n");
+        blank.accept(3);
+        assert!(blank.bias().is_empty());
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod constrain;
 mod convert;
 mod error;
 pub mod fetch;
+mod ground;
 mod model;
 pub mod prompt;
 mod provider;

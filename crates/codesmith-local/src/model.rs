@@ -249,9 +249,11 @@ impl LocalModel {
                 .as_deref()
                 .and_then(Steering::mask)
                 .filter(|mask| mask.iter().any(|&allowed| allowed));
-            let next = match mask {
-                Some(mask) => sampler.sample(&masked(&logits, &mask)?)?,
-                None => sampler.sample(&logits)?,
+            let bias = steering.as_deref().map(Steering::bias).unwrap_or_default();
+            let next = if mask.is_none() && bias.is_empty() {
+                sampler.sample(&logits)?
+            } else {
+                sampler.sample(&adjusted(&logits, mask.as_deref(), &bias)?)?
             };
             if self.tokenizer.is_control(next) {
                 break Finish::EndOfTurn;
@@ -315,20 +317,31 @@ impl LocalModel {
     }
 }
 
-/// `logits` with every token the mask rules out set to negative infinity
-/// (the mask allows at least one token).
-fn masked(logits: &Tensor, mask: &[bool]) -> Result<Tensor, LocalError> {
+/// `logits` with each `bias` bonus added (token id, bonus) and every token the
+/// mask rules out set to negative infinity (the mask allows at least one token).
+fn adjusted(
+    logits: &Tensor,
+    mask: Option<&[bool]>,
+    bias: &[(u32, f32)],
+) -> Result<Tensor, LocalError> {
     let mut values = logits.to_dtype(candle_core::DType::F32)?.to_vec1::<f32>()?;
-    for (value, allowed) in values.iter_mut().zip(mask.iter().copied()) {
-        if !allowed {
+    for &(id, bonus) in bias {
+        if let Some(value) = values.get_mut(id as usize) {
+            *value += bonus;
+        }
+    }
+    if let Some(mask) = mask {
+        for (value, allowed) in values.iter_mut().zip(mask.iter().copied()) {
+            if !allowed {
+                *value = f32::NEG_INFINITY;
+            }
+        }
+        // Tokens past the mask's end (a vocabulary larger than the token list) stay out.
+        for value in values.iter_mut().skip(mask.len()) {
             *value = f32::NEG_INFINITY;
         }
     }
-    // Tokens past the mask's end (a vocabulary larger than the token list) stay out.
     let len = values.len();
-    for value in values.iter_mut().skip(mask.len()) {
-        *value = f32::NEG_INFINITY;
-    }
     Ok(Tensor::from_vec(values, len, &Device::Cpu)?)
 }
 
@@ -336,4 +349,45 @@ fn masked(logits: &Tensor, mask: &[bool]) -> Result<Tensor, LocalError> {
 /// logits to continue from.
 fn extends(prompt: &[u32], state: &State) -> bool {
     !state.fed.is_empty() && state.logits.is_some() && prompt.starts_with(&state.fed)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn values(logits: &[f32], mask: Option<&[bool]>, bias: &[(u32, f32)]) -> Vec<f32> {
+        let tensor = Tensor::from_vec(logits.to_vec(), logits.len(), &Device::Cpu).unwrap();
+        adjusted(&tensor, mask, bias)
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_bias_is_added_and_a_mask_still_rules_out() {
+        let logits = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(values(&logits, None, &[(0, 5.0)]), vec![6.0, 2.0, 3.0, 4.0]);
+        // A masked-out token stays out whatever its bonus; ids past the
+        // vocabulary are ignored, and so are tokens past the mask's end.
+        let out = values(
+            &logits,
+            Some(&[true, false, true]),
+            &[(1, 100.0), (2, 1.5), (9, 1.0)],
+        );
+        assert_eq!(out[0], 1.0);
+        assert_eq!(out[1], f32::NEG_INFINITY);
+        assert_eq!(out[2], 4.5);
+        assert_eq!(out[3], f32::NEG_INFINITY);
+    }
+
+    #[test]
+    fn greedy_sampling_follows_the_bias() {
+        let logits = [3.0f32, 2.0];
+        let tensor = Tensor::from_vec(logits.to_vec(), 2, &Device::Cpu).unwrap();
+        let mut sampler = LogitsProcessor::new(0, None, None);
+        assert_eq!(sampler.sample(&tensor).unwrap(), 0);
+        let biased = adjusted(&tensor, None, &[(1, 2.0)]).unwrap();
+        assert_eq!(sampler.sample(&biased).unwrap(), 1);
+    }
 }

@@ -199,7 +199,8 @@ fn render_user(message: &Message, task: Option<&str>) -> String {
     parts.join("\n")
 }
 
-fn has_tool_results(message: &Message) -> bool {
+/// True when `message` carries tool results.
+pub(crate) fn has_tool_results(message: &Message) -> bool {
     message
         .content
         .iter()

@@ -19,7 +19,7 @@ use crate::constrain::{Catalogue, LOOK_TOOLS, Steering, task_needs_workspace, wo
 use crate::error::LocalError;
 use crate::fetch::ensure_model;
 use crate::model::{Finish, GenerateOptions, LocalModel};
-use crate::prompt::{Remembered, render_assistant, render_prompt};
+use crate::prompt::{Remembered, has_tool_results, render_assistant, render_prompt};
 use crate::respond::Responder;
 
 /// The name of the default model (SmolLM2-135M-Instruct, fetched on first use).
@@ -159,8 +159,10 @@ impl LocalProvider {
         };
         let mut stops = request.stop.clone();
         if !request.tools.is_empty() {
-            // A made-up tool result must never follow a call.
+            // A made-up tool result must never follow a call, and an answer that
+            // copies a result ends where the result's wrapper would close.
             stops.push("<tool_response>".to_string());
+            stops.push("</tool_response>".to_string());
         }
         let Loaded { model, remembered } = loaded;
         let tokenizer = model.shared_tokenizer();
@@ -180,6 +182,7 @@ impl LocalProvider {
         } else if calls_of_task(request).count() >= MAX_CALLS_PER_TASK {
             steering = steering.answer_only();
         }
+        steering = steering.grounded(&results_of_task(request));
         let mut responder = Responder::new(&tokenizer, stops, send);
         let generation =
             model.generate_steered(&prompt, &options, Some(&mut steering), &mut |id| {
@@ -226,13 +229,26 @@ fn calls_of_task(request: &ChatRequest) -> impl Iterator<Item = &ToolCall> {
         .messages
         .iter()
         .rev()
-        .take_while(|m| {
-            m.role == Role::Assistant
-                || m.content
-                    .iter()
-                    .any(|b| matches!(b, ContentBlock::ToolResult(_)))
-        })
+        .take_while(|m| m.role == Role::Assistant || has_tool_results(m))
         .flat_map(Message::tool_calls)
+}
+
+/// The text of the tool results since the person's last message, in order,
+/// joined by line breaks: what an answer after them is grounded in.
+fn results_of_task(request: &ChatRequest) -> String {
+    let mut results: Vec<&str> = request
+        .messages
+        .iter()
+        .rev()
+        .take_while(|m| m.role == Role::Assistant || has_tool_results(m))
+        .flat_map(|m| m.content.iter().rev())
+        .filter_map(|b| match b {
+            ContentBlock::ToolResult(result) => Some(result.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    results.reverse();
+    results.join("\n")
 }
 
 /// True when this response is the first of a task about the workspace: the
@@ -246,12 +262,7 @@ fn first_look(request: &ChatRequest) -> bool {
     let Some(last) = request.messages.last() else {
         return false;
     };
-    if last.role != Role::User
-        || last
-            .content
-            .iter()
-            .any(|b| matches!(b, ContentBlock::ToolResult(_)))
-    {
+    if last.role != Role::User || has_tool_results(last) {
         return false;
     }
     let text: String = last

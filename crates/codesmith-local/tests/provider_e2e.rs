@@ -227,3 +227,70 @@ fn a_file_that_is_not_gguf_is_a_model_error() {
     );
     assert!(err.to_string().contains("fake.gguf"));
 }
+
+/// The main job's shape on a workspace of its own: asked to list the crates, the
+/// model first looks (a forced, constrained `list_dir`), then answers from the
+/// listing, and the copy bias keeps its answer to names that are really there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_model_answers_from_a_listing_with_every_name_in_it() {
+    if common::skip_real_model("real_model_answers_from_a_listing_with_every_name_in_it") {
+        return;
+    }
+    let crates = [
+        "alpha-core",
+        "beta-cli",
+        "gamma-net",
+        "delta-store",
+        "epsilon-ui",
+    ];
+    let workspace = tempfile::tempdir().unwrap();
+    for name in crates {
+        std::fs::create_dir_all(workspace.path().join("crates").join(name)).unwrap();
+    }
+    std::fs::write(workspace.path().join("Cargo.toml"), "[workspace]\n").unwrap();
+    let provider = LocalProvider::new(common::test_home()).with_workspace(workspace.path());
+    let mut request = ChatRequest {
+        model: "smollm2-135m-instruct".into(),
+        system: "You are CodeSmith, a coding assistant that uses tools to work on files.".into(),
+        messages: vec![Message::user_text("List the crates in this repository.")],
+        tools: tools(),
+        max_tokens: Some(512),
+        temperature: None,
+        stop: Vec::new(),
+        prompt_cache_key: None,
+    };
+    let first = run(&provider, &request).await;
+    assert_eq!(first.stop_reason, StopReason::ToolUse);
+    let call = first
+        .message
+        .tool_calls()
+        .next()
+        .expect("a first look")
+        .clone();
+    assert_eq!(call.name, "list_dir", "{call:?}");
+    // The listing as list_dir writes it (workspace-relative, directories with `/`).
+    let mut listing = String::from("Cargo.toml\ncrates/\n");
+    for name in crates {
+        listing.push_str(&format!("crates/{name}/\n"));
+    }
+    listing.push_str("[meta] {\"total_entries\":7}");
+    request.messages.push(first.message.clone());
+    request.messages.push(Message {
+        role: Role::User,
+        content: vec![ContentBlock::ToolResult(ToolResult {
+            call_id: call.id.clone(),
+            content: listing,
+            is_error: false,
+            images: Vec::new(),
+        })],
+    });
+    let answer = run(&provider, &request).await;
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    assert_eq!(answer.message.tool_calls().count(), 0);
+    let text = answer.message.text();
+    eprintln!("answer: {text:?}");
+    for name in crates {
+        assert!(text.contains(name), "{name} missing from {text:?}");
+    }
+    assert!(!text.contains("tool_response"), "{text:?}");
+}

@@ -18,7 +18,7 @@
 use crate::SafetyLevel::{Ask, Safe, WorkspaceSafe};
 use crate::net_commands::NETWORK_REASON;
 use crate::program_rules::{PathJudge, SegmentJudgement};
-use crate::safe_options::{SafeOptions, entry};
+use crate::safe_options::{Reading, SafeOptions, entry};
 use crate::shell_parse::Word;
 
 const READ_ONLY: &[&str] = &[
@@ -780,6 +780,339 @@ const SUBMODULE_READ: SafeOptions = entry(
     false,
 );
 
+/// `git clean`: `-e`/`--exclude` take a value, so `-fen` is `-f -e n` (no
+/// dry run). `-i` is left out: interactive cleaning asks.
+const CLEAN: SafeOptions = entry(
+    "git clean",
+    "dfnqxX",
+    "e",
+    &["dry-run", "exclude=", "force", "quiet"],
+    false,
+);
+const RESET: SafeOptions = entry(
+    "git reset",
+    "NpqU",
+    "",
+    &[
+        "hard",
+        "intent-to-add",
+        "keep",
+        "merge",
+        "mixed",
+        "no-quiet",
+        "no-recurse-submodules",
+        "no-refresh",
+        "patch",
+        "quiet",
+        "recurse-submodules",
+        "refresh",
+        "soft",
+    ],
+    false,
+);
+/// `git checkout`: `-b`/`-B`/`--orphan` take a branch name; `-t` takes an
+/// optional attached mode; `-2`/`-3` are `--ours`/`--theirs`.
+const CHECKOUT: SafeOptions = SafeOptions {
+    optional: "t",
+    ..entry(
+        "git checkout",
+        "23dfmpq",
+        "bB",
+        &[
+            "conflict=",
+            "detach",
+            "force",
+            "guess",
+            "ignore-other-worktrees",
+            "ignore-skip-worktree-bits",
+            "merge",
+            "no-guess",
+            "no-overlay",
+            "no-overwrite-ignore",
+            "no-progress",
+            "no-recurse-submodules",
+            "no-track",
+            "orphan=",
+            "ours",
+            "overlay",
+            "overwrite-ignore",
+            "patch",
+            "progress",
+            "quiet",
+            "recurse-submodules",
+            "theirs",
+            "track",
+            "track?",
+        ],
+        false,
+    )
+};
+const RM: SafeOptions = entry(
+    "git rm",
+    "fnqr",
+    "",
+    &[
+        "cached",
+        "dry-run",
+        "force",
+        "ignore-unmatch",
+        "quiet",
+        "sparse",
+    ],
+    false,
+);
+const PUSH: SafeOptions = entry(
+    "git push",
+    "46dfnquv",
+    "o",
+    &[
+        "all",
+        "atomic",
+        "branches",
+        "delete",
+        "dry-run",
+        "follow-tags",
+        "force",
+        "force-if-includes",
+        "force-with-lease",
+        "force-with-lease?",
+        "ipv4",
+        "ipv6",
+        "mirror",
+        "no-atomic",
+        "no-follow-tags",
+        "no-force-if-includes",
+        "no-force-with-lease",
+        "no-progress",
+        "no-signed",
+        "no-thin",
+        "no-verify",
+        "porcelain",
+        "progress",
+        "prune",
+        "push-option=",
+        "quiet",
+        "recurse-submodules=",
+        "repo=",
+        "set-upstream",
+        "signed",
+        "signed?",
+        "tags",
+        "thin",
+        "verbose",
+        "verify",
+    ],
+    false,
+);
+/// Creating, moving or deleting branches (listing is [`BRANCH_LIST`]).
+const BRANCH_CHANGE: SafeOptions = SafeOptions {
+    optional: "t",
+    ..entry(
+        "git branch",
+        "cdfmqrCDM",
+        "u",
+        &[
+            "copy",
+            "create-reflog",
+            "delete",
+            "force",
+            "move",
+            "no-track",
+            "quiet",
+            "recurse-submodules",
+            "remotes",
+            "set-upstream-to=",
+            "track",
+            "track?",
+            "unset-upstream",
+        ],
+        false,
+    )
+};
+/// Creating or deleting tags (listing is [`TAG_LIST`]); `-e` (an editor) is
+/// left out.
+const TAG_CHANGE: SafeOptions = entry(
+    "git tag",
+    "adfs",
+    "muF",
+    &[
+        "annotate",
+        "cleanup=",
+        "create-reflog",
+        "delete",
+        "file=",
+        "force",
+        "local-user=",
+        "message=",
+        "no-sign",
+        "sign",
+        "trailer=",
+    ],
+    false,
+);
+const RESTORE: SafeOptions = entry(
+    "git restore",
+    "23mpqSW",
+    "s",
+    &[
+        "conflict=",
+        "ignore-skip-worktree-bits",
+        "ignore-unmerged",
+        "merge",
+        "no-overlay",
+        "no-progress",
+        "no-recurse-submodules",
+        "ours",
+        "overlay",
+        "patch",
+        "progress",
+        "quiet",
+        "recurse-submodules",
+        "source=",
+        "staged",
+        "theirs",
+        "worktree",
+    ],
+    false,
+);
+const SWITCH: SafeOptions = SafeOptions {
+    optional: "t",
+    ..entry(
+        "git switch",
+        "dfmq",
+        "cC",
+        &[
+            "conflict=",
+            "create=",
+            "detach",
+            "discard-changes",
+            "force",
+            "force-create=",
+            "guess",
+            "ignore-other-worktrees",
+            "merge",
+            "no-guess",
+            "no-progress",
+            "no-recurse-submodules",
+            "no-track",
+            "orphan=",
+            "progress",
+            "quiet",
+            "recurse-submodules",
+            "track",
+            "track?",
+        ],
+        false,
+    )
+};
+/// `git rebase`: `-x`/`--exec` runs a command; `-s`/`-X` (a merge strategy
+/// found on `PATH`) are left out.
+const REBASE: SafeOptions = SafeOptions {
+    optional: "r",
+    ..entry(
+        "git rebase",
+        "fimnqv",
+        "x",
+        &[
+            "abort",
+            "allow-empty-message",
+            "apply",
+            "autosquash",
+            "autostash",
+            "committer-date-is-author-date",
+            "continue",
+            "empty=",
+            "exec=",
+            "force-rebase",
+            "fork-point",
+            "ignore-date",
+            "ignore-whitespace",
+            "interactive",
+            "keep-base",
+            "keep-empty",
+            "merge",
+            "no-autosquash",
+            "no-autostash",
+            "no-fork-point",
+            "no-keep-empty",
+            "no-rebase-merges",
+            "no-reapply-cherry-picks",
+            "no-stat",
+            "no-update-refs",
+            "no-verify",
+            "onto=",
+            "quiet",
+            "quit",
+            "reapply-cherry-picks",
+            "rebase-merges",
+            "rebase-merges?",
+            "reset-author-date",
+            "root",
+            "signoff",
+            "skip",
+            "stat",
+            "update-refs",
+            "verbose",
+            "verify",
+        ],
+        false,
+    )
+};
+/// `git format-patch`: `-o`/`--output-directory` is where it writes; the
+/// diff family's own `--output` is not listed.
+const FORMAT_PATCH: SafeOptions = SafeOptions {
+    optional: DIFF_OPTIONAL,
+    ..entry(
+        "git format-patch",
+        "BCDMRWabckNnpqstuwz",
+        "GSUlov",
+        diff_long![
+            "base=",
+            "cover-letter",
+            "in-reply-to=",
+            "keep-subject",
+            "no-cover-letter",
+            "no-numbered",
+            "no-signature",
+            "no-thread",
+            "numbered",
+            "numbered-files",
+            "output-directory=",
+            "progress",
+            "reroll-count=",
+            "rfc",
+            "root",
+            "signoff",
+            "start-number=",
+            "stdout",
+            "subject-prefix=",
+            "thread",
+            "thread?",
+            "zero-commit"
+        ],
+        true,
+    )
+};
+
+/// The options of a sub-command that changes something and whose judgement
+/// depends on them; any option not listed asks.
+fn change_options(sub: &str) -> Option<&'static SafeOptions> {
+    Some(match sub {
+        "branch" => &BRANCH_CHANGE,
+        "checkout" => &CHECKOUT,
+        "clean" => &CLEAN,
+        "format-patch" => &FORMAT_PATCH,
+        "push" => &PUSH,
+        "rebase" => &REBASE,
+        "reset" => &RESET,
+        "restore" => &RESTORE,
+        "rm" => &RM,
+        "switch" => &SWITCH,
+        "tag" => &TAG_CHANGE,
+        _ => return None,
+    })
+}
+
 /// The allow-list of a read-only sub-command's options; every sub-command
 /// in [`READ_ONLY`] has one.
 fn read_only_options(sub: &str) -> Option<&'static SafeOptions> {
@@ -897,7 +1230,12 @@ fn read_shape<'w>(sub: &str, words: &'w [Word]) -> Option<(&'static SafeOptions,
 /// not known (`$X`, `"$B"..HEAD` could be any option; `"origin/$B"` cannot) or
 /// be split into more words by the shell (`origin/$B` unquoted may hold
 /// ` --output=x`). `None` when all are understood.
-fn read_options_judgement(table: &SafeOptions, words: &[Word]) -> Option<SegmentJudgement> {
+fn read_options_judgement(
+    table: &SafeOptions,
+    words: &[Word],
+    texts: &[&str],
+    read_only: bool,
+) -> Result<Reading, SegmentJudgement> {
     let known_start = |w: &Word| {
         w.opaque.is_none()
             && w.text
@@ -910,7 +1248,7 @@ fn read_options_judgement(table: &SafeOptions, words: &[Word]) -> Option<Segment
         .iter()
         .find(|w| w.dynamic && (!known_start(w) || splits(w)))
     {
-        return Some(SegmentJudgement::owned(
+        return Err(SegmentJudgement::owned(
             Ask,
             format!(
                 "{} `{}` is only known at run time, so the option it may be is not analysed",
@@ -918,18 +1256,14 @@ fn read_options_judgement(table: &SafeOptions, words: &[Word]) -> Option<Segment
             ),
         ));
     }
-    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
-    crate::safe_options::check_spec(table, &texts)
-        .err()
-        .map(|why| {
-            SegmentJudgement::owned(
-                Ask,
-                format!(
-                    "{why}: not on its read-only allow-list, so it may write a file or run a \
-                     program"
-                ),
-            )
-        })
+    crate::safe_options::read_spec(table, texts).map_err(|why| {
+        let list = if read_only {
+            "not on its read-only allow-list, so it may write a file or run a program"
+        } else {
+            "not among the options whose effect is analysed"
+        };
+        SegmentJudgement::owned(Ask, format!("{why}: {list}"))
+    })
 }
 
 /// Global options of `git` that take a value in the next word.
@@ -1077,20 +1411,33 @@ fn config_judgement(rest: &[&str]) -> SegmentJudgement {
 
 /// `git diff --no-index A B` and `git grep --no-index PATTERN [DIR…]`:
 /// the paths are read as `diff -r` and `grep -r` read them (credential
-/// files and directories holding them ask).
-fn no_index_judgement(sub: &str, args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
-    let mut operands: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
-    let pattern_given = args
-        .iter()
-        .any(|w| w.text == "-e" || w.text == "-f" || w.text.starts_with("--file"));
-    if sub == "grep" && !pattern_given && !operands.is_empty() {
-        operands.remove(0);
+/// files and directories holding them ask). The operands are those of the
+/// sub-command's option table (the values of `-e`, `-A`, … are not paths); the
+/// pattern is the first unless `-e` gave it, and no path is the working
+/// directory, judged like any other.
+fn no_index_judgement(
+    sub: &str,
+    reading: &Option<Reading>,
+    operands: &[&Word],
+    judge: PathJudge<'_>,
+) -> SegmentJudgement {
+    let Some(reading) = reading else {
+        return SegmentJudgement::new(Ask, "git --no-index options not analysed");
+    };
+    let mut paths: Vec<&Word> = operands.to_vec();
+    let pattern_given = reading.has(&["e", "regexp"]);
+    if sub == "grep" && !pattern_given && !paths.is_empty() {
+        paths.remove(0);
     }
-    let read = judge.reads(operands.iter().copied());
+    if sub == "diff" && paths.len() != 2 {
+        return SegmentJudgement::new(Ask, "git diff --no-index without two paths");
+    }
+    let read = judge.reads(paths.iter().copied());
     if read.level > Safe {
         return read;
     }
-    if let Some(dir) = judge.credential_holder(&operands) {
+    // No path: the working directory (`credential_holder` of nothing).
+    if let Some(dir) = judge.credential_holder(&paths) {
         return SegmentJudgement::owned(
             Ask,
             format!(
@@ -1106,6 +1453,19 @@ fn no_index_judgement(sub: &str, args: &[Word], judge: PathJudge<'_>) -> Segment
 /// finds from elsewhere is not the workspace's).
 pub(crate) fn git_judgement(args: &[Word], judge: PathJudge<'_>) -> SegmentJudgement {
     let judgement = git_judgement_here(args, judge);
+    // Git runs programs its repository's configuration names, whatever the
+    // sub-command; only `version` and `help` (and the global `--version`,
+    // `--help`) use no repository.
+    let sub = args
+        .iter()
+        .map(|w| w.text.as_str())
+        .find(|w| !w.starts_with('-'));
+    if judgement.level < Ask
+        && sub.is_some_and(|s| !matches!(s, "version" | "help"))
+        && let Some(question) = crate::git_repo::repository_question(judge)
+    {
+        return question;
+    }
     let inside = judge
         .cwd
         .is_some_and(|cwd| crate::ws_path::within(cwd, judge.workspace));
@@ -1161,55 +1521,62 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
         .map(|w| crate::getopt::expand_long(&w.text, GIT_LONG, GIT_EXACT))
         .collect();
     let rest: Vec<&str> = expanded.iter().map(|w| w.as_ref()).collect();
-    // Short flags cluster (`-fu` is `-f -u`, `-ix cmd` is `-i -x cmd`), so a
-    // one-letter flag also counts inside a cluster of letters.
-    let has = |flags: &[&str]| {
-        rest.iter().any(|w| {
-            flags.contains(w)
-                || (w.starts_with('-')
-                    && !w.starts_with("--")
-                    && w.len() > 2
-                    && w[1..].chars().all(|c| c.is_ascii_alphabetic())
-                    && flags
-                        .iter()
-                        .any(|f| f.len() == 2 && f.starts_with('-') && w[1..].contains(&f[1..])))
-        })
-    };
-    let short_has = |c: char| {
-        rest.iter()
-            .any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(c))
-    };
-    // A read-only shape is `Safe` only with options its table lists; the
-    // sub-commands that change something are judged by the arms below, and
-    // their options that write files or run commands ask first.
+    // Each sub-command whose judgement depends on its options is read as git
+    // reads them (short options cluster, and a valued one takes the rest of
+    // its word or the next word: `-fen` is `-f -e n`); an option not listed
+    // asks. A read-only shape is `Safe` only with options its table lists.
     let read = read_shape(sub, &args[index + 1..]);
-    if let Some((table, words)) = read {
-        if sub == "help" && has(&["-w", "--web"]) {
-            return SegmentJudgement::new(
-                Ask,
-                "git help --web starts a browser (`$BROWSER` or `web.browser` names any program)",
-            );
+    let (reading, words) = if let Some((table, words)) = read {
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        match read_options_judgement(table, words, &texts, true) {
+            Ok(reading) => (Some(reading), words),
+            Err(unknown) => return unknown,
         }
-        if let Some(unknown) = read_options_judgement(table, words) {
-            return unknown;
+    } else if let Some(table) = change_options(sub) {
+        let words = &args[index + 1..];
+        match read_options_judgement(table, words, &rest, false) {
+            Ok(reading) => (Some(reading), words),
+            Err(unknown) if sub == "push" => {
+                return SegmentJudgement::owned(
+                    Ask,
+                    format!("{NETWORK_REASON}; {}", unknown.reason),
+                );
+            }
+            Err(unknown) => return unknown,
         }
-    } else if rest.iter().any(|w| {
-        *w == "--output"
-            || w.starts_with("--output=")
-            || w.starts_with("--output-directory")
-            || w.starts_with("--open-files-in-pager")
-            || w.starts_with("-O")
-            || w.starts_with("--ext-diff")
-            || w.starts_with("--upload-pack")
-            || w.starts_with("--exec")
-    }) {
-        return SegmentJudgement::new(Ask, "option writes a file or runs a command");
-    }
+    } else {
+        if rest.iter().any(|w| {
+            *w == "--output"
+                || w.starts_with("--output=")
+                || w.starts_with("--output-directory")
+                || w.starts_with("--open-files-in-pager")
+                || w.starts_with("-O")
+                || w.starts_with("--ext-diff")
+                || w.starts_with("--upload-pack")
+                || w.starts_with("--exec")
+        }) {
+            return SegmentJudgement::new(Ask, "option writes a file or runs a command");
+        }
+        (None, &args[index + 1..])
+    };
+    let has = |names: &[&str]| reading.as_ref().is_some_and(|r| r.has(names));
+    let operands: Vec<&Word> = reading
+        .as_ref()
+        .map(|r| r.operands.iter().filter_map(|&i| words.get(i)).collect())
+        .unwrap_or_default();
+    let value_of = |names: &[&str]| -> Option<Word> {
+        let r = reading.as_ref()?;
+        let given = r.opts.iter().find(|o| names.contains(&o.name.as_str()))?;
+        match given.value_at {
+            Some(i) => words.get(i).cloned(),
+            None => given.value.as_deref().map(Word::literal),
+        }
+    };
     match sub {
         "difftool" | "mergetool" => {
             SegmentJudgement::new(Ask, "runs a configured diff or merge program")
         }
-        "rebase" if has(&["-x"]) || rest.iter().any(|w| w.starts_with("--exec")) => {
+        "rebase" if has(&["x", "exec"]) => {
             SegmentJudgement::new(Ask, "git rebase --exec runs a command")
         }
         "bisect" if rest.first() == Some(&"run") => {
@@ -1246,26 +1613,8 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
             Ask,
             "applies a patch, which writes whatever paths it names (their safety is not analysed)",
         ),
-        "format-patch"
-            if rest.iter().any(|w| {
-                *w == "-o"
-                    || w.starts_with("--output-directory")
-                    || (w.starts_with("-o") && w.len() > 2)
-            }) =>
-        {
-            let target = rest
-                .iter()
-                .position(|w| *w == "-o" || *w == "--output-directory")
-                .and_then(|i| args.get(index + 2 + i))
-                .cloned()
-                .or_else(|| {
-                    rest.iter().find_map(|w| {
-                        w.strip_prefix("--output-directory=")
-                            .or_else(|| w.strip_prefix("-o"))
-                            .map(Word::literal)
-                    })
-                });
-            match target {
+        "format-patch" if has(&["o", "output-directory"]) => {
+            match value_of(&["o", "output-directory"]) {
                 Some(t) => _judge.writes([&t]),
                 None => SegmentJudgement::new(Ask, "writes patches to a place not analysed"),
             }
@@ -1277,27 +1626,17 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
             SegmentJudgement::new(Ask, "git submodule foreach runs a command")
         }
         // Outside a repository's objects, `--no-index` reads the files
-        // and directories named (`git grep --no-index KEY ~`).
-        "diff" | "grep" if rest.iter().any(|w| w.starts_with("--no-i")) => {
-            no_index_judgement(sub, &args[index + 1..], _judge)
+        // and directories named (`git grep --no-index KEY ~`), or the
+        // working directory when none is.
+        "diff" | "grep" if has(&["no-index"]) => {
+            no_index_judgement(sub, &reading, &operands, _judge)
         }
-        "blame" | "annotate" if rest.iter().any(|w| w.starts_with("--contents")) => {
-            let file = rest
-                .iter()
-                .position(|w| *w == "--contents")
-                .and_then(|i| args.get(index + 2 + i))
-                .cloned()
-                .or_else(|| {
-                    rest.iter()
-                        .find_map(|w| w.strip_prefix("--contents=").map(Word::literal))
-                });
-            match file {
-                Some(file) => _judge
-                    .reads([&file])
-                    .max(SegmentJudgement::new(Safe, "reads repository state")),
-                None => SegmentJudgement::new(Ask, "git blame --contents without a file"),
-            }
-        }
+        "blame" | "annotate" if has(&["contents"]) => match value_of(&["contents"]) {
+            Some(file) => _judge
+                .reads([&file])
+                .max(SegmentJudgement::new(Safe, "reads repository state")),
+            None => SegmentJudgement::new(Ask, "git blame --contents without a file"),
+        },
         s if READ_ONLY.contains(&s) => {
             // Paths named outright are read as files (`git show /etc/x`).
             let named: Vec<&Word> = args[index + 1..]
@@ -1308,58 +1647,57 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
                 .reads(named)
                 .max(SegmentJudgement::new(Safe, "reads repository state"))
         }
+        // `+refspec` forces; `:branch` (nothing pushed onto it) deletes it.
         "push"
             if has(&[
-                "--force",
-                "-f",
-                "--force-with-lease",
-                "--mirror",
-                "--delete",
-                "-d",
-            ]) || rest
+                "force",
+                "f",
+                "force-with-lease",
+                "mirror",
+                "delete",
+                "d",
+                "prune",
+            ]) || operands
                 .iter()
-                .any(|w| w.starts_with("--force") || w.starts_with('+')) =>
+                .skip(1)
+                .any(|w| w.text.starts_with(['+', ':'])) =>
         {
-            SegmentJudgement::new(Ask, "force-pushes or deletes remote history")
+            SegmentJudgement::owned(
+                Ask,
+                format!("{NETWORK_REASON}; it force-pushes or deletes remote history"),
+            )
         }
         s if NETWORK.contains(&s) => SegmentJudgement::new(Ask, NETWORK_REASON),
-        "reset" if has(&["--hard", "--merge", "--keep"]) => {
+        "reset" if has(&["hard", "merge", "keep"]) => {
             SegmentJudgement::new(Ask, "discards uncommitted changes")
         }
         "reset" => SegmentJudgement::new(WorkspaceSafe, "moves the branch or unstages files"),
-        "clean" if has(&["-n", "--dry-run"]) || short_has('n') => {
-            SegmentJudgement::new(Safe, "lists untracked files")
-        }
+        "clean" if has(&["n", "dry-run"]) => SegmentJudgement::new(Safe, "lists untracked files"),
         "clean" => SegmentJudgement::new(Ask, "deletes untracked files"),
         "checkout"
-            if has(&[
-                "--", ".", "-f", "--force", "-B", "--ours", "--theirs", "-p", "--patch",
-            ]) =>
+            if reading.as_ref().is_some_and(|r| r.dash_dash)
+                || operands.iter().any(|w| w.text == ".")
+                || has(&["f", "force", "B", "ours", "theirs", "2", "3", "p", "patch"]) =>
         {
             SegmentJudgement::new(Ask, "may overwrite uncommitted changes")
         }
-        "checkout" if checkout_names_paths(&rest, &args[index + 1..], _judge) => {
+        "checkout" if !has(&["b", "orphan"]) && checkout_names_paths(&operands, _judge) => {
             SegmentJudgement::new(
                 Ask,
                 "git checkout of paths overwrites their uncommitted changes (the snapshot may \
                  not hold them); commit or stash first, or approve it",
             )
         }
-        "rm" if has(&["-f", "--force"]) && !has(&["--cached"]) => SegmentJudgement::new(
+        "rm" if has(&["f", "force"]) && !has(&["cached"]) => SegmentJudgement::new(
             Ask,
             "git rm -f deletes files even with uncommitted changes (the snapshot may not hold \
              them); approve it, or use --cached",
         ),
-        "tag" if has(&["-d", "--delete"]) => SegmentJudgement::new(
+        "tag" if has(&["d", "delete"]) => SegmentJudgement::new(
             Ask,
             "git tag -d deletes a tag (where it pointed is not kept); approve it if intended",
         ),
-        "branch"
-            if has(&["-u"])
-                || rest
-                    .iter()
-                    .any(|w| w.starts_with("--set-upstream") || w.starts_with("--track")) =>
-        {
+        "branch" if read.is_none() && has(&["u", "set-upstream-to", "t", "track"]) => {
             SegmentJudgement::new(
                 Ask,
                 "sets the branch's upstream (the next push or pull goes there); approve it if \
@@ -1367,16 +1705,17 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
             )
         }
         "checkout" => SegmentJudgement::new(WorkspaceSafe, "switches or creates a branch"),
-        "restore" if (has(&["--staged", "-S"]) && !has(&["--worktree", "-W"])) => {
+        "restore" if has(&["staged", "S"]) && !has(&["worktree", "W"]) => {
             SegmentJudgement::new(WorkspaceSafe, "unstages files")
         }
         "restore" => SegmentJudgement::new(Ask, "discards uncommitted changes"),
-        "switch" if has(&["--discard-changes", "-f", "--force", "-C", "--force-create"]) => {
+        "switch" if has(&["discard-changes", "f", "force", "C", "force-create"]) => {
             SegmentJudgement::new(Ask, "may discard uncommitted changes")
         }
         "branch"
-            if has(&["-D", "-M", "-C", "-f", "--force"])
-                || (has(&["--delete", "-d"]) && has(&["--force"])) =>
+            if read.is_none()
+                && (has(&["D", "M", "C", "f", "force"])
+                    || (has(&["delete", "d"]) && has(&["force"]))) =>
         {
             SegmentJudgement::new(Ask, "deletes or overwrites a branch")
         }
@@ -1393,10 +1732,21 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
             Some("drop" | "clear") => SegmentJudgement::new(Ask, "discards stashed changes"),
             _ => SegmentJudgement::new(WorkspaceSafe, "stashes or restores local changes"),
         },
-        "remote" => match rest.iter().find(|w| !w.starts_with('-')).copied() {
-            None | Some("show" | "get-url") => SegmentJudgement::new(Safe, "reads remotes"),
+        // `git remote show NAME` asks the remote for its branches, as
+        // `ls-remote` does, unless `-n` keeps it to the cached refs.
+        "remote" => match operands.first().map(|w| w.text.as_str()) {
+            Some("show") if operands.len() > 1 && !has(&["n"]) => SegmentJudgement::owned(
+                Ask,
+                format!(
+                    "{NETWORK_REASON} (git remote show NAME queries the remote; `-n` reads only \
+                     what is cached)"
+                ),
+            ),
+            None | Some("show" | "get-url") if read.is_some() => {
+                SegmentJudgement::new(Safe, "reads remotes")
+            }
             Some("update" | "prune") => SegmentJudgement::new(Ask, NETWORK_REASON),
-            Some(_) => SegmentJudgement::new(
+            _ => SegmentJudgement::new(
                 Ask,
                 "changes the repository's remotes: the next fetch or push goes elsewhere (a URL \
                  like `ext::sh -c …` runs a command); approve it if intended",
@@ -1422,34 +1772,14 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
 }
 
 /// True when `git checkout` is given paths (`git checkout HEAD src/x`,
-/// `git checkout README.md`): more than one operand besides the values of
-/// `-b`/`-B`/`--orphan`, or one that names an existing file.
-fn checkout_names_paths(rest: &[&str], args: &[Word], judge: PathJudge<'_>) -> bool {
-    // Creating a branch, git refuses to update paths at the same time.
-    if rest.iter().any(|w| matches!(*w, "-b" | "--orphan")) {
-        return false;
-    }
-    let mut operands = Vec::new();
-    let mut skip = false;
-    for (i, w) in rest.iter().enumerate() {
-        if std::mem::take(&mut skip) {
-            continue;
-        }
-        if matches!(*w, "-b" | "-B" | "--orphan" | "-t" | "--track") {
-            skip = !matches!(*w, "-t" | "--track");
-            continue;
-        }
-        if !w.starts_with('-') {
-            operands.push(i);
-        }
-    }
-    match operands.as_slice() {
+/// `git checkout README.md`): more than one operand, or one that names an
+/// existing file.
+fn checkout_names_paths(operands: &[&Word], judge: PathJudge<'_>) -> bool {
+    match operands {
         [] => false,
-        [one] => args.get(*one).is_some_and(|w| {
-            judge
-                .resolve(w)
-                .is_some_and(|p| judge.facts.exists(&p) == Some(true))
-        }),
+        [one] => judge
+            .resolve(one)
+            .is_some_and(|p| judge.facts.exists(&p) == Some(true)),
         _ => true,
     }
 }

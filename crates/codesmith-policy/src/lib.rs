@@ -36,6 +36,7 @@ mod catastrophic;
 mod classify;
 mod exec_rules;
 mod getopt;
+mod git_repo;
 mod git_rules;
 mod net_commands;
 mod pipe_split;
@@ -61,6 +62,6 @@ pub use exec_rules::{Decision, MatchedRule, Rule, RuleEvaluation, RuleSource, Ru
 pub use net_commands::{NETWORK_COMMANDS, NETWORK_REASON, fetch_hosts, needs_network};
 pub use safety_level::SafetyLevel;
 pub use ws_path::{
-    LexicalPaths, PROTECTED_DIRS, PathFacts, PrivateTmp, StartingIn, SystemPaths, file_glob_exact,
-    file_glob_matches, protected_name,
+    FileProbe, LexicalPaths, MAX_PROBE_BYTES, PROTECTED_DIRS, PathFacts, PrivateTmp, StartingIn,
+    SystemPaths, file_glob_exact, file_glob_matches, probe_system, protected_name,
 };

@@ -215,6 +215,19 @@ pub fn needs_network<S: AsRef<str>>(argv: &[S]) -> bool {
     {
         return true;
     }
+    // `git remote show NAME` (without `-n`), `update` and `prune` ask the remote.
+    if program == "git"
+        && let Some(at) = words.iter().skip(1).position(|w| !w.starts_with('-'))
+        && words[at + 1] == "remote"
+    {
+        let after = &words[at + 2..];
+        let mut operands = after.iter().filter(|w| !w.starts_with('-'));
+        return match operands.next().copied() {
+            Some("update" | "prune") => true,
+            Some("show") => operands.next().is_some() && !after.contains(&"-n"),
+            _ => false,
+        };
+    }
     let Ok(index) = NETWORK_SUBCOMMANDS.binary_search_by(|(p, _)| p.cmp(&program)) else {
         return false;
     };
@@ -334,6 +347,9 @@ mod tests {
             "git pull --rebase",
             "git push origin main",
             "git clone url",
+            "git remote show origin",
+            "git remote -v show origin",
+            "git remote update",
             "cargo install ripgrep",
             "npm install",
             "npm i left-pad",
@@ -348,6 +364,9 @@ mod tests {
         for no in [
             "git commit -m x",
             "git status",
+            "git remote -v",
+            "git remote show",
+            "git remote show -n origin",
             "cargo build --release",
             "cargo test",
             "npm run build",

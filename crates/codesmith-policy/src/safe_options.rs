@@ -768,7 +768,45 @@ pub(crate) fn check_spec<W: AsRef<str>>(
     spec: &SafeOptions,
     args: &[W],
 ) -> Result<Vec<usize>, String> {
-    check(spec.program, Some(spec), args)
+    read_spec(spec, args).map(|reading| reading.operands)
+}
+
+/// One option as the program reads it: its name (the letter, or the long name
+/// without dashes) and its value, when it took one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Given {
+    /// `"n"`, `"dry-run"`.
+    pub name: String,
+    /// The value: attached (`-eX`, `--exclude=X`) or the next word.
+    pub value: Option<String>,
+    /// The index of the word the value was, when it was the next word.
+    pub value_at: Option<usize>,
+}
+
+/// The options and operands of one command line, read as its program reads them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Reading {
+    /// The options, in order.
+    pub opts: Vec<Given>,
+    /// Indices of the operands, in order.
+    pub operands: Vec<usize>,
+    /// True when `--` ended the options.
+    pub dash_dash: bool,
+}
+
+impl Reading {
+    /// True when any of `names` (letters or long names) was given.
+    pub(crate) fn has(&self, names: &[&str]) -> bool {
+        self.opts.iter().any(|o| names.contains(&o.name.as_str()))
+    }
+}
+
+/// Reads `args` by `spec`, as getopt does: short options cluster, a valued
+/// short option takes the rest of its word or the next word (`-fen` is `-f -e
+/// n`), a long option's value follows `=` or is the next word. An option not
+/// listed is an error naming it (the caller asks).
+pub(crate) fn read_spec<W: AsRef<str>>(spec: &SafeOptions, args: &[W]) -> Result<Reading, String> {
+    read(spec.program, Some(spec), args)
 }
 
 fn check<W: AsRef<str>>(
@@ -776,9 +814,22 @@ fn check<W: AsRef<str>>(
     spec: Option<&SafeOptions>,
     args: &[W],
 ) -> Result<Vec<usize>, String> {
-    let mut operands = Vec::new();
+    read(program, spec, args).map(|reading| reading.operands)
+}
+
+fn read<W: AsRef<str>>(
+    program: &str,
+    spec: Option<&SafeOptions>,
+    args: &[W],
+) -> Result<Reading, String> {
+    let mut out = Reading::default();
     let mut index = 0;
     let mut only_operands = false;
+    let given = |name: &str, value: Option<&str>, value_at: Option<usize>| Given {
+        name: name.to_string(),
+        value: value.map(str::to_string),
+        value_at,
+    };
     while index < args.len() {
         let text = args[index].as_ref();
         index += 1;
@@ -786,11 +837,12 @@ fn check<W: AsRef<str>>(
             if spec.is_some_and(|s| s.numeric) && text.starts_with('+') && text.len() > 1 {
                 continue;
             }
-            operands.push(index - 1);
+            out.operands.push(index - 1);
             continue;
         }
         if text == "--" {
             only_operands = true;
+            out.dash_dash = true;
             continue;
         }
         let Some(spec) = spec else {
@@ -803,8 +855,8 @@ fn check<W: AsRef<str>>(
         }
         if let Some(long) = text.strip_prefix("--") {
             let (name, attached) = match long.split_once('=') {
-                Some((name, _)) => (name, true),
-                None => (long, false),
+                Some((name, value)) => (name, Some(value)),
+                None => (long, None),
             };
             let listed = |suffix: &str| {
                 spec.long
@@ -812,13 +864,19 @@ fn check<W: AsRef<str>>(
                     .any(|l| l.strip_suffix(suffix) == Some(name))
             };
             let (bare, one, two) = (spec.long.contains(&name), listed("="), listed("=="));
-            let values = match (attached, bare || listed("?"), one, two) {
+            let values = match (attached.is_some(), bare || listed("?"), one, two) {
                 (true, _, true, _) | (true, _, _, true) | (false, true, _, _) => 0,
                 (true, _, _, _) if listed("?") => 0,
                 (false, false, true, _) => 1,
                 (false, false, false, true) => 2,
                 _ => return Err(format!("unknown option `--{name}` for {program}")),
             };
+            let next = (values > 0).then_some(index);
+            let value = attached.or_else(|| next.and_then(|i| args.get(i)).map(AsRef::as_ref));
+            if values > 0 && value.is_none() {
+                return Err(format!("`--{name}` of {program} lacks its value"));
+            }
+            out.opts.push(given(name, value, next));
             index += values;
             continue;
         }
@@ -827,21 +885,33 @@ fn check<W: AsRef<str>>(
             continue;
         }
         for (offset, flag) in short.char_indices() {
+            let rest = &short[offset + flag.len_utf8()..];
+            let name = flag.encode_utf8(&mut [0; 4]).to_string();
             if spec.optional.contains(flag) {
+                out.opts
+                    .push(given(&name, (!rest.is_empty()).then_some(rest), None));
                 break;
             }
             if spec.valued.contains(flag) {
-                if offset + flag.len_utf8() == short.len() {
+                if rest.is_empty() {
+                    let Some(value) = args.get(index) else {
+                        return Err(format!("`-{flag}` of {program} lacks its value"));
+                    };
+                    out.opts
+                        .push(given(&name, Some(value.as_ref()), Some(index)));
                     index += 1;
+                } else {
+                    out.opts.push(given(&name, Some(rest), None));
                 }
                 break;
             }
             if !spec.flags.contains(flag) {
                 return Err(format!("unknown option `-{flag}` for {program}"));
             }
+            out.opts.push(given(&name, None, None));
         }
     }
-    Ok(operands)
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -63,7 +63,32 @@ pub trait PathFacts {
     fn start_dir(&self) -> Option<&str> {
         None
     }
+    /// What is at `path` (absolute, resolved), for the few small files whose contents
+    /// decide a judgement: a repository's `.git` (a directory, or a file naming the git
+    /// directory), its `commondir` and its `config`. [`FileProbe::Unknown`] by default, so
+    /// a git command whose repository cannot be checked asks.
+    fn probe(&self, path: &str) -> FileProbe {
+        let _ = path;
+        FileProbe::Unknown
+    }
 }
+
+/// What [`PathFacts::probe`] found at a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileProbe {
+    /// Nothing is there.
+    Missing,
+    /// A directory.
+    Directory,
+    /// A regular file of at most [`MAX_PROBE_BYTES`] bytes of UTF-8 text: its text.
+    Text(String),
+    /// Anything else: not known, unreadable, too large, not UTF-8, another kind of file.
+    Unknown,
+}
+
+/// The largest file [`SystemPaths`] reads for [`PathFacts::probe`] (64 KiB); a larger
+/// one is [`FileProbe::Unknown`].
+pub const MAX_PROBE_BYTES: u64 = 64 * 1024;
 
 /// The facts of `facts`, for a command that starts in `dir` (absolute) rather than at
 /// the workspace root ([`PathFacts::start_dir`]).
@@ -105,6 +130,9 @@ impl PathFacts for StartingIn<'_> {
     fn start_dir(&self) -> Option<&str> {
         Some(self.dir)
     }
+    fn probe(&self, path: &str) -> FileProbe {
+        self.facts.probe(path)
+    }
 }
 
 /// The facts of `F`, for a command that runs under an isolating sandbox
@@ -135,6 +163,9 @@ impl<F: PathFacts> PathFacts for PrivateTmp<F> {
     }
     fn start_dir(&self) -> Option<&str> {
         self.0.start_dir()
+    }
+    fn probe(&self, path: &str) -> FileProbe {
+        self.0.probe(path)
     }
 }
 
@@ -218,6 +249,36 @@ impl PathFacts for SystemPaths {
     fn exists(&self, path: &str) -> Option<bool> {
         Some(std::fs::symlink_metadata(path).is_ok())
     }
+
+    /// One `lstat`; a regular file of at most [`MAX_PROBE_BYTES`] is read.
+    fn probe(&self, path: &str) -> FileProbe {
+        probe_system(path)
+    }
+}
+
+/// [`PathFacts::probe`] on the real file system: `lstat` (a symlink is
+/// [`FileProbe::Unknown`]; callers pass resolved paths), then a bounded read of a regular
+/// file.
+pub fn probe_system(path: &str) -> FileProbe {
+    use std::io::Read;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return FileProbe::Missing,
+        Err(_) => return FileProbe::Unknown,
+    };
+    if meta.is_dir() {
+        return FileProbe::Directory;
+    }
+    if !meta.is_file() || meta.len() > MAX_PROBE_BYTES {
+        return FileProbe::Unknown;
+    }
+    let mut text = String::new();
+    let read = std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_PROBE_BYTES + 1).read_to_string(&mut text));
+    match read {
+        Ok(n) if n as u64 <= MAX_PROBE_BYTES => FileProbe::Text(text),
+        _ => FileProbe::Unknown,
+    }
 }
 
 /// No file system at all: paths resolve to themselves. `home` and the
@@ -234,6 +295,10 @@ pub struct LexicalPaths {
     /// Paths (absolute) that exist, with everything below them; `None`
     /// when what exists is unknown.
     pub existing: Option<Vec<String>>,
+    /// Small files and their text, for [`PathFacts::probe`]: a listed path is a file,
+    /// a path with a listed file below it a directory, anything else missing when
+    /// [`Self::existing`] says so, else unknown.
+    pub files: Vec<(String, String)>,
 }
 
 impl PathFacts for LexicalPaths {
@@ -255,6 +320,23 @@ impl PathFacts for LexicalPaths {
         self.existing
             .as_ref()
             .map(|known| known.iter().any(|e| within(path, e)))
+    }
+
+    fn probe(&self, path: &str) -> FileProbe {
+        if let Some((_, text)) = self.files.iter().find(|(p, _)| p == path) {
+            return FileProbe::Text(text.clone());
+        }
+        if self
+            .files
+            .iter()
+            .any(|(p, _)| p.len() > path.len() && within(p, path))
+        {
+            return FileProbe::Directory;
+        }
+        match self.exists(path) {
+            Some(false) => FileProbe::Missing,
+            _ => FileProbe::Unknown,
+        }
     }
 }
 

@@ -13,6 +13,7 @@ mod dcg_corpus;
 mod exec_policy_examples;
 mod fail_closed;
 mod file_gates;
+mod git_options;
 mod harmful_cores;
 mod kind_cores;
 mod private_tmp;

@@ -21,6 +21,7 @@ fn denies(commands: &[&str]) {
 /// and a dotenv file exist.
 fn held() -> LexicalPaths {
     LexicalPaths {
+        files: crate::common::inert_repo(),
         home: Some("/root".to_string()),
         snapshot: Some(vec![WS.to_string()]),
         links: Vec::new(),
@@ -306,7 +307,8 @@ fn git_beyond_porcelain_asks() {
     ]);
     check(&[
         ("git remote -v", Safe),
-        ("git remote show origin", Safe),
+        ("git remote show -n origin", Safe),
+        ("git remote -v show", Safe),
         ("git remote get-url origin", Safe),
         ("git help log", Safe),
         ("git show HEAD", Safe),

@@ -1,18 +1,18 @@
 //! The classifier on real command strings, including bypass shapes.
 
+use crate::common::classify_here;
 use codesmith_policy::SafetyLevel::{self, Ask, Dangerous, Safe, WorkspaceSafe};
-use codesmith_policy::classify_command;
 
 const WS: &str = "/home/dev/proj";
 
 fn level(command: &str) -> SafetyLevel {
-    classify_command(command, WS).level
+    classify_here(command, WS).level
 }
 
 fn assert_levels(cases: &[(&str, SafetyLevel)]) {
     let mut wrong = Vec::new();
     for (command, expected) in cases {
-        let got = classify_command(command, WS);
+        let got = classify_here(command, WS);
         if got.level != *expected {
             wrong.push(format!(
                 "{command:?}: expected {expected}, got {} ({})",
@@ -223,7 +223,7 @@ fn catastrophic_literals_are_dangerous_however_nested() {
 
 #[test]
 fn segments_carry_argv_prefix_and_network_flag() {
-    let c = classify_command(
+    let c = classify_here(
         "sudo env LANG=C git --no-pager status -s && curl -s https://x | jq .",
         WS,
     );
@@ -243,7 +243,7 @@ fn segments_carry_argv_prefix_and_network_flag() {
 
 #[test]
 fn unparseable_commands_need_approval() {
-    let c = classify_command("ls 'unterminated", WS);
+    let c = classify_here("ls 'unterminated", WS);
     assert!(!c.parsed);
     assert_eq!(c.level, Ask);
     assert_eq!(level("ls ; ;"), Ask);

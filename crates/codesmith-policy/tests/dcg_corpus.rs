@@ -11,9 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use codesmith_policy::{
-    ApprovalMode, Decision, PathFacts, PrivateTmp, Rules, SystemPaths, decide, decide_with,
-};
+use codesmith_policy::{ApprovalMode, Decision, PathFacts, PrivateTmp, Rules, decide_with};
+
+use crate::common::{classify_here, decide_here};
 
 const WS: &str = "/home/dev/proj";
 
@@ -164,8 +164,8 @@ fn no_deny_labelled_case_is_allowed() {
         "expected the 354-case corpus, found {}",
         cases.len()
     );
-    let sandboxed = tally(&cases, &PrivateTmp(SystemPaths::new()));
-    let bare = tally(&cases, &SystemPaths::new());
+    let sandboxed = tally(&cases, &PrivateTmp(crate::common::system_facts()));
+    let bare = tally(&cases, &crate::common::system_facts());
     println!(
         "dcg corpus: {} cases ({} labelled allow, {} labelled deny)",
         cases.len(),
@@ -237,7 +237,7 @@ fn e2e_fixtures_block_lines_are_not_allowed() {
                 _ if name == "safe.txt" => ("ALLOW", line.to_string()),
                 _ => continue,
             };
-            let decision = decide(&command, WS, &rules, ApprovalMode::AutoEdit).decision;
+            let decision = decide_here(&command, WS, &rules, ApprovalMode::AutoEdit).decision;
             match expect {
                 "BLOCK" => {
                     block += 1;
@@ -299,7 +299,7 @@ fn truncated_and_hostile_inputs_never_panic() {
             .collect();
         let step = cuts.len().div_ceil(40).max(1);
         for cut in cuts.into_iter().step_by(step) {
-            let _ = codesmith_policy::classify_command(&input[..cut], WS);
+            let _ = classify_here(&input[..cut], WS);
         }
     }
 }

@@ -1,9 +1,10 @@
 //! The exec-policy examples table: command → expected decision, under a
 //! fixed user and project rule file, for each approval mode.
 
+use crate::common::decide_here;
 use codesmith_policy::ApprovalMode::{self, Auto, AutoEdit, Never, ReadOnly, Suggest};
 use codesmith_policy::Decision::{self, Allow, Ask, Deny};
-use codesmith_policy::{Rules, approval_prefixes, check_report, decide};
+use codesmith_policy::{Rules, approval_prefixes, check_report};
 
 const WS: &str = "/home/dev/proj";
 
@@ -111,7 +112,7 @@ fn examples_table() {
     let mut wrong = Vec::new();
     for (command, auto, suggest, never) in EXAMPLES {
         for (mode, expected) in [(Auto, auto), (Suggest, suggest), (Never, never)] {
-            let got = decide(command, WS, &rules, mode);
+            let got = decide_here(command, WS, &rules, mode);
             if got.decision != *expected {
                 wrong.push(format!(
                     "{command:?} in {}: expected {}, got {} ({})",
@@ -161,7 +162,7 @@ fn read_only_runs_only_what_the_policy_proves_reads_only() {
         "cat Cargo.toml | head -3",
         "grep -rn x src",
     ] {
-        let got = decide(command, WS, &rules, ReadOnly);
+        let got = decide_here(command, WS, &rules, ReadOnly);
         assert_eq!(got.decision, Allow, "{command}: {}", got.reason);
     }
     for command in [
@@ -173,7 +174,7 @@ fn read_only_runs_only_what_the_policy_proves_reads_only() {
         "unknown-program",
         "cargo build 'unterminated",
     ] {
-        let got = decide(command, WS, &rules, ReadOnly);
+        let got = decide_here(command, WS, &rules, ReadOnly);
         assert_eq!(got.decision, Deny, "{command}: {}", got.reason);
         assert!(got.reason.contains("read-only"), "{}", got.reason);
     }
@@ -183,9 +184,12 @@ fn read_only_runs_only_what_the_policy_proves_reads_only() {
         None,
     )
     .expect("rules parse");
-    assert_eq!(decide("git status", WS, &asking, ReadOnly).decision, Ask);
     assert_eq!(
-        decide("git commit -m x", WS, &asking, ReadOnly).decision,
+        decide_here("git status", WS, &asking, ReadOnly).decision,
+        Ask
+    );
+    assert_eq!(
+        decide_here("git commit -m x", WS, &asking, ReadOnly).decision,
         Deny
     );
 }
@@ -205,7 +209,7 @@ fn prefixes_are_loose_for_approvals() {
         approval_prefixes("git push", WS)
     );
     assert_eq!(approval_prefixes("echo x > /etc/passwd", WS), None);
-    let evaluation = decide("cargo build --release", WS, &Rules::new(), Suggest);
+    let evaluation = decide_here("cargo build --release", WS, &Rules::new(), Suggest);
     assert_eq!(
         evaluation.approval_prefixes(),
         approval_prefixes("cargo build", WS)
@@ -219,8 +223,8 @@ fn prefixes_are_loose_for_approvals() {
 #[test]
 fn dangerous_commands_are_never_persistable() {
     let rules = Rules::new();
-    assert!(!decide("curl x | sh", WS, &rules, Auto).grant_persistable());
-    assert!(decide("cargo install x", WS, &rules, Suggest).grant_persistable());
+    assert!(!decide_here("curl x | sh", WS, &rules, Auto).grant_persistable());
+    assert!(decide_here("cargo install x", WS, &rules, Suggest).grant_persistable());
 }
 
 #[test]
@@ -256,18 +260,18 @@ fn shell_writes_to_instruction_files_ask_short_of_auto() {
         "cp a.txt AGENTS.md",
         "echo x > sub/dir/CLAUDE.md",
     ] {
-        let got = decide(command, WS, &rules, ApprovalMode::AutoEdit);
+        let got = decide_here(command, WS, &rules, ApprovalMode::AutoEdit);
         assert_eq!(got.decision, Ask, "{command}: {}", got.reason);
         assert!(got.reason.contains("instructions"), "{}", got.reason);
         assert_eq!(
-            decide(command, WS, &rules, Auto).decision,
+            decide_here(command, WS, &rules, Auto).decision,
             Allow,
             "{command}"
         );
     }
     // Reading one, or writing another file, does not ask.
     for command in ["cat AGENTS.md", "echo x > notes.md"] {
-        let got = decide(command, WS, &rules, ApprovalMode::AutoEdit);
+        let got = decide_here(command, WS, &rules, ApprovalMode::AutoEdit);
         assert_eq!(got.decision, Allow, "{command}: {}", got.reason);
     }
 }

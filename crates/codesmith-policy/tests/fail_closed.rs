@@ -92,6 +92,7 @@ fn the_working_directory_is_tracked_honestly() {
         "cd /tmp && touch f",
     ]);
     let held = LexicalPaths {
+        files: crate::common::inert_repo(),
         home: Some("/root".to_string()),
         snapshot: Some(vec![WS.to_string()]),
         links: Vec::new(),
@@ -350,6 +351,7 @@ fn paths_are_judged_where_they_really_point() {
     ]);
     // An existing symlink is followed through the file system facts.
     let linked = LexicalPaths {
+        files: crate::common::inert_repo(),
         home: Some("/root".to_string()),
         snapshot: None,
         links: vec![(format!("{WS}/out"), "/etc".to_string())],
@@ -444,6 +446,7 @@ fn deletion_is_allowed_only_where_it_can_be_undone() {
     ]);
     // The caller says what the task's snapshot holds.
     let held = LexicalPaths {
+        files: crate::common::inert_repo(),
         home: Some("/root".to_string()),
         snapshot: Some(vec![format!("{WS}/src")]),
         links: Vec::new(),
@@ -550,6 +553,7 @@ fn existing_symlinks_are_followed_on_the_real_file_system() {
 fn decide_with_uses_the_callers_snapshot_facts() {
     use codesmith_policy::{ApprovalMode, Decision, Rules, decide_with};
     let held = LexicalPaths {
+        files: crate::common::inert_repo(),
         home: Some("/root".to_string()),
         snapshot: Some(vec![format!("{WS}/notes.txt")]),
         links: Vec::new(),
@@ -600,6 +604,7 @@ fn descriptor_links_used_as_directories_are_not_sinks() {
 #[test]
 fn dot_dot_after_a_link_climbs_out_of_where_the_link_leads() {
     let linked = LexicalPaths {
+        files: crate::common::inert_repo(),
         home: Some("/root".to_string()),
         snapshot: None,
         links: vec![(format!("{WS}/out"), "/etc".to_string())],

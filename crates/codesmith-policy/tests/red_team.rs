@@ -351,6 +351,7 @@ fn archives_and_patches_ask_before_writing_what_they_name() {
 /// `notes.txt` and `.env` exist; the snapshot holds only `src/`.
 fn existing() -> LexicalPaths {
     LexicalPaths {
+        files: crate::common::inert_repo(),
         home: Some("/root".to_string()),
         snapshot: Some(vec![format!("{WS}/src")]),
         links: Vec::new(),

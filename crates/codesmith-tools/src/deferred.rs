@@ -172,8 +172,21 @@ impl Tool for ToolSearch {
             .get("limit")
             .and_then(Value::as_u64)
             .map_or(DEFAULT_LIMIT, |l| (l as usize).clamp(1, MAX_LIMIT));
-        let docs: Vec<String> = self
-            .entries
+        // The deferred tools of the start, then those a server added later (not in this
+        // description, which stays byte-stable).
+        let mut entries = self.entries.clone();
+        {
+            let d = lock(&self.deferral);
+            entries.extend(
+                d.late
+                    .iter()
+                    .filter(|(n, _)| {
+                        d.deferred.contains(*n) && !self.entries.iter().any(|e| e.0 == **n)
+                    })
+                    .map(|(n, t)| (*n, t.description())),
+            );
+        }
+        let docs: Vec<String> = entries
             .iter()
             .map(|(n, d)| format!("{} {d}", n.replace("__", " ")))
             .collect();
@@ -187,7 +200,7 @@ impl Tool for ToolSearch {
         let chosen: Vec<String> = ranked
             .iter()
             .take(limit)
-            .map(|(i, _)| self.entries[*i].0.to_string())
+            .map(|(i, _)| entries[*i].0.to_string())
             .collect();
         if chosen.is_empty() {
             return Err(Refusal::new(
@@ -200,11 +213,7 @@ impl Tool for ToolSearch {
         let lines: Vec<String> = chosen
             .iter()
             .map(|n| {
-                let d = self
-                    .entries
-                    .iter()
-                    .find(|(e, _)| e == n)
-                    .map_or("", |(_, d)| d);
+                let d = entries.iter().find(|(e, _)| e == n).map_or("", |(_, d)| d);
                 format!("{n}: {}", blurb(d))
             })
             .collect();

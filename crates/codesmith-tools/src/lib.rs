@@ -40,6 +40,6 @@ pub use envelope::{
     stored_refusal,
 };
 pub use files::{file_tools, register_file_tools};
-pub use registry::{LateTools, Registry};
+pub use registry::{LateAdded, LateTools, Registry};
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Capability, McpTrust, Tool, ToolOrigin, call_tool, cancelled};

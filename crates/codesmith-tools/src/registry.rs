@@ -16,6 +16,11 @@ pub(crate) struct Deferral {
     pub(crate) activated: Vec<&'static str>,
     /// Tools added after the registry was built (an MCP server's new tools).
     pub(crate) late: BTreeMap<&'static str, Arc<dyn Tool>>,
+    /// Every name registered in the registries sharing this state (late ones aside): a
+    /// late tool never takes one of them.
+    pub(crate) registered: BTreeSet<&'static str>,
+    /// Whether `tool_search` is registered, so a deferred late tool can be found.
+    pub(crate) searchable: bool,
 }
 
 impl std::fmt::Debug for Deferral {
@@ -40,18 +45,45 @@ impl std::fmt::Debug for LateTools {
     }
 }
 
+/// Where [`LateTools::add`] put a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LateAdded {
+    /// Appended to the catalogue's tail.
+    Catalogue,
+    /// Deferred: `tool_search` finds and loads it.
+    Deferred,
+}
+
 impl LateTools {
-    /// Appends `tool` to the catalogue; false (and nothing changes) when a late tool of
-    /// that name exists. The caller keeps names unique against the registered tools.
-    pub fn add(&self, tool: Arc<dyn Tool>) -> bool {
+    /// Adds `tool`: appended to the catalogue's tail, or, with `defer`, deferred (found
+    /// and loaded by `tool_search`, as deferred start-up tools are).
+    ///
+    /// Errors (nothing changes): its registered name is taken (by a start-up tool, a
+    /// built-in or another late tool), or `defer` is asked of a registry without
+    /// `tool_search`. The message names the tool and why.
+    pub fn add(&self, tool: Arc<dyn Tool>, defer: bool) -> Result<LateAdded, String> {
         let mut d = lock(&self.0);
         let name = tool.name();
-        if d.late.contains_key(name) {
-            return false;
+        if d.late.contains_key(name) || d.registered.contains(name) {
+            return Err(format!(
+                "the name `{name}` is already taken by another tool"
+            ));
+        }
+        if defer {
+            if !d.searchable {
+                return Err(format!(
+                    "`{name}` would be deferred (the session holds more MCP tools than \
+                     mcp_defer_threshold), but this session has no tool_search to load it; \
+                     a new session defers it"
+                ));
+            }
+            d.late.insert(name, tool);
+            d.deferred.insert(name);
+            return Ok(LateAdded::Deferred);
         }
         d.late.insert(name, tool);
         d.activated.push(name);
-        true
+        Ok(LateAdded::Catalogue)
     }
 }
 
@@ -90,7 +122,9 @@ impl Registry {
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
         let name = tool.name();
         self.tools.insert(name, tool);
-        lock(&self.deferral).deferred.remove(name);
+        let mut d = lock(&self.deferral);
+        d.deferred.remove(name);
+        d.registered.insert(name);
     }
 
     /// Adds a deferred tool: callable only after `tool_search` activated it. Call
@@ -98,7 +132,9 @@ impl Registry {
     pub fn register_deferred(&mut self, tool: Arc<dyn Tool>) {
         let name = tool.name();
         self.tools.insert(name, tool);
-        lock(&self.deferral).deferred.insert(name);
+        let mut d = lock(&self.deferral);
+        d.deferred.insert(name);
+        d.registered.insert(name);
     }
 
     /// Registers `tool_search` over the deferred tools, when there are any.
@@ -114,6 +150,9 @@ impl Registry {
         let search = crate::deferred::ToolSearch::new(entries, self.deferral.clone());
         self.tools
             .insert(crate::deferred::TOOL_SEARCH, Arc::new(search));
+        let mut d = lock(&self.deferral);
+        d.searchable = true;
+        d.registered.insert(crate::deferred::TOOL_SEARCH);
     }
 
     /// True when `name` is deferred and not activated: the model has not seen its schema.
@@ -233,5 +272,46 @@ mod tests {
         let mut empty2 = empty.clone();
         empty2.enable_tool_search();
         assert!(empty2.get(crate::deferred::TOOL_SEARCH).is_none());
+    }
+
+    #[test]
+    fn a_late_tool_never_takes_a_registered_name_and_defers_like_start_up_tools() {
+        let mut r = Registry::new();
+        let mut tools = crate::builtin_tools(FetchConfig::default()).into_iter();
+        let (Some(a), Some(b), Some(c)) = (tools.next(), tools.next(), tools.next()) else {
+            panic!("builtin tools missing");
+        };
+        let (nb, nc) = (b.name(), c.name());
+        r.register(a.clone());
+        let late = r.late_tools();
+        // The registered name is taken: refused, the catalogue unchanged.
+        let before = serde_json::to_string(&r.specs()).unwrap_or_default();
+        let e = late.add(a.clone(), false).err().unwrap_or_default();
+        assert!(e.contains("already taken"), "{e}");
+        // Deferring needs tool_search; without it the tool is refused.
+        assert!(
+            late.add(b.clone(), true)
+                .err()
+                .unwrap_or_default()
+                .contains("tool_search")
+        );
+        assert_eq!(
+            serde_json::to_string(&r.specs()).unwrap_or_default(),
+            before
+        );
+        // Appended, then refused a second time under the same name.
+        assert_eq!(late.add(c.clone(), false), Ok(LateAdded::Catalogue));
+        assert!(late.add(c, false).is_err());
+        assert_eq!(r.specs().last().map(|s| s.name.as_str()), Some(nc));
+        // With tool_search, a deferred late tool is sent only once a search loads it.
+        let mut r2 = Registry::new();
+        r2.register_deferred(a);
+        r2.enable_tool_search();
+        let late2 = r2.late_tools();
+        assert_eq!(late2.add(b, true), Ok(LateAdded::Deferred));
+        assert!(r2.is_dormant(nb));
+        assert!(!r2.specs().iter().any(|s| s.name == nb));
+        assert_eq!(r2.activate(&[nb.to_string()]), vec![nb]);
+        assert_eq!(r2.specs().last().map(|s| s.name.as_str()), Some(nb));
     }
 }

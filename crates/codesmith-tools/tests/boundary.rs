@@ -134,6 +134,19 @@ async fn writes_under_git_and_codesmith_are_denied_with_an_approval_hint() {
             "apply_patch",
             json!({"patch": "*** Begin Patch\n*** Add File: ok.txt\n+fine\n*** Add File: sub/.git/hooks/pre-push\n+x\n*** End Patch\n"}),
         ),
+        // A gitfile at any depth names the git directory (and so the config) git uses.
+        (
+            "write_file",
+            json!({"path": "sub/.git", "content": "gitdir: ../planted\n"}),
+        ),
+        (
+            "write_file",
+            json!({"path": "a/b/.GIT", "content": "gitdir: /tmp/x\n"}),
+        ),
+        (
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: vendor/lib/.git\n+gitdir: ../../planted\n*** End Patch\n"}),
+        ),
     ];
     for (tool, args) in attempts {
         let v = call(&reg, &ctx, tool, args.clone()).await;
@@ -145,6 +158,7 @@ async fn writes_under_git_and_codesmith_are_denied_with_an_approval_hint() {
         );
     }
     assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert!(!ws.join("sub/.git").exists() && !ws.join("vendor/lib/.git").exists());
     assert!(!ws.join("g/hooks/post-checkout").exists());
     assert!(!ws.join(".codesmith/config.toml").exists());
     assert!(!ws.join("ok.txt").exists(), "apply_patch is all or nothing");

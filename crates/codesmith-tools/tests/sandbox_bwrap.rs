@@ -652,6 +652,10 @@ async fn only_allowlisted_variables_reach_a_command() {
                     | "GIT_PAGER"
                     | "GIT_TERMINAL_PROMPT"
                     | "CODESMITH_COMMAND_ID"
+                    // The protected git configuration (`safe.bareRepository`).
+                    | "GIT_CONFIG_COUNT"
+                    | "GIT_CONFIG_KEY_0"
+                    | "GIT_CONFIG_VALUE_0"
             )
     };
     let names: Vec<&str> = t.lines().filter(|l| !l.is_empty()).collect();
@@ -661,6 +665,8 @@ async fn only_allowlisted_variables_reach_a_command() {
     }
     // Cargo gives this test many variables; none passes.
     assert!(!names.iter().any(|n| n.starts_with("CARGO_PKG")), "{t}");
+    let out = sh(&f.ctx, "git config --get safe.bareRepository".to_string()).await;
+    assert_eq!(text(&out).trim(), "explicit", "{out:?}");
 }
 
 #[tokio::test]

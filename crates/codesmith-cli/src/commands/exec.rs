@@ -134,7 +134,13 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     // `/mcp__SERVER__PROMPT args` runs an MCP server's prompt: the task is its text.
     let task = match mcp.render_prompt(&args.task).await {
         None => args.task.clone(),
-        Some(Ok(text)) => text,
+        Some(Ok(rendered)) => {
+            // What is sent in the user's name is shown.
+            progress.show(&Event::Notice {
+                message: rendered.preview,
+            });
+            rendered.text
+        }
         Some(Err(e)) => {
             mcp.close().await;
             return usage(anyhow::anyhow!(e));

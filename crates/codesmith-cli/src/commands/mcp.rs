@@ -43,7 +43,13 @@ pub(crate) async fn run(args: McpArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return Exit::failed(anyhow::anyhow!("cannot listen for signals: {e}")),
     };
-    match serve(registry, ctx, policy, &shutdown).await {
+    // The language servers the calls started do not outlive the connection.
+    let lsp = ctx.lsp.clone();
+    let served = serve(registry, ctx, policy, &shutdown).await;
+    if let Some(lsp) = lsp {
+        lsp.shutdown().await;
+    }
+    match served {
         Ok(()) => match shutdown.caught() {
             Some(signal) => shutdown::exit(
                 signal,
@@ -173,7 +179,10 @@ async fn login(args: WorkspaceArg, name: &str) -> Exit {
             eprintln!("Authorized; the tokens are stored in {}", path.display());
             Exit::Ok
         }
-        Err(e) => Exit::failed(anyhow::anyhow!("the authorization at `{name}` failed: {e}")),
+        Err(e) => Exit::failed(anyhow::anyhow!(
+            "the authorization at `{name}` failed: {}",
+            codesmith_policy::terminal_safe(&e)
+        )),
     }
 }
 
@@ -196,19 +205,26 @@ async fn list(args: WorkspaceArg, json: bool) -> Exit {
             "no MCP servers configured: add [mcp_servers.NAME] with command = \"...\" (stdio) or url = \"https://...\" (HTTP) to config.toml"
         );
     } else {
+        // Tool names, reasons and a failed server's stderr tail are the server's
+        // bytes: through the terminal filter.
+        let safe = codesmith_policy::terminal_safe;
         for s in &start.servers {
+            let name = safe(&s.name);
             match &s.error {
-                Some(e) => println!("{} ({}): {e}", s.name, s.state),
-                None => println!("{} ({}): {} tools", s.name, s.state, s.tools.len()),
+                Some(e) => println!("{name} ({}): {}", s.state, safe(e)),
+                None => println!("{name} ({}): {} tools", s.state, s.tools.len()),
             }
             for t in &s.tools {
                 match s.unavailable.get(t) {
-                    Some(why) => println!("  {t} (unavailable: {why})"),
-                    None => println!("  {t}"),
+                    Some(why) => println!("  {} (unavailable: {})", safe(t), safe(why)),
+                    None => println!("  {}", safe(t)),
                 }
             }
             for t in &s.tasks_only {
-                println!("  {t} (not offered: it runs only as a task)");
+                println!(
+                    "  {} (not offered: it runs only as a task)",
+                    codesmith_policy::visible_controls(&safe(t))
+                );
             }
             for p in start
                 .prompt_commands()

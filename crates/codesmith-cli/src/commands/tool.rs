@@ -71,8 +71,13 @@ pub(crate) async fn run(args: ToolArgs) -> Exit {
     // session, and the MCP server's clients, keep the read-before-write check).
     let mut ctx = ctx.with_cancel(shutdown.token());
     ctx.freshness = Arc::new(codesmith_tools::fs::freshness::FreshnessTracker::one_call());
+    let lsp = ctx.lsp.clone();
     let ctx = Arc::new(ctx);
     let done = codesmith_engine::run_one(&registry, ctx, &policy, &args.name, call_args).await;
+    // A language server the call started does not outlive it.
+    if let Some(lsp) = lsp {
+        lsp.shutdown().await;
+    }
     if args.pretty {
         print!("{}", pretty(&done.result));
     } else {

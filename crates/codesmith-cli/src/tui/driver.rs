@@ -206,7 +206,13 @@ async fn relay(
                     let op = match op {
                         Op::UserTask { text, images } => match parts.mcp.render_prompt(&text).await {
                             None => Op::UserTask { text, images },
-                            Some(Ok(text)) => Op::UserTask { text, images },
+                            Some(Ok(rendered)) => {
+                                // The user sees what is sent in their name.
+                                let _ = tx.send(ToUi::Event(Event::Notice {
+                                    message: rendered.preview,
+                                }));
+                                Op::UserTask { text: rendered.text, images }
+                            }
                             Some(Err(e)) => {
                                 let _ = tx.send(ToUi::Failed(e));
                                 continue;

@@ -148,6 +148,52 @@ impl EngineError {
     }
 }
 
+/// Most images one request carries: Anthropic refuses a request with more than 100;
+/// the newest ones are sent, older ones as a line saying they were left out.
+pub(crate) const MAX_REQUEST_IMAGES: usize = 90;
+
+/// Keeps the newest `max` images of `messages` (attached images and tool results'
+/// images); each older one becomes its [`ImagePart::omitted_text`] line (in a tool
+/// result, appended to its text). The stored transcript is not changed.
+///
+/// [`ImagePart::omitted_text`]: codesmith_protocol::ImagePart::omitted_text
+pub(crate) fn cap_request_images(messages: &mut [codesmith_protocol::Message], max: usize) {
+    use codesmith_protocol::ContentBlock;
+    let why = format!("a request carries at most {max} images; older ones are left out");
+    let mut kept = 0usize;
+    for m in messages.iter_mut().rev() {
+        for block in m.content.iter_mut().rev() {
+            match block {
+                ContentBlock::Image(img) => {
+                    if kept < max {
+                        kept += 1;
+                    } else {
+                        *block = ContentBlock::Text {
+                            text: img.omitted_text(&why),
+                        };
+                    }
+                }
+                ContentBlock::ToolResult(r) if !r.images.is_empty() => {
+                    let room = max - kept;
+                    let n = r.images.len();
+                    if n <= room {
+                        kept += n;
+                    } else {
+                        // The newest `room` images of the result stay (its last ones).
+                        let dropped: Vec<_> = r.images.drain(..n - room).collect();
+                        kept = max;
+                        for img in dropped {
+                            r.content.push('\n');
+                            r.content.push_str(&img.omitted_text(&why));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 /// An agent session bound to a provider, a tool registry and a transcript.
 pub struct Engine {
     provider: Arc<dyn Provider>,
@@ -155,16 +201,12 @@ pub struct Engine {
     config: EngineConfig,
     runtime: Runtime,
     breaker: CircuitBreaker,
-    /// Estimated tokens of the tool catalogue (constant within a session).
-    catalog_tokens: u64,
     /// The user message that started the running task: context recovery keeps it verbatim.
     current_task: Option<Message>,
     /// Images attached to the next task's message ([`Engine::attach_images`]).
     attached: Vec<codesmith_protocol::ImagePart>,
     /// How full the next request is (see [`crate::budget`]).
     fill: crate::budget::Fill,
-    /// Bytes of the system prompt and the tool catalogue (constant within a session).
-    fixed_bytes: u64,
     /// The round of the running task that last compacted ahead of the threshold, and
     /// whether that compaction escalated.
     compacted_at: Option<(u32, bool)>,
@@ -219,9 +261,6 @@ impl Engine {
             session.id().to_string(),
             provider_label,
         );
-        let catalog_bytes = serde_json::to_string(&tools.specs()).map_or(0, |t| t.len());
-        let catalog_tokens = codesmith_protocol::approx_tokens(catalog_bytes);
-        let fixed_bytes = (catalog_bytes + config.system_prompt.len()) as u64;
         let runtime = Runtime {
             tools,
             ctx,
@@ -256,11 +295,9 @@ impl Engine {
             config,
             runtime,
             breaker: CircuitBreaker::default(),
-            catalog_tokens,
             current_task: None,
             attached: Vec::new(),
             fill: crate::budget::Fill::default(),
-            fixed_bytes,
             compacted_at: None,
             paging_hint: false,
             last_stage: "trim",
@@ -915,16 +952,34 @@ impl Engine {
 
     /// The next request: the session's transcript, the system prompt and the catalogue.
     fn chat_request(&self) -> ChatRequest {
+        let mut messages = self.session.messages().to_vec();
+        cap_request_images(&mut messages, MAX_REQUEST_IMAGES);
         ChatRequest {
             model: self.config.model.clone(),
             system: self.config.system_prompt.clone(),
-            messages: self.session.messages().to_vec(),
+            messages,
             tools: self.runtime.tools.specs(),
             max_tokens: self.config.max_tokens,
             temperature: None,
             stop: Vec::new(),
             prompt_cache_key: Some(prompt_cache_key(self.session.id())),
         }
+    }
+
+    /// Bytes of the tool catalogue as sent now: it grows when a deferred tool is loaded
+    /// or a server adds tools, so it is measured, not remembered.
+    fn catalog_bytes(&self) -> usize {
+        serde_json::to_string(&self.runtime.tools.specs()).map_or(0, |t| t.len())
+    }
+
+    /// Estimated tokens of the tool catalogue as sent now.
+    pub(super) fn catalog_tokens(&self) -> u64 {
+        codesmith_protocol::approx_tokens(self.catalog_bytes())
+    }
+
+    /// Bytes of the system prompt and the tool catalogue as sent now.
+    pub(super) fn fixed_bytes(&self) -> u64 {
+        (self.catalog_bytes() + self.config.system_prompt.len()) as u64
     }
 
     /// Input tokens the next request is expected to cost: the provider's own estimate
@@ -935,7 +990,7 @@ impl Engine {
             .estimate_input_tokens(&self.chat_request())
             .unwrap_or_else(|| {
                 context::estimate_tokens(&self.config.system_prompt, self.session.messages())
-                    + self.catalog_tokens
+                    + self.catalog_tokens()
             })
     }
 
@@ -1172,6 +1227,75 @@ mod stop_tests {
         assert_eq!(
             judged_stop(StopReason::MaxTokens, true, true, false),
             StopReason::MaxTokens
+        );
+    }
+}
+
+#[cfg(test)]
+mod image_cap_tests {
+    use super::*;
+    use codesmith_protocol::{ContentBlock, ImagePart, Message, Role, ToolResult};
+
+    fn result_with(n: usize, tag: u8) -> Message {
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult(ToolResult {
+                call_id: format!("c{tag}"),
+                content: "shot".into(),
+                is_error: false,
+                images: (0..n)
+                    .map(|i| ImagePart::new("image/png", vec![tag, i as u8]))
+                    .collect(),
+            })],
+        }
+    }
+
+    fn images(messages: &[Message]) -> usize {
+        messages
+            .iter()
+            .flat_map(|m| &m.content)
+            .map(|b| match b {
+                ContentBlock::ToolResult(r) => r.images.len(),
+                ContentBlock::Image(_) => 1,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_request_keeps_the_newest_images_under_the_cap() {
+        // Three results of 40 images: 120 in the conversation, more than Anthropic's 100.
+        let mut messages = vec![result_with(40, 1), result_with(40, 2), result_with(40, 3)];
+        let newest = messages.clone();
+        cap_request_images(&mut messages, MAX_REQUEST_IMAGES);
+        assert_eq!(images(&messages), MAX_REQUEST_IMAGES);
+        // The newest two results whole, the oldest keeps its last 10; the 30 left out
+        // are named in its text.
+        assert_eq!(messages[1..], newest[1..]);
+        let ContentBlock::ToolResult(r) = &messages[0].content[0] else {
+            panic!("not a result");
+        };
+        assert_eq!(r.images.len(), 10);
+        assert_eq!(
+            r.content.matches("[image omitted").count(),
+            30,
+            "{}",
+            r.content
+        );
+        // An attached image counts too; under the cap nothing changes.
+        let mut small = vec![
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::Image(ImagePart::new("image/png", vec![9]))],
+            },
+            result_with(2, 4),
+        ];
+        let before = small.clone();
+        cap_request_images(&mut small, 3);
+        assert_eq!(small, before);
+        cap_request_images(&mut small, 2);
+        assert!(
+            matches!(&small[0].content[0], ContentBlock::Text { text } if text.contains("at most 2 images"))
         );
     }
 }

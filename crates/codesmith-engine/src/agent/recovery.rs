@@ -87,7 +87,7 @@ impl Engine {
 
     fn task_too_large(&self) -> EngineError {
         let tokens = context::estimate_tokens(&self.config.system_prompt, self.session.messages())
-            + self.catalog_tokens;
+            + self.catalog_tokens();
         EngineError::TaskTooLarge { tokens }
     }
 
@@ -193,7 +193,8 @@ impl Engine {
 
     /// Tokens of the next request as the budget counts them (see [`crate::budget`]).
     pub(super) fn next_request_tokens(&mut self) -> u64 {
-        self.fill.tokens(self.fixed_bytes, self.session.messages())
+        let fixed = self.fixed_bytes();
+        self.fill.tokens(fixed, self.session.messages())
     }
 
     /// Replaces the transcript (recorded in the session file as a compaction) and counts

@@ -887,6 +887,10 @@ impl codesmith_policy::PathFacts for TurnFacts<'_> {
         self.system.exists(path)
     }
 
+    fn probe(&self, path: &str) -> codesmith_policy::FileProbe {
+        self.system.probe(path)
+    }
+
     fn private_tmp(&self) -> bool {
         self.private_tmp
     }

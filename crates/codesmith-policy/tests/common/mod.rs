@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use codesmith_policy::SafetyLevel::{self, Ask};
-use codesmith_policy::{LexicalPaths, PathFacts, classify_command_with};
+use codesmith_policy::{FileProbe, LexicalPaths, PathFacts, SystemPaths, classify_command_with};
 
 pub(crate) const WS: &str = "/home/dev/proj";
 
@@ -12,8 +12,21 @@ pub(crate) fn facts() -> LexicalPaths {
     LexicalPaths {
         home: Some("/root".to_string()),
         existing: Some(Vec::new()),
+        files: inert_repo(),
         ..LexicalPaths::default()
     }
+}
+
+/// The configuration of a fresh clone: only keys known to be inert.
+pub(crate) const INERT_CONFIG: &str = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\
+    \tbare = false\n\tlogallrefupdates = true\n[remote \"origin\"]\n\turl = https://example.com/x.git\n\
+    \tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n\
+    \tmerge = refs/heads/main\n";
+
+/// A repository at [`WS`] (`.git/config` holding [`INERT_CONFIG`]), for
+/// [`LexicalPaths::files`].
+pub(crate) fn inert_repo() -> Vec<(String, String)> {
+    vec![(format!("{WS}/.git/config"), INERT_CONFIG.to_string())]
 }
 
 /// Asserts every command's level, listing all that differ.
@@ -45,4 +58,49 @@ pub(crate) fn asks(commands: &[&str]) {
 /// The classifier's reason for `command` under [`facts`].
 pub(crate) fn reason(command: &str) -> String {
     classify_command_with(command, WS, &facts()).reason
+}
+
+/// The real file system ([`SystemPaths`]) with a repository at [`WS`] whose
+/// configuration is [`INERT_CONFIG`]: what a git command finds in an ordinary clone.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SystemWithRepo(pub(crate) SystemPaths);
+
+/// [`SystemWithRepo`] over this process's file system.
+pub(crate) fn system_facts() -> SystemWithRepo {
+    SystemWithRepo(SystemPaths::new())
+}
+
+impl PathFacts for SystemWithRepo {
+    fn resolve(&self, path: &str) -> String {
+        self.0.resolve(path)
+    }
+    fn home(&self) -> Option<&str> {
+        self.0.home()
+    }
+    fn exists(&self, path: &str) -> Option<bool> {
+        self.0.exists(path)
+    }
+    fn probe(&self, path: &str) -> FileProbe {
+        match path.strip_prefix(WS) {
+            Some("/.git") => FileProbe::Directory,
+            Some("/.git/config") => FileProbe::Text(INERT_CONFIG.to_string()),
+            Some("/.git/commondir" | "/.git/config.worktree") => FileProbe::Missing,
+            _ => self.0.probe(path),
+        }
+    }
+}
+
+/// `classify_command` as the engine calls it, under [`system_facts`].
+pub(crate) fn classify_here(command: &str, workspace: &str) -> codesmith_policy::Classification {
+    classify_command_with(command, workspace, &system_facts())
+}
+
+/// `decide` under [`system_facts`].
+pub(crate) fn decide_here(
+    command: &str,
+    workspace: &str,
+    rules: &codesmith_policy::Rules,
+    mode: codesmith_policy::ApprovalMode,
+) -> codesmith_policy::Evaluation {
+    codesmith_policy::decide_with(command, workspace, rules, mode, &system_facts())
 }

@@ -23,6 +23,7 @@
 
 pub mod audit;
 pub mod body;
+pub mod endpoint;
 pub mod html;
 pub mod resolve;
 pub mod url_checks;
@@ -157,7 +158,7 @@ pub(crate) struct Args {
 
 /// A user-configured endpoint's origin (scheme, host, port). A hop to exactly this origin
 /// is judged by the rule for a URL the user wrote, the same one an `[mcp_servers.X] url`
-/// passes ([`crate::mcp::http::check_endpoint`]: loopback and private addresses allowed,
+/// passes ([`endpoint::check_endpoint`]: loopback and private addresses allowed,
 /// link-local and metadata addresses refused, `[network] deny` applies, plain `http://`
 /// only to loopback unless `allow_plain_http`). Every other hop (a redirect elsewhere)
 /// passes all seven checks.
@@ -611,7 +612,7 @@ impl FetchUrl {
         hop: usize,
     ) -> Result<(Checked, IpAddr), Refusal> {
         if let Some(c) = configured.filter(|c| c.origin == url.origin()) {
-            let endpoint = crate::mcp::http::check_endpoint(
+            let endpoint = endpoint::check_endpoint(
                 url.as_str(),
                 c.allow_plain_http,
                 &self.cfg.policy,

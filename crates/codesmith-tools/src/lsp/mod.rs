@@ -485,12 +485,42 @@ fn code_text(d: &Diagnostic) -> String {
     }
 }
 
-/// Text a program the workspace controls wrote, made safe to read: terminal escapes
-/// removed and controls shown (`codesmith_policy::terminal_safe`), then the one sanitizer.
-fn untrusted_line(text: &str) -> String {
-    crate::sanitize::sanitize_text(&codesmith_policy::terminal_safe(text))
+/// Text a language server sent (a diagnostic, a hover, a symbol's name, a location's
+/// path), made safe for the model to read. A language server runs code the workspace
+/// controls, so its text is untrusted, like a command's output: terminal escapes removed
+/// and controls shown (`codesmith_policy::terminal_safe`), then the one sanitizer
+/// ([`crate::sanitize::sanitize_text`]); on one line (runs of blanks and line breaks made
+/// one space) when `one_line`; at most `max_chars` characters (a longer text is cut and
+/// ends in `…`); and no markup: every `<` that could open or close a tag (`<` before a
+/// letter, `/`, `!` or `?`) is written `&lt;`, so no server text can close the wrapper of
+/// a result or forge a `<runtime_event>`. Every string a server supplies passes here.
+pub(crate) fn server_text(text: &str, max_chars: usize, one_line: bool) -> String {
+    let clean = crate::sanitize::sanitize_text(&codesmith_policy::terminal_safe(text))
         .0
-        .into_owned()
+        .into_owned();
+    let clean = if one_line {
+        clean.split_whitespace().collect::<Vec<_>>().join(" ")
+    } else {
+        clean
+    };
+    let clean = match clean.char_indices().nth(max_chars) {
+        Some((at, _)) => format!("{}…", &clean[..at]),
+        None => clean,
+    };
+    let mut out = String::with_capacity(clean.len());
+    let mut chars = clean.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '<'
+            && chars
+                .peek()
+                .is_some_and(|n| n.is_alphabetic() || matches!(n, '/' | '!' | '?'))
+        {
+            out.push_str("&lt;");
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Most characters of one diagnostic's message the model reads.
@@ -505,16 +535,8 @@ fn render(rel: &str, d: &Diagnostic) -> String {
         format!("[{code}]")
     };
     // A language server runs project code: its text is untrusted, like a command's output.
-    // Through the one sanitizer, one line, at most `MAX_MESSAGE_CHARS`, and no markup that
-    // could close the wrapper of a result.
-    let message = untrusted_line(&d.message);
-    let message: String = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    let message = match message.char_indices().nth(MAX_MESSAGE_CHARS) {
-        Some((at, _)) => format!("{}…", &message[..at]),
-        None => message,
-    };
-    let message = message.replace("</", "&lt;/");
-    let code = untrusted_line(&code).replace("</", "&lt;/");
+    let message = server_text(&d.message, MAX_MESSAGE_CHARS, true);
+    let code = server_text(&code, MAX_MESSAGE_CHARS, true);
     format!(
         "{rel}:{}:{}: error{code} {message}",
         d.range.start.line + 1,

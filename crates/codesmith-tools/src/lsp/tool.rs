@@ -4,10 +4,23 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::server_text;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 /// Most locations or symbols listed in one answer.
 const MAX_ITEMS: usize = 50;
+
+/// Most characters of one symbol's name.
+const MAX_NAME_CHARS: usize = 200;
+
+/// Most characters of one location's path.
+const MAX_PATH_CHARS: usize = 300;
+
+/// Most characters of a hover's text.
+const MAX_HOVER_CHARS: usize = 4_000;
+
+/// Most characters of one whole answer (the items past it are counted, not listed).
+const MAX_ANSWER_CHARS: usize = 12_000;
 
 const DESCRIPTION: &str = "Ask the project's language server (runs in the sandbox). Use it instead of \
 grepping for a symbol when you need where it is defined, who uses it, its type or a file's outline. \
@@ -17,6 +30,15 @@ Examples: {\"operation\": \"definition\", \"path\": \"src/app.py\", \"line\": 12
 {\"operation\": \"workspace_symbols\", \"query\": \"parse_config\"}";
 
 /// The `lsp` tool (registered only when a language server is configured or found).
+///
+/// Its answers are text a language server wrote, and the server runs code the workspace
+/// controls: every string the server supplies (hover text, symbol names, locations' paths)
+/// passes through `server_text` in [`super`] (terminal escapes removed, the one sanitizer, no
+/// markup, each item bounded), and the whole answer is bounded too. The answer is not
+/// wrapped as `<external_content>`: like `exec_shell`'s output, it comes from the
+/// workspace's own code run in the sandbox, not from outside the workspace (what
+/// [`crate::Tool::external_label`] marks, such as fetched pages and MCP servers' results),
+/// so it keeps the default of a read-only tool.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LspTool;
 
@@ -47,6 +69,7 @@ fn location(ctx: &ToolContext, value: &Value) -> Option<String> {
         .strip_prefix(&ctx.workspace)
         .map(|p| p.display().to_string())
         .unwrap_or(path.clone());
+    let shown = server_text(&shown, MAX_PATH_CHARS, true);
     Some(format!(
         "{shown}:{}:{}",
         range["start"]["line"].as_u64()? + 1,
@@ -106,12 +129,32 @@ fn kind_name(kind: u64) -> &'static str {
     NAMES.get(kind as usize).copied().unwrap_or("symbol")
 }
 
+/// `lines`, one a line, up to [`MAX_ANSWER_CHARS`]; the lines past it are counted.
+fn bounded(lines: &[String]) -> String {
+    let mut out = String::new();
+    let mut chars = 0;
+    for (i, line) in lines.iter().enumerate() {
+        chars += line.chars().count() + 1;
+        if chars > MAX_ANSWER_CHARS {
+            out.push_str(&format!(
+                "… ({} more not shown; ask about a narrower place)",
+                lines.len() - i
+            ));
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.truncate(out.trim_end_matches('\n').len());
+    out
+}
+
 fn symbols(ctx: &ToolContext, items: &[Value], depth: usize, out: &mut Vec<String>) {
     for item in items {
         if out.len() >= MAX_ITEMS {
             return;
         }
-        let name = item["name"].as_str().unwrap_or("?");
+        let name = server_text(item["name"].as_str().unwrap_or("?"), MAX_NAME_CHARS, true);
         let kind = kind_name(item["kind"].as_u64().unwrap_or(0));
         let at = match item.get("location") {
             Some(loc) => location(ctx, loc).unwrap_or_default(),
@@ -199,7 +242,7 @@ impl Tool for LspTool {
             return Ok(ToolOutput::new(if out.is_empty() {
                 format!("No symbol matches {query:?}.")
             } else {
-                out.join("\n")
+                bounded(&out)
             })
             .with("server", name));
         }
@@ -263,6 +306,7 @@ impl Tool for LspTool {
                         .join("\n"),
                     other => other["value"].as_str().unwrap_or("").to_string(),
                 };
+                let text = server_text(&text, MAX_HOVER_CHARS, false);
                 if text.trim().is_empty() {
                     "No hover information at that position.".to_string()
                 } else {
@@ -280,7 +324,7 @@ impl Tool for LspTool {
                 if out.is_empty() {
                     "No symbols.".to_string()
                 } else {
-                    out.join("\n")
+                    bounded(&out)
                 }
             }
             _ => {
@@ -297,7 +341,7 @@ impl Tool for LspTool {
                 if found.is_empty() {
                     format!("No {op} found at that position.")
                 } else {
-                    found.join("\n")
+                    bounded(&found)
                 }
             }
         };

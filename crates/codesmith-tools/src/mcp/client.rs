@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, OnceLock, Weak};
 
 use codesmith_policy::NetworkPolicy;
@@ -102,6 +103,10 @@ pub struct McpServer {
     registered: StdMutex<BTreeSet<String>>,
     /// Registries the server's tools were registered into.
     late: StdMutex<Vec<LateTools>>,
+    /// How tools the server adds later enter (as its start-up tools did).
+    late_policy: StdMutex<LatePolicy>,
+    /// How many tools the server added after it started.
+    late_count: AtomicUsize,
     /// Whether a re-listing is asked for and whether the one task that lists runs.
     relist: StdMutex<Relist>,
     /// How many re-listings finished (see [`McpServer::request_relist`]).
@@ -234,6 +239,8 @@ impl McpServer {
             offered: StdMutex::default(),
             registered: StdMutex::default(),
             late: StdMutex::default(),
+            late_policy: StdMutex::default(),
+            late_count: AtomicUsize::new(0),
             relist: StdMutex::default(),
             relisted: tokio::sync::watch::Sender::new(0),
             about: OnceLock::new(),
@@ -309,6 +316,11 @@ impl McpServer {
         Ok((server, raw, tasks_only))
     }
 
+    /// Whether this server's transport hands its log messages on in order (stdio).
+    pub(super) fn logs_in_order(&self) -> bool {
+        matches!(self.link, Link::Stdio { .. })
+    }
+
     /// The server's configured name.
     pub fn name(&self) -> &str {
         &self.name
@@ -322,6 +334,14 @@ impl McpServer {
     /// Appends tools the server adds later to `registry`'s catalogue too.
     pub fn add_registry(&self, registry: LateTools) {
         guard(&self.late).push(registry);
+    }
+
+    /// Sets how tools the server adds later enter the catalogue: deferred when its
+    /// start-up tools were (`defer`), else resident while `room` (the MCP tools the
+    /// session may still hold resident under `mcp_defer_threshold`, shared by every
+    /// server) lasts, deferred after.
+    pub(crate) fn set_late_policy(&self, defer: bool, room: Arc<AtomicUsize>) {
+        *guard(&self.late_policy) = LatePolicy { defer, room };
     }
 
     /// Hands `event` on: logs to the log file, what the user sees to the front end's
@@ -366,6 +386,39 @@ impl McpServer {
     async fn connect(&self) -> Result<(Service, Option<Arc<Wire>>), String> {
         let limit = self.config.startup_timeout();
         let wire = matches!(self.link, Link::Stdio { .. }).then(|| Arc::new(Wire::default()));
+        if let Some(w) = &wire {
+            // Stray stdout lines: the first one shown to the user, every one (up to the
+            // wire's bound) in mcp.log.
+            let events = self.events.clone();
+            let name = self.name.clone();
+            w.on_stray(Box::new(move |n, line| {
+                let (level, text) = if n == 1 {
+                    (
+                        "warning",
+                        format!(
+                            "its stdout carried a line that is not JSON-RPC (skipped; further \
+                             ones are logged to mcp.log): {line}"
+                        ),
+                    )
+                } else {
+                    ("debug", format!("stray stdout line {n} skipped: {line}"))
+                };
+                events.send(McpEvent::Log {
+                    server: name.clone(),
+                    level: level.into(),
+                    text,
+                });
+            }));
+        }
+        if let Some(w) = &wire {
+            // Log messages in the order the server sent them, each before the answer
+            // read after it.
+            let events = self.events.clone();
+            let name = self.name.clone();
+            w.on_log(Box::new(move |params| {
+                events.send(super::handler::log_event(&name, params));
+            }));
+        }
         let result = tokio::time::timeout(limit, self.connect_unbounded(wire.clone())).await;
         let why = match result {
             Ok(Ok(service)) => return Ok((service, wire)),
@@ -644,8 +697,19 @@ impl McpServer {
         // the wait is bounded by what is left of the call's ceiling (and one listing's
         // start-up timeout): the listing goes on in the background, never holding the
         // call past `tool_max_secs` whatever the server does.
-        if wire.as_ref().is_some_and(|w| w.tools_changed()) {
-            let target = self.request_relist();
+        // A listing already running (the notification started it while the call was
+        // in flight) is waited for the same way.
+        let running = {
+            let r = guard(&self.relist);
+            r.running
+                .then_some(if r.pending { r.started + 1 } else { r.started })
+        };
+        let changed = wire.as_ref().is_some_and(|w| w.tools_changed());
+        if changed || running.is_some() {
+            let target = match running {
+                Some(started) if !changed => started,
+                _ => self.request_relist(),
+            };
             let left = ceiling
                 .saturating_sub(started.elapsed())
                 .min(self.config.startup_timeout());
@@ -743,7 +807,10 @@ impl McpServer {
         };
         let mut now = BTreeSet::new();
         let mut added = Vec::new();
+        let mut refused = Vec::new();
+        let mut over_cap = 0usize;
         let trusted = self.config.is_trusted();
+        let policy = guard(&self.late_policy).clone();
         for t in &tools {
             if wire.as_ref().is_some_and(|w| w.is_tasks_only(&t.name)) {
                 continue;
@@ -755,14 +822,57 @@ impl McpServer {
             if guard(&self.registered).contains(t.name.as_ref()) {
                 continue;
             }
+            guard(&self.registered).insert(t.name.to_string());
+            // Each added name lives for the session: their number is bounded.
+            if self.late_count.fetch_add(1, Ordering::Relaxed) >= MAX_LATE_TOOLS {
+                over_cap += 1;
+                continue;
+            }
             let entry = super::entry(&me, trusted, &raw, None);
             let tool: Arc<dyn Tool> = Arc::new(entry);
+            // The start-up rule: resident while the session holds at most
+            // `mcp_defer_threshold` MCP tools, deferred after (or when the server's tools
+            // are deferred).
+            let defer = policy.defer
+                || policy
+                    .room
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1))
+                    .is_err();
             let registries = guard(&self.late).clone();
+            let mut why = None;
+            let mut took = false;
             for r in &registries {
-                r.add(tool.clone());
+                match r.add(tool.clone(), defer) {
+                    Ok(_) => took = true,
+                    Err(e) => why = why.or(Some(e)),
+                }
             }
-            guard(&self.registered).insert(t.name.to_string());
-            added.push(tool.name().to_string());
+            if took || registries.is_empty() {
+                added.push(tool.name().to_string());
+            } else {
+                if !defer {
+                    policy.room.fetch_add(1, Ordering::Relaxed);
+                }
+                refused.push(format!(
+                    "`{}` not added: {}",
+                    codesmith_policy::visible_controls(&t.name),
+                    why.unwrap_or_default()
+                ));
+            }
+        }
+        if over_cap > 0 {
+            refused.push(format!(
+                "{over_cap} more tools not added: a server may add at most {MAX_LATE_TOOLS} \
+                 tools after it started; a new session lists them all"
+            ));
+        }
+        if !refused.is_empty() {
+            let text = refused.join("; ");
+            self.emit(McpEvent::Log {
+                server: self.name.clone(),
+                level: "warning".into(),
+                text: super::tool::clip(&text, 1500).to_string(),
+            });
         }
         let removed: Vec<String> = guard(&self.offered)
             .difference(&now)
@@ -775,6 +885,25 @@ impl McpServer {
                 added,
                 removed,
             });
+        }
+    }
+}
+
+/// Most tools one server may add after it started, in one session.
+pub const MAX_LATE_TOOLS: usize = 1000;
+
+/// How a server's later tools enter the catalogue (see [`McpServer::set_late_policy`]).
+#[derive(Debug, Clone)]
+struct LatePolicy {
+    defer: bool,
+    room: Arc<AtomicUsize>,
+}
+
+impl Default for LatePolicy {
+    fn default() -> Self {
+        LatePolicy {
+            defer: false,
+            room: Arc::new(AtomicUsize::new(super::DEFAULT_DEFER_THRESHOLD)),
         }
     }
 }

@@ -127,28 +127,38 @@ impl ClientHandler for Client {
         let Some(server) = self.server.upgrade() else {
             return;
         };
-        let level = serde_json::to_value(params.level)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_else(|| "info".into());
-        let data = match &params.data {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let text = match &params.logger {
-            Some(logger) => format!("{logger}: {data}"),
-            None => data,
-        };
-        server.emit(McpEvent::Log {
-            server: server.name().to_string(),
-            level,
-            text: super::tool::clip(&text, 2_000).to_string(),
-        });
+        // Over stdio the transport hands log messages on as it reads them, in order.
+        if server.logs_in_order() {
+            return;
+        }
+        server.emit(log_event(server.name(), &params));
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(server) = self.server.upgrade() {
             server.request_relist();
         }
+    }
+}
+
+/// The event for a server's log notification: its level (`info` when unreadable) and its
+/// text (`LOGGER: DATA`, at most 2,000 characters).
+pub(super) fn log_event(server: &str, params: &LoggingMessageNotificationParam) -> McpEvent {
+    let level = serde_json::to_value(params.level)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "info".into());
+    let data = match &params.data {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let text = match &params.logger {
+        Some(logger) => format!("{logger}: {data}"),
+        None => data,
+    };
+    McpEvent::Log {
+        server: server.to_string(),
+        level,
+        text: super::tool::clip(&text, 2_000).to_string(),
     }
 }

@@ -22,8 +22,11 @@
 //!
 //! Tokens are stored in the user's CodeSmith home, `$CODESMITH_HOME/mcp-auth/NAME.json`
 //! (directory 0700, file 0600), never in the project, together with the server URL they
-//! were issued for: a stored token is used only for that exact URL, so a server entry
-//! pointed at another host never receives it. The access token travels only in the
+//! were issued for and the issuer and token endpoint they were obtained from: a stored
+//! token is used only for that exact URL, so a server entry pointed at another host
+//! never receives it, and a refresh token goes only to the token endpoint it came from
+//! (when the metadata names another issuer or token endpoint, nothing is sent and a new
+//! login is required). The access token travels only in the
 //! `Authorization` header of requests to that URL (the HTTP client is pinned to its
 //! checked address and follows no redirect).
 
@@ -48,7 +51,8 @@ pub fn token_path(home: &Path, name: &str) -> PathBuf {
     home.join("mcp-auth").join(format!("{name}.json"))
 }
 
-/// Longest one OAuth request may take.
+/// Longest one OAuth request may take, from sending it to the end of its answer (one
+/// deadline, not a limit per chunk).
 pub const OAUTH_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Largest OAuth answer read, in bytes (1 MiB).
@@ -128,24 +132,32 @@ impl OAuthHttp {
         let endpoint = self.check(&request.uri().to_string()).await?;
         let client = super::http::client_for(&endpoint, OAUTH_TIMEOUT)?;
         let request = reqwest::Request::try_from(request)?;
-        let mut response = tokio::time::timeout(OAUTH_TIMEOUT, client.execute(request))
-            .await
-            .map_err(|_| format!("no answer within {}s", OAUTH_TIMEOUT.as_secs()))??;
-        let mut out = http::Response::new(Vec::new());
-        *out.status_mut() = response.status();
-        *out.version_mut() = response.version();
-        *out.headers_mut() = std::mem::take(response.headers_mut());
-        let body = out.body_mut();
-        while let Some(chunk) = tokio::time::timeout(OAUTH_TIMEOUT, response.chunk())
-            .await
-            .map_err(|_| format!("the answer did not end within {}s", OAUTH_TIMEOUT.as_secs()))??
-        {
-            if body.len() + chunk.len() > MAX_OAUTH_ANSWER {
-                return Err(format!("the answer is larger than {MAX_OAUTH_ANSWER} bytes").into());
+        // One deadline for the whole request, answer included: a server trickling its
+        // answer a byte at a time does not hold the login open.
+        tokio::time::timeout(OAUTH_TIMEOUT, async move {
+            let mut response = client.execute(request).await?;
+            let mut out = http::Response::new(Vec::new());
+            *out.status_mut() = response.status();
+            *out.version_mut() = response.version();
+            *out.headers_mut() = std::mem::take(response.headers_mut());
+            let body = out.body_mut();
+            while let Some(chunk) = response.chunk().await? {
+                if body.len() + chunk.len() > MAX_OAUTH_ANSWER {
+                    return Err(
+                        format!("the answer is larger than {MAX_OAUTH_ANSWER} bytes").into(),
+                    );
+                }
+                body.extend_from_slice(&chunk);
             }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(out)
+            Ok::<_, OAuthHttpClientError>(out)
+        })
+        .await
+        .map_err(|_| {
+            OAuthHttpClientError::from(format!(
+                "no complete answer within {}s",
+                OAUTH_TIMEOUT.as_secs()
+            ))
+        })?
     }
 
     /// Checks the endpoints CodeSmith will send to that `metadata` names (token and
@@ -209,22 +221,80 @@ async fn manager(url: &str, http: &OAuthHttp) -> Result<AuthorizationManager, St
 struct TokenFile {
     /// The server URL the tokens were issued for.
     url: String,
+    /// The authorization server that issued them (its metadata's `issuer`), as
+    /// discovered at the login.
+    #[serde(default)]
+    auth_issuer: Option<String>,
+    /// The token endpoint they were obtained from at the login: the only endpoint the
+    /// refresh token is ever sent to. A file without one (written before CodeSmith
+    /// recorded it) is not used.
+    #[serde(default)]
+    token_endpoint: Option<String>,
     credentials: StoredCredentials,
 }
 
-/// Tokens of one server in its file, bound to the server's URL.
+/// The authorization server tokens were obtained from: its issuer (`None` when its
+/// metadata names none) and its token endpoint, both as its metadata named them at the
+/// login.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenBinding {
+    /// The metadata's `issuer`.
+    pub issuer: Option<String>,
+    /// The metadata's `token_endpoint`.
+    pub token_endpoint: String,
+}
+
+impl TokenBinding {
+    fn of(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> TokenBinding {
+        TokenBinding {
+            issuer: metadata.issuer.clone(),
+            token_endpoint: metadata.token_endpoint.clone(),
+        }
+    }
+
+    /// Why tokens bound to `self` must not be sent as `now` describes, if they must
+    /// not (`None`: the same authorization server and token endpoint).
+    fn mismatch(&self, now: &TokenBinding) -> Option<String> {
+        let shown = |v: Option<&str>| match v {
+            Some(v) => codesmith_policy::visible_controls(v).into_owned(),
+            None => "none".to_string(),
+        };
+        if self.token_endpoint != now.token_endpoint {
+            return Some(format!(
+                "the authorization server's token endpoint is now {}, not {} where the \
+                 tokens were obtained",
+                shown(Some(&now.token_endpoint)),
+                shown(Some(&self.token_endpoint))
+            ));
+        }
+        if self.issuer != now.issuer {
+            return Some(format!(
+                "the authorization server's issuer is now {}, not {} that issued the tokens",
+                shown(now.issuer.as_deref()),
+                shown(self.issuer.as_deref())
+            ));
+        }
+        None
+    }
+}
+
+/// Tokens of one server in its file, bound to the server's URL and to the
+/// authorization server ([`TokenBinding`]) they were obtained from.
 #[derive(Debug, Clone)]
 pub struct FileCredentialStore {
     path: PathBuf,
     url: String,
+    binding: Option<TokenBinding>,
 }
 
 impl FileCredentialStore {
-    /// The store of server `name` (reached at `url`) under `home`.
-    pub fn new(home: &Path, name: &str, url: &str) -> Self {
+    /// The store of server `name` (reached at `url`) under `home`; tokens saved through
+    /// it are bound to `binding`.
+    pub fn new(home: &Path, name: &str, url: &str, binding: Option<TokenBinding>) -> Self {
         FileCredentialStore {
             path: token_path(home, name),
             url: url.to_string(),
+            binding,
         }
     }
 
@@ -233,11 +303,16 @@ impl FileCredentialStore {
         self.read().is_some_and(|c| c.token_response.is_some())
     }
 
-    fn read(&self) -> Option<StoredCredentials> {
+    /// The stored file, when it was written for this server's URL.
+    fn read_file(&self) -> Option<TokenFile> {
         let text = std::fs::read_to_string(&self.path).ok()?;
         let file: TokenFile = serde_json::from_str(&text).ok()?;
         // Tokens issued for another URL are never used for this one.
-        (file.url == self.url).then_some(file.credentials)
+        (file.url == self.url).then_some(file)
+    }
+
+    fn read(&self) -> Option<StoredCredentials> {
+        self.read_file().map(|f| f.credentials)
     }
 
     fn write(&self, credentials: StoredCredentials) -> std::io::Result<()> {
@@ -249,6 +324,8 @@ impl FileCredentialStore {
             .create(dir)?;
         let text = serde_json::to_vec_pretty(&TokenFile {
             url: self.url.clone(),
+            auth_issuer: self.binding.as_ref().and_then(|b| b.issuer.clone()),
+            token_endpoint: self.binding.as_ref().map(|b| b.token_endpoint.clone()),
             credentials,
         })
         .map_err(std::io::Error::other)?;
@@ -293,19 +370,56 @@ impl CredentialStore for FileCredentialStore {
 /// any (`None`: the server was never logged in to); its requests (refresh) go through
 /// `http`.
 ///
-/// Errors: discovery failed (the message says what).
+/// The authorization server's metadata is discovered again and must name the issuer
+/// and token endpoint the tokens were obtained from ([`TokenBinding`]): a refresh token
+/// is never sent to an endpoint it did not come from. When they differ (or the file
+/// predates the binding) nothing is sent and a new login is required.
+///
+/// Errors: discovery failed, the authorization server changed, or an endpoint its
+/// metadata names is now refused (the message says which, and to run
+/// `codesmith mcp login NAME`).
 pub async fn stored_manager(
     home: &Path,
     name: &str,
     url: &str,
     http: &OAuthHttp,
 ) -> Result<Option<AuthorizationManager>, String> {
-    let store = FileCredentialStore::new(home, name, url);
-    if !store.has_tokens() {
+    let Some(file) = FileCredentialStore::new(home, name, url, None)
+        .read_file()
+        .filter(|f| f.credentials.token_response.is_some())
+    else {
         return Ok(None);
-    }
+    };
+    let relogin = format!("run `codesmith mcp login {name}` to log in again");
     let mut manager = manager(url, http).await?;
-    manager.set_credential_store(store);
+    let resolution = manager.resolve_metadata().await.map_err(|e| {
+        format!(
+            "discovering its authorization server failed ({}); its stored OAuth tokens \
+             were not used",
+            with_causes(&e)
+        )
+    })?;
+    let now = TokenBinding::of(&resolution.metadata);
+    let Some(token_endpoint) = file.token_endpoint else {
+        return Err(format!(
+            "its stored OAuth tokens do not record the token endpoint they were obtained \
+             from, so they are not sent anywhere; {relogin}"
+        ));
+    };
+    let stored = TokenBinding {
+        issuer: file.auth_issuer,
+        token_endpoint,
+    };
+    if let Some(why) = stored.mismatch(&now) {
+        return Err(format!(
+            "its stored OAuth tokens were not sent: {why}; {relogin}"
+        ));
+    }
+    http.check_metadata(&resolution.metadata)
+        .await
+        .map_err(|e| format!("its stored OAuth tokens were not sent: {e}; {relogin}"))?;
+    manager.set_metadata(resolution.metadata);
+    manager.set_credential_store(FileCredentialStore::new(home, name, url, Some(stored)));
     match manager.initialize_from_store().await {
         Ok(true) => Ok(Some(manager)),
         Ok(false) => Ok(None),
@@ -346,8 +460,6 @@ pub async fn login(
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
     let mut manager = manager(url, &http).await?;
-    let store = FileCredentialStore::new(home, name, url);
-    manager.set_credential_store(store);
     let resolution = manager.resolve_metadata().await.map_err(|e| {
         format!(
             "discovering the authorization server failed: {}",
@@ -355,6 +467,9 @@ pub async fn login(
         )
     })?;
     http.check_metadata(&resolution.metadata).await?;
+    // The tokens are bound to this authorization server and token endpoint.
+    let binding = TokenBinding::of(&resolution.metadata);
+    manager.set_credential_store(FileCredentialStore::new(home, name, url, Some(binding)));
     manager.set_metadata(resolution.metadata);
     let request = AuthorizationRequest::new(redirect.clone()).with_client_name("CodeSmith");
     let session = AuthorizationSession::new(manager, request)

@@ -61,10 +61,17 @@ impl McpTool {
     /// A fail-closed entry: listed so the model learns the tool exists, refused on every
     /// call with `why`.
     pub fn unavailable(name: String, remote: String, why: String, server: Arc<McpServer>) -> Self {
+        // The remote name and the reason are the server's bytes: controls made
+        // visible, then the one sanitizer, before the model reads them.
+        let why = crate::sanitize::sanitize_text(&codesmith_policy::visible_controls(&why))
+            .0
+            .into_owned();
         let description = format!(
-            "Unavailable: the MCP server `{}` offers `{remote}`, but {why}. Calls are refused.",
-            server.name()
+            "Unavailable: the MCP server `{}` offers `{}`, but {why}. Calls are refused.",
+            server.name(),
+            codesmith_policy::visible_controls(&remote)
         );
+        let description = crate::sanitize::sanitize_text(&description).0.into_owned();
         McpTool {
             name: Box::leak(name.into_boxed_str()),
             description: Box::leak(description.into_boxed_str()),
@@ -248,17 +255,26 @@ pub fn result_text(result: &Value) -> String {
     result_content(result, false).0
 }
 
+/// Most images one tool result carries to the model; further ones are counted in a note.
+pub const MAX_RESULT_IMAGES: usize = 8;
+
+/// Most bytes (fitted, encoded) of images one tool result carries to the model.
+pub const MAX_RESULT_IMAGE_BYTES: usize = 16 * 1024 * 1024;
+
 /// [`result_text`], and with `images` (the session's model reads them) the result's
 /// image blocks as images: each fitted to the providers' limits ([`crate::image::fit`])
 /// and named in the text where it stood (`[image 1: …; it follows this result]`). An
 /// image that cannot be decoded, or any image when `images` is false, stays a line
-/// saying it was omitted and why.
+/// saying it was omitted and why. At most [`MAX_RESULT_IMAGES`] images
+/// ([`MAX_RESULT_IMAGE_BYTES`]) are attached; one line counts the rest.
 pub fn result_content(
     result: &Value,
     images: bool,
 ) -> (String, Vec<codesmith_protocol::ImagePart>) {
     let mut parts: Vec<String> = Vec::new();
-    let mut attached = Vec::new();
+    let mut attached: Vec<codesmith_protocol::ImagePart> = Vec::new();
+    let mut attached_bytes = 0usize;
+    let mut over = 0usize;
     let blocks = result
         .get("content")
         .and_then(Value::as_array)
@@ -268,8 +284,15 @@ pub fn result_content(
         let s = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("");
         match s("type") {
             "text" => parts.push(s("text").to_string()),
+            // At most MAX_RESULT_IMAGES images (and MAX_RESULT_IMAGE_BYTES) per result:
+            // the rest are counted in one note.
+            "image" if images && attached.len() >= MAX_RESULT_IMAGES => over += 1,
             "image" if images => match mcp_image(s("data")) {
+                Ok(fitted) if attached_bytes + fitted.part.data.len() > MAX_RESULT_IMAGE_BYTES => {
+                    over += 1;
+                }
                 Ok(fitted) => {
+                    attached_bytes += fitted.part.data.len();
                     attached.push(fitted.part.clone());
                     parts.push(format!(
                         "[image {}: {}; it follows this result]",
@@ -300,6 +323,13 @@ pub fn result_content(
             }
             other => parts.push(format!("[{other} content omitted]")),
         }
+    }
+    if over > 0 {
+        parts.push(format!(
+            "[{over} more image(s) omitted: one result carries at most {MAX_RESULT_IMAGES} \
+             images and {} MiB of them]",
+            MAX_RESULT_IMAGE_BYTES / (1024 * 1024)
+        ));
     }
     let has_text = parts.iter().any(|p| !p.is_empty());
     if !has_text && let Some(structured) = result.get("structuredContent") {
@@ -397,5 +427,23 @@ mod tests {
         assert!(result_content(&pic, false).1.is_empty());
         let s = json!({"content": [], "structuredContent": {"n": 1}});
         assert_eq!(result_text(&s), "{\"n\":1}");
+    }
+
+    #[test]
+    fn one_result_carries_a_bounded_number_of_images() {
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==";
+        for n in [500, MAX_RESULT_IMAGES + 1] {
+            let blocks: Vec<Value> = (0..n)
+                .map(|_| json!({"type": "image", "data": png, "mimeType": "image/png"}))
+                .collect();
+            let (text, images) = result_content(&json!({ "content": blocks }), true);
+            assert_eq!(images.len(), MAX_RESULT_IMAGES);
+            let rest = n - MAX_RESULT_IMAGES;
+            assert!(
+                text.contains(&format!("[{rest} more image(s) omitted")),
+                "{text}"
+            );
+            assert_eq!(text.matches("[image ").count(), MAX_RESULT_IMAGES, "{text}");
+        }
     }
 }

@@ -20,7 +20,7 @@
 //! messages that say why a server did not start or stopped.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use rmcp::RoleClient;
@@ -97,7 +97,45 @@ pub struct Wire {
     stderr_closed: std::sync::atomic::AtomicBool,
     /// Set when the server said its tool list changed, until the tools are listed again.
     tools_changed: std::sync::atomic::AtomicBool,
+    /// Lines on stdout that are not JSON-RPC, skipped so far.
+    stray: std::sync::atomic::AtomicU64,
+    /// Where a skipped line is reported (see [`Wire::on_stray`]).
+    stray_sink: OnceLock<Sink>,
+    /// Where a log notification is handed as it is read (see [`Wire::on_log`]).
+    log_sink: OnceLock<LogSinkBox>,
 }
+
+struct LogSinkBox(LogSink);
+
+impl std::fmt::Debug for LogSinkBox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LogSink")
+    }
+}
+
+/// Receives a server's log notification (`notifications/message`) at the moment the
+/// transport reads it, so log lines keep the order the server sent them in and precede the
+/// answer that follows them.
+#[allow(deprecated)] // Logging is marked deprecated in rmcp (SEP-2577); servers still send it.
+pub type LogSink = Box<dyn Fn(&rmcp::model::LoggingMessageNotificationParam) + Send + Sync>;
+
+struct Sink(StraySink);
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StraySink")
+    }
+}
+
+/// Receives a stray stdout line: its number (1 for the first) and its text (at most
+/// [`STRAY_SHOWN`] bytes, lossily decoded).
+pub type StraySink = Box<dyn Fn(u64, &str) + Send + Sync>;
+
+/// Most stray lines reported to the sink per connection; later ones are only counted.
+pub const MAX_STRAY_REPORTED: u64 = 100;
+
+/// Most bytes of a stray line reported.
+pub const STRAY_SHOWN: usize = 300;
 
 fn guard<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -109,6 +147,37 @@ pub fn id_key(id: &RequestId) -> String {
 }
 
 impl Wire {
+    /// Sets where stray stdout lines (not JSON-RPC, answering no request) are reported:
+    /// the first [`MAX_STRAY_REPORTED`] of them. Only the first call counts.
+    pub fn on_stray(&self, sink: StraySink) {
+        let _ = self.stray_sink.set(Sink(sink));
+    }
+
+    /// Sets where log notifications are handed as they are read (in the order the server
+    /// sent them, before any answer read after them). Only the first call counts.
+    pub fn on_log(&self, sink: LogSink) {
+        let _ = self.log_sink.set(LogSinkBox(sink));
+    }
+
+    /// How many stray stdout lines were skipped.
+    pub fn stray_lines(&self) -> u64 {
+        self.stray.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Skips a line that is not JSON-RPC and names no request: it fails nothing.
+    fn stray(&self, line: &[u8]) {
+        let n = self
+            .stray
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        if n <= MAX_STRAY_REPORTED
+            && let Some(sink) = self.stray_sink.get()
+        {
+            let text = String::from_utf8_lossy(&line[..line.len().min(STRAY_SHOWN)]);
+            (sink.0)(n, &text);
+        }
+    }
+
     /// Takes the fault recorded for request `id`, if any.
     pub fn take_fault(&self, id: &RequestId) -> Option<TransportFault> {
         guard(&self.faults).remove(&id_key(id))
@@ -193,6 +262,20 @@ pub struct StdioTransport {
     line: Vec<u8>,
     /// Error responses made for faults, delivered before reading on.
     queued: VecDeque<RxJsonRpcMessage<RoleClient>>,
+    /// The server's pid, the marker in its environment and its start time: what the
+    /// sweep at the end needs to find every process it started.
+    tree: (Option<i32>, String, u64),
+}
+
+impl Drop for StdioTransport {
+    /// Kills the server's whole process tree (the processes carrying its marker and
+    /// their descendants, wherever they were re-parented), not only the server: what
+    /// it forked does not outlive the session.
+    fn drop(&mut self) {
+        let (pid, marker, since) = &self.tree;
+        let _ = self.child.start_kill();
+        let _ = crate::shell::tree::kill_marked(*pid, marker, *since);
+    }
 }
 
 impl std::fmt::Debug for StdioTransport {
@@ -202,16 +285,21 @@ impl std::fmt::Debug for StdioTransport {
 }
 
 impl StdioTransport {
-    /// Spawns `cmd` (stdin, stdout and stderr piped, killed when the transport is
-    /// dropped) and starts keeping its stderr in `wire`.
+    /// Spawns `cmd` (stdin, stdout and stderr piped, marked in its environment like a
+    /// shell command, its whole process tree killed when the transport is dropped) and
+    /// starts keeping its stderr in `wire`.
     ///
     /// Errors: the spawn failed.
     pub fn spawn(mut cmd: tokio::process::Command, wire: Arc<Wire>) -> std::io::Result<Self> {
+        let marker = crate::shell::tree::new_marker();
+        cmd.env(crate::shell::tree::MARKER_ENV, &marker);
         cmd.stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true);
         let mut child = cmd.spawn()?;
+        let pid = child.id().and_then(|p| i32::try_from(p).ok());
+        let since = crate::shell::tree::start_time(pid);
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(std::io::Error::other("the server's pipes were not set up"));
         };
@@ -225,6 +313,7 @@ impl StdioTransport {
             wire,
             line: Vec::new(),
             queued: VecDeque::new(),
+            tree: (pid, marker, since),
         })
     }
 
@@ -297,7 +386,15 @@ impl StdioTransport {
     }
 
     /// Notes what a message that parsed says about the transport's bookkeeping.
+    #[allow(deprecated)] // Logging is marked deprecated in rmcp (SEP-2577).
     fn note_received(&self, line: &[u8], msg: &RxJsonRpcMessage<RoleClient>) {
+        if let JsonRpcMessage::Notification(n) = msg
+            && let rmcp::model::ServerNotification::LoggingMessageNotification(log) =
+                &n.notification
+            && let Some(sink) = self.wire.log_sink.get()
+        {
+            (sink.0)(&log.params);
+        }
         if let JsonRpcMessage::Notification(n) = msg
             && matches!(
                 n.notification,
@@ -474,6 +571,13 @@ impl rmcp::transport::Transport<RoleClient> for StdioTransport {
                                 None => ids_in(&raw),
                             };
                             if value.is_none() && looks_like_notification(&raw, &ids) {
+                                continue;
+                            }
+                            // A line that names no request (a progress bar, a log line
+                            // printed to stdout) answered nothing: skipped and reported,
+                            // never blamed on the requests in flight.
+                            if ids.is_empty() {
+                                self.wire.stray(&raw);
                                 continue;
                             }
                             let position = position_of(&raw, e.line(), e.column());

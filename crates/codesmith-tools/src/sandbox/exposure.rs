@@ -293,7 +293,8 @@ pub fn env_passes(name: &str, extra: &[String]) -> bool {
 /// The environment of a sandboxed command built from `from` (this process's environment):
 /// only the variables [`env_passes`] admits, whose names and values are valid UTF-8 and
 /// whose value the one scrubber leaves alone ([`codesmith_policy::scrub_secrets`]: not a
-/// secret by its shape), then `HOME` set to `home` and `TMPDIR` to `/tmp`.
+/// secret by its shape), then `HOME` set to `home` and `TMPDIR` to `/tmp`, and git told
+/// never to use a repository it only discovers as a bare one ([`protect_git`]).
 pub fn environment(
     from: impl IntoIterator<Item = (OsString, OsString)>,
     extra: &[String],
@@ -316,8 +317,53 @@ pub fn environment(
         .collect();
     out.push(("HOME".into(), home.as_os_str().to_os_string()));
     out.push(("TMPDIR".into(), "/tmp".into()));
+    protect_git(&mut out);
     out.sort();
     out
+}
+
+/// Git configuration every sandboxed command gets as command-line (protected)
+/// configuration: `safe.bareRepository=explicit`, so a directory that merely looks like a
+/// git directory (`HEAD`, `objects/`, `refs/` and a `config` naming `core.fsmonitor`,
+/// written by two file edits) is never discovered as a bare repository, and the programs
+/// its configuration names never run. Needs git 2.38 or later (older git ignores it).
+pub const PROTECTED_GIT_CONFIG: &[(&str, &str)] = &[("safe.bareRepository", "explicit")];
+
+/// Adds [`PROTECTED_GIT_CONFIG`] to `env` through `GIT_CONFIG_COUNT`,
+/// `GIT_CONFIG_KEY_<n>` and `GIT_CONFIG_VALUE_<n>`, after the entries an allowlisted
+/// `GIT_CONFIG_COUNT` already holds (later entries win in git, so ours come last). A count
+/// that is not a number, and keys or values beyond it, are dropped.
+pub fn protect_git(env: &mut Vec<(OsString, OsString)>) {
+    let count = env
+        .iter()
+        .find(|(n, _)| n == "GIT_CONFIG_COUNT")
+        .and_then(|(_, v)| v.to_str()?.parse::<usize>().ok())
+        .filter(|n| *n <= 1000)
+        .unwrap_or(0);
+    env.retain(|(name, _)| {
+        let Some(name) = name.to_str() else {
+            return true;
+        };
+        if name == "GIT_CONFIG_COUNT" {
+            return false;
+        }
+        match name
+            .strip_prefix("GIT_CONFIG_KEY_")
+            .or_else(|| name.strip_prefix("GIT_CONFIG_VALUE_"))
+        {
+            Some(index) => index.parse::<usize>().is_ok_and(|i| i < count),
+            None => true,
+        }
+    });
+    for (offset, (key, value)) in PROTECTED_GIT_CONFIG.iter().enumerate() {
+        let index = count + offset;
+        env.push((format!("GIT_CONFIG_KEY_{index}").into(), (*key).into()));
+        env.push((format!("GIT_CONFIG_VALUE_{index}").into(), (*value).into()));
+    }
+    env.push((
+        "GIT_CONFIG_COUNT".into(),
+        (count + PROTECTED_GIT_CONFIG.len()).to_string().into(),
+    ));
 }
 
 /// The git directories of a workspace whose program-running parts are made read-only:
@@ -489,12 +535,106 @@ mod tests {
         let names: Vec<&str> = env.iter().map(|(n, _)| n.to_str().unwrap()).collect();
         assert_eq!(
             names,
-            ["CARGO_HOME", "HOME", "LC_ALL", "PATH", "TMPDIR"],
+            [
+                "CARGO_HOME",
+                "GIT_CONFIG_COUNT",
+                "GIT_CONFIG_KEY_0",
+                "GIT_CONFIG_VALUE_0",
+                "HOME",
+                "LC_ALL",
+                "PATH",
+                "TMPDIR"
+            ],
             "{env:?}"
         );
         let env = environment(from, &["MY_TOOL_FLAG".to_string()], Path::new("/h"));
         assert!(env.iter().any(|(n, _)| n == "MY_TOOL_FLAG"));
         assert!(env.iter().any(|(n, v)| n == "HOME" && v == "/h"));
+    }
+
+    #[test]
+    fn git_never_discovers_a_bare_repository_and_listed_git_config_is_kept() {
+        let value = |env: &[(OsString, OsString)], name: &str| {
+            env.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.to_str().unwrap().to_string())
+        };
+        let env = environment([], &[], Path::new("/h"));
+        assert_eq!(value(&env, "GIT_CONFIG_COUNT").as_deref(), Some("1"));
+        assert_eq!(
+            value(&env, "GIT_CONFIG_KEY_0").as_deref(),
+            Some("safe.bareRepository")
+        );
+        assert_eq!(
+            value(&env, "GIT_CONFIG_VALUE_0").as_deref(),
+            Some("explicit")
+        );
+        let names =
+            ["GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"].map(String::from);
+        let from = [
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "color.ui"),
+            ("GIT_CONFIG_VALUE_0", "never"),
+        ]
+        .map(|(a, b)| (OsString::from(a), OsString::from(b)));
+        let env = environment(from, &names, Path::new("/h"));
+        assert_eq!(value(&env, "GIT_CONFIG_COUNT").as_deref(), Some("2"));
+        assert_eq!(value(&env, "GIT_CONFIG_KEY_0").as_deref(), Some("color.ui"));
+        assert_eq!(
+            value(&env, "GIT_CONFIG_KEY_1").as_deref(),
+            Some("safe.bareRepository")
+        );
+        // A bogus count does not hide ours behind entries git would reject.
+        let mut env = vec![
+            ("GIT_CONFIG_COUNT".into(), "x".into()),
+            ("GIT_CONFIG_KEY_0".into(), "safe.bareRepository".into()),
+            ("GIT_CONFIG_VALUE_0".into(), "all".into()),
+        ];
+        protect_git(&mut env);
+        assert_eq!(value(&env, "GIT_CONFIG_COUNT").as_deref(), Some("1"));
+        assert_eq!(
+            value(&env, "GIT_CONFIG_VALUE_0").as_deref(),
+            Some("explicit")
+        );
+        assert_eq!(env.len(), 3, "{env:?}");
+    }
+
+    /// Git itself refuses the planted bare repository under this environment.
+    #[test]
+    fn a_planted_bare_repository_is_not_used_by_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = dir.path().join("b");
+        std::fs::create_dir_all(b.join("objects")).unwrap();
+        std::fs::create_dir_all(b.join("refs")).unwrap();
+        std::fs::write(b.join("HEAD"), "ref: refs/heads/master\n").unwrap();
+        std::fs::write(
+            b.join("config"),
+            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\tfsmonitor = \"touch PWNED; false\"\n",
+        )
+        .unwrap();
+        let mut env: Vec<(OsString, OsString)> = vec![
+            ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+            ("HOME".into(), dir.path().into()),
+            ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+            ("GIT_CEILING_DIRECTORIES".into(), dir.path().into()),
+        ];
+        protect_git(&mut env);
+        let Ok(out) = std::process::Command::new("git")
+            .args(["status", "--short"])
+            .current_dir(&b)
+            .env_clear()
+            .envs(env)
+            .stdin(std::process::Stdio::null())
+            .output()
+        else {
+            return; // no git here: nothing to check
+        };
+        assert!(!out.status.success(), "{out:?}");
+        assert!(!b.join("PWNED").exists() && !dir.path().join("PWNED").exists());
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("bare"),
+            "{out:?}"
+        );
     }
 
     #[test]
