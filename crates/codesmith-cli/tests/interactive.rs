@@ -210,3 +210,121 @@ async fn typed_lines_pass_the_exec_policy() {
     );
     assert!(!ws.join("via_pty").exists());
 }
+
+/// Starts `bash -i` in a session, types each of `sends` (each followed by ctrl-c, which
+/// clears the line and keeps the refusals from piling up into the consecutive-failure
+/// stop) under `exec --approval auto`, and returns the result of each send.
+async fn type_each(sb: &Sandbox, sends: &[&str]) -> Vec<Value> {
+    let ws = sb.ws();
+    let server = ScriptedServer::start().await;
+    server.push(call(
+        "c0",
+        "pty_start",
+        json!({"command": "bash --norc --noprofile -i", "timeout_secs": 2}),
+    ));
+    for (i, text) in sends.iter().enumerate() {
+        server
+            .push(call(
+                &format!("t{i}"),
+                "pty_send",
+                json!({"id": "pty-1", "text": text, "timeout_secs": 1}),
+            ))
+            .push(call(
+                &format!("k{i}"),
+                "pty_send",
+                // Arguments differ per call, so the loop guard sees no repeated call.
+                json!({"id": "pty-1", "keys": ["ctrl-c"], "quiet_ms": 200 + i}),
+            ));
+    }
+    server
+        .push(call("cz", "pty_end", json!({"id": "pty-1"})))
+        .push(Scripted::text("Done."));
+    let events = exec_json(sb, &server, "type into a shell").await;
+    let all: Vec<Value> = results(&events).into_iter().cloned().collect();
+    assert_eq!(all.len(), 2 * sends.len() + 2, "{events:?}");
+    for cleared in all[2..].iter().step_by(2).take(sends.len()) {
+        assert_eq!(cleared["ok"], true, "{cleared}");
+    }
+    let _ = ws;
+    all[1..]
+        .iter()
+        .step_by(2)
+        .take(sends.len())
+        .cloned()
+        .collect()
+}
+
+/// A shell joins lines: a `\\` continuation, an open quote or a line ending in `|` makes
+/// one command of several lines, even across `pty_send` calls. The typed text is judged
+/// as the commands the shell runs (a deny rule and a hard refusal apply to the joined
+/// command), and text that leaves a command open is not typed unasked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_text_is_judged_as_the_commands_the_shell_joins() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    std::fs::write(
+        ws.join(".codesmith/policy.toml"),
+        "[[rule]]\npattern = [\"touch\"]\ndecision = \"deny\"\nreason = \"no touching\"\n",
+    )
+    .unwrap();
+    let denied = type_each(
+        &sb,
+        &[
+            "tou\\\nch PWN_CONT\n",
+            "t\\\nouch PWN_CONT2 && \\\necho x\n",
+            "echo 'x\n';touch PWN_QUOTE;echo 'y'\n",
+            "cat > /dev/null <<EOF\nx\nEOF\ntou\\\nch PWN_HEREDOC\n",
+            "echo 'echo pwn > piped.txt' | \\\nsh\n",
+            "echo 'echo pwn > piped2.txt' |\nsh\n",
+        ],
+    )
+    .await;
+    for (i, r) in denied.iter().enumerate() {
+        let text = r.to_string();
+        let why = if i < 4 { "no touching" } else { "shell" };
+        assert!(text.contains("DENIED") && text.contains(why), "{i}: {text}");
+    }
+    let asked = type_each(
+        &sb,
+        &[
+            "tou\\\n",
+            "echo 'x\n",
+            "ls &&\n",
+            "cat <<EOF\n",
+            "!!\n",
+            "ls\t\n",
+            "';touch PWN_SPLIT;echo '\n",
+        ],
+    )
+    .await;
+    for (i, why) in [
+        "`\\\\`",
+        "open quote",
+        "`&&`",
+        "here-document",
+        "history",
+        "control characters",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let text = asked[i].to_string();
+        assert!(
+            text.contains("approval") || text.contains("DENIED"),
+            "{i}: {text}"
+        );
+        assert!(text.contains(why), "{i}: {why} not in {text}");
+    }
+    for file in [
+        "PWN_CONT",
+        "PWN_CONT2",
+        "PWN_QUOTE",
+        "piped.txt",
+        "piped2.txt",
+        "PWN_HEREDOC",
+        "PWN_SPLIT",
+    ] {
+        assert!(!ws.join(file).exists(), "{file} was created");
+    }
+}

@@ -8,6 +8,7 @@ mod scrub;
 mod secret_files;
 mod ssrf;
 mod terminal;
+mod typed_input;
 
 pub use network::{HostPattern, NetworkConfig, NetworkDecision, NetworkPolicy, normalize_host};
 pub use path_text::{normalize_path, normalize_path_strict, normalize_path_strict_bytes};
@@ -26,6 +27,7 @@ pub use terminal::{
     BLANK_RUN, MAX_OPEN_SEQUENCE, TerminalSafe, json_terminal_safe, screen_text, terminal_safe,
     unfinished_sequence_start, visible_controls, visible_line,
 };
+pub use typed_input::{ShellInput, shell_input};
 
 // Command safety, arity, exec-policy rules and approvals.
 mod approval;

@@ -163,6 +163,88 @@ thread_local! {
 /// Flat lines with a pipeline of three or more stages are split first (see
 /// `pipe_split`) because the grammar is slow on them; the result is the same.
 pub(crate) fn parse(source: &str) -> ParsedScript {
+    if let Some(joined) = join_glued_continuations(source) {
+        return parse_unjoined(&joined);
+    }
+    parse_unjoined(source)
+}
+
+/// True when `source` parses as complete bash commands: no syntax error, nothing missing
+/// (a closing quote, a here-document's end line, `fi`, `done`, …).
+pub(crate) fn parses_whole(source: &str) -> bool {
+    parse(source).ok
+}
+
+/// `source` with each line continuation (`\` at a line end) that joins two parts of one
+/// word removed, as bash removes it before reading words (`tou\<newline>ch` is `touch`);
+/// the grammar would read two words. `None` when there is none. A continuation inside
+/// single quotes, a double-quoted string (its unescaping removes it), a here-document
+/// body or a comment stays.
+fn join_glued_continuations(source: &str) -> Option<String> {
+    if !source.contains("\\\n") {
+        return None;
+    }
+    let tree = PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .ok()?;
+            *slot = Some(parser);
+        }
+        slot.as_mut()?.parse(source, None)
+    })?;
+    let root = tree.root_node();
+    let bytes = source.as_bytes();
+    let mut cut = Vec::new();
+    for (at, _) in source.match_indices("\\\n") {
+        let escaped = bytes[..at]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count()
+            % 2
+            == 1;
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + 2).copied();
+        let glued = |b: Option<u8>| b.is_some_and(|b| !b.is_ascii_whitespace());
+        if escaped || !glued(before) || !glued(after) {
+            continue;
+        }
+        let mut node = root.descendant_for_byte_range(at, at + 2);
+        let mut literal = false;
+        while let Some(n) = node {
+            if matches!(n.kind(), "command_substitution" | "process_substitution") {
+                break;
+            }
+            if matches!(
+                n.kind(),
+                "raw_string" | "string" | "ansi_c_string" | "comment" | "heredoc_body"
+            ) {
+                literal = true;
+                break;
+            }
+            node = n.parent();
+        }
+        if !literal {
+            cut.push(at);
+        }
+    }
+    if cut.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(source.len());
+    let mut from = 0;
+    for at in cut {
+        out.push_str(&source[from..at]);
+        from = at + 2;
+    }
+    out.push_str(&source[from..]);
+    Some(out)
+}
+
+fn parse_unjoined(source: &str) -> ParsedScript {
     if let Some(pipelines) = crate::pipe_split::split_flat(source)
         && pipelines.iter().any(|p| p.len() >= 3)
         && let Some(parsed) = parse_stages(&pipelines)

@@ -101,7 +101,7 @@ pub fn write_spill(home: &Path, text: &str) -> std::io::Result<String> {
 /// nor eat the budget. When the result is cut and `full` is given, `full` (the whole raw
 /// output the cut text belongs to; usually `shown` itself) is spilled byte for byte, escapes
 /// included, and the marker names the ref to pass to `retrieve_tool_result`. `full == None`
-/// (a running task's poll) cuts without saving and says the full output is saved when the
+/// (a running task's poll) cuts without saving and says what is saved when the
 /// task ends. Returns the capped text and the spill ref, if one was written.
 pub fn cap_output(home: &Path, shown: &str, full: Option<&str>) -> (Capped, Option<String>) {
     cap_parts(home, shown, 0, "", full)
@@ -129,8 +129,9 @@ pub fn cap_parts(
              command with its output filtered (grep, tail) or redirected to a file.]\n"
         ),
         (None, false) => format!(
-            "\n[... {omitted} bytes omitted. The task is still running; the full output is \
-             saved when it ends.]\n"
+            "\n[... {omitted} bytes omitted. The command (task or session) is still \
+             running; when it ends, its first and last 512 KiB of output are saved for \
+             retrieve_tool_result.]\n"
         ),
     };
     let head = codesmith_policy::screen_text(head);

@@ -633,3 +633,29 @@ async fn a_flooding_terminal_session_answers_within_its_timeout_with_its_newest_
         started.elapsed()
     );
 }
+
+/// `wait_for` searches every byte that arrived, not only the newest: a token printed in
+/// the middle of one large burst (and one split across the search's chunks) is found.
+#[tokio::test]
+async fn wait_for_finds_a_pattern_inside_a_large_burst() {
+    use codesmith_tools::shell::{PtyEnd, PtyStart};
+    let f = fixture();
+    for (before, after) in [(200_000, 200_000), (65_530, 300_000), (1_000, 150_000)] {
+        let script = format!(
+            "import sys, time\nsys.stdout.write('x' * {before} + 'READY_TOKEN' + 'y' * {after})\nsys.stdout.flush()\ntime.sleep(30)\n"
+        );
+        std::fs::write(f.ctx.workspace.join("burst.py"), script).unwrap();
+        let started = Instant::now();
+        let out = PtyStart
+            .call(
+                &f.ctx,
+                json!({"command": "python3 burst.py", "wait_for": "READY_TOKEN", "timeout_secs": 8}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(out.meta["waited"], "matched", "{before}: {:?}", out.meta);
+        assert!(started.elapsed() < Duration::from_secs(8));
+        let id = out.meta["id"].as_str().unwrap().to_string();
+        PtyEnd.call(&f.ctx, json!({"id": id})).await.unwrap();
+    }
+}

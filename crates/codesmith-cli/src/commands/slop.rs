@@ -59,11 +59,13 @@ fn line(e: &Entry) -> String {
 }
 
 fn list(ledger: &Ledger, all: bool, json: bool) -> Exit {
-    let entries: Vec<Entry> = match ledger.entries() {
-        Ok(e) => e
-            .into_iter()
-            .filter(|e| all || !e.status.is_closed())
-            .collect(),
+    let entries: Vec<Entry> = match ledger.entries_counted() {
+        Ok((e, unreadable)) => {
+            warn_unreadable(unreadable);
+            e.into_iter()
+                .filter(|e| all || !e.status.is_closed())
+                .collect()
+        }
         Err(e) => return failed(e),
     };
     if json {
@@ -98,7 +100,20 @@ fn history_lines(history: &[Record]) -> Vec<String> {
         .collect()
 }
 
+/// Says on stderr how many ledger lines could not be read (they are left out).
+fn warn_unreadable(unreadable: usize) {
+    if unreadable > 0 {
+        eprintln!(
+            "warning: {unreadable} slop ledger line(s) could not be read (damaged or not a \
+             record) and are left out; repair .codesmith/slop/ledger.jsonl"
+        );
+    }
+}
+
 fn show(ledger: &Ledger, args: &SlopIdArgs) -> Exit {
+    if let Ok((_, unreadable)) = ledger.entries_counted() {
+        warn_unreadable(unreadable);
+    }
     let (entry, history) = match ledger.get(&args.id).and_then(|e| {
         let h = ledger.history(&e.id)?;
         Ok((e, h))

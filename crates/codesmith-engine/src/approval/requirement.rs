@@ -623,43 +623,52 @@ impl Runtime {
             ..Default::default()
         };
         let key = ApprovalKey::exact(name, args);
-        // The session may run a shell: every typed line passes the command policy as a
+        // The session may run a shell: what it runs passes the command policy as a
         // command would, so a deny rule or a hard refusal is never skipped by typing.
-        // What the policy cannot judge (a partial line, editing keys, control
-        // characters) or would ask about asks even in `auto`.
-        let workspace = self.ctx.workspace.to_string_lossy();
-        let lines = typed_lines(args);
-        let mut ask = lines.is_none();
-        for line in lines.unwrap_or_default() {
-            let eval = codesmith_policy::decide(&line, &workspace, &self.rules, self.mode);
-            match eval.decision {
-                Decision::Allow => {}
-                Decision::Ask => ask = true,
-                Decision::Deny => {
-                    return Requirement::Deny(
-                        Refusal::new(
-                            ErrorCode::Denied,
-                            format!(
-                                "The command policy refused a line typed into the session: {}.",
-                                eval.reason.trim_end_matches('.')
-                            ),
-                            "Do not retry it or type it another way to get around the policy. \
-                             Use a safer command that does only what the task needs, or explain \
-                             to the user why it is needed.",
-                        )
-                        .with("level", eval.level.as_str())
-                        .with("tool", name)
-                        .with("line", line),
-                    );
-                }
+        // A shell joins lines (a `\` continuation, an open quote, a here-document, a line
+        // ending in `|`) across calls too, so the typed text is judged after what earlier
+        // input left open, as the units the shell runs. What the policy cannot judge (an
+        // open command, editing keys, control characters) or would ask about asks even in
+        // `auto`.
+        let (command, before) = self
+            .ctx
+            .shell
+            .ptys
+            .typed_line(id)
+            .unwrap_or_else(|| (String::new(), codesmith_tools::shell::TypedLine::Clear));
+        let judged = if codesmith_tools::shell::reads_shell_commands(&command) {
+            self.typed_shell_input(&before, args)
+        } else {
+            self.typed_program_input(args)
+        };
+        let why = match judged {
+            Err((line, eval)) => {
+                return Requirement::Deny(
+                    Refusal::new(
+                        ErrorCode::Denied,
+                        format!(
+                            "The command policy refused a command typed into the session: {}.",
+                            eval.reason.trim_end_matches('.')
+                        ),
+                        "Do not retry it or type it another way to get around the policy. \
+                         Use a safer command that does only what the task needs, or explain \
+                         to the user why it is needed.",
+                    )
+                    .with("level", eval.level.as_str())
+                    .with("tool", name)
+                    .with("line", line),
+                );
             }
+            Ok(why) => why,
+        };
+        let mut request = request;
+        if let Some(why) = why {
+            request.reason = format!(
+                "It types into an interactive program, and the command policy cannot judge \
+                 this input as complete commands it allows: {why}."
+            );
         }
-        if ask && self.mode == ApprovalMode::Auto {
-            let mut request = request;
-            request.reason = "It types into an interactive program, and the command policy \
-                              cannot judge this input as a plain command (a partial line, \
-                              editing keys or control characters, or a command it asks about)."
-                .into();
+        if why.is_some() && self.mode == ApprovalMode::Auto {
             return Requirement::Ask {
                 request,
                 session: key.clone(),
@@ -671,6 +680,68 @@ impl Runtime {
             };
         }
         self.by_mode(tool, request, key.clone(), key, None)
+    }
+}
+
+impl Runtime {
+    /// Judges input typed into a session that reads shell commands: the complete commands
+    /// it finishes (after what earlier input left open) as one script. `Err` carries a
+    /// refused command; `Ok(Some(why))` says why it asks (an open command, input not
+    /// followed, a command the policy asks about).
+    fn typed_shell_input(
+        &self,
+        before: &codesmith_tools::shell::TypedLine,
+        args: &Value,
+    ) -> Result<Option<&'static str>, (String, codesmith_policy::Evaluation)> {
+        use codesmith_tools::shell::TypedLine;
+        let workspace = self.ctx.workspace.to_string_lossy();
+        let typing = codesmith_tools::shell::typing(before, args);
+        let mut why = None;
+        if !typing.commands.is_empty() {
+            let eval =
+                codesmith_policy::decide(&typing.commands, &workspace, &self.rules, self.mode);
+            match eval.decision {
+                Decision::Allow => {}
+                Decision::Ask => why = Some("the command policy asks about the command"),
+                Decision::Deny => return Err((typing.commands, eval)),
+            }
+        }
+        match (before, typing.after) {
+            (_, TypedLine::Clear) => {}
+            (_, TypedLine::Open { why: open, .. }) => why = Some(open),
+            (TypedLine::Lost(_), TypedLine::Lost(lost))
+                if lost != "the session is busy in another call" =>
+            {
+                why = Some(
+                    "earlier input left the shell's line in a state the command policy \
+                     cannot follow; send ctrl-c to clear it",
+                );
+            }
+            (_, TypedLine::Lost(lost)) => why = Some(lost),
+        }
+        Ok(why)
+    }
+
+    /// Judges input typed into a known interpreter or REPL, line by line (its language is
+    /// not shell, but a line may still be one).
+    fn typed_program_input(
+        &self,
+        args: &Value,
+    ) -> Result<Option<&'static str>, (String, codesmith_policy::Evaluation)> {
+        let workspace = self.ctx.workspace.to_string_lossy();
+        let Some(lines) = typed_lines(args) else {
+            return Ok(Some("a partial line, editing keys or control characters"));
+        };
+        let mut why = None;
+        for line in lines {
+            let eval = codesmith_policy::decide(&line, &workspace, &self.rules, self.mode);
+            match eval.decision {
+                Decision::Allow => {}
+                Decision::Ask => why = Some("the command policy asks about a line"),
+                Decision::Deny => return Err((line, eval)),
+            }
+        }
+        Ok(why)
     }
 }
 

@@ -54,6 +54,22 @@ pub fn io_refusal(rel: &str, access: Access, e: &io::Error) -> Refusal {
         .with("os_error", "filesystem_loop")
         .with("errno", libc::ELOOP);
     }
+    // A name or path over the system's limits is the argument's fault, not CodeSmith's.
+    if errno == Some(libc::ENAMETOOLONG) {
+        return Refusal::new(
+            ErrorCode::InvalidArguments,
+            format!(
+                "The path \"{rel}\" is too long for the file system ({} bytes; a name may be \
+                 at most 255 bytes, a path at most 4096).",
+                rel.len()
+            ),
+            "Use a shorter file name or path.",
+        )
+        .with("path", rel)
+        .with("path_bytes", rel.len())
+        .with("os_error", "name_too_long")
+        .with("errno", libc::ENAMETOOLONG);
+    }
     let (code, message, hint, kind) = match e.kind() {
         ErrorKind::PermissionDenied => {
             let what = match access {
@@ -174,6 +190,16 @@ mod tests {
             "{}",
             r.message
         );
+    }
+
+    #[test]
+    fn a_name_too_long_is_the_arguments_fault_and_names_the_length() {
+        let name = "n".repeat(300);
+        let e = io::Error::from_raw_os_error(libc::ENAMETOOLONG);
+        let r = io_refusal(&name, Access::Write, &e);
+        assert_eq!(r.code, ErrorCode::InvalidArguments);
+        assert!(r.message.contains("300 bytes"), "{}", r.message);
+        assert_eq!(r.details["path_bytes"], 300);
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod setup_tests;
 mod table;
 mod tasks;
 pub(crate) mod tree;
+mod typed;
 pub mod wrap;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +42,7 @@ pub use pty::{
 };
 pub use tasks::{MAX_RUNNING_TASKS, TaskShellCancel, TaskShellPoll, TaskShellStart, TaskTable};
 pub use tree::become_child_subreaper;
+pub use typed::{TypedLine, Typing, reads_shell_commands, typing};
 
 use crate::ToolContext;
 use crate::sandbox::Scope;

@@ -169,6 +169,38 @@ impl Captured {
         }
     }
 
+    /// Up to `max` kept bytes from `from` on, for a search that streams over the
+    /// output: the text (lossy UTF-8, ending before an incomplete character), the count
+    /// of bytes dropped right at `from` that it skipped, and where the next chunk starts
+    /// (`from` itself when nothing new is complete yet).
+    pub(crate) fn chunk(&self, from: usize, max: usize) -> (String, usize, usize) {
+        let end = self.len();
+        let from = from.min(end);
+        let lost = if from >= self.head.len() {
+            self.window_start.saturating_sub(from)
+        } else {
+            0
+        };
+        let start = from + lost;
+        let run_end = if start < self.head.len() {
+            self.head.len()
+        } else {
+            end
+        };
+        let bytes = self.collect(start, run_end.min(start.saturating_add(max)));
+        let keep = complete_len(&bytes);
+        let next = if keep == 0 && lost == 0 {
+            from
+        } else {
+            start + keep
+        };
+        (
+            String::from_utf8_lossy(&bytes[..keep]).into_owned(),
+            lost,
+            next,
+        )
+    }
+
     /// Text from byte `from` on (lossy UTF-8), ending before an incomplete trailing
     /// character unless `finished`; bytes the capture dropped are replaced by an "N bytes
     /// omitted" line. Returns the text and the new cursor.

@@ -47,9 +47,10 @@ const DRAIN_GRACE: Duration = Duration::from_millis(300);
 /// The terminal's size (rows, columns).
 const ROWS: u16 = 40;
 const COLS: u16 = 160;
-/// Most bytes of new output one check of `wait_for` filters and searches (the newest).
+/// Bytes of new output `wait_for` filters and searches at a time (every new byte is
+/// searched, in chunks of this size).
 const SCAN_BYTES: usize = 64 * 1024;
-/// Bytes before the previous check's end searched again, for a match across it.
+/// Bytes before a chunk's start searched again with it, for a match across the boundary.
 const SCAN_OVERLAP: usize = 4 * 1024;
 /// Longest slice a wait sleeps before it checks whether the command exited.
 const EXIT_POLL: Duration = Duration::from_millis(100);
@@ -122,6 +123,11 @@ struct Session {
     state: State,
     reported_final: bool,
     killed: String,
+    /// Output bytes the capture dropped before `wait_for` could search them, since the
+    /// last report (the report says so, then this restarts at 0).
+    unsearched: usize,
+    /// What the shell reading the terminal holds of the text typed so far.
+    typed: super::TypedLine,
 }
 
 impl Drop for Session {
@@ -193,6 +199,20 @@ impl PtyTable {
                 }
             })
             .collect()
+    }
+
+    /// The start command of session `id` and what its shell holds of the text typed into
+    /// it ([`super::typing`] follows each input); `None` for an id not known. A session
+    /// busy in another call counts as not followed.
+    pub fn typed_line(&self, id: &str) -> Option<(String, super::TypedLine)> {
+        let session = self.get(id)?;
+        Some(match session.try_lock() {
+            Ok(s) => (s.command.clone(), s.typed.clone()),
+            Err(_) => (
+                String::new(),
+                super::TypedLine::Lost("the session is busy in another call"),
+            ),
+        })
     }
 
     /// Ends every session still running (its whole process tree is killed) and forgets
@@ -344,6 +364,8 @@ async fn wait(ctx: &ToolContext, session: &mut Session, until: &Until, limit: Du
     // arrived since the previous one (and a little before it, for a match across the
     // boundary), so a flood cannot make one check cost more than a bounded amount.
     let mut scanned: Option<usize> = None;
+    // The end of the previous chunk searched, searched again before the next one.
+    let mut carry = String::new();
     loop {
         if session.state == State::Running
             && let Some(status) = session.running.try_status()
@@ -371,16 +393,34 @@ async fn wait(ctx: &ToolContext, session: &mut Session, until: &Until, limit: Du
         let quiet_until = match until {
             Until::Pattern(re) => {
                 if scanned != Some(len) {
-                    let from = scanned
-                        .map_or(session.cursor, |s| s.saturating_sub(SCAN_OVERLAP))
-                        .max(session.cursor);
-                    let slice =
-                        process::lock(&session.running.output).read(from, 0, SCAN_BYTES, false);
-                    scanned = Some(len);
-                    let text = slice.head + &slice.tail;
-                    if re.is_match(&codesmith_policy::screen_text(&text)) {
-                        return Stop::Matched;
+                    // Every byte that arrived since the previous check is searched once,
+                    // chunk by chunk, each after the end of the one before (a match
+                    // across the boundary is found); bytes the capture dropped before
+                    // they could be searched are counted and reported.
+                    let mut from = scanned.unwrap_or(session.cursor).max(session.cursor);
+                    let output = process::lock(&session.running.output);
+                    loop {
+                        let (text, lost, next) = output.chunk(from, SCAN_BYTES);
+                        if lost > 0 {
+                            session.unsearched += lost;
+                            carry.clear();
+                        }
+                        if next == from {
+                            break;
+                        }
+                        from = next;
+                        let hay = format!("{carry}{text}");
+                        if re.is_match(&codesmith_policy::screen_text(&hay)) {
+                            return Stop::Matched;
+                        }
+                        let cut = (0..=text.len().saturating_sub(SCAN_OVERLAP))
+                            .rev()
+                            .find(|i| text.is_char_boundary(*i))
+                            .unwrap_or(0);
+                        carry = text[cut..].to_string();
                     }
+                    drop(output);
+                    scanned = Some(from);
                 }
                 deadline
             }
@@ -444,6 +484,19 @@ fn report(ctx: &ToolContext, id: &str, session: &mut Session, stop: Option<Stop>
     }
     if let Some(r) = reference {
         out = out.with("ref", r);
+    }
+    if session.unsearched > 0 {
+        out = out
+            .with("wait_for_unsearched_bytes", session.unsearched)
+            .with(
+                "wait_for_note",
+                format!(
+                    "{} bytes of output arrived faster than they could be kept and were not \
+                 searched for wait_for: the pattern may have been printed in them.",
+                    session.unsearched
+                ),
+            );
+        session.unsearched = 0;
     }
     out.with(
         "duration_ms",
@@ -560,6 +613,8 @@ impl Tool for PtyStart {
             state: State::Running,
             reported_final: false,
             killed: String::new(),
+            unsearched: 0,
+            typed: super::TypedLine::Clear,
         });
         let session = ctx.shell.ptys.get(&id).ok_or_else(Refusal::internal)?;
         let mut session = session.lock().await;
@@ -712,6 +767,11 @@ impl Tool for PtySend {
                 session.writer.flush().await
             })
             .await;
+            let typed = std::mem::take(&mut session.typed);
+            session.typed = match written {
+                Ok(Ok(())) => super::typing(&typed, &args).after,
+                _ => super::TypedLine::Lost("a write to the terminal failed part way"),
+            };
             match written {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {

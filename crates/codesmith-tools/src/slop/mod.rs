@@ -425,6 +425,16 @@ impl Ledger {
         Ok(fold(&self.records()?.0))
     }
 
+    /// [`Ledger::entries`] with the count of ledger lines that could not be read (damaged,
+    /// cut short, or not a record), which readers report instead of hiding.
+    ///
+    /// # Errors
+    /// As [`Ledger::records`].
+    pub fn entries_counted(&self) -> Result<(Vec<Entry>, usize), SlopError> {
+        let (records, unreadable) = self.records()?;
+        Ok((fold(&records), unreadable))
+    }
+
     /// One entry's current state.
     ///
     /// # Errors
@@ -463,13 +473,15 @@ impl Ledger {
     pub fn record(&self, entry: NewEntry, by: Author) -> Result<Entry, SlopError> {
         entry.validate()?;
         // The id is chosen while the ledger is locked, so two writers never mint the same.
-        let id = self.append_locked(|records| {
+        // Ids seen in damaged lines count too: an id is never issued twice.
+        let id = self.append_locked(|records, highest_seen| {
             let next = records
                 .iter()
                 .filter_map(|r| r.id().strip_prefix("SLOP-")?.parse::<u64>().ok())
+                .chain([highest_seen])
                 .max()
                 .unwrap_or(0)
-                + 1;
+                .saturating_add(1);
             Ok(Record::Recorded {
                 id: format!("SLOP-{next}"),
                 at: now(),
@@ -494,7 +506,7 @@ impl Ledger {
     ) -> Result<Entry, SlopError> {
         check_text("note", note, MAX_TEXT_BYTES)?;
         let id = normalize_id(id);
-        let id = self.append_locked(|records| {
+        let id = self.append_locked(|records, _| {
             let current = fold(records)
                 .into_iter()
                 .find(|e| e.id == id)
@@ -523,18 +535,23 @@ impl Ledger {
     /// of the workspace with no symlink followed; a link (symbolic or hard) is refused.
     fn append_locked(
         &self,
-        make: impl FnOnce(&[Record]) -> Result<Record, SlopError>,
+        make: impl FnOnce(&[Record], u64) -> Result<Record, SlopError>,
     ) -> Result<String, SlopError> {
         let root = self.root()?;
         let ledger = Self::rel(LEDGER_FILE);
         root.create_parents(&ledger).map_err(link_refusal)?;
         let mut file = root.open_own_append(&ledger).map_err(link_refusal)?;
         lock_exclusive(&file)?;
-        let (mut records, _) = parse_records(&read_all(&mut file)?);
-        let record = make(&records)?;
+        let text = read_all(&mut file)?;
+        let (mut records, _) = parse_records(&text);
+        let record = make(&records, highest_id(&text))?;
         let mut line = serde_json::to_string(&record)
             .map_err(|e| SlopError::Invalid(format!("the record does not serialise: {e}")))?;
         line.push('\n');
+        // A last line without its line break (an editor, a merge) would swallow the record.
+        if !text.is_empty() && !text.ends_with('\n') {
+            line.insert(0, '\n');
+        }
         file.write_all(line.as_bytes())?;
         file.sync_data()?;
         let id = record.id().to_string();
@@ -588,13 +605,30 @@ impl Ledger {
     }
 }
 
-/// The whole file from its start.
+/// The whole file from its start; bytes that are not UTF-8 become U+FFFD (their line then
+/// counts as unreadable, the rest of the ledger still reads).
 fn read_all(file: &mut std::fs::File) -> Result<String, SlopError> {
     use std::io::{Read, Seek};
     file.seek(std::io::SeekFrom::Start(0))?;
-    let mut text = String::new();
-    file.read_to_string(&mut text)?;
-    Ok(text)
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The highest `N` of any `SLOP-N` in the ledger text, damaged lines included (0 when
+/// none).
+fn highest_id(text: &str) -> u64 {
+    text.match_indices("SLOP-")
+        .filter_map(|(at, _)| {
+            let digits: String = text[at + 5..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .take(19)
+                .collect();
+            digits.parse::<u64>().ok()
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The records of the ledger text, and the count of lines that do not parse.
@@ -753,6 +787,35 @@ mod tests {
             cleanup: "keep one".into(),
             linked_tasks: vec![],
         }
+    }
+
+    #[test]
+    fn a_ledger_without_a_final_line_break_keeps_every_record_and_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::for_workspace(dir.path());
+        let file = dir.path().join(".codesmith/slop/ledger.jsonl");
+        ledger.record(sample(), Author::Model).unwrap();
+        // An editor or a merge drops the last line break.
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.trim_end()).unwrap();
+        let second = ledger.record(sample(), Author::Model).unwrap();
+        assert_eq!(second.id, "SLOP-2");
+        let (entries, unreadable) = ledger.entries_counted().unwrap();
+        assert_eq!(unreadable, 0);
+        assert_eq!(entries.len(), 2);
+        // A damaged line still reserves the ids it names, and readers count it.
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str("{\"record\":\"recorded\",\"id\":\"SLOP-7\",\"cut short\n");
+        std::fs::write(&file, text).unwrap();
+        assert_eq!(ledger.record(sample(), Author::Model).unwrap().id, "SLOP-8");
+        let (entries, unreadable) = ledger.entries_counted().unwrap();
+        assert_eq!((entries.len(), unreadable), (3, 1));
+        // A byte that is not UTF-8 damages its line only; the rest still reads.
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes.extend_from_slice(b"\xff\n");
+        std::fs::write(&file, bytes).unwrap();
+        let (entries, unreadable) = ledger.entries_counted().unwrap();
+        assert_eq!((entries.len(), unreadable), (3, 2));
     }
 
     #[test]

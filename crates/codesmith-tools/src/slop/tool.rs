@@ -146,6 +146,28 @@ fn refused(e: SlopError) -> Refusal {
     }
 }
 
+/// The refusal for a ledger error met while only reading it (`list`, `show`).
+fn refused_reading(e: SlopError) -> Refusal {
+    match e {
+        SlopError::Io(e) => Refusal::new(
+            ErrorCode::Internal,
+            format!("The slop ledger could not be read: {e}."),
+            "Tell the user; check that .codesmith/slop/ledger.jsonl in the workspace is readable.",
+        ),
+        other => refused(other),
+    }
+}
+
+/// The note for ledger lines that could not be read, or `None` when every line read.
+fn unreadable_note(unreadable: usize) -> Option<String> {
+    (unreadable > 0).then(|| {
+        format!(
+            "{unreadable} ledger line(s) could not be read (damaged or not a record) and are \
+             left out; tell the user to repair .codesmith/slop/ledger.jsonl."
+        )
+    })
+}
+
 fn entry_json(e: &Entry) -> Value {
     serde_json::to_value(e).unwrap_or(Value::Null)
 }
@@ -210,30 +232,36 @@ fn update(ledger: &Ledger, args: &Args) -> ToolOutcome {
 }
 
 fn list(ledger: &Ledger, include_closed: bool) -> ToolOutcome {
-    let entries: Vec<Entry> = ledger
-        .entries()
-        .map_err(refused)?
+    let (entries, unreadable) = ledger.entries_counted().map_err(refused_reading)?;
+    let entries: Vec<Entry> = entries
         .into_iter()
         .filter(|e| include_closed || !e.status.is_closed())
         .collect();
-    let text = if entries.is_empty() {
+    let mut text = if entries.is_empty() {
         "The slop ledger has no entries to show.".to_string()
     } else {
         entries.iter().map(line).collect::<Vec<_>>().join("\n")
     };
-    Ok(ToolOutput::new(text).with("count", entries.len()).with(
-        "entries",
-        entries
-            .iter()
-            .map(|e| json!({"id": e.id, "status": e.status, "title": e.entry.title}))
-            .collect::<Vec<_>>(),
-    ))
+    if let Some(note) = unreadable_note(unreadable) {
+        text = format!("{text}\n{note}");
+    }
+    Ok(ToolOutput::new(text)
+        .with("count", entries.len())
+        .with("unreadable_lines", unreadable)
+        .with(
+            "entries",
+            entries
+                .iter()
+                .map(|e| json!({"id": e.id, "status": e.status, "title": e.entry.title}))
+                .collect::<Vec<_>>(),
+        ))
 }
 
 fn show(ledger: &Ledger, args: &Args) -> ToolOutcome {
     let id = args.id.as_deref().ok_or_else(|| missing("id", "show"))?;
-    let e = ledger.get(id).map_err(refused)?;
-    let history = ledger.history(&e.id).map_err(refused)?;
+    let (_, unreadable) = ledger.entries_counted().map_err(refused_reading)?;
+    let e = ledger.get(id).map_err(refused_reading)?;
+    let history = ledger.history(&e.id).map_err(refused_reading)?;
     let steps: Vec<String> = history
         .iter()
         .map(|r| match r {
@@ -249,9 +277,12 @@ fn show(ledger: &Ledger, args: &Args) -> ToolOutcome {
                 .to_string(),
         })
         .collect();
-    Ok(
-        ToolOutput::new(format!("{}\n{}", line(&e), steps.join("\n")))
-            .with("entry", entry_json(&e))
-            .with("history", steps),
-    )
+    let mut text = format!("{}\n{}", line(&e), steps.join("\n"));
+    if let Some(note) = unreadable_note(unreadable) {
+        text = format!("{text}\n{note}");
+    }
+    Ok(ToolOutput::new(text)
+        .with("entry", entry_json(&e))
+        .with("history", steps)
+        .with("unreadable_lines", unreadable))
 }
