@@ -320,3 +320,28 @@ fn writes_to_a_dot_git_at_any_depth_ask() {
         "rm sub/.git",
     ]);
 }
+
+/// `git mv` creates its destination as `mv` does, so it meets the same guard:
+/// a `.git` at any depth, the repository's hooks and config, `.codesmith/`.
+#[test]
+fn git_mv_and_rm_name_paths_held_to_the_write_guard() {
+    asks(&[
+        "git mv b sub5/.git",
+        "git add gf && git mv gf sub3/.git",
+        "git mv h .git/hooks/pre-commit",
+        "git mv c .git/config",
+        "git mv -f x .codesmith/policy.toml",
+        "git mv -- x sub/.GIT",
+        "git mv .git y",
+        "git mv x /tmp/elsewhere",
+        "git mv --bogus x y",
+        "git rm .codesmith/policy.toml",
+        "git rm -r sub/.git",
+    ]);
+    check(&[
+        ("git mv a.txt b.txt", WorkspaceSafe),
+        ("git mv -k src/a.rs src/b.rs", WorkspaceSafe),
+        ("git rm a.txt", WorkspaceSafe),
+        ("git rm --cached a.txt", WorkspaceSafe),
+    ]);
+}
