@@ -340,6 +340,20 @@ fn the_command_cannot_replace_the_protected_git_config() {
         "export GIT_CONFIG_COUNT=0; git status",
         "env GIT_CONFIG_PARAMETERS=x git status",
         "git -c safe.bareRepository=all status",
+        "unset GIT_CONFIG_COUNT; git status",
+        "unset -v GIT_CONFIG_KEY_0 && git status",
+        "env -u GIT_CONFIG_COUNT git status",
+        "env -uGIT_CONFIG_COUNT git status",
+        "env --unset=GIT_CONFIG_COUNT git status",
+        "env -i git status",
+        "env -i PATH=/usr/bin git status",
+        "env --ignore-environment git status",
+        "declare +x GIT_CONFIG_COUNT; git status",
+        "export -n GIT_CONFIG_COUNT; git status",
+    ]);
+    check(&[
+        ("unset FOO; git status", Safe),
+        ("env -u FOO git status", Safe),
     ]);
 }
 
