@@ -35,5 +35,7 @@ pub use convert::convert_to_q8_0;
 pub use error::LocalError;
 pub use fetch::{FetchProgress, ensure_model};
 pub use model::{Finish, GenerateOptions, Generation, LocalModel};
-pub use provider::{DEFAULT_MAX_TOKENS, DEFAULT_MODEL, LocalProvider, is_default_model};
+pub use provider::{
+    DEFAULT_MAX_TOKENS, DEFAULT_MODEL, KEEP_ALIVE_INTERVAL, LocalProvider, is_default_model,
+};
 pub use tokenizer::{LocalTokenizer, Utf8Stream};

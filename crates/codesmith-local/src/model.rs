@@ -20,8 +20,10 @@ use crate::error::LocalError;
 use crate::tokenizer::LocalTokenizer;
 
 /// Prompt tokens fed to the model per forward pass during prefill; bounds the
-/// attention scratch memory (heads x chunk x context floats).
-const PREFILL_CHUNK: usize = 512;
+/// attention scratch memory (heads x chunk x context floats) and the time
+/// between two liveness checks (a forward pass cannot be interrupted: on a
+/// loaded machine an unoptimised build prefills ~30 tokens/s).
+const PREFILL_CHUNK: usize = 32;
 
 /// Sampling and length settings for one generation.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,13 +194,16 @@ impl LocalModel {
         options: &GenerateOptions,
         on_token: &mut dyn FnMut(u32) -> bool,
     ) -> Result<Generation, LocalError> {
-        self.generate_steered(prompt, options, None, on_token)
+        self.generate_steered(prompt, options, None, &mut || true, on_token)
     }
 
     /// [`Self::generate`] with the tool-call channel constrained by `steering`
     /// (see [`crate::constrain`]): while a block is open only tokens that keep it
     /// valid are sampled, and generation stops once a block is closed
-    /// ([`Finish::Stopped`]).
+    /// ([`Finish::Stopped`]). `keep_going` is called before every forward
+    /// pass (each prefill chunk and each generated token, tokens the caller
+    /// never sees included); `false` stops at once with [`Finish::Stopped`],
+    /// leaving a cache that holds a valid prefix.
     ///
     /// # Errors
     /// As [`Self::generate`].
@@ -207,9 +212,10 @@ impl LocalModel {
         prompt: &[u32],
         options: &GenerateOptions,
         steering: Option<&mut Steering>,
+        keep_going: &mut dyn FnMut() -> bool,
         on_token: &mut dyn FnMut(u32) -> bool,
     ) -> Result<Generation, LocalError> {
-        let result = self.run(prompt, options, steering, on_token);
+        let result = self.run(prompt, options, steering, keep_going, on_token);
         if result.is_err() {
             // A failed forward pass may have left a half-updated cache.
             self.reset();
@@ -222,6 +228,7 @@ impl LocalModel {
         prompt: &[u32],
         options: &GenerateOptions,
         mut steering: Option<&mut Steering>,
+        keep_going: &mut dyn FnMut() -> bool,
         on_token: &mut dyn FnMut(u32) -> bool,
     ) -> Result<Generation, LocalError> {
         if prompt.is_empty() || prompt.len() >= self.context_length {
@@ -231,7 +238,16 @@ impl LocalModel {
             });
         }
         let started = Instant::now();
-        let reused_tokens = self.prefill(prompt)?;
+        let Some(reused_tokens) = self.prefill(prompt, keep_going)? else {
+            return Ok(Generation {
+                tokens: Vec::new(),
+                finish: Finish::Stopped,
+                prompt_tokens: prompt.len(),
+                reused_tokens: 0,
+                prefill_time: started.elapsed(),
+                decode_time: Duration::ZERO,
+            });
+        };
         let prefill_time = started.elapsed();
 
         let started = Instant::now();
@@ -274,6 +290,9 @@ impl LocalModel {
             if self.live.fed.len() + 1 >= self.context_length {
                 break Finish::ContextFull;
             }
+            if !keep_going() {
+                break Finish::Stopped;
+            }
             self.feed(&[next])?;
         };
         Ok(Generation {
@@ -287,8 +306,14 @@ impl LocalModel {
     }
 
     /// Brings the KV cache to exactly `prompt`, reusing what it can; returns
-    /// the number of prompt tokens that did not need prefilling.
-    fn prefill(&mut self, prompt: &[u32]) -> Result<usize, LocalError> {
+    /// the number of prompt tokens that did not need prefilling, or `None`
+    /// when `keep_going` said stop before a chunk (the cache then holds a
+    /// prefix of `prompt`, and no state is saved).
+    fn prefill(
+        &mut self,
+        prompt: &[u32],
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<usize>, LocalError> {
         if !extends(prompt, &self.live) {
             match self.snapshot.take() {
                 Some(saved) if extends(prompt, &saved) => self.live = saved,
@@ -301,10 +326,13 @@ impl LocalModel {
         }
         let reused = self.live.fed.len();
         for chunk in prompt[reused..].chunks(PREFILL_CHUNK) {
+            if !keep_going() {
+                return Ok(None);
+            }
             self.feed(chunk)?;
         }
         self.snapshot = Some(self.live.clone());
-        Ok(reused)
+        Ok(Some(reused))
     }
 
     /// Runs `tokens` through the model at the next positions.

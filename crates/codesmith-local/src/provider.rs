@@ -5,7 +5,8 @@
 //! KV cache stay in the provider between requests.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use codesmith_protocol::{ContentBlock, Message, Role, StopReason, ToolCall, Usage};
@@ -32,6 +33,13 @@ pub const DEFAULT_MAX_TOKENS: usize = 1024;
 const MAX_CALLS_PER_TASK: usize = 1;
 /// Events buffered between the generation thread and the consumer.
 const CHANNEL_DEPTH: usize = 256;
+/// Longest quiet spell before a [`ProviderEvent::KeepAlive`] while the model
+/// works without output to show (waiting for the model, prefilling, writing a
+/// tool call): far below any sensible stream idle timeout.
+pub const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(2);
+/// How often a request waiting for the model (another request holds it)
+/// checks whether its consumer is still there.
+const SLOT_POLL: Duration = Duration::from_millis(20);
 
 /// True when `model` names the default model rather than a GGUF path: empty,
 /// `default`, `local`, `smollm2` or [`DEFAULT_MODEL`] (any case).
@@ -59,8 +67,11 @@ struct Loaded {
 /// tokens served from the kept cache) and `Completed` with `MaxTokens` when
 /// the cap or the context (4096 tokens) was hit, else `ToolUse` when calls
 /// were emitted, `StopSequence` for a caller's stop sequence, or `EndTurn`.
+/// While there is nothing to show (waiting for the model, prefilling, writing
+/// a tool call) a `KeepAlive` comes at least every [`KEEP_ALIVE_INTERVAL`].
 /// A failure arrives as one `Err` item; a prompt over the context is a
-/// `ContextLength` error. Cloning shares the loaded model.
+/// `ContextLength` error. Dropping the stream stops the generation before
+/// its next forward pass and frees the model. Cloning shares the loaded model.
 #[derive(Clone)]
 pub struct LocalProvider {
     home: PathBuf,
@@ -128,14 +139,16 @@ impl LocalProvider {
         Ok(())
     }
 
+    /// True while a request holds the model (waiting requests excluded).
+    pub fn is_generating(&self) -> bool {
+        matches!(self.slot.try_lock(), Err(TryLockError::WouldBlock))
+    }
+
     /// Serves one request on the calling thread, sending events to `tx`.
-    fn serve(
-        &self,
-        request: &ChatRequest,
-        tx: &mpsc::Sender<Result<ProviderEvent, ProviderError>>,
-    ) {
+    fn serve(&self, request: &ChatRequest, tx: &Sender) {
+        let mut pulse = Pulse::new(tx, KEEP_ALIVE_INTERVAL);
         let mut send = |event: ProviderEvent| tx.blocking_send(Ok(event)).is_ok();
-        if let Err(err) = self.generate(request, &mut send) {
+        if let Err(err) = self.generate(request, &mut pulse, &mut send) {
             let _ = tx.blocking_send(Err(err.into()));
         }
     }
@@ -143,10 +156,13 @@ impl LocalProvider {
     fn generate(
         &self,
         request: &ChatRequest,
+        pulse: &mut Pulse<'_>,
         send: &mut dyn FnMut(ProviderEvent) -> bool,
     ) -> Result<(), LocalError> {
         let path = self.resolve_model(&request.model)?;
-        let mut slot = lock(&self.slot);
+        let Some(mut slot) = wait_for_slot(&self.slot, pulse) else {
+            return Ok(());
+        };
         let loaded = load_into(&mut slot, &path)?;
         let prompt = render_prompt(loaded.model.tokenizer(), request, &loaded.remembered)?;
         let options = GenerateOptions {
@@ -184,10 +200,13 @@ impl LocalProvider {
         }
         steering = steering.grounded(&results_of_task(request));
         let mut responder = Responder::new(&tokenizer, stops, send);
-        let generation =
-            model.generate_steered(&prompt, &options, Some(&mut steering), &mut |id| {
-                responder.on_token(id)
-            })?;
+        let generation = model.generate_steered(
+            &prompt,
+            &options,
+            Some(&mut steering),
+            &mut || pulse.beat(),
+            &mut |id| responder.on_token(id),
+        )?;
         responder.finish();
         if responder.stop_hit().is_none() {
             remembered.insert(
@@ -277,6 +296,64 @@ fn first_look(request: &ChatRequest) -> bool {
     task_needs_workspace(&text)
 }
 
+/// The sending half of a stream's event channel.
+type Sender = mpsc::Sender<Result<ProviderEvent, ProviderError>>;
+
+/// Liveness of one stream, checked between forward passes: whether anyone
+/// still listens, and a [`ProviderEvent::KeepAlive`] once `interval` has
+/// passed since the last one (so the consumer's idle timeout sees a slow
+/// but healthy generation as alive).
+struct Pulse<'a> {
+    tx: &'a Sender,
+    interval: Duration,
+    last: Instant,
+}
+
+impl<'a> Pulse<'a> {
+    fn new(tx: &'a Sender, interval: Duration) -> Self {
+        Pulse {
+            tx,
+            interval,
+            last: Instant::now(),
+        }
+    }
+
+    /// `false` once the receiver is gone: the work should stop.
+    fn beat(&mut self) -> bool {
+        if self.tx.is_closed() {
+            return false;
+        }
+        if self.last.elapsed() >= self.interval {
+            match self.tx.try_send(Ok(ProviderEvent::KeepAlive)) {
+                // A full channel has events the consumer has yet to read: it is not idle.
+                Ok(()) | Err(mpsc::error::TrySendError::Full(_)) => self.last = Instant::now(),
+                Err(mpsc::error::TrySendError::Closed(_)) => return false,
+            }
+        }
+        true
+    }
+}
+
+/// Locks the model slot, waiting (with keep-alives) while another request
+/// holds it; `None` when the consumer left before the slot came free.
+fn wait_for_slot<'a>(
+    slot: &'a Mutex<Option<Loaded>>,
+    pulse: &mut Pulse<'_>,
+) -> Option<MutexGuard<'a, Option<Loaded>>> {
+    loop {
+        match slot.try_lock() {
+            Ok(guard) => return Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => return Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => {
+                if !pulse.beat() {
+                    return None;
+                }
+                std::thread::sleep(SLOT_POLL);
+            }
+        }
+    }
+}
+
 fn lock(slot: &Mutex<Option<Loaded>>) -> MutexGuard<'_, Option<Loaded>> {
     // A panic while generating leaves a usable model; at worst its cache is
     // stale, and the prefix check rebuilds it.
@@ -334,5 +411,52 @@ impl Provider for LocalProvider {
             rx.recv().await.map(|item| (item, rx))
         });
         Ok(stream.boxed())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pulse_sends_keep_alives_on_its_interval_and_stops_when_nobody_listens() {
+        let (tx, mut rx) = mpsc::channel(4);
+        let mut pulse = Pulse::new(&tx, Duration::from_millis(50));
+        assert!(pulse.beat());
+        assert!(rx.try_recv().is_err(), "no keep-alive before the interval");
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(pulse.beat());
+        assert!(matches!(rx.try_recv(), Ok(Ok(ProviderEvent::KeepAlive))));
+        assert!(pulse.beat());
+        assert!(rx.try_recv().is_err(), "one keep-alive per interval");
+        drop(rx);
+        assert!(!pulse.beat());
+    }
+
+    #[test]
+    fn a_request_waiting_for_the_model_gives_up_when_its_consumer_leaves() {
+        let slot = Arc::new(Mutex::new(None));
+        let held = lock(&slot);
+        let (tx, rx) = mpsc::channel(4);
+        let waiter = {
+            let slot = Arc::clone(&slot);
+            std::thread::spawn(move || {
+                let mut pulse = Pulse::new(&tx, Duration::from_millis(10));
+                wait_for_slot(&slot, &mut pulse).is_some()
+            })
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            !waiter.is_finished(),
+            "the waiter waits while the model is held"
+        );
+        drop(rx);
+        let started = Instant::now();
+        while !waiter.is_finished() && started.elapsed() < Duration::from_secs(2) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!waiter.join().unwrap(), "the waiter gave up");
+        drop(held);
     }
 }

@@ -55,6 +55,7 @@ async fn run(provider: &LocalProvider, request: &ChatRequest) -> Response {
             ProviderEvent::ThinkingDelta(_) => panic!("the local model has no thinking channel"),
             ProviderEvent::RefusalDelta(_) => panic!("the local model sends no refusals"),
             ProviderEvent::Notice(n) => panic!("the local model reports no wire faults: {n}"),
+            ProviderEvent::KeepAlive => {}
         }
     }
     let mut content = Vec::new();
@@ -293,4 +294,79 @@ async fn real_model_answers_from_a_listing_with_every_name_in_it() {
         assert!(text.contains(name), "{name} missing from {text:?}");
     }
     assert!(!text.contains("tool_response"), "{text:?}");
+}
+
+/// Polls `done` every 10 ms for at most `limit`; true when it held in time.
+async fn within(limit: Duration, done: impl Fn() -> bool) -> bool {
+    let started = std::time::Instant::now();
+    while !done() {
+        if started.elapsed() > limit {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_stream_frees_the_model_promptly() {
+    if common::skip_real_model("dropping_the_stream_frees_the_model_promptly") {
+        return;
+    }
+    let provider = LocalProvider::new(common::test_home());
+    let model = "smollm2-135m-instruct";
+    tokio::task::block_in_place(|| provider.preload(model)).unwrap();
+    // A long answer, dropped after its first text.
+    let long = ChatRequest {
+        model: model.into(),
+        system: "You are a storyteller.".into(),
+        messages: vec![Message::user_text(
+            "Write a very long story about a dragon, with many chapters.",
+        )],
+        tools: Vec::new(),
+        max_tokens: Some(1024),
+        temperature: None,
+        stop: Vec::new(),
+        prompt_cache_key: None,
+    };
+    let mut stream = provider.stream(&long).await.unwrap();
+    // Keep-alives may come first while the prompt is prefilled.
+    let first = loop {
+        match tokio::time::timeout(RESPONSE_TIMEOUT, stream.next()).await {
+            Ok(Some(Ok(ProviderEvent::KeepAlive))) => continue,
+            other => break other,
+        }
+    };
+    assert!(matches!(first, Ok(Some(Ok(ProviderEvent::TextDelta(_))))));
+    assert!(provider.is_generating(), "the story is still being written");
+    drop(stream);
+    assert!(
+        within(Duration::from_secs(3), || !provider.is_generating()).await,
+        "the model is still held 3 s after its stream was dropped"
+    );
+
+    // A tool call being written sends nothing until it closes; dropping its
+    // stream stops it all the same.
+    let look = ChatRequest {
+        system: "You are CodeSmith, a coding agent working in /tmp/demo.".into(),
+        messages: vec![Message::user_text(
+            "Read the README.md file of the project.",
+        )],
+        tools: tools(),
+        ..long.clone()
+    };
+    let stream = provider.stream(&look).await.unwrap();
+    assert!(within(Duration::from_secs(3), || provider.is_generating()).await);
+    drop(stream);
+    assert!(
+        within(Duration::from_secs(3), || !provider.is_generating()).await,
+        "the model is still held 3 s after a tool call's stream was dropped"
+    );
+    // The model is free and whole: the next request is served.
+    let short = ChatRequest {
+        max_tokens: Some(8),
+        ..long
+    };
+    let answer = run(&provider, &short).await;
+    assert!(answer.usage.output_tokens >= 1);
 }

@@ -305,6 +305,7 @@ fn forward(event: &ProviderEvent, on_event: &mut (dyn FnMut(StreamNotice) + Send
         ProviderEvent::ToolCallStart { .. }
         | ProviderEvent::ToolCallDelta { .. }
         | ProviderEvent::Usage(_)
+        | ProviderEvent::KeepAlive
         | ProviderEvent::Completed { .. } => {}
     }
 }
@@ -373,5 +374,92 @@ mod tests {
         assert_eq!(o.retry_wait(1, &limited), Duration::from_secs(7));
         limited.retry_after_ms = Some(u64::MAX);
         assert_eq!(o.retry_wait(1, &limited), o.max_retry_after);
+    }
+
+    /// A source that sends only keep-alives for `quiet` (one per `beat`), then answers.
+    struct Slow {
+        beat: Duration,
+        beats: u32,
+        keep_alive: bool,
+        streams: std::sync::atomic::AtomicU32,
+    }
+
+    #[async_trait::async_trait]
+    impl Provider for Slow {
+        fn name(&self) -> &str {
+            "slow"
+        }
+
+        async fn stream(&self, _: &ChatRequest) -> Result<crate::EventStream, ProviderError> {
+            self.streams
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let (beat, keep_alive) = (self.beat, self.keep_alive);
+            let quiet = futures::stream::iter(0..self.beats).then(move |_| async move {
+                tokio::time::sleep(beat).await;
+                ProviderEvent::KeepAlive
+            });
+            let quiet = quiet.filter(move |_| std::future::ready(keep_alive));
+            let answer = futures::stream::iter([
+                ProviderEvent::TextDelta("done".into()),
+                ProviderEvent::Completed {
+                    stop_reason: Some(codesmith_protocol::StopReason::EndTurn),
+                },
+            ]);
+            Ok(quiet.chain(answer).map(Ok).boxed())
+        }
+    }
+
+    fn slow_run(keep_alive: bool) -> (Result<AssistantResponse, ProviderError>, u32, usize) {
+        let provider = Slow {
+            beat: Duration::from_millis(300),
+            beats: 6,
+            keep_alive,
+            streams: Default::default(),
+        };
+        let opts = CompleteOptions {
+            idle_timeout: Duration::from_secs(1),
+            idle_timeout_per_retry: Duration::ZERO,
+            max_retries: 0,
+            ..CompleteOptions::default()
+        };
+        let request = ChatRequest {
+            model: "m".into(),
+            system: String::new(),
+            messages: vec![codesmith_protocol::Message::user_text("hi")],
+            tools: vec![],
+            max_tokens: None,
+            temperature: None,
+            stop: vec![],
+            prompt_cache_key: None,
+        };
+        let mut notices = Vec::new();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap_or_else(|e| panic!("runtime: {e}"));
+        let result = runtime.block_on(complete(&provider, &request, &opts, &mut |n| {
+            notices.push(n)
+        }));
+        let retries = notices
+            .iter()
+            .filter(|n| matches!(n, StreamNotice::Retry { .. }))
+            .count();
+        let streams = provider.streams.load(std::sync::atomic::Ordering::SeqCst);
+        (result, streams, retries)
+    }
+
+    #[test]
+    fn keep_alives_hold_off_the_idle_timeout_and_nothing_shows_them() {
+        // 1.8 s of work against a 1 s idle timeout, a keep-alive every 0.3 s.
+        let (result, streams, retries) = slow_run(true);
+        let response = result.unwrap_or_else(|e| panic!("a slow healthy source failed: {e}"));
+        assert_eq!((streams, retries), (1, 0));
+        assert_eq!(response.text, "done");
+        // The same silence without keep-alives is a stall.
+        let (result, _, _) = slow_run(false);
+        let err = result
+            .err()
+            .unwrap_or_else(|| panic!("silence was not a stall"));
+        assert_eq!(err.kind, ProviderErrorKind::Timeout);
     }
 }

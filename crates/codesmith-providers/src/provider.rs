@@ -61,6 +61,11 @@ pub enum ProviderEvent {
     /// see. The response goes on; the text names the field and says what was
     /// wrong with it, never quoting the value (it may hold terminal controls).
     Notice(String),
+    /// The source is alive and working but has nothing to show yet (an SSE
+    /// `ping`, the embedded model prefilling or writing a constrained tool
+    /// call). It resets the stream idle timeout and is otherwise ignored:
+    /// nothing renders it, the reducer and transcripts skip it.
+    KeepAlive,
     /// The protocol's terminal signal arrived. `stop_reason` is `None` when
     /// the wire omitted it (the reducer derives one).
     Completed {

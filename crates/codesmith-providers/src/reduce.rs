@@ -110,7 +110,7 @@ impl StreamReducer {
                     .push_str(arguments);
             }
             ProviderEvent::Usage(usage) => self.usage = *usage,
-            ProviderEvent::Notice(_) => {}
+            ProviderEvent::Notice(_) | ProviderEvent::KeepAlive => {}
             ProviderEvent::Completed { stop_reason } => {
                 self.completed = Some(stop_reason.clone());
             }

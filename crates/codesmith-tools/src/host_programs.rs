@@ -352,8 +352,10 @@ impl Workspace {
     }
 
     /// What `text` (an argument or an environment value of a program started in `cwd`)
-    /// names inside the workspace, or `None`. Every piece of `text` between separators
-    /// (`:`, `;`, `=`, `,`, whitespace, a quote) is a candidate, and so is each tail of it
+    /// names inside the workspace, or `None`. The whole of `text` is a candidate path (a
+    /// workspace path may hold a space, `:` or `,`), and so is every piece of it between
+    /// separators (`:`, `;`, `=`, `,`, whitespace, a quote, for lists); of each, so is
+    /// each tail
     /// that starts a whole word: after a character that cannot continue a name or path
     /// (`@/ws/x`), or, in a short option, the value glued to its flag (`-Cws`, `-I/ws/inc`,
     /// `-xf/ws/a`) — never the inside of a word or path (`news` does not name `ws`, nor
@@ -366,7 +368,8 @@ impl Workspace {
             return Some("$CODESMITH_PROJECT_DIR".to_string());
         }
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        for piece in text.split(|c| is_separator(Some(c))) {
+        let pieces = text.split(|c| is_separator(Some(c)));
+        for piece in std::iter::once(text).chain(pieces) {
             if piece.is_empty() {
                 continue;
             }
@@ -391,9 +394,9 @@ impl Workspace {
     /// (whose links, like `/dev/stdin`'s target `/proc/self/fd/0`, mean something else in
     /// every process) or inside the workspace (a symlink that leads in, or through, counts);
     /// what it ends at must exist and be a regular file (not a fifo, socket, device or
-    /// directory). `new_ok` lets the last name not exist yet (a file a program creates).
+    /// directory).
     /// Fails closed: a step that cannot be read is a refusal.
-    pub fn host_file(&self, text: &Path, cwd: &Path, new_ok: bool) -> Result<PathBuf, String> {
+    pub fn host_file(&self, text: &Path, cwd: &Path) -> Result<PathBuf, String> {
         if text.as_os_str().is_empty() {
             return Err("is empty".to_string());
         }
@@ -410,9 +413,6 @@ impl Workspace {
             self.step_allowed(&next, &out)?;
             let meta = match std::fs::symlink_metadata(&next) {
                 Ok(m) => m,
-                Err(e) if new_ok && todo.is_empty() && e.kind() == std::io::ErrorKind::NotFound => {
-                    return Ok(next);
-                }
                 Err(e) => return Err(format!("cannot be resolved at `{}` ({e})", next.display())),
             };
             if meta.file_type().is_symlink() {
@@ -672,6 +672,8 @@ const RUNNERS: &[Runner] = &[
     Runner {
         valued: "Fv",
         file_flag: Some('f'),
+        searched: "il",
+        searched_long: &["include", "load"],
         ..runner(&["awk", "gawk", "mawk", "nawk"], Hands::Text)
     },
     Runner {
@@ -715,59 +717,36 @@ const RUNNERS: &[Runner] = &[
     },
 ];
 
-/// What the operands of a [`DataFiles`] program are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Operand {
-    /// Files it reads as data (a sound file): each must resolve to an existing regular
-    /// file outside the workspace and the system directories ([`Workspace::host_file`]).
-    Read,
-    /// Files it writes (`tee`): each resolves the same way, except that the last name may
-    /// not exist yet.
-    Write,
-}
-
-/// A compiled program that takes files as data, never as code, with the options of it
-/// that are understood (each takes no value, or one attached with `=`).
+/// A compiled program that only reads files, as data, never as code, with the options of
+/// it that are understood (each takes no value, or one attached with `=`). Each operand
+/// must resolve to an existing regular file outside the workspace and the system
+/// directories ([`Workspace::host_file`]). No program that writes a file is here: a file a
+/// hook writes could be a script another hook runs or a shell's startup file, which would
+/// run the model's text on the host.
 struct DataFiles {
     names: &'static [&'static str],
     /// Short flags that take no value.
     flags: &'static str,
     /// Long options without `--`: `name` takes no value, `name=` one attached with `=`.
     long: &'static [&'static str],
-    operands: Operand,
 }
 
-/// The programs of [`DataFiles`]: `tee` to append a log, sound players for a
-/// notification.
+/// The programs of [`DataFiles`]: sound players for a notification.
 const DATA_FILE_PROGRAMS: &[DataFiles] = &[
-    DataFiles {
-        names: &["tee"],
-        flags: "aip",
-        long: &[
-            "append",
-            "ignore-interrupts",
-            "output-error",
-            "output-error=",
-        ],
-        operands: Operand::Write,
-    },
     DataFiles {
         names: &["paplay", "pw-play", "pw-cat"],
         flags: "",
         long: &["volume="],
-        operands: Operand::Read,
     },
     DataFiles {
         names: &["aplay"],
         flags: "qN",
         long: &["quiet"],
-        operands: Operand::Read,
     },
     DataFiles {
         names: &["afplay"],
         flags: "",
         long: &[],
-        operands: Operand::Read,
     },
 ];
 
@@ -828,7 +807,7 @@ fn judge_program(tokens: &[String], ws: &Workspace, depth: usize) -> Result<(), 
     let found = find_program(first, &ws.given);
     match &found {
         Some(path) => {
-            ws.host_file(path, Path::new(NEUTRAL_DIR), false)
+            ws.host_file(path, Path::new(NEUTRAL_DIR))
                 .map_err(|why| format!("the program `{first}` {why}"))?;
         }
         None if first.contains('/') => {
@@ -840,6 +819,17 @@ fn judge_program(tokens: &[String], ws: &Workspace, depth: usize) -> Result<(), 
     }
     let name = program_name(first);
     let args = &tokens[1..];
+    // Every argument (an option's value, a script's argument, a data file, also those a
+    // `#!` line adds) that resolves inside the workspace is refused, whatever reads it.
+    if let Some(named) = args
+        .iter()
+        .find_map(|a| ws.named_in(a, Path::new(NEUTRAL_DIR)))
+    {
+        return Err(format!(
+            "`{first}`'s argument names `{named}`, inside the workspace, which the model \
+             can change"
+        ));
+    }
     if name == "pwsh" || name == "powershell" {
         return powershell_args(&name, args, ws);
     }
@@ -890,15 +880,17 @@ fn judge_program(tokens: &[String], ws: &Workspace, depth: usize) -> Result<(), 
         Some(arg) if !DATA_PROGRAMS.contains(&name.as_str()) => Err(format!(
             "`{first}` is a compiled program not known to take data, so its argument `{arg}` \
              is not understood as handing no inline code (arguments are understood only for \
-             known interpreters and wrappers, `echo`/`jq`-like programs, and the files of \
-             `tee` and sound players)"
+             known interpreters and wrappers, `echo`/`jq`-like programs, and the sound files \
+             of sound players; a program that writes files, like `tee`, is not accepted, \
+             since a file it writes could be a script another hook runs or a shell's \
+             startup file)"
         )),
         _ => Ok(()),
     }
 }
 
 /// Reads `args` of a [`DataFiles`] program called `name`: listed options, then operands,
-/// absolute paths that resolve as its [`Operand`] says.
+/// absolute paths of files it reads ([`Workspace::host_file`]).
 fn data_file_args(
     files: &DataFiles,
     name: &str,
@@ -937,19 +929,15 @@ fn data_file_args(
                  with absolute paths of files outside the project"
             ));
         }
-        ws.host_file(
-            Path::new(word),
-            Path::new(NEUTRAL_DIR),
-            files.operands == Operand::Write,
-        )
-        .map_err(|why| {
-            format!(
-                "`{name}`'s file `{word}` {why}; {name} is accepted only with files outside \
+        ws.host_file(Path::new(word), Path::new(NEUTRAL_DIR))
+            .map_err(|why| {
+                format!(
+                    "`{name}`'s file `{word}` {why}; {name} is accepted only with files outside \
                  the project (absolute paths)"
-            )
-        })?;
+                )
+            })?;
     }
-    if operands == 0 && files.operands == Operand::Read {
+    if operands == 0 {
         return Err(format!(
             "`{name}` without a file reads stdin, the hook's input, as data it was not \
              meant for"
@@ -991,6 +979,8 @@ fn runner_args<'a>(
         index = 1;
     }
     let mut operands_only = false;
+    // Whether a program file was named by the file flag (`awk -f FILE`, repeatable).
+    let mut file_given = false;
     while index < args.len() {
         let word = args[index].as_str();
         index += 1;
@@ -1006,8 +996,12 @@ fn runner_args<'a>(
             ));
         }
         if !option {
+            // The first operand ends the options; once a file flag named the program,
+            // every operand is the program's data or argument (judged as a path by
+            // `judge_program`).
             return match runner.hands {
                 Hands::Command(skip) => Ok(Some(args.get(index - 1 + skip..).unwrap_or_default())),
+                Hands::File | Hands::Text if file_given => Ok(None),
                 Hands::File => program_file(name, word, ws).map(|()| None),
                 Hands::Text => Err(format!(
                     "`{name} {word}`: the program text of {name} is inline code"
@@ -1055,7 +1049,8 @@ fn runner_args<'a>(
                     rest
                 };
                 if Some(flag) == runner.file_flag {
-                    return program_file(name, value, ws).map(|()| None);
+                    program_file(name, value, ws)?;
+                    file_given = true;
                 }
                 break;
             }
@@ -1066,6 +1061,7 @@ fn runner_args<'a>(
     }
     match runner.hands {
         Hands::Command(_) => Ok(None),
+        Hands::File | Hands::Text if file_given => Ok(None),
         Hands::File | Hands::Text => Err(format!(
             "`{name}` without a program file reads its program from stdin, which is the \
              hook's input (inline code)"
@@ -1083,7 +1079,7 @@ fn program_file(name: &str, file: &str, ws: &Workspace) -> Result<(), String> {
             "`{name}` reads its program from `{file}`, the hook's input (inline code)"
         ));
     }
-    ws.host_file(Path::new(file), Path::new(NEUTRAL_DIR), false)
+    ws.host_file(Path::new(file), Path::new(NEUTRAL_DIR))
         .map(drop)
         .map_err(|why| {
             format!(
@@ -1412,6 +1408,53 @@ mod tests {
         }
     }
 
+    /// Every argument is read: a later program file (`awk -f OK -f EVIL`), a later
+    /// option, and every operand are judged, and a workspace whose path holds a space,
+    /// `,` or `:` is recognised in an argument and in an option's `=` value.
+    #[test]
+    fn every_argument_is_judged_and_workspace_paths_may_hold_separators() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("my ws,x:y");
+        std::fs::create_dir_all(&ws).unwrap();
+        let ok = d.path().join("ok.awk");
+        std::fs::write(&ok, "{print}\n").unwrap();
+        std::fs::write(ws.join("evil.awk"), "BEGIN{}\n").unwrap();
+        let ok = ok.to_str().unwrap();
+        let evil = ws.join("evil.awk");
+        let evil = evil.to_str().unwrap();
+        let t = |v: &[&str]| inline_code(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &ws);
+        for (command, named) in [
+            (vec!["awk", "-f", ok, "-f", evil], "inside the workspace"),
+            (
+                vec!["awk", "-f", ok, &format!("-f{evil}")],
+                "inside the workspace",
+            ),
+            (vec!["awk", "-f", ok, "-e", "BEGIN{}"], "-e"),
+            (vec!["awk", "-f", ok, "-i", "inc"], "search path"),
+            (vec!["awk", "-f", ok, "-l", "lib"], "search path"),
+            (vec!["awk", "-f", ok, evil], "inside the workspace"),
+            (
+                vec!["awk", "-f", ok, &format!("x={evil}")],
+                "inside the workspace",
+            ),
+            (vec!["php", "-f", ok, "-f", evil], "inside the workspace"),
+            (vec!["/bin/sh", ok, evil], "inside the workspace"),
+        ] {
+            let why = t(&command).unwrap_or_else(|| panic!("{command:?} was accepted"));
+            assert!(why.contains(named), "{command:?}: {why}");
+        }
+        assert_eq!(
+            t(&["awk", "-f", ok, "-F", ":", "-f", ok, "/etc/hostname"]),
+            None
+        );
+        let w = Workspace::new(&ws);
+        let root = Path::new("/");
+        assert!(w.named_in(evil, root).is_some());
+        assert!(w.named_in(&format!("--file={evil}"), root).is_some());
+        assert!(w.named_in(ws.to_str().unwrap(), root).is_some());
+        assert_eq!(w.named_in(ok, root), None);
+    }
+
     /// Code found through a search path (`python -m`, `perl -M`, `ruby -r`, `node
     /// --require`) is refused however the option is written, and the answer says to name
     /// a script's absolute path instead.
@@ -1447,12 +1490,14 @@ mod tests {
         }
     }
 
-    /// `tee` and sound players take files outside the project as data; anything else
-    /// about them (an option not listed, a file inside the workspace or under `/dev`,
-    /// `/proc`, `/sys`, a sound file that is not an existing regular file, no file at
-    /// all) is refused, as is an unknown compiled program given arguments.
+    /// Sound players take files outside the project as data; anything else about them
+    /// (an option not listed, a file inside the workspace or under `/dev`, `/proc`,
+    /// `/sys`, a sound file that is not an existing regular file, no file at all) is
+    /// refused, as is `tee` given any file (a file it writes could be a script another
+    /// hook runs, or a shell's startup file) and an unknown compiled program given
+    /// arguments.
     #[test]
-    fn data_files_of_tee_and_sound_players_are_understood() {
+    fn sound_files_are_understood_and_tee_writes_no_file() {
         let d = tempfile::tempdir().unwrap();
         let ws = d.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
@@ -1477,8 +1522,6 @@ mod tests {
         let dir = d.path().to_str().unwrap();
         let t = |v: &[&str]| inline_code(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &ws);
         for command in [
-            vec!["tee", "-a", log],
-            vec!["/usr/bin/tee", "--append", "--output-error=warn", log, log],
             vec!["tee"],
             vec![paplay, sound],
             vec![paplay, "--volume=30000", "--", sound],
@@ -1487,12 +1530,10 @@ mod tests {
         }
         for (command, named) in [
             (vec!["tee", "-a", in_ws], "inside the workspace"),
-            (vec!["tee", "/proc/sys/kernel/core_pattern"], "/proc"),
-            (vec!["tee", "/dev/tcp/127.0.0.1/9"], "/dev"),
-            (vec!["tee", missing_dir], "cannot be resolved"),
-            (vec!["tee", dir], "not a regular file"),
-            (vec!["tee", "-x", log], "-x"),
-            (vec!["tee", "--output-error", "warn", log], "absolute"),
+            (vec!["tee", "-a", log], "like `tee`"),
+            (vec!["/usr/bin/tee", log], "like `tee`"),
+            (vec!["tee", "/root/.bashrc"], "like `tee`"),
+            (vec![paplay, missing_dir], "cannot be resolved"),
             (vec![paplay], "stdin"),
             (vec![paplay, ws_sound], "inside the workspace"),
             (vec![paplay, "/dev/stdin"], "/dev"),

@@ -14,7 +14,7 @@
 //! the stream with a `Network` error (nothing says the answer finished). A
 //! usage figure that is not a token count is dropped with a notice (see
 //! `crate::usage`); a tool block's `input` object that names a key twice
-//! ends the stream with an error. `ping` and
+//! ends the stream with an error. `ping` becomes [`ProviderEvent::KeepAlive`];
 //! unknown event types are skipped (the API may add event types); `error`
 //! events (`overloaded_error` mid-stream, ...) become a [`ProviderError`]
 //! quoting the API's message.
@@ -109,6 +109,8 @@ impl SseDecoder for AnthropicDecoder {
                     .unwrap_or("(no message)");
                 return Err(error_from_stream("anthropic", error_type, message));
             }
+            // The server is alive while the model thinks: that resets the idle timeout.
+            "ping" => out.push(ProviderEvent::KeepAlive),
             _ => {}
         }
         Ok(())

@@ -557,18 +557,50 @@ mod tests {
         assert!(!marker.exists(), "a refused hook ran");
     }
 
-    /// `tee -a LOG` runs as a hook (the log is outside the project) and an unknown
-    /// compiled program given arguments is refused with the way to get it accepted: a
-    /// script outside the project named by its absolute path.
+    /// `tee LOG` is refused (a file it writes could be a script another hook runs or a
+    /// shell's startup file), as is an unknown compiled program given arguments, with the
+    /// way to get it accepted: the user's own script outside the project, named by its
+    /// absolute path, which then logs calls.
     #[test]
-    fn tee_logs_calls_and_a_refusal_says_how_to_get_accepted() {
+    fn tee_is_refused_and_a_refusal_says_how_to_get_accepted() {
+        use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
         let ws = d.path().join("ws");
         std::fs::create_dir_all(&ws).unwrap();
         let log = d.path().join("tool-log.jsonl");
+        for command in [
+            vec![
+                "tee".to_string(),
+                "-a".to_string(),
+                log.display().to_string(),
+            ],
+            vec!["sqlite3".to_string(), log.display().to_string()],
+        ] {
+            let why = refused_command(&command, &ws).unwrap();
+            assert!(
+                why.contains("compiled program")
+                    && why.contains("#!/bin/sh")
+                    && why.contains("absolute path"),
+                "{why}"
+            );
+        }
         let input = serde_json::json!({"tool_name": "exec_shell"});
         let out = block_on(run_hook(
             &command_hook(&["tee", "-a", log.to_str().unwrap()], 5),
+            &input,
+            &ws,
+        ));
+        assert!(matches!(out, HookOutcome::Warn { .. }), "{out:?}");
+        assert!(!log.exists(), "a refused tee hook wrote its file");
+        let script = d.path().join("log-call");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\nexec tee -a '{}'\n", log.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let out = block_on(run_hook(
+            &command_hook(&[script.to_str().unwrap()], 5),
             &input,
             &ws,
         ));
@@ -576,14 +608,6 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&log).unwrap(),
             "{\"tool_name\":\"exec_shell\"}\n"
-        );
-        let why =
-            refused_command(&["sqlite3".to_string(), log.display().to_string()], &ws).unwrap();
-        assert!(
-            why.contains("compiled program")
-                && why.contains("#!/bin/sh")
-                && why.contains("absolute path"),
-            "{why}"
         );
         let why = refused_command(
             &["tee".to_string(), ws.join("log").display().to_string()],
