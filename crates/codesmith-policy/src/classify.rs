@@ -2014,6 +2014,23 @@ fn declaration_judgement(program: &str, args: &[Word], assigns: bool) -> Segment
         .iter()
         .filter(|w| !w.text.starts_with(['-', '+']))
         .collect();
+    // `unset NAME`, `declare +x NAME`, `export -n NAME` take a variable out of the
+    // environment: a GIT_* one may carry the sandbox's protected git settings.
+    let removes = program == "unset" || args.iter().any(|w| w.text.starts_with('+'));
+    if removes
+        && let Some(git) = names
+            .iter()
+            .find(|w| w.text.starts_with("GIT_") || w.opaque.is_some())
+    {
+        return SegmentJudgement::owned(
+            Ask,
+            format!(
+                "`{program}` removes `{}` from the environment, and GIT_* variables carry the \
+                 sandbox's protected git settings",
+                git.text
+            ),
+        );
+    }
     if program != "unset" && names.is_empty() && !assigns {
         return SegmentJudgement::new(Ask, crate::program_rules::PRINTS_ENVIRONMENT);
     }
@@ -2830,6 +2847,33 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
                     Ask,
                     "env -S runs a command split from a string",
                 ));
+            }
+            // Clearing the environment, or removing a GIT_* variable from it, drops
+            // the sandbox's protected git settings as setting one would replace them.
+            if name == "env" {
+                let unset = match text.strip_prefix("--unset") {
+                    Some(long) => long.strip_prefix('=').map(str::to_string),
+                    None if env_short('u') => text
+                        .split_once('u')
+                        .map(|(_, v)| v.to_string())
+                        .filter(|v| !v.is_empty()),
+                    None => None,
+                }
+                .or_else(|| {
+                    (text.starts_with("--unset") || env_short('u'))
+                        .then(|| rest.get(index + 1).map(|w| w.text.clone()))
+                        .flatten()
+                });
+                if text == "--ignore-environment"
+                    || env_short('i')
+                    || unset.is_some_and(|v| v.starts_with("GIT_"))
+                {
+                    out.judgement = Some(SegmentJudgement::new(
+                        Ask,
+                        "env clears the environment or removes a GIT_* variable from it (the \
+                         sandbox's protected git settings are carried there)",
+                    ));
+                }
             }
             if value_flags.contains(&text) {
                 index += 1;

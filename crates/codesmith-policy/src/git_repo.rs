@@ -104,18 +104,19 @@ pub(crate) fn repository_question(judge: PathJudge<'_>) -> Option<SegmentJudgeme
         match facts.probe(&at) {
             FileProbe::Directory => return git_dir_question(judge, &at),
             FileProbe::Text(text) => {
-                let Some(target) = text
-                    .lines()
-                    .next()
-                    .and_then(|l| l.strip_prefix("gitdir:"))
-                    .map(str::trim)
-                    .filter(|t| !t.is_empty())
-                else {
+                let Some(target) = gitfile_target(&text) else {
                     return ask(format!(
-                        "git: `{dot_git}` is a file that does not name a git directory"
+                        "git: `{dot_git}` is a file that does not name a git directory the way \
+                         git reads it (`gitdir: PATH` and a line end)"
                     ));
                 };
                 let git_dir = facts.resolve(&join(&dir, target));
+                if facts.probe(&git_dir) != FileProbe::Directory {
+                    return ask(format!(
+                        "git: `{dot_git}` names `{git_dir}`, which is not known to be a directory, \
+                         so the repository's configuration is not checked"
+                    ));
+                }
                 return git_dir_question(judge, &git_dir);
             }
             FileProbe::Missing => {}
@@ -129,9 +130,16 @@ pub(crate) fn repository_question(judge: PathJudge<'_>) -> Option<SegmentJudgeme
         // A directory that itself looks like a git directory is taken as a bare
         // repository by a git without `safe.bareRepository=explicit` (the sandbox
         // sets it; a command run elsewhere may not have it): its config is checked too.
-        if matches!(facts.probe(&join(&dir, "HEAD")), FileProbe::Text(_))
-            && facts.probe(&join(&dir, "objects")) == FileProbe::Directory
-        {
+        // Git accepts a HEAD that is a symlink into `refs/` (even dangling), and
+        // follows a symlinked `objects`: anything there that is not plainly absent
+        // (or, for HEAD, a directory) counts.
+        if !matches!(
+            facts.probe(&join(&dir, "HEAD")),
+            FileProbe::Missing | FileProbe::Directory
+        ) && matches!(
+            facts.probe(&join(&dir, "objects")),
+            FileProbe::Directory | FileProbe::Unknown
+        ) {
             return git_dir_question(judge, &dir);
         }
         match parent(&dir) {
@@ -151,7 +159,14 @@ fn git_dir_question(judge: PathJudge<'_>, git_dir: &str) -> Option<SegmentJudgem
     let facts = judge.facts;
     let common = match facts.probe(&join(git_dir, "commondir")) {
         FileProbe::Missing => git_dir.to_string(),
-        FileProbe::Text(text) => facts.resolve(&join(git_dir, text.trim())),
+        FileProbe::Text(text) => match line_ends_stripped(&text) {
+            Some(path) => facts.resolve(&join(git_dir, path)),
+            None => {
+                return ask(format!(
+                    "git: `{git_dir}/commondir` does not name one directory the way git reads it"
+                ));
+            }
+        },
         _ => {
             return ask(format!(
                 "git: `{git_dir}/commondir` could not be read, so the repository's \
@@ -159,7 +174,16 @@ fn git_dir_question(judge: PathJudge<'_>, git_dir: &str) -> Option<SegmentJudgem
             ));
         }
     };
-    for file in [join(&common, "config"), join(git_dir, "config.worktree")] {
+    let config = join(&common, "config");
+    if facts.probe(&config) == FileProbe::Missing {
+        // Every repository git creates has one; a git directory without it is
+        // one this judgement cannot vouch for.
+        return ask(format!(
+            "git: the repository's config `{config}` is missing, so the git directory is not \
+             one git made and is not checked"
+        ));
+    }
+    for file in [config, join(git_dir, "config.worktree")] {
         match facts.probe(&file) {
             FileProbe::Missing => {}
             FileProbe::Text(text) => {
@@ -176,6 +200,22 @@ fn git_dir_question(judge: PathJudge<'_>, git_dir: &str) -> Option<SegmentJudgem
         }
     }
     None
+}
+
+/// The path a gitfile's `text` names, read as git reads it: the text must start
+/// with exactly `gitdir: `, and the path is all the rest with its trailing line
+/// ends (`\n`, `\r`) removed. `None` for anything else, and for a path that
+/// still holds a line end, a NUL or nothing (git would read it as a different
+/// path than this judgement could check).
+fn gitfile_target(text: &str) -> Option<&str> {
+    line_ends_stripped(text.strip_prefix("gitdir: ")?)
+}
+
+/// `text` without its trailing `\n` and `\r` (as git reads `.git` files and
+/// `commondir`), when what is left is one non-empty line without NUL.
+fn line_ends_stripped(text: &str) -> Option<&str> {
+    let path = text.trim_end_matches(['\n', '\r']);
+    (!path.is_empty() && !path.contains(['\n', '\r', '\0'])).then_some(path)
 }
 
 /// `Ok` when every key `text` (git configuration) sets is inert; otherwise what
@@ -400,6 +440,23 @@ mod tests {
                 Ok(()) => assert_eq!(key, "must-not-appear", "{text:?}"),
             }
         }
+    }
+
+    #[test]
+    fn gitfiles_are_read_byte_for_byte_as_git_reads_them() {
+        assert_eq!(gitfile_target("gitdir: ../x\n"), Some("../x"));
+        assert_eq!(gitfile_target("gitdir: /a b\r\n"), Some("/a b"));
+        assert_eq!(gitfile_target("gitdir:  g\n"), Some(" g"));
+        for text in [
+            "gitdir:g\n",
+            "gitdir: ok\nevil\n",
+            "gitdir: \n",
+            " gitdir: x",
+            "GITDIR: x",
+        ] {
+            assert_eq!(gitfile_target(text), None, "{text:?}");
+        }
+        assert_eq!(line_ends_stripped(" ../x\n"), Some(" ../x"));
     }
 
     #[test]

@@ -1764,11 +1764,56 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
         "prune" | "filter-branch" | "filter-repo" | "replace" | "update-ref" => {
             SegmentJudgement::new(Ask, "rewrites or deletes repository history")
         }
+        "mv" => mv_judgement(&args[index + 1..], &rest, _judge),
+        "rm" if !has(&["cached"]) => {
+            // What git rm deletes is guarded as any write of those paths is.
+            let written = _judge.writes(operands.iter().copied());
+            if written.level > WorkspaceSafe {
+                return SegmentJudgement::owned(Ask, format!("git rm {}", written.reason));
+            }
+            SegmentJudgement::new(WorkspaceSafe, "changes the local repository")
+        }
         s if LOCAL_WRITES.contains(&s) => {
             SegmentJudgement::new(WorkspaceSafe, "changes the local repository")
         }
         _ => SegmentJudgement::new(Ask, "unknown git sub-command"),
     }
+}
+
+/// Judges `git mv WORDS` (`expanded`: the same words with long options
+/// spelled out) by every path it names: each source leaves its place and the
+/// destination (or a path inside it) is created, so all are held to the guard
+/// every write is ([`PathJudge::writes`]: `.git` at any depth, `.codesmith/`,
+/// instruction files, places outside the workspace). An option not listed asks.
+fn mv_judgement(words: &[Word], expanded: &[&str], judge: PathJudge<'_>) -> SegmentJudgement {
+    let mut paths: Vec<&Word> = Vec::new();
+    let mut dash_dash = false;
+    for (word, text) in words.iter().zip(expanded) {
+        if !dash_dash && *text == "--" {
+            dash_dash = true;
+            continue;
+        }
+        if !dash_dash && text.starts_with('-') && text.len() > 1 {
+            let known = matches!(*text, "--force" | "--dry-run" | "--verbose" | "--sparse")
+                || (!text.starts_with("--") && text[1..].chars().all(|c| "fknv".contains(c)));
+            if !known {
+                return SegmentJudgement::owned(
+                    Ask,
+                    format!("git mv: the option `{text}` is not analysed"),
+                );
+            }
+            continue;
+        }
+        paths.push(word);
+    }
+    if paths.len() < 2 {
+        return SegmentJudgement::new(Ask, "git mv without a source and a destination");
+    }
+    let written = judge.writes(paths.iter().copied());
+    if written.level > WorkspaceSafe {
+        return SegmentJudgement::owned(Ask, format!("git mv {}", written.reason));
+    }
+    SegmentJudgement::new(WorkspaceSafe, "moves files in the work tree and the index")
 }
 
 /// True when `git checkout` is given paths (`git checkout HEAD src/x`,

@@ -277,6 +277,44 @@ fn the_repository_is_found_as_git_finds_it() {
             "cd b && git status",
             Ask,
         ),
+        // A gitfile is read as git reads it: `gitdir:  g` names ` g`, not `g`.
+        (
+            &[
+                ("WS/.git/config", common::INERT_CONFIG),
+                ("WS/sub3/g/config", common::INERT_CONFIG),
+                ("WS/sub3/ g/HEAD", "ref: refs/heads/main\n"),
+                ("WS/sub3/ g/config", BAD),
+                ("WS/sub3/.git", "gitdir:  g\n"),
+            ],
+            "cd sub3 && git status",
+            Ask,
+        ),
+        (
+            &[
+                ("WS/sub3/g/config", common::INERT_CONFIG),
+                ("WS/sub3/.git", "gitdir: g\nevil\n"),
+            ],
+            "cd sub3 && git status",
+            Ask,
+        ),
+        // The named git directory must exist and hold a config.
+        (&[("WS/.git", "gitdir: ../nowhere\n")], "git status", Ask),
+        (
+            &[
+                ("WS/.git", "gitdir: g\n"),
+                ("WS/g/HEAD", "ref: refs/heads/main\n"),
+            ],
+            "git status",
+            Ask,
+        ),
+        (
+            &[
+                ("WS/.git", "gitdir: g\n"),
+                ("WS/g/config", common::INERT_CONFIG),
+            ],
+            "git status",
+            Safe,
+        ),
         // No repository at all: git would read files as `--no-index` does.
         (&[], "git diff a.txt .env", Ask),
         (&[], "git status", Ask),
@@ -302,6 +340,20 @@ fn the_command_cannot_replace_the_protected_git_config() {
         "export GIT_CONFIG_COUNT=0; git status",
         "env GIT_CONFIG_PARAMETERS=x git status",
         "git -c safe.bareRepository=all status",
+        "unset GIT_CONFIG_COUNT; git status",
+        "unset -v GIT_CONFIG_KEY_0 && git status",
+        "env -u GIT_CONFIG_COUNT git status",
+        "env -uGIT_CONFIG_COUNT git status",
+        "env --unset=GIT_CONFIG_COUNT git status",
+        "env -i git status",
+        "env -i PATH=/usr/bin git status",
+        "env --ignore-environment git status",
+        "declare +x GIT_CONFIG_COUNT; git status",
+        "export -n GIT_CONFIG_COUNT; git status",
+    ]);
+    check(&[
+        ("unset FOO; git status", Safe),
+        ("env -u FOO git status", Safe),
     ]);
 }
 
@@ -319,4 +371,67 @@ fn writes_to_a_dot_git_at_any_depth_ask() {
         "ln -s ../b sub/.git",
         "rm sub/.git",
     ]);
+}
+
+/// `git mv` creates its destination as `mv` does, so it meets the same guard:
+/// a `.git` at any depth, the repository's hooks and config, `.codesmith/`.
+#[test]
+fn git_mv_and_rm_name_paths_held_to_the_write_guard() {
+    asks(&[
+        "git mv b sub5/.git",
+        "git add gf && git mv gf sub3/.git",
+        "git mv h .git/hooks/pre-commit",
+        "git mv c .git/config",
+        "git mv -f x .codesmith/policy.toml",
+        "git mv -- x sub/.GIT",
+        "git mv .git y",
+        "git mv x /tmp/elsewhere",
+        "git mv --bogus x y",
+        "git rm .codesmith/policy.toml",
+        "git rm -r sub/.git",
+    ]);
+    check(&[
+        ("git mv a.txt b.txt", WorkspaceSafe),
+        ("git mv -k src/a.rs src/b.rs", WorkspaceSafe),
+        ("git rm a.txt", WorkspaceSafe),
+        ("git rm --cached a.txt", WorkspaceSafe),
+    ]);
+}
+
+/// A directory git would take as a bare repository is checked even when its
+/// `HEAD` is a symlink (git accepts one into `refs/`, even dangling); with no
+/// config there, the command asks.
+#[test]
+#[allow(clippy::unwrap_used)]
+fn a_bare_looking_directory_with_a_symlinked_head_is_checked() {
+    let root = std::env::temp_dir().join(format!("codesmith-bare-head-{}", std::process::id()));
+    let ws = root.join("ws");
+    let bare = ws.join("b");
+    std::fs::create_dir_all(bare.join("objects")).unwrap();
+    std::fs::create_dir_all(bare.join("refs")).unwrap();
+    std::fs::create_dir_all(ws.join(".git/objects")).unwrap();
+    std::fs::write(ws.join(".git/config"), common::INERT_CONFIG).unwrap();
+    std::os::unix::fs::symlink("refs/heads/master", bare.join("HEAD")).unwrap();
+    let ws_text = ws.to_str().unwrap();
+    let facts = codesmith_policy::SystemPaths::new();
+    let judged = |command: &str| codesmith_policy::classify_command_with(command, ws_text, &facts);
+    let missing = judged("cd b && git status");
+    std::fs::write(
+        bare.join("config"),
+        "[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = \"echo pwned; false\"\n",
+    )
+    .unwrap();
+    let planted = judged("cd b && git status");
+    std::fs::write(bare.join("config"), common::INERT_CONFIG).unwrap();
+    let inert = judged("cd b && git status");
+    std::fs::remove_dir_all(&root).unwrap();
+    assert_eq!(missing.level, Ask, "{}", missing.reason);
+    assert!(missing.reason.contains("missing"), "{}", missing.reason);
+    assert_eq!(planted.level, Ask, "{}", planted.reason);
+    assert!(
+        planted.reason.contains("core.worktree"),
+        "{}",
+        planted.reason
+    );
+    assert_eq!(inert.level, Safe, "{}", inert.reason);
 }

@@ -899,3 +899,43 @@ async fn configuration_the_repository_includes_is_read_only_and_cannot_be_create
         "an included file was left behind: {t}"
     );
 }
+
+/// The sandbox's protected git setting (`safe.bareRepository=explicit`) also lives in
+/// the read-only system configuration: a git that reads `/etc/gitconfig`, run with a
+/// cleared environment (`unset`, `env -i`), still cannot use a planted bare-looking
+/// directory, whose `core.fsmonitor` would run.
+#[tokio::test]
+async fn a_cleared_environment_keeps_the_protected_git_setting() {
+    let Some(f) = fixture() else { return };
+    if !std::path::Path::new("/etc/gitconfig").is_file()
+        || !std::path::Path::new("/usr/bin/git").exists()
+    {
+        // Nothing to mount over here: the environment and the policy carry the setting.
+        return;
+    }
+    let ws = &f.ctx.workspace;
+    let bare = ws.join("b");
+    std::fs::create_dir_all(bare.join("objects")).unwrap();
+    std::fs::create_dir_all(bare.join("refs")).unwrap();
+    std::os::unix::fs::symlink("refs/heads/master", bare.join("HEAD")).unwrap();
+    std::fs::write(
+        bare.join("config"),
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = ..\n\
+         \tfsmonitor = \"echo pwned > PWNED; false\"\n",
+    )
+    .unwrap();
+    let out = sh(
+        &f.ctx,
+        "env -i /usr/bin/git config --system --get safe.bareRepository 2>&1; \
+         cd b; unset GIT_CONFIG_COUNT; /usr/bin/git status >/dev/null 2>&1; \
+         env -i /usr/bin/git status >/dev/null 2>&1; \
+         echo GIT_CONFIG_NOSYSTEM=$GIT_CONFIG_NOSYSTEM"
+            .to_string(),
+    )
+    .await;
+    let t = text(&out);
+    assert!(t.contains("explicit"), "{t}");
+    assert!(t.contains("GIT_CONFIG_NOSYSTEM=\n"), "{t}");
+    assert!(!ws.join("PWNED").exists(), "{t}");
+    assert!(!ws.join("b/PWNED").exists(), "{t}");
+}

@@ -376,6 +376,23 @@ impl Backend for BwrapBackend {
                 None => push(&[&"--ro-bind", &dir, &dir]),
             }
         }
+        // The protected git settings also live in the system git configuration, which
+        // the command cannot unset as it can an environment variable. A file can only be
+        // mounted over one that exists, so this covers the places where the host has one.
+        for path in ex::SYSTEM_GITCONFIGS {
+            let path = Path::new(path);
+            if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+                continue;
+            }
+            let fd = super::prelude::pipe_with(&ex::sandbox_gitconfig(
+                std::fs::read(path).ok().as_deref(),
+            ))?;
+            {
+                use std::os::fd::AsRawFd;
+                push(&[&"--ro-bind-data", &fd.as_raw_fd().to_string(), &path]);
+            }
+            prelude.keep.push(fd);
+        }
         for secret in ex::etc_secrets() {
             mask(&mut push, &secret);
         }

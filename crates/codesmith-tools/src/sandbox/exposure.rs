@@ -284,6 +284,11 @@ pub fn toolchain_secrets(home: Option<&Path>, toolchains: &[PathBuf]) -> Vec<Pat
 /// True when the environment variable `name` passes into the sandbox: named in
 /// [`ENV_ALLOW`] or [`TOOLCHAIN_ENV`], `LC_*`, or listed by the user in `extra`.
 pub fn env_passes(name: &str, extra: &[String]) -> bool {
+    // These would make git skip or replace the sandbox's system configuration
+    // ([`sandbox_gitconfig`]), which carries the protected settings.
+    if matches!(name, "GIT_CONFIG_NOSYSTEM" | "GIT_CONFIG_SYSTEM") {
+        return false;
+    }
     ENV_ALLOW.contains(&name)
         || TOOLCHAIN_ENV.contains(&name)
         || (name.starts_with("LC_") && name.len() > 3)
@@ -364,6 +369,27 @@ pub fn protect_git(env: &mut Vec<(OsString, OsString)>) {
         "GIT_CONFIG_COUNT".into(),
         (count + PROTECTED_GIT_CONFIG.len()).to_string().into(),
     ));
+}
+
+/// Where git reads its system-wide configuration: a distribution's git
+/// (`/etc/gitconfig`) or one built with the default prefix (`/usr/local`).
+pub const SYSTEM_GITCONFIGS: &[&str] = &["/etc/gitconfig", "/usr/local/etc/gitconfig"];
+
+/// The system git configuration a sandboxed command sees at [`SYSTEM_GITCONFIGS`] (where the host has one): the
+/// host's (`host`, when it has one) followed by [`PROTECTED_GIT_CONFIG`] (later settings
+/// win in git). Unlike the environment [`protect_git`] sets, the command cannot remove
+/// it (`unset`, `env -i`): it is mounted read-only, and `GIT_CONFIG_NOSYSTEM` does not
+/// pass into the sandbox ([`env_passes`]).
+pub fn sandbox_gitconfig(host: Option<&[u8]>) -> Vec<u8> {
+    let mut out = host.unwrap_or_default().to_vec();
+    if !out.is_empty() && !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
+    for (key, value) in PROTECTED_GIT_CONFIG {
+        let (section, name) = key.split_once('.').unwrap_or((key, ""));
+        out.extend_from_slice(format!("[{section}]\n\t{name} = {value}\n").as_bytes());
+    }
+    out
 }
 
 /// The git directories of a workspace whose program-running parts are made read-only:
@@ -732,5 +758,25 @@ mod tests {
         assert_eq!(hooks_path_dir(&ws), Some(ws.join(".husky/_")));
         std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = /etc\n").unwrap();
         assert_eq!(hooks_path_dir(&ws), None);
+    }
+
+    #[test]
+    fn the_sandbox_system_gitconfig_keeps_the_host_one_and_adds_the_protected_settings() {
+        let made = sandbox_gitconfig(Some(b"[user]\n\tname = x"));
+        assert_eq!(
+            String::from_utf8_lossy(&made),
+            "[user]\n\tname = x\n[safe]\n\tbareRepository = explicit\n"
+        );
+        assert_eq!(
+            sandbox_gitconfig(None),
+            b"[safe]\n\tbareRepository = explicit\n".to_vec()
+        );
+        // Neither passes, even when the user lists it: git would skip the file.
+        let listed = [
+            "GIT_CONFIG_NOSYSTEM".to_string(),
+            "GIT_CONFIG_SYSTEM".to_string(),
+        ];
+        assert!(!env_passes("GIT_CONFIG_NOSYSTEM", &listed));
+        assert!(!env_passes("GIT_CONFIG_SYSTEM", &listed));
     }
 }

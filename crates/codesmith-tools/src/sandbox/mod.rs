@@ -578,6 +578,14 @@ pub fn explain(sandbox: &Sandbox, scope: &Scope) -> std::io::Result<Explanation>
                 });
                 i += if ro { 4 } else { 2 };
             }
+            "--ro-bind-data" => {
+                paths.push(Exposed {
+                    path: path_at(i + 2),
+                    access: Access::ReadOnly,
+                    kind: "generated",
+                });
+                i += 3;
+            }
             "--symlink" => {
                 paths.push(Exposed {
                     path: path_at(i + 2),
