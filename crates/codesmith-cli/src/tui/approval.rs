@@ -1,8 +1,9 @@
 //! Inline approval prompts, and the queue of the engine's approval questions: each
 //! arrives as an `approval_requested` event and is answered with `Op::Approval`.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::ops::Range;
 
 use codesmith_protocol::{ApprovalAnswer, ApprovalRequest};
 
@@ -86,9 +87,15 @@ pub(crate) struct Prompt {
     /// An approving key was pressed before the whole command had been shown: the prompt
     /// says why it expanded instead of answering.
     pub must_read: bool,
-    /// True once every row of the whole command has been on screen (set by the view when
-    /// it draws the last row; from the start when nothing is elided).
+    /// True once every row of the whole command has been on screen (set by the view
+    /// through [`Prompt::mark_drawn`]; from the start when nothing is elided). Jumping
+    /// to the end does not count: rows skipped over were never drawn.
     pub seen_all: Cell<bool>,
+    /// Per line of [`Prompt::full_lines`]: every row it wraps to has been drawn.
+    pub seen_lines: RefCell<Vec<bool>>,
+    /// The width the command was wrapped at, and per wrapped row whether it has been
+    /// drawn at that width (a new width starts the rows over; whole lines stay seen).
+    pub seen_rows: RefCell<(usize, Vec<bool>)>,
 }
 
 /// The line an eliding prompt shows under the command.
@@ -96,7 +103,7 @@ pub(crate) const ELIDED_NOTE: &str =
     "  part of this command is not shown: Ctrl-O shows all of it before you approve";
 /// The line shown when an approving key was pressed before the whole command was shown.
 pub(crate) const MUST_READ_NOTE: &str =
-    "  approve only what you have seen: read to the end (↓, PgDn, End), then answer";
+    "  approve only what you have seen: scroll through every row (↓, PgDn), then answer";
 
 impl Prompt {
     /// A prompt for `request`, with "yes, once" highlighted.
@@ -109,7 +116,10 @@ impl Prompt {
             scroll: 0,
             must_read: false,
             seen_all: Cell::new(false),
+            seen_lines: RefCell::new(Vec::new()),
+            seen_rows: RefCell::new((0, Vec::new())),
         };
+        prompt.seen_lines = RefCell::new(vec![false; prompt.full_lines().len()]);
         prompt.seen_all = Cell::new(!prompt.elides());
         prompt
     }
@@ -170,6 +180,33 @@ impl Prompt {
             }
         }
         false
+    }
+
+    /// Records that the rows `drawn` of the whole command, wrapped at `width` columns,
+    /// are on screen. `row_lines` maps each wrapped row to its line of
+    /// [`Prompt::full_lines`]. A line counts as seen once all its rows have been drawn;
+    /// [`Prompt::seen_all`] turns true once every line has been seen.
+    pub(crate) fn mark_drawn(&self, width: usize, row_lines: &[usize], drawn: Range<usize>) {
+        let mut rows = self.seen_rows.borrow_mut();
+        if rows.0 != width || rows.1.len() != row_lines.len() {
+            *rows = (width, vec![false; row_lines.len()]);
+        }
+        for r in drawn.start..drawn.end.min(row_lines.len()) {
+            rows.1[r] = true;
+        }
+        let mut lines = self.seen_lines.borrow_mut();
+        let mut whole = vec![true; lines.len()];
+        for (r, &line) in row_lines.iter().enumerate() {
+            if let Some(w) = whole.get_mut(line) {
+                *w &= rows.1[r];
+            }
+        }
+        for (seen, w) in lines.iter_mut().zip(whole) {
+            *seen |= w;
+        }
+        if lines.iter().all(|&s| s) {
+            self.seen_all.set(true);
+        }
     }
 
     /// True for an answer that runs the command.
@@ -301,6 +338,28 @@ mod tests {
             ..request(true)
         });
         assert!(!p.elides());
+    }
+
+    #[test]
+    fn only_rows_drawn_count_as_seen() {
+        let req = ApprovalRequest {
+            summary: "a\nb\nHIDDEN\nd\ne".into(),
+            ..request(true)
+        };
+        let p = Prompt::new(req);
+        // Line 2 wraps to rows 2..4; the others take one row each.
+        let rows = [0, 1, 2, 2, 2, 3, 4];
+        // The first page, then a jump to the last: rows 2–4 never drawn.
+        p.mark_drawn(40, &rows, 0..2);
+        p.mark_drawn(40, &rows, 5..7);
+        assert!(!p.seen_all.get(), "skipped rows are not seen");
+        p.mark_drawn(40, &rows, 2..4);
+        assert!(!p.seen_all.get(), "a line is seen only whole");
+        // Another width starts the rows over: row 4 alone does not finish line 2.
+        p.mark_drawn(30, &rows, 4..5);
+        assert!(!p.seen_all.get());
+        p.mark_drawn(30, &rows, 2..4);
+        assert!(p.seen_all.get());
     }
 
     #[test]

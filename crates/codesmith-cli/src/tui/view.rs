@@ -350,19 +350,22 @@ fn approval_lines(
     }
     let mut lines = Vec::new();
     if prompt.expanded {
-        let rows: Vec<Line<'static>> = prompt
-            .full_lines()
-            .into_iter()
-            .flat_map(|l| wrap_line(&Line::styled(l.clone(), style_of(&l)), inner))
-            .collect();
+        let mut rows: Vec<Line<'static>> = Vec::new();
+        let mut row_lines = Vec::new();
+        for (i, l) in prompt.full_lines().into_iter().enumerate() {
+            let wrapped = wrap_line(&Line::styled(l.clone(), style_of(&l)), inner);
+            row_lines.extend(std::iter::repeat_n(i, wrapped.len()));
+            rows.extend(wrapped);
+        }
         // The footer and the position line keep their rows; the command gets the rest
         // (at least 3).
         let page = max_rows.saturating_sub(footer.len() + 1).max(3);
         let scroll = prompt.scroll.min(rows.len().saturating_sub(page));
         let end = (scroll + page).min(rows.len());
         lines.extend(rows[scroll..end].iter().cloned());
-        if drawn && end == rows.len() {
-            prompt.seen_all.set(true);
+        // Only the rows drawn count as read, and only when the whole prompt fits.
+        if drawn && (end - scroll) + 1 + footer.len() <= max_rows {
+            prompt.mark_drawn(inner, &row_lines, scroll..end);
         }
         lines.push(Line::styled(
             format!(
