@@ -209,6 +209,12 @@ impl Prompt {
         }
     }
 
+    /// True once every line of the command has been drawn whole (see
+    /// [`Prompt::mark_drawn`]).
+    pub(crate) fn all_lines_seen(&self) -> bool {
+        self.seen_lines.borrow().iter().all(|&s| s)
+    }
+
     /// True for an answer that runs the command.
     pub(crate) fn approves(answer: ApprovalAnswer) -> bool {
         answer != ApprovalAnswer::Deny
@@ -359,7 +365,7 @@ mod tests {
         p.mark_drawn(30, &rows, 4..5);
         assert!(!p.seen_all.get());
         p.mark_drawn(30, &rows, 2..4);
-        assert!(p.seen_all.get());
+        assert!(p.seen_all.get() && p.all_lines_seen());
     }
 
     #[test]

@@ -620,3 +620,60 @@ fn a_compaction_shows_a_spinner_and_ctrl_c_interrupts_it() {
     );
     assert!(!a.running);
 }
+
+#[test]
+fn a_long_reason_folds_and_the_choices_stay_on_a_small_screen() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let at = |a: &mut App, w, h| {
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        terminal.draw(|f| view::draw(f, a)).unwrap();
+        let buf = terminal.backend().buffer().clone();
+        (0..buf.area.height)
+            .map(|y| {
+                (0..buf.area.width)
+                    .map(|x| buf[(x, y)].symbol().to_string())
+                    .collect::<String>()
+            })
+            .collect::<Vec<String>>()
+    };
+    let mut a = app();
+    a.start_task("build it");
+    a.ask(ApprovalRequest {
+        tool: "exec_shell".into(),
+        summary: format!("ls {}", "x".repeat(150)),
+        reason: format!("unknown word {} END_OF_REASON", "w".repeat(2600)),
+        can_persist: true,
+        ..Default::default()
+    });
+    let rows = at(&mut a, 60, 14);
+    find(&rows, "[y] yes, once");
+    find(&rows, "more rows of why: Ctrl-O shows all");
+    find(&rows, "$ ls");
+    assert!(!rows.iter().any(|r| r.contains("END_OF_REASON")));
+    // The whole reason scrolls under the whole command; the choices stay.
+    a.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    let mut rows = at(&mut a, 60, 14);
+    for _ in 0..80 {
+        find(&rows, "[y] yes, once");
+        if rows.iter().any(|r| r.contains("END_OF_REASON")) {
+            break;
+        }
+        a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+        rows = at(&mut a, 60, 14);
+    }
+    find(&rows, "END_OF_REASON");
+    // A command taller than the screen gives way before the choices, and is then not
+    // taken as seen.
+    a.approval = None;
+    a.ask(ApprovalRequest {
+        tool: "exec_shell".into(),
+        summary: (0..6).map(|i| format!("echo line{i}\n")).collect(),
+        reason: "r".repeat(300),
+        can_persist: true,
+        ..Default::default()
+    });
+    let rows = at(&mut a, 60, 14);
+    find(&rows, "[y] yes, once");
+    find(&rows, "more rows of the command: Ctrl-O shows all");
+    assert!(!a.approval.as_ref().unwrap().seen_all.get());
+}

@@ -295,9 +295,14 @@ fn tool_lines(tool: &ToolEntry, expand: bool, t: &Theme) -> Vec<Line<'static>> {
     out
 }
 
+/// Most rows the `why:` reason of an approval prompt takes while the command is folded;
+/// Ctrl-O shows all of it below the command.
+pub(crate) const WHY_ROWS: usize = 3;
+
 /// The rows of an approval prompt `width` columns wide, at most `max_rows` of them when
-/// the whole command is shown (it scrolls). With `drawn` (the rows go on screen), marks
-/// the prompt's command as seen once they hold its last row.
+/// that leaves room for the choices: the reason folds to [`WHY_ROWS`] rows (fewer when the
+/// screen is short) and the command's rows give way before the choices do. With `drawn`
+/// (the rows go on screen), records which rows of the whole command were on screen.
 fn approval_lines(
     app: &App,
     prompt: &super::approval::Prompt,
@@ -314,15 +319,13 @@ fn approval_lines(
             t.dim
         }
     };
-    // Below the command: a note when "yes" was pressed too early, why, the choices, and
-    // the reason being typed.
+    // Below the command and the reason: a note when "yes" was pressed too early, the
+    // choices, and the reason being typed.
     let mut footer = Vec::new();
     if prompt.must_read && !prompt.seen_all.get() {
         let note = Line::styled(super::approval::MUST_READ_NOTE, t.warn);
         footer.extend(wrap_line(&note, inner));
     }
-    let why = Line::styled(format!("why: {}", prompt.request.reason), t.text);
-    footer.extend(wrap_line(&why, inner));
     let mut spans = Vec::new();
     for (i, c) in prompt.choices().iter().enumerate() {
         let style = if i == prompt.selected {
@@ -348,6 +351,10 @@ fn approval_lines(
         );
         footer.extend(wrap_line(&typed, inner));
     }
+    let why = wrap_line(
+        &Line::styled(format!("why: {}", prompt.request.reason), t.text),
+        inner,
+    );
     let mut lines = Vec::new();
     if prompt.expanded {
         let mut rows: Vec<Line<'static>> = Vec::new();
@@ -357,15 +364,17 @@ fn approval_lines(
             row_lines.extend(std::iter::repeat_n(i, wrapped.len()));
             rows.extend(wrapped);
         }
+        // The whole reason scrolls below the whole command.
+        rows.extend(why);
         // The footer and the position line keep their rows; the command gets the rest
-        // (at least 3).
-        let page = max_rows.saturating_sub(footer.len() + 1).max(3);
+        // (at least 1).
+        let page = max_rows.saturating_sub(footer.len() + 1).max(1);
         let scroll = prompt.scroll.min(rows.len().saturating_sub(page));
         let end = (scroll + page).min(rows.len());
         lines.extend(rows[scroll..end].iter().cloned());
         // Only the rows drawn count as read, and only when the whole prompt fits.
         if drawn && (end - scroll) + 1 + footer.len() <= max_rows {
-            prompt.mark_drawn(inner, &row_lines, scroll..end);
+            prompt.mark_drawn(inner, &row_lines, scroll..end.min(row_lines.len()));
         }
         lines.push(Line::styled(
             format!(
@@ -376,9 +385,52 @@ fn approval_lines(
             t.dim,
         ));
     } else {
-        for l in prompt.command_lines() {
-            lines.extend(wrap_line(&Line::styled(l.clone(), style_of(&l)), inner));
+        let command: Vec<Line<'static>> = prompt
+            .command_lines()
+            .into_iter()
+            .flat_map(|l| wrap_line(&Line::styled(l.clone(), style_of(&l)), inner))
+            .collect();
+        let room = max_rows.saturating_sub(footer.len());
+        // The reason: at most WHY_ROWS rows, and no more than the command leaves.
+        let why_rows = WHY_ROWS
+            .min(room.saturating_sub(command.len()).max(1))
+            .min(why.len());
+        let why_cut = why_rows < why.len();
+        let mut shown_why: Vec<Line<'static>> = why[..why_rows.saturating_sub(1)].to_vec();
+        if why_cut {
+            shown_why.push(Line::styled(
+                format!(
+                    "  … {} more rows of why: Ctrl-O shows all",
+                    why.len() - shown_why.len()
+                ),
+                t.dim,
+            ));
+        } else if let Some(last) = why.get(why_rows.wrapping_sub(1)) {
+            shown_why.push(last.clone());
         }
+        // The command gives way too when the screen is too short for it.
+        let command_room = room.saturating_sub(shown_why.len()).max(1);
+        if command.len() > command_room {
+            lines.extend(command[..command_room - 1].iter().cloned());
+            lines.push(Line::styled(
+                format!(
+                    "  … {} more rows of the command: Ctrl-O shows all",
+                    command.len() - (command_room - 1)
+                ),
+                t.dim,
+            ));
+            // What did not fit was not seen, unless it was drawn whole before.
+            if drawn && !prompt.all_lines_seen() {
+                prompt.seen_all.set(false);
+            }
+        } else {
+            if drawn && !prompt.elides() {
+                // Every line of the command is on screen whole.
+                prompt.seen_lines.borrow_mut().fill(true);
+            }
+            lines.extend(command);
+        }
+        lines.extend(shown_why);
     }
     lines.extend(footer);
     lines
