@@ -49,7 +49,9 @@ impl TrustedReads {
 }
 
 /// Checks one trusted read root: an absolute, existing directory that is not `/` and
-/// neither holds nor lies in CodeSmith's home. Returns it canonicalised.
+/// neither holds nor lies in CodeSmith's home, reached without passing through a kernel
+/// pseudo-file system (its links are resolved one at a time before any check). Returns it
+/// canonicalised.
 ///
 /// # Errors
 /// A sentence naming what is wrong.
@@ -60,9 +62,21 @@ pub fn check_root(dir: &Path, home: &Path) -> Result<PathBuf, String> {
             dir.display()
         ));
     }
+    // Resolve the path one link at a time first, so that a route through a kernel
+    // pseudo-file system (`/proc/self/cwd`, or a link to it, which the kernel would
+    // follow to whatever directory the process stands in) is seen and refused.
+    let walked = resolve_links(dir)?;
     let canonical = dir
         .canonicalize()
         .map_err(|e| format!("{} cannot be opened: {e}", dir.display()))?;
+    if walked != canonical {
+        return Err(format!(
+            "{} resolves to {} by its links but to {} when opened; trust the directory itself",
+            dir.display(),
+            walked.display(),
+            canonical.display()
+        ));
+    }
     if !canonical.is_dir() {
         return Err(format!("{} is not a directory", dir.display()));
     }
@@ -71,10 +85,7 @@ pub fn check_root(dir: &Path, home: &Path) -> Result<PathBuf, String> {
     }
     // Kernel pseudo-file systems hold other processes' environments, memory maps and
     // devices, not files to read as project context.
-    if ["/proc", "/sys", "/dev"]
-        .iter()
-        .any(|p| canonical.starts_with(p))
-    {
+    if PSEUDO.iter().any(|p| canonical.starts_with(p)) {
         return Err(format!(
             "{} is a kernel pseudo-file system (/proc, /sys or /dev), which holds processes' \
              environments and devices, not files to trust",
@@ -93,6 +104,69 @@ pub fn check_root(dir: &Path, home: &Path) -> Result<PathBuf, String> {
     Ok(canonical)
 }
 
+/// Kernel pseudo-file systems: never trusted, nor passed through on the way to a root.
+const PSEUDO: [&str; 3] = ["/proc", "/sys", "/dev"];
+
+/// Most symbolic links followed while resolving one root.
+const MAX_LINKS: usize = 40;
+
+/// `dir` (absolute) with every symbolic link resolved one at a time, refusing as soon as
+/// the path reached lies in a kernel pseudo-file system (whose links, such as
+/// `/proc/self/cwd`, lead wherever the reading process stands).
+fn resolve_links(dir: &Path) -> Result<PathBuf, String> {
+    use std::path::Component;
+    let mut todo: Vec<std::ffi::OsString> = dir
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    let mut at = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(part) = todo.pop() {
+        if part == ".." {
+            at.pop();
+        } else {
+            at.push(&part);
+        }
+        if PSEUDO.iter().any(|p| at.starts_with(p)) {
+            return Err(format!(
+                "{} leads through {}, a kernel pseudo-file system (/proc, /sys or /dev),                  which holds processes' environments and devices, not files to trust",
+                dir.display(),
+                at.display()
+            ));
+        }
+        let meta = std::fs::symlink_metadata(&at)
+            .map_err(|e| format!("{} cannot be opened: {e}", dir.display()))?;
+        if meta.file_type().is_symlink() {
+            links += 1;
+            if links > MAX_LINKS {
+                return Err(format!(
+                    "{} follows more than {MAX_LINKS} symbolic links",
+                    dir.display()
+                ));
+            }
+            let target = std::fs::read_link(&at)
+                .map_err(|e| format!("{} cannot be opened: {e}", dir.display()))?;
+            at.pop();
+            if target.is_absolute() {
+                at = PathBuf::from("/");
+            }
+            for c in target.components().rev() {
+                match c {
+                    Component::Normal(n) => todo.push(n.to_os_string()),
+                    Component::ParentDir => todo.push("..".into()),
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(at)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -107,5 +181,39 @@ mod tests {
             assert!(err.contains("pseudo-file system"), "{dir}: {err}");
         }
         assert!(check_root(&std::env::temp_dir(), home).is_ok());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_route_through_a_pseudo_file_system_is_refused_whatever_it_leads_to() {
+        let home = Path::new("/nonexistent-codesmith-home");
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        // /proc/self/cwd leads to wherever the process stands: refused, as is a link to it.
+        let err = check_root(Path::new("/proc/self/cwd"), home).unwrap_err();
+        assert!(err.contains("leads through /proc"), "{err}");
+        let link = dir.path().join("cwd");
+        std::os::unix::fs::symlink("/proc/self/cwd", &link).unwrap();
+        let err = check_root(&link, home).unwrap_err();
+        assert!(err.contains("pseudo-file system"), "{err}");
+        // An ordinary link (absolute or relative, through ..) resolves to its directory.
+        let abs = dir.path().join("abs");
+        std::os::unix::fs::symlink(&real, &abs).unwrap();
+        let rel = dir.path().join("rel");
+        std::os::unix::fs::symlink(
+            "../".to_string() + &dir.path().file_name().unwrap().to_string_lossy() + "/real",
+            &rel,
+        )
+        .unwrap();
+        let canonical = real.canonicalize().unwrap();
+        assert_eq!(check_root(&abs, home).unwrap(), canonical);
+        assert_eq!(check_root(&rel, home).unwrap(), canonical);
+        // A link loop is a typed error, not a hang.
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        std::os::unix::fs::symlink(&b, &a).unwrap();
+        std::os::unix::fs::symlink(&a, &b).unwrap();
+        assert!(check_root(&a, home).is_err());
     }
 }
