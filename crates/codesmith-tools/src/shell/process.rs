@@ -220,6 +220,26 @@ fn omitted_line(bytes: usize, why: &str) -> String {
     format!("\n[... {bytes} bytes of output omitted: {why} ...]\n")
 }
 
+/// The line that ends a read which held back `bytes` of an escape sequence not yet
+/// finished.
+fn held_line(bytes: usize) -> String {
+    format!(
+        "\n[{bytes} bytes held back: an escape sequence the program started is not finished; \
+         they show when it ends, or as text once {} bytes of it are open]\n",
+        codesmith_policy::MAX_OPEN_SEQUENCE
+    )
+}
+
+/// The line that stands for `bytes` of an escape sequence dropped because it stayed open
+/// past [`codesmith_policy::MAX_OPEN_SEQUENCE`] bytes.
+fn dropped_line(bytes: usize) -> String {
+    format!(
+        "\n[{bytes} bytes dropped: an escape sequence the program started did not end within \
+         {} bytes; what follows is shown as text]\n",
+        codesmith_policy::MAX_OPEN_SEQUENCE
+    )
+}
+
 /// Why a command's kept output has a gap.
 fn capture_gap() -> String {
     format!(
@@ -286,8 +306,22 @@ pub(crate) fn read_new(
         if let Some(open) = codesmith_policy::unfinished_sequence_start(last)
             && !last[open..].contains('\u{FFFD}')
         {
-            slice.next -= last.len() - open;
+            let held = last.len() - open;
+            slice.next -= held;
             last.truncate(open);
+            last.push_str(&held_line(held));
+        } else if let Some(open) = last.rfind('\x1b')
+            && last.len() - open > codesmith_policy::MAX_OPEN_SEQUENCE
+        {
+            // A sequence still open after MAX_OPEN_SEQUENCE bytes will not end: its
+            // start is dropped, and what follows it shows as text.
+            let mut cut = open + codesmith_policy::MAX_OPEN_SEQUENCE;
+            while !last.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            if codesmith_policy::unfinished_sequence_start(&last[open..cut]) == Some(0) {
+                last.replace_range(open..cut, &dropped_line(cut - open));
+            }
         }
     }
     *cursor = slice.next;
@@ -699,8 +733,38 @@ pub(crate) fn exit_code(status: ExitStatus) -> i32 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unterminated_escape_sequence_is_held_with_a_note_then_dropped_past_its_bound() {
+        let home = tempfile::tempdir().unwrap();
+        let output: SharedOutput = Arc::default();
+        let mut cursor = 0;
+        lock(&output).push(b"before\n\x1b]0;");
+        let (read, _) = read_new(home.path(), &output, &mut cursor, false, false);
+        assert!(read.text.starts_with("before\n"), "{:?}", read.text);
+        assert!(read.text.contains("4 bytes held back"), "{:?}", read.text);
+        assert_eq!(cursor, 7);
+        // Lines keep coming and the title never ends: held (and said) up to the bound.
+        lock(&output).push(b"line 1 SECRETLINE\n");
+        let (read, _) = read_new(home.path(), &output, &mut cursor, false, false);
+        assert!(read.text.contains("22 bytes held back"), "{:?}", read.text);
+        assert!(!read.text.contains("SECRETLINE"));
+        assert_eq!(cursor, 7);
+        let filler = "x".repeat(codesmith_policy::MAX_OPEN_SEQUENCE);
+        lock(&output).push(format!("{filler}\nline 2 AFTER\n").as_bytes());
+        let (read, _) = read_new(home.path(), &output, &mut cursor, false, false);
+        assert!(read.text.contains("4096 bytes dropped"), "{:?}", read.text);
+        assert!(read.text.contains("line 2 AFTER"), "{:?}", read.text);
+        assert!(!read.text.contains("held back"), "{:?}", read.text);
+        assert_eq!(cursor, lock(&output).len());
+        // A sequence that ends is stripped, with no note.
+        lock(&output).push(b"\x1b]0;title\x07done\n");
+        let (read, _) = read_new(home.path(), &output, &mut cursor, false, false);
+        assert_eq!(read.text, "done\n");
+    }
 
     /// `n` bytes of the line `tag\n` repeated.
     fn lines(tag: u8, n: usize) -> Vec<u8> {
