@@ -745,11 +745,16 @@ impl App {
             return Action::None;
         }
         if prompt.expanded {
+            // Scrolling starts from where the view stands (End leaves the scroll past it).
+            let at = prompt
+                .max_scroll
+                .get()
+                .map_or(prompt.scroll, |m| prompt.scroll.min(m));
             let scroll = match key.code {
-                KeyCode::Up => Some(prompt.scroll.saturating_sub(1)),
-                KeyCode::Down => Some(prompt.scroll.saturating_add(1)),
-                KeyCode::PageUp => Some(prompt.scroll.saturating_sub(10)),
-                KeyCode::PageDown => Some(prompt.scroll.saturating_add(10)),
+                KeyCode::Up => Some(at.saturating_sub(1)),
+                KeyCode::Down => Some(at.saturating_add(1)),
+                KeyCode::PageUp => Some(at.saturating_sub(10)),
+                KeyCode::PageDown => Some(at.saturating_add(10)),
                 KeyCode::Home => Some(0),
                 KeyCode::End => Some(usize::MAX / 2),
                 _ => None,

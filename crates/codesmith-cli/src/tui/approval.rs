@@ -84,6 +84,9 @@ pub(crate) struct Prompt {
     pub expanded: bool,
     /// First row of the whole command shown while expanded.
     pub scroll: usize,
+    /// The largest useful [`Prompt::scroll`] when the whole command was last drawn (the
+    /// first row of its last page), so scrolling up after End starts from the end.
+    pub max_scroll: Cell<Option<usize>>,
     /// An approving key was pressed before the whole command had been shown: the prompt
     /// says why it expanded instead of answering.
     pub must_read: bool,
@@ -114,6 +117,7 @@ impl Prompt {
             reason: None,
             expanded: false,
             scroll: 0,
+            max_scroll: Cell::new(None),
             must_read: false,
             seen_all: Cell::new(false),
             seen_lines: RefCell::new(Vec::new()),

@@ -237,6 +237,18 @@ fn an_elided_command_is_shown_whole_before_it_can_be_approved() {
     screen(&mut a);
     assert_eq!(a.on_key(key(KeyCode::Char('y'))), Action::None);
     find(&screen(&mut a), "approve only what you have seen");
+    // Up after End moves up from the end.
+    a.on_key(key(KeyCode::Up));
+    let rows = screen(&mut a);
+    // The reason is the last row of the whole view: one row up, it leaves.
+    assert!(rows.iter().any(|r| r.contains("$ echo done")));
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.contains("why: types into a terminal")),
+        "one row up:\n{}",
+        rows.join("\n")
+    );
     a.on_key(key(KeyCode::Home));
     // Scrolled down row by row to the end, everything has been shown: now "yes" answers.
     let mut rows = screen(&mut a);

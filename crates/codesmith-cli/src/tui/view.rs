@@ -370,6 +370,9 @@ fn approval_lines(
         // (at least 1).
         let page = max_rows.saturating_sub(footer.len() + 1).max(1);
         let scroll = prompt.scroll.min(rows.len().saturating_sub(page));
+        if drawn {
+            prompt.max_scroll.set(Some(rows.len().saturating_sub(page)));
+        }
         let end = (scroll + page).min(rows.len());
         lines.extend(rows[scroll..end].iter().cloned());
         // Only the rows drawn count as read, and only when the whole prompt fits.
