@@ -977,7 +977,19 @@ async fn tui_a_folded_command_is_shown_whole_before_yes_runs_it() {
     tmux.wait_for("rows 1–").await;
     tmux.keys(&["End"]);
     let screen = tmux.wait_for("$ echo done").await;
-    assert!(screen.contains("of 63"), "{screen}");
+    // The whole reason scrolls under the whole command.
+    assert!(screen.contains("why: `touch HIDDEN_RAN`"), "{screen}");
+    // A jump to the end skipped rows never drawn: "y" still does not run it.
+    tmux.keys(&["y"]);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(!ws.join("HIDDEN_RAN").exists());
+    // Paged through from the top, every row has been drawn: now "y" runs it.
+    tmux.keys(&["Home"]);
+    for _ in 0..66 {
+        tmux.keys(&["PageDown"]);
+    }
+    tmux.wait_for("$ echo done").await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     tmux.keys(&["y"]);
     let screen = tmux.wait_for("The build step ran.").await;
     assert!(screen.contains("approved once"), "{screen}");

@@ -750,11 +750,12 @@ impl App {
                 .max_scroll
                 .get()
                 .map_or(prompt.scroll, |m| prompt.scroll.min(m));
+            let page = prompt.page.get().unwrap_or(1).max(1);
             let scroll = match key.code {
                 KeyCode::Up => Some(at.saturating_sub(1)),
                 KeyCode::Down => Some(at.saturating_add(1)),
-                KeyCode::PageUp => Some(at.saturating_sub(10)),
-                KeyCode::PageDown => Some(at.saturating_add(10)),
+                KeyCode::PageUp => Some(at.saturating_sub(page)),
+                KeyCode::PageDown => Some(at.saturating_add(page)),
                 KeyCode::Home => Some(0),
                 KeyCode::End => Some(usize::MAX / 2),
                 _ => None,

@@ -87,6 +87,9 @@ pub(crate) struct Prompt {
     /// The largest useful [`Prompt::scroll`] when the whole command was last drawn (the
     /// first row of its last page), so scrolling up after End starts from the end.
     pub max_scroll: Cell<Option<usize>>,
+    /// Rows of the whole command the view showed at once when last drawn: PgUp/PgDn move
+    /// by that much, so paging never skips a row.
+    pub page: Cell<Option<usize>>,
     /// An approving key was pressed before the whole command had been shown: the prompt
     /// says why it expanded instead of answering.
     pub must_read: bool,
@@ -118,6 +121,7 @@ impl Prompt {
             expanded: false,
             scroll: 0,
             max_scroll: Cell::new(None),
+            page: Cell::new(None),
             must_read: false,
             seen_all: Cell::new(false),
             seen_lines: RefCell::new(Vec::new()),

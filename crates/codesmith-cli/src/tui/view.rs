@@ -372,6 +372,7 @@ fn approval_lines(
         let scroll = prompt.scroll.min(rows.len().saturating_sub(page));
         if drawn {
             prompt.max_scroll.set(Some(rows.len().saturating_sub(page)));
+            prompt.page.set(Some(page));
         }
         let end = (scroll + page).min(rows.len());
         lines.extend(rows[scroll..end].iter().cloned());
