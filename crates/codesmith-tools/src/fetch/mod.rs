@@ -385,20 +385,20 @@ fn parse_headers(v: Option<&Value>) -> Result<HeaderMap, Refusal> {
     Ok(map)
 }
 
-fn url_refusal(r: &UrlRefusal, url: &str, hop: usize) -> Refusal {
+fn url_refusal(tool: &str, r: &UrlRefusal, url: &str, hop: usize) -> Refusal {
     let hint = match r.check {
         UrlCheck::Scheme => "Use an absolute http:// or https:// URL.",
         UrlCheck::Policy => {
             "The user's network policy forbids this host; do not retry it, ask the user."
         }
         UrlCheck::Localhost | UrlCheck::IpLiteral | UrlCheck::RestrictedRange | UrlCheck::Dns => {
-            "fetch_url reaches public internet hosts only; do not retry with another spelling of the address."
+            "Only public internet hosts are reached; do not retry with another spelling of the address."
         }
         UrlCheck::Redirect => "Fetch the final URL directly if it is public.",
     };
     Refusal::new(
         ErrorCode::Denied,
-        format!("fetch_url refused {url} at {r}"),
+        format!("{tool} refused {url} at {r}"),
         hint,
     )
     .with("check", r.check.number())
@@ -553,13 +553,14 @@ impl FetchUrl {
         let mut headers = args.headers;
         let mut req_body = args.body;
         let configured = args.configured;
-        url_checks::check_raw_authority(&args.url).map_err(|r| url_refusal(&r, &args.url, 0))?;
+        url_checks::check_raw_authority(&args.url)
+            .map_err(|r| url_refusal(tool, &r, &args.url, 0))?;
         let first = Url::parse(args.url.trim()).map_err(|e| {
             let r = UrlRefusal {
                 check: UrlCheck::Scheme,
                 reason: format!("'{}' is not an absolute URL ({e})", args.url),
             };
-            url_refusal(&r, &args.url, 0)
+            url_refusal(tool, &r, &args.url, 0)
         })?;
         let (mut next, mut shown) = (first, args.url.clone());
         let mut hop = 0;
@@ -607,16 +608,16 @@ impl FetchUrl {
                         check: UrlCheck::Redirect,
                         reason: format!("more than {MAX_REDIRECTS} redirects"),
                     };
-                    return Err(url_refusal(&r, url.as_str(), hop));
+                    return Err(url_refusal(tool, &r, url.as_str(), hop));
                 }
                 url_checks::check_raw_authority(&loc)
-                    .map_err(|r| url_refusal(&r, &loc, hop + 1))?;
+                    .map_err(|r| url_refusal(tool, &r, &loc, hop + 1))?;
                 let target = url.join(&loc).map_err(|_| {
                     let r = UrlRefusal {
                         check: UrlCheck::Redirect,
                         reason: format!("redirect Location '{loc}' is not a valid URL"),
                     };
-                    url_refusal(&r, url.as_str(), hop)
+                    url_refusal(tool, &r, url.as_str(), hop)
                 })?;
                 hop += 1;
                 if target.origin() != url.origin() {
@@ -675,14 +676,14 @@ impl FetchUrl {
             return Ok((checked, endpoint.ip));
         }
         let checked = check_parsed(url, &self.cfg.policy, &self.cfg.addresses)
-            .map_err(|r| url_refusal(&r, shown, hop))?;
+            .map_err(|r| url_refusal(tool, &r, shown, hop))?;
         let ip = match &checked.target {
             Target::Literal(ip) => *ip,
             Target::Domain(d) => {
                 let port = checked.url.port_or_known_default().unwrap_or(443);
                 resolve_and_check(d, port, self.cfg.resolver.as_ref(), &self.cfg.addresses)
                     .await
-                    .map_err(|r| url_refusal(&r, checked.url.as_str(), hop))?
+                    .map_err(|r| url_refusal(tool, &r, checked.url.as_str(), hop))?
             }
         };
         Ok((checked, ip))
