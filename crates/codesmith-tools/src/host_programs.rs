@@ -885,6 +885,27 @@ fn judge_program(tokens: &[String], ws: &Workspace, depth: usize) -> Result<(), 
              since a file it writes could be a script another hook runs or a shell's \
              startup file)"
         )),
+        // A hook's standard input carries text the model and the workspace chose, and
+        // many programs run what they read there (a shell under another name such as
+        // `rbash`, `ed`, a database shell): with no arguments only the known data
+        // programs are accepted, judged by the file the name resolves to as well.
+        None if !(DATA_PROGRAMS.contains(&name.as_str())
+            && DATA_PROGRAMS.contains(
+                &program_name(
+                    &std::fs::canonicalize(&path)
+                        .unwrap_or_else(|_| path.clone())
+                        .to_string_lossy(),
+                )
+                .as_str(),
+            )) =>
+        {
+            Err(format!(
+                "`{first}` is a compiled program not known to leave its standard input \
+                 alone, and a hook's standard input carries text the model and the \
+                 workspace chose (a shell under another name runs it); put the command in \
+                 a script outside the project and give the script's absolute path"
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -1324,7 +1345,6 @@ mod tests {
             vec!["pwsh", "-NoProfile", "-File", "/h.ps1"],
             vec!["/bin/echo", "PROJECT-CONTEXT"],
             vec!["/bin/true"],
-            vec!["/bin/ls"],
             vec![plain.as_str(), "--check", "-c", "x"],
             vec![via_env.as_str()],
         ] {
@@ -1521,8 +1541,18 @@ mod tests {
         let missing_dir = missing_dir.to_str().unwrap();
         let dir = d.path().to_str().unwrap();
         let t = |v: &[&str]| inline_code(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), &ws);
+        // A shell under another name reads the hook's input as a script: refused by name
+        // (`rbash`) and by the file a data program's name leads to.
+        let disguised = d.path().join("jq");
+        std::os::unix::fs::symlink("/bin/bash", &disguised).unwrap();
+        assert!(t(&[disguised.to_str().unwrap()]).is_some());
+        assert!(t(&["/bin/bash"]).is_some());
+        // Any compiled program outside the data programs, even one that reads no input.
+        assert!(t(&["/bin/ls"]).is_some());
+        // With no arguments `tee` is refused too: no compiled program outside the data
+        // programs is trusted with a hook's standard input.
+        assert!(t(&["tee"]).is_some());
         for command in [
-            vec!["tee"],
             vec![paplay, sound],
             vec![paplay, "--volume=30000", "--", sound],
         ] {
