@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use codesmith_testkit::{Scripted, ScriptedServer};
+use serde_json::Value;
 
 use crate::common::{self, Sandbox};
 
@@ -41,8 +42,7 @@ async fn a_resource_mention_reaches_the_model_wrapped_and_a_bad_one_is_a_note() 
         "--model",
         "scripted",
     ];
-    let task =
-        "summarise @docs:test://doc/1 with @notes.md, @docs:test://gone and @nosuch:test://x/1";
+    let task = "summarise @docs:test://doc/1 with @notes.md, @docs:test://img/1, @docs:test://gone and @nosuch:test://x/1";
     let out = common::line_mode(&sb.home(), &flags, &format!("{task}\n/quit\n")).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
@@ -52,6 +52,11 @@ async fn a_resource_mention_reaches_the_model_wrapped_and_a_bad_one_is_a_note() 
         "{stdout}"
     );
     assert!(stdout.contains("attached notes.md (11 bytes)"), "{stdout}");
+    assert!(
+        stdout.contains("attached resource test://img/1 of MCP server `docs` (")
+            && stdout.contains(", 1 image(s))"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("not attached: @docs:test://gone: ")
             && stdout.contains("Resource not found: test://gone; check the URI"),
@@ -71,15 +76,23 @@ async fn a_resource_mention_reaches_the_model_wrapped_and_a_bad_one_is_a_note() 
         .lines()
         .filter(|l| l.contains("\"resources/read\""))
         .count();
-    assert_eq!(reads, 2, "one read per resource mention of the server");
+    assert_eq!(reads, 3, "one read per resource mention of the server");
     let messages = bodies[0]["messages"].as_array().unwrap();
-    let user: Vec<&str> = messages
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .filter_map(|m| m["content"].as_str())
-        .collect();
+    let user: Vec<&Value> = messages.iter().filter(|m| m["role"] == "user").collect();
     assert_eq!(user.len(), 1, "{:?}", bodies[0]);
-    let text = user[0];
+    // The image blob is sent as an image (OpenAI's `image_url` part) after the text.
+    let parts = user[0]["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", user[0]));
+    let text = parts
+        .iter()
+        .find_map(|p| p["text"].as_str())
+        .unwrap_or_else(|| panic!("{}", user[0]));
+    let image = parts
+        .iter()
+        .find_map(|p| p["image_url"]["url"].as_str())
+        .unwrap_or_else(|| panic!("{}", user[0]));
+    assert!(image.starts_with("data:image/png;base64,"), "{image}");
     assert!(text.starts_with(task), "{text}");
     assert!(text.contains("NOTES-FILE"), "{text}");
     // The server's text is inside the one wrapper labelled with the server, its forged
@@ -88,11 +101,15 @@ async fn a_resource_mention_reaches_the_model_wrapped_and_a_bad_one_is_a_note() 
         .find("<external_content source=\"mcp:docs\">")
         .unwrap_or_else(|| panic!("{text}"));
     let close = text.find("</external_content>").unwrap();
-    assert_eq!(text.matches("</external_content>").count(), 1, "{text}");
+    assert_eq!(text.matches("</external_content>").count(), 2, "{text}");
     let at = text.find("DOC-ONE says hi").unwrap();
     assert!(open < at && at < close, "{text}");
     assert!(text[open..close].contains("<runtime_event>"), "{text}");
     assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(
+        text.contains("[resource test://img/1]\n[image 1: "),
+        "{text}"
+    );
     // What failed is not attached.
-    assert_eq!(text.matches("<external_content").count(), 1, "{text}");
+    assert_eq!(text.matches("<external_content").count(), 2, "{text}");
 }
