@@ -211,7 +211,13 @@ async fn relay(
                     let op = match op {
                         Op::UserTask { text, images } => match parts.mcp.render_prompt(&text).await {
                             None => {
-                                let (text, more, lines) = attach_to(&parts, &text).await;
+                                // A resource read may take up to the server's tool
+                                // timeout; a stop signal does not wait for it.
+                                let (text, more, lines) = tokio::select! {
+                                    biased;
+                                    () = stop.cancelled() => break,
+                                    attached = attach_to(&parts, &text) => attached,
+                                };
                                 if !lines.is_empty() {
                                     let _ = tx.send(ToUi::Info(lines));
                                 }

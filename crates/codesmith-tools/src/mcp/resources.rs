@@ -202,8 +202,9 @@ pub fn label(server: &str) -> String {
 /// `[resource URI]` line; an image blob as an image through the same path as an MCP tool
 /// result's images ([`super::tool::result_content`]: fitted, at most
 /// [`super::tool::MAX_RESULT_IMAGES`], and only when `ctx.images`), any other blob
-/// described, not included. The text is size-capped with the shell's spill (the full
-/// text kept for `retrieve_tool_result`). Sanitizing and the
+/// described, not included; then finished as a tool result's content is
+/// (size-capped with the shell's spill, the full text kept for `retrieve_tool_result`).
+/// Sanitizing and the
 /// `<external_content source="mcp:SERVER">` wrapper ([`label`]) are applied where every
 /// result is finished.
 ///
@@ -246,15 +247,5 @@ pub async fn read(server: &McpServer, ctx: &ToolContext, uri: &str) -> ToolOutco
             })),
         }
     }
-    let (text, images) = super::tool::result_content(&json!({ "content": blocks }), ctx.images);
-    let (capped, spill) = crate::spill::cap_output(&ctx.home, &text, Some(&text));
-    let mut out = ToolOutput::new(capped.text).with("server", server.name().to_string());
-    if capped.omitted > 0 {
-        out = out.with("omitted_bytes", capped.omitted);
-    }
-    if let Some(r) = spill {
-        out = out.with("spill_ref", r);
-    }
-    out.images = images;
-    Ok(out)
+    super::tool::finish_result(ctx, READ, server.name(), &json!({ "content": blocks }))
 }
