@@ -330,9 +330,10 @@ fn unchecked_deny(segments: &[Segment], rules: &Rules) -> Option<String> {
     }
     let segment = segments.iter().find(|s| s.runs_unseen)?;
     Some(format!(
-        "`{}`: {}; a program known only at run time (or defined by a sourced file) cannot be \
-         checked against the deny rules, so it is asked about even in auto mode; name the \
-         program on the line, or approve it",
+        "`{}`: {}; a program known only at run time, or defined by a file the shell reads \
+         (a sourced script, a start-up file such as `~/.bashrc`), cannot be checked against \
+         the deny rules, so it is asked about even in auto mode; name the program on the \
+         line (start an interactive shell as `bash --norc --noprofile -i`), or approve it",
         segment.text.trim(),
         segment.reason.trim_end_matches('.')
     ))

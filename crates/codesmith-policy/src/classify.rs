@@ -1966,8 +1966,41 @@ fn runs_unseen(
         || (argv.first().is_some_and(|p| SHELLS.contains(&p.as_str()))
             && argv[1..]
                 .iter()
-                .any(|a| a.starts_with("--rcfile") || a.starts_with("--init-file")));
+                .any(|a| a.starts_with("--rcfile") || a.starts_with("--init-file")))
+        || reads_start_files(argv);
     program_unknown || not_understood || sources
+}
+
+/// True when `argv` starts a shell that reads start-up files a command may have written
+/// (`~/.bashrc`, `~/.profile`, `~/.zshrc`): an interactive shell (no `-c` and no script
+/// operand, or `-i`) other than `bash --norc` (`--noprofile` too when it is a login shell)
+/// and `sh` / `dash` / `ash` (which read only `$ENV`, judged as an assignment).
+fn reads_start_files(argv: &[String]) -> bool {
+    let Some(shell) = argv.first().filter(|p| SHELLS.contains(&p.as_str())) else {
+        return false;
+    };
+    let options: Vec<&str> = argv[1..]
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| a.starts_with(['-', '+']))
+        .collect();
+    let short = |letter: char| {
+        options
+            .iter()
+            .any(|o| !o.starts_with("--") && o.starts_with('-') && o.contains(letter))
+    };
+    let has_script = argv.len() > 1 + options.len();
+    if (short('c') || has_script) && !short('i') {
+        return false;
+    }
+    match shell.as_str() {
+        "sh" | "dash" | "ash" => false,
+        "bash" => {
+            let login = short('l') || options.contains(&"--login");
+            !options.contains(&"--norc") || (login && !options.contains(&"--noprofile"))
+        }
+        _ => true,
+    }
 }
 
 /// Variables (and prefixes, ending in `*`) that make programs load or run

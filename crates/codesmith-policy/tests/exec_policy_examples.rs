@@ -301,6 +301,12 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         ". ./defs.sh; t x",
         "BASH_ENV=./defs.sh bash -c 't x'",
         "bash --rcfile ./defs.sh",
+        "bash",
+        "bash -i",
+        "exec bash",
+        "HOME=. bash -i",
+        "bash --norc -l",
+        "zsh",
         "watch touch x",
         "flock f touch x",
         "su -c 'touch x'",
@@ -338,6 +344,8 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         ("for f in *.rs; do wc -l \"$f\"; done", Allow),
         ("grep -rn touch src", Allow),
         ("cargo test", Allow),
+        ("bash --norc --noprofile -i", Allow),
+        ("bash -c 'ls'", Allow),
     ] {
         let got = decide_here(command, WS, &rules, Auto);
         if got.decision != expected {
