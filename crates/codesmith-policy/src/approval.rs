@@ -247,6 +247,12 @@ fn decide_classified(
             }
             verdict => verdict,
         }
+    } else if let Some(why) = unchecked_deny(&classification.segments, rules) {
+        if mode == ApprovalMode::Never {
+            (Decision::Deny, format!("{why}; approval mode is never"))
+        } else {
+            (Decision::Ask, why)
+        }
     } else if ruled.decision == Some(Decision::Ask) {
         if mode == ApprovalMode::Never {
             (
@@ -288,6 +294,49 @@ fn decide_classified(
         reason,
         parsed: classification.parsed,
     }
+}
+
+/// Why the deny rules cannot be said not to apply to the line, when they cannot: a part
+/// may be a command a deny rule refuses ([`Rules::may_deny`]), or a part may start a
+/// program the policy cannot name ([`Segment::runs_unseen`]). Such a line is asked about
+/// in every approval mode that asks (`auto` included, whose asks would otherwise run in
+/// the sandbox unasked) and refused where nothing is asked: a deny rule holds until the
+/// policy shows it does not apply. `None` without deny rules.
+fn unchecked_deny(segments: &[Segment], rules: &Rules) -> Option<String> {
+    if !rules.has_deny() {
+        return None;
+    }
+    if let Some((segment, (rule, same_program))) = segments
+        .iter()
+        .find_map(|s| rules.may_deny(s).map(|r| (s, r)))
+    {
+        let text = segment.text.trim();
+        let pattern = rule.pattern_text();
+        let how = if same_program {
+            format!(
+                "`{text}` may be `{pattern}` with words between the rule's words, which a \
+                 prefix rule does not read"
+            )
+        } else {
+            format!(
+                "`{text}` is not fully understood by the exec policy and names `{pattern}`, \
+                 which it may run"
+            )
+        };
+        return Some(format!(
+            "{how}; the deny rule `{pattern}` cannot be said not to apply, so it is asked \
+             about even in auto mode; write the command so the rule can read it, or approve it"
+        ));
+    }
+    let segment = segments.iter().find(|s| s.runs_unseen)?;
+    Some(format!(
+        "`{}`: {}; a program known only at run time, or defined by a file the shell reads \
+         (a sourced script, a start-up file such as `~/.bashrc`), cannot be checked against \
+         the deny rules, so it is asked about even in auto mode; name the program on the \
+         line (start an interactive shell as `bash --norc --noprofile -i`), or approve it",
+        segment.text.trim(),
+        segment.reason.trim_end_matches('.')
+    ))
 }
 
 /// Allow rules cover commands, not where they write or a line we could not

@@ -58,6 +58,14 @@ pub struct Segment {
     /// Exec-policy allow rules cover the command, not where it writes.
     #[serde(skip)]
     pub redirect_level: SafetyLevel,
+    /// True when the exec policy cannot name every program this command may start from
+    /// the text: its program word is only known at run time (`$T x`, `command "$@"`), it
+    /// is not understood (level `ask` or above) and is given a word only known at run time
+    /// (`watch "$X"`, `eval "$X"`), or it runs a file in the current shell (`source`, `.`,
+    /// `BASH_ENV=`), which can define the names later commands call. Deny rules cannot be
+    /// checked against such a command (see [`crate::decide`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub runs_unseen: bool,
 }
 
 /// The classifier's answer for a whole command line.
@@ -867,6 +875,7 @@ impl Ctx<'_> {
             self.cwd = outer;
         }
         let prefix = canonical_prefix(&argv).text;
+        let runs_unseen = runs_unseen(command, &unwrapped_words, &argv, level);
         self.segments.insert(
             index.min(self.segments.len()),
             Segment {
@@ -885,6 +894,7 @@ impl Ctx<'_> {
                 needs_network: network,
                 depth,
                 redirect_level: redirect.level,
+                runs_unseen,
             },
         );
     }
@@ -1917,6 +1927,81 @@ const INERT_VARIABLES: &[&str] = &[
     "TZ",
     "VERBOSE",
 ];
+
+/// Whether the programs `command` may start cannot all be named from its text: the
+/// program word (after wrappers) is only known at run time; or the command is not
+/// understood (`level` is `ask` or above) and one of its words or assigned values is only
+/// known at run time; or it runs a file in the current shell, which can define aliases and
+/// functions under any name (`source`, `.`, a `BASH_ENV` or `ENV` script, a shell's
+/// `--rcfile` or `--init-file`).
+fn runs_unseen(
+    command: &SimpleCommand,
+    words: &[Word],
+    argv: &[String],
+    level: SafetyLevel,
+) -> bool {
+    let assignments = || {
+        command
+            .assignments
+            .iter()
+            .map(|(name, value)| (name, value))
+    };
+    let program_unknown = words
+        .first()
+        .is_some_and(|w| w.dynamic || w.opaque.is_some());
+    let not_understood = level >= Ask
+        && (command
+            .words
+            .iter()
+            .any(|w| w.dynamic || w.opaque.is_some())
+            || assignments().any(|(_, v)| v.dynamic || v.opaque.is_some()));
+    let sources = argv
+        .first()
+        .is_some_and(|p| matches!(p.as_str(), "source" | "."))
+        || assignments().any(|(name, _)| matches!(name.as_str(), "BASH_ENV" | "ENV"))
+        || command
+            .words
+            .iter()
+            .any(|w| w.text.starts_with("BASH_ENV=") || w.text.starts_with("ENV="))
+        || (argv.first().is_some_and(|p| SHELLS.contains(&p.as_str()))
+            && argv[1..]
+                .iter()
+                .any(|a| a.starts_with("--rcfile") || a.starts_with("--init-file")))
+        || reads_start_files(argv);
+    program_unknown || not_understood || sources
+}
+
+/// True when `argv` starts a shell that reads start-up files a command may have written
+/// (`~/.bashrc`, `~/.profile`, `~/.zshrc`): an interactive shell (no `-c` and no script
+/// operand, or `-i`) other than `bash --norc` (`--noprofile` too when it is a login shell)
+/// and `sh` / `dash` / `ash` (which read only `$ENV`, judged as an assignment).
+fn reads_start_files(argv: &[String]) -> bool {
+    let Some(shell) = argv.first().filter(|p| SHELLS.contains(&p.as_str())) else {
+        return false;
+    };
+    let options: Vec<&str> = argv[1..]
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| a.starts_with(['-', '+']))
+        .collect();
+    let short = |letter: char| {
+        options
+            .iter()
+            .any(|o| !o.starts_with("--") && o.starts_with('-') && o.contains(letter))
+    };
+    let has_script = argv.len() > 1 + options.len();
+    if (short('c') || has_script) && !short('i') {
+        return false;
+    }
+    match shell.as_str() {
+        "sh" | "dash" | "ash" => false,
+        "bash" => {
+            let login = short('l') || options.contains(&"--login");
+            !options.contains(&"--norc") || (login && !options.contains(&"--noprofile"))
+        }
+        _ => true,
+    }
+}
 
 /// Variables (and prefixes, ending in `*`) that make programs load or run
 /// code, with why.

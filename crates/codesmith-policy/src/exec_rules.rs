@@ -282,6 +282,88 @@ impl Rules {
             .unwrap_or_default()
     }
 
+    /// True when at least one rule refuses (`deny`).
+    pub fn has_deny(&self) -> bool {
+        self.deny_rules().next().is_some()
+    }
+
+    fn deny_rules(&self) -> impl Iterator<Item = &Rule> {
+        self.by_program
+            .values()
+            .flatten()
+            .filter(|r| r.decision == Decision::Deny)
+    }
+
+    /// The `deny` rule `segment` may fall under although its words do not match the rule
+    /// exactly, so the rule cannot be said not to apply:
+    ///
+    /// - the segment runs the rule's program with other words between the rule's words
+    ///   (`git -C . push` for `git push`; options before a sub-command are not read by a
+    ///   prefix rule); or
+    /// - the exec policy does not understand the segment (level `ask` or above) and one of
+    ///   its words names the rule's program, followed by the rule's other words, so it may
+    ///   run it (`watch touch x`, `alias t=touch`, `trap 'touch x' EXIT`, `su -c 'git
+    ///   push'`). Words are split at spaces and shell punctuation, and a path counts by its
+    ///   last component (`/usr/bin/touch`).
+    ///
+    /// Returns the rule and whether the segment runs the rule's program itself (the first
+    /// case) or only names it (the second). `None` when no deny rule is in reach. Exact
+    /// matches are [`Rules::evaluate`]'s.
+    pub fn may_deny(&self, segment: &Segment) -> Option<(&Rule, bool)> {
+        let tokens: Vec<&str> = segment
+            .argv
+            .iter()
+            .skip(1)
+            .map(String::as_str)
+            .chain(std::iter::once(segment.text.as_str()))
+            .flat_map(|word| {
+                word.split(|c: char| {
+                    c.is_whitespace()
+                        || matches!(
+                            c,
+                            '=' | '\''
+                                | '"'
+                                | ';'
+                                | '&'
+                                | '|'
+                                | '('
+                                | ')'
+                                | '`'
+                                | '{'
+                                | '}'
+                                | '<'
+                                | '>'
+                                | ','
+                                | '$'
+                                | '['
+                                | ']'
+                        )
+                })
+            })
+            .filter(|t| !t.is_empty())
+            .map(|t| t.rsplit('/').next().unwrap_or(t))
+            .collect();
+        let not_understood = segment.level >= crate::SafetyLevel::Ask;
+        self.deny_rules().find_map(|rule| {
+            let (program, rest) = rule
+                .pattern
+                .split_first()
+                .expect("patterns are never empty");
+            let rest: Vec<&str> = rest
+                .iter()
+                .map(String::as_str)
+                .filter(|w| *w != "*")
+                .collect();
+            let same_program = segment.argv.first().is_some_and(|p| p == program)
+                && is_subsequence(&rest, segment.argv[1..].iter().map(String::as_str));
+            let names_it = not_understood
+                && tokens.iter().enumerate().any(|(at, t)| {
+                    t == program && is_subsequence(&rest, tokens[at + 1..].iter().copied())
+                });
+            (same_program || names_it).then_some((rule, same_program))
+        })
+    }
+
     /// Applies the rules to every segment of a classified command line.
     pub fn evaluate(&self, segments: &[Segment]) -> RuleEvaluation {
         let mut out = RuleEvaluation::default();
@@ -311,6 +393,17 @@ impl Rules {
         };
         out
     }
+}
+
+/// True when every word of `wanted` occurs in `words` in order (others may come between).
+fn is_subsequence<'a>(wanted: &[&str], words: impl Iterator<Item = &'a str>) -> bool {
+    let mut wanted = wanted.iter().peekable();
+    for word in words {
+        if wanted.peek().is_some_and(|w| **w == word) {
+            wanted.next();
+        }
+    }
+    wanted.peek().is_none()
 }
 
 fn validate(rule: &Rule) -> Result<(), String> {

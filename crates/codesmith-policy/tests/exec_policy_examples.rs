@@ -275,3 +275,90 @@ fn shell_writes_to_instruction_files_ask_short_of_auto() {
         assert_eq!(got.decision, Allow, "{command}: {}", got.reason);
     }
 }
+
+/// A deny rule holds until the policy shows it does not apply: a program hidden behind a
+/// variable, an alias, a function's `"$@"`, a wrapper the policy does not know, a sourced
+/// file, or options between a rule's words is asked about even in auto mode (whose asks
+/// would otherwise run in the sandbox unasked), and refused in never mode.
+#[test]
+fn deny_rules_hold_against_programs_the_policy_cannot_name() {
+    let (rules, _) = Rules::from_sources(
+        Some("[[rule]]\npattern = \"touch\"\ndecision = \"deny\"\n[[rule]]\npattern = \"git push\"\ndecision = \"deny\"\n"),
+        None,
+    )
+    .expect("rules parse");
+    let hidden = [
+        "T=touch; $T x",
+        "f() { command \"$@\"; }; f touch x",
+        "f() { ls; }; f touch x",
+        "alias t=touch",
+        "alias t='to''uch'",
+        "trap 'touch x' DEBUG",
+        "PROMPT_COMMAND='touch x'",
+        "\"$@\"",
+        "eval \"$X\"",
+        "source ./defs.sh",
+        ". ./defs.sh; t x",
+        "BASH_ENV=./defs.sh bash -c 't x'",
+        "bash --rcfile ./defs.sh",
+        "bash",
+        "bash -i",
+        "exec bash",
+        "HOME=. bash -i",
+        "bash --norc -l",
+        "zsh",
+        "watch touch x",
+        "flock f touch x",
+        "su -c 'touch x'",
+        "env -S 'touch x'",
+        "hash -p /usr/bin/touch ls",
+        "git -c core.pager=touch log",
+        "git -C . push",
+        "git --no-pager push origin",
+        "nice -n 5 git -c x.y=z push",
+    ];
+    let mut wrong = Vec::new();
+    for command in hidden {
+        for (mode, expected) in [(Auto, Ask), (AutoEdit, Ask), (Never, Deny)] {
+            let got = decide_here(command, WS, &rules, mode);
+            let names_rules = got.reason.contains("deny rule");
+            if got.decision != expected || (expected == Ask && !names_rules) {
+                wrong.push(format!(
+                    "{command:?} in {}: expected {}, got {} ({})",
+                    mode.as_str(),
+                    expected.as_str(),
+                    got.decision.as_str(),
+                    got.reason
+                ));
+            }
+        }
+    }
+    // What the rules can read is still decided as before.
+    for (command, expected) in [
+        ("touch x", Deny),
+        ("f() { touch x; }", Deny),
+        ("bash -c 'touch x'", Deny),
+        ("git push origin main", Deny),
+        ("ls -la", Allow),
+        ("cat \"$f\"", Allow),
+        ("for f in *.rs; do wc -l \"$f\"; done", Allow),
+        ("grep -rn touch src", Allow),
+        ("cargo test", Allow),
+        ("bash --norc --noprofile -i", Allow),
+        ("bash -c 'ls'", Allow),
+    ] {
+        let got = decide_here(command, WS, &rules, Auto);
+        if got.decision != expected {
+            wrong.push(format!(
+                "{command:?} in auto: expected {}, got {} ({})",
+                expected.as_str(),
+                got.decision.as_str(),
+                got.reason
+            ));
+        }
+    }
+    // Without deny rules, auto runs what it asks about in the sandbox, as before.
+    let got = decide_here("T=touch; $T x", WS, &Rules::new(), Auto);
+    assert_eq!(got.decision, Allow, "{}", got.reason);
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}

@@ -12,6 +12,7 @@
 //! Reading a secret or a hard-linked file asks in every mode but `auto` (which masks the
 //! secret) and `never` (which refuses).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -662,7 +663,7 @@ impl Runtime {
             Ok(why) => why,
         };
         let mut request = request;
-        if let Some(why) = why {
+        if let Some(why) = &why {
             request.reason = format!(
                 "It types into an interactive program, and the command policy cannot judge \
                  this input as complete commands it allows: {why}."
@@ -692,7 +693,7 @@ impl Runtime {
         &self,
         before: &codesmith_tools::shell::TypedLine,
         args: &Value,
-    ) -> Result<Option<&'static str>, (String, codesmith_policy::Evaluation)> {
+    ) -> Result<Option<Cow<'static, str>>, (String, codesmith_policy::Evaluation)> {
         use codesmith_tools::shell::TypedLine;
         let workspace = self.ctx.workspace.to_string_lossy();
         let typing = codesmith_tools::shell::typing(before, args);
@@ -702,22 +703,27 @@ impl Runtime {
                 codesmith_policy::decide(&typing.commands, &workspace, &self.rules, self.mode);
             match eval.decision {
                 Decision::Allow => {}
-                Decision::Ask => why = Some("the command policy asks about the command"),
+                Decision::Ask => {
+                    why = Some(Cow::Owned(format!(
+                        "the command policy asks about the command ({})",
+                        eval.reason.trim_end_matches('.')
+                    )));
+                }
                 Decision::Deny => return Err((typing.commands, eval)),
             }
         }
         match (before, typing.after) {
             (_, TypedLine::Clear) => {}
-            (_, TypedLine::Open { why: open, .. }) => why = Some(open),
+            (_, TypedLine::Open { why: open, .. }) => why = Some(Cow::Borrowed(open)),
             (TypedLine::Lost(_), TypedLine::Lost(lost))
                 if lost != "the session is busy in another call" =>
             {
-                why = Some(
+                why = Some(Cow::Borrowed(
                     "earlier input left the shell's line in a state the command policy \
                      cannot follow; send ctrl-c to clear it",
-                );
+                ));
             }
-            (_, TypedLine::Lost(lost)) => why = Some(lost),
+            (_, TypedLine::Lost(lost)) => why = Some(Cow::Borrowed(lost)),
         }
         Ok(why)
     }
@@ -727,17 +733,24 @@ impl Runtime {
     fn typed_program_input(
         &self,
         args: &Value,
-    ) -> Result<Option<&'static str>, (String, codesmith_policy::Evaluation)> {
+    ) -> Result<Option<Cow<'static, str>>, (String, codesmith_policy::Evaluation)> {
         let workspace = self.ctx.workspace.to_string_lossy();
         let Some(lines) = typed_lines(args) else {
-            return Ok(Some("a partial line, editing keys or control characters"));
+            return Ok(Some(Cow::Borrowed(
+                "a partial line, editing keys or control characters",
+            )));
         };
         let mut why = None;
         for line in lines {
             let eval = codesmith_policy::decide(&line, &workspace, &self.rules, self.mode);
             match eval.decision {
                 Decision::Allow => {}
-                Decision::Ask => why = Some("the command policy asks about a line"),
+                Decision::Ask => {
+                    why = Some(Cow::Owned(format!(
+                        "the command policy asks about a line ({})",
+                        eval.reason.trim_end_matches('.')
+                    )));
+                }
                 Decision::Deny => return Err((line, eval)),
             }
         }

@@ -361,7 +361,12 @@ async fn mcp_image(data: &str) -> Result<crate::image::Fitted, String> {
 /// server's text; a result is size-capped with the shell's spill (the full text saved for
 /// `retrieve_tool_result`). Sanitizing and the `<external_content source="mcp:…">`
 /// wrapper are applied where every result is finished.
-async fn finish_result(ctx: &ToolContext, tool: &str, server: &str, result: &Value) -> ToolOutcome {
+pub(crate) async fn finish_result(
+    ctx: &ToolContext,
+    tool: &str,
+    server: &str,
+    result: &Value,
+) -> ToolOutcome {
     let (text, images) = result_content(result, ctx.images).await;
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return Err(Refusal::new(
