@@ -172,6 +172,9 @@ pub struct Evaluation {
     /// rules exist that the policy cannot show do not apply (see [`decide`]); neither an
     /// allow rule nor `auto` mode lifts it.
     pub deny_unchecked: bool,
+    /// True when, besides, a part of the line names a program a deny rule refuses
+    /// ([`Rules::may_deny`]): held even where the line is not shell (a REPL's line).
+    pub deny_named: bool,
 }
 
 impl Evaluation {
@@ -292,6 +295,11 @@ fn decide_classified(
             verdict => verdict,
         }
     };
+    let deny_named = deny_unchecked
+        && classification
+            .segments
+            .iter()
+            .any(|s| rules.may_deny(s).is_some());
     Evaluation {
         decision,
         level,
@@ -300,6 +308,7 @@ fn decide_classified(
         reason,
         parsed: classification.parsed,
         deny_unchecked,
+        deny_named,
     }
 }
 
@@ -314,18 +323,16 @@ fn unchecked_deny(classification: &crate::Classification, rules: &Rules) -> Opti
         return None;
     }
     let segments = &classification.segments;
-    let segment_max = segments
-        .iter()
-        .map(|s| s.level)
-        .max()
-        .unwrap_or(SafetyLevel::Safe);
-    if !classification.parsed || (classification.level >= Ask && classification.level > segment_max)
-    {
+    if !classification.parsed || classification.line_note.is_some() {
+        let why = classification
+            .line_note
+            .as_deref()
+            .unwrap_or(classification.reason.as_str());
         return Some(format!(
             "{}; the exec policy could not read the whole line, so the deny rules cannot be \
              checked against it and it is asked about even in auto mode; write it as plain \
              commands, or approve it",
-            classification.reason.trim_end_matches('.')
+            why.trim_end_matches('.')
         ));
     }
     if let Some((segment, (rule, same_program))) = segments
@@ -350,14 +357,14 @@ fn unchecked_deny(classification: &crate::Classification, rules: &Rules) -> Opti
              about even in auto mode; write the command so the rule can read it, or approve it"
         ));
     }
-    let segment = segments.iter().find(|s| s.runs_unseen)?;
+    let (segment, unseen) = segments
+        .iter()
+        .find_map(|s| s.runs_unseen.map(|why| (s, why)))?;
     Some(format!(
-        "`{}`: {}; a program known only at run time, or defined by a file the shell reads \
-         (a sourced script, a start-up file such as `~/.bashrc`), cannot be checked against \
-         the deny rules, so it is asked about even in auto mode; name the program on the \
-         line (start an interactive shell as `bash --norc --noprofile -i`), or approve it",
-        segment.text.trim(),
-        segment.reason.trim_end_matches('.')
+        "`{}`: {unseen}, so the deny rules cannot be checked against it and it is asked about \
+         even in auto mode; write it so the programs it runs are named on the line, or approve \
+         it",
+        segment.text.trim()
     ))
 }
 

@@ -58,14 +58,15 @@ pub struct Segment {
     /// Exec-policy allow rules cover the command, not where it writes.
     #[serde(skip)]
     pub redirect_level: SafetyLevel,
-    /// True when the exec policy cannot name every program this command may start from
-    /// the text: its program word is only known at run time (`$T x`, `command "$@"`), it
-    /// is not understood (level `ask` or above) and is given a word only known at run time
-    /// (`watch "$X"`, `eval "$X"`), or it runs a file in the current shell (`source`, `.`,
-    /// `BASH_ENV=`), which can define the names later commands call. Deny rules cannot be
-    /// checked against such a command (see [`crate::decide`]).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub runs_unseen: bool,
+    /// Why the exec policy cannot name every program this command may start from the text,
+    /// when it cannot: its program word is only known at run time (`$T x`, `command "$@"`),
+    /// a program the policy does not know is given a word only known at run time, it runs a
+    /// file in the current shell (`source`, `.`, start-up files), it changes what later
+    /// commands run (`alias`, `trap`, `PATH=`), or its judgement found code it does not see
+    /// (`git -c`, `env -S`, a write to a git hook). Deny rules cannot be checked against
+    /// such a command (see [`crate::decide`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_unseen: Option<&'static str>,
 }
 
 /// The classifier's answer for a whole command line.
@@ -80,6 +81,11 @@ pub struct Classification {
     /// False when the grammar could not parse the line (level is then at
     /// least `Ask`).
     pub parsed: bool,
+    /// The first part of the line the policy could not read, when there is one: a line
+    /// that does not parse, is too long or nests too deeply, or a construct across commands
+    /// it does not analyse (a substitution in a here-document, arithmetic on data read
+    /// earlier), whatever the segments say.
+    pub line_note: Option<String>,
 }
 
 /// Classifies `command` for a session whose workspace root is `workspace`
@@ -181,12 +187,13 @@ fn classify_once(
         unsure_links: None,
         listed_secret: None,
         unknown_program: false,
+        unread: None,
         literal_vars: Vec::new(),
         private_tmp: private_tmp.then(|| std::cell::Cell::new(false)),
         endless_pipe: false,
     };
     if command.len() > MAX_COMMAND_BYTES {
-        ctx.note(Ask, "the command is too long to analyse".to_string());
+        ctx.unread_note("the command is too long to analyse".to_string());
     } else {
         ctx.script(command, 0);
     }
@@ -279,6 +286,8 @@ struct Ctx<'f> {
     /// (an unknown name, or a program run by a path), so what it does with its arguments
     /// is not known either.
     unknown_program: bool,
+    /// The first part of the line the policy could not read ([`Ctx::unread_note`]).
+    unread: Option<String>,
 }
 
 /// True when `argv` may create symlinks in the work tree whose targets the
@@ -411,6 +420,13 @@ impl Ctx<'_> {
         self.notes.push((level, reason));
     }
 
+    /// A note about a part of the line the policy could not read (see
+    /// [`Classification::line_note`]).
+    fn unread_note(&mut self, reason: String) {
+        self.unread.get_or_insert_with(|| reason.clone());
+        self.note(Ask, reason);
+    }
+
     fn finish(self) -> Classification {
         let mut level = Safe;
         let mut reason = String::new();
@@ -429,23 +445,25 @@ impl Ctx<'_> {
         if reason.is_empty() {
             reason = "nothing to run".to_string();
         }
+        let line_note = self.unread.clone();
         Classification {
             level,
             reason,
             segments: self.segments,
             parsed: self.parsed,
+            line_note,
         }
     }
 
     fn script(&mut self, source: &str, depth: usize) {
         if depth > MAX_NESTING {
-            self.note(Ask, "scripts are nested too deeply to analyse".to_string());
+            self.unread_note("scripts are nested too deeply to analyse".to_string());
             return;
         }
         let parsed = parse(source);
         if !parsed.ok {
             self.parsed = false;
-            self.note(Ask, "the command could not be parsed as shell".to_string());
+            self.unread_note("the command could not be parsed as shell".to_string());
             // What did parse is judged below; the raw text is the only
             // thing left to check for the catastrophic shapes.
             if let Some(reason) = catastrophic_reason(source) {
@@ -477,7 +495,7 @@ impl Ctx<'_> {
             self.note(Ask, "defines a shell function".to_string());
         }
         for construct in &parsed.constructs {
-            self.note(Ask, format!("uses {construct}, which is not analysed"));
+            self.unread_note(format!("uses {construct}, which is not analysed"));
         }
         // A loop variable stands for these words wherever the body uses it.
         // (Substitutions there are commands of their own, judged below.)
@@ -743,6 +761,7 @@ impl Ctx<'_> {
         if network && judgement.level < Ask {
             judgement = SegmentJudgement::new(Ask, NETWORK_REASON);
         }
+        let judged_unseen = judgement.unseen.or(redirect.unseen);
         let mut level = judgement.level;
         let mut reason = judgement.reason.into_owned();
         if redirect.level > level {
@@ -881,8 +900,15 @@ impl Ctx<'_> {
             self.cwd = outer;
         }
         let prefix = canonical_prefix(&argv).text;
-        let runs_unseen = std::mem::take(&mut self.unknown_program) && any_runtime_word(command)
-            || runs_unseen(command, &unwrapped_words, &argv);
+        let unknown_program = std::mem::take(&mut self.unknown_program);
+        let runs_unseen = judged_unseen
+            .or_else(|| {
+                (unknown_program && any_runtime_word(command)).then_some(
+                    "a program the exec policy does not know is given a word only known at run \
+                     time, which may be a program it runs",
+                )
+            })
+            .or_else(|| runs_unseen(command, &unwrapped_words, &argv, &unwrapped.wrappers, level));
         self.segments.insert(
             index.min(self.segments.len()),
             Segment {
@@ -995,7 +1021,6 @@ impl Ctx<'_> {
             return SegmentJudgement::new(Ask, "the program name is only known at run time");
         }
         let Some(program) = program_name(&first.text) else {
-            self.unknown_program = true;
             return SegmentJudgement::new(Ask, "runs a program by path");
         };
         let args = &words[1..];
@@ -1053,7 +1078,6 @@ impl Ctx<'_> {
                     &words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>(),
                 ) =>
                 {
-                    self.unknown_program = true;
                     SegmentJudgement::new(Ask, NETWORK_REASON)
                 }
                 None => {
@@ -1257,7 +1281,8 @@ impl Ctx<'_> {
             );
         }
         if script.dynamic {
-            return SegmentJudgement::new(Ask, "runs a script only known at run time");
+            return SegmentJudgement::new(Ask, "runs a script only known at run time")
+                .unseen("it runs a script only known at run time");
         }
         self.script(&script.text, depth + 1);
         SegmentJudgement::new(Safe, ok_reason)
@@ -1949,32 +1974,57 @@ fn any_runtime_word(command: &SimpleCommand) -> bool {
         .any(|w| w.dynamic || w.opaque.is_some())
 }
 
-/// Whether the programs `command` may start cannot all be named from its text (besides an
-/// unknown program given a word only known at run time, which the caller checks):
+/// Why the programs `command` may start cannot all be named from its text, besides what
+/// its judgement found (see [`Segment::runs_unseen`]):
 ///
 /// - the program word (after wrappers) is only known at run time or is a glob
 ///   (`$T x`, `command "$@"`, `/usr/bin/tou?h`);
 /// - `eval`, or a shell's `-c`, runs text only known at run time;
 /// - it runs a file in the current shell, which can define aliases and functions under any
-///   name (`source`, `.`, a `BASH_ENV` or `ENV` script, a shell's `--rcfile` or
-///   `--init-file`, an interactive shell's start-up files);
+///   name (`source`, `.`, a shell's `--rcfile` or `--init-file`, a shell's start-up files);
 /// - it defines what later commands run, whatever its text says: an alias, a hashed path,
 ///   a loaded builtin, a trap, a key binding, a completion command, history re-run (`fc`),
-///   shell options (`shopt`), or a variable that names or loads code (`PATH`,
-///   `PROMPT_COMMAND`, `PS1`, `GIT_*`, … — [`is_code_variable`]).
-fn runs_unseen(command: &SimpleCommand, words: &[Word], argv: &[String]) -> bool {
-    let program_unknown = words
+///   shell options (`shopt`), or a variable that names or loads code (`PATH`, `HOME`,
+///   `PROMPT_COMMAND`, `PS1`, `GIT_*`, `BASH_FUNC_*`, … — [`is_code_variable`]);
+/// - `xargs` hands it words from its input and the policy does not understand it;
+/// - it is not understood and uses a construct the policy does not analyse (arithmetic
+///   on run-time data can run code through an array subscript).
+fn runs_unseen(
+    command: &SimpleCommand,
+    words: &[Word],
+    argv: &[String],
+    wrappers: &[String],
+    level: SafetyLevel,
+) -> Option<&'static str> {
+    if words
         .first()
-        .is_some_and(|w| w.dynamic || w.opaque.is_some() || w.text.contains(['*', '?', '[']));
+        .is_some_and(|w| w.dynamic || w.opaque.is_some() || w.text.contains(['*', '?', '[']))
+    {
+        return Some("its program word is only known at run time or is a glob");
+    }
     let program = argv.first().map(String::as_str).unwrap_or("");
-    let runs_text = (program == "eval" || SHELLS.contains(&program)) && any_runtime_word(command);
-    let sources = matches!(program, "source" | ".")
+    if (program == "eval" || SHELLS.contains(&program)) && any_runtime_word(command) {
+        return Some("it runs text only known at run time as a script");
+    }
+    if matches!(program, "source" | ".")
         || (SHELLS.contains(&program)
             && argv[1..]
                 .iter()
                 .any(|a| a.starts_with("--rcfile") || a.starts_with("--init-file")))
-        || reads_start_files(argv);
-    let defines = matches!(
+    {
+        return Some(
+            "it runs a file in the current shell, which can define aliases and functions under \
+             any name",
+        );
+    }
+    if reads_start_files(argv) {
+        return Some(
+            "it starts a shell that reads start-up files (`~/.bashrc`, `~/.profile`), which can \
+             define aliases and functions under any name; start an interactive shell as \
+             `bash --norc --noprofile -i`",
+        );
+    }
+    if matches!(
         program,
         "alias"
             | "bind"
@@ -1987,7 +2037,9 @@ fn runs_unseen(command: &SimpleCommand, words: &[Word], argv: &[String]) -> bool
             | "let"
             | "shopt"
             | "trap"
-    );
+    ) {
+        return Some("it changes what later commands run");
+    }
     // An assignment before the program, or a `NAME=value` word anywhere (`export`,
     // `declare -x`, `env`, `set -k`'s keyword arguments).
     let sets_code = command
@@ -1995,19 +2047,41 @@ fn runs_unseen(command: &SimpleCommand, words: &[Word], argv: &[String]) -> bool
         .iter()
         .map(|(name, _)| name.as_str())
         .chain(command.words.iter().filter_map(|w| {
-            w.text
-                .split_once('=')
-                .map(|(name, _)| name)
-                .filter(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            w.text.split_once('=').map(|(name, _)| name).filter(|name| {
+                name.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '%')
+            })
         }))
         .any(is_code_variable);
-    program_unknown || runs_text || sources || defines || sets_code
+    if sets_code {
+        return Some(
+            "it sets a variable that names or loads code, or chooses which configuration \
+             programs read",
+        );
+    }
+    if level >= Ask && wrappers.iter().any(|w| w == "xargs") {
+        return Some("xargs hands it words from its input, which may be a program it runs");
+    }
+    if level >= Ask
+        && command
+            .words
+            .iter()
+            .chain(command.assignments.iter().map(|(_, value)| value))
+            .any(|w| w.opaque.is_some_and(|c| c != "a command substitution"))
+    {
+        return Some(
+            "it uses a shell construct the policy does not analyse, which can run code (an \
+             array subscript in arithmetic)",
+        );
+    }
+    None
 }
 
 /// True when `argv` starts a shell that reads start-up files a command may have written
-/// (`~/.bashrc`, `~/.profile`, `~/.zshrc`): an interactive shell (no `-c` and no script
-/// operand, or `-i`) other than `bash --norc` (`--noprofile` too when it is a login shell)
-/// and `sh` / `dash` / `ash` (which read only `$ENV`, judged as an assignment).
+/// (`~/.bashrc`, `~/.profile`, `~/.zshrc`): a login shell (`-l`, `--login`, with `-c` too)
+/// other than `bash --noprofile`, and an interactive one (no `-c` and no script operand,
+/// or `-i`) other than `bash --norc` and `sh` / `dash` / `ash` (which read only `$ENV`,
+/// judged as an assignment).
 fn reads_start_files(argv: &[String]) -> bool {
     let Some(shell) = argv.first().filter(|p| SHELLS.contains(&p.as_str())) else {
         return false;
@@ -2022,17 +2096,18 @@ fn reads_start_files(argv: &[String]) -> bool {
             .iter()
             .any(|o| !o.starts_with("--") && o.starts_with('-') && o.contains(letter))
     };
+    let login = short('l') || options.contains(&"--login");
     let has_script = argv.len() > 1 + options.len();
-    if (short('c') || has_script) && !short('i') {
-        return false;
-    }
+    let interactive = short('i') || !(short('c') || has_script);
     match shell.as_str() {
-        "sh" | "dash" | "ash" => false,
+        // A login shell reads `~/.profile`, `-c` or not; otherwise only `$ENV`, judged as
+        // an assignment.
+        "sh" | "dash" | "ash" => login,
         "bash" => {
-            let login = short('l') || options.contains(&"--login");
-            !options.contains(&"--norc") || (login && !options.contains(&"--noprofile"))
+            (login && !options.contains(&"--noprofile"))
+                || (interactive && !options.contains(&"--norc"))
         }
-        _ => true,
+        _ => login || interactive,
     }
 }
 
@@ -2040,6 +2115,18 @@ fn reads_start_files(argv: &[String]) -> bool {
 /// code, with why.
 const CODE_VARIABLES: &[(&str, &str)] = &[
     ("BASH_ENV", "names a script bash runs at start"),
+    (
+        "BASH_FUNC_*",
+        "defines a shell function bash imports at start",
+    ),
+    (
+        "HOME",
+        "chooses the start-up and configuration files programs read (`.bashrc`, `.gitconfig`)",
+    ),
+    (
+        "INPUTRC",
+        "names the key bindings file readline reads, which can type commands",
+    ),
     (
         "CDPATH",
         "changes where `cd` goes, so relative paths point elsewhere",
@@ -2078,6 +2165,11 @@ const CODE_VARIABLES: &[(&str, &str)] = &[
     ("RUSTC_WRAPPER", "names a program cargo runs"),
     ("SHELLOPTS", "changes shell options"),
     ("VISUAL", "names a program that is run"),
+    (
+        "XDG_CONFIG_HOME",
+        "chooses the configuration files programs read (git's aliases among them)",
+    ),
+    ("ZDOTDIR", "chooses the start-up files zsh reads"),
 ];
 
 /// The entry of [`CODE_VARIABLES`] that `name` falls under.
@@ -2090,10 +2182,22 @@ fn code_variable(name: &str) -> Option<&'static (&'static str, &'static str)> {
         })
 }
 
-/// True when setting `name` names a program or script that is run, makes programs load
-/// code, or changes what the shell runs ([`CODE_VARIABLES`]).
+/// True when setting `name` names a program or script that is run, chooses the start-up
+/// or configuration files a shell or git reads, or changes what the shell runs
+/// ([`CODE_VARIABLES`] but the ones that only make an interpreter or the loader load code
+/// from files, which is code in files like a script's: `PYTHONPATH`, `NODE_OPTIONS`, …).
 fn is_code_variable(name: &str) -> bool {
-    code_variable(name).is_some()
+    const LOADS_FILES: &[&str] = &[
+        "DYLD_",
+        "LD_",
+        "NODE_OPTIONS",
+        "PERL5LIB",
+        "PERL5OPT",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "RUBYOPT",
+    ];
+    code_variable(name).is_some() && !LOADS_FILES.iter().any(|p| name.starts_with(p))
 }
 
 /// Judges `NAME=value` (as a prefix, through `env`, or exported).
@@ -2982,10 +3086,10 @@ fn unwrap(words: &[Word], input: Option<&[Word]>) -> Unwrapped {
                 out.judgement = Some(SegmentJudgement::new(Ask, "runs with elevated privileges"));
             }
             if name == "env" && (env_short('S') || text.starts_with("--split-string")) {
-                out.judgement = Some(SegmentJudgement::new(
-                    Ask,
-                    "env -S runs a command split from a string",
-                ));
+                out.judgement = Some(
+                    SegmentJudgement::new(Ask, "env -S runs a command split from a string")
+                        .unseen("env -S splits the program from a string by its own rules"),
+                );
             }
             // Clearing the environment, or removing a GIT_* variable from it, drops
             // the sandbox's protected git settings as setting one would replace them.

@@ -353,8 +353,16 @@ impl Rules {
                 .map(String::as_str)
                 .filter(|w| *w != "*")
                 .collect();
-            let same_program = segment.argv.first().is_some_and(|p| p == program)
-                && is_subsequence(&rest, segment.argv[1..].iter().map(String::as_str));
+            // `git-push` (git's own program for a sub-command, run by path) is `git push`.
+            let dashed = rest.first().is_some_and(|sub| {
+                segment.argv.first().is_some_and(|p| {
+                    p.rsplit('/').next() == Some(format!("{program}-{sub}").as_str())
+                })
+            });
+            let same_program = (segment.argv.first().is_some_and(|p| p == program)
+                && is_subsequence(&rest, segment.argv[1..].iter().map(String::as_str)))
+                || (dashed
+                    && is_subsequence(&rest[1..], segment.argv[1..].iter().map(String::as_str)));
             let names_it = tokens.iter().enumerate().any(|(at, t)| {
                 t == program && is_subsequence(&rest, tokens[at + 1..].iter().copied())
             });
@@ -366,7 +374,25 @@ impl Rules {
     pub fn evaluate(&self, segments: &[Segment]) -> RuleEvaluation {
         let mut out = RuleEvaluation::default();
         for (index, segment) in segments.iter().enumerate() {
-            let matched = self.matching(&segment.argv);
+            let mut matched = self.matching(&segment.argv);
+            if matched.is_empty() {
+                // The command as the tool reads it: options before the sub-command set
+                // aside (`git -C . push` is `git push`, `npm --prefix . publish` is
+                // `npm publish`); rules with `*` match only the words as written, and
+                // allow rules never match this way.
+                let prefix: Vec<&str> = segment.prefix.split_whitespace().collect();
+                matched = self
+                    .matching(&prefix)
+                    .into_iter()
+                    .filter(|r| {
+                        // Only to tighten: an allow rule covers the words as written, never
+                        // options it did not name (`git -c core.pager=x status`).
+                        r.decision != Decision::Allow
+                            && r.pattern.len() > 1
+                            && !r.pattern.iter().any(|w| w == "*")
+                    })
+                    .collect();
+            }
             let strongest = matched.iter().map(|r| r.decision).max();
             out.per_segment.push(strongest);
             out.matched.extend(matched.into_iter().map(|r| MatchedRule {
@@ -398,7 +424,8 @@ const MAX_SCRIPT_WORD: usize = 8 * 1024;
 
 /// Where [`Rules::may_deny`] splits words, besides white space: the shell's punctuation.
 const SPLIT_AT: &[char] = &[
-    '=', '\'', '"', ';', '&', '|', '(', ')', '`', '{', '}', '<', '>', ',', '$', '[', ']',
+    '=', '\'', '"', ';', '&', '|', '(', ')', '`', '{', '}', '<', '>', ',', '$', '[', ']', '@', '%',
+    ':', '!', '#', '^', '~', '+', '*', '?',
 ];
 
 /// True when every word of `wanted` occurs in `words` in order (others may come between).

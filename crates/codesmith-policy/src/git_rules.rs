@@ -1489,7 +1489,8 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
                 || w.text.starts_with("--exec-path")
         })
     {
-        return SegmentJudgement::new(Ask, "sets git configuration that can run commands");
+        return SegmentJudgement::new(Ask, "sets git configuration that can run commands")
+            .unseen("it sets git configuration, which can name programs git runs");
     }
     let mut index = 0;
     while index < args.len() {
@@ -1507,7 +1508,10 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
                 "--git-dir" | "--work-tree" => "points git at another repository or work tree",
                 _ => "a git global option that is not analysed",
             };
-            return SegmentJudgement::owned(Ask, format!("`{word}`: {why}"));
+            return SegmentJudgement::owned(Ask, format!("`{word}`: {why}")).unseen(
+                "a git global option it is given is not analysed, and the repository it points \
+                 git at can alias or configure any program",
+            );
         }
         index += if VALUE_OPTIONS.contains(&word) { 2 } else { 1 };
     }
@@ -1776,7 +1780,8 @@ fn git_judgement_here(args: &[Word], _judge: PathJudge<'_>) -> SegmentJudgement 
         s if LOCAL_WRITES.contains(&s) => {
             SegmentJudgement::new(WorkspaceSafe, "changes the local repository")
         }
-        _ => SegmentJudgement::new(Ask, "unknown git sub-command"),
+        _ => SegmentJudgement::new(Ask, "unknown git sub-command")
+            .unseen(crate::program_rules::UNKNOWN_SUB_COMMAND),
     }
 }
 

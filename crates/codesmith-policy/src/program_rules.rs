@@ -22,30 +22,53 @@ use crate::ws_path::{
 pub(crate) struct SegmentJudgement {
     pub level: SafetyLevel,
     pub reason: Cow<'static, str>,
+    /// Why the programs this command starts cannot all be named from its text, when a
+    /// judgement knows it (code from a configuration it sets, a file it writes that runs
+    /// later, a string it splits into a command); see [`crate::Segment::runs_unseen`].
+    pub unseen: Option<&'static str>,
 }
+
+/// Why an unknown sub-command of a known tool hides what runs.
+pub(crate) const UNKNOWN_SUB_COMMAND: &str = "its sub-command is not one the policy knows, and \
+    the tool may read it as an alias or an abbreviation of another (`git pussh`, `npm publis`)";
+
+/// Why a command that writes a file a program runs later hides what runs.
+const WRITES_CODE: &str = "it writes a file that a program runs later (a git hook or \
+    configuration), which can name any program";
 
 impl SegmentJudgement {
     pub(crate) fn new(level: SafetyLevel, reason: &'static str) -> Self {
         SegmentJudgement {
             level,
             reason: Cow::Borrowed(reason),
+            unseen: None,
         }
+    }
+
+    /// The same judgement, marked as one whose programs cannot all be named (`why`).
+    pub(crate) fn unseen(mut self, why: &'static str) -> Self {
+        self.unseen = Some(why);
+        self
     }
 
     pub(crate) fn owned(level: SafetyLevel, reason: String) -> Self {
         SegmentJudgement {
             level,
             reason: Cow::Owned(reason),
+            unseen: None,
         }
     }
 
     /// The worse of `self` and `other` (the first on a tie).
     pub(crate) fn max(self, other: SegmentJudgement) -> SegmentJudgement {
-        if other.level > self.level {
+        let unseen = self.unseen.or(other.unseen);
+        let mut worse = if other.level > self.level {
             other
         } else {
             self
-        }
+        };
+        worse.unseen = unseen;
+        worse
     }
 }
 
@@ -223,7 +246,7 @@ impl PathJudge<'_> {
             if matches!(place, PathPlace::Inside | PathPlace::System)
                 && let Some(why) = self.runs_later(path)
             {
-                return SegmentJudgement::owned(Ask, format!("writes {why}"));
+                return SegmentJudgement::owned(Ask, format!("writes {why}")).unseen(WRITES_CODE);
             }
             if crate::is_instruction_file(&path.text) {
                 return SegmentJudgement::owned(
@@ -247,7 +270,8 @@ impl PathJudge<'_> {
                 Ask,
                 "writes under `.git/` or `.codesmith/` (git runs code from there later; \
                  `.codesmith/` is the project's safety configuration)",
-            ),
+            )
+            .unseen(WRITES_CODE),
             PathPlace::Outside if run_time => {
                 SegmentJudgement::new(Ask, "writes to a path only known at run time")
             }

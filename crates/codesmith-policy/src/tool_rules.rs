@@ -74,6 +74,7 @@ fn table(
         SegmentJudgement::new(Ask, NETWORK_REASON)
     } else {
         SegmentJudgement::new(Ask, "unknown sub-command")
+            .unseen(crate::program_rules::UNKNOWN_SUB_COMMAND)
     }
 }
 

@@ -332,9 +332,6 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         "env -S 'touch x'",
         "hash -p /usr/bin/touch ls",
         "git -c core.pager=touch log",
-        "git -C . push",
-        "git --no-pager push origin",
-        "nice -n 5 git -c x.y=z push",
         // Found by a break-it pass: globbed program words, lines that do not parse, notes
         // about the whole line, names hidden by quotes and escapes inside a string run
         // later, names rebound before an allowed command runs, git aliases.
@@ -356,6 +353,26 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p r.git",
         "git -c alias.p=pu''sh p r.git",
         "mytool \"$X\"",
+        // Found by a second pass: configuration chosen by a variable, login shells, a
+        // shell's key bindings, imported functions, unknown sub-commands (aliases and
+        // abbreviations), git's own programs by path, strings split by a tool's own rules,
+        // a write to git's configuration, arithmetic on run-time data.
+        "HOME=. git l r.git",
+        "XDG_CONFIG_HOME=. git sync",
+        "git -c include.path=/x/cfg up r.git",
+        "git -C sub l ../r.git",
+        "HOME=. bash -lc true",
+        "HOME=. sh -lc true",
+        "INPUTRC=.inputrc bash --norc --noprofile -i",
+        "env 'BASH_FUNC_ls%%=() { t\\ouch x; }' bash -c ls",
+        "npm pub --dry-run",
+        "git pussh r.git",
+        "/usr/local/libexec/git-core/git-push r.git HEAD",
+        "printf 'touch\\n' | xargs -I% sh -c '% PWN'",
+        "LC_ALL=uch env --split-string='to${LC_ALL} PWN'",
+        "make --eval='x:; @tou\\ch PWN' x",
+        "printf '[alias]\\n\\tl = pu%s\\n' sh >> sub/.git/config",
+        "x=$(cat f); echo $((x))",
     ];
     let mut wrong = Vec::new();
     for command in hidden {
@@ -379,6 +396,10 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         ("f() { touch x; }", Deny),
         ("bash -c 'touch x'", Deny),
         ("git push origin main", Deny),
+        // Options before the sub-command are set aside as git reads them.
+        ("git -C . push", Deny),
+        ("git --no-pager push origin", Deny),
+        ("nice -n 5 git -c x.y=z push", Deny),
         ("ls -la", Allow),
         ("cat \"$f\"", Allow),
         ("for f in *.rs; do wc -l \"$f\"; done", Allow),
@@ -392,6 +413,10 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         ("cargo build --jobs $(nproc)", Allow),
         ("for f in *.py; do python3 \"$f\"; done", Allow),
         ("python3 build.py \"$OUT\"", Allow),
+        ("curl -sf \"$URL\" -o out.json", Allow),
+        ("./scripts/run.sh \"$1\"", Allow),
+        ("PYTHONPATH=src pytest", Allow),
+        ("git log --grep push", Allow),
     ] {
         let got = decide_here(command, WS, &rules, Auto);
         if got.decision != expected {

@@ -336,6 +336,14 @@ pub(crate) fn mcp_reason(trust: Option<McpTrust>) -> String {
     format!("MCP tools run outside CodeSmith's sandbox and may reach the network.{why}")
 }
 
+/// What a refusal offers when a shell command was asked about only because deny rules exist
+/// that the exec policy cannot show do not apply to it: unlike other refusals, writing the
+/// command another way is the way out.
+pub(crate) const DENY_UNCHECKED_WAY_OUT: &str = "a deny rule in the exec policy cannot be \
+    checked against this command as written: write it so the policy can read it (name each \
+    program plainly, without aliases, variables, sourced files or wrappers around it), or \
+    approve it in an interactive session; `--approval auto` and allow rules do not lift this";
+
 /// The DENIED refusal for a call that needed approval and did not get it; `way_out` (see
 /// [`way_out`]) is what a headless run's hint offers.
 pub(crate) fn denied(
@@ -344,7 +352,12 @@ pub(crate) fn denied(
     why: &str,
     headless: bool,
 ) -> Refusal {
-    let hint = if headless {
+    let hint = if way_out == DENY_UNCHECKED_WAY_OUT {
+        format!(
+            "It was not refused for what it does: {way_out}. Do not hide a denied program \
+             another way."
+        )
+    } else if headless {
         format!(
             "Do not retry it and do not work around it with another tool. Continue without it, or tell the \
              user it needs approval: {way_out}."

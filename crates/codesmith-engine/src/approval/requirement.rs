@@ -253,7 +253,7 @@ impl Runtime {
     /// under `--approval auto`, so the way names what gives it the network.
     fn shell_way_out(&self, eval: &codesmith_policy::Evaluation) -> String {
         if eval.deny_unchecked {
-            return DENY_UNCHECKED_WAY_OUT.to_string();
+            return super::gate::DENY_UNCHECKED_WAY_OUT.to_string();
         }
         let cut =
             eval.segments.iter().any(|s| s.needs_network) && self.ctx.sandbox.network_blocked();
@@ -687,10 +687,16 @@ impl Runtime {
                 level: SafetyLevel::Ask,
                 network: false,
                 way_out: Some(
-                    "approve it in an interactive session, or type input the exec policy can \
-                     judge: whole lines ending in a line break that name their programs \
-                     (start a shell as `bash --norc --noprofile -i`)"
-                        .to_string(),
+                    if why
+                        .as_deref()
+                        .is_some_and(|w| w.starts_with(DENY_UNCHECKED_TYPED))
+                    {
+                        super::gate::DENY_UNCHECKED_WAY_OUT.to_string()
+                    } else {
+                        "approve it in an interactive session, or type input the exec policy \
+                         can judge: whole lines ending in a line break"
+                            .to_string()
+                    },
                 ),
             };
         }
@@ -698,12 +704,8 @@ impl Runtime {
     }
 }
 
-/// What a refusal offers when the command was asked about only because deny rules exist
-/// that the exec policy cannot show do not apply to it.
-const DENY_UNCHECKED_WAY_OUT: &str = "a deny rule in the exec policy cannot be checked against \
-    this command as written: write it so the policy can read it (name each program plainly, \
-    no aliases, variables or wrappers around it), or approve it in an interactive session; \
-    `--approval auto` and allow rules do not lift this";
+/// How a typed line asked about only because of deny rules is introduced in the question.
+const DENY_UNCHECKED_TYPED: &str = "the deny rules cannot be checked against the command";
 
 impl Runtime {
     /// Judges input typed into a session that reads shell commands: the complete commands
@@ -724,6 +726,13 @@ impl Runtime {
                 codesmith_policy::decide(&typing.commands, &workspace, &self.rules, self.mode);
             match eval.decision {
                 Decision::Allow => {}
+                Decision::Ask if eval.deny_unchecked => {
+                    why = Some(Cow::Owned(format!(
+                        "{} ({})",
+                        DENY_UNCHECKED_TYPED,
+                        eval.reason.trim_end_matches('.')
+                    )));
+                }
                 Decision::Ask => {
                     why = Some(Cow::Owned(format!(
                         "the command policy asks about the command ({})",
@@ -764,9 +773,10 @@ impl Runtime {
         let mut why = None;
         for line in lines {
             let mut eval = codesmith_policy::decide(&line, &workspace, &self.rules, self.mode);
-            // A REPL line is not shell: a deny rule has no program to read in it (and what
-            // an interpreter starts is not read anywhere), so only an exact match refuses.
-            if eval.deny_unchecked {
+            // A REPL line is not shell: a deny rule has no program to read in it (what an
+            // interpreter starts is not read anywhere), so only a line naming a denied program
+            // (`shell touch x` in gdb, `.shell touch x` in sqlite3) is held.
+            if eval.deny_unchecked && !eval.deny_named {
                 eval = codesmith_policy::decide(
                     &line,
                     &workspace,

@@ -111,10 +111,14 @@ fn type_text(out: &mut Typing, text: &str) {
     };
 }
 
+/// Directories whose programs are known by their names.
+const SYSTEM_BIN_DIRS: &[&str] = &["/bin", "/usr/bin", "/usr/local/bin"];
+
 /// False when a session's start command runs a known interpreter or REPL (`python3`,
-/// `node`, `psql`, …) as one plain command: what is typed there is its language, not
-/// shell, and is judged line by line. Anything else (a shell, a command line the check
-/// does not understand) counts as reading shell commands.
+/// `node`, `psql`, …) as one plain command, named bare or from a system directory, with no
+/// assignment: what is typed there is its language, not shell, and is judged line by line.
+/// Anything else (a shell, `./python3`, `PATH=… python3`, a command line the check does
+/// not understand) counts as reading shell commands.
 pub fn reads_shell_commands(command: &str) -> bool {
     const REPLS: &[&str] = &[
         "node",
@@ -158,13 +162,23 @@ pub fn reads_shell_commands(command: &str) -> bool {
     {
         return true;
     }
+    // An assignment (`PATH=./bin python3`) can make the name another program.
+    if command.split_whitespace().any(|w| w.contains('=')) {
+        return true;
+    }
     let program = command
         .split_whitespace()
-        .find(|w| !matches!(*w, "env" | "exec") && !w.contains('='));
+        .find(|w| !matches!(*w, "env" | "exec"));
     let Some(program) = program else {
         return true;
     };
-    let name = program.rsplit('/').next().unwrap_or(program);
+    // Only a name found on the search path or in a system directory is known by its name:
+    // `./python3` may be any program (a link to bash).
+    let name = match program.rsplit_once('/') {
+        None => program,
+        Some((dir, name)) if SYSTEM_BIN_DIRS.contains(&dir) => name,
+        Some(_) => return true,
+    };
     let python = ["python", "ipython", "pypy"].iter().any(|p| {
         name.strip_prefix(p)
             .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
@@ -229,13 +243,7 @@ mod tests {
 
     #[test]
     fn only_a_plain_interpreter_command_counts_as_not_a_shell() {
-        for repl in [
-            "python3",
-            "python3 -q",
-            "/usr/bin/python3.12 -i",
-            "env A=1 node",
-            "psql db",
-        ] {
+        for repl in ["python3", "python3 -q", "/usr/bin/python3.12 -i", "psql db"] {
             assert!(!reads_shell_commands(repl), "{repl}");
         }
         for shell in [
@@ -246,6 +254,12 @@ mod tests {
             "python3 -c 'import pty; pty.spawn(\"bash\")'",
             "cd x && python3",
             "",
+            // A name that may be another program: a path outside the system directories,
+            // or an assignment that changes where the name is found.
+            "./python3 --norc -i",
+            ".venv/bin/python",
+            "PATH=./bin python3",
+            "env A=1 node",
         ] {
             assert!(reads_shell_commands(shell), "{shell}");
         }
