@@ -633,6 +633,23 @@ impl<'s> Walker<'s> {
                 }
                 if let Some(body) = node.child_by_field_name("body") {
                     self.walk(body, piped, &own);
+                    let last_stage = if body.kind() == "pipeline" {
+                        body.named_child(body.named_child_count().saturating_sub(1) as u32)
+                    } else {
+                        Some(body)
+                    };
+                    if last_stage.is_none_or(|stage| stage.kind() != "command") {
+                        // A test, declaration, `case` or group may apply no
+                        // redirection to a command of its own; the files
+                        // are opened all the same (`[[ -f x ]] > f`).
+                        let mut files = Vec::new();
+                        for redirect in own.iter().skip(redirects.len()) {
+                            collect_kind(*redirect, "file_redirect", &mut files);
+                        }
+                        if !files.is_empty() {
+                            self.bare_redirects(node, piped, &files);
+                        }
+                    }
                 } else {
                     self.bare_redirects(node, piped, &own);
                 }
@@ -704,6 +721,21 @@ impl<'s> Walker<'s> {
                     self.out
                         .constructs
                         .push("a test that evaluates variables (`-v`, arithmetic comparison)");
+                }
+                // In `[ … ]` (a plain command) an unescaped `<` or `>` is a
+                // redirection that opens a file; the grammar reads a comparison.
+                let mut comparisons = Vec::new();
+                collect_kind(node, "binary_expression", &mut comparisons);
+                if !text.starts_with("[[")
+                    && comparisons.iter().any(|c| {
+                        c.child_by_field_name("operator")
+                            .is_some_and(|op| matches!(op.kind(), "<" | ">" | ">>" | "<<"))
+                    })
+                {
+                    self.out.constructs.push(
+                        "a `[ … ]` test with an unescaped `<` or `>`, which bash reads as a \
+                         redirection",
+                    );
                 }
                 self.walk_substitutions(node);
             }

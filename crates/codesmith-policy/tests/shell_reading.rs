@@ -302,3 +302,30 @@ fn set_allows_only_options_that_leave_later_commands_as_judged() {
         "set -k"
     );
 }
+
+#[test]
+fn every_redirection_is_judged_whatever_it_is_attached_to() {
+    // A test, a declaration, a `case` or a group opens its redirections' files too.
+    for command in [
+        "[[ -f x ]] > ~/.bashrc",
+        "[ -f x ] > ~/.bashrc",
+        "case x in esac > ~/.bashrc",
+        "{ [ -f x ]; } > ~/.bashrc",
+        "unset A > ~/.bashrc",
+        "export LANG=C > ~/.bashrc",
+        "echo a | [ -f x ] > ~/.bashrc",
+        // In `[ … ]` an unescaped `>` is a redirection, not a comparison.
+        "[ x > ~/.bashrc ]",
+        "[ \"$a\" < /etc/shadow ]",
+    ] {
+        asks(&[command]);
+        never_allowed_read_only(command);
+    }
+    check(&[
+        ("[[ -f x ]] > out.txt", WorkspaceSafe),
+        ("[[ x > y ]]", Safe),
+        ("while read l; do echo \"$l\"; done < in.txt", Safe),
+        ("if [ -f x ]; then echo y; fi > /dev/null", Safe),
+        ("cat x | sort | uniq -c > out.txt 2>&1", WorkspaceSafe),
+    ]);
+}
