@@ -1077,6 +1077,55 @@ fn set_judgement(args: &[Word]) -> SegmentJudgement {
     SegmentJudgement::new(Safe, "sets shell options or positional parameters")
 }
 
+/// Why a shell started with the options at the front of `args` (`bash -k
+/// -c …`, `sh -o keyword …`, `bash -O extglob …`, `bash --posix`) reads what
+/// it runs differently from how the policy judged it, or `None`. The options
+/// `set` takes are judged as `set` judges them; `-O`/`+O` (shopt options)
+/// and `--posix` ask. The shell's own options (`-c`, `-i`, `-l`, `-s`, …)
+/// are left to the caller.
+pub(crate) fn shell_options_refused(args: &[Word]) -> Option<String> {
+    let mut iter = args.iter();
+    while let Some(word) = iter.next() {
+        let text = word.text.as_str();
+        if word.dynamic || text == "--" || text == "-" {
+            return None;
+        }
+        if text == "--posix" {
+            return set_option_refused("posix", true, false);
+        }
+        if text.starts_with("--") {
+            continue;
+        }
+        let on = text.starts_with('-');
+        let flags = text.strip_prefix(['-', '+'])?;
+        for letter in flags.chars() {
+            match letter {
+                'o' => {
+                    let name = iter.next()?;
+                    if let Some(why) = set_option_refused(&name.text, on, name.dynamic) {
+                        return Some(why);
+                    }
+                }
+                'O' => {
+                    let name = iter.next().map_or("", |n| n.text.as_str());
+                    return Some(format!(
+                        "starts a shell with the shopt option `{name}`, which changes how the \
+                         commands it runs are read"
+                    ));
+                }
+                _ => {
+                    if let Some(option) = SET_OPTIONS.iter().find(|o| o.letter == Some(letter))
+                        && let Some(why) = set_option_refused(option.name, on, false)
+                    {
+                        return Some(why);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
 /// One shell option `set` changes: its `-o` name, its letter, and whether
 /// turning it on / off is known not to change what later commands do
 /// beyond what the policy judges (`None`: harmless; `Some(why)`: asks).

@@ -834,10 +834,13 @@ impl<'s> Walker<'s> {
             | "comment" => self.walk_substitutions(node),
             _ => {
                 // A construct this walker does not know: what it runs is not
-                // known, so nothing on the line may be allowed.
-                self.out
-                    .constructs
-                    .push("a shell construct the command policy does not recognise");
+                // known, so nothing on the line may be allowed. (Inside a
+                // syntax error the line is already unparsed.)
+                if self.out.ok {
+                    self.out
+                        .constructs
+                        .push("a shell construct the command policy does not recognise");
+                }
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
                 for child in children {
@@ -1151,8 +1154,11 @@ impl<'s> Walker<'s> {
                 }
             }
             "herestring_redirect" => {
+                let mut cursor = node.walk();
                 let value = node
-                    .named_child(0)
+                    .named_children(&mut cursor)
+                    .filter(|c| c.kind() != "file_descriptor")
+                    .last()
                     .map(|c| self.word(c))
                     .unwrap_or_else(|| Word::literal(""));
                 if let Some(construct) = value.opaque {

@@ -289,6 +289,26 @@ fn set_allows_only_options_that_leave_later_commands_as_judged() {
         ("set -- a b", Safe),
         ("set -e -- -k", Safe),
     ]);
+    // A shell started with such an option reads its script the same way.
+    for command in [
+        "bash -k -c \"git diff GIT_EXTERNAL_DIFF='id > PWN;:'\"",
+        "sh -k -c 'echo A=b'",
+        "bash -o keyword -c 'echo A=b'",
+        "bash -ek -c 'echo A=b'",
+        "bash -O expand_aliases -c 'echo a'",
+        "bash --posix -c 'echo a'",
+        "bash +B -c 'echo {a,b}'",
+    ] {
+        asks(&[command]);
+        never_allowed_read_only(command);
+    }
+    check(&[
+        ("bash -k -c 'rm -rf /'", Dangerous),
+        ("bash -c 'echo A=b'", Safe),
+        ("bash -e -c 'echo a'", Safe),
+        ("bash -euo pipefail -c 'echo a'", Safe),
+        ("bash -c 'echo a' -k", Safe),
+    ]);
     // `shopt` changes how later lines are read (aliases, extended globs, …): it asks.
     asks(&[
         "shopt -s expand_aliases",
