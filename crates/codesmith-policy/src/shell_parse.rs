@@ -841,6 +841,7 @@ impl<'s> Walker<'s> {
                         .constructs
                         .push("a shell construct the command policy does not recognise");
                 }
+                self.out.ok = false;
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
                 for child in children {
