@@ -166,7 +166,7 @@ thread_local! {
 const MAX_NESTED: usize = 16;
 
 /// Most here-document line joins done before a line is left unparsed.
-const MAX_HEREDOC_JOINS: usize = 16;
+const MAX_HEREDOC_JOINS: usize = 4;
 
 /// The grammar's tree for `source`. The thread's parser is taken out while
 /// it works, so a parse started from a walk (a backtick body) gets a
