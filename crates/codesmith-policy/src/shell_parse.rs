@@ -14,6 +14,8 @@ use std::cell::{Cell, RefCell};
 
 use tree_sitter::{Node, Parser, Tree};
 
+use crate::heredoc::{Heredocs, collect_kind, heredocs_as_bash_reads};
+
 /// One shell word after static evaluation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Word {
@@ -272,79 +274,6 @@ fn join_glued_continuations(source: &str) -> Option<String> {
     Some(out)
 }
 
-/// How bash reads the here-documents of a line next to how the grammar read them.
-enum Heredocs {
-    /// Every here-document ends on the line the grammar ends it on.
-    Agree,
-    /// Bash joins lines of an unquoted here-document body that end in `\`
-    /// before it looks for the end line; these are the byte offsets of those
-    /// backslashes (each followed by its line break). Removing them makes
-    /// the grammar's reading and bash's the same text.
-    Join(Vec<usize>),
-    /// The readings differ in a way a join does not repair.
-    Disagree,
-}
-
-/// Compares where bash ends each here-document of `src` (parsed as `root`)
-/// with the grammar's end line. Bash reads a here-document body from the
-/// line after the command line that holds its `<<` (after the bodies of
-/// earlier here-documents on that line); it ends at the first line that is
-/// exactly the delimiter (quote removal applied to the word after `<<`),
-/// after leading tabs are removed for `<<-` and, when no part of the
-/// delimiter is quoted, after `\` line ends join lines.
-fn heredocs_as_bash_reads(root: Node<'_>, src: &str) -> Heredocs {
-    let mut heredocs = Vec::new();
-    collect_kind(root, "heredoc_redirect", &mut heredocs);
-    heredocs.sort_by_key(Node::start_byte);
-    // The line break the previous here-document's start line ended at, and
-    // where bash ended that here-document.
-    let mut previous: Option<(usize, Option<usize>)> = None;
-    for heredoc in heredocs {
-        let mut cursor = heredoc.walk();
-        let children: Vec<Node<'_>> = heredoc.children(&mut cursor).collect();
-        let strip_tabs = children
-            .iter()
-            .any(|c| !c.is_named() && src.get(c.byte_range()) == Some("<<-"));
-        let Some(start) = children.iter().find(|c| c.kind() == "heredoc_start") else {
-            return Heredocs::Disagree;
-        };
-        let Some((delimiter, quoted)) = bash_delimiter(src.get(start.byte_range()).unwrap_or(""))
-        else {
-            return Heredocs::Disagree;
-        };
-        let Some(line_break) = start_line_end(root, heredoc, src, start.end_byte()) else {
-            return Heredocs::Disagree;
-        };
-        let body_start = match previous {
-            Some((earlier, end)) if earlier == line_break => match end {
-                Some(end) => end,
-                None => return Heredocs::Disagree,
-            },
-            _ => line_break + 1,
-        };
-        let (bash_end, cuts) = bash_heredoc_end(src, body_start, &delimiter, quoted, strip_tabs);
-        let grammar_end = children
-            .iter()
-            .find(|c| c.kind() == "heredoc_end")
-            .map(|end| line_start(src, end.start_byte()));
-        let grammar_body = children
-            .iter()
-            .find(|c| c.kind() == "heredoc_body" && c.end_byte() > c.start_byte())
-            .map(|body| line_start(src, body.start_byte()));
-        let agrees = grammar_end == bash_end.map(|(line, _)| line)
-            && grammar_body.is_none_or(|line| line == body_start);
-        if !agrees {
-            return if cuts.is_empty() {
-                Heredocs::Disagree
-            } else {
-                Heredocs::Join(cuts)
-            };
-        }
-        previous = Some((line_break, bash_end.map(|(_, end)| end)));
-    }
-    Heredocs::Agree
-}
-
 /// `source` with the line joins bash makes in its first unquoted
 /// here-document whose end the grammar misplaces; `None` when there is none.
 fn join_heredoc_continuations(source: &str) -> Option<String> {
@@ -360,158 +289,6 @@ fn join_heredoc_continuations(source: &str) -> Option<String> {
     }
     out.push_str(source.get(from..)?);
     Some(out)
-}
-
-/// Every node of `kind` below `node`.
-fn collect_kind<'t>(node: Node<'t>, kind: &str, out: &mut Vec<Node<'t>>) {
-    if node.kind() == kind {
-        out.push(node);
-    }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        collect_kind(child, kind, out);
-    }
-}
-
-/// The offset where the line holding `at` starts.
-fn line_start(src: &str, at: usize) -> usize {
-    src.get(..at)
-        .and_then(|before| before.rfind('\n'))
-        .map_or(0, |i| i + 1)
-}
-
-/// The here-document delimiter bash compares lines with (quote removal
-/// applied to the word after `<<`), and whether any part of it is quoted
-/// (then the body is taken as it is). `None` for a word whose removal is
-/// not followed here (`$'…'`, `$"…"`, an unterminated quote).
-fn bash_delimiter(raw: &str) -> Option<(String, bool)> {
-    if raw.contains("$'") || raw.contains("$\"") {
-        return None;
-    }
-    let quoted = raw.contains(['\'', '"', '\\']);
-    let mut out = String::new();
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => loop {
-                match chars.next()? {
-                    '\'' => break,
-                    c => out.push(c),
-                }
-            },
-            '"' => loop {
-                match chars.next()? {
-                    '"' => break,
-                    '\\' => match chars.next()? {
-                        c @ ('"' | '\\' | '$' | '`') => out.push(c),
-                        '\n' => {}
-                        c => {
-                            out.push('\\');
-                            out.push(c);
-                        }
-                    },
-                    c => out.push(c),
-                }
-            },
-            '\\' => match chars.next() {
-                Some('\n') | None => {}
-                Some(c) => out.push(c),
-            },
-            c => out.push(c),
-        }
-    }
-    Some((out, quoted))
-}
-
-/// The line break that ends the command line holding the here-document
-/// `heredoc` (whose start word ends at `from`): the first line break after
-/// it that is not a `\` line continuation. `None` when that break is inside
-/// a quoted string, a comment or another word (bash would read the body
-/// after a later line), or in another substitution than the here-document.
-fn start_line_end(root: Node<'_>, heredoc: Node<'_>, src: &str, from: usize) -> Option<usize> {
-    let bytes = src.as_bytes();
-    let mut i = from;
-    let at = loop {
-        match bytes.get(i)? {
-            b'\\' => i += 2,
-            b'\n' => break i,
-            _ => i += 1,
-        }
-    };
-    let context = |node: Node<'_>| -> Option<usize> {
-        let mut node = Some(node);
-        while let Some(n) = node {
-            match n.kind() {
-                "command_substitution" | "process_substitution" | "program" => return Some(n.id()),
-                "string"
-                | "raw_string"
-                | "ansi_c_string"
-                | "translated_string"
-                | "comment"
-                | "heredoc_body"
-                | "word"
-                | "concatenation"
-                | "expansion"
-                | "arithmetic_expansion"
-                | "ERROR" => return None,
-                _ => node = n.parent(),
-            }
-        }
-        None
-    };
-    let leaf = root.descendant_for_byte_range(at, at + 1)?;
-    (context(leaf)? == context(heredoc.parent()?)?).then_some(at)
-}
-
-/// Where bash ends a here-document whose body starts at `body_start`: the
-/// start and end offsets of its end line (`None` when it runs to the end of
-/// `src`), and the offsets of the `\` line ends it joins before the end line.
-fn bash_heredoc_end(
-    src: &str,
-    body_start: usize,
-    delimiter: &str,
-    quoted: bool,
-    strip_tabs: bool,
-) -> (Option<(usize, usize)>, Vec<usize>) {
-    let mut cuts = Vec::new();
-    let mut at = body_start;
-    while at < src.len() {
-        let first = at;
-        let mut logical = String::new();
-        let mut joins = Vec::new();
-        loop {
-            let rest = &src[at..];
-            let Some(len) = rest.find('\n') else {
-                logical.push_str(rest);
-                at = src.len();
-                break;
-            };
-            let line = &rest[..len];
-            let odd = line.bytes().rev().take_while(|&b| b == b'\\').count() % 2 == 1;
-            if !quoted && odd {
-                logical.push_str(&line[..len - 1]);
-                joins.push(at + len - 1);
-                at += len + 1;
-                if at >= src.len() {
-                    break;
-                }
-                continue;
-            }
-            logical.push_str(line);
-            at += len + 1;
-            break;
-        }
-        let compared = if strip_tabs {
-            logical.trim_start_matches('\t')
-        } else {
-            logical.as_str()
-        };
-        cuts.extend(joins);
-        if compared == delimiter {
-            return (Some((first, at)), cuts);
-        }
-    }
-    (None, cuts)
 }
 
 fn parse_unjoined(source: &str) -> ParsedScript {
@@ -1247,12 +1024,12 @@ impl<'s> Walker<'s> {
     /// Statically evaluates a word-like node.
     fn word(&self, node: Node<'_>) -> Word {
         let raw = self.text(node);
-        if matches!(node.kind(), "word" | "string_content") && has_unescaped_backtick(raw) {
+        if matches!(node.kind(), "word" | "string_content") && has_unescaped(raw, &['`']) {
             return Word::opaque(raw, "a backtick the policy cannot pair");
         }
         match node.kind() {
             "word" | "number" => Word {
-                expands: has_unquoted_glob(raw),
+                expands: has_unescaped(raw, GLOB),
                 ..Word::literal(&unescape_unquoted(raw))
             },
             "raw_string" => Word::literal(raw.trim_start_matches('\'').trim_end_matches('\'')),
@@ -1272,7 +1049,7 @@ impl<'s> Walker<'s> {
                 let mut saw_child = false;
                 for child in node.named_children(&mut cursor) {
                     saw_child = true;
-                    if child.kind() == "string_content" && !has_unescaped_backtick(self.text(child))
+                    if child.kind() == "string_content" && !has_unescaped(self.text(child), &['`'])
                     {
                         word.text
                             .push_str(&unescape_double_quoted(self.text(child)));
@@ -1299,7 +1076,7 @@ impl<'s> Walker<'s> {
                 }
                 if !saw_child {
                     word.text = unescape_unquoted(raw);
-                    word.expands = has_unquoted_glob(raw);
+                    word.expands = has_unescaped(raw, GLOB);
                 }
                 word
             }
@@ -1439,6 +1216,9 @@ impl<'s> Walker<'s> {
         children.into_iter().any(|c| self.calls(c, name))
     }
 }
+
+/// The characters that make an unquoted word a glob.
+const GLOB: &[char] = &['*', '?', '['];
 
 /// Most words one brace expansion may produce before it is refused.
 const MAX_BRACE_WORDS: usize = 256;
@@ -1634,16 +1414,17 @@ fn argument_children(node: Node<'_>) -> Vec<Node<'_>> {
         .collect()
 }
 
-/// True when the unquoted source text `raw` holds a glob character (`*`, `?`, `[`) no
-/// backslash escapes.
-fn has_unquoted_glob(raw: &str) -> bool {
+/// True when the source text `raw` holds one of `wanted` that no backslash
+/// escapes: a glob character (`*`, `?`, `[`) in an unquoted word, or a
+/// backtick where bash would start a command substitution.
+fn has_unescaped(raw: &str, wanted: &[char]) -> bool {
     let mut escaped = false;
     for c in raw.chars() {
         if escaped {
             escaped = false;
         } else if c == '\\' {
             escaped = true;
-        } else if matches!(c, '*' | '?' | '[') {
+        } else if wanted.contains(&c) {
             return true;
         }
     }
@@ -1716,22 +1497,6 @@ fn unescape_backticks(body: &str, in_double_quotes: bool) -> String {
         }
     }
     out
-}
-
-/// True when the source text `raw` of a word holds a backtick no backslash
-/// escapes: bash would start a command substitution there.
-fn has_unescaped_backtick(raw: &str) -> bool {
-    let mut escaped = false;
-    for c in raw.chars() {
-        if escaped {
-            escaped = false;
-        } else if c == '\\' {
-            escaped = true;
-        } else if c == '`' {
-            return true;
-        }
-    }
-    false
 }
 
 /// Decodes a `$'…'` string completely, as bash does: `\a \b \e \E \f \n
