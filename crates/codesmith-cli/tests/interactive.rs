@@ -288,6 +288,8 @@ async fn deny_rules_hold_against_names_the_session_defines() {
             "{}: {text}",
             sends[i]
         );
+        // The way out fits the run: it is already auto, and allow rules do not help.
+        assert!(!text.contains("rerun with `--approval auto`"), "{text}");
     }
     let server = ScriptedServer::start().await;
     server
@@ -300,6 +302,25 @@ async fn deny_rules_hold_against_names_the_session_defines() {
     let events = exec_json(&sb, &server, "define and call").await;
     let line = text_of(results(&events)[0]);
     assert!(line.contains("deny rule"), "{line}");
+    assert!(!line.contains("rerun with `--approval auto`"), "{line}");
+    // A line typed into a Python REPL is not shell: a deny rule does not hold it up.
+    let server = ScriptedServer::start().await;
+    server
+        .push(call(
+            "p1",
+            "pty_start",
+            json!({"command": "python3 -q", "timeout_secs": 2}),
+        ))
+        .push(call(
+            "p2",
+            "pty_send",
+            json!({"id": "pty-1", "text": "print('hi' + 'there')\n", "timeout_secs": 2}),
+        ))
+        .push(call("p3", "pty_end", json!({"id": "pty-1"})))
+        .push(Scripted::text("Done."));
+    let events = exec_json(&sb, &server, "use a repl").await;
+    let printed = text_of(results(&events)[1]);
+    assert!(printed.contains("hithere"), "{printed}");
     for file in ["PWN_ALIAS", "PWN_FN", "PWN_VAR", "PWN_WATCH", "PWN_LINE"] {
         assert!(!ws.join(file).exists(), "{file} was created");
     }

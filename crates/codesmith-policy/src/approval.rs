@@ -168,6 +168,10 @@ pub struct Evaluation {
     pub reason: String,
     /// False when the line could not be parsed as shell.
     pub parsed: bool,
+    /// True when the decision is `ask` (or `deny` in `never` mode) only because deny
+    /// rules exist that the policy cannot show do not apply (see [`decide`]); neither an
+    /// allow rule nor `auto` mode lifts it.
+    pub deny_unchecked: bool,
 }
 
 impl Evaluation {
@@ -235,6 +239,7 @@ fn decide_classified(
             })
             .unwrap_or_default()
     };
+    let mut deny_unchecked = false;
     let (decision, reason) = if level == Dangerous {
         (Decision::Deny, classification.reason.clone())
     } else if ruled.decision == Some(Decision::Deny) {
@@ -247,7 +252,8 @@ fn decide_classified(
             }
             verdict => verdict,
         }
-    } else if let Some(why) = unchecked_deny(&classification.segments, rules) {
+    } else if let Some(why) = unchecked_deny(&classification, rules) {
+        deny_unchecked = true;
         if mode == ApprovalMode::Never {
             (Decision::Deny, format!("{why}; approval mode is never"))
         } else {
@@ -293,6 +299,7 @@ fn decide_classified(
         segments: classification.segments,
         reason,
         parsed: classification.parsed,
+        deny_unchecked,
     }
 }
 
@@ -302,9 +309,24 @@ fn decide_classified(
 /// in every approval mode that asks (`auto` included, whose asks would otherwise run in
 /// the sandbox unasked) and refused where nothing is asked: a deny rule holds until the
 /// policy shows it does not apply. `None` without deny rules.
-fn unchecked_deny(segments: &[Segment], rules: &Rules) -> Option<String> {
+fn unchecked_deny(classification: &crate::Classification, rules: &Rules) -> Option<String> {
     if !rules.has_deny() {
         return None;
+    }
+    let segments = &classification.segments;
+    let segment_max = segments
+        .iter()
+        .map(|s| s.level)
+        .max()
+        .unwrap_or(SafetyLevel::Safe);
+    if !classification.parsed || (classification.level >= Ask && classification.level > segment_max)
+    {
+        return Some(format!(
+            "{}; the exec policy could not read the whole line, so the deny rules cannot be \
+             checked against it and it is asked about even in auto mode; write it as plain \
+             commands, or approve it",
+            classification.reason.trim_end_matches('.')
+        ));
     }
     if let Some((segment, (rule, same_program))) = segments
         .iter()
@@ -436,34 +458,36 @@ fn prefixes_from(segments: &[Segment], parsed: bool) -> Option<Vec<String>> {
     )
 }
 
-/// The JSON object `codesmith policy check` prints: the verdict under
-/// `rules` with approval mode `suggest`, for a command run bare
-/// (`private_tmp` false: its `/tmp` is the host's) or under an isolating
-/// sandbox with a private `/tmp` ([`crate::PrivateTmp`]).
+/// The JSON object `codesmith policy check` prints: the verdict under `rules` in approval
+/// mode `mode`, for a command run bare (`private_tmp` false: its `/tmp` is the host's) or
+/// under an isolating sandbox with a private `/tmp` ([`crate::PrivateTmp`]).
 ///
-/// Shape: `{"decision": "allow"|"ask"|"deny", "level": "safe"|"workspace_safe"|
-/// "requires_approval"|"dangerous", "context": "bare"|"sandboxed", "rules":
-/// [{"segment", "pattern", "decision", "source", "reason"?}], "segments":
-/// [{"text", "argv", "wrappers", "prefix", "level", "reason",
-/// "needs_network", "depth"}], "reason": "…"}`.
+/// Shape: `{"decision": "allow"|"ask"|"deny", "mode": "auto"|…, "level": "safe"|
+/// "workspace_safe"|"requires_approval"|"dangerous", "context": "bare"|"sandboxed",
+/// "rules": [{"segment", "pattern", "decision", "source", "reason"?}], "segments":
+/// [{"text", "argv", "wrappers", "prefix", "level", "reason", "needs_network", "depth",
+/// "runs_unseen"?}], "deny_unchecked": bool, "reason": "…"}`.
 pub fn check_report(
     command: &str,
     workspace: &str,
     rules: &Rules,
     private_tmp: bool,
+    mode: ApprovalMode,
 ) -> serde_json::Value {
     let evaluation = if private_tmp {
         let facts = crate::PrivateTmp(crate::SystemPaths::new());
-        decide_with(command, workspace, rules, ApprovalMode::AutoEdit, &facts)
+        decide_with(command, workspace, rules, mode, &facts)
     } else {
-        decide(command, workspace, rules, ApprovalMode::AutoEdit)
+        decide(command, workspace, rules, mode)
     };
     serde_json::json!({
         "decision": evaluation.decision,
+        "mode": mode,
         "level": evaluation.level,
         "context": if private_tmp { "sandboxed" } else { "bare" },
         "rules": evaluation.matched_rules,
         "segments": evaluation.segments,
+        "deny_unchecked": evaluation.deny_unchecked,
         "reason": evaluation.reason,
     })
 }

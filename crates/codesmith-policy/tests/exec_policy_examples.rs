@@ -102,8 +102,9 @@ const EXAMPLES: &[(&str, Decision, Decision, Decision)] = &[
     ("rm -rf /", Deny, Deny, Deny),
     ("bash -c 'rm -rf ~'", Deny, Deny, Deny),
     (":(){ :|:& };:", Deny, Deny, Deny),
-    // Unparseable lines are never allowed by a rule.
-    ("cargo build 'unterminated", Allow, Ask, Deny),
+    // Unparseable lines are never allowed by a rule, and with deny rules in force (these
+    // rules deny `git push`) not even auto runs one unasked: no rule could be checked.
+    ("cargo build 'unterminated", Ask, Ask, Deny),
 ];
 
 #[test]
@@ -229,7 +230,13 @@ fn dangerous_commands_are_never_persistable() {
 
 #[test]
 fn check_report_has_the_cli_shape() {
-    let report = check_report("git status -s && curl https://x", WS, &rules(), false);
+    let report = check_report(
+        "git status -s && curl https://x",
+        WS,
+        &rules(),
+        false,
+        codesmith_policy::ApprovalMode::AutoEdit,
+    );
     assert_eq!(report["decision"], "allow");
     assert_eq!(report["level"], "requires_approval");
     assert_eq!(report["rules"][0]["pattern"], "git status");
@@ -242,10 +249,22 @@ fn check_report_has_the_cli_shape() {
             .is_some_and(|r| r.contains("allow rule"))
     );
 
-    let report = check_report("wget x", WS, &Rules::new(), false);
+    let report = check_report(
+        "wget x",
+        WS,
+        &Rules::new(),
+        false,
+        codesmith_policy::ApprovalMode::AutoEdit,
+    );
     assert_eq!(report["decision"], "ask");
     assert_eq!(report["segments"][0]["reason"], "may make network requests");
-    let report = check_report("rm -rf /", WS, &Rules::new(), false);
+    let report = check_report(
+        "rm -rf /",
+        WS,
+        &Rules::new(),
+        false,
+        codesmith_policy::ApprovalMode::AutoEdit,
+    );
     assert_eq!(report["decision"], "deny");
     assert_eq!(report["level"], "dangerous");
 }
@@ -316,6 +335,27 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         "git -C . push",
         "git --no-pager push origin",
         "nice -n 5 git -c x.y=z push",
+        // Found by a break-it pass: globbed program words, lines that do not parse, notes
+        // about the whole line, names hidden by quotes and escapes inside a string run
+        // later, names rebound before an allowed command runs, git aliases.
+        "/usr/bin/tou?h x",
+        "tou[c]h x",
+        "{touch,PWN}",
+        "cat <<EOF\n`touch PWN`\nEOF",
+        "trap 't\\ouch PWN' EXIT",
+        "shopt -s expand_aliases",
+        "alias t='t\\ouch'",
+        "script -qc \"t\\\\ouch PWN\" /dev/null",
+        "watch 'tou\"ch\" x'",
+        "PS1='$(t\\ouch P)$ '",
+        "hash -p /usr/bin/tou?h ls",
+        "alias cat=/usr/bin/tou?h",
+        "export PATH=/tmp/b:$PATH",
+        "fc -s echo=",
+        "HOME=. bash -i -c ls",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p r.git",
+        "git -c alias.p=pu''sh p r.git",
+        "mytool \"$X\"",
     ];
     let mut wrong = Vec::new();
     for command in hidden {
@@ -346,6 +386,12 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         ("cargo test", Allow),
         ("bash --norc --noprofile -i", Allow),
         ("bash -c 'ls'", Allow),
+        // Known programs given run-time words, and understood commands that merely
+        // contain a rule's words, are not held up.
+        ("make -j$(nproc)", Allow),
+        ("cargo build --jobs $(nproc)", Allow),
+        ("for f in *.py; do python3 \"$f\"; done", Allow),
+        ("python3 build.py \"$OUT\"", Allow),
     ] {
         let got = decide_here(command, WS, &rules, Auto);
         if got.decision != expected {

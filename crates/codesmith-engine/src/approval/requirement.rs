@@ -252,8 +252,17 @@ impl Runtime {
     /// that allows it: a command that needs the network the sandbox cuts runs WITHOUT it
     /// under `--approval auto`, so the way names what gives it the network.
     fn shell_way_out(&self, eval: &codesmith_policy::Evaluation) -> String {
+        if eval.deny_unchecked {
+            return DENY_UNCHECKED_WAY_OUT.to_string();
+        }
         let cut =
             eval.segments.iter().any(|s| s.needs_network) && self.ctx.sandbox.network_blocked();
+        if !cut && self.mode == ApprovalMode::Auto {
+            // In auto mode only an ask rule asks about a command.
+            return "approve it in an interactive session, or change the ask rule in the exec \
+                    policy (policy.toml) that matched it"
+                .to_string();
+        }
         if !cut {
             return "rerun with `--approval auto`, approve it in an interactive session \
                     (`--approval auto-edit`), or add an allow rule to the exec policy (policy.toml)"
@@ -677,12 +686,24 @@ impl Runtime {
                 grant: None,
                 level: SafetyLevel::Ask,
                 network: false,
-                way_out: None,
+                way_out: Some(
+                    "approve it in an interactive session, or type input the exec policy can \
+                     judge: whole lines ending in a line break that name their programs \
+                     (start a shell as `bash --norc --noprofile -i`)"
+                        .to_string(),
+                ),
             };
         }
         self.by_mode(tool, request, key.clone(), key, None)
     }
 }
+
+/// What a refusal offers when the command was asked about only because deny rules exist
+/// that the exec policy cannot show do not apply to it.
+const DENY_UNCHECKED_WAY_OUT: &str = "a deny rule in the exec policy cannot be checked against \
+    this command as written: write it so the policy can read it (name each program plainly, \
+    no aliases, variables or wrappers around it), or approve it in an interactive session; \
+    `--approval auto` and allow rules do not lift this";
 
 impl Runtime {
     /// Judges input typed into a session that reads shell commands: the complete commands
@@ -742,7 +763,17 @@ impl Runtime {
         };
         let mut why = None;
         for line in lines {
-            let eval = codesmith_policy::decide(&line, &workspace, &self.rules, self.mode);
+            let mut eval = codesmith_policy::decide(&line, &workspace, &self.rules, self.mode);
+            // A REPL line is not shell: a deny rule has no program to read in it (and what
+            // an interpreter starts is not read anywhere), so only an exact match refuses.
+            if eval.deny_unchecked {
+                eval = codesmith_policy::decide(
+                    &line,
+                    &workspace,
+                    &self.rules.without_deny(),
+                    self.mode,
+                );
+            }
             match eval.decision {
                 Decision::Allow => {}
                 Decision::Ask => {
