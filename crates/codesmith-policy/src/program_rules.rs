@@ -1039,6 +1039,16 @@ fn set_judgement(args: &[Word]) -> SegmentJudgement {
     let mut iter = args.iter();
     while let Some(word) = iter.next() {
         let text = word.text.as_str();
+        if word.dynamic {
+            // `set $X` takes `-k` in `X` as an option.
+            return SegmentJudgement::owned(
+                Ask,
+                format!(
+                    "`{text}` is only known at run time, and set would take it as an option if it \
+                     starts with `-` or `+` (put `--` before positional parameters)"
+                ),
+            );
+        }
         if text == "--" || text == "-" {
             break;
         }
@@ -1046,7 +1056,7 @@ fn set_judgement(args: &[Word]) -> SegmentJudgement {
         let Some(flags) = text.strip_prefix(['-', '+']) else {
             break;
         };
-        if flags.is_empty() || word.dynamic {
+        if flags.is_empty() {
             return SegmentJudgement::owned(Ask, format!("unknown option `{text}` for set"));
         }
         for letter in flags.chars() {

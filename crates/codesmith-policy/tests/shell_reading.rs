@@ -269,6 +269,9 @@ fn set_allows_only_options_that_leave_later_commands_as_judged() {
         "set -o $OPT",
         "set -q",
         "set",
+        "set $OPTS",
+        "set \"$@\"",
+        "set -e $X",
     ] {
         asks(&[command]);
     }
@@ -288,6 +291,7 @@ fn set_allows_only_options_that_leave_later_commands_as_judged() {
         ("set -o vi", Safe),
         ("set -- a b", Safe),
         ("set -e -- -k", Safe),
+        ("set -- \"$@\"", Safe),
     ]);
     // A shell started with such an option reads its script the same way.
     for command in [
