@@ -504,6 +504,7 @@ impl<'s> Walker<'s> {
                 let mut comparisons = Vec::new();
                 collect_kind(node, "binary_expression", &mut comparisons);
                 if !text.starts_with("[[")
+                    && !text.starts_with("((")
                     && comparisons.iter().any(|c| {
                         c.child_by_field_name("operator")
                             .is_some_and(|op| matches!(op.kind(), "<" | ">" | ">>" | "<<"))
