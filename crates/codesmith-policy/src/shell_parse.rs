@@ -510,10 +510,9 @@ impl<'s> Walker<'s> {
                             .is_some_and(|op| matches!(op.kind(), "<" | ">" | ">>" | "<<"))
                     })
                 {
-                    self.out.constructs.push(
-                        "a `[ … ]` test with an unescaped `<` or `>`, which bash reads as a \
-                         redirection",
-                    );
+                    self.out
+                        .constructs
+                        .push("an unescaped `<` or `>` inside `[ … ]` (bash opens a file there)");
                 }
                 self.walk_substitutions(node);
             }
