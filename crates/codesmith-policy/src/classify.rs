@@ -1180,7 +1180,22 @@ impl Ctx<'_> {
         self.links.extend(made);
     }
 
+    /// A shell started with options: what it runs, and asks when an option
+    /// changes how that is read (`bash -k -c …`, `sh -o keyword`, `bash -O …`).
     fn shell(&mut self, args: &[Word], command: &SimpleCommand, depth: usize) -> SegmentJudgement {
+        let judgement = self.shell_started(args, command, depth);
+        match crate::program_rules::shell_options_refused(args) {
+            Some(why) => judgement.max(SegmentJudgement::owned(Ask, why)),
+            None => judgement,
+        }
+    }
+
+    fn shell_started(
+        &mut self,
+        args: &[Word],
+        command: &SimpleCommand,
+        depth: usize,
+    ) -> SegmentJudgement {
         // `-n` reads the script without running any of it.
         let checks_only = args
             .iter()
@@ -1225,8 +1240,9 @@ impl Ctx<'_> {
                 if !text.starts_with("--") && text.contains('s') {
                     reads_stdin = true;
                 }
-                if text == "-o" || text == "+o" || text == "-O" || text == "+O" {
-                    index += 1;
+                // Each `o` / `O` in a cluster (`-euo pipefail`) takes the next word.
+                if !text.starts_with("--") {
+                    index += text.chars().filter(|c| matches!(c, 'o' | 'O')).count();
                 }
                 index += 1;
                 continue;

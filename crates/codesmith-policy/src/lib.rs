@@ -39,6 +39,7 @@ mod exec_rules;
 mod getopt;
 mod git_repo;
 mod git_rules;
+mod heredoc;
 mod net_commands;
 mod pipe_split;
 mod program_rules;

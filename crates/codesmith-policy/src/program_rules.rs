@@ -1052,6 +1052,10 @@ pub(crate) const PRINTS_ENVIRONMENT: &str =
 /// `set`: with no arguments it prints every shell variable (secrets
 /// included); with shell options (`-euo pipefail`, `+x`) or `--` and
 /// positional parameters it changes only the running shell.
+///
+/// Only options known not to change how later commands are read or run
+/// (what the policy judges them as) are allowed, and only in the direction
+/// named in [`SET_OPTIONS`]; anything else asks and names the option.
 fn set_judgement(args: &[Word]) -> SegmentJudgement {
     if args.is_empty() {
         return SegmentJudgement::new(Ask, PRINTS_ENVIRONMENT);
@@ -1059,34 +1063,227 @@ fn set_judgement(args: &[Word]) -> SegmentJudgement {
     let mut iter = args.iter();
     while let Some(word) = iter.next() {
         let text = word.text.as_str();
+        if word.dynamic {
+            // `set $X` takes `-k` in `X` as an option.
+            return SegmentJudgement::owned(
+                Ask,
+                format!(
+                    "`{text}` is only known at run time, and set would take it as an option if it \
+                     starts with `-` or `+` (put `--` before positional parameters)"
+                ),
+            );
+        }
         if text == "--" || text == "-" {
             break;
         }
+        let on = text.starts_with('-');
         let Some(flags) = text.strip_prefix(['-', '+']) else {
             break;
         };
-        if flags.is_empty() || !flags.chars().all(|c| "abefhkmnptuvxBCEHPTo".contains(c)) {
+        if flags.is_empty() {
             return SegmentJudgement::owned(Ask, format!("unknown option `{text}` for set"));
         }
-        if flags.contains('o') {
-            match iter.next() {
-                Some(name)
-                    if name
-                        .text
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c == '-') => {}
-                // `set -o` alone prints the options: harmless.
-                None => {}
-                Some(other) => {
-                    return SegmentJudgement::owned(
-                        Ask,
-                        format!("unknown shell option `{}`", other.text),
-                    );
+        for letter in flags.chars() {
+            if letter == 'o' {
+                // `set -o` / `set +o` alone print the options: harmless.
+                let Some(name) = iter.next() else {
+                    continue;
+                };
+                if let Some(why) = set_option_refused(&name.text, on, name.dynamic) {
+                    return SegmentJudgement::owned(Ask, why);
                 }
+                continue;
+            }
+            let Some(option) = SET_OPTIONS.iter().find(|o| o.letter == Some(letter)) else {
+                return SegmentJudgement::owned(
+                    Ask,
+                    format!(
+                        "unknown option `{}{letter}` for set",
+                        if on { '-' } else { '+' }
+                    ),
+                );
+            };
+            if let Some(why) = set_option_refused(option.name, on, false) {
+                return SegmentJudgement::owned(Ask, why);
             }
         }
     }
     SegmentJudgement::new(Safe, "sets shell options or positional parameters")
+}
+
+/// Why a shell started with the options at the front of `args` (`bash -k
+/// -c …`, `sh -o keyword …`, `bash -O extglob …`, `bash --posix`) reads what
+/// it runs differently from how the policy judged it, or `None`. The options
+/// `set` takes are judged as `set` judges them; `-O`/`+O` (shopt options)
+/// and `--posix` ask. The shell's own options (`-c`, `-i`, `-l`, `-s`, …)
+/// are left to the caller.
+pub(crate) fn shell_options_refused(args: &[Word]) -> Option<String> {
+    let mut iter = args.iter();
+    while let Some(word) = iter.next() {
+        let text = word.text.as_str();
+        if word.dynamic || text == "--" || text == "-" {
+            return None;
+        }
+        if text == "--posix" {
+            return set_option_refused("posix", true, false);
+        }
+        if text.starts_with("--") {
+            continue;
+        }
+        let on = text.starts_with('-');
+        let flags = text.strip_prefix(['-', '+'])?;
+        for letter in flags.chars() {
+            match letter {
+                'o' => {
+                    let name = iter.next()?;
+                    if let Some(why) = set_option_refused(&name.text, on, name.dynamic) {
+                        return Some(why);
+                    }
+                }
+                'O' => {
+                    let name = iter.next().map_or("", |n| n.text.as_str());
+                    return Some(format!(
+                        "starts a shell with the shopt option `{name}`, which changes how the \
+                         commands it runs are read"
+                    ));
+                }
+                _ => {
+                    if let Some(option) = SET_OPTIONS.iter().find(|o| o.letter == Some(letter))
+                        && let Some(why) = set_option_refused(option.name, on, false)
+                    {
+                        return Some(why);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// One shell option `set` changes: its `-o` name, its letter, and whether
+/// turning it on / off is known not to change what later commands do
+/// beyond what the policy judges (`None`: harmless; `Some(why)`: asks).
+struct SetOption {
+    name: &'static str,
+    letter: Option<char>,
+    on: Option<&'static str>,
+    off: Option<&'static str>,
+}
+
+const fn set_option(
+    name: &'static str,
+    letter: Option<char>,
+    on: Option<&'static str>,
+    off: Option<&'static str>,
+) -> SetOption {
+    SetOption {
+        name,
+        letter,
+        on,
+        off,
+    }
+}
+
+/// Every option of bash's `set` (bash 5.2 manual, "The Set Builtin").
+/// Options that only make the shell stop, report or refuse sooner (`-e`,
+/// `-u`, `-n`, `-C`, `-f`, `pipefail`, …), trace (`-x`: `PS4`, which it
+/// expands, is judged where it is set), or change when traps already set
+/// (and judged) run (`-E`, `-T`) are harmless either way.
+const SET_OPTIONS: &[SetOption] = &[
+    set_option(
+        "allexport",
+        Some('a'),
+        Some(
+            "exports every variable set later, so a later assignment the policy judges as the shell's own (`GIT_SSH=…`) reaches every program",
+        ),
+        None,
+    ),
+    set_option(
+        "braceexpand",
+        Some('B'),
+        None,
+        Some("turns brace expansion off, so later words are not the words the policy reads"),
+    ),
+    set_option("emacs", None, None, None),
+    set_option("errexit", Some('e'), None, None),
+    set_option("errtrace", Some('E'), None, None),
+    set_option("functrace", Some('T'), None, None),
+    set_option("hashall", Some('h'), None, None),
+    set_option(
+        "histexpand",
+        Some('H'),
+        Some(
+            "turns on `!` history expansion, which replaces later text with earlier commands the policy cannot see",
+        ),
+        None,
+    ),
+    set_option("history", None, None, None),
+    set_option("ignoreeof", None, None, None),
+    set_option(
+        "interactive-comments",
+        None,
+        None,
+        Some("turns comments off, so a later `#` starts words the policy reads as a comment"),
+    ),
+    set_option(
+        "keyword",
+        Some('k'),
+        Some(
+            "makes every later `NAME=value` argument an environment variable of its command (`git diff GIT_EXTERNAL_DIFF=…` runs a program), which the policy reads as an argument",
+        ),
+        None,
+    ),
+    set_option("monitor", Some('m'), None, None),
+    set_option("noclobber", Some('C'), None, None),
+    set_option("noexec", Some('n'), None, None),
+    set_option("noglob", Some('f'), None, None),
+    set_option("nolog", None, None, None),
+    set_option("notify", Some('b'), None, None),
+    set_option("nounset", Some('u'), None, None),
+    set_option("onecmd", Some('t'), None, None),
+    set_option(
+        "physical",
+        Some('P'),
+        Some(
+            "makes `cd` follow symbolic links physically, so later directories are not the ones the policy works out",
+        ),
+        None,
+    ),
+    set_option("pipefail", None, None, None),
+    set_option(
+        "posix",
+        None,
+        Some("switches the shell to POSIX mode, which changes how later commands are read and run"),
+        Some("switches POSIX mode off, which changes how later commands are read and run"),
+    ),
+    set_option(
+        "privileged",
+        Some('p'),
+        Some("changes which start-up files and inherited functions the shell reads"),
+        Some("changes which start-up files and inherited functions the shell reads"),
+    ),
+    set_option("verbose", Some('v'), None, None),
+    set_option("vi", None, None, None),
+    set_option("xtrace", Some('x'), None, None),
+];
+
+/// Why turning the `set -o` option `name` on (`on`) or off asks, or `None`
+/// when that is known to be harmless.
+fn set_option_refused(name: &str, on: bool, dynamic: bool) -> Option<String> {
+    let sign = if on { '-' } else { '+' };
+    let Some(option) = SET_OPTIONS
+        .iter()
+        .find(|o| o.name == name)
+        .filter(|_| !dynamic)
+    else {
+        return Some(format!("unknown shell option `{name}` for `set {sign}o`"));
+    };
+    let why = if on { option.on } else { option.off }?;
+    let spelled = match option.letter {
+        Some(letter) => format!("the shell option {name} (`{sign}{letter}`)"),
+        None => format!("the shell option {name} (`{sign}o {name}`)"),
+    };
+    Some(format!("{spelled} {why}"))
 }
 
 /// Judges a known program; `None` when the program is not in any table.

@@ -9,9 +9,12 @@
 //!
 //! Nothing here judges safety: see `classify` for that.
 
-use std::cell::RefCell;
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::{Node, Parser, Tree};
+
+use crate::heredoc::{Heredocs, collect_kind, heredocs_as_bash_reads};
 
 /// One shell word after static evaluation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +159,34 @@ pub(crate) struct ParsedScript {
 
 thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    /// How many backtick bodies deep the parse running on this thread is.
+    static NESTED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Most backtick bodies inside one another that are parsed; deeper nesting
+/// leaves the line unparsed.
+const MAX_NESTED: usize = 16;
+
+/// Most here-document line joins done before a line is left unparsed.
+const MAX_HEREDOC_JOINS: usize = 4;
+
+/// The grammar's tree for `source`. The thread's parser is taken out while
+/// it works, so a parse started from a walk (a backtick body) gets a
+/// parser of its own instead of a borrow panic.
+fn parse_tree(source: &str) -> Option<Tree> {
+    let mut parser = match PARSER.with(|cell| cell.borrow_mut().take()) {
+        Some(parser) => parser,
+        None => {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .ok()?;
+            parser
+        }
+    };
+    let tree = parser.parse(source, None);
+    PARSER.with(|cell| *cell.borrow_mut() = Some(parser));
+    tree
 }
 
 /// Parses `source` as bash. Never panics; a parser failure yields `ok = false`.
@@ -163,10 +194,19 @@ thread_local! {
 /// Flat lines with a pipeline of three or more stages are split first (see
 /// `pipe_split`) because the grammar is slow on them; the result is the same.
 pub(crate) fn parse(source: &str) -> ParsedScript {
-    if let Some(joined) = join_glued_continuations(source) {
+    let mut source = Cow::Borrowed(source);
+    if source.contains("<<") && source.contains("\\\n") {
+        for _ in 0..MAX_HEREDOC_JOINS {
+            match join_heredoc_continuations(&source) {
+                Some(joined) => source = Cow::Owned(joined),
+                None => break,
+            }
+        }
+    }
+    if let Some(joined) = join_glued_continuations(&source) {
         return parse_unjoined(&joined);
     }
-    parse_unjoined(source)
+    parse_unjoined(&source)
 }
 
 /// True when `source` parses as complete bash commands: no syntax error, nothing missing
@@ -184,17 +224,7 @@ fn join_glued_continuations(source: &str) -> Option<String> {
     if !source.contains("\\\n") {
         return None;
     }
-    let tree = PARSER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            parser
-                .set_language(&tree_sitter_bash::LANGUAGE.into())
-                .ok()?;
-            *slot = Some(parser);
-        }
-        slot.as_mut()?.parse(source, None)
-    })?;
+    let tree = parse_tree(source)?;
     let root = tree.root_node();
     let bytes = source.as_bytes();
     let mut cut = Vec::new();
@@ -244,6 +274,23 @@ fn join_glued_continuations(source: &str) -> Option<String> {
     Some(out)
 }
 
+/// `source` with the line joins bash makes in its first unquoted
+/// here-document whose end the grammar misplaces; `None` when there is none.
+fn join_heredoc_continuations(source: &str) -> Option<String> {
+    let tree = parse_tree(source)?;
+    let Heredocs::Join(cuts) = heredocs_as_bash_reads(tree.root_node(), source) else {
+        return None;
+    };
+    let mut out = String::with_capacity(source.len());
+    let mut from = 0;
+    for at in cuts {
+        out.push_str(source.get(from..at)?);
+        from = at + 2;
+    }
+    out.push_str(source.get(from..)?);
+    Some(out)
+}
+
 fn parse_unjoined(source: &str) -> ParsedScript {
     if let Some(pipelines) = crate::pipe_split::split_flat(source)
         && pipelines.iter().any(|p| p.len() >= 3)
@@ -283,37 +330,29 @@ fn parse_stages(pipelines: &[Vec<&str>]) -> Option<ParsedScript> {
 
 /// Parses `source` in one piece; `piped` marks its commands as reading a pipe.
 fn parse_whole(source: &str, piped: bool) -> ParsedScript {
-    PARSER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            if parser
-                .set_language(&tree_sitter_bash::LANGUAGE.into())
-                .is_err()
-            {
-                return ParsedScript::default();
-            }
-            *slot = Some(parser);
-        }
-        let Some(parser) = slot.as_mut() else {
-            return ParsedScript::default();
-        };
-        let Some(tree) = parser.parse(source, None) else {
-            return ParsedScript::default();
-        };
-        let root = tree.root_node();
-        let mut walker = Walker {
-            subshell: 0,
-            subshells: 0,
-            src: source,
-            out: ParsedScript {
-                ok: !root.has_error(),
-                ..ParsedScript::default()
-            },
-        };
-        walker.walk(root, piped, &[]);
-        walker.out
-    })
+    let Some(tree) = parse_tree(source) else {
+        return ParsedScript::default();
+    };
+    let root = tree.root_node();
+    let mut walker = Walker {
+        subshell: 0,
+        subshells: 0,
+        src: source,
+        out: ParsedScript {
+            ok: !root.has_error(),
+            ..ParsedScript::default()
+        },
+    };
+    if source.contains("<<") && !matches!(heredocs_as_bash_reads(root, source), Heredocs::Agree) {
+        walker.out.ok = false;
+        walker.out.constructs.push(
+            "a here-document whose end bash places elsewhere than the policy reads it \
+             (a line joined by `\\` at its end, a delimiter line with spaces or tabs, or a \
+             start line that continues)",
+        );
+    }
+    walker.walk(root, piped, &[]);
+    walker.out
 }
 
 struct Walker<'s> {
@@ -324,8 +363,8 @@ struct Walker<'s> {
     subshells: usize,
 }
 
-impl Walker<'_> {
-    fn text(&self, node: Node<'_>) -> &str {
+impl<'s> Walker<'s> {
+    fn text(&self, node: Node<'_>) -> &'s str {
         self.src.get(node.byte_range()).unwrap_or("")
     }
 
@@ -360,8 +399,34 @@ impl Walker<'_> {
                 let mut cursor = node.walk();
                 let mut own: Vec<Node<'_>> = redirects.to_vec();
                 own.extend(node.children_by_field_name("redirect", &mut cursor));
+                let body_kind = node.child_by_field_name("body").map(|b| b.kind());
+                if !matches!(body_kind, Some("command" | "pipeline"))
+                    && own.iter().any(|r| !redirect_words(*r).is_empty())
+                {
+                    // Bash refuses `{ …; } >x y`; what the words would be is not known.
+                    self.out
+                        .constructs
+                        .push("words after a redirection of a compound command");
+                }
                 if let Some(body) = node.child_by_field_name("body") {
                     self.walk(body, piped, &own);
+                    let last_stage = if body.kind() == "pipeline" {
+                        body.named_child(body.named_child_count().saturating_sub(1) as u32)
+                    } else {
+                        Some(body)
+                    };
+                    if last_stage.is_none_or(|stage| stage.kind() != "command") {
+                        // A test, declaration, `case` or group may apply no
+                        // redirection to a command of its own; the files
+                        // are opened all the same (`[[ -f x ]] > f`).
+                        let mut files = Vec::new();
+                        for redirect in own.iter().skip(redirects.len()) {
+                            collect_kind(*redirect, "file_redirect", &mut files);
+                        }
+                        if !files.is_empty() {
+                            self.bare_redirects(node, piped, &files);
+                        }
+                    }
                 } else {
                     self.bare_redirects(node, piped, &own);
                 }
@@ -375,6 +440,7 @@ impl Walker<'_> {
                     }
                 }
             }
+            "command_substitution" if self.text(node).starts_with('`') => self.backticks(node),
             "command_substitution" | "process_substitution" => {
                 // Commands in `>(…)` read what the outer command writes.
                 let reads_writer = self.text(node).starts_with(">(");
@@ -433,6 +499,21 @@ impl Walker<'_> {
                         .constructs
                         .push("a test that evaluates variables (`-v`, arithmetic comparison)");
                 }
+                // In `[ … ]` (a plain command) an unescaped `<` or `>` is a
+                // redirection that opens a file; the grammar reads a comparison.
+                let mut comparisons = Vec::new();
+                collect_kind(node, "binary_expression", &mut comparisons);
+                if !text.starts_with("[[")
+                    && !text.starts_with("((")
+                    && comparisons.iter().any(|c| {
+                        c.child_by_field_name("operator")
+                            .is_some_and(|op| matches!(op.kind(), "<" | ">" | ">>" | "<<"))
+                    })
+                {
+                    self.out
+                        .constructs
+                        .push("an unescaped `<` or `>` inside `[ … ]` (bash opens a file there)");
+                }
                 self.walk_substitutions(node);
             }
             "for_statement" | "select_statement" => {
@@ -490,13 +571,147 @@ impl Walker<'_> {
             "heredoc_redirect" | "herestring_redirect" | "file_redirect" => {
                 self.walk_substitutions(node);
             }
-            _ => {
+            // Statements that hold statements: each one is walked.
+            "program" | "list" | "negated_command" | "if_statement" | "elif_clause"
+            | "else_clause" | "while_statement" | "do_group" | "case_statement" | "case_item"
+            | "compound_statement" | "ERROR" => {
                 let mut cursor = node.walk();
                 let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
                 for child in children {
                     self.walk(child, piped, redirects);
                 }
             }
+            // Words and expressions where a statement may stand (a `case`
+            // subject or pattern, a loop's arithmetic): only what their
+            // substitutions run.
+            "word"
+            | "number"
+            | "string"
+            | "raw_string"
+            | "ansi_c_string"
+            | "translated_string"
+            | "concatenation"
+            | "simple_expansion"
+            | "expansion"
+            | "arithmetic_expansion"
+            | "brace_expression"
+            | "extglob_pattern"
+            | "regex"
+            | "variable_name"
+            | "special_variable_name"
+            | "string_content"
+            | "array"
+            | "subscript"
+            | "binary_expression"
+            | "unary_expression"
+            | "ternary_expression"
+            | "postfix_expression"
+            | "parenthesized_expression"
+            | "test_operator"
+            | "comment" => self.walk_substitutions(node),
+            _ => {
+                // A construct this walker does not know: what it runs is not
+                // known, so nothing on the line may be allowed. (Inside a
+                // syntax error the line is already unparsed.)
+                if self.out.ok {
+                    self.out
+                        .constructs
+                        .push("a shell construct the command policy does not recognise");
+                }
+                self.out.ok = false;
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    self.walk(child, piped, redirects);
+                }
+            }
+        }
+    }
+
+    /// Walks a backtick substitution as bash reads it: its body ends at
+    /// the first backtick no backslash escapes (quotes do not protect one),
+    /// and bash removes the backslash before `` ` ``, `$` and `\` (and `"`
+    /// inside double quotes) before it runs the body as a script of its own,
+    /// so `` \` `` opens a nested substitution. A body with such escapes is
+    /// parsed again after removing them; one whose end the grammar places
+    /// elsewhere leaves the line unparsed.
+    fn backticks(&mut self, node: Node<'_>) {
+        let raw = self.text(node);
+        let bytes = raw.as_bytes();
+        let mut i = 1;
+        let mut end = None;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' => i += 2,
+                b'`' => {
+                    end = Some(i);
+                    break;
+                }
+                _ => i += 1,
+            }
+        }
+        if raw.len() < 2 || end != Some(raw.len() - 1) {
+            self.out.ok = false;
+            self.out.constructs.push(
+                "backticks whose end bash places elsewhere than the policy reads it (a quote \
+                 does not protect a backtick inside backticks)",
+            );
+            return;
+        }
+        let body = &raw[1..raw.len() - 1];
+        let unescaped = unescape_backticks(body, self.inside_double_quotes(node));
+        if unescaped == body {
+            let mut cursor = node.walk();
+            let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+            for child in children {
+                self.walk(child, false, &[]);
+            }
+            return;
+        }
+        let depth = NESTED.with(Cell::get);
+        if depth >= MAX_NESTED {
+            self.out.ok = false;
+            self.out
+                .constructs
+                .push("backticks nested too deeply to analyse");
+            return;
+        }
+        NESTED.with(|n| n.set(depth + 1));
+        let nested = parse(&unescaped);
+        NESTED.with(|n| n.set(depth));
+        self.merge_nested(nested);
+    }
+
+    /// True when `node` sits inside a double-quoted string of the script it
+    /// belongs to (not of an enclosing substitution's host).
+    fn inside_double_quotes(&self, node: Node<'_>) -> bool {
+        let mut node = node.parent();
+        while let Some(n) = node {
+            match n.kind() {
+                "string" => return true,
+                "command_substitution" | "process_substitution" | "program" => return false,
+                _ => node = n.parent(),
+            }
+        }
+        false
+    }
+
+    /// Adds what a script nested in this one (a backtick body) runs.
+    fn merge_nested(&mut self, nested: ParsedScript) {
+        self.out.ok &= nested.ok;
+        self.out.defines_function |= nested.defines_function;
+        self.out.fork_bomb |= nested.fork_bomb;
+        self.out.fork_loop = self.out.fork_loop.max(nested.fork_loop);
+        self.out.constructs.extend(nested.constructs);
+        self.out.loop_words.extend(nested.loop_words);
+        let base = self.subshells;
+        for mut command in nested.commands {
+            command.subshell = match command.subshell {
+                0 => self.subshell,
+                n => base + n,
+            };
+            self.subshells = self.subshells.max(command.subshell);
+            self.out.commands.push(command);
         }
     }
 
@@ -577,6 +792,22 @@ impl Walker<'_> {
         let mut redirect_nodes: Vec<Node<'_>> = inherited.to_vec();
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        // Where each redirection starts: a word glued to one (`{fd}<x`,
+        // `3<<<x`) names its descriptor, not an argument.
+        let redirect_starts: Vec<usize> = inherited
+            .iter()
+            .chain(children.iter().filter(|c| {
+                matches!(
+                    c.kind(),
+                    "file_redirect" | "heredoc_redirect" | "herestring_redirect"
+                )
+            }))
+            .map(Node::start_byte)
+            .collect();
+        // The source text of each word, for `text` when the words are not
+        // one stretch of source.
+        let mut pieces: Vec<&str> = Vec::new();
+        let mut respelled = false;
         for child in children {
             match child.kind() {
                 "variable_assignment" => {
@@ -595,6 +826,14 @@ impl Walker<'_> {
                     let word = child.named_child(0).unwrap_or(child);
                     self.push_words(word, &mut command.words);
                     self.walk_substitutions(child);
+                    pieces.push(self.text(child));
+                }
+                _ if redirect_starts.contains(&child.end_byte())
+                    && self.names_descriptor(child) =>
+                {
+                    self.walk_substitutions(child);
+                    respelled = true;
+                    continue;
                 }
                 _ => {
                     self.push_words(child, &mut command.words);
@@ -606,13 +845,27 @@ impl Walker<'_> {
                     } else {
                         self.walk_substitutions(child);
                     }
+                    pieces.push(self.text(child));
                 }
             }
             start.get_or_insert(child.start_byte());
             end = child.end_byte();
         }
+        // Words the grammar files under a redirection (`tee <x FILE`,
+        // `cat <<EOF FILE`) are arguments of the command, in order.
+        for redirect in &redirect_nodes {
+            for word in redirect_words(*redirect) {
+                self.push_words(word, &mut command.words);
+                pieces.push(self.text(word));
+                respelled = true;
+            }
+        }
         let start = start.unwrap_or(node.start_byte());
-        command.text = self.src.get(start..end).unwrap_or("").trim().to_string();
+        command.text = if respelled {
+            pieces.join(" ")
+        } else {
+            self.src.get(start..end).unwrap_or("").trim().to_string()
+        };
         for redirect in redirect_nodes {
             self.redirect(redirect, &mut command);
         }
@@ -621,6 +874,30 @@ impl Walker<'_> {
         self.out
             .commands
             .insert(first_index.min(self.out.commands.len()), command);
+    }
+
+    /// True when `word`, glued to the redirection after it, is the
+    /// descriptor bash redirects rather than an argument: digits (`3<<<x`)
+    /// or `{NAME}` (`{fd}<x`, which stores a new descriptor in `NAME`). A
+    /// `{NAME[…]}` there evaluates a subscript: the line is then marked as
+    /// not analysed.
+    fn names_descriptor(&mut self, word: Node<'_>) -> bool {
+        let raw = self.text(word);
+        if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+            return true;
+        }
+        let Some(name) = raw.strip_prefix('{').and_then(|r| r.strip_suffix('}')) else {
+            return false;
+        };
+        if name.contains('[') {
+            self.out
+                .constructs
+                .push("a redirection that stores its descriptor in an array element `{name[…]}`");
+            return true;
+        }
+        !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
     }
 
     fn redirect(&mut self, node: Node<'_>, command: &mut SimpleCommand) {
@@ -653,16 +930,13 @@ impl Walker<'_> {
                         _ => {}
                     }
                 }
-                // Words after the start line's marker are the command's
-                // arguments (`cat <<EOF file.txt`); the grammar files them
-                // under the redirect.
-                for word in argument_children(node) {
-                    command.words.push(self.word(word));
-                }
             }
             "herestring_redirect" => {
+                let mut cursor = node.walk();
                 let value = node
-                    .named_child(0)
+                    .named_children(&mut cursor)
+                    .filter(|c| c.kind() != "file_descriptor")
+                    .last()
                     .map(|c| self.word(c))
                     .unwrap_or_else(|| Word::literal(""));
                 if let Some(construct) = value.opaque {
@@ -680,6 +954,7 @@ impl Walker<'_> {
                 }
                 let target = node
                     .child_by_field_name("destination")
+                    .filter(|_| !operator.ends_with('-'))
                     .map(|c| {
                         let raw = self.text(c);
                         if raw.contains('{') && brace_pattern(raw).is_some() {
@@ -749,9 +1024,12 @@ impl Walker<'_> {
     /// Statically evaluates a word-like node.
     fn word(&self, node: Node<'_>) -> Word {
         let raw = self.text(node);
+        if matches!(node.kind(), "word" | "string_content") && has_unescaped(raw, &['`']) {
+            return Word::opaque(raw, "a backtick the policy cannot pair");
+        }
         match node.kind() {
             "word" | "number" => Word {
-                expands: has_unquoted_glob(raw),
+                expands: has_unescaped(raw, GLOB),
                 ..Word::literal(&unescape_unquoted(raw))
             },
             "raw_string" => Word::literal(raw.trim_start_matches('\'').trim_end_matches('\'')),
@@ -771,7 +1049,8 @@ impl Walker<'_> {
                 let mut saw_child = false;
                 for child in node.named_children(&mut cursor) {
                     saw_child = true;
-                    if child.kind() == "string_content" {
+                    if child.kind() == "string_content" && !has_unescaped(self.text(child), &['`'])
+                    {
                         word.text
                             .push_str(&unescape_double_quoted(self.text(child)));
                     } else {
@@ -797,7 +1076,7 @@ impl Walker<'_> {
                 }
                 if !saw_child {
                     word.text = unescape_unquoted(raw);
-                    word.expands = has_unquoted_glob(raw);
+                    word.expands = has_unescaped(raw, GLOB);
                 }
                 word
             }
@@ -937,6 +1216,9 @@ impl Walker<'_> {
         children.into_iter().any(|c| self.calls(c, name))
     }
 }
+
+/// The characters that make an unquoted word a glob.
+const GLOB: &[char] = &['*', '?', '['];
 
 /// Most words one brace expansion may produce before it is refused.
 const MAX_BRACE_WORDS: usize = 256;
@@ -1090,6 +1372,41 @@ fn expand_braces(text: &str, limit: usize) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// The words the grammar files under the redirection `node` that bash
+/// reads as arguments of the command: every destination after the first
+/// (`tee <x a b` reads as `tee a b <x`), the words after a here-document's
+/// marker (`cat <<EOF a`), and those of the redirections a here-document
+/// start line holds.
+fn redirect_words(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    match node.kind() {
+        "file_redirect" => {
+            // `>&-` and `<&-` close a descriptor and take no word.
+            let mut cursor = node.walk();
+            let closes = node
+                .children(&mut cursor)
+                .any(|c| !c.is_named() && c.kind().ends_with('-'));
+            let mut cursor = node.walk();
+            out.extend(
+                node.children_by_field_name("destination", &mut cursor)
+                    .skip(usize::from(!closes)),
+            );
+        }
+        "heredoc_redirect" => {
+            out.extend(argument_children(node));
+            let mut cursor = node.walk();
+            let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+            for child in children {
+                if child.kind() == "file_redirect" {
+                    out.extend(redirect_words(child));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
 /// Children of `node` in its `argument` field.
 fn argument_children(node: Node<'_>) -> Vec<Node<'_>> {
     let mut cursor = node.walk();
@@ -1097,16 +1414,17 @@ fn argument_children(node: Node<'_>) -> Vec<Node<'_>> {
         .collect()
 }
 
-/// True when the unquoted source text `raw` holds a glob character (`*`, `?`, `[`) no
-/// backslash escapes.
-fn has_unquoted_glob(raw: &str) -> bool {
+/// True when the source text `raw` holds one of `wanted` that no backslash
+/// escapes: a glob character (`*`, `?`, `[`) in an unquoted word, or a
+/// backtick where bash would start a command substitution.
+fn has_unescaped(raw: &str, wanted: &[char]) -> bool {
     let mut escaped = false;
     for c in raw.chars() {
         if escaped {
             escaped = false;
         } else if c == '\\' {
             escaped = true;
-        } else if matches!(c, '*' | '?' | '[') {
+        } else if wanted.contains(&c) {
             return true;
         }
     }
@@ -1147,6 +1465,32 @@ fn unescape_double_quoted(raw: &str) -> String {
                     chars.next();
                 }
                 _ => out.push(c),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A backtick body as bash runs it: the backslash before `` ` ``, `$` and
+/// `\\` is removed (and before `"` when the backticks are inside double
+/// quotes); other backslashes stay.
+fn unescape_backticks(body: &str, in_double_quotes: bool) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('`' | '$' | '\\') => {}
+                Some('"') if in_double_quotes => {}
+                _ => {
+                    out.push(c);
+                    continue;
+                }
+            }
+            if let Some(next) = chars.next() {
+                out.push(next);
             }
         } else {
             out.push(c);

@@ -19,6 +19,7 @@ mod kind_cores;
 mod private_tmp;
 mod red_team;
 mod red_team_outside;
+mod shell_reading;
 
 /// A file under `tests/` that this root does not declare would never be built.
 #[test]

@@ -1,0 +1,355 @@
+//! The exec policy reads a line the way bash reads it: nested backticks, here-documents
+//! whose lines bash joins, words the grammar files under a redirection, and shell options
+//! that change what later words mean. Each kind once let any program run unasked in every
+//! approval mode; here each is judged as what bash runs, or asks. Paths are judged with
+//! no file system (`LexicalPaths`), home `/root`.
+
+#![allow(clippy::unwrap_used)]
+
+use codesmith_policy::ApprovalMode::{self, Auto, AutoEdit, ReadOnly, Suggest};
+use codesmith_policy::Decision::{self, Allow, Ask, Deny};
+use codesmith_policy::SafetyLevel::{Ask as Asks, Dangerous, Safe, WorkspaceSafe};
+use codesmith_policy::{RuleSource, Rules, classify_command_with, decide_with, shell_input};
+
+use crate::common::{WS, asks, check, facts, reason};
+
+/// The argv of every simple command the policy found on `command`.
+fn argvs(command: &str) -> Vec<Vec<String>> {
+    classify_command_with(command, WS, &facts())
+        .segments
+        .into_iter()
+        .map(|s| s.argv)
+        .collect()
+}
+
+/// Asserts that the policy found a command whose argv is `argv` on `command`.
+fn finds(command: &str, argv: &[&str]) {
+    let found = argvs(command);
+    assert!(
+        found.iter().any(|a| a == argv),
+        "{command:?}: no segment {argv:?} among {found:?}"
+    );
+}
+
+/// The decision for `command` under `rules` in `mode` (no file system).
+fn decision(command: &str, rules: &Rules, mode: ApprovalMode) -> (Decision, String) {
+    let eval = decide_with(command, WS, rules, mode, &facts());
+    (eval.decision, eval.reason)
+}
+
+/// Asserts `command` is not allowed in read-only and suggest mode.
+fn never_allowed_read_only(command: &str) {
+    for mode in [ReadOnly, Suggest] {
+        let (got, why) = decision(command, &Rules::new(), mode);
+        assert_ne!(got, Allow, "{command:?} in {mode:?}: {why}");
+    }
+}
+
+fn deny_rules(patterns: &[&str]) -> Rules {
+    let mut rules = Rules::new();
+    for pattern in patterns {
+        rules
+            .add_toml(
+                &format!("[[rule]]\npattern = {pattern:?}\ndecision = \"deny\"\n"),
+                RuleSource::User,
+            )
+            .unwrap();
+    }
+    rules
+}
+
+#[test]
+fn a_backtick_body_is_judged_as_the_script_bash_runs() {
+    // Inside backticks bash removes the `\` before `` ` ``, `$` and `\`: `` \` `` opens a
+    // nested substitution, which runs.
+    for (command, hidden) in [
+        (
+            r"echo `echo \`cp /etc/hostname PWN\``",
+            &["cp", "/etc/hostname", "PWN"][..],
+        ),
+        (r"echo `echo \`touch PWN\``", &["touch", "PWN"]),
+        (r#"echo "`echo \`touch PWN\``""#, &["touch", "PWN"]),
+        (r#"cat <<< "`echo \`touch PWN\``""#, &["touch", "PWN"]),
+        (r"x=`echo \`touch PWN\``", &["touch", "PWN"]),
+        (
+            r"case `echo \`touch PWN\`` in *) ;; esac",
+            &["touch", "PWN"],
+        ),
+        (
+            r"for f in `echo \`touch PWN\``; do :; done",
+            &["touch", "PWN"],
+        ),
+        (r"echo `echo $(echo \`touch PWN\`)`", &["touch", "PWN"]),
+        (r"echo `echo \`echo \\\`touch PWN\\\`\``", &["touch", "PWN"]),
+    ] {
+        finds(command, hidden);
+        never_allowed_read_only(command);
+    }
+    check(&[
+        (r"echo `echo \`rm -rf ~\``", Dangerous),
+        (r"echo `echo \`touch PWN\``", WorkspaceSafe),
+        // `\$` is an expansion inside backticks, `\\\`` an escaped backtick: only prints.
+        (r"echo `echo \$HOME`", Safe),
+        (r"echo `echo \\\`echo hi\\\``", Safe),
+        ("echo `pwd`", Safe),
+        // Inside `$(…)` a `\`` is a literal backtick, as in bash.
+        (r"echo $(echo \`touch PWN\`)", Safe),
+    ]);
+    finds(r"echo `echo \$HOME`", &["echo", "$HOME"]);
+    finds(r#"echo "`echo \"a b\"`""#, &["echo", "a b"]);
+}
+
+#[test]
+fn backticks_bash_pairs_differently_from_the_grammar_leave_the_line_unparsed() {
+    // A quote does not protect a backtick inside backticks: bash runs `id` here,
+    // the grammar reads one `echo` of a quoted string.
+    for command in [
+        "echo `echo '``id``'`",
+        "echo `echo '`'` x",
+        "echo `echo \"``id``\"`",
+    ] {
+        asks(&[command]);
+        never_allowed_read_only(command);
+        assert!(
+            !classify_command_with(command, WS, &facts()).parsed,
+            "{command:?}"
+        );
+    }
+}
+
+#[test]
+fn a_here_document_ends_where_bash_ends_it() {
+    // Bash joins `tr\` and `ue` into the delimiter `true`, ends the here-document there
+    // and runs the lines after it.
+    let attack = "cat <<true\ntr\\\nue\nid > PWN_hd_id\ntouch PWN_hd\ntrue\n";
+    finds(attack, &["id"]);
+    finds(attack, &["touch", "PWN_hd"]);
+    never_allowed_read_only(attack);
+    for command in [
+        "cat <<-true\n\ttr\\\nue\ntouch PWN\ntrue\n",
+        "cat <<EOF\nE\\\nO\\\nF\ntouch PWN\nEOF\n",
+        "x=$(cat <<true\ntr\\\nue\ntouch PWN\ntrue\n)",
+    ] {
+        finds(command, &["touch", "PWN"]);
+        never_allowed_read_only(command);
+    }
+    // A line bash does not end the here-document with, though the grammar does (trailing
+    // space, leading space or tab without `<<-`, a joined line): the readings differ, so
+    // the line asks, whatever the grammar made of the rest.
+    for command in [
+        "cat <<EOF\nEOF \ncat <<'X'\nEOF\ntouch PWN\nX\n",
+        "cat <<EOF\n\tEOF\ncat <<'X'\nEOF\ntouch PWN\nX\n",
+        "cat <<EOF\n EOF\ncat <<'X'\nEOF\ntouch PWN\nX\n",
+        "cat <<tr\"u\"e\nx\ntrue\ntouch PWN\n",
+        "cat <<A <<B\na\nA\nb\nB\ntouch PWN\n",
+        "cat <<EOF; echo \"a\nb\"\nbody\nEOF\n",
+    ] {
+        asks(&[command]);
+        never_allowed_read_only(command);
+    }
+    // Where both read the same, nothing changes: a `\` line end in a body that does not
+    // form the delimiter, an even run of `\`, a quoted delimiter (no joins), `<<-` tabs.
+    check(&[
+        (
+            "cat <<EOF > run.sh\ncargo build \\\n  --release\nEOF\n",
+            WorkspaceSafe,
+        ),
+        ("cat <<true\ntr\\\\\nue\necho x\ntrue\n", Safe),
+        ("cat <<'true'\ntr\\\nue\ntrue\n", Safe),
+        ("cat <<true\nfoo\\\ntrue\necho x\ntrue\n", Safe),
+        ("cat <<-EOF\n\tx\n\tEOF\n", Safe),
+        ("cat <<EOF | grep x\nhi\nEOF\n", Safe),
+    ]);
+    // `foo\` joins the next line, so `true` there is body text and not the end.
+    assert_eq!(argvs("cat <<true\nfoo\\\ntrue\necho x\ntrue\n"), [["cat"]]);
+}
+
+#[test]
+fn typed_input_ends_a_here_document_where_bash_does() {
+    // A shell in a terminal runs `cat` once the joined line `true` arrives.
+    let input = shell_input("cat <<true\ntr\\\nue\nid > PWN\n");
+    assert_eq!(input.complete, "cat <<true\ntr\\\nue\nid > PWN\n");
+    assert!(input.open.is_empty());
+    let first = shell_input("cat <<true\ntr\\\nue\n");
+    assert_eq!(first.complete, "cat <<true\ntr\\\nue\n");
+    // `foo\` + `true` is `footrue`: the shell still waits.
+    let waits = shell_input("cat <<true\nfoo\\\ntrue\n");
+    assert!(waits.complete.is_empty(), "{waits:?}");
+    assert!(waits.why.is_some());
+    let waits = shell_input("cat <<EOF\nx\nEOF \nid\n");
+    assert!(waits.complete.is_empty(), "{waits:?}");
+}
+
+#[test]
+fn every_word_after_a_redirection_reaches_argv() {
+    for (command, argv) in [
+        ("tee {fd}</dev/null ~/.bashrc", &["tee", "~/.bashrc"][..]),
+        ("tee </dev/null ~/.bashrc", &["tee", "~/.bashrc"]),
+        ("chmod {fd}</dev/null 777 ~", &["chmod", "777", "~"]),
+        ("cp {fd}</dev/null .env /tmp/x", &["cp", ".env", "/tmp/x"]),
+        ("grep -r {fd}</dev/null KEY ~", &["grep", "-r", "KEY", "~"]),
+        ("cat {fd}</dev/null .env", &["cat", ".env"]),
+        ("cat 2>&1 .env", &["cat", ".env"]),
+        ("cat {fd}>&- .env", &["cat", ".env"]),
+        ("cat {out}>>log .env", &["cat", ".env"]),
+        ("cat 3<<<x .env", &["cat", ".env"]),
+        ("cat {fd}<<<x .env", &["cat", ".env"]),
+        (
+            "echo x | tee {fd}</dev/null ~/.bashrc",
+            &["tee", "~/.bashrc"],
+        ),
+        ("a | b >/dev/null ~/.bashrc", &["b", "~/.bashrc"]),
+        ("cat <<EOF >/dev/null .env\nx\nEOF\n", &["cat", ".env"]),
+    ] {
+        finds(command, argv);
+        never_allowed_read_only(command);
+    }
+    finds("ls >/dev/null x y 2>&1 z", &["ls", "x", "y", "z"]);
+    check(&[
+        ("ls >/dev/null x y 2>&1 z", Safe),
+        ("echo {a,b}>x y", WorkspaceSafe),
+        ("cat {fd}</dev/null README.md", Safe),
+    ]);
+    // A descriptor stored in an array element evaluates its subscript; bash refuses words
+    // after a compound command's redirection.
+    asks(&[
+        "cat {a[$(id)]}</dev/null x",
+        "{ ls; } >/dev/null ~/.ssh",
+        "{ ls; } >/dev/null x",
+    ]);
+    assert!(reason("{ ls; } >/dev/null x").contains("compound command"));
+}
+
+#[test]
+fn a_descriptor_redirection_does_not_hide_a_denied_command() {
+    let rules = deny_rules(&["git push", "touch"]);
+    for command in [
+        "git {fd}</dev/null push r.git HEAD:refs/heads/pwnfd",
+        "git </dev/null push r.git",
+        "env {fd}</dev/null touch PWN",
+        "touch {fd}</dev/null PWN",
+    ] {
+        for mode in [Auto, AutoEdit] {
+            let (got, why) = decision(command, &rules, mode);
+            assert_eq!(got, Deny, "{command:?} in {mode:?}: {why}");
+        }
+    }
+}
+
+#[test]
+fn set_allows_only_options_that_leave_later_commands_as_judged() {
+    let attack = "set -k; git diff GIT_EXTERNAL_DIFF='id > PWN_id;:'";
+    for mode in [ReadOnly, Suggest, AutoEdit] {
+        for command in [attack, "set -k; echo GIT_EXTERNAL_DIFF=x"] {
+            let (got, why) = decision(command, &Rules::new(), mode);
+            assert_ne!(got, Allow, "{command:?} in {mode:?}: {why}");
+            assert!(why.contains("keyword"), "{why}");
+        }
+    }
+    let (got, _) = decision("set -k; echo A=b", &Rules::new(), Suggest);
+    assert_eq!(got, Ask);
+    for command in [
+        "set -k",
+        "set -o keyword",
+        "set -ek",
+        "set -e -o keyword",
+        "set -a",
+        "set -o allexport",
+        "set +B",
+        "set +o braceexpand",
+        "set -H",
+        "set -o histexpand",
+        "set -P",
+        "set -o physical",
+        "set -o posix",
+        "set +o posix",
+        "set -p",
+        "set +o interactive-comments",
+        "set -o frobnicate",
+        "set -o $OPT",
+        "set -q",
+        "set",
+        "set $OPTS",
+        "set \"$@\"",
+        "set -e $X",
+    ] {
+        asks(&[command]);
+    }
+    assert!(reason("set -o posix").contains("posix"));
+    assert!(reason("set +B").contains("braceexpand"));
+    check(&[
+        ("set -e", Safe),
+        ("set -euo pipefail", Safe),
+        ("set -Eeuxo pipefail", Safe),
+        ("set +x", Safe),
+        ("set +a", Safe),
+        ("set +H", Safe),
+        ("set -B", Safe),
+        ("set -f", Safe),
+        ("set -o", Safe),
+        ("set +o", Safe),
+        ("set -o vi", Safe),
+        ("set -- a b", Safe),
+        ("set -e -- -k", Safe),
+        ("set -- \"$@\"", Safe),
+    ]);
+    // A shell started with such an option reads its script the same way.
+    for command in [
+        "bash -k -c \"git diff GIT_EXTERNAL_DIFF='id > PWN;:'\"",
+        "sh -k -c 'echo A=b'",
+        "bash -o keyword -c 'echo A=b'",
+        "bash -ek -c 'echo A=b'",
+        "bash -O expand_aliases -c 'echo a'",
+        "bash --posix -c 'echo a'",
+        "bash +B -c 'echo {a,b}'",
+    ] {
+        asks(&[command]);
+        never_allowed_read_only(command);
+    }
+    check(&[
+        ("bash -k -c 'rm -rf /'", Dangerous),
+        ("bash -c 'echo A=b'", Safe),
+        ("bash -e -c 'echo a'", Safe),
+        ("bash -euo pipefail -c 'echo a'", Safe),
+        ("bash -c 'echo a' -k", Safe),
+    ]);
+    // `shopt` changes how later lines are read (aliases, extended globs, …): it asks.
+    asks(&[
+        "shopt -s expand_aliases",
+        "shopt -s extdebug",
+        "shopt -s sourcepath",
+        "shopt -u interactive_comments",
+    ]);
+    assert_eq!(
+        classify_command_with("set -k", WS, &facts()).level,
+        Asks,
+        "set -k"
+    );
+}
+
+#[test]
+fn every_redirection_is_judged_whatever_it_is_attached_to() {
+    // A test, a declaration, a `case` or a group opens its redirections' files too.
+    for command in [
+        "[[ -f x ]] > ~/.bashrc",
+        "[ -f x ] > ~/.bashrc",
+        "case x in esac > ~/.bashrc",
+        "{ [ -f x ]; } > ~/.bashrc",
+        "unset A > ~/.bashrc",
+        "export LANG=C > ~/.bashrc",
+        "echo a | [ -f x ] > ~/.bashrc",
+        // In `[ … ]` an unescaped `>` is a redirection, not a comparison.
+        "[ x > ~/.bashrc ]",
+        "[ \"$a\" < /etc/shadow ]",
+    ] {
+        asks(&[command]);
+        never_allowed_read_only(command);
+    }
+    check(&[
+        ("[[ -f x ]] > out.txt", WorkspaceSafe),
+        ("[[ x > y ]]", Safe),
+        ("while read l; do echo \"$l\"; done < in.txt", Safe),
+        ("if [ -f x ]; then echo y; fi > /dev/null", Safe),
+        ("cat x | sort | uniq -c > out.txt 2>&1", WorkspaceSafe),
+    ]);
+}
