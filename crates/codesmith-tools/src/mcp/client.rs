@@ -502,22 +502,31 @@ impl McpServer {
                     || headers
                         .keys()
                         .any(|k| k.eq_ignore_ascii_case("authorization"));
-                let oauth = if static_auth {
-                    None
-                } else {
-                    let http = super::oauth::OAuthHttp::for_endpoint(
+                let oauth_http = (!static_auth).then(|| {
+                    super::oauth::OAuthHttp::for_endpoint(
                         endpoint,
                         self.config.allows_plain_http(),
                         network,
-                    );
-                    super::oauth::stored_manager(&self.home, &self.name, url, &http).await?
+                    )
+                });
+                let oauth = match &oauth_http {
+                    Some(http) => {
+                        super::oauth::stored_manager(&self.home, &self.name, url, http).await?
+                    }
+                    None => None,
+                };
+                // A refresh that failed during the handshake: why its request failed
+                // (rmcp says only "Request failed").
+                let oauth_cause = |e: String| match &oauth_http {
+                    Some(http) => http.explain(e),
+                    None => e,
                 };
                 let login_hint = |e: String| {
                     let lower = e.to_ascii_lowercase();
                     if lower.contains("auth") || lower.contains("401") {
                         format!(
                             "{e}; if the server uses OAuth, run `codesmith mcp login {}` (in a \
-                             terminal: it opens a browser page and waits)",
+                             terminal: it prints the URL to open and waits)",
                             self.name
                         )
                     } else {
@@ -535,6 +544,7 @@ impl McpServer {
                             .serve(transport)
                             .await
                             .map_err(handshake)
+                            .map_err(oauth_cause)
                             .map_err(login_hint)
                     }
                     None => {
