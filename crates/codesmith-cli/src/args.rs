@@ -366,6 +366,10 @@ pub(crate) enum PolicyCommand {
         /// writing and deleting below /tmp is harmless. By default it is judged as run bare.
         #[arg(long)]
         sandboxed: bool,
+        /// The approval mode to judge it under (suggest, auto-edit, auto, never, read-only;
+        /// default auto-edit).
+        #[arg(long, value_name = "MODE", default_value = "auto-edit", value_parser = clap::value_parser!(codesmith_policy::ApprovalMode))]
+        approval: codesmith_policy::ApprovalMode,
         /// The shell command.
         command: String,
     },

@@ -27,6 +27,7 @@ mod mcp;
 mod mcp_client;
 mod mcp_everything;
 mod mcp_http;
+mod mcp_mention;
 mod mcp_protocol;
 mod memory;
 mod model_fetch;

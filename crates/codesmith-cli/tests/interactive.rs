@@ -254,6 +254,78 @@ async fn type_each(sb: &Sandbox, sends: &[&str]) -> Vec<Value> {
         .collect()
 }
 
+/// A deny rule holds against a program the exec policy cannot name: an alias or a
+/// function typed into a session earlier, a variable as the program, a wrapper the policy
+/// does not know. Under `auto` such input is asked about (nobody is here to approve it in
+/// `exec`), never run in the sandbox unasked; the refusal names the deny rule.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_rules_hold_against_names_the_session_defines() {
+    let sb = Sandbox::new();
+    let ws = sb.ws();
+    std::fs::create_dir_all(ws.join(".codesmith")).unwrap();
+    std::fs::write(
+        ws.join(".codesmith/policy.toml"),
+        "[[rule]]\npattern = [\"touch\"]\ndecision = \"deny\"\n",
+    )
+    .unwrap();
+    let sends = [
+        "alias t=touch\n",
+        "t PWN_ALIAS\n",
+        "f() { command \"$@\"; }\n",
+        "f touch PWN_FN\n",
+        "T=touch; $T PWN_VAR\n",
+        "watch -n 1 touch PWN_WATCH\n",
+    ];
+    let typed = type_each(&sb, &sends).await;
+    for (i, r) in typed.iter().enumerate() {
+        let text = r.to_string();
+        // `t PWN_ALIAS` alone names no denied program; the alias was never defined.
+        if i == 1 {
+            continue;
+        }
+        assert!(
+            text.contains("DENIED") && text.contains("deny rule"),
+            "{}: {text}",
+            sends[i]
+        );
+        // The way out fits the run: it is already auto, and allow rules do not help.
+        assert!(!text.contains("rerun with `--approval auto`"), "{text}");
+    }
+    let server = ScriptedServer::start().await;
+    server
+        .push(call(
+            "c1",
+            "exec_shell",
+            json!({"command": "f() { command \"$@\"; }; f touch PWN_LINE"}),
+        ))
+        .push(Scripted::text("Done."));
+    let events = exec_json(&sb, &server, "define and call").await;
+    let line = text_of(results(&events)[0]);
+    assert!(line.contains("deny rule"), "{line}");
+    assert!(!line.contains("rerun with `--approval auto`"), "{line}");
+    // A line typed into a Python REPL is not shell: a deny rule does not hold it up.
+    let server = ScriptedServer::start().await;
+    server
+        .push(call(
+            "p1",
+            "pty_start",
+            json!({"command": "python3 -q", "timeout_secs": 2}),
+        ))
+        .push(call(
+            "p2",
+            "pty_send",
+            json!({"id": "pty-1", "text": "print('hi' + 'there')\n", "timeout_secs": 2}),
+        ))
+        .push(call("p3", "pty_end", json!({"id": "pty-1"})))
+        .push(Scripted::text("Done."));
+    let events = exec_json(&sb, &server, "use a repl").await;
+    let printed = text_of(results(&events)[1]);
+    assert!(printed.contains("hithere"), "{printed}");
+    for file in ["PWN_ALIAS", "PWN_FN", "PWN_VAR", "PWN_WATCH", "PWN_LINE"] {
+        assert!(!ws.join(file).exists(), "{file} was created");
+    }
+}
+
 /// A shell joins lines: a `\\` continuation, an open quote or a line ending in `|` makes
 /// one command of several lines, even across `pty_send` calls. The typed text is judged
 /// as the commands the shell runs (a deny rule and a hard refusal apply to the joined

@@ -15,6 +15,7 @@ fn main() {
         &workspace,
         &codesmith_policy::Rules::new(),
         sandboxed,
+        codesmith_policy::ApprovalMode::AutoEdit,
     );
     println!("{report:#}");
 }

@@ -168,6 +168,10 @@ pub struct Evaluation {
     pub reason: String,
     /// False when the line could not be parsed as shell.
     pub parsed: bool,
+    /// True when the decision is `ask` (or `deny` in `never` mode) only because deny
+    /// rules exist that the policy cannot show do not apply (see [`decide`]); neither an
+    /// allow rule nor `auto` mode lifts it.
+    pub deny_unchecked: bool,
 }
 
 impl Evaluation {
@@ -235,6 +239,7 @@ fn decide_classified(
             })
             .unwrap_or_default()
     };
+    let mut deny_unchecked = false;
     let (decision, reason) = if level == Dangerous {
         (Decision::Deny, classification.reason.clone())
     } else if ruled.decision == Some(Decision::Deny) {
@@ -246,6 +251,13 @@ fn decide_classified(
                 (Decision::Ask, rule_reason(Decision::Ask))
             }
             verdict => verdict,
+        }
+    } else if let Some(why) = unchecked_deny(&classification, rules) {
+        deny_unchecked = true;
+        if mode == ApprovalMode::Never {
+            (Decision::Deny, format!("{why}; approval mode is never"))
+        } else {
+            (Decision::Ask, why)
         }
     } else if ruled.decision == Some(Decision::Ask) {
         if mode == ApprovalMode::Never {
@@ -287,7 +299,66 @@ fn decide_classified(
         segments: classification.segments,
         reason,
         parsed: classification.parsed,
+        deny_unchecked,
     }
+}
+
+/// Why the deny rules cannot be said not to apply to the line, when they cannot: a part
+/// may be a command a deny rule refuses ([`Rules::may_deny`]), or a part may start a
+/// program the policy cannot name ([`Segment::runs_unseen`]). Such a line is asked about
+/// in every approval mode that asks (`auto` included, whose asks would otherwise run in
+/// the sandbox unasked) and refused where nothing is asked: a deny rule holds until the
+/// policy shows it does not apply. `None` without deny rules.
+fn unchecked_deny(classification: &crate::Classification, rules: &Rules) -> Option<String> {
+    if !rules.has_deny() {
+        return None;
+    }
+    let segments = &classification.segments;
+    let segment_max = segments
+        .iter()
+        .map(|s| s.level)
+        .max()
+        .unwrap_or(SafetyLevel::Safe);
+    if !classification.parsed || (classification.level >= Ask && classification.level > segment_max)
+    {
+        return Some(format!(
+            "{}; the exec policy could not read the whole line, so the deny rules cannot be \
+             checked against it and it is asked about even in auto mode; write it as plain \
+             commands, or approve it",
+            classification.reason.trim_end_matches('.')
+        ));
+    }
+    if let Some((segment, (rule, same_program))) = segments
+        .iter()
+        .find_map(|s| rules.may_deny(s).map(|r| (s, r)))
+    {
+        let text = segment.text.trim();
+        let pattern = rule.pattern_text();
+        let how = if same_program {
+            format!(
+                "`{text}` may be `{pattern}` with words between the rule's words, which a \
+                 prefix rule does not read"
+            )
+        } else {
+            format!(
+                "`{text}` is not fully understood by the exec policy and names `{pattern}`, \
+                 which it may run"
+            )
+        };
+        return Some(format!(
+            "{how}; the deny rule `{pattern}` cannot be said not to apply, so it is asked \
+             about even in auto mode; write the command so the rule can read it, or approve it"
+        ));
+    }
+    let segment = segments.iter().find(|s| s.runs_unseen)?;
+    Some(format!(
+        "`{}`: {}; a program known only at run time, or defined by a file the shell reads \
+         (a sourced script, a start-up file such as `~/.bashrc`), cannot be checked against \
+         the deny rules, so it is asked about even in auto mode; name the program on the \
+         line (start an interactive shell as `bash --norc --noprofile -i`), or approve it",
+        segment.text.trim(),
+        segment.reason.trim_end_matches('.')
+    ))
 }
 
 /// Allow rules cover commands, not where they write or a line we could not
@@ -387,34 +458,36 @@ fn prefixes_from(segments: &[Segment], parsed: bool) -> Option<Vec<String>> {
     )
 }
 
-/// The JSON object `codesmith policy check` prints: the verdict under
-/// `rules` with approval mode `suggest`, for a command run bare
-/// (`private_tmp` false: its `/tmp` is the host's) or under an isolating
-/// sandbox with a private `/tmp` ([`crate::PrivateTmp`]).
+/// The JSON object `codesmith policy check` prints: the verdict under `rules` in approval
+/// mode `mode`, for a command run bare (`private_tmp` false: its `/tmp` is the host's) or
+/// under an isolating sandbox with a private `/tmp` ([`crate::PrivateTmp`]).
 ///
-/// Shape: `{"decision": "allow"|"ask"|"deny", "level": "safe"|"workspace_safe"|
-/// "requires_approval"|"dangerous", "context": "bare"|"sandboxed", "rules":
-/// [{"segment", "pattern", "decision", "source", "reason"?}], "segments":
-/// [{"text", "argv", "wrappers", "prefix", "level", "reason",
-/// "needs_network", "depth"}], "reason": "…"}`.
+/// Shape: `{"decision": "allow"|"ask"|"deny", "mode": "auto"|…, "level": "safe"|
+/// "workspace_safe"|"requires_approval"|"dangerous", "context": "bare"|"sandboxed",
+/// "rules": [{"segment", "pattern", "decision", "source", "reason"?}], "segments":
+/// [{"text", "argv", "wrappers", "prefix", "level", "reason", "needs_network", "depth",
+/// "runs_unseen"?}], "deny_unchecked": bool, "reason": "…"}`.
 pub fn check_report(
     command: &str,
     workspace: &str,
     rules: &Rules,
     private_tmp: bool,
+    mode: ApprovalMode,
 ) -> serde_json::Value {
     let evaluation = if private_tmp {
         let facts = crate::PrivateTmp(crate::SystemPaths::new());
-        decide_with(command, workspace, rules, ApprovalMode::AutoEdit, &facts)
+        decide_with(command, workspace, rules, mode, &facts)
     } else {
-        decide(command, workspace, rules, ApprovalMode::AutoEdit)
+        decide(command, workspace, rules, mode)
     };
     serde_json::json!({
         "decision": evaluation.decision,
+        "mode": mode,
         "level": evaluation.level,
         "context": if private_tmp { "sandboxed" } else { "bare" },
         "rules": evaluation.matched_rules,
         "segments": evaluation.segments,
+        "deny_unchecked": evaluation.deny_unchecked,
         "reason": evaluation.reason,
     })
 }

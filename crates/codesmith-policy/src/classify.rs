@@ -58,6 +58,14 @@ pub struct Segment {
     /// Exec-policy allow rules cover the command, not where it writes.
     #[serde(skip)]
     pub redirect_level: SafetyLevel,
+    /// True when the exec policy cannot name every program this command may start from
+    /// the text: its program word is only known at run time (`$T x`, `command "$@"`), it
+    /// is not understood (level `ask` or above) and is given a word only known at run time
+    /// (`watch "$X"`, `eval "$X"`), or it runs a file in the current shell (`source`, `.`,
+    /// `BASH_ENV=`), which can define the names later commands call. Deny rules cannot be
+    /// checked against such a command (see [`crate::decide`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub runs_unseen: bool,
 }
 
 /// The classifier's answer for a whole command line.
@@ -172,6 +180,7 @@ fn classify_once(
         moved: false,
         unsure_links: None,
         listed_secret: None,
+        unknown_program: false,
         literal_vars: Vec::new(),
         private_tmp: private_tmp.then(|| std::cell::Cell::new(false)),
         endless_pipe: false,
@@ -266,6 +275,10 @@ struct Ctx<'f> {
     /// True when the last simple command prints without end into the pipe
     /// (`yes`, `cat /dev/zero`).
     endless_pipe: bool,
+    /// True when the program of the command being judged is not known to the classifier
+    /// (an unknown name, or a program run by a path), so what it does with its arguments
+    /// is not known either.
+    unknown_program: bool,
 }
 
 /// True when `argv` may create symlinks in the work tree whose targets the
@@ -592,6 +605,7 @@ impl Ctx<'_> {
     }
 
     fn simple_here(&mut self, command: &SimpleCommand, depth: usize) {
+        self.unknown_program = false;
         let listed;
         let command = match self.tracked_listing(command) {
             Some(replaced) => {
@@ -867,6 +881,8 @@ impl Ctx<'_> {
             self.cwd = outer;
         }
         let prefix = canonical_prefix(&argv).text;
+        let runs_unseen = std::mem::take(&mut self.unknown_program) && any_runtime_word(command)
+            || runs_unseen(command, &unwrapped_words, &argv);
         self.segments.insert(
             index.min(self.segments.len()),
             Segment {
@@ -885,6 +901,7 @@ impl Ctx<'_> {
                 needs_network: network,
                 depth,
                 redirect_level: redirect.level,
+                runs_unseen,
             },
         );
     }
@@ -978,6 +995,7 @@ impl Ctx<'_> {
             return SegmentJudgement::new(Ask, "the program name is only known at run time");
         }
         let Some(program) = program_name(&first.text) else {
+            self.unknown_program = true;
             return SegmentJudgement::new(Ask, "runs a program by path");
         };
         let args = &words[1..];
@@ -1035,9 +1053,13 @@ impl Ctx<'_> {
                     &words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>(),
                 ) =>
                 {
+                    self.unknown_program = true;
                     SegmentJudgement::new(Ask, NETWORK_REASON)
                 }
-                None => SegmentJudgement::new(Ask, "unknown command"),
+                None => {
+                    self.unknown_program = true;
+                    SegmentJudgement::new(Ask, "unknown command")
+                }
             },
         }
     }
@@ -1918,6 +1940,102 @@ const INERT_VARIABLES: &[&str] = &[
     "VERBOSE",
 ];
 
+/// True when a word or an assigned value of `command` is only known at run time.
+fn any_runtime_word(command: &SimpleCommand) -> bool {
+    command
+        .words
+        .iter()
+        .chain(command.assignments.iter().map(|(_, value)| value))
+        .any(|w| w.dynamic || w.opaque.is_some())
+}
+
+/// Whether the programs `command` may start cannot all be named from its text (besides an
+/// unknown program given a word only known at run time, which the caller checks):
+///
+/// - the program word (after wrappers) is only known at run time or is a glob
+///   (`$T x`, `command "$@"`, `/usr/bin/tou?h`);
+/// - `eval`, or a shell's `-c`, runs text only known at run time;
+/// - it runs a file in the current shell, which can define aliases and functions under any
+///   name (`source`, `.`, a `BASH_ENV` or `ENV` script, a shell's `--rcfile` or
+///   `--init-file`, an interactive shell's start-up files);
+/// - it defines what later commands run, whatever its text says: an alias, a hashed path,
+///   a loaded builtin, a trap, a key binding, a completion command, history re-run (`fc`),
+///   shell options (`shopt`), or a variable that names or loads code (`PATH`,
+///   `PROMPT_COMMAND`, `PS1`, `GIT_*`, … — [`is_code_variable`]).
+fn runs_unseen(command: &SimpleCommand, words: &[Word], argv: &[String]) -> bool {
+    let program_unknown = words
+        .first()
+        .is_some_and(|w| w.dynamic || w.opaque.is_some() || w.text.contains(['*', '?', '[']));
+    let program = argv.first().map(String::as_str).unwrap_or("");
+    let runs_text = (program == "eval" || SHELLS.contains(&program)) && any_runtime_word(command);
+    let sources = matches!(program, "source" | ".")
+        || (SHELLS.contains(&program)
+            && argv[1..]
+                .iter()
+                .any(|a| a.starts_with("--rcfile") || a.starts_with("--init-file")))
+        || reads_start_files(argv);
+    let defines = matches!(
+        program,
+        "alias"
+            | "bind"
+            | "builtin"
+            | "compgen"
+            | "complete"
+            | "enable"
+            | "fc"
+            | "hash"
+            | "let"
+            | "shopt"
+            | "trap"
+    );
+    // An assignment before the program, or a `NAME=value` word anywhere (`export`,
+    // `declare -x`, `env`, `set -k`'s keyword arguments).
+    let sets_code = command
+        .assignments
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .chain(command.words.iter().filter_map(|w| {
+            w.text
+                .split_once('=')
+                .map(|(name, _)| name)
+                .filter(|name| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        }))
+        .any(is_code_variable);
+    program_unknown || runs_text || sources || defines || sets_code
+}
+
+/// True when `argv` starts a shell that reads start-up files a command may have written
+/// (`~/.bashrc`, `~/.profile`, `~/.zshrc`): an interactive shell (no `-c` and no script
+/// operand, or `-i`) other than `bash --norc` (`--noprofile` too when it is a login shell)
+/// and `sh` / `dash` / `ash` (which read only `$ENV`, judged as an assignment).
+fn reads_start_files(argv: &[String]) -> bool {
+    let Some(shell) = argv.first().filter(|p| SHELLS.contains(&p.as_str())) else {
+        return false;
+    };
+    let options: Vec<&str> = argv[1..]
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| a.starts_with(['-', '+']))
+        .collect();
+    let short = |letter: char| {
+        options
+            .iter()
+            .any(|o| !o.starts_with("--") && o.starts_with('-') && o.contains(letter))
+    };
+    let has_script = argv.len() > 1 + options.len();
+    if (short('c') || has_script) && !short('i') {
+        return false;
+    }
+    match shell.as_str() {
+        "sh" | "dash" | "ash" => false,
+        "bash" => {
+            let login = short('l') || options.contains(&"--login");
+            !options.contains(&"--norc") || (login && !options.contains(&"--noprofile"))
+        }
+        _ => true,
+    }
+}
+
 /// Variables (and prefixes, ending in `*`) that make programs load or run
 /// code, with why.
 const CODE_VARIABLES: &[(&str, &str)] = &[
@@ -1943,6 +2061,16 @@ const CODE_VARIABLES: &[(&str, &str)] = &[
     ("PERL5LIB", "makes perl load code"),
     ("PERL5OPT", "makes perl load code"),
     ("PROMPT_COMMAND", "names a command the shell runs"),
+    (
+        "PS0",
+        "is expanded (running substitutions) before each command an interactive shell runs",
+    ),
+    ("PS1", "is expanded (running substitutions) at each prompt"),
+    (
+        "PS2",
+        "is expanded (running substitutions) at each continuation prompt",
+    ),
+    ("PS3", "is expanded (running substitutions) by `select`"),
     ("PS4", "is expanded (running substitutions) by `set -x`"),
     ("PYTHONPATH", "makes python load code"),
     ("PYTHONSTARTUP", "makes python run a script"),
@@ -1951,6 +2079,22 @@ const CODE_VARIABLES: &[(&str, &str)] = &[
     ("SHELLOPTS", "changes shell options"),
     ("VISUAL", "names a program that is run"),
 ];
+
+/// The entry of [`CODE_VARIABLES`] that `name` falls under.
+fn code_variable(name: &str) -> Option<&'static (&'static str, &'static str)> {
+    CODE_VARIABLES
+        .iter()
+        .find(|(pattern, _)| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => *pattern == name,
+        })
+}
+
+/// True when setting `name` names a program or script that is run, makes programs load
+/// code, or changes what the shell runs ([`CODE_VARIABLES`]).
+fn is_code_variable(name: &str) -> bool {
+    code_variable(name).is_some()
+}
 
 /// Judges `NAME=value` (as a prefix, through `env`, or exported).
 fn assignment_judgement(name: &str, value: &Word) -> SegmentJudgement {
@@ -1964,12 +2108,7 @@ fn assignment_judgement(name: &str, value: &Word) -> SegmentJudgement {
     if inert {
         return SegmentJudgement::new(Safe, "sets an inert variable");
     }
-    let code = CODE_VARIABLES
-        .iter()
-        .find(|(pattern, _)| match pattern.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => *pattern == name,
-        });
+    let code = code_variable(name);
     if let Some((_, why)) = code {
         return SegmentJudgement::owned(Ask, format!("sets `{name}`, which {why}"));
     }

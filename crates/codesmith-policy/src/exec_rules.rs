@@ -282,6 +282,86 @@ impl Rules {
             .unwrap_or_default()
     }
 
+    /// True when at least one rule refuses (`deny`).
+    pub fn has_deny(&self) -> bool {
+        self.deny_rules().next().is_some()
+    }
+
+    fn deny_rules(&self) -> impl Iterator<Item = &Rule> {
+        self.by_program
+            .values()
+            .flatten()
+            .filter(|r| r.decision == Decision::Deny)
+    }
+
+    /// The same rules without the `deny` ones: for text that is not shell (a line typed
+    /// into a Python REPL), where a deny rule has no program to read.
+    pub fn without_deny(&self) -> Rules {
+        let mut out = Rules::new();
+        for rule in self.by_program.values().flatten() {
+            if rule.decision != Decision::Deny {
+                out.insert(rule.clone());
+            }
+        }
+        out
+    }
+
+    /// The `deny` rule `segment` may fall under although its words do not match the rule
+    /// exactly, so the rule cannot be said not to apply. Only a segment the exec policy does
+    /// not fully understand (level `ask` or above) is read this way; one it understands is
+    /// judged by exact matches alone (`git log --grep push` is not `git push`):
+    ///
+    /// - it runs the rule's program with other words between the rule's words (`git -C .
+    ///   push` for `git push`; options before a sub-command are not read by a prefix rule);
+    ///   or
+    /// - one of its words names the rule's program, followed by the rule's other words, so
+    ///   it may run it (`watch touch x`, `alias t=touch`, `git -c alias.p=push p`). Words
+    ///   are split at spaces and shell punctuation, a path counts by its last component
+    ///   (`/usr/bin/touch`), and a word (or the value after `=` in it) is also read as the
+    ///   script a shell would make of it, so quotes and escapes do not hide a name
+    ///   (`trap 't\ouch x' EXIT`, `su -c "tou''ch x"`).
+    ///
+    /// Returns the rule and whether the segment runs the rule's program itself (the first
+    /// case) or only names it (the second). `None` when no deny rule is in reach. Exact
+    /// matches are [`Rules::evaluate`]'s.
+    pub fn may_deny(&self, segment: &Segment) -> Option<(&Rule, bool)> {
+        if segment.level < crate::SafetyLevel::Ask {
+            return None;
+        }
+        let mut words: Vec<String> = segment.argv.clone();
+        words.push(segment.text.clone());
+        for word in segment.argv.iter().skip(1) {
+            let value = word.split_once('=').map_or(word.as_str(), |(_, v)| v);
+            for script in [word.as_str(), value] {
+                if script.len() > MAX_SCRIPT_WORD {
+                    continue;
+                }
+                let nested = crate::classify_command(script, "/");
+                words.extend(nested.segments.into_iter().flat_map(|s| s.argv));
+            }
+        }
+        let tokens: Vec<&str> = words
+            .iter()
+            .flat_map(|word| word.split(|c: char| c.is_whitespace() || SPLIT_AT.contains(&c)))
+            .filter(|t| !t.is_empty())
+            .map(|t| t.rsplit('/').next().unwrap_or(t))
+            .collect();
+        self.deny_rules().find_map(|rule| {
+            let (program, rest) = rule.pattern.split_first()?;
+            let rest: Vec<&str> = rest
+                .iter()
+                .map(String::as_str)
+                .filter(|w| *w != "*")
+                .collect();
+            let same_program = segment.argv.first().is_some_and(|p| p == program)
+                && is_subsequence(&rest, segment.argv[1..].iter().map(String::as_str));
+            let names_it = tokens.iter().enumerate().any(|(at, t)| {
+                t == program && is_subsequence(&rest, tokens[at + 1..].iter().copied())
+            });
+            (same_program || names_it).then_some((rule, same_program))
+        })
+    }
+
     /// Applies the rules to every segment of a classified command line.
     pub fn evaluate(&self, segments: &[Segment]) -> RuleEvaluation {
         let mut out = RuleEvaluation::default();
@@ -311,6 +391,25 @@ impl Rules {
         };
         out
     }
+}
+
+/// Longest word [`Rules::may_deny`] also reads as a script (longer words are still split).
+const MAX_SCRIPT_WORD: usize = 8 * 1024;
+
+/// Where [`Rules::may_deny`] splits words, besides white space: the shell's punctuation.
+const SPLIT_AT: &[char] = &[
+    '=', '\'', '"', ';', '&', '|', '(', ')', '`', '{', '}', '<', '>', ',', '$', '[', ']',
+];
+
+/// True when every word of `wanted` occurs in `words` in order (others may come between).
+fn is_subsequence<'a>(wanted: &[&str], words: impl Iterator<Item = &'a str>) -> bool {
+    let mut wanted = wanted.iter().peekable();
+    for word in words {
+        if wanted.peek().is_some_and(|w| **w == word) {
+            wanted.next();
+        }
+    }
+    wanted.peek().is_none()
 }
 
 fn validate(rule: &Rule) -> Result<(), String> {

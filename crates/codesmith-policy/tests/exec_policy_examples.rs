@@ -102,8 +102,9 @@ const EXAMPLES: &[(&str, Decision, Decision, Decision)] = &[
     ("rm -rf /", Deny, Deny, Deny),
     ("bash -c 'rm -rf ~'", Deny, Deny, Deny),
     (":(){ :|:& };:", Deny, Deny, Deny),
-    // Unparseable lines are never allowed by a rule.
-    ("cargo build 'unterminated", Allow, Ask, Deny),
+    // Unparseable lines are never allowed by a rule, and with deny rules in force (these
+    // rules deny `git push`) not even auto runs one unasked: no rule could be checked.
+    ("cargo build 'unterminated", Ask, Ask, Deny),
 ];
 
 #[test]
@@ -229,7 +230,13 @@ fn dangerous_commands_are_never_persistable() {
 
 #[test]
 fn check_report_has_the_cli_shape() {
-    let report = check_report("git status -s && curl https://x", WS, &rules(), false);
+    let report = check_report(
+        "git status -s && curl https://x",
+        WS,
+        &rules(),
+        false,
+        codesmith_policy::ApprovalMode::AutoEdit,
+    );
     assert_eq!(report["decision"], "allow");
     assert_eq!(report["level"], "requires_approval");
     assert_eq!(report["rules"][0]["pattern"], "git status");
@@ -242,10 +249,22 @@ fn check_report_has_the_cli_shape() {
             .is_some_and(|r| r.contains("allow rule"))
     );
 
-    let report = check_report("wget x", WS, &Rules::new(), false);
+    let report = check_report(
+        "wget x",
+        WS,
+        &Rules::new(),
+        false,
+        codesmith_policy::ApprovalMode::AutoEdit,
+    );
     assert_eq!(report["decision"], "ask");
     assert_eq!(report["segments"][0]["reason"], "may make network requests");
-    let report = check_report("rm -rf /", WS, &Rules::new(), false);
+    let report = check_report(
+        "rm -rf /",
+        WS,
+        &Rules::new(),
+        false,
+        codesmith_policy::ApprovalMode::AutoEdit,
+    );
     assert_eq!(report["decision"], "deny");
     assert_eq!(report["level"], "dangerous");
 }
@@ -274,4 +293,118 @@ fn shell_writes_to_instruction_files_ask_short_of_auto() {
         let got = decide_here(command, WS, &rules, ApprovalMode::AutoEdit);
         assert_eq!(got.decision, Allow, "{command}: {}", got.reason);
     }
+}
+
+/// A deny rule holds until the policy shows it does not apply: a program hidden behind a
+/// variable, an alias, a function's `"$@"`, a wrapper the policy does not know, a sourced
+/// file, or options between a rule's words is asked about even in auto mode (whose asks
+/// would otherwise run in the sandbox unasked), and refused in never mode.
+#[test]
+fn deny_rules_hold_against_programs_the_policy_cannot_name() {
+    let (rules, _) = Rules::from_sources(
+        Some("[[rule]]\npattern = \"touch\"\ndecision = \"deny\"\n[[rule]]\npattern = \"git push\"\ndecision = \"deny\"\n"),
+        None,
+    )
+    .expect("rules parse");
+    let hidden = [
+        "T=touch; $T x",
+        "f() { command \"$@\"; }; f touch x",
+        "f() { ls; }; f touch x",
+        "alias t=touch",
+        "alias t='to''uch'",
+        "trap 'touch x' DEBUG",
+        "PROMPT_COMMAND='touch x'",
+        "\"$@\"",
+        "eval \"$X\"",
+        "source ./defs.sh",
+        ". ./defs.sh; t x",
+        "BASH_ENV=./defs.sh bash -c 't x'",
+        "bash --rcfile ./defs.sh",
+        "bash",
+        "bash -i",
+        "exec bash",
+        "HOME=. bash -i",
+        "bash --norc -l",
+        "zsh",
+        "watch touch x",
+        "flock f touch x",
+        "su -c 'touch x'",
+        "env -S 'touch x'",
+        "hash -p /usr/bin/touch ls",
+        "git -c core.pager=touch log",
+        "git -C . push",
+        "git --no-pager push origin",
+        "nice -n 5 git -c x.y=z push",
+        // Found by a break-it pass: globbed program words, lines that do not parse, notes
+        // about the whole line, names hidden by quotes and escapes inside a string run
+        // later, names rebound before an allowed command runs, git aliases.
+        "/usr/bin/tou?h x",
+        "tou[c]h x",
+        "{touch,PWN}",
+        "cat <<EOF\n`touch PWN`\nEOF",
+        "trap 't\\ouch PWN' EXIT",
+        "shopt -s expand_aliases",
+        "alias t='t\\ouch'",
+        "script -qc \"t\\\\ouch PWN\" /dev/null",
+        "watch 'tou\"ch\" x'",
+        "PS1='$(t\\ouch P)$ '",
+        "hash -p /usr/bin/tou?h ls",
+        "alias cat=/usr/bin/tou?h",
+        "export PATH=/tmp/b:$PATH",
+        "fc -s echo=",
+        "HOME=. bash -i -c ls",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p r.git",
+        "git -c alias.p=pu''sh p r.git",
+        "mytool \"$X\"",
+    ];
+    let mut wrong = Vec::new();
+    for command in hidden {
+        for (mode, expected) in [(Auto, Ask), (AutoEdit, Ask), (Never, Deny)] {
+            let got = decide_here(command, WS, &rules, mode);
+            let names_rules = got.reason.contains("deny rule");
+            if got.decision != expected || (expected == Ask && !names_rules) {
+                wrong.push(format!(
+                    "{command:?} in {}: expected {}, got {} ({})",
+                    mode.as_str(),
+                    expected.as_str(),
+                    got.decision.as_str(),
+                    got.reason
+                ));
+            }
+        }
+    }
+    // What the rules can read is still decided as before.
+    for (command, expected) in [
+        ("touch x", Deny),
+        ("f() { touch x; }", Deny),
+        ("bash -c 'touch x'", Deny),
+        ("git push origin main", Deny),
+        ("ls -la", Allow),
+        ("cat \"$f\"", Allow),
+        ("for f in *.rs; do wc -l \"$f\"; done", Allow),
+        ("grep -rn touch src", Allow),
+        ("cargo test", Allow),
+        ("bash --norc --noprofile -i", Allow),
+        ("bash -c 'ls'", Allow),
+        // Known programs given run-time words, and understood commands that merely
+        // contain a rule's words, are not held up.
+        ("make -j$(nproc)", Allow),
+        ("cargo build --jobs $(nproc)", Allow),
+        ("for f in *.py; do python3 \"$f\"; done", Allow),
+        ("python3 build.py \"$OUT\"", Allow),
+    ] {
+        let got = decide_here(command, WS, &rules, Auto);
+        if got.decision != expected {
+            wrong.push(format!(
+                "{command:?} in auto: expected {}, got {} ({})",
+                expected.as_str(),
+                got.decision.as_str(),
+                got.reason
+            ));
+        }
+    }
+    // Without deny rules, auto runs what it asks about in the sandbox, as before.
+    let got = decide_here("T=touch; $T x", WS, &Rules::new(), Auto);
+    assert_eq!(got.decision, Allow, "{}", got.reason);
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 }

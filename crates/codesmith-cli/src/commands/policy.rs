@@ -1,5 +1,6 @@
-//! `codesmith policy check [--workspace DIR] [--sandboxed] 'COMMAND'`: the policy's verdict as
-//! one JSON object, judged as run bare or (`--sandboxed`) under a sandbox with a private `/tmp`.
+//! `codesmith policy check [--workspace DIR] [--sandboxed] [--approval MODE] 'COMMAND'`: the
+//! policy's verdict as one JSON object, in approval mode MODE (default auto-edit), judged as
+//! run bare or (`--sandboxed`) under a sandbox with a private `/tmp`.
 
 use crate::args::PolicyCommand;
 use crate::config;
@@ -11,6 +12,7 @@ pub(crate) fn run(command: PolicyCommand) -> Exit {
         PolicyCommand::Check {
             workspace,
             sandboxed,
+            approval,
             command,
         } => {
             let (home, workspace) = match (
@@ -33,6 +35,7 @@ pub(crate) fn run(command: PolicyCommand) -> Exit {
                 &workspace.to_string_lossy(),
                 &rules,
                 sandboxed,
+                approval,
             );
             // The report quotes the command and the project's rule reasons.
             println!(

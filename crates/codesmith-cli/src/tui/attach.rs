@@ -3,11 +3,23 @@
 //! home refused); what it resolves to is an [`Attachment`] of one kind or another, or the
 //! reason it cannot be attached. A word after `@` that names no file is sent as typed. An
 //! image (PNG, JPEG, GIF, WebP) is attached as an image, downscaled as `exec --image` does.
+//!
+//! `@SERVER:URI`, where SERVER is a configured MCP server, is a resource mention instead
+//! (as in Claude Code): the resource is read from that server as `mcp_resource_read`
+//! reads it ([`codesmith_tools::mcp::resources::read`]) and attached finished as that
+//! tool's result is ([`codesmith_engine::finish_outcome`]: sanitized, size-capped,
+//! wrapped as the server's `<external_content source="mcp:SERVER">`, images as images).
+//! Only a configured server's name makes a mention a resource: `@src/main.rs`,
+//! `@C:\dir` and `@a:b` stay paths. A resource mention that cannot be attached (the
+//! server is not connected, the read fails, or `NAME:SCHEME:…` names no configured
+//! server) is a line for the person saying what to do; the task is sent all the same.
 
 use std::io::Read;
 use std::path::Path;
 
 use codesmith_tools::ToolContext;
+use codesmith_tools::mcp::McpStart;
+use serde_json::json;
 
 /// Most bytes of a file attached; a longer file is cut there, and the attachment says so.
 pub(crate) const MAX_ATTACHED_BYTES: usize = 256 * 1024;
@@ -165,7 +177,7 @@ fn read_bounded(path: &Path) -> std::io::Result<(Vec<u8>, bool)> {
     Ok((bytes, truncated))
 }
 
-/// The `@path` words of `task`: a word starting with `@` at the start or after
+/// The `@…` words of `task`: a word starting with `@` at the start or after
 /// whitespace, without trailing punctuation (`,.;:!?)`).
 fn mentions(task: &str) -> Vec<&str> {
     task.split_whitespace()
@@ -175,33 +187,175 @@ fn mentions(task: &str) -> Vec<&str> {
         .collect()
 }
 
-/// `task` with the files its `@path` words name attached after it, the images among them,
-/// and the lines that tell the person what was attached or refused. Each file is attached
-/// once.
-pub(crate) fn expand(
+/// What one `@word` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mention<'a> {
+    /// `@SERVER:URI` with SERVER a configured MCP server's name: that server's resource.
+    Resource {
+        /// The server's name.
+        server: &'a str,
+        /// The resource's URI, as typed.
+        uri: &'a str,
+    },
+    /// Anything else: a workspace path, or a word sent as typed.
+    Path(&'a str),
+}
+
+/// Reads `word` (as typed after `@`) against the `configured` MCP servers' names: a
+/// resource only when the part before the first `:` is one of them and a URI follows.
+fn parse<'a>(word: &'a str, configured: &[&str]) -> Mention<'a> {
+    match word.split_once(':') {
+        Some((server, uri)) if !uri.is_empty() && configured.contains(&server) => {
+            Mention::Resource { server, uri }
+        }
+        _ => Mention::Path(word),
+    }
+}
+
+/// The server name of a word written as a resource mention, `NAME:SCHEME:…` (NAME as a
+/// server may be named, SCHEME as RFC 3986 spells one), whatever NAME is; `None` for
+/// anything else (`a:b`, `C:\dir`, `src/x.rs`).
+fn resource_shaped(word: &str) -> Option<&str> {
+    let (name, uri) = word.split_once(':')?;
+    let (scheme, rest) = uri.split_once(':')?;
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    (codesmith_tools::mcp::schema::is_valid_server_name(name) && scheme_ok && !rest.is_empty())
+        .then_some(name)
+}
+
+/// Where to look when a resource mention fails.
+const SEE_SERVERS: &str = "/doctor or `codesmith mcp list` shows the MCP servers and why one is \
+                           not running";
+
+/// An MCP resource attached: the text the model reads, its images and the line shown.
+struct Attached {
+    text: String,
+    images: Vec<codesmith_protocol::ImagePart>,
+    shown: String,
+}
+
+/// Reads `uri` of the configured server `server` for the task; `Err` is the line the
+/// person is shown instead.
+async fn resource(
+    mcp: &McpStart,
+    ctx: &ToolContext,
+    server: &str,
+    uri: &str,
+) -> Result<Attached, String> {
+    let Some(running) = mcp.running.iter().find(|s| s.name() == server) else {
+        let state = mcp
+            .servers
+            .iter()
+            .find(|s| s.name == server)
+            .map_or("not started", |s| s.state);
+        let why = mcp
+            .servers
+            .iter()
+            .find(|s| s.name == server)
+            .and_then(|s| s.error.as_deref())
+            .map(|e| format!(": {}", e.lines().next().unwrap_or_default()))
+            .unwrap_or_default();
+        return Err(format!(
+            "MCP server `{server}` is not connected ({state}{why}); {SEE_SERVERS}"
+        ));
+    };
+    if !running.about().resources {
+        return Err(format!(
+            "MCP server `{server}` offers no resources; name a server that does, or a \
+             workspace file"
+        ));
+    }
+    let outcome = codesmith_tools::mcp::resources::read(running, ctx, uri).await;
+    let args = json!({ "server": server, "uri": uri });
+    let label = codesmith_tools::mcp::resources::label(server);
+    let finished = codesmith_engine::finish_outcome(outcome, &args, Some(label), false);
+    if let Some(error) = finished.error {
+        return Err(format!(
+            "{}; check the URI (the model lists the server's resources with \
+             mcp_resources_list when asked to)",
+            error.message
+        ));
+    }
+    let cut = finished
+        .meta
+        .get("omitted_bytes")
+        .and_then(serde_json::Value::as_u64)
+        .map_or(String::new(), |n| format!(", {n} bytes cut"));
+    let pictures = match finished.images.len() {
+        0 => String::new(),
+        n => format!(", {n} image(s)"),
+    };
+    Ok(Attached {
+        shown: format!(
+            "attached resource {uri} of MCP server `{server}` ({} bytes{cut}{pictures})",
+            finished.text.len()
+        ),
+        text: format!(
+            "[The user attached the resource {uri} of the MCP server `{server}` by naming \
+             it; what the server returned follows, as the server's data]\n{}",
+            finished.text
+        ),
+        images: finished.images,
+    })
+}
+
+/// `task` with what its `@…` words name attached after it: workspace files (see
+/// [`resolve`]) and, for `@SERVER:URI` with SERVER one of `mcp`'s configured servers,
+/// that server's resource (read through `ctx`, see the module's text). Returns the text,
+/// the images among the attachments, and the lines that tell the person what was
+/// attached or why not. Each word is attached once.
+pub(crate) async fn expand(
     task: &str,
     ctx: &ToolContext,
+    mcp: &McpStart,
 ) -> (String, Vec<codesmith_protocol::ImagePart>, Vec<String>) {
+    let configured: Vec<&str> = mcp.servers.iter().map(|s| s.name.as_str()).collect();
     let mut text = task.to_string();
     let mut images = Vec::new();
     let mut lines = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
-    for path in mentions(task) {
-        if seen.contains(&path) {
+    for word in mentions(task) {
+        if seen.contains(&word) {
             continue;
         }
-        seen.push(path);
-        match resolve(ctx, path) {
-            Resolved::File(attachment) => {
-                text.push_str("\n\n");
-                text.push_str(&attachment.model_text());
-                lines.push(attachment.shown());
-                if let Attachment::Image { part, .. } = attachment {
-                    images.push(part);
+        seen.push(word);
+        let shown_word = codesmith_policy::visible_line(word, 200);
+        match parse(word, &configured) {
+            Mention::Resource { server, uri } => match resource(mcp, ctx, server, uri).await {
+                Ok(attached) => {
+                    text.push_str("\n\n");
+                    text.push_str(&attached.text);
+                    lines.push(attached.shown);
+                    images.extend(attached.images);
                 }
-            }
-            Resolved::NotAFile => {}
-            Resolved::Refused(why) => lines.push(format!("not attached: @{path}: {why}")),
+                Err(why) => lines.push(format!(
+                    "not attached: @{shown_word}: {}",
+                    codesmith_policy::terminal_safe(&why)
+                )),
+            },
+            Mention::Path(path) => match resolve(ctx, path) {
+                Resolved::File(attachment) => {
+                    text.push_str("\n\n");
+                    text.push_str(&attachment.model_text());
+                    lines.push(attachment.shown());
+                    if let Attachment::Image { part, .. } = attachment {
+                        images.push(part);
+                    }
+                }
+                Resolved::NotAFile => {
+                    if let Some(name) = resource_shaped(path) {
+                        lines.push(format!(
+                            "not attached: @{shown_word}: no MCP server `{}` is configured \
+                             (a resource is named @SERVER:URI); {SEE_SERVERS}",
+                            codesmith_policy::visible_line(name, 64)
+                        ));
+                    }
+                }
+                Resolved::Refused(why) => lines.push(format!("not attached: @{path}: {why}")),
+            },
         }
     }
     (text, images, lines)
@@ -221,11 +375,37 @@ mod tests {
         ToolContext::new(ws.canonicalize().unwrap(), dir.join("home"))
     }
 
-    #[test]
-    fn a_mentioned_workspace_file_is_attached_once_and_inert() {
+    fn no_servers() -> McpStart {
+        McpStart::default()
+    }
+
+    /// `names` configured: `up` … as running would be is not possible without a server,
+    /// so every one of them failed to start with `why`.
+    fn failed(names: &[&str], why: &str) -> McpStart {
+        let mut mcp = McpStart::default();
+        for name in names {
+            mcp.servers.push(codesmith_tools::mcp::ServerStatus {
+                name: (*name).to_string(),
+                state: "failed",
+                error: Some(why.to_string()),
+                tools: Vec::new(),
+                unavailable: Default::default(),
+                tasks_only: Vec::new(),
+            });
+        }
+        mcp
+    }
+
+    #[tokio::test]
+    async fn a_mentioned_workspace_file_is_attached_once_and_inert() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
-        let (text, images, lines) = expand("explain @src/a.py, then @src/a.py again", &ctx);
+        let (text, images, lines) = expand(
+            "explain @src/a.py, then @src/a.py again",
+            &ctx,
+            &no_servers(),
+        )
+        .await;
         assert_eq!(text.matches("<attached_file path=\"src/a.py\">").count(), 1);
         assert_eq!(text.matches("</attached_file>").count(), 1, "{text}");
         assert!(text.starts_with("explain @src/a.py, then"));
@@ -233,8 +413,8 @@ mod tests {
         assert!(images.is_empty());
     }
 
-    #[test]
-    fn a_mentioned_image_is_attached_as_an_image() {
+    #[tokio::test]
+    async fn a_mentioned_image_is_attached_as_an_image() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
         // A 1x1 137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 31, 21, 196, 137, 0, 0, 0, 13, 73, 68, 65, 84, 120, 218, 99, 100, 96, 248, 95, 15, 0, 2, 135, 1, 128, 235, 71, 186, 146, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130.
@@ -245,18 +425,20 @@ mod tests {
             96, 130,
         ];
         std::fs::write(ctx.workspace.join("shot.png"), png).unwrap();
-        let (text, images, lines) = expand("what is wrong in @shot.png?", &ctx);
+        let (text, images, lines) =
+            expand("what is wrong in @shot.png?", &ctx, &no_servers()).await;
         assert_eq!(images.len(), 1, "{lines:?}");
         assert_eq!(images[0].media_type, "image/png");
         assert!(text.ends_with("[attached image: shot.png]"), "{text}");
         assert_eq!(lines, ["attached image shot.png (image/png)"]);
     }
 
-    #[test]
-    fn other_words_are_sent_as_typed_and_what_cannot_be_attached_says_why() {
+    #[tokio::test]
+    async fn other_words_are_sent_as_typed_and_what_cannot_be_attached_says_why() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
-        let (text, images, lines) = expand("use @property and mail a@b.c", &ctx);
+        let (text, images, lines) =
+            expand("use @property and mail a@b.c", &ctx, &no_servers()).await;
         assert_eq!(text, "use @property and mail a@b.c");
         assert!(lines.is_empty() && images.is_empty());
         assert!(
@@ -267,5 +449,91 @@ mod tests {
             resolve(&ctx, "../outside.txt"),
             Resolved::Refused(_)
         ));
+    }
+
+    #[test]
+    fn only_a_configured_servers_name_makes_a_resource_mention() {
+        let servers = ["docs", "C"];
+        assert_eq!(
+            parse("docs:file:///notes.md", &servers),
+            Mention::Resource {
+                server: "docs",
+                uri: "file:///notes.md"
+            }
+        );
+        // The URI is everything after the first colon, colons and all.
+        assert_eq!(
+            parse("docs:test://static/resource/1", &servers),
+            Mention::Resource {
+                server: "docs",
+                uri: "test://static/resource/1"
+            }
+        );
+        // Paths stay paths: no colon, another name before it, nothing after it.
+        for word in [
+            "src/main.rs",
+            "a:b",
+            "D:\\dir\\x.rs",
+            "docs:",
+            "Docs:x://y",
+            "src/docs:x",
+        ] {
+            assert_eq!(parse(word, &servers), Mention::Path(word), "{word}");
+        }
+        // A configured server whose name looks like a drive letter wins: it was configured.
+        assert!(matches!(
+            parse("C:x://y", &servers),
+            Mention::Resource { server: "C", .. }
+        ));
+        assert_eq!(parse("docs:x", &[]), Mention::Path("docs:x"));
+    }
+
+    #[test]
+    fn a_word_shaped_as_a_resource_mention_is_known_by_its_uri_scheme() {
+        assert_eq!(resource_shaped("nosuch:file:///x"), Some("nosuch"));
+        assert_eq!(resource_shaped("srv:test://static/1"), Some("srv"));
+        for word in [
+            "a:b",
+            "C:\\dir",
+            "src/x.rs",
+            "x:1:2",
+            "bad name:file:///x",
+            "x:file:",
+        ] {
+            assert_eq!(resource_shaped(word), None, "{word}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_resource_mention_that_cannot_be_read_is_a_note_and_the_task_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        std::fs::write(ctx.workspace.join("a:b"), "colon file\n").unwrap();
+        let mcp = failed(&["docs"], "boom: missing API key\nmore");
+        let task = "read @docs:file:///n.md and @nosuch:test://x/1 and @a:b, @x:y";
+        let (text, images, lines) = expand(task, &ctx, &mcp).await;
+        assert!(images.is_empty());
+        // Nothing of the failed mentions reaches the model but the words as typed.
+        assert!(text.starts_with(task), "{text}");
+        assert!(!text.contains("external_content"), "{text}");
+        // A file whose name has a colon is still a file.
+        assert!(
+            text.contains("<attached_file path=\"a:b\">\ncolon file"),
+            "{text}"
+        );
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(
+            lines[0],
+            "not attached: @docs:file:///n.md: MCP server `docs` is not connected (failed: \
+             boom: missing API key); /doctor or `codesmith mcp list` shows the MCP servers \
+             and why one is not running"
+        );
+        assert!(
+            lines[1].starts_with(
+                "not attached: @nosuch:test://x/1: no MCP server `nosuch` is configured"
+            ) && lines[1].contains("codesmith mcp list"),
+            "{lines:?}"
+        );
+        assert_eq!(lines[2], "attached a:b (11 bytes)");
     }
 }

@@ -66,6 +66,9 @@ pub(crate) enum ToUi {
     },
     /// A rebuild failed; the previous engine is still in use.
     Failed(String),
+    /// Lines for the person about a task being sent (what its `@` words attached, or why
+    /// not).
+    Info(Vec<String>),
 }
 
 /// The handle the UI keeps.
@@ -203,9 +206,23 @@ async fn relay(
                 Some(ToEngine::Op(op)) => {
                     // `/mcp__SERVER__PROMPT args` is rendered by its server into the task,
                     // as `exec` does; a refusal is the user's to read, nothing is sent.
+                    // Any other task gets what its `@path` and `@SERVER:URI` words name
+                    // attached (see `attach`), each shown as a line.
                     let op = match op {
                         Op::UserTask { text, images } => match parts.mcp.render_prompt(&text).await {
-                            None => Op::UserTask { text, images },
+                            None => {
+                                // A resource read may take up to the server's tool
+                                // timeout; a stop signal does not wait for it.
+                                let (text, more, lines) = tokio::select! {
+                                    biased;
+                                    () = stop.cancelled() => break,
+                                    attached = attach_to(&parts, &text) => attached,
+                                };
+                                if !lines.is_empty() {
+                                    let _ = tx.send(ToUi::Info(lines));
+                                }
+                                Op::UserTask { text, images: images.into_iter().chain(more).collect() }
+                            }
                             Some(Ok(rendered)) => {
                                 // The user sees what is sent in their name.
                                 let _ = tx.send(ToUi::Event(Event::Notice {
@@ -240,6 +257,18 @@ async fn relay(
     }
     // The running task is interrupted and its turn closed before the engine ends.
     let _ = running.stop(&tx).await;
+}
+
+/// `text` with what its `@` words name attached (see [`super::attach::expand`]), read
+/// with the session's tool context; MCP images only when the model reads images, as in
+/// a tool result.
+async fn attach_to(
+    parts: &Parts,
+    text: &str,
+) -> (String, Vec<codesmith_protocol::ImagePart>, Vec<String>) {
+    let mut ctx = (*parts.ctx).clone();
+    ctx.images = parts.provider.accepts_images();
+    super::attach::expand(text, &ctx, &parts.mcp).await
 }
 
 fn rebuild(

@@ -392,6 +392,7 @@ impl Ui {
                 )]);
             }
             driver::ToUi::Failed(message) => app.push(app::Entry::Error(message)),
+            driver::ToUi::Info(lines) => app.info(lines),
         }
         let app = &mut self.app;
         if app.approval.is_none()
@@ -426,8 +427,9 @@ impl Ui {
     }
 
     /// The submission for what the user typed: `!cmd` runs `cmd` as the user's own
-    /// `exec_shell` call (through the same gate as the model's), anything else is a task
-    /// with the files its `@path` words name attached (each shown as a line).
+    /// `exec_shell` call (through the same gate as the model's), anything else is a task;
+    /// what its `@path` and `@SERVER:URI` words name is attached on the engine's side
+    /// (see `driver`), each shown as a line.
     pub(crate) fn task_op(&mut self, typed: &str) -> Op {
         if let Some(command) = typed.strip_prefix('!')
             && !command.trim().is_empty()
@@ -436,15 +438,10 @@ impl Ui {
                 command: command.trim().to_string(),
             };
         }
-        let ctx = codesmith_tools::ToolContext::new(
-            self.resolved.workspace.clone(),
-            self.resolved.home.clone(),
-        );
-        let (text, images, lines) = attach::expand(typed, &ctx);
-        if !lines.is_empty() {
-            self.app.info(lines);
+        Op::UserTask {
+            text: typed.to_string(),
+            images: Vec::new(),
         }
-        Op::UserTask { text, images }
     }
 
     /// Sends a task (or a `!cmd`, see [`Ui::task_op`]) to the engine and shows it.

@@ -172,6 +172,10 @@ async fn wait(ui: &mut Ui, stdin: &mut Lines<BufReader<Stdin>>, sigint: &mut Sig
         if let ToUi::Event(e) = &msg {
             print_event(e, &mut text);
         }
+        if let ToUi::Info(lines) = &msg {
+            text.end_line();
+            say(&lines.join("\n"));
+        }
         let next = ui.on_engine(msg);
         if done {
             text.end_line();

@@ -12,6 +12,7 @@
 //! Reading a secret or a hard-linked file asks in every mode but `auto` (which masks the
 //! secret) and `never` (which refuses).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -251,8 +252,17 @@ impl Runtime {
     /// that allows it: a command that needs the network the sandbox cuts runs WITHOUT it
     /// under `--approval auto`, so the way names what gives it the network.
     fn shell_way_out(&self, eval: &codesmith_policy::Evaluation) -> String {
+        if eval.deny_unchecked {
+            return DENY_UNCHECKED_WAY_OUT.to_string();
+        }
         let cut =
             eval.segments.iter().any(|s| s.needs_network) && self.ctx.sandbox.network_blocked();
+        if !cut && self.mode == ApprovalMode::Auto {
+            // In auto mode only an ask rule asks about a command.
+            return "approve it in an interactive session, or change the ask rule in the exec \
+                    policy (policy.toml) that matched it"
+                .to_string();
+        }
         if !cut {
             return "rerun with `--approval auto`, approve it in an interactive session \
                     (`--approval auto-edit`), or add an allow rule to the exec policy (policy.toml)"
@@ -662,7 +672,7 @@ impl Runtime {
             Ok(why) => why,
         };
         let mut request = request;
-        if let Some(why) = why {
+        if let Some(why) = &why {
             request.reason = format!(
                 "It types into an interactive program, and the command policy cannot judge \
                  this input as complete commands it allows: {why}."
@@ -676,12 +686,24 @@ impl Runtime {
                 grant: None,
                 level: SafetyLevel::Ask,
                 network: false,
-                way_out: None,
+                way_out: Some(
+                    "approve it in an interactive session, or type input the exec policy can \
+                     judge: whole lines ending in a line break that name their programs \
+                     (start a shell as `bash --norc --noprofile -i`)"
+                        .to_string(),
+                ),
             };
         }
         self.by_mode(tool, request, key.clone(), key, None)
     }
 }
+
+/// What a refusal offers when the command was asked about only because deny rules exist
+/// that the exec policy cannot show do not apply to it.
+const DENY_UNCHECKED_WAY_OUT: &str = "a deny rule in the exec policy cannot be checked against \
+    this command as written: write it so the policy can read it (name each program plainly, \
+    no aliases, variables or wrappers around it), or approve it in an interactive session; \
+    `--approval auto` and allow rules do not lift this";
 
 impl Runtime {
     /// Judges input typed into a session that reads shell commands: the complete commands
@@ -692,7 +714,7 @@ impl Runtime {
         &self,
         before: &codesmith_tools::shell::TypedLine,
         args: &Value,
-    ) -> Result<Option<&'static str>, (String, codesmith_policy::Evaluation)> {
+    ) -> Result<Option<Cow<'static, str>>, (String, codesmith_policy::Evaluation)> {
         use codesmith_tools::shell::TypedLine;
         let workspace = self.ctx.workspace.to_string_lossy();
         let typing = codesmith_tools::shell::typing(before, args);
@@ -702,22 +724,27 @@ impl Runtime {
                 codesmith_policy::decide(&typing.commands, &workspace, &self.rules, self.mode);
             match eval.decision {
                 Decision::Allow => {}
-                Decision::Ask => why = Some("the command policy asks about the command"),
+                Decision::Ask => {
+                    why = Some(Cow::Owned(format!(
+                        "the command policy asks about the command ({})",
+                        eval.reason.trim_end_matches('.')
+                    )));
+                }
                 Decision::Deny => return Err((typing.commands, eval)),
             }
         }
         match (before, typing.after) {
             (_, TypedLine::Clear) => {}
-            (_, TypedLine::Open { why: open, .. }) => why = Some(open),
+            (_, TypedLine::Open { why: open, .. }) => why = Some(Cow::Borrowed(open)),
             (TypedLine::Lost(_), TypedLine::Lost(lost))
                 if lost != "the session is busy in another call" =>
             {
-                why = Some(
+                why = Some(Cow::Borrowed(
                     "earlier input left the shell's line in a state the command policy \
                      cannot follow; send ctrl-c to clear it",
-                );
+                ));
             }
-            (_, TypedLine::Lost(lost)) => why = Some(lost),
+            (_, TypedLine::Lost(lost)) => why = Some(Cow::Borrowed(lost)),
         }
         Ok(why)
     }
@@ -727,17 +754,34 @@ impl Runtime {
     fn typed_program_input(
         &self,
         args: &Value,
-    ) -> Result<Option<&'static str>, (String, codesmith_policy::Evaluation)> {
+    ) -> Result<Option<Cow<'static, str>>, (String, codesmith_policy::Evaluation)> {
         let workspace = self.ctx.workspace.to_string_lossy();
         let Some(lines) = typed_lines(args) else {
-            return Ok(Some("a partial line, editing keys or control characters"));
+            return Ok(Some(Cow::Borrowed(
+                "a partial line, editing keys or control characters",
+            )));
         };
         let mut why = None;
         for line in lines {
-            let eval = codesmith_policy::decide(&line, &workspace, &self.rules, self.mode);
+            let mut eval = codesmith_policy::decide(&line, &workspace, &self.rules, self.mode);
+            // A REPL line is not shell: a deny rule has no program to read in it (and what
+            // an interpreter starts is not read anywhere), so only an exact match refuses.
+            if eval.deny_unchecked {
+                eval = codesmith_policy::decide(
+                    &line,
+                    &workspace,
+                    &self.rules.without_deny(),
+                    self.mode,
+                );
+            }
             match eval.decision {
                 Decision::Allow => {}
-                Decision::Ask => why = Some("the command policy asks about a line"),
+                Decision::Ask => {
+                    why = Some(Cow::Owned(format!(
+                        "the command policy asks about a line ({})",
+                        eval.reason.trim_end_matches('.')
+                    )));
+                }
                 Decision::Deny => return Err((line, eval)),
             }
         }

@@ -55,7 +55,8 @@ impl ResourceTool {
             names.join(", ")
         );
         let read = "Reads one resource of an MCP server by its URI (from mcp_resources_list). \
-                    Text comes back as it is; binary content is described, not included.";
+                    Text comes back as it is; an image as an image; other binary content is \
+                    described, not included.";
         vec![
             ResourceTool {
                 read: false,
@@ -129,11 +130,10 @@ impl Tool for ResourceTool {
 
     /// `mcp:SERVER` for one server's content (`mcp` for a listing over all of them).
     fn external_label(&self, args: &Value) -> Option<String> {
-        let label = match args.get("server").and_then(Value::as_str) {
-            Some(s) => format!("mcp:{s}"),
-            None => "mcp".to_string(),
-        };
-        Some(crate::trust::clean_label(&label))
+        Some(match args.get("server").and_then(Value::as_str) {
+            Some(s) => label(s),
+            None => crate::trust::clean_label("mcp"),
+        })
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
@@ -187,37 +187,65 @@ impl Tool for ResourceTool {
                 "Take it from mcp_resources_list.",
             ));
         };
-        let read = server
-            .read_resource(uri)
-            .await
-            .map_err(|e| refusal(READ, server.name(), e))?;
-        let mut parts = Vec::new();
-        for c in read
-            .get("contents")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-        {
-            let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
-            match c.get("text").and_then(Value::as_str) {
-                Some(text) => parts.push(format!("[resource {}]\n{text}", s("uri"))),
-                None => parts.push(format!(
+        read(server, ctx, uri).await
+    }
+}
+
+/// The `<external_content>` label of `server`'s content: `mcp:SERVER`, cleaned as every
+/// label is ([`crate::trust::clean_label`]).
+pub fn label(server: &str) -> String {
+    crate::trust::clean_label(&format!("mcp:{server}"))
+}
+
+/// Reads the resource `uri` of `server` (`resources/read`) as `mcp_resource_read` does,
+/// for the tool and for an `@SERVER:URI` mention: each text content under a
+/// `[resource URI]` line; an image blob as an image through the same path as an MCP tool
+/// result's images ([`super::tool::result_content`]: fitted, at most
+/// [`super::tool::MAX_RESULT_IMAGES`], and only when `ctx.images`), any other blob
+/// described, not included; then finished as a tool result's content is
+/// (size-capped with the shell's spill, the full text kept for `retrieve_tool_result`).
+/// Sanitizing and the
+/// `<external_content source="mcp:SERVER">` wrapper ([`label`]) are applied where every
+/// result is finished.
+///
+/// Errors: the server's refusal or a failed call, as the tool's [`Refusal`].
+pub async fn read(server: &McpServer, ctx: &ToolContext, uri: &str) -> ToolOutcome {
+    let read = server
+        .read_resource(uri)
+        .await
+        .map_err(|e| refusal(READ, server.name(), e))?;
+    // The contents as a tool result's content blocks, so text and images take the one
+    // path tool results take.
+    let mut blocks = Vec::new();
+    for c in read
+        .get("contents")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        let s = |k: &str| c.get(k).and_then(Value::as_str).unwrap_or("");
+        match c.get("text").and_then(Value::as_str) {
+            Some(text) => blocks.push(json!({
+                "type": "text",
+                "text": format!("[resource {}]\n{text}", s("uri")),
+            })),
+            None if s("mimeType").starts_with("image/") => {
+                blocks.push(json!({
+                    "type": "text",
+                    "text": format!("[resource {}]", s("uri")),
+                }));
+                blocks.push(json!({"type": "image", "data": s("blob"), "mimeType": s("mimeType")}));
+            }
+            None => blocks.push(json!({
+                "type": "text",
+                "text": format!(
                     "[binary resource {} omitted: {}, {} bytes base64]",
                     s("uri"),
                     s("mimeType"),
                     s("blob").len()
-                )),
-            }
+                ),
+            })),
         }
-        let text = parts.join("\n");
-        let (capped, spill) = crate::spill::cap_output(&ctx.home, &text, Some(&text));
-        let mut out = ToolOutput::new(capped.text).with("server", server.name().to_string());
-        if capped.omitted > 0 {
-            out = out.with("omitted_bytes", capped.omitted);
-        }
-        if let Some(r) = spill {
-            out = out.with("spill_ref", r);
-        }
-        Ok(out)
     }
+    super::tool::finish_result(ctx, READ, server.name(), &json!({ "content": blocks }))
 }

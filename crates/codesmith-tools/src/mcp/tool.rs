@@ -358,7 +358,12 @@ fn mcp_image(data: &str) -> Result<crate::image::Fitted, String> {
 /// server's text; a result is size-capped with the shell's spill (the full text saved for
 /// `retrieve_tool_result`). Sanitizing and the `<external_content source="mcp:…">`
 /// wrapper are applied where every result is finished.
-fn finish_result(ctx: &ToolContext, tool: &str, server: &str, result: &Value) -> ToolOutcome {
+pub(crate) fn finish_result(
+    ctx: &ToolContext,
+    tool: &str,
+    server: &str,
+    result: &Value,
+) -> ToolOutcome {
     let (text, images) = result_content(result, ctx.images);
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return Err(Refusal::new(
