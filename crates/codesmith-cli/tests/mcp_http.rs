@@ -1,7 +1,7 @@
 //! The MCP client over streamable HTTP, end to end through `codesmith exec` and the
 //! scripted model, against a loopback server scripted on the wire
 //! (`fixtures/mcp/http_server.py`, plain Python): an answer over the 16 MiB message limit
-//! (as a JSON body and as an SSE event) and an undecodable SSE answer each fail their
+//! and an undecodable answer (each as a JSON body and as an SSE event) each fail their
 //! call at once, naming the cause, and the connection goes on.
 
 #![allow(clippy::unwrap_used)]
@@ -83,7 +83,9 @@ async fn oversized_and_undecodable_http_answers_fail_their_call_and_spend_no_res
         .push(Scripted::tool_call("c3", "mcp__h__huge_sse", "{}"))
         .push(echo("c4", "after sse"))
         .push(Scripted::tool_call("c5", "mcp__h__surrogate_sse", "{}"))
-        .push(echo("c6", "still here"))
+        .push(echo("c6", "after bad sse"))
+        .push(Scripted::tool_call("c7", "mcp__h__surrogate", "{}"))
+        .push(echo("c8", "still here"))
         .push(Scripted::text("done"));
     let started = Instant::now();
     let out = codesmith(
@@ -95,8 +97,8 @@ async fn oversized_and_undecodable_http_answers_fail_their_call_and_spend_no_res
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(40));
     let bodies = model.request_bodies();
-    let results = tool_messages(&bodies[6]);
-    assert_eq!(results.len(), 6, "{stderr}");
+    let results = tool_messages(&bodies[8]);
+    assert_eq!(results.len(), 8, "{stderr}");
     for (i, how) in [(0, "a JSON body"), (2, "an SSE event")] {
         let r = &results[i];
         assert!(
@@ -110,16 +112,25 @@ async fn oversized_and_undecodable_http_answers_fail_their_call_and_spend_no_res
             "{how}: {r}"
         );
     }
-    assert!(
-        results[4].contains("could not be decoded at byte") && results[4].contains("surrogate"),
-        "{}",
-        results[4]
-    );
+    for (i, how) in [(4, "an SSE event"), (6, "a JSON body")] {
+        let r = &results[i];
+        assert!(
+            r.contains("TOOL_ERROR")
+                && r.contains("could not be decoded at byte")
+                && r.contains("surrogate"),
+            "{how}: {r}"
+        );
+        assert!(
+            !r.contains("stopped") && !r.contains("in time"),
+            "{how}: {r}"
+        );
+    }
     // The connection went on: every call after a failed one works, on the same session
     // (one handshake; a crash would have spent the one restart on a second).
     assert!(results[1].contains("echo: after json"), "{}", results[1]);
     assert!(results[3].contains("echo: after sse"), "{}", results[3]);
-    assert!(results[5].contains("echo: still here"), "{}", results[5]);
+    assert!(results[5].contains("echo: after bad sse"), "{}", results[5]);
+    assert!(results[7].contains("echo: still here"), "{}", results[7]);
     let messages = received(&log);
     let handshakes = messages
         .iter()
@@ -135,7 +146,16 @@ async fn oversized_and_undecodable_http_answers_fail_their_call_and_spend_no_res
     let names: Vec<&str> = calls.iter().map(|(_, n)| n.as_str()).collect();
     assert_eq!(
         names,
-        ["huge", "echo", "huge_sse", "echo", "surrogate_sse", "echo"]
+        [
+            "huge",
+            "echo",
+            "huge_sse",
+            "echo",
+            "surrogate_sse",
+            "echo",
+            "surrogate",
+            "echo"
+        ]
     );
     for pair in calls.windows(2).step_by(2) {
         let gap = pair[1].0 - pair[0].0;

@@ -7,9 +7,9 @@
 //!
 //! An answer that cannot be used is the call's failure, not the connection's, as over
 //! stdio ([`super::transport`]): rmcp's client stops reading an answer at
-//! [`MAX_MESSAGE`] and fails the POST, which CodeSmith would take for a broken
-//! connection, and it skips an SSE event it cannot decode, leaving the call to wait out
-//! its timeout. [`Guarded`] answers such a request with a JSON-RPC error instead, and
+//! [`MAX_MESSAGE`] and fails the POST, as it does for a JSON body it cannot parse, which
+//! CodeSmith would take for a broken connection; and it skips an SSE event it cannot
+//! decode, leaving the call to wait out its timeout. [`Guarded`] answers such a request with a JSON-RPC error instead, and
 //! records the [`TransportFault`] (the size, or the position and the parser's
 //! complaint) in the connection's [`Wire`], so the call fails at once with that cause
 //! and the session goes on.
@@ -106,8 +106,8 @@ pub fn redact(text: &str, known: &[String]) -> String {
 /// An rmcp streamable-HTTP client (`C`: reqwest's, or rmcp's OAuth client around it)
 /// whose unusable answers fail only the request they answer (see the module
 /// documentation): an answer over [`MAX_MESSAGE`] (a JSON body or one SSE event) and an
-/// SSE event answering the request that is not valid JSON-RPC become a JSON-RPC error
-/// for that request, with the fault recorded in `wire`.
+/// answer that is not valid JSON-RPC (a JSON body, or an SSE event naming the request)
+/// become a JSON-RPC error for that request, with the fault recorded in `wire`.
 #[derive(Clone)]
 pub struct Guarded<C> {
     inner: C,
@@ -124,6 +124,13 @@ impl<C> Guarded<C> {
     /// `inner`, recording faults in `wire`.
     pub fn new(inner: C, wire: Arc<Wire>) -> Self {
         Guarded { inner, wire }
+    }
+
+    /// Records `fault` for request `id` and answers it with the fault as a JSON-RPC error.
+    fn fail(&self, id: &RequestId, fault: TransportFault) -> StreamableHttpPostResponse {
+        let answer = fault.answer(id.clone());
+        self.wire.record_fault(id, fault);
+        StreamableHttpPostResponse::Json(answer, None)
     }
 }
 
@@ -165,6 +172,25 @@ fn undecodable_answer(data: &str, id: &RequestId) -> Option<TransportFault> {
         Err(_) => ids_in(data.as_bytes()).contains(&key),
     };
     answers.then(|| TransportFault::undecodable(data.as_bytes(), &e))
+}
+
+/// The fault of a JSON body rmcp could not parse, from rmcp's message
+/// (`could not parse JSON response as ServerJsonRpcMessage: ERROR at line 1 column C:
+/// PREVIEW`): the parser's complaint and the byte it stopped at, when the body is one line
+/// (as JSON-RPC bodies are); `None` for any other message.
+fn undecodable_body(message: &str) -> Option<TransportFault> {
+    let rest = message.strip_prefix("could not parse JSON response as ServerJsonRpcMessage: ")?;
+    let (detail, at) = rest.split_once(" at line 1 column ")?;
+    let column: usize = at
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()?;
+    Some(TransportFault::Undecodable {
+        detail: detail.to_string(),
+        position: column.saturating_sub(1),
+        bytes: None,
+    })
 }
 
 /// The SSE event carrying `answer` (a JSON-RPC error for the request).
@@ -282,10 +308,13 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Guarded<C> {
         };
         match result {
             Err(StreamableHttpError::ResponseBodyTooLarge { .. }) => {
-                let fault = TransportFault::Oversized { bytes: None };
-                let answer = fault.answer(id.clone());
-                self.wire.record_fault(&id, fault);
-                Ok(StreamableHttpPostResponse::Json(answer, None))
+                Ok(self.fail(&id, TransportFault::Oversized { bytes: None }))
+            }
+            Err(StreamableHttpError::UnexpectedServerResponse(message)) => {
+                match undecodable_body(&message) {
+                    Some(fault) => Ok(self.fail(&id, fault)),
+                    None => Err(StreamableHttpError::UnexpectedServerResponse(message)),
+                }
             }
             Ok(StreamableHttpPostResponse::Sse(stream, session)) => Ok(
                 StreamableHttpPostResponse::Sse(guard_sse(stream, id, self.wire.clone()), session),
@@ -371,6 +400,21 @@ mod tests {
         assert!(undecodable_answer(request, &id).is_none());
         let good = r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#;
         assert!(undecodable_answer(good, &id).is_none());
+    }
+
+    #[test]
+    fn an_undecodable_json_body_is_named_with_its_position() {
+        let rmcp = "could not parse JSON response as ServerJsonRpcMessage: lone leading \
+                    surrogate in hex escape at line 1 column 80: {\"jsonrpc\"";
+        assert_eq!(
+            undecodable_body(rmcp),
+            Some(TransportFault::Undecodable {
+                detail: "lone leading surrogate in hex escape".into(),
+                position: 79,
+                bytes: None,
+            })
+        );
+        assert_eq!(undecodable_body("HTTP 500: oops"), None);
     }
 
     #[test]

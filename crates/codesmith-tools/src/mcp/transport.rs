@@ -55,8 +55,9 @@ pub enum TransportFault {
         detail: String,
         /// Byte offset in the message (0-based).
         position: usize,
-        /// The message's length in bytes.
-        bytes: usize,
+        /// The message's length in bytes, when known (an HTTP body rmcp read is not
+        /// measured).
+        bytes: Option<usize>,
     },
 }
 
@@ -78,10 +79,16 @@ impl std::fmt::Display for TransportFault {
                 detail,
                 position,
                 bytes,
-            } => write!(
-                f,
-                "its answer ({bytes} bytes) could not be decoded at byte {position}: {detail}"
-            ),
+            } => match bytes {
+                Some(bytes) => write!(
+                    f,
+                    "its answer ({bytes} bytes) could not be decoded at byte {position}: {detail}"
+                ),
+                None => write!(
+                    f,
+                    "its answer could not be decoded at byte {position}: {detail}"
+                ),
+            },
         }
     }
 }
@@ -98,7 +105,7 @@ impl TransportFault {
         TransportFault::Undecodable {
             detail,
             position,
-            bytes: raw.len(),
+            bytes: Some(raw.len()),
         }
     }
 
