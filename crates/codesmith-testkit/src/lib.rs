@@ -1,6 +1,7 @@
 //! Test support: the scripted model server, [`suite_dir`] for the shared test suites,
-//! [`mcp_python`] for the Python MCP SDK, and [`assert_every_test_file_declared`] for the
-//! one-binary integration-test layout.
+//! [`mcp_python`] for the Python MCP SDK, [`assert_every_test_file_declared`] for the
+//! one-binary integration-test layout, and [`ticks_beside`] for work that must leave its
+//! executor free.
 //!
 //! [`ScriptedServer`] is a real HTTP server on `127.0.0.1` that speaks both
 //! wire dialects CodeSmith's remote providers use — OpenAI Chat Completions
@@ -32,6 +33,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod cache;
+mod executor;
 mod layout;
 mod procs;
 mod python;
@@ -41,6 +43,7 @@ mod sse;
 mod suites;
 
 pub use cache::{CacheUsage, LOOKBACK_BLOCKS};
+pub use executor::ticks_beside;
 pub use layout::assert_every_test_file_declared;
 pub use procs::{live_processes, survivors_after};
 pub use python::{mcp_python, mcp_venv};

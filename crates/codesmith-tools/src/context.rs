@@ -240,8 +240,10 @@ impl ToolContext {
     /// `$CODESMITH_HOME` (when that lies in the workspace) is refused too: the user's
     /// approvals, policy and memory are not the model's to read or change.
     ///
-    /// Errors: `OUTSIDE_WORKSPACE`, `INVALID_ARGUMENTS`, `DENIED` (CodeSmith's home),
-    /// `INTERNAL`.
+    /// Errors: `OUTSIDE_WORKSPACE`, `INVALID_ARGUMENTS`, `DENIED` (CodeSmith's home), and
+    /// for a system error the refusal [`crate::fs::os_error::io_refusal`] names (on the
+    /// workspace directory itself, [`crate::fs::os_error::workspace_refusal`]: `NOT_FOUND`
+    /// for a workspace removed or renamed).
     pub fn resolve(&self, model_path: &str) -> Result<ResolvedPath, Refusal> {
         let path = resolve_in(&self.root()?, model_path)?;
         // Where the home is or will be: a home not created yet, or spelled through a
@@ -355,11 +357,9 @@ impl ToolContext {
         if let Some(root) = self.root.get() {
             return Ok(Arc::clone(root));
         }
-        let canonical = self
-            .workspace
-            .canonicalize()
-            .map_err(|_| Refusal::internal())?;
-        let root = Arc::new(Root::open(&canonical).map_err(|_| Refusal::internal())?);
+        let gone = |e: std::io::Error| crate::fs::os_error::workspace_refusal(&self.workspace, &e);
+        let canonical = self.workspace.canonicalize().map_err(gone)?;
+        let root = Arc::new(Root::open(&canonical).map_err(gone)?);
         Ok(Arc::clone(self.root.get_or_init(|| root)))
     }
 }

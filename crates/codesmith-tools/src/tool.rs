@@ -134,16 +134,33 @@ pub async fn call_tool(tool: &dyn Tool, ctx: &ToolContext, args: Value) -> ToolO
         .await
     {
         Ok(outcome) => outcome,
-        Err(_) => Err(Refusal::new(
-            crate::ErrorCode::Internal,
-            format!(
-                "The `{}` tool failed inside CodeSmith (an internal fault, not your request).",
-                tool.name()
-            ),
-            "Do not repeat this exact call; continue another way and tell the user the tool failed.",
-        )
-        .with("panicked", true)),
+        Err(_) => Err(panicked(tool.name())),
     }
+}
+
+/// The refusal for a call of `name` that panicked: an internal fault, not the request's.
+fn panicked(name: &str) -> Refusal {
+    Refusal::new(
+        crate::ErrorCode::Internal,
+        format!("The `{name}` tool failed inside CodeSmith (an internal fault, not your request)."),
+        "Do not repeat this exact call; continue another way and tell the user the tool failed.",
+    )
+    .with("panicked", true)
+}
+
+/// The refusal for blocking work of a call of `name` that did not finish (`spawn_blocking`'s
+/// join error): a panic there is the refusal [`call_tool`] gives for any panic of a call
+/// (`INTERNAL`, `panicked`); work dropped before it ran, as the runtime shuts down, is
+/// `CANCELLED`.
+pub(crate) fn join_refusal(name: &str, e: &tokio::task::JoinError) -> Refusal {
+    if e.is_panic() {
+        return panicked(name);
+    }
+    Refusal::new(
+        ErrorCode::Cancelled,
+        format!("The {name} call was stopped before it finished: CodeSmith is shutting down."),
+        "Call it again once CodeSmith runs again.",
+    )
 }
 
 async fn call_tool_inner(tool: &dyn Tool, ctx: &ToolContext, args: Value) -> ToolOutcome {
@@ -208,5 +225,34 @@ pub fn cancelled(name: &str, ran: Option<std::time::Duration>) -> Refusal {
     match ran {
         Some(ran) => refusal.with("elapsed_ms", ran.as_millis() as u64),
         None => refusal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[tokio::test]
+    async fn blocking_work_that_panics_is_the_panic_refusal_naming_the_tool() {
+        let e = tokio::task::spawn_blocking(|| panic!("walk bug"))
+            .await
+            .unwrap_err();
+        let r = join_refusal("grep_files", &e);
+        assert_eq!(r.code, ErrorCode::Internal);
+        assert_eq!(r, panicked("grep_files"));
+        assert!(r.message.contains("`grep_files`"), "{}", r.message);
+        assert!(!r.message.contains("walk bug"), "{}", r.message);
+    }
+
+    #[tokio::test]
+    async fn blocking_work_dropped_before_it_ran_is_cancelled() {
+        let task = tokio::spawn(std::future::pending::<()>());
+        task.abort();
+        let e = task.await.unwrap_err();
+        let r = join_refusal("list_dir", &e);
+        assert_eq!(r.code, ErrorCode::Cancelled);
+        assert!(r.message.contains("list_dir"), "{}", r.message);
     }
 }

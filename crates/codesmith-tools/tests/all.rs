@@ -11,6 +11,7 @@ mod apply_patch;
 mod boundary;
 mod detached;
 mod drift;
+mod executor;
 mod fetch_url;
 mod file_modes;
 mod file_tools;

@@ -227,18 +227,50 @@ async fn symlink_escapes_are_refused_for_read_and_write() {
     );
 }
 
+/// A workspace removed (or never there) is `NOT_FOUND` naming the workspace directory
+/// and saying the user must bring it back, for every file and search tool: whether the
+/// session had opened it before it went or not.
 #[tokio::test]
-async fn vanished_root_is_internal_without_host_detail() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("gone");
-    let ctx = ToolContext::new(root.clone(), dir.path().join("home"));
-    let mut reg = Registry::new();
-    register_file_tools(&mut reg);
-    let tool = reg.get("read_file").unwrap();
-    let v = envelope_json(&tool.call(&ctx, json!({"path": "a.txt"})).await);
-    let m = refused(&v, "INTERNAL");
-    assert!(!v.to_string().contains(&*root.to_string_lossy()), "{v}");
-    assert!(!m.contains("No such file"));
+async fn a_vanished_workspace_is_not_found_naming_it_for_every_tool() {
+    let calls = [
+        ("read_file", json!({"path": "a.txt"})),
+        ("write_file", json!({"path": "b.txt", "content": "x"})),
+        ("grep_files", json!({"pattern": "x"})),
+        ("file_search", json!({"pattern": "*.txt"})),
+        ("list_dir", json!({})),
+        ("list_dir", json!({"path": "src"})),
+    ];
+    for opened_first in [false, true] {
+        let w = ws();
+        w.put("a.txt", "x\n");
+        if opened_first {
+            w.read("a.txt").await;
+        }
+        fs::remove_dir_all(&w.root).unwrap();
+        for (tool, args) in &calls {
+            let v = w.call(tool, args.clone()).await;
+            let m = refused(&v, "NOT_FOUND");
+            assert_eq!(
+                m,
+                format!(
+                    "The workspace directory \"{}\" does not exist any more: it was removed \
+                     or renamed while the session ran.",
+                    w.root.display()
+                ),
+                "{tool} (opened first: {opened_first})"
+            );
+            assert_eq!(v["error"]["details"]["workspace"], true, "{v}");
+            assert_eq!(v["error"]["details"]["os_error"], "not_found", "{v}");
+            assert!(
+                v["error"]["hint"]
+                    .as_str()
+                    .unwrap()
+                    .contains("tell the user"),
+                "{v}"
+            );
+        }
+        assert!(!w.root.exists(), "nothing recreated the workspace");
+    }
 }
 
 // ---------- write_file ----------

@@ -31,7 +31,7 @@ pub(crate) async fn run(mut args: ExecArgs) -> Exit {
     }
     let mut images = Vec::new();
     for path in &args.image {
-        match codesmith_tools::image::attach(path) {
+        match codesmith_tools::image::attach_async(path).await {
             Ok(fitted) => images.push(fitted),
             Err(e) => {
                 return usage(anyhow::anyhow!(

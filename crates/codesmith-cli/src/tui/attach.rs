@@ -36,7 +36,7 @@ pub(crate) enum Attachment {
         /// The file was longer than [`MAX_ATTACHED_BYTES`].
         truncated: bool,
     },
-    /// An image, as it is sent (see `codesmith_tools::image::attach`).
+    /// An image, as it is sent (see `codesmith_tools::image::attach_async`).
     Image {
         /// The workspace-relative path.
         path: String,
@@ -114,8 +114,9 @@ pub(crate) enum Resolved {
     Refused(String),
 }
 
-/// Resolves `path` (as typed after `@`) in the workspace of `ctx`.
-pub(crate) fn resolve(ctx: &ToolContext, path: &str) -> Resolved {
+/// Resolves `path` (as typed after `@`) in the workspace of `ctx`; an image is fitted on
+/// the blocking pool (`codesmith_tools::image::attach_async`).
+pub(crate) async fn resolve(ctx: &ToolContext, path: &str) -> Resolved {
     let resolved = match ctx.resolve(path) {
         Ok(r) => r,
         Err(refusal) if refusal.code == codesmith_tools::ErrorCode::NotFound => {
@@ -131,7 +132,7 @@ pub(crate) fn resolve(ctx: &ToolContext, path: &str) -> Resolved {
     }
     match read_bounded(&resolved.abs) {
         Ok((bytes, _)) if codesmith_tools::image::sniff(&bytes).is_some() => {
-            match codesmith_tools::image::attach(&resolved.abs) {
+            match codesmith_tools::image::attach_async(&resolved.abs).await {
                 Ok(fitted) => Resolved::File(Attachment::Image {
                     path: resolved.rel,
                     downscaled_from: fitted.downscaled().then_some(fitted.original),
@@ -336,7 +337,7 @@ pub(crate) async fn expand(
                     codesmith_policy::terminal_safe(&why)
                 )),
             },
-            Mention::Path(path) => match resolve(ctx, path) {
+            Mention::Path(path) => match resolve(ctx, path).await {
                 Resolved::File(attachment) => {
                     text.push_str("\n\n");
                     text.push_str(&attachment.model_text());
@@ -442,11 +443,13 @@ mod tests {
         assert_eq!(text, "use @property and mail a@b.c");
         assert!(lines.is_empty() && images.is_empty());
         assert!(
-            matches!(resolve(&ctx, "bin.dat"), Resolved::Refused(w) if w.contains("not a text file"))
+            matches!(resolve(&ctx, "bin.dat").await, Resolved::Refused(w) if w.contains("not a text file"))
         );
-        assert!(matches!(resolve(&ctx, "src"), Resolved::Refused(w) if w.contains("not a file")));
+        assert!(
+            matches!(resolve(&ctx, "src").await, Resolved::Refused(w) if w.contains("not a file"))
+        );
         assert!(matches!(
-            resolve(&ctx, "../outside.txt"),
+            resolve(&ctx, "../outside.txt").await,
             Resolved::Refused(_)
         ));
     }

@@ -79,15 +79,15 @@ impl Tool for ReadFile {
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutcome {
         let args: Args = parse("read_file", args, EXAMPLE)?;
-        read(ctx, &args)
+        read(ctx, &args).await
     }
 }
 
-fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
+async fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
     let path = ctx.resolve_for_read(&args.path)?;
     let bytes = load_bytes_or_image(&path)?;
     if let Some(media_type) = crate::image::sniff(&bytes) {
-        return read_image(ctx, &path, media_type, bytes);
+        return read_image(ctx, &path, media_type, bytes).await;
     }
     let sha256 = sha256_hex(&bytes);
     let file = TextFile::decode_owned(bytes).map_err(|e| not_text(&path.rel, &e))?;
@@ -172,8 +172,9 @@ fn read(ctx: &ToolContext, args: &Args) -> ToolOutcome {
 
 /// An image file: the image itself, fitted to the providers' limits, when the session's
 /// model reads images ([`ToolContext::images`]); otherwise a text naming its type and
-/// size. Either way the result's text says what the file is.
-fn read_image(
+/// size. Either way the result's text says what the file is. The image is fitted on the
+/// blocking pool ([`crate::image::fit_async`]).
+async fn read_image(
     ctx: &ToolContext,
     path: &ResolvedPath,
     media_type: &str,
@@ -195,7 +196,7 @@ fn read_image(
             ..base.with("image", "omitted")
         });
     }
-    let fitted = crate::image::fit(bytes).map_err(|e| {
+    let fitted = crate::image::fit_async(bytes).await.map_err(|e| {
         crate::Refusal::new(
             crate::ErrorCode::InvalidArguments,
             format!("\"{}\" looks like {media_type} but {e}.", path.rel),

@@ -5,6 +5,7 @@
 //! error`), never as a bare "internal" failure.
 
 use std::io::{self, ErrorKind};
+use std::path::Path;
 
 use crate::{ErrorCode, Refusal};
 
@@ -164,6 +165,26 @@ pub fn io_refusal(rel: &str, access: Access, e: &io::Error) -> Refusal {
     refusal
 }
 
+/// The refusal for `e`, met on the workspace directory `root` itself (opening it, finding
+/// its real path): as [`io_refusal`] with [`Access::Reach`], with the `workspace` detail
+/// set. A workspace that no longer exists (removed or renamed while the session ran) is
+/// `NOT_FOUND` saying so, with a hint for the user rather than "check the path": no file
+/// tool can work in it until it is back.
+pub fn workspace_refusal(root: &Path, e: &io::Error) -> Refusal {
+    let shown = root.display().to_string();
+    let mut refusal = io_refusal(&shown, Access::Reach, e).with("workspace", true);
+    if e.kind() == ErrorKind::NotFound {
+        refusal.message = format!(
+            "The workspace directory \"{shown}\" does not exist any more: it was removed or \
+             renamed while the session ran."
+        );
+        refusal.hint = "No file can be read, searched or written until it is back: tell the \
+                        user, who can restore it or start CodeSmith in an existing directory."
+            .to_string();
+    }
+    refusal
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,6 +221,32 @@ mod tests {
         assert_eq!(r.code, ErrorCode::InvalidArguments);
         assert!(r.message.contains("300 bytes"), "{}", r.message);
         assert_eq!(r.details["path_bytes"], 300);
+    }
+
+    #[test]
+    fn the_workspace_itself_is_named_with_what_to_do() {
+        let root = Path::new("/home/u/project");
+        let gone = io::Error::from_raw_os_error(libc::ENOENT);
+        let r = workspace_refusal(root, &gone);
+        assert_eq!(r.code, ErrorCode::NotFound);
+        assert!(
+            r.message
+                .starts_with("The workspace directory \"/home/u/project\" does not exist"),
+            "{}",
+            r.message
+        );
+        assert!(r.hint.contains("tell the user"), "{}", r.hint);
+        assert_eq!(r.details["workspace"], true);
+        assert_eq!(r.details["path"], "/home/u/project");
+        let denied = io::Error::from_raw_os_error(libc::EACCES);
+        let r = workspace_refusal(root, &denied);
+        assert_eq!(r.code, ErrorCode::Denied);
+        assert!(
+            r.message.contains("\"/home/u/project\" is not reachable"),
+            "{}",
+            r.message
+        );
+        assert_eq!(r.details["workspace"], true);
     }
 
     #[test]

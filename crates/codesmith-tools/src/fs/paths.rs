@@ -19,7 +19,7 @@ use codesmith_policy::normalize_path_strict_bytes;
 use std::sync::Arc;
 
 use crate::fs::beneath::Root;
-use crate::fs::os_error::{Access, io_refusal};
+use crate::fs::os_error::{Access, io_refusal, workspace_refusal};
 use crate::{ErrorCode, Refusal};
 
 /// How many dangling symlinks in a row are followed before giving up.
@@ -106,13 +106,14 @@ impl ResolvedPath {
 /// still safe. An empty path or `.` means the workspace root.
 ///
 /// Errors: `INVALID_ARGUMENTS` for a path containing NUL; `OUTSIDE_WORKSPACE` when any stage
-/// places the path outside the root (including through a symlink); `INTERNAL` (generic, no
-/// host detail) when the root itself cannot be canonicalized; for a system error on the
-/// way to the path, the refusal [`io_refusal`] names (`DENIED` for a directory CodeSmith
-/// may not search).
+/// places the path outside the root (including through a symlink); when the root itself
+/// cannot be reached, the refusal [`workspace_refusal`] names (`NOT_FOUND` for a workspace
+/// removed or renamed); for a system error on the way to the path, the refusal
+/// [`io_refusal`] names (`DENIED` for a directory CodeSmith may not search).
 pub fn resolve(workspace: &Path, model_path: &str) -> Result<ResolvedPath, Refusal> {
-    let root = workspace.canonicalize().map_err(|_| Refusal::internal())?;
-    let root = Root::open(&root).map_err(|_| Refusal::internal())?;
+    let gone = |e: io::Error| workspace_refusal(workspace, &e);
+    let root = workspace.canonicalize().map_err(gone)?;
+    let root = Root::open(&root).map_err(gone)?;
     resolve_in(&Arc::new(root), model_path)
 }
 
@@ -141,7 +142,15 @@ pub fn resolve_in(handle: &Arc<Root>, model_path: &str) -> Result<ResolvedPath, 
         .map_err(|_| outside(model_path))?;
     let rel = display_rel(rel_path);
     // Stages 2 and 3.
-    let (abs, exists) = real_location(&lexical, 0).map_err(|e| match e {
+    let located = real_location(&lexical, 0);
+    // A workspace removed or renamed after its handle was opened: said so, rather than
+    // "no file at PATH" (or no answer at all when its parents went too).
+    if !matches!(located, Ok((_, true)))
+        && let Err(e) = std::fs::symlink_metadata(&root)
+    {
+        return Err(workspace_refusal(&root, &e));
+    }
+    let (abs, exists) = located.map_err(|e| match e {
         Located::Io(Some(e)) => io_refusal(model_path, Access::Reach, &e),
         Located::Io(None) => Refusal::internal(),
         Located::Loop => outside(model_path),

@@ -247,5 +247,5 @@ pub async fn read(server: &McpServer, ctx: &ToolContext, uri: &str) -> ToolOutco
             })),
         }
     }
-    super::tool::finish_result(ctx, READ, server.name(), &json!({ "content": blocks }))
+    super::tool::finish_result(ctx, READ, server.name(), &json!({ "content": blocks })).await
 }

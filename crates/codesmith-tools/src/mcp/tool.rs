@@ -167,7 +167,7 @@ impl Tool for McpTool {
             ));
         };
         match self.server.call(&self.remote, map).await {
-            Ok(result) => finish_result(ctx, self.name, &server, &result),
+            Ok(result) => finish_result(ctx, self.name, &server, &result).await,
             Err(e) => Err(call_refusal(self.name, &server, e)),
         }
     }
@@ -251,8 +251,8 @@ pub(crate) fn clip(text: &str, max: usize) -> &str {
 /// The text of a `CallToolResult`: text blocks as they are, images and audio as a short
 /// description, resource links and embedded resources by URI (with their text when they
 /// carry some), and the structured content as JSON when no text block carries it.
-pub fn result_text(result: &Value) -> String {
-    result_content(result, false).0
+pub async fn result_text(result: &Value) -> String {
+    result_content(result, false).await.0
 }
 
 /// Most images one tool result carries to the model; further ones are counted in a note.
@@ -266,8 +266,9 @@ pub const MAX_RESULT_IMAGE_BYTES: usize = 16 * 1024 * 1024;
 /// and named in the text where it stood (`[image 1: …; it follows this result]`). An
 /// image that cannot be decoded, or any image when `images` is false, stays a line
 /// saying it was omitted and why. At most [`MAX_RESULT_IMAGES`] images
-/// ([`MAX_RESULT_IMAGE_BYTES`]) are attached; one line counts the rest.
-pub fn result_content(
+/// ([`MAX_RESULT_IMAGE_BYTES`]) are attached; one line counts the rest. Images are fitted
+/// on the blocking pool ([`crate::image::fit_async`]).
+pub async fn result_content(
     result: &Value,
     images: bool,
 ) -> (String, Vec<codesmith_protocol::ImagePart>) {
@@ -287,7 +288,7 @@ pub fn result_content(
             // At most MAX_RESULT_IMAGES images (and MAX_RESULT_IMAGE_BYTES) per result:
             // the rest are counted in one note.
             "image" if images && attached.len() >= MAX_RESULT_IMAGES => over += 1,
-            "image" if images => match mcp_image(s("data")) {
+            "image" if images => match mcp_image(s("data")).await {
                 Ok(fitted) if attached_bytes + fitted.part.data.len() > MAX_RESULT_IMAGE_BYTES => {
                     over += 1;
                 }
@@ -340,7 +341,7 @@ pub fn result_content(
 
 /// An MCP image block's base64 `data`, decoded and fitted. The media type is judged from
 /// the bytes, not from the server's `mimeType`.
-fn mcp_image(data: &str) -> Result<crate::image::Fitted, String> {
+async fn mcp_image(data: &str) -> Result<crate::image::Fitted, String> {
     use base64::Engine as _;
     if data.len() as u64 > crate::image::MAX_FILE_BYTES * 4 / 3 + 4 {
         return Err(format!(
@@ -351,20 +352,22 @@ fn mcp_image(data: &str) -> Result<crate::image::Fitted, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data.trim())
         .map_err(|e| format!("its data is not base64 ({e})"))?;
-    crate::image::fit(bytes).map_err(|e| e.to_string())
+    crate::image::fit_async(bytes)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// A `CallToolResult` as an outcome: `isError` becomes a `TOOL_ERROR` refusal quoting the
 /// server's text; a result is size-capped with the shell's spill (the full text saved for
 /// `retrieve_tool_result`). Sanitizing and the `<external_content source="mcp:…">`
 /// wrapper are applied where every result is finished.
-pub(crate) fn finish_result(
+pub(crate) async fn finish_result(
     ctx: &ToolContext,
     tool: &str,
     server: &str,
     result: &Value,
 ) -> ToolOutcome {
-    let (text, images) = result_content(result, ctx.images);
+    let (text, images) = result_content(result, ctx.images).await;
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
         return Err(Refusal::new(
             ErrorCode::ToolError,
@@ -400,8 +403,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn content_blocks_become_text() {
+    #[tokio::test]
+    async fn content_blocks_become_text() {
         let r = json!({"content": [
             {"type": "text", "text": "hello"},
             {"type": "image", "data": "QUJD", "mimeType": "image/png"},
@@ -409,7 +412,7 @@ mod tests {
             {"type": "resource", "resource": {"uri": "mem://x", "text": "body"}}
         ]});
         assert_eq!(
-            result_text(&r),
+            result_text(&r).await,
             "hello\n[image omitted: image/png, 4 bytes base64]\n[resource link: file:///a (a)]\n[resource mem://x]\nbody"
         );
         let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==";
@@ -418,7 +421,7 @@ mod tests {
             {"type": "image", "data": png, "mimeType": "image/png"},
             {"type": "image", "data": "QUJD", "mimeType": "image/png"}
         ]});
-        let (text, images) = result_content(&pic, true);
+        let (text, images) = result_content(&pic, true).await;
         assert_eq!(images.len(), 1);
         assert_eq!(images[0].media_type, "image/png");
         assert!(
@@ -429,19 +432,19 @@ mod tests {
             text.contains("[image omitted: image/png, 4 bytes base64; not a PNG"),
             "{text}"
         );
-        assert!(result_content(&pic, false).1.is_empty());
+        assert!(result_content(&pic, false).await.1.is_empty());
         let s = json!({"content": [], "structuredContent": {"n": 1}});
-        assert_eq!(result_text(&s), "{\"n\":1}");
+        assert_eq!(result_text(&s).await, "{\"n\":1}");
     }
 
-    #[test]
-    fn one_result_carries_a_bounded_number_of_images() {
+    #[tokio::test]
+    async fn one_result_carries_a_bounded_number_of_images() {
         let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==";
         for n in [500, MAX_RESULT_IMAGES + 1] {
             let blocks: Vec<Value> = (0..n)
                 .map(|_| json!({"type": "image", "data": png, "mimeType": "image/png"}))
                 .collect();
-            let (text, images) = result_content(&json!({ "content": blocks }), true);
+            let (text, images) = result_content(&json!({ "content": blocks }), true).await;
             assert_eq!(images.len(), MAX_RESULT_IMAGES);
             let rest = n - MAX_RESULT_IMAGES;
             assert!(

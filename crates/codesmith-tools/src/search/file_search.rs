@@ -7,7 +7,9 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::fs::os_error::workspace_refusal;
 use crate::fs::text::not_found;
+use crate::tool::join_refusal;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::walk::{Scope, glob_predicate, rel, scoped_builder};
@@ -90,7 +92,7 @@ impl Tool for FileSearch {
         let root = ctx
             .workspace
             .canonicalize()
-            .map_err(|_| Refusal::internal())?;
+            .map_err(|e| workspace_refusal(&ctx.workspace, &e))?;
         let start = path.abs;
         let include_ignored = args.include_ignored;
         let skip = ctx.private_home();
@@ -118,7 +120,7 @@ impl Tool for FileSearch {
             scope.annotate(render(found, max))
         })
         .await
-        .map_err(|_| Refusal::internal())
+        .map_err(|e| join_refusal("file_search", &e))
     }
 }
 
@@ -128,7 +130,8 @@ impl Tool for FileSearch {
 ///
 /// # Errors
 /// `INVALID_ARGUMENTS` for a glob that does not parse; `TOO_LARGE` when more than `max`
-/// files match.
+/// files match; `NOT_FOUND` (or another code of [`crate::fs::os_error::workspace_refusal`])
+/// when the workspace directory cannot be reached.
 pub async fn glob_paths(
     ctx: &ToolContext,
     pattern: &str,
@@ -139,7 +142,7 @@ pub async fn glob_paths(
     let root = ctx
         .workspace
         .canonicalize()
-        .map_err(|_| Refusal::internal())?;
+        .map_err(|e| workspace_refusal(&ctx.workspace, &e))?;
     let skip = ctx.private_home();
     let pattern = pattern.to_string();
     let found = tokio::task::spawn_blocking(move || {
@@ -157,7 +160,8 @@ pub async fn glob_paths(
         found
     })
     .await
-    .map_err(|_| Refusal::internal())?;
+    // The walk is file_search's.
+    .map_err(|e| join_refusal("file_search", &e))?;
     if found.len() > max {
         return Err(Refusal::new(
             ErrorCode::TooLarge,

@@ -16,8 +16,10 @@ use serde_json::{Value, json};
 
 use crate::fs::beneath::Root;
 use crate::fs::encoding::{Encoding, Sniffed, sniff};
+use crate::fs::os_error::workspace_refusal;
 use crate::fs::text::{MAX_TEXT_BYTES, not_found};
 use crate::syntax_check::syntax::cut_chars;
+use crate::tool::join_refusal;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::walk::{MAX_FILE_BYTES, Scope, SkipRule, glob_predicate, rel, scoped_builder};
@@ -114,12 +116,12 @@ impl Tool for GrepFiles {
         let root = ctx
             .workspace
             .canonicalize()
-            .map_err(|_| Refusal::internal())?;
+            .map_err(|e| workspace_refusal(&ctx.workspace, &e))?;
         let request = Request {
             root,
             start: path.abs,
             skip: ctx.private_home(),
-            matcher: matcher(&args)?,
+            matcher: matcher(&args.pattern, args.case_insensitive)?,
             glob: args.glob.clone(),
             include_ignored: args.include_ignored,
             max: args
@@ -129,15 +131,15 @@ impl Tool for GrepFiles {
         };
         tokio::task::spawn_blocking(move || grep(&request))
             .await
-            .map_err(|_| Refusal::internal())?
+            .map_err(|e| join_refusal("grep_files", &e))?
     }
 }
 
-fn matcher(args: &Args) -> Result<RegexMatcher, Refusal> {
+fn matcher(pattern: &str, case_insensitive: bool) -> Result<RegexMatcher, Refusal> {
     RegexMatcherBuilder::new()
-        .case_insensitive(args.case_insensitive)
+        .case_insensitive(case_insensitive)
         .line_terminator(Some(b'\n'))
-        .build(&args.pattern)
+        .build(pattern)
         .map_err(|e| {
             Refusal::new(
                 ErrorCode::InvalidArguments,
@@ -145,7 +147,7 @@ fn matcher(args: &Args) -> Result<RegexMatcher, Refusal> {
                 "Escape regex metacharacters such as ( [ { . * + ? with a backslash, or search \
                  for a simpler literal.",
             )
-            .with("pattern", args.pattern.as_str())
+            .with("pattern", pattern)
         })
 }
 
@@ -288,7 +290,7 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
     if let Some(glob) = &req.glob {
         let mut ob = OverrideBuilder::new(&req.start);
         ob.add(glob).map_err(|e| bad_glob(glob, &e))?;
-        walker.overrides(ob.build().map_err(|_| Refusal::internal())?);
+        walker.overrides(ob.build().map_err(|e| bad_glob(glob, &e))?);
     }
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let seen: Mutex<(Vec<PathBuf>, Vec<PathBuf>)> = Mutex::new((Vec::new(), Vec::new()));
@@ -296,7 +298,7 @@ pub(crate) fn grep(req: &Request) -> ToolOutcome {
     let size_cap = !req.include_ignored;
     // Files are opened below a handle of the workspace, so a directory swapped for a
     // symlink during the walk cannot make the search read outside.
-    let handle = Root::open(&req.root).map_err(|_| Refusal::internal())?;
+    let handle = Root::open(&req.root).map_err(|e| workspace_refusal(&req.root, &e))?;
     let handle = &handle;
     walker.build_parallel().run(|| {
         let matcher = req.matcher.clone();
@@ -574,10 +576,7 @@ pub fn grep_count(root: &Path, pattern: &str) -> Result<usize, Refusal> {
         root: root.to_path_buf(),
         start: root.to_path_buf(),
         skip: None,
-        matcher: RegexMatcherBuilder::new()
-            .line_terminator(Some(b'\n'))
-            .build(pattern)
-            .map_err(|_| Refusal::internal())?,
+        matcher: matcher(pattern, false)?,
         glob: None,
         include_ignored: false,
         max: MAX_RESULTS,

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::fs::text::not_found;
-use crate::{Capability, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
+use crate::{Capability, Tool, ToolContext, ToolOutcome, ToolOutput};
 
 use super::walk::{EXCLUDED_DIRS, builder, rel};
 
@@ -86,7 +86,7 @@ impl Tool for ListDir {
         let skip = ctx.private_home();
         tokio::task::spawn_blocking(move || list(&start, &shown_rel, depth, skip))
             .await
-            .map_err(|_| Refusal::internal())
+            .map_err(|e| crate::tool::join_refusal("list_dir", &e))
     }
 }
 

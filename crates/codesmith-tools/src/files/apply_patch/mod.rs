@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::fs::lock::path_locks;
+use crate::fs::os_error::{Access, io_refusal};
 use crate::fs::paths::ResolvedPath;
 use crate::fs::text::{TextFile, load_text};
 use crate::syntax_check::syntax;
@@ -154,7 +155,8 @@ struct ModeSet {
 /// that cannot be made undoes the ones made before it.
 ///
 /// Errors: `NOT_FOUND` for a mode change on a file that does not exist after the patch;
-/// `INTERNAL` when the mode cannot be set.
+/// the refusal [`io_refusal`] gives when the mode cannot be set (`DENIED` for a file
+/// CodeSmith may not change).
 fn set_modes(patch: &Patch, files: &Files) -> Result<Vec<ModeSet>, Refusal> {
     let mut out = Vec::new();
     use std::os::unix::fs::PermissionsExt;
@@ -187,12 +189,9 @@ fn set_modes(patch: &Patch, files: &Files) -> Result<Vec<ModeSet>, Refusal> {
             bits & !0o111
         };
         if after != bits {
-            if file
-                .set_permissions(std::fs::Permissions::from_mode(after))
-                .is_err()
-            {
+            if let Err(e) = file.set_permissions(std::fs::Permissions::from_mode(after)) {
                 undo(&done);
-                return Err(Refusal::internal());
+                return Err(io_refusal(&path.rel, Access::Write, &e));
             }
             done.push((file, before));
         }
@@ -382,7 +381,7 @@ fn write_one(
             let like = match move_to {
                 Some(_) => path_of(path)?
                     .ownership()
-                    .map_err(|_| Refusal::internal())?,
+                    .map_err(|e| io_refusal(path, Access::Read, &e))?,
                 None => None,
             };
             let target = path_of(dest)?;
