@@ -26,6 +26,7 @@ mod long_sessions;
 mod mcp;
 mod mcp_client;
 mod mcp_everything;
+mod mcp_http;
 mod mcp_mention;
 mod mcp_protocol;
 mod memory;

@@ -36,7 +36,7 @@ fn raw_sandbox(raw_extra: &str, extra: &str) -> (Sandbox, PathBuf) {
 }
 
 /// The messages the server received, with the time each arrived.
-fn received(log: &Path) -> Vec<(f64, Value)> {
+pub(crate) fn received(log: &Path) -> Vec<(f64, Value)> {
     std::fs::read_to_string(log)
         .unwrap_or_default()
         .lines()
@@ -53,7 +53,7 @@ fn calls_of(log: &Path) -> Vec<(f64, String)> {
         .collect()
 }
 
-fn tool_messages(body: &Value) -> Vec<String> {
+pub(crate) fn tool_messages(body: &Value) -> Vec<String> {
     body["messages"]
         .as_array()
         .unwrap()
@@ -155,7 +155,7 @@ async fn oversized_and_undecodable_answers_fail_their_call_at_once() {
     assert_eq!(results.len(), 3);
     assert!(
         results[0].contains("TOOL_ERROR")
-            && results[0].contains("larger than the 16 MiB")
+            && results[0].contains("exceeded the 16 MiB")
             && results[0].contains("bytes"),
         "{}",
         results[0]
@@ -391,10 +391,9 @@ async fn a_debug_flood_hides_no_warning_and_start_up_logs_are_kept() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn help_lists_the_servers_prompts() {
-    let (sb, _) = raw_sandbox("startup_timeout_secs = 20", "");
-    let model = ScriptedServer::start().await;
+/// The UI in line mode on `sb`'s workspace with the scripted `model` (approval `auto`),
+/// fed `input`.
+async fn line_mode(sb: &Sandbox, model: &ScriptedServer, input: &str) -> std::process::Output {
     let ws = sb.ws().to_string_lossy().into_owned();
     let url = model.base_url();
     let flags = [
@@ -406,8 +405,17 @@ async fn help_lists_the_servers_prompts() {
         url.as_str(),
         "--model",
         "scripted",
+        "--approval",
+        "auto",
     ];
-    let out = common::line_mode(&sb.home(), &flags, "/help\n/quit\n").await;
+    common::line_mode(&sb.home(), &flags, input).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn help_lists_the_servers_prompts() {
+    let (sb, _) = raw_sandbox("startup_timeout_secs = 20", "");
+    let model = ScriptedServer::start().await;
+    let out = line_mode(&sb, &model, "/help\n/quit\n").await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
@@ -418,6 +426,46 @@ async fn help_lists_the_servers_prompts() {
         !stdout.contains("at length") && !stdout.contains('\u{1b}'),
         "{stdout}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_list_change_updates_the_slash_commands_in_the_same_session() {
+    let (sb, log) = raw_sandbox(
+        "startup_timeout_secs = 20\nenv = { RAW_PROMPT_SWAP = \"1\" }",
+        "",
+    );
+    let model = ScriptedServer::start().await;
+    model
+        .push(Scripted::tool_call("c1", "mcp__raw__swap_prompts", "{}"))
+        .push(Scripted::text("swapped"))
+        .push(Scripted::text("done"));
+    let input = "swap the prompts\n/mcp__raw__late topic=zz\n/help\n/quit\n";
+    let out = line_mode(&sb, &model, input).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // The user is told what changed.
+    assert!(
+        stdout.contains(
+            "MCP server `raw` changed its prompts: added /mcp__raw__late; removed /mcp__raw__inject"
+        ),
+        "{stdout}"
+    );
+    // The prompt the server added is a slash command at once: rendered by the server,
+    // sent to the model.
+    let bodies = model.request_bodies();
+    assert_eq!(bodies.len(), 3, "{stdout}");
+    let task = bodies[2]["messages"].to_string();
+    assert!(task.contains("LATE PROMPT about zz"), "{task}");
+    // /help lists the prompts as they are now.
+    let help = &stdout[stdout.rfind("MCP prompts").expect("no prompts in /help")..];
+    assert!(help.contains("/mcp__raw__late topic=…"), "{help}");
+    assert!(!help.contains("/mcp__raw__inject"), "{help}");
+    // Listed twice: at start and after the change, not more.
+    let lists = received(&log)
+        .iter()
+        .filter(|(_, m)| m["method"] == "prompts/list")
+        .count();
+    assert_eq!(lists, 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

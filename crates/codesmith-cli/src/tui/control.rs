@@ -58,8 +58,9 @@ pub(crate) struct Facts<'a> {
     pub running: bool,
     /// The session's trusted read directories (shared with the engines' tool context).
     pub trusted: &'a codesmith_tools::fs::trusted::TrustedReads,
-    /// What `/help` says about the MCP servers' prompts (empty when none offers any).
-    pub mcp_prompts: &'a [String],
+    /// What `/help` says about the MCP servers' prompts as they are now (empty when none
+    /// offers any).
+    pub mcp_prompts: Vec<String>,
 }
 
 /// Runs `cmd`.

@@ -68,8 +68,9 @@ pub(crate) struct Ui {
     pub trusted: Arc<codesmith_tools::fs::trusted::TrustedReads>,
     /// Tells the user that a task ended or a question waits (bell, OSC 9/777, hooks).
     pub notifier: notify::Notifier,
-    /// What `/help` says about the MCP servers' prompts (empty when none offers any).
-    pub mcp_prompts: Vec<String>,
+    /// The MCP servers, for what `/help` says about their prompts as they are now (a
+    /// server may change them during the session).
+    pub mcp_servers: codesmith_tools::mcp::McpStart,
 }
 
 /// What became of a slash command.
@@ -162,7 +163,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         eprintln!("codesmith: {notice}");
     }
     let servers = mcp.clone();
-    let mcp_prompts = mcp.prompt_help_lines();
+    let mcp_servers = mcp.clone();
     let parts = driver::Parts {
         resolved: resolved.clone(),
         provider,
@@ -204,7 +205,7 @@ pub(crate) async fn run(args: UiArgs, start: Start) -> Exit {
         later_tx,
         later,
         trusted,
-        mcp_prompts,
+        mcp_servers,
     };
     let (home, workspace) = (ui.resolved.home.clone(), ui.resolved.workspace.clone());
     let session_id = ui.app.session_id.clone();
@@ -301,7 +302,7 @@ impl Ui {
             verdicts: self.app.verdicts,
             running: self.app.running,
             trusted: &self.trusted,
-            mcp_prompts: &self.mcp_prompts,
+            mcp_prompts: self.mcp_servers.prompt_help_lines(),
         }
     }
 

@@ -111,6 +111,13 @@ pub struct McpServer {
     relist: StdMutex<Relist>,
     /// How many re-listings finished (see [`McpServer::request_relist`]).
     relisted: tokio::sync::watch::Sender<u64>,
+    /// The same for the prompts (see [`McpServer::request_prompt_relist`]).
+    prompt_relist: StdMutex<Relist>,
+    /// How many re-listings of the prompts finished.
+    prompts_relisted: tokio::sync::watch::Sender<u64>,
+    /// The prompts the server offers now (as listed at start, then after each
+    /// `notifications/prompts/list_changed`).
+    prompts: StdMutex<Vec<Value>>,
     /// What the server said at the handshake (first connection).
     about: OnceLock<About>,
 }
@@ -243,6 +250,9 @@ impl McpServer {
             late_count: AtomicUsize::new(0),
             relist: StdMutex::default(),
             relisted: tokio::sync::watch::Sender::new(0),
+            prompt_relist: StdMutex::default(),
+            prompts_relisted: tokio::sync::watch::Sender::new(0),
+            prompts: StdMutex::default(),
             about: OnceLock::new(),
         });
         let (service, wire) = server.connect().await?;
@@ -291,6 +301,7 @@ impl McpServer {
                     .collect();
             }
         }
+        *guard(&server.prompts) = about.prompts.clone();
         let _ = server.about.set(about);
         let mut raw = Vec::new();
         let mut tasks_only = Vec::new();
@@ -385,8 +396,9 @@ impl McpServer {
     /// Connects (spawn or HTTP handshake), the whole of it bounded by the start-up timeout.
     async fn connect(&self) -> Result<(Service, Option<Arc<Wire>>), String> {
         let limit = self.config.startup_timeout();
-        let wire = matches!(self.link, Link::Stdio { .. }).then(|| Arc::new(Wire::default()));
-        if let Some(w) = &wire {
+        let wire = Some(Arc::new(Wire::default()));
+        let stdio = matches!(self.link, Link::Stdio { .. });
+        if let Some(w) = wire.as_ref().filter(|_| stdio) {
             // Stray stdout lines: the first one shown to the user, every one (up to the
             // wire's bound) in mcp.log.
             let events = self.events.clone();
@@ -410,7 +422,7 @@ impl McpServer {
                 });
             }));
         }
-        if let Some(w) = &wire {
+        if let Some(w) = wire.as_ref().filter(|_| stdio) {
             // Log messages in the order the server sent them, each before the answer
             // read after it.
             let events = self.events.clone();
@@ -475,8 +487,12 @@ impl McpServer {
                 )
                 .await?;
                 let client = http::client_for(&endpoint, self.config.startup_timeout())?;
+                let wire = wire.unwrap_or_default();
+                let limits = http::response_limits();
                 let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .custom_headers(http::header_map(headers, token.is_some())?);
+                    .custom_headers(http::header_map(headers, token.is_some())?)
+                    .max_json_response_size(limits.max_json_response_size)
+                    .max_sse_event_size(limits.max_sse_event_size);
                 if let Some(token) = token {
                     cfg = cfg.auth_header(token.clone());
                 }
@@ -486,22 +502,31 @@ impl McpServer {
                     || headers
                         .keys()
                         .any(|k| k.eq_ignore_ascii_case("authorization"));
-                let oauth = if static_auth {
-                    None
-                } else {
-                    let http = super::oauth::OAuthHttp::for_endpoint(
+                let oauth_http = (!static_auth).then(|| {
+                    super::oauth::OAuthHttp::for_endpoint(
                         endpoint,
                         self.config.allows_plain_http(),
                         network,
-                    );
-                    super::oauth::stored_manager(&self.home, &self.name, url, &http).await?
+                    )
+                });
+                let oauth = match &oauth_http {
+                    Some(http) => {
+                        super::oauth::stored_manager(&self.home, &self.name, url, http).await?
+                    }
+                    None => None,
+                };
+                // A refresh that failed during the handshake: why its request failed
+                // (rmcp says only "Request failed").
+                let oauth_cause = |e: String| match &oauth_http {
+                    Some(http) => http.explain(e),
+                    None => e,
                 };
                 let login_hint = |e: String| {
                     let lower = e.to_ascii_lowercase();
                     if lower.contains("auth") || lower.contains("401") {
                         format!(
                             "{e}; if the server uses OAuth, run `codesmith mcp login {}` (in a \
-                             terminal: it opens a browser page and waits)",
+                             terminal: it prints the URL to open and waits)",
                             self.name
                         )
                     } else {
@@ -511,15 +536,22 @@ impl McpServer {
                 match oauth {
                     Some(manager) => {
                         let authed = rmcp::transport::AuthClient::new(client, manager);
-                        let transport = StreamableHttpClientTransport::with_client(authed, cfg);
+                        let transport = StreamableHttpClientTransport::with_client(
+                            http::Guarded::new(authed, wire),
+                            cfg,
+                        );
                         handler
                             .serve(transport)
                             .await
                             .map_err(handshake)
+                            .map_err(oauth_cause)
                             .map_err(login_hint)
                     }
                     None => {
-                        let transport = StreamableHttpClientTransport::with_client(client, cfg);
+                        let transport = StreamableHttpClientTransport::with_client(
+                            http::Guarded::new(client, wire),
+                            cfg,
+                        );
                         handler
                             .serve(transport)
                             .await
@@ -553,9 +585,12 @@ impl McpServer {
         Ok((peer, wire))
     }
 
-    /// What the server said about itself at its first handshake.
+    /// What the server said about itself at its first handshake, with the prompts it
+    /// offers now.
     pub fn about(&self) -> About {
-        self.about.get().cloned().unwrap_or_default()
+        let mut about = self.about.get().cloned().unwrap_or_default();
+        about.prompts = guard(&self.prompts).clone();
+        about
     }
 
     /// One request other than a tool call (`resources/list`, `resources/read`,
@@ -569,7 +604,13 @@ impl McpServer {
         match tokio::time::timeout(self.config.tool_timeout(), make(peer)).await {
             Err(_) | Ok(Err(ServiceError::Timeout { .. })) => Err(CallError::Timeout),
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(ServiceError::McpError(e))) => Err(CallError::Protocol(self.redact(&e.message))),
+            Ok(Err(ServiceError::McpError(e))) => {
+                // An answer the transport could not use was answered with its fault.
+                match wire.as_ref().and_then(|w| w.take_fault_named(&e.message)) {
+                    Some(fault) => Err(CallError::Transport(fault)),
+                    None => Err(CallError::Protocol(self.redact(&e.message))),
+                }
+            }
             Ok(Err(_)) => {
                 self.conn.lock().await.service = None;
                 Err(self.closed(wire.as_deref()).await)
@@ -670,10 +711,73 @@ impl McpServer {
         cancel.id = None;
         guard(&self.calls).remove(&key);
         let fault = wire.as_ref().and_then(|w| w.take_fault(&id));
-        let outcome = match answer {
-            _ if fault.is_some() => Err(CallError::Transport(
-                fault.unwrap_or(TransportFault::Oversized { bytes: 0 }),
-            )),
+        let outcome = match (answer, fault) {
+            (_, Some(fault)) => Err(CallError::Transport(fault)),
+            (answer, None) => self.outcome(answer, idle, ceiling, wire.as_deref()).await,
+        };
+        // A tool-list change the server announced during the call is taken in before
+        // the result is handed on, so a tool it added is callable from the next turn; but
+        // the wait is bounded by what is left of the call's ceiling (and one listing's
+        // start-up timeout): the listing goes on in the background, never holding the
+        // call past `tool_max_secs` whatever the server does.
+        // A listing already running (the notification started it while the call was
+        // in flight) is waited for the same way. A prompt-list change likewise, so a
+        // prompt the server added is a slash command once the call has returned.
+        let tools = self.due_listing(
+            Listing::Tools,
+            wire.as_ref().is_some_and(|w| w.take_tools_changed()),
+        );
+        let prompts = self.due_listing(
+            Listing::Prompts,
+            wire.as_ref().is_some_and(|w| w.take_prompts_changed()),
+        );
+        if tools.is_some() || prompts.is_some() {
+            let left = ceiling
+                .saturating_sub(started.elapsed())
+                .min(self.config.startup_timeout());
+            let wait = |which, target: Option<u64>| async move {
+                if let Some(target) = target {
+                    self.await_listing(which, target, left).await;
+                }
+            };
+            futures::future::join(wait(Listing::Tools, tools), wait(Listing::Prompts, prompts))
+                .await;
+        }
+        outcome
+    }
+
+    /// The number of the listing of `which` a call returning now must wait for: a new
+    /// one when the server announced a change (`changed`), else the one running, if any.
+    fn due_listing(&self, which: Listing, changed: bool) -> Option<u64> {
+        let running = {
+            let r = guard(self.listing(which).0);
+            r.running
+                .then_some(if r.pending { r.started + 1 } else { r.started })
+        };
+        match running {
+            Some(started) if !changed => Some(started),
+            _ if changed => Some(self.request_listing(which)),
+            _ => None,
+        }
+    }
+
+    /// The state and the finished-count of the listings of `which`.
+    fn listing(&self, which: Listing) -> (&StdMutex<Relist>, &tokio::sync::watch::Sender<u64>) {
+        match which {
+            Listing::Tools => (&self.relist, &self.relisted),
+            Listing::Prompts => (&self.prompt_relist, &self.prompts_relisted),
+        }
+    }
+
+    /// What a tool call's answer (with no transport fault recorded for it) makes.
+    async fn outcome(
+        &self,
+        answer: Result<ServerResult, ServiceError>,
+        idle: std::time::Duration,
+        ceiling: std::time::Duration,
+        wire: Option<&Wire>,
+    ) -> Result<Value, CallError> {
+        match answer {
             Ok(ServerResult::CallToolResult(result)) => {
                 serde_json::to_value(result).map_err(|_| CallError::Closed(None))
             }
@@ -689,33 +793,9 @@ impl McpServer {
                 // The transport failed: the connection may not know it is closed yet, so
                 // drop it; the next call reconnects (the one restart).
                 self.conn.lock().await.service = None;
-                Err(self.closed(wire.as_deref()).await)
+                Err(self.closed(wire).await)
             }
-        };
-        // A tool-list change the server announced during the call is taken in before
-        // the result is handed on, so a tool it added is callable from the next turn; but
-        // the wait is bounded by what is left of the call's ceiling (and one listing's
-        // start-up timeout): the listing goes on in the background, never holding the
-        // call past `tool_max_secs` whatever the server does.
-        // A listing already running (the notification started it while the call was
-        // in flight) is waited for the same way.
-        let running = {
-            let r = guard(&self.relist);
-            r.running
-                .then_some(if r.pending { r.started + 1 } else { r.started })
-        };
-        let changed = wire.as_ref().is_some_and(|w| w.tools_changed());
-        if changed || running.is_some() {
-            let target = match running {
-                Some(started) if !changed => started,
-                _ => self.request_relist(),
-            };
-            let left = ceiling
-                .saturating_sub(started.elapsed())
-                .min(self.config.startup_timeout());
-            self.await_relist(target, left).await;
         }
-        outcome
     }
 
     async fn closed(&self, wire: Option<&Wire>) -> CallError {
@@ -739,8 +819,45 @@ impl McpServer {
     /// the number of the listing that will see the change (for
     /// [`McpServer::await_relist`]).
     pub fn request_relist(&self) -> u64 {
+        self.request_listing(Listing::Tools)
+    }
+
+    /// Asks for the prompts to be listed again (after
+    /// `notifications/prompts/list_changed`), coalesced as
+    /// [`McpServer::request_relist`] does for the tools: the slash commands
+    /// ([`super::McpStart::prompt_commands`]) follow, and the user is told what changed.
+    /// Returns the number of the listing that will see the change.
+    pub fn request_prompt_relist(&self) -> u64 {
+        self.request_listing(Listing::Prompts)
+    }
+
+    /// The server announced that its tool list (`prompts`: its prompt list) changed: a
+    /// listing is asked for. Over stdio the transport marked the change as it read it,
+    /// and the mark is taken once, by this or by the call that returns after it (see
+    /// [`McpServer::call`]), so one announcement asks for one listing.
+    pub(super) async fn announced(&self, prompts: bool) {
+        let which = if prompts {
+            Listing::Prompts
+        } else {
+            Listing::Tools
+        };
+        if self.logs_in_order() {
+            let wire = self.conn.lock().await.wire.clone();
+            let taken = wire.is_some_and(|w| match which {
+                Listing::Tools => w.take_tools_changed(),
+                Listing::Prompts => w.take_prompts_changed(),
+            });
+            if !taken {
+                return;
+            }
+        }
+        self.request_listing(which);
+    }
+
+    fn request_listing(&self, which: Listing) -> u64 {
+        let (state, _) = self.listing(which);
         let (spawn, target) = {
-            let mut r = guard(&self.relist);
+            let mut r = guard(state);
             r.pending = true;
             let spawn = !r.running;
             r.running = true;
@@ -750,9 +867,9 @@ impl McpServer {
         if spawn {
             match self.me.upgrade() {
                 Some(me) => {
-                    tokio::spawn(async move { me.relist_worker().await });
+                    tokio::spawn(async move { me.relist_worker(which).await });
                 }
-                None => guard(&self.relist).running = false,
+                None => guard(state).running = false,
             }
         }
         target
@@ -761,15 +878,20 @@ impl McpServer {
     /// Waits (at most `limit`) until listing number `target` (from
     /// [`McpServer::request_relist`]) has finished.
     pub async fn await_relist(&self, target: u64, limit: std::time::Duration) {
-        let mut done = self.relisted.subscribe();
+        self.await_listing(Listing::Tools, target, limit).await;
+    }
+
+    async fn await_listing(&self, which: Listing, target: u64, limit: std::time::Duration) {
+        let mut done = self.listing(which).1.subscribe();
         let _ = tokio::time::timeout(limit, done.wait_for(|n| *n >= target)).await;
     }
 
     /// The one task that lists: runs listings while one is pending, then ends.
-    async fn relist_worker(&self) {
+    async fn relist_worker(&self, which: Listing) {
+        let (state, finished) = self.listing(which);
         loop {
             let number = {
-                let mut r = guard(&self.relist);
+                let mut r = guard(state);
                 if !r.pending {
                     r.running = false;
                     return;
@@ -778,8 +900,70 @@ impl McpServer {
                 r.started += 1;
                 r.started
             };
-            self.relist_once().await;
-            self.relisted.send_replace(number);
+            match which {
+                Listing::Tools => self.relist_once().await,
+                Listing::Prompts => self.relist_prompts_once().await,
+            }
+            finished.send_replace(number);
+        }
+    }
+
+    /// The live peer and its wire for a listing of `which` (none when the connection is
+    /// down: a listing never restarts the server), with the change mark of `which`
+    /// cleared: the listing starting now covers every change announced so far.
+    async fn listing_peer(&self, which: Listing) -> Option<(Peer<RoleClient>, Option<Arc<Wire>>)> {
+        let conn = self.conn.lock().await;
+        let peer = match &conn.service {
+            Some(s) if !s.is_closed() => s.peer().clone(),
+            _ => return None,
+        };
+        if let Some(w) = &conn.wire {
+            match which {
+                Listing::Tools => w.take_tools_changed(),
+                Listing::Prompts => w.take_prompts_changed(),
+            };
+        }
+        Some((peer, conn.wire.clone()))
+    }
+
+    /// Lists the prompts again (every page): the slash commands follow; the user is told
+    /// which commands were added and removed. Bounded by the start-up timeout; a listing
+    /// that fails or times out changes nothing.
+    async fn relist_prompts_once(&self) {
+        let Some((peer, _)) = self.listing_peer(Listing::Prompts).await else {
+            return;
+        };
+        let listed =
+            tokio::time::timeout(self.config.startup_timeout(), peer.list_all_prompts()).await;
+        let Ok(Ok(prompts)) = listed else {
+            return;
+        };
+        let now: Vec<Value> = prompts
+            .iter()
+            .filter_map(|p| serde_json::to_value(p).ok())
+            .collect();
+        // The slash commands the prompts make (names that make no command are skipped,
+        // as in the command list).
+        let commands = |prompts: &[Value]| -> BTreeSet<String> {
+            prompts
+                .iter()
+                .filter_map(|p| p.get("name").and_then(Value::as_str))
+                .map(|n| schema::qualified_name(&self.name, n))
+                .filter(|c| schema::is_valid_name(c))
+                .map(|c| format!("/{c}"))
+                .collect()
+        };
+        let before = commands(&guard(&self.prompts));
+        let after = commands(&now);
+        *guard(&self.prompts) = now;
+        let added: Vec<String> = after.difference(&before).cloned().collect();
+        let removed: Vec<String> = before.difference(&after).cloned().collect();
+        if !added.is_empty() || !removed.is_empty() {
+            self.emit(McpEvent::PromptsChanged {
+                server: self.name.clone(),
+                added,
+                removed,
+            });
         }
     }
 
@@ -787,16 +971,9 @@ impl McpServer {
     /// removed ones answer that the server removed them; the user is told what changed.
     /// Bounded by the start-up timeout; a listing that fails or times out changes nothing.
     async fn relist_once(&self) {
-        let (peer, wire) = {
-            let conn = self.conn.lock().await;
-            match &conn.service {
-                Some(s) if !s.is_closed() => (s.peer().clone(), conn.wire.clone()),
-                _ => return,
-            }
+        let Some((peer, wire)) = self.listing_peer(Listing::Tools).await else {
+            return;
         };
-        if let Some(w) = &wire {
-            w.take_tools_changed();
-        }
         let listed =
             tokio::time::timeout(self.config.startup_timeout(), peer.list_all_tools()).await;
         let Ok(Ok(tools)) = listed else {
@@ -887,6 +1064,13 @@ impl McpServer {
             });
         }
     }
+}
+
+/// What a server lists again after it announced a change.
+#[derive(Debug, Clone, Copy)]
+enum Listing {
+    Tools,
+    Prompts,
 }
 
 /// Most tools one server may add after it started, in one session.

@@ -233,9 +233,9 @@ impl EventSender {
                     return;
                 }
                 // Progress with no progress queued is dropped for a newer one later;
-                // tool-list changes are always kept.
+                // tool- and prompt-list changes are always kept.
                 (None, McpEvent::Progress { .. }) => return,
-                (None, McpEvent::ToolsChanged { .. }) => {}
+                (None, McpEvent::ToolsChanged { .. } | McpEvent::PromptsChanged { .. }) => {}
             }
         }
         state.items.push_back(event);

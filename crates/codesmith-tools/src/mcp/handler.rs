@@ -11,7 +11,9 @@
 //! - Progress becomes [`McpEvent::Progress`] (the call's idle timeout is reset by rmcp,
 //!   see [`super::client`]); log messages become [`McpEvent::Log`];
 //!   `notifications/tools/list_changed` asks for the tools to be listed again (coalesced:
-//!   one listing at a time, at most one pending, see [`McpServer::request_relist`]).
+//!   one listing at a time, at most one pending, see [`McpServer::request_relist`]);
+//!   `notifications/prompts/list_changed` the same for the prompts
+//!   ([`McpServer::request_prompt_relist`]).
 
 #![allow(deprecated)] // Roots, sampling and logging are marked deprecated in rmcp (SEP-2577).
 
@@ -136,7 +138,13 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(server) = self.server.upgrade() {
-            server.request_relist();
+            server.announced(false).await;
+        }
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(server) = self.server.upgrade() {
+            server.announced(true).await;
         }
     }
 }

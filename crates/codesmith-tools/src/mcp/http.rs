@@ -4,13 +4,33 @@
 //! Which URLs a configured server may use is the rule for user-configured endpoints
 //! ([`crate::fetch::endpoint`], re-exported here); the client pins the connection to the
 //! checked address, follows no redirects and uses no proxy.
+//!
+//! An answer that cannot be used is the call's failure, not the connection's, as over
+//! stdio ([`super::transport`]): rmcp's client stops reading an answer at
+//! [`MAX_MESSAGE`] and fails the POST, as it does for a JSON body it cannot parse, which
+//! CodeSmith would take for a broken connection; and it skips an SSE event it cannot
+//! decode, leaving the call to wait out its timeout. [`Guarded`] answers such a request with a JSON-RPC error instead, and
+//! records the [`TransportFault`] (the size, or the position and the parser's
+//! complaint) in the connection's [`Wire`], so the call fails at once with that cause
+//! and the session goes on.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use serde_json::Value;
+use sse_stream::Sse;
 use url::Url;
+
+use super::transport::{MAX_MESSAGE, TransportFault, Wire, id_key, ids_in};
 
 pub use crate::fetch::endpoint::{Endpoint, check_endpoint, check_named_endpoint};
 
@@ -83,10 +103,319 @@ pub fn redact(text: &str, known: &[String]) -> String {
     out
 }
 
+/// An rmcp streamable-HTTP client (`C`: reqwest's, or rmcp's OAuth client around it)
+/// whose unusable answers fail only the request they answer (see the module
+/// documentation): an answer over [`MAX_MESSAGE`] (a JSON body or one SSE event) and an
+/// answer that is not valid JSON-RPC (a JSON body, or an SSE event naming the request)
+/// become a JSON-RPC error for that request, with the fault recorded in `wire`.
+#[derive(Clone)]
+pub struct Guarded<C> {
+    inner: C,
+    wire: Arc<Wire>,
+}
+
+impl<C> std::fmt::Debug for Guarded<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guarded").finish_non_exhaustive()
+    }
+}
+
+impl<C> Guarded<C> {
+    /// `inner`, recording faults in `wire`.
+    pub fn new(inner: C, wire: Arc<Wire>) -> Self {
+        Guarded { inner, wire }
+    }
+
+    /// Records `fault` for request `id` and answers it with the fault as a JSON-RPC error.
+    fn fail(&self, id: &RequestId, fault: TransportFault) -> StreamableHttpPostResponse {
+        let answer = fault.answer(id.clone());
+        self.wire.record_fault(id, fault);
+        StreamableHttpPostResponse::Json(answer, None)
+    }
+}
+
+/// The limits CodeSmith reads HTTP answers with: [`MAX_MESSAGE`] per JSON body and per
+/// SSE event (a diagnostic body of a failed request: rmcp's 64 KiB).
+pub fn response_limits() -> StreamableHttpResponseLimits {
+    let mut limits = StreamableHttpResponseLimits::default();
+    limits.max_json_response_size = MAX_MESSAGE;
+    limits.max_sse_event_size = MAX_MESSAGE;
+    limits
+}
+
+/// Whether `e` is rmcp's "SSE event exceeded the maximum size" (its type is private:
+/// known by its text, anywhere in the error's chain).
+fn event_too_large(e: &SseError) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.to_string()
+            .contains("SSE event exceeded the maximum size")
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+/// The fault of an SSE event's `data` when it answers request `id` and is not a
+/// JSON-RPC message rmcp can read (rmcp would skip it), else `None`.
+fn undecodable_answer(data: &str, id: &RequestId) -> Option<TransportFault> {
+    let Err(e) = serde_json::from_str::<ServerJsonRpcMessage>(data) else {
+        return None;
+    };
+    let key = id_key(id);
+    let answers = match serde_json::from_str::<Value>(data) {
+        // Well-formed JSON: an answer has the id and no method (a request the server
+        // makes has its own ids, which may coincide with ours).
+        Ok(v) => v.get("method").is_none() && v.get("id") == serde_json::to_value(id).ok().as_ref(),
+        Err(_) => ids_in(data.as_bytes()).contains(&key),
+    };
+    answers.then(|| TransportFault::undecodable(data.as_bytes(), &e))
+}
+
+/// The fault of a JSON body rmcp could not parse, from rmcp's message
+/// (`could not parse JSON response as ServerJsonRpcMessage: ERROR at line 1 column C:
+/// PREVIEW`): the parser's complaint and the byte it stopped at, when the body is one line
+/// (as JSON-RPC bodies are); `None` for any other message.
+fn undecodable_body(message: &str) -> Option<TransportFault> {
+    let rest = message.strip_prefix("could not parse JSON response as ServerJsonRpcMessage: ")?;
+    let (detail, at) = rest.split_once(" at line 1 column ")?;
+    let column: usize = at
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()?;
+    Some(TransportFault::Undecodable {
+        detail: detail.to_string(),
+        position: column.saturating_sub(1),
+        bytes: None,
+    })
+}
+
+/// The SSE event carrying `answer` (a JSON-RPC error for the request).
+fn sse_of(answer: &ServerJsonRpcMessage) -> Sse {
+    Sse {
+        data: Some(serde_json::to_string(answer).unwrap_or_default()),
+        ..Sse::default()
+    }
+}
+
+/// `stream` (the SSE answer to request `id`) with an oversized or undecodable answer
+/// replaced by a JSON-RPC error for `id`, after which the stream ends.
+fn guard_sse(
+    stream: BoxStream<'static, Result<Sse, SseError>>,
+    id: RequestId,
+    wire: Arc<Wire>,
+) -> BoxStream<'static, Result<Sse, SseError>> {
+    futures::stream::unfold(Some(stream), move |state| {
+        let id = id.clone();
+        let wire = wire.clone();
+        async move {
+            let mut stream = state?;
+            let item = stream.next().await?;
+            let fault = match &item {
+                Err(e) if event_too_large(e) => Some(TransportFault::Oversized { bytes: None }),
+                Ok(sse) if matches!(sse.event.as_deref(), None | Some("" | "message")) => sse
+                    .data
+                    .as_deref()
+                    .and_then(|data| undecodable_answer(data, &id)),
+                _ => None,
+            };
+            match fault {
+                Some(fault) => {
+                    let answer = fault.answer(id.clone());
+                    wire.record_fault(&id, fault);
+                    Some((Ok(sse_of(&answer)), None))
+                }
+                None => Some((item, Some(stream))),
+            }
+        }
+    })
+    .boxed()
+}
+
+impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Guarded<C> {
+    type Error = C::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            response_limits(),
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let mut limits = response_limits();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        let id = match &message {
+            ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
+            _ => None,
+        };
+        let result = self
+            .inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await;
+        let Some(id) = id else {
+            return result;
+        };
+        match result {
+            Err(StreamableHttpError::ResponseBodyTooLarge { .. }) => {
+                Ok(self.fail(&id, TransportFault::Oversized { bytes: None }))
+            }
+            Err(StreamableHttpError::UnexpectedServerResponse(message)) => {
+                match undecodable_body(&message) {
+                    Some(fault) => Ok(self.fail(&id, fault)),
+                    None => Err(StreamableHttpError::UnexpectedServerResponse(message)),
+                }
+            }
+            Ok(StreamableHttpPostResponse::Sse(stream, session)) => Ok(
+                StreamableHttpPostResponse::Sse(guard_sse(stream, id, self.wire.clone()), session),
+            ),
+            other => other,
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                MAX_MESSAGE,
+            )
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_undecodable_sse_answer_is_blamed_only_on_its_own_request() {
+        let id = RequestId::Number(3);
+        let bad =
+            r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"\udcff"}]}}"#;
+        let fault = undecodable_answer(bad, &id).unwrap();
+        assert!(
+            matches!(&fault, TransportFault::Undecodable { position, .. } if *position > 60),
+            "{fault}"
+        );
+        assert!(fault.to_string().contains("surrogate"), "{fault}");
+        // Another request's answer, or a request of the server's with the same id, is
+        // not this request's fault.
+        assert!(undecodable_answer(bad, &RequestId::Number(4)).is_none());
+        let request = r#"{"jsonrpc":"2.0","id":3,"method":"x/unknown","params":{}}"#;
+        assert!(undecodable_answer(request, &id).is_none());
+        let good = r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#;
+        assert!(undecodable_answer(good, &id).is_none());
+    }
+
+    #[test]
+    fn an_undecodable_json_body_is_named_with_its_position() {
+        let rmcp = "could not parse JSON response as ServerJsonRpcMessage: lone leading \
+                    surrogate in hex escape at line 1 column 80: {\"jsonrpc\"";
+        assert_eq!(
+            undecodable_body(rmcp),
+            Some(TransportFault::Undecodable {
+                detail: "lone leading surrogate in hex escape".into(),
+                position: 79,
+                bytes: None,
+            })
+        );
+        assert_eq!(undecodable_body("HTTP 500: oops"), None);
+    }
 
     #[test]
     fn headers_are_checked_and_secrets_redacted() {

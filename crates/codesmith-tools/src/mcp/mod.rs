@@ -256,6 +256,15 @@ pub enum McpEvent {
         /// Tools the server no longer offers (registered names; calls are refused).
         removed: Vec<String>,
     },
+    /// The server changed its prompt list and the prompts were listed again.
+    PromptsChanged {
+        /// The server's name.
+        server: String,
+        /// Slash commands added (`/mcp__SERVER__PROMPT`).
+        added: Vec<String>,
+        /// Slash commands gone.
+        removed: Vec<String>,
+    },
 }
 
 impl McpEvent {
@@ -296,21 +305,32 @@ impl McpEvent {
                 server,
                 added,
                 removed,
-            } => {
-                let mut parts = Vec::new();
-                if !added.is_empty() {
-                    parts.push(format!("added {}", added.join(", ")));
-                }
-                if !removed.is_empty() {
-                    parts.push(format!("removed {}", removed.join(", ")));
-                }
-                format!(
-                    "MCP server `{server}` changed its tools: {}",
-                    parts.join("; ")
-                )
-            }
+            } => format!(
+                "MCP server `{server}` changed its tools: {}",
+                changes(added, removed)
+            ),
+            McpEvent::PromptsChanged {
+                server,
+                added,
+                removed,
+            } => format!(
+                "MCP server `{server}` changed its prompts: {}",
+                changes(added, removed)
+            ),
         }
     }
+}
+
+/// "added a, b; removed c" (the parts that are not empty).
+fn changes(added: &[String], removed: &[String]) -> String {
+    let mut parts = Vec::new();
+    if !added.is_empty() {
+        parts.push(format!("added {}", added.join(", ")));
+    }
+    if !removed.is_empty() {
+        parts.push(format!("removed {}", removed.join(", ")));
+    }
+    parts.join("; ")
 }
 
 /// Default number of MCP tools above which servers without `defer` are deferred.

@@ -52,8 +52,34 @@ pub fn token_path(home: &Path, name: &str) -> PathBuf {
 }
 
 /// Longest one OAuth request may take, from sending it to the end of its answer (one
-/// deadline, not a limit per chunk).
+/// deadline, not a limit per chunk), unless [`OAuthHttp::with_deadline`] sets another.
 pub const OAUTH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// An OAuth request (discovery, registration, the code exchange, a refresh) got no
+/// complete answer within its deadline; `limit` is the deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthDeadline {
+    /// The deadline the request had, connection and answer included.
+    pub limit: Duration,
+}
+
+impl std::fmt::Display for OAuthDeadline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = self.limit.as_secs_f64();
+        write!(
+            f,
+            "the authorization server sent no complete answer within {}s (the deadline of one \
+             OAuth request); check that it is reachable and try again",
+            if self.limit.subsec_millis() == 0 {
+                format!("{}", self.limit.as_secs())
+            } else {
+                format!("{secs:.1}")
+            }
+        )
+    }
+}
+
+impl std::error::Error for OAuthDeadline {}
 
 /// Largest OAuth answer read, in bytes (1 MiB).
 pub const MAX_OAUTH_ANSWER: usize = 1024 * 1024;
@@ -61,13 +87,18 @@ pub const MAX_OAUTH_ANSWER: usize = 1024 * 1024;
 /// The HTTP client of every OAuth request for one configured server (see the module
 /// documentation for the rules). Each request is checked, then sent on a connection
 /// pinned to the checked address, through no proxy, following no redirect (a redirect
-/// answer is handed back as it is), within [`OAUTH_TIMEOUT`]; an answer larger than
-/// [`MAX_OAUTH_ANSWER`] fails the request.
+/// answer is handed back as it is), within one deadline ([`OAUTH_TIMEOUT`] unless
+/// [`OAuthHttp::with_deadline`] sets another; past it the request fails with
+/// [`OAuthDeadline`]); an answer larger than [`MAX_OAUTH_ANSWER`] fails the request.
 #[derive(Debug, Clone)]
 pub struct OAuthHttp {
     server: super::http::Endpoint,
     allow_plain_http: bool,
     network: NetworkPolicy,
+    deadline: Duration,
+    /// Why the last request failed, until [`OAuthHttp::explain`] takes it (rmcp keeps
+    /// only a summary such as "Request failed"); shared by the clones.
+    failure: std::sync::Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl OAuthHttp {
@@ -101,7 +132,30 @@ impl OAuthHttp {
             server,
             allow_plain_http,
             network: network.clone(),
+            deadline: OAUTH_TIMEOUT,
+            failure: std::sync::Arc::default(),
         }
+    }
+
+    /// `summary` (rmcp's word for a failed OAuth step) with why the last request failed
+    /// ([`OAuthDeadline`], a refused endpoint, an oversized answer …), when one did and
+    /// `summary` does not say it already.
+    pub fn explain(&self, summary: String) -> String {
+        let failure = self
+            .failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        match failure {
+            Some(why) if !summary.contains(&why) => format!("{summary}: {why}"),
+            _ => summary,
+        }
+    }
+
+    /// The same client with `deadline` for each request instead of [`OAUTH_TIMEOUT`].
+    pub fn with_deadline(mut self, deadline: Duration) -> OAuthHttp {
+        self.deadline = deadline;
+        self
     }
 
     /// Checks `raw` under the rule for its origin and returns where to connect.
@@ -129,12 +183,27 @@ impl OAuthHttp {
         &self,
         request: http::Request<Vec<u8>>,
     ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
+        let sent = self.send_once(request).await;
+        if let Err(e) = &sent {
+            *self
+                .failure
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(with_causes(e.as_ref()));
+        }
+        sent
+    }
+
+    async fn send_once(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<http::Response<Vec<u8>>, OAuthHttpClientError> {
         let endpoint = self.check(&request.uri().to_string()).await?;
-        let client = super::http::client_for(&endpoint, OAUTH_TIMEOUT)?;
+        let client = super::http::client_for(&endpoint, self.deadline)?;
         let request = reqwest::Request::try_from(request)?;
         // One deadline for the whole request, answer included: a server trickling its
         // answer a byte at a time does not hold the login open.
-        tokio::time::timeout(OAUTH_TIMEOUT, async move {
+        let limit = self.deadline;
+        tokio::time::timeout(limit, async move {
             let mut response = client.execute(request).await?;
             let mut out = http::Response::new(Vec::new());
             *out.status_mut() = response.status();
@@ -152,12 +221,7 @@ impl OAuthHttp {
             Ok::<_, OAuthHttpClientError>(out)
         })
         .await
-        .map_err(|_| {
-            OAuthHttpClientError::from(format!(
-                "no complete answer within {}s",
-                OAUTH_TIMEOUT.as_secs()
-            ))
-        })?
+        .map_err(|_| OAuthHttpClientError::from(OAuthDeadline { limit }))?
     }
 
     /// Checks the endpoints CodeSmith will send to that `metadata` names (token and
@@ -214,7 +278,7 @@ async fn manager(url: &str, http: &OAuthHttp) -> Result<AuthorizationManager, St
     crate::fetch::install_crypto_provider();
     AuthorizationManager::new_with_oauth_http_client(url, std::sync::Arc::new(http.clone()))
         .await
-        .map_err(|e| format!("the OAuth set-up failed: {}", with_causes(&e)))
+        .map_err(|e| http.explain(format!("the OAuth set-up failed: {}", with_causes(&e))))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -396,7 +460,7 @@ pub async fn stored_manager(
         format!(
             "discovering its authorization server failed ({}); its stored OAuth tokens \
              were not used",
-            with_causes(&e)
+            http.explain(with_causes(&e))
         )
     })?;
     let now = TokenBinding::of(&resolution.metadata);
@@ -425,7 +489,7 @@ pub async fn stored_manager(
         Ok(false) => Ok(None),
         Err(e) => Err(format!(
             "its stored OAuth tokens could not be used ({}); run `codesmith mcp login {name}`",
-            with_causes(&e)
+            http.explain(with_causes(&e))
         )),
     }
 }
@@ -451,6 +515,21 @@ pub async fn login(
     show: &mut (dyn FnMut(&str) + Send),
 ) -> Result<PathBuf, String> {
     let http = OAuthHttp::new(url, allow_plain_http, network).await?;
+    login_with(home, name, url, &http, wait, show).await
+}
+
+/// [`login`] with every request through `http` (made for `url`, see [`OAuthHttp::new`];
+/// its deadline bounds each request).
+///
+/// Errors: as [`login`].
+pub async fn login_with(
+    home: &Path,
+    name: &str,
+    url: &str,
+    http: &OAuthHttp,
+    wait: Duration,
+    show: &mut (dyn FnMut(&str) + Send),
+) -> Result<PathBuf, String> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .map_err(|e| format!("no loopback port for the redirect: {e}"))?;
@@ -459,11 +538,11 @@ pub async fn login(
         .map_err(|e| format!("no loopback port for the redirect: {e}"))?
         .port();
     let redirect = format!("http://127.0.0.1:{port}/callback");
-    let mut manager = manager(url, &http).await?;
+    let mut manager = manager(url, http).await?;
     let resolution = manager.resolve_metadata().await.map_err(|e| {
         format!(
             "discovering the authorization server failed: {}",
-            with_causes(&e)
+            http.explain(with_causes(&e))
         )
     })?;
     http.check_metadata(&resolution.metadata).await?;
@@ -477,7 +556,7 @@ pub async fn login(
         .map_err(|(_, e)| {
             format!(
                 "registering CodeSmith with the authorization server failed: {}",
-                with_causes(&e)
+                http.explain(with_causes(&e))
             )
         })?;
     show(&codesmith_policy::visible_controls(
@@ -492,7 +571,7 @@ pub async fn login(
         .map_err(|e| {
             format!(
                 "exchanging the authorization code failed: {}",
-                with_causes(&e)
+                http.explain(with_causes(&e))
             )
         })?;
     Ok(token_path(home, name))
@@ -533,5 +612,178 @@ async fn accept_redirect(listener: &tokio::net::TcpListener) -> Result<String, S
         if ok {
             return Ok(target);
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::time::Instant;
+
+    /// A loopback authorization server (and the resource it protects) whose token
+    /// endpoint reads the request and never answers; returns its base URL.
+    async fn silent_token_endpoint() -> String {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let me = base.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let base = me.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    let mut read = 0;
+                    let head_end = loop {
+                        let Ok(n) = stream.read(&mut buf[read..]).await else {
+                            return;
+                        };
+                        if n == 0 {
+                            return;
+                        }
+                        read += n;
+                        if let Some(i) = buf[..read].windows(4).position(|w| w == b"\r\n\r\n") {
+                            break i;
+                        }
+                    };
+                    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                    let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+                    let body = if path.starts_with("/.well-known/oauth-protected-resource") {
+                        serde_json::json!({"resource": format!("{base}/mcp"),
+                            "authorization_servers": [base]})
+                    } else if path.starts_with("/.well-known/oauth-authorization-server") {
+                        serde_json::json!({"issuer": base,
+                            "authorization_endpoint": format!("{base}/authorize"),
+                            "token_endpoint": format!("{base}/token"),
+                            "registration_endpoint": format!("{base}/register"),
+                            "response_types_supported": ["code"],
+                            "code_challenge_methods_supported": ["S256"]})
+                    } else if path == "/register" {
+                        serde_json::json!({"client_id": "cid-1", "redirect_uris": []})
+                    } else if path == "/token" {
+                        // Never answers: holds the connection until the client leaves.
+                        let _ = stream.read(&mut buf).await;
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                        return;
+                    } else {
+                        let _ = stream
+                            .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                            .await;
+                        return;
+                    };
+                    let body = body.to_string();
+                    let status = if path == "/register" {
+                        "201 Created"
+                    } else {
+                        "200 OK"
+                    };
+                    let reply = format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: \
+                         {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = stream.write_all(reply.as_bytes()).await;
+                });
+            }
+        });
+        base
+    }
+
+    const DEADLINE: Duration = Duration::from_millis(500);
+
+    #[tokio::test]
+    async fn a_refresh_the_token_endpoint_never_answers_fails_at_the_deadline() {
+        let base = silent_token_endpoint().await;
+        let url = format!("{base}/mcp");
+        let home = tempfile::tempdir().unwrap();
+        let binding = TokenBinding {
+            issuer: Some(base.clone()),
+            token_endpoint: format!("{base}/token"),
+        };
+        // An access token that expired long ago, and its refresh token.
+        let credentials: StoredCredentials = serde_json::from_value(serde_json::json!({
+            "client_id": "cid-1",
+            "token_response": {"access_token": "at-1", "token_type": "bearer",
+                "expires_in": 60, "refresh_token": "rt-1"},
+            "token_received_at": 1_000_000,
+        }))
+        .unwrap();
+        FileCredentialStore::new(home.path(), "web", &url, Some(binding))
+            .write(credentials)
+            .unwrap();
+        let http = OAuthHttp::new(&url, true, &NetworkPolicy::default())
+            .await
+            .unwrap()
+            .with_deadline(DEADLINE);
+        let manager = stored_manager(home.path(), "web", &url, &http)
+            .await
+            .unwrap()
+            .expect("the stored tokens are used");
+        let started = Instant::now();
+        let e = manager.get_access_token().await.unwrap_err();
+        let took = started.elapsed();
+        // What a session says when the refresh fails (see the client's connect).
+        let text = http.explain(with_causes(&e));
+        assert!(
+            text.contains("refresh failed") && text.contains("no complete answer within 0.5s"),
+            "{text}"
+        );
+        assert!(took >= DEADLINE && took < DEADLINE * 4, "{took:?}");
+    }
+
+    #[tokio::test]
+    async fn a_login_whose_code_exchange_gets_no_answer_fails_at_the_deadline() {
+        let base = silent_token_endpoint().await;
+        let url = format!("{base}/mcp");
+        let home = tempfile::tempdir().unwrap();
+        let http = OAuthHttp::new(&url, true, &NetworkPolicy::default())
+            .await
+            .unwrap()
+            .with_deadline(DEADLINE);
+        // The "browser": follows the authorization URL's redirect back at once, with a
+        // code and the state.
+        let mut show = |auth: &str| {
+            let auth = url::Url::parse(auth).unwrap();
+            let query: BTreeMap<String, String> = auth.query_pairs().into_owned().collect();
+            let redirect = url::Url::parse(&query["redirect_uri"]).unwrap();
+            let target = format!("{}?code=c-1&state={}", redirect.path(), query["state"]);
+            let addr = format!(
+                "{}:{}",
+                redirect.host_str().unwrap(),
+                redirect.port().unwrap()
+            );
+            tokio::spawn(async move {
+                let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+                let request = format!("GET {target} HTTP/1.1\r\nHost: x\r\n\r\n");
+                s.write_all(request.as_bytes()).await.unwrap();
+                let mut sink = Vec::new();
+                let _ = s.read_to_end(&mut sink).await;
+            });
+        };
+        let started = Instant::now();
+        let e = login_with(
+            home.path(),
+            "web",
+            &url,
+            &http,
+            Duration::from_secs(10),
+            &mut show,
+        )
+        .await
+        .unwrap_err();
+        let took = started.elapsed();
+        assert!(
+            e.contains("exchanging the authorization code failed")
+                && e.contains("no complete answer within 0.5s"),
+            "{e}"
+        );
+        // Discovery and registration answered at once; the exchange waited its deadline.
+        assert!(took >= DEADLINE && took < DEADLINE * 4, "{took:?}");
+        assert!(!token_path(home.path(), "web").exists());
     }
 }

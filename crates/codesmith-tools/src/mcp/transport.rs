@@ -42,10 +42,11 @@ const ID_WINDOW: usize = 4_096;
 /// Why a server's answer could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportFault {
-    /// The message was longer than [`MAX_MESSAGE`]; `bytes` is how long it was (at least).
+    /// The message was longer than [`MAX_MESSAGE`].
     Oversized {
-        /// Its length in bytes.
-        bytes: usize,
+        /// Its length in bytes, when it was read to its end (a stdio line is); `None`
+        /// when reading stopped at the limit (an HTTP answer is not read past it).
+        bytes: Option<usize>,
     },
     /// The message is not valid JSON-RPC: `detail` is the parser's complaint, `position`
     /// the byte offset in the message where it stopped.
@@ -54,28 +55,65 @@ pub enum TransportFault {
         detail: String,
         /// Byte offset in the message (0-based).
         position: usize,
-        /// The message's length in bytes.
-        bytes: usize,
+        /// The message's length in bytes, when known (an HTTP body rmcp read is not
+        /// measured).
+        bytes: Option<usize>,
     },
 }
 
 impl std::fmt::Display for TransportFault {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TransportFault::Oversized { bytes } => write!(
-                f,
-                "its answer of {bytes} bytes is larger than the {} MiB a message may have",
-                MAX_MESSAGE / (1024 * 1024)
-            ),
+            TransportFault::Oversized { bytes } => {
+                write!(
+                    f,
+                    "its answer exceeded the {} MiB ({MAX_MESSAGE} bytes) a message may have",
+                    MAX_MESSAGE / (1024 * 1024)
+                )?;
+                match bytes {
+                    Some(bytes) => write!(f, ": it was {bytes} bytes"),
+                    None => write!(f, "; the rest of it was not read"),
+                }
+            }
             TransportFault::Undecodable {
                 detail,
                 position,
                 bytes,
-            } => write!(
-                f,
-                "its answer ({bytes} bytes) could not be decoded at byte {position}: {detail}"
-            ),
+            } => match bytes {
+                Some(bytes) => write!(
+                    f,
+                    "its answer ({bytes} bytes) could not be decoded at byte {position}: {detail}"
+                ),
+                None => write!(
+                    f,
+                    "its answer could not be decoded at byte {position}: {detail}"
+                ),
+            },
         }
+    }
+}
+
+impl TransportFault {
+    /// The fault for `raw`, a message the parser rejected with `e`.
+    pub fn undecodable(raw: &[u8], e: &serde_json::Error) -> TransportFault {
+        let position = position_of(raw, e.line(), e.column());
+        let detail = e.to_string();
+        let detail = match detail.find(" at line ") {
+            Some(i) => detail[..i].to_string(),
+            None => detail,
+        };
+        TransportFault::Undecodable {
+            detail,
+            position,
+            bytes: Some(raw.len()),
+        }
+    }
+
+    /// The JSON-RPC error answering request `id` in place of the answer that could not
+    /// be used: what the transport hands rmcp, so the call fails at once.
+    pub fn answer(&self, id: RequestId) -> RxJsonRpcMessage<RoleClient> {
+        let error = ErrorData::new(ErrorCode::INTERNAL_ERROR, self.to_string(), None);
+        JsonRpcMessage::Error(JsonRpcError::new(Some(id), error))
     }
 }
 
@@ -97,6 +135,9 @@ pub struct Wire {
     stderr_closed: std::sync::atomic::AtomicBool,
     /// Set when the server said its tool list changed, until the tools are listed again.
     tools_changed: std::sync::atomic::AtomicBool,
+    /// Set when the server said its prompt list changed, until the prompts are listed
+    /// again.
+    prompts_changed: std::sync::atomic::AtomicBool,
     /// Lines on stdout that are not JSON-RPC, skipped so far.
     stray: std::sync::atomic::AtomicU64,
     /// Where a skipped line is reported (see [`Wire::on_stray`]).
@@ -232,6 +273,12 @@ impl Wire {
             .swap(false, std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// Clears the prompt-list-changed mark (the prompts are being listed again).
+    pub fn take_prompts_changed(&self) -> bool {
+        self.prompts_changed
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// How the process ended (`exit status 3`), once it did.
     pub fn exit(&self) -> Option<String> {
         guard(&self.exit).clone()
@@ -242,6 +289,23 @@ impl Wire {
         ring.extend(chunk);
         let over = ring.len().saturating_sub(STDERR_RING);
         ring.drain(..over);
+    }
+
+    /// Records `fault` for request `id` (an HTTP answer that could not be used), for
+    /// [`Wire::take_fault`].
+    pub fn record_fault(&self, id: &RequestId, fault: TransportFault) {
+        guard(&self.faults).insert(id_key(id), fault);
+    }
+
+    /// Takes the fault whose text is `message` (the error a request other than a tool
+    /// call was answered with, whose id the caller does not see), if any.
+    pub fn take_fault_named(&self, message: &str) -> Option<TransportFault> {
+        let mut faults = guard(&self.faults);
+        let key = faults
+            .iter()
+            .find(|(_, f)| f.to_string() == message)
+            .map(|(k, _)| k.clone())?;
+        faults.remove(&key)
     }
 
     fn fail(&self, id: &str, fault: &TransportFault) -> bool {
@@ -379,9 +443,7 @@ impl StdioTransport {
             let Ok(id) = serde_json::from_str::<RequestId>(&key) else {
                 continue;
             };
-            let error = ErrorData::new(ErrorCode::INTERNAL_ERROR, fault.to_string(), None);
-            self.queued
-                .push_back(JsonRpcMessage::Error(JsonRpcError::new(Some(id), error)));
+            self.queued.push_back(fault.answer(id));
         }
     }
 
@@ -403,6 +465,16 @@ impl StdioTransport {
         {
             self.wire
                 .tools_changed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        if let JsonRpcMessage::Notification(n) = msg
+            && matches!(
+                n.notification,
+                rmcp::model::ServerNotification::PromptListChangedNotification(_)
+            )
+        {
+            self.wire
+                .prompts_changed
                 .store(true, std::sync::atomic::Ordering::SeqCst);
         }
         let id = match msg {
@@ -452,7 +524,7 @@ async fn keep_stderr(mut stderr: ChildStderr, wire: Arc<Wire>) {
 
 /// The JSON-RPC ids a line names at its top level, searched as text (the line may not
 /// parse): every `"id": <number or string>` not preceded by a backslash.
-fn ids_in(line: &[u8]) -> Vec<String> {
+pub(super) fn ids_in(line: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(line);
     let mut out = Vec::new();
     let mut from = 0;
@@ -543,7 +615,7 @@ impl rmcp::transport::Transport<RoleClient> for StdioTransport {
                 Ok(Some(Err(bytes))) => {
                     let ids = ids_in(&self.line);
                     if !looks_like_notification(&self.line, &ids) {
-                        self.fault(TransportFault::Oversized { bytes }, &ids);
+                        self.fault(TransportFault::Oversized { bytes: Some(bytes) }, &ids);
                     }
                 }
                 Ok(Some(Ok(()))) => {
@@ -580,20 +652,7 @@ impl rmcp::transport::Transport<RoleClient> for StdioTransport {
                                 self.wire.stray(&raw);
                                 continue;
                             }
-                            let position = position_of(&raw, e.line(), e.column());
-                            let detail = e.to_string();
-                            let detail = match detail.find(" at line ") {
-                                Some(i) => detail[..i].to_string(),
-                                None => detail,
-                            };
-                            self.fault(
-                                TransportFault::Undecodable {
-                                    detail,
-                                    position,
-                                    bytes: raw.len(),
-                                },
-                                &ids,
-                            );
+                            self.fault(TransportFault::undecodable(&raw, &e), &ids);
                         }
                     }
                 }
