@@ -202,6 +202,14 @@ async fn a_tool_that_runs_only_as_a_task_is_not_offered_over_http() {
             names.iter().all(|n| !n.contains("research")),
             "{mode:?}: {names:?}"
         );
+        // A JSON body is read once; an SSE answer costs one listing more (asked again
+        // through rmcp).
+        let listings = received(&log)
+            .iter()
+            .filter(|(_, m)| m["method"] == "tools/list")
+            .count();
+        eprintln!("measured: {mode:?}: {listings} tools/list request(s) at start-up");
+        assert_eq!(listings, if mode.is_empty() { 1 } else { 2 }, "{mode:?}");
         // `codesmith mcp list` says which tools were left out as tasks-only.
         let list = mcp_list_json(&sb.home(), &sb.ws()).await;
         let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();

@@ -112,11 +112,14 @@ pub fn redact(text: &str, known: &[String]) -> String {
 /// Answers to `tools/list` are handed to [`Wire::note_tool_list`] as the server sent
 /// them: a JSON body is read here rather than by rmcp (whose typed tool drops
 /// `execution.taskSupport`); an answer of another kind (an SSE stream, an HTTP error) is
-/// asked for again through rmcp, and its SSE events are noted as they pass.
+/// asked for again through rmcp, and its SSE events are noted as they pass. Once a server
+/// answered a listing with an SSE stream, its later listings go through rmcp at once.
 #[derive(Clone)]
 pub struct Guarded {
     inner: reqwest::Client,
     wire: Arc<Wire>,
+    /// Set when the server answered a listing with a `200` that was not a JSON body.
+    lists_by_sse: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Guarded {
@@ -128,7 +131,11 @@ impl std::fmt::Debug for Guarded {
 impl Guarded {
     /// `inner`, recording faults and tool listings in `wire`.
     pub fn new(inner: reqwest::Client, wire: Arc<Wire>) -> Self {
-        Guarded { inner, wire }
+        Guarded {
+            inner,
+            wire,
+            lists_by_sse: Arc::default(),
+        }
     }
 
     /// Records `fault` for request `id` and answers it with the fault as a JSON-RPC error.
@@ -269,6 +276,10 @@ impl Guarded {
         id: &RequestId,
         max: usize,
     ) -> Option<StreamableHttpPostResponse> {
+        use std::sync::atomic::Ordering;
+        if self.lists_by_sse.load(Ordering::Relaxed) {
+            return None;
+        }
         let mut request = self
             .inner
             .post(uri)
@@ -287,14 +298,17 @@ impl Guarded {
             request = request.header(SESSION_HEADER, session);
         }
         let mut response = request.send().await.ok()?;
-        let json = response.status() == reqwest::StatusCode::OK
-            && response
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|ct| ct.split(';').next())
-                .is_some_and(|ct| ct.trim().eq_ignore_ascii_case("application/json"));
+        if response.status() != reqwest::StatusCode::OK {
+            return None;
+        }
+        let json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|ct| ct.split(';').next())
+            .is_some_and(|ct| ct.trim().eq_ignore_ascii_case("application/json"));
         if !json {
+            self.lists_by_sse.store(true, Ordering::Relaxed);
             return None;
         }
         let session = response
