@@ -263,7 +263,14 @@ impl Tool for RetrieveToolResult {
                 )
                 .with("ref", reference));
             }
-            Err(_) => return Err(Refusal::internal()),
+            Err(e) => {
+                return Err(crate::fs::os_error::io_refusal(
+                    &path.to_string_lossy(),
+                    crate::fs::os_error::Access::Read,
+                    &e,
+                )
+                .with("ref", reference));
+            }
         };
         Ok(page(&text, offset, limit).with("ref", reference))
     }

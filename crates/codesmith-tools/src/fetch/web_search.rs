@@ -270,7 +270,15 @@ impl WebSearch {
                     "Bearer {}",
                     self.config.api_key.as_deref().unwrap_or_default()
                 ))
-                .map_err(|_| Refusal::internal())?;
+                .map_err(|_| {
+                    Refusal::new(
+                        ErrorCode::Unavailable,
+                        "The configured web search API key holds characters an HTTP header \
+                         cannot carry (a line break or a control character).",
+                        "Tell the user to check `[web_search] api_key` (or the variable it names) \
+                         in config.toml.",
+                    )
+                })?;
                 bearer.set_sensitive(true);
                 key()?;
                 headers.insert(reqwest::header::AUTHORIZATION, bearer);

@@ -50,7 +50,11 @@ fn refusal(e: MemoryError) -> Refusal {
             "store one short sentence per call; split a long note into several facts",
         ),
         e @ MemoryError::BadTopic(_) => invalid(e.to_string()),
-        MemoryError::Io(..) => Refusal::internal(),
+        MemoryError::Io(path, e) => crate::fs::os_error::io_refusal(
+            &path.to_string_lossy(),
+            crate::fs::os_error::Access::Write,
+            &e,
+        ),
     }
 }
 
