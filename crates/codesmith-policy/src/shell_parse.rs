@@ -161,7 +161,18 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
     /// How many backtick bodies deep the parse running on this thread is.
     static NESTED: Cell<usize> = const { Cell::new(0) };
+    /// How many walker steps deep (across nested parses) this thread is.
+    static WALK_DEPTH: Cell<usize> = const { Cell::new(0) };
 }
+
+/// Most levels of nodes one syntax tree may hold (about three per `$(…)`,
+/// `( … )` or `{ …; }` nesting); a deeper line is left unparsed, so no
+/// recursive step over the tree can overflow the stack.
+const MAX_TREE_DEPTH: usize = 256;
+
+/// Most walker steps inside one another, counted across the nested parses
+/// of backtick bodies; deeper leaves the line unparsed.
+const MAX_WALK_DEPTH: usize = 512;
 
 /// Most backtick bodies inside one another that are parsed; deeper nesting
 /// leaves the line unparsed.
@@ -186,7 +197,30 @@ fn parse_tree(source: &str) -> Option<Tree> {
     };
     let tree = parser.parse(source, None);
     PARSER.with(|cell| *cell.borrow_mut() = Some(parser));
-    tree
+    tree.filter(|tree| tree_depth(tree) <= MAX_TREE_DEPTH)
+}
+
+/// How many levels of nodes `tree` holds, counted without recursion.
+fn tree_depth(tree: &Tree) -> usize {
+    let mut cursor = tree.walk();
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    loop {
+        deepest = deepest.max(depth);
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return deepest;
+            }
+            depth -= 1;
+        }
+    }
 }
 
 /// Parses `source` as bash. Never panics; a parser failure yields `ok = false`.
@@ -331,7 +365,12 @@ fn parse_stages(pipelines: &[Vec<&str>]) -> Option<ParsedScript> {
 /// Parses `source` in one piece; `piped` marks its commands as reading a pipe.
 fn parse_whole(source: &str, piped: bool) -> ParsedScript {
     let Some(tree) = parse_tree(source) else {
-        return ParsedScript::default();
+        return ParsedScript {
+            constructs: vec![
+                "a line nested too deeply to analyse (or that the shell grammar could not read)",
+            ],
+            ..ParsedScript::default()
+        };
     };
     let root = tree.root_node();
     let mut walker = Walker {
@@ -370,8 +409,30 @@ impl<'s> Walker<'s> {
 
     /// Walks `node`, emitting simple commands. `piped` marks commands whose
     /// stdin is a pipe; `redirects` are redirections inherited from an
-    /// enclosing `redirected_statement`.
+    /// enclosing `redirected_statement`. Past `MAX_WALK_DEPTH` steps inside
+    /// one another the line is left unparsed instead.
     fn walk(&mut self, node: Node<'_>, piped: bool, redirects: &[Node<'_>]) {
+        let depth = WALK_DEPTH.with(Cell::get);
+        if depth >= MAX_WALK_DEPTH {
+            self.too_deep();
+            return;
+        }
+        WALK_DEPTH.with(|d| d.set(depth + 1));
+        self.walk_node(node, piped, redirects);
+        WALK_DEPTH.with(|d| d.set(depth));
+    }
+
+    /// Leaves the line unparsed: it nests deeper than the walk goes.
+    fn too_deep(&mut self) {
+        if self.out.ok {
+            self.out
+                .constructs
+                .push("a line nested too deeply to analyse");
+        }
+        self.out.ok = false;
+    }
+
+    fn walk_node(&mut self, node: Node<'_>, piped: bool, redirects: &[Node<'_>]) {
         match node.kind() {
             "command" => self.command(node, piped, redirects),
             "subshell" => {
@@ -766,6 +827,17 @@ impl<'s> Walker<'s> {
 
     /// Emits the commands of any substitution below `node`.
     fn walk_substitutions(&mut self, node: Node<'_>) {
+        let depth = WALK_DEPTH.with(Cell::get);
+        if depth >= MAX_WALK_DEPTH {
+            self.too_deep();
+            return;
+        }
+        WALK_DEPTH.with(|d| d.set(depth + 1));
+        self.walk_substitutions_below(node);
+        WALK_DEPTH.with(|d| d.set(depth));
+    }
+
+    fn walk_substitutions_below(&mut self, node: Node<'_>) {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         let heredoc = node.kind() == "heredoc_redirect";

@@ -353,3 +353,42 @@ fn every_redirection_is_judged_whatever_it_is_attached_to() {
         ("cat x | sort | uniq -c > out.txt 2>&1", WorkspaceSafe),
     ]);
 }
+
+/// Runs `f` on a thread with a 256 KiB stack: a recursion without bound overflows it.
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn deep_nesting_leaves_the_line_unparsed_instead_of_overflowing_the_stack() {
+    on_small_stack(|| {
+        let n = 10_000;
+        for (open, close) in [
+            ("$(", ")"),
+            ("\"$(", ")\""),
+            ("(", ")"),
+            ("{ ", "; }"),
+            ("${x:-", "}"),
+            ("$((", "))"),
+            ("<(", ")"),
+            ("`", "`"),
+        ] {
+            let command = format!("echo {}ls{}", open.repeat(n), close.repeat(n));
+            let (got, why) = decision(&command, &Rules::new(), ReadOnly);
+            assert_ne!(got, Allow, "{open:?} x{n}: {why}");
+        }
+        for (open, close) in [("$(", ")"), ("(", ")"), ("{ ", "; }")] {
+            let command = format!("{}rm -rf ~{}", open.repeat(n), close.repeat(n));
+            let (got, _) = decision(&command, &Rules::new(), Auto);
+            assert_ne!(got, Allow, "{open:?} x{n} around rm -rf ~");
+        }
+    });
+    // Ordinary nesting is still read: the hidden `touch` is found 20 levels down.
+    let command = format!("echo {}touch PWN{}", "$(".repeat(20), ")".repeat(20));
+    finds(&command, &["touch", "PWN"]);
+}
