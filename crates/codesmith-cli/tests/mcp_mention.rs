@@ -17,35 +17,12 @@ fn fixture() -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resource_mention_reaches_the_model_wrapped_and_a_bad_one_is_a_note() {
     let sb = Sandbox::new();
-    let log = sb.dir.path().join("docs.jsonl");
-    std::fs::write(
-        sb.home().join("config.toml"),
-        format!(
-            "[mcp_servers.docs]\ncommand = \"python3\"\nargs = [{:?}, {:?}]\nstartup_timeout_secs = 20\n",
-            fixture().to_str().unwrap(),
-            log.to_str().unwrap(),
-        ),
-    )
-    .unwrap();
+    let log = configure(&sb, 60);
     std::fs::write(sb.ws().join("notes.md"), "NOTES-FILE\n").unwrap();
     let model = ScriptedServer::start().await;
     model.push(Scripted::text("done"));
-    let ws = sb.ws().to_string_lossy().into_owned();
-    let url = model.base_url();
-    let flags = [
-        "--workspace",
-        ws.as_str(),
-        "--provider",
-        "openai",
-        "--base-url",
-        url.as_str(),
-        "--model",
-        "scripted",
-    ];
     let task = "summarise @docs:test://doc/1 with @notes.md, @docs:test://img/1, @docs:test://gone and @nosuch:test://x/1";
-    let out = common::line_mode(&sb.home(), &flags, &format!("{task}\n/quit\n")).await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let stdout = run_line_mode(&sb, &model, &format!("{task}\n/quit\n"), &[]).await;
     // The person sees what was attached, and for each mention that was not, what to do.
     assert!(
         stdout.contains("attached resource test://doc/1 of MCP server `docs` ("),
