@@ -137,13 +137,20 @@ async fn a_refused_prompt_ends_its_task_mentions_are_read_at_once_and_notes_are_
     let stdout = run_line_mode(
         &sb,
         &model,
-        &format!("/mcp__docs__q foo=bar\n{task}\n/quit\n"),
+        &format!("/mcp__docs__q foo=bar\n/mcp__docs__gone x\n{task}\n/quit\n"),
         &[],
     )
     .await;
     // The refused prompt is an error and sends nothing; the next task is sent.
     assert!(
         stdout.contains("error: /mcp__docs__q takes no argument `foo`"),
+        "{stdout}"
+    );
+    // A prompt no server offers is refused too, not sent to the model as text.
+    assert!(
+        stdout.contains(
+            "error: no running MCP server offers the prompt /mcp__docs__gone now; /help lists"
+        ),
         "{stdout}"
     );
     let bodies = model.request_bodies();

@@ -239,6 +239,15 @@ async fn prepare(
 ) -> Prepared {
     let work = async {
         match parts.mcp.render_prompt(&text).await {
+            // `slash` sends an unknown `/mcp__…` command here for its server to render;
+            // one that no running server offers is refused, not sent as text.
+            None if text.trim_start().starts_with("/mcp__") => {
+                let head = text.split_whitespace().next().unwrap_or_default();
+                Prepared::Refused(format!(
+                    "no running MCP server offers the prompt {head} now; /help lists the MCP \
+                     servers' prompts"
+                ))
+            }
             None => {
                 let (text, more, lines) = attach_to(parts, &text).await;
                 if !lines.is_empty() {
