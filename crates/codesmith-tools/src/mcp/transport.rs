@@ -14,10 +14,10 @@
 //! connection goes on; when the stream itself ends, rmcp sees the end and the
 //! connection is re-established on the next call.
 //!
-//! Besides, the transport notes which tools a `tools/list` answer marks as runnable
-//! only as tasks (`execution.taskSupport = "required"`), a field rmcp's typed tool
-//! drops, and keeps the last [`STDERR_RING`] bytes of the server's stderr for the
-//! messages that say why a server did not start or stopped.
+//! Besides, the transport hands each `tools/list` answer to [`Wire::note_tool_list`]
+//! (which tools run only as tasks, a field rmcp's typed tool drops), and keeps the last
+//! [`STDERR_RING`] bytes of the server's stderr for the messages that say why a server
+//! did not start or stopped.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -222,6 +222,28 @@ impl Wire {
     /// Takes the fault recorded for request `id`, if any.
     pub fn take_fault(&self, id: &RequestId) -> Option<TransportFault> {
         guard(&self.faults).remove(&id_key(id))
+    }
+
+    /// Notes which tools `answer` (a JSON-RPC answer to `tools/list`, as the server sent
+    /// it) marks as runnable only as tasks (`execution.taskSupport = "required"`), for
+    /// [`Wire::is_tasks_only`]. Every transport hands its raw answers here, since rmcp's
+    /// typed tool drops the field; a tool listed without the mark is forgotten.
+    pub fn note_tool_list(&self, answer: &Value) {
+        let Some(tools) = answer.pointer("/result/tools").and_then(Value::as_array) else {
+            return;
+        };
+        let mut set = guard(&self.tasks_only);
+        for t in tools {
+            let required =
+                t.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required");
+            if let Some(name) = t.get("name").and_then(Value::as_str) {
+                if required {
+                    set.insert(name.to_string());
+                } else {
+                    set.remove(name);
+                }
+            }
+        }
     }
 
     /// Whether the last `tools/list` marked `tool` as runnable only as a task.
@@ -488,23 +510,7 @@ impl StdioTransport {
         let method = guard(&self.wire.pending).remove(&id_key(id));
         if method.as_deref() == Some("tools/list") {
             let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
-            let tools = value
-                .pointer("/result/tools")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let mut set = guard(&self.wire.tasks_only);
-            for t in tools {
-                let required =
-                    t.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required");
-                if let Some(name) = t.get("name").and_then(Value::as_str) {
-                    if required {
-                        set.insert(name.to_string());
-                    } else {
-                        set.remove(name);
-                    }
-                }
-            }
+            self.wire.note_tool_list(&value);
         }
     }
 }
