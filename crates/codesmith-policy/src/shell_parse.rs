@@ -1501,6 +1501,26 @@ fn bash_command_newlines(
         let Some(top) = stack.last_mut() else {
             break;
         };
+        // Backticks, `$(…)` and `${…}` open the same way everywhere but inside backticks.
+        let quoted = matches!(top, Open::Double | Open::Brace { quoted: true });
+        let opened = match (b, next) {
+            _ if matches!(top, Open::Backtick) => None,
+            (b'`', _) => Some((Open::Backtick, 1)),
+            (b'$', Some(b'(')) => Some((
+                Open::Code {
+                    parens: 0,
+                    cases: 0,
+                },
+                2,
+            )),
+            (b'$', Some(b'{')) => Some((Open::Brace { quoted }, 2)),
+            _ => None,
+        };
+        if let Some((open, width)) = opened {
+            stack.push(open);
+            i += width;
+            continue;
+        }
         match top {
             Open::Code { parens, cases } => match b {
                 // Escaped or not, such a byte is no blank to bash; the grammar may skip it.
@@ -1515,18 +1535,6 @@ fn bash_command_newlines(
                     i += 1;
                 }
                 b'"' => stack.push(Open::Double),
-                b'`' => stack.push(Open::Backtick),
-                b'$' if next == Some(b'(') => {
-                    stack.push(Open::Code {
-                        parens: 0,
-                        cases: 0,
-                    });
-                    i += 1;
-                }
-                b'$' if next == Some(b'{') => {
-                    stack.push(Open::Brace { quoted: false });
-                    i += 1;
-                }
                 b'(' => *parens += 1,
                 b')' if *parens > 0 => *parens -= 1,
                 b')' if *cases > 0 => {}
@@ -1548,18 +1556,6 @@ fn bash_command_newlines(
                 b'\\' => i += 1,
                 b'"' => {
                     stack.pop();
-                }
-                b'`' => stack.push(Open::Backtick),
-                b'$' if next == Some(b'(') => {
-                    stack.push(Open::Code {
-                        parens: 0,
-                        cases: 0,
-                    });
-                    i += 1;
-                }
-                b'$' if next == Some(b'{') => {
-                    stack.push(Open::Brace { quoted: true });
-                    i += 1;
                 }
                 _ => {}
             },
@@ -1592,17 +1588,8 @@ fn bash_command_newlines(
                     }
                     b'\'' => i = find_from(bytes, i + 1, b'\'').ok_or(UNTERMINATED)?,
                     b'"' => stack.push(Open::Double),
-                    b'`' => stack.push(Open::Backtick),
-                    b'$' if next == Some(b'(') => {
-                        stack.push(Open::Code {
-                            parens: 0,
-                            cases: 0,
-                        });
-                        i += 1;
-                    }
-                    b'$' if next == Some(b'{') => {
-                        stack.push(Open::Brace { quoted });
-                        i += 1;
+                    b'$' if !quoted && next == Some(b'\'') => {
+                        i += ansi_c_end(&src[i..]).ok_or(UNTERMINATED)?;
                     }
                     b'\n' => ends.push(i),
                     0x0b | 0x0c | b'\r' if !quoted => return Err(CONTROL),
@@ -2205,6 +2192,8 @@ mod tests {
         assert!(ends("echo 'a").is_err());
         assert!(ends("echo \"$(ls)").is_err());
         assert_eq!(ends("echo 'a\x0c'"), Ok(vec![]));
+        assert_eq!(ends("echo ${x:-$'\\''}\nls"), Ok(vec![16]));
+        assert_eq!(ends("echo \"${x:-$(ls\npwd)}\""), Ok(vec![15]));
     }
 
     #[test]
