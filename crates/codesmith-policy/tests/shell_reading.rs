@@ -514,3 +514,23 @@ fn a_substitution_inside_a_regex_is_walked_or_asks() {
     never_allowed_anywhere("[[ a =~ (<(rm -rf ~)) ]]");
     finds("[[ a =~ ^$(touch PWN)$ ]]", &["touch", "PWN"]);
 }
+
+#[test]
+fn a_denied_command_hidden_where_bash_and_the_grammar_disagree_is_never_allowed() {
+    let rules = deny_rules(&["git push", "touch"]);
+    for command in [
+        "echo ==\ntouch PWN_deny_eqeq",
+        "bash -c 'git status =~\ngit push r.git HEAD:refs/heads/pwn_eq'",
+        "git log -1 \\\r\ngit push r.git HEAD:refs/heads/pwn_crlf",
+        "git status\n\\git push r.git HEAD:refs/heads/pwn_bs",
+        "ls #\\\ntouch PWN",
+        "ls \x0c# x; touch PWN",
+        "echo $'\\\\' ; touch PWN #'",
+        "[[ a =~ (`touch PWN`) ]]",
+    ] {
+        for mode in [Auto, AutoEdit] {
+            let (got, why) = decision(command, &rules, mode);
+            assert_ne!(got, Allow, "{command:?} in {mode:?}: {why}");
+        }
+    }
+}
