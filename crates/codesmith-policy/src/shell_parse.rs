@@ -1389,10 +1389,25 @@ fn newlines_disagree(
     source: &str,
     heredocs: &[std::ops::Range<usize>],
 ) -> Option<&'static str> {
-    let newlines = match bash_command_newlines(source, heredocs) {
-        Ok(newlines) => newlines,
+    let (newlines, comments) = match bash_reading(source, heredocs) {
+        Ok(reading) => reading,
         Err(reason) => return Some(reason),
     };
+    // A comment the grammar sees where bash sees a word (`{ ls; }#`, `ls \ #`) hides the
+    // rest of the line from the policy while bash runs it.
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.kind() == "comment" {
+            let start = node.start_byte();
+            if !heredocs.iter().any(|h| h.contains(&start))
+                && comments.binary_search(&start).is_err()
+            {
+                return Some("a comment the policy reads where bash reads a word");
+            }
+        }
+        stack.extend(node.children(&mut cursor));
+    }
     for at in newlines {
         // The newline that ends a here-document's start line: its body follows.
         if heredocs.iter().any(|h| h.start == at + 1 || h.start == at) {
@@ -1459,10 +1474,25 @@ enum Open {
 /// A reason when the scan meets what it does not follow: a form feed, vertical tab
 /// or carriage return outside quotes (not a blank to bash, but to the grammar), an
 /// unterminated quote, or a `'` inside `${…}` inside double quotes.
+#[cfg(test)]
 fn bash_command_newlines(
     src: &str,
     skip: &[std::ops::Range<usize>],
 ) -> Result<Vec<usize>, &'static str> {
+    bash_reading(src, skip).map(|(ends, _)| ends)
+}
+
+/// Where bash ends commands at newlines, as `bash_command_newlines` says (the same rules
+/// and errors), with the offsets, in ascending order, of the `#` that start a comment as
+/// bash reads it (the tree's comments must start at one of them). A `case` inside `$(…)`
+/// is an error: its `)` may close a pattern or the substitution.
+fn bash_reading(
+    src: &str,
+    skip: &[std::ops::Range<usize>],
+) -> Result<(Vec<usize>, Vec<usize>), &'static str> {
+    const CASE_IN_SUBSTITUTION: &str = "a `case` inside `$(…)`, whose `)` the policy cannot \
+                                        pair for certain";
+    let mut comments = Vec::new();
     const CONTROL: &str = "a form feed, vertical tab or carriage return outside quotes \
                            (bash does not read it as a blank)";
     const UNTERMINATED: &str = "a quote the shell reading does not see closed";
@@ -1472,12 +1502,23 @@ fn bash_command_newlines(
         parens: 0,
         cases: 0,
     }];
+    // A blank or operator escaped by a `\` is part of a word (`ls \ #x` is one word `ls`
+    // and one word ` #x`), so a `#` after it starts no comment.
+    let escaped = |at: usize| {
+        bytes[..at]
+            .iter()
+            .rev()
+            .take_while(|b| **b == b'\\')
+            .count()
+            % 2
+            == 1
+    };
     let at_word_start = |i: usize| {
         i == 0
-            || matches!(
+            || (matches!(
                 bytes[i - 1],
                 b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'
-            )
+            ) && !escaped(i - 1))
     };
     let word_at = |i: usize, word: &str| {
         at_word_start(i)
@@ -1543,11 +1584,13 @@ fn bash_command_newlines(
                 }
                 b')' => {}
                 b'#' if at_word_start(i) => {
+                    comments.push(i);
                     i = find_from(bytes, i, b'\n').unwrap_or(bytes.len());
                     continue;
                 }
                 b'\n' => ends.push(i),
                 0x0b | 0x0c | b'\r' => return Err(CONTROL),
+                b'c' if word_at(i, "case") && open_count > 1 => return Err(CASE_IN_SUBSTITUTION),
                 b'c' if word_at(i, "case") => *cases += 1,
                 b'e' if word_at(i, "esac") => *cases = cases.saturating_sub(1),
                 _ => {}
@@ -1605,7 +1648,7 @@ fn bash_command_newlines(
     {
         return Err(UNTERMINATED);
     }
-    Ok(ends)
+    Ok((ends, comments))
 }
 
 /// The offset of the first `wanted` at or after `from`.
@@ -2173,11 +2216,12 @@ mod tests {
         assert_eq!(ends("echo \"$(ls\npwd)\""), Ok(vec![10]));
         assert_eq!(ends("echo `ls\npwd`"), Ok(vec![8]));
         assert_eq!(ends("echo \"`ls\npwd`\""), Ok(vec![9]));
-        // A `case` pattern's `)` does not close the `$(…)`.
-        assert_eq!(
-            ends("echo \"$(case x in a) ls\n;; esac)\"\n"),
-            Ok(vec![23, 33])
-        );
+        // A `case` inside `$(…)` is not guessed: its `)` may close a pattern or the
+        // substitution (`echo "$(echo case)"` desynced an earlier reading).
+        assert!(ends("echo \"$(case x in a) ls\n;; esac)\"\n").is_err());
+        assert!(ends("echo \"$(echo case)\"; ls\n\\touch x #\" esac)\"").is_err());
+        // At the top level a pattern's `)` closes nothing that matters.
+        assert_eq!(ends("case x in a) ls\n;; esac\nls"), Ok(vec![15, 23]));
         // A here-document body is skipped; the start line's newline ends its command.
         assert_eq!(
             bash_command_newlines("cat <<E\nx\nE\nls", &[8..10, 10..11]),

@@ -534,3 +534,40 @@ fn a_denied_command_hidden_where_bash_and_the_grammar_disagree_is_never_allowed(
         }
     }
 }
+
+/// A `#` the grammar reads as a comment where bash reads a word (glued to a `}`, after an
+/// escaped blank) hides the rest of the line from the policy while bash runs it; and a
+/// `case` inside `$(…)`, whose `)` may close a pattern or the substitution, is not guessed.
+#[test]
+fn a_comment_starts_only_where_bash_starts_one() {
+    for command in [
+        "{ ls; }# ; touch PWN_g1; }",
+        "{ ls ;}#;touch x;}",
+        "{ ls; }# | touch x; }",
+        "{ ls; }#>PWN; }",
+        "ls | { cat; }# ; rm -rf keep; }",
+        "ls \\ #; touch x",
+        "echo a \\ # note ; touch x",
+        "ls \t\\ #; touch x",
+        "git log --oneline \\ # show history; rm -rf keep",
+        "echo \"$(echo case)\"; ls\n\\touch PWN_e1 #\" esac)\"",
+        "{ ls; }# ; rm -rf ~; }",
+        "ls \\ # ; rm -rf ~",
+    ] {
+        never_allowed_read_only(command);
+    }
+    for command in ["{ ls; }# ; rm -rf ~; }", "ls \\ # ; rm -rf ~"] {
+        never_allowed_anywhere(command);
+    }
+    // Ordinary comments still read as comments.
+    for command in [
+        "ls # a comment",
+        "ls; echo hi # comment here",
+        "git log --oneline # show history",
+        "ls \\\\ #; touch x",
+        "for f in *.rs; do wc -l \"$f\"; done # count",
+    ] {
+        let (got, why) = decision(command, &Rules::new(), ReadOnly);
+        assert_eq!(got, Allow, "{command:?}: {why}");
+    }
+}
