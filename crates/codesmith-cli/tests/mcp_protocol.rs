@@ -1104,3 +1104,48 @@ async fn tools_added_later_keep_names_unique_and_the_catalogue_under_the_thresho
     // The request still extends the previous one.
     assert_eq!(last[..start.len()], start[..]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_shaped_answer_fails_its_request_alone_and_spends_no_restart() {
+    let (sb, log) = raw_sandbox(
+        "startup_timeout_secs = 20\ntool_timeout_secs = 20\nenv = { RAW_RESOURCES = \"1\" }",
+        "",
+    );
+    let read = |id: &str, uri: &str| {
+        Scripted::tool_call(
+            id,
+            "mcp_resource_read",
+            format!(r#"{{"server": "raw", "uri": "{uri}"}}"#),
+        )
+    };
+    let model = ScriptedServer::start().await;
+    model
+        .push(read("c1", "test://weird"))
+        .push(read("c2", "test://a"))
+        .push(read("c3", "test://weird"))
+        .push(Scripted::tool_call(
+            "c4",
+            "mcp__raw__echo",
+            r#"{"text": "still here"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_messages(&model.request_bodies()[4]);
+    assert_eq!(results.len(), 4, "{stderr}");
+    for r in [&results[0], &results[2]] {
+        assert!(
+            r.contains("TOOL_ERROR") && r.contains("not a resources/read result"),
+            "{r}"
+        );
+        assert!(!r.contains("stopped") && !r.contains("not running"), "{r}");
+    }
+    assert!(results[1].contains("read test://a"), "{}", results[1]);
+    assert!(results[3].contains("echo: still here"), "{}", results[3]);
+    let handshakes = received(&log)
+        .iter()
+        .filter(|(_, m)| m["method"] == "initialize")
+        .count();
+    assert_eq!(handshakes, 1, "the server was restarted");
+}

@@ -595,7 +595,7 @@ impl McpServer {
 
     /// One request other than a tool call (`resources/list`, `resources/read`,
     /// `prompts/get`), bounded by the tool timeout, with the call's error kinds.
-    async fn request<T, F, Fut>(&self, make: F) -> Result<T, CallError>
+    async fn request<T, F, Fut>(&self, what: &str, make: F) -> Result<T, CallError>
     where
         F: FnOnce(Peer<RoleClient>) -> Fut,
         Fut: Future<Output = Result<T, ServiceError>>,
@@ -611,11 +611,37 @@ impl McpServer {
                     None => Err(CallError::Protocol(self.redact(&e.message))),
                 }
             }
-            Ok(Err(_)) => {
-                self.conn.lock().await.service = None;
-                Err(self.closed(wire.as_deref()).await)
-            }
+            Ok(Err(e)) => Err(self.failed(e, what, wire.as_deref()).await),
         }
+    }
+
+    /// The error of a request `what` that failed with `e`, other than a timeout or an
+    /// error the server answered with. Only the transport ending (the process exited,
+    /// its pipe closed, the HTTP session is gone: rmcp's service has stopped) is the
+    /// server stopping, which drops the connection so the next call restarts it (the
+    /// one restart). Any other failure (an answer of the wrong shape, a cancelled
+    /// request) fails this request alone, named, and the connection goes on.
+    async fn failed(&self, e: ServiceError, what: &str, wire: Option<&Wire>) -> CallError {
+        let ended = matches!(
+            e,
+            ServiceError::TransportClosed | ServiceError::TransportSend(_)
+        ) || self
+            .conn
+            .lock()
+            .await
+            .service
+            .as_ref()
+            .is_none_or(|s| s.is_closed());
+        if ended {
+            self.conn.lock().await.service = None;
+            return self.closed(wire).await;
+        }
+        CallError::Protocol(match e {
+            ServiceError::UnexpectedResponse => {
+                format!("the server answered {what} with something that is not a {what} result")
+            }
+            other => format!("{what} failed: {}", self.redact(&other.to_string())),
+        })
     }
 
     /// The server's resources (`resources/list`, every page), as it described them.
@@ -623,7 +649,9 @@ impl McpServer {
     /// Errors: as [`McpServer::call`].
     pub async fn list_resources(&self) -> Result<Vec<Value>, CallError> {
         let listed = self
-            .request(|peer| async move { peer.list_all_resources().await })
+            .request("resources/list", |peer| async move {
+                peer.list_all_resources().await
+            })
             .await?;
         Ok(listed
             .iter()
@@ -637,7 +665,9 @@ impl McpServer {
     pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
         let params = rmcp::model::ReadResourceRequestParams::new(uri);
         let read = self
-            .request(|peer| async move { peer.read_resource(params).await })
+            .request("resources/read", |peer| async move {
+                peer.read_resource(params).await
+            })
             .await?;
         serde_json::to_value(read).map_err(|_| CallError::Closed(None))
     }
@@ -656,7 +686,9 @@ impl McpServer {
             params = params.with_arguments(arguments);
         }
         let got = self
-            .request(|peer| async move { peer.get_prompt(params).await })
+            .request("prompts/get", |peer| async move {
+                peer.get_prompt(params).await
+            })
             .await?;
         serde_json::to_value(got).map_err(|_| CallError::Closed(None))
     }
@@ -789,12 +821,7 @@ impl McpServer {
                 Err(CallError::Ceiling(ceiling.as_secs()))
             }
             Err(ServiceError::Timeout { .. }) => Err(CallError::Timeout),
-            Err(_) => {
-                // The transport failed: the connection may not know it is closed yet, so
-                // drop it; the next call reconnects (the one restart).
-                self.conn.lock().await.service = None;
-                Err(self.closed(wire).await)
-            }
+            Err(e) => Err(self.failed(e, "tools/call", wire).await),
         }
     }
 
