@@ -1149,3 +1149,42 @@ async fn a_wrong_shaped_answer_fails_its_request_alone_and_spends_no_restart() {
         .count();
     assert_eq!(handshakes, 1, "the server was restarted");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_listing_is_filtered_and_endless_paging_is_cut() {
+    for (mode, expect) in [
+        ("1", "test://a"),
+        ("endless", "the list was cut at 1000 items"),
+    ] {
+        let (sb, log) = raw_sandbox(
+            &format!("startup_timeout_secs = 20\nenv = {{ RAW_RESOURCES = \"{mode}\" }}"),
+            "",
+        );
+        let model = ScriptedServer::start().await;
+        model
+            .push(Scripted::tool_call(
+                "c1",
+                "mcp_resources_list",
+                r#"{"server": "raw"}"#,
+            ))
+            .push(Scripted::text("done"));
+        let started = Instant::now();
+        let out = run(&sb, &model, false).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let results = tool_messages(&model.request_bodies()[1]);
+        let r = &results[0];
+        assert!(r.contains(expect), "{mode}: {r}");
+        // The server's escape sequences (a title, a screen clear, a colour) are gone.
+        assert!(!r.contains('\u{1b}') && !r.contains('\u{7}'), "{mode}: {r}");
+        let pages = received(&log)
+            .iter()
+            .filter(|(_, m)| m["method"] == "resources/list")
+            .count();
+        eprintln!(
+            "measured: {mode}: {pages} resources/list pages in {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+        assert!(pages <= 21, "{mode}: {pages} pages");
+    }
+}
