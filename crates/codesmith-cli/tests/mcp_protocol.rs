@@ -1188,3 +1188,29 @@ async fn a_resource_listing_is_filtered_and_endless_paging_is_cut() {
         assert!(pages <= 21, "{mode}: {pages} pages");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_prompt_is_capped_like_a_tool_result() {
+    let (sb, _) = raw_sandbox(
+        "startup_timeout_secs = 20\nenv = { RAW_RESOURCES = \"1\" }",
+        "",
+    );
+    let model = ScriptedServer::start().await;
+    model.push(Scripted::text("done"));
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&sb.ws(), &model.base_url(), "auto", &["/mcp__raw__big"]),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let body = model.request_bodies()[0].to_string();
+    eprintln!("measured: a 300 KB prompt makes a {} B request", body.len());
+    // Its start and end are kept, the middle cut with the spill's ref.
+    assert!(
+        body.contains("BIG-START") && body.contains("BIG-END"),
+        "{stderr}"
+    );
+    assert!(body.len() < 100_000, "{} bytes", body.len());
+    assert!(body.contains("retrieve_tool_result"), "{}", &body[..2000]);
+}

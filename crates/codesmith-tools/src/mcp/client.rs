@@ -600,6 +600,11 @@ impl McpServer {
         Ok((peer, wire))
     }
 
+    /// The CodeSmith home this server was started with (where spilled output goes).
+    pub(super) fn home(&self) -> &Path {
+        &self.home
+    }
+
     /// What the server said about itself at its first handshake, with the prompts it
     /// offers now.
     pub fn about(&self) -> About {
