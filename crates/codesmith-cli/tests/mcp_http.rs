@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use codesmith_testkit::{Scripted, ScriptedServer};
 
-use crate::common::{Sandbox, codesmith, exec_args};
-use crate::mcp_protocol::{received, tool_messages};
+use crate::common::{Sandbox, codesmith, exec_args, mcp_list_json};
+use crate::mcp_protocol::{received, tool_messages, tool_names};
 
 /// The fixture on a free loopback port, logging to `log`, killed on drop.
 struct HttpServer {
@@ -21,7 +21,7 @@ struct HttpServer {
 }
 
 impl HttpServer {
-    async fn start(log: &Path) -> HttpServer {
+    async fn start(log: &Path, mode: &[&str]) -> HttpServer {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -33,6 +33,7 @@ impl HttpServer {
             .arg(script)
             .arg(port.to_string())
             .arg(log)
+            .args(mode)
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true)
@@ -63,7 +64,7 @@ impl Drop for HttpServer {
 async fn oversized_and_undecodable_http_answers_fail_their_call_and_spend_no_restart() {
     let sb = Sandbox::new();
     let log = sb.dir.path().join("http.jsonl");
-    let web = HttpServer::start(&log).await;
+    let web = HttpServer::start(&log, &[]).await;
     std::fs::write(
         sb.home().join("config.toml"),
         format!(
@@ -171,7 +172,7 @@ async fn oversized_and_undecodable_http_answers_fail_their_call_and_spend_no_res
 async fn an_unusable_http_answer_fails_its_call_alone_and_spends_no_restart() {
     let sb = Sandbox::new();
     let log = sb.dir.path().join("http.jsonl");
-    let web = HttpServer::start(&log).await;
+    let web = HttpServer::start(&log, &[]).await;
     std::fs::write(
         sb.home().join("config.toml"),
         format!(
@@ -241,4 +242,63 @@ async fn an_unusable_http_answer_fails_its_call_alone_and_spends_no_restart() {
         .filter(|(_, m)| m["method"] == "initialize")
         .count();
     assert_eq!(handshakes, 1, "the connection was re-established");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_runs_only_as_a_task_is_not_offered_over_http() {
+    // The tool list as a JSON body (read raw by CodeSmith) and as an SSE event.
+    for mode in [&[][..], &["sse_list"][..]] {
+        let sb = Sandbox::new();
+        let log = sb.dir.path().join("http.jsonl");
+        let web = HttpServer::start(&log, mode).await;
+        std::fs::write(
+            sb.home().join("config.toml"),
+            format!(
+                "[mcp_servers.h]\nurl = \"http://127.0.0.1:{}/mcp\"\nstartup_timeout_secs = 20\n",
+                web.port
+            ),
+        )
+        .unwrap();
+        let model = ScriptedServer::start().await;
+        model.push(Scripted::text("done"));
+        let out = codesmith(
+            &sb.home(),
+            &exec_args(&sb.ws(), &model.base_url(), "auto", &["Use the MCP tools"]),
+        )
+        .await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{mode:?}: {stderr}");
+        let bodies = model.request_bodies();
+        let names = tool_names(&bodies[0]);
+        assert!(
+            names.contains(&"mcp__h__echo".to_string()),
+            "{mode:?}: {names:?}"
+        );
+        assert!(
+            names.iter().all(|n| !n.contains("research")),
+            "{mode:?}: {names:?}"
+        );
+        // A JSON body is read once; an SSE answer costs one listing more (asked again
+        // through rmcp).
+        let listings = received(&log)
+            .iter()
+            .filter(|(_, m)| m["method"] == "tools/list")
+            .count();
+        eprintln!("measured: {mode:?}: {listings} tools/list request(s) at start-up");
+        assert_eq!(listings, if mode.is_empty() { 1 } else { 2 }, "{mode:?}");
+        // `codesmith mcp list` says which tools were left out as tasks-only.
+        let list = mcp_list_json(&sb.home(), &sb.ws()).await;
+        let v: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+        assert_eq!(
+            v["servers"][0]["tasks_only"],
+            serde_json::json!(["research"]),
+            "{mode:?}: {v}"
+        );
+        assert!(
+            v["servers"][0]["tools"]
+                .as_array()
+                .is_some_and(|t| !t.is_empty() && !t.iter().any(|n| n == "mcp__h__research")),
+            "{mode:?}: {v}"
+        );
+    }
 }

@@ -63,7 +63,7 @@ pub(crate) fn tool_messages(body: &Value) -> Vec<String> {
         .collect()
 }
 
-fn tool_names(body: &Value) -> Vec<String> {
+pub(crate) fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
         .cloned()

@@ -995,3 +995,55 @@ async fn tui_a_folded_command_is_shown_whole_before_yes_runs_it() {
     assert!(screen.contains("approved once"), "{screen}");
     assert!(ws.join("HIDDEN_RAN").exists());
 }
+
+/// A task that ends before it reaches the engine (a refused MCP prompt, an interrupt
+/// while its mentions are read) leaves the working state: the next task is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tui_a_refused_prompt_or_an_interrupted_mention_read_ends_the_task() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let sb = Sandbox::new();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/resource_server.py");
+    // Only the interrupt can end a read of test://slow within the test's waits.
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!(
+            "[mcp_servers.docs]\ncommand = \"python3\"\nargs = [{:?}, {:?}]\nstartup_timeout_secs = 20\ntool_timeout_secs = 120\n",
+            fixture.to_str().unwrap(),
+            sb.dir.path().join("docs.jsonl").to_str().unwrap(),
+        ),
+    )
+    .unwrap();
+    let server = ScriptedServer::start().await;
+    server
+        .push(Scripted::text("First answer."))
+        .push(Scripted::text("Second answer."));
+    let ws = sb.ws();
+    let tmux = Tmux::start_sized(&ui_command(&sb.home(), &ws, &server.base_url()), 100, 40);
+    tmux.wait_for("message, /help").await;
+    tmux.text("/mcp__docs__q foo=bar");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("takes no argument `foo`").await;
+    tmux.text("hello");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("First answer.").await;
+    tmux.wait_for("message, /help").await;
+    tmux.text("read @docs:test://slow");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("working… Ctrl-C interrupts").await;
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("interrupted: the turn was stopped").await;
+    tmux.text("again");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Second answer.").await;
+    let bodies = server.request_bodies();
+    assert_eq!(bodies.len(), 2);
+    assert!(bodies[1].to_string().contains("again"));
+    assert!(!bodies[1].to_string().contains("read @docs:test://slow"));
+    tmux.text("/quit");
+    tmux.keys(&["Enter"]);
+    wait_gone(&tmux).await;
+}

@@ -2003,8 +2003,8 @@ fn any_runtime_word(command: &SimpleCommand) -> bool {
 ///   shell options (`shopt`), or a variable that names or loads code (`PATH`, `HOME`,
 ///   `PROMPT_COMMAND`, `PS1`, `GIT_*`, `BASH_FUNC_*`, … — [`is_code_variable`]);
 /// - `xargs` hands it words from its input and the policy does not understand it;
-/// - it is not understood and uses a construct the policy does not analyse (arithmetic
-///   on run-time data can run code through an array subscript).
+/// - it is not understood and uses a construct the policy does not analyse that can run
+///   code through run-time values ([`runs_code_unseen`]).
 fn runs_unseen(
     command: &SimpleCommand,
     words: &[Word],
@@ -2083,14 +2083,49 @@ fn runs_unseen(
             .words
             .iter()
             .chain(command.assignments.iter().map(|(_, value)| value))
-            .any(|w| w.opaque.is_some_and(|c| c != "a command substitution"))
+            .any(runs_code_unseen)
     {
         return Some(
-            "it uses a shell construct the policy does not analyse, which can run code (an \
-             array subscript in arithmetic)",
+            "it uses a shell construct the policy does not analyse that can run code through a \
+             value only known at run time (arithmetic, a subscript, an indirection)",
         );
     }
     None
+}
+
+/// True when `word` is a construct the policy does not analyse that can run code through
+/// values only known at run time: arithmetic naming a variable (`$((x))`, where `x` may hold
+/// `a[$(cmd)]`), a parameter expansion with a subscript, an indirection or a substring
+/// offset (`${a[x]}`, `${!x}`, `${s:x}`), or a construct the parser does not know.
+/// `$((2+3))`, `${f%.txt}`, `${x:-default}` and process substitutions (whose commands are
+/// judged as their own segments) run none.
+fn runs_code_unseen(word: &Word) -> bool {
+    let Some(construct) = word.opaque else {
+        return false;
+    };
+    let text = word.text.as_str();
+    let names =
+        |inner: &str| inner.contains(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$');
+    if construct.starts_with("an arithmetic expansion") {
+        return names(text.trim_start_matches('$').trim_matches(['(', ')']));
+    }
+    if construct.starts_with("an array subscript") {
+        return text
+            .split_once('[')
+            .and_then(|(_, rest)| rest.rsplit_once(']'))
+            .is_none_or(|(inner, _)| names(inner));
+    }
+    // An array literal runs nothing unless an element names its subscript (`([k]=v)`).
+    if construct == "a shell construct that is not analysed" && text.starts_with('(') {
+        return text.contains('[');
+    }
+    if construct.starts_with("a parameter expansion") {
+        let substring = text
+            .match_indices(':')
+            .any(|(at, _)| !text[at + 1..].starts_with(['-', '=', '+', '?']));
+        return text.contains(['[', '!']) || substring;
+    }
+    construct == "a shell construct that is not analysed"
 }
 
 /// True when `argv` starts a shell that reads start-up files a command may have written
@@ -2213,7 +2248,11 @@ fn is_code_variable(name: &str) -> bool {
         "PYTHONSTARTUP",
         "RUBYOPT",
     ];
-    code_variable(name).is_some() && !LOADS_FILES.iter().any(|p| name.starts_with(p))
+    // `IFS` changes how words split, never which program a named word is (a program word
+    // from an expansion is judged as unknown on its own).
+    name != "IFS"
+        && code_variable(name).is_some()
+        && !LOADS_FILES.iter().any(|p| name.starts_with(p))
 }
 
 /// Judges `NAME=value` (as a prefix, through `env`, or exported).

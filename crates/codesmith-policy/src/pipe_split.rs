@@ -21,12 +21,12 @@ pub(crate) fn split_flat(source: &str) -> Option<Vec<Vec<&str>>> {
         match bytes[i] {
             b'\\' => i += 2,
             b'\'' => i = skip_single(bytes, i)?,
-            b'"' => i = skip_double(bytes, i)?,
+            b'"' => i = skip_double(bytes, i, 0)?,
             b'`' => return None,
             b'#' if at_word_start => return None,
-            b'$' if bytes.get(i + 1) == Some(&b'(') => i = skip_parens(bytes, i + 1)?,
-            b'$' if bytes.get(i + 1) == Some(&b'{') => i = skip_braces(bytes, i + 1)?,
-            b'<' | b'>' if bytes.get(i + 1) == Some(&b'(') => i = skip_parens(bytes, i + 1)?,
+            b'$' if bytes.get(i + 1) == Some(&b'(') => i = skip_parens(bytes, i + 1, 0)?,
+            b'$' if bytes.get(i + 1) == Some(&b'{') => i = skip_braces(bytes, i + 1, 0)?,
+            b'<' | b'>' if bytes.get(i + 1) == Some(&b'(') => i = skip_parens(bytes, i + 1, 0)?,
             b'<' if bytes.get(i + 1) == Some(&b'<') => return None,
             b'(' | b')' => return None,
             b'{' | b'}' if at_word_start && bytes.get(i + 1).is_none_or(|b| is_space_or_op(*b)) => {
@@ -114,19 +114,26 @@ fn starts_with_keyword(stage: &str) -> bool {
     KEYWORDS.contains(&first) || first.contains("()")
 }
 
+/// Most quoted or bracketed regions inside one another that are followed; deeper
+/// lines are not split (and the grammar, which bounds its own depth, reads them).
+const MAX_DEPTH: usize = 64;
+
 fn skip_single(bytes: &[u8], open: usize) -> Option<usize> {
     let close = bytes[open + 1..].iter().position(|b| *b == b'\'')?;
     Some(open + 1 + close + 1)
 }
 
-fn skip_double(bytes: &[u8], open: usize) -> Option<usize> {
+/// Skips a `"…"` string starting at `open`; `depth` counts the regions it is inside
+/// (past `MAX_DEPTH` the line is not split, so the recursion is bounded).
+fn skip_double(bytes: &[u8], open: usize, depth: usize) -> Option<usize> {
+    let depth = (depth < MAX_DEPTH).then_some(depth + 1)?;
     let mut i = open + 1;
     while i < bytes.len() {
         match bytes[i] {
             b'\\' => i += 2,
             b'"' => return Some(i + 1),
             b'`' => return None,
-            b'$' if bytes.get(i + 1) == Some(&b'(') => i = skip_parens(bytes, i + 1)?,
+            b'$' if bytes.get(i + 1) == Some(&b'(') => i = skip_parens(bytes, i + 1, depth)?,
             _ => i += 1,
         }
     }
@@ -134,14 +141,15 @@ fn skip_double(bytes: &[u8], open: usize) -> Option<usize> {
 }
 
 /// Skips a `( … )` region starting at `open`, honouring quotes inside.
-fn skip_parens(bytes: &[u8], open: usize) -> Option<usize> {
+fn skip_parens(bytes: &[u8], open: usize, nesting: usize) -> Option<usize> {
+    let nesting = (nesting < MAX_DEPTH).then_some(nesting + 1)?;
     let mut depth = 0usize;
     let mut i = open;
     while i < bytes.len() {
         match bytes[i] {
             b'\\' => i += 2,
             b'\'' => i = skip_single(bytes, i)?,
-            b'"' => i = skip_double(bytes, i)?,
+            b'"' => i = skip_double(bytes, i, nesting)?,
             b'`' | b'#' => return None,
             b'<' if bytes.get(i + 1) == Some(&b'<') => return None,
             b'(' => {
@@ -162,14 +170,15 @@ fn skip_parens(bytes: &[u8], open: usize) -> Option<usize> {
 }
 
 /// Skips a `{ … }` parameter expansion starting at `open`.
-fn skip_braces(bytes: &[u8], open: usize) -> Option<usize> {
+fn skip_braces(bytes: &[u8], open: usize, nesting: usize) -> Option<usize> {
+    let nesting = (nesting < MAX_DEPTH).then_some(nesting + 1)?;
     let mut depth = 0usize;
     let mut i = open;
     while i < bytes.len() {
         match bytes[i] {
             b'\\' => i += 2,
             b'\'' => i = skip_single(bytes, i)?,
-            b'"' => i = skip_double(bytes, i)?,
+            b'"' => i = skip_double(bytes, i, nesting)?,
             b'`' => return None,
             b'{' => {
                 depth += 1;

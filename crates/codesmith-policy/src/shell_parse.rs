@@ -161,7 +161,18 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
     /// How many backtick bodies deep the parse running on this thread is.
     static NESTED: Cell<usize> = const { Cell::new(0) };
+    /// How many walker steps deep (across nested parses) this thread is.
+    static WALK_DEPTH: Cell<usize> = const { Cell::new(0) };
 }
+
+/// Most levels of nodes one syntax tree may hold (about three per `$(…)`,
+/// `( … )` or `{ …; }` nesting); a deeper line is left unparsed, so no
+/// recursive step over the tree can overflow the stack.
+const MAX_TREE_DEPTH: usize = 256;
+
+/// Most walker steps inside one another, counted across the nested parses
+/// of backtick bodies; deeper leaves the line unparsed.
+const MAX_WALK_DEPTH: usize = 512;
 
 /// Most backtick bodies inside one another that are parsed; deeper nesting
 /// leaves the line unparsed.
@@ -186,7 +197,30 @@ fn parse_tree(source: &str) -> Option<Tree> {
     };
     let tree = parser.parse(source, None);
     PARSER.with(|cell| *cell.borrow_mut() = Some(parser));
-    tree
+    tree.filter(|tree| tree_depth(tree) <= MAX_TREE_DEPTH)
+}
+
+/// How many levels of nodes `tree` holds, counted without recursion.
+fn tree_depth(tree: &Tree) -> usize {
+    let mut cursor = tree.walk();
+    let mut depth = 0usize;
+    let mut deepest = 0usize;
+    loop {
+        deepest = deepest.max(depth);
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return deepest;
+            }
+            depth -= 1;
+        }
+    }
 }
 
 /// Parses `source` as bash. Never panics; a parser failure yields `ok = false`.
@@ -242,7 +276,9 @@ fn join_glued_continuations(source: &str) -> Option<String> {
         if escaped || !glued(before) || !glued(after) {
             continue;
         }
-        let mut node = root.descendant_for_byte_range(at, at + 2);
+        // The backslash alone: a range over the newline would leave a comment that
+        // ends there, and cut a `\` that only ends the comment.
+        let mut node = root.descendant_for_byte_range(at, at + 1);
         let mut literal = false;
         while let Some(n) = node {
             if matches!(n.kind(), "command_substitution" | "process_substitution") {
@@ -331,7 +367,12 @@ fn parse_stages(pipelines: &[Vec<&str>]) -> Option<ParsedScript> {
 /// Parses `source` in one piece; `piped` marks its commands as reading a pipe.
 fn parse_whole(source: &str, piped: bool) -> ParsedScript {
     let Some(tree) = parse_tree(source) else {
-        return ParsedScript::default();
+        return ParsedScript {
+            constructs: vec![
+                "a line nested too deeply to analyse (or that the shell grammar could not read)",
+            ],
+            ..ParsedScript::default()
+        };
     };
     let root = tree.root_node();
     let mut walker = Walker {
@@ -350,6 +391,10 @@ fn parse_whole(source: &str, piped: bool) -> ParsedScript {
              (a line joined by `\\` at its end, a delimiter line with spaces or tabs, or a \
              start line that continues)",
         );
+    }
+    if let Some(reason) = bash_disagrees(root, source) {
+        walker.out.ok = false;
+        walker.out.constructs.push(reason);
     }
     walker.walk(root, piped, &[]);
     walker.out
@@ -370,8 +415,30 @@ impl<'s> Walker<'s> {
 
     /// Walks `node`, emitting simple commands. `piped` marks commands whose
     /// stdin is a pipe; `redirects` are redirections inherited from an
-    /// enclosing `redirected_statement`.
+    /// enclosing `redirected_statement`. Past `MAX_WALK_DEPTH` steps inside
+    /// one another the line is left unparsed instead.
     fn walk(&mut self, node: Node<'_>, piped: bool, redirects: &[Node<'_>]) {
+        let depth = WALK_DEPTH.with(Cell::get);
+        if depth >= MAX_WALK_DEPTH {
+            self.too_deep();
+            return;
+        }
+        WALK_DEPTH.with(|d| d.set(depth + 1));
+        self.walk_node(node, piped, redirects);
+        WALK_DEPTH.with(|d| d.set(depth));
+    }
+
+    /// Leaves the line unparsed: it nests deeper than the walk goes.
+    fn too_deep(&mut self) {
+        if self.out.ok {
+            self.out
+                .constructs
+                .push("a line nested too deeply to analyse");
+        }
+        self.out.ok = false;
+    }
+
+    fn walk_node(&mut self, node: Node<'_>, piped: bool, redirects: &[Node<'_>]) {
         match node.kind() {
             "command" => self.command(node, piped, redirects),
             "subshell" => {
@@ -766,6 +833,17 @@ impl<'s> Walker<'s> {
 
     /// Emits the commands of any substitution below `node`.
     fn walk_substitutions(&mut self, node: Node<'_>) {
+        let depth = WALK_DEPTH.with(Cell::get);
+        if depth >= MAX_WALK_DEPTH {
+            self.too_deep();
+            return;
+        }
+        WALK_DEPTH.with(|d| d.set(depth + 1));
+        self.walk_substitutions_below(node);
+        WALK_DEPTH.with(|d| d.set(depth));
+    }
+
+    fn walk_substitutions_below(&mut self, node: Node<'_>) {
         let mut cursor = node.walk();
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         let heredoc = node.kind() == "heredoc_redirect";
@@ -1024,7 +1102,13 @@ impl<'s> Walker<'s> {
     /// Statically evaluates a word-like node.
     fn word(&self, node: Node<'_>) -> Word {
         let raw = self.text(node);
-        if matches!(node.kind(), "word" | "string_content") && has_unescaped(raw, &['`']) {
+        // Any leaf whose text bash still expands may hide a backtick the grammar kept as text.
+        let leaf = node.named_child_count() == 0
+            && !matches!(
+                node.kind(),
+                "raw_string" | "ansi_c_string" | "command_substitution"
+            );
+        if leaf && has_unescaped(raw, &['`']) {
             return Word::opaque(raw, "a backtick the policy cannot pair");
         }
         match node.kind() {
@@ -1215,6 +1299,322 @@ impl<'s> Walker<'s> {
         let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
         children.into_iter().any(|c| self.calls(c, name))
     }
+}
+
+/// Node kinds a command-ending newline may stand in directly: between the
+/// statements of a script, a group, a loop or a substitution, or after an
+/// operator (`&&`, `|`) that lets the command go on on the next line.
+const NEWLINE_HOLDERS: &[&str] = &[
+    "program",
+    "list",
+    "pipeline",
+    "compound_statement",
+    "subshell",
+    "do_group",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "while_statement",
+    "for_statement",
+    "select_statement",
+    "c_style_for_statement",
+    "case_statement",
+    "case_item",
+    "function_definition",
+    "command_substitution",
+    "process_substitution",
+];
+
+/// Why the grammar's tree for `source` does not read the line as bash does, or `None`.
+/// Checked independently of the grammar:
+/// - every newline bash ends a command at (see `bash_command_newlines`) separates
+///   statements in the tree: a tree that carries a command, word or comment across it
+///   (`echo ==⏎rm x`, `ls⏎\rm x`, `ls #\⏎rm x`, `git log \<CR><LF>rm x`) hides what runs;
+/// - no form feed, vertical tab or carriage return stands outside quotes (bash's blanks
+///   are only space and tab, so a `#` after one is not a comment);
+/// - every `$'…'` ends where bash ends it (`\\` is one backslash, `\'` a quote);
+/// - no `[[ … =~ … ]]` regex holds a substitution the grammar kept as text.
+fn bash_disagrees(root: Node<'_>, source: &str) -> Option<&'static str> {
+    let mut heredocs = Vec::new();
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        let text = source.get(node.byte_range()).unwrap_or("");
+        match node.kind() {
+            // From the start of its first line (`<<-` bodies start after tabs).
+            "heredoc_body" | "heredoc_end" => {
+                let start = source
+                    .get(..node.start_byte())
+                    .and_then(|s| s.rfind('\n'))
+                    .map_or(0, |n| n + 1);
+                heredocs.push(start..node.end_byte());
+            }
+            "ansi_c_string" if ansi_c_end(text) != Some(text.len().saturating_sub(1)) => {
+                return Some(
+                    "a `$'…'` string whose end bash places elsewhere than the policy reads it",
+                );
+            }
+            "regex"
+                if text.contains('`')
+                    || text.contains("<(")
+                    || text.contains(">(")
+                    || text.matches("$(").count() > {
+                        let mut found = Vec::new();
+                        collect_kind(node, "command_substitution", &mut found);
+                        found.len()
+                    } =>
+            {
+                return Some("a substitution inside a `[[ … =~ … ]]` regex");
+            }
+            _ => {}
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return newlines_disagree(root, source, &heredocs);
+            }
+        }
+    }
+}
+
+/// Part of `bash_disagrees`: the newline check, given the here-document bodies and end
+/// lines the tree holds (`heredocs_as_bash_reads` has checked they are where bash puts them).
+fn newlines_disagree(
+    root: Node<'_>,
+    source: &str,
+    heredocs: &[std::ops::Range<usize>],
+) -> Option<&'static str> {
+    let newlines = match bash_command_newlines(source, heredocs) {
+        Ok(newlines) => newlines,
+        Err(reason) => return Some(reason),
+    };
+    for at in newlines {
+        // The newline that ends a here-document's start line: its body follows.
+        if heredocs.iter().any(|h| h.start == at + 1 || h.start == at) {
+            continue;
+        }
+        let mut node = root.descendant_for_byte_range(at, at + 1);
+        while let Some(n) = node {
+            if !n.is_named() {
+                node = n.parent();
+                continue;
+            }
+            if !NEWLINE_HOLDERS.contains(&n.kind()) {
+                return Some(
+                    "a newline bash ends a command at that the policy reads inside one \
+                     command or comment",
+                );
+            }
+            break;
+        }
+    }
+    None
+}
+
+/// Where a `$'…'` string (`text` starts with `$'`) ends as bash reads it: the offset
+/// of its closing quote. A backslash takes the next character with it, so `\\` is one
+/// backslash and `\'` a quote; `None` when it does not end.
+fn ansi_c_end(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 2;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'\'' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// One open construct while `bash_command_newlines` scans.
+enum Open {
+    /// Commands: the line itself or a `$(…)`, with the `(` opened inside it and
+    /// the `case … esac` it is in (where a `)` closes a pattern, not the `$(…)`).
+    Code { parens: usize, cases: usize },
+    /// `"…"` or `$"…"`: newlines are quoted.
+    Double,
+    /// `` `…` ``: ends at the first unescaped backtick; quotes do not protect one.
+    Backtick,
+    /// `${…}`; `quoted` when inside double quotes.
+    Brace { quoted: bool },
+}
+
+/// The offsets of the newlines at which bash ends a command in `src`, read with bash's
+/// rules and without the grammar (`skip`: here-document bodies and end lines, which
+/// bash reads as text). A newline is such an end unless it is quoted (`'…'`, `"…"`,
+/// `$'…'`), escaped by an unquoted `\` (a line continuation), or inside `${…}`.
+/// A comment starts with `#` at the start of a word (after a blank, a newline or one
+/// of `;&|()<>`) and runs to the newline whatever it ends with, so `#…\⏎` still ends
+/// the command. When in doubt a newline counts as an end: inside backticks every
+/// newline (quotes there are the body's business, and a re-parse checks the body),
+/// and inside `${…}` too; the caller then asks when the grammar disagrees.
+///
+/// # Errors
+/// A reason when the scan meets what it does not follow: a form feed, vertical tab
+/// or carriage return outside quotes (not a blank to bash, but to the grammar), an
+/// unterminated quote, or a `'` inside `${…}` inside double quotes.
+fn bash_command_newlines(
+    src: &str,
+    skip: &[std::ops::Range<usize>],
+) -> Result<Vec<usize>, &'static str> {
+    const CONTROL: &str = "a form feed, vertical tab or carriage return outside quotes \
+                           (bash does not read it as a blank)";
+    const UNTERMINATED: &str = "a quote the shell reading does not see closed";
+    let bytes = src.as_bytes();
+    let mut ends = Vec::new();
+    let mut stack = vec![Open::Code {
+        parens: 0,
+        cases: 0,
+    }];
+    let at_word_start = |i: usize| {
+        i == 0
+            || matches!(
+                bytes[i - 1],
+                b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'
+            )
+    };
+    let word_at = |i: usize, word: &str| {
+        at_word_start(i)
+            && src[i..].starts_with(word)
+            && bytes.get(i + word.len()).is_none_or(|b| {
+                matches!(
+                    b,
+                    b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'
+                )
+            })
+    };
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(range) = skip.iter().find(|r| r.contains(&i)) {
+            i = range.end;
+            continue;
+        }
+        let b = bytes[i];
+        let next = bytes.get(i + 1).copied();
+        let open_count = stack.len();
+        let Some(top) = stack.last_mut() else {
+            break;
+        };
+        // Backticks, `$(…)` and `${…}` open the same way everywhere but inside backticks.
+        let quoted = matches!(top, Open::Double | Open::Brace { quoted: true });
+        let opened = match (b, next) {
+            _ if matches!(top, Open::Backtick) => None,
+            (b'`', _) => Some((Open::Backtick, 1)),
+            (b'$', Some(b'(')) => Some((
+                Open::Code {
+                    parens: 0,
+                    cases: 0,
+                },
+                2,
+            )),
+            (b'$', Some(b'{')) => Some((Open::Brace { quoted }, 2)),
+            _ => None,
+        };
+        if let Some((open, width)) = opened {
+            stack.push(open);
+            i += width;
+            continue;
+        }
+        match top {
+            Open::Code { parens, cases } => match b {
+                // Escaped or not, such a byte is no blank to bash; the grammar may skip it.
+                b'\\' if matches!(next, Some(0x0b | 0x0c | b'\r')) => return Err(CONTROL),
+                b'\\' => i += 1,
+                b'\'' => i = find_from(bytes, i + 1, b'\'').ok_or(UNTERMINATED)?,
+                b'$' if next == Some(b'\'') => {
+                    i += ansi_c_end(&src[i..]).ok_or(UNTERMINATED)?;
+                }
+                b'$' if next == Some(b'"') => {
+                    stack.push(Open::Double);
+                    i += 1;
+                }
+                b'"' => stack.push(Open::Double),
+                b'(' => *parens += 1,
+                b')' if *parens > 0 => *parens -= 1,
+                b')' if *cases > 0 => {}
+                b')' if open_count > 1 => {
+                    stack.pop();
+                }
+                b')' => {}
+                b'#' if at_word_start(i) => {
+                    i = find_from(bytes, i, b'\n').unwrap_or(bytes.len());
+                    continue;
+                }
+                b'\n' => ends.push(i),
+                0x0b | 0x0c | b'\r' => return Err(CONTROL),
+                b'c' if word_at(i, "case") => *cases += 1,
+                b'e' if word_at(i, "esac") => *cases = cases.saturating_sub(1),
+                _ => {}
+            },
+            Open::Double => match b {
+                b'\\' => i += 1,
+                b'"' => {
+                    stack.pop();
+                }
+                _ => {}
+            },
+            Open::Backtick => match b {
+                b'\\' if matches!(next, Some(0x0b | 0x0c | b'\r')) => return Err(CONTROL),
+                b'\\' if next == Some(b'\n') => {
+                    ends.push(i + 1);
+                    i += 1;
+                }
+                b'\\' => i += 1,
+                b'`' => {
+                    stack.pop();
+                }
+                b'\n' => ends.push(i),
+                0x0b | 0x0c | b'\r' => return Err(CONTROL),
+                _ => {}
+            },
+            Open::Brace { quoted } => {
+                let quoted = *quoted;
+                match b {
+                    b'\\' if !quoted && matches!(next, Some(0x0b | 0x0c | b'\r')) => {
+                        return Err(CONTROL);
+                    }
+                    b'\\' => i += 1,
+                    b'}' => {
+                        stack.pop();
+                    }
+                    b'\'' if quoted => {
+                        return Err("a `'` inside `${…}` inside double quotes");
+                    }
+                    b'\'' => i = find_from(bytes, i + 1, b'\'').ok_or(UNTERMINATED)?,
+                    b'"' => stack.push(Open::Double),
+                    b'$' if !quoted && next == Some(b'\'') => {
+                        i += ansi_c_end(&src[i..]).ok_or(UNTERMINATED)?;
+                    }
+                    b'\n' => ends.push(i),
+                    0x0b | 0x0c | b'\r' if !quoted => return Err(CONTROL),
+                    _ => {}
+                }
+            }
+        }
+        i += 1;
+    }
+    if stack
+        .iter()
+        .any(|open| matches!(open, Open::Double | Open::Backtick | Open::Brace { .. }))
+    {
+        return Err(UNTERMINATED);
+    }
+    Ok(ends)
+}
+
+/// The offset of the first `wanted` at or after `from`.
+fn find_from(bytes: &[u8], from: usize, wanted: u8) -> Option<usize> {
+    bytes
+        .get(from..)?
+        .iter()
+        .position(|&b| b == wanted)
+        .map(|p| from + p)
 }
 
 /// The characters that make an unquoted word a glob.
@@ -1751,5 +2151,57 @@ mod tests {
     #[test]
     fn unterminated_quote_is_not_ok() {
         assert!(!parse("echo \"unterminated").ok);
+    }
+
+    #[test]
+    fn bash_ends_commands_at_unquoted_unescaped_newlines() {
+        let ends = |src: &str| bash_command_newlines(src, &[]);
+        assert_eq!(ends("ls\npwd"), Ok(vec![2]));
+        // A continuation joins; a quoted newline is text.
+        assert_eq!(ends("ls \\\npwd"), Ok(vec![]));
+        assert_eq!(ends("echo 'a\nb'\n"), Ok(vec![10]));
+        assert_eq!(ends("echo \"a\nb\""), Ok(vec![]));
+        assert_eq!(ends("echo \"a\\\"\nb\""), Ok(vec![]));
+        // A comment runs to the newline whatever it ends with; `#` inside a word is text.
+        assert_eq!(ends("ls #\\\npwd"), Ok(vec![5]));
+        assert_eq!(ends("ls # 'x\npwd"), Ok(vec![7]));
+        assert_eq!(ends("echo a#'b\n'\nls"), Ok(vec![11]));
+        // `$'…'`: `\\` is one backslash and `\'` a quote.
+        assert_eq!(ends("echo $'a\\\\'\nls"), Ok(vec![11]));
+        assert_eq!(ends("echo $'a\\'\n'\nls"), Ok(vec![12]));
+        // Inside `"$(…)"` and backticks newlines end commands again.
+        assert_eq!(ends("echo \"$(ls\npwd)\""), Ok(vec![10]));
+        assert_eq!(ends("echo `ls\npwd`"), Ok(vec![8]));
+        assert_eq!(ends("echo \"`ls\npwd`\""), Ok(vec![9]));
+        // A `case` pattern's `)` does not close the `$(…)`.
+        assert_eq!(
+            ends("echo \"$(case x in a) ls\n;; esac)\"\n"),
+            Ok(vec![23, 33])
+        );
+        // A here-document body is skipped; the start line's newline ends its command.
+        assert_eq!(
+            bash_command_newlines("cat <<E\nx\nE\nls", &[8..10, 10..11]),
+            Ok(vec![7, 11])
+        );
+        // Bytes bash does not read as blanks, and unterminated quotes, are refused.
+        assert!(ends("ls \\\r\npwd").is_err());
+        assert!(ends("ls\r\npwd").is_err());
+        assert!(ends("ls \\\x0c# x").is_err());
+        assert!(ends("ls \x0c# x").is_err());
+        assert!(ends("ls \x0b# x").is_err());
+        assert!(ends("echo 'a").is_err());
+        assert!(ends("echo \"$(ls)").is_err());
+        assert_eq!(ends("echo 'a\x0c'"), Ok(vec![]));
+        assert_eq!(ends("echo ${x:-$'\\''}\nls"), Ok(vec![16]));
+        assert_eq!(ends("echo \"${x:-$(ls\npwd)}\""), Ok(vec![15]));
+    }
+
+    #[test]
+    fn an_ansi_c_string_ends_at_the_quote_bash_ends_it_at() {
+        assert_eq!(ansi_c_end("$'a'"), Some(3));
+        // `\\` and then the closing quote; `\'` is a quote inside.
+        assert_eq!(ansi_c_end("$'a\\\\' x '"), Some(5));
+        assert_eq!(ansi_c_end("$'a\\' x '"), Some(8));
+        assert_eq!(ansi_c_end("$'a"), None);
     }
 }

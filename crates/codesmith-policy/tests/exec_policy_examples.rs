@@ -373,6 +373,9 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         "make --eval='x:; @tou\\ch PWN' x",
         "printf '[alias]\\n\\tl = pu%s\\n' sh >> sub/.git/config",
         "x=$(cat f); echo $((x))",
+        "echo \"${s:x}\"",
+        "echo \"${a[x]}\"",
+        "a[x]=1",
     ];
     let mut wrong = Vec::new();
     for command in hidden {
@@ -417,6 +420,10 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         ("./scripts/run.sh \"$1\"", Allow),
         ("PYTHONPATH=src pytest", Allow),
         ("git log --grep push", Allow),
+        ("IFS= read -r line < a.txt", Allow),
+        ("echo \"${f%.txt}\" ${x:-default} $((2+3))", Allow),
+        ("diff <(sort a) <(sort b)", Allow),
+        ("arr=(a b c)", Allow),
     ] {
         let got = decide_here(command, WS, &rules, Auto);
         if got.decision != expected {

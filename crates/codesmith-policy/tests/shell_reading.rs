@@ -353,3 +353,184 @@ fn every_redirection_is_judged_whatever_it_is_attached_to() {
         ("cat x | sort | uniq -c > out.txt 2>&1", WorkspaceSafe),
     ]);
 }
+
+/// Asserts `command` (which hides `rm -rf ~` from a grammar that misreads the line) is
+/// allowed in no approval mode.
+fn never_allowed_anywhere(command: &str) {
+    for mode in [ReadOnly, Suggest, AutoEdit, Auto] {
+        let (got, why) = decision(command, &Rules::new(), mode);
+        assert_ne!(got, Allow, "{command:?} in {mode:?}: {why}");
+    }
+}
+
+/// Runs `f` on a thread with a 256 KiB stack: a recursion without bound overflows it.
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+#[test]
+fn deep_nesting_leaves_the_line_unparsed_instead_of_overflowing_the_stack() {
+    on_small_stack(|| {
+        let n = 10_000;
+        for (open, close) in [
+            ("$(", ")"),
+            ("\"$(", ")\""),
+            ("(", ")"),
+            ("{ ", "; }"),
+            ("${x:-", "}"),
+            ("$((", "))"),
+            ("<(", ")"),
+            ("`", "`"),
+        ] {
+            let command = format!("echo {}ls{}", open.repeat(n), close.repeat(n));
+            let (got, why) = decision(&command, &Rules::new(), ReadOnly);
+            assert_ne!(got, Allow, "{open:?} x{n}: {why}");
+        }
+        for (open, close) in [("$(", ")"), ("(", ")"), ("{ ", "; }")] {
+            let command = format!("{}rm -rf ~{}", open.repeat(n), close.repeat(n));
+            let (got, _) = decision(&command, &Rules::new(), Auto);
+            assert_ne!(got, Allow, "{open:?} x{n} around rm -rf ~");
+        }
+    });
+    // Ordinary nesting is still read: the hidden `touch` is found 20 levels down.
+    let command = format!("echo {}touch PWN{}", "$(".repeat(20), ")".repeat(20));
+    finds(&command, &["touch", "PWN"]);
+}
+
+#[test]
+fn a_newline_bash_ends_a_command_at_ends_it_for_the_policy() {
+    for command in [
+        // A comment ends at the newline whatever it ends with.
+        "ls #\\\nid > PWN_comment",
+        "git status # see\\\ntouch PWN_comment2",
+        "ls # a\\\n# b\\\ntouch x",
+        // `\` before CR LF escapes the CR; the LF ends the command.
+        "git log --oneline \\\r\npython3 -c \"open('PWN_crlf_py','w').write('x')\"",
+        "ls \\\r\ntouch x",
+        // A line starting with `\` is a command of its own.
+        "ls -la\n\\rm -rf keep",
+        "echo copying:\n\\cp /etc/hostname PWN_bsword",
+        "echo status:\n\\\npython3 -c \"import os; os.system('id')\"",
+        "( ls\n\\rm -rf keep )",
+        "{ ls\n\\rm -rf keep; }",
+        "echo $(ls\n\\rm -rf keep)",
+        "echo `ls\n\\rm -rf keep`",
+        "case x in x) ls\n\\rm -rf keep ;; esac",
+        "ls\n\n\n\\rm -rf keep",
+        // A word ending the line that the grammar reads as an operator.
+        "echo ==\nrm -rf keep",
+        "echo =~\npython3 -c \"import os; os.system('id')\"",
+        "cat README.md ==\ntouch x",
+        "echo !=\ntouch x",
+        // A redirection target that is a bare `$`.
+        "echo <$\npython3 -c \"import os\"",
+        "cat <<< $ \ntouch x",
+        "cat <&$\ntouch x",
+        "cat 3<$\ntouch x",
+    ] {
+        never_allowed_read_only(command);
+    }
+    for command in [
+        "echo ==\nrm -rf ~",
+        "ls\n\\rm -rf ~",
+        "ls #\\\nrm -rf ~",
+        "git status \\\r\nrm -rf ~",
+        "echo <$\nrm -rf ~",
+    ] {
+        never_allowed_anywhere(command);
+    }
+    // What bash reads as one command stays one; separate lines stay separate.
+    finds("ls \\\n-la", &["ls", "-la"]);
+    finds("ls # note\npwd", &["pwd"]);
+    finds("echo 'a\nb'\npwd", &["pwd"]);
+    check(&[
+        ("ls\npwd", Safe),
+        ("echo \"a\nb\"", Safe),
+        ("cat <<EOF\nx\\\ny\nEOF\nls", Safe),
+        ("if true\nthen\n  ls\nfi", Safe),
+        ("ls &&\npwd", Safe),
+        ("ls |\nwc -l", Safe),
+    ]);
+}
+
+#[test]
+fn form_feed_vertical_tab_or_carriage_return_is_no_blank() {
+    for command in [
+        "ls -la \x0c# list files; rm -rf keep; id > PWN_ff",
+        "git status\x0b# vt; touch PWN_vt",
+        "echo a\r#; touch x",
+        "echo a\x0ctouch x",
+        "a\x0c=b ls",
+        "ls\r\n",
+    ] {
+        never_allowed_read_only(command);
+    }
+    never_allowed_anywhere("ls \x0c#; rm -rf ~");
+    never_allowed_anywhere("ls \x0b#; rm -rf ~");
+    never_allowed_anywhere("ls \r#; rm -rf ~");
+    // Inside quotes they are text.
+    check(&[("echo 'a\x0cb'", Safe), ("echo \"a\rb\"", Safe)]);
+}
+
+#[test]
+fn an_ansi_c_string_ends_where_bash_ends_it() {
+    for command in [
+        "echo $'path\\\\' ; rm -rf keep ; id > PWN_ansi #'",
+        "ls | cat | wc -l; echo $'\\\\' ; touch x #'",
+        "echo $'a\\\\\\\\' ; touch x #'",
+        "echo `echo $'\\\\' ; touch x #'`",
+    ] {
+        never_allowed_read_only(command);
+    }
+    never_allowed_anywhere("echo $'path\\\\' ; rm -rf ~ #'");
+    // `\'` inside `$'…'` is a quote, `\\` a backslash: these read as bash reads them.
+    finds("echo $'it\\'s' ; ls", &["ls"]);
+    finds("echo $'a\\\\' ; ls", &["ls"]);
+    finds("echo $'a\\\\'", &["echo", "a\\"]);
+}
+
+#[test]
+fn a_substitution_inside_a_regex_is_walked_or_asks() {
+    for command in [
+        "ls; [[ x =~ (`id > PWN_regex_bt`) ]]",
+        "[[ a =~ (<(touch PWN_regex_ps)) ]] || ls",
+        "[[ a =~ (a|`touch x`) ]]",
+        "[[ a =~ (\"`touch x`\") ]]",
+        "[[ a =~ (${x:-`touch x`}) ]]",
+        "[[ a =~ (x)(`touch x`) ]]",
+        "[[ a =~ ($[`touch x`]) ]]",
+        "[[ a =~ x<(touch x) ]]",
+        "[[ a =~ x>(touch x) ]]",
+        "[[ a =~ x\\ (`touch x`) ]]",
+    ] {
+        never_allowed_read_only(command);
+    }
+    never_allowed_anywhere("[[ a =~ (`rm -rf ~`) ]]");
+    never_allowed_anywhere("[[ a =~ (<(rm -rf ~)) ]]");
+    finds("[[ a =~ ^$(touch PWN)$ ]]", &["touch", "PWN"]);
+}
+
+#[test]
+fn a_denied_command_hidden_where_bash_and_the_grammar_disagree_is_never_allowed() {
+    let rules = deny_rules(&["git push", "touch"]);
+    for command in [
+        "echo ==\ntouch PWN_deny_eqeq",
+        "bash -c 'git status =~\ngit push r.git HEAD:refs/heads/pwn_eq'",
+        "git log -1 \\\r\ngit push r.git HEAD:refs/heads/pwn_crlf",
+        "git status\n\\git push r.git HEAD:refs/heads/pwn_bs",
+        "ls #\\\ntouch PWN",
+        "ls \x0c# x; touch PWN",
+        "echo $'\\\\' ; touch PWN #'",
+        "[[ a =~ (`touch PWN`) ]]",
+    ] {
+        for mode in [Auto, AutoEdit] {
+            let (got, why) = decision(command, &rules, mode);
+            assert_ne!(got, Allow, "{command:?} in {mode:?}: {why}");
+        }
+    }
+}

@@ -59,7 +59,10 @@ impl Attachment {
                 // The file's own text cannot close the block it is quoted in.
                 let inert = |t: &str| t.replace("</attached_file", "&lt;/attached_file");
                 let cut = if *truncated {
-                    format!("\n[cut at {MAX_ATTACHED_BYTES} bytes; read the rest with read_file]")
+                    format!(
+                        "\n[cut after {} bytes; read the rest with read_file]",
+                        text.len()
+                    )
                 } else {
                     String::new()
                 };
@@ -74,6 +77,35 @@ impl Attachment {
                 path.replace(['[', ']'], "").replace('\n', " ")
             ),
         }
+    }
+
+    /// This text attachment cut so that its [`Attachment::model_text`] takes at most
+    /// `max` bytes (whole characters kept), marked cut; `None` for an image, or when
+    /// less than [`MIN_CUT_BYTES`] of the text would be left.
+    fn cut_to(self, max: usize) -> Option<Attachment> {
+        let Attachment::Text { path, mut text, .. } = self else {
+            return None;
+        };
+        let whole = Attachment::Text {
+            path: path.clone(),
+            text: text.clone(),
+            truncated: true,
+        };
+        let overhead = whole.model_text().len().saturating_sub(text.len());
+        let mut keep = max.checked_sub(overhead)?;
+        if keep < MIN_CUT_BYTES {
+            return None;
+        }
+        keep = keep.min(text.len());
+        while !text.is_char_boundary(keep) {
+            keep -= 1;
+        }
+        text.truncate(keep);
+        Some(Attachment::Text {
+            path,
+            text,
+            truncated: true,
+        })
     }
 
     /// One line for the person: what was attached.
@@ -303,62 +335,211 @@ async fn resource(
     })
 }
 
+/// What the `@` words of one task may attach, together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// Most bytes of text the attachments add to the task, in all; a text file that
+    /// would pass it is cut to what is left, anything else that would is left out.
+    pub bytes: usize,
+    /// Most words read as mentions (files and resources); the rest are not read.
+    pub count: usize,
+    /// How long reading them may take in all (they are read at once); a mention not
+    /// read by then is left out.
+    pub deadline: std::time::Duration,
+}
+
+/// Most mentions read for one task.
+pub(crate) const MAX_MENTIONS: usize = 10;
+
+/// How long one task's mentions may take to read, together (the MCP servers' default
+/// tool timeout; each read is also bounded by its server's own).
+pub(crate) const MENTIONS_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A cut file shorter than this is left out instead.
+const MIN_CUT_BYTES: usize = 1024;
+
+/// Most characters of one line shown about a mention (its middle elided).
+const MAX_LINE_CHARS: usize = 400;
+
+impl Limits {
+    /// The limits for a model whose context window is `window` tokens: mentions add at
+    /// most a quarter of the window's estimated bytes
+    /// ([`codesmith_protocol::BYTES_PER_TOKEN`] per token), at most [`MAX_MENTIONS`]
+    /// of them, read within [`MENTIONS_DEADLINE`].
+    pub(crate) fn for_window(window: u64) -> Limits {
+        let bytes = window.saturating_mul(codesmith_protocol::BYTES_PER_TOKEN) / 4;
+        Limits {
+            bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+            count: MAX_MENTIONS,
+            deadline: MENTIONS_DEADLINE,
+        }
+    }
+}
+
+/// Whether `path` (as typed after `@`) names something in the workspace, to read or to
+/// refuse: not a word sent as typed.
+fn names_something(ctx: &ToolContext, path: &str) -> bool {
+    match ctx.resolve(path) {
+        Ok(r) => r.exists,
+        Err(refusal) => refusal.code != codesmith_tools::ErrorCode::NotFound,
+    }
+}
+
+/// What became of one mention that was read.
+enum Outcome {
+    Resource(Result<Attached, String>),
+    File(Resolved),
+}
+
+/// One `@` word's place in what the person is shown, in the order typed.
+enum Slot<'a> {
+    /// A line, known without reading.
+    Line(String),
+    /// The mention read as the `n`th of the reads.
+    Read { word: &'a str, n: usize },
+}
+
 /// `task` with what its `@…` words name attached after it: workspace files (see
 /// [`resolve`]) and, for `@SERVER:URI` with SERVER one of `mcp`'s configured servers,
 /// that server's resource (read through `ctx`, see the module's text). Returns the text,
 /// the images among the attachments, and the lines that tell the person what was
-/// attached or why not. Each word is attached once.
+/// attached or why not, each one visible line. Each word is attached once. The
+/// mentions are read at once, within `limits` (count and deadline), and attached in the
+/// order typed while they fit its byte budget; what is left out says how to read it.
+/// Dropping the future stops the reads.
 pub(crate) async fn expand(
     task: &str,
     ctx: &ToolContext,
     mcp: &McpStart,
+    limits: &Limits,
 ) -> (String, Vec<codesmith_protocol::ImagePart>, Vec<String>) {
     let configured: Vec<&str> = mcp.servers.iter().map(|s| s.name.as_str()).collect();
-    let mut text = task.to_string();
-    let mut images = Vec::new();
-    let mut lines = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
+    let mut slots = Vec::new();
+    let mut reads = Vec::new();
+    let mut unread: Vec<String> = Vec::new();
+    let deadline = tokio::time::Instant::now() + limits.deadline;
     for word in mentions(task) {
         if seen.contains(&word) {
             continue;
         }
         seen.push(word);
         let shown_word = codesmith_policy::visible_line(word, 200);
-        match parse(word, &configured) {
-            Mention::Resource { server, uri } => match resource(mcp, ctx, server, uri).await {
-                Ok(attached) => {
-                    text.push_str("\n\n");
-                    text.push_str(&attached.text);
-                    lines.push(attached.shown);
-                    images.extend(attached.images);
+        let read = match parse(word, &configured) {
+            Mention::Resource { server, uri } => futures::future::Either::Left(async move {
+                Outcome::Resource(resource(mcp, ctx, server, uri).await)
+            }),
+            Mention::Path(path) if names_something(ctx, path) => futures::future::Either::Right(
+                async move { Outcome::File(resolve(ctx, path).await) },
+            ),
+            Mention::Path(path) => {
+                if let Some(name) = resource_shaped(path) {
+                    slots.push(Slot::Line(format!(
+                        "not attached: @{shown_word}: no MCP server `{}` is configured \
+                         (a resource is named @SERVER:URI); {SEE_SERVERS}",
+                        codesmith_policy::visible_line(name, 64)
+                    )));
                 }
-                Err(why) => lines.push(format!(
-                    "not attached: @{shown_word}: {}",
-                    codesmith_policy::terminal_safe(&why)
-                )),
-            },
-            Mention::Path(path) => match resolve(ctx, path).await {
-                Resolved::File(attachment) => {
-                    text.push_str("\n\n");
-                    text.push_str(&attachment.model_text());
-                    lines.push(attachment.shown());
-                    if let Attachment::Image { part, .. } = attachment {
-                        images.push(part);
+                continue;
+            }
+        };
+        if reads.len() == limits.count {
+            unread.push(format!("@{shown_word}"));
+            continue;
+        }
+        slots.push(Slot::Read {
+            word,
+            n: reads.len(),
+        });
+        reads.push(tokio::time::timeout_at(deadline, read));
+    }
+    let mut done: Vec<Option<Outcome>> = futures::future::join_all(reads)
+        .await
+        .into_iter()
+        .map(Result::ok)
+        .collect();
+    let mut text = task.to_string();
+    let mut images = Vec::new();
+    let mut lines = Vec::new();
+    let mut left = limits.bytes;
+    let over_budget = |size: usize, tool: &str| {
+        format!(
+            "{size} bytes would pass what mentions may attach to one task ({} bytes, a \
+             quarter of the model's context window); ask the model to read it with {tool}",
+            limits.bytes
+        )
+    };
+    for slot in slots {
+        let (word, n) = match slot {
+            Slot::Line(line) => {
+                lines.push(line);
+                continue;
+            }
+            Slot::Read { word, n } => (word, n),
+        };
+        let shown_word = codesmith_policy::visible_line(word, 200);
+        let not_attached = |why: &str| format!("not attached: @{shown_word}: {why}");
+        match done.get_mut(n).and_then(Option::take) {
+            None => lines.push(not_attached(&format!(
+                "not read within {} s; name it again, or ask the model to read it",
+                limits.deadline.as_secs()
+            ))),
+            Some(Outcome::Resource(Ok(attached))) => {
+                let size = attached.text.len() + 2;
+                if size > left {
+                    lines.push(not_attached(&over_budget(size, "mcp_resource_read")));
+                    continue;
+                }
+                left -= size;
+                text.push_str("\n\n");
+                text.push_str(&attached.text);
+                lines.push(attached.shown);
+                images.extend(attached.images);
+            }
+            Some(Outcome::Resource(Err(why))) => lines.push(not_attached(&why)),
+            Some(Outcome::File(Resolved::File(attachment))) => {
+                let size = attachment.model_text().len() + 2;
+                let attachment = if size <= left {
+                    attachment
+                } else {
+                    match attachment.cut_to(left.saturating_sub(2)) {
+                        Some(cut) => cut,
+                        None => {
+                            lines.push(not_attached(&over_budget(size, "read_file")));
+                            continue;
+                        }
                     }
+                };
+                let model_text = attachment.model_text();
+                left = left.saturating_sub(model_text.len() + 2);
+                text.push_str("\n\n");
+                text.push_str(&model_text);
+                lines.push(attachment.shown());
+                if let Attachment::Image { part, .. } = attachment {
+                    images.push(part);
                 }
-                Resolved::NotAFile => {
-                    if let Some(name) = resource_shaped(path) {
-                        lines.push(format!(
-                            "not attached: @{shown_word}: no MCP server `{}` is configured \
-                             (a resource is named @SERVER:URI); {SEE_SERVERS}",
-                            codesmith_policy::visible_line(name, 64)
-                        ));
-                    }
-                }
-                Resolved::Refused(why) => lines.push(format!("not attached: @{path}: {why}")),
-            },
+            }
+            Some(Outcome::File(Resolved::NotAFile)) => {}
+            Some(Outcome::File(Resolved::Refused(why))) => lines.push(not_attached(&why)),
         }
     }
+    if !unread.is_empty() {
+        lines.push(format!(
+            "not attached: {} more mention(s) ({}): a task attaches at most {}; name the \
+             rest in a later task, or ask the model to read them",
+            unread.len(),
+            unread.join(" "),
+            limits.count
+        ));
+    }
+    // A server's or the file system's message is one visible line: it cannot pass for
+    // another line of the UI.
+    let lines = lines
+        .iter()
+        .map(|l| {
+            codesmith_policy::visible_line(&codesmith_policy::terminal_safe(l), MAX_LINE_CHARS)
+        })
+        .collect();
     (text, images, lines)
 }
 
@@ -374,6 +555,11 @@ mod tests {
         std::fs::write(ws.join("bin.dat"), [0xff, 0xfe, 0x00]).unwrap();
         std::fs::write(dir.join("outside.txt"), "secret").unwrap();
         ToolContext::new(ws.canonicalize().unwrap(), dir.join("home"))
+    }
+
+    /// Limits no test here reaches.
+    fn wide() -> Limits {
+        Limits::for_window(1 << 20)
     }
 
     fn no_servers() -> McpStart {
@@ -405,6 +591,7 @@ mod tests {
             "explain @src/a.py, then @src/a.py again",
             &ctx,
             &no_servers(),
+            &wide(),
         )
         .await;
         assert_eq!(text.matches("<attached_file path=\"src/a.py\">").count(), 1);
@@ -427,7 +614,7 @@ mod tests {
         ];
         std::fs::write(ctx.workspace.join("shot.png"), png).unwrap();
         let (text, images, lines) =
-            expand("what is wrong in @shot.png?", &ctx, &no_servers()).await;
+            expand("what is wrong in @shot.png?", &ctx, &no_servers(), &wide()).await;
         assert_eq!(images.len(), 1, "{lines:?}");
         assert_eq!(images[0].media_type, "image/png");
         assert!(text.ends_with("[attached image: shot.png]"), "{text}");
@@ -439,7 +626,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ctx(dir.path());
         let (text, images, lines) =
-            expand("use @property and mail a@b.c", &ctx, &no_servers()).await;
+            expand("use @property and mail a@b.c", &ctx, &no_servers(), &wide()).await;
         assert_eq!(text, "use @property and mail a@b.c");
         assert!(lines.is_empty() && images.is_empty());
         assert!(
@@ -514,7 +701,7 @@ mod tests {
         std::fs::write(ctx.workspace.join("a:b"), "colon file\n").unwrap();
         let mcp = failed(&["docs"], "boom: missing API key\nmore");
         let task = "read @docs:file:///n.md and @nosuch:test://x/1 and @a:b, @x:y";
-        let (text, images, lines) = expand(task, &ctx, &mcp).await;
+        let (text, images, lines) = expand(task, &ctx, &mcp, &wide()).await;
         assert!(images.is_empty());
         // Nothing of the failed mentions reaches the model but the words as typed.
         assert!(text.starts_with(task), "{text}");
@@ -538,5 +725,64 @@ mod tests {
             "{lines:?}"
         );
         assert_eq!(lines[2], "attached a:b (11 bytes)");
+    }
+
+    #[tokio::test]
+    async fn a_task_reads_at_most_the_count_of_mentions_and_says_which_were_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        let mut task = String::from("look at");
+        for n in 1..=12 {
+            std::fs::write(ctx.workspace.join(format!("f{n}.txt")), format!("F{n}\n")).unwrap();
+            task.push_str(&format!(" @f{n}.txt"));
+        }
+        // Words that name nothing do not count.
+        task.push_str(" @property");
+        let (text, _, lines) = expand(&task, &ctx, &no_servers(), &wide()).await;
+        assert_eq!(
+            text.matches("<attached_file").count(),
+            MAX_MENTIONS,
+            "{text}"
+        );
+        assert!(text.contains("F10\n") && !text.contains("F11\n"), "{text}");
+        assert_eq!(lines.len(), MAX_MENTIONS + 1, "{lines:?}");
+        assert_eq!(
+            lines[MAX_MENTIONS],
+            "not attached: 2 more mention(s) (@f11.txt @f12.txt): a task attaches at most 10; \
+             name the rest in a later task, or ask the model to read them"
+        );
+    }
+
+    #[tokio::test]
+    async fn what_mentions_attach_stays_within_the_byte_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ctx(dir.path());
+        std::fs::write(ctx.workspace.join("a.txt"), "a".repeat(2000)).unwrap();
+        std::fs::write(ctx.workspace.join("b.txt"), "b".repeat(5000)).unwrap();
+        std::fs::write(ctx.workspace.join("c.txt"), "c".repeat(2000)).unwrap();
+        let limits = Limits {
+            bytes: 4096,
+            ..wide()
+        };
+        let task = "see @a.txt @b.txt @c.txt";
+        let (text, _, lines) = expand(task, &ctx, &no_servers(), &limits).await;
+        assert!(text.len() - task.len() <= 4096, "{}", text.len());
+        // The first whole, the second cut to what is left, the third left out.
+        assert_eq!(lines[0], "attached a.txt (2000 bytes)");
+        assert!(
+            lines[1].starts_with("attached b.txt (") && lines[1].ends_with(", cut)"),
+            "{lines:?}"
+        );
+        assert!(text.contains("[cut after ") && text.contains("read the rest with read_file]"));
+        assert!(
+            lines[2].starts_with("not attached: @c.txt: ")
+                && lines[2].contains(
+                    "(4096 bytes, a quarter of the model's context window); ask \
+                                      the model to read it with read_file"
+                ),
+            "{lines:?}"
+        );
+        assert!(!text.contains("ccc"), "{text}");
+        assert_eq!(Limits::for_window(32_768).bytes, 32_768);
     }
 }

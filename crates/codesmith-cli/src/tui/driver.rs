@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use codesmith_engine::{Approvals, Engine, NoApprover, Session, Submitter};
 use codesmith_policy::ApprovalMode;
-use codesmith_protocol::{Event, Op, Usage};
+use codesmith_protocol::{Event, Op, TaskStatus, Usage};
 use codesmith_providers::Provider;
 use codesmith_tools::{CancellationToken, ToolContext};
 use tokio::sync::mpsc;
@@ -64,7 +64,9 @@ pub(crate) enum ToUi {
         /// Approval mode now in use.
         approval: ApprovalMode,
     },
-    /// A rebuild failed; the previous engine is still in use.
+    /// A rebuild failed; the previous engine is still in use. (A task that fails before
+    /// it reaches the engine is closed as the engine closes one: `error`, then
+    /// `task_finished`.)
     Failed(String),
     /// Lines for the person about a task being sent (what its `@` words attached, or why
     /// not).
@@ -190,51 +192,158 @@ pub(crate) fn spawn(
     (Driver { tx }, ui_rx, handle)
 }
 
+/// The UI's messages to the relay, with those that arrived while a task was being
+/// prepared (its prompt rendered, its mentions read) held for after it.
+struct Inbox {
+    rx: mpsc::UnboundedReceiver<ToEngine>,
+    held: std::collections::VecDeque<ToEngine>,
+}
+
+impl Inbox {
+    /// The next message: a held one first (cancel-safe, as `recv` is).
+    async fn recv(&mut self) -> Option<ToEngine> {
+        match self.held.pop_front() {
+            Some(msg) => Some(msg),
+            None => self.rx.recv().await,
+        }
+    }
+}
+
+/// How a task the UI sent left the relay.
+#[derive(Debug)]
+enum Prepared {
+    /// Ready for the engine, which closes it (`task_finished`).
+    Send(Op),
+    /// Ended before the engine saw it: refused (a prompt its server would not render, a
+    /// bad argument), the reason for the person.
+    Refused(String),
+    /// Ended before the engine saw it: interrupted while its prompt or mentions were read.
+    Interrupted,
+    /// The UI is gone or a stop signal came: the relay ends.
+    Stop,
+}
+
+/// Prepares the task `text` for the engine: `/mcp__SERVER__PROMPT args` is rendered by
+/// its server into the task, as `exec` does (the user sees the preview of what is sent
+/// in their name); any other task gets what its `@path` and `@SERVER:URI` words name
+/// attached (see `attach`), each shown as a line. What the server or the files take is
+/// raced against the UI's interrupt (and a stop signal); other messages that arrive
+/// meanwhile are held in `inbox` for after.
+async fn prepare(
+    parts: &Parts,
+    text: String,
+    images: Vec<codesmith_protocol::ImagePart>,
+    inbox: &mut Inbox,
+    tx: &mpsc::UnboundedSender<ToUi>,
+    stop: &CancellationToken,
+) -> Prepared {
+    let work = async {
+        match parts.mcp.render_prompt(&text).await {
+            // `slash` sends an unknown `/mcp__…` command here for its server to render;
+            // one that no running server offers is refused, not sent as text.
+            None if text.trim_start().starts_with("/mcp__") => {
+                let head = text.split_whitespace().next().unwrap_or_default();
+                Prepared::Refused(format!(
+                    "no running MCP server offers the prompt {head} now; /help lists the MCP \
+                     servers' prompts"
+                ))
+            }
+            None => {
+                let (text, more, lines) = attach_to(parts, &text).await;
+                if !lines.is_empty() {
+                    let _ = tx.send(ToUi::Info(lines));
+                }
+                Prepared::Send(Op::UserTask {
+                    text,
+                    images: images.into_iter().chain(more).collect(),
+                })
+            }
+            Some(Ok(rendered)) => {
+                let _ = tx.send(ToUi::Event(Event::Notice {
+                    message: rendered.preview,
+                }));
+                Prepared::Send(Op::UserTask {
+                    text: rendered.text,
+                    images,
+                })
+            }
+            Some(Err(e)) => Prepared::Refused(e),
+        }
+    };
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            biased;
+            () = stop.cancelled() => return Prepared::Stop,
+            msg = inbox.rx.recv() => match msg {
+                None => return Prepared::Stop,
+                Some(ToEngine::Op(Op::Interrupt)) => return Prepared::Interrupted,
+                Some(other) => inbox.held.push_back(other),
+            },
+            prepared = &mut work => return prepared,
+        }
+    }
+}
+
+/// Ends a task that never reached the engine the way the engine ends one, so both front
+/// ends leave their working state through their one closing path: the reason (one
+/// visible line) as an `error` event, then `task_finished` (`failed`, or `cancelled`
+/// when interrupted) with no rounds.
+fn close_unsent(tx: &mpsc::UnboundedSender<ToUi>, refused: Option<&str>) {
+    let status = match refused {
+        Some(why) => {
+            let _ = tx.send(ToUi::Event(Event::Error {
+                message: codesmith_policy::visible_line(why, MAX_REFUSAL_CHARS),
+            }));
+            TaskStatus::Failed
+        }
+        None => TaskStatus::Cancelled,
+    };
+    let _ = tx.send(ToUi::Event(Event::TaskFinished {
+        status,
+        turns: 0,
+        usage: Usage::default(),
+    }));
+}
+
+/// Most characters of a refusal shown for a task that was not sent (its middle elided).
+const MAX_REFUSAL_CHARS: usize = 600;
+
 async fn relay(
     mut running: Running,
     mut parts: Parts,
-    mut rx: mpsc::UnboundedReceiver<ToEngine>,
+    rx: mpsc::UnboundedReceiver<ToEngine>,
     tx: mpsc::UnboundedSender<ToUi>,
     stop: CancellationToken,
 ) {
+    let mut inbox = Inbox {
+        rx,
+        held: std::collections::VecDeque::new(),
+    };
     loop {
         tokio::select! {
             biased;
             () = stop.cancelled() => break,
-            msg = rx.recv() => match msg {
+            msg = inbox.recv() => match msg {
                 None => break,
                 Some(ToEngine::Op(op)) => {
-                    // `/mcp__SERVER__PROMPT args` is rendered by its server into the task,
-                    // as `exec` does; a refusal is the user's to read, nothing is sent.
-                    // Any other task gets what its `@path` and `@SERVER:URI` words name
-                    // attached (see `attach`), each shown as a line.
+                    // Every task leaves here closed for the front ends: by the engine once
+                    // sent, or by `close_unsent` when it ends before.
                     let op = match op {
-                        Op::UserTask { text, images } => match parts.mcp.render_prompt(&text).await {
-                            None => {
-                                // A resource read may take up to the server's tool
-                                // timeout; a stop signal does not wait for it.
-                                let (text, more, lines) = tokio::select! {
-                                    biased;
-                                    () = stop.cancelled() => break,
-                                    attached = attach_to(&parts, &text) => attached,
-                                };
-                                if !lines.is_empty() {
-                                    let _ = tx.send(ToUi::Info(lines));
+                        Op::UserTask { text, images } => {
+                            match prepare(&parts, text, images, &mut inbox, &tx, &stop).await {
+                                Prepared::Send(op) => op,
+                                Prepared::Refused(why) => {
+                                    close_unsent(&tx, Some(&why));
+                                    continue;
                                 }
-                                Op::UserTask { text, images: images.into_iter().chain(more).collect() }
+                                Prepared::Interrupted => {
+                                    close_unsent(&tx, None);
+                                    continue;
+                                }
+                                Prepared::Stop => break,
                             }
-                            Some(Ok(rendered)) => {
-                                // The user sees what is sent in their name.
-                                let _ = tx.send(ToUi::Event(Event::Notice {
-                                    message: rendered.preview,
-                                }));
-                                Op::UserTask { text: rendered.text, images }
-                            }
-                            Some(Err(e)) => {
-                                let _ = tx.send(ToUi::Failed(e));
-                                continue;
-                            }
-                        },
+                        }
                         other => other,
                     };
                     if running.submit.submit(op).await.is_err() {
@@ -261,14 +370,16 @@ async fn relay(
 
 /// `text` with what its `@` words name attached (see [`super::attach::expand`]), read
 /// with the session's tool context; MCP images only when the model reads images, as in
-/// a tool result.
+/// a tool result. What mentions attach is bounded by [`super::attach::Limits`] for the
+/// model's context window.
 async fn attach_to(
     parts: &Parts,
     text: &str,
 ) -> (String, Vec<codesmith_protocol::ImagePart>, Vec<String>) {
     let mut ctx = (*parts.ctx).clone();
     ctx.images = parts.provider.accepts_images();
-    super::attach::expand(text, &ctx, &parts.mcp).await
+    let limits = super::attach::Limits::for_window(parts.resolved.context.window);
+    super::attach::expand(text, &ctx, &parts.mcp, &limits).await
 }
 
 fn rebuild(

@@ -307,15 +307,7 @@ impl McpServer {
         }
         *guard(&server.prompts) = about.prompts.clone();
         let _ = server.about.set(about);
-        let mut raw = Vec::new();
-        let mut tasks_only = Vec::new();
-        for t in &tools {
-            if wire.as_ref().is_some_and(|w| w.is_tasks_only(&t.name)) {
-                tasks_only.push(t.name.to_string());
-            } else if let Ok(v) = serde_json::to_value(t) {
-                raw.push(v);
-            }
-        }
+        let (raw, tasks_only) = offered_tools(&tools, wire.as_deref());
         {
             let names: BTreeSet<String> = raw
                 .iter()
@@ -550,11 +542,11 @@ impl McpServer {
                 };
                 match oauth {
                     Some(manager) => {
-                        let authed = rmcp::transport::AuthClient::new(client, manager);
-                        let transport = StreamableHttpClientTransport::with_client(
-                            http::Guarded::new(authed, wire),
-                            cfg,
+                        let authed = rmcp::transport::AuthClient::new(
+                            http::Guarded::new(client, wire),
+                            manager,
                         );
+                        let transport = StreamableHttpClientTransport::with_client(authed, cfg);
                         handler
                             .serve(transport)
                             .await
@@ -1050,24 +1042,22 @@ impl McpServer {
         let mut over_cap = 0usize;
         let trusted = self.config.is_trusted();
         let policy = guard(&self.late_policy).clone();
-        for t in &tools {
-            if wire.as_ref().is_some_and(|w| w.is_tasks_only(&t.name)) {
-                continue;
-            }
-            let Ok(raw) = serde_json::to_value(t) else {
+        let (offered, _) = offered_tools(&tools, wire.as_deref());
+        for raw in &offered {
+            let Some(name) = raw.get("name").and_then(Value::as_str) else {
                 continue;
             };
-            now.insert(t.name.to_string());
-            if guard(&self.registered).contains(t.name.as_ref()) {
+            now.insert(name.to_string());
+            if guard(&self.registered).contains(name) {
                 continue;
             }
-            guard(&self.registered).insert(t.name.to_string());
+            guard(&self.registered).insert(name.to_string());
             // Each added name lives for the session: their number is bounded.
             if self.late_count.fetch_add(1, Ordering::Relaxed) >= MAX_LATE_TOOLS {
                 over_cap += 1;
                 continue;
             }
-            let entry = super::entry(&me, trusted, &raw, None);
+            let entry = super::entry(&me, trusted, raw, None);
             let tool: Arc<dyn Tool> = Arc::new(entry);
             // The start-up rule: resident while the session holds at most
             // `mcp_defer_threshold` MCP tools, deferred after (or when the server's tools
@@ -1094,7 +1084,7 @@ impl McpServer {
                 }
                 refused.push(format!(
                     "`{}` not added: {}",
-                    codesmith_policy::visible_controls(&t.name),
+                    codesmith_policy::visible_controls(name),
                     why.unwrap_or_default()
                 ));
             }
@@ -1221,6 +1211,23 @@ async fn list_prompts(
             .map(|r| (r.prompts, r.next_cursor))
     })
     .await
+}
+
+/// The definitions of `tools` (a listing, either transport) that CodeSmith offers, and
+/// the remote names of those it leaves out because the server runs them only as tasks
+/// (`execution.taskSupport = "required"`, noted from the raw answer in `wire`; CodeSmith
+/// does not run tasks). Start-up and every re-listing split a listing here.
+fn offered_tools(tools: &[rmcp::model::Tool], wire: Option<&Wire>) -> (Vec<Value>, Vec<String>) {
+    let mut offered = Vec::new();
+    let mut tasks_only = Vec::new();
+    for t in tools {
+        if wire.is_some_and(|w| w.is_tasks_only(&t.name)) {
+            tasks_only.push(t.name.to_string());
+        } else if let Ok(v) = serde_json::to_value(t) {
+            offered.push(v);
+        }
+    }
+    (offered, tasks_only)
 }
 
 /// What a server lists again after it announced a change.

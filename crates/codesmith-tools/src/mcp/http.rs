@@ -21,7 +21,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -103,27 +103,39 @@ pub fn redact(text: &str, known: &[String]) -> String {
     out
 }
 
-/// An rmcp streamable-HTTP client (`C`: reqwest's, or rmcp's OAuth client around it)
-/// whose unusable answers fail only the request they answer (see the module
-/// documentation): an answer over [`MAX_MESSAGE`] (a JSON body or one SSE event) and an
-/// answer that is not valid JSON-RPC (a JSON body, or an SSE event naming the request)
-/// become a JSON-RPC error for that request, with the fault recorded in `wire`.
+/// rmcp's streamable-HTTP client on reqwest (rmcp's OAuth client goes around it) whose
+/// unusable answers fail only the request they answer (see the module documentation): an
+/// answer over [`MAX_MESSAGE`] (a JSON body or one SSE event) and an answer that is not
+/// valid JSON-RPC (a JSON body, or an SSE event naming the request) become a JSON-RPC
+/// error for that request, with the fault recorded in `wire`.
+///
+/// Answers to `tools/list` are handed to [`Wire::note_tool_list`] as the server sent
+/// them: a JSON body is read here rather than by rmcp (whose typed tool drops
+/// `execution.taskSupport`); an answer of another kind (an SSE stream, an HTTP error) is
+/// asked for again through rmcp, and its SSE events are noted as they pass. Once a server
+/// answered a listing with an SSE stream, its later listings go through rmcp at once.
 #[derive(Clone)]
-pub struct Guarded<C> {
-    inner: C,
+pub struct Guarded {
+    inner: reqwest::Client,
     wire: Arc<Wire>,
+    /// Set when the server answered a listing with a `200` that was not a JSON body.
+    lists_by_sse: Arc<std::sync::atomic::AtomicBool>,
 }
 
-impl<C> std::fmt::Debug for Guarded<C> {
+impl std::fmt::Debug for Guarded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Guarded").finish_non_exhaustive()
     }
 }
 
-impl<C> Guarded<C> {
-    /// `inner`, recording faults in `wire`.
-    pub fn new(inner: C, wire: Arc<Wire>) -> Self {
-        Guarded { inner, wire }
+impl Guarded {
+    /// `inner`, recording faults and tool listings in `wire`.
+    pub fn new(inner: reqwest::Client, wire: Arc<Wire>) -> Self {
+        Guarded {
+            inner,
+            wire,
+            lists_by_sse: Arc::default(),
+        }
     }
 
     /// Records `fault` for request `id` and answers it with the fault as a JSON-RPC error.
@@ -260,10 +272,13 @@ fn judge(sse: &Sse, id: &RequestId) -> Event {
 /// undecodable, of an unknown event type, to another request: see [`judge`]) replaced
 /// by a JSON-RPC error for `id`, after which the stream ends; and a stream that ends
 /// without answering and without an event id to resume from ended by such an error.
+/// When `id` lists the tools (`lists_tools`), its answer is handed to
+/// [`Wire::note_tool_list`] as it passes.
 fn guard_sse(
     stream: BoxStream<'static, Result<Sse, SseError>>,
     id: RequestId,
     wire: Arc<Wire>,
+    lists_tools: bool,
 ) -> BoxStream<'static, Result<Sse, SseError>> {
     /// The stream, whether `id` was answered, whether an event named a resume point.
     type State = (BoxStream<'static, Result<Sse, SseError>>, bool, bool);
@@ -284,6 +299,12 @@ fn guard_sse(
                         Event::Fault(fault) if !answered => fault,
                         Event::Answer => {
                             answered = true;
+                            if lists_tools
+                                && let Some(data) = sse.data.as_deref()
+                                && let Ok(v) = serde_json::from_str::<Value>(data)
+                            {
+                                wire.note_tool_list(&v);
+                            }
                             return Some((Ok(sse), Some((stream, answered, resumable))));
                         }
                         _ => return Some((Ok(sse), Some((stream, answered, resumable)))),
@@ -335,8 +356,88 @@ fn post_fault<E: std::error::Error + Send + Sync + 'static>(
     Some(TransportFault::Unusable { detail })
 }
 
-impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Guarded<C> {
-    type Error = C::Error;
+impl Guarded {
+    /// Lists the tools with a POST of its own, so the answer is read as the server sent
+    /// it: a `200` JSON body (at most `max` bytes) is handed to [`Wire::note_tool_list`]
+    /// and returned as rmcp would have parsed it (an oversized or undecodable one fails the
+    /// request, as in [`Guarded::fail`]). Any other answer, and a request that failed, is
+    /// `None`: the caller asks again through rmcp, which knows the rest of the protocol
+    /// (SSE answers, HTTP errors, authentication challenges); listing has no side effects.
+    #[allow(clippy::too_many_arguments)]
+    async fn list_tools_raw(
+        &self,
+        uri: &str,
+        message: &ClientJsonRpcMessage,
+        session_id: Option<&str>,
+        auth_header: Option<&str>,
+        custom_headers: &HashMap<HeaderName, HeaderValue>,
+        id: &RequestId,
+        max: usize,
+    ) -> Option<StreamableHttpPostResponse> {
+        use std::sync::atomic::Ordering;
+        if self.lists_by_sse.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut request = self
+            .inner
+            .post(uri)
+            .header(
+                reqwest::header::ACCEPT,
+                "text/event-stream, application/json",
+            )
+            .json(message);
+        if let Some(token) = auth_header {
+            request = request.bearer_auth(token);
+        }
+        for (name, value) in custom_headers {
+            request = request.header(name, value);
+        }
+        if let Some(session) = session_id {
+            request = request.header(SESSION_HEADER, session);
+        }
+        let mut response = request.send().await.ok()?;
+        if response.status() != reqwest::StatusCode::OK {
+            return None;
+        }
+        let json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|ct| ct.split(';').next())
+            .is_some_and(|ct| ct.trim().eq_ignore_ascii_case("application/json"));
+        if !json {
+            self.lists_by_sse.store(true, Ordering::Relaxed);
+            return None;
+        }
+        let session = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.ok()? {
+            if body.len() + chunk.len() > max {
+                return Some(self.fail(id, TransportFault::Oversized { bytes: None }));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
+            Ok(answer) => {
+                if let Ok(raw) = serde_json::from_slice::<Value>(&body) {
+                    self.wire.note_tool_list(&raw);
+                }
+                Some(StreamableHttpPostResponse::Json(answer, session))
+            }
+            Err(e) => Some(self.fail(id, TransportFault::undecodable(&body, &e))),
+        }
+    }
+}
+
+/// The header naming a streamable-HTTP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+impl StreamableHttpClient for Guarded {
+    type Error = reqwest::Error;
 
     async fn post_message(
         &self,
@@ -392,6 +493,24 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Guarded<C> {
             ClientJsonRpcMessage::Request(r) => Some(r.id.clone()),
             _ => None,
         };
+        let lists_tools = matches!(&message, ClientJsonRpcMessage::Request(r)
+            if matches!(r.request, ClientRequest::ListToolsRequest(_)));
+        if lists_tools
+            && let Some(id) = &id
+            && let Some(answer) = self
+                .list_tools_raw(
+                    &uri,
+                    &message,
+                    session_id.as_deref(),
+                    auth_header.as_deref(),
+                    &custom_headers,
+                    id,
+                    limits.max_json_response_size,
+                )
+                .await
+        {
+            return Ok(answer);
+        }
         let result = self
             .inner
             .post_message_with_response_limits(
@@ -411,9 +530,12 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Guarded<C> {
                 Some(fault) => Ok(self.fail(&id, fault)),
                 None => Err(e),
             },
-            Ok(StreamableHttpPostResponse::Sse(stream, session)) => Ok(
-                StreamableHttpPostResponse::Sse(guard_sse(stream, id, self.wire.clone()), session),
-            ),
+            Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
+                Ok(StreamableHttpPostResponse::Sse(
+                    guard_sse(stream, id, self.wire.clone(), lists_tools),
+                    session,
+                ))
+            }
             other => other,
         }
     }

@@ -14,10 +14,10 @@
 //! connection goes on; when the stream itself ends, rmcp sees the end and the
 //! connection is re-established on the next call.
 //!
-//! Besides, the transport notes which tools a `tools/list` answer marks as runnable
-//! only as tasks (`execution.taskSupport = "required"`), a field rmcp's typed tool
-//! drops, and keeps the last [`STDERR_RING`] bytes of the server's stderr for the
-//! messages that say why a server did not start or stopped.
+//! Besides, the transport hands each `tools/list` answer to [`Wire::note_tool_list`]
+//! (which tools run only as tasks, a field rmcp's typed tool drops), and keeps the last
+//! [`STDERR_RING`] bytes of the server's stderr for the messages that say why a server
+//! did not start or stopped.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -235,6 +235,28 @@ impl Wire {
         guard(&self.faults).remove(&id_key(id))
     }
 
+    /// Notes which tools `answer` (a JSON-RPC answer to `tools/list`, as the server sent
+    /// it) marks as runnable only as tasks (`execution.taskSupport = "required"`), for
+    /// [`Wire::is_tasks_only`]. Every transport hands its raw answers here, since rmcp's
+    /// typed tool drops the field; a tool listed without the mark is forgotten.
+    pub fn note_tool_list(&self, answer: &Value) {
+        let Some(tools) = answer.pointer("/result/tools").and_then(Value::as_array) else {
+            return;
+        };
+        let mut set = guard(&self.tasks_only);
+        for t in tools {
+            let required =
+                t.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required");
+            if let Some(name) = t.get("name").and_then(Value::as_str) {
+                if required {
+                    set.insert(name.to_string());
+                } else {
+                    set.remove(name);
+                }
+            }
+        }
+    }
+
     /// Whether the last `tools/list` marked `tool` as runnable only as a task.
     pub fn is_tasks_only(&self, tool: &str) -> bool {
         guard(&self.tasks_only).contains(tool)
@@ -334,7 +356,13 @@ pub struct StdioTransport {
     reader: BufReader<ChildStdout>,
     writer: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
     wire: Arc<Wire>,
+    /// The line being read; with `partial`, what a read dropped mid-line (its future
+    /// cancelled by a `select!`) had taken from the stream, so the next read goes on from
+    /// there instead of losing the line's start.
     line: Vec<u8>,
+    /// `Some((bytes read of the line so far, the moving tail kept past the cap))` while a
+    /// line is only partly read; `None` when `line` is complete (or nothing was read).
+    partial: Option<(usize, VecDeque<u8>)>,
     /// Error responses made for faults, delivered before reading on.
     queued: VecDeque<RxJsonRpcMessage<RoleClient>>,
     /// The server's pid, the marker in its environment and its start time: what the
@@ -387,6 +415,7 @@ impl StdioTransport {
             writer: Arc::new(tokio::sync::Mutex::new(Some(stdin))),
             wire,
             line: Vec::new(),
+            partial: None,
             queued: VecDeque::new(),
             tree: (pid, marker, since),
         })
@@ -394,21 +423,27 @@ impl StdioTransport {
 
     /// Reads one line into `self.line`. `Ok(None)` at the end of the stream,
     /// `Ok(Some(Err(fault)))` for a line over [`MAX_MESSAGE`] (then `self.line` holds its
-    /// first and last [`ID_WINDOW`] bytes).
+    /// first and last [`ID_WINDOW`] bytes). Cancel-safe: dropped while waiting for bytes,
+    /// it keeps what it consumed, and the next call finishes the same line.
     async fn read_line(&mut self) -> std::io::Result<Option<Result<(), usize>>> {
-        self.line.clear();
-        let mut total = 0usize;
-        let mut tail: VecDeque<u8> = VecDeque::new();
+        if self.partial.is_none() {
+            self.line.clear();
+            self.partial = Some((0, VecDeque::new()));
+        }
         loop {
             let available = self.reader.fill_buf().await?;
+            let Some((total, tail)) = self.partial.as_mut() else {
+                return Ok(None);
+            };
             if available.is_empty() {
+                self.partial = None;
                 return Ok(None);
             }
             let newline = available.iter().position(|b| *b == b'\n');
             let take = newline.map_or(available.len(), |i| i + 1);
             let chunk = &available[..take];
-            total += take;
-            if total <= MAX_MESSAGE {
+            *total += take;
+            if *total <= MAX_MESSAGE {
                 self.line.extend_from_slice(chunk);
             } else {
                 if self.line.len() > ID_WINDOW {
@@ -422,6 +457,7 @@ impl StdioTransport {
             }
             self.reader.consume(take);
             if newline.is_some() {
+                let (total, tail) = self.partial.take().unwrap_or_default();
                 if total > MAX_MESSAGE {
                     self.line.push(b' ');
                     self.line.extend(tail);
@@ -499,23 +535,7 @@ impl StdioTransport {
         let method = guard(&self.wire.pending).remove(&id_key(id));
         if method.as_deref() == Some("tools/list") {
             let value: Value = serde_json::from_slice(line).unwrap_or(Value::Null);
-            let tools = value
-                .pointer("/result/tools")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let mut set = guard(&self.wire.tasks_only);
-            for t in tools {
-                let required =
-                    t.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required");
-                if let Some(name) = t.get("name").and_then(Value::as_str) {
-                    if required {
-                        set.insert(name.to_string());
-                    } else {
-                        set.remove(name);
-                    }
-                }
-            }
+            self.wire.note_tool_list(&value);
         }
     }
 }
@@ -693,6 +713,29 @@ fn position_of(text: &[u8], line: usize, column: usize) -> usize {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// A read dropped mid-line (a `select!` that took another branch) loses nothing: the
+    /// next read returns the whole line, its start included.
+    #[tokio::test]
+    async fn a_read_dropped_mid_line_keeps_what_it_took() {
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.arg("-c")
+            .arg("printf '{\"jsonrpc\":\"2.0\",'; sleep 1; printf '\"id\":1,\"result\":{}}\\n'")
+            .stdin(std::process::Stdio::null());
+        let mut transport = StdioTransport::spawn(cmd, Arc::new(Wire::default())).unwrap();
+        // The first half arrives, then the read is dropped while it waits for the rest.
+        let dropped = tokio::time::timeout(Duration::from_millis(500), transport.read_line()).await;
+        assert!(dropped.is_err(), "the line was not cut in two");
+        let read = tokio::time::timeout(Duration::from_secs(10), transport.read_line())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(read, Some(Ok(())));
+        assert_eq!(
+            String::from_utf8_lossy(&transport.line),
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"
+        );
+    }
 
     #[test]
     fn ids_are_found_at_either_end_and_escaped_ones_skipped() {
