@@ -169,6 +169,82 @@ async fn oversized_and_undecodable_http_answers_fail_their_call_and_spend_no_res
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unusable_http_answer_fails_its_call_alone_and_spends_no_restart() {
+    let sb = Sandbox::new();
+    let log = sb.dir.path().join("http.jsonl");
+    let web = HttpServer::start(&log, &[]).await;
+    std::fs::write(
+        sb.home().join("config.toml"),
+        format!(
+            "[mcp_servers.h]\nurl = \"http://127.0.0.1:{}/mcp\"\nstartup_timeout_secs = 20\n\
+             tool_timeout_secs = 20\n",
+            web.port
+        ),
+    )
+    .unwrap();
+    // Each unusable answer, with the cause its failure must name.
+    let cases = [
+        ("pretty", "surrogate"),
+        ("sse_pretty", "surrogate"),
+        ("stray", "answer to request 9999"),
+        ("sse_end", "ended without answering"),
+        ("event_type", "type `weird`"),
+        ("h500", "500"),
+        ("h404", "404"),
+        ("html", "text/html"),
+    ];
+    let model = ScriptedServer::start().await;
+    for (i, (tool, _)) in cases.iter().enumerate() {
+        model.push(Scripted::tool_call(
+            format!("c{i}"),
+            format!("mcp__h__{tool}"),
+            "{}",
+        ));
+        model.push(Scripted::tool_call(
+            format!("e{i}"),
+            "mcp__h__echo",
+            format!(r#"{{"text": "after {tool}"}}"#),
+        ));
+    }
+    model.push(Scripted::text("done"));
+    let started = Instant::now();
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&sb.ws(), &model.base_url(), "auto", &["Use the MCP tools"]),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let bodies = model.request_bodies();
+    let results = tool_messages(&bodies[2 * cases.len()]);
+    assert_eq!(results.len(), 2 * cases.len(), "{stderr}");
+    for (i, (tool, cause)) in cases.iter().enumerate() {
+        let r = &results[2 * i];
+        assert!(r.contains("TOOL_ERROR") && r.contains(cause), "{tool}: {r}");
+        assert!(
+            !r.contains("stopped") && !r.contains("in time"),
+            "{tool}: {r}"
+        );
+        let after = &results[2 * i + 1];
+        assert!(
+            after.contains(&format!("echo: after {tool}")),
+            "{tool}: {after}"
+        );
+    }
+    eprintln!(
+        "measured: {} unusable answers and their echoes in {:.1}s",
+        cases.len(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let handshakes = received(&log)
+        .iter()
+        .filter(|(_, m)| m["method"] == "initialize")
+        .count();
+    assert_eq!(handshakes, 1, "the connection was re-established");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_that_runs_only_as_a_task_is_not_offered_over_http() {
     // The tool list as a JSON body (read raw by CodeSmith) and as an SSE event.
     for mode in [&[][..], &["sse_list"][..]] {

@@ -1104,3 +1104,113 @@ async fn tools_added_later_keep_names_unique_and_the_catalogue_under_the_thresho
     // The request still extends the previous one.
     assert_eq!(last[..start.len()], start[..]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrong_shaped_answer_fails_its_request_alone_and_spends_no_restart() {
+    let (sb, log) = raw_sandbox(
+        "startup_timeout_secs = 20\ntool_timeout_secs = 20\nenv = { RAW_RESOURCES = \"1\" }",
+        "",
+    );
+    let read = |id: &str, uri: &str| {
+        Scripted::tool_call(
+            id,
+            "mcp_resource_read",
+            format!(r#"{{"server": "raw", "uri": "{uri}"}}"#),
+        )
+    };
+    let model = ScriptedServer::start().await;
+    model
+        .push(read("c1", "test://weird"))
+        .push(read("c2", "test://a"))
+        .push(read("c3", "test://weird"))
+        .push(Scripted::tool_call(
+            "c4",
+            "mcp__raw__echo",
+            r#"{"text": "still here"}"#,
+        ))
+        .push(Scripted::text("done"));
+    let out = run(&sb, &model, false).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let results = tool_messages(&model.request_bodies()[4]);
+    assert_eq!(results.len(), 4, "{stderr}");
+    for r in [&results[0], &results[2]] {
+        assert!(
+            r.contains("TOOL_ERROR") && r.contains("not a resources/read result"),
+            "{r}"
+        );
+        assert!(!r.contains("stopped") && !r.contains("not running"), "{r}");
+    }
+    assert!(results[1].contains("read test://a"), "{}", results[1]);
+    assert!(results[3].contains("echo: still here"), "{}", results[3]);
+    let handshakes = received(&log)
+        .iter()
+        .filter(|(_, m)| m["method"] == "initialize")
+        .count();
+    assert_eq!(handshakes, 1, "the server was restarted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_listing_is_filtered_and_endless_paging_is_cut() {
+    for (mode, expect) in [
+        ("1", "test://a"),
+        ("endless", "the list was cut at 1000 items"),
+    ] {
+        let (sb, log) = raw_sandbox(
+            &format!("startup_timeout_secs = 20\nenv = {{ RAW_RESOURCES = \"{mode}\" }}"),
+            "",
+        );
+        let model = ScriptedServer::start().await;
+        model
+            .push(Scripted::tool_call(
+                "c1",
+                "mcp_resources_list",
+                r#"{"server": "raw"}"#,
+            ))
+            .push(Scripted::text("done"));
+        let started = Instant::now();
+        let out = run(&sb, &model, false).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let results = tool_messages(&model.request_bodies()[1]);
+        let r = &results[0];
+        assert!(r.contains(expect), "{mode}: {r}");
+        // The server's escape sequences (a title, a screen clear, a colour) are gone.
+        assert!(!r.contains('\u{1b}') && !r.contains('\u{7}'), "{mode}: {r}");
+        let pages = received(&log)
+            .iter()
+            .filter(|(_, m)| m["method"] == "resources/list")
+            .count();
+        eprintln!(
+            "measured: {mode}: {pages} resources/list pages in {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+        assert!(pages <= 21, "{mode}: {pages} pages");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_prompt_is_capped_like_a_tool_result() {
+    let (sb, _) = raw_sandbox(
+        "startup_timeout_secs = 20\nenv = { RAW_RESOURCES = \"1\" }",
+        "",
+    );
+    let model = ScriptedServer::start().await;
+    model.push(Scripted::text("done"));
+    let out = codesmith(
+        &sb.home(),
+        &exec_args(&sb.ws(), &model.base_url(), "auto", &["/mcp__raw__big"]),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let body = model.request_bodies()[0].to_string();
+    eprintln!("measured: a 300 KB prompt makes a {} B request", body.len());
+    // Its start and end are kept, the middle cut with the spill's ref.
+    assert!(
+        body.contains("BIG-START") && body.contains("BIG-END"),
+        "{stderr}"
+    );
+    assert!(body.len() < 100_000, "{} bytes", body.len());
+    assert!(body.contains("retrieve_tool_result"), "{}", &body[..2000]);
+}

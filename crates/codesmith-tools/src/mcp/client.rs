@@ -257,7 +257,7 @@ impl McpServer {
         });
         let (service, wire) = server.connect().await?;
         let listed =
-            tokio::time::timeout(config.startup_timeout(), service.peer().list_all_tools()).await;
+            tokio::time::timeout(config.startup_timeout(), list_tools(service.peer())).await;
         let tools = match listed {
             Err(_) => {
                 return Err(format!(
@@ -269,7 +269,10 @@ impl McpServer {
                 let why = server.redact(&format!("listing its tools failed: {e}"));
                 return Err(with_stderr(why, wire.as_deref()).await);
             }
-            Ok(Ok(tools)) => tools,
+            Ok(Ok(listed)) => {
+                server.note_cut("tools", listed.cut);
+                listed.items
+            }
         };
         let info = service.peer().peer_info();
         let mut about = About {
@@ -292,10 +295,11 @@ impl McpServer {
             .is_some_and(|i| i.capabilities.prompts.is_some())
         {
             let listed =
-                tokio::time::timeout(config.startup_timeout(), service.peer().list_all_prompts())
-                    .await;
-            if let Ok(Ok(prompts)) = listed {
-                about.prompts = prompts
+                tokio::time::timeout(config.startup_timeout(), list_prompts(service.peer())).await;
+            if let Ok(Ok(listed)) = listed {
+                server.note_cut("prompts", listed.cut);
+                about.prompts = listed
+                    .items
                     .iter()
                     .filter_map(|p| serde_json::to_value(p).ok())
                     .collect();
@@ -354,6 +358,17 @@ impl McpServer {
     }
 
     /// A progress notification: an [`McpEvent::Progress`] for the call it belongs to.
+    /// Tells the user a listing of `what` was cut ([`Listed::cut`]), as a warning.
+    fn note_cut(&self, what: &str, cut: Option<String>) {
+        if let Some(cut) = cut {
+            self.emit(McpEvent::Log {
+                server: self.name.clone(),
+                level: "warning".into(),
+                text: format!("listing its {what}: {cut}"),
+            });
+        }
+    }
+
     pub(super) fn progress(&self, p: ProgressNotificationParam) {
         let Some(tool) = guard(&self.calls)
             .get(&token_key(&p.progress_token))
@@ -577,6 +592,11 @@ impl McpServer {
         Ok((peer, wire))
     }
 
+    /// The CodeSmith home this server was started with (where spilled output goes).
+    pub(super) fn home(&self) -> &Path {
+        &self.home
+    }
+
     /// What the server said about itself at its first handshake, with the prompts it
     /// offers now.
     pub fn about(&self) -> About {
@@ -587,7 +607,7 @@ impl McpServer {
 
     /// One request other than a tool call (`resources/list`, `resources/read`,
     /// `prompts/get`), bounded by the tool timeout, with the call's error kinds.
-    async fn request<T, F, Fut>(&self, make: F) -> Result<T, CallError>
+    async fn request<T, F, Fut>(&self, what: &str, make: F) -> Result<T, CallError>
     where
         F: FnOnce(Peer<RoleClient>) -> Fut,
         Fut: Future<Output = Result<T, ServiceError>>,
@@ -603,24 +623,65 @@ impl McpServer {
                     None => Err(CallError::Protocol(self.redact(&e.message))),
                 }
             }
-            Ok(Err(_)) => {
-                self.conn.lock().await.service = None;
-                Err(self.closed(wire.as_deref()).await)
-            }
+            Ok(Err(e)) => Err(self.failed(e, what, wire.as_deref()).await),
         }
     }
 
-    /// The server's resources (`resources/list`, every page), as it described them.
+    /// The error of a request `what` that failed with `e`, other than a timeout or an
+    /// error the server answered with. Only the transport ending (the process exited,
+    /// its pipe closed, the HTTP session is gone: rmcp's service has stopped) is the
+    /// server stopping, which drops the connection so the next call restarts it (the
+    /// one restart). Any other failure (an answer of the wrong shape, a cancelled
+    /// request) fails this request alone, named, and the connection goes on.
+    async fn failed(&self, e: ServiceError, what: &str, wire: Option<&Wire>) -> CallError {
+        let ended = matches!(
+            e,
+            ServiceError::TransportClosed | ServiceError::TransportSend(_)
+        ) || self
+            .conn
+            .lock()
+            .await
+            .service
+            .as_ref()
+            .is_none_or(|s| s.is_closed());
+        if ended {
+            self.conn.lock().await.service = None;
+            return self.closed(wire).await;
+        }
+        CallError::Protocol(match e {
+            ServiceError::UnexpectedResponse => {
+                format!("the server answered {what} with something that is not a {what} result")
+            }
+            other => format!("{what} failed: {}", self.redact(&other.to_string())),
+        })
+    }
+
+    /// The server's resources (`resources/list`, page by page under
+    /// [`list_capped`]'s caps), as it described them, with why the list was cut, if it was.
     ///
     /// Errors: as [`McpServer::call`].
-    pub async fn list_resources(&self) -> Result<Vec<Value>, CallError> {
+    pub async fn list_resources(&self) -> Result<Listed<Value>, CallError> {
         let listed = self
-            .request(|peer| async move { peer.list_all_resources().await })
+            .request("resources/list", |peer| async move {
+                list_capped(|p| {
+                    let peer = &peer;
+                    async move {
+                        peer.list_resources(p)
+                            .await
+                            .map(|r| (r.resources, r.next_cursor))
+                    }
+                })
+                .await
+            })
             .await?;
-        Ok(listed
-            .iter()
-            .filter_map(|r| serde_json::to_value(r).ok())
-            .collect())
+        Ok(Listed {
+            items: listed
+                .items
+                .iter()
+                .filter_map(|r| serde_json::to_value(r).ok())
+                .collect(),
+            cut: listed.cut,
+        })
     }
 
     /// Reads the resource `uri` (`resources/read`): the `ReadResourceResult` as JSON.
@@ -629,7 +690,9 @@ impl McpServer {
     pub async fn read_resource(&self, uri: &str) -> Result<Value, CallError> {
         let params = rmcp::model::ReadResourceRequestParams::new(uri);
         let read = self
-            .request(|peer| async move { peer.read_resource(params).await })
+            .request("resources/read", |peer| async move {
+                peer.read_resource(params).await
+            })
             .await?;
         serde_json::to_value(read).map_err(|_| CallError::Closed(None))
     }
@@ -648,7 +711,9 @@ impl McpServer {
             params = params.with_arguments(arguments);
         }
         let got = self
-            .request(|peer| async move { peer.get_prompt(params).await })
+            .request("prompts/get", |peer| async move {
+                peer.get_prompt(params).await
+            })
             .await?;
         serde_json::to_value(got).map_err(|_| CallError::Closed(None))
     }
@@ -781,12 +846,7 @@ impl McpServer {
                 Err(CallError::Ceiling(ceiling.as_secs()))
             }
             Err(ServiceError::Timeout { .. }) => Err(CallError::Timeout),
-            Err(_) => {
-                // The transport failed: the connection may not know it is closed yet, so
-                // drop it; the next call reconnects (the one restart).
-                self.conn.lock().await.service = None;
-                Err(self.closed(wire).await)
-            }
+            Err(e) => Err(self.failed(e, "tools/call", wire).await),
         }
     }
 
@@ -925,12 +985,13 @@ impl McpServer {
         let Some((peer, _)) = self.listing_peer(Listing::Prompts).await else {
             return;
         };
-        let listed =
-            tokio::time::timeout(self.config.startup_timeout(), peer.list_all_prompts()).await;
-        let Ok(Ok(prompts)) = listed else {
+        let listed = tokio::time::timeout(self.config.startup_timeout(), list_prompts(&peer)).await;
+        let Ok(Ok(listed)) = listed else {
             return;
         };
-        let now: Vec<Value> = prompts
+        self.note_cut("prompts", listed.cut);
+        let now: Vec<Value> = listed
+            .items
             .iter()
             .filter_map(|p| serde_json::to_value(p).ok())
             .collect();
@@ -966,11 +1027,12 @@ impl McpServer {
         let Some((peer, wire)) = self.listing_peer(Listing::Tools).await else {
             return;
         };
-        let listed =
-            tokio::time::timeout(self.config.startup_timeout(), peer.list_all_tools()).await;
-        let Ok(Ok(tools)) = listed else {
+        let listed = tokio::time::timeout(self.config.startup_timeout(), list_tools(&peer)).await;
+        let Ok(Ok(listed)) = listed else {
             return;
         };
+        self.note_cut("tools", listed.cut);
+        let tools = listed.items;
         let Some(me) = self.me.upgrade() else {
             return;
         };
@@ -1054,6 +1116,101 @@ impl McpServer {
             });
         }
     }
+}
+
+/// Most items one listing (tools, prompts or resources) takes from a server.
+pub const MAX_LISTED_ITEMS: usize = 1000;
+/// Most pages one listing asks a server for.
+pub const MAX_LISTED_PAGES: usize = 100;
+/// Most bytes (as JSON) the items of one listing may hold together: one message's limit.
+pub const MAX_LISTED_BYTES: usize = super::transport::MAX_MESSAGE;
+
+/// What a listing collected, page by page.
+#[derive(Debug)]
+pub struct Listed<T> {
+    /// The items, in the server's order.
+    pub items: Vec<T>,
+    /// Why the listing stopped before the server's last page, in words (`None` when
+    /// it listed everything).
+    pub cut: Option<String>,
+}
+
+/// Collects a listing by following `nextCursor` from the first page (`page` asks for
+/// one), stopping at [`MAX_LISTED_ITEMS`] items, [`MAX_LISTED_BYTES`] bytes of them,
+/// [`MAX_LISTED_PAGES`] pages, or a cursor the server gave before, whichever comes first
+/// (then [`Listed::cut`] says which): memory stays bounded whatever the server pages.
+///
+/// Errors: the first page's or a later page's failure, as rmcp reports it.
+async fn list_capped<T, F, Fut>(mut page: F) -> Result<Listed<T>, ServiceError>
+where
+    T: serde::Serialize,
+    F: FnMut(Option<rmcp::model::PaginatedRequestParams>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), ServiceError>>,
+{
+    let mut items = Vec::new();
+    let mut bytes = 0usize;
+    let mut seen = BTreeSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_LISTED_PAGES {
+        let params = cursor
+            .take()
+            .map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
+        let (got, next) = page(params).await?;
+        for item in got {
+            bytes = bytes.saturating_add(serde_json::to_vec(&item).map_or(0, |v| v.len()));
+            if items.len() == MAX_LISTED_ITEMS || bytes > MAX_LISTED_BYTES {
+                let cut = format!(
+                    "the list was cut at {} items ({MAX_LISTED_ITEMS} items or {} MiB at most)",
+                    items.len(),
+                    MAX_LISTED_BYTES / (1024 * 1024)
+                );
+                return Ok(Listed {
+                    items,
+                    cut: Some(cut),
+                });
+            }
+            items.push(item);
+        }
+        match next {
+            None => return Ok(Listed { items, cut: None }),
+            Some(c) if !seen.insert(c.clone()) => {
+                let cut = format!(
+                    "the list was cut at {} items: the server gave the same page cursor twice",
+                    items.len()
+                );
+                return Ok(Listed {
+                    items,
+                    cut: Some(cut),
+                });
+            }
+            Some(c) => cursor = Some(c),
+        }
+    }
+    let cut = format!(
+        "the list was cut at {} items after {MAX_LISTED_PAGES} pages",
+        items.len()
+    );
+    Ok(Listed {
+        items,
+        cut: Some(cut),
+    })
+}
+
+/// Every tool of `peer`, under [`list_capped`]'s caps.
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Listed<rmcp::model::Tool>, ServiceError> {
+    list_capped(|p| async move { peer.list_tools(p).await.map(|r| (r.tools, r.next_cursor)) }).await
+}
+
+/// Every prompt of `peer`, under [`list_capped`]'s caps.
+async fn list_prompts(
+    peer: &Peer<RoleClient>,
+) -> Result<Listed<rmcp::model::Prompt>, ServiceError> {
+    list_capped(|p| async move {
+        peer.list_prompts(p)
+            .await
+            .map(|r| (r.prompts, r.next_cursor))
+    })
+    .await
 }
 
 /// The definitions of `tools` (a listing, either transport) that CodeSmith offers, and

@@ -197,6 +197,58 @@ fn same_call(a: &McpEvent, b: &McpEvent) -> bool {
     )
 }
 
+/// Whether `a` and `b` are changes of the same list (tools or prompts) of one server.
+fn same_list(a: &McpEvent, b: &McpEvent) -> bool {
+    match (a, b) {
+        (McpEvent::ToolsChanged { server: s1, .. }, McpEvent::ToolsChanged { server: s2, .. })
+        | (
+            McpEvent::PromptsChanged { server: s1, .. },
+            McpEvent::PromptsChanged { server: s2, .. },
+        ) => s1 == s2,
+        _ => false,
+    }
+}
+
+/// Folds the later change `next` into `queued` (the same list of the same server): a
+/// name added and then removed (or removed and then added again) cancels out.
+fn merge_change(queued: &mut McpEvent, next: McpEvent) {
+    let (
+        McpEvent::ToolsChanged { added, removed, .. }
+        | McpEvent::PromptsChanged { added, removed, .. },
+        McpEvent::ToolsChanged {
+            added: more_added,
+            removed: more_removed,
+            ..
+        }
+        | McpEvent::PromptsChanged {
+            added: more_added,
+            removed: more_removed,
+            ..
+        },
+    ) = (queued, next)
+    else {
+        return;
+    };
+    for name in more_removed {
+        match added.iter().position(|a| *a == name) {
+            Some(i) => {
+                added.remove(i);
+            }
+            None if !removed.contains(&name) => removed.push(name),
+            None => {}
+        }
+    }
+    for name in more_added {
+        match removed.iter().position(|r| *r == name) {
+            Some(i) => {
+                removed.remove(i);
+            }
+            None if !added.contains(&name) => added.push(name),
+            None => {}
+        }
+    }
+}
+
 impl EventSender {
     /// Hands `event` on: a log message to the log file, then what the user sees to the
     /// queue, as the module documentation describes. Never blocks on the front end.
@@ -217,6 +269,13 @@ impl EventSender {
             && let Some(queued) = state.items.iter_mut().find(|q| same_call(q, &event))
         {
             *queued = event;
+            return;
+        }
+        // A list change of a server whose previous change of the same list is still
+        // queued is merged into it: one notice per server and list however fast the
+        // server changes it, and the queue stays bounded.
+        if let Some(queued) = state.items.iter_mut().find(|q| same_list(q, &event)) {
+            merge_change(queued, event);
             return;
         }
         if state.items.len() >= EVENT_QUEUE {
@@ -300,6 +359,25 @@ mod tests {
             total: None,
             message: None,
         }
+    }
+
+    #[tokio::test]
+    async fn list_changes_queued_for_one_server_merge_into_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, mut rx) = channel(McpLog::new(dir.path()));
+        let change = |added: &[&str], removed: &[&str]| McpEvent::PromptsChanged {
+            server: "s".into(),
+            added: added.iter().map(|a| a.to_string()).collect(),
+            removed: removed.iter().map(|r| r.to_string()).collect(),
+        };
+        for _ in 0..3000 {
+            tx.send(change(&["/a", "/b"], &["/c"]));
+            tx.send(change(&["/c"], &["/a", "/b"]));
+        }
+        tx.send(change(&["/d"], &[]));
+        // Added then removed cancels out; one event is left of 6,001.
+        assert_eq!(rx.recv().await, Some(change(&["/d"], &[])));
+        assert_eq!(rx.try_recv(), None);
     }
 
     #[tokio::test]

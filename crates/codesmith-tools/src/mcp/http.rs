@@ -213,49 +213,147 @@ fn sse_of(answer: &ServerJsonRpcMessage) -> Sse {
     }
 }
 
-/// `stream` (the SSE answer to request `id`) with an oversized or undecodable answer
-/// replaced by a JSON-RPC error for `id`, after which the stream ends. When `id` lists the
-/// tools (`lists_tools`), its answer is handed to [`Wire::note_tool_list`] as it passes.
+/// What an SSE event of the stream answering request `id` is, for [`guard_sse`].
+#[derive(Debug, PartialEq)]
+enum Event {
+    /// Not for this request to judge (a notification, a request of the server's, a
+    /// comment, an event without data).
+    Other,
+    /// The answer to `id`, readable.
+    Answer,
+    /// Unusable in place of the answer to `id`.
+    Fault(TransportFault),
+}
+
+/// Judges `sse`, an event of the stream answering request `id`: an answer rmcp could
+/// not read, an event of a type other than `message` carrying data, and an answer to a
+/// request other than `id` (which this stream does not carry) each fail the request.
+fn judge(sse: &Sse, id: &RequestId) -> Event {
+    let Some(data) = sse.data.as_deref() else {
+        return Event::Other;
+    };
+    match sse.event.as_deref() {
+        None | Some("" | "message") => {}
+        Some(other) => {
+            return Event::Fault(TransportFault::Unusable {
+                detail: format!(
+                    "it came as an SSE event of type `{}`, not `message`",
+                    codesmith_policy::visible_line(other, 80)
+                ),
+            });
+        }
+    }
+    if let Some(fault) = undecodable_answer(data, id) {
+        return Event::Fault(fault);
+    }
+    let Ok(value) = serde_json::from_str::<Value>(data) else {
+        return Event::Other;
+    };
+    let is_answer = value.get("method").is_none()
+        && (value.get("result").is_some() || value.get("error").is_some());
+    if !is_answer {
+        return Event::Other;
+    }
+    if value.get("id") == serde_json::to_value(id).ok().as_ref() {
+        return Event::Answer;
+    }
+    let other = value.get("id").map(Value::to_string).unwrap_or_default();
+    Event::Fault(TransportFault::Unusable {
+        detail: format!(
+            "the stream answering request {} carried an answer to request {}, which it \
+             was not asked",
+            id_key(id),
+            codesmith_policy::visible_line(&other, 80)
+        ),
+    })
+}
+
+/// `stream` (the SSE answer to request `id`) with an unusable answer (oversized,
+/// undecodable, of an unknown event type, to another request: see [`judge`]) replaced
+/// by a JSON-RPC error for `id`, after which the stream ends; and a stream that ends
+/// without answering and without an event id to resume from ended by such an error.
+/// When `id` lists the tools (`lists_tools`), its answer is handed to
+/// [`Wire::note_tool_list`] as it passes.
 fn guard_sse(
     stream: BoxStream<'static, Result<Sse, SseError>>,
     id: RequestId,
     wire: Arc<Wire>,
     lists_tools: bool,
 ) -> BoxStream<'static, Result<Sse, SseError>> {
-    futures::stream::unfold(Some(stream), move |state| {
+    /// The stream, whether `id` was answered, whether an event named a resume point.
+    type State = (BoxStream<'static, Result<Sse, SseError>>, bool, bool);
+    futures::stream::unfold(Some::<State>((stream, false, false)), move |state| {
         let id = id.clone();
         let wire = wire.clone();
         async move {
-            let mut stream = state?;
-            let item = stream.next().await?;
-            if lists_tools
-                && let Ok(sse) = &item
-                && let Some(data) = sse.data.as_deref()
-                && let Ok(v) = serde_json::from_str::<Value>(data)
-                && v.get("method").is_none()
-                && v.get("id") == serde_json::to_value(&id).ok().as_ref()
-            {
-                wire.note_tool_list(&v);
-            }
-            let fault = match &item {
-                Err(e) if event_too_large(e) => Some(TransportFault::Oversized { bytes: None }),
-                Ok(sse) if matches!(sse.event.as_deref(), None | Some("" | "message")) => sse
-                    .data
-                    .as_deref()
-                    .and_then(|data| undecodable_answer(data, &id)),
-                _ => None,
-            };
-            match fault {
-                Some(fault) => {
-                    let answer = fault.answer(id.clone());
-                    wire.record_fault(&id, fault);
-                    Some((Ok(sse_of(&answer)), None))
+            let (mut stream, mut answered, mut resumable) = state?;
+            let fault = match stream.next().await {
+                None if answered || resumable => return None,
+                None => TransportFault::Unusable {
+                    detail: "the SSE stream ended without answering".into(),
+                },
+                Some(Err(e)) if event_too_large(&e) => TransportFault::Oversized { bytes: None },
+                Some(Ok(sse)) => {
+                    resumable |= sse.id.as_deref().is_some_and(|i| !i.is_empty());
+                    match judge(&sse, &id) {
+                        Event::Fault(fault) if !answered => fault,
+                        Event::Answer => {
+                            answered = true;
+                            if lists_tools
+                                && let Some(data) = sse.data.as_deref()
+                                && let Ok(v) = serde_json::from_str::<Value>(data)
+                            {
+                                wire.note_tool_list(&v);
+                            }
+                            return Some((Ok(sse), Some((stream, answered, resumable))));
+                        }
+                        _ => return Some((Ok(sse), Some((stream, answered, resumable)))),
+                    }
                 }
-                None => Some((item, Some(stream))),
-            }
+                Some(item) => return Some((item, Some((stream, answered, resumable)))),
+            };
+            let answer = fault.answer(id.clone());
+            wire.record_fault(&id, fault);
+            Some((Ok(sse_of(&answer)), None))
         }
     })
     .boxed()
+}
+
+/// The fault of a failed POST answering a request, when the failure is this
+/// exchange's (a status, a content type, a body that is not a JSON-RPC answer): the
+/// request fails with it and the session goes on. `None` for a failure of the
+/// connection or the session (unreachable, session expired, authorization), which rmcp
+/// and the caller handle as such.
+fn post_fault<E: std::error::Error + Send + Sync + 'static>(
+    e: &StreamableHttpError<E>,
+) -> Option<TransportFault> {
+    let detail = match e {
+        StreamableHttpError::ResponseBodyTooLarge { .. } => {
+            return Some(TransportFault::Oversized { bytes: None });
+        }
+        StreamableHttpError::UnexpectedServerResponse(message) => {
+            if let Some(fault) = undecodable_body(message) {
+                return Some(fault);
+            }
+            format!(
+                "the server answered {}",
+                codesmith_policy::visible_line(message, 160)
+            )
+        }
+        StreamableHttpError::HttpStatus(status) => format!("the server answered {status}"),
+        StreamableHttpError::UnexpectedContentType(Some(t)) => format!(
+            "the server answered with content type `{}`, not JSON or an SSE stream",
+            codesmith_policy::visible_line(t, 80)
+        ),
+        StreamableHttpError::UnexpectedContentType(None) => {
+            "the server answered with no content type".into()
+        }
+        StreamableHttpError::Deserialize(e) => format!("the answer is not JSON-RPC: {e}"),
+        StreamableHttpError::UnexpectedEndOfStream => "the answer ended early".into(),
+        _ => return None,
+    };
+    Some(TransportFault::Unusable { detail })
 }
 
 impl Guarded {
@@ -428,15 +526,10 @@ impl StreamableHttpClient for Guarded {
             return result;
         };
         match result {
-            Err(StreamableHttpError::ResponseBodyTooLarge { .. }) => {
-                Ok(self.fail(&id, TransportFault::Oversized { bytes: None }))
-            }
-            Err(StreamableHttpError::UnexpectedServerResponse(message)) => {
-                match undecodable_body(&message) {
-                    Some(fault) => Ok(self.fail(&id, fault)),
-                    None => Err(StreamableHttpError::UnexpectedServerResponse(message)),
-                }
-            }
+            Err(e) => match post_fault(&e) {
+                Some(fault) => Ok(self.fail(&id, fault)),
+                None => Err(e),
+            },
             Ok(StreamableHttpPostResponse::Sse(stream, session)) => {
                 Ok(StreamableHttpPostResponse::Sse(
                     guard_sse(stream, id, self.wire.clone(), lists_tools),

@@ -102,8 +102,17 @@ fn shown_arguments(arguments: &[String]) -> String {
 }
 
 /// The task of the prompt `command` of `server` run with the user's `typed` arguments,
-/// from the server's `prompts/get` answer `got`.
-fn prompt_task(server: &str, command: &PromptCommand, typed: &str, got: &Value) -> RenderedPrompt {
+/// from the server's `prompts/get` answer `got`. Messages' text longer than a tool
+/// result may be is capped as a tool result is ([`crate::spill::cap_output`]: the terminal
+/// filter, the shell's cap, the whole text spilled under `home` for
+/// `retrieve_tool_result`).
+fn prompt_task(
+    home: &Path,
+    server: &str,
+    command: &PromptCommand,
+    typed: &str,
+    got: &Value,
+) -> RenderedPrompt {
     let mut messages = Vec::new();
     let mut roles = Vec::new();
     let mut bodies = Vec::new();
@@ -150,7 +159,10 @@ fn prompt_task(server: &str, command: &PromptCommand, typed: &str, got: &Value) 
     }
     // The server's text: terminal escapes removed, then the one sanitizer and the
     // wrapper (which defuses look-alike closing tags).
-    let inner = messages.join("\n\n");
+    let mut inner = messages.join("\n\n");
+    if inner.len() > crate::spill::OUTPUT_CAP {
+        inner = crate::spill::cap_output(home, &inner, Some(&inner)).0.text;
+    }
     let inner = codesmith_policy::terminal_safe(&inner);
     let wrapped = crate::trust::wrap_external(&format!("mcp:{server}"), &inner);
     let typed = codesmith_policy::terminal_safe(typed);
@@ -321,15 +333,29 @@ impl McpEvent {
     }
 }
 
-/// "added a, b; removed c" (the parts that are not empty).
+/// Most names one list-change notice shows; the rest are counted.
+const MAX_NAMED_CHANGES: usize = 10;
+
+/// "added a, b; removed c" (the parts that are not empty), naming at most
+/// [`MAX_NAMED_CHANGES`] names in all and counting the rest ("and 40 more").
 fn changes(added: &[String], removed: &[String]) -> String {
-    let mut parts = Vec::new();
-    if !added.is_empty() {
-        parts.push(format!("added {}", added.join(", ")));
-    }
-    if !removed.is_empty() {
-        parts.push(format!("removed {}", removed.join(", ")));
-    }
+    let mut room = MAX_NAMED_CHANGES;
+    let mut part = |verb: &str, names: &[String]| -> Option<String> {
+        if names.is_empty() {
+            return None;
+        }
+        let shown = names.len().min(room.max(1));
+        room = room.saturating_sub(shown);
+        let mut text = format!("{verb} {}", names[..shown].join(", "));
+        if names.len() > shown {
+            text.push_str(&format!(" and {} more", names.len() - shown));
+        }
+        Some(text)
+    };
+    let parts: Vec<String> = [part("added", added), part("removed", removed)]
+        .into_iter()
+        .flatten()
+        .collect();
     parts.join("; ")
 }
 
@@ -570,7 +596,13 @@ impl McpStart {
                 return Some(Err(r.message));
             }
         };
-        Some(Ok(prompt_task(server.name(), &command, rest, &got)))
+        Some(Ok(prompt_task(
+            server.home(),
+            server.name(),
+            &command,
+            rest,
+            &got,
+        )))
     }
 
     /// One notice per server that failed to start (to be shown once).
@@ -745,6 +777,31 @@ pub(crate) fn entry(
 #[cfg(test)]
 mod progress_tests {
     use super::*;
+
+    #[test]
+    fn a_list_change_notice_names_at_most_ten() {
+        let names = |n: usize, p: &str| (0..n).map(|i| format!("/{p}{i}")).collect::<Vec<_>>();
+        let few = McpEvent::PromptsChanged {
+            server: "s".into(),
+            added: names(2, "a"),
+            removed: names(1, "r"),
+        };
+        assert_eq!(
+            few.describe(),
+            "MCP server `s` changed its prompts: added /a0, /a1; removed /r0"
+        );
+        let many = McpEvent::PromptsChanged {
+            server: "s".into(),
+            added: names(2000, "a"),
+            removed: names(50, "r"),
+        };
+        let text = many.describe();
+        assert!(
+            text.ends_with("/a9 and 1990 more; removed /r0 and 49 more"),
+            "{text}"
+        );
+        assert!(text.len() < 200, "{text}");
+    }
 
     #[test]
     fn progress_is_checked_and_compact() {

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::client::McpServer;
-use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
+use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome};
 
 /// The listing tool's name.
 pub const LIST: &str = "mcp_resources_list";
@@ -143,10 +143,12 @@ impl Tool for ResourceTool {
                 Some(s) => vec![s],
                 None => self.servers.iter().collect(),
             };
+            let targets_named: Vec<String> = targets.iter().map(|s| s.name().to_string()).collect();
             let mut lines = Vec::new();
             for server in targets {
                 match server.list_resources().await {
-                    Ok(list) => {
+                    Ok(listed) => {
+                        let list = listed.items;
                         lines.push(format!("# {} ({} resources)", server.name(), list.len()));
                         for r in list.iter().take(MAX_LISTED) {
                             let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
@@ -163,6 +165,9 @@ impl Tool for ResourceTool {
                         if list.len() > MAX_LISTED {
                             lines.push(format!("… {} more not shown", list.len() - MAX_LISTED));
                         }
+                        if let Some(cut) = listed.cut {
+                            lines.push(format!("… {cut}; the server offers more"));
+                        }
                     }
                     Err(e) => lines.push(format!(
                         "# {}: unavailable ({})",
@@ -171,7 +176,11 @@ impl Tool for ResourceTool {
                     )),
                 }
             }
-            return Ok(ToolOutput::new(lines.join("\n")));
+            // The server's words go through the one path every MCP result takes (the
+            // terminal filter, the size cap and its spill).
+            let named: Vec<&str> = targets_named.iter().map(String::as_str).collect();
+            let listing = json!({"content": [{"type": "text", "text": lines.join("\n")}]});
+            return super::tool::finish_result(ctx, LIST, &named.join(", "), &listing).await;
         }
         let Some(server) = chosen else {
             return Err(Refusal::new(

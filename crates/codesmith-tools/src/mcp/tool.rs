@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::client::{CallError, McpServer};
+use super::transport::TransportFault;
 use crate::sanitize::sanitize_json;
 use crate::{Capability, ErrorCode, Refusal, Tool, ToolContext, ToolOutcome, ToolOutput};
 
@@ -200,8 +201,17 @@ pub(super) fn call_refusal(tool: &str, server: &str, e: CallError) -> Refusal {
         CallError::Transport(fault) => Refusal::new(
             ErrorCode::ToolError,
             format!("`{tool}` failed: the MCP server `{server}` answered, but {fault}."),
-            "The answer was dropped; the server is still connected. Ask for less (a smaller \
-             range, a page) or continue without it.",
+            match fault {
+                TransportFault::Oversized { .. } => {
+                    "The answer was dropped; the server is still connected. Ask for less (a \
+                     smaller range, a page) or continue without it."
+                }
+                _ => {
+                    "The answer was dropped; the server is still connected. Try another way, \
+                     or continue without it; repeating the same call will likely fail the \
+                     same way."
+                }
+            },
         ),
         CallError::Removed => Refusal::new(
             ErrorCode::Unavailable,

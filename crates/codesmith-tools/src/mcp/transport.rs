@@ -59,6 +59,14 @@ pub enum TransportFault {
         /// measured).
         bytes: Option<usize>,
     },
+    /// The answer to this one request could not be used for a reason of the exchange,
+    /// not of the connection: an HTTP status or content type other than a JSON-RPC
+    /// answer, an SSE answer of an unknown event type, an answer to a request this
+    /// stream does not carry, a stream that ended unanswered. `detail` names it.
+    Unusable {
+        /// What was wrong, in words (the status, the type, what the stream did).
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for TransportFault {
@@ -89,6 +97,9 @@ impl std::fmt::Display for TransportFault {
                     "its answer could not be decoded at byte {position}: {detail}"
                 ),
             },
+            TransportFault::Unusable { detail } => {
+                write!(f, "its answer could not be used: {detail}")
+            }
         }
     }
 }
