@@ -1389,6 +1389,20 @@ fn newlines_disagree(
     source: &str,
     heredocs: &[std::ops::Range<usize>],
 ) -> Option<&'static str> {
+    // Sorted and merged for binary search (a body and its end line may nest or touch).
+    let mut merged: Vec<std::ops::Range<usize>> = heredocs.to_vec();
+    merged.sort_by_key(|r| r.start);
+    merged.dedup_by(|later, earlier| {
+        if later.start <= earlier.end {
+            earlier.end = earlier.end.max(later.end);
+            true
+        } else {
+            false
+        }
+    });
+    let mut starts: Vec<usize> = heredocs.iter().map(|h| h.start).collect();
+    starts.sort_unstable();
+    let heredocs = merged.as_slice();
     let (newlines, comments) = match bash_reading(source, heredocs) {
         Ok(reading) => reading,
         Err(reason) => return Some(reason),
@@ -1400,9 +1414,7 @@ fn newlines_disagree(
     while let Some(node) = stack.pop() {
         if node.kind() == "comment" {
             let start = node.start_byte();
-            if !heredocs.iter().any(|h| h.contains(&start))
-                && comments.binary_search(&start).is_err()
-            {
+            if range_holding(heredocs, start).is_none() && comments.binary_search(&start).is_err() {
                 return Some("a comment the policy reads where bash reads a word");
             }
         }
@@ -1410,7 +1422,7 @@ fn newlines_disagree(
     }
     for at in newlines {
         // The newline that ends a here-document's start line: its body follows.
-        if heredocs.iter().any(|h| h.start == at + 1 || h.start == at) {
+        if starts.binary_search(&(at + 1)).is_ok() || starts.binary_search(&at).is_ok() {
             continue;
         }
         let mut node = root.descendant_for_byte_range(at, at + 1);
@@ -1429,6 +1441,14 @@ fn newlines_disagree(
         }
     }
     None
+}
+
+/// The range of `ranges` (sorted by start, not overlapping: here-document bodies and end
+/// lines in the order they come) that holds `at`, found by binary search so a line with
+/// thousands of here-documents is read in time proportional to its length.
+fn range_holding(ranges: &[std::ops::Range<usize>], at: usize) -> Option<&std::ops::Range<usize>> {
+    let index = ranges.partition_point(|r| r.end <= at);
+    ranges.get(index).filter(|r| r.contains(&at))
 }
 
 /// Where a `$'…'` string (`text` starts with `$'`) ends as bash reads it: the offset
@@ -1532,7 +1552,7 @@ fn bash_reading(
     };
     let mut i = 0;
     while i < bytes.len() {
-        if let Some(range) = skip.iter().find(|r| r.contains(&i)) {
+        if let Some(range) = range_holding(skip, i) {
             i = range.end;
             continue;
         }
@@ -1542,6 +1562,11 @@ fn bash_reading(
         let Some(top) = stack.last_mut() else {
             break;
         };
+        // `$$` is the shell's process id: its second `$` opens nothing (`$${`, `$$'`).
+        if b == b'$' && next == Some(b'$') {
+            i += 2;
+            continue;
+        }
         // Backticks, `$(…)` and `${…}` open the same way everywhere but inside backticks.
         let quoted = matches!(top, Open::Double | Open::Brace { quoted: true });
         let opened = match (b, next) {

@@ -571,3 +571,26 @@ fn a_comment_starts_only_where_bash_starts_one() {
         assert_eq!(got, Allow, "{command:?}: {why}");
     }
 }
+
+/// `$$` is the shell's process id: its second `$` opens no `${…}` or `$'…'`, so the
+/// newline check stays in step with bash; and thousands of here-documents are read in
+/// time proportional to the line.
+#[test]
+fn the_process_id_opens_nothing_and_many_here_documents_are_read_in_time() {
+    for command in [
+        "echo $${ # '\nls\n\\touch x #' }",
+        "echo $$'\\'\nls\n\\touch x #'",
+    ] {
+        never_allowed_read_only(command);
+    }
+    let (got, why) = decision("echo $$ $${#x}", &Rules::new(), ReadOnly);
+    assert_eq!(got, Allow, "{why}");
+    let many = "cat <<E\nE\n".repeat(6500);
+    let started = std::time::Instant::now();
+    let _ = decision(&many, &Rules::new(), ReadOnly);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?} for 6,500 here-documents",
+        started.elapsed()
+    );
+}
