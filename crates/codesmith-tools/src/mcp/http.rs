@@ -378,6 +378,13 @@ impl Guarded {
         if self.lists_by_sse.load(Ordering::Relaxed) {
             return None;
         }
+        // Under an id of its own: when the server answers with a stream, rmcp sends the
+        // listing again, and two requests in flight under one id would have the server
+        // route an answer to the stream dropped here.
+        let mut raw = message.clone();
+        if let ClientJsonRpcMessage::Request(r) = &mut raw {
+            r.id = RequestId::String(format!("codesmith-raw-tools-list-{}", id_key(id)).into());
+        }
         let mut request = self
             .inner
             .post(uri)
@@ -385,7 +392,7 @@ impl Guarded {
                 reqwest::header::ACCEPT,
                 "text/event-stream, application/json",
             )
-            .json(message);
+            .json(&raw);
         if let Some(token) = auth_header {
             request = request.bearer_auth(token);
         }
@@ -422,9 +429,15 @@ impl Guarded {
             body.extend_from_slice(&chunk);
         }
         match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
-            Ok(answer) => {
+            Ok(mut answer) => {
                 if let Ok(raw) = serde_json::from_slice::<Value>(&body) {
                     self.wire.note_tool_list(&raw);
+                }
+                // Handed to rmcp as the answer to the request it sent.
+                match &mut answer {
+                    ServerJsonRpcMessage::Response(r) => r.id = id.clone(),
+                    ServerJsonRpcMessage::Error(e) => e.id = Some(id.clone()),
+                    _ => {}
                 }
                 Some(StreamableHttpPostResponse::Json(answer, session))
             }
