@@ -1354,6 +1354,13 @@ fn bash_disagrees(root: Node<'_>, source: &str) -> Option<&'static str> {
                     "a `$'…'` string whose end bash places elsewhere than the policy reads it",
                 );
             }
+            // A quote the grammar kept as plain pattern text: bash reads it as opening a
+            // quoted string, so its words end elsewhere (`[[ x =~ a" ]]; echo " ]]`).
+            "regex" | "extglob_pattern" | "word"
+                if node.child_count() == 0 && has_unescaped_quote(text) =>
+            {
+                return Some("a quote the policy reads as plain text inside a pattern or word");
+            }
             "regex"
                 if text.contains('`')
                     || text.contains("<(")
@@ -1409,16 +1416,24 @@ fn newlines_disagree(
     };
     // A comment the grammar sees where bash sees a word (`{ ls; }#`, `ls \ #`) hides the
     // rest of the line from the policy while bash runs it.
+    // The comments the grammar reads must be the ones bash reads, both ways: one the
+    // grammar sees where bash reads a word (`{ ls; }#`, `ls \ #`) hides what runs, and one
+    // bash-side only (`[[ x =~ ( #" ) ]]`) shows the two readings out of step.
     let mut cursor = root.walk();
     let mut stack = vec![root];
+    let mut tree_comments = Vec::new();
     while let Some(node) = stack.pop() {
         if node.kind() == "comment" {
             let start = node.start_byte();
-            if range_holding(heredocs, start).is_none() && comments.binary_search(&start).is_err() {
-                return Some("a comment the policy reads where bash reads a word");
+            if range_holding(heredocs, start).is_none() {
+                tree_comments.push(start);
             }
         }
         stack.extend(node.children(&mut cursor));
+    }
+    tree_comments.sort_unstable();
+    if tree_comments != comments {
+        return Some("a comment the policy and bash read in different places");
     }
     for at in newlines {
         // The newline that ends a here-document's start line: its body follows.
@@ -1441,6 +1456,20 @@ fn newlines_disagree(
         }
     }
     None
+}
+
+/// True when `text` holds a `'` or `"` not escaped by a `\`.
+fn has_unescaped_quote(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'\'' | b'"' => return true,
+            _ => i += 1,
+        }
+    }
+    false
 }
 
 /// The range of `ranges` (sorted by start, not overlapping: here-document bodies and end
@@ -1781,8 +1810,9 @@ fn brace_pattern(text: &str) -> Option<(usize, usize, Vec<String>)> {
 fn sequence(inner: &str) -> Option<Vec<String>> {
     let mut pieces = inner.split("..");
     let (from, to) = (pieces.next()?, pieces.next()?);
-    let step: i64 = match pieces.next() {
-        Some(s) => s.parse::<i64>().ok()?.abs().max(1),
+    // Wide enough that no bound or step bash accepts (64-bit) overflows here.
+    let step: i128 = match pieces.next() {
+        Some(s) => i128::from(s.parse::<i64>().ok()?).abs().max(1),
         None => 1,
     };
     if pieces.next().is_some() {
@@ -1799,7 +1829,8 @@ fn sequence(inner: &str) -> Option<Vec<String>> {
             (i64::from(a as u8), i64::from(b as u8), true)
         }
     };
-    if (b - a).abs() / step > MAX_BRACE_WORDS as i64 {
+    let (a, b) = (i128::from(a), i128::from(b));
+    if (b - a).abs() / step > MAX_BRACE_WORDS as i128 {
         return Some(vec![String::new(); MAX_BRACE_WORDS + 1]);
     }
     let mut out = Vec::new();

@@ -594,3 +594,38 @@ fn the_process_id_opens_nothing_and_many_here_documents_are_read_in_time() {
         started.elapsed()
     );
 }
+
+/// A quote inside a `[[ … ]]` regex or pattern, or a `case` pattern, opens a quoted
+/// string to bash while the grammar keeps it as text; a `#` bash reads as a comment where
+/// the grammar does not puts the readings out of step; and a brace sequence at the ends of
+/// the 64-bit range is judged, not a panic.
+#[test]
+fn quotes_in_patterns_comments_both_ways_and_wide_sequences() {
+    for command in [
+        "[[ x =~ a\" ]]; echo \" ]]; touch PWN; # \"",
+        "[[ x == @(') ]]; echo ' ]]; touch x",
+        "[[ x != a\\\\' ]]; echo ' ]]; touch x",
+        "case x in *a') echo; esac; touch x; #'",
+        "[[ x =~ ( #\" ) ]]\necho \" ) ]]\ntouch PWN\n# \"",
+        "[[ x =~ a\" ]]; echo \" ]]; rm -rf ~ # \"",
+    ] {
+        never_allowed_read_only(command);
+    }
+    never_allowed_anywhere("[[ x =~ a\" ]]; echo \" ]]; rm -rf ~ # \"");
+    for command in [
+        "echo {-9223372036854775808..9223372036854775807}",
+        "echo {0..-9223372036854775808}",
+        "echo {9223372036854775807..0..-9223372036854775808}",
+    ] {
+        let _ = decision(command, &Rules::new(), ReadOnly);
+    }
+    for command in [
+        "[[ $x =~ ^[0-9]+$ ]] && echo num",
+        "[[ $f == *.rs ]] && echo rust",
+        "case $x in \"a\") echo a;; *) echo b;; esac",
+        "echo \"it's\" 'a \"b\"'",
+    ] {
+        let (got, why) = decision(command, &Rules::new(), ReadOnly);
+        assert_eq!(got, Allow, "{command:?}: {why}");
+    }
+}
