@@ -1855,6 +1855,12 @@ fn sequence(inner: &str) -> Option<Vec<String>> {
 /// Expands every brace in `text` (bash order: left to right, outer first);
 /// `None` when more than `limit` words would result.
 fn expand_braces(text: &str, limit: usize) -> Option<Vec<String>> {
+    // Each `{` starts a search for its match: past this many the word is too large to
+    // analyse (a 64 KiB word of nested braces took seconds).
+    const MAX_OPEN_BRACES: usize = 256;
+    if text.bytes().filter(|b| *b == b'{').count() > MAX_OPEN_BRACES {
+        return None;
+    }
     let Some((open, close, parts)) = brace_pattern(text) else {
         return Some(vec![text.to_string()]);
     };

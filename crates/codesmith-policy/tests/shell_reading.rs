@@ -612,6 +612,12 @@ fn quotes_in_patterns_comments_both_ways_and_wide_sequences() {
         never_allowed_read_only(command);
     }
     never_allowed_anywhere("[[ x =~ a\" ]]; echo \" ]]; rm -rf ~ # \"");
+    for (open, inner) in [(32000, ""), (20000, "a,b")] {
+        let command = format!("echo {}{inner}{}", "{".repeat(open), "}".repeat(open));
+        let started = std::time::Instant::now();
+        let _ = decision(&command, &Rules::new(), ReadOnly);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
     for command in [
         "echo {-9223372036854775808..9223372036854775807}",
         "echo {0..-9223372036854775808}",
