@@ -243,6 +243,7 @@ fn decide_classified(
             .unwrap_or_default()
     };
     let mut deny_unchecked = false;
+    let mut deny_named = false;
     let (decision, reason) = if level == Dangerous {
         (Decision::Deny, classification.reason.clone())
     } else if ruled.decision == Some(Decision::Deny) {
@@ -255,8 +256,9 @@ fn decide_classified(
             }
             verdict => verdict,
         }
-    } else if let Some(why) = unchecked_deny(&classification, rules) {
+    } else if let Some((why, named)) = unchecked_deny(&classification, rules) {
         deny_unchecked = true;
+        deny_named = named;
         if mode == ApprovalMode::Never {
             (Decision::Deny, format!("{why}; approval mode is never"))
         } else {
@@ -295,11 +297,6 @@ fn decide_classified(
             verdict => verdict,
         }
     };
-    let deny_named = deny_unchecked
-        && classification
-            .segments
-            .iter()
-            .any(|s| rules.may_deny(s).is_some());
     Evaluation {
         decision,
         level,
@@ -318,27 +315,28 @@ fn decide_classified(
 /// in every approval mode that asks (`auto` included, whose asks would otherwise run in
 /// the sandbox unasked) and refused where nothing is asked: a deny rule holds until the
 /// policy shows it does not apply. `None` without deny rules.
-fn unchecked_deny(classification: &crate::Classification, rules: &Rules) -> Option<String> {
+fn unchecked_deny(classification: &crate::Classification, rules: &Rules) -> Option<(String, bool)> {
     if !rules.has_deny() {
         return None;
     }
     let segments = &classification.segments;
+    let named = segments
+        .iter()
+        .find_map(|s| rules.may_deny(s).map(|r| (s, r)));
     if !classification.parsed || classification.line_note.is_some() {
         let why = classification
             .line_note
             .as_deref()
             .unwrap_or(classification.reason.as_str());
-        return Some(format!(
+        let why = format!(
             "{}; the exec policy could not read the whole line, so the deny rules cannot be \
              checked against it and it is asked about even in auto mode; write it as plain \
              commands, or approve it",
             why.trim_end_matches('.')
-        ));
+        );
+        return Some((why, named.is_some()));
     }
-    if let Some((segment, (rule, same_program))) = segments
-        .iter()
-        .find_map(|s| rules.may_deny(s).map(|r| (s, r)))
-    {
+    if let Some((segment, (rule, same_program))) = named {
         let text = segment.text.trim();
         let pattern = rule.pattern_text();
         let how = if same_program {
@@ -352,20 +350,22 @@ fn unchecked_deny(classification: &crate::Classification, rules: &Rules) -> Opti
                  which it may run"
             )
         };
-        return Some(format!(
+        let why = format!(
             "{how}; the deny rule `{pattern}` cannot be said not to apply, so it is asked \
              about even in auto mode; write the command so the rule can read it, or approve it"
-        ));
+        );
+        return Some((why, true));
     }
     let (segment, unseen) = segments
         .iter()
         .find_map(|s| s.runs_unseen.map(|why| (s, why)))?;
-    Some(format!(
+    let why = format!(
         "`{}`: {unseen}, so the deny rules cannot be checked against it and it is asked about \
          even in auto mode; write it so the programs it runs are named on the line, or approve \
          it",
         segment.text.trim()
-    ))
+    );
+    Some((why, false))
 }
 
 /// Allow rules cover commands, not where they write or a line we could not

@@ -2056,23 +2056,46 @@ fn runs_unseen(
     ) {
         return Some("it changes what later commands run");
     }
-    // An assignment before the program, or a `NAME=value` word anywhere (`export`,
-    // `declare -x`, `env`, `set -k`'s keyword arguments).
-    let sets_code = command
-        .assignments
-        .iter()
-        .map(|(name, _)| name.as_str())
-        .chain(command.words.iter().filter_map(|w| {
-            w.text.split_once('=').map(|(name, _)| name).filter(|name| {
-                name.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '%')
-            })
-        }))
-        .any(is_code_variable);
-    if sets_code {
+    // The environment a program is given passes only inert variables: anything else
+    // (`FOO=x cmd`, `env FOO=x cmd`, `export FOO=x`) may choose what the program or a
+    // later one runs, whatever its name. Library paths (`PYTHONPATH`) load code from files,
+    // which deny rules do not read anyway.
+    let declares = command.words.first().is_some_and(|w| {
+        matches!(
+            w.text.as_str(),
+            "env" | "export" | "declare" | "typeset" | "local" | "readonly"
+        )
+    });
+    let is_name = |name: &str| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '%')
+    };
+    let words_set = || {
+        command.words.iter().filter_map(|w| {
+            w.text
+                .split_once('=')
+                .map(|(name, _)| name)
+                .filter(|name| is_name(name))
+        })
+    };
+    let assigned = || command.assignments.iter().map(|(name, _)| name.as_str());
+    let not_inert = |name: &str| {
+        !(INERT_VARIABLES.contains(&name)
+            || name.starts_with("LC_")
+            || name == "IFS"
+            || LOADS_FILES.iter().any(|p| name.starts_with(p)))
+    };
+    let hands_code =
+        (!argv.is_empty() && assigned().any(not_inert)) || (declares && words_set().any(not_inert));
+    // A bare assignment sets a shell variable; it matters when the shell or an exported
+    // variable's readers take code or configuration from it, and so does a `NAME=value`
+    // word anywhere once `set -k` has made such words environment.
+    if hands_code || assigned().chain(words_set()).any(is_code_variable) {
         return Some(
-            "it sets a variable that names or loads code, or chooses which configuration \
-             programs read",
+            "it sets a variable that is not known to be inert (it may name or load code, or \
+             choose which configuration programs read)",
         );
     }
     if level >= Ask && wrappers.iter().any(|w| w == "xargs") {
@@ -2233,21 +2256,24 @@ fn code_variable(name: &str) -> Option<&'static (&'static str, &'static str)> {
         })
 }
 
+/// Variables (and prefixes) that only make an interpreter or the loader load code from
+/// files: code in files like a script's, which deny rules do not read.
+const LOADS_FILES: &[&str] = &[
+    "DYLD_",
+    "LD_",
+    "NODE_OPTIONS",
+    "PERL5LIB",
+    "PERL5OPT",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "RUBYOPT",
+];
+
 /// True when setting `name` names a program or script that is run, chooses the start-up
 /// or configuration files a shell or git reads, or changes what the shell runs
 /// ([`CODE_VARIABLES`] but the ones that only make an interpreter or the loader load code
 /// from files, which is code in files like a script's: `PYTHONPATH`, `NODE_OPTIONS`, …).
 fn is_code_variable(name: &str) -> bool {
-    const LOADS_FILES: &[&str] = &[
-        "DYLD_",
-        "LD_",
-        "NODE_OPTIONS",
-        "PERL5LIB",
-        "PERL5OPT",
-        "PYTHONPATH",
-        "PYTHONSTARTUP",
-        "RUBYOPT",
-    ];
     // `IFS` changes how words split, never which program a named word is (a program word
     // from an expansion is judged as unknown on its own).
     name != "IFS"

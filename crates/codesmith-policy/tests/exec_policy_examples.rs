@@ -373,6 +373,11 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         "make --eval='x:; @tou\\ch PWN' x",
         "printf '[alias]\\n\\tl = pu%s\\n' sh >> sub/.git/config",
         "x=$(cat f); echo $((x))",
+        // The environment a program is given passes only inert variables.
+        "FOO=x mytool",
+        "GNUPGHOME=. git log",
+        "env CARGO_HOME=. cargo build",
+        "export SOMEVAR=1",
         "echo \"${s:x}\"",
         "echo \"${a[x]}\"",
         "a[x]=1",
@@ -424,6 +429,10 @@ fn deny_rules_hold_against_programs_the_policy_cannot_name() {
         ("echo \"${f%.txt}\" ${x:-default} $((2+3))", Allow),
         ("diff <(sort a) <(sort b)", Allow),
         ("arr=(a b c)", Allow),
+        ("RUST_BACKTRACE=1 cargo test", Allow),
+        ("LC_ALL=C sort a.txt", Allow),
+        ("x=$(cat a.txt); echo \"$x\"", Allow),
+        ("make CC=gcc", Allow),
     ] {
         let got = decide_here(command, WS, &rules, Auto);
         if got.decision != expected {
