@@ -332,8 +332,15 @@ impl Rules {
         words.push(segment.text.clone());
         for word in segment.argv.iter().skip(1) {
             let value = word.split_once('=').map_or(word.as_str(), |(_, v)| v);
+            // Only a word a shell would read differently from its text needs the parse:
+            // one with blanks, quotes, escapes or shell punctuation.
+            let plain =
+                |w: &str| !w.contains(|c: char| c.is_whitespace() || SCRIPT_CHARS.contains(&c));
+            if plain(word) {
+                continue;
+            }
             for script in [word.as_str(), value] {
-                if script.len() > MAX_SCRIPT_WORD {
+                if script.len() > MAX_SCRIPT_WORD || plain(script) {
                     continue;
                 }
                 let nested = crate::classify_command(script, "/");
@@ -421,6 +428,9 @@ impl Rules {
 
 /// Longest word [`Rules::may_deny`] also reads as a script (longer words are still split).
 const MAX_SCRIPT_WORD: usize = 8 * 1024;
+
+/// Characters that make [`Rules::may_deny`] read a word as a script (with white space).
+const SCRIPT_CHARS: &[char] = &['\\', '\'', '"', ';', '&', '|', '$', '`', '(', ')', '<', '>'];
 
 /// Where [`Rules::may_deny`] splits words, besides white space: the shell's punctuation.
 const SPLIT_AT: &[char] = &[
