@@ -378,6 +378,7 @@ fn parse_whole(source: &str, piped: bool) -> ParsedScript {
     let mut walker = Walker {
         subshell: 0,
         subshells: 0,
+        brace_words: std::cell::Cell::new(0),
         src: source,
         out: ParsedScript {
             ok: !root.has_error(),
@@ -406,6 +407,9 @@ struct Walker<'s> {
     /// The subshell being walked (0: none) and the last number handed out.
     subshell: usize,
     subshells: usize,
+    /// Words brace expansion has made so far on the line: each is judged, so the line's
+    /// total is bounded ([`MAX_LINE_BRACE_WORDS`]), not only each word's.
+    brace_words: std::cell::Cell<usize>,
 }
 
 impl<'s> Walker<'s> {
@@ -1195,7 +1199,12 @@ impl<'s> Walker<'s> {
             }
             return;
         }
-        match expand_braces(raw, MAX_BRACE_WORDS) {
+        let expanded = expand_braces(raw, MAX_BRACE_WORDS).filter(|words| {
+            let total = self.brace_words.get() + words.len();
+            self.brace_words.set(total);
+            total <= MAX_LINE_BRACE_WORDS
+        });
+        match expanded {
             Some(words) => out.extend(words.iter().map(|w| Word {
                 dynamic: word.dynamic,
                 expands: word.expands,
@@ -1719,6 +1728,10 @@ const GLOB: &[char] = &['*', '?', '['];
 
 /// Most words one brace expansion may produce before it is refused.
 const MAX_BRACE_WORDS: usize = 256;
+
+/// Most words brace expansion may make on one line in all; past it a brace word is too
+/// large to analyse (1,000 words of `{1..256}` took 12 s to judge one by one).
+const MAX_LINE_BRACE_WORDS: usize = 4096;
 
 /// True for `${NAME}`, `${1}`, `${@}` and friends: no operator inside.
 fn is_plain_braced_name(raw: &str) -> bool {

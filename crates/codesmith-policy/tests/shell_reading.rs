@@ -618,6 +618,15 @@ fn quotes_in_patterns_comments_both_ways_and_wide_sequences() {
         let _ = decision(&command, &Rules::new(), ReadOnly);
         assert!(started.elapsed() < std::time::Duration::from_secs(10));
     }
+    // Each word within the per-word bound, many words: the line's total is bounded too.
+    let many = format!("ls {}", "{1..256} ".repeat(7000));
+    let started = std::time::Instant::now();
+    let (got, why) = decision(&many, &Rules::new(), ReadOnly);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{why}"
+    );
+    assert_ne!(got, Allow, "{why}");
     for command in [
         "echo {-9223372036854775808..9223372036854775807}",
         "echo {0..-9223372036854775808}",

@@ -433,11 +433,13 @@ impl Guarded {
                 if let Ok(raw) = serde_json::from_slice::<Value>(&body) {
                     self.wire.note_tool_list(&raw);
                 }
-                // Handed to rmcp as the answer to the request it sent.
+                // Handed to rmcp as the answer to the request it sent; anything else (a
+                // notification, a request of the server's) is not the listing's answer, so
+                // rmcp asks for the listing itself.
                 match &mut answer {
                     ServerJsonRpcMessage::Response(r) => r.id = id.clone(),
                     ServerJsonRpcMessage::Error(e) => e.id = Some(id.clone()),
-                    _ => {}
+                    _ => return None,
                 }
                 Some(StreamableHttpPostResponse::Json(answer, session))
             }
